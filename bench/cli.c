@@ -1,0 +1,108 @@
+/* Option parsing, problem loading and small utilities for the CLI. */
+#include "cli.h"
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (; list && *list; list++)
+        if (!strcmp(s, *list)) return 1;
+    return 0;
+}
+
+const char *cli_opt(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc - 1; i++)
+        if (!strcmp(argv[i], name)) return argv[i + 1];
+    return NULL;
+}
+
+int cli_flag(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], name)) return 1;
+    return 0;
+}
+
+const char *cli_positional(int argc, char **argv, const char *const *valued)
+{
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) { if (in_list(argv[i], valued)) i++; continue; }
+        return argv[i];
+    }
+    return NULL;
+}
+
+int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued)
+{
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (in_list(argv[i], valued)) {
+                if (i + 1 >= argc) { fprintf(stderr, "bsrsolve: option %s needs a value\n", argv[i]); return 2; }
+                i++;
+            } else if (!in_list(argv[i], known)) {
+                fprintf(stderr, "bsrsolve: unknown option %s (see --help)\n", argv[i]);
+                return 2;
+            }
+        } else if (++npos > 1) {
+            fprintf(stderr, "bsrsolve: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_precision prec,
+                    const char *def, bsr_problem *P, bsr_convert_info *cinfo)
+{
+    memset(P, 0, sizeof *P);
+    if (cinfo) { cinfo->b = 0; cinfo->fill_ratio = 1.0; }
+    if (file && gen) { fprintf(stderr, "bsrsolve: give a file or --gen, not both\n"); return BSR_ERR_ARG; }
+    if (!file) return bsr_generate(gen ? gen : def, prec, P);
+    int b = 0;
+    if (block && strcmp(block, "auto")) {
+        char *end;
+        long v = strtol(block, &end, 10);
+        if (*end || v < 1 || v > BSR_MAX_BLOCK) {
+            fprintf(stderr, "bsrsolve: --block must be 1..%d or auto, got '%s'\n", BSR_MAX_BLOCK, block);
+            return BSR_ERR_ARG;
+        }
+        b = (int)v;
+    }
+    bsr_status s = bsr_mm_read(file, b, prec, &P->A, cinfo);
+    if (s == BSR_OK && bsr_matrix_nbrows(P->A) != bsr_matrix_nbcols(P->A))
+        s = bsr_error(BSR_ERR_SIZE, "%s: matrix is not square", file);
+    if (s) { bsr_problem_free(P); return s; }
+    snprintf(P->name, sizeof P->name, "%s", file);
+    return BSR_OK;
+}
+
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+int cli_fail(bsr_status s)
+{
+    const char *d = bsr_last_error();
+    fprintf(stderr, "bsrsolve: %s%s%s\n", bsr_status_string(s), d[0] ? ": " : "", d);
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

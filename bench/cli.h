@@ -1,0 +1,48 @@
+/* Shared pieces of the bsrsolve command-line tool. */
+#ifndef BSR_CLI_H
+#define BSR_CLI_H
+
+#include "bsrsolve.h"
+#include <stdio.h>
+
+/* Subcommands, one file each: `bsrsolve bench NAME ...` calls bench_NAME(argc, argv)
+ * with argv[0] = NAME. */
+int bench_spmm(int argc, char **argv);    /* bench/bench_spmm.c */
+int bench_ilu(int argc, char **argv);     /* bench/bench_ilu.c */
+int bench_trsv(int argc, char **argv);    /* bench/bench_trsv.c */
+int bench_rbgs(int argc, char **argv);    /* bench/bench_rbgs.c */
+int bench_sor(int argc, char **argv);     /* bench/bench_sor.c */
+int bench_pyramid(int argc, char **argv); /* bench/bench_pyramid.c */
+
+/* `bsrsolve FILE --info`: matrix statistics (bench/cmd_info.c). */
+int cmd_info(int argc, char **argv);
+/* `bsrsolve [FILE]`: read/generate, set up, solve, report (bench/cmd_solve.c). */
+int cmd_solve(int argc, char **argv);
+/* Print ordering/tree/level summary for --reorder SPEC (bench/cmd_reorder.c);
+ * json: append keys to an open JSON object on stdout. */
+int cli_reorder_info(const bsr_matrix *A, const char *spec, int json);
+
+/* Option helpers (bench/cli.c). */
+/* Value following option `name` (e.g. "--block"), or NULL if absent. */
+const char *cli_opt(int argc, char **argv, const char *name);
+/* Nonzero when flag `name` is present. */
+int cli_flag(int argc, char **argv, const char *name);
+/* First argument that is not an option or an option's value (the matrix file), or NULL.
+ * valued: NULL-terminated list of options that take a value. */
+const char *cli_positional(int argc, char **argv, const char *const *valued);
+/* Reject any option not in `known` (NULL-terminated, valued ones too); prints and returns nonzero. */
+int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued);
+/* Load the problem: from FILE (Matrix Market, --block B|auto) or --gen SPEC;
+ * with neither, the embedded default `def` (a generator spec). */
+bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_precision prec,
+                    const char *def, bsr_problem *P, bsr_convert_info *cinfo);
+/* Wall-clock seconds. */
+double cli_now(void);
+/* Print "bsrsolve: <status>: <detail>" to stderr and return 1. */
+int cli_fail(bsr_status s);
+/* Median of n doubles (sorts v in place). */
+double cli_median(double *v, int n);
+
+#define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
+
+#endif

@@ -1,0 +1,15 @@
+/* bsrsolve: block-CSR incomplete-LU Krylov solvers on CPU and GPU.
+ * The one public header; the module headers it includes are not meant to be
+ * included on their own. */
+#ifndef BSRSOLVE_H
+#define BSRSOLVE_H
+
+#include "bsrsolve/core.h"     /* status, matrices, multivectors, I/O, CPU SpMM */
+#include "bsrsolve/context.h"  /* backends: CPU / CUDA, device-resident objects */
+#include "bsrsolve/reorder.h"  /* orderings, separator tree, level schedules */
+#include "bsrsolve/ilu.h"      /* ILU(0), ILUT, ILU2, triangular solves */
+#include "bsrsolve/solver.h"   /* Krylov solvers and the solver object */
+#include "bsrsolve/stencil.h"  /* generators with exact solutions, RB-GS, SOR */
+#include "bsrsolve/pyramid.h"  /* out-of-core explicit schemes */
+
+#endif

@@ -1,0 +1,63 @@
+/* Status strings, the thread-local last-error message, checked allocation. */
+#include "internal.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[1024];
+
+/* Fixed text for each status code. */
+const char *bsr_status_string(bsr_status s)
+{
+    switch (s) {
+    case BSR_OK: return "ok";
+    case BSR_ERR_ARG: return "invalid argument";
+    case BSR_ERR_SIZE: return "size mismatch";
+    case BSR_ERR_PARSE: return "parse error";
+    case BSR_ERR_IO: return "I/O error";
+    case BSR_ERR_NOMEM: return "out of memory";
+    case BSR_ERR_VALUE: return "invalid value";
+    case BSR_ERR_STRUCTURE: return "invalid structure";
+    case BSR_ERR_SINGULAR: return "singular pivot";
+    case BSR_ERR_UNSUPPORTED: return "unsupported";
+    case BSR_ERR_CUDA: return "CUDA error";
+    case BSR_ERR_NODEVICE: return "no CUDA device";
+    case BSR_ERR_METIS: return "METIS error";
+    case BSR_ERR_NOCONV: return "not converged";
+    case BSR_ERR_BREAKDOWN: return "breakdown";
+    case BSR_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+/* Detail of the last error in this thread. */
+const char *bsr_last_error(void) { return last_error; }
+
+void bsr_clear_error(void) { last_error[0] = 0; }
+
+/* Record "message" for status s in this thread; returns s for `return bsr_error(...)`. */
+bsr_status bsr_error(bsr_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* size in bytes of one value */
+size_t bsr_precision_size(bsr_precision p) { return p == BSR_FLOAT ? sizeof(float) : sizeof(double); }
+
+/* malloc that records what failed; zero-byte requests return a valid pointer. */
+void *bsr_malloc(size_t bytes, const char *what)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+    return p;
+}
+
+void *bsr_calloc(size_t count, size_t size, const char *what)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu x %zu bytes for %s", count, size, what);
+    return p;
+}

@@ -1,0 +1,188 @@
+/* Multivectors: n x k, row-interleaved (x[i*k + j]); host BLAS-1 per column.
+ * Reductions are deterministic: fixed chunking, partial sums combined in order. */
+#include "internal.h"
+#include <math.h>
+#include <string.h>
+
+#define CHUNK 4096 /* rows per partial sum: fixed so results do not depend on threads */
+
+bsr_status bsr_multivec_create(bsr_multivec **X, int64_t n, int k, bsr_precision prec)
+{
+    BSR_CHECK_ARG(X, "bsr_multivec_create: X is NULL");
+    *X = NULL;
+    BSR_CHECK_ARG(n >= 0 && k >= 1, "bsr_multivec_create: bad shape %lld x %d", (long long)n, k);
+    BSR_CHECK_ARG(prec == BSR_DOUBLE || prec == BSR_FLOAT, "bsr_multivec_create: bad precision");
+    bsr_multivec *V = bsr_calloc(1, sizeof *V, "bsr_multivec");
+    if (!V) return BSR_ERR_NOMEM;
+    V->n = n; V->k = k; V->prec = prec; V->where = BSR_ON_HOST;
+    V->data = bsr_calloc((size_t)n * k, bsr_precision_size(prec), "multivector data");
+    if (!V->data) { free(V); return BSR_ERR_NOMEM; }
+    *X = V;
+    return BSR_OK;
+}
+
+void bsr_multivec_destroy(bsr_multivec *X)
+{
+    if (!X) return;
+    if (X->dev) bsr_cuda_multivec_release(X);
+    free(X->data);
+    free(X);
+}
+
+int64_t bsr_multivec_rows(const bsr_multivec *X) { return X ? X->n : 0; }
+int bsr_multivec_cols(const bsr_multivec *X) { return X ? X->k : 0; }
+bsr_precision bsr_multivec_precision(const bsr_multivec *X) { return X ? X->prec : BSR_DOUBLE; }
+void *bsr_multivec_data(bsr_multivec *X) { return X ? X->data : NULL; }
+const void *bsr_multivec_cdata(const bsr_multivec *X) { return X ? X->data : NULL; }
+
+/* Element e of X's host data as double. */
+static inline double get(const bsr_multivec *X, int64_t e)
+{
+    return X->prec == BSR_DOUBLE ? ((const double *)X->data)[e] : ((const float *)X->data)[e];
+}
+
+static inline void set(bsr_multivec *X, int64_t e, double v)
+{
+    if (X->prec == BSR_DOUBLE) ((double *)X->data)[e] = v;
+    else ((float *)X->data)[e] = (float)v;
+}
+
+/* Fails unless X has current host data (device-resident vectors go through the context API). */
+static bsr_status need_host(const bsr_multivec *X, const char *fn)
+{
+    if (!X) return bsr_error(BSR_ERR_ARG, "%s: NULL multivector", fn);
+    if (!X->data || !(X->where & BSR_ON_HOST))
+        return bsr_error(BSR_ERR_ARG, "%s: multivector is device-resident; download it or use the context's call", fn);
+    return BSR_OK;
+}
+
+static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const char *fn)
+{
+    if (X->n != Y->n || X->k != Y->k)
+        return bsr_error(BSR_ERR_SIZE, "%s: shapes differ (%lld x %d vs %lld x %d)", fn,
+                         (long long)X->n, X->k, (long long)Y->n, Y->k);
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_fill"));
+    int64_t m = X->n * X->k;
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < m; e++) set(X, e, value);
+    return BSR_OK;
+}
+
+/* splitmix64: a tiny, portable, seedable generator. */
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_random"));
+    uint64_t s = seed;
+    for (int64_t e = 0; e < X->n * X->k; e++)
+        set(X, e, (double)(splitmix(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_copy"));
+    BSR_TRY(need_host(Y, "bsr_multivec_copy"));
+    BSR_TRY(same_shape(X, Y, "bsr_multivec_copy"));
+    int64_t m = X->n * X->k;
+    if (X->prec == Y->prec) { memcpy(Y->data, X->data, (size_t)m * bsr_precision_size(X->prec)); return BSR_OK; }
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < m; e++) set(Y, e, get(X, e));
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_multivec *X)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_axpy"));
+    BSR_TRY(need_host(Y, "bsr_multivec_axpy"));
+    BSR_TRY(same_shape(X, Y, "bsr_multivec_axpy"));
+    BSR_CHECK_ARG(alpha, "bsr_multivec_axpy: alpha is NULL");
+    int k = X->k;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < X->n; i++)
+        for (int j = 0; j < k; j++) set(Y, i * k + j, get(Y, i * k + j) + alpha[j] * get(X, i * k + j));
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_scale"));
+    BSR_CHECK_ARG(alpha, "bsr_multivec_scale: alpha is NULL");
+    int k = X->k;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < X->n; i++)
+        for (int j = 0; j < k; j++) set(X, i * k + j, alpha[j] * get(X, i * k + j));
+    return BSR_OK;
+}
+
+/* out[j] = sum_i X(i,j)*Y(i,j): per-chunk partial sums, then summed in chunk order. */
+static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double *out)
+{
+    int k = X->k;
+    int64_t nchunks = (X->n + CHUNK - 1) / CHUNK;
+    double *part = bsr_calloc((size_t)(nchunks ? nchunks : 1) * k, sizeof(double), "dot partial sums");
+    if (!part) return BSR_ERR_NOMEM;
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; c++) {
+        int64_t lo = c * CHUNK, hi = lo + CHUNK < X->n ? lo + CHUNK : X->n;
+        for (int64_t i = lo; i < hi; i++)
+            for (int j = 0; j < k; j++) part[c * k + j] += get(X, i * k + j) * get(Y, i * k + j);
+    }
+    for (int j = 0; j < k; j++) {
+        double s = 0;
+        for (int64_t c = 0; c < nchunks; c++) s += part[c * k + j];
+        out[j] = s;
+    }
+    free(part);
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double *out)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_dot"));
+    BSR_TRY(need_host(Y, "bsr_multivec_dot"));
+    BSR_TRY(same_shape(X, Y, "bsr_multivec_dot"));
+    BSR_CHECK_ARG(out, "bsr_multivec_dot: out is NULL");
+    return dot_impl(X, Y, out);
+}
+
+bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_norm2"));
+    BSR_CHECK_ARG(out, "bsr_multivec_norm2: out is NULL");
+    BSR_TRY(dot_impl(X, X, out));
+    for (int j = 0; j < X->k; j++) out[j] = sqrt(out[j]);
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_t ld)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_from_colmajor"));
+    BSR_CHECK_ARG(src && ld >= X->n, "bsr_multivec_from_colmajor: src NULL or ld %lld < n %lld",
+                  (long long)ld, (long long)X->n);
+    for (int64_t i = 0; i < X->n; i++)
+        for (int j = 0; j < X->k; j++) set(X, i * X->k + j, src[j * ld + i]);
+    return BSR_OK;
+}
+
+bsr_status bsr_multivec_to_colmajor(const bsr_multivec *X, double *dst, int64_t ld)
+{
+    BSR_TRY(need_host(X, "bsr_multivec_to_colmajor"));
+    BSR_CHECK_ARG(dst && ld >= X->n, "bsr_multivec_to_colmajor: dst NULL or ld %lld < n %lld",
+                  (long long)ld, (long long)X->n);
+    for (int64_t i = 0; i < X->n; i++)
+        for (int j = 0; j < X->k; j++) dst[j * ld + i] = get(X, i * X->k + j);
+    return BSR_OK;
+}

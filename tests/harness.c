@@ -1,0 +1,127 @@
+/* Shared CUnit harness and helpers for the bsrsolve test suites. */
+#include "harness.h"
+#include "internal.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+    CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+    for (const bsr_test *t = tests; t->name; t++) CU_add_test(s, t->name, t->fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    unsigned run = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+    if (run == 0) { printf("%s: no test ran\n", suite); return 1; }
+    return failed ? 1 : 0;
+}
+
+int bsr_test_have_gpu(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        have = bsr_cuda_device_count() > 0;
+        if (!have) printf("\n  [skip] no CUDA device (or built without CUDA): GPU checks skipped\n");
+    }
+    return have;
+}
+
+const char *bsr_test_real_dir(void)
+{
+    static char dir[4096];
+    const char *d = getenv("BSR_REAL_DIR");
+    struct stat st;
+    if (!d || stat(d, &st) || !S_ISDIR(st.st_mode)) {
+        printf("\n  [skip] real matrices folder %s absent: real-matrix checks skipped\n", d ? d : "(BSR_REAL_DIR unset)");
+        return "";
+    }
+    snprintf(dir, sizeof dir, "%s", d);
+    return dir;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
+                                   bsr_precision prec, uint64_t seed)
+{
+    uint64_t s = seed;
+    if (maxlen > nbcols) maxlen = nbcols;
+    if (minlen > maxlen) minlen = maxlen;
+    int *rowptr = malloc(sizeof(int) * (nbrows + 1));
+    int *len = malloc(sizeof(int) * (nbrows + 1));
+    rowptr[0] = 0;
+    for (int i = 0; i < nbrows; i++) {
+        len[i] = minlen + (int)(rng(&s) % (uint64_t)(maxlen - minlen + 1));
+        rowptr[i + 1] = rowptr[i] + len[i];
+    }
+    int nnzb = rowptr[nbrows];
+    int *col = malloc(sizeof(int) * (nnzb + 1));
+    char *used = calloc(nbcols + 1, 1);
+    for (int i = 0; i < nbrows; i++) {
+        for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
+            int j;
+            do j = (int)(rng(&s) % (uint64_t)nbcols); while (used[j]);
+            used[j] = 1;
+            col[p] = j;
+        }
+        for (int p = rowptr[i]; p < rowptr[i + 1]; p++) used[col[p]] = 0;
+    }
+    size_t nv = (size_t)nnzb * b * b;
+    void *val = malloc(bsr_precision_size(prec) * (nv + 1));
+    for (size_t e = 0; e < nv; e++) {
+        double v = (double)(rng(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        if (prec == BSR_DOUBLE) ((double *)val)[e] = v; else ((float *)val)[e] = (float)v;
+    }
+    bsr_matrix *A = NULL;
+    bsr_status st = bsr_matrix_create(&A, nbrows, nbcols, b, rowptr, col, val, prec, 0);
+    if (st) fprintf(stderr, "random matrix: %s\n", bsr_last_error());
+    free(rowptr); free(len); free(col); free(used); free(val);
+    return A;
+}
+
+static double mv_get(const bsr_multivec *X, int64_t e)
+{
+    const void *d = bsr_multivec_cdata(X);
+    return bsr_multivec_precision(X) == BSR_DOUBLE ? ((const double *)d)[e] : ((const float *)d)[e];
+}
+
+double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
+                           const bsr_multivec *Y0, const bsr_multivec *Y)
+{
+    int b = bsr_matrix_block(A), k = bsr_multivec_cols(X);
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    const void *val = bsr_matrix_values(A);
+    int dbl = bsr_matrix_precision(A) == BSR_DOUBLE;
+    double worst = 0;
+    for (int i = 0; i < bsr_matrix_nbrows(A); i++)
+        for (int r = 0; r < b; r++)
+            for (int j = 0; j < k; j++) {
+                double ref = 0, mag = 0;
+                for (int p = rp[i]; p < rp[i + 1]; p++)
+                    for (int c = 0; c < b; c++) {
+                        size_t e = ((size_t)p * b + r) * b + c;
+                        double a = dbl ? ((const double *)val)[e] : ((const float *)val)[e];
+                        double x = mv_get(X, ((int64_t)ci[p] * b + c) * k + j);
+                        ref += a * x; mag += fabs(a * x);
+                    }
+                int64_t ye = ((int64_t)i * b + r) * k + j;
+                double y0 = beta != 0 ? mv_get(Y0, ye) : 0;
+                ref = alpha * ref + beta * y0;
+                mag = fabs(alpha) * mag + fabs(beta * y0);
+                double err = fabs(mv_get(Y, ye) - ref) / (mag > 0 ? mag : 1e-300);
+                if (!(err <= worst)) worst = isnan(err) ? INFINITY : err; /* NaN counts as failure */
+                if (mag == 0 && mv_get(Y, ye) == 0) continue;
+            }
+    return worst;
+}

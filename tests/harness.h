@@ -1,0 +1,35 @@
+/* Test harness shared by the CUnit suites: registration, GPU skip, helpers. */
+#ifndef BSR_TEST_HARNESS_H
+#define BSR_TEST_HARNESS_H
+
+#include <CUnit/Basic.h>
+#include "bsrsolve.h"
+
+typedef struct { const char *name; void (*fn)(void); } bsr_test;
+
+/* Run one suite of tests; returns the process exit code (0 ok, 1 failures,
+ * 77 = skipped, which ctest reports as a skip). */
+int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv);
+
+/* Nonzero when a CUDA device is usable; otherwise prints why once. */
+int bsr_test_have_gpu(void);
+/* Path to a real-matrix folder ("" when absent: tests skip with a message). */
+const char *bsr_test_real_dir(void);
+/* Random sparse BSR matrix: nbrows x nbcols, row lengths drawn in [minlen,maxlen],
+ * values in [-1,1), deterministic from seed. */
+bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
+                                   bsr_precision prec, uint64_t seed);
+/* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
+ * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
+double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
+                           const bsr_multivec *Y0, const bsr_multivec *Y);
+/* Assert a status and print the last error if it differs. */
+#define BSR_ASSERT_OK(expr)                                                                     \
+    do {                                                                                        \
+        bsr_status _s = (expr);                                                                 \
+        if (_s != BSR_OK) fprintf(stderr, "\n  %s -> %s: %s\n", #expr, bsr_status_string(_s), \
+                                  bsr_last_error());                                            \
+        CU_ASSERT_EQUAL_FATAL(_s, BSR_OK);                                                      \
+    } while (0)
+
+#endif

@@ -1,0 +1,240 @@
+/* Core: matrix validation, CSR <-> BSR, block-size detection, multivectors, CPU SpMM. */
+#include "harness.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_create_validates(void)
+{
+    bsr_matrix *A = NULL;
+    double v[4 * 4] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    int rp[] = {0, 2, 3}, ci_unsorted[] = {1, 0, 1};
+    /* unsorted input is sorted, blocks travel with their columns */
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_matrix_colind(A)[0], 0);
+    CU_ASSERT_EQUAL(((const double *)bsr_matrix_values(A))[0], 5.0);
+    bsr_matrix_destroy(A);
+    /* column-major input blocks are transposed into row-major */
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, BSR_COLMAJOR_BLOCKS));
+    CU_ASSERT_EQUAL(((const double *)bsr_matrix_values(A))[1], 7.0);
+    bsr_matrix_destroy(A);
+    /* duplicates: rejected, or summed on request */
+    int ci_dup[] = {1, 1, 0};
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 2, rp, ci_dup, v, BSR_DOUBLE, 0), BSR_ERR_STRUCTURE);
+    CU_ASSERT_PTR_NULL(A);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "duplicate"));
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 2, rp, ci_dup, v, BSR_DOUBLE, BSR_SUM_DUPLICATES));
+    CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 2);
+    CU_ASSERT_EQUAL(((const double *)bsr_matrix_values(A))[0], 6.0);
+    bsr_matrix_destroy(A);
+    /* out-of-range column, non-monotone rowptr, NaN, bad block size */
+    int ci_bad[] = {0, 2, 1}, rp_bad[] = {0, 3, 2};
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 2, rp, ci_bad, v, BSR_DOUBLE, 0), BSR_ERR_STRUCTURE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "out of range"));
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 2, rp_bad, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_STRUCTURE);
+    v[5] = NAN;
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_VALUE);
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 0, rp, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 2, 2, 17, rp, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_matrix_create(NULL, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_ARG);
+}
+
+/* CSR with known 3x3 block structure and some zeros inside blocks. */
+static bsr_csr block_csr(int N, int b, uint64_t seed)
+{
+    bsr_problem P;
+    char spec[64];
+    (void)seed;
+    snprintf(spec, sizeof spec, "stencil3d:%d:%d", N, b);
+    bsr_generate(spec, BSR_DOUBLE, &P);
+    bsr_csr C;
+    bsr_to_csr(P.A, 0, &C);
+    bsr_problem_free(&P);
+    return C;
+}
+
+static void test_csr_roundtrip_and_detect(void)
+{
+    for (int b = 1; b <= 6; b++) {
+        bsr_csr C = block_csr(4, b, 1), C2;
+        bsr_matrix *A;
+        bsr_convert_info info;
+        BSR_ASSERT_OK(bsr_from_csr(&C, 0, 0, BSR_DOUBLE, &A, &info));
+        /* detected b is a multiple of the true b: the stencil blocks are dense, so
+         * the largest b with no fill is b itself or a multiple it divides into */
+        CU_ASSERT_EQUAL(info.b % b, 0);
+        bsr_matrix_destroy(A);
+        BSR_ASSERT_OK(bsr_from_csr(&C, b, 0, BSR_DOUBLE, &A, &info));
+        CU_ASSERT_EQUAL(info.b, b);
+        CU_ASSERT_DOUBLE_EQUAL(info.fill_ratio, 1.0, 1e-12);
+        BSR_ASSERT_OK(bsr_to_csr(A, 0, &C2));
+        CU_ASSERT_EQUAL(C2.nnz, C.nnz);
+        CU_ASSERT_EQUAL(memcmp(C2.rowptr, C.rowptr, sizeof(int64_t) * (C.nrows + 1)), 0);
+        CU_ASSERT_EQUAL(memcmp(C2.colind, C.colind, sizeof(int) * C.nnz), 0);
+        CU_ASSERT_EQUAL(memcmp(C2.val, C.val, sizeof(double) * C.nnz), 0);
+        bsr_csr_free(&C2);
+        bsr_matrix_destroy(A);
+        /* b not dividing n is an error */
+        if (b > 1) CU_ASSERT_EQUAL(bsr_from_csr(&C, b + 1 == 7 ? 5 : 7, 0, BSR_DOUBLE, &A, NULL),
+                                    (C.nrows % (b + 1 == 7 ? 5 : 7)) ? BSR_ERR_SIZE : BSR_OK);
+        if (A && (C.nrows % 7) == 0) bsr_matrix_destroy(A);
+        bsr_csr_free(&C);
+    }
+    /* scalar tridiagonal matrix: no block structure, auto picks b = 1 */
+    int n = 12;
+    bsr_csr T = {n, n, 0, calloc(n + 1, sizeof(int64_t)), calloc(3 * n, sizeof(int)), calloc(3 * n, sizeof(double))};
+    for (int i = 0; i < n; i++) {
+        for (int j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < n) { T.colind[T.nnz] = j; T.val[T.nnz++] = j == i ? 2 : -1; }
+        T.rowptr[i + 1] = T.nnz;
+    }
+    bsr_matrix *A;
+    bsr_convert_info info;
+    BSR_ASSERT_OK(bsr_from_csr(&T, 0, 1.2, BSR_DOUBLE, &A, &info));
+    CU_ASSERT_EQUAL(info.b, 1);
+    bsr_matrix_destroy(A);
+    BSR_ASSERT_OK(bsr_from_csr(&T, 3, 0, BSR_DOUBLE, &A, &info));
+    CU_ASSERT(info.fill_ratio > 1.5); /* zeros fill partial blocks and the ratio says so */
+    bsr_matrix_destroy(A);
+    bsr_csr_free(&T);
+}
+
+static void test_multivec_ops(void)
+{
+    bsr_multivec *X, *Y;
+    int64_t n = 10007;
+    int k = 3;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, k, BSR_DOUBLE));
+    double *cm = malloc(sizeof(double) * n * k), *back = malloc(sizeof(double) * n * k);
+    for (int64_t e = 0; e < n * k; e++) cm[e] = (double)(e % 97) - 40.0;
+    BSR_ASSERT_OK(bsr_multivec_from_colmajor(X, cm, n));
+    BSR_ASSERT_OK(bsr_multivec_to_colmajor(X, back, n));
+    CU_ASSERT_EQUAL(memcmp(cm, back, sizeof(double) * n * k), 0);
+    CU_ASSERT_EQUAL(((double *)bsr_multivec_data(X))[1], cm[n]); /* row-interleaved */
+    double dot[3], nrm[3], ref[3] = {0, 0, 0}, alpha[3] = {2, -1, 0.5};
+    for (int j = 0; j < k; j++)
+        for (int64_t i = 0; i < n; i++) ref[j] += cm[j * n + i] * cm[j * n + i];
+    BSR_ASSERT_OK(bsr_multivec_dot(X, X, dot));
+    BSR_ASSERT_OK(bsr_multivec_norm2(X, nrm));
+    for (int j = 0; j < k; j++) {
+        CU_ASSERT_DOUBLE_EQUAL(dot[j], ref[j], 1e-9 * ref[j]);
+        CU_ASSERT_DOUBLE_EQUAL(nrm[j], sqrt(ref[j]), 1e-9 * sqrt(ref[j]));
+    }
+    BSR_ASSERT_OK(bsr_multivec_copy(Y, X));
+    BSR_ASSERT_OK(bsr_multivec_axpy(Y, alpha, X)); /* Y = (1+alpha) X */
+    BSR_ASSERT_OK(bsr_multivec_scale(X, (const double[3]){3, 0, 1.5}));
+    BSR_ASSERT_OK(bsr_multivec_to_colmajor(Y, back, n));
+    for (int j = 0; j < k; j++) CU_ASSERT_EQUAL(back[j * n + 5], (1 + alpha[j]) * cm[j * n + 5]);
+    BSR_ASSERT_OK(bsr_multivec_to_colmajor(X, back, n));
+    const double sc[3] = {3, 0, 1.5};
+    for (int j = 0; j < k; j++) CU_ASSERT_EQUAL(back[j * n + 5], sc[j] * cm[j * n + 5]);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.25));
+    CU_ASSERT_EQUAL(((double *)bsr_multivec_data(X))[n * k - 1], 0.25);
+    /* deterministic dot: same answer every call */
+    BSR_ASSERT_OK(bsr_multivec_random(X, 7));
+    double d1[3], d2[3];
+    bsr_multivec_dot(X, Y, d1);
+    bsr_multivec_dot(X, Y, d2);
+    CU_ASSERT_EQUAL(memcmp(d1, d2, sizeof d1), 0);
+    /* shape mismatch */
+    bsr_multivec *Z;
+    BSR_ASSERT_OK(bsr_multivec_create(&Z, n, 2, BSR_DOUBLE));
+    CU_ASSERT_EQUAL(bsr_multivec_axpy(Z, alpha, X), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_multivec_create(&Z, -1, 2, BSR_DOUBLE), BSR_ERR_ARG);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Z);
+    free(cm); free(back);
+}
+
+/* SpMM S1 and OpenMP against the dense reference, b = 1..10, k = 1..16. */
+static void spmm_case(bsr_precision prec, int b, int k, double alpha, double beta, uint64_t seed)
+{
+    int N = 37;
+    bsr_matrix *A = bsr_test_random_matrix(N, N + 3, b, 0, 9, prec, seed); /* rows of 0..9 blocks */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+    bsr_multivec *X, *Y0, *Y1, *Y2;
+    bsr_multivec_create(&X, (int64_t)(N + 3) * b, k, prec);
+    bsr_multivec_create(&Y0, (int64_t)N * b, k, prec);
+    bsr_multivec_create(&Y1, (int64_t)N * b, k, prec);
+    bsr_multivec_create(&Y2, (int64_t)N * b, k, prec);
+    bsr_multivec_random(X, seed + 1);
+    bsr_multivec_random(Y0, seed + 2);
+    if (beta == 0) bsr_multivec_fill(Y1, NAN), bsr_multivec_fill(Y2, NAN); /* must not leak */
+    else bsr_multivec_copy(Y1, Y0), bsr_multivec_copy(Y2, Y0);
+    BSR_ASSERT_OK(bsr_spmm_cpu(BSR_SPMM_S1, alpha, A, X, beta, Y1));
+    BSR_ASSERT_OK(bsr_spmm_cpu(BSR_SPMM_OMP, alpha, A, X, beta, Y2));
+    double err = bsr_test_spmm_error(alpha, A, X, beta, Y0, Y1);
+    double tol = prec == BSR_DOUBLE ? 1e-14 : 1e-5;
+    if (!(err <= tol)) printf("\n  b=%d k=%d err=%g\n", b, k, err);
+    CU_ASSERT(err <= tol);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y2),
+                           bsr_precision_size(prec) * (size_t)N * b * k), 0);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y0); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
+    bsr_matrix_destroy(A);
+}
+
+static void test_spmm_cpu(void)
+{
+    uint64_t seed = 100;
+    for (int p = 0; p < 2; p++)
+        for (int b = 1; b <= 10; b++)
+            for (int k = 1; k <= 16; k++)
+                spmm_case(p ? BSR_FLOAT : BSR_DOUBLE, b, k, k % 3 ? 1.0 : -0.5, (k % 2) ? 0.0 : 0.75, seed++);
+}
+
+static void test_spmm_errors(void)
+{
+    bsr_matrix *A = bsr_test_random_matrix(5, 5, 2, 1, 3, BSR_DOUBLE, 9);
+    bsr_multivec *X, *Y, *Yf;
+    bsr_multivec_create(&X, 10, 2, BSR_DOUBLE);
+    bsr_multivec_create(&Y, 8, 2, BSR_DOUBLE);
+    bsr_multivec_create(&Yf, 10, 2, BSR_FLOAT);
+    CU_ASSERT_EQUAL(bsr_spmm(1, A, X, 0, Y), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_spmm(1, A, X, 0, Yf), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_spmm(1, A, X, 0, X), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_spmm(1, NULL, X, 0, Y), BSR_ERR_ARG);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Yf);
+    bsr_matrix_destroy(A);
+}
+
+static void test_generator_and_info(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:5:3", BSR_DOUBLE, &P));
+    bsr_matrix_info f;
+    BSR_ASSERT_OK(bsr_matrix_get_info(P.A, &f));
+    CU_ASSERT_EQUAL(f.nbrows, 125);
+    CU_ASSERT_EQUAL(f.nnzb, 125 + 6 * 100);
+    CU_ASSERT_EQUAL(f.structurally_symmetric, 1);
+    CU_ASSERT_EQUAL(f.numerically_symmetric, 0);
+    CU_ASSERT_EQUAL(f.empty_rows, 0);
+    CU_ASSERT_EQUAL(f.max_row_len, 7);
+    /* rhs = A * xexact exactly as SpMM computes it */
+    bsr_multivec *r;
+    bsr_multivec_create(&r, 375, 1, BSR_DOUBLE);
+    bsr_spmm(1, P.A, P.xexact, 0, r);
+    double m1 = -1;
+    bsr_multivec_axpy(r, &m1, P.rhs);
+    double nr;
+    bsr_multivec_norm2(r, &nr);
+    CU_ASSERT_EQUAL(nr, 0.0);
+    bsr_multivec_destroy(r);
+    bsr_problem_free(&P);
+    CU_ASSERT_EQUAL(bsr_generate("stencil3d:5:11", BSR_DOUBLE, &P), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_generate("stencil3d:x", BSR_DOUBLE, &P), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_generate("nosuch:5", BSR_DOUBLE, &P), BSR_ERR_ARG);
+    CU_ASSERT_STRING_EQUAL(bsr_status_string(BSR_ERR_PARSE), "parse error");
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"matrix create validates and sorts", test_create_validates},
+        {"CSR <-> BSR round trip, block-size detection", test_csr_roundtrip_and_detect},
+        {"multivector ops", test_multivec_ops},
+        {"SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16", test_spmm_cpu},
+        {"SpMM argument errors", test_spmm_errors},
+        {"stencil3d generator and matrix info", test_generator_and_info},
+        {NULL, NULL}};
+    return bsr_test_main("core", tests, argc, argv);
+}
