@@ -1,13 +1,150 @@
 /* bsrsolve Krylov solvers and the solver object (issue 7).
- * Included by bsrsolve.h. */
+ * Included by bsrsolve.h.
+ *
+ * The object a CFD code keeps for the life of a simulation:
+ *   bsr_solver_options o; bsr_solver_options_default(&o);
+ *   bsr_solver_options_parse(&o, "method=bicgstab,precond=ilu2,rtol=1e-8");
+ *   bsr_solver *s; bsr_solver_create(&s, ctx, &o);     ctx NULL = CPU
+ *   bsr_solver_setup(s, A);                              scaling, ordering, factors
+ *   bsr_solver_solve(s, B, X, &st);                      X: initial guess -> solution
+ *   ... new values of A on the same pattern every time step:
+ *   bsr_solver_refactor(s, A); bsr_solver_solve(s, B, X, &st);
+ *   bsr_solver_stats_free(&st); bsr_solver_destroy(s); */
 #ifndef BSRSOLVE_SOLVER_H
 #define BSRSOLVE_SOLVER_H
 
 #include "core.h"
+#include "reorder.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Backend context (context.h); NULL means the CPU. */
+typedef struct bsr_context bsr_context;
+
+typedef enum { BSR_BICGSTAB = 0, BSR_GMRES, BSR_CG } bsr_method;
+
+typedef enum {
+    BSR_PC_NONE = 0,
+    BSR_PC_JACOBI,   /* block Jacobi: inverted diagonal blocks */
+    BSR_PC_SSOR,     /* symmetric SOR(omega) on A's own triangles */
+    BSR_PC_ILU0,     /* block ILU(0) (bsr_ilu) */
+    BSR_PC_ILUT,     /* block ILUT(tau1) */
+    BSR_PC_ILU2      /* block ILU2(tau1, tau2), Kaporin's second order */
+} bsr_pc_kind;
+
+typedef enum { BSR_ORTH_MGS = 0, BSR_ORTH_CGS2 } bsr_orth;
+
+/* Per-column iteration progress: it = iterations done so far, relres[j] =
+ * ||r_j||/||b_j|| (the recurrence residual), active[j] = column still iterating. */
+typedef void (*bsr_monitor_fn)(void *data, int it, int k, const double *relres,
+                               const unsigned char *active);
+
+typedef struct {
+    bsr_method method;
+    bsr_pc_kind precond;
+    double tau1, tau2;         /* ILUT/ILU2 thresholds (tau2 <= 0: tau1^2) */
+    double omega;              /* SSOR relaxation, 0 < omega < 2 */
+    char reorder[64];          /* ordering spec for ILU ("" = the ILU default), see bsr_order_parse */
+    double rtol, atol;         /* stop when ||r|| <= max(rtol*||b||, atol) */
+    double dtol;               /* diverged when ||r|| > dtol*||r0|| */
+    int maxit;                 /* iterations (BiCGStab: full steps; GMRES: inner steps) */
+    int restart;               /* GMRES(m) */
+    bsr_orth orth;             /* GMRES orthogonalization */
+    int stag;                  /* stagnated after this many iterations without a 1% gain in
+                                  the best residual (0 = off) */
+    int max_restarts;          /* breakdown restarts allowed per column */
+    bsr_precision precision;   /* Krylov vectors and operator */
+    bsr_precision precond_precision; /* preconditioner storage */
+    int history;               /* record per-column residual histories in the stats */
+    int progress;              /* print a progress line to stderr every N iterations (0 = off) */
+    bsr_monitor_fn monitor;    /* called every iteration when set */
+    void *monitor_data;
+} bsr_solver_options;
+
+/* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), omega 1, reorder "",
+ * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
+ * double/double, no history, no progress. */
+void bsr_solver_options_default(bsr_solver_options *o);
+/* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg),
+ * precond (none|jacobi|ssor|ilu0|ilut|ilu2), tau1, tau2, omega, reorder
+ * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
+ * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
+ * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
+ * (double|float), history (0|1), progress.  BSR_ERR_ARG naming the key and the
+ * value on error; o is unchanged then. */
+bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
+/* The options as a canonical string (for reports); returns buf. */
+const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len);
+const char *bsr_method_name(bsr_method m);
+const char *bsr_pc_name(bsr_pc_kind p);
+
+/* Why a column stopped. */
+typedef enum {
+    BSR_REASON_NONE = 0,     /* not run */
+    BSR_CONVERGED_RTOL,      /* ||r|| <= rtol*||b|| */
+    BSR_CONVERGED_ATOL,      /* ||r|| <= atol */
+    BSR_DIVERGED_MAXIT,      /* maxit reached */
+    BSR_DIVERGED_DTOL,       /* residual grew by dtol */
+    BSR_DIVERGED_STAGNATION, /* no progress for `stag` iterations */
+    BSR_DIVERGED_BREAKDOWN,  /* breakdown persisted after max_restarts restarts */
+    BSR_DIVERGED_INDEFINITE, /* CG: p'Ap <= 0 or preconditioner not positive */
+    BSR_DIVERGED_NAN         /* non-finite residual */
+} bsr_reason;
+/* "converged" for both converged reasons, else "maxit", "diverged",
+ * "stagnated", "breakdown", "indefinite", "nan", "none". */
+const char *bsr_reason_string(bsr_reason r);
+
+typedef struct {
+    int iterations;
+    bsr_reason reason;
+    double bnorm;        /* ||b|| */
+    double resnorm;      /* final TRUE residual ||b - A x||, recomputed */
+    double relres;       /* resnorm / ||b|| (resnorm when b = 0) */
+    int restarts;        /* breakdown restarts (and residual-drift restarts) */
+    int hist_len;        /* history[0..hist_len): relres at iteration 0, 1, ... */
+    double *history;
+} bsr_col_stats;
+
+typedef struct {
+    int k;
+    bsr_col_stats *col;  /* [k] */
+    double setup_s;      /* last setup or refactor */
+    double solve_s;
+    double fill;         /* preconditioner blocks / blocks of A (0 for none) */
+    int64_t pc_nnzb;     /* preconditioner blocks stored */
+    int pivots_regularized;
+    int device;          /* 1 when the iteration ran on the device */
+} bsr_solver_stats;
+void bsr_solver_stats_free(bsr_solver_stats *st);
+
+typedef struct bsr_solver bsr_solver;
+
+/* Copy the options (NULL = defaults); ctx NULL (or a CPU context) = CPU. */
+bsr_status bsr_solver_create(bsr_solver **s, bsr_context *ctx, const bsr_solver_options *o);
+/* Same, with an option string applied on top of the defaults. */
+bsr_status bsr_solver_create_str(bsr_solver **s, bsr_context *ctx, const char *options);
+/* Preconditioner setup and uploads for A (kept by reference until the next
+ * setup: A must stay alive while solving). */
+bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A);
+/* New values of A on the pattern given to setup: numeric refactorization only. */
+bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A);
+/* Solve A X = B for k columns; X holds the initial guess.  B and X: host or
+ * device multivectors, any precision.  st (may be NULL) is filled (free it with
+ * bsr_solver_stats_free).  Returns BSR_OK when every column converged,
+ * BSR_ERR_NOCONV or BSR_ERR_BREAKDOWN otherwise (X then holds the last iterate;
+ * st says per column why). */
+bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
+                            bsr_solver_stats *st);
+void bsr_solver_destroy(bsr_solver *s);
+/* Options in use. */
+const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s);
+
+/* UMFPACK reference: X = A^{-1} B by sparse LU (SuiteSparse), column by column,
+ * in double.  times (may be NULL): [0] symbolic+numeric, [1] solves. */
+bsr_status bsr_umfpack_solve(const bsr_matrix *A, const bsr_multivec *B, bsr_multivec *X,
+                             double *times);
 
 #ifdef __cplusplus
 }

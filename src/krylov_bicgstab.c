@@ -1,0 +1,144 @@
+/* Right-preconditioned BiCGStab for k right-hand sides at once.
+ * Each half-step does ONE SpMM and ONE preconditioner application on all k
+ * columns; the scalars (rho, alpha, omega, beta) are per column; columns that
+ * have converged or stopped are masked out of every vector update.  With
+ * right preconditioning (A M^{-1} u = b, x = M^{-1} u) the recurrence residual
+ * is that of the original system, so the stopping test needs no extra work; a
+ * converged column's true residual is still recomputed once, and a column whose
+ * recurrence drifted is restarted from its true residual.  Breakdowns
+ * (rho = (rhat, r) ~ 0, (rhat, v) ~ 0, omega ~ 0) restart the column from its
+ * true residual, at most max_restarts times. */
+#include "solver_impl.h"
+#include <math.h>
+#include <string.h>
+
+#define BD_EPS 1e-13 /* relative size below which an inner product counts as a breakdown */
+
+enum { R, RHAT, P, V, PHAT, S, SHAT, T, NV };
+typedef struct { bsr_multivec *r, *rhat, *p, *v; } vecs;
+
+/* Reset the columns of mask: r is their true residual already; rhat = r,
+ * p = v = 0, rho = alpha = omega = 1. */
+static bsr_status reset_cols(const bsr_kops *o, vecs *w, const unsigned char *mask, double *rho,
+                             double *alpha, double *omega, double *zero)
+{
+    BSR_TRY(o->copy(o, w->rhat, w->r, mask));
+    BSR_TRY(o->axpby(o, w->p, zero, w->r, zero, mask));
+    BSR_TRY(o->axpby(o, w->v, zero, w->r, zero, mask));
+    for (int j = 0; j < o->k; j++)
+        if (mask[j]) rho[j] = alpha[j] = omega[j] = 1.0;
+    return BSR_OK;
+}
+
+bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+                               bsr_kstate *ks)
+{
+    int k = o->k;
+    bsr_status st = BSR_OK;
+    bsr_multivec *all[NV] = {0};
+    double *sc = bsr_calloc((size_t)16 * k, sizeof(double), "BiCGStab scalars");
+    unsigned char *m = bsr_calloc((size_t)4 * k, 1, "BiCGStab masks");
+    if (!sc || !m) { st = BSR_ERR_NOMEM; goto done; }
+    for (int i = 0; i < NV; i++)
+        if ((st = o->vnew(o, &all[i]))) goto done;
+    vecs w = {all[R], all[RHAT], all[P], all[V]};
+    bsr_multivec *phat = all[PHAT], *s = all[S], *shat = all[SHAT], *t = all[T];
+    double *rho = sc, *alpha = sc + k, *omega = sc + 2 * k, *beta = sc + 3 * k, *d1 = sc + 4 * k,
+           *d2 = sc + 5 * k, *rn = sc + 6 * k, *sn = sc + 7 * k, *one = sc + 8 * k,
+           *zero = sc + 9 * k, *c1 = sc + 10 * k, *c2 = sc + 11 * k, *c3 = sc + 12 * k,
+           *rhatn = sc + 13 * k;
+    unsigned char *half = m, *rest = m + k, *was = m + 2 * k, *bd = m + 3 * k;
+    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; }
+
+    /* r = b - A x, and the iteration-0 test (x0 may already solve it) */
+    if ((st = bsr_kops_residual(o, B, X, w.r)) || (st = bsr_kops_norm2(o, w.r, rn))) goto done;
+    if (!bsr_kstate_update(ks, rn)) goto done;
+    memset(bd, 1, (size_t)k);
+    if ((st = reset_cols(o, &w, bd, rho, alpha, omega, zero))) goto done;
+    memcpy(rhatn, rn, sizeof(double) * (size_t)k);
+
+    while (bsr_kstate_nactive(ks) > 0) {
+        const unsigned char *act = ks->active;
+        memcpy(was, act, (size_t)k);
+        memset(bd, 0, (size_t)k);
+        /* rho_new = (rhat, r); beta = rho_new/rho * alpha/omega */
+        if ((st = o->dot(o, w.rhat, w.r, d1))) goto done;
+        for (int j = 0; j < k; j++) {
+            if (!act[j]) continue;
+            if (!(fabs(d1[j]) > BD_EPS * rhatn[j] * rn[j])) { bd[j] = 1; continue; }
+            beta[j] = (d1[j] / rho[j]) * (alpha[j] / omega[j]);
+            rho[j] = d1[j];
+            c1[j] = -beta[j] * omega[j];
+        }
+        for (int j = 0; j < k; j++) rest[j] = act[j] && !bd[j];
+        /* p = r + beta (p - omega v) */
+        if ((st = o->axpbypcz(o, w.p, one, w.r, c1, w.v, beta, rest))) goto done;
+        /* phat = M^{-1} p; v = A phat (all columns, one call each) */
+        if ((st = bsr_kops_precond(o, w.p, phat)) || (st = o->matvec(o, phat, w.v))) goto done;
+        if ((st = o->dot(o, w.rhat, w.v, d2)) || (st = bsr_kops_norm2(o, w.v, c2))) goto done;
+        for (int j = 0; j < k; j++) {
+            if (!rest[j]) continue;
+            if (!(fabs(d2[j]) > BD_EPS * rhatn[j] * c2[j])) { bd[j] = 1; rest[j] = 0; continue; }
+            alpha[j] = rho[j] / d2[j];
+            c3[j] = -alpha[j];
+        }
+        /* s = r - alpha v; half-step convergence test on ||s|| */
+        if ((st = o->copy(o, s, w.r, rest)) || (st = o->axpby(o, s, c3, w.v, one, rest)) ||
+            (st = bsr_kops_norm2(o, s, sn)))
+            goto done;
+        for (int j = 0; j < k; j++) half[j] = rest[j] && sn[j] <= ks->tol[j];
+        if ((st = o->axpby(o, X, alpha, phat, one, half))) goto done;
+        for (int j = 0; j < k; j++) if (half[j]) rest[j] = 0;
+        /* shat = M^{-1} s; t = A shat; omega = (t,s)/(t,t) */
+        if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
+            (st = o->dot(o, t, s, d1)) || (st = o->dot(o, t, t, d2)))
+            goto done;
+        for (int j = 0; j < k; j++) {
+            if (!rest[j]) continue;
+            if (!(d2[j] > 0) || !(fabs(d1[j]) > BD_EPS * sqrt(d2[j]) * sn[j])) {
+                /* omega ~ 0: keep the half step, then restart the column */
+                bd[j] = 1;
+                omega[j] = 0;
+            } else {
+                omega[j] = d1[j] / d2[j];
+            }
+            c3[j] = -omega[j];
+        }
+        /* x += alpha phat + omega shat; r = s - omega t */
+        if ((st = o->axpbypcz(o, X, alpha, phat, omega, shat, one, rest)) ||
+            (st = o->copy(o, w.r, s, rest)) || (st = o->axpby(o, w.r, c3, t, one, rest)) ||
+            (st = bsr_kops_norm2(o, w.r, rn)))
+            goto done;
+        ks->it++;
+        for (int j = 0; j < k; j++) if (half[j]) rn[j] = sn[j];
+        bsr_kstate_update(ks, rn);
+        /* converged columns: confirm with the true residual, reopen on drift */
+        int nre = bsr_kstate_verify(o, ks, was, B, X, t, half, &st);
+        if (st) goto done;
+        /* breakdown columns still active restart from their true residual */
+        int nbd = 0;
+        for (int j = 0; j < k; j++) {
+            if (!bd[j] || !ks->active[j]) { bd[j] = 0; continue; }
+            if (ks->col[j].restarts >= ks->opt->max_restarts) {
+                bsr_kstate_stop(ks, j, BSR_DIVERGED_BREAKDOWN);
+                bd[j] = 0;
+                continue;
+            }
+            ks->col[j].restarts++;
+            nbd++;
+        }
+        if (nre || nbd) {
+            for (int j = 0; j < k; j++) bd[j] = bd[j] || half[j]; /* half = reopened by verify */
+            if ((st = bsr_kops_residual(o, B, X, t)) || (st = o->copy(o, w.r, t, bd)) ||
+                (st = reset_cols(o, &w, bd, rho, alpha, omega, zero)) || (st = bsr_kops_norm2(o, w.r, c2)))
+                goto done;
+            for (int j = 0; j < k; j++) if (bd[j]) rn[j] = rhatn[j] = c2[j];
+        }
+    }
+done:
+    for (int i = 0; i < NV; i++)
+        if (all[i]) o->vfree(o, all[i]);
+    free(sc);
+    free(m);
+    return st;
+}

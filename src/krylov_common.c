@@ -1,0 +1,161 @@
+/* Bookkeeping shared by the Krylov methods: per-column tolerances, stopping
+ * tests (rtol/atol, maxit, divergence, stagnation, NaN), histories, monitor. */
+#include "solver_impl.h"
+#include <math.h>
+#include <string.h>
+
+bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
+                           const double *bnorm, bsr_col_stats *col)
+{
+    memset(ks, 0, sizeof *ks);
+    ks->opt = opt;
+    ks->k = k;
+    ks->col = col;
+    double *d = bsr_calloc((size_t)6 * k, sizeof(double), "Krylov state");
+    ks->best_it = bsr_calloc((size_t)k, sizeof(int), "Krylov state");
+    ks->active = bsr_calloc((size_t)k, 1, "Krylov state");
+    if (!d || !ks->best_it || !ks->active) {
+        free(d); free(ks->best_it); free(ks->active);
+        return BSR_ERR_NOMEM;
+    }
+    ks->bnorm = d; ks->tol = d + k; ks->r0norm = d + 2 * k; ks->best = d + 3 * k;
+    ks->relres = d + 4 * k;
+    for (int j = 0; j < k; j++) {
+        ks->bnorm[j] = bnorm[j];
+        ks->tol[j] = fmax(opt->rtol * bnorm[j], opt->atol);
+        ks->r0norm[j] = -1;
+        ks->active[j] = 1;
+        col[j].bnorm = bnorm[j];
+        col[j].reason = BSR_REASON_NONE;
+    }
+    return BSR_OK;
+}
+
+void bsr_kstate_free(bsr_kstate *ks)
+{
+    free(ks->bnorm);
+    free(ks->best_it);
+    free(ks->active);
+    memset(ks, 0, sizeof *ks);
+}
+
+int bsr_kstate_nactive(const bsr_kstate *ks)
+{
+    int n = 0;
+    for (int j = 0; j < ks->k; j++) n += ks->active[j];
+    return n;
+}
+
+void bsr_kstate_stop(bsr_kstate *ks, int j, bsr_reason r)
+{
+    if (!ks->active[j]) return;
+    ks->active[j] = 0;
+    ks->col[j].reason = r;
+    ks->col[j].iterations = ks->it;
+}
+
+/* Append v to column j's history (grown geometrically; a failed growth just stops recording). */
+static void push_history(bsr_kstate *ks, int j, double v)
+{
+    bsr_col_stats *c = &ks->col[j];
+    if (c->hist_len % 64 == 0) {
+        double *h = realloc(c->history, sizeof(double) * (size_t)(c->hist_len + 64));
+        if (!h) return;
+        c->history = h;
+    }
+    c->history[c->hist_len++] = v;
+}
+
+int bsr_kstate_update(bsr_kstate *ks, const double *rn)
+{
+    const bsr_solver_options *o = ks->opt;
+    for (int j = 0; j < ks->k; j++) {
+        if (!ks->active[j]) continue;
+        double r = rn[j], bn = ks->bnorm[j];
+        ks->relres[j] = bn > 0 ? r / bn : r;
+        if (o->history) push_history(ks, j, ks->relres[j]);
+        if (ks->r0norm[j] < 0) {
+            ks->r0norm[j] = r; ks->best[j] = r; ks->best_it[j] = ks->it;
+            /* b = 0: relative to the initial residual instead (x = 0 is then the answer) */
+            if (bn == 0) ks->tol[j] = fmax(o->rtol * r, o->atol);
+        }
+        if (!isfinite(r)) { bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN); continue; }
+        if (r <= ks->tol[j]) {
+            bsr_kstate_stop(ks, j, r <= o->atol && !(r <= o->rtol * bn) ? BSR_CONVERGED_ATOL : BSR_CONVERGED_RTOL);
+            continue;
+        }
+        if (r > o->dtol * fmax(ks->r0norm[j], ks->tol[j])) { bsr_kstate_stop(ks, j, BSR_DIVERGED_DTOL); continue; }
+        if (r < 0.99 * ks->best[j]) { ks->best[j] = r; ks->best_it[j] = ks->it; }
+        else if (o->stag > 0 && ks->it - ks->best_it[j] >= o->stag) {
+            bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
+            continue;
+        }
+        if (ks->it >= o->maxit) bsr_kstate_stop(ks, j, BSR_DIVERGED_MAXIT);
+    }
+    for (int j = 0; j < ks->k; j++)
+        if (ks->active[j]) ks->col[j].iterations = ks->it;
+    if (o->monitor) o->monitor(o->monitor_data, ks->it, ks->k, ks->relres, ks->active);
+    if (o->progress > 0 && ks->it > 0 && ks->it % o->progress == 0) {
+        double worst = 0;
+        int na = 0;
+        for (int j = 0; j < ks->k; j++)
+            if (ks->active[j]) { na++; if (ks->relres[j] > worst) worst = ks->relres[j]; }
+        fprintf(stderr, "  iteration %6d: %d of %d columns active, worst relres %.3e\n", ks->it, na,
+                ks->k, worst);
+    }
+    return bsr_kstate_nactive(ks);
+}
+
+int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *was_active,
+                      const bsr_multivec *B, const bsr_multivec *X, bsr_multivec *R,
+                      unsigned char *reopen, bsr_status *st)
+{
+    int any = 0, n = 0;
+    for (int j = 0; j < ks->k; j++) {
+        reopen[j] = 0;
+        if (was_active[j] && !ks->active[j] && (ks->col[j].reason == BSR_CONVERGED_RTOL ||
+                                                 ks->col[j].reason == BSR_CONVERGED_ATOL)) any = 1;
+    }
+    *st = BSR_OK;
+    if (!any) return 0;
+    double *tn = ks->relres + ks->k; /* spare scratch: bnorm block has 6k doubles */
+    if ((*st = bsr_kops_residual(o, B, X, R)) || (*st = bsr_kops_norm2(o, R, tn))) return 0;
+    for (int j = 0; j < ks->k; j++) {
+        if (!was_active[j] || ks->active[j]) continue;
+        if (ks->col[j].reason != BSR_CONVERGED_RTOL && ks->col[j].reason != BSR_CONVERGED_ATOL) continue;
+        if (tn[j] <= ks->tol[j] || !(tn[j] == tn[j])) continue;
+        /* the recurrence drifted from the true residual: restart from the true one */
+        if (ks->col[j].restarts >= ks->opt->max_restarts) {
+            ks->col[j].reason = BSR_DIVERGED_STAGNATION;
+            continue;
+        }
+        ks->col[j].restarts++;
+        ks->col[j].reason = BSR_REASON_NONE;
+        ks->active[j] = 1;
+        reopen[j] = 1;
+        n++;
+    }
+    return n;
+}
+
+bsr_status bsr_kops_precond(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+{
+    if (!o->pc || !o->pc->apply) return o->copy(o, Y, X, NULL);
+    return o->pc->apply(o->pc, X, Y);
+}
+
+bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X,
+                             bsr_multivec *R)
+{
+    double one[BSR_KMAX], mone[BSR_KMAX];
+    for (int j = 0; j < o->k; j++) { one[j] = 1; mone[j] = -1; }
+    BSR_TRY(o->matvec(o, X, R));
+    return o->axpby(o, R, one, B, mone, NULL);
+}
+
+bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
+{
+    BSR_TRY(o->dot(o, X, X, out));
+    for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j]));
+    return BSR_OK;
+}

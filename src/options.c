@@ -1,0 +1,218 @@
+/* Solver options: defaults, the "key=value,..." string parser, canonical form. */
+#include "solver_impl.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+void bsr_solver_options_default(bsr_solver_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->method = BSR_BICGSTAB;
+    o->precond = BSR_PC_ILU0;
+    o->tau1 = 1e-2;
+    o->tau2 = 0;
+    o->omega = 1.0;
+    o->rtol = 1e-8;
+    o->atol = 0;
+    o->dtol = 1e8;
+    o->maxit = 1000;
+    o->restart = 30;
+    o->orth = BSR_ORTH_MGS;
+    o->stag = 0;
+    o->max_restarts = 5;
+    o->precision = BSR_DOUBLE;
+    o->precond_precision = BSR_DOUBLE;
+}
+
+static const char *const method_names[] = {"bicgstab", "gmres", "cg"};
+static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
+
+const char *bsr_method_name(bsr_method m)
+{
+    return (unsigned)m < 3 ? method_names[m] : "?";
+}
+
+const char *bsr_pc_name(bsr_pc_kind p)
+{
+    return (unsigned)p < 6 ? pc_names[p] : "?";
+}
+
+/* Index of v in names[0..n), or -1. */
+static int lookup(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i])) return i;
+    return -1;
+}
+
+/* Strict double: the whole value, finite. */
+static int parse_double(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end || errno == ERANGE || !isfinite(d)) return 0;
+    *out = d;
+    return 1;
+}
+
+static int parse_int(const char *v, int *out)
+{
+    char *end;
+    errno = 0;
+    long l = strtol(v, &end, 10);
+    if (end == v || *end || errno == ERANGE || l < -2147483647L || l > 2147483647L) return 0;
+    *out = (int)l;
+    return 1;
+}
+
+static int parse_prec(const char *v, bsr_precision *p)
+{
+    if (!strcmp(v, "double") || !strcmp(v, "fp64")) { *p = BSR_DOUBLE; return 1; }
+    if (!strcmp(v, "float") || !strcmp(v, "single") || !strcmp(v, "fp32")) { *p = BSR_FLOAT; return 1; }
+    return 0;
+}
+
+static const char *const keys[] = {"method", "precond", "tau1", "tau2", "omega", "reorder",
+                                   "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
+                                   "max_restarts", "precision", "precond_precision", "history",
+                                   "progress", NULL};
+
+/* Is s (up to its '=' or end) a known key? */
+static int starts_with_key(const char *s, size_t len)
+{
+    const char *eq = memchr(s, '=', len);
+    size_t kl = eq ? (size_t)(eq - s) : len;
+    for (int i = 0; keys[i]; i++)
+        if (strlen(keys[i]) == kl && !strncmp(s, keys[i], kl)) return 1;
+    return 0;
+}
+
+/* Apply one key=value to o. */
+static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *val)
+{
+    int iv, idx;
+    double dv;
+#define BAD(what) return bsr_error(BSR_ERR_ARG, "solver options: %s=%s: %s", key, val, what)
+    if (!*val) BAD("empty value");
+    if (!strcmp(key, "method")) {
+        if ((idx = lookup(val, method_names, 3)) < 0) BAD("expected bicgstab, gmres or cg");
+        o->method = (bsr_method)idx;
+    } else if (!strcmp(key, "precond")) {
+        if (!strcmp(val, "ilu") || !strcmp(val, "ilu(0)")) idx = BSR_PC_ILU0;
+        else if (!strcmp(val, "bjacobi")) idx = BSR_PC_JACOBI;
+        else if ((idx = lookup(val, pc_names, 6)) < 0)
+            BAD("expected none, jacobi, ssor, ilu0, ilut or ilu2");
+        o->precond = (bsr_pc_kind)idx;
+    } else if (!strcmp(key, "tau1") || !strcmp(key, "tau2")) {
+        if (!parse_double(val, &dv) || dv < 0 || dv >= 1) BAD("expected a number in [0,1)");
+        if (key[3] == '1') o->tau1 = dv; else o->tau2 = dv;
+    } else if (!strcmp(key, "omega")) {
+        if (!parse_double(val, &dv) || dv <= 0 || dv >= 2) BAD("expected 0 < omega < 2");
+        o->omega = dv;
+    } else if (!strcmp(key, "reorder")) {
+        bsr_order_options oo;
+        if (strlen(val) >= sizeof o->reorder) BAD("spec too long");
+        if (bsr_order_parse(val, &oo) != BSR_OK)
+            return bsr_error(BSR_ERR_ARG, "solver options: reorder=%s: %s", val, bsr_last_error());
+        snprintf(o->reorder, sizeof o->reorder, "%s", val);
+    } else if (!strcmp(key, "rtol") || !strcmp(key, "atol")) {
+        if (!parse_double(val, &dv) || dv < 0 || dv >= 1e300) BAD("expected a number >= 0");
+        if (key[0] == 'r') o->rtol = dv; else o->atol = dv;
+    } else if (!strcmp(key, "dtol")) {
+        if (!parse_double(val, &dv) || dv <= 1) BAD("expected a number > 1");
+        o->dtol = dv;
+    } else if (!strcmp(key, "maxit")) {
+        if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");
+        o->maxit = iv;
+    } else if (!strcmp(key, "restart")) {
+        if (!parse_int(val, &iv) || iv < 1 || iv > 1000) BAD("expected an integer 1..1000");
+        o->restart = iv;
+    } else if (!strcmp(key, "orth")) {
+        if (!strcmp(val, "mgs")) o->orth = BSR_ORTH_MGS;
+        else if (!strcmp(val, "cgs2")) o->orth = BSR_ORTH_CGS2;
+        else BAD("expected mgs or cgs2");
+    } else if (!strcmp(key, "stag") || !strcmp(key, "max_restarts") || !strcmp(key, "progress")) {
+        if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");
+        if (key[0] == 's') o->stag = iv;
+        else if (key[0] == 'm') o->max_restarts = iv;
+        else o->progress = iv;
+    } else if (!strcmp(key, "precision") || !strcmp(key, "precond_precision")) {
+        bsr_precision p;
+        if (!parse_prec(val, &p)) BAD("expected double or float");
+        if (key[9] == '\0') o->precision = p; else o->precond_precision = p;
+    } else if (!strcmp(key, "history")) {
+        if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
+        o->history = val[0] == '1';
+    } else {
+        return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
+                         "tau2, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
+                         "max_restarts, precision, precond_precision, history, progress)", key);
+    }
+#undef BAD
+    return BSR_OK;
+}
+
+bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str)
+{
+    BSR_CHECK_ARG(o, "bsr_solver_options_parse: options are NULL");
+    if (!str) return BSR_OK;
+    bsr_solver_options t = *o; /* o is only changed when the whole string is good */
+    const char *p = str;
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        /* one item ends at the next ',' that starts a known key (so reorder=nd:4,seed=3 stays whole) */
+        const char *end = p;
+        for (;;) {
+            const char *c = strchr(end, ',');
+            if (!c) { end = p + strlen(p); break; }
+            const char *nx = c + 1;
+            while (isspace((unsigned char)*nx)) nx++;
+            size_t rest = strcspn(nx, ",");
+            if (!strncmp(p, "reorder=", 8) && *nx && !starts_with_key(nx, rest)) { end = c + 1; continue; }
+            end = c;
+            break;
+        }
+        char item[256];
+        size_t len = (size_t)(end - p);
+        while (len && isspace((unsigned char)p[len - 1])) len--;
+        if (len >= sizeof item) return bsr_error(BSR_ERR_ARG, "solver options: item '%.40s...' too long", p);
+        memcpy(item, p, len);
+        item[len] = 0;
+        char *eq = strchr(item, '=');
+        if (!eq) return bsr_error(BSR_ERR_ARG, "solver options: '%s' is not key=value", item);
+        *eq = 0;
+        char *key = item;
+        while (*key && isspace((unsigned char)*key)) key++;
+        size_t kl = strlen(key);
+        while (kl && isspace((unsigned char)key[kl - 1])) key[--kl] = 0;
+        char *val = eq + 1;
+        while (*val && isspace((unsigned char)*val)) val++;
+        BSR_TRY(apply_kv(&t, key, val));
+        p = *end ? end + 1 : end;
+    }
+    if (t.tau2 > 0 && t.tau2 > t.tau1)
+        return bsr_error(BSR_ERR_ARG, "solver options: tau2=%g must not exceed tau1=%g", t.tau2, t.tau1);
+    *o = t;
+    return BSR_OK;
+}
+
+const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len)
+{
+    char tau[96] = "";
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%g", o->tau1);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%g,tau2=%g", o->tau1,
+                                            o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1);
+    if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%g", o->omega);
+    char gm[48] = "";
+    if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
+                                         o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
+    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
+             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau,
+             o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,
+             o->precision == BSR_DOUBLE ? "double" : "float",
+             o->precond_precision == BSR_DOUBLE ? "double" : "float");
+    return buf;
+}

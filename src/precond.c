@@ -1,0 +1,143 @@
+/* Preconditioner factory, "none", destroy, and helpers shared by the kinds:
+ * dense block inversion and the mixed-precision apply wrapper. */
+#include "precond_impl.h"
+#include <math.h>
+#include <string.h>
+
+/* "none": M = I (the Krylov code copies when apply is NULL). */
+bsr_status bsr_pc_none(bsr_pc **pc)
+{
+    bsr_pc *p = bsr_calloc(1, sizeof *p, "preconditioner");
+    if (!p) return BSR_ERR_NOMEM;
+    p->name = "none";
+    p->symmetric = 1;
+    *pc = p;
+    return BSR_OK;
+}
+
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc)
+{
+    *pc = NULL;
+    switch (o->precond) {
+    case BSR_PC_NONE: return bsr_pc_none(pc);
+    case BSR_PC_JACOBI: return bsr_pc_jacobi(A, o->precond_precision, pc);
+    case BSR_PC_SSOR: return bsr_pc_ssor(A, o->omega, o->precond_precision, pc);
+    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2: return bsr_pc_ilu(A, o, pc);
+    }
+    return bsr_error(BSR_ERR_ARG, "bsr_pc_create: unknown preconditioner %d", (int)o->precond);
+}
+
+void bsr_pc_destroy(bsr_pc *pc)
+{
+    if (!pc) return;
+    if (pc->destroy) pc->destroy(pc);
+    free(pc);
+}
+
+int bsr_block_invert(int b, const double *a, double *inv)
+{
+    double lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+    int piv[BSR_MAX_BLOCK];
+    memcpy(lu, a, sizeof(double) * (size_t)b * b);
+    double amax = 0;
+    for (int e = 0; e < b * b; e++) amax = fmax(amax, fabs(a[e]));
+    for (int c = 0; c < b; c++) {
+        int p = c;
+        for (int r = c + 1; r < b; r++)
+            if (fabs(lu[r * b + c]) > fabs(lu[p * b + c])) p = r;
+        /* a pivot this small relative to the block is numerically zero */
+        if (!(fabs(lu[p * b + c]) > 1e-14 * amax)) return 1;
+        piv[c] = p;
+        if (p != c)
+            for (int q = 0; q < b; q++) { double t = lu[c * b + q]; lu[c * b + q] = lu[p * b + q]; lu[p * b + q] = t; }
+        for (int r = c + 1; r < b; r++) {
+            double l = lu[r * b + c] /= lu[c * b + c];
+            for (int q = c + 1; q < b; q++) lu[r * b + q] -= l * lu[c * b + q];
+        }
+    }
+    /* solve LU inv = P I column by column */
+    for (int col = 0; col < b; col++) {
+        double x[BSR_MAX_BLOCK];
+        for (int r = 0; r < b; r++) x[r] = r == col;
+        for (int c = 0; c < b; c++)
+            if (piv[c] != c) { double t = x[c]; x[c] = x[piv[c]]; x[piv[c]] = t; }
+        for (int r = 0; r < b; r++)
+            for (int q = 0; q < r; q++) x[r] -= lu[r * b + q] * x[q];
+        for (int r = b - 1; r >= 0; r--) {
+            for (int q = r + 1; q < b; q++) x[r] -= lu[r * b + q] * x[q];
+            x[r] /= lu[r * b + r];
+        }
+        for (int r = 0; r < b; r++) inv[r * b + col] = x[r];
+    }
+    for (int e = 0; e < b * b; e++)
+        if (!isfinite(inv[e])) return 1;
+    return 0;
+}
+
+double bsr_val_get(const void *val, bsr_precision p, size_t e)
+{
+    return p == BSR_DOUBLE ? ((const double *)val)[e] : ((const float *)val)[e];
+}
+
+void bsr_val_set(void *val, bsr_precision p, size_t e, double v)
+{
+    if (p == BSR_DOUBLE) ((double *)val)[e] = v;
+    else ((float *)val)[e] = (float)v;
+}
+
+bsr_status bsr_pc_mixed_apply(bsr_pc_mixed *m, bsr_precision store, const bsr_multivec *X,
+                              bsr_multivec *Y, bsr_status (*fn)(void *, const bsr_multivec *, bsr_multivec *),
+                              void *data)
+{
+    if (X->prec == store && Y->prec == store) return fn(data, X, Y);
+    if (!m->X || m->X->k != X->k || m->X->n != X->n) {
+        bsr_multivec_destroy(m->X); bsr_multivec_destroy(m->Y);
+        m->X = m->Y = NULL;
+        BSR_TRY(bsr_multivec_create(&m->X, X->n, X->k, store));
+        BSR_TRY(bsr_multivec_create(&m->Y, X->n, X->k, store));
+    }
+    BSR_TRY(bsr_multivec_copy(m->X, X));
+    BSR_TRY(fn(data, m->X, m->Y));
+    return bsr_multivec_copy(Y, m->Y);
+}
+
+void bsr_pc_mixed_free(bsr_pc_mixed *m)
+{
+    bsr_multivec_destroy(m->X);
+    bsr_multivec_destroy(m->Y);
+    m->X = m->Y = NULL;
+}
+
+bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision prec, bsr_matrix **Dinv)
+{
+    int n = A->nbrows, b = A->b, bb = b * b;
+    if (A->nbrows != A->nbcols)
+        return bsr_error(BSR_ERR_SIZE, "block diagonal: matrix is not square (%d x %d blocks)", A->nbrows, A->nbcols);
+    if (!*Dinv) {
+        BSR_TRY(bsr_matrix_alloc(Dinv, n, n, b, n, prec));
+        for (int i = 0; i <= n; i++) (*Dinv)->rowptr[i] = i;
+        for (int i = 0; i < n; i++) (*Dinv)->colind[i] = i;
+    }
+    bsr_matrix *D = *Dinv;
+    int bad = -1, missing = 0;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        double a[BSR_MAX_BLOCK * BSR_MAX_BLOCK], inv[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+        int p = bsr_matrix_find(A, i, i);
+        int fail = p < 0;
+        if (!fail) {
+            for (int e = 0; e < bb; e++) a[e] = bsr_val_get(A->val, A->prec, (size_t)p * bb + e);
+            fail = bsr_block_invert(b, a, inv);
+        }
+        if (fail) {
+#pragma omp critical(bsr_diag_bad)
+            if (bad < 0 || i < bad) { bad = i; missing = p < 0; }
+            continue;
+        }
+        for (int e = 0; e < bb; e++) bsr_val_set(D->val, prec, (size_t)i * bb + e, scale * inv[e]);
+    }
+    if (bad >= 0)
+        return bsr_error(BSR_ERR_SINGULAR, missing ? "block row %d has no diagonal block"
+                                                   : "diagonal block of block row %d is singular", bad);
+    return BSR_OK;
+}

@@ -1,0 +1,221 @@
+/* The solver object: options, setup (working-precision operator, preconditioner,
+ * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
+#include "solver_impl.h"
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+const char *bsr_reason_string(bsr_reason r)
+{
+    switch (r) {
+    case BSR_REASON_NONE: return "none";
+    case BSR_CONVERGED_RTOL: case BSR_CONVERGED_ATOL: return "converged";
+    case BSR_DIVERGED_MAXIT: return "maxit";
+    case BSR_DIVERGED_DTOL: return "diverged";
+    case BSR_DIVERGED_STAGNATION: return "stagnated";
+    case BSR_DIVERGED_BREAKDOWN: return "breakdown";
+    case BSR_DIVERGED_INDEFINITE: return "indefinite";
+    case BSR_DIVERGED_NAN: return "nan";
+    }
+    return "?";
+}
+
+void bsr_solver_stats_free(bsr_solver_stats *st)
+{
+    if (!st) return;
+    for (int j = 0; st->col && j < st->k; j++) free(st->col[j].history);
+    free(st->col);
+    memset(st, 0, sizeof *st);
+}
+
+bsr_status bsr_solver_create(bsr_solver **out, bsr_context *ctx, const bsr_solver_options *o)
+{
+    BSR_CHECK_ARG(out, "bsr_solver_create: solver pointer is NULL");
+    *out = NULL;
+    bsr_solver *s = bsr_calloc(1, sizeof *s, "solver");
+    if (!s) return BSR_ERR_NOMEM;
+    if (o) s->opt = *o; else bsr_solver_options_default(&s->opt);
+    if (s->opt.method > BSR_CG || s->opt.precond > BSR_PC_ILU2 || !(s->opt.rtol >= 0) ||
+        !(s->opt.atol >= 0) || s->opt.maxit < 0 || s->opt.restart < 1 ||
+        !(s->opt.omega > 0 && s->opt.omega < 2)) {
+        free(s);
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_create: invalid options (method, precond, rtol, atol, "
+                         "maxit, restart or omega out of range)");
+    }
+    s->ctx = ctx;
+    s->device = bsr_solver_ctx_is_device(ctx);
+    *out = s;
+    return BSR_OK;
+}
+
+bsr_status bsr_solver_create_str(bsr_solver **out, bsr_context *ctx, const char *options)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_TRY(bsr_solver_options_parse(&o, options));
+    return bsr_solver_create(out, ctx, &o);
+}
+
+const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s) { return s ? &s->opt : NULL; }
+
+/* Free what setup built. */
+static void teardown(bsr_solver *s)
+{
+    bsr_pc_destroy(s->pc_dev);
+    bsr_pc_destroy(s->pc);
+    bsr_matrix_destroy(s->A_work);
+    s->pc = s->pc_dev = NULL;
+    s->A_work = NULL;
+    s->A_user = NULL;
+}
+
+void bsr_solver_destroy(bsr_solver *s)
+{
+    if (!s) return;
+    teardown(s);
+    free(s);
+}
+
+/* The operator in working precision. */
+static const bsr_matrix *work_matrix(const bsr_solver *s)
+{
+    return s->A_work ? s->A_work : s->A_user;
+}
+
+bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
+    if (A->nbrows != A->nbcols)
+        return bsr_error(BSR_ERR_SIZE, "bsr_solver_setup: matrix is not square (%d x %d blocks)",
+                         A->nbrows, A->nbcols);
+    double t0 = now();
+    teardown(s);
+    s->A_user = A;
+    bsr_status st = BSR_OK;
+    if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
+    if ((st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc))) goto fail;
+    if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
+    s->setup_s = now() - t0;
+    return BSR_OK;
+fail:
+    teardown(s);
+    return st;
+}
+
+bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(s && A, "bsr_solver_refactor: NULL argument");
+    if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_refactor: call bsr_solver_setup first");
+    const bsr_matrix *P = s->A_user;
+    if (A->nbrows != P->nbrows || A->b != P->b || A->nnzb != P->nnzb ||
+        memcmp(A->rowptr, P->rowptr, sizeof(int) * (size_t)(A->nbrows + 1)) ||
+        memcmp(A->colind, P->colind, sizeof(int) * (size_t)A->nnzb))
+        return bsr_error(BSR_ERR_STRUCTURE, "bsr_solver_refactor: the pattern differs from the one given to setup");
+    double t0 = now();
+    s->A_user = A;
+    if (s->A_work) {
+        bsr_matrix_destroy(s->A_work);
+        s->A_work = NULL;
+        BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
+    }
+    if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
+    if (s->device) BSR_TRY(bsr_solver_device_refactor(s));
+    s->setup_s = now() - t0;
+    return BSR_OK;
+}
+
+/* Set the final true residual of every column and choose the return status. */
+static bsr_status finish(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X,
+                         bsr_multivec *R, bsr_col_stats *col)
+{
+    double rn[BSR_KMAX];
+    BSR_TRY(bsr_kops_residual(o, B, X, R));
+    BSR_TRY(bsr_kops_norm2(o, R, rn));
+    int bad = -1, breakdown = 0;
+    for (int j = 0; j < o->k; j++) {
+        col[j].resnorm = rn[j];
+        col[j].relres = col[j].bnorm > 0 ? rn[j] / col[j].bnorm : rn[j];
+        if (col[j].reason != BSR_CONVERGED_RTOL && col[j].reason != BSR_CONVERGED_ATOL) {
+            if (bad < 0) bad = j;
+            breakdown |= col[j].reason == BSR_DIVERGED_BREAKDOWN || col[j].reason == BSR_DIVERGED_INDEFINITE;
+        }
+    }
+    if (bad < 0) return BSR_OK;
+    return bsr_error(breakdown ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV,
+                     "bsr_solver_solve: column %d stopped (%s) after %d iterations at relative residual %.3e",
+                     bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres);
+}
+
+bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
+                            bsr_solver_stats *stats)
+{
+    BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: call bsr_solver_setup first");
+    const bsr_matrix *A = work_matrix(s);
+    int64_t n = (int64_t)A->nbrows * A->b;
+    int k = B->k;
+    if (B->n != n || X->n != n || X->k != k)
+        return bsr_error(BSR_ERR_SIZE, "bsr_solver_solve: A has %lld rows; B is %lld x %d, X %lld x %d",
+                         (long long)n, (long long)B->n, B->k, (long long)X->n, X->k);
+    if (k > BSR_KMAX) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: %d right-hand sides (at most %d)", k, BSR_KMAX);
+    if (s->opt.method == BSR_CG && s->pc->symmetric == 0)
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: CG needs a symmetric preconditioner (none, jacobi, ssor), not %s",
+                         s->pc->name);
+    double t0 = now();
+    bsr_kops o;
+    bsr_status st;
+    if (s->device) st = bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k);
+    else { bsr_kops_cpu(&o, A, s->pc, k); st = BSR_OK; }
+    if (st) return st;
+    bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");
+    if (!col) return BSR_ERR_NOMEM;
+    /* working copies of B and X when precision or residency differ */
+    bsr_multivec *Bw = NULL, *Xw = NULL, *R = NULL;
+    bsr_kstate ks;
+    memset(&ks, 0, sizeof ks);
+    int ownB = 0, ownX = 0;
+    if ((st = bsr_solver_work_vec(s, &o, B, &Bw, &ownB)) || (st = bsr_solver_work_vec(s, &o, X, &Xw, &ownX)) ||
+        (st = o.vnew(&o, &R)))
+        goto done;
+    double bn[BSR_KMAX];
+    if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
+    if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
+    switch (s->opt.method) {
+    case BSR_BICGSTAB: st = bsr_krylov_bicgstab(&o, Bw, Xw, &ks); break;
+    case BSR_GMRES: st = bsr_krylov_gmres(&o, Bw, Xw, &ks); break;
+    case BSR_CG: st = bsr_krylov_cg(&o, Bw, Xw, &ks); break;
+    }
+    if (st) goto done;
+    st = finish(&o, Bw, Xw, R, col);
+    if (ownX) {
+        bsr_status s2 = bsr_solver_work_back(s, &o, Xw, X);
+        if (s2) st = s2;
+    }
+done:
+    bsr_kstate_free(&ks);
+    if (R) o.vfree(&o, R);
+    if (ownB && Bw) o.vfree(&o, Bw);
+    if (ownX && Xw) o.vfree(&o, Xw);
+    if (stats && col) {
+        stats->k = k;
+        stats->col = col;
+        stats->setup_s = s->setup_s;
+        stats->solve_s = now() - t0;
+        stats->pc_nnzb = s->pc->nnzb;
+        stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
+        stats->pivots_regularized = s->pc->pivots_regularized;
+        stats->device = s->device;
+    } else {
+        for (int j = 0; j < k; j++) free(col[j].history);
+        free(col);
+    }
+    return st;
+}

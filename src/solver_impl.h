@@ -1,0 +1,157 @@
+/* Solver module internals: the backend vector-operations table the Krylov
+ * loops are written against, the preconditioner interface, the solver object. */
+#ifndef BSR_SOLVER_IMPL_H
+#define BSR_SOLVER_IMPL_H
+
+#include "internal.h"
+
+/* ---- preconditioner: PETSc-PC-like table of function pointers -------------
+ * apply computes Y = M^{-1} X for all k columns of backend vectors (host
+ * multivecs on the CPU backend, device ones on the CUDA backend) in the
+ * solver's working precision; X and Y do not alias. */
+typedef struct bsr_pc bsr_pc;
+struct bsr_pc {
+    const char *name;
+    void *data;
+    int symmetric;   /* M symmetric when A is (CG needs it) */
+    int64_t nnzb;    /* blocks stored */
+    int pivots_regularized;
+    bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
+    bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
+    void (*destroy)(bsr_pc *pc);
+};
+
+/* Build the preconditioner o->precond for A (working precision) on the CPU. */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc);
+/* Same preconditioner on the device, when one exists: wraps or uploads a CPU
+ * one (cpu stays owned by the caller), or returns BSR_ERR_UNSUPPORTED. */
+bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
+                                bsr_pc *cpu, bsr_pc **pc);
+void bsr_pc_destroy(bsr_pc *pc);
+/* The individual kinds (src/precond_*.c). */
+bsr_status bsr_pc_none(bsr_pc **pc);
+bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
+bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc);
+/* Invert a b x b row-major block in double by LU with partial pivoting:
+ * returns 0, or 1 when the block is singular (inv untouched then). */
+int bsr_block_invert(int b, const double *a, double *inv);
+
+/* ---- backend vector operations -------------------------------------------
+ * Every Krylov method is written once against this table.  Vectors are n x k
+ * multivectors of the backend; per-column coefficient arrays (length k) live
+ * on the host; mask[j] = 0 leaves column j untouched (mask NULL = all).  As in
+ * BLAS, a zero coefficient means its vector is not read (so a NaN there does
+ * not propagate): axpby with a = b = 0 zeroes Y.
+ * Reductions return k doubles to the host: the only per-iteration traffic. */
+#define BSR_KMAX 64 /* most columns one solve takes (stack arrays of coefficients) */
+typedef struct bsr_kops bsr_kops;
+struct bsr_kops {
+    void *be;              /* backend state */
+    int64_t n;
+    int k;
+    bsr_precision prec;
+    const bsr_matrix *A;   /* operator, working precision */
+    bsr_pc *pc;
+    bsr_status (*vnew)(const bsr_kops *o, bsr_multivec **V);                 /* zeroed */
+    void (*vfree)(const bsr_kops *o, bsr_multivec *V);
+    bsr_status (*copy)(const bsr_kops *o, bsr_multivec *Y, const bsr_multivec *X,
+                       const unsigned char *mask);
+    /* Y = a X + b Y */
+    bsr_status (*axpby)(const bsr_kops *o, bsr_multivec *Y, const double *a,
+                        const bsr_multivec *X, const double *b, const unsigned char *mask);
+    /* Y = a X + b Z + c Y */
+    bsr_status (*axpbypcz)(const bsr_kops *o, bsr_multivec *Y, const double *a,
+                           const bsr_multivec *X, const double *b, const bsr_multivec *Z,
+                           const double *c, const unsigned char *mask);
+    /* out[j] = X(:,j).Y(:,j), deterministic, accumulated in double */
+    bsr_status (*dot)(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
+                      double *out);
+    /* Y = A X */
+    bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
+};
+
+/* CPU table for A and pc (o->be unused). */
+void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
+/* CUDA table (src/solver_cuda.c): vectors created on ctx's device; A must be
+ * uploaded already.  BSR_ERR_NODEVICE without CUDA. */
+bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k);
+/* Y = M^{-1} X through o->pc (identity copy when none). */
+bsr_status bsr_kops_precond(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
+/* R = B - A X (all columns; T is scratch for A X). */
+bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X,
+                             bsr_multivec *R);
+/* out[j] = ||X(:,j)||_2. */
+bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out);
+
+/* ---- shared Krylov bookkeeping (krylov_common.c) ------------------------- */
+typedef struct {
+    const bsr_solver_options *opt;
+    int k;
+    double *bnorm, *tol;       /* per column: ||b||, max(rtol*||b||, atol) */
+    double *r0norm, *best;     /* initial and best residual norms */
+    int *best_it;
+    unsigned char *active;     /* column still iterating */
+    bsr_col_stats *col;        /* results, owned by the caller's stats */
+    int it;                    /* iterations done */
+    double *relres;            /* scratch for the monitor */
+    int hist_cap;
+} bsr_kstate;
+
+bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
+                           const double *bnorm, bsr_col_stats *col);
+void bsr_kstate_free(bsr_kstate *ks);
+/* Record residual norms rn[j] of active columns after iteration ks->it, and
+ * decide per column: converged, diverged, stagnated, NaN, maxit.  Columns that
+ * stop get their reason and active = 0.  Returns the number still active. */
+int bsr_kstate_update(bsr_kstate *ks, const double *rn);
+/* Stop column j with reason r (its iteration count = ks->it). */
+void bsr_kstate_stop(bsr_kstate *ks, int j, bsr_reason r);
+/* After a step in which some columns of was_active converged by their
+ * recurrence residual: R = B - A X (all columns), and columns whose true
+ * residual misses their tolerance are reopened (reopen[j] = 1, a restart
+ * counted; after max_restarts they stop as stagnated).  Returns how many were
+ * reopened; R then holds their true residual.  *st: backend errors. */
+int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *was_active,
+                      const bsr_multivec *B, const bsr_multivec *X, bsr_multivec *R,
+                      unsigned char *reopen, bsr_status *st);
+/* Number of active columns. */
+int bsr_kstate_nactive(const bsr_kstate *ks);
+
+/* The methods.  B, X backend vectors (X: initial guess in, solution out); the
+ * stats columns get iterations, reasons, restarts, histories. */
+bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+                               bsr_kstate *ks);
+bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+                            bsr_kstate *ks);
+bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+                         bsr_kstate *ks);
+
+/* ---- the solver object ---------------------------------------------------- */
+struct bsr_solver {
+    bsr_solver_options opt;
+    bsr_context *ctx;
+    int device;                /* iterate on the device */
+    const bsr_matrix *A_user;
+    bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
+    bsr_pc *pc, *pc_dev;       /* CPU preconditioner; device one (NULL on the CPU) */
+    double setup_s;
+};
+
+/* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
+ * return BSR_ERR_NODEVICE in CPU-only builds). */
+int bsr_solver_ctx_is_device(bsr_context *ctx);
+/* Working vector for V: V itself when usable as is (*own = 0), else a copy. */
+bsr_status bsr_solver_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
+                               bsr_multivec **W, int *own);
+/* V = W (copy back to the caller's precision/residency). */
+bsr_status bsr_solver_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
+                                bsr_multivec *V);
+bsr_status bsr_solver_device_setup(bsr_solver *s);
+bsr_status bsr_solver_device_refactor(bsr_solver *s);
+bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
+                                    bsr_multivec **W, int *own);
+bsr_status bsr_solver_cuda_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
+                                     bsr_multivec *V);
+
+#endif
