@@ -44,10 +44,25 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Vertex separator of the connected subgraph (xadj, adj) by METIS. */
+static bsr_status nd_metis(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *part)
+{
+    idx_t sepsize = 0;
+    int rc = METIS_ComputeVertexSeparator(&nv, xadj, adj, NULL, c->options, &sepsize, part);
+    bsr_status s = bsr_metis_status(rc, "METIS_ComputeVertexSeparator", (int)nv);
+    for (idx_t v = 0; !s && v < nv; v++)
+        if (part[v] < 0 || part[v] > 2)
+            s = bsr_error(BSR_ERR_METIS, "METIS_ComputeVertexSeparator: part[%d] = %d", (int)v,
+                          (int)part[v]);
+    return s;
+}
+
 /* Label the nv local vertices of subgraph (xadj, adj) with part 0/1/2
- * (2 = separator).  Disconnected subgraphs are split between components
- * (empty separator, largest components first onto the lighter side);
- * connected ones go to METIS_ComputeVertexSeparator. */
+ * (2 = separator).  A connected subgraph goes to METIS.  A disconnected one
+ * is separated for free (empty separator): its components, largest first,
+ * go onto the lighter side; but when one component holds most vertices,
+ * that component is bisected by METIS first so that both sides stay
+ * balanced and the tree keeps its depth. */
 static bsr_status nd_split(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *part)
 {
     int *comp = bsr_malloc(sizeof(int) * (size_t)nv * 3, "ND components");
@@ -66,30 +81,47 @@ static bsr_status nd_split(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *
         }
         sz[nc++] = t;
     }
+    if (nc == 1) { free(comp); return nd_metis(c, nv, xadj, adj, part); }
+    /* components by decreasing size, ties by id: key = (-size, id) */
+    int64_t *key = bsr_malloc(sizeof(int64_t) * (size_t)nc, "ND component keys");
+    if (!key) { free(comp); return BSR_ERR_NOMEM; }
+    for (int k = 0; k < nc; k++) key[k] = ((int64_t)(nv - sz[k]) << 32) | k;
+    qsort(key, (size_t)nc, sizeof(int64_t), cmp_i64);
+    int big = (int)(key[0] & 0xffffffff), k0 = 0;
+    int64_t w[2] = {0, 0};
     bsr_status s = BSR_OK;
-    if (nc > 1) {
-        /* components by decreasing size, ties by id: key = (-size, id) */
-        int64_t *key = bsr_malloc(sizeof(int64_t) * (size_t)nc, "ND component keys");
-        if (!key) { free(comp); return BSR_ERR_NOMEM; }
-        for (int k = 0; k < nc; k++) key[k] = ((int64_t)(nv - sz[k]) << 32) | k;
-        qsort(key, (size_t)nc, sizeof(int64_t), cmp_i64);
-        int64_t w[2] = {0, 0};
-        for (int k = 0; k < nc; k++) {      /* reuse sz as the component's side */
-            int id = (int)(key[k] & 0xffffffff), side = w[1] < w[0];
-            w[side] += sz[id];
-            sz[id] = side;
+    for (idx_t v = 0; v < nv; v++) part[v] = -1;
+    if (sz[big] >= ND_MIN_SPLIT && 3 * (int64_t)sz[big] > 2 * (int64_t)nv) {
+        /* bisect the dominant component alone (its own local numbering) */
+        int m = sz[big], e = 0;
+        int *lid = queue;   /* local index inside the component */
+        for (idx_t v = 0, k = 0; v < nv; v++) lid[v] = comp[v] == big ? (int)k++ : -1;
+        idx_t *cx = bsr_malloc(sizeof(idx_t) * ((size_t)2 * m + 1 + (size_t)xadj[nv]), "ND component graph");
+        if (!cx) { free(key); free(comp); return BSR_ERR_NOMEM; }
+        idx_t *cp = cx + m + 1, *ca = cp + m;
+        for (idx_t v = 0; v < nv; v++) {
+            if (lid[v] < 0) continue;
+            cx[lid[v]] = e;
+            for (idx_t p = xadj[v]; p < xadj[v + 1]; p++) ca[e++] = lid[adj[p]];
         }
-        free(key);
-        for (idx_t v = 0; v < nv; v++) part[v] = sz[comp[v]];
-    } else {
-        idx_t sepsize = 0;
-        int rc = METIS_ComputeVertexSeparator(&nv, xadj, adj, NULL, c->options, &sepsize, part);
-        s = bsr_metis_status(rc, "METIS_ComputeVertexSeparator", (int)nv);
+        cx[m] = e;
+        s = nd_metis(c, m, cx, ca, cp);
         for (idx_t v = 0; !s && v < nv; v++)
-            if (part[v] < 0 || part[v] > 2)
-                s = bsr_error(BSR_ERR_METIS, "METIS_ComputeVertexSeparator: part[%d] = %d",
-                              (int)v, (int)part[v]);
+            if (lid[v] >= 0) {
+                part[v] = cp[lid[v]];
+                if (part[v] < 2) w[part[v]]++;
+            }
+        free(cx);
+        k0 = 1;
     }
+    for (int k = k0; k < nc; k++) {      /* reuse sz as the component's side */
+        int id = (int)(key[k] & 0xffffffff), side = w[1] < w[0];
+        w[side] += sz[id];
+        sz[id] = side;
+    }
+    for (idx_t v = 0; !s && v < nv; v++)
+        if (part[v] < 0) part[v] = sz[comp[v]];
+    free(key);
     free(comp);
     return s;
 }
