@@ -563,6 +563,21 @@ static void test_real_matrices(void)
     closedir(d);
 }
 
+/* The CLI summary runs every ordering and passes the p-bordered check. */
+static void test_cli(void)
+{
+    const char *cli = getenv("BSR_CLI");
+    if (!cli || !*cli) { printf("\n  [skip] BSR_CLI unset\n"); return; }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:10:2 --info --reorder all > /dev/null", cli);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:10:2 --info --json --reorder nd:3+rcm | "
+             "grep -q '\"pbordered\": true'", cli);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:4:1 --info --reorder nd:zz > /dev/null 2>&1", cli);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -577,6 +592,7 @@ int main(int argc, char **argv)
         {"parse", test_parse},
         {"levels", test_levels},
         {"real_matrices", test_real_matrices},
+        {"cli", test_cli},
         {NULL, NULL}};
     return bsr_test_main("reorder", tests, argc, argv);
 }

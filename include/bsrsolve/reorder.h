@@ -36,6 +36,12 @@ void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind);
  * owns rows [first, last): its subtree's rows, the node's own separator being
  * the last rows [sep_first, last).  A leaf has child[0] = child[1] = -1 and
  * sep_first == first (its whole range is its own). */
+/* (Additions.)  bsr_order's nodes are in depth-first preorder: a node comes
+ * before its children, child[0]'s subtree [first, child[1].first) before
+ * child[1]'s [child[1].first, sep_first).  A separator may be empty
+ * (disconnected parts).  A subgraph too small to split (< 3 rows, or METIS
+ * leaves one side empty) becomes a leaf above level `depth`, so leaves may
+ * sit at different levels and nleaves <= 2^depth. */
 typedef struct {
     int first, sep_first, last;
     int level;      /* root = 0 */
