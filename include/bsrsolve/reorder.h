@@ -29,7 +29,8 @@ typedef struct {
     int nsm;       /* multiprocessor count used by depth auto (0 = 132) */
 } bsr_order_options;
 
-/* Fill o with defaults for kind (depth auto, seed 1). */
+/* Fill o with defaults for kind (depth auto, seed 1, nseps METIS default;
+ * ufactor 30 for ND, for balanced leaves, METIS default otherwise). */
 void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind);
 
 /* Node of the separator tree.  Rows are in the permuted numbering; a node
