@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- chunked line reader ----------------------------------------------- */
 
@@ -32,7 +33,11 @@ static bsr_status rd_open(mm_reader *r, const char *path)
     if (!path) return bsr_error(BSR_ERR_ARG, "Matrix Market: NULL path");
     r->f = fopen(path, "rb");
     if (!r->f) return bsr_error(BSR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* small files get a small buffer; large ones are read MM_CHUNK at a time */
+    struct stat st;
     r->cap = MM_CHUNK;
+    if (!fstat(fileno(r->f), &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size < MM_CHUNK)
+        r->cap = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
     r->buf = bsr_malloc(r->cap + 1, "Matrix Market read buffer");
     if (!r->buf) { fclose(r->f); r->f = NULL; return BSR_ERR_NOMEM; }
     return BSR_OK;
@@ -272,7 +277,7 @@ static void coo_free(mm_coo *T) { free(T->i); free(T->j); free(T->v); memset(T, 
 
 /* Make room for one more entry, growing geometrically up to `max`: the
  * announced count is not trusted for a single up-front allocation. */
-static int coo_grow(mm_coo *T, int64_t max, int pattern)
+static int coo_grow(const mm_reader *r, mm_coo *T, int64_t max, int pattern)
 {
     int64_t cap = T->cap ? 2 * T->cap : ((int64_t)1 << 16);
     if (cap > max) cap = max;
@@ -281,9 +286,12 @@ static int coo_grow(mm_coo *T, int64_t max, int pattern)
     if (ni) T->i = ni;
     int *nj = realloc(T->j, sizeof(int) * (size_t)cap);
     if (nj) T->j = nj;
-    double *nv = pattern ? T->v : realloc(T->v, sizeof(double) * (size_t)cap);
-    if (!pattern && nv) T->v = nv;
-    if (!ni || !nj || !nv) { bsr_error(BSR_ERR_NOMEM, "out of memory for %lld Matrix Market entries", (long long)cap); return 0; }
+    double *nv = pattern ? NULL : realloc(T->v, sizeof(double) * (size_t)cap);
+    if (nv) T->v = nv;
+    if (!ni || !nj || (!pattern && !nv)) {
+        rd_err(r, BSR_ERR_NOMEM, "out of memory for %lld entries", (long long)cap);
+        return 0;
+    }
     T->cap = cap;
     return 1;
 }
@@ -329,7 +337,7 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
                                    (long long)ij[0], (long long)ij[1]);
             continue; /* an explicit zero diagonal is harmless: not stored */
         }
-        if (T->n == T->cap && !coo_grow(T, h->nnz, pattern)) return BSR_ERR_NOMEM;
+        if (T->n == T->cap && !coo_grow(r, T, h->nnz, pattern)) return BSR_ERR_NOMEM;
         T->i[T->n] = (int)ij[0] - 1;
         T->j[T->n] = (int)ij[1] - 1;
         if (!pattern) T->v[T->n] = v;
