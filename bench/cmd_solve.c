@@ -1,47 +1,343 @@
-/* `bsrsolve [FILE | --gen SPEC]`: for now, matrix statistics and a CPU SpMM
- * timing (S1 vs OpenMP); the solver issue turns this into a full solve. */
+/* `bsrsolve [FILE.mtx | --gen SPEC] [options]`: read or generate a system, set
+ * up the solver, solve, and report (one screen, or one JSON object with
+ * --json).  Optional UMFPACK reference and cuSPARSE ILU(0)+BiCGStab comparison
+ * in the same run, error against a known solution, residual-history plot. */
 #include "cli.h"
+#include "internal.h"
+#include "cusparse_ref.h"
+#include "plot.h"
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double umf_setup, umf_solve;
+    double *ref_diff;           /* [k] with --reference */
+    double *err;                /* [k] vs the exact solution, NULL when none */
+    bsr_cusparse_result cus;
+    int have_cus;
+} extras;
+
+/* A CUDA context for --backend cuda (NULL context = CPU). */
+static bsr_status cli_cuda_context(bsr_context **ctx)
+{
+    *ctx = NULL;
+    if (bsr_cuda_device_count() <= 0)
+        return bsr_error(BSR_ERR_NODEVICE, "--backend cuda: no usable CUDA device (or built without CUDA)");
+    return bsr_error(BSR_ERR_NODEVICE, "--backend cuda: the CUDA context is not available yet");
+}
+
+static void cli_cuda_context_free(bsr_context *ctx)
+{
+    (void)ctx;
+}
+
+static void usage_solve(void)
+{
+    fprintf(stderr,
+        "solve options:\n"
+        "  --rhs B.mtx|ones|random:K   right-hand side(s) (default: the generator's, else ones)\n"
+        "  --x0 X0.mtx                 initial guess (default 0)\n"
+        "  --out X.mtx                 write the solution\n"
+        "  --backend cpu|cuda          where to iterate (default cuda when a device is usable)\n"
+        "  --config STRING             solver options, e.g. method=bicgstab,precond=ilu2,tau1=1e-2,\n"
+        "                              reorder=nd:auto,rtol=1e-8,maxit=500 (see bsr_solver_options_parse)\n"
+        "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
+        "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
+        "  --exact X.mtx               known solution to compare with\n"
+        "  --plot history.png          residual histories\n"
+        "  --json                      one JSON object on stdout\n");
+}
+
+/* ||X(:,j) - Y(:,j)|| / ||Y(:,j)|| for each column. */
+static bsr_status rel_diff(const bsr_multivec *X, const bsr_multivec *Y, double *out)
+{
+    int k = bsr_multivec_cols(X);
+    bsr_multivec *D = NULL;
+    double *m1 = malloc(sizeof(double) * (size_t)k * 2);
+    if (!m1) return BSR_ERR_NOMEM;
+    bsr_status s;
+    if (!(s = bsr_multivec_create(&D, bsr_multivec_rows(X), k, BSR_DOUBLE)) && !(s = bsr_multivec_copy(D, X))) {
+        for (int j = 0; j < k; j++) m1[j] = -1;
+        if (!(s = bsr_multivec_axpy(D, m1, Y)) && !(s = bsr_multivec_norm2(D, out)) &&
+            !(s = bsr_multivec_norm2(Y, m1 + k)))
+            for (int j = 0; j < k; j++) out[j] = m1[k + j] > 0 ? out[j] / m1[k + j] : out[j];
+    }
+    bsr_multivec_destroy(D);
+    free(m1);
+    return s;
+}
+
+/* Dense Matrix Market file into an n x k multivector (k = its columns). */
+static bsr_status read_dense(const char *path, int64_t n, bsr_precision prec, int kwant,
+                             bsr_multivec **X)
+{
+    int nr, nc;
+    double *v = NULL;
+    BSR_TRY(bsr_mm_read_dense(path, &nr, &nc, &v));
+    bsr_status s = BSR_OK;
+    if (nr != n || (kwant > 0 && nc != kwant))
+        s = bsr_error(BSR_ERR_SIZE, "%s: %d x %d, expected %lld rows%s", path, nr, nc, (long long)n,
+                      kwant > 0 ? " and the right-hand sides' column count" : "");
+    else if (nc < 1 || nc > 64)
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns (1..64 supported)", path, nc);
+    if (!s && !(s = bsr_multivec_create(X, n, nc, prec)) && (s = bsr_multivec_from_colmajor(*X, v, n))) {
+        bsr_multivec_destroy(*X);
+        *X = NULL;
+    }
+    free(v);
+    return s;
+}
+
+static void json_array_d(const char *key, const double *v, int k, int comma)
+{
+    printf("\"%s\": [", key);
+    for (int j = 0; j < k; j++) {
+        if (v && isfinite(v[j])) printf("%s%.6e", j ? ", " : "", v[j]);
+        else printf("%snull", j ? ", " : "");
+    }
+    printf("]%s\n", comma ? "," : "");
+}
+
+/* Residual history plot: one series per column (at most 16). */
+static void plot_history(const char *path, const bsr_solver_stats *st, const char *title)
+{
+    int ns = st->k < 16 ? st->k : 16;
+    plot_series s[16];
+    double *x[16] = {0};
+    char names[16][32];
+    for (int j = 0; j < ns; j++) {
+        const bsr_col_stats *c = &st->col[j];
+        x[j] = malloc(sizeof(double) * (size_t)(c->hist_len > 0 ? c->hist_len : 1));
+        for (int i = 0; x[j] && i < c->hist_len; i++) x[j][i] = i;
+        snprintf(names[j], sizeof names[j], "rhs %d", j);
+        s[j].name = names[j];
+        s[j].n = x[j] ? c->hist_len : 0;
+        s[j].x = x[j];
+        s[j].y = c->history;
+    }
+    if (plot_png(path, title, "iteration", "||r|| / ||b||", s, ns, 0, 1) == 0)
+        fprintf(stderr, "bsrsolve: residual history written to %s\n", path);
+    for (int j = 0; j < ns; j++) free(x[j]);
+}
+
+static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
+                        const char *backend, const bsr_solver_stats *st, bsr_status s,
+                        const extras *e, int have_ref, int ref_ok)
+{
+    printf("problem     %s\n", P->name);
+    printf("            n = %lld, block %d x %d, %d block rows, %d blocks (%.1f per row)\n",
+           (long long)f->n, f->b, f->b, f->nbrows, f->nnzb, f->mean_row_len);
+    printf("solver      %s  [%s]\n", cfg, backend);
+    printf("precond     %s\n", st->precond_info[0] ? st->precond_info : "-");
+    printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
+           st->pivots_regularized ? ", pivots regularized" : "");
+    printf("time        setup %.3f s, solve %.3f s, total %.3f s\n", st->setup_s, st->solve_s,
+           st->setup_s + st->solve_s);
+    int show = st->k <= 8 ? st->k : 8;
+    printf("rhs  status      iters  restarts  true relres%s%s\n", e->err ? "   error vs exact" : "",
+           have_ref && ref_ok ? "   vs UMFPACK" : "");
+    for (int j = 0; j < show; j++) {
+        const bsr_col_stats *c = &st->col[j];
+        printf("%3d  %-10s %6d  %8d  %11.3e", j, bsr_reason_string(c->reason), c->iterations, c->restarts,
+               c->relres);
+        if (e->err) printf("   %15.3e", e->err[j]);
+        if (have_ref && ref_ok) printf("   %11.3e", e->ref_diff[j]);
+        printf("\n");
+    }
+    if (show < st->k) printf("  ... %d more right-hand sides (use --json for all)\n", st->k - show);
+    if (have_ref) {
+        if (ref_ok)
+            printf("UMFPACK     factor %.3f s, solve %.3f s, total %.3f s  (bsrsolve total %.3f s: %.2fx)\n",
+                   e->umf_setup, e->umf_solve, e->umf_setup + e->umf_solve, st->setup_s + st->solve_s,
+                   (e->umf_setup + e->umf_solve) / (st->setup_s + st->solve_s));
+        else
+            printf("UMFPACK     failed: %s\n", bsr_last_error());
+    }
+    if (e->have_cus) {
+        const bsr_cusparse_result *c = &e->cus;
+        if (c->status == BSR_OK || c->status == BSR_ERR_NOCONV)
+            printf("cuSPARSE    ILU(0)+BiCGStab: setup %.3f s, solve %.3f s, total %.3f s, %d iterations, "
+                   "true relres %.3e (%s)  -> bsrsolve is %.2fx faster\n",
+                   c->setup_s, c->solve_s, c->setup_s + c->solve_s, c->iterations, c->relres,
+                   c->status == BSR_OK ? "converged" : "not converged",
+                   (c->setup_s + c->solve_s) / (st->setup_s + st->solve_s));
+        else
+            printf("cuSPARSE    not run: %s\n", c->message);
+    }
+    if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
+}
+
+static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
+                        const char *backend, const bsr_solver_stats *st, bsr_status s,
+                        const extras *e, int have_ref, int ref_ok)
+{
+    int k = st->k;
+    printf("{\n\"problem\": \"%s\",\n\"n\": %lld,\n\"block\": %d,\n\"block_rows\": %d,\n\"nnzb\": %d,\n",
+           P->name, (long long)f->n, f->b, f->nbrows, f->nnzb);
+    printf("\"config\": \"%s\",\n\"backend\": \"%s\",\n\"k\": %d,\n\"result\": \"%s\",\n", cfg, backend, k,
+           bsr_status_string(s));
+    printf("\"status\": [");
+    for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
+    printf("],\n\"iterations\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
+    printf("],\n\"restarts\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
+    printf("],\n");
+    double rr[64];
+    for (int j = 0; j < k; j++) rr[j] = st->col[j].relres;
+    json_array_d("true_relres", rr, k, 1);
+    json_array_d("error_vs_exact", e->err, k, 1);
+    json_array_d("ref_rel_diff", have_ref && ref_ok ? e->ref_diff : NULL, k, 1);
+    printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"fill\": %.4f,\n\"pc_nnzb\": %lld,\n", st->setup_s,
+           st->solve_s, st->fill, (long long)st->pc_nnzb);
+    if (have_ref && ref_ok)
+        printf("\"umfpack_setup_s\": %.6f,\n\"umfpack_solve_s\": %.6f,\n", e->umf_setup, e->umf_solve);
+    if (e->have_cus) {
+        const bsr_cusparse_result *c = &e->cus;
+        printf("\"cusparse\": {\"status\": \"%s\", \"iterations\": %d, \"true_relres\": %.6e, "
+               "\"setup_s\": %.6f, \"solve_s\": %.6f},\n",
+               c->status == BSR_OK ? "converged" : c->status == BSR_ERR_NOCONV ? "not converged" : "not run",
+               c->iterations, c->relres, c->setup_s, c->solve_s);
+    }
+    printf("\"precond_info\": \"%s\"\n}\n", st->precond_info);
+}
 
 int cmd_solve(int argc, char **argv)
 {
-    static const char *const valued[] = {"--gen", "--block", "--k", NULL};
+    static const char *const valued[] = {"--gen", "--block", "--rhs", "--x0", "--out", "--backend", "--config",
+                                         "--reference", "--compare", "--exact", "--plot", NULL};
     static const char *const known[] = {"--json", "--float", NULL};
-    if (cli_check_options(argc, argv, known, valued)) return 2;
+    if (cli_check_options(argc, argv, known, valued)) { usage_solve(); return 2; }
+    int json = cli_flag(argc, argv, "--json");
+    const char *ref = cli_opt(argc, argv, "--reference"), *cmp = cli_opt(argc, argv, "--compare");
+    const char *backend = cli_opt(argc, argv, "--backend"), *rhs = cli_opt(argc, argv, "--rhs");
+    if (ref && strcmp(ref, "umfpack")) { fprintf(stderr, "bsrsolve: --reference takes umfpack\n"); return 2; }
+    if (cmp && strcmp(cmp, "cusparse")) { fprintf(stderr, "bsrsolve: --compare takes cusparse\n"); return 2; }
+    if (backend && strcmp(backend, "cpu") && strcmp(backend, "cuda")) {
+        fprintf(stderr, "bsrsolve: --backend takes cpu or cuda\n");
+        return 2;
+    }
+
+    bsr_solver_options opt;
+    bsr_solver_options_default(&opt);
+    opt.progress = 100;
+    bsr_status s = bsr_solver_options_parse(&opt, cli_opt(argc, argv, "--config"));
+    if (s) return cli_fail(s);
+    if (cli_opt(argc, argv, "--plot")) opt.history = 1;
+
     bsr_problem P;
-    bsr_status s = cli_load(cli_positional(argc, argv, valued), cli_opt(argc, argv, "--gen"),
-                            cli_opt(argc, argv, "--block"),
-                            cli_flag(argc, argv, "--float") ? BSR_FLOAT : BSR_DOUBLE,
-                            CLI_DEFAULT_PROBLEM, &P, NULL);
+    s = cli_load(cli_positional(argc, argv, valued), cli_opt(argc, argv, "--gen"), cli_opt(argc, argv, "--block"),
+                 cli_flag(argc, argv, "--float") ? BSR_FLOAT : BSR_DOUBLE, CLI_DEFAULT_PROBLEM, &P, NULL);
     if (s) return cli_fail(s);
     bsr_matrix_info f;
     bsr_matrix_get_info(P.A, &f);
-    const char *ks = cli_opt(argc, argv, "--k");
-    int k = ks ? atoi(ks) : 1;
-    if (k < 1 || k > 64) { fprintf(stderr, "bsrsolve: --k must be 1..64\n"); bsr_problem_free(&P); return 2; }
-    bsr_multivec *X = NULL, *Y = NULL;
-    if ((s = bsr_multivec_create(&X, f.n, k, bsr_matrix_precision(P.A))) ||
-        (s = bsr_multivec_create(&Y, f.n, k, bsr_matrix_precision(P.A))) ||
-        (s = bsr_multivec_random(X, 42))) goto fail;
-    double t[2];
-    for (int v = 0; v < 2; v++) {
-        double times[5];
-        for (int r = 0; r < 5; r++) {
-            double t0 = cli_now();
-            if ((s = bsr_spmm_cpu(v ? BSR_SPMM_OMP : BSR_SPMM_S1, 1.0, P.A, X, 0.0, Y))) goto fail;
-            times[r] = cli_now() - t0;
-        }
-        t[v] = cli_median(times, 5);
+    bsr_precision prec = bsr_matrix_precision(P.A);
+    bsr_multivec *B = NULL, *X = NULL, *Xex = NULL, *Xref = NULL;
+    bsr_solver *S = NULL;
+    bsr_context *ctx = NULL;
+    bsr_solver_stats st;
+    memset(&st, 0, sizeof st);
+    extras e;
+    memset(&e, 0, sizeof e);
+    int rc = 1, have_ref = 0, ref_ok = 0;
+
+    /* right-hand sides and the exact solution when known */
+    const bsr_multivec *xex = NULL;
+    if (!rhs && P.rhs) {
+        B = P.rhs;
+        xex = P.xexact;
+    } else if (!rhs || !strcmp(rhs, "ones")) {
+        if ((s = bsr_multivec_create(&B, f.n, 1, prec)) || (s = bsr_multivec_fill(B, 1.0))) goto fail;
+    } else if (!strncmp(rhs, "random:", 7)) {
+        char *end;
+        long k = strtol(rhs + 7, &end, 10);
+        if (*end || k < 1 || k > 64) { fprintf(stderr, "bsrsolve: --rhs random:K needs K in 1..64\n"); rc = 2; goto out; }
+        if ((s = bsr_multivec_create(&B, f.n, (int)k, prec)) || (s = bsr_multivec_random(B, 12345))) goto fail;
+    } else if ((s = read_dense(rhs, f.n, prec, 0, &B))) {
+        goto fail;
     }
-    double bytes = (double)f.nnzb * (f.b * f.b * bsr_precision_size(bsr_matrix_precision(P.A)) + sizeof(int)) +
-                   2.0 * f.n * k * bsr_precision_size(bsr_matrix_precision(P.A));
-    printf("problem   %s: n = %lld, b = %d, block rows %d, nnzb %d, fill ratio %.3f\n", P.name,
-           (long long)f.n, f.b, f.nbrows, f.nnzb, f.fill_ratio);
-    printf("SpMM k=%d  S1 %.3f ms (%.2f GB/s)   OpenMP %.3f ms (%.2f GB/s, %.2fx S1)\n", k,
-           1e3 * t[0], bytes / t[0] * 1e-9, 1e3 * t[1], bytes / t[1] * 1e-9, t[0] / t[1]);
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_problem_free(&P);
-    return 0;
+    int k = bsr_multivec_cols(B);
+    const char *exf = cli_opt(argc, argv, "--exact");
+    if (exf) {
+        if ((s = read_dense(exf, f.n, BSR_DOUBLE, k, &Xex))) goto fail;
+        xex = Xex;
+    }
+    if (xex && bsr_multivec_cols(xex) != k) xex = NULL;
+    const char *x0 = cli_opt(argc, argv, "--x0");
+    if (x0) {
+        if ((s = read_dense(x0, f.n, prec, k, &X))) goto fail;
+    } else if ((s = bsr_multivec_create(&X, f.n, k, prec))) {
+        goto fail;
+    }
+
+    /* backend */
+    int want_cuda = backend ? !strcmp(backend, "cuda") : bsr_cuda_device_count() > 0;
+    if (want_cuda && (s = cli_cuda_context(&ctx))) goto fail;
+    const char *bname = want_cuda ? "cuda" : "cpu";
+
+    if ((s = bsr_solver_create(&S, ctx, &opt))) goto fail;
+    if (!json)
+        printf("bsrsolve: %s, n = %lld, b = %d, %d right-hand side%s; setting up...\n", P.name, (long long)f.n,
+               f.b, k, k > 1 ? "s" : "");
+    fflush(stdout);
+    if ((s = bsr_solver_setup(S, P.A))) goto fail;
+    bsr_status ss = bsr_solver_solve(S, B, X, &st);
+    if (ss != BSR_OK && ss != BSR_ERR_NOCONV && ss != BSR_ERR_BREAKDOWN) { s = ss; goto fail; }
+    char errbuf[1024];
+    snprintf(errbuf, sizeof errbuf, "%s", bsr_last_error());
+
+    if (xex) {
+        e.err = malloc(sizeof(double) * (size_t)k);
+        if (!e.err || (s = rel_diff(X, xex, e.err))) goto fail;
+    }
+    if (ref) {
+        have_ref = 1;
+        double t[2];
+        e.ref_diff = malloc(sizeof(double) * (size_t)k);
+        if (e.ref_diff && !bsr_multivec_create(&Xref, f.n, k, BSR_DOUBLE) &&
+            bsr_umfpack_solve(P.A, B, Xref, t) == BSR_OK && rel_diff(X, Xref, e.ref_diff) == BSR_OK) {
+            ref_ok = 1;
+            e.umf_setup = t[0];
+            e.umf_solve = t[1];
+        } else if (!json) {
+            fprintf(stderr, "bsrsolve: UMFPACK reference failed: %s\n", bsr_last_error());
+        }
+    }
+    if (cmp) {
+        e.have_cus = 1;
+        bsr_cusparse_run(P.A, B, opt.rtol, opt.maxit, &e.cus);
+    }
+    char cfg[512];
+    bsr_solver_options_string(&opt, cfg, sizeof cfg);
+    if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
+    if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok);
+    else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok);
+    const char *outf = cli_opt(argc, argv, "--out");
+    if (outf) {
+        double *v = malloc(sizeof(double) * (size_t)f.n * k);
+        if (!v || (s = bsr_multivec_to_colmajor(X, v, f.n)) || (s = bsr_mm_write_dense(outf, (int)f.n, k, v))) {
+            free(v);
+            if (!v) s = BSR_ERR_NOMEM;
+            goto fail;
+        }
+        free(v);
+    }
+    if (cli_opt(argc, argv, "--plot")) plot_history(cli_opt(argc, argv, "--plot"), &st, P.name);
+    rc = ss == BSR_OK ? 0 : 3;
+    goto out;
 fail:
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_problem_free(&P);
-    return cli_fail(s);
+    rc = cli_fail(s);
+out:
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(S);
+    cli_cuda_context_free(ctx);
+    if (B != P.rhs) bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Xex);
+    bsr_multivec_destroy(Xref);
+    free(e.err);
+    free(e.ref_diff);
+    bsr_problem_free(&P);
+    return rc;
 }

@@ -213,6 +213,8 @@ done:
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
         stats->pivots_regularized = s->pc->pivots_regularized;
         stats->device = s->device;
+        snprintf(stats->precond_info, sizeof stats->precond_info, "%.16s%s%.200s", s->pc->name,
+                 s->pc->info[0] ? ": " : "", s->pc->info);
     } else {
         for (int j = 0; j < k; j++) free(col[j].history);
         free(col);

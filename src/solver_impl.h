@@ -16,6 +16,7 @@ struct bsr_pc {
     int symmetric;   /* M symmetric when A is (CG needs it) */
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
+    char info[256];  /* ordering / levels / factor statistics, for reports */
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);

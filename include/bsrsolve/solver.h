@@ -116,6 +116,7 @@ typedef struct {
     int64_t pc_nnzb;     /* preconditioner blocks stored */
     int pivots_regularized;
     int device;          /* 1 when the iteration ran on the device */
+    char precond_info[256]; /* ordering, levels, factor statistics in words */
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 

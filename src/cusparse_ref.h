@@ -1,0 +1,23 @@
+/* The cuSPARSE comparison pipeline (kernels/cusparse_pipeline.cu): bsrilu02
+ * ILU(0) + bsrsv2 triangular solves + right-preconditioned BiCGStab with
+ * cuBLAS vector operations, on the device, one right-hand side at a time. */
+#ifndef BSR_CUSPARSE_REF_H
+#define BSR_CUSPARSE_REF_H
+
+#include "bsrsolve.h"
+
+typedef struct {
+    bsr_status status;  /* BSR_OK converged, BSR_ERR_NOCONV, or why it did not run */
+    char message[256];
+    int iterations;     /* summed over the right-hand sides */
+    double relres;      /* worst true ||b - A x|| / ||b|| (recomputed on the device) */
+    double setup_s;     /* upload + bsrilu02 analysis + factor + bsrsv2 analyses */
+    double solve_s;     /* all right-hand sides */
+} bsr_cusparse_result;
+
+/* Solve A X = B (X0 = 0) with the cuSPARSE pipeline in double; fills res
+ * (res->status BSR_ERR_NODEVICE with a message without CUDA or a device). */
+bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *B, double rtol, int maxit,
+                            bsr_cusparse_result *res);
+
+#endif
