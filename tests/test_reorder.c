@@ -579,6 +579,49 @@ static void test_levels_range(void)
     bsr_ordering_free(o);
 }
 
+static int bandwidth(const bsr_matrix *A)
+{
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    int bw = 0;
+    for (int i = 0; i < bsr_matrix_nbrows(A); i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++) bw = abs(ci[p] - i) > bw ? abs(ci[p] - i) : bw;
+    return bw;
+}
+
+/* RCM recovers a narrow band from a randomly shuffled grid (each component). */
+static void test_rcm_band(void)
+{
+    int gx = 30, gy = 20, n = gx * gy;
+    bsr_matrix *G = grid2d(gx, gy, 1, 0), *S, *R;
+    bsr_ordering *sh;
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
+    uint64_t st = 12345;
+    for (int i = n - 1; i > 0; i--) {   /* Fisher-Yates with a fixed LCG */
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
+        sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+    BSR_ASSERT_OK(bsr_permute(G, sh, &S));
+    CU_ASSERT(bandwidth(S) > 200);
+    bsr_ordering *o = roundtrip(S, "rcm");
+    BSR_ASSERT_OK(bsr_permute(S, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_ordering_free(o);
+    /* the grid with holes has isolated rows: still a bijection, still banded */
+    bsr_matrix *H = grid2d(gx, gy, 1, 1);
+    o = roundtrip(H, "rcm");
+    BSR_ASSERT_OK(bsr_permute(H, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_matrix_destroy(H);
+    bsr_ordering_free(o);
+    bsr_ordering_free(sh);
+    bsr_matrix_destroy(S);
+    bsr_matrix_destroy(G);
+}
+
 static void test_real_matrices(void)
 {
     const char *dir = bsr_test_real_dir();
@@ -638,6 +681,7 @@ int main(int argc, char **argv)
         {"parse", test_parse},
         {"levels", test_levels},
         {"levels_range", test_levels_range},
+        {"rcm_band", test_rcm_band},
         {"real_matrices", test_real_matrices},
         {"cli", test_cli},
         {NULL, NULL}};
