@@ -5,11 +5,20 @@
 bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lvp)
 {
     BSR_CHECK_ARG(A && lvp, "bsr_levels_build: NULL argument");
+    return bsr_levels_build_range(A, upper, 0, A->nbrows, lvp);
+}
+
+bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int last,
+                                  bsr_levels **lvp)
+{
+    BSR_CHECK_ARG(A && lvp, "bsr_levels_build_range: NULL argument");
     *lvp = NULL;
     if (A->nbrows != A->nbcols)
         return bsr_error(BSR_ERR_SIZE, "bsr_levels_build: matrix is %d x %d block rows, not square",
                          A->nbrows, A->nbcols);
-    int n = A->nbrows;
+    BSR_CHECK_ARG(first >= 0 && first <= last && last <= A->nbrows,
+                  "bsr_levels_build_range: rows [%d,%d) not within 0..%d", first, last, A->nbrows);
+    int n = last - first;
     bsr_levels *lv = bsr_calloc(1, sizeof *lv, "levels");
     if (!lv) return BSR_ERR_NOMEM;
     lv->n = n;
@@ -19,13 +28,15 @@ bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lvp)
     /* level(i) = 1 + max level of its dependencies; sweep in dependency order.
      * Rows are sorted, so the lower part of row i is a prefix, the upper a suffix. */
     int nl = 0;
+    int *lof = lv->level_of;   /* lof[row - first] */
     for (int t = 0; t < n; t++) {
-        int i = upper ? n - 1 - t : t, l = 0;
+        int i = upper ? last - 1 - t : first + t, l = 0;
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             int j = A->colind[p];
-            if ((upper ? j > i : j < i) && lv->level_of[j] + 1 > l) l = lv->level_of[j] + 1;
+            if (j < first || j >= last) continue;   /* outside the range: already solved */
+            if ((upper ? j > i : j < i) && lof[j - first] + 1 > l) l = lof[j - first] + 1;
         }
-        lv->level_of[i] = l;
+        lof[i - first] = l;
         if (l + 1 > nl) nl = l + 1;
     }
     lv->nlevels = nl;
@@ -41,7 +52,7 @@ bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lvp)
     int *pos = bsr_malloc(sizeof(int) * ((size_t)nl + 1), "levels positions");
     if (!pos) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
     memcpy(pos, lv->level_ptr, sizeof(int) * (size_t)nl);
-    for (int i = 0; i < n; i++) lv->rows[pos[lv->level_of[i]]++] = i;
+    for (int i = 0; i < n; i++) lv->rows[pos[lv->level_of[i]]++] = first + i;
     free(pos);
     lv->mean_width = nl ? (double)n / nl : 0.0;
     *lvp = lv;

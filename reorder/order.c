@@ -140,6 +140,8 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
 {
     BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
     *ord = NULL;
+    BSR_CHECK_ARG(opt->kind != BSR_ORDER_LEVELS,
+                  "bsr_order: level-ordered renumbering comes from bsr_order_levels");
     BSR_CHECK_ARG(opt->kind >= BSR_ORDER_NATURAL && opt->kind <= BSR_ORDER_AMD,
                   "bsr_order: unknown ordering kind %d", (int)opt->kind);
     BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,

@@ -533,6 +533,95 @@ static void test_levels(void)
     }
 }
 
+/* Per-leaf level schedules of an ND-permuted grid: dependencies inside the
+ * leaf come from earlier levels, rows outside are ignored. */
+static void test_levels_range(void)
+{
+    bsr_matrix *A = grid2d(40, 30, 1, 0), *B;
+    bsr_ordering *o = roundtrip(A, "nd:3");
+    BSR_ASSERT_OK(bsr_permute(A, o, &B));
+    const int *rp = bsr_matrix_rowptr(B), *ci = bsr_matrix_colind(B);
+    int leaves = 0, bad = 0;
+    for (int k = 0; k < o->nnodes; k++) {
+        const bsr_tree_node *t = &o->nodes[k];
+        if (t->child[0] >= 0) continue;
+        for (int up = 0; up < 2; up++) {
+            bsr_levels *lv;
+            BSR_ASSERT_OK(bsr_levels_build_range(B, up, t->first, t->last, &lv));
+            CU_ASSERT_EQUAL(lv->n, t->last - t->first);
+            CU_ASSERT_EQUAL(lv->level_ptr[lv->nlevels], lv->n);
+            for (int q = 0; q < lv->n; q++) {
+                int i = lv->rows[q], l = lv->level_of[i - t->first];
+                if (i < t->first || i >= t->last) { bad++; continue; }
+                for (int p = rp[i]; p < rp[i + 1]; p++) {
+                    int j = ci[p];
+                    if (j >= t->first && j < t->last && (up ? j > i : j < i) &&
+                        lv->level_of[j - t->first] >= l) bad++;
+                }
+            }
+            bsr_levels_free(lv);
+        }
+        leaves++;
+    }
+    CU_ASSERT_EQUAL(leaves, 8);
+    CU_ASSERT_EQUAL(bad, 0);
+    /* the whole range is bsr_levels_build */
+    bsr_levels *a, *b;
+    BSR_ASSERT_OK(bsr_levels_build(B, 0, &a));
+    BSR_ASSERT_OK(bsr_levels_build_range(B, 0, 0, o->n, &b));
+    CU_ASSERT(a->nlevels == b->nlevels && !memcmp(a->rows, b->rows, sizeof(int) * (size_t)o->n));
+    bsr_levels_free(a);
+    bsr_levels_free(b);
+    CU_ASSERT_EQUAL(bsr_levels_build_range(B, 0, 5, 2, &a), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_levels_build_range(B, 0, 0, o->n + 1, &a), BSR_ERR_ARG);
+    bsr_matrix_destroy(A);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+}
+
+static int bandwidth(const bsr_matrix *A)
+{
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    int bw = 0;
+    for (int i = 0; i < bsr_matrix_nbrows(A); i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++) bw = abs(ci[p] - i) > bw ? abs(ci[p] - i) : bw;
+    return bw;
+}
+
+/* RCM recovers a narrow band from a randomly shuffled grid (each component). */
+static void test_rcm_band(void)
+{
+    int gx = 30, gy = 20, n = gx * gy;
+    bsr_matrix *G = grid2d(gx, gy, 1, 0), *S, *R;
+    bsr_ordering *sh;
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
+    uint64_t st = 12345;
+    for (int i = n - 1; i > 0; i--) {   /* Fisher-Yates with a fixed LCG */
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
+        sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+    BSR_ASSERT_OK(bsr_permute(G, sh, &S));
+    CU_ASSERT(bandwidth(S) > 200);
+    bsr_ordering *o = roundtrip(S, "rcm");
+    BSR_ASSERT_OK(bsr_permute(S, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_ordering_free(o);
+    /* the grid with holes has isolated rows: still a bijection, still banded */
+    bsr_matrix *H = grid2d(gx, gy, 1, 1);
+    o = roundtrip(H, "rcm");
+    BSR_ASSERT_OK(bsr_permute(H, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_matrix_destroy(H);
+    bsr_ordering_free(o);
+    bsr_ordering_free(sh);
+    bsr_matrix_destroy(S);
+    bsr_matrix_destroy(G);
+}
+
 static void test_real_matrices(void)
 {
     const char *dir = bsr_test_real_dir();
@@ -591,6 +680,8 @@ int main(int argc, char **argv)
         {"metis_failure", test_metis_failure},
         {"parse", test_parse},
         {"levels", test_levels},
+        {"levels_range", test_levels_range},
+        {"rcm_band", test_rcm_band},
         {"real_matrices", test_real_matrices},
         {"cli", test_cli},
         {NULL, NULL}};

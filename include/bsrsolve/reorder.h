@@ -121,6 +121,12 @@ typedef struct {
 /* Levels of the strictly lower (upper = 0) or strictly upper (upper = 1) triangle of A. */
 bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lv);
 void bsr_levels_free(bsr_levels *lv);
+/* (Addition.)  Levels of the rows [first, last) only, e.g. one leaf of the
+ * separator tree: dependencies outside the range are taken as already
+ * solved.  lv->n = last - first; rows[] holds absolute row numbers;
+ * level_of[i - first] is the level of row i. */
+bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int last,
+                                  bsr_levels **lv);
 /* Level-ordered renumbering (the "diagonal transformation"): an ordering
  * (kind BSR_ORDER_LEVELS, no tree) with perm = the rows of A's lower
  * (upper = 0) or upper (upper = 1) triangle level by level, ascending row
