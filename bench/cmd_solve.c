@@ -18,18 +18,13 @@ typedef struct {
     int have_cus;
 } extras;
 
-/* A CUDA context for --backend cuda (NULL context = CPU). */
+/* A CUDA context on device 0 for --backend cuda. */
 static bsr_status cli_cuda_context(bsr_context **ctx)
 {
     *ctx = NULL;
-    if (bsr_cuda_device_count() <= 0)
+    if (bsr_device_count() <= 0)
         return bsr_error(BSR_ERR_NODEVICE, "--backend cuda: no usable CUDA device (or built without CUDA)");
-    return bsr_error(BSR_ERR_NODEVICE, "--backend cuda: the CUDA context is not available yet");
-}
-
-static void cli_cuda_context_free(bsr_context *ctx)
-{
-    (void)ctx;
+    return bsr_context_create(ctx, BSR_BACKEND_CUDA, 0, NULL);
 }
 
 static void usage_solve(void)
@@ -272,7 +267,7 @@ int cmd_solve(int argc, char **argv)
     }
 
     /* backend */
-    int want_cuda = backend ? !strcmp(backend, "cuda") : bsr_cuda_device_count() > 0;
+    int want_cuda = backend ? !strcmp(backend, "cuda") : bsr_device_count() > 0;
     if (want_cuda && (s = cli_cuda_context(&ctx))) goto fail;
     const char *bname = want_cuda ? "cuda" : "cpu";
 
@@ -331,7 +326,6 @@ fail:
 out:
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(S);
-    cli_cuda_context_free(ctx);
     if (B != P.rhs) bsr_multivec_destroy(B);
     bsr_multivec_destroy(X);
     bsr_multivec_destroy(Xex);
@@ -339,5 +333,6 @@ out:
     free(e.err);
     free(e.ref_diff);
     bsr_problem_free(&P);
+    bsr_context_destroy(ctx); /* after the objects living on it */
     return rc;
 }

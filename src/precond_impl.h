@@ -25,4 +25,9 @@ bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision pre
 /* The block-diagonal inverse held by a Jacobi preconditioner (NULL for other kinds). */
 const bsr_matrix *bsr_pc_jacobi_matrix(const bsr_pc *pc);
 
+/* Device version of an ILU preconditioner (precond_ilu.c): uploads the
+ * factors of cpu into pc (whose name/info are set already). */
+bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
+                             bsr_pc *cpu, bsr_pc *pc);
+
 #endif

@@ -1,44 +1,225 @@
-/* CUDA backend of the solver: device-resident operator, preconditioner and
- * Krylov vectors through the context API (bsr_ctx_*).  Everything stays on the
- * device; only the k-vectors of coefficients go down and the k-vectors of
- * inner products come back per operation.  (Filled in on top of the context
- * backend; until then the device path reports BSR_ERR_NODEVICE.) */
-#include "solver_impl.h"
+/* CUDA backend of the solver, written in C on top of the context API
+ * (bsr_ctx_*): the operator, the preconditioner and every Krylov vector are
+ * device-resident; per operation only the k coefficients go down and the k
+ * inner products come back.  In a CPU-only build the context calls report
+ * BSR_ERR_NODEVICE, so this file compiles everywhere. */
+#include "precond_impl.h"
+#include <string.h>
 
 int bsr_solver_ctx_is_device(bsr_context *ctx)
 {
-    (void)ctx;
-    return 0;
+    return ctx && bsr_context_backend(ctx) == BSR_BACKEND_CUDA;
+}
+
+/* Active mask (1 = update) to the context API's done array (1 = frozen). */
+static const int *done_of(const bsr_kops *o, const unsigned char *mask, int *done)
+{
+    if (!mask) return NULL;
+    for (int j = 0; j < o->k; j++) done[j] = !mask[j];
+    return done;
+}
+
+static bsr_status dev_vnew(const bsr_kops *o, bsr_multivec **V)
+{
+    bsr_context *ctx = o->be;
+    BSR_TRY(bsr_multivec_create_device(ctx, V, o->n, o->k, o->prec));
+    bsr_status s = bsr_ctx_fill(ctx, *V, 0.0);
+    if (s) { bsr_multivec_destroy(*V); *V = NULL; }
+    return s;
+}
+
+static void dev_vfree(const bsr_kops *o, bsr_multivec *V)
+{
+    (void)o;
+    bsr_multivec_destroy(V);
+}
+
+static bsr_status dev_copy(const bsr_kops *o, bsr_multivec *Y, const bsr_multivec *X,
+                           const unsigned char *mask)
+{
+    if (!mask) return bsr_ctx_copy(o->be, Y, X);
+    double one[BSR_KMAX], zero[BSR_KMAX];
+    int done[BSR_KMAX];
+    for (int j = 0; j < o->k; j++) { one[j] = 1; zero[j] = 0; }
+    return bsr_ctx_axpby(o->be, one, X, zero, Y, done_of(o, mask, done));
+}
+
+static bsr_status dev_axpby(const bsr_kops *o, bsr_multivec *Y, const double *a,
+                            const bsr_multivec *X, const double *b, const unsigned char *mask)
+{
+    int done[BSR_KMAX];
+    return bsr_ctx_axpby(o->be, a, X, b, Y, done_of(o, mask, done));
+}
+
+static bsr_status dev_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double *a,
+                               const bsr_multivec *X, const double *b, const bsr_multivec *Z,
+                               const double *c, const unsigned char *mask)
+{
+    int done[BSR_KMAX];
+    return bsr_ctx_axpbypcz(o->be, a, X, b, Z, c, Y, done_of(o, mask, done));
+}
+
+static bsr_status dev_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
+                          double *out)
+{
+    return bsr_ctx_dot(o->be, X, Y, out);
+}
+
+static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return bsr_ctx_spmm(o->be, BSR_KERNEL_AUTO, 1.0, o->A, X, 0.0, Y);
 }
 
 bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k)
 {
-    (void)o; (void)ctx; (void)A; (void)pc; (void)k;
-    return bsr_error(BSR_ERR_NODEVICE, "solver: CUDA backend not available");
+    memset(o, 0, sizeof *o);
+    if (!bsr_solver_ctx_is_device(ctx))
+        return bsr_error(BSR_ERR_NODEVICE, "solver: the context is not a CUDA context");
+    o->be = ctx;
+    o->n = (int64_t)A->nbrows * A->b;
+    o->k = k;
+    o->prec = A->prec;
+    o->A = A;
+    o->pc = pc;
+    o->vnew = dev_vnew;
+    o->vfree = dev_vfree;
+    o->copy = dev_copy;
+    o->axpby = dev_axpby;
+    o->axpbypcz = dev_axpbypcz;
+    o->dot = dev_dot;
+    o->matvec = dev_matvec;
+    return BSR_OK;
 }
 
+/* ---- device preconditioners ---------------------------------------------- */
+typedef struct {
+    bsr_context *ctx;
+    bsr_matrix *Dinv;   /* Jacobi: block-diagonal inverse in the working precision */
+    const bsr_pc *cpu;  /* the host preconditioner it mirrors */
+} dev_jacobi;
+
+static bsr_status dev_jacobi_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    dev_jacobi *J = pc->data;
+    return bsr_ctx_spmm(J->ctx, BSR_KERNEL_AUTO, 1.0, J->Dinv, X, 0.0, Y);
+}
+
+/* Copy (or convert) the host Jacobi inverse into J->Dinv and upload it. */
+static bsr_status dev_jacobi_load(dev_jacobi *J, bsr_precision prec)
+{
+    const bsr_matrix *D = bsr_pc_jacobi_matrix(J->cpu);
+    if (!D) return bsr_error(BSR_ERR_INTERNAL, "device Jacobi: host preconditioner is not Jacobi");
+    if (!J->Dinv) {
+        BSR_TRY(bsr_matrix_copy(D, prec, &J->Dinv));
+    } else {
+        size_t nv = (size_t)D->nnzb * D->b * D->b;
+        for (size_t e = 0; e < nv; e++) bsr_val_set(J->Dinv->val, prec, e, bsr_val_get(D->val, D->prec, e));
+        J->Dinv->dev_stale = 1;
+    }
+    return bsr_matrix_upload(J->ctx, J->Dinv);
+}
+
+static bsr_status dev_jacobi_refactor(bsr_pc *pc, const bsr_matrix *A)
+{
+    (void)A; /* the host preconditioner was refactored first */
+    dev_jacobi *J = pc->data;
+    return dev_jacobi_load(J, J->Dinv->prec);
+}
+
+static void dev_jacobi_destroy(bsr_pc *pc)
+{
+    dev_jacobi *J = pc->data;
+    if (!J) return;
+    bsr_matrix_destroy(J->Dinv);
+    free(J);
+}
+
+bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
+                                bsr_pc *cpu, bsr_pc **out)
+{
+    *out = NULL;
+    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "device preconditioner");
+    if (!pc) return BSR_ERR_NOMEM;
+    pc->name = cpu->name;
+    pc->symmetric = cpu->symmetric;
+    pc->nnzb = cpu->nnzb;
+    pc->pivots_regularized = cpu->pivots_regularized;
+    memcpy(pc->info, cpu->info, sizeof pc->info);
+    bsr_status s = BSR_OK;
+    switch (o->precond) {
+    case BSR_PC_NONE:
+        break; /* apply NULL: the Krylov code copies on the device */
+    case BSR_PC_JACOBI: {
+        dev_jacobi *J = bsr_calloc(1, sizeof *J, "device Jacobi");
+        if (!J) { s = BSR_ERR_NOMEM; break; }
+        J->ctx = ctx;
+        J->cpu = cpu;
+        pc->data = J;
+        pc->apply = dev_jacobi_apply;
+        pc->refactor = dev_jacobi_refactor;
+        pc->destroy = dev_jacobi_destroy;
+        s = dev_jacobi_load(J, A->prec); /* SpMM needs the vectors' precision */
+        break;
+    }
+    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2:
+        s = bsr_pc_ilu_device(ctx, A, o, cpu, pc);
+        break;
+    case BSR_PC_SSOR:
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "precond=ssor has no device version yet (use jacobi or an ILU "
+                      "on the CUDA backend, or --backend cpu)");
+        break;
+    }
+    if (s) { bsr_pc_destroy(pc); return s; }
+    *out = pc;
+    return BSR_OK;
+}
+
+/* ---- the solver's device setup and vectors -------------------------------- */
 bsr_status bsr_solver_device_setup(bsr_solver *s)
 {
-    (void)s;
-    return bsr_error(BSR_ERR_NODEVICE, "solver: CUDA backend not available");
+    bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user; /* gains a device mirror */
+    BSR_TRY(bsr_matrix_upload(s->ctx, A));
+    return bsr_pc_create_device(s->ctx, A, &s->opt, s->pc, &s->pc_dev);
 }
 
 bsr_status bsr_solver_device_refactor(bsr_solver *s)
 {
-    (void)s;
-    return bsr_error(BSR_ERR_NODEVICE, "solver: CUDA backend not available");
+    bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user;
+    BSR_TRY(bsr_matrix_upload(s->ctx, A));
+    if (s->pc_dev && s->pc_dev->refactor) BSR_TRY(s->pc_dev->refactor(s->pc_dev, A));
+    return BSR_OK;
 }
 
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
                                     bsr_multivec **W, int *own)
 {
-    (void)s; (void)o; (void)V; (void)W; (void)own;
-    return bsr_error(BSR_ERR_NODEVICE, "solver: CUDA backend not available");
+    *own = 0;
+    if (bsr_multivec_on_device(V) && bsr_cuda_multivec_context(V) == s->ctx && V->prec == o->prec) {
+        *W = (bsr_multivec *)V; /* device-resident already: used in place */
+        return BSR_OK;
+    }
+    if (bsr_multivec_on_device(V)) { /* another context or precision: convert on the device */
+        BSR_TRY(o->vnew(o, W));
+        *own = 1;
+        bsr_status st = bsr_ctx_copy(s->ctx, *W, V);
+        if (st) { o->vfree(o, *W); *W = NULL; *own = 0; }
+        return st;
+    }
+    /* host: a converted host copy, uploaded (it then lives on the device) */
+    BSR_TRY(bsr_multivec_create(W, V->n, V->k, o->prec));
+    *own = 1;
+    bsr_status st = bsr_multivec_copy(*W, V);
+    if (!st) st = bsr_multivec_upload(s->ctx, *W);
+    if (st) { o->vfree(o, *W); *W = NULL; *own = 0; }
+    return st;
 }
 
 bsr_status bsr_solver_cuda_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
                                      bsr_multivec *V)
 {
-    (void)s; (void)o; (void)W; (void)V;
-    return bsr_error(BSR_ERR_NODEVICE, "solver: CUDA backend not available");
+    (void)o;
+    if (bsr_multivec_on_device(V) && bsr_cuda_multivec_context(V) == s->ctx)
+        return bsr_ctx_copy(s->ctx, V, W);
+    BSR_TRY(bsr_multivec_download(s->ctx, (bsr_multivec *)W));
+    return bsr_multivec_copy(V, W);
 }

@@ -1,0 +1,157 @@
+/* Solver option strings: every key, canonical round trip, and clear errors
+ * naming the key for unknown keys and bad values (options left unchanged). */
+#include "harness.h"
+#include <string.h>
+
+static void test_defaults(void)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(o.method, BSR_BICGSTAB);
+    CU_ASSERT_DOUBLE_EQUAL(o.rtol, 1e-8, 0);
+    CU_ASSERT_EQUAL(o.restart, 30);
+    CU_ASSERT_EQUAL(o.precision, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(o.reorder[0], 0);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, NULL));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, ""));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, " , ,"));
+    CU_ASSERT_EQUAL(o.method, BSR_BICGSTAB);
+}
+
+static void test_issue_string(void)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=bicgstab,precond=ilu2,tau1=1e-2,tau2=1e-4,"
+                                               "reorder=nd:auto,rtol=1e-8,maxit=500,restart=30,"
+                                               "precision=double,precond_precision=float"));
+    CU_ASSERT_EQUAL(o.method, BSR_BICGSTAB);
+    CU_ASSERT_EQUAL(o.precond, BSR_PC_ILU2);
+    CU_ASSERT_DOUBLE_EQUAL(o.tau1, 1e-2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(o.tau2, 1e-4, 0);
+    CU_ASSERT_STRING_EQUAL(o.reorder, "nd:auto");
+    CU_ASSERT_EQUAL(o.maxit, 500);
+    CU_ASSERT_EQUAL(o.precision, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(o.precond_precision, BSR_FLOAT);
+}
+
+static void test_every_key(void)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, " method = gmres , orth=cgs2,restart=50,precond=ssor,omega=1.3,"
+                                               "atol=1e-20,dtol=1e4,stag=40,max_restarts=2,history=1,"
+                                               "progress=10,precision=float"));
+    CU_ASSERT_EQUAL(o.method, BSR_GMRES);
+    CU_ASSERT_EQUAL(o.orth, BSR_ORTH_CGS2);
+    CU_ASSERT_EQUAL(o.restart, 50);
+    CU_ASSERT_EQUAL(o.precond, BSR_PC_SSOR);
+    CU_ASSERT_DOUBLE_EQUAL(o.omega, 1.3, 0);
+    CU_ASSERT_DOUBLE_EQUAL(o.atol, 1e-20, 0);
+    CU_ASSERT_DOUBLE_EQUAL(o.dtol, 1e4, 0);
+    CU_ASSERT_EQUAL(o.stag, 40);
+    CU_ASSERT_EQUAL(o.max_restarts, 2);
+    CU_ASSERT_EQUAL(o.history, 1);
+    CU_ASSERT_EQUAL(o.progress, 10);
+    CU_ASSERT_EQUAL(o.precision, BSR_FLOAT);
+    static const char *pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
+    for (int i = 0; i < 6; i++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "precond=%s", pcs[i]);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, buf));
+        CU_ASSERT_EQUAL((int)o.precond, i);
+        CU_ASSERT_STRING_EQUAL(bsr_pc_name(o.precond), pcs[i]);
+    }
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg"));
+    CU_ASSERT_EQUAL(o.method, BSR_CG);
+    /* an ordering spec with its own sub-options stays whole */
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "reorder=nd:4,seed=3,nseps=2,rtol=1e-6"));
+    CU_ASSERT_STRING_EQUAL(o.reorder, "nd:4,seed=3,nseps=2");
+    CU_ASSERT_DOUBLE_EQUAL(o.rtol, 1e-6, 0);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "reorder=rcm"));
+    CU_ASSERT_STRING_EQUAL(o.reorder, "rcm");
+}
+
+/* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
+static void expect_error(const char *str, const char *what)
+{
+    bsr_solver_options o, before;
+    bsr_solver_options_default(&o);
+    o.maxit = 77;
+    before = o;
+    bsr_status s = bsr_solver_options_parse(&o, str);
+    CU_ASSERT_EQUAL(s, BSR_ERR_ARG);
+    if (!strstr(bsr_last_error(), what)) {
+        printf("\n  '%s': message '%s' does not name '%s'\n", str, bsr_last_error(), what);
+        CU_FAIL("error message does not name the key");
+    }
+    CU_ASSERT_EQUAL(memcmp(&o, &before, sizeof o), 0);
+}
+
+static void test_errors(void)
+{
+    expect_error("mehtod=gmres", "mehtod");
+    expect_error("method=gmres,bogus=1", "bogus");
+    expect_error("method=qmr", "method");
+    expect_error("precond=ilu3", "precond");
+    expect_error("rtol=abc", "rtol");
+    expect_error("rtol=-1", "rtol");
+    expect_error("rtol=1e-8x", "rtol");
+    expect_error("maxit=12.5", "maxit");
+    expect_error("maxit=-3", "maxit");
+    expect_error("restart=0", "restart");
+    expect_error("tau1=2", "tau1");
+    expect_error("tau1=1e-3,tau2=1e-2", "tau2");
+    expect_error("omega=2", "omega");
+    expect_error("orth=householder", "orth");
+    expect_error("precision=half", "precision");
+    expect_error("precond_precision=quad", "precond_precision");
+    expect_error("reorder=zigzag", "reorder");
+    expect_error("history=yes", "history");
+    expect_error("maxit=", "maxit");
+    expect_error("maxit=10,rtol", "rtol");          /* not key=value */
+    expect_error("method=gmres,rtol=nan", "rtol");
+    expect_error("dtol=0.5", "dtol");
+    /* a solver created from a bad string reports the same error */
+    bsr_solver *s = NULL;
+    CU_ASSERT_EQUAL(bsr_solver_create_str(&s, NULL, "rtol=x"), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(s);
+}
+
+static void test_roundtrip(void)
+{
+    bsr_solver_options o, p;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=gmres,restart=17,orth=cgs2,precond=ilu2,tau1=3e-2,"
+                                               "tau2=2e-4,reorder=rcm,rtol=1e-9,atol=1e-30,maxit=321,"
+                                               "precision=float,precond_precision=float"));
+    char buf[512];
+    bsr_solver_options_string(&o, buf, sizeof buf);
+    bsr_solver_options_default(&p);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
+    CU_ASSERT_EQUAL(p.method, o.method);
+    CU_ASSERT_EQUAL(p.restart, o.restart);
+    CU_ASSERT_EQUAL(p.orth, o.orth);
+    CU_ASSERT_EQUAL(p.precond, o.precond);
+    CU_ASSERT_DOUBLE_EQUAL(p.tau1, o.tau1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.tau2, o.tau2, 0);
+    CU_ASSERT_STRING_EQUAL(p.reorder, o.reorder);
+    CU_ASSERT_DOUBLE_EQUAL(p.rtol, o.rtol, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.atol, o.atol, 0);
+    CU_ASSERT_EQUAL(p.maxit, o.maxit);
+    CU_ASSERT_EQUAL(p.precision, o.precision);
+    CU_ASSERT_EQUAL(p.precond_precision, o.precond_precision);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"defaults", test_defaults},
+        {"issue string", test_issue_string},
+        {"every key", test_every_key},
+        {"errors name the key", test_errors},
+        {"canonical round trip", test_roundtrip},
+        {NULL, NULL},
+    };
+    return bsr_test_main("options", tests, argc, argv);
+}

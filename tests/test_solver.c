@@ -1,0 +1,598 @@
+/* The solver object: API errors, stopping reasons (maxit, singular,
+ * indefinite, NaN, zero rhs), per-column masking, refactor, histories and the
+ * monitor, determinism, mixed precision, UMFPACK reference, the CLI, and the
+ * CPU and CUDA backends agreeing (GPU part skipped without a device). */
+#include "harness.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, worst column. */
+static double rel_err(const bsr_multivec *X, const bsr_multivec *Y)
+{
+    int k = bsr_multivec_cols(X);
+    int64_t n = bsr_multivec_rows(X);
+    double *x = malloc(sizeof(double) * n * k), *y = malloc(sizeof(double) * n * k), worst = 0;
+    bsr_multivec_to_colmajor(X, x, n);
+    bsr_multivec_to_colmajor(Y, y, n);
+    for (int j = 0; j < k; j++) {
+        double d = 0, m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            d += (x[j * n + i] - y[j * n + i]) * (x[j * n + i] - y[j * n + i]);
+            m += y[j * n + i] * y[j * n + i];
+        }
+        double e = m > 0 ? sqrt(d / m) : sqrt(d);
+        if (!(e <= worst)) worst = e;
+    }
+    free(x); free(y);
+    return worst;
+}
+
+/* Problem from spec with k exact solutions (columns of deterministic random
+ * values plus the generator's), rhs = A x*. */
+static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
+{
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
+    int64_t n = bsr_multivec_rows(P->rhs);
+    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 99));
+    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
+}
+
+static void test_api_errors(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:4:2", BSR_DOUBLE, &P));
+    bsr_solver *s = NULL;
+    bsr_solver_stats st;
+    bsr_multivec *X = NULL, *Xbad = NULL;
+    CU_ASSERT_EQUAL(bsr_solver_create(NULL, NULL, NULL), BSR_ERR_ARG);
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    o.omega = 3;
+    CU_ASSERT_EQUAL(bsr_solver_create(&s, NULL, &o), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=jacobi"));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, 128, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Xbad, 127, 1, BSR_DOUBLE));
+    /* solve before setup, refactor before setup */
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "setup"));
+    CU_ASSERT_EQUAL(bsr_solver_refactor(s, P.A), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, Xbad, &st), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, NULL, X, &st), BSR_ERR_ARG);
+    /* refactor with a different pattern */
+    bsr_problem Q;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:4:2", BSR_DOUBLE, &Q));
+    bsr_matrix *R = bsr_test_random_matrix(64, 64, 2, 1, 4, BSR_DOUBLE, 5);
+    CU_ASSERT_EQUAL(bsr_solver_refactor(s, R), BSR_ERR_STRUCTURE);
+    BSR_ASSERT_OK(bsr_solver_refactor(s, Q.A));
+    /* non-square */
+    bsr_matrix *NS = bsr_test_random_matrix(8, 9, 2, 1, 3, BSR_DOUBLE, 6);
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, NS), BSR_ERR_SIZE);
+    bsr_solver_destroy(s);
+    /* CG refuses a nonsymmetric preconditioner (ILU) */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=cg,precond=ilu0"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "symmetric"));
+    bsr_solver_destroy(s);
+    /* a CUDA backend without a device */
+    if (!bsr_test_have_gpu()) {
+        bsr_context *ctx = NULL;
+        CU_ASSERT_EQUAL(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL), BSR_ERR_NODEVICE);
+    }
+    bsr_matrix_destroy(R);
+    bsr_matrix_destroy(NS);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Xbad);
+    bsr_problem_free(&P);
+    bsr_problem_free(&Q);
+}
+
+/* maxit reached: status NOCONV, reason maxit, exact iteration count, X is the last iterate. */
+static void test_maxit(void)
+{
+    static const char *methods[] = {"bicgstab", "gmres", "cg"};
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("poisson3d:12", BSR_DOUBLE, &P));
+    for (int m = 0; m < 3; m++) {
+        char cfg[128];
+        snprintf(cfg, sizeof cfg, "method=%s,precond=none,maxit=3,rtol=1e-14,restart=2", methods[m]);
+        bsr_solver *s;
+        bsr_solver_stats st;
+        bsr_multivec *X;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+        CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
+        CU_ASSERT_EQUAL(st.col[0].iterations, 3);
+        CU_ASSERT_STRING_EQUAL(bsr_reason_string(st.col[0].reason), "maxit");
+        CU_ASSERT(st.col[0].relres < 1 && st.col[0].relres > 1e-6); /* progress, not converged */
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "maxit"));
+        bsr_solver_stats_free(&st);
+        bsr_multivec_destroy(X);
+        bsr_solver_destroy(s);
+    }
+    bsr_problem_free(&P);
+}
+
+/* Diagonal matrix with the given diagonal (b = 1). */
+static bsr_matrix *diag_matrix(int n, const double *d)
+{
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * n);
+    for (int i = 0; i <= n; i++) rp[i] = i;
+    for (int i = 0; i < n; i++) ci[i] = i;
+    bsr_matrix *A = NULL;
+    bsr_matrix_create(&A, n, n, 1, rp, ci, d, BSR_DOUBLE, 0);
+    free(rp); free(ci);
+    return A;
+}
+
+/* Singular and indefinite systems come back with a status, not a hang. */
+static void test_singular_indefinite(void)
+{
+    enum { N = 50 };
+    double d[N];
+    for (int i = 0; i < N; i++) d[i] = 1 + i;
+    d[7] = 0; /* singular */
+    bsr_matrix *S = diag_matrix(N, d);
+    bsr_multivec *B, *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, N, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_fill(B, 1.0));
+    bsr_solver *s;
+    bsr_solver_stats st;
+    /* Jacobi cannot invert a zero diagonal: setup says where */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=jacobi"));
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, S), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 7"));
+    bsr_solver_destroy(s);
+    /* without a preconditioner each method stops with a failure reason */
+    static const char *cfgs[] = {"method=bicgstab,precond=none,maxit=200,stag=30",
+                                 "method=gmres,precond=none,maxit=200,stag=30,restart=10",
+                                 "method=cg,precond=none,maxit=200,stag=30"};
+    for (int c = 0; c < 3; c++) {
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfgs[c]));
+        BSR_ASSERT_OK(bsr_solver_setup(s, S));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+        bsr_status r = bsr_solver_solve(s, B, X, &st);
+        CU_ASSERT(r == BSR_ERR_NOCONV || r == BSR_ERR_BREAKDOWN);
+        for (int j = 0; j < 2; j++) {
+            CU_ASSERT(st.col[j].reason != BSR_CONVERGED_RTOL && st.col[j].reason != BSR_CONVERGED_ATOL);
+            CU_ASSERT(st.col[j].iterations <= 200);
+        }
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+    }
+    /* symmetric indefinite: CG reports it */
+    for (int i = 0; i < N; i++) d[i] = i % 2 ? -(1.0 + i) : 0.5;
+    bsr_matrix *I = diag_matrix(N, d);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=cg,precond=none"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, I));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_BREAKDOWN);
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_INDEFINITE);
+    CU_ASSERT_STRING_EQUAL(bsr_reason_string(st.col[0].reason), "indefinite");
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    /* ... while GMRES and BiCGStab solve the same indefinite system */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=gmres,precond=jacobi,rtol=1e-10"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, I));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(S);
+    bsr_matrix_destroy(I);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+}
+
+/* Divergence: with a tiny dtol the first growing residual stops the column. */
+static void test_nan_and_zero_rhs(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X;
+    make_k("stencil3d:5:3", 3, &P, &B, &Xs);
+    int64_t n = bsr_multivec_rows(B);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 3, BSR_DOUBLE));
+    double *b = bsr_multivec_data(B);
+    for (int64_t i = 0; i < n; i++) b[i * 3 + 1] = 0; /* column 1: b = 0 */
+    b[10 * 3 + 2] = NAN;                               /* column 2: NaN */
+    static const char *methods[] = {"bicgstab", "gmres", "cg"};
+    for (int m = 0; m < 3; m++) {
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "method=%s,precond=jacobi,rtol=1e-10", methods[m]);
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+        bsr_status r = bsr_solver_solve(s, B, X, &st);
+        CU_ASSERT_EQUAL(r, BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(st.col[0].reason, BSR_CONVERGED_RTOL); /* masked columns do not disturb */
+        CU_ASSERT_EQUAL(st.col[1].reason, BSR_CONVERGED_RTOL);
+        CU_ASSERT_EQUAL(st.col[1].iterations, 0);
+        CU_ASSERT_EQUAL(st.col[2].reason, BSR_DIVERGED_NAN);
+        CU_ASSERT_EQUAL(st.col[2].iterations, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "column 2"));
+        double *x = bsr_multivec_data(X), *xs = bsr_multivec_data(Xs);
+        double e = 0, mx = 0;
+        for (int64_t i = 0; i < n; i++) {
+            CU_ASSERT_EQUAL(x[i * 3 + 1], 0.0);
+            e = fmax(e, fabs(x[i * 3] - xs[i * 3]));
+            mx = fmax(mx, fabs(xs[i * 3]));
+        }
+        CU_ASSERT(e <= 1e-8 * mx);
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* x0 = x* converges at iteration 0; a good x0 needs fewer iterations. */
+static void test_initial_guess(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:6:4", BSR_DOUBLE, &P));
+    bsr_solver *s;
+    bsr_solver_stats st;
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=jacobi,rtol=1e-10"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_copy(X, P.xexact));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT_EQUAL(st.col[0].iterations, 0);
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    int it0 = st.col[0].iterations;
+    bsr_solver_stats_free(&st);
+    double a = 1 + 1e-6;
+    BSR_ASSERT_OK(bsr_multivec_copy(X, P.xexact));
+    BSR_ASSERT_OK(bsr_multivec_scale(X, &a));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT(st.col[0].iterations < it0);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* Refactor: new values on the same pattern (2A) give x = x* / 2; setup time is reported. */
+static void test_refactor(void)
+{
+    static const char *pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilu2"};
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:6:3", BSR_DOUBLE, &P));
+    bsr_matrix *A2;
+    BSR_ASSERT_OK(bsr_matrix_copy(P.A, BSR_DOUBLE, &A2));
+    size_t nv = (size_t)bsr_matrix_nnzb(A2) * 9;
+    double *v = malloc(sizeof(double) * nv);
+    memcpy(v, bsr_matrix_values(A2), sizeof(double) * nv);
+    for (size_t e = 0; e < nv; e++) v[e] *= 2;
+    BSR_ASSERT_OK(bsr_matrix_set_values(A2, v, 0));
+    free(v);
+    for (int p = 0; p < 5; p++) {
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "precond=%s,rtol=1e-12", pcs[p]);
+        bsr_solver *s;
+        bsr_solver_stats st;
+        bsr_multivec *X;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+        bsr_status r = bsr_solver_setup(s, P.A);
+        if (r == BSR_ERR_UNSUPPORTED) { bsr_solver_destroy(s); continue; }
+        BSR_ASSERT_OK(r);
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+        int it1 = st.col[0].iterations;
+        bsr_solver_stats_free(&st);
+        BSR_ASSERT_OK(bsr_solver_refactor(s, A2));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+        /* same preconditioned spectrum up to scaling: same iteration count within one */
+        CU_ASSERT(abs(st.col[0].iterations - it1) <= 1);
+        CU_ASSERT(st.setup_s >= 0);
+        double h = 2;
+        BSR_ASSERT_OK(bsr_multivec_scale(X, &h));
+        CU_ASSERT(rel_err(X, P.xexact) <= 1e-10);
+        bsr_solver_stats_free(&st);
+        bsr_multivec_destroy(X);
+        bsr_solver_destroy(s);
+    }
+    bsr_matrix_destroy(A2);
+    bsr_problem_free(&P);
+}
+
+typedef struct { int calls, last_it, k; } mon;
+static void monitor(void *data, int it, int k, const double *relres, const unsigned char *active)
+{
+    mon *m = data;
+    (void)relres; (void)active;
+    m->calls++;
+    m->last_it = it;
+    m->k = k;
+}
+
+/* Histories (one entry per iteration plus the initial one, decreasing to rtol) and the monitor. */
+static void test_history_monitor(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X;
+    make_k("stencil3d:5:4", 2, &P, &B, &Xs);
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=jacobi,rtol=1e-9,history=1"));
+    mon m = {0, 0, 0};
+    o.monitor = monitor;
+    o.monitor_data = &m;
+    bsr_solver *s;
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_create(&s, NULL, &o));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    CU_ASSERT_EQUAL(st.k, 2);
+    for (int j = 0; j < 2; j++) {
+        CU_ASSERT_EQUAL(st.col[j].hist_len, st.col[j].iterations + 1);
+        CU_ASSERT_DOUBLE_EQUAL(st.col[j].history[0], 1.0, 1e-12);
+        CU_ASSERT(st.col[j].history[st.col[j].hist_len - 1] <= 1e-9);
+        CU_ASSERT(st.col[j].relres <= 1e-9 * 1.01);
+    }
+    int itmax = st.col[0].iterations > st.col[1].iterations ? st.col[0].iterations : st.col[1].iterations;
+    CU_ASSERT_EQUAL(m.calls, itmax + 1);
+    CU_ASSERT_EQUAL(m.last_it, itmax);
+    CU_ASSERT_EQUAL(m.k, 2);
+    CU_ASSERT(rel_err(X, Xs) <= 1e-7);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* Two solves give bit-identical solutions; columns solved together equal columns solved alone. */
+static void test_deterministic_and_batched(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X1, *X2, *B1, *Y;
+    make_k("stencil3d:6:3", 3, &P, &B, &Xs);
+    int64_t n = bsr_multivec_rows(B);
+    static const char *cfgs[] = {"precond=jacobi,rtol=1e-10", "method=gmres,precond=jacobi,rtol=1e-10,restart=8"};
+    for (int c = 0; c < 2; c++) {
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfgs[c]));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 3, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 3, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_solver_solve(s, B, X1, &st));
+        bsr_solver_stats_free(&st);
+        BSR_ASSERT_OK(bsr_solver_solve(s, B, X2, &st));
+        bsr_solver_stats_free(&st);
+        CU_ASSERT_EQUAL(memcmp(bsr_multivec_data(X1), bsr_multivec_data(X2), sizeof(double) * n * 3), 0);
+        /* column 1 alone: same iterates as inside the batch (per-column scalars, masking) */
+        BSR_ASSERT_OK(bsr_multivec_create(&B1, n, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+        for (int64_t i = 0; i < n; i++) ((double *)bsr_multivec_data(B1))[i] = ((double *)bsr_multivec_data(B))[i * 3 + 1];
+        BSR_ASSERT_OK(bsr_solver_solve(s, B1, Y, &st));
+        double d = 0;
+        for (int64_t i = 0; i < n; i++)
+            d = fmax(d, fabs(((double *)bsr_multivec_data(Y))[i] - ((double *)bsr_multivec_data(X1))[i * 3 + 1]));
+        CU_ASSERT(d <= 1e-12);
+        bsr_solver_stats_free(&st);
+        bsr_multivec_destroy(B1); bsr_multivec_destroy(Y);
+        bsr_multivec_destroy(X1); bsr_multivec_destroy(X2);
+        bsr_solver_destroy(s);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
+/* Precision mixes: float vectors (1e-5), float preconditioner with double vectors (1e-10),
+ * float caller vectors with a double iteration. */
+static void test_precisions(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:6:4", BSR_DOUBLE, &P));
+    int64_t n = bsr_multivec_rows(P.rhs);
+    struct { const char *cfg; bsr_precision xp; double tol; } c[] = {
+        {"precond=jacobi,precision=float,rtol=1e-6", BSR_DOUBLE, 1e-5},
+        {"precond=jacobi,precond_precision=float,rtol=1e-12", BSR_DOUBLE, 1e-10},
+        {"precond=jacobi,rtol=1e-12", BSR_FLOAT, 1e-6},
+        {"method=gmres,precond=jacobi,precision=float,precond_precision=float,rtol=1e-6", BSR_FLOAT, 1e-5},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bsr_solver *s;
+        bsr_solver_stats st;
+        bsr_multivec *X, *B, *Xd;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, c[i].cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, c[i].xp));
+        BSR_ASSERT_OK(bsr_multivec_create(&B, n, 1, c[i].xp));
+        BSR_ASSERT_OK(bsr_multivec_copy(B, P.rhs));
+        bsr_status r = bsr_solver_solve(s, B, X, &st);
+        if (r) printf("\n  %s: %s\n", c[i].cfg, bsr_last_error());
+        CU_ASSERT_EQUAL(r, BSR_OK);
+        BSR_ASSERT_OK(bsr_multivec_create(&Xd, n, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_copy(Xd, X));
+        double e = rel_err(Xd, P.xexact);
+        if (!(e <= c[i].tol)) printf("\n  %s: error %.3e > %.1e\n", c[i].cfg, e, c[i].tol);
+        CU_ASSERT(e <= c[i].tol);
+        bsr_solver_stats_free(&st);
+        bsr_multivec_destroy(X); bsr_multivec_destroy(B); bsr_multivec_destroy(Xd);
+        bsr_solver_destroy(s);
+    }
+    bsr_problem_free(&P);
+}
+
+/* UMFPACK reference reproduces the exact solution; singular input is reported. */
+static void test_umfpack(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X;
+    make_k("stencil3d:5:3", 2, &P, &B, &Xs);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
+    double t[2];
+    BSR_ASSERT_OK(bsr_umfpack_solve(P.A, B, X, t));
+    CU_ASSERT(rel_err(X, Xs) <= 1e-12);
+    CU_ASSERT(t[0] >= 0 && t[1] >= 0);
+    double d[4] = {1, 0, 2, 3};
+    bsr_matrix *S = diag_matrix(4, d);
+    bsr_multivec *b4, *x4;
+    BSR_ASSERT_OK(bsr_multivec_create(&b4, 4, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&x4, 4, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_fill(b4, 1));
+    CU_ASSERT_EQUAL(bsr_umfpack_solve(S, b4, x4, NULL), BSR_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(bsr_umfpack_solve(P.A, b4, x4, NULL), BSR_ERR_SIZE);
+    bsr_matrix_destroy(S);
+    bsr_multivec_destroy(b4); bsr_multivec_destroy(x4);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* The CUDA backend agrees with the CPU one (same iterations within 2, solutions
+ * within 1e-9), with host and device-resident multivectors. */
+static void test_gpu_agrees(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const char *cfgs[] = {"precond=none,rtol=1e-10", "precond=jacobi,rtol=1e-10",
+                                 "method=gmres,precond=jacobi,rtol=1e-10,orth=cgs2",
+                                 "method=cg,precond=jacobi,rtol=1e-10", "precond=ilu0,rtol=1e-10",
+                                 "precond=ilu2,tau1=1e-2,rtol=1e-10,reorder=nd:auto",
+                                 "precond=ilu0,precond_precision=float,rtol=1e-10",
+                                 "precond=jacobi,precision=float,rtol=1e-6"};
+    bsr_problem P;
+    bsr_multivec *B, *Xs;
+    make_k("stencil3d:10:4", 5, &P, &B, &Xs);
+    int64_t n = bsr_multivec_rows(B);
+    bsr_context *ctx;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        bsr_solver *sc, *sg;
+        bsr_solver_stats stc, stg;
+        bsr_multivec *Xc, *Xg, *Bd, *Xd;
+        double tol = strstr(cfgs[c], "precision=float,r") ? 1e-4 : 1e-8;
+        BSR_ASSERT_OK(bsr_solver_create_str(&sc, NULL, cfgs[c]));
+        BSR_ASSERT_OK(bsr_solver_create_str(&sg, ctx, cfgs[c]));
+        BSR_ASSERT_OK(bsr_solver_setup(sc, P.A));
+        bsr_status r = bsr_solver_setup(sg, P.A);
+        if (r) printf("\n  GPU setup %s: %s\n", cfgs[c], bsr_last_error());
+        CU_ASSERT_EQUAL_FATAL(r, BSR_OK);
+        BSR_ASSERT_OK(bsr_multivec_create(&Xc, n, 5, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&Xg, n, 5, BSR_DOUBLE));
+        for (int64_t e = 0; e < n * 5; e++) ((double *)bsr_multivec_data(Xg))[e] = NAN; /* poison: overwritten by x0 */
+        BSR_ASSERT_OK(bsr_multivec_fill(Xg, 0.0));
+        BSR_ASSERT_OK(bsr_solver_solve(sc, B, Xc, &stc));
+        r = bsr_solver_solve(sg, B, Xg, &stg);
+        if (r) printf("\n  GPU solve %s: %s\n", cfgs[c], bsr_last_error());
+        CU_ASSERT_EQUAL(r, BSR_OK);
+        CU_ASSERT_EQUAL(stg.device, 1);
+        for (int j = 0; j < 5; j++) {
+            CU_ASSERT(abs(stc.col[j].iterations - stg.col[j].iterations) <= 2);
+            CU_ASSERT(stg.col[j].relres <= 1.01 * (strstr(cfgs[c], "rtol=1e-6") ? 1e-6 : 1e-10));
+        }
+        double d = rel_err(Xg, Xc);
+        if (!(d <= tol)) printf("\n  %s: CPU vs GPU %.3e\n", cfgs[c], d);
+        CU_ASSERT(d <= tol);
+        bsr_solver_stats_free(&stg);
+        /* device-resident B and X: solved in place, nothing but scalars leave the device */
+        BSR_ASSERT_OK(bsr_multivec_create(&Bd, n, 5, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_copy(Bd, B));
+        BSR_ASSERT_OK(bsr_multivec_upload(ctx, Bd));
+        BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &Xd, n, 5, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_ctx_fill(ctx, Xd, 0.0));
+        BSR_ASSERT_OK(bsr_solver_solve(sg, Bd, Xd, &stg));
+        CU_ASSERT(bsr_multivec_on_device(Xd));
+        BSR_ASSERT_OK(bsr_multivec_download(ctx, Xd));
+        CU_ASSERT(rel_err(Xd, Xg) <= 1e-12);
+        bsr_solver_stats_free(&stg);
+        bsr_solver_stats_free(&stc);
+        bsr_multivec_destroy(Xc); bsr_multivec_destroy(Xg);
+        bsr_multivec_destroy(Bd); bsr_multivec_destroy(Xd);
+        bsr_solver_destroy(sc); bsr_solver_destroy(sg);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+    bsr_context_destroy(ctx);
+}
+
+/* The CLI end to end: JSON keys, --rhs random:k, --out/--exact round trip, bad config. */
+static void test_cli(void)
+{
+    const char *cli = getenv("BSR_CLI");
+    if (!cli) { printf("\n  [skip] BSR_CLI unset\n"); return; }
+    char cmd[2048], line[4096];
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:6:3 --config precond=jacobi,rtol=1e-10 --json --out /tmp/bsr_solver_x_%d.mtx 2>/dev/null",
+             cli, (int)getpid());
+    FILE *f = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *keys[] = {"\"status\": [\"converged\"]", "\"iterations\"", "\"true_relres\"",
+                                 "\"error_vs_exact\"", "\"ref_rel_diff\"", "\"setup_s\"", "\"solve_s\"", "\"fill\""};
+    int found[8] = {0};
+    while (fgets(line, sizeof line, f))
+        for (int i = 0; i < 8; i++) if (strstr(line, keys[i])) found[i] = 1;
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    for (int i = 0; i < 8; i++) {
+        if (!found[i]) printf("\n  JSON misses %s\n", keys[i]);
+        CU_ASSERT(found[i]);
+    }
+    /* the written solution is the exact one: --exact on it gives a tiny error */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:6:3 --config precond=jacobi,rtol=1e-10 --exact /tmp/bsr_solver_x_%d.mtx "
+             "--reference umfpack --json 2>/dev/null", cli, (int)getpid());
+    f = popen(cmd, "r");
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        double e;
+        if (sscanf(line, "\"error_vs_exact\": [%lf", &e) == 1) ok = e < 1e-12;
+        if (strstr(line, "\"ref_rel_diff\": [null")) ok = -100;
+    }
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    CU_ASSERT_EQUAL(ok, 1);
+    snprintf(cmd, sizeof cmd, "rm -f /tmp/bsr_solver_x_%d.mtx", (int)getpid());
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    /* several right-hand sides: one status per column */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:5:2 --rhs random:4 --config precond=jacobi --json 2>/dev/null", cli);
+    f = popen(cmd, "r");
+    ok = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"status\": [\"converged\", \"converged\", \"converged\", \"converged\"]")) ok = 1;
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    CU_ASSERT(ok);
+    /* bad configuration: non-zero exit, message names the key */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:4 --config presond=jacobi 2>&1", cli);
+    f = popen(cmd, "r");
+    ok = 0;
+    while (fgets(line, sizeof line, f)) if (strstr(line, "presond")) ok = 1;
+    CU_ASSERT_NOT_EQUAL(pclose(f), 0);
+    CU_ASSERT(ok);
+    /* not converged: exit status 3 and the reason in the report */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:6 --config precond=none,maxit=2 >/dev/null 2>&1", cli);
+    int rc = system(cmd);
+    CU_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 3);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"API errors", test_api_errors},
+        {"maxit", test_maxit},
+        {"singular and indefinite", test_singular_indefinite},
+        {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
+        {"initial guess", test_initial_guess},
+        {"refactor", test_refactor},
+        {"history and monitor", test_history_monitor},
+        {"deterministic, batched = single", test_deterministic_and_batched},
+        {"precisions", test_precisions},
+        {"UMFPACK reference", test_umfpack},
+        {"CPU and GPU agree", test_gpu_agrees},
+        {"CLI", test_cli},
+        {NULL, NULL},
+    };
+    return bsr_test_main("solver", tests, argc, argv);
+}
