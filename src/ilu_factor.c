@@ -383,7 +383,7 @@ static bsr_status assemble(bsr_ilu *F)
                 put_block(A->val, F->prec, (size_t)A->rowptr[k] + q, r->val + (size_t)(n0 + q) * bb, bb);
         }
         A->dev_stale = 1;
-        if (!*lv && ILU_HAVE_REORDER) BSR_TRY(bsr_levels_build(A, upper, lv));
+        if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
     }
     return BSR_OK;
 }

@@ -4,14 +4,6 @@
 
 #include "internal.h"
 
-/* TEMPORARY until the reorder branch is merged: weak references so that the
- * module links without it (no ordering, no level schedules meanwhile). */
-#pragma weak bsr_order
-#pragma weak bsr_ordering_free
-#pragma weak bsr_levels_build
-#pragma weak bsr_levels_free
-#define ILU_HAVE_REORDER (bsr_levels_build != NULL)
-
 /* One factored row k (permuted numbering), built by ilu_row() and kept
  * until the factors are assembled: nl blocks of L (strictly lower, columns
  * ascending), nu blocks of U (diagonal first, holding the INVERTED pivot,

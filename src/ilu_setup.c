@@ -32,9 +32,7 @@ void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
     o->kind = kind;
     o->tau1 = 1e-2;
     o->tau2 = 0.0;
-    o->order.kind = BSR_ORDER_ND;
-    o->order.depth = -1;
-    o->order.seed = 1;
+    bsr_order_options_default(&o->order, BSR_ORDER_ND);
     o->parallel = 1;
     o->pivot_rel = 1e-8;
     o->strict_pivots = 0;
@@ -112,46 +110,37 @@ static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Nonzero when the ND tree can drive the parallel factorization: the nodes'
- * row ranges nest (children exactly cover [first, sep_first)) and every
- * block (k,j) of P A P^T joins a node to one of its ancestors or itself. */
+/* Nonzero when the ND tree can drive the parallel factorization: P A P^T
+ * is in p-bordered form for it (reorder's checker, run on a view of the
+ * permuted pattern; fill then stays inside the same ancestor relation), and
+ * the children of each node exactly cover [first, sep_first) so that the
+ * recursion reaches every row once. */
 static int tree_usable(const bsr_ilu *F)
 {
     const bsr_ordering *o = F->ord;
     if (!o || o->nnodes <= 0 || !o->nodes) return 0;
+    bsr_matrix view = {0};
+    view.nbrows = view.nbcols = F->n;
+    view.b = F->b;
+    view.nnzb = F->nnzbA;
+    view.prec = BSR_DOUBLE;
+    view.rowptr = F->ap;
+    view.colind = F->ac;
+    view.val = F->aval;
+    if (bsr_pbordered_check(&view, o, NULL) != BSR_OK) { bsr_clear_error(); return 0; }
     const bsr_tree_node *nd = o->nodes;
     if (nd[0].first != 0 || nd[0].last != F->n) return 0;
-    int *owner = malloc(sizeof(int) * ((size_t)F->n + 1));
-    if (!owner) return 0;
-    for (int k = 0; k < F->n; k++) owner[k] = -1;
-    int ok = 1;
-    for (int t = 0; t < o->nnodes && ok; t++) {
-        const bsr_tree_node *x = &nd[t];
-        if (x->first < 0 || x->first > x->sep_first || x->sep_first > x->last || x->last > F->n) { ok = 0; break; }
-        int at = x->first;
+    for (int t = 0; t < o->nnodes; t++) {
+        int at = nd[t].first;
         for (int c = 0; c < 2; c++) {
-            int ch = x->child[c];
+            int ch = nd[t].child[c];
             if (ch < 0) continue;
-            if (ch >= o->nnodes || ch == 0 || nd[ch].parent != t || nd[ch].first != at) { ok = 0; break; }
+            if (ch <= 0 || ch >= o->nnodes || nd[ch].first != at) return 0;
             at = nd[ch].last;
         }
-        if (at != x->sep_first) ok = 0;
-        for (int k = x->sep_first; k < x->last && ok; k++) {
-            if (owner[k] >= 0) ok = 0;
-            owner[k] = t;
-        }
+        if (at != nd[t].sep_first || nd[t].sep_first > nd[t].last) return 0;
     }
-    for (int k = 0; k < F->n && ok; k++) {
-        if (owner[k] < 0) { ok = 0; break; }
-        const bsr_tree_node *x = &nd[owner[k]];
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            int j = F->ac[p];
-            const bsr_tree_node *y = &nd[owner[j]];
-            if (!((j >= x->first && j < x->last) || (k >= y->first && k < y->last))) { ok = 0; break; }
-        }
-    }
-    free(owner);
-    return ok;
+    return 1;
 }
 
 /* Fill F->aval = Ds P A P^T (double), F->dl / scale_left = Ds and rowref
@@ -270,8 +259,7 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     F->prec = opt->prec < 0 ? A->prec : (bsr_precision)opt->prec;
     bsr_status s = check_options(opt, A->b, F);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
-        if (!bsr_order) s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU: orderings are not built in yet (use natural)");
-        else s = bsr_order(A, &opt->order, &F->ord);
+        s = bsr_order(A, &opt->order, &F->ord);
     }
     if (!s) s = build_map(F, A);
     if (!s) {
