@@ -1,27 +1,10 @@
-/* CUDA-side helpers of the GPU triangular solves (issue 6): error checks and
- * the precision/block-size dispatch shared by kernels/trsv_*.cu. */
+/* CUDA-side helpers of the GPU triangular solves (issue 6): the
+ * precision/block-size dispatch shared by kernels/trsv_*.cu. */
 #ifndef BSR_TRSV_CUDA_H
 #define BSR_TRSV_CUDA_H
 
-#include <cuda_runtime.h>
-extern "C" {
-#include "internal.h"
-}
+#include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors (issue 3) */
 #include "trsv.h"
-
-/* Return BSR_ERR_CUDA (or BSR_ERR_NOMEM for allocation failures) naming the call. */
-#define TRSV_CU(call)                                                                         \
-    do {                                                                                      \
-        cudaError_t _e = (call);                                                              \
-        if (_e != cudaSuccess) {                                                              \
-            cudaGetLastError();                                                               \
-            return bsr_error(_e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,  \
-                             "%s:%d: %s: %s", __FILE__, __LINE__, #call,                      \
-                             cudaGetErrorString(_e));                                         \
-        }                                                                                     \
-    } while (0)
-/* Check the last launch. */
-#define TRSV_LAUNCHED(what) TRSV_CU(cudaPeekAtLastError())
 
 #include <type_traits>
 

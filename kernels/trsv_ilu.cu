@@ -19,6 +19,7 @@ typedef struct {
 } graph_entry;
 
 struct bsr_gpu_ilu {
+    bsr_context *ctx;             /* CUDA context: device and stream */
     int n, b;
     bsr_precision hprec, fprec;   /* factor precision on the host / on the device */
     bsr_gpu_ilu_options opt;
@@ -26,7 +27,7 @@ struct bsr_gpu_ilu {
     int *map[2];                  /* device: source block of each stored block (renumbered) or NULL */
     int *perm;                    /* device perm[new] = old, NULL for natural */
     void *sl, *sr;                /* device scalings (fprec) or NULL */
-    cudaStream_t stream;
+    cudaStream_t stream;          /* the context's */
     void *t;                      /* work vector */
     size_t t_bytes;
     void *hx;                     /* staging for the host convenience calls */
@@ -74,13 +75,13 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
     if (nblk == 0) return BSR_OK;
     double t0 = now_s();
     if (!dmap && G->hprec == G->fprec) {
-        TRSV_CU(cudaMemcpyAsync(dev, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream));
-        TRSV_CU(cudaStreamSynchronize(G->stream));
+        CU_TRY(cudaMemcpyAsync(dev, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream));
+        CU_TRY(cudaStreamSynchronize(G->stream));
         G->upload_s += now_s() - t0;
         return BSR_OK;
     }
     void *stage = NULL;
-    TRSV_CU(cudaMalloc(&stage, (size_t)nblk * bb * hs));
+    CU_TRY(cudaMalloc(&stage, (size_t)nblk * bb * hs));
     cudaError_t e = cudaMemcpyAsync(stage, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     double t1 = now_s();
@@ -108,8 +109,8 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
 static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
 {
     double t0 = now_s();
-    TRSV_CU(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
-    if (n) TRSV_CU(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
+    CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
+    if (n) CU_TRY(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
     G->upload_s += now_s() - t0;
     return BSR_OK;
 }
@@ -296,11 +297,12 @@ static void graphs_clear(bsr_gpu_ilu *G)
 extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
 {
     if (!G) return;
+    if (G->ctx) bsr_cuda_enter(G->ctx);
+    if (G->stream) cudaStreamSynchronize(G->stream);
     graphs_clear(G);
     tri_free(&G->tri[0]); tri_free(&G->tri[1]);
     cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->sl); cudaFree(G->sr);
     cudaFree(G->t); cudaFree(G->hx);
-    if (G->stream) cudaStreamDestroy(G->stream);
     free(G);
 }
 
@@ -308,7 +310,7 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
 static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
 {
     if (!s) return BSR_OK;
-    TRSV_CU(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
+    CU_TRY(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
     return upload_blocks(G, s, G->n, NULL, *dev);
 }
 
@@ -327,15 +329,14 @@ static bsr_status check_factors(const bsr_ilu_factors *f)
     return BSR_OK;
 }
 
-extern "C" bsr_status bsr_gpu_ilu_create(const bsr_ilu *F, const bsr_gpu_ilu_options *o, bsr_gpu_ilu **out)
+extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
+                                         bsr_gpu_ilu **out)
 {
-    BSR_CHECK_ARG(F && out, "bsr_gpu_ilu_create: NULL argument");
+    BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu_create: NULL argument");
     *out = NULL;
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        cudaGetLastError();
-        return bsr_error(BSR_ERR_NODEVICE, "bsr_gpu_ilu_create: no CUDA device");
-    }
+    if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
+    BSR_TRY(bsr_cuda_enter(ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));
     BSR_TRY(check_factors(&f));
@@ -345,11 +346,9 @@ extern "C" bsr_status bsr_gpu_ilu_create(const bsr_ilu *F, const bsr_gpu_ilu_opt
     else bsr_gpu_ilu_options_default(&G->opt);
     G->n = f.L->nbrows; G->b = f.L->b; G->hprec = f.L->prec;
     G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
+    G->ctx = ctx;
+    G->stream = bsr_cuda_stream(ctx);
     bsr_status s = BSR_OK;
-    if (cudaStreamCreateWithFlags(&G->stream, cudaStreamNonBlocking) != cudaSuccess) {
-        cudaGetLastError();
-        s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_create: cannot create a stream");
-    }
     if (s == BSR_OK) s = tri_setup(G, 0, f.L, f.lvL, f.ord);
     if (s == BSR_OK) s = tri_setup(G, 1, f.U, f.lvU, f.ord);
     if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
@@ -364,6 +363,7 @@ extern "C" bsr_status bsr_gpu_ilu_create(const bsr_ilu *F, const bsr_gpu_ilu_opt
 extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
 {
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
+    BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));
     BSR_TRY(check_factors(&f));
@@ -406,14 +406,14 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
     for (int g = 0; g < G->ngraphs; g++) {
         graph_entry *e = &G->graphs[g];
         if (e->tri == which && e->in == in && e->out == out && e->k == k && e->vp == vp) {
-            TRSV_CU(cudaGraphLaunch(e->exec, G->stream));
+            CU_TRY(cudaGraphLaunch(e->exec, G->stream));
             return BSR_OK;
         }
     }
     /* capture once: one kernel node per level */
     double t0 = now_s();
     cudaGraph_t graph;
-    TRSV_CU(cudaStreamBeginCapture(G->stream, cudaStreamCaptureModeThreadLocal));
+    CU_TRY(cudaStreamBeginCapture(G->stream, cudaStreamCaptureModeThreadLocal));
     bsr_status s = bsr_trsv_dev_solve(T, BSR_TRSV_LEVEL, TRSV_S_LAUNCH, in, out, k, vp, G->stream);
     cudaError_t e = cudaStreamEndCapture(G->stream, &graph);
     if (s != BSR_OK) { if (e == cudaSuccess) cudaGraphDestroy(graph); return s; }
@@ -431,7 +431,7 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
     graph_entry en = {which, in, out, k, vp, exec};
     G->graphs[slot] = en;
     G->graph_s += now_s() - t0;
-    TRSV_CU(cudaGraphLaunch(exec, G->stream));
+    CU_TRY(cudaGraphLaunch(exec, G->stream));
     return BSR_OK;
 }
 
@@ -443,7 +443,7 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     graphs_clear(G); /* graphs hold the old pointer */
     cudaFree(G->t);
     G->t = NULL; G->t_bytes = 0;
-    TRSV_CU(cudaMalloc(&G->t, need));
+    CU_TRY(cudaMalloc(&G->t, need));
     G->t_bytes = need;
     return BSR_OK;
 }
@@ -459,6 +459,7 @@ static bsr_status check_vectors(const bsr_gpu_ilu *G, int k, bsr_precision vp, c
 extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k, bsr_precision vp)
 {
     BSR_CHECK_ARG(G && x && y, "bsr_gpu_ilu_apply_dev: NULL argument");
+    BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
     BSR_TRY(ensure_work(G, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
@@ -474,42 +475,57 @@ static bsr_status ensure_hx(bsr_gpu_ilu *G, size_t need)
     if (need <= G->hx_bytes) return BSR_OK;
     cudaFree(G->hx);
     G->hx = NULL; G->hx_bytes = 0;
-    TRSV_CU(cudaMalloc(&G->hx, need));
+    CU_TRY(cudaMalloc(&G->hx, need));
     G->hx_bytes = need;
     return BSR_OK;
 }
 
-/* Shared body of the host convenience calls: which = -1 full apply, else one triangle. */
-static bsr_status host_call(bsr_gpu_ilu *G, int which, const bsr_multivec *X, bsr_multivec *Y, const char *fn)
+/* Shared body of bsr_gpu_ilu_apply / _trsv: which = -1 full apply, else one
+ * triangle.  Device-current X: device path; host-only X: upload, solve, download. */
+static bsr_status mv_call(bsr_gpu_ilu *G, int which, const bsr_multivec *X, bsr_multivec *Y, const char *fn)
 {
-    BSR_CHECK_ARG(G && X && Y && X->data && Y->data, "%s: NULL argument or device-only multivector", fn);
+    BSR_CHECK_ARG(G && X && Y, "%s: NULL argument", fn);
     if (X->n != (int64_t)G->n * G->b || Y->n != X->n || Y->k != X->k || Y->prec != X->prec)
         return bsr_error(BSR_ERR_SIZE, "%s: X (%lld x %d) and Y (%lld x %d) must both be %lld x k, same precision",
                          fn, (long long)X->n, X->k, (long long)Y->n, Y->k, (long long)G->n * G->b);
     BSR_TRY(check_vectors(G, X->k, X->prec, fn));
-    size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
-    BSR_TRY(ensure_hx(G, bytes ? bytes : 1));
+    BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(ensure_work(G, X->k, X->prec));
-    if (bytes) TRSV_CU(cudaMemcpyAsync(G->hx, X->data, bytes, cudaMemcpyHostToDevice, G->stream));
+    const size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
+    if (bsr_multivec_on_device(X)) {
+        if (!Y->dev) BSR_TRY(bsr_cuda_multivec_alloc(G->ctx, Y));
+        const void *x = bsr_cuda_multivec_data(X);
+        void *y = bsr_cuda_multivec_data(Y);
+        if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, x, y, X->k, X->prec));
+        else {
+            BSR_TRY(tri_solve(G, which, x, G->t, X->k, X->prec));
+            if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
+        }
+        Y->where = BSR_ON_DEVICE;
+        return BSR_OK;
+    }
+    BSR_CHECK_ARG(X->data && (X->where & BSR_ON_HOST) && Y->data, "%s: X has no current copy, or Y no host copy", fn);
+    BSR_TRY(ensure_hx(G, bytes ? bytes : 1));
+    if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, X->data, bytes, cudaMemcpyHostToDevice, G->stream));
     if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, G->hx, G->hx, X->k, X->prec));
     else {
         BSR_TRY(tri_solve(G, which, G->hx, G->t, X->k, X->prec));
-        if (bytes) TRSV_CU(cudaMemcpyAsync(G->hx, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
+        if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
     }
-    if (bytes) TRSV_CU(cudaMemcpyAsync(Y->data, G->hx, bytes, cudaMemcpyDeviceToHost, G->stream));
-    TRSV_CU(cudaStreamSynchronize(G->stream));
+    if (bytes) CU_TRY(cudaMemcpyAsync(Y->data, G->hx, bytes, cudaMemcpyDeviceToHost, G->stream));
+    CU_TRY(cudaStreamSynchronize(G->stream));
     Y->where = BSR_ON_HOST;
     return BSR_OK;
 }
 
-extern "C" bsr_status bsr_gpu_ilu_apply_host(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y)
+extern "C" bsr_status bsr_gpu_ilu_apply(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y)
 {
-    return host_call(G, -1, X, Y, "bsr_gpu_ilu_apply_host");
+    return mv_call(G, -1, X, Y, "bsr_gpu_ilu_apply");
 }
 
-extern "C" bsr_status bsr_gpu_trsv_host(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y)
+extern "C" bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y)
 {
-    return host_call(G, upper ? 1 : 0, X, Y, "bsr_gpu_trsv_host");
+    return mv_call(G, upper ? 1 : 0, X, Y, "bsr_gpu_ilu_trsv");
 }
 
 extern "C" bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s)
@@ -546,8 +562,8 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
                               int reps, double max_s, double *ms)
 {
     cudaEvent_t e0, e1;
-    TRSV_CU(cudaEventCreate(&e0));
-    TRSV_CU(cudaEventCreate(&e1));
+    CU_TRY(cudaEventCreate(&e0));
+    CU_TRY(cudaEventCreate(&e1));
     double *v = (double *)bsr_malloc(sizeof(double) * (reps > 0 ? reps : 1), "timings");
     bsr_status s = v ? BSR_OK : BSR_ERR_NOMEM;
     double spent = 0;
@@ -580,11 +596,12 @@ extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, 
 {
     BSR_CHECK_ARG(G && t && reps >= 1, "bsr_gpu_ilu_time: bad argument");
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_time"));
+    BSR_TRY(bsr_cuda_enter(G->ctx));
     memset(t, 0, sizeof *t);
     int64_t len = (int64_t)G->n * G->b * k;
     size_t bytes = (size_t)(len ? len : 1) * bsr_precision_size(vp);
     void *x = NULL, *y = NULL;
-    TRSV_CU(cudaMalloc(&x, bytes));
+    CU_TRY(cudaMalloc(&x, bytes));
     cudaError_t e = cudaMalloc(&y, bytes);
     if (e != cudaSuccess) { cudaFree(x); cudaGetLastError(); return bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu_time: %s", cudaGetErrorString(e)); }
     unsigned nb = (unsigned)((len + 255) / 256);

@@ -141,13 +141,13 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     const TF *val = (const TF *)T->val;
     if (T->n == 0) return BSR_OK;
     if (sched == TRSV_S_SYNCFREE) {
-        TRSV_CU(cudaMemsetAsync(T->flags, 0, (size_t)T->n * sizeof(int), st));
-        TRSV_CU(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        CU_TRY(cudaMemsetAsync(T->flags, 0, (size_t)T->n * sizeof(int), st));
+        CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         int nb = (T->n + LS_WARPS - 1) / LS_WARPS;
         ls_syncfree_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
             T->n, T->upper, T->rows, T->rstart, T->rend, T->colind, val, x, y, k, T->flags,
             T->counter);
-        TRSV_LAUNCHED("ls_syncfree_kernel");
+        CU_LAUNCHED("ls_syncfree_kernel");
         return BSR_OK;
     }
     for (int l = 0; l < T->nlevels; l++) {
@@ -156,7 +156,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         int nb = (p1 - p0 + LS_WARPS - 1) / LS_WARPS;
         ls_level_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
             p0, p1, T->upper, T->rows, T->rstart, T->rend, T->colind, val, x, y, k);
-        TRSV_LAUNCHED("ls_level_kernel");
+        CU_LAUNCHED("ls_level_kernel");
     }
     return BSR_OK;
 }
@@ -238,6 +238,6 @@ extern "C" bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *per
         });
     });
     if (!ok) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_permscale: precision pair");
-    TRSV_LAUNCHED("permscale_kernel");
+    CU_LAUNCHED("permscale_kernel");
     return BSR_OK;
 }

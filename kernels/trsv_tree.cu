@@ -223,7 +223,7 @@ static bsr_status tree_launch(const bsr_trsv_tri *T, int kernel, const TV *x, TV
             p24_kernel<B, TF, TV><<<nn, nt, shm, st>>>(rg, T->upper, T->rstart, T->rend, T->colind, val, x, y, k);
             break;
         }
-        TRSV_LAUNCHED("tree kernel");
+        CU_LAUNCHED("tree kernel");
     }
     return BSR_OK;
 }

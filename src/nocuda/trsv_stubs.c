@@ -19,9 +19,10 @@ void bsr_gpu_ilu_options_default(bsr_gpu_ilu_options *o)
     o->renumber = 1;
 }
 
-bsr_status bsr_gpu_ilu_create(const bsr_ilu *F, const bsr_gpu_ilu_options *o, bsr_gpu_ilu **G)
+bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
+                              bsr_gpu_ilu **G)
 {
-    (void)F; (void)o;
+    (void)ctx; (void)F; (void)o;
     if (G) *G = NULL;
     return nodev("bsr_gpu_ilu_create");
 }
@@ -40,15 +41,15 @@ bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k, 
     (void)G; (void)x; (void)y; (void)k; (void)vprec;
     return nodev("bsr_gpu_ilu_apply_dev");
 }
-bsr_status bsr_gpu_ilu_apply_host(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y)
+bsr_status bsr_gpu_ilu_apply(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y)
 {
     (void)G; (void)X; (void)Y;
-    return nodev("bsr_gpu_ilu_apply_host");
+    return nodev("bsr_gpu_ilu_apply");
 }
-bsr_status bsr_gpu_trsv_host(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y)
+bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y)
 {
     (void)G; (void)upper; (void)X; (void)Y;
-    return nodev("bsr_gpu_trsv_host");
+    return nodev("bsr_gpu_ilu_trsv");
 }
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s)
 {
