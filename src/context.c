@@ -184,11 +184,12 @@ static bsr_status where_ok(const bsr_context *ctx, const char *fn, const bsr_mul
 {
     const bsr_multivec *v[3] = {V0, V1, V2};
     BSR_CHECK_ARG(ctx && V0, "%s: NULL argument", fn);
-    for (int i = 0; i < 3; i++) {
-        if (!v[i]) continue;
-        if (v[i]->n != V0->n || v[i]->k != V0->k)
+    for (int i = 1; i < 3; i++)
+        if (v[i] && (v[i]->n != V0->n || v[i]->k != V0->k))
             return bsr_error(BSR_ERR_SIZE, "%s: shapes differ (%lld x %d vs %lld x %d)", fn,
                              (long long)V0->n, V0->k, (long long)v[i]->n, v[i]->k);
+    for (int i = 0; i < 3; i++) {
+        if (!v[i]) continue;
         if (ctx->backend == BSR_BACKEND_CUDA && !bsr_multivec_on_device(v[i]))
             return bsr_error(BSR_ERR_ARG, "%s: operand %d is not current on the device (bsr_multivec_upload it)", fn, i + 1);
         if (ctx->backend == BSR_BACKEND_CPU && (!v[i]->data || !(v[i]->where & BSR_ON_HOST)))

@@ -127,6 +127,69 @@ bsr_status bsr_ctx_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multiv
 /* out[j] = ||X(:,j)||_2 (same reduction as bsr_ctx_dot). */
 bsr_status bsr_ctx_norm2(bsr_context *ctx, const bsr_multivec *X, double *out);
 
+/* ---- issue 6 (gputrsv): GPU block triangular solves, device ILU preconditioner ----
+ * ILU factors computed on the CPU (bsr_ilu, see ilu.h) are uploaded once to a
+ * CUDA context; refactor re-uploads values only; apply = scaling + permutation
+ * + L solve + U solve entirely on the device (no host round trip), on the
+ * context's stream.  Every kernel is deterministic (fixed summation orders, no
+ * floating-point atomics). */
+#include "ilu.h"
+
+typedef enum {
+    BSR_TRSV_LEVEL = 0, /* production: level-scheduled P24 (rows of a level in parallel) */
+    BSR_TRSV_P21,       /* ND tree levels, one CUDA block per node, one thread */
+    BSR_TRSV_P22,       /* P21 + b threads per block product */
+    BSR_TRSV_P23,       /* P21 + the blocks of a row in parallel, one thread per block */
+    BSR_TRSV_P24        /* P22 + P23 */
+} bsr_trsv_kernel;
+
+typedef enum {
+    BSR_TRSV_SYNCFREE = 0, /* one launch per triangle; rows wait on per-row completion flags */
+    BSR_TRSV_GRAPH,        /* one launch per level, captured once in a CUDA graph */
+    BSR_TRSV_LAUNCH        /* one launch per level, launched each time (reference) */
+} bsr_trsv_sched;
+
+typedef struct {
+    bsr_trsv_kernel kernel;
+    bsr_trsv_sched sched;  /* BSR_TRSV_LEVEL only */
+    int factor_float;      /* store factors in float on the device (mixed precision
+                              with double vectors: half the factor bytes) */
+    int renumber;          /* store each triangle's block rows in its level order so
+                              that a level's blocks are contiguous (default 1) */
+} bsr_gpu_ilu_options;
+
+/* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */
+void bsr_gpu_ilu_options_default(bsr_gpu_ilu_options *o);
+
+typedef struct bsr_gpu_ilu bsr_gpu_ilu;
+
+/* Upload F's factors, schedules (checked), ordering and scalings to ctx's
+ * device (ctx must be a CUDA context and outlive G). */
+bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
+                              bsr_gpu_ilu **G);
+/* F was refactored (same pattern): re-upload the values only. */
+bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F);
+/* Switch kernel / schedule without re-uploading (P21-P24 need an ND tree whose
+ * nodes are independent, else BSR_ERR_UNSUPPORTED). */
+bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched);
+/* Y = M^{-1} X (A's original numbering; X == Y allowed).  X current on the
+ * device: everything stays there, asynchronous on the context's stream, Y
+ * becomes device-current (its device copy allocated if absent).  X on the
+ * host only: convenience path (upload, solve, download into Y's host copy).
+ * Vectors in the factors' precision, or double with factor_float (mixed). */
+bsr_status bsr_gpu_ilu_apply(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y);
+/* Same on raw device arrays (row-interleaved n*b x k of vprec; x == y allowed). */
+bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k,
+                                 bsr_precision vprec);
+/* One triangle (tests): Y = L^{-1} X or U^{-1} X in the factors' (permuted)
+ * numbering, without scaling; residency as bsr_gpu_ilu_apply. */
+bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y);
+/* Seconds spent in create: uploads, and device analysis (schedule checks,
+ * renumbering, graph captures so far). */
+bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
+void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
+/* ---- end issue 6 ---- */
+
 #ifdef __cplusplus
 }
 #endif

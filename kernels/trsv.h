@@ -1,0 +1,72 @@
+/* Internal interface of the GPU block triangular solves (issue 6): raw device
+ * arrays in, so the kernels do not depend on the device-object API.  Shared by
+ * kernels/trsv_*.cu, src/nocuda/trsv_stubs.c and bench/bench_trsv.c. */
+#ifndef BSR_TRSV_H
+#define BSR_TRSV_H
+
+#include "bsrsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One triangle on the device.  Rows are visited through the schedule list
+ * rows[] (level order for the level kernels); the blocks of row i are
+ * [rstart[i], rend[i]) of colind/val, which may be stored in the original
+ * row order or, with renumbering, in level order (a level's blocks contiguous).
+ * Upper triangles hold the inverted pivot block first in each row. */
+typedef struct {
+    int n, b, nnzb, upper;
+    bsr_precision fprec;       /* precision of val on the device */
+    int *rows;                 /* [n] schedule position -> row */
+    int *rstart, *rend;        /* [n] block range of each row */
+    int *colind;               /* [nnzb] */
+    void *val;                 /* [nnzb*b*b] row-major blocks, fprec */
+    int nlevels;
+    int *level_ptr;            /* host [nlevels+1], positions in rows[] */
+    int max_width;
+    /* separator tree levels for P21-P24 (one root node [0,n) without a tree) */
+    int ntl;                   /* tree levels */
+    int *tl_ptr;               /* host [ntl+1]: nodes of tree level l (root = 0) */
+    int *node_range;           /* device [2*nnodes]: own rows [sep_first, last) of each node, by tree level */
+    int tree_ok;               /* rows of a node depend only on its subtree (L) / ancestors (U) */
+    int *flags;                /* device [n] sync-free completion flags */
+    int *counter;              /* device ticket counter */
+} bsr_trsv_tri;
+
+/* Kernel families of issue 6 (values match bsr_trsv_kernel). */
+enum { TRSV_K_LEVEL = 0, TRSV_K_P21, TRSV_K_P22, TRSV_K_P23, TRSV_K_P24 };
+/* Schedules of the level kernel (values match bsr_trsv_sched). */
+enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH };
+
+/* Y = T^{-1} X on stream (a cudaStream_t): x, y device row-interleaved with k
+ * vectors of precision vprec (x == y allowed).  Pure launches; no allocation,
+ * no synchronization (so it can be captured in a CUDA graph). */
+bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
+                              int k, bsr_precision vprec, void *stream);
+
+/* t_i = S_i x_{perm[i]} (gather, pre) or y_{perm[i]} = S_i t_i (scatter, post);
+ * perm, S may be NULL (identity); S in fprec. */
+bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const void *S,
+                                  bsr_precision fprec, const void *in, void *out,
+                                  bsr_precision vprec, int scatter, void *stream);
+
+/* Median times (ms) of the GPU L and U solves of the preconditioner G with its
+ * current kernel, k random vectors of vprec, after warm-up; also the full apply. */
+typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
+bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
+                            bsr_trsv_timing *t);
+/* The device triangles of G (for levels/bytes reports). */
+const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
+
+/* cuSPARSE bsrsv2 (k = 1) / bsrsm2 (k > 1) on the same factors: L unit lower
+ * (diag type unit), U with its pivot blocks inverted back.  Times (ms, median of
+ * reps, solve only, L then U) and the analysis time of both triangles. */
+typedef struct { double ms_solve, ms_analysis; int ok; char why[160]; } bsr_trsv_cusparse;
+bsr_status bsr_trsv_cusparse_time(const bsr_ilu_factors *F, int k, int reps, int level_policy,
+                                  bsr_trsv_cusparse *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,44 @@
+/* CUDA-side helpers of the GPU triangular solves (issue 6): the
+ * precision/block-size dispatch shared by kernels/trsv_*.cu. */
+#ifndef BSR_TRSV_CUDA_H
+#define BSR_TRSV_CUDA_H
+
+#include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors (issue 3) */
+#include "trsv.h"
+
+#include <type_traits>
+
+/* Call f(std::integral_constant<int, B>) for the block size b in 1..10: one
+ * instantiation per b, k stays a run-time value (compile time stays small). */
+template <typename Fn> static inline void trsv_with_b(int b, Fn f)
+{
+    switch (b) {
+    case 1: f(std::integral_constant<int, 1>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    case 3: f(std::integral_constant<int, 3>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 5: f(std::integral_constant<int, 5>()); break;
+    case 6: f(std::integral_constant<int, 6>()); break;
+    case 7: f(std::integral_constant<int, 7>()); break;
+    case 8: f(std::integral_constant<int, 8>()); break;
+    case 9: f(std::integral_constant<int, 9>()); break;
+    case 10: f(std::integral_constant<int, 10>()); break;
+    default: break;
+    }
+}
+
+/* Call f(TF(), TV()) for the supported (factor, vector) precisions: double/double,
+ * float/float and float factors with double vectors (mixed).  Returns 0 when
+ * the pair is not supported (double factors with float vectors). */
+template <typename Fn> static inline int trsv_with_types(bsr_precision fp, bsr_precision vp, Fn f)
+{
+    if (fp == BSR_DOUBLE && vp == BSR_DOUBLE) { f(double(), double()); return 1; }
+    if (fp == BSR_FLOAT && vp == BSR_FLOAT) { f(float(), float()); return 1; }
+    if (fp == BSR_FLOAT && vp == BSR_DOUBLE) { f(float(), double()); return 1; }
+    return 0;
+}
+
+#define TRSV_MAXK 16   /* vectors per solve */
+#define TRSV_MAXB 10   /* block size */
+
+#endif

@@ -1,0 +1,622 @@
+/* The ILU preconditioner on the GPU (issue 6): the CPU factors are uploaded
+ * once (optionally as float: mixed precision), each triangle's block rows
+ * stored in its level order (renumbering), schedules checked; refactor
+ * re-uploads values only; apply = gather+scale, L solve, U solve,
+ * scale+scatter, all on the device with no host round trip. */
+#include "trsv_cuda.h"
+#include <string.h>
+#include <time.h>
+
+#define NGRAPH 8 /* cached CUDA graphs (one per triangle, buffers, k, precision) */
+
+typedef struct {
+    int tri;
+    const void *in;
+    void *out;
+    int k;
+    bsr_precision vp;
+    cudaGraphExec_t exec;
+} graph_entry;
+
+struct bsr_gpu_ilu {
+    bsr_context *ctx;             /* CUDA context: device and stream */
+    int n, b;
+    bsr_precision hprec, fprec;   /* factor precision on the host / on the device */
+    bsr_gpu_ilu_options opt;
+    bsr_trsv_tri tri[2];          /* 0 = L, 1 = U */
+    int *map[2];                  /* device: source block of each stored block (renumbered) or NULL */
+    int *perm;                    /* device perm[new] = old, NULL for natural */
+    void *sl, *sr;                /* device scalings (fprec) or NULL */
+    cudaStream_t stream;          /* the context's */
+    void *t;                      /* work vector */
+    size_t t_bytes;
+    void *hx;                     /* staging for the host convenience calls */
+    size_t hx_bytes;
+    graph_entry graphs[NGRAPH];
+    int ngraphs, next_graph;
+    double upload_s, analysis_s, graph_s;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+extern "C" void bsr_gpu_ilu_options_default(bsr_gpu_ilu_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->kernel = BSR_TRSV_LEVEL;
+    o->sched = BSR_TRSV_SYNCFREE;
+    o->factor_float = 0;
+    o->renumber = 1;
+}
+
+/* dst[q*bb + w] = src[map[q]*bb + w] (map NULL: identity), converting precision. */
+template <typename TS, typename TD>
+__global__ void gather_blocks(int64_t nblk, int bb, const int *__restrict__ map,
+                              const TS *__restrict__ src, TD *__restrict__ dst)
+{
+    const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= nblk * bb) return;
+    const int64_t q = e / bb, w = e - q * bb;
+    const int64_t sq = map ? map[q] : q;
+    dst[e] = (TD)src[sq * bb + w];
+}
+
+/* Upload nblk host blocks (hprec) into dev (fprec), reordered by dmap. */
+static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, const int *dmap,
+                                void *dev)
+{
+    const int bb = G->b * G->b;
+    const size_t hs = bsr_precision_size(G->hprec);
+    if (nblk == 0) return BSR_OK;
+    double t0 = now_s();
+    if (!dmap && G->hprec == G->fprec) {
+        CU_TRY(cudaMemcpyAsync(dev, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream));
+        CU_TRY(cudaStreamSynchronize(G->stream));
+        G->upload_s += now_s() - t0;
+        return BSR_OK;
+    }
+    void *stage = NULL;
+    CU_TRY(cudaMalloc(&stage, (size_t)nblk * bb * hs));
+    cudaError_t e = cudaMemcpyAsync(stage, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
+    double t1 = now_s();
+    G->upload_s += t1 - t0;
+    if (e == cudaSuccess) {
+        unsigned nb = (unsigned)((nblk * bb + 255) / 256);
+        if (G->hprec == BSR_DOUBLE && G->fprec == BSR_DOUBLE)
+            gather_blocks<double, double><<<nb, 256, 0, G->stream>>>(nblk, bb, dmap, (const double *)stage, (double *)dev);
+        else if (G->hprec == BSR_DOUBLE)
+            gather_blocks<double, float><<<nb, 256, 0, G->stream>>>(nblk, bb, dmap, (const double *)stage, (float *)dev);
+        else
+            gather_blocks<float, float><<<nb, 256, 0, G->stream>>>(nblk, bb, dmap, (const float *)stage, (float *)dev);
+        e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
+    }
+    cudaFree(stage);
+    G->analysis_s += now_s() - t1;
+    if (e != cudaSuccess)
+        return bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                         "bsr_gpu_ilu: uploading factor values: %s", cudaGetErrorString(e));
+    return BSR_OK;
+}
+
+/* Host-to-device copy of n ints into a fresh allocation. */
+static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
+{
+    double t0 = now_s();
+    CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
+    if (n) CU_TRY(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
+    G->upload_s += now_s() - t0;
+    return BSR_OK;
+}
+
+/* Check that lv is a valid schedule of triangle M (every block off the diagonal
+ * refers to a row of an earlier level; U rows start with their pivot; L has no
+ * diagonal) and fill level_of. */
+static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int upper, int *level_of)
+{
+    const int n = M->nbrows;
+    const char *nm = upper ? "U" : "L";
+    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", nm, n);
+    for (int i = 0; i < n; i++) level_of[i] = -1;
+    for (int l = 0; l < lv->nlevels; l++)
+        for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
+            int i = lv->rows[p];
+            if (i < 0 || i >= n || level_of[i] >= 0)
+                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: row list entry %d (row %d) invalid or repeated", nm, p, i);
+            level_of[i] = l;
+        }
+    for (int i = 0; i < n; i++) {
+        int s0 = M->rowptr[i], s1 = M->rowptr[i + 1];
+        if (upper) {
+            if (s0 == s1 || M->colind[s0] != i)
+                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: U row %d does not start with its pivot block", i);
+            s0++;
+        }
+        for (int p = s0; p < s1; p++) {
+            int c = M->colind[p];
+            if (upper ? c <= i : c >= i)
+                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: %s row %d has a block in column %d on the wrong side", nm, i, c);
+            if (level_of[c] >= level_of[i])
+                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: row %d (level %d) needs row %d (level %d)", nm, i, level_of[i], c, level_of[c]);
+        }
+    }
+    return BSR_OK;
+}
+
+/* Separator-tree levels of T (one root [0,n) without a tree) and whether the
+ * nodes of one tree level are independent for this triangle. */
+static bsr_status tree_setup(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M, const bsr_ordering *ord)
+{
+    const int n = M->nbrows;
+    int nn = (ord && ord->nnodes > 0) ? ord->nnodes : 1, maxl = 0;
+    const bsr_tree_node *nodes = (ord && ord->nnodes > 0) ? ord->nodes : NULL;
+    for (int v = 0; nodes && v < nn; v++) maxl = nodes[v].level > maxl ? nodes[v].level : maxl;
+    T->ntl = maxl + 1;
+    T->tl_ptr = (int *)bsr_calloc((size_t)T->ntl + 1, sizeof(int), "tree level pointers");
+    int *rg = (int *)bsr_malloc(2 * (size_t)nn * sizeof(int), "tree node ranges");
+    int *owner = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row owners");
+    if (!T->tl_ptr || !rg || !owner) { free(rg); free(owner); return BSR_ERR_NOMEM; }
+    bsr_status s = BSR_OK;
+    T->tree_ok = 1;
+    if (!nodes) {
+        rg[0] = 0; rg[1] = n;
+        T->tl_ptr[1] = 1;
+    } else {
+        for (int v = 0; v < nn; v++) T->tl_ptr[nodes[v].level + 1]++;
+        for (int l = 0; l < T->ntl; l++) T->tl_ptr[l + 1] += T->tl_ptr[l];
+        int *fill = (int *)bsr_calloc((size_t)T->ntl, sizeof(int), "tree fill");
+        if (!fill) { free(rg); free(owner); return BSR_ERR_NOMEM; }
+        for (int i = 0; i < n; i++) owner[i] = -1;
+        for (int v = 0; v < nn; v++) {
+            const bsr_tree_node *d = &nodes[v];
+            if (d->sep_first < d->first || d->last < d->sep_first || d->last > n || d->first < 0) {
+                s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: tree node %d has a bad range [%d,%d,%d)", v, d->first, d->sep_first, d->last);
+                break;
+            }
+            int q = T->tl_ptr[d->level] + fill[d->level]++;
+            rg[2 * q] = d->sep_first; rg[2 * q + 1] = d->last;
+            for (int i = d->sep_first; i < d->last; i++) owner[i] = v;
+        }
+        free(fill);
+        for (int i = 0; s == BSR_OK && i < n; i++)
+            if (owner[i] < 0) s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: row %d belongs to no tree node", i);
+        /* L: a row reads only rows of its node's subtree; U: only rows of its
+         * node or of its ancestors. */
+        for (int i = 0; s == BSR_OK && T->tree_ok && i < n; i++) {
+            int v = owner[i];
+            for (int p = M->rowptr[i]; p < M->rowptr[i + 1]; p++) {
+                int c = M->colind[p];
+                if (c == i) continue;
+                if (!T->upper) {
+                    if (c < nodes[v].first) { T->tree_ok = 0; break; }
+                } else {
+                    int u = v;
+                    while (u >= 0 && c >= nodes[u].last) u = nodes[u].parent;
+                    if (u < 0 || c < nodes[u].sep_first) { T->tree_ok = 0; break; }
+                }
+            }
+        }
+    }
+    free(owner);
+    if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nn);
+    free(rg);
+    return s;
+}
+
+/* Set up triangle T from M with schedule lv (NULL: built here). */
+static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, const bsr_levels *lv,
+                            const bsr_ordering *ord)
+{
+    bsr_trsv_tri *T = &G->tri[which];
+    const int n = M->nbrows, nnzb = M->nnzb, upper = which;
+    bsr_levels *own = NULL;
+    T->n = n; T->b = M->b; T->nnzb = nnzb; T->upper = upper; T->fprec = G->fprec;
+    if (!lv) {
+        BSR_TRY(bsr_levels_build(M, upper, &own));
+        lv = own;
+    }
+    double t0 = now_s(), up0 = G->upload_s;
+    int *level_of = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "level_of");
+    int *rs = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row starts");
+    int *re = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row ends");
+    int *map = G->opt.renumber ? (int *)bsr_malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int), "block map") : NULL;
+    int *ci = G->opt.renumber ? (int *)bsr_malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int), "colind") : NULL;
+    bsr_status s = BSR_OK;
+    if (!level_of || !rs || !re || (G->opt.renumber && (!map || !ci))) s = BSR_ERR_NOMEM;
+    if (s == BSR_OK) s = check_schedule(M, lv, upper, level_of);
+    if (s == BSR_OK) {
+        T->nlevels = lv->nlevels;
+        T->max_width = 0;
+        T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
+        if (!T->level_ptr) s = BSR_ERR_NOMEM;
+        else {
+            memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
+            for (int l = 0; l < lv->nlevels; l++) {
+                int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+                if (w > T->max_width) T->max_width = w;
+            }
+        }
+    }
+    if (s == BSR_OK) {
+        if (G->opt.renumber) {
+            /* blocks of rows[0], rows[1], ... stored one after the other */
+            int q = 0;
+            for (int p = 0; p < n; p++) {
+                int i = lv->rows[p];
+                rs[i] = q;
+                for (int a = M->rowptr[i]; a < M->rowptr[i + 1]; a++, q++) { map[q] = a; ci[q] = M->colind[a]; }
+                re[i] = q;
+            }
+        } else {
+            for (int i = 0; i < n; i++) { rs[i] = M->rowptr[i]; re[i] = M->rowptr[i + 1]; }
+        }
+    }
+    if (s == BSR_OK) s = upload_ints(G, &T->rows, lv->rows, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->rstart, rs, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->rend, re, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->colind, G->opt.renumber ? ci : M->colind, nnzb);
+    if (s == BSR_OK && G->opt.renumber) s = upload_ints(G, &G->map[which], map, nnzb);
+    if (s == BSR_OK) s = tree_setup(G, T, M, ord);
+    if (s == BSR_OK) {
+        cudaError_t e = cudaMalloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&T->flags, (size_t)(n ? n : 1) * sizeof(int));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&T->counter, sizeof(int));
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            s = bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu: device allocation for %s (%d blocks): %s", upper ? "U" : "L", nnzb, cudaGetErrorString(e));
+        }
+    }
+    G->analysis_s += (now_s() - t0) - (G->upload_s - up0);
+    if (s == BSR_OK) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
+    free(level_of); free(rs); free(re); free(map); free(ci);
+    bsr_levels_free(own);
+    return s;
+}
+
+static void tri_free(bsr_trsv_tri *T)
+{
+    cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
+    cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter);
+    free(T->level_ptr); free(T->tl_ptr);
+    memset(T, 0, sizeof *T);
+}
+
+static void graphs_clear(bsr_gpu_ilu *G)
+{
+    for (int g = 0; g < G->ngraphs; g++) cudaGraphExecDestroy(G->graphs[g].exec);
+    G->ngraphs = G->next_graph = 0;
+}
+
+extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
+{
+    if (!G) return;
+    if (G->ctx) bsr_cuda_enter(G->ctx);
+    if (G->stream) cudaStreamSynchronize(G->stream);
+    graphs_clear(G);
+    tri_free(&G->tri[0]); tri_free(&G->tri[1]);
+    cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->sl); cudaFree(G->sr);
+    cudaFree(G->t); cudaFree(G->hx);
+    free(G);
+}
+
+/* Upload the block-diagonal scaling s (host, hprec) as fprec. */
+static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
+{
+    if (!s) return BSR_OK;
+    CU_TRY(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
+    return upload_blocks(G, s, G->n, NULL, *dev);
+}
+
+/* Sizes and precisions of the factors must agree with each other. */
+static bsr_status check_factors(const bsr_ilu_factors *f)
+{
+    if (!f->L || !f->U) return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu: factors without L or U");
+    if (f->L->nbrows != f->U->nbrows || f->L->nbcols != f->L->nbrows || f->U->nbcols != f->U->nbrows ||
+        f->L->b != f->U->b || f->L->prec != f->U->prec)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: L (%d x %d, b %d) and U (%d x %d, b %d) do not match",
+                         f->L->nbrows, f->L->nbcols, f->L->b, f->U->nbrows, f->U->nbcols, f->U->b);
+    if (f->L->b < 1 || f->L->b > TRSV_MAXB)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu: block size %d outside 1..%d", f->L->b, TRSV_MAXB);
+    if (f->ord && f->ord->n != f->L->nbrows)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: ordering of %d rows for factors of %d", f->ord->n, f->L->nbrows);
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
+                                         bsr_gpu_ilu **out)
+{
+    BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu_create: NULL argument");
+    *out = NULL;
+    if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
+    BSR_TRY(bsr_cuda_enter(ctx));
+    bsr_ilu_factors f;
+    BSR_TRY(bsr_ilu_get_factors(F, &f));
+    BSR_TRY(check_factors(&f));
+    bsr_gpu_ilu *G = (bsr_gpu_ilu *)bsr_calloc(1, sizeof *G, "bsr_gpu_ilu");
+    if (!G) return BSR_ERR_NOMEM;
+    if (o) G->opt = *o;
+    else bsr_gpu_ilu_options_default(&G->opt);
+    G->n = f.L->nbrows; G->b = f.L->b; G->hprec = f.L->prec;
+    G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
+    G->ctx = ctx;
+    G->stream = bsr_cuda_stream(ctx);
+    bsr_status s = BSR_OK;
+    if (s == BSR_OK) s = tri_setup(G, 0, f.L, f.lvL, f.ord);
+    if (s == BSR_OK) s = tri_setup(G, 1, f.U, f.lvU, f.ord);
+    if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
+    if (s == BSR_OK) s = scale_setup(G, f.scale_left, &G->sl);
+    if (s == BSR_OK) s = scale_setup(G, f.scale_right, &G->sr);
+    if (s == BSR_OK) s = bsr_gpu_ilu_set_kernel(G, G->opt.kernel, G->opt.sched);
+    if (s != BSR_OK) { bsr_gpu_ilu_destroy(G); return s; }
+    *out = G;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
+{
+    BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    bsr_ilu_factors f;
+    BSR_TRY(bsr_ilu_get_factors(F, &f));
+    BSR_TRY(check_factors(&f));
+    if (f.L->nbrows != G->n || f.L->b != G->b || f.L->nnzb != G->tri[0].nnzb || f.U->nnzb != G->tri[1].nnzb ||
+        f.L->prec != G->hprec)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu_refactor: factors changed shape (%d rows, %d+%d blocks; had %d, %d+%d)",
+                         f.L->nbrows, f.L->nnzb, f.U->nnzb, G->n, G->tri[0].nnzb, G->tri[1].nnzb);
+    if ((f.scale_left != NULL) != (G->sl != NULL) || (f.scale_right != NULL) != (G->sr != NULL))
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_refactor: scalings appeared or disappeared");
+    BSR_TRY(upload_blocks(G, f.L->val, f.L->nnzb, G->map[0], G->tri[0].val));
+    BSR_TRY(upload_blocks(G, f.U->val, f.U->nnzb, G->map[1], G->tri[1].val));
+    if (G->sl) BSR_TRY(upload_blocks(G, f.scale_left, G->n, NULL, G->sl));
+    if (G->sr) BSR_TRY(upload_blocks(G, f.scale_right, G->n, NULL, G->sr));
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched)
+{
+    BSR_CHECK_ARG(G, "bsr_gpu_ilu_set_kernel: G is NULL");
+    BSR_CHECK_ARG(kernel >= BSR_TRSV_LEVEL && kernel <= BSR_TRSV_P24, "bsr_gpu_ilu_set_kernel: unknown kernel %d", (int)kernel);
+    BSR_CHECK_ARG(sched >= BSR_TRSV_SYNCFREE && sched <= BSR_TRSV_LAUNCH, "bsr_gpu_ilu_set_kernel: unknown schedule %d", (int)sched);
+    if (kernel != BSR_TRSV_LEVEL)
+        for (int w = 0; w < 2; w++)
+            if (!G->tri[w].tree_ok)
+                return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_set_kernel: P2%d needs independent separator-tree nodes; the %s factor couples them",
+                                 (int)kernel, w ? "upper" : "lower");
+    if (G->opt.kernel != kernel || G->opt.sched != sched) graphs_clear(G);
+    G->opt.kernel = kernel;
+    G->opt.sched = sched;
+    return BSR_OK;
+}
+
+/* out = T^{-1} in for triangle `which` with the current kernel; with the graph
+ * schedule through a cached CUDA graph of the per-level launches. */
+static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp)
+{
+    const bsr_trsv_tri *T = &G->tri[which];
+    if (G->opt.kernel != BSR_TRSV_LEVEL || G->opt.sched != BSR_TRSV_GRAPH)
+        return bsr_trsv_dev_solve(T, G->opt.kernel, G->opt.sched, in, out, k, vp, G->stream);
+    for (int g = 0; g < G->ngraphs; g++) {
+        graph_entry *e = &G->graphs[g];
+        if (e->tri == which && e->in == in && e->out == out && e->k == k && e->vp == vp) {
+            CU_TRY(cudaGraphLaunch(e->exec, G->stream));
+            return BSR_OK;
+        }
+    }
+    /* capture once: one kernel node per level */
+    double t0 = now_s();
+    cudaGraph_t graph;
+    CU_TRY(cudaStreamBeginCapture(G->stream, cudaStreamCaptureModeThreadLocal));
+    bsr_status s = bsr_trsv_dev_solve(T, BSR_TRSV_LEVEL, TRSV_S_LAUNCH, in, out, k, vp, G->stream);
+    cudaError_t e = cudaStreamEndCapture(G->stream, &graph);
+    if (s != BSR_OK) { if (e == cudaSuccess) cudaGraphDestroy(graph); return s; }
+    if (e != cudaSuccess) { cudaGetLastError(); return bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu: graph capture: %s", cudaGetErrorString(e)); }
+    cudaGraphExec_t exec;
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess) { cudaGetLastError(); return bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu: graph instantiation: %s", cudaGetErrorString(e)); }
+    int slot;
+    if (G->ngraphs < NGRAPH) slot = G->ngraphs++;
+    else {
+        slot = G->next_graph++ % NGRAPH; /* evict the oldest */
+        cudaGraphExecDestroy(G->graphs[slot].exec);
+    }
+    graph_entry en = {which, in, out, k, vp, exec};
+    G->graphs[slot] = en;
+    G->graph_s += now_s() - t0;
+    CU_TRY(cudaGraphLaunch(exec, G->stream));
+    return BSR_OK;
+}
+
+/* Make the work vector hold n*b*k values of vp. */
+static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
+{
+    size_t need = (size_t)(G->n ? G->n : 1) * G->b * k * bsr_precision_size(vp);
+    if (need <= G->t_bytes) return BSR_OK;
+    graphs_clear(G); /* graphs hold the old pointer */
+    cudaFree(G->t);
+    G->t = NULL; G->t_bytes = 0;
+    CU_TRY(cudaMalloc(&G->t, need));
+    G->t_bytes = need;
+    return BSR_OK;
+}
+
+static bsr_status check_vectors(const bsr_gpu_ilu *G, int k, bsr_precision vp, const char *fn)
+{
+    BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK, "%s: k = %d outside 1..%d", fn, k, TRSV_MAXK);
+    if (vp == BSR_FLOAT && G->fprec == BSR_DOUBLE)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: float vectors with double factors (use factor_float)", fn);
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k, bsr_precision vp)
+{
+    BSR_CHECK_ARG(G && x && y, "bsr_gpu_ilu_apply_dev: NULL argument");
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
+    BSR_TRY(ensure_work(G, k, vp));
+    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
+    BSR_TRY(tri_solve(G, 0, G->t, G->t, k, vp));
+    BSR_TRY(tri_solve(G, 1, G->t, G->t, k, vp));
+    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
+    return BSR_OK;
+}
+
+/* Host staging buffer of the convenience calls. */
+static bsr_status ensure_hx(bsr_gpu_ilu *G, size_t need)
+{
+    if (need <= G->hx_bytes) return BSR_OK;
+    cudaFree(G->hx);
+    G->hx = NULL; G->hx_bytes = 0;
+    CU_TRY(cudaMalloc(&G->hx, need));
+    G->hx_bytes = need;
+    return BSR_OK;
+}
+
+/* Shared body of bsr_gpu_ilu_apply / _trsv: which = -1 full apply, else one
+ * triangle.  Device-current X: device path; host-only X: upload, solve, download. */
+static bsr_status mv_call(bsr_gpu_ilu *G, int which, const bsr_multivec *X, bsr_multivec *Y, const char *fn)
+{
+    BSR_CHECK_ARG(G && X && Y, "%s: NULL argument", fn);
+    if (X->n != (int64_t)G->n * G->b || Y->n != X->n || Y->k != X->k || Y->prec != X->prec)
+        return bsr_error(BSR_ERR_SIZE, "%s: X (%lld x %d) and Y (%lld x %d) must both be %lld x k, same precision",
+                         fn, (long long)X->n, X->k, (long long)Y->n, Y->k, (long long)G->n * G->b);
+    BSR_TRY(check_vectors(G, X->k, X->prec, fn));
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    BSR_TRY(ensure_work(G, X->k, X->prec));
+    const size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
+    if (bsr_multivec_on_device(X)) {
+        if (!Y->dev) BSR_TRY(bsr_cuda_multivec_alloc(G->ctx, Y));
+        const void *x = bsr_cuda_multivec_data(X);
+        void *y = bsr_cuda_multivec_data(Y);
+        if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, x, y, X->k, X->prec));
+        else {
+            BSR_TRY(tri_solve(G, which, x, G->t, X->k, X->prec));
+            if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
+        }
+        Y->where = BSR_ON_DEVICE;
+        return BSR_OK;
+    }
+    BSR_CHECK_ARG(X->data && (X->where & BSR_ON_HOST) && Y->data, "%s: X has no current copy, or Y no host copy", fn);
+    BSR_TRY(ensure_hx(G, bytes ? bytes : 1));
+    if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, X->data, bytes, cudaMemcpyHostToDevice, G->stream));
+    if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, G->hx, G->hx, X->k, X->prec));
+    else {
+        BSR_TRY(tri_solve(G, which, G->hx, G->t, X->k, X->prec));
+        if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
+    }
+    if (bytes) CU_TRY(cudaMemcpyAsync(Y->data, G->hx, bytes, cudaMemcpyDeviceToHost, G->stream));
+    CU_TRY(cudaStreamSynchronize(G->stream));
+    Y->where = BSR_ON_HOST;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_apply(bsr_gpu_ilu *G, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return mv_call(G, -1, X, Y, "bsr_gpu_ilu_apply");
+}
+
+extern "C" bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return mv_call(G, upper ? 1 : 0, X, Y, "bsr_gpu_ilu_trsv");
+}
+
+extern "C" bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s)
+{
+    BSR_CHECK_ARG(G, "bsr_gpu_ilu_setup_times: G is NULL");
+    if (upload_s) *upload_s = G->upload_s;
+    if (analysis_s) *analysis_s = G->analysis_s + G->graph_s;
+    return BSR_OK;
+}
+
+extern "C" const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper)
+{
+    return G ? &G->tri[upper ? 1 : 0] : NULL;
+}
+
+/* Deterministic values in [-1,1) for timing inputs. */
+template <typename TV> __global__ void fill_hash(int64_t n, TV *x)
+{
+    int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    uint64_t h = (uint64_t)e * 0x9E3779B97F4A7C15ull + 12345u;
+    h ^= h >> 31; h *= 0xBF58476D1CE4E5B9ull; h ^= h >> 27;
+    x[e] = (TV)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median over reps of the event-timed region `which` (0 = L, 1 = U, 2 = apply). */
+static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k, bsr_precision vp,
+                              int reps, double max_s, double *ms)
+{
+    cudaEvent_t e0, e1;
+    CU_TRY(cudaEventCreate(&e0));
+    CU_TRY(cudaEventCreate(&e1));
+    double *v = (double *)bsr_malloc(sizeof(double) * (reps > 0 ? reps : 1), "timings");
+    bsr_status s = v ? BSR_OK : BSR_ERR_NOMEM;
+    double spent = 0;
+    int r = 0;
+    for (int w = -1; s == BSR_OK && r < reps; w++) {
+        cudaEventRecord(e0, G->stream);
+        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_solve(G, which, x, y, k, vp);
+        cudaEventRecord(e1, G->stream);
+        if (s != BSR_OK) break;
+        cudaError_t e = cudaEventSynchronize(e1);
+        if (e != cudaSuccess) { cudaGetLastError(); s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_time: %s", cudaGetErrorString(e)); break; }
+        float f = 0;
+        cudaEventElapsedTime(&f, e0, e1);
+        spent += f * 1e-3;
+        if (w >= 0) v[r++] = f; /* first run (w = -1) is the warm-up */
+        if (spent > max_s && r >= 1) break;
+    }
+    if (s == BSR_OK) {
+        qsort(v, (size_t)r, sizeof(double), cmp_double);
+        *ms = r ? (r % 2 ? v[r / 2] : 0.5 * (v[r / 2 - 1] + v[r / 2])) : 0;
+    }
+    free(v);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return s;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, int reps, double max_s,
+                                       bsr_trsv_timing *t)
+{
+    BSR_CHECK_ARG(G && t && reps >= 1, "bsr_gpu_ilu_time: bad argument");
+    BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_time"));
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    memset(t, 0, sizeof *t);
+    int64_t len = (int64_t)G->n * G->b * k;
+    size_t bytes = (size_t)(len ? len : 1) * bsr_precision_size(vp);
+    void *x = NULL, *y = NULL;
+    CU_TRY(cudaMalloc(&x, bytes));
+    cudaError_t e = cudaMalloc(&y, bytes);
+    if (e != cudaSuccess) { cudaFree(x); cudaGetLastError(); return bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu_time: %s", cudaGetErrorString(e)); }
+    unsigned nb = (unsigned)((len + 255) / 256);
+    if (len) {
+        if (vp == BSR_DOUBLE) fill_hash<double><<<nb, 256, 0, G->stream>>>(len, (double *)x);
+        else fill_hash<float><<<nb, 256, 0, G->stream>>>(len, (float *)x);
+    }
+    double g0 = G->graph_s;
+    bsr_status s = ensure_work(G, k, vp);
+    if (s == BSR_OK) s = time_region(G, 0, x, y, k, vp, reps, max_s, &t->ms_L);
+    if (s == BSR_OK) s = time_region(G, 1, x, y, k, vp, reps, max_s, &t->ms_U);
+    if (s == BSR_OK) s = time_region(G, 2, x, y, k, vp, reps, max_s, &t->ms_apply);
+    t->ms_graph_build = (G->graph_s - g0) * 1e3;
+    cudaStreamSynchronize(G->stream);
+    cudaFree(x);
+    cudaFree(y);
+    return s;
+}
