@@ -25,6 +25,9 @@ typedef struct {
 } mm_reader;
 
 #define MM_CHUNK ((size_t)1 << 22)
+/* Largest dense array accepted (values): 1 TiB of doubles; beyond, a size
+ * line is taken for a mistake rather than tried as an allocation. */
+#define MM_DENSE_MAX ((int64_t)1 << 37)
 
 static bsr_status rd_open(mm_reader *r, const char *path)
 {
@@ -351,60 +354,90 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
     return BSR_OK;
 }
 
+/* Stable sort of one row's entries c[0..n) (values v, NULL for pattern) by
+ * column: insertion sort for short rows, merge sort through tc/tv otherwise.
+ * Stability keeps duplicates in file order, so their sum is reproducible. */
+static void sort_row(int *c, double *v, int64_t n, int *tc, double *tv)
+{
+    if (n <= 16) {
+        for (int64_t q = 1; q < n; q++) {
+            int x = c[q];
+            double y = v ? v[q] : 0;
+            int64_t p = q;
+            for (; p > 0 && c[p - 1] > x; p--) { c[p] = c[p - 1]; if (v) v[p] = v[p - 1]; }
+            c[p] = x;
+            if (v) v[p] = y;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    sort_row(c, v, h, tc, tv);
+    sort_row(c + h, v ? v + h : NULL, n - h, tc, tv);
+    if (c[h - 1] <= c[h]) return; /* already in order */
+    memcpy(tc, c, sizeof(int) * (size_t)h);
+    if (v) memcpy(tv, v, sizeof(double) * (size_t)h);
+    int64_t i = 0, j = h, o = 0;
+    while (i < h && j < n) {
+        if (c[j] < tc[i]) { c[o] = c[j]; if (v) v[o] = v[j]; j++; }
+        else { c[o] = tc[i]; if (v) v[o] = tv[i]; i++; }
+        o++;
+    }
+    for (; i < h; i++, o++) { c[o] = tc[i]; if (v) v[o] = tv[i]; }
+}
+
 /* C = T as CSR, symmetric/skew parts mirrored, each row sorted, duplicates
- * summed.  Two counting sorts (by column, then by row) sort the rows in
- * O(nnz + n) with no comparison sort. */
+ * summed.  A counting sort by row (arrays of nrows+1 only: no ncols-sized
+ * work, so a wide matrix with few entries stays cheap), then each row that is
+ * not already in order (files are usually sorted) is sorted on its own. */
 static bsr_status coo_to_csr(mm_coo *T, int nrows, int ncols, int symm, int pattern, bsr_csr *C)
 {
     int64_t tot = T->n;
     if (symm != MM_GENERAL)
         for (int64_t k = 0; k < T->n; k++) tot += T->i[k] != T->j[k];
     double sgn = symm == MM_SKEW ? -1.0 : 1.0;
-    int64_t *cp = bsr_calloc((size_t)ncols + 1, sizeof(int64_t), "CSC column pointers");
-    int *ri = bsr_malloc(sizeof(int) * (size_t)tot, "CSC row indices");
-    double *cv = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)tot, "CSC values");
+    int mirror = symm != MM_GENERAL;
     memset(C, 0, sizeof *C);
     C->nrows = nrows; C->ncols = ncols;
     C->rowptr = bsr_calloc((size_t)nrows + 1, sizeof(int64_t), "CSR row pointers");
     C->colind = bsr_malloc(sizeof(int) * (size_t)tot, "CSR column indices");
     C->val = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)tot, "CSR values");
-    if (!cp || !ri || (!pattern && (!cv || !C->val)) || !C->rowptr || !C->colind) {
-        free(cp); free(ri); free(cv); bsr_csr_free(C);
-        return BSR_ERR_NOMEM;
-    }
-    /* by column: entry (i,j) and its mirror (j,i) */
-    for (int64_t k = 0; k < T->n; k++) {
-        cp[T->j[k] + 1]++;
-        if (symm != MM_GENERAL && T->i[k] != T->j[k]) cp[T->i[k] + 1]++;
-    }
-    for (int j = 0; j < ncols; j++) cp[j + 1] += cp[j];
-    for (int64_t k = 0; k < T->n; k++) {
-        int64_t q = cp[T->j[k]]++;
-        ri[q] = T->i[k];
-        if (!pattern) cv[q] = T->v[k];
-        if (symm != MM_GENERAL && T->i[k] != T->j[k]) {
-            q = cp[T->i[k]]++;
-            ri[q] = T->j[k];
-            if (!pattern) cv[q] = sgn * T->v[k];
-        }
-    }
-    /* cp[j] now ends column j; shift back so column j is [cp[j-1], cp[j]) */
-    for (int j = ncols; j > 0; j--) cp[j] = cp[j - 1];
-    cp[0] = 0;
-    coo_free(T);
-    /* by row, visiting columns in increasing order: rows come out sorted */
+    if (!C->rowptr || !C->colind || (!pattern && !C->val)) { bsr_csr_free(C); coo_free(T); return BSR_ERR_NOMEM; }
     int64_t *rp = C->rowptr;
-    for (int64_t q = 0; q < tot; q++) rp[ri[q] + 1]++;
+    for (int64_t k = 0; k < T->n; k++) {
+        rp[T->i[k] + 1]++;
+        if (mirror && T->i[k] != T->j[k]) rp[T->j[k] + 1]++;
+    }
     for (int i = 0; i < nrows; i++) rp[i + 1] += rp[i];
-    for (int j = 0; j < ncols; j++)
-        for (int64_t q = cp[j]; q < cp[j + 1]; q++) {
-            int64_t d = rp[ri[q]]++;
-            C->colind[d] = j;
-            if (!pattern) C->val[d] = cv[q];
+    /* scatter in file order; rp[i] runs to the end of row i */
+    for (int64_t k = 0; k < T->n; k++) {
+        int64_t d = rp[T->i[k]]++;
+        C->colind[d] = T->j[k];
+        if (!pattern) C->val[d] = T->v[k];
+        if (mirror && T->i[k] != T->j[k]) {
+            d = rp[T->j[k]]++;
+            C->colind[d] = T->i[k];
+            if (!pattern) C->val[d] = sgn * T->v[k];
         }
+    }
+    coo_free(T);
     for (int i = nrows; i > 0; i--) rp[i] = rp[i - 1];
     rp[0] = 0;
-    free(cp); free(ri); free(cv);
+    /* sort unsorted rows; scratch as long as the longest such row */
+    int64_t maxlen = 0;
+    for (int i = 0; i < nrows; i++)
+        for (int64_t q = rp[i] + 1; q < rp[i + 1]; q++)
+            if (C->colind[q] < C->colind[q - 1]) {
+                if (rp[i + 1] - rp[i] > maxlen) maxlen = rp[i + 1] - rp[i];
+                break;
+            }
+    if (maxlen) {
+        int *tc = bsr_malloc(sizeof(int) * (size_t)maxlen, "row sort scratch");
+        double *tv = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)maxlen, "row sort scratch");
+        if (!tc || (!pattern && !tv)) { free(tc); free(tv); bsr_csr_free(C); return BSR_ERR_NOMEM; }
+        for (int i = 0; i < nrows; i++)
+            sort_row(C->colind + rp[i], pattern ? NULL : C->val + rp[i], rp[i + 1] - rp[i], tc, tv);
+        free(tc); free(tv);
+    }
     /* sum duplicates (adjacent now), compacting in place */
     int64_t w = 0;
     for (int i = 0; i < nrows; i++) {
@@ -433,7 +466,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
 {
     char *s, *e, *p, sh[48];
     int64_t m = h->nrows, n = h->ncols;
-    if (n && m > (int64_t)(SIZE_MAX / sizeof(double)) / n)
+    if (n && m > MM_DENSE_MAX / n)
         return bsr_error(BSR_ERR_NOMEM, "%s:%lld: %lld x %lld dense array is too large", r->path,
                          (long long)h->size_line, (long long)m, (long long)n);
     /* entries expected in file order: (i,j) for j, then i >= j (symmetric: i >= j,
@@ -502,6 +535,11 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
     if (!st && need_square && h.nrows != h.ncols) {
         r.line = h.size_line;
         st = ERR(&r, BSR_ERR_SIZE, "matrix is %lld x %lld, a square matrix is needed", (long long)h.nrows,
+                 (long long)h.ncols);
+    }
+    if (!st && dense && h.ncols && h.nrows > MM_DENSE_MAX / h.ncols) {
+        r.line = h.size_line;
+        st = ERR(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
                  (long long)h.ncols);
     }
     if (st) { rd_close(&r); return st; }
