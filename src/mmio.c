@@ -156,7 +156,6 @@ typedef struct {
     int64_t size_line;
 } mm_header;
 
-#define ERR(r, st, ...) rd_err(r, st, __VA_ARGS__)
 
 /* Record "path:line: what" for the current line and return st. */
 static bsr_status rd_err(const mm_reader *r, bsr_status st, const char *fmt, ...)
@@ -191,11 +190,11 @@ static bsr_status size_tok(mm_reader *r, char **p, char *e, const char *what, in
 {
     char sh[48];
     char *t = next_tok(p, e);
-    if (!t) return ERR(r, BSR_ERR_PARSE, "size line too short: missing %s", what);
+    if (!t) return rd_err(r, BSR_ERR_PARSE, "size line too short: missing %s", what);
     int rc = parse_i64(t, *p, v);
-    if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, *p, sh));
-    if (rc == 2 || *v > max) return ERR(r, BSR_ERR_PARSE, "%s %s exceeds %lld", what, show(t, *p, sh), (long long)max);
-    if (*v < 0) return ERR(r, BSR_ERR_PARSE, "%s %lld is negative", what, (long long)*v);
+    if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, *p, sh));
+    if (rc == 2 || *v > max) return rd_err(r, BSR_ERR_PARSE, "%s %s exceeds %lld", what, show(t, *p, sh), (long long)max);
+    if (*v < 0) return rd_err(r, BSR_ERR_PARSE, "%s %lld is negative", what, (long long)*v);
     return BSR_OK;
 }
 
@@ -206,49 +205,49 @@ static bsr_status read_header(mm_reader *r, mm_header *h)
     memset(h, 0, sizeof *h);
     int got = rd_line(r, &s, &e);
     if (got < 0) return (bsr_status)-got;
-    if (got == 0) { r->line = 1; return ERR(r, BSR_ERR_PARSE, "empty file: missing %%%%MatrixMarket banner"); }
+    if (got == 0) { r->line = 1; return rd_err(r, BSR_ERR_PARSE, "empty file: missing %%%%MatrixMarket banner"); }
     p = s;
     char *t[6], *te[6];
     int nt = 0;
     for (char *x; nt < 6 && (x = next_tok(&p, e)); nt++) { t[nt] = x; te[nt] = p; }
     if (nt == 0 || !tok_is(t[0], te[0], "%%matrixmarket"))
-        return ERR(r, BSR_ERR_PARSE, "missing %%%%MatrixMarket banner");
-    if (nt < 5) return ERR(r, BSR_ERR_PARSE, "banner needs 4 words after %%%%MatrixMarket (matrix FORMAT FIELD SYMMETRY)");
-    if (nt > 5) return ERR(r, BSR_ERR_PARSE, "extra word '%s' in banner", show(t[5], te[5], sh));
+        return rd_err(r, BSR_ERR_PARSE, "missing %%%%MatrixMarket banner");
+    if (nt < 5) return rd_err(r, BSR_ERR_PARSE, "banner needs 4 words after %%%%MatrixMarket (matrix FORMAT FIELD SYMMETRY)");
+    if (nt > 5) return rd_err(r, BSR_ERR_PARSE, "extra word '%s' in banner", show(t[5], te[5], sh));
     if (!tok_is(t[1], te[1], "matrix"))
-        return ERR(r, BSR_ERR_PARSE, "unsupported object '%s' (only 'matrix')", show(t[1], te[1], sh));
+        return rd_err(r, BSR_ERR_PARSE, "unsupported object '%s' (only 'matrix')", show(t[1], te[1], sh));
     if (tok_is(t[2], te[2], "coordinate")) h->array = 0;
     else if (tok_is(t[2], te[2], "array")) h->array = 1;
-    else return ERR(r, BSR_ERR_PARSE, "unknown format '%s' (coordinate or array)", show(t[2], te[2], sh));
+    else return rd_err(r, BSR_ERR_PARSE, "unknown format '%s' (coordinate or array)", show(t[2], te[2], sh));
     if (tok_is(t[3], te[3], "real") || tok_is(t[3], te[3], "double")) h->field = MM_REAL;
     else if (tok_is(t[3], te[3], "integer")) h->field = MM_INTEGER;
     else if (tok_is(t[3], te[3], "pattern")) h->field = MM_PATTERN;
     else if (tok_is(t[3], te[3], "complex"))
-        return ERR(r, BSR_ERR_UNSUPPORTED, "complex matrices are not supported");
-    else return ERR(r, BSR_ERR_PARSE, "unknown field '%s' (real, integer or pattern)", show(t[3], te[3], sh));
+        return rd_err(r, BSR_ERR_UNSUPPORTED, "complex matrices are not supported");
+    else return rd_err(r, BSR_ERR_PARSE, "unknown field '%s' (real, integer or pattern)", show(t[3], te[3], sh));
     if (tok_is(t[4], te[4], "general")) h->symm = MM_GENERAL;
     else if (tok_is(t[4], te[4], "symmetric")) h->symm = MM_SYMMETRIC;
     else if (tok_is(t[4], te[4], "skew-symmetric")) h->symm = MM_SKEW;
     else if (tok_is(t[4], te[4], "hermitian"))
-        return ERR(r, BSR_ERR_UNSUPPORTED, "hermitian matrices are not supported");
-    else return ERR(r, BSR_ERR_PARSE, "unknown symmetry '%s' (general, symmetric or skew-symmetric)", show(t[4], te[4], sh));
+        return rd_err(r, BSR_ERR_UNSUPPORTED, "hermitian matrices are not supported");
+    else return rd_err(r, BSR_ERR_PARSE, "unknown symmetry '%s' (general, symmetric or skew-symmetric)", show(t[4], te[4], sh));
     if (h->field == MM_PATTERN && h->array)
-        return ERR(r, BSR_ERR_PARSE, "'array pattern' is not a valid Matrix Market type");
+        return rd_err(r, BSR_ERR_PARSE, "'array pattern' is not a valid Matrix Market type");
     if (h->field == MM_PATTERN && h->symm == MM_SKEW)
-        return ERR(r, BSR_ERR_PARSE, "'pattern skew-symmetric' is not a valid Matrix Market type");
+        return rd_err(r, BSR_ERR_PARSE, "'pattern skew-symmetric' is not a valid Matrix Market type");
 
     got = data_line(r, &s, &e);
     if (got < 0) return (bsr_status)-got;
-    if (got == 0) { r->line++; return ERR(r, BSR_ERR_PARSE, "missing size line"); }
+    if (got == 0) { r->line++; return rd_err(r, BSR_ERR_PARSE, "missing size line"); }
     h->size_line = r->line;
     p = s;
     BSR_TRY(size_tok(r, &p, e, "number of rows", INT32_MAX - 1, &h->nrows));
     BSR_TRY(size_tok(r, &p, e, "number of columns", INT32_MAX - 1, &h->ncols));
     if (!h->array) BSR_TRY(size_tok(r, &p, e, "number of entries", INT64_MAX / 4, &h->nnz));
     char *x = next_tok(&p, e);
-    if (x) return ERR(r, BSR_ERR_PARSE, "extra token '%s' on size line", show(x, p, sh));
+    if (x) return rd_err(r, BSR_ERR_PARSE, "extra token '%s' on size line", show(x, p, sh));
     if (h->symm != MM_GENERAL && h->nrows != h->ncols)
-        return ERR(r, BSR_ERR_SIZE, "%s matrix is %lld x %lld, not square",
+        return rd_err(r, BSR_ERR_SIZE, "%s matrix is %lld x %lld, not square",
                    h->symm == MM_SKEW ? "skew-symmetric" : "symmetric", (long long)h->nrows, (long long)h->ncols);
     return BSR_OK;
 }
@@ -260,15 +259,15 @@ static bsr_status value_tok(mm_reader *r, int field, char *t, char *e, const cha
     if (field == MM_INTEGER) {
         int64_t x;
         int rc = parse_i64(t, e, &x);
-        if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, e, sh));
-        if (rc == 2) return ERR(r, BSR_ERR_PARSE, "integer %s '%s' overflows", what, show(t, e, sh));
+        if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, e, sh));
+        if (rc == 2) return rd_err(r, BSR_ERR_PARSE, "integer %s '%s' overflows", what, show(t, e, sh));
         *v = (double)x;
         return BSR_OK;
     }
     char *end;
     *v = strtod(t, &end);
-    if (end != e || end == t) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not a number", what, show(t, e, sh));
-    if (!isfinite(*v)) return ERR(r, BSR_ERR_VALUE, "%s '%s' is not finite", what, show(t, e, sh));
+    if (end != e || end == t) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not a number", what, show(t, e, sh));
+    if (!isfinite(*v)) return rd_err(r, BSR_ERR_VALUE, "%s '%s' is not finite", what, show(t, e, sh));
     return BSR_OK;
 }
 
@@ -310,7 +309,7 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
         if (got < 0) return (bsr_status)-got;
         if (got == 0) break;
         if (seen++ == h->nnz)
-            return ERR(r, BSR_ERR_PARSE, "more entries than the %lld announced on line %lld",
+            return rd_err(r, BSR_ERR_PARSE, "more entries than the %lld announced on line %lld",
                        (long long)h->nnz, (long long)h->size_line);
         p = s;
         int64_t ij[2];
@@ -318,25 +317,25 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
             const char *what = k ? "column index" : "row index";
             int64_t lim = k ? h->ncols : h->nrows;
             char *t = next_tok(&p, e);
-            if (!t) return ERR(r, BSR_ERR_PARSE, "missing %s", what);
+            if (!t) return rd_err(r, BSR_ERR_PARSE, "missing %s", what);
             int rc = parse_i64(t, p, &ij[k]);
-            if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, p, sh));
+            if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, p, sh));
             if (rc == 2 || ij[k] < 1 || ij[k] > lim)
-                return ERR(r, BSR_ERR_PARSE, "%s %s out of range 1..%lld", what, show(t, p, sh), (long long)lim);
+                return rd_err(r, BSR_ERR_PARSE, "%s %s out of range 1..%lld", what, show(t, p, sh), (long long)lim);
         }
         double v = 1.0;
         if (!pattern) {
             char *t = next_tok(&p, e);
-            if (!t) return ERR(r, BSR_ERR_PARSE, "missing value");
+            if (!t) return rd_err(r, BSR_ERR_PARSE, "missing value");
             BSR_TRY(value_tok(r, h->field, t, p, "value", &v));
         }
         char *x = next_tok(&p, e);
-        if (x) return ERR(r, BSR_ERR_PARSE, "extra token '%s' after the entry", show(x, p, sh));
+        if (x) return rd_err(r, BSR_ERR_PARSE, "extra token '%s' after the entry", show(x, p, sh));
         if (h->symm != MM_GENERAL && ij[1] > ij[0])
-            return ERR(r, BSR_ERR_PARSE, "entry (%lld,%lld) above the diagonal in a %s file",
+            return rd_err(r, BSR_ERR_PARSE, "entry (%lld,%lld) above the diagonal in a %s file",
                        (long long)ij[0], (long long)ij[1], h->symm == MM_SKEW ? "skew-symmetric" : "symmetric");
         if (h->symm == MM_SKEW && ij[0] == ij[1]) {
-            if (v != 0) return ERR(r, BSR_ERR_PARSE, "nonzero diagonal entry (%lld,%lld) in a skew-symmetric file",
+            if (v != 0) return rd_err(r, BSR_ERR_PARSE, "nonzero diagonal entry (%lld,%lld) in a skew-symmetric file",
                                    (long long)ij[0], (long long)ij[1]);
             continue; /* an explicit zero diagonal is harmless: not stored */
         }
@@ -348,7 +347,7 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
     }
     if (seen < h->nnz) {
         r->line++;
-        return ERR(r, BSR_ERR_PARSE, "file ends after %lld of the %lld entries announced (truncated?)",
+        return rd_err(r, BSR_ERR_PARSE, "file ends after %lld of the %lld entries announced (truncated?)",
                    (long long)seen, (long long)h->nnz);
     }
     return BSR_OK;
@@ -485,7 +484,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
         if (got == 0) break;
         if (k == want) {
             free(a);
-            return ERR(r, BSR_ERR_PARSE, "more values than the %lld of a %lld x %lld %s array", (long long)want,
+            return rd_err(r, BSR_ERR_PARSE, "more values than the %lld of a %lld x %lld %s array", (long long)want,
                        (long long)m, (long long)n, h->symm == MM_GENERAL ? "general" : "symmetric");
         }
         p = s;
@@ -493,7 +492,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
         double v;
         bsr_status st = value_tok(r, h->field, t, p, "value", &v);
         char *x = st ? NULL : next_tok(&p, e);
-        if (x) st = ERR(r, BSR_ERR_PARSE, "extra token '%s' (array files hold one value per line)", show(x, p, sh));
+        if (x) st = rd_err(r, BSR_ERR_PARSE, "extra token '%s' (array files hold one value per line)", show(x, p, sh));
         if (st) { free(a); return st; }
         int64_t pos = j * m + i; /* storage slot of (i,j), column-major */
         int64_t need = h->symm == MM_GENERAL ? pos + 1 : m * n;
@@ -512,7 +511,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
     if (k < want) {
         free(a);
         r->line++;
-        return ERR(r, BSR_ERR_PARSE, "file ends after %lld of %lld values (truncated?)", (long long)k, (long long)want);
+        return rd_err(r, BSR_ERR_PARSE, "file ends after %lld of %lld values (truncated?)", (long long)k, (long long)want);
     }
     if (h->symm == MM_SKEW)
         for (int64_t d = 0; d < n; d++) a[d * m + d] = 0;
@@ -534,12 +533,12 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
     bsr_status st = read_header(&r, &h);
     if (!st && need_square && h.nrows != h.ncols) {
         r.line = h.size_line;
-        st = ERR(&r, BSR_ERR_SIZE, "matrix is %lld x %lld, a square matrix is needed", (long long)h.nrows,
+        st = rd_err(&r, BSR_ERR_SIZE, "matrix is %lld x %lld, a square matrix is needed", (long long)h.nrows,
                  (long long)h.ncols);
     }
     if (!st && dense && h.ncols && h.nrows > MM_DENSE_MAX / h.ncols) {
         r.line = h.size_line;
-        st = ERR(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
+        st = rd_err(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
                  (long long)h.ncols);
     }
     if (st) { rd_close(&r); return st; }
