@@ -156,7 +156,6 @@ typedef struct {
     int64_t size_line;
 } mm_header;
 
-
 /* Record "path:line: what" for the current line and return st. */
 static bsr_status rd_err(const mm_reader *r, bsr_status st, const char *fmt, ...)
 #if defined(__GNUC__)
