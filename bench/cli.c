@@ -61,6 +61,10 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
     memset(P, 0, sizeof *P);
     if (cinfo) { cinfo->b = 0; cinfo->fill_ratio = 1.0; }
     if (file && gen) { fprintf(stderr, "bsrsolve: give a file or --gen, not both\n"); return BSR_ERR_ARG; }
+    if (!file && block) {
+        fprintf(stderr, "bsrsolve: --block applies to Matrix Market files; a generator takes its block size in its spec\n");
+        return BSR_ERR_ARG;
+    }
     if (!file) return bsr_generate(gen ? gen : def, prec, P);
     int b = 0;
     if (block && strcmp(block, "auto")) {
