@@ -25,6 +25,9 @@ typedef struct {
 } mm_reader;
 
 #define MM_CHUNK ((size_t)1 << 22)
+/* Largest dense array accepted (values): 1 TiB of doubles; beyond, a size
+ * line is taken for a mistake rather than tried as an allocation. */
+#define MM_DENSE_MAX ((int64_t)1 << 37)
 
 static bsr_status rd_open(mm_reader *r, const char *path)
 {
@@ -153,8 +156,6 @@ typedef struct {
     int64_t size_line;
 } mm_header;
 
-#define ERR(r, st, ...) rd_err(r, st, __VA_ARGS__)
-
 /* Record "path:line: what" for the current line and return st. */
 static bsr_status rd_err(const mm_reader *r, bsr_status st, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -188,11 +189,11 @@ static bsr_status size_tok(mm_reader *r, char **p, char *e, const char *what, in
 {
     char sh[48];
     char *t = next_tok(p, e);
-    if (!t) return ERR(r, BSR_ERR_PARSE, "size line too short: missing %s", what);
+    if (!t) return rd_err(r, BSR_ERR_PARSE, "size line too short: missing %s", what);
     int rc = parse_i64(t, *p, v);
-    if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, *p, sh));
-    if (rc == 2 || *v > max) return ERR(r, BSR_ERR_PARSE, "%s %s exceeds %lld", what, show(t, *p, sh), (long long)max);
-    if (*v < 0) return ERR(r, BSR_ERR_PARSE, "%s %lld is negative", what, (long long)*v);
+    if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, *p, sh));
+    if (rc == 2 || *v > max) return rd_err(r, BSR_ERR_PARSE, "%s %s exceeds %lld", what, show(t, *p, sh), (long long)max);
+    if (*v < 0) return rd_err(r, BSR_ERR_PARSE, "%s %lld is negative", what, (long long)*v);
     return BSR_OK;
 }
 
@@ -203,49 +204,49 @@ static bsr_status read_header(mm_reader *r, mm_header *h)
     memset(h, 0, sizeof *h);
     int got = rd_line(r, &s, &e);
     if (got < 0) return (bsr_status)-got;
-    if (got == 0) { r->line = 1; return ERR(r, BSR_ERR_PARSE, "empty file: missing %%%%MatrixMarket banner"); }
+    if (got == 0) { r->line = 1; return rd_err(r, BSR_ERR_PARSE, "empty file: missing %%%%MatrixMarket banner"); }
     p = s;
     char *t[6], *te[6];
     int nt = 0;
     for (char *x; nt < 6 && (x = next_tok(&p, e)); nt++) { t[nt] = x; te[nt] = p; }
     if (nt == 0 || !tok_is(t[0], te[0], "%%matrixmarket"))
-        return ERR(r, BSR_ERR_PARSE, "missing %%%%MatrixMarket banner");
-    if (nt < 5) return ERR(r, BSR_ERR_PARSE, "banner needs 4 words after %%%%MatrixMarket (matrix FORMAT FIELD SYMMETRY)");
-    if (nt > 5) return ERR(r, BSR_ERR_PARSE, "extra word '%s' in banner", show(t[5], te[5], sh));
+        return rd_err(r, BSR_ERR_PARSE, "missing %%%%MatrixMarket banner");
+    if (nt < 5) return rd_err(r, BSR_ERR_PARSE, "banner needs 4 words after %%%%MatrixMarket (matrix FORMAT FIELD SYMMETRY)");
+    if (nt > 5) return rd_err(r, BSR_ERR_PARSE, "extra word '%s' in banner", show(t[5], te[5], sh));
     if (!tok_is(t[1], te[1], "matrix"))
-        return ERR(r, BSR_ERR_PARSE, "unsupported object '%s' (only 'matrix')", show(t[1], te[1], sh));
+        return rd_err(r, BSR_ERR_PARSE, "unsupported object '%s' (only 'matrix')", show(t[1], te[1], sh));
     if (tok_is(t[2], te[2], "coordinate")) h->array = 0;
     else if (tok_is(t[2], te[2], "array")) h->array = 1;
-    else return ERR(r, BSR_ERR_PARSE, "unknown format '%s' (coordinate or array)", show(t[2], te[2], sh));
+    else return rd_err(r, BSR_ERR_PARSE, "unknown format '%s' (coordinate or array)", show(t[2], te[2], sh));
     if (tok_is(t[3], te[3], "real") || tok_is(t[3], te[3], "double")) h->field = MM_REAL;
     else if (tok_is(t[3], te[3], "integer")) h->field = MM_INTEGER;
     else if (tok_is(t[3], te[3], "pattern")) h->field = MM_PATTERN;
     else if (tok_is(t[3], te[3], "complex"))
-        return ERR(r, BSR_ERR_UNSUPPORTED, "complex matrices are not supported");
-    else return ERR(r, BSR_ERR_PARSE, "unknown field '%s' (real, integer or pattern)", show(t[3], te[3], sh));
+        return rd_err(r, BSR_ERR_UNSUPPORTED, "complex matrices are not supported");
+    else return rd_err(r, BSR_ERR_PARSE, "unknown field '%s' (real, integer or pattern)", show(t[3], te[3], sh));
     if (tok_is(t[4], te[4], "general")) h->symm = MM_GENERAL;
     else if (tok_is(t[4], te[4], "symmetric")) h->symm = MM_SYMMETRIC;
     else if (tok_is(t[4], te[4], "skew-symmetric")) h->symm = MM_SKEW;
     else if (tok_is(t[4], te[4], "hermitian"))
-        return ERR(r, BSR_ERR_UNSUPPORTED, "hermitian matrices are not supported");
-    else return ERR(r, BSR_ERR_PARSE, "unknown symmetry '%s' (general, symmetric or skew-symmetric)", show(t[4], te[4], sh));
+        return rd_err(r, BSR_ERR_UNSUPPORTED, "hermitian matrices are not supported");
+    else return rd_err(r, BSR_ERR_PARSE, "unknown symmetry '%s' (general, symmetric or skew-symmetric)", show(t[4], te[4], sh));
     if (h->field == MM_PATTERN && h->array)
-        return ERR(r, BSR_ERR_PARSE, "'array pattern' is not a valid Matrix Market type");
+        return rd_err(r, BSR_ERR_PARSE, "'array pattern' is not a valid Matrix Market type");
     if (h->field == MM_PATTERN && h->symm == MM_SKEW)
-        return ERR(r, BSR_ERR_PARSE, "'pattern skew-symmetric' is not a valid Matrix Market type");
+        return rd_err(r, BSR_ERR_PARSE, "'pattern skew-symmetric' is not a valid Matrix Market type");
 
     got = data_line(r, &s, &e);
     if (got < 0) return (bsr_status)-got;
-    if (got == 0) { r->line++; return ERR(r, BSR_ERR_PARSE, "missing size line"); }
+    if (got == 0) { r->line++; return rd_err(r, BSR_ERR_PARSE, "missing size line"); }
     h->size_line = r->line;
     p = s;
     BSR_TRY(size_tok(r, &p, e, "number of rows", INT32_MAX - 1, &h->nrows));
     BSR_TRY(size_tok(r, &p, e, "number of columns", INT32_MAX - 1, &h->ncols));
     if (!h->array) BSR_TRY(size_tok(r, &p, e, "number of entries", INT64_MAX / 4, &h->nnz));
     char *x = next_tok(&p, e);
-    if (x) return ERR(r, BSR_ERR_PARSE, "extra token '%s' on size line", show(x, p, sh));
+    if (x) return rd_err(r, BSR_ERR_PARSE, "extra token '%s' on size line", show(x, p, sh));
     if (h->symm != MM_GENERAL && h->nrows != h->ncols)
-        return ERR(r, BSR_ERR_SIZE, "%s matrix is %lld x %lld, not square",
+        return rd_err(r, BSR_ERR_SIZE, "%s matrix is %lld x %lld, not square",
                    h->symm == MM_SKEW ? "skew-symmetric" : "symmetric", (long long)h->nrows, (long long)h->ncols);
     return BSR_OK;
 }
@@ -257,15 +258,15 @@ static bsr_status value_tok(mm_reader *r, int field, char *t, char *e, const cha
     if (field == MM_INTEGER) {
         int64_t x;
         int rc = parse_i64(t, e, &x);
-        if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, e, sh));
-        if (rc == 2) return ERR(r, BSR_ERR_PARSE, "integer %s '%s' overflows", what, show(t, e, sh));
+        if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, e, sh));
+        if (rc == 2) return rd_err(r, BSR_ERR_PARSE, "integer %s '%s' overflows", what, show(t, e, sh));
         *v = (double)x;
         return BSR_OK;
     }
     char *end;
     *v = strtod(t, &end);
-    if (end != e || end == t) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not a number", what, show(t, e, sh));
-    if (!isfinite(*v)) return ERR(r, BSR_ERR_VALUE, "%s '%s' is not finite", what, show(t, e, sh));
+    if (end != e || end == t) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not a number", what, show(t, e, sh));
+    if (!isfinite(*v)) return rd_err(r, BSR_ERR_VALUE, "%s '%s' is not finite", what, show(t, e, sh));
     return BSR_OK;
 }
 
@@ -307,7 +308,7 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
         if (got < 0) return (bsr_status)-got;
         if (got == 0) break;
         if (seen++ == h->nnz)
-            return ERR(r, BSR_ERR_PARSE, "more entries than the %lld announced on line %lld",
+            return rd_err(r, BSR_ERR_PARSE, "more entries than the %lld announced on line %lld",
                        (long long)h->nnz, (long long)h->size_line);
         p = s;
         int64_t ij[2];
@@ -315,25 +316,25 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
             const char *what = k ? "column index" : "row index";
             int64_t lim = k ? h->ncols : h->nrows;
             char *t = next_tok(&p, e);
-            if (!t) return ERR(r, BSR_ERR_PARSE, "missing %s", what);
+            if (!t) return rd_err(r, BSR_ERR_PARSE, "missing %s", what);
             int rc = parse_i64(t, p, &ij[k]);
-            if (rc == 1) return ERR(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, p, sh));
+            if (rc == 1) return rd_err(r, BSR_ERR_PARSE, "%s '%s' is not an integer", what, show(t, p, sh));
             if (rc == 2 || ij[k] < 1 || ij[k] > lim)
-                return ERR(r, BSR_ERR_PARSE, "%s %s out of range 1..%lld", what, show(t, p, sh), (long long)lim);
+                return rd_err(r, BSR_ERR_PARSE, "%s %s out of range 1..%lld", what, show(t, p, sh), (long long)lim);
         }
         double v = 1.0;
         if (!pattern) {
             char *t = next_tok(&p, e);
-            if (!t) return ERR(r, BSR_ERR_PARSE, "missing value");
+            if (!t) return rd_err(r, BSR_ERR_PARSE, "missing value");
             BSR_TRY(value_tok(r, h->field, t, p, "value", &v));
         }
         char *x = next_tok(&p, e);
-        if (x) return ERR(r, BSR_ERR_PARSE, "extra token '%s' after the entry", show(x, p, sh));
+        if (x) return rd_err(r, BSR_ERR_PARSE, "extra token '%s' after the entry", show(x, p, sh));
         if (h->symm != MM_GENERAL && ij[1] > ij[0])
-            return ERR(r, BSR_ERR_PARSE, "entry (%lld,%lld) above the diagonal in a %s file",
+            return rd_err(r, BSR_ERR_PARSE, "entry (%lld,%lld) above the diagonal in a %s file",
                        (long long)ij[0], (long long)ij[1], h->symm == MM_SKEW ? "skew-symmetric" : "symmetric");
         if (h->symm == MM_SKEW && ij[0] == ij[1]) {
-            if (v != 0) return ERR(r, BSR_ERR_PARSE, "nonzero diagonal entry (%lld,%lld) in a skew-symmetric file",
+            if (v != 0) return rd_err(r, BSR_ERR_PARSE, "nonzero diagonal entry (%lld,%lld) in a skew-symmetric file",
                                    (long long)ij[0], (long long)ij[1]);
             continue; /* an explicit zero diagonal is harmless: not stored */
         }
@@ -345,66 +346,96 @@ static bsr_status read_coord(mm_reader *r, const mm_header *h, mm_coo *T)
     }
     if (seen < h->nnz) {
         r->line++;
-        return ERR(r, BSR_ERR_PARSE, "file ends after %lld of the %lld entries announced (truncated?)",
+        return rd_err(r, BSR_ERR_PARSE, "file ends after %lld of the %lld entries announced (truncated?)",
                    (long long)seen, (long long)h->nnz);
     }
     return BSR_OK;
 }
 
+/* Stable sort of one row's entries c[0..n) (values v, NULL for pattern) by
+ * column: insertion sort for short rows, merge sort through tc/tv otherwise.
+ * Stability keeps duplicates in file order, so their sum is reproducible. */
+static void sort_row(int *c, double *v, int64_t n, int *tc, double *tv)
+{
+    if (n <= 16) {
+        for (int64_t q = 1; q < n; q++) {
+            int x = c[q];
+            double y = v ? v[q] : 0;
+            int64_t p = q;
+            for (; p > 0 && c[p - 1] > x; p--) { c[p] = c[p - 1]; if (v) v[p] = v[p - 1]; }
+            c[p] = x;
+            if (v) v[p] = y;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    sort_row(c, v, h, tc, tv);
+    sort_row(c + h, v ? v + h : NULL, n - h, tc, tv);
+    if (c[h - 1] <= c[h]) return; /* already in order */
+    memcpy(tc, c, sizeof(int) * (size_t)h);
+    if (v) memcpy(tv, v, sizeof(double) * (size_t)h);
+    int64_t i = 0, j = h, o = 0;
+    while (i < h && j < n) {
+        if (c[j] < tc[i]) { c[o] = c[j]; if (v) v[o] = v[j]; j++; }
+        else { c[o] = tc[i]; if (v) v[o] = tv[i]; i++; }
+        o++;
+    }
+    for (; i < h; i++, o++) { c[o] = tc[i]; if (v) v[o] = tv[i]; }
+}
+
 /* C = T as CSR, symmetric/skew parts mirrored, each row sorted, duplicates
- * summed.  Two counting sorts (by column, then by row) sort the rows in
- * O(nnz + n) with no comparison sort. */
+ * summed.  A counting sort by row (arrays of nrows+1 only: no ncols-sized
+ * work, so a wide matrix with few entries stays cheap), then each row that is
+ * not already in order (files are usually sorted) is sorted on its own. */
 static bsr_status coo_to_csr(mm_coo *T, int nrows, int ncols, int symm, int pattern, bsr_csr *C)
 {
     int64_t tot = T->n;
     if (symm != MM_GENERAL)
         for (int64_t k = 0; k < T->n; k++) tot += T->i[k] != T->j[k];
     double sgn = symm == MM_SKEW ? -1.0 : 1.0;
-    int64_t *cp = bsr_calloc((size_t)ncols + 1, sizeof(int64_t), "CSC column pointers");
-    int *ri = bsr_malloc(sizeof(int) * (size_t)tot, "CSC row indices");
-    double *cv = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)tot, "CSC values");
+    int mirror = symm != MM_GENERAL;
     memset(C, 0, sizeof *C);
     C->nrows = nrows; C->ncols = ncols;
     C->rowptr = bsr_calloc((size_t)nrows + 1, sizeof(int64_t), "CSR row pointers");
     C->colind = bsr_malloc(sizeof(int) * (size_t)tot, "CSR column indices");
     C->val = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)tot, "CSR values");
-    if (!cp || !ri || (!pattern && (!cv || !C->val)) || !C->rowptr || !C->colind) {
-        free(cp); free(ri); free(cv); bsr_csr_free(C);
-        return BSR_ERR_NOMEM;
-    }
-    /* by column: entry (i,j) and its mirror (j,i) */
-    for (int64_t k = 0; k < T->n; k++) {
-        cp[T->j[k] + 1]++;
-        if (symm != MM_GENERAL && T->i[k] != T->j[k]) cp[T->i[k] + 1]++;
-    }
-    for (int j = 0; j < ncols; j++) cp[j + 1] += cp[j];
-    for (int64_t k = 0; k < T->n; k++) {
-        int64_t q = cp[T->j[k]]++;
-        ri[q] = T->i[k];
-        if (!pattern) cv[q] = T->v[k];
-        if (symm != MM_GENERAL && T->i[k] != T->j[k]) {
-            q = cp[T->i[k]]++;
-            ri[q] = T->j[k];
-            if (!pattern) cv[q] = sgn * T->v[k];
-        }
-    }
-    /* cp[j] now ends column j; shift back so column j is [cp[j-1], cp[j]) */
-    for (int j = ncols; j > 0; j--) cp[j] = cp[j - 1];
-    cp[0] = 0;
-    coo_free(T);
-    /* by row, visiting columns in increasing order: rows come out sorted */
+    if (!C->rowptr || !C->colind || (!pattern && !C->val)) { bsr_csr_free(C); coo_free(T); return BSR_ERR_NOMEM; }
     int64_t *rp = C->rowptr;
-    for (int64_t q = 0; q < tot; q++) rp[ri[q] + 1]++;
+    for (int64_t k = 0; k < T->n; k++) {
+        rp[T->i[k] + 1]++;
+        if (mirror && T->i[k] != T->j[k]) rp[T->j[k] + 1]++;
+    }
     for (int i = 0; i < nrows; i++) rp[i + 1] += rp[i];
-    for (int j = 0; j < ncols; j++)
-        for (int64_t q = cp[j]; q < cp[j + 1]; q++) {
-            int64_t d = rp[ri[q]]++;
-            C->colind[d] = j;
-            if (!pattern) C->val[d] = cv[q];
+    /* scatter in file order; rp[i] runs to the end of row i */
+    for (int64_t k = 0; k < T->n; k++) {
+        int64_t d = rp[T->i[k]]++;
+        C->colind[d] = T->j[k];
+        if (!pattern) C->val[d] = T->v[k];
+        if (mirror && T->i[k] != T->j[k]) {
+            d = rp[T->j[k]]++;
+            C->colind[d] = T->i[k];
+            if (!pattern) C->val[d] = sgn * T->v[k];
         }
+    }
+    coo_free(T);
     for (int i = nrows; i > 0; i--) rp[i] = rp[i - 1];
     rp[0] = 0;
-    free(cp); free(ri); free(cv);
+    /* sort unsorted rows; scratch as long as the longest such row */
+    int64_t maxlen = 0;
+    for (int i = 0; i < nrows; i++)
+        for (int64_t q = rp[i] + 1; q < rp[i + 1]; q++)
+            if (C->colind[q] < C->colind[q - 1]) {
+                if (rp[i + 1] - rp[i] > maxlen) maxlen = rp[i + 1] - rp[i];
+                break;
+            }
+    if (maxlen) {
+        int *tc = bsr_malloc(sizeof(int) * (size_t)maxlen, "row sort scratch");
+        double *tv = pattern ? NULL : bsr_malloc(sizeof(double) * (size_t)maxlen, "row sort scratch");
+        if (!tc || (!pattern && !tv)) { free(tc); free(tv); bsr_csr_free(C); return BSR_ERR_NOMEM; }
+        for (int i = 0; i < nrows; i++)
+            sort_row(C->colind + rp[i], pattern ? NULL : C->val + rp[i], rp[i + 1] - rp[i], tc, tv);
+        free(tc); free(tv);
+    }
     /* sum duplicates (adjacent now), compacting in place */
     int64_t w = 0;
     for (int i = 0; i < nrows; i++) {
@@ -433,7 +464,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
 {
     char *s, *e, *p, sh[48];
     int64_t m = h->nrows, n = h->ncols;
-    if (n && m > (int64_t)(SIZE_MAX / sizeof(double)) / n)
+    if (n && m > MM_DENSE_MAX / n)
         return bsr_error(BSR_ERR_NOMEM, "%s:%lld: %lld x %lld dense array is too large", r->path,
                          (long long)h->size_line, (long long)m, (long long)n);
     /* entries expected in file order: (i,j) for j, then i >= j (symmetric: i >= j,
@@ -452,7 +483,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
         if (got == 0) break;
         if (k == want) {
             free(a);
-            return ERR(r, BSR_ERR_PARSE, "more values than the %lld of a %lld x %lld %s array", (long long)want,
+            return rd_err(r, BSR_ERR_PARSE, "more values than the %lld of a %lld x %lld %s array", (long long)want,
                        (long long)m, (long long)n, h->symm == MM_GENERAL ? "general" : "symmetric");
         }
         p = s;
@@ -460,7 +491,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
         double v;
         bsr_status st = value_tok(r, h->field, t, p, "value", &v);
         char *x = st ? NULL : next_tok(&p, e);
-        if (x) st = ERR(r, BSR_ERR_PARSE, "extra token '%s' (array files hold one value per line)", show(x, p, sh));
+        if (x) st = rd_err(r, BSR_ERR_PARSE, "extra token '%s' (array files hold one value per line)", show(x, p, sh));
         if (st) { free(a); return st; }
         int64_t pos = j * m + i; /* storage slot of (i,j), column-major */
         int64_t need = h->symm == MM_GENERAL ? pos + 1 : m * n;
@@ -479,7 +510,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
     if (k < want) {
         free(a);
         r->line++;
-        return ERR(r, BSR_ERR_PARSE, "file ends after %lld of %lld values (truncated?)", (long long)k, (long long)want);
+        return rd_err(r, BSR_ERR_PARSE, "file ends after %lld of %lld values (truncated?)", (long long)k, (long long)want);
     }
     if (h->symm == MM_SKEW)
         for (int64_t d = 0; d < n; d++) a[d * m + d] = 0;
@@ -501,7 +532,12 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
     bsr_status st = read_header(&r, &h);
     if (!st && need_square && h.nrows != h.ncols) {
         r.line = h.size_line;
-        st = ERR(&r, BSR_ERR_SIZE, "matrix is %lld x %lld, a square matrix is needed", (long long)h.nrows,
+        st = rd_err(&r, BSR_ERR_SIZE, "matrix is %lld x %lld, a square matrix is needed", (long long)h.nrows,
+                 (long long)h.ncols);
+    }
+    if (!st && dense && h.ncols && h.nrows > MM_DENSE_MAX / h.ncols) {
+        r.line = h.size_line;
+        st = rd_err(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
                  (long long)h.ncols);
     }
     if (st) { rd_close(&r); return st; }

@@ -79,6 +79,47 @@ static void test_general(void)
     bsr_csr_free(&C);
 }
 
+static uint64_t rnd(uint64_t *s);
+
+/* Random order with many duplicates and long rows (the merge-sort path):
+ * the CSR equals a dense accumulation in file order, bit for bit. */
+static void test_shuffled(void)
+{
+    enum { M = 20, N = 300, NZ = 6000 };
+    static double ref[M][N];
+    static char hit[M][N];
+    memset(ref, 0, sizeof ref);
+    memset(hit, 0, sizeof hit);
+    char path[512];
+    snprintf(path, sizeof path, "%s/shuffled.mtx", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", M, N, NZ);
+    uint64_t s = 99;
+    for (int k = 0; k < NZ; k++) {
+        int i = (int)(rnd(&s) % M), j = (int)(rnd(&s) % N);
+        double v = (double)(rnd(&s) >> 11) / 9007199254740992.0 - 0.5;
+        fprintf(f, "%d %d %.17g\n", i + 1, j + 1, v);
+        ref[i][j] += v;
+        hit[i][j] = 1;
+    }
+    fclose(f);
+    bsr_csr C;
+    BSR_ASSERT_OK(bsr_mm_read_csr(path, &C));
+    int64_t q = 0, bad = 0;
+    for (int i = 0; i < M; i++) {
+        CU_ASSERT_EQUAL(C.rowptr[i], q);
+        for (int j = 0; j < N; j++)
+            if (hit[i][j]) {
+                bad += q >= C.nnz || C.colind[q] != j || memcmp(&C.val[q], &ref[i][j], sizeof(double));
+                q++;
+            }
+    }
+    CU_ASSERT_EQUAL(C.nnz, q);
+    CU_ASSERT_EQUAL(bad, 0);
+    bsr_csr_free(&C);
+}
+
 static void test_symmetric(void)
 {
     /* lower triangle given; diagonal not duplicated; duplicate summed before mirroring */
@@ -533,6 +574,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     static const bsr_test tests[] = {
         {"general coordinate", test_general},
+        {"shuffled entries, duplicates, long rows", test_shuffled},
         {"symmetric expansion", test_symmetric},
         {"skew-symmetric", test_skew},
         {"pattern and integer", test_pattern_integer},
