@@ -9,7 +9,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
 {
     memset(o, 0, sizeof *o);
     o->method = BSR_BICGSTAB;
-    o->precond = BSR_PC_JACOBI; /* ILU once the ilu module lands */
+    o->precond = BSR_PC_ILU0;
     o->tau1 = 1e-2;
     o->tau2 = 0;
     o->omega = 1.0;

@@ -1,17 +1,131 @@
 /* Block ILU(0) / ILUT / ILU2 preconditioners through bsr_ilu (scaling,
- * ordering and factors live there); factors are stored in precond_precision,
- * vectors converted around the apply when the working precision differs. */
+ * ordering, factors and triangular solves live in the ILU module); factors
+ * stored in precond_precision (bsr_ilu_apply converts vectors of another
+ * precision).  The device version uploads the same factors (bsr_gpu_ilu). */
 #include "precond_impl.h"
+#include <string.h>
 
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc)
+typedef struct {
+    bsr_ilu *F;
+    bsr_gpu_ilu *G;   /* device version only (F then borrowed from the host pc) */
+    bsr_solver_options o;
+} ilu_pc;
+
+static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
-    (void)A; (void)o; (void)pc;
-    return bsr_error(BSR_ERR_UNSUPPORTED, "precond=%s: ILU preconditioners arrive with the ilu module", bsr_pc_name(o->precond));
+    return bsr_ilu_apply(((ilu_pc *)pc->data)->F, X, Y);
+}
+
+/* Refresh the statistics line and counters after (re)factoring. */
+static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o)
+{
+    bsr_ilu_stats st;
+    bsr_ilu_factors fa;
+    if (bsr_ilu_get_stats(F, &st) || bsr_ilu_get_factors(F, &fa)) return;
+    pc->nnzb = st.nnzb_L + st.nnzb_U;
+    pc->pivots_regularized = st.pivots_regularized;
+    char tau[64] = "";
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%g)", o->tau1);
+    if (o->precond == BSR_PC_ILU2)
+        snprintf(tau, sizeof tau, "(tau1=%g,tau2=%g)", o->tau1, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1);
+    char ord[64] = "natural";
+    if (fa.ord) {
+        if (fa.ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(fa.ord->kind),
+                                     fa.ord->depth, fa.ord->nleaves);
+        else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(fa.ord->kind));
+    }
+    snprintf(pc->info, sizeof pc->info,
+             "%s%s, order %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, "
+             "factor %.3f s%s",
+             bsr_pc_name(o->precond), tau, ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
+             (long long)st.dropped, st.pivots_regularized, st.factor_s,
+             o->precond_precision == BSR_FLOAT ? ", float factors" : "");
+}
+
+static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
+{
+    ilu_pc *I = pc->data;
+    BSR_TRY(bsr_ilu_refactor(I->F, A));
+    ilu_describe(pc, I->F, &I->o);
+    return BSR_OK;
+}
+
+static void ilu_destroy(bsr_pc *pc)
+{
+    ilu_pc *I = pc->data;
+    if (!I) return;
+    bsr_ilu_destroy(I->F);
+    free(I);
+}
+
+/* The factorization behind an ILU preconditioner. */
+static bsr_ilu *ilu_of(const bsr_pc *pc)
+{
+    return pc && pc->apply == ilu_apply ? ((ilu_pc *)pc->data)->F : NULL;
+}
+
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **out)
+{
+    bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, kind);
+    io.tau1 = o->tau1;
+    io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
+    io.prec = o->precond_precision;
+    if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
+    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
+    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
+    if (!pc || !I) { free(pc); free(I); return BSR_ERR_NOMEM; }
+    pc->name = bsr_pc_name(o->precond);
+    I->o = *o;
+    pc->data = I;
+    pc->symmetric = 0;
+    pc->apply = ilu_apply;
+    pc->refactor = ilu_refactor;
+    pc->destroy = ilu_destroy;
+    bsr_status s = bsr_ilu_setup(A, &io, &I->F);
+    if (s) { bsr_pc_destroy(pc); return s; }
+    ilu_describe(pc, I->F, o);
+    *out = pc;
+    return BSR_OK;
+}
+
+/* ---- device version --------------------------------------------------------- */
+static bsr_status gilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return bsr_gpu_ilu_apply(((ilu_pc *)pc->data)->G, X, Y);
+}
+
+static bsr_status gilu_refactor(bsr_pc *pc, const bsr_matrix *A)
+{
+    (void)A; /* the host factors were refactored first: re-upload values */
+    ilu_pc *I = pc->data;
+    return bsr_gpu_ilu_refactor(I->G, I->F);
+}
+
+static void gilu_destroy(bsr_pc *pc)
+{
+    ilu_pc *I = pc->data;
+    if (!I) return;
+    bsr_gpu_ilu_destroy(I->G);
+    free(I);
 }
 
 bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
                              bsr_pc *cpu, bsr_pc *pc)
 {
-    (void)ctx; (void)A; (void)cpu; (void)pc;
-    return bsr_error(BSR_ERR_UNSUPPORTED, "precond=%s: no device version yet", bsr_pc_name(o->precond));
+    bsr_ilu *F = ilu_of(cpu);
+    if (!F) return bsr_error(BSR_ERR_INTERNAL, "device ILU: host preconditioner is not an ILU");
+    bsr_gpu_ilu_options go;
+    bsr_gpu_ilu_options_default(&go);
+    /* float factors serve double vectors (mixed) and float vectors alike */
+    go.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    ilu_pc *I = bsr_calloc(1, sizeof *I, "device ILU preconditioner");
+    if (!I) return BSR_ERR_NOMEM;
+    I->F = F;
+    pc->data = I;
+    pc->apply = gilu_apply;
+    pc->refactor = gilu_refactor;
+    pc->destroy = gilu_destroy;
+    return bsr_gpu_ilu_create(ctx, F, &go, &I->G);
 }
