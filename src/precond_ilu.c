@@ -35,9 +35,9 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(fa.ord->kind));
     }
     snprintf(pc->info, sizeof pc->info,
-             "%s%s, order %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, "
+             "%s%sorder %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, "
              "factor %.3f s%s",
-             bsr_pc_name(o->precond), tau, ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
+             tau, tau[0] ? ", " : "", ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
              (long long)st.dropped, st.pivots_regularized, st.factor_s,
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
