@@ -269,7 +269,7 @@ int cmd_solve(int argc, char **argv)
     /* backend */
     int want_cuda = backend ? !strcmp(backend, "cuda") : bsr_device_count() > 0;
     if (want_cuda && (s = cli_cuda_context(&ctx))) goto fail;
-    const char *bname = want_cuda ? "cuda" : "cpu";
+    const char *bname = want_cuda ? bsr_context_describe(ctx) : "cpu";
 
     if ((s = bsr_solver_create(&S, ctx, &opt))) goto fail;
     if (!json)

@@ -169,6 +169,10 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (s->opt.method == BSR_CG && s->pc->symmetric == 0)
         return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: CG needs a symmetric preconditioner (none, jacobi, ssor), not %s",
                          s->pc->name);
+    if (s->device && k > 16 && s->opt.precond >= BSR_PC_ILU0)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: the device ILU solves take at most 16 "
+                         "right-hand sides at once (%d given): split B, or use the CPU backend", k);
+    if (X == B) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: B and X must be different multivectors");
     double t0 = now();
     bsr_kops o;
     bsr_status st;

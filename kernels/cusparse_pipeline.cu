@@ -1,0 +1,228 @@
+/* The cuSPARSE comparison pipeline of `bsrsolve --compare cusparse`: what a
+ * user would build from the vendor library alone.  Setup = upload A, bsrilu02
+ * ILU(0) in A's own (natural) order without scaling (analysis + factor), and
+ * the bsrsv2 analyses of L (unit) and U.  Solve = right-preconditioned
+ * BiCGStab, the same algorithm and stopping test as bsrsolve's (||r|| <=
+ * rtol ||b||, half-step test on ||s||), with bsrmv for A, two bsrsv2 solves
+ * for M^{-1}, cuBLAS for the vector operations; one right-hand side at a
+ * time (cuSPARSE has no multi-vector triangular solve for BSR besides bsrsm2,
+ * which the anchor of the trsv benchmark measures separately).  Double only. */
+#define DISABLE_CUSPARSE_DEPRECATED
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+extern "C" {
+#include "internal.h"
+#include "cusparse_ref.h"
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+#define PL_FAIL(st, ...) do { res->status = (st); snprintf(res->message, sizeof res->message, __VA_ARGS__); goto done; } while (0)
+#define PL_CU(call) do { cudaError_t _e = (call); if (_e != cudaSuccess) { cudaGetLastError(); \
+    PL_FAIL(_e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(_e)); } } while (0)
+#define PL_SP(call) do { cusparseStatus_t _s = (call); if (_s != CUSPARSE_STATUS_SUCCESS) \
+    PL_FAIL(BSR_ERR_CUDA, "%s: %s", #call, cusparseGetErrorString(_s)); } while (0)
+#define PL_BL(call) do { cublasStatus_t _s = (call); if (_s != CUBLAS_STATUS_SUCCESS) \
+    PL_FAIL(BSR_ERR_CUDA, "%s: cuBLAS status %d", #call, (int)_s); } while (0)
+
+extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *B, double rtol, int maxit,
+                                       bsr_cusparse_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->status = BSR_OK;
+    int mb = A->nbrows, nnzb = A->nnzb, b = A->b, k = B->k;
+    int64_t n = (int64_t)mb * b;
+    size_t nv = (size_t)nnzb * b * b;
+    cusparseHandle_t sp = NULL;
+    cublasHandle_t bl = NULL;
+    cusparseMatDescr_t dA = NULL, dL = NULL, dU = NULL;
+    bsrilu02Info_t iM = NULL;
+    bsrsv2Info_t iL = NULL, iU = NULL;
+    int *rp = NULL, *ci = NULL;
+    double *va = NULL, *vm = NULL, *buf = NULL, *w = NULL, *hval = NULL, *hb = NULL, *hcol = NULL;
+    double one = 1, zero = 0;
+    int devs = 0;
+    if (cudaGetDeviceCount(&devs) != cudaSuccess || devs == 0) {
+        cudaGetLastError();
+        PL_FAIL(BSR_ERR_NODEVICE, "no CUDA device");
+    }
+    if (A->nbrows != A->nbcols || B->n != n) PL_FAIL(BSR_ERR_SIZE, "A must be square and B match it");
+    if (!B->data || !(B->where & BSR_ON_HOST)) PL_FAIL(BSR_ERR_ARG, "B must be on the host");
+    {
+        double t0 = now_s();
+        /* A's values in double on the host (converted when A is float) */
+        hval = (double *)malloc(sizeof(double) * (nv ? nv : 1));
+        hb = (double *)malloc(sizeof(double) * (size_t)n * k);
+        if (!hval || !hb) PL_FAIL(BSR_ERR_NOMEM, "host buffers");
+        for (size_t e = 0; e < nv; e++)
+            hval[e] = A->prec == BSR_DOUBLE ? ((const double *)A->val)[e] : ((const float *)A->val)[e];
+        for (int64_t e = 0; e < n * k; e++)
+            hb[e] = B->prec == BSR_DOUBLE ? ((const double *)B->data)[e] : ((const float *)B->data)[e];
+        PL_SP(cusparseCreate(&sp));
+        PL_BL(cublasCreate(&bl));
+        PL_CU(cudaMalloc(&rp, sizeof(int) * (mb + 1)));
+        PL_CU(cudaMalloc(&ci, sizeof(int) * (nnzb ? nnzb : 1)));
+        PL_CU(cudaMalloc(&va, sizeof(double) * (nv ? nv : 1)));
+        PL_CU(cudaMalloc(&vm, sizeof(double) * (nv ? nv : 1)));
+        PL_CU(cudaMemcpy(rp, A->rowptr, sizeof(int) * (mb + 1), cudaMemcpyHostToDevice));
+        PL_CU(cudaMemcpy(ci, A->colind, sizeof(int) * nnzb, cudaMemcpyHostToDevice));
+        PL_CU(cudaMemcpy(va, hval, sizeof(double) * nv, cudaMemcpyHostToDevice));
+        PL_CU(cudaMemcpy(vm, va, sizeof(double) * nv, cudaMemcpyDeviceToDevice));
+        PL_SP(cusparseCreateMatDescr(&dA));
+        PL_SP(cusparseCreateMatDescr(&dL));
+        PL_SP(cusparseCreateMatDescr(&dU));
+        cusparseSetMatIndexBase(dA, CUSPARSE_INDEX_BASE_ZERO);
+        cusparseSetMatType(dA, CUSPARSE_MATRIX_TYPE_GENERAL);
+        cusparseSetMatIndexBase(dL, CUSPARSE_INDEX_BASE_ZERO);
+        cusparseSetMatType(dL, CUSPARSE_MATRIX_TYPE_GENERAL);
+        cusparseSetMatFillMode(dL, CUSPARSE_FILL_MODE_LOWER);
+        cusparseSetMatDiagType(dL, CUSPARSE_DIAG_TYPE_UNIT);
+        cusparseSetMatIndexBase(dU, CUSPARSE_INDEX_BASE_ZERO);
+        cusparseSetMatType(dU, CUSPARSE_MATRIX_TYPE_GENERAL);
+        cusparseSetMatFillMode(dU, CUSPARSE_FILL_MODE_UPPER);
+        cusparseSetMatDiagType(dU, CUSPARSE_DIAG_TYPE_NON_UNIT);
+        PL_SP(cusparseCreateBsrilu02Info(&iM));
+        PL_SP(cusparseCreateBsrsv2Info(&iL));
+        PL_SP(cusparseCreateBsrsv2Info(&iU));
+        const cusparseDirection_t dir = CUSPARSE_DIRECTION_ROW; /* our blocks are row-major */
+        const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+        const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
+        int sM = 0, sL = 0, sU = 0;
+        PL_SP(cusparseDbsrilu02_bufferSize(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, &sM));
+        PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, &sL));
+        PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, &sU));
+        int sz = sM > sL ? sM : sL;
+        sz = sz > sU ? sz : sU;
+        PL_CU(cudaMalloc(&buf, (size_t)sz + 16));
+        PL_SP(cusparseDbsrilu02_analysis(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
+        int zp = -1;
+        if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+            PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02 analysis: structural zero pivot at block row %d", zp);
+        PL_SP(cusparseDbsrilu02(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
+        if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+            PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02: zero pivot at block row %d", zp);
+        PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, pol, buf));
+        PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, pol, buf));
+        PL_CU(cudaDeviceSynchronize());
+        res->setup_s = now_s() - t0;
+
+        /* vectors: x b r rh p v ph s sh t tmp */
+        PL_CU(cudaMalloc(&w, sizeof(double) * (size_t)n * 11));
+        double *x = w, *bb = w + n, *r = w + 2 * n, *rh = w + 3 * n, *p = w + 4 * n, *v = w + 5 * n,
+               *ph = w + 6 * n, *s = w + 7 * n, *sh = w + 8 * n, *t = w + 9 * n, *tmp = w + 10 * n;
+        hcol = (double *)malloc(sizeof(double) * (size_t)n);
+        if (!hcol) PL_FAIL(BSR_ERR_NOMEM, "host column");
+        double t1 = now_s();
+        int failed = 0;
+        for (int j = 0; j < k && res->status == BSR_OK; j++) {
+            for (int64_t i = 0; i < n; i++) hcol[i] = hb[i * k + j];
+            cudaError_t ce = cudaMemcpy(bb, hcol, sizeof(double) * n, cudaMemcpyHostToDevice);
+            PL_CU(ce);
+            /* x = 0, r = b */
+            PL_CU(cudaMemset(x, 0, sizeof(double) * n));
+            PL_CU(cudaMemset(p, 0, sizeof(double) * n));
+            PL_CU(cudaMemset(v, 0, sizeof(double) * n));
+            PL_BL(cublasDcopy(bl, (int)n, bb, 1, r, 1));
+            PL_BL(cublasDcopy(bl, (int)n, bb, 1, rh, 1));
+            double bn, rn, rho = 1, alpha = 1, omega = 1;
+            PL_BL(cublasDnrm2(bl, (int)n, bb, 1, &bn));
+            double tol = rtol * bn;
+            rn = bn;
+            int it = 0, conv = rn <= tol;
+#define MSOLVE(in, out)                                                                                   \
+    do {                                                                                                  \
+        PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dL, vm, rp, ci, b, iL, in, tmp, pol, buf)); \
+        PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dU, vm, rp, ci, b, iU, tmp, out, pol, buf)); \
+    } while (0)
+            while (!conv && it < maxit) {
+                double rho1, d, tt, ts, sn, c;
+                PL_BL(cublasDdot(bl, (int)n, rh, 1, r, 1, &rho1));
+                if (rho1 == 0) break;
+                double beta = (rho1 / rho) * (alpha / omega);
+                rho = rho1;
+                /* p = r + beta (p - omega v) */
+                c = -omega;
+                PL_BL(cublasDaxpy(bl, (int)n, &c, v, 1, p, 1));
+                PL_BL(cublasDscal(bl, (int)n, &beta, p, 1));
+                PL_BL(cublasDaxpy(bl, (int)n, &one, r, 1, p, 1));
+                MSOLVE(p, ph);
+                PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &one, dA, va, rp, ci, b, ph, &zero, v));
+                PL_BL(cublasDdot(bl, (int)n, rh, 1, v, 1, &d));
+                if (d == 0) break;
+                alpha = rho / d;
+                /* s = r - alpha v */
+                PL_BL(cublasDcopy(bl, (int)n, r, 1, s, 1));
+                c = -alpha;
+                PL_BL(cublasDaxpy(bl, (int)n, &c, v, 1, s, 1));
+                PL_BL(cublasDnrm2(bl, (int)n, s, 1, &sn));
+                it++;
+                if (sn <= tol) {
+                    PL_BL(cublasDaxpy(bl, (int)n, &alpha, ph, 1, x, 1));
+                    conv = 1;
+                    break;
+                }
+                MSOLVE(s, sh);
+                PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &one, dA, va, rp, ci, b, sh, &zero, t));
+                PL_BL(cublasDdot(bl, (int)n, t, 1, s, 1, &ts));
+                PL_BL(cublasDdot(bl, (int)n, t, 1, t, 1, &tt));
+                if (tt == 0) break;
+                omega = ts / tt;
+                PL_BL(cublasDaxpy(bl, (int)n, &alpha, ph, 1, x, 1));
+                PL_BL(cublasDaxpy(bl, (int)n, &omega, sh, 1, x, 1));
+                /* r = s - omega t */
+                PL_BL(cublasDcopy(bl, (int)n, s, 1, r, 1));
+                c = -omega;
+                PL_BL(cublasDaxpy(bl, (int)n, &c, t, 1, r, 1));
+                PL_BL(cublasDnrm2(bl, (int)n, r, 1, &rn));
+                if (!(rn == rn) || omega == 0) break;
+                conv = rn <= tol;
+            }
+#undef MSOLVE
+            /* true residual ||b - A x|| / ||b|| */
+            PL_BL(cublasDcopy(bl, (int)n, bb, 1, r, 1));
+            double mone = -1;
+            PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &mone, dA, va, rp, ci, b, x, &one, r));
+            PL_BL(cublasDnrm2(bl, (int)n, r, 1, &rn));
+            double rel = bn > 0 ? rn / bn : rn;
+            if (!(rel <= res->relres)) res->relres = rel;
+            res->iterations += it;
+            if (!conv) failed = 1;
+        }
+        PL_CU(cudaDeviceSynchronize());
+        res->solve_s = now_s() - t1;
+        if (failed && res->status == BSR_OK) {
+            res->status = BSR_ERR_NOCONV;
+            snprintf(res->message, sizeof res->message, "did not converge within %d iterations", maxit);
+        }
+    }
+done:
+    if (buf) cudaFree(buf);
+    if (w) cudaFree(w);
+    if (rp) cudaFree(rp);
+    if (ci) cudaFree(ci);
+    if (va) cudaFree(va);
+    if (vm) cudaFree(vm);
+    if (iM) cusparseDestroyBsrilu02Info(iM);
+    if (iL) cusparseDestroyBsrsv2Info(iL);
+    if (iU) cusparseDestroyBsrsv2Info(iU);
+    if (dA) cusparseDestroyMatDescr(dA);
+    if (dL) cusparseDestroyMatDescr(dL);
+    if (dU) cusparseDestroyMatDescr(dU);
+    if (bl) cublasDestroy(bl);
+    if (sp) cusparseDestroy(sp);
+    free(hval);
+    free(hb);
+    free(hcol);
+    if (res->status != BSR_OK && res->status != BSR_ERR_NOCONV)
+        return bsr_error(res->status, "cuSPARSE pipeline: %s", res->message);
+    return res->status;
+}
