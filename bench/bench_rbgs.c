@@ -64,7 +64,7 @@ int bench_rbgs(int argc, char **argv)
     static const char *const known[] = {"--help", "--no-gpu", NULL};
     if (cli_flag(argc, argv, "--help")) {
         printf("usage: bsrsolve bench rbgs [--grid 81,161,401,801,1601,4001] [--tol 1e-4] [--omega 1]\n"
-               "         [--check 1] [--maxit 1000000] [--gen elliptic2d] [--cpu-budget 8] [--no-gpu]\n"
+               "         [--check 1] [--maxit 1000000] [--gen elliptic2d] [--cpu-budget 5] [--no-gpu]\n"
                "  Red-black Gauss-Seidel from u = 0 until max|du|/max|u| < tol on an N x N grid (points incl.\n"
                "  boundary) of the scalar generator --gen (its other parameters may follow, e.g.\n"
                "  'elliptic2d:sigma=one').  Times: GPU (iteration loop; transfers apart), OpenMP, one core.\n");
@@ -77,16 +77,15 @@ int bench_rbgs(int argc, char **argv)
     if (ng < 0) return 2;
     const char *ts = cli_opt(argc, argv, "--tol"), *os = cli_opt(argc, argv, "--omega"), *cs = cli_opt(argc, argv, "--check");
     const char *ms = cli_opt(argc, argv, "--maxit"), *gs = cli_opt(argc, argv, "--gen"), *bs = cli_opt(argc, argv, "--cpu-budget");
-    double tol = ts ? atof(ts) : 1e-4, omega = os ? atof(os) : 1.0, budget = bs ? atof(bs) : 8;
+    double tol = ts ? atof(ts) : 1e-4, omega = os ? atof(os) : 1.0, budget = bs ? atof(bs) : 5;
     int check = cs ? atoi(cs) : 1, maxit = ms ? atoi(ms) : 1000000;
     if (!(tol > 0) || !(omega > 0 && omega < 2) || check < 1 || maxit < 1 || !(budget > 0)) {
         fprintf(stderr, "bsrsolve: need tol > 0, 0 < omega < 2, check >= 1, maxit >= 1, cpu-budget > 0\n");
         return 2;
     }
     const char *gen = gs ? gs : "elliptic2d";
-    int gpu = !cli_flag(argc, argv, "--no-gpu") && bsr_stencil_gpu_d2d_gbs(1 << 28, &(double){0}) == BSR_OK;
     double d2d = 0;
-    if (gpu) bsr_stencil_gpu_d2d_gbs((size_t)1 << 28, &d2d);
+    int gpu = !cli_flag(argc, argv, "--no-gpu") && bsr_stencil_gpu_d2d_gbs((size_t)1 << 28, &d2d) == BSR_OK;
     printf("bench rbgs: %s, tol %g on max|du|/max|u|, omega %g, checked every %d; OpenMP %d threads; %s",
            gen, tol, omega, check, omp_get_max_threads(), gpu ? "" : "no GPU\n");
     if (gpu) printf("GPU D2D copy %.0f GB/s (anchor)\n", d2d);
