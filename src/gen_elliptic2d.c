@@ -22,8 +22,10 @@ static void el_row(void *c, int i, int j, int k, double a[7], double *f)
     (void)k;
     double x = E->x0 + (i + 1) * E->hx, y = E->y0 + (j + 1) * E->hy;
     double ihx2 = 1 / (E->hx * E->hx), ihy2 = 1 / (E->hy * E->hy);
-    double sw = sigma(E, x - E->hx / 2, y), se = sigma(E, x + E->hx / 2, y);
-    double ss = sigma(E, x, y - E->hy / 2), sn = sigma(E, x, y + E->hy / 2);
+    /* half points as x0 + (i + 1/2) hx so that both rows sharing a face get the same bits */
+    double xw = E->x0 + (i + 0.5) * E->hx, xe = E->x0 + (i + 1.5) * E->hx;
+    double ys = E->y0 + (j + 0.5) * E->hy, yn = E->y0 + (j + 1.5) * E->hy;
+    double sw = sigma(E, xw, y), se = sigma(E, xe, y), ss = sigma(E, x, ys), sn = sigma(E, x, yn);
     a[BSR_STC_W] = -sw * ihx2; a[BSR_STC_E] = -se * ihx2;
     a[BSR_STC_S] = -ss * ihy2; a[BSR_STC_N] = -sn * ihy2;
     a[BSR_STC_C] = (sw + se) * ihx2 + (ss + sn) * ihy2;

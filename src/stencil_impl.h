@@ -54,6 +54,26 @@ typedef bsr_status (*stc_gen_fn)(const char *params, bsr_stencil *S);
 /* bsr_generate adapter: structured form -> BSR problem. */
 bsr_status stc_problem(stc_gen_fn fn, const char *params, bsr_precision prec, bsr_problem *P);
 
+/* ---- point relaxation shared by every CPU solver ------------------------- */
+/* New value of unknown q (position q in the arrays' layout): Gauss-Seidel
+ * value from the neighbours nb[1..ncoef-1] (positions, -1 = none), relaxed by
+ * omega.  The GPU kernels repeat exactly this operation order with
+ * non-contracted intrinsics, so every backend rounds identically. */
+static inline double stc_relax(const double *coef, int64_t n, int ncoef, double f, const double *u,
+                               int64_t q, const int64_t nb[7], double omega)
+{
+    double s = 0;
+    for (int d = 1; d < ncoef; d++)
+        if (nb[d] >= 0) s += coef[d * n + q] * u[nb[d]];
+    double gs = (f - s) / coef[q];
+    return u[q] + omega * (gs - u[q]);
+}
+/* Validate S and u for the point solvers (fn names the caller). */
+bsr_status stc_check(const char *fn, const bsr_stencil *S, const double *u, double omega);
+
+/* x = A^{-1} rhs by UMFPACK (stencil_direct.c; the tests' exact discrete solution). */
+bsr_status stc_direct_solve(const bsr_matrix *A, const double *rhs, double *x);
+
 /* ---- GPU entry points (kernels/stencil_*.cu or nocuda stubs) ------------- */
 bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double tol, int maxit, int check,
                         double *u, bsr_iter_info *info);
