@@ -111,7 +111,8 @@ static void plot_history(const char *path, const bsr_solver_stats *st, const cha
         s[j].x = x[j];
         s[j].y = c->history;
     }
-    if (plot_png(path, title, "iteration", "||r|| / ||b||", s, ns, 0, 1) == 0)
+    fflush(stdout);
+    if (plot_png(path, title, "iteration", "relative residual", s, ns, 0, 1) == 0)
         fprintf(stderr, "bsrsolve: residual history written to %s\n", path);
     for (int j = 0; j < ns; j++) free(x[j]);
 }
