@@ -11,6 +11,9 @@
 #include <string.h>
 
 typedef struct {
+    int steps;                  /* --steps: time steps run after the first solve */
+    double step_refactor, step_solve; /* their median refactor and solve seconds */
+    int step_iters;             /* iterations of the last step (worst column) */
     double umf_setup, umf_solve;
     double *ref_diff;           /* [k] with --reference */
     double *err;                /* [k] vs the exact solution, NULL when none */
@@ -41,6 +44,8 @@ static void usage_solve(void)
         "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
         "  --exact X.mtx               known solution to compare with\n"
         "  --plot history.png          residual histories\n"
+        "  --steps N                   then N time steps: refactor (same pattern) + solve from zero;\n"
+        "                              reports the median step times\n"
         "  --json                      one JSON object on stdout\n");
 }
 
@@ -150,16 +155,23 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         else
             printf("UMFPACK     failed: %s\n", bsr_last_error());
     }
+    if (e->steps)
+        printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s, step %.3f s (%d iterations)\n",
+               e->steps, e->step_refactor, e->step_solve, e->step_refactor + e->step_solve, e->step_iters);
     if (e->have_cus) {
         const bsr_cusparse_result *c = &e->cus;
-        if (c->status == BSR_OK || c->status == BSR_ERR_NOCONV)
-            printf("cuSPARSE    ILU(0)+BiCGStab: setup %.3f s, solve %.3f s, total %.3f s, %d iterations, "
-                   "true relres %.3e (%s)  -> bsrsolve is %.2fx faster\n",
-                   c->setup_s, c->solve_s, c->setup_s + c->solve_s, c->iterations, c->relres,
-                   c->status == BSR_OK ? "converged" : "not converged",
-                   (c->setup_s + c->solve_s) / (st->setup_s + st->solve_s));
-        else
+        if (c->status == BSR_OK || c->status == BSR_ERR_NOCONV) {
+            printf("cuSPARSE    ILU(0)+BiCGStab: setup %.3f s (factor %.3f s), solve %.3f s, total %.3f s, %d iterations, "
+                   "true relres %.3e (%s)\n",
+                   c->setup_s, c->factor_s, c->solve_s, c->setup_s + c->solve_s, c->iterations, c->relres,
+                   c->status == BSR_OK ? "converged" : "not converged");
+            printf("            bsrsolve vs cuSPARSE: total %.2fx, solve %.2fx", (c->setup_s + c->solve_s) / (st->setup_s + st->solve_s),
+                   c->solve_s / st->solve_s);
+            if (e->steps) printf(", time step (refactor + solve) %.2fx", (c->factor_s + c->solve_s) / (e->step_refactor + e->step_solve));
+            printf("  (>1: bsrsolve faster)\n");
+        } else {
             printf("cuSPARSE    not run: %s\n", c->message);
+        }
     }
     if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
 }
@@ -189,12 +201,15 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
            st->solve_s, st->fill, (long long)st->pc_nnzb);
     if (have_ref && ref_ok)
         printf("\"umfpack_setup_s\": %.6f,\n\"umfpack_solve_s\": %.6f,\n", e->umf_setup, e->umf_solve);
+    if (e->steps)
+        printf("\"steps\": %d,\n\"step_refactor_s\": %.6f,\n\"step_solve_s\": %.6f,\n", e->steps, e->step_refactor,
+               e->step_solve);
     if (e->have_cus) {
         const bsr_cusparse_result *c = &e->cus;
         printf("\"cusparse\": {\"status\": \"%s\", \"iterations\": %d, \"true_relres\": %.6e, "
-               "\"setup_s\": %.6f, \"solve_s\": %.6f},\n",
+               "\"setup_s\": %.6f, \"factor_s\": %.6f, \"solve_s\": %.6f},\n",
                c->status == BSR_OK ? "converged" : c->status == BSR_ERR_NOCONV ? "not converged" : "not run",
-               c->iterations, c->relres, c->setup_s, c->solve_s);
+               c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
     }
     printf("\"precond_info\": \"%s\"\n}\n", st->precond_info);
 }
@@ -202,7 +217,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
 int cmd_solve(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--rhs", "--x0", "--out", "--backend", "--config",
-                                         "--reference", "--compare", "--exact", "--plot", NULL};
+                                         "--reference", "--compare", "--exact", "--plot", "--steps", NULL};
     static const char *const known[] = {"--json", "--float", NULL};
     if (cli_check_options(argc, argv, known, valued)) { usage_solve(); return 2; }
     int json = cli_flag(argc, argv, "--json");
@@ -282,6 +297,31 @@ int cmd_solve(int argc, char **argv)
     if (ss != BSR_OK && ss != BSR_ERR_NOCONV && ss != BSR_ERR_BREAKDOWN) { s = ss; goto fail; }
     char errbuf[1024];
     snprintf(errbuf, sizeof errbuf, "%s", bsr_last_error());
+    const char *steps = cli_opt(argc, argv, "--steps");
+    if (steps) {
+        char *end;
+        long ns = strtol(steps, &end, 10);
+        if (*end || ns < 1 || ns > 1000) { fprintf(stderr, "bsrsolve: --steps takes 1..1000\n"); rc = 2; goto out; }
+        double tr[1000], ts[1000];
+        bsr_multivec *X2 = NULL;
+        if ((s = bsr_multivec_create(&X2, f.n, k, prec))) goto fail;
+        for (long i = 0; i < ns; i++) {
+            bsr_solver_stats s2;
+            double t0 = cli_now();
+            if ((s = bsr_solver_refactor(S, P.A))) { bsr_multivec_destroy(X2); goto fail; }
+            tr[i] = cli_now() - t0;
+            bsr_multivec_fill(X2, 0.0); /* every step from zero: comparable with the first solve */
+            bsr_solver_solve(S, B, X2, &s2);
+            ts[i] = s2.solve_s;
+            e.step_iters = 0;
+            for (int j = 0; j < s2.k; j++) if (s2.col[j].iterations > e.step_iters) e.step_iters = s2.col[j].iterations;
+            bsr_solver_stats_free(&s2);
+        }
+        bsr_multivec_destroy(X2);
+        e.steps = (int)ns;
+        e.step_refactor = cli_median(tr, (int)ns);
+        e.step_solve = cli_median(ts, (int)ns);
+    }
 
     if (xex) {
         e.err = malloc(sizeof(double) * (size_t)k);

@@ -107,7 +107,11 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         int zp = -1;
         if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
             PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02 analysis: structural zero pivot at block row %d", zp);
+        PL_CU(cudaDeviceSynchronize());
+        double tf = now_s();
         PL_SP(cusparseDbsrilu02(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
+        PL_CU(cudaDeviceSynchronize());
+        res->factor_s = now_s() - tf;
         if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
             PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02: zero pivot at block row %d", zp);
         PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, pol, buf));

@@ -12,6 +12,7 @@ typedef struct {
     int iterations;     /* summed over the right-hand sides */
     double relres;      /* worst true ||b - A x|| / ||b|| (recomputed on the device) */
     double setup_s;     /* upload + bsrilu02 analysis + factor + bsrsv2 analyses */
+    double factor_s;    /* the bsrilu02 numeric factorization alone (a time step's refactor) */
     double solve_s;     /* all right-hand sides */
 } bsr_cusparse_result;
 
