@@ -266,8 +266,16 @@ int main(int argc, char **argv)
         {"single and mixed precision", test_float},
         {"coupled CFD-like system", test_cfd},
         {"1e5 and 1e6 unknowns", test_large},
-        {"CUDA backend", test_gpu},
+        {"GPU: CUDA backend", test_gpu},
         {NULL, NULL},
     };
-    return bsr_test_main("regression", tests, argc, argv);
+    /* BSR_TEST_FILTER=substring runs only the matching tests (e.g. "GPU" on the GPU machine) */
+    const char *flt = getenv("BSR_TEST_FILTER");
+    bsr_test sel[16];
+    int ns = 0;
+    for (int i = 0; tests[i].name && ns < 15; i++)
+        if (!flt || strstr(tests[i].name, flt)) sel[ns++] = tests[i];
+    sel[ns].name = NULL;
+    sel[ns].fn = NULL;
+    return bsr_test_main("regression", sel, argc, argv);
 }

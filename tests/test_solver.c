@@ -589,9 +589,17 @@ int main(int argc, char **argv)
         {"deterministic, batched = single", test_deterministic_and_batched},
         {"precisions", test_precisions},
         {"UMFPACK reference", test_umfpack},
-        {"CPU and GPU agree", test_gpu_agrees},
+        {"GPU: CPU and GPU agree", test_gpu_agrees},
         {"CLI", test_cli},
         {NULL, NULL},
     };
-    return bsr_test_main("solver", tests, argc, argv);
+    /* BSR_TEST_FILTER=substring runs only the matching tests (e.g. "GPU" on the GPU machine) */
+    const char *flt = getenv("BSR_TEST_FILTER");
+    bsr_test sel[16];
+    int ns = 0;
+    for (int i = 0; tests[i].name && ns < 15; i++)
+        if (!flt || strstr(tests[i].name, flt)) sel[ns++] = tests[i];
+    sel[ns].name = NULL;
+    sel[ns].fn = NULL;
+    return bsr_test_main("solver", sel, argc, argv);
 }
