@@ -159,3 +159,51 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
     for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j]));
     return BSR_OK;
 }
+
+/* The backend's own allocator, whichever table o is. */
+static bsr_status base_vnew(const bsr_kops *o, bsr_multivec **V)
+{
+    if (o->pool->device) {
+        BSR_TRY(bsr_multivec_create_device(o->be, V, o->n, o->k, o->prec));
+    } else {
+        BSR_TRY(bsr_multivec_create(V, o->n, o->k, o->prec));
+    }
+    bsr_status s = o->zero(o, *V);
+    if (s) { bsr_multivec_destroy(*V); *V = NULL; }
+    return s;
+}
+
+static bsr_status pool_vnew(const bsr_kops *o, bsr_multivec **V)
+{
+    bsr_vpool *p = o->pool;
+    if (p->count == 0) return base_vnew(o, V);
+    *V = p->v[--p->count];
+    return o->zero(o, *V);
+}
+
+static void pool_vfree(const bsr_kops *o, bsr_multivec *V)
+{
+    bsr_vpool *p = o->pool;
+    if (!V) return;
+    if (p->count < BSR_POOL_MAX && V->n == o->n && V->k == o->k && V->prec == o->prec) p->v[p->count++] = V;
+    else bsr_multivec_destroy(V);
+}
+
+void bsr_vpool_clear(bsr_vpool *pool)
+{
+    for (int i = 0; i < pool->count; i++) bsr_multivec_destroy(pool->v[i]);
+    pool->count = 0;
+}
+
+void bsr_kops_use_pool(bsr_kops *o, bsr_vpool *pool, int device)
+{
+    if (pool->count && (pool->k != o->k || pool->prec != o->prec || pool->device != device ||
+                        pool->v[0]->n != o->n))
+        bsr_vpool_clear(pool);
+    pool->k = o->k;
+    pool->prec = o->prec;
+    pool->device = device;
+    o->pool = pool;
+    o->vnew = pool_vnew;
+    o->vfree = pool_vfree;
+}

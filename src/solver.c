@@ -68,6 +68,7 @@ const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s) { return s
 /* Free what setup built. */
 static void teardown(bsr_solver *s)
 {
+    bsr_vpool_clear(&s->pool);
     bsr_pc_destroy(s->pc_dev);
     bsr_pc_destroy(s->pc);
     bsr_matrix_destroy(s->A_work);
@@ -179,6 +180,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (s->device) st = bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k);
     else { bsr_kops_cpu(&o, A, s->pc, k); st = BSR_OK; }
     if (st) return st;
+    bsr_kops_use_pool(&o, &s->pool, s->device);
     bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");
     if (!col) return BSR_ERR_NOMEM;
     /* working copies of B and X when precision or residency differ */

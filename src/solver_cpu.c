@@ -72,6 +72,13 @@ static bsr_status cpu_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double 
     return BSR_OK;
 }
 
+static bsr_status cpu_zero(const bsr_kops *o, bsr_multivec *V)
+{
+    memset(V->data, 0, (size_t)o->n * o->k * bsr_precision_size(o->prec));
+    V->where = BSR_ON_HOST;
+    return BSR_OK;
+}
+
 static bsr_status cpu_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
                           double *out)
 {
@@ -94,6 +101,7 @@ void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
     o->pc = pc;
     o->vnew = cpu_vnew;
     o->vfree = cpu_vfree;
+    o->zero = cpu_zero;
     o->copy = cpu_copy;
     o->axpby = cpu_axpby;
     o->axpbypcz = cpu_axpbypcz;

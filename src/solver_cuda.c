@@ -28,6 +28,11 @@ static bsr_status dev_vnew(const bsr_kops *o, bsr_multivec **V)
     return s;
 }
 
+static bsr_status dev_zero(const bsr_kops *o, bsr_multivec *V)
+{
+    return bsr_ctx_fill(o->be, V, 0.0);
+}
+
 static void dev_vfree(const bsr_kops *o, bsr_multivec *V)
 {
     (void)o;
@@ -83,6 +88,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->pc = pc;
     o->vnew = dev_vnew;
     o->vfree = dev_vfree;
+    o->zero = dev_zero;
     o->copy = dev_copy;
     o->axpby = dev_axpby;
     o->axpbypcz = dev_axpbypcz;

@@ -45,6 +45,14 @@ int bsr_block_invert(int b, const double *a, double *inv);
  * BLAS, a zero coefficient means its vector is not read (so a NaN there does
  * not propagate): axpby with a = b = 0 zeroes Y.
  * Reductions return k doubles to the host: the only per-iteration traffic. */
+/* Work vectors kept by the solver between solves (same n, k, precision,
+ * backend), so that a time-stepping code pays no allocation per solve. */
+#define BSR_POOL_MAX 64
+typedef struct {
+    bsr_multivec *v[BSR_POOL_MAX];
+    int count, k, device;
+    bsr_precision prec;
+} bsr_vpool;
 #define BSR_KMAX 64 /* most columns one solve takes (stack arrays of coefficients) */
 typedef struct bsr_kops bsr_kops;
 struct bsr_kops {
@@ -54,8 +62,10 @@ struct bsr_kops {
     bsr_precision prec;
     const bsr_matrix *A;   /* operator, working precision */
     bsr_pc *pc;
+    bsr_vpool *pool;       /* NULL: vnew/vfree allocate and free */
     bsr_status (*vnew)(const bsr_kops *o, bsr_multivec **V);                 /* zeroed */
     void (*vfree)(const bsr_kops *o, bsr_multivec *V);
+    bsr_status (*zero)(const bsr_kops *o, bsr_multivec *V);                  /* V = 0 */
     bsr_status (*copy)(const bsr_kops *o, bsr_multivec *Y, const bsr_multivec *X,
                        const unsigned char *mask);
     /* Y = a X + b Y */
@@ -71,6 +81,10 @@ struct bsr_kops {
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
 };
+
+/* Route o's vnew/vfree through pool (emptied first when its shape differs). */
+void bsr_kops_use_pool(bsr_kops *o, bsr_vpool *pool, int device);
+void bsr_vpool_clear(bsr_vpool *pool);
 
 /* CPU table for A and pc (o->be unused). */
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
@@ -136,6 +150,7 @@ struct bsr_solver {
     const bsr_matrix *A_user;
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
     bsr_pc *pc, *pc_dev;       /* CPU preconditioner; device one (NULL on the CPU) */
+    bsr_vpool pool;            /* work vectors reused between solves */
     double setup_s;
 };
 
