@@ -192,7 +192,57 @@ static void test_singular_indefinite(void)
     bsr_multivec_destroy(X);
 }
 
-/* Divergence: with a tiny dtol the first growing residual stops the column. */
+/* BiCGStab breakdown: A = blockdiag([0 1; -1 0]) is skew, so (r, A r) = 0 and
+ * with rhat = r the first (rhat, v) vanishes: every restart breaks down again,
+ * the column stops as "breakdown" after max_restarts restarts; GMRES solves it. */
+static void test_breakdown(void)
+{
+    enum { N = 20 };
+    int rp[N + 1], ci[N];
+    double v[N * 4];
+    for (int i = 0; i <= N; i++) rp[i] = i;
+    for (int i = 0; i < N; i++) {
+        ci[i] = i;
+        v[4 * i] = 0; v[4 * i + 1] = 1; v[4 * i + 2] = -1; v[4 * i + 3] = 0;
+    }
+    bsr_matrix *A;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, N, N, 2, rp, ci, v, BSR_DOUBLE, 0));
+    bsr_multivec *B, *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, 2 * N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, 2 * N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(B, 3));
+    bsr_solver *s;
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=bicgstab,precond=none,max_restarts=3"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_BREAKDOWN);
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_BREAKDOWN);
+    CU_ASSERT_EQUAL(st.col[0].restarts, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "breakdown"));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=gmres,precond=none,rtol=1e-12"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    CU_ASSERT(st.col[0].relres <= 1e-12);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    /* Jacobi makes it the identity: BiCGStab converges at once */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=bicgstab,precond=jacobi,rtol=1e-12"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    CU_ASSERT(st.col[0].iterations <= 1);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(A);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+}
+
+/* Masked columns: a zero right-hand side converges at iteration 0 with x = 0,
+ * a NaN one stops as "nan", and neither disturbs the good column. */
 static void test_nan_and_zero_rhs(void)
 {
     bsr_problem P;
@@ -583,6 +633,7 @@ int main(int argc, char **argv)
         {"maxit", test_maxit},
         {"singular and indefinite", test_singular_indefinite},
         {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
+        {"BiCGStab breakdown and restart", test_breakdown},
         {"initial guess", test_initial_guess},
         {"refactor", test_refactor},
         {"history and monitor", test_history_monitor},
