@@ -66,6 +66,10 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);
 
+/* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
+ * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
+bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
+
 /* Numeric factorization of F->aval into F->rows and then F->L, F->U
  * (ilu_factor.c).  Serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F);
