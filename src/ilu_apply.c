@@ -11,7 +11,7 @@
     {                                                                                       \
         const int b = F->b, bb = b * b;                                                     \
         const REAL *ds = (const REAL *)F->scale_left;                                       \
-        _Pragma("omp parallel for schedule(static)")                                        \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
@@ -28,7 +28,7 @@
     static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \
     {                                                                                       \
         const int b = F->b;                                                                 \
-        _Pragma("omp parallel for schedule(static)")                                        \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             for (int e = 0; e < b * k; e++)                                                 \

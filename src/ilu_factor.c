@@ -287,10 +287,9 @@ static void run_fail(run_t *R, int k, bsr_status s, const char *msg)
     }
 }
 
-/* Factor rows [r0, r1) in order on this thread; 0 when one failed. */
-static int run_rows(run_t *R, int r0, int r1)
+/* Factor rows [r0, r1) in order with workspace w; 0 when one failed. */
+static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
 {
-    ilu_work *w = &R->work[omp_get_thread_num()];
     for (int k = r0; k < r1; k++) {
         bsr_status s = ilu_row(R->F, w, k);
         if (s) { run_fail(R, k, s, w->msg); return 0; }
@@ -316,7 +315,8 @@ static int run_node(run_t *R, int t)
         #pragma omp taskwait
     }
     if (!ok0 || !ok1) return 0;
-    return run_rows(R, nd->sep_first, nd->last);
+    /* tied tasks: the workspace of the executing thread is free between rows */
+    return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
 }
 
 void ilu_rows_free(bsr_ilu *F)
@@ -375,7 +375,7 @@ static bsr_status assemble(bsr_ilu *F)
             }
         }
         bsr_matrix *A = *M;
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(static) if (n >= 1024)
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
             int n0 = upper ? r->nl : 0, cnt = upper ? r->nu : r->nl;
@@ -388,38 +388,64 @@ static bsr_status assemble(bsr_ilu *F)
     return BSR_OK;
 }
 
+/* Per-thread workspaces: kept in F between factorizations (refactor
+ * allocates nothing here unless more threads are asked for). */
+static bsr_status get_work(bsr_ilu *F, int nt)
+{
+    if (F->nwork < nt) {
+        ilu_work_release(F);
+        F->work = bsr_calloc((size_t)nt, sizeof(ilu_work), "ILU workspaces");
+        if (!F->work) return BSR_ERR_NOMEM;
+        for (int t = 0; t < nt; t++) {
+            bsr_status s = ilu_work_init(&F->work[t], F->n, F->b);
+            if (s) { ilu_work_release(F); return s; }
+            F->nwork = t + 1;
+        }
+    }
+    for (int t = 0; t < F->nwork; t++) {
+        ilu_work *w = &F->work[t];
+        w->dropped = w->sec_used = w->wkept = 0;
+        w->rmax = w->nreg = 0;
+        w->msg[0] = 0;
+    }
+    return BSR_OK;
+}
+
+void ilu_work_release(bsr_ilu *F)
+{
+    for (int t = 0; t < F->nwork; t++) ilu_work_free(&F->work[t]);
+    free(F->work);
+    F->work = NULL;
+    F->nwork = 0;
+}
+
 bsr_status ilu_factor(bsr_ilu *F)
 {
     int tree = F->opt.parallel && F->tree_ok;
     int nt = tree ? omp_get_max_threads() : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
-    R.work = bsr_calloc((size_t)nt, sizeof(ilu_work), "ILU workspaces");
-    if (!R.work) return BSR_ERR_NOMEM;
-    bsr_status s = BSR_OK;
-    for (int t = 0; t < nt && !s; t++) s = ilu_work_init(&R.work[t], F->n, F->b);
-    if (!s && !F->rows) {
+    bsr_status s = get_work(F, nt);
+    if (s) return s;
+    R.work = F->work;
+    if (!F->rows) {
         F->rows = bsr_calloc((size_t)(F->n > 0 ? F->n : 1), sizeof(ilu_row_t), "ILU rows");
-        if (!F->rows) s = BSR_ERR_NOMEM;
+        if (!F->rows) return BSR_ERR_NOMEM;
     }
-    if (!s) {
-        if (tree) {
-            #pragma omp parallel num_threads(nt)
-            #pragma omp single
-            run_node(&R, 0);
-        } else {
-            run_rows(&R, 0, F->n);
-        }
-        if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
+    if (tree) {
+        #pragma omp parallel num_threads(nt)
+        #pragma omp single
+        run_node(&R, 0);
+    } else {
+        run_rows(&R, &F->work[0], 0, F->n);
     }
+    if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
     int64_t dropped = 0, sec = 0, wk = 0;
     int rmax = 0, nreg = 0;
-    for (int t = 0; t < nt; t++) {
+    for (int t = 0; t < F->nwork; t++) {
         dropped += R.work[t].dropped; sec += R.work[t].sec_used; wk += R.work[t].wkept;
         nreg += R.work[t].nreg;
         if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
-        ilu_work_free(&R.work[t]);
     }
-    free(R.work);
     F->st.dropped = dropped;
     F->st.second_order_total = sec;
     F->st.second_order_peak = wk + rmax;

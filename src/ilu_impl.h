@@ -53,6 +53,8 @@ struct bsr_ilu {
     bsr_matrix *L, *U;
     bsr_levels *lvL, *lvU;
     bsr_ilu_stats st;
+    ilu_work *work;         /* [nwork] per-thread workspaces, kept for refactor */
+    int nwork;
     int valid;              /* the last numeric factorization succeeded */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
 };
@@ -73,7 +75,8 @@ bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
 /* Numeric factorization of F->aval into F->rows and then F->L, F->U
  * (ilu_factor.c).  Serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F);
-/* Free the per-row storage. */
+/* Free the per-row storage; free the per-thread workspaces. */
 void ilu_rows_free(bsr_ilu *F);
+void ilu_work_release(bsr_ilu *F);
 
 #endif

@@ -45,6 +45,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
 {
     if (!F) return;
     ilu_rows_free(F);
+    ilu_work_release(F);
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
@@ -150,7 +151,7 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
     const int n = F->n, b = F->b, bb = b * b;
     const int *perm = F->ord ? F->ord->perm : NULL;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
-    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks)
+    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) if (n >= 256)
     for (int k = 0; k < n; k++) {
         int r = perm ? perm[k] : k;
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];

@@ -531,6 +531,41 @@ static void test_refactor_equals_setup(void)
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
 }
 
+/* ILU2 with tau2 = tau1 is ILUT(tau1); tiny matrices (1 block row) work. */
+static void test_ilu2_limits(void)
+{
+    bsr_matrix *A = mk_convdiff(12, 60, 2);
+    bsr_ilu_options o = opts(BSR_ILU2, 0.03), t = opts(BSR_ILUT, 0.03);
+    o.tau2 = 0.03;
+    bsr_ilu *F = NULL, *G = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &t, &G));
+    CU_ASSERT(same_factors(F, G));
+    bsr_ilu_stats st;
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT_EQUAL(st.second_order_peak, 0);
+    bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+    /* tau2 default = tau1^2 keeps second-order blocks */
+    o.tau2 = 0;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT(st.second_order_peak > 0);
+    CU_ASSERT(st.second_order_total >= st.second_order_peak);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    char m1 = 1;
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int ord = 0; ord < 3; ord++) {
+            A = mk_pattern(1, 3, &m1, 2.0, BSR_DOUBLE);
+            bsr_ilu_options_default(&o, kind);
+            bsr_order_options_default(&o.order, ord == 0 ? BSR_ORDER_NATURAL : ord == 1 ? BSR_ORDER_RCM : BSR_ORDER_ND);
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            CU_ASSERT(one_step_resid(A, F, 2) < 1e-14);
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
+}
+
 /* Float factors (from a double A) and float A both apply to rounding of float. */
 static void test_float_factors(void)
 {
@@ -760,7 +795,9 @@ static void test_trsv(void)
 /* The library's own level schedules (when built) give the same solves. */
 static void test_apply_levels(void)
 {
-    bsr_matrix *A = mk_convdiff(20, 10, 4);
+    /* 64 x 64 grid, ILU(0): anti-diagonal levels 1..64 wide, so both the
+     * parallel (>= 32 rows) and the single-thread runs of levels are used */
+    bsr_matrix *A = mk_convdiff(64, 10, 2);
     bsr_ilu_options o = opts(BSR_ILU0, 0.0);
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
@@ -770,7 +807,21 @@ static void test_apply_levels(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvU);
     CU_ASSERT_EQUAL(f.lvL->n, A->nbrows);
     CU_ASSERT_EQUAL(f.lvU->n, A->nbrows);
+    CU_ASSERT(f.lvL->max_width >= 40 && f.lvL->nlevels > 40);
     CU_ASSERT(one_step_resid(A, F, 9) < 0.5);
+    /* level-scheduled solves with the factors' own schedules = S2, bit for bit */
+    int64_t N = (int64_t)A->nbrows * A->b;
+    bsr_multivec *X, *Y1, *Y2;
+    bsr_multivec_create(&X, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y1, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y2, N, 3, BSR_DOUBLE);
+    bsr_multivec_random(X, 5);
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, Y1));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, Y1, Y1));
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, f.lvL, X, Y2));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, f.lvU, Y2, Y2));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2), sizeof(double) * N * 3));
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
     bsr_ilu_destroy(F);
     bsr_matrix_destroy(A);
 }
@@ -785,6 +836,7 @@ int main(int argc, char **argv)
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor equals setup", test_refactor_equals_setup},
+        {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
         {"triangular solves S2 vs levels vs dense", test_trsv},
