@@ -12,12 +12,15 @@
  * A_kk (pivot below 1e-14 of its largest entry) falls back to Ds_k = I / s_k
  * with s_k the largest block norm of the row / sqrt(b), and is counted.
  *
- * Refactor: ordering, symbolic map of A onto the permuted rows, workspaces,
- * and for ILU(0) the L/U arrays and level schedules are reused (values are
- * overwritten in place).  ILUT/ILU2 patterns depend on values: refactor
- * re-runs the dropping from scratch (so it equals a fresh setup bit for bit)
- * and keeps L/U arrays and level schedules only when the new pattern is the
- * same as the old one. */
+ * Refactor: ordering, symbolic map of A onto the permuted rows, the
+ * scaled-A / scaling / pivot arrays, the per-thread workspaces, and for
+ * ILU(0) the L/U arrays and level schedules are reused (values overwritten
+ * in place).  ILUT/ILU2 patterns depend on values: refactor re-runs the
+ * dropping from scratch (so it equals a fresh setup bit for bit) and keeps
+ * L/U arrays and level schedules only when the new pattern is the same.
+ * Memory beyond L and U: A in double (scaled, permuted), three n*b*b double
+ * arrays (scaling, pivots, scaling in the factors' precision), and while
+ * factoring the rows in double (freed after L and U are assembled). */
 #include "ilu_impl.h"
 #include "blockops.h"
 #include <limits.h>

@@ -193,6 +193,20 @@ static void test_exact_limit(void)
                     printf("\n  b=%d m=%d kind=%d: ||A-LU||/||A|| = %.3g, one-step residual %.3g\n", b, m, kind, e, r);
                 bsr_ilu_destroy(F);
             }
+        /* the same through RCM and ND permutations (apply undoes them) */
+        for (int ord = BSR_ORDER_RCM; ord <= BSR_ORDER_ND; ord++) {
+            bsr_ilu_options o = opts(BSR_ILU2, 0.0);
+            bsr_order_options_default(&o.order, (bsr_order_kind)ord);
+            o.order.depth = 2;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(Ab, &o, &F));
+            bsr_ilu_factors f;
+            bsr_ilu_get_factors(F, &f);
+            CU_ASSERT_PTR_NOT_NULL(f.ord);
+            CU_ASSERT(err_norm(F) < 1e-13);
+            CU_ASSERT(one_step_resid(Ab, F, 2) < 1e-11);
+            bsr_ilu_destroy(F);
+        }
         bsr_matrix_destroy(Ad);
         bsr_matrix_destroy(Ab);
     }
