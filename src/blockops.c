@@ -68,6 +68,11 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 /* c = a*m and c -= a*m with b fixed at compile time (b = 1..10, the CFD
  * range) so that the loops unroll; every variant accumulates c_ij over k in
  * ascending order, so all of them give the same bits as the generic loop. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BLK_UNROLL _Pragma("GCC unroll 10")
+#else
+#define BLK_UNROLL
+#endif
 #define DEFINE_BLK(B)                                                                   \
     static void mul_##B(double *restrict c, const double *restrict a,                   \
                         const double *restrict m)                                       \
@@ -75,8 +80,8 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
         for (int i = 0; i < B; i++) {                                                   \
             double r[B];                                                                \
             for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
-            for (int k = 0; k < B; k++)                                                 \
-                for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j];        \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j]; \
             for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
         }                                                                               \
     }                                                                                   \
@@ -86,8 +91,8 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
         for (int i = 0; i < B; i++) {                                                   \
             double r[B];                                                                \
             for (int j = 0; j < B; j++) r[j] = c[i * B + j];                            \
-            for (int k = 0; k < B; k++)                                                 \
-                for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j];        \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
             for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
         }                                                                               \
     }
