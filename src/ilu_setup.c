@@ -310,6 +310,7 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
 bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
+    BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
     out->L = F->L;
     out->U = F->U;
     out->lvL = F->lvL;
