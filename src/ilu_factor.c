@@ -159,8 +159,8 @@ static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
     while (w->nh > 0) {
         int i = heap_pop(w->heap, &w->nh);
         const ilu_row_t *ri = &F->rows[i];
-        const int *uc = ri->col + ri->nl;
-        const double *uv = ri->val + (size_t)ri->nl * bb;
+        const int *uc = ri->ucol;
+        const double *uv = ri->uval;
         double *x = w->sval + (size_t)w->pos[i] * bb;
         bsr_blk_mul(b, w->lblk, x, uv);                 /* l_ki = x_ki d_i^{-1} */
         memcpy(x, w->lblk, sizeof(double) * bb);
@@ -233,27 +233,42 @@ static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
 
     /* store: L (ascending), U (diagonal = d_k^{-1} first), W */
     ilu_row_t *rk = &F->rows[k];
-    free(rk->col); free(rk->val);
-    int tot = nl + 1 + nu + nw;
-    rk->col = malloc(sizeof(int) * tot);
-    rk->val = malloc(sizeof(double) * (size_t)tot * bb);
-    if (!rk->col || !rk->val) { free(rk->col); free(rk->val); rk->col = NULL; rk->val = NULL; goto oom; }
-    rk->nl = nl; rk->nu = nu + 1; rk->nw = nw;
-    int e = 0;
-    for (int t = 0; t < nl; t++, e++) {
-        rk->col[e] = w->lsel[t];
-        memcpy(rk->val + (size_t)e * bb, w->sval + (size_t)w->pos[w->lsel[t]] * bb, sizeof(double) * bb);
+    if (fixed) {   /* ILU(0): the symbolic phase laid the row out already */
+        if (rk->nl != nl || rk->nu != nu + 1) {
+            snprintf(w->msg, sizeof w->msg, "ILU(0): row %d has %d+%d blocks, symbolic phase said %d+%d",
+                     k, nl, nu + 1, rk->nl, rk->nu);
+            ilu_work_clear(w);
+            return BSR_ERR_INTERNAL;
+        }
+    } else {
+        if (rk->own) { free(rk->lcol); free(rk->lval); }
+        int tot = nl + 1 + nu + nw;
+        rk->lcol = malloc(sizeof(int) * tot);
+        rk->lval = malloc(sizeof(double) * (size_t)tot * bb);
+        rk->own = 1;
+        if (!rk->lcol || !rk->lval) {
+            free(rk->lcol); free(rk->lval);
+            memset(rk, 0, sizeof *rk);
+            goto oom;
+        }
+        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw;
+        rk->ucol = rk->lcol + nl;
+        rk->uval = rk->lval + (size_t)nl * bb;
     }
-    rk->col[e] = k;
-    memcpy(rk->val + (size_t)e * bb, dinv, sizeof(double) * bb);
-    e++;
+    for (int t = 0; t < nl; t++) {
+        rk->lcol[t] = w->lsel[t];
+        memcpy(rk->lval + (size_t)t * bb, w->sval + (size_t)w->pos[w->lsel[t]] * bb, sizeof(double) * bb);
+    }
+    rk->ucol[0] = k;
+    memcpy(rk->uval, dinv, sizeof(double) * bb);
+    int e = 1;
     for (int t = 0; t < nu; t++, e++) {
-        rk->col[e] = w->usel[t];
-        memcpy(rk->val + (size_t)e * bb, w->sval + (size_t)w->pos[w->usel[t]] * bb, sizeof(double) * bb);
+        rk->ucol[e] = w->usel[t];
+        memcpy(rk->uval + (size_t)e * bb, w->sval + (size_t)w->pos[w->usel[t]] * bb, sizeof(double) * bb);
     }
     for (int t = 0; t < nw; t++, e++) {
-        rk->col[e] = w->wsel[t];
-        memcpy(rk->val + (size_t)e * bb, w->sval + (size_t)w->pos[w->wsel[t]] * bb, sizeof(double) * bb);
+        rk->ucol[e] = w->wsel[t];
+        memcpy(rk->uval + (size_t)e * bb, w->sval + (size_t)w->pos[w->wsel[t]] * bb, sizeof(double) * bb);
     }
     w->sec_used += nr + nw;
     w->wkept += nw;
@@ -319,12 +334,54 @@ static int run_node(run_t *R, int t)
     return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
 }
 
-void ilu_rows_free(bsr_ilu *F)
+void ilu_rows_free(bsr_ilu *F, int all)
 {
     if (!F->rows) return;
-    for (int k = 0; k < F->n; k++) { free(F->rows[k].col); free(F->rows[k].val); }
+    if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
+    for (int k = 0; k < F->n; k++)
+        if (F->rows[k].own) { free(F->rows[k].lcol); free(F->rows[k].lval); }
     free(F->rows);
     F->rows = NULL;
+}
+
+bsr_status ilu_symbolic0(bsr_ilu *F)
+{
+    const int n = F->n, bb = F->b * F->b;
+    int64_t nl = 0, nu = 0;
+    for (int k = 0; k < n; k++)
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) { if (F->ac[p] < k) nl++; else if (F->ac[p] > k) nu++; }
+    nu += n;   /* the diagonal, present or not in A */
+    if (nl > INT_MAX || nu > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0): factor too large for int indices");
+    BSR_TRY(bsr_matrix_alloc(&F->L, n, n, F->b, (int)nl, F->prec));
+    BSR_TRY(bsr_matrix_alloc(&F->U, n, n, F->b, (int)nu, F->prec));
+    F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
+    if (!F->rows) return BSR_ERR_NOMEM;
+    double *lv = F->L->val, *uv = F->U->val;
+    if (F->prec != BSR_DOUBLE) {
+        F->pool = bsr_malloc(sizeof(double) * (size_t)(nl + nu + 1) * bb, "ILU(0) double rows");
+        if (!F->pool) return BSR_ERR_NOMEM;
+        lv = F->pool;
+        uv = F->pool + (size_t)nl * bb;
+    }
+    int pl = 0, pu = 0;
+    F->L->rowptr[0] = F->U->rowptr[0] = 0;
+    for (int k = 0; k < n; k++) {
+        ilu_row_t *r = &F->rows[k];
+        r->lcol = F->L->colind + pl; r->lval = lv + (size_t)pl * bb;
+        r->ucol = F->U->colind + pu; r->uval = uv + (size_t)pu * bb;
+        F->U->colind[pu++] = k;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
+            else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
+        }
+        r->nl = pl - (int)(r->lcol - F->L->colind);
+        r->nu = pu - (int)(r->ucol - F->U->colind);
+        F->L->rowptr[k + 1] = pl;
+        F->U->rowptr[k + 1] = pu;
+    }
+    BSR_TRY(bsr_levels_build(F->L, 0, &F->lvL));
+    BSR_TRY(bsr_levels_build(F->U, 1, &F->lvU));
+    return BSR_OK;
 }
 
 /* Copy the double block src into the factors' storage (precision p). */
@@ -340,9 +397,10 @@ static int same_pattern(const bsr_matrix *M, const bsr_ilu *F, int upper)
     int p = 0;
     for (int k = 0; k < F->n; k++) {
         const ilu_row_t *r = &F->rows[k];
-        int n0 = upper ? r->nl : 0, cnt = upper ? r->nu : r->nl;
+        int cnt = upper ? r->nu : r->nl;
+        const int *col = upper ? r->ucol : r->lcol;
         if (M->rowptr[k] != p || M->rowptr[k + 1] - p != cnt) return 0;
-        for (int q = 0; q < cnt; q++) if (M->colind[p + q] != r->col[n0 + q]) return 0;
+        for (int q = 0; q < cnt; q++) if (M->colind[p + q] != col[q]) return 0;
         p += cnt;
     }
     return 1;
@@ -368,21 +426,23 @@ static bsr_status assemble(bsr_ilu *F)
             (*M)->rowptr[0] = 0;
             for (int k = 0; k < n; k++) {
                 const ilu_row_t *r = &F->rows[k];
-                int n0 = upper ? r->nl : 0, cnt = upper ? r->nu : r->nl;
-                memcpy((*M)->colind + p, r->col + n0, sizeof(int) * cnt);
+                int cnt = upper ? r->nu : r->nl;
+                memcpy((*M)->colind + p, upper ? r->ucol : r->lcol, sizeof(int) * cnt);
                 p += cnt;
                 (*M)->rowptr[k + 1] = p;
             }
         }
         bsr_matrix *A = *M;
+        A->dev_stale = 1;
+        if (F->mode == 0 && F->prec == BSR_DOUBLE) continue;   /* factored in place */
         #pragma omp parallel for schedule(static) if (n >= 1024)
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
-            int n0 = upper ? r->nl : 0, cnt = upper ? r->nu : r->nl;
+            int cnt = upper ? r->nu : r->nl;
+            const double *v = upper ? r->uval : r->lval;
             for (int q = 0; q < cnt; q++)
-                put_block(A->val, F->prec, (size_t)A->rowptr[k] + q, r->val + (size_t)(n0 + q) * bb, bb);
+                put_block(A->val, F->prec, (size_t)A->rowptr[k] + q, v + (size_t)q * bb, bb);
         }
-        A->dev_stale = 1;
         if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
     }
     return BSR_OK;
@@ -452,6 +512,6 @@ bsr_status ilu_factor(bsr_ilu *F)
     F->st.pivots_regularized = nreg;
     F->st.tree_parallel = tree;
     if (!s) s = assemble(F);
-    ilu_rows_free(F);
+    ilu_rows_free(F, 0);
     return s;
 }

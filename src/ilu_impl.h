@@ -4,15 +4,19 @@
 
 #include "internal.h"
 
-/* One factored row k (permuted numbering), built by ilu_row() and kept
- * until the factors are assembled: nl blocks of L (strictly lower, columns
- * ascending), nu blocks of U (diagonal first, holding the INVERTED pivot,
- * then columns ascending), nw blocks of W (second-order upper part, ILU2
- * only, columns ascending).  One allocation: col[nl+nu+nw], val[...*b*b]. */
+/* One factored row k (permuted numbering), built by ilu_row(): nl blocks
+ * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
+ * (diagonal first, holding the INVERTED pivot, then columns ascending)
+ * followed by nw blocks of W (second-order upper part, ILU2 only, columns
+ * ascending) at ucol/uval.  Threshold kinds: one allocation per row (own),
+ * freed once L and U are assembled.  ILU(0): the pattern is known at setup,
+ * so the rows point into the BSR arrays of L and U (double factors) or into
+ * a double pool laid out like them (float factors), kept for refactor. */
 typedef struct {
     int nl, nu, nw;
-    int *col;
-    double *val;
+    int *lcol, *ucol;
+    double *lval, *uval;
+    int own;
 } ilu_row_t;
 
 /* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
@@ -49,7 +53,8 @@ struct bsr_ilu {
     double *dl;             /* [n*b*b] left scaling, double (permuted rows) */
     void *scale_left;       /* same in the factors' precision */
     double *piv;            /* [n*b*b] pivot blocks d_k (not inverted), double */
-    ilu_row_t *rows;        /* [n] during factorization */
+    ilu_row_t *rows;        /* [n] during factorization (ILU(0): kept) */
+    double *pool;           /* ILU(0) with float factors: rows' values in double */
     bsr_matrix *L, *U;
     bsr_levels *lvL, *lvU;
     bsr_ilu_stats st;
@@ -75,8 +80,12 @@ bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
 /* Numeric factorization of F->aval into F->rows and then F->L, F->U
  * (ilu_factor.c).  Serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F);
-/* Free the per-row storage; free the per-thread workspaces. */
-void ilu_rows_free(bsr_ilu *F);
+/* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
+ * schedules, and the rows pointing into them (ilu_factor.c). */
+bsr_status ilu_symbolic0(bsr_ilu *F);
+/* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
+ * per-thread workspaces. */
+void ilu_rows_free(bsr_ilu *F, int all);
 void ilu_work_release(bsr_ilu *F);
 
 #endif

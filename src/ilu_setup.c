@@ -47,8 +47,9 @@ static double now_s(void) { return omp_get_wtime(); }
 void bsr_ilu_destroy(bsr_ilu *F)
 {
     if (!F) return;
-    ilu_rows_free(F);
+    ilu_rows_free(F, 1);
     ilu_work_release(F);
+    free(F->pool);
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
@@ -276,6 +277,7 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
         if (!F->aval || !F->rowref || !F->dl || !F->scale_left || !F->piv) s = BSR_ERR_NOMEM;
     }
     if (!s) F->tree_ok = tree_usable(F);
+    if (!s && F->mode == 0) s = ilu_symbolic0(F);
     if (!s) s = numeric(F, A);
     if (s) { bsr_ilu_destroy(F); return s; }
     F->st.setup_s = now_s() - t0;
