@@ -143,7 +143,7 @@ static int row_update(ilu_work *w, int b, int k, int j, const double *m, const d
 }
 
 /* Factor row k into F->rows[k] (see the file comment). */
-static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
+static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 {
     const int b = F->b, bb = b * b, fixed = F->mode == 0;
     int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0;
@@ -237,7 +237,6 @@ static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
         if (rk->nl != nl || rk->nu != nu + 1) {
             snprintf(w->msg, sizeof w->msg, "ILU(0): row %d has %d+%d blocks, symbolic phase said %d+%d",
                      k, nl, nu + 1, rk->nl, rk->nu);
-            ilu_work_clear(w);
             return BSR_ERR_INTERNAL;
         }
     } else {
@@ -273,12 +272,19 @@ static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
     w->sec_used += nr + nw;
     w->wkept += nw;
     if (nr > w->rmax) w->rmax = nr;
-    ilu_work_clear(w);
     return BSR_OK;
 oom:
     snprintf(w->msg, sizeof w->msg, "ILU: out of memory in block row %d", k);
-    ilu_work_clear(w);
     return BSR_ERR_NOMEM;
+}
+
+/* Factor row k; the accumulator is left clean on every path (the
+ * workspace serves the next row, and the next refactor). */
+static bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
+{
+    bsr_status s = ilu_row_body(F, w, k);
+    ilu_work_clear(w);
+    return s;
 }
 
 /* Shared state of one factorization run. */

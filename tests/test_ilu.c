@@ -574,6 +574,38 @@ static void test_refactor_equals_setup(void)
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
 }
 
+/* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
+ * unusable until the next good refactor, which equals a fresh setup. */
+static void test_refactor_after_failure(void)
+{
+    int rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+    double good[] = {4, 1, 1, 4, 1, 1, 4}, bad[] = {1, 1, 1, 1, 1, 1, 1};
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++) {
+        bsr_matrix *A = NULL;
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp, ci, good, BSR_DOUBLE, 0));
+        bsr_ilu_options o = opts(kind, 0.0);
+        o.strict_pivots = 1;
+        bsr_ilu *F = NULL, *G = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, bad, 0));
+        CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A), BSR_ERR_SINGULAR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+        bsr_ilu_factors f;
+        CU_ASSERT_EQUAL(bsr_ilu_get_factors(F, &f), BSR_ERR_ARG);
+        bsr_multivec *X;
+        bsr_multivec_create(&X, 3, 1, BSR_DOUBLE);
+        CU_ASSERT_EQUAL(bsr_ilu_apply(F, X, X), BSR_ERR_ARG);
+        bsr_multivec_destroy(X);
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, good, 0));
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A));
+        CU_ASSERT(same_factors(F, G));
+        CU_ASSERT(one_step_resid(A, F, 1) < 1e-14);
+        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        bsr_matrix_destroy(A);
+    }
+}
+
 /* ILU2 with tau2 = tau1 is ILUT(tau1); tiny matrices (1 block row) work. */
 static void test_ilu2_limits(void)
 {
@@ -927,6 +959,7 @@ int main(int argc, char **argv)
         {"statuses", test_statuses},
         {"refactor equals setup", test_refactor_equals_setup},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
+        {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
         {"triangular solves S2 vs levels vs dense", test_trsv},
