@@ -387,6 +387,7 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
     }
     BSR_TRY(bsr_levels_build(F->L, 0, &F->lvL));
     BSR_TRY(bsr_levels_build(F->U, 1, &F->lvU));
+    F->st.pattern_id = 1;
     return BSR_OK;
 }
 
@@ -417,10 +418,13 @@ static int same_pattern(const bsr_matrix *M, const bsr_ilu *F, int upper)
 static bsr_status assemble(bsr_ilu *F)
 {
     const int n = F->n, bb = F->b * F->b;
+    int rebuilt = 0;
     for (int upper = 0; upper < 2; upper++) {
         bsr_matrix **M = upper ? &F->U : &F->L;
         bsr_levels **lv = upper ? &F->lvU : &F->lvL;
         if (!*M || !same_pattern(*M, F, upper)) {
+            if (!rebuilt) F->st.pattern_id++;
+            rebuilt = 1;
             bsr_matrix_destroy(*M); *M = NULL;
             if (*lv) bsr_levels_free(*lv);
             *lv = NULL;

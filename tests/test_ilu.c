@@ -547,9 +547,21 @@ static void test_refactor_equals_setup(void)
         bsr_ilu_options o = opts(kind, 0.02);
         bsr_ilu *F = NULL, *G = NULL;
         BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
+        bsr_ilu_stats s0;
+        bsr_ilu_get_stats(F, &s0);
+        CU_ASSERT_EQUAL(s0.pattern_id, 1);
+        bsr_ilu_factors f0;
+        bsr_ilu_get_factors(F, &f0);
         BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
         BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
         CU_ASSERT(same_factors(F, G));
+        /* pattern_id tells whether the arrays (and device copies) are still valid */
+        bsr_ilu_stats s3;
+        bsr_ilu_factors f3;
+        bsr_ilu_get_stats(F, &s3);
+        bsr_ilu_get_factors(F, &f3);
+        if (s3.pattern_id == s0.pattern_id) CU_ASSERT(f3.L == f0.L && f3.U == f0.U && f3.lvL == f0.lvL);
+        if (kind != BSR_ILU0) CU_ASSERT(s3.pattern_id > s0.pattern_id);   /* Pe 30 -> 300 changes the drops */
         bsr_ilu_stats s1, s2;
         bsr_ilu_get_stats(F, &s1);
         bsr_ilu_get_stats(G, &s2);

@@ -96,6 +96,10 @@ typedef struct {
     int64_t second_order_total;/* ILU2: second-order blocks used (R + W) */
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
     int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks */
+    int pattern_id;            /* bumped whenever L, U and their level schedules are
+                                * rebuilt (ILUT/ILU2 refactor with a new pattern);
+                                * same id = same patterns, same pointers: a device
+                                * copy then needs the values only */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 
