@@ -72,6 +72,12 @@ void ilu_work_free(ilu_work *w);
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);
+/* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
+bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Factor block row k into F->rows[k] from the finished rows it references
+ * (ilu_row.c); on failure w->msg names the row. */
+bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k);
 
 /* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
  * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
