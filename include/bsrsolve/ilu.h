@@ -57,11 +57,14 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
  * is redone from scratch (the result equals a fresh setup bit for bit), and
  * L, U and the level schedules are kept only when the new pattern is the
  * same (otherwise rebuilt: the pointers from get_factors change).
- * BSR_ERR_STRUCTURE when A's pattern differs from the setup's. */
+ * BSR_ERR_ARG when A's sizes differ from the setup's, BSR_ERR_STRUCTURE when
+ * its pattern does.  After a failed refactor F refuses apply/get_factors
+ * until a refactor succeeds. */
 bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A);
 void bsr_ilu_destroy(bsr_ilu *F);
 /* Y = M^{-1} X on the CPU, M ~ A (undoes scaling and permutation).  X and Y
- * are in A's original numbering. */
+ * are in A's original numbering, on the host, of any precision (the solves
+ * run in the factors' precision), and may alias.  Thread-safe on a const F. */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y);
 
 /* The stored factors, in the permuted numbering:
