@@ -65,6 +65,13 @@ void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots)
 {
     int bb = b * b, len = (int)(meanlen + 0.5), bestW = 0;
     double best = -1;
+    /* tuning knob for the benchmark sweep: BSR_WARP_W forces the group width */
+    const char *env = getenv("BSR_WARP_W");
+    if (env && atoi(env) >= bb && atoi(env) <= WARP_THREADS) {
+        *W = atoi(env);
+        *slots = *W / bb;
+        return;
+    }
     if (len < 1) len = 1;
     static const int cand[] = {4, 8, 16, 32, 64, 96, 128, 160, 192, 224, 256};
     for (unsigned q = 0; q < sizeof cand / sizeof cand[0]; q++) {
