@@ -32,7 +32,7 @@ static void usage(void)
 {
     printf("usage: bsrsolve bench spmm [FILE.mtx | --gen SPEC[,SPEC...]] [options]\n"
            "  --k 1,5,9           vector counts (1..16)\n"
-           "  --kernels all|LIST  p11,p12,p13,p14,warp,auto,cusparse (all: every one but auto)\n"
+           "  --kernels all|LIST  p11,p12,p13,p14,warp,rowj,auto,cusparse (all: every one but auto)\n"
            "  --reps N            timed repetitions per kernel, median reported (default 20)\n"
            "  --cpu-reps N        repetitions of the CPU kernels S1 and OpenMP (default 3)\n"
            "  --no-cpu            skip the CPU timings (no speedup columns)\n"
@@ -241,7 +241,7 @@ int bench_spmm(int argc, char **argv)
     if (pk) B.plot_k = atoi(pk);
     if (!kl || !strcmp(kl, "all")) {
         static const bsr_kernel all[] = {BSR_KERNEL_P11, BSR_KERNEL_P12, BSR_KERNEL_P13, BSR_KERNEL_P14,
-                                         BSR_KERNEL_WARP, BSR_KERNEL_CUSPARSE};
+                                         BSR_KERNEL_WARP, BSR_KERNEL_ROWJ, BSR_KERNEL_CUSPARSE};
         B.nkern = (int)(sizeof all / sizeof all[0]);
         memcpy(B.kerns, all, sizeof all);
     } else {
@@ -250,7 +250,7 @@ int bench_spmm(int argc, char **argv)
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
             bsr_kernel k;
             if (bsr_kernel_parse(tok, &k) != BSR_OK || k == BSR_KERNEL_S1 || k == BSR_KERNEL_OMP) {
-                fprintf(stderr, "bsrsolve: --kernels: '%s' is not a GPU kernel (p11,p12,p13,p14,warp,auto,cusparse)\n", tok);
+                fprintf(stderr, "bsrsolve: --kernels: '%s' is not a GPU kernel (p11,p12,p13,p14,warp,rowj,auto,cusparse)\n", tok);
                 return 2;
             }
             if (B.nkern < BSR_KERNEL_COUNT) B.kerns[B.nkern++] = k;

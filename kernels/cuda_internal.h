@@ -100,6 +100,10 @@ bsr_status bsr_spmm_p14(bsr_context *ctx, const bsr_matrix *A, double alpha, con
                         double beta, void *y, int k, int j0, int kk);
 bsr_status bsr_spmm_warp(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                          double beta, void *y, int k, int j0, int kk);
+bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                         double beta, void *y, int k, int j0, int kk);
+/* Vectors per thread ROWJ uses for a chunk of kk vectors. */
+int bsr_spmm_rowj_cols(int b, int kk);
 /* Threads per row group and blocks handled at once by the warp kernel for A. */
 void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots);
 /* Row-interleaved <-> column-major (ld = n) transposes of an n x k multivector. */

@@ -81,12 +81,15 @@ typedef enum {
     BSR_KERNEL_P14,      /* CUDA: several block rows per CUDA block, thread per output */
     BSR_KERNEL_WARP,     /* CUDA: (sub-)warp per block row, coalesced block loads,
                             one thread per block entry carrying all k vectors */
+    BSR_KERNEL_ROWJ,     /* CUDA: one thread per scalar row and group of J
+                            vectors, several block rows per CUDA block; the
+                            fastest on the H100 (bench/RESULTS.md) */
     BSR_KERNEL_CUSPARSE, /* CUDA: cuSPARSE bsrmv (k = 1) / bsrmm (through a
                             column-major scratch copy of Y; not deterministic
                             by contract) */
     BSR_KERNEL_COUNT
 } bsr_kernel;
-/* Short name ("auto", "s1", "omp", "p11", ..., "warp", "cusparse"). */
+/* Short name ("auto", "s1", "omp", "p11", ..., "warp", "rowj", "cusparse"). */
 const char *bsr_kernel_name(bsr_kernel k);
 /* Parse a name as printed by bsr_kernel_name. */
 bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k);
