@@ -59,15 +59,18 @@ int bsr_spmm_rowj_cols(int b, int kk)
 
 template <typename T, int B>
 static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, const T *x, double beta, T *y,
-                         int k, int j0, int kk)
+                         int k, int j0, int kk, int J, int target)
 {
     const bsr_dev_matrix *d = bsr_cuda_dmat(A);
-    int J = bsr_spmm_rowj_cols(B, kk), G = (kk + J - 1) / J;
-    /* fewer rows per CUDA block when row lengths are very uneven, so one long
-     * row holds back fewer threads */
-    int target = d->maxlen > 8 * d->meanlen + 8 ? ROWJ_THREADS / 2 : ROWJ_THREADS;
-    const char *env = getenv("BSR_ROWJ_T"); /* sweep knob: threads per CUDA block */
-    if (env && atoi(env) >= 32 && atoi(env) <= ROWJ_THREADS) target = atoi(env);
+    if (J < 1 || J > 4) J = bsr_spmm_rowj_cols(B, kk);
+    int G = (kk + J - 1) / J;
+    if (target <= 0) {
+        /* fewer rows per CUDA block when row lengths are very uneven, so one
+         * long row holds back fewer threads */
+        target = d->maxlen > 8 * d->meanlen + 8 ? ROWJ_THREADS / 2 : ROWJ_THREADS;
+        const char *env = getenv("BSR_ROWJ_T"); /* sweep knob */
+        if (env && atoi(env) >= 32 && atoi(env) <= ROWJ_THREADS) target = atoi(env);
+    }
     int R = target / (B * G) < 1 ? 1 : target / (B * G);
     int th = R * B * G, grid = (int)(((long long)A->nbrows + R - 1) / R);
     cudaStream_t st = ctx->cuda->stream;
@@ -83,14 +86,53 @@ static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, co
 }
 
 bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
-                         double beta, void *y, int k, int j0, int kk)
+                         double beta, void *y, int k, int j0, int kk, int J, int T)
 {
     if (A->nbrows == 0) return BSR_OK;
     if (A->prec == BSR_DOUBLE) {
-        BSR_SWITCH_B(A->b, return (rowj_b<double, B_>(ctx, A, alpha, (const double *)x, beta, (double *)y, k, j0, kk)));
+        BSR_SWITCH_B(A->b, return (rowj_b<double, B_>(ctx, A, alpha, (const double *)x, beta, (double *)y, k, j0, kk, J, T)));
     } else {
         BSR_SWITCH_B(A->b, return (rowj_b<float, B_>(ctx, A, (double)(float)alpha, (const float *)x, (double)(float)beta,
-                                                     (float *)y, k, j0, kk)));
+                                                     (float *)y, k, j0, kk, J, T)));
     }
     return BSR_OK;
+}
+
+/* AUTO: ROWJ with (J, T) chosen once per matrix and chunk width by timing
+ * each candidate on the device (one warm-up and one timed launch into
+ * scratch, beta = 0).  Every candidate sums each output in the same order
+ * (blocks ascending, then columns within a block, in double), so the result
+ * is bit-identical whichever wins: the choice cannot break determinism. */
+bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                              double beta, void *y, int k, int j0, int kk)
+{
+    bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
+    if (!d->auto_j[kk]) {
+        static const int Js[] = {1, 2, 3, 4}, Ts[] = {128, 256};
+        size_t bytes = (size_t)A->nbrows * A->b * k * bsr_precision_size(A->prec);
+        void *scr;
+        BSR_TRY(bsr_cuda_scratch(ctx, bytes > 0 ? bytes : 8, &scr));
+        cudaEvent_t e0, e1;
+        CU_TRY(cudaEventCreate(&e0));
+        cudaError_t ce = cudaEventCreate(&e1);
+        if (ce != cudaSuccess) { cudaEventDestroy(e0); return bsr_cuda_fail(ce, "cudaEventCreate", __FILE__, __LINE__); }
+        float best = 1e30f;
+        bsr_status s = BSR_OK;
+        for (int a = 0; a < 4 && s == BSR_OK; a++)
+            for (int b = 0; b < 2 && s == BSR_OK; b++) {
+                if (Js[a] > 1 && Js[a] > kk) continue;
+                float ms = 0;
+                s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);
+                if (s == BSR_OK && (ce = cudaEventRecord(e0, ctx->cuda->stream)) != cudaSuccess) s = bsr_cuda_fail(ce, "cudaEventRecord", __FILE__, __LINE__);
+                if (s == BSR_OK) s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);
+                if (s == BSR_OK && ((ce = cudaEventRecord(e1, ctx->cuda->stream)) != cudaSuccess ||
+                                    (ce = cudaEventSynchronize(e1)) != cudaSuccess ||
+                                    (ce = cudaEventElapsedTime(&ms, e0, e1)) != cudaSuccess))
+                    s = bsr_cuda_fail(ce, "AUTO trial timing", __FILE__, __LINE__);
+                if (s == BSR_OK && ms < best) { best = ms; d->auto_j[kk] = (unsigned char)Js[a]; d->auto_t[kk] = (short)Ts[b]; }
+            }
+        cudaEventDestroy(e0); cudaEventDestroy(e1);
+        if (s != BSR_OK) { d->auto_j[kk] = 0; return s; }
+    }
+    return bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, d->auto_j[kk], d->auto_t[kk]);
 }

@@ -222,7 +222,8 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
     if (beta != 0 && !(Y->where & BSR_ON_DEVICE))
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: beta != 0 but Y's device copy is not current");
     if (A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ctx_spmm: GPU kernels support blocks 1..10, A has %d", A->b);
-    if (kernel == BSR_KERNEL_AUTO) kernel = bsr_cuda_kernel_auto(A, X->k);
+    int autopick = kernel == BSR_KERNEL_AUTO;
+    if (autopick) kernel = bsr_cuda_kernel_auto(A, X->k);
     int k = X->k;
     const void *x = bsr_cuda_multivec_data(X);
     void *y = bsr_cuda_multivec_data(Y);
@@ -238,7 +239,8 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
                 s = bsr_spmm_p12(ctx, A, alpha, x, beta, y, k, j0, kk, kernel == BSR_KERNEL_P13);
             else if (kernel == BSR_KERNEL_P14) s = bsr_spmm_p14(ctx, A, alpha, x, beta, y, k, j0, kk);
             else if (kernel == BSR_KERNEL_WARP) s = bsr_spmm_warp(ctx, A, alpha, x, beta, y, k, j0, kk);
-            else s = bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk);
+            else if (autopick) s = bsr_spmm_rowj_auto(ctx, A, alpha, x, beta, y, k, j0, kk);
+            else s = bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, 0, 0);
         }
     } else
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: %s is not a GPU kernel", bsr_kernel_name(kernel));

@@ -171,7 +171,6 @@ bsr_status bsr_ctx_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const
     }
     if (kernel == BSR_KERNEL_S1 || kernel == BSR_KERNEL_OMP)
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: CPU kernel %s on a CUDA context", bsr_kernel_name(kernel));
-    if (kernel == BSR_KERNEL_AUTO) kernel = bsr_cuda_kernel_auto(A, X->k);
     return spmm_cuda(ctx, kernel, alpha, A, X, beta, Y);
 }
 
