@@ -47,14 +47,16 @@ rowj_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
         if (J == 1 || jj < jn) spmm_put(yp + jj, acc[jj], alpha, beta);
 }
 
-/* Vectors per thread for a chunk of kk vectors (measured rule; BSR_ROWJ_J
- * overrides it for the benchmark's sweeps). */
+/* Vectors per thread for a chunk of kk vectors.  Rule from the (J, threads)
+ * sweep on the H100 (bench/RESULTS.md, stencil3d b = 4, 5, 9, k = 1..16):
+ * J = 1 wins or ties at k <= 2, J = 3 at k = 3..9, J = 4 at k = 16.  AUTO
+ * does not use it: it times the candidates.  BSR_ROWJ_J overrides it. */
 int bsr_spmm_rowj_cols(int b, int kk)
 {
     const char *env = getenv("BSR_ROWJ_J");
     if (env && atoi(env) >= 1 && atoi(env) <= 4) return atoi(env);
     (void)b;
-    return kk <= 2 ? 1 : kk <= 4 ? 2 : kk <= 12 ? 3 : 4;
+    return kk <= 2 ? 1 : kk <= 12 ? 3 : 4;
 }
 
 template <typename T, int B>
