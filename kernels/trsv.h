@@ -52,10 +52,11 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
                                   bsr_precision vprec, int scatter, void *stream);
 
 /* Median times (ms) of the GPU L and U solves of the preconditioner G with its
- * current kernel, k random vectors of vprec, after warm-up; also the full apply. */
+ * current kernel, k random vectors of vprec, after warm-up (at most about
+ * max_s seconds per region); with_apply: also the full apply. */
 typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
-                            bsr_trsv_timing *t);
+                            int with_apply, bsr_trsv_timing *t);
 /* The device triangles of G (for levels/bytes reports). */
 const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
 

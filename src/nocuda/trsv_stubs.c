@@ -73,9 +73,9 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
     return nodev("bsr_trsv_dev_permscale");
 }
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
-                            bsr_trsv_timing *t)
+                            int with_apply, bsr_trsv_timing *t)
 {
-    (void)G; (void)k; (void)vprec; (void)reps; (void)max_s; (void)t;
+    (void)G; (void)k; (void)vprec; (void)reps; (void)max_s; (void)with_apply; (void)t;
     return nodev("bsr_gpu_ilu_time");
 }
 const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper)
