@@ -31,7 +31,7 @@ static void usage(void)
             "         [--orders natural/rcm/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
             "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--no-renumber] [--csv F] [--plot F.png]\n"
             "  kernels: level-syncfree,level-graph,level-launch,p21,p22,p23,p24; 'level' = the three\n"
-            "  level schedules, "all" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n");
+            "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n");
 }
 
 /* Comma list of ints into v (at most max); returns the count or -1. */
