@@ -19,7 +19,8 @@
 typedef struct { bsr_trsv_kernel kernel; bsr_trsv_sched sched; const char *name; } kspec;
 static const kspec all_kernels[] = {
     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE, "level-syncfree"}, {BSR_TRSV_LEVEL, BSR_TRSV_GRAPH, "level-graph"},
-    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level-launch"},     {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "p21"},
+    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level-launch"},     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFLAGS, "level-syncflags"},
+    {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "p21"},
     {BSR_TRSV_P22, BSR_TRSV_SYNCFREE, "p22"},              {BSR_TRSV_P23, BSR_TRSV_SYNCFREE, "p23"},
     {BSR_TRSV_P24, BSR_TRSV_SYNCFREE, "p24"}};
 #define NKERN ((int)(sizeof all_kernels / sizeof all_kernels[0]))
@@ -30,7 +31,7 @@ static void usage(void)
             "usage: bsrsolve bench trsv [FILE.mtx | --gen SPEC] [--block B|auto] [--k 1,5,9]\n"
             "         [--orders natural/rcm/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
             "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--no-renumber] [--csv F] [--plot F.png]\n"
-            "  kernels: level-syncfree,level-graph,level-launch,p21,p22,p23,p24; 'level' = the three\n"
+            "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n");
 }
 
@@ -90,7 +91,7 @@ int bench_trsv(int argc, char **argv)
     int kern[NKERN], nkern = 0;
     const char *kl = cli_opt(argc, argv, "--kernels") ? cli_opt(argc, argv, "--kernels") : "level";
     for (int c = 0; c < NKERN; c++) {
-        int want = !strcmp(kl, "all") || (!strcmp(kl, "level") && c < 3);
+        int want = !strcmp(kl, "all") || (!strcmp(kl, "level") && c < 4);
         if (!want) {
             const char *p = strstr(kl, all_kernels[c].name);
             size_t L = strlen(all_kernels[c].name);

@@ -20,6 +20,7 @@ typedef struct {
     bsr_precision fprec;       /* precision of val on the device */
     int *rows;                 /* [n] schedule position -> row */
     int *rstart, *rend;        /* [n] block range of each row */
+    int *pbeg, *pend;          /* [n] block range of the row at each schedule position */
     int *colind;               /* [nnzb] */
     void *val;                 /* [nnzb*b*b] row-major blocks, fprec */
     int nlevels;
@@ -37,10 +38,10 @@ typedef struct {
 /* Kernel families of issue 6 (values match bsr_trsv_kernel). */
 enum { TRSV_K_LEVEL = 0, TRSV_K_P21, TRSV_K_P22, TRSV_K_P23, TRSV_K_P24 };
 /* Schedules of the level kernel (values match bsr_trsv_sched). */
-enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH };
+enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
 
 /* Y = T^{-1} X on stream (a cudaStream_t): x, y device row-interleaved with k
- * vectors of precision vprec (x == y allowed).  Pure launches; no allocation,
+ * vectors of precision vprec (x == y allowed; sync-free then uses flags).  Pure launches; no allocation,
  * no synchronization (so it can be captured in a CUDA graph). */
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);

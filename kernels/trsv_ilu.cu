@@ -28,7 +28,7 @@ struct bsr_gpu_ilu {
     int *perm;                    /* device perm[new] = old, NULL for natural */
     void *sl, *sr;                /* device scalings (fprec) or NULL */
     cudaStream_t stream;          /* the context's */
-    void *t;                      /* work vector */
+    void *t, *t2;                 /* work vectors (sync-free needs output != input) */
     size_t t_bytes;
     void *hx;                     /* staging for the host convenience calls */
     size_t hx_bytes;
@@ -261,6 +261,14 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     if (s == BSR_OK) s = upload_ints(G, &T->rows, lv->rows, n);
     if (s == BSR_OK) s = upload_ints(G, &T->rstart, rs, n);
     if (s == BSR_OK) s = upload_ints(G, &T->rend, re, n);
+    if (s == BSR_OK) {
+        /* block ranges by schedule position, so a team loads them with rows[p]
+         * instead of after it (level_of is free now) */
+        for (int p = 0; p < n; p++) level_of[p] = rs[lv->rows[p]];
+        s = upload_ints(G, &T->pbeg, level_of, n);
+        for (int p = 0; s == BSR_OK && p < n; p++) level_of[p] = re[lv->rows[p]];
+        if (s == BSR_OK) s = upload_ints(G, &T->pend, level_of, n);
+    }
     if (s == BSR_OK) s = upload_ints(G, &T->colind, G->opt.renumber ? ci : M->colind, nnzb);
     if (s == BSR_OK && G->opt.renumber) s = upload_ints(G, &G->map[which], map, nnzb);
     if (s == BSR_OK) s = tree_setup(G, T, M, ord);
@@ -283,6 +291,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
 static void tri_free(bsr_trsv_tri *T)
 {
     cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
+    cudaFree(T->pbeg); cudaFree(T->pend);
     cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
@@ -302,7 +311,7 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
     graphs_clear(G);
     tri_free(&G->tri[0]); tri_free(&G->tri[1]);
     cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->sl); cudaFree(G->sr);
-    cudaFree(G->t); cudaFree(G->hx);
+    cudaFree(G->t); cudaFree(G->t2); cudaFree(G->hx);
     free(G);
 }
 
@@ -388,7 +397,7 @@ extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel ker
 {
     BSR_CHECK_ARG(G, "bsr_gpu_ilu_set_kernel: G is NULL");
     BSR_CHECK_ARG(kernel >= BSR_TRSV_LEVEL && kernel <= BSR_TRSV_P24, "bsr_gpu_ilu_set_kernel: unknown kernel %d", (int)kernel);
-    BSR_CHECK_ARG(sched >= BSR_TRSV_SYNCFREE && sched <= BSR_TRSV_LAUNCH, "bsr_gpu_ilu_set_kernel: unknown schedule %d", (int)sched);
+    BSR_CHECK_ARG(sched >= BSR_TRSV_SYNCFREE && sched <= BSR_TRSV_SYNCFLAGS, "bsr_gpu_ilu_set_kernel: unknown schedule %d", (int)sched);
     if (kernel != BSR_TRSV_LEVEL)
         for (int w = 0; w < 2; w++)
             if (!G->tri[w].tree_ok)
@@ -446,8 +455,11 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     if (need <= G->t_bytes) return BSR_OK;
     graphs_clear(G); /* graphs hold the old pointer */
     cudaFree(G->t);
-    G->t = NULL; G->t_bytes = 0;
+    cudaFree(G->t2);
+    G->t = G->t2 = NULL;
+    G->t_bytes = 0;
     CU_TRY(cudaMalloc(&G->t, need));
+    CU_TRY(cudaMalloc(&G->t2, need));
     G->t_bytes = need;
     return BSR_OK;
 }
@@ -467,8 +479,8 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
     BSR_TRY(ensure_work(G, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
-    BSR_TRY(tri_solve(G, 0, G->t, G->t, k, vp));
-    BSR_TRY(tri_solve(G, 1, G->t, G->t, k, vp));
+    BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp));
+    BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
     return BSR_OK;
 }

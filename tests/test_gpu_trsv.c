@@ -1,6 +1,6 @@
 /* GPU block triangular solves and the device ILU (issue 6) against the CPU S2
  * reference (bsr_trsv_lower/upper, bsr_ilu_apply): every kernel (level
- * sync-free / graph / per-launch, P21-P24) on ILU factors of random, stencil
+ * sync-free on sentinels / graph / per-launch / sync-free on flags, P21-P24) on ILU factors of random, stencil
  * and real matrices, natural / RCM / ND orderings, k = 1, 5, 9, 16, double,
  * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
  * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
@@ -15,7 +15,8 @@ static bsr_context *ctx;
 typedef struct { bsr_trsv_kernel kernel; bsr_trsv_sched sched; const char *name; } kcase;
 static const kcase kcases[] = {
     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE, "level/syncfree"}, {BSR_TRSV_LEVEL, BSR_TRSV_GRAPH, "level/graph"},
-    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level/launch"},     {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "P21"},
+    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level/launch"},     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFLAGS, "level/syncflags"},
+    {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "P21"},
     {BSR_TRSV_P22, BSR_TRSV_SYNCFREE, "P22"},              {BSR_TRSV_P23, BSR_TRSV_SYNCFREE, "P23"},
     {BSR_TRSV_P24, BSR_TRSV_SYNCFREE, "P24"}};
 #define NKC ((int)(sizeof kcases / sizeof kcases[0]))

@@ -144,9 +144,12 @@ typedef enum {
 } bsr_trsv_kernel;
 
 typedef enum {
-    BSR_TRSV_SYNCFREE = 0, /* one launch per triangle; rows wait on per-row completion flags */
+    BSR_TRSV_SYNCFREE = 0, /* one launch per triangle; a row waits until the values it
+                              reads are no longer a sentinel (no barriers, no fences) */
     BSR_TRSV_GRAPH,        /* one launch per level, captured once in a CUDA graph */
-    BSR_TRSV_LAUNCH        /* one launch per level, launched each time (reference) */
+    BSR_TRSV_LAUNCH,       /* one launch per level, launched each time (reference) */
+    BSR_TRSV_SYNCFLAGS     /* one launch per triangle, one warp per row, per-row
+                              completion flags after a fence (works in place) */
 } bsr_trsv_sched;
 
 typedef struct {
