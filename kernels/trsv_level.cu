@@ -16,6 +16,9 @@
 #include "trsv_cuda.h"
 
 #define LS_WARPS 8 /* warps per CUDA block */
+/* Resident blocks per SM asked of the register allocator: rows in flight are
+ * what hides the latency of the dependency chain (6 = 48 warps per SM). */
+#define LS_MINBLOCKS(B) ((B) <= 4 ? 6 : 4)
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
  * where another SM may have written the line after this SM cached it. */
@@ -158,7 +161,7 @@ __device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv)
  * y_i = x_i - sum_p A_p y_col(p)  (times the inverted pivot D for upper).
  * Blocks [s0, s1) (pivot first when upper).  sm: B*k values per warp, used
  * only when b*k > TS (then TS == 32). */
-template <int B, typename TF, typename TV, bool WAIT>
+template <int B, typename TF, typename TV, bool WAIT, bool WIDE>
 __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const int *__restrict__ colind,
                                          const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
                                          int tl, unsigned tmask, TV *sm)
@@ -166,7 +169,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
     const TF *D = NULL;
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
     const int bk = B * k;
-    if (bk <= TS) {
+    if constexpr (!WIDE) { /* b*k <= TS */
         int G = 1;
         while (2 * G * bk <= TS) G *= 2;
         const int g = tl / bk, o = tl - g * bk, r = o / k, j = o - r * k;
@@ -200,7 +203,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         if (tl < bk) y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
         return;
-    }
+    } else {
     /* b*k > 32: the whole warp is the team, several outputs per lane */
     for (int o = tl; o < bk; o += 32) {
         const int r = o / k, j = o - r * k;
@@ -230,6 +233,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         __syncwarp();
     }
+    }
 }
 
 /* Team geometry of the calling lane: team t of the warp, lane tl in it, mask. */
@@ -242,8 +246,8 @@ __device__ __forceinline__ void team_of(int TS, int *t, int *tl, unsigned *tmask
 }
 
 /* One level: team q of the grid solves the row at position p0 + q. */
-template <int B, typename TF, typename TV>
-__global__ void __launch_bounds__(LS_WARPS * 32)
+template <int B, typename TF, typename TV, bool WIDE>
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
 team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                   const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
                   const TV *x, TV *y, int k, int TS)
@@ -255,14 +259,14 @@ team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const
     const int w = threadIdx.x >> 5;
     const int p = p0 + (blockIdx.x * LS_WARPS + w) * (32 / TS) + t;
     if (p >= p1) return; /* whole team leaves together */
-    team_row<B, TF, TV, false>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
+    team_row<B, TF, TV, false, WIDE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
 }
 
 /* Whole triangle, sync-free on sentinel values (y != x, y pre-filled with the
  * sentinel).  Chunks of the level order go to CUDA blocks by ticket, so any
  * row a team waits for belongs to a running or finished team. */
-template <int B, typename TF, typename TV>
-__global__ void __launch_bounds__(LS_WARPS * 32)
+template <int B, typename TF, typename TV, bool WIDE>
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
 team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                      const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
                      const TV *x, TV *y, int k, int TS, int *counter)
@@ -277,7 +281,7 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     const int w = threadIdx.x >> 5;
     const int p = (ticket * LS_WARPS + w) * (32 / TS) + t;
     if (p >= n) return;
-    team_row<B, TF, TV, true>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
+    team_row<B, TF, TV, true, WIDE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
 }
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
@@ -316,8 +320,12 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         int nb = (T->n + rows_per_block - 1) / rows_per_block;
-        team_syncfree_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
-            T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter);
+        if (B * k > TS)
+            team_syncfree_kernel<B, TF, TV, true><<<nb, LS_WARPS * 32, 0, st>>>(
+                T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter);
+        else
+            team_syncfree_kernel<B, TF, TV, false><<<nb, LS_WARPS * 32, 0, st>>>(
+                T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter);
         CU_LAUNCHED("team_syncfree_kernel");
         return BSR_OK;
     }
@@ -325,8 +333,12 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
         if (p1 <= p0) continue;
         int nb = (p1 - p0 + rows_per_block - 1) / rows_per_block;
-        team_level_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
-            p0, p1, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS);
+        if (B * k > TS)
+            team_level_kernel<B, TF, TV, true><<<nb, LS_WARPS * 32, 0, st>>>(
+                p0, p1, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS);
+        else
+            team_level_kernel<B, TF, TV, false><<<nb, LS_WARPS * 32, 0, st>>>(
+                p0, p1, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS);
         CU_LAUNCHED("team_level_kernel");
     }
     return BSR_OK;
