@@ -30,7 +30,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: bsrsolve bench trsv [FILE.mtx | --gen SPEC] [--block B|auto] [--k 1,5,9]\n"
             "         [--orders natural/rcm/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
-            "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--no-renumber] [--csv F] [--plot F.png]\n"
+            "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--renumber none|storage|full]\n"
+            "         [--csv F] [--plot F.png]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n");
 }
@@ -71,9 +72,9 @@ static double cpu_time(const bsr_ilu_factors *f, int use_levels, bsr_multivec *X
 int bench_trsv(int argc, char **argv)
 {
     static const char *const known[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                        "--tau", "--reps", "--no-renumber", "--csv", "--plot", "--help", NULL};
+                                        "--tau", "--reps", "--renumber", "--csv", "--plot", "--help", NULL};
     static const char *const valued[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                         "--tau", "--reps", "--csv", "--plot", NULL};
+                                         "--tau", "--reps", "--renumber", "--csv", "--plot", NULL};
     if (cli_flag(argc, argv, "--help")) { usage(); return 0; }
     if (cli_check_options(argc, argv, known, valued)) { usage(); return 2; }
     int ks[MAXK], nk = parse_ints(cli_opt(argc, argv, "--k") ? cli_opt(argc, argv, "--k") : "1,5,9", ks, MAXK);
@@ -86,6 +87,9 @@ int bench_trsv(int argc, char **argv)
     int reps = cli_opt(argc, argv, "--reps") ? atoi(cli_opt(argc, argv, "--reps")) : 20;
     if (reps < 1) reps = 1;
     const char *csv = cli_opt(argc, argv, "--csv"), *png = cli_opt(argc, argv, "--plot");
+    const char *rn = cli_opt(argc, argv, "--renumber") ? cli_opt(argc, argv, "--renumber") : "storage";
+    int renumber = !strcmp(rn, "none") ? 0 : !strcmp(rn, "full") ? 2 : !strcmp(rn, "storage") ? 1 : -1;
+    if (renumber < 0) { usage(); return 2; }
 
     /* kernels */
     int kern[NKERN], nkern = 0;
@@ -128,8 +132,8 @@ int bench_trsv(int argc, char **argv)
     st = bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL);
     if (st) { bsr_problem_free(&P); return cli_fail(st); }
     const int n = bsr_matrix_nbrows(P.A), b = bsr_matrix_block(P.A);
-    printf("bench trsv: %s  (%d block rows, b=%d, %d blocks)  %s factors, %s vectors, %s\n", P.name, n, b,
-           bsr_matrix_nnzb(P.A), mixed ? "float" : ps, vprec == BSR_DOUBLE ? "double" : "float", ik);
+    printf("bench trsv: %s  (%d block rows, b=%d, %d blocks)  %s factors, %s vectors, %s, renumber %s\n", P.name, n,
+           b, bsr_matrix_nnzb(P.A), mixed ? "float" : ps, vprec == BSR_DOUBLE ? "double" : "float", ik, rn);
     printf("device: %s\n", bsr_context_describe(ctx));
     FILE *fc = csv ? fopen(csv, "w") : NULL;
     if (csv && !fc) fprintf(stderr, "bsrsolve: cannot write %s\n", csv);
@@ -156,12 +160,14 @@ int bench_trsv(int argc, char **argv)
         bsr_gpu_ilu_options go;
         bsr_gpu_ilu_options_default(&go);
         go.factor_float = mixed;
-        go.renumber = !cli_flag(argc, argv, "--no-renumber");
+        go.renumber = renumber;
         bsr_gpu_ilu *G = NULL;
         st = bsr_gpu_ilu_create(ctx, F, &go, &G);
         if (st) { cli_fail(st); bsr_ilu_destroy(F); continue; }
         double up_s = 0, an_s = 0;
         bsr_gpu_ilu_setup_times(G, &up_s, &an_s);
+        bsr_gpu_ilu_setup_breakdown bd;
+        bsr_gpu_ilu_breakdown(G, &bd);
         const bsr_trsv_tri *TL = bsr_gpu_ilu_tri(G, 0), *TU = bsr_gpu_ilu_tri(G, 1);
         const size_t fs = bsr_precision_size(mixed ? BSR_FLOAT : fprec), vs = bsr_precision_size(vprec);
         const double fbytes = (double)(TL->nnzb + TU->nnzb) * ((double)b * b * fs + 4) + 2.0 * 3 * 4 * n;
@@ -169,7 +175,8 @@ int bench_trsv(int argc, char **argv)
                oname[o], setup_s, TL->nnzb, TL->nlevels, TL->max_width, TU->nnzb, TU->nlevels, TU->max_width,
                has_tree ? "" : "; no tree");
         if (has_tree) printf("   tree: %d nodes, depth %d\n", f.ord->nnodes, f.ord->depth);
-        printf("   ours: upload %.1f ms, analysis (checks, renumbering) %.2f ms\n", up_s * 1e3, an_s * 1e3);
+        printf("   ours (renumber %s): upload %.1f ms, allocations %.1f ms, analysis %.2f ms = host checks+layout %.2f ms"
+               " + device layout %.2f ms\n", rn, up_s * 1e3, bd.alloc_s * 1e3, an_s * 1e3, bd.host_s * 1e3, bd.device_s * 1e3);
         printf("   %-15s %3s %9s %8s %9s %7s %9s %7s %9s %7s\n", "kernel", "k", "ms(L+U)", "GB/s", "cuSPARSE",
                "x", "S2 ms", "x", "OMP ms", "x");
         double cs_ms[MAXK], cs_an[MAXK], s2_ms[MAXK], omp_ms[MAXK];
@@ -233,8 +240,8 @@ int bench_trsv(int argc, char **argv)
                 if (sidx >= 0) { px[sidx][ser[sidx].n] = k; py[sidx][ser[sidx].n] = ms; ser[sidx].n++; }
             }
         }
-        printf("   analysis: ours %.2f ms (+ graph capture when used) vs cuSPARSE %.2f ms (k=%d)\n", an_s * 1e3,
-               cs_an[0], ks[0]);
+        printf("   analysis: ours %.2f ms (+ graph capture when used) vs cuSPARSE %.2f ms (k=%d): ratio %.2f\n",
+               an_s * 1e3, cs_an[0], ks[0], an_s * 1e3 / cs_an[0]);
         bsr_gpu_ilu_destroy(G);
         bsr_ilu_destroy(F);
     }

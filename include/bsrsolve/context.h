@@ -157,8 +157,11 @@ typedef struct {
     bsr_trsv_sched sched;  /* BSR_TRSV_LEVEL only */
     int factor_float;      /* store factors in float on the device (mixed precision
                               with double vectors: half the factor bytes) */
-    int renumber;          /* store each triangle's block rows in its level order so
-                              that a level's blocks are contiguous (default 1) */
+    int renumber;          /* 0: factors stored as they are; 1 (default): each
+                              triangle's block rows stored in its level order (a
+                              level's blocks contiguous); 2: also renumber the
+                              unknowns in L's level order (a level's rows
+                              contiguous in the vectors; level kernel only) */
 } bsr_gpu_ilu_options;
 
 /* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */
