@@ -40,6 +40,11 @@ struct bsr_dev_matrix {
     int maxlen, maxrow;     /* longest block row and its index */
     double meanlen;
     int nempty;
+    /* AUTO's choice for ROWJ per chunk width kk = 1..16, found by a short
+     * on-device trial at first use: vectors per thread and threads per block
+     * (0: not tried yet) */
+    unsigned char auto_j[17];
+    short auto_t[17];
 };
 
 /* Device copy of a bsr_multivec (X->dev). */
@@ -100,6 +105,14 @@ bsr_status bsr_spmm_p14(bsr_context *ctx, const bsr_matrix *A, double alpha, con
                         double beta, void *y, int k, int j0, int kk);
 bsr_status bsr_spmm_warp(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                          double beta, void *y, int k, int j0, int kk);
+/* ROWJ with J vectors per thread and about T threads per CUDA block
+ * (0: the static rule); auto_pick: J and T from AUTO's cached trial. */
+bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                         double beta, void *y, int k, int j0, int kk, int J, int T);
+bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                              double beta, void *y, int k, int j0, int kk);
+/* Vectors per thread ROWJ uses for a chunk of kk vectors. */
+int bsr_spmm_rowj_cols(int b, int kk);
 /* Threads per row group and blocks handled at once by the warp kernel for A. */
 void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots);
 /* Row-interleaved <-> column-major (ld = n) transposes of an n x k multivector. */

@@ -58,24 +58,21 @@ warp_kernel(int nbrows, int b, int k, int j0, int kk, int W, int slots, const in
     }
 }
 
-/* Group width W (4..256, W >= b^2) maximising the busy fraction of lane-steps
- * over a row of mean length: len*b^2 / (W * ceil(len/slots)); ties go to the
- * narrower group (more rows in flight per SM). */
+/* Group width W: the narrowest of 4, 8, 16, 32, 64, 96, ... that holds one
+ * block (W >= b^2).  Measured on the H100 (stencil3d, b = 4, 5, 9): wider
+ * groups with several block slots ran slower at every k (up to 2.7x for b = 5),
+ * so slots > 1 only arise from rounding up to a warp multiple.  meanlen is
+ * unused; BSR_WARP_W overrides the choice for sweeps. */
 void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots)
 {
-    int bb = b * b, len = (int)(meanlen + 0.5), bestW = 0;
-    double best = -1;
-    if (len < 1) len = 1;
-    static const int cand[] = {4, 8, 16, 32, 64, 96, 128, 160, 192, 224, 256};
-    for (unsigned q = 0; q < sizeof cand / sizeof cand[0]; q++) {
-        int w = cand[q];
-        if (w < bb) continue;
-        int sl = w / bb, it = (len + sl - 1) / sl;
-        double u = (double)len * bb / ((double)w * it);
-        if (u > best + 1e-9) { best = u; bestW = w; }
-    }
-    *W = bestW;
-    *slots = bestW / bb;
+    int bb = b * b, w = 4;
+    (void)meanlen;
+    const char *env = getenv("BSR_WARP_W");
+    if (env && atoi(env) >= bb && atoi(env) <= WARP_THREADS) w = atoi(env);
+    else
+        while (w < bb) w = w < 32 ? 2 * w : w + 32;
+    *W = w;
+    *slots = w / bb;
 }
 
 template <typename T, int KC>
@@ -211,7 +208,7 @@ extern "C" bsr_status bsr_cuda_cusparse_bench(bsr_context *ctx, double alpha, co
 extern "C" bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k)
 {
     (void)A; (void)k;
-    return BSR_KERNEL_WARP;
+    return BSR_KERNEL_ROWJ;
 }
 
 extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
@@ -225,14 +222,15 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
     if (beta != 0 && !(Y->where & BSR_ON_DEVICE))
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: beta != 0 but Y's device copy is not current");
     if (A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ctx_spmm: GPU kernels support blocks 1..10, A has %d", A->b);
-    if (kernel == BSR_KERNEL_AUTO) kernel = bsr_cuda_kernel_auto(A, X->k);
+    int autopick = kernel == BSR_KERNEL_AUTO;
+    if (autopick) kernel = bsr_cuda_kernel_auto(A, X->k);
     int k = X->k;
     const void *x = bsr_cuda_multivec_data(X);
     void *y = bsr_cuda_multivec_data(Y);
     bsr_status s = BSR_OK;
     if (kernel == BSR_KERNEL_P11) s = bsr_spmm_p11(ctx, A, alpha, x, beta, y, k);
     else if (kernel == BSR_KERNEL_CUSPARSE) s = cusparse_spmm(ctx, A, alpha, X, beta, Y);
-    else if (kernel >= BSR_KERNEL_P12 && kernel <= BSR_KERNEL_WARP) {
+    else if (kernel >= BSR_KERNEL_P12 && kernel <= BSR_KERNEL_ROWJ) {
         /* column chunks of at most 16 vectors (the first is the widest, so
          * P12's refusal happens before anything is written) */
         for (int j0 = 0; j0 < k && s == BSR_OK; j0 += 16) {
@@ -240,7 +238,9 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
             if (kernel == BSR_KERNEL_P12 || kernel == BSR_KERNEL_P13)
                 s = bsr_spmm_p12(ctx, A, alpha, x, beta, y, k, j0, kk, kernel == BSR_KERNEL_P13);
             else if (kernel == BSR_KERNEL_P14) s = bsr_spmm_p14(ctx, A, alpha, x, beta, y, k, j0, kk);
-            else s = bsr_spmm_warp(ctx, A, alpha, x, beta, y, k, j0, kk);
+            else if (kernel == BSR_KERNEL_WARP) s = bsr_spmm_warp(ctx, A, alpha, x, beta, y, k, j0, kk);
+            else if (autopick) s = bsr_spmm_rowj_auto(ctx, A, alpha, x, beta, y, k, j0, kk);
+            else s = bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, 0, 0);
         }
     } else
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: %s is not a GPU kernel", bsr_kernel_name(kernel));

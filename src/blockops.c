@@ -65,8 +65,54 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
     return nreg;
 }
 
+/* c = a*m and c -= a*m with b fixed at compile time (b = 1..10, the CFD
+ * range) so that the loops unroll; every variant accumulates c_ij over k in
+ * ascending order, so all of them give the same bits as the generic loop. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BLK_UNROLL _Pragma("GCC unroll 10")
+#else
+#define BLK_UNROLL
+#endif
+#define DEFINE_BLK(B)                                                                   \
+    static void mul_##B(double *restrict c, const double *restrict a,                   \
+                        const double *restrict m)                                       \
+    {                                                                                   \
+        for (int i = 0; i < B; i++) {                                                   \
+            double r[B];                                                                \
+            for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j]; \
+            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
+        }                                                                               \
+    }                                                                                   \
+    static void mulsub_##B(double *restrict c, const double *restrict a,                \
+                           const double *restrict m)                                    \
+    {                                                                                   \
+        for (int i = 0; i < B; i++) {                                                   \
+            double r[B];                                                                \
+            for (int j = 0; j < B; j++) r[j] = c[i * B + j];                            \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
+            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
+        }                                                                               \
+    }
+DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
+DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
+
 void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 {
+    switch (b) {
+    case 1: mul_1(c, a, m); return;
+    case 2: mul_2(c, a, m); return;
+    case 3: mul_3(c, a, m); return;
+    case 4: mul_4(c, a, m); return;
+    case 5: mul_5(c, a, m); return;
+    case 6: mul_6(c, a, m); return;
+    case 7: mul_7(c, a, m); return;
+    case 8: mul_8(c, a, m); return;
+    case 9: mul_9(c, a, m); return;
+    case 10: mul_10(c, a, m); return;
+    }
     for (int i = 0; i < b; i++) {
         double *ci = c + i * b;
         for (int j = 0; j < b; j++) ci[j] = 0.0;
@@ -80,6 +126,18 @@ void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 {
+    switch (b) {
+    case 1: mulsub_1(c, a, m); return;
+    case 2: mulsub_2(c, a, m); return;
+    case 3: mulsub_3(c, a, m); return;
+    case 4: mulsub_4(c, a, m); return;
+    case 5: mulsub_5(c, a, m); return;
+    case 6: mulsub_6(c, a, m); return;
+    case 7: mulsub_7(c, a, m); return;
+    case 8: mulsub_8(c, a, m); return;
+    case 9: mulsub_9(c, a, m); return;
+    case 10: mulsub_10(c, a, m); return;
+    }
     for (int i = 0; i < b; i++) {
         double *ci = c + i * b;
         for (int k = 0; k < b; k++) {

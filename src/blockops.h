@@ -15,7 +15,7 @@ void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv);
 /* inv = a^{-1} by LU with partial pivoting (tiny as in bsr_blk_lu); returns
  * the number of regularized pivots.  a is not modified. */
 int bsr_blk_inv(int b, const double *a, double *inv, double tiny);
-/* c = a * m. */
+/* c = a * m (c must not overlap a or m; likewise below). */
 void bsr_blk_mul(int b, double *c, const double *a, const double *m);
 /* c -= a * m. */
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);

@@ -10,7 +10,7 @@
 #endif
 
 static const char *const kernel_names[BSR_KERNEL_COUNT] = {
-    "auto", "s1", "omp", "p11", "p12", "p13", "p14", "warp", "cusparse"};
+    "auto", "s1", "omp", "p11", "p12", "p13", "p14", "warp", "rowj", "cusparse"};
 
 const char *bsr_kernel_name(bsr_kernel k)
 {
@@ -22,7 +22,7 @@ bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k)
     BSR_CHECK_ARG(name && k, "bsr_kernel_parse: NULL argument");
     for (int i = 0; i < BSR_KERNEL_COUNT; i++)
         if (!strcmp(name, kernel_names[i])) { *k = (bsr_kernel)i; return BSR_OK; }
-    return bsr_error(BSR_ERR_ARG, "unknown SpMM kernel '%s' (auto, s1, omp, p11, p12, p13, p14, warp, cusparse)", name);
+    return bsr_error(BSR_ERR_ARG, "unknown SpMM kernel '%s' (auto, s1, omp, p11, p12, p13, p14, warp, rowj, cusparse)", name);
 }
 
 /* All our kernels are atomic-free with fixed summation orders; cuSPARSE makes no promise. */
@@ -171,7 +171,6 @@ bsr_status bsr_ctx_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const
     }
     if (kernel == BSR_KERNEL_S1 || kernel == BSR_KERNEL_OMP)
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: CPU kernel %s on a CUDA context", bsr_kernel_name(kernel));
-    if (kernel == BSR_KERNEL_AUTO) kernel = bsr_cuda_kernel_auto(A, X->k);
     return spmm_cuda(ctx, kernel, alpha, A, X, beta, Y);
 }
 

@@ -11,7 +11,7 @@
     {                                                                                       \
         const int b = F->b, bb = b * b;                                                     \
         const REAL *ds = (const REAL *)F->scale_left;                                       \
-        _Pragma("omp parallel for schedule(static)")                                        \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
@@ -28,7 +28,7 @@
     static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \
     {                                                                                       \
         const int b = F->b;                                                                 \
-        _Pragma("omp parallel for schedule(static)")                                        \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             for (int e = 0; e < b * k; e++)                                                 \
@@ -51,8 +51,11 @@ bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *
                          (long long)n, (long long)n, (long long)X->n, X->k, (long long)Y->n, Y->k);
     if (!X->data || !Y->data || !(X->where & BSR_ON_HOST))
         return bsr_error(BSR_ERR_ARG, "bsr_ilu_apply: X and Y must be on the host");
-    bsr_multivec *T = NULL;
-    BSR_TRY(bsr_multivec_create(&T, n, X->k, F->prec));
+    /* work vector in the factors' precision: a host-only shell over a plain
+     * malloc (nothing to zero: gather writes every entry) */
+    struct bsr_multivec Tw = {n, X->k, F->prec, NULL, NULL, BSR_ON_HOST}, *T = &Tw;
+    Tw.data = bsr_malloc(bsr_precision_size(F->prec) * (size_t)(n > 0 ? n : 1) * X->k, "ILU apply work vector");
+    if (!Tw.data) return BSR_ERR_NOMEM;
     int k = X->k, xd = X->prec == BSR_DOUBLE;
     if (F->prec == BSR_DOUBLE) {
         if (xd) gather_dd(F, X->data, T->data, k); else gather_df(F, X->data, T->data, k);
@@ -70,7 +73,7 @@ bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *
         }
         Y->where = BSR_ON_HOST;
     }
-    bsr_multivec_destroy(T);
+    free(Tw.data);
     return s;
 }
 

@@ -4,15 +4,19 @@
 
 #include "internal.h"
 
-/* One factored row k (permuted numbering), built by ilu_row() and kept
- * until the factors are assembled: nl blocks of L (strictly lower, columns
- * ascending), nu blocks of U (diagonal first, holding the INVERTED pivot,
- * then columns ascending), nw blocks of W (second-order upper part, ILU2
- * only, columns ascending).  One allocation: col[nl+nu+nw], val[...*b*b]. */
+/* One factored row k (permuted numbering), built by ilu_row(): nl blocks
+ * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
+ * (diagonal first, holding the INVERTED pivot, then columns ascending)
+ * followed by nw blocks of W (second-order upper part, ILU2 only, columns
+ * ascending) at ucol/uval.  Threshold kinds: one allocation per row (own),
+ * freed once L and U are assembled.  ILU(0): the pattern is known at setup,
+ * so the rows point into the BSR arrays of L and U (double factors) or into
+ * a double pool laid out like them (float factors), kept for refactor. */
 typedef struct {
     int nl, nu, nw;
-    int *col;
-    double *val;
+    int *lcol, *ucol;
+    double *lval, *uval;
+    int own;
 } ilu_row_t;
 
 /* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
@@ -49,10 +53,13 @@ struct bsr_ilu {
     double *dl;             /* [n*b*b] left scaling, double (permuted rows) */
     void *scale_left;       /* same in the factors' precision */
     double *piv;            /* [n*b*b] pivot blocks d_k (not inverted), double */
-    ilu_row_t *rows;        /* [n] during factorization */
+    ilu_row_t *rows;        /* [n] during factorization (ILU(0): kept) */
+    double *pool;           /* ILU(0) with float factors: rows' values in double */
     bsr_matrix *L, *U;
     bsr_levels *lvL, *lvU;
     bsr_ilu_stats st;
+    ilu_work *work;         /* [nwork] per-thread workspaces, kept for refactor */
+    int nwork;
     int valid;              /* the last numeric factorization succeeded */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
 };
@@ -65,11 +72,26 @@ void ilu_work_free(ilu_work *w);
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);
+/* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
+bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Factor block row k into F->rows[k] from the finished rows it references
+ * (ilu_row.c); on failure w->msg names the row. */
+bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k);
+
+/* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
+ * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
+bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
 
 /* Numeric factorization of F->aval into F->rows and then F->L, F->U
  * (ilu_factor.c).  Serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F);
-/* Free the per-row storage. */
-void ilu_rows_free(bsr_ilu *F);
+/* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
+ * schedules, and the rows pointing into them (ilu_factor.c). */
+bsr_status ilu_symbolic0(bsr_ilu *F);
+/* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
+ * per-thread workspaces. */
+void ilu_rows_free(bsr_ilu *F, int all);
+void ilu_work_release(bsr_ilu *F);
 
 #endif

@@ -12,12 +12,15 @@
  * A_kk (pivot below 1e-14 of its largest entry) falls back to Ds_k = I / s_k
  * with s_k the largest block norm of the row / sqrt(b), and is counted.
  *
- * Refactor: ordering, symbolic map of A onto the permuted rows, workspaces,
- * and for ILU(0) the L/U arrays and level schedules are reused (values are
- * overwritten in place).  ILUT/ILU2 patterns depend on values: refactor
- * re-runs the dropping from scratch (so it equals a fresh setup bit for bit)
- * and keeps L/U arrays and level schedules only when the new pattern is the
- * same as the old one. */
+ * Refactor: ordering, symbolic map of A onto the permuted rows, the
+ * scaled-A / scaling / pivot arrays, the per-thread workspaces, and for
+ * ILU(0) the L/U arrays and level schedules are reused (values overwritten
+ * in place).  ILUT/ILU2 patterns depend on values: refactor re-runs the
+ * dropping from scratch (so it equals a fresh setup bit for bit) and keeps
+ * L/U arrays and level schedules only when the new pattern is the same.
+ * Memory beyond L and U: A in double (scaled, permuted), three n*b*b double
+ * arrays (scaling, pivots, scaling in the factors' precision), and while
+ * factoring the rows in double (freed after L and U are assembled). */
 #include "ilu_impl.h"
 #include "blockops.h"
 #include <limits.h>
@@ -44,7 +47,9 @@ static double now_s(void) { return omp_get_wtime(); }
 void bsr_ilu_destroy(bsr_ilu *F)
 {
     if (!F) return;
-    ilu_rows_free(F);
+    ilu_rows_free(F, 1);
+    ilu_work_release(F);
+    free(F->pool);
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
@@ -150,7 +155,7 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
     const int n = F->n, b = F->b, bb = b * b;
     const int *perm = F->ord ? F->ord->perm : NULL;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
-    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks)
+    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) if (n >= 256)
     for (int k = 0; k < n; k++) {
         int r = perm ? perm[k] : k;
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
@@ -272,6 +277,7 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
         if (!F->aval || !F->rowref || !F->dl || !F->scale_left || !F->piv) s = BSR_ERR_NOMEM;
     }
     if (!s) F->tree_ok = tree_usable(F);
+    if (!s && F->mode == 0) s = ilu_symbolic0(F);
     if (!s) s = numeric(F, A);
     if (s) { bsr_ilu_destroy(F); return s; }
     F->st.setup_s = now_s() - t0;
@@ -306,6 +312,7 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
 bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
+    BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
     out->L = F->L;
     out->U = F->U;
     out->lvL = F->lvL;

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #define KC 16   /* right-hand sides per accumulator chunk */
+/* Levels narrower than this run on one thread, consecutive ones together
+ * (one barrier instead of one per level); which thread computes a row never
+ * changes its bits. */
+#define TRSV_MIN_PAR 32
 
 /* Row i of the solve: acc = x_i - sum_{off-diagonal p} T_p y_col(p); then
  * y_i = acc (lower) or y_i = T_diag acc (upper, diagonal = inverted pivot). */
@@ -56,11 +60,22 @@
             else for (int i = n - 1; i >= 0; i--) trsv_row_##SUF(T, 1, i, x, y, k);         \
             return;                                                                         \
         }                                                                                   \
-        _Pragma("omp parallel")                                                             \
-        for (int l = 0; l < lv->nlevels; l++) {                                             \
-            _Pragma("omp for schedule(static)")                                             \
-            for (int q = lv->level_ptr[l]; q < lv->level_ptr[l + 1]; q++)                   \
-                trsv_row_##SUF(T, upper, lv->rows[q], x, y, k);                             \
+        const int *lp = lv->level_ptr;                                                      \
+        _Pragma("omp parallel if (n >= TRSV_MIN_PAR)")                                      \
+        for (int l = 0; l < lv->nlevels;) {                                                 \
+            if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {                                        \
+                _Pragma("omp for schedule(static)")                                         \
+                for (int q = lp[l]; q < lp[l + 1]; q++)                                     \
+                    trsv_row_##SUF(T, upper, lv->rows[q], x, y, k);                         \
+                l++;                                                                        \
+            } else { /* a run of narrow levels: one thread, one barrier */                  \
+                int l1 = l;                                                                 \
+                while (l1 < lv->nlevels && lp[l1 + 1] - lp[l1] < TRSV_MIN_PAR) l1++;        \
+                _Pragma("omp single")                                                       \
+                for (int q = lp[l]; q < lp[l1]; q++)                                        \
+                    trsv_row_##SUF(T, upper, lv->rows[q], x, y, k);                         \
+                l = l1;                                                                     \
+            }                                                                               \
         }                                                                                   \
     }
 

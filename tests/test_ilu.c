@@ -3,6 +3,7 @@
  * triangular solves (S2 vs level-scheduled, vs dense). */
 #include "harness.h"
 #include "internal.h"
+#include <dirent.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -193,6 +194,20 @@ static void test_exact_limit(void)
                     printf("\n  b=%d m=%d kind=%d: ||A-LU||/||A|| = %.3g, one-step residual %.3g\n", b, m, kind, e, r);
                 bsr_ilu_destroy(F);
             }
+        /* the same through RCM and ND permutations (apply undoes them) */
+        for (int ord = BSR_ORDER_RCM; ord <= BSR_ORDER_ND; ord++) {
+            bsr_ilu_options o = opts(BSR_ILU2, 0.0);
+            bsr_order_options_default(&o.order, (bsr_order_kind)ord);
+            o.order.depth = 2;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(Ab, &o, &F));
+            bsr_ilu_factors f;
+            bsr_ilu_get_factors(F, &f);
+            CU_ASSERT_PTR_NOT_NULL(f.ord);
+            CU_ASSERT(err_norm(F) < 1e-13);
+            CU_ASSERT(one_step_resid(Ab, F, 2) < 1e-11);
+            bsr_ilu_destroy(F);
+        }
         bsr_matrix_destroy(Ad);
         bsr_matrix_destroy(Ab);
     }
@@ -262,9 +277,10 @@ static void test_factor_layout(void)
  * |l| and |u/d| against tau1/tau2, pivots regularized as documented.
  * Outputs dense L (strict), U (diagonal = 1/pivot) with presence flags. */
 static void scalar_ilu(int n, const double *A, const char *pat, int kind, double t1, double t2,
-                       double *L, char *Lp, double *U, char *Up)
+                       double *L, char *Lp, double *U, char *Up, double *ident)
 {
     double *W = calloc((size_t)n * n, sizeof(double)), *w = malloc(sizeof(double) * n);
+    double *R = calloc((size_t)n * n, sizeof(double)), *dp = malloc(sizeof(double) * n);
     char *Wp = calloc((size_t)n * n, 1), *pr = malloc(n);
     memset(Lp, 0, (size_t)n * n); memset(Up, 0, (size_t)n * n);
     for (int k = 0; k < n; k++) {
@@ -280,6 +296,7 @@ static void scalar_ilu(int n, const double *A, const char *pat, int kind, double
             int first = kind == BSR_ILU0 || fabs(l) >= t1;
             if (!first && fabs(l) < t2) continue;
             if (first) { L[k * n + i] = l; Lp[k * n + i] = 1; }
+            else R[k * n + i] = l;
             for (int j = i + 1; j < n; j++) {
                 int has = Up[i * n + j] || (first && Wp[i * n + j]);
                 if (!has) continue;
@@ -293,6 +310,7 @@ static void scalar_ilu(int n, const double *A, const char *pat, int kind, double
         if (!(fabs(d) >= tiny)) d = copysign(tiny, d);
         double x = 1.0;
         x /= d;
+        dp[k] = d;
         U[k * n + k] = x; Up[k * n + k] = 1;
         for (int j = k + 1; j < n; j++) {
             if (!pr[j]) continue;
@@ -301,7 +319,22 @@ static void scalar_ilu(int n, const double *A, const char *pat, int kind, double
             else if (nr >= t2) { W[k * n + j] = w[j]; Wp[k * n + j] = 1; }
         }
     }
-    free(W); free(Wp); free(w); free(pr);
+    /* ident = ||Ahat - (I+L)(D+U) - (I+L) W - R (D+U)||_F / ||Ahat||_F, the
+     * note's A + E = LU + LW + RU (E: dropped blocks and the R W products) */
+    double e2 = 0, a2 = 0;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++) {
+            double ahat = k == j ? 1.0 : pat[k * n + j] ? A[k * n + j] / A[k * n + k] : 0.0, s = ahat;
+            for (int i = 0; i <= (k < j ? k : j); i++) {
+                double lki = i == k ? 1.0 : (Lp[k * n + i] ? L[k * n + i] : 0.0), rki = i == k ? 0.0 : R[k * n + i];
+                double uij = i == j ? dp[i] : (Up[i * n + j] ? U[i * n + j] : 0.0), wij = i == j ? 0.0 : W[i * n + j];
+                s -= lki * (uij + wij) + rki * uij;
+            }
+            e2 += s * s;
+            a2 += ahat * ahat;
+        }
+    *ident = sqrt(e2 / a2);
+    free(W); free(Wp); free(w); free(pr); free(R); free(dp);
 }
 
 static void test_b1_equals_scalar(void)
@@ -323,7 +356,17 @@ static void test_b1_equals_scalar(void)
             bsr_ilu_options o = opts(kind, t1);
             bsr_ilu *F = NULL;
             BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-            scalar_ilu(n, Ad, pat, kind, t1, t2, L, Lp, U, Up);
+            double ident;
+            scalar_ilu(n, Ad, pat, kind, t1, t2, L, Lp, U, Up, &ident);
+            /* ILU2: A + E = LU + LW + RU with ||E|| = O(tau2) (the bits of L, U
+             * are checked against this reference below); ILU(0)/ILUT have no R,
+             * W, so the same quantity is ||A - LU||, which the library's
+             * bsr_ilu_error_norm must reproduce */
+            double en = err_norm(F);
+            if (kind == BSR_ILU2) {
+                CU_ASSERT(ident <= 2 * t2 && ident < 0.5 * en);
+                if (!(ident <= 2 * t2)) printf("\n  ILU2 tau %g: ||A + E - LU - LW - RU|| = %.3g\n", t1, ident);
+            } else CU_ASSERT(fabs(ident - en) <= 1e-12 * en);
             bsr_ilu_factors f;
             bsr_ilu_get_factors(F, &f);
             int bad = 0;
@@ -504,9 +547,21 @@ static void test_refactor_equals_setup(void)
         bsr_ilu_options o = opts(kind, 0.02);
         bsr_ilu *F = NULL, *G = NULL;
         BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
+        bsr_ilu_stats s0;
+        bsr_ilu_get_stats(F, &s0);
+        CU_ASSERT_EQUAL(s0.pattern_id, 1);
+        bsr_ilu_factors f0;
+        bsr_ilu_get_factors(F, &f0);
         BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
         BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
         CU_ASSERT(same_factors(F, G));
+        /* pattern_id tells whether the arrays (and device copies) are still valid */
+        bsr_ilu_stats s3;
+        bsr_ilu_factors f3;
+        bsr_ilu_get_stats(F, &s3);
+        bsr_ilu_get_factors(F, &f3);
+        if (s3.pattern_id == s0.pattern_id) CU_ASSERT(f3.L == f0.L && f3.U == f0.U && f3.lvL == f0.lvL);
+        if (kind != BSR_ILU0) CU_ASSERT(s3.pattern_id > s0.pattern_id);   /* Pe 30 -> 300 changes the drops */
         bsr_ilu_stats s1, s2;
         bsr_ilu_get_stats(F, &s1);
         bsr_ilu_get_stats(G, &s2);
@@ -529,6 +584,73 @@ static void test_refactor_equals_setup(void)
         bsr_ilu_destroy(F); bsr_ilu_destroy(G);
     }
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
+}
+
+/* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
+ * unusable until the next good refactor, which equals a fresh setup. */
+static void test_refactor_after_failure(void)
+{
+    int rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+    double good[] = {4, 1, 1, 4, 1, 1, 4}, bad[] = {1, 1, 1, 1, 1, 1, 1};
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++) {
+        bsr_matrix *A = NULL;
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp, ci, good, BSR_DOUBLE, 0));
+        bsr_ilu_options o = opts(kind, 0.0);
+        o.strict_pivots = 1;
+        bsr_ilu *F = NULL, *G = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, bad, 0));
+        CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A), BSR_ERR_SINGULAR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+        bsr_ilu_factors f;
+        CU_ASSERT_EQUAL(bsr_ilu_get_factors(F, &f), BSR_ERR_ARG);
+        bsr_multivec *X;
+        bsr_multivec_create(&X, 3, 1, BSR_DOUBLE);
+        CU_ASSERT_EQUAL(bsr_ilu_apply(F, X, X), BSR_ERR_ARG);
+        bsr_multivec_destroy(X);
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, good, 0));
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A));
+        CU_ASSERT(same_factors(F, G));
+        CU_ASSERT(one_step_resid(A, F, 1) < 1e-14);
+        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* ILU2 with tau2 = tau1 is ILUT(tau1); tiny matrices (1 block row) work. */
+static void test_ilu2_limits(void)
+{
+    bsr_matrix *A = mk_convdiff(12, 60, 2);
+    bsr_ilu_options o = opts(BSR_ILU2, 0.03), t = opts(BSR_ILUT, 0.03);
+    o.tau2 = 0.03;
+    bsr_ilu *F = NULL, *G = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &t, &G));
+    CU_ASSERT(same_factors(F, G));
+    bsr_ilu_stats st;
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT_EQUAL(st.second_order_peak, 0);
+    bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+    /* tau2 default = tau1^2 keeps second-order blocks */
+    o.tau2 = 0;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT(st.second_order_peak > 0);
+    CU_ASSERT(st.second_order_total >= st.second_order_peak);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    char m1 = 1;
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int ord = 0; ord < 3; ord++) {
+            A = mk_pattern(1, 3, &m1, 2.0, BSR_DOUBLE);
+            bsr_ilu_options_default(&o, kind);
+            bsr_order_options_default(&o.order, ord == 0 ? BSR_ORDER_NATURAL : ord == 1 ? BSR_ORDER_RCM : BSR_ORDER_ND);
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            CU_ASSERT(one_step_resid(A, F, 2) < 1e-14);
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
 }
 
 /* Float factors (from a double A) and float A both apply to rounding of float. */
@@ -760,7 +882,9 @@ static void test_trsv(void)
 /* The library's own level schedules (when built) give the same solves. */
 static void test_apply_levels(void)
 {
-    bsr_matrix *A = mk_convdiff(20, 10, 4);
+    /* 64 x 64 grid, ILU(0): anti-diagonal levels 1..64 wide, so both the
+     * parallel (>= 32 rows) and the single-thread runs of levels are used */
+    bsr_matrix *A = mk_convdiff(64, 10, 2);
     bsr_ilu_options o = opts(BSR_ILU0, 0.0);
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
@@ -770,9 +894,70 @@ static void test_apply_levels(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvU);
     CU_ASSERT_EQUAL(f.lvL->n, A->nbrows);
     CU_ASSERT_EQUAL(f.lvU->n, A->nbrows);
+    CU_ASSERT(f.lvL->max_width >= 40 && f.lvL->nlevels > 40);
     CU_ASSERT(one_step_resid(A, F, 9) < 0.5);
+    /* level-scheduled solves with the factors' own schedules = S2, bit for bit */
+    int64_t N = (int64_t)A->nbrows * A->b;
+    bsr_multivec *X, *Y1, *Y2;
+    bsr_multivec_create(&X, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y1, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y2, N, 3, BSR_DOUBLE);
+    bsr_multivec_random(X, 5);
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, Y1));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, Y1, Y1));
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, f.lvL, X, Y2));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, f.lvU, Y2, Y2));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2), sizeof(double) * N * 3));
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
     bsr_ilu_destroy(F);
     bsr_matrix_destroy(A);
+}
+
+/* Real matrices ($BSR_REAL_DIR, square, up to 3e5 unknowns): ILU(0) and
+ * ILU2(1e-2) under ND either factor or fail with a status and a message;
+ * serial = parallel bit for bit; refactor = setup; apply is finite. */
+static void test_real_matrices(void)
+{
+    const char *dir = bsr_test_real_dir();
+    if (!dir[0]) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        bsr_matrix *A = NULL;
+        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL) != BSR_OK) continue;   /* rhs files, non-square */
+        if (A->nbrows != A->nbcols || (int64_t)A->nbrows * A->b > 300000) { bsr_matrix_destroy(A); continue; }
+        for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind += 2) {
+            bsr_ilu_options o;
+            bsr_ilu_options_default(&o, kind);
+            o.parallel = 0;
+            bsr_ilu *F = NULL, *G = NULL;
+            bsr_status s = bsr_ilu_setup(A, &o, &F);
+            if (s) {
+                printf("\n  %s %s: %s: %s", e->d_name, kind ? "ILU2" : "ILU(0)", bsr_status_string(s), bsr_last_error());
+                CU_ASSERT(s == BSR_ERR_SINGULAR && bsr_last_error()[0]);
+                continue;
+            }
+            o.parallel = 1;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+            CU_ASSERT(same_factors(F, G));
+            BSR_ASSERT_OK(bsr_ilu_refactor(G, A));
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_stats st;
+            bsr_ilu_get_stats(F, &st);
+            double q = precond_quality(A, F);
+            CU_ASSERT(isfinite(q));
+            printf("\n  %s %s: fill %.2f, reg %d, q %.3g", e->d_name, kind ? "ILU2" : "ILU(0)", st.fill,
+                   st.pivots_regularized, q);
+            bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        }
+        bsr_matrix_destroy(A);
+    }
+    closedir(d);
 }
 
 int main(int argc, char **argv)
@@ -785,10 +970,13 @@ int main(int argc, char **argv)
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor equals setup", test_refactor_equals_setup},
+        {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
+        {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
+        {"real matrices", test_real_matrices},
         {NULL, NULL}};
     return bsr_test_main("ilu", tests, argc, argv);
 }

@@ -81,24 +81,33 @@ typedef enum {
     BSR_KERNEL_P14,      /* CUDA: several block rows per CUDA block, thread per output */
     BSR_KERNEL_WARP,     /* CUDA: (sub-)warp per block row, coalesced block loads,
                             one thread per block entry carrying all k vectors */
+    BSR_KERNEL_ROWJ,     /* CUDA: one thread per scalar row and group of J
+                            vectors, several block rows per CUDA block; the
+                            fastest on the H100 (bench/RESULTS.md) */
     BSR_KERNEL_CUSPARSE, /* CUDA: cuSPARSE bsrmv (k = 1) / bsrmm (through a
                             column-major scratch copy of Y; not deterministic
                             by contract) */
     BSR_KERNEL_COUNT
 } bsr_kernel;
-/* Short name ("auto", "s1", "omp", "p11", ..., "warp", "cusparse"). */
+/* Short name ("auto", "s1", "omp", "p11", ..., "warp", "rowj", "cusparse"). */
 const char *bsr_kernel_name(bsr_kernel k);
 /* Parse a name as printed by bsr_kernel_name. */
 bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k);
 /* Nonzero when the kernel gives bit-identical results run to run. */
 int bsr_kernel_deterministic(bsr_kernel k);
-/* The kernel AUTO runs for A with k vectors on ctx's backend. */
+/* The kernel AUTO runs for A with k vectors on ctx's backend.  On CUDA it is
+ * ROWJ, whose vectors per thread and threads per block AUTO picks by a short
+ * on-device trial at the first product with A for each k (cached in A's
+ * device mirror; uses a Y-sized scratch).  All candidates sum in the same
+ * order, so AUTO is deterministic bit for bit whatever it picks. */
 bsr_kernel bsr_kernel_auto(const bsr_context *ctx, const bsr_matrix *A, int k);
 
 /* Y = alpha*A*X + beta*Y on ctx's backend with the given kernel (beta == 0:
- * Y is write-only).  GPU kernels support b = 1..10 and any k (k > 16 runs in
- * chunks of 16 columns for P11..P14/WARP).  CPU kernels on a CUDA context and
- * GPU kernels on a CPU context are refused (BSR_ERR_ARG). */
+ * Y is write-only).  GPU kernels support b = 1..10 and any k (P12..P14, WARP
+ * and ROWJ run k > 16 in chunks of 16 columns).  CPU kernels on a CUDA
+ * context and GPU kernels on a CPU context are refused (BSR_ERR_ARG).  On the
+ * H100, AUTO (ROWJ) reaches 95% of the device-to-device copy bandwidth at
+ * k = 1 and 2-6x cuSPARSE bsrmm at k > 1 on block stencils (bench/RESULTS.md). */
 bsr_status bsr_ctx_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
                         const bsr_multivec *X, double beta, bsr_multivec *Y);
 

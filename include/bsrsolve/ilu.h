@@ -49,11 +49,22 @@ typedef struct bsr_ilu bsr_ilu;
 
 /* Scaling, ordering, symbolic work and the first numeric factorization. */
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
-/* New values of A on the same pattern; reuses ordering and allocations. */
+/* New values of A on the same pattern; reuses ordering and allocations.
+ * Reused: the ordering and ND tree, the symbolic map of A onto the permuted
+ * rows, the scaled-matrix / scaling / pivot arrays and the per-thread
+ * workspaces; for ILU(0) also L, U and their level schedules (values are
+ * overwritten in place).  ILUT/ILU2 patterns depend on the values: dropping
+ * is redone from scratch (the result equals a fresh setup bit for bit), and
+ * L, U and the level schedules are kept only when the new pattern is the
+ * same (otherwise rebuilt: the pointers from get_factors change).
+ * BSR_ERR_ARG when A's sizes differ from the setup's, BSR_ERR_STRUCTURE when
+ * its pattern does.  After a failed refactor F refuses apply/get_factors
+ * until a refactor succeeds. */
 bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A);
 void bsr_ilu_destroy(bsr_ilu *F);
 /* Y = M^{-1} X on the CPU, M ~ A (undoes scaling and permutation).  X and Y
- * are in A's original numbering. */
+ * are in A's original numbering, on the host, of any precision (the solves
+ * run in the factors' precision), and may alias.  Thread-safe on a const F. */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y);
 
 /* The stored factors, in the permuted numbering:
@@ -79,11 +90,19 @@ typedef struct {
     int64_t dropped;           /* blocks dropped */
     int pivots_regularized;
     double setup_s, factor_s;
-    /* --- added by the ILU module --- */
+    /* --- added by the ILU module ---
+     * (second_order_peak: the factorization runs in row (IKJ) form, where an
+     * R block is needed only while its own row is eliminated and W blocks
+     * live until the end: peak = all W blocks + the most R blocks of one row.
+     * dropped counts blocks computed and then discarded, fill-ins included.) */
     int scaling_fallbacks;     /* rows scaled by a scalar (diagonal block singular/missing) */
     int64_t second_order_total;/* ILU2: second-order blocks used (R + W) */
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
     int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks */
+    int pattern_id;            /* bumped whenever L, U and their level schedules are
+                                * rebuilt (ILUT/ILU2 refactor with a new pattern);
+                                * same id = same patterns, same pointers: a device
+                                * copy then needs the values only */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 
