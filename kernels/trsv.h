@@ -20,6 +20,7 @@ typedef struct {
     bsr_precision fprec;       /* precision of val on the device */
     int *rows;                 /* [n] schedule position -> row */
     int *rstart, *rend;        /* [n] block range of each row */
+    int *pbeg, *pend;          /* [n] block range of the row at each schedule position */
     int *colind;               /* [nnzb] */
     void *val;                 /* [nnzb*b*b] row-major blocks, fprec */
     int nlevels;
@@ -34,13 +35,37 @@ typedef struct {
     int *counter;              /* device ticket counter */
 } bsr_trsv_tri;
 
+/* Host layout of one triangle for the device (src/trsv_plan.c).  Numbering:
+ * the factor's, or new = qpos[old] with full renumbering. */
+typedef struct {
+    int n, nnzb, max_width;
+    int *rows;                 /* [n] schedule position -> row */
+    int *rstart, *rend;        /* [n] block range of each row */
+    int *pbeg, *pend;          /* [n] block range of the row at each position */
+    int *colind;               /* [nnzb] column of each stored block */
+    int *map;                  /* [nnzb] factor block stored there (NULL: same order) */
+} bsr_trsv_plan;
+/* Check lv against triangle M (schedule covers every row once, every block off
+ * the diagonal reads a row of an earlier level, U rows start with their pivot,
+ * L has only strictly lower blocks) and lay M out: renumber = 0 keeps M's
+ * block order, else blocks in schedule order; qpos (needs renumber) renumbers
+ * rows and columns.  OpenMP-parallel. */
+bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
+                               const int *qpos, bsr_trsv_plan *pl);
+void bsr_trsv_plan_free(bsr_trsv_plan *pl);
+/* Separator-tree levels (one root [0,n) without a tree): tl_ptr[ntl+1] into
+ * ranges (own rows [sep_first,last) of each node, by tree level), and whether
+ * the nodes of one tree level are independent for triangle M. */
+bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering *ord, int *ntl,
+                              int **tl_ptr, int **ranges, int *nranges, int *tree_ok);
+
 /* Kernel families of issue 6 (values match bsr_trsv_kernel). */
 enum { TRSV_K_LEVEL = 0, TRSV_K_P21, TRSV_K_P22, TRSV_K_P23, TRSV_K_P24 };
 /* Schedules of the level kernel (values match bsr_trsv_sched). */
-enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH };
+enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
 
 /* Y = T^{-1} X on stream (a cudaStream_t): x, y device row-interleaved with k
- * vectors of precision vprec (x == y allowed).  Pure launches; no allocation,
+ * vectors of precision vprec (x == y allowed; sync-free then uses flags).  Pure launches; no allocation,
  * no synchronization (so it can be captured in a CUDA graph). */
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);
@@ -52,10 +77,15 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
                                   bsr_precision vprec, int scatter, void *stream);
 
 /* Median times (ms) of the GPU L and U solves of the preconditioner G with its
- * current kernel, k random vectors of vprec, after warm-up; also the full apply. */
+ * current kernel, k random vectors of vprec, after warm-up (at most about
+ * max_s seconds per region); with_apply: also the full apply. */
 typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
+/* Seconds of create: host analysis (checks, layout, tree), device layout
+ * (gathers), allocations, host-to-device copies. */
+typedef struct { double host_s, device_s, alloc_s, upload_s; } bsr_gpu_ilu_setup_breakdown;
+bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b);
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
-                            bsr_trsv_timing *t);
+                            int with_apply, bsr_trsv_timing *t);
 /* The device triangles of G (for levels/bytes reports). */
 const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
 

@@ -1,7 +1,9 @@
 /* The ILU preconditioner on the GPU (issue 6): the CPU factors are uploaded
  * once (optionally as float: mixed precision), each triangle's block rows
- * stored in its level order (renumbering), schedules checked; refactor
- * re-uploads values only; apply = gather+scale, L solve, U solve,
+ * stored in its level order, optionally with the unknowns renumbered in L's
+ * level order too (full renumbering), schedules checked (src/trsv_plan.c);
+ * refactor re-uploads values only; apply = gather+scale (ordering and
+ * renumbering composed into one permutation), L solve, U solve,
  * scale+scatter, all on the device with no host round trip. */
 #include "trsv_cuda.h"
 #include <string.h>
@@ -25,16 +27,19 @@ struct bsr_gpu_ilu {
     bsr_gpu_ilu_options opt;
     bsr_trsv_tri tri[2];          /* 0 = L, 1 = U */
     int *map[2];                  /* device: source block of each stored block (renumbered) or NULL */
-    int *perm;                    /* device perm[new] = old, NULL for natural */
-    void *sl, *sr;                /* device scalings (fprec) or NULL */
+    int *perm;                    /* device: factor row of A's row perm[q] for device row q
+                                     (ordering composed with the renumbering), NULL = identity */
+    int *qrow;                    /* device, full renumbering: factor row of device row q, else NULL */
+    int *hqrow;                   /* host copy (the scaling uploads use it as block map) */
+    void *sl, *sr;                /* device scalings (fprec, device numbering) or NULL */
     cudaStream_t stream;          /* the context's */
-    void *t;                      /* work vector */
+    void *t, *t2;                 /* work vectors (sync-free needs output != input) */
     size_t t_bytes;
     void *hx;                     /* staging for the host convenience calls */
     size_t hx_bytes;
     graph_entry graphs[NGRAPH];
     int ngraphs, next_graph;
-    double upload_s, analysis_s, graph_s;
+    double upload_s, host_s, device_s, alloc_s, graph_s;
 };
 
 static double now_s(void)
@@ -66,7 +71,8 @@ __global__ void gather_blocks(int64_t nblk, int bb, const int *__restrict__ map,
     dst[e] = (TD)src[sq * bb + w];
 }
 
-/* Upload nblk host blocks (hprec) into dev (fprec), reordered by dmap. */
+/* Upload nblk host blocks (hprec) into dev (fprec), reordered by dmap
+ * (device) or hmap (host, used when there is no device map). */
 static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, const int *dmap,
                                 void *dev)
 {
@@ -82,10 +88,12 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
     }
     void *stage = NULL;
     CU_TRY(cudaMalloc(&stage, (size_t)nblk * bb * hs));
+    double t1 = now_s();
+    G->alloc_s += t1 - t0;
     cudaError_t e = cudaMemcpyAsync(stage, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
-    double t1 = now_s();
-    G->upload_s += t1 - t0;
+    double t2 = now_s();
+    G->upload_s += t2 - t1;
     if (e == cudaSuccess) {
         unsigned nb = (unsigned)((nblk * bb + 255) / 256);
         if (G->hprec == BSR_DOUBLE && G->fprec == BSR_DOUBLE)
@@ -97,8 +105,10 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
         e = cudaGetLastError();
         if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     }
+    double t3 = now_s();
+    G->device_s += t3 - t2;
     cudaFree(stage);
-    G->analysis_s += now_s() - t1;
+    G->alloc_s += now_s() - t3;
     if (e != cudaSuccess)
         return bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
                          "bsr_gpu_ilu: uploading factor values: %s", cudaGetErrorString(e));
@@ -110,161 +120,51 @@ static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t
 {
     double t0 = now_s();
     CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
+    double t1 = now_s();
+    G->alloc_s += t1 - t0;
     if (n) CU_TRY(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
-    G->upload_s += now_s() - t0;
+    G->upload_s += now_s() - t1;
     return BSR_OK;
 }
 
-/* Check that lv is a valid schedule of triangle M (every block off the diagonal
- * refers to a row of an earlier level; U rows start with their pivot; L has no
- * diagonal) and fill level_of. */
-static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int upper, int *level_of)
-{
-    const int n = M->nbrows;
-    const char *nm = upper ? "U" : "L";
-    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
-        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", nm, n);
-    for (int i = 0; i < n; i++) level_of[i] = -1;
-    for (int l = 0; l < lv->nlevels; l++)
-        for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
-            int i = lv->rows[p];
-            if (i < 0 || i >= n || level_of[i] >= 0)
-                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: row list entry %d (row %d) invalid or repeated", nm, p, i);
-            level_of[i] = l;
-        }
-    for (int i = 0; i < n; i++) {
-        int s0 = M->rowptr[i], s1 = M->rowptr[i + 1];
-        if (upper) {
-            if (s0 == s1 || M->colind[s0] != i)
-                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: U row %d does not start with its pivot block", i);
-            s0++;
-        }
-        for (int p = s0; p < s1; p++) {
-            int c = M->colind[p];
-            if (upper ? c <= i : c >= i)
-                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: %s row %d has a block in column %d on the wrong side", nm, i, c);
-            if (level_of[c] >= level_of[i])
-                return bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: row %d (level %d) needs row %d (level %d)", nm, i, level_of[i], c, level_of[c]);
-        }
-    }
-    return BSR_OK;
-}
-
-/* Separator-tree levels of T (one root [0,n) without a tree) and whether the
- * nodes of one tree level are independent for this triangle. */
-static bsr_status tree_setup(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M, const bsr_ordering *ord)
-{
-    const int n = M->nbrows;
-    int nn = (ord && ord->nnodes > 0) ? ord->nnodes : 1, maxl = 0;
-    const bsr_tree_node *nodes = (ord && ord->nnodes > 0) ? ord->nodes : NULL;
-    for (int v = 0; nodes && v < nn; v++) maxl = nodes[v].level > maxl ? nodes[v].level : maxl;
-    T->ntl = maxl + 1;
-    T->tl_ptr = (int *)bsr_calloc((size_t)T->ntl + 1, sizeof(int), "tree level pointers");
-    int *rg = (int *)bsr_malloc(2 * (size_t)nn * sizeof(int), "tree node ranges");
-    int *owner = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row owners");
-    if (!T->tl_ptr || !rg || !owner) { free(rg); free(owner); return BSR_ERR_NOMEM; }
-    bsr_status s = BSR_OK;
-    T->tree_ok = 1;
-    if (!nodes) {
-        rg[0] = 0; rg[1] = n;
-        T->tl_ptr[1] = 1;
-    } else {
-        for (int v = 0; v < nn; v++) T->tl_ptr[nodes[v].level + 1]++;
-        for (int l = 0; l < T->ntl; l++) T->tl_ptr[l + 1] += T->tl_ptr[l];
-        int *fill = (int *)bsr_calloc((size_t)T->ntl, sizeof(int), "tree fill");
-        if (!fill) { free(rg); free(owner); return BSR_ERR_NOMEM; }
-        for (int i = 0; i < n; i++) owner[i] = -1;
-        for (int v = 0; v < nn; v++) {
-            const bsr_tree_node *d = &nodes[v];
-            if (d->sep_first < d->first || d->last < d->sep_first || d->last > n || d->first < 0) {
-                s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: tree node %d has a bad range [%d,%d,%d)", v, d->first, d->sep_first, d->last);
-                break;
-            }
-            int q = T->tl_ptr[d->level] + fill[d->level]++;
-            rg[2 * q] = d->sep_first; rg[2 * q + 1] = d->last;
-            for (int i = d->sep_first; i < d->last; i++) owner[i] = v;
-        }
-        free(fill);
-        for (int i = 0; s == BSR_OK && i < n; i++)
-            if (owner[i] < 0) s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: row %d belongs to no tree node", i);
-        /* L: a row reads only rows of its node's subtree; U: only rows of its
-         * node or of its ancestors. */
-        for (int i = 0; s == BSR_OK && T->tree_ok && i < n; i++) {
-            int v = owner[i];
-            for (int p = M->rowptr[i]; p < M->rowptr[i + 1]; p++) {
-                int c = M->colind[p];
-                if (c == i) continue;
-                if (!T->upper) {
-                    if (c < nodes[v].first) { T->tree_ok = 0; break; }
-                } else {
-                    int u = v;
-                    while (u >= 0 && c >= nodes[u].last) u = nodes[u].parent;
-                    if (u < 0 || c < nodes[u].sep_first) { T->tree_ok = 0; break; }
-                }
-            }
-        }
-    }
-    free(owner);
-    if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nn);
-    free(rg);
-    return s;
-}
-
-/* Set up triangle T from M with schedule lv (NULL: built here). */
+/* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
+ * tree), uploads, device layout of the values.  qpos: full renumbering. */
 static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, const bsr_levels *lv,
-                            const bsr_ordering *ord)
+                            const bsr_ordering *ord, const int *qpos)
 {
     bsr_trsv_tri *T = &G->tri[which];
     const int n = M->nbrows, nnzb = M->nnzb, upper = which;
-    bsr_levels *own = NULL;
     T->n = n; T->b = M->b; T->nnzb = nnzb; T->upper = upper; T->fprec = G->fprec;
-    if (!lv) {
-        BSR_TRY(bsr_levels_build(M, upper, &own));
-        lv = own;
-    }
-    double t0 = now_s(), up0 = G->upload_s;
-    int *level_of = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "level_of");
-    int *rs = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row starts");
-    int *re = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "row ends");
-    int *map = G->opt.renumber ? (int *)bsr_malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int), "block map") : NULL;
-    int *ci = G->opt.renumber ? (int *)bsr_malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int), "colind") : NULL;
+    bsr_trsv_plan pl;
+    int *rg = NULL, nrg = 0;
+    double t0 = now_s();
+    BSR_TRY(bsr_trsv_plan_build(M, lv, upper, G->opt.renumber > 0, qpos, &pl));
     bsr_status s = BSR_OK;
-    if (!level_of || !rs || !re || (G->opt.renumber && (!map || !ci))) s = BSR_ERR_NOMEM;
-    if (s == BSR_OK) s = check_schedule(M, lv, upper, level_of);
-    if (s == BSR_OK) {
-        T->nlevels = lv->nlevels;
-        T->max_width = 0;
-        T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
-        if (!T->level_ptr) s = BSR_ERR_NOMEM;
-        else {
-            memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
-            for (int l = 0; l < lv->nlevels; l++) {
-                int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-                if (w > T->max_width) T->max_width = w;
-            }
-        }
+    if (qpos) { /* tree ranges are not contiguous in the new numbering */
+        T->ntl = 1;
+        T->tl_ptr = (int *)bsr_calloc(2, sizeof(int), "tree level pointers");
+        rg = (int *)bsr_calloc(2, sizeof(int), "tree node ranges");
+        if (!T->tl_ptr || !rg) s = BSR_ERR_NOMEM;
+        else { T->tl_ptr[1] = 1; rg[1] = n; nrg = 1; T->tree_ok = 0; }
+    } else {
+        s = bsr_trsv_tree_plan(M, upper, ord, &T->ntl, &T->tl_ptr, &rg, &nrg, &T->tree_ok);
     }
+    T->nlevels = lv->nlevels;
+    T->max_width = pl.max_width;
+    T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
+    if (!T->level_ptr) s = BSR_ERR_NOMEM;
+    else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
+    G->host_s += now_s() - t0;
+    if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->rend, pl.rend, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->pbeg, pl.pbeg, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->pend, pl.pend, n);
+    if (s == BSR_OK) s = upload_ints(G, &T->colind, pl.colind, nnzb);
+    if (s == BSR_OK && pl.map) s = upload_ints(G, &G->map[which], pl.map, nnzb);
+    if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
     if (s == BSR_OK) {
-        if (G->opt.renumber) {
-            /* blocks of rows[0], rows[1], ... stored one after the other */
-            int q = 0;
-            for (int p = 0; p < n; p++) {
-                int i = lv->rows[p];
-                rs[i] = q;
-                for (int a = M->rowptr[i]; a < M->rowptr[i + 1]; a++, q++) { map[q] = a; ci[q] = M->colind[a]; }
-                re[i] = q;
-            }
-        } else {
-            for (int i = 0; i < n; i++) { rs[i] = M->rowptr[i]; re[i] = M->rowptr[i + 1]; }
-        }
-    }
-    if (s == BSR_OK) s = upload_ints(G, &T->rows, lv->rows, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->rstart, rs, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->rend, re, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->colind, G->opt.renumber ? ci : M->colind, nnzb);
-    if (s == BSR_OK && G->opt.renumber) s = upload_ints(G, &G->map[which], map, nnzb);
-    if (s == BSR_OK) s = tree_setup(G, T, M, ord);
-    if (s == BSR_OK) {
+        double t1 = now_s();
         cudaError_t e = cudaMalloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
         if (e == cudaSuccess) e = cudaMalloc((void **)&T->flags, (size_t)(n ? n : 1) * sizeof(int));
         if (e == cudaSuccess) e = cudaMalloc((void **)&T->counter, sizeof(int));
@@ -272,17 +172,18 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
             cudaGetLastError();
             s = bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu: device allocation for %s (%d blocks): %s", upper ? "U" : "L", nnzb, cudaGetErrorString(e));
         }
+        G->alloc_s += now_s() - t1;
     }
-    G->analysis_s += (now_s() - t0) - (G->upload_s - up0);
     if (s == BSR_OK) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
-    free(level_of); free(rs); free(re); free(map); free(ci);
-    bsr_levels_free(own);
+    bsr_trsv_plan_free(&pl);
+    free(rg);
     return s;
 }
 
 static void tri_free(bsr_trsv_tri *T)
 {
     cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
+    cudaFree(T->pbeg); cudaFree(T->pend);
     cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
@@ -301,17 +202,19 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
     if (G->stream) cudaStreamSynchronize(G->stream);
     graphs_clear(G);
     tri_free(&G->tri[0]); tri_free(&G->tri[1]);
-    cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->sl); cudaFree(G->sr);
-    cudaFree(G->t); cudaFree(G->hx);
+    cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->qrow); cudaFree(G->sl); cudaFree(G->sr);
+    free(G->hqrow);
+    cudaFree(G->t); cudaFree(G->t2); cudaFree(G->hx);
     free(G);
 }
 
-/* Upload the block-diagonal scaling s (host, hprec) as fprec. */
+/* Upload the block-diagonal scaling s (host, hprec) as fprec, in the device
+ * numbering (block q = block qrow[q] with full renumbering). */
 static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
 {
     if (!s) return BSR_OK;
     CU_TRY(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
-    return upload_blocks(G, s, G->n, NULL, *dev);
+    return upload_blocks(G, s, G->n, G->qrow, *dev);
 }
 
 /* Sizes and precisions of the factors must agree with each other. */
@@ -348,13 +251,57 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
     G->ctx = ctx;
     G->stream = bsr_cuda_stream(ctx);
+    if (G->opt.renumber < 0 || G->opt.renumber > 2) {
+        free(G);
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: renumber = %d (0 none, 1 storage, 2 full)", G->opt.renumber);
+    }
     bsr_status s = BSR_OK;
-    if (s == BSR_OK) s = tri_setup(G, 0, f.L, f.lvL, f.ord);
-    if (s == BSR_OK) s = tri_setup(G, 1, f.U, f.lvU, f.ord);
-    if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
+    bsr_levels *own[2] = {NULL, NULL};
+    const bsr_levels *lv[2] = {f.lvL, f.lvU};
+    for (int w = 0; w < 2 && s == BSR_OK; w++)
+        if (!lv[w]) { s = bsr_levels_build(w ? f.U : f.L, w, &own[w]); lv[w] = own[w]; }
+    int *qpos = NULL, *hperm = NULL;
+    if (s == BSR_OK && G->opt.renumber == 2) {
+        /* full renumbering: device row q = factor row lvL->rows[q], so that a
+         * level of L is a contiguous range of unknowns */
+        double t0 = now_s();
+        const int n = G->n;
+        qpos = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbering");
+        hperm = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbered permutation");
+        G->hqrow = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbering rows");
+        if (!qpos || !hperm || !G->hqrow) s = BSR_ERR_NOMEM;
+        else if (lv[0]->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of L has %d rows, L %d", lv[0]->n, n);
+        else {
+            for (int q = 0; q < n; q++) qpos[q] = -1;
+            for (int q = 0; q < n && s == BSR_OK; q++) {
+                int i = lv[0]->rows[q];
+                if (i < 0 || i >= n || qpos[i] >= 0)
+                    s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of L: entry %d (row %d) invalid or repeated", q, i);
+                else {
+                    qpos[i] = q;
+                    G->hqrow[q] = i;
+                    hperm[q] = (f.ord && f.ord->perm) ? f.ord->perm[i] : i;
+                }
+            }
+        }
+        G->host_s += now_s() - t0;
+        if (s == BSR_OK) s = upload_ints(G, &G->qrow, G->hqrow, n);
+    }
+    if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], f.ord, qpos);
+    if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos);
+    if (s == BSR_OK && qpos) s = upload_ints(G, &G->perm, hperm, G->n);
+    else if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
+    free(qpos);
+    free(hperm);
+    bsr_levels_free(own[0]);
+    bsr_levels_free(own[1]);
     if (s == BSR_OK) s = scale_setup(G, f.scale_left, &G->sl);
     if (s == BSR_OK) s = scale_setup(G, f.scale_right, &G->sr);
     if (s == BSR_OK) s = bsr_gpu_ilu_set_kernel(G, G->opt.kernel, G->opt.sched);
+    /* plain cudaMemcpy from pageable memory may return before the data lands;
+     * the solves run on a non-blocking stream: wait once here */
+    if (s == BSR_OK && cudaDeviceSynchronize() != cudaSuccess)
+        s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_create: %s", cudaGetErrorString(cudaGetLastError()));
     if (s != BSR_OK) { bsr_gpu_ilu_destroy(G); return s; }
     *out = G;
     return BSR_OK;
@@ -375,8 +322,8 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_refactor: scalings appeared or disappeared");
     BSR_TRY(upload_blocks(G, f.L->val, f.L->nnzb, G->map[0], G->tri[0].val));
     BSR_TRY(upload_blocks(G, f.U->val, f.U->nnzb, G->map[1], G->tri[1].val));
-    if (G->sl) BSR_TRY(upload_blocks(G, f.scale_left, G->n, NULL, G->sl));
-    if (G->sr) BSR_TRY(upload_blocks(G, f.scale_right, G->n, NULL, G->sr));
+    if (G->sl) BSR_TRY(upload_blocks(G, f.scale_left, G->n, G->qrow, G->sl));
+    if (G->sr) BSR_TRY(upload_blocks(G, f.scale_right, G->n, G->qrow, G->sr));
     return BSR_OK;
 }
 
@@ -384,7 +331,10 @@ extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel ker
 {
     BSR_CHECK_ARG(G, "bsr_gpu_ilu_set_kernel: G is NULL");
     BSR_CHECK_ARG(kernel >= BSR_TRSV_LEVEL && kernel <= BSR_TRSV_P24, "bsr_gpu_ilu_set_kernel: unknown kernel %d", (int)kernel);
-    BSR_CHECK_ARG(sched >= BSR_TRSV_SYNCFREE && sched <= BSR_TRSV_LAUNCH, "bsr_gpu_ilu_set_kernel: unknown schedule %d", (int)sched);
+    BSR_CHECK_ARG(sched >= BSR_TRSV_SYNCFREE && sched <= BSR_TRSV_SYNCFLAGS, "bsr_gpu_ilu_set_kernel: unknown schedule %d", (int)sched);
+    if (kernel != BSR_TRSV_LEVEL && G->qrow)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_set_kernel: P2%d needs the separator tree's row ranges; "
+                         "create with renumber <= 1 (full renumbering scatters them)", (int)kernel);
     if (kernel != BSR_TRSV_LEVEL)
         for (int w = 0; w < 2; w++)
             if (!G->tri[w].tree_ok)
@@ -442,8 +392,11 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     if (need <= G->t_bytes) return BSR_OK;
     graphs_clear(G); /* graphs hold the old pointer */
     cudaFree(G->t);
-    G->t = NULL; G->t_bytes = 0;
+    cudaFree(G->t2);
+    G->t = G->t2 = NULL;
+    G->t_bytes = 0;
     CU_TRY(cudaMalloc(&G->t, need));
+    CU_TRY(cudaMalloc(&G->t2, need));
     G->t_bytes = need;
     return BSR_OK;
 }
@@ -463,8 +416,8 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
     BSR_TRY(ensure_work(G, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
-    BSR_TRY(tri_solve(G, 0, G->t, G->t, k, vp));
-    BSR_TRY(tri_solve(G, 1, G->t, G->t, k, vp));
+    BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp));
+    BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
     return BSR_OK;
 }
@@ -477,6 +430,21 @@ static bsr_status ensure_hx(bsr_gpu_ilu *G, size_t need)
     G->hx = NULL; G->hx_bytes = 0;
     CU_TRY(cudaMalloc(&G->hx, need));
     G->hx_bytes = need;
+    return BSR_OK;
+}
+
+/* y = T^{-1} x for one triangle in the factors' numbering (x == y allowed):
+ * through the work vectors, permuted with full renumbering. */
+static bsr_status one_triangle(bsr_gpu_ilu *G, int which, const void *x, void *y, int k, bsr_precision vp,
+                               size_t bytes)
+{
+    if (G->qrow) {
+        BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, x, G->t2, vp, 0, G->stream));
+        BSR_TRY(tri_solve(G, which, G->t2, G->t, k, vp));
+        return bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, G->t, y, vp, 1, G->stream);
+    }
+    BSR_TRY(tri_solve(G, which, x, G->t, k, vp));
+    if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
     return BSR_OK;
 }
 
@@ -497,10 +465,7 @@ static bsr_status mv_call(bsr_gpu_ilu *G, int which, const bsr_multivec *X, bsr_
         const void *x = bsr_cuda_multivec_data(X);
         void *y = bsr_cuda_multivec_data(Y);
         if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, x, y, X->k, X->prec));
-        else {
-            BSR_TRY(tri_solve(G, which, x, G->t, X->k, X->prec));
-            if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
-        }
+        else BSR_TRY(one_triangle(G, which, x, y, X->k, X->prec, bytes));
         Y->where = BSR_ON_DEVICE;
         return BSR_OK;
     }
@@ -508,10 +473,7 @@ static bsr_status mv_call(bsr_gpu_ilu *G, int which, const bsr_multivec *X, bsr_
     BSR_TRY(ensure_hx(G, bytes ? bytes : 1));
     if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, X->data, bytes, cudaMemcpyHostToDevice, G->stream));
     if (which < 0) BSR_TRY(bsr_gpu_ilu_apply_dev(G, G->hx, G->hx, X->k, X->prec));
-    else {
-        BSR_TRY(tri_solve(G, which, G->hx, G->t, X->k, X->prec));
-        if (bytes) CU_TRY(cudaMemcpyAsync(G->hx, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
-    }
+    else BSR_TRY(one_triangle(G, which, G->hx, G->hx, X->k, X->prec, bytes));
     if (bytes) CU_TRY(cudaMemcpyAsync(Y->data, G->hx, bytes, cudaMemcpyDeviceToHost, G->stream));
     CU_TRY(cudaStreamSynchronize(G->stream));
     Y->where = BSR_ON_HOST;
@@ -532,7 +494,17 @@ extern "C" bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *uplo
 {
     BSR_CHECK_ARG(G, "bsr_gpu_ilu_setup_times: G is NULL");
     if (upload_s) *upload_s = G->upload_s;
-    if (analysis_s) *analysis_s = G->analysis_s + G->graph_s;
+    if (analysis_s) *analysis_s = G->host_s + G->device_s + G->graph_s;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b)
+{
+    BSR_CHECK_ARG(G && b, "bsr_gpu_ilu_breakdown: NULL argument");
+    b->host_s = G->host_s;
+    b->device_s = G->device_s;
+    b->alloc_s = G->alloc_s;
+    b->upload_s = G->upload_s;
     return BSR_OK;
 }
 
@@ -592,7 +564,7 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
 }
 
 extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, int reps, double max_s,
-                                       bsr_trsv_timing *t)
+                                       int with_apply, bsr_trsv_timing *t)
 {
     BSR_CHECK_ARG(G && t && reps >= 1, "bsr_gpu_ilu_time: bad argument");
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_time"));
@@ -613,7 +585,7 @@ extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, 
     bsr_status s = ensure_work(G, k, vp);
     if (s == BSR_OK) s = time_region(G, 0, x, y, k, vp, reps, max_s, &t->ms_L);
     if (s == BSR_OK) s = time_region(G, 1, x, y, k, vp, reps, max_s, &t->ms_U);
-    if (s == BSR_OK) s = time_region(G, 2, x, y, k, vp, reps, max_s, &t->ms_apply);
+    if (s == BSR_OK && with_apply) s = time_region(G, 2, x, y, k, vp, reps, max_s, &t->ms_apply);
     t->ms_graph_build = (G->graph_s - g0) * 1e3;
     cudaStreamSynchronize(G->stream);
     cudaFree(x);

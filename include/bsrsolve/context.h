@@ -153,9 +153,12 @@ typedef enum {
 } bsr_trsv_kernel;
 
 typedef enum {
-    BSR_TRSV_SYNCFREE = 0, /* one launch per triangle; rows wait on per-row completion flags */
+    BSR_TRSV_SYNCFREE = 0, /* one launch per triangle; a row waits until the values it
+                              reads are no longer a sentinel (no barriers, no fences) */
     BSR_TRSV_GRAPH,        /* one launch per level, captured once in a CUDA graph */
-    BSR_TRSV_LAUNCH        /* one launch per level, launched each time (reference) */
+    BSR_TRSV_LAUNCH,       /* one launch per level, launched each time (reference) */
+    BSR_TRSV_SYNCFLAGS     /* one launch per triangle, one warp per row, per-row
+                              completion flags after a fence (works in place) */
 } bsr_trsv_sched;
 
 typedef struct {
@@ -163,8 +166,11 @@ typedef struct {
     bsr_trsv_sched sched;  /* BSR_TRSV_LEVEL only */
     int factor_float;      /* store factors in float on the device (mixed precision
                               with double vectors: half the factor bytes) */
-    int renumber;          /* store each triangle's block rows in its level order so
-                              that a level's blocks are contiguous (default 1) */
+    int renumber;          /* 0: factors stored as they are; 1 (default): each
+                              triangle's block rows stored in its level order (a
+                              level's blocks contiguous); 2: also renumber the
+                              unknowns in L's level order (a level's rows
+                              contiguous in the vectors; level kernel only) */
 } bsr_gpu_ilu_options;
 
 /* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */

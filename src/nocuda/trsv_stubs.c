@@ -73,9 +73,9 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
     return nodev("bsr_trsv_dev_permscale");
 }
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
-                            bsr_trsv_timing *t)
+                            int with_apply, bsr_trsv_timing *t)
 {
-    (void)G; (void)k; (void)vprec; (void)reps; (void)max_s; (void)t;
+    (void)G; (void)k; (void)vprec; (void)reps; (void)max_s; (void)with_apply; (void)t;
     return nodev("bsr_gpu_ilu_time");
 }
 const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper)
@@ -89,4 +89,10 @@ bsr_status bsr_trsv_cusparse_time(const bsr_ilu_factors *F, int k, int reps, int
     (void)F; (void)k; (void)reps; (void)level_policy;
     if (r) memset(r, 0, sizeof *r);
     return nodev("bsr_trsv_cusparse_time");
+}
+bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b)
+{
+    (void)G;
+    if (b) memset(b, 0, sizeof *b);
+    return nodev("bsr_gpu_ilu_breakdown");
 }

@@ -1,0 +1,384 @@
+/* GPU block triangular solves and the device ILU (issue 6) against the CPU S2
+ * reference (bsr_trsv_lower/upper, bsr_ilu_apply): every kernel (level
+ * sync-free on sentinels / graph / per-launch / sync-free on flags, P21-P24) on ILU factors of random, stencil
+ * and real matrices, natural / RCM / ND orderings, k = 1, 5, 9, 16, double,
+ * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
+ * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
+#include "harness.h"
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bsr_context *ctx;
+
+typedef struct { bsr_trsv_kernel kernel; bsr_trsv_sched sched; const char *name; } kcase;
+static const kcase kcases[] = {
+    {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE, "level/syncfree"}, {BSR_TRSV_LEVEL, BSR_TRSV_GRAPH, "level/graph"},
+    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level/launch"},     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFLAGS, "level/syncflags"},
+    {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "P21"},
+    {BSR_TRSV_P22, BSR_TRSV_SYNCFREE, "P22"},              {BSR_TRSV_P23, BSR_TRSV_SYNCFREE, "P23"},
+    {BSR_TRSV_P24, BSR_TRSV_SYNCFREE, "P24"}};
+#define NKC ((int)(sizeof kcases / sizeof kcases[0]))
+static const int ks[] = {1, 5, 9, 16};
+#define NK ((int)(sizeof ks / sizeof ks[0]))
+enum { MODE_DOUBLE, MODE_FLOAT, MODE_MIXED };
+static const char *mode_name[] = {"double", "float", "mixed"};
+static const bsr_order_kind orders[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_ORDER_ND};
+static const char *order_name[] = {"natural", "rcm", "nd"};
+static uint64_t seed_counter = 1000;
+
+/* A with its diagonal blocks made dominant (diag added when missing), so that
+ * ILU(0) of a random pattern is stable. */
+static bsr_matrix *dominant(const bsr_matrix *R)
+{
+    int n = bsr_matrix_nbrows(R), b = bsr_matrix_block(R), nnzb = bsr_matrix_nnzb(R), bb = b * b;
+    const int *rp = bsr_matrix_rowptr(R), *ci = bsr_matrix_colind(R);
+    const double *v = bsr_matrix_values(R);
+    int *rp2 = malloc(sizeof(int) * (n + 1)), *ci2 = malloc(sizeof(int) * (nnzb + n));
+    double *v2 = malloc(sizeof(double) * (size_t)(nnzb + n) * bb);
+    int q = 0;
+    rp2[0] = 0;
+    for (int i = 0; i < n; i++) {
+        for (int p = rp[i]; p < rp[i + 1]; p++, q++) {
+            ci2[q] = ci[p];
+            memcpy(v2 + (size_t)q * bb, v + (size_t)p * bb, sizeof(double) * bb);
+        }
+        ci2[q] = i; /* summed with an existing diagonal block */
+        for (int e = 0; e < bb; e++) v2[(size_t)q * bb + e] = (e % (b + 1) == 0) ? 2.0 * b * (rp[i + 1] - rp[i] + 1) : 0.0;
+        q++;
+        rp2[i + 1] = q;
+    }
+    bsr_matrix *A = NULL;
+    bsr_status s = bsr_matrix_create(&A, n, n, b, rp2, ci2, v2, BSR_DOUBLE, BSR_SUM_DUPLICATES);
+    CU_ASSERT_EQUAL(s, BSR_OK);
+    free(rp2); free(ci2); free(v2);
+    return A;
+}
+
+/* max |Y - R| / max |R| (NaN/Inf anywhere gives INFINITY). */
+static double rel_err(const bsr_multivec *Y, const bsr_multivec *R)
+{
+    int64_t m = bsr_multivec_rows(R) * bsr_multivec_cols(R);
+    int yd = bsr_multivec_precision(Y) == BSR_DOUBLE, rd = bsr_multivec_precision(R) == BSR_DOUBLE;
+    const void *y = bsr_multivec_cdata(Y), *r = bsr_multivec_cdata(R);
+    double dmax = 0, rmax = 0;
+    for (int64_t e = 0; e < m; e++) {
+        double a = yd ? ((const double *)y)[e] : ((const float *)y)[e];
+        double c = rd ? ((const double *)r)[e] : ((const float *)r)[e];
+        if (!isfinite(a)) return INFINITY;
+        if (fabs(a - c) > dmax) dmax = fabs(a - c);
+        if (fabs(c) > rmax) rmax = fabs(c);
+    }
+    return dmax / (rmax > 0 ? rmax : 1);
+}
+
+/* Random host X (n x k of p) uploaded to the device (host copy kept). */
+static bsr_multivec *dev_random(int64_t n, int k, bsr_precision p)
+{
+    bsr_multivec *X = NULL;
+    bsr_multivec_create(&X, n, k, p);
+    bsr_multivec_random(X, seed_counter++);
+    bsr_multivec_upload(ctx, X);
+    return X;
+}
+
+/* Device output poisoned with NaN (host copy too). */
+static bsr_multivec *dev_poisoned(int64_t n, int k, bsr_precision p)
+{
+    bsr_multivec *Y = NULL;
+    bsr_multivec_create(&Y, n, k, p);
+    bsr_multivec_fill(Y, NAN);
+    bsr_multivec_upload(ctx, Y);
+    return Y;
+}
+
+static double tol_of(int mode) { return mode == MODE_DOUBLE ? 1e-10 : 2e-3; }
+
+/* Every kernel and k on the ILU(0) of A under ordering `ord`, precision `mode`;
+ * renumber = storage option.  Reports the worst error per kernel. */
+static void check_factors(const char *name, const bsr_matrix *A0, int oi, int mode, int renumber, int all_k)
+{
+    bsr_matrix *A = NULL;
+    if (mode == MODE_FLOAT) BSR_ASSERT_OK(bsr_matrix_copy(A0, BSR_FLOAT, &A));
+    else BSR_ASSERT_OK(bsr_matrix_copy(A0, BSR_DOUBLE, &A));
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU0);
+    bsr_order_options_default(&io.order, orders[oi]);
+    if (orders[oi] == BSR_ORDER_ND) io.order.depth = 3;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+    bsr_ilu_factors f;
+    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    bsr_gpu_ilu_options go;
+    bsr_gpu_ilu_options_default(&go);
+    go.factor_float = mode == MODE_MIXED;
+    go.renumber = renumber;
+    bsr_gpu_ilu *G = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+    const bsr_precision vp = mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE;
+    const double tol = tol_of(mode);
+    for (int c = 0; c < NKC; c++) {
+        bsr_status s = bsr_gpu_ilu_set_kernel(G, kcases[c].kernel, kcases[c].sched);
+        if (renumber == 2 && kcases[c].kernel != BSR_TRSV_LEVEL) {
+            /* full renumbering scatters the tree's row ranges: refused */
+            CU_ASSERT_EQUAL(s, BSR_ERR_UNSUPPORTED);
+            continue;
+        }
+        if (s != BSR_OK) fprintf(stderr, "\n  %s %s: %s\n", name, kcases[c].name, bsr_last_error());
+        CU_ASSERT_EQUAL_FATAL(s, BSR_OK);
+        double worst = 0;
+        for (int ki = 0; ki < NK; ki++) {
+            const int k = ks[ki];
+            if (!all_k && k != 1 && k != 9) continue;
+            for (int upper = 0; upper < 2; upper++) {
+                bsr_multivec *X = dev_random(n, k, vp), *Y = dev_poisoned(n, k, vp), *R = NULL;
+                BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
+                BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
+                CU_ASSERT(bsr_multivec_on_device(Y));
+                BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+                if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
+                else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
+                double e = rel_err(Y, R);
+                if (!(e <= worst)) worst = e;
+                if (!(e <= tol))
+                    fprintf(stderr, "\n  %s %s %s %s k=%d %s: error %.3g\n", name, order_name[oi], mode_name[mode],
+                            kcases[c].name, k, upper ? "U" : "L", e);
+                CU_ASSERT(e <= tol);
+                bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
+            }
+            /* the whole preconditioner: scaling + permutation + L + U */
+            bsr_multivec *X = dev_random(n, k, vp), *Y = dev_poisoned(n, k, vp), *R = NULL;
+            BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
+            BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
+            BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+            BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+            double e = rel_err(Y, R);
+            if (!(e <= tol))
+                fprintf(stderr, "\n  %s %s %s %s k=%d apply: error %.3g\n", name, order_name[oi], mode_name[mode],
+                        kcases[c].name, k, e);
+            CU_ASSERT(e <= tol);
+            bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
+        }
+        (void)worst;
+    }
+    bsr_gpu_ilu_destroy(G);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+}
+
+static void check_matrix(const char *name, const bsr_matrix *A, int all_k)
+{
+    for (int oi = 0; oi < 3; oi++)
+        for (int mode = 0; mode < 3; mode++) check_factors(name, A, oi, mode, 1, all_k);
+    /* original row storage (no level renumbering) */
+    check_factors(name, A, 0, MODE_DOUBLE, 0, 0);
+    check_factors(name, A, 2, MODE_DOUBLE, 0, 0);
+    /* full renumbering of the unknowns in L's level order */
+    for (int oi = 0; oi < 3; oi++) check_factors(name, A, oi, oi == 1 ? MODE_MIXED : MODE_DOUBLE, 2, all_k);
+    check_factors(name, A, 0, MODE_FLOAT, 2, 0);
+}
+
+static void test_random(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    for (int b = 1; b <= 10; b++) {
+        bsr_matrix *R = bsr_test_random_matrix(b <= 4 ? 400 : 150, b <= 4 ? 400 : 150, b, 0, 8, BSR_DOUBLE, 31 + b);
+        bsr_matrix *A = dominant(R);
+        char name[64];
+        snprintf(name, sizeof name, "random b=%d", b);
+        check_matrix(name, A, b == 1 || b == 4 || b == 7 || b == 10);
+        bsr_matrix_destroy(R);
+        bsr_matrix_destroy(A);
+    }
+}
+
+static void test_stencil(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    const char *specs[] = {"stencil3d:10:1", "stencil3d:8:4", "stencil3d:6:5", "stencil3d:5:9", "stencil3d:16:4"};
+    for (int s = 0; s < 5; s++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(specs[s], BSR_DOUBLE, &P));
+        check_matrix(specs[s], P.A, 1);
+        bsr_problem_free(&P);
+    }
+}
+
+static void test_real(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    const char *dir = bsr_test_real_dir();
+    if (!*dir) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    int done = 0;
+    while ((e = readdir(d)) && done < 4) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".mtx")) continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        bsr_matrix *A = NULL;
+        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL) != BSR_OK || bsr_matrix_nbrows(A) > 200000 ||
+            bsr_matrix_nbrows(A) != bsr_matrix_nbcols(A)) {
+            bsr_matrix_destroy(A);
+            continue;
+        }
+        /* real matrices may not admit a stable ILU(0): skip those the CPU refuses */
+        bsr_ilu_options io;
+        bsr_ilu *F = NULL;
+        bsr_ilu_options_default(&io, BSR_ILU0);
+        if (bsr_ilu_setup(A, &io, &F) != BSR_OK) {
+            printf("\n  [skip] %s: CPU ILU(0) fails: %s\n", e->d_name, bsr_last_error());
+            bsr_matrix_destroy(A);
+            continue;
+        }
+        bsr_ilu_destroy(F);
+        printf("\n  real %s (%d block rows, b=%d)\n", e->d_name, bsr_matrix_nbrows(A), bsr_matrix_block(A));
+        for (int oi = 0; oi < 3; oi++) check_factors(e->d_name, A, oi, MODE_DOUBLE, 1, 0);
+        check_factors(e->d_name, A, 2, MODE_MIXED, 1, 0);
+        bsr_matrix_destroy(A);
+        done++;
+    }
+    closedir(d);
+}
+
+/* Full apply twice on the same input: identical bits (sync-free and graph). */
+static void test_determinism(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:24:4", BSR_DOUBLE, &P));
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU0);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    bsr_gpu_ilu *G = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, NULL, &G));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 4;
+    for (int s = 0; s < 2; s++) {
+        BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, s ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
+        bsr_multivec *X = dev_random(n, 9, BSR_DOUBLE), *Y1 = dev_poisoned(n, 9, BSR_DOUBLE), *Y2 = dev_poisoned(n, 9, BSR_DOUBLE);
+        for (int rep = 0; rep < 3; rep++) {
+            BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, rep ? Y2 : Y1));
+            if (rep) {
+                BSR_ASSERT_OK(bsr_multivec_download(ctx, Y1));
+                BSR_ASSERT_OK(bsr_multivec_download(ctx, Y2));
+                CU_ASSERT(memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y2), (size_t)n * 9 * sizeof(double)) == 0);
+            }
+        }
+        bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
+    }
+    bsr_gpu_ilu_destroy(G);
+    bsr_ilu_destroy(F);
+    bsr_problem_free(&P);
+}
+
+/* refactor: new values, same pattern -> the device follows the CPU. */
+static void test_refactor_and_host_path(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:12:3", BSR_DOUBLE, &P));
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU0);
+    bsr_order_options_default(&io.order, BSR_ORDER_ND);
+    io.order.depth = 2;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    bsr_gpu_ilu *G = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, NULL, &G));
+    int nnzb = bsr_matrix_nnzb(P.A), b = 3;
+    double *v = malloc(sizeof(double) * (size_t)nnzb * b * b);
+    memcpy(v, bsr_matrix_values(P.A), sizeof(double) * (size_t)nnzb * b * b);
+    for (int p = 0; p < nnzb; p++)
+        for (int e = 0; e < b * b; e++) v[(size_t)p * b * b + e] *= 1.0 + 0.3 * ((p * 7 + e) % 5) / 5.0;
+    BSR_ASSERT_OK(bsr_matrix_set_values(P.A, v, 0));
+    BSR_ASSERT_OK(bsr_ilu_refactor(F, P.A));
+    BSR_ASSERT_OK(bsr_gpu_ilu_refactor(G, F));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * b;
+    /* host-only X and Y: the convenience path */
+    bsr_multivec *X = NULL, *Y = NULL, *R = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 5, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 5, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&R, n, 5, BSR_DOUBLE));
+    bsr_multivec_random(X, 4242);
+    bsr_multivec_fill(Y, NAN);
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
+    BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+    CU_ASSERT(rel_err(Y, R) <= 1e-10);
+    /* in place: X == Y */
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, X));
+    CU_ASSERT(rel_err(X, R) <= 1e-10);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
+    free(v);
+    bsr_gpu_ilu_destroy(G);
+    bsr_ilu_destroy(F);
+    bsr_problem_free(&P);
+}
+
+static void test_errors(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:6:2", BSR_DOUBLE, &P));
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU0);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    bsr_context *cpu = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&cpu, BSR_BACKEND_CPU, 0, NULL));
+    bsr_gpu_ilu *G = NULL;
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_create(cpu, F, NULL, &G), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(G);
+    bsr_context_destroy(cpu);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_create(ctx, NULL, NULL, &G), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, NULL, &G));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 2;
+    bsr_multivec *X = dev_random(n, 17, BSR_DOUBLE), *Y = dev_poisoned(n, 17, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_ARG); /* k > 16 */
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    X = dev_random(n, 2, BSR_FLOAT); Y = dev_poisoned(n, 2, BSR_FLOAT);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_UNSUPPORTED); /* float vectors, double factors */
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    X = dev_random(n + 2, 2, BSR_DOUBLE); Y = dev_poisoned(n + 2, 2, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_SIZE);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_set_kernel(G, (bsr_trsv_kernel)9, BSR_TRSV_SYNCFREE), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply_dev(G, NULL, NULL, 1, BSR_DOUBLE), BSR_ERR_ARG);
+    /* still usable after the errors */
+    X = dev_random(n, 2, BSR_DOUBLE); Y = dev_poisoned(n, 2, BSR_DOUBLE);
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
+    bsr_multivec *R = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&R, n, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+    BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+    CU_ASSERT(rel_err(Y, R) <= 1e-10);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
+    bsr_gpu_ilu_destroy(G);
+    bsr_ilu_destroy(F);
+    bsr_problem_free(&P);
+}
+
+int main(int argc, char **argv)
+{
+    if (!bsr_test_have_gpu()) return 77;
+    if (bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
+        printf("cannot create a CUDA context: %s\n", bsr_last_error());
+        return 1;
+    }
+    printf("device: %s\n", bsr_context_describe(ctx));
+    static const bsr_test tests[] = {
+        {"random factors b=1..10: all kernels, orderings, k, precisions", test_random},
+        {"stencil factors: all kernels, orderings, k, precisions", test_stencil},
+        {"real matrices", test_real},
+        {"bitwise determinism (sync-free, graph)", test_determinism},
+        {"refactor, host convenience path, in place", test_refactor_and_host_path},
+        {"errors leave the object usable", test_errors},
+        {NULL, NULL}};
+    int rc = bsr_test_main("gpu_trsv", tests, argc, argv);
+    bsr_context_destroy(ctx);
+    return rc;
+}
