@@ -240,7 +240,9 @@ static void test_gpu(void)
                     snprintf(cfg, sizeof cfg, "method=%s,precond=%s,rtol=1e-12,maxit=2000", m ? "gmres" : "bicgstab",
                              gpcs[p]);
                     int ic = check(&S, cfg, NULL, 1e-10), ig = check(&S, cfg, ctx, 1e-10);
-                    if (ic >= 0 && ig >= 0 && abs(ic - ig) > 2) {
+                    /* rounding differs (reduction trees, SpMM order): long solves may
+                     * drift by a few iterations, never by a different convergence rate */
+                    if (ic >= 0 && ig >= 0 && abs(ic - ig) > 2 + ic / 8) {
                         printf("\n  %s on %s: CPU %d vs GPU %d iterations\n", cfg, S.P.name, ic, ig);
                         CU_FAIL("CPU and GPU iteration counts differ");
                     }

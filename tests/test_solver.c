@@ -543,7 +543,7 @@ static void test_gpu_agrees(void)
         CU_ASSERT_EQUAL(r, BSR_OK);
         CU_ASSERT_EQUAL(stg.device, 1);
         for (int j = 0; j < 5; j++) {
-            CU_ASSERT(abs(stc.col[j].iterations - stg.col[j].iterations) <= 2);
+            CU_ASSERT(abs(stc.col[j].iterations - stg.col[j].iterations) <= 2 + stc.col[j].iterations / 8);
             CU_ASSERT(stg.col[j].relres <= 1.01 * (strstr(cfgs[c], "rtol=1e-6") ? 1e-6 : 1e-10));
         }
         double d = rel_err(Xg, Xc);
