@@ -603,6 +603,29 @@ static void test_cli(void)
     }
     CU_ASSERT_EQUAL(pclose(f), 0);
     CU_ASSERT_EQUAL(ok, 1);
+    /* the solution as initial guess: converged at iteration 0 */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:6:3 --config precond=jacobi,rtol=1e-10 --x0 /tmp/bsr_solver_x_%d.mtx "
+             "--json 2>/dev/null", cli, (int)getpid());
+    f = popen(cmd, "r");
+    ok = 0;
+    while (fgets(line, sizeof line, f)) if (strstr(line, "\"iterations\": [0]")) ok = 1;
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    CU_ASSERT(ok);
+    /* a right-hand side from a file (any dense n x 1 array) */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:6:3 --config precond=ilu0 --rhs /tmp/bsr_solver_x_%d.mtx --json 2>/dev/null",
+             cli, (int)getpid());
+    f = popen(cmd, "r");
+    ok = 0;
+    while (fgets(line, sizeof line, f)) if (strstr(line, "\"status\": [\"converged\"]")) ok = 1;
+    CU_ASSERT_EQUAL(pclose(f), 0);
+    CU_ASSERT(ok);
+    /* a file of the wrong size is refused with its name */
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:5:3 --rhs /tmp/bsr_solver_x_%d.mtx 2>&1", cli, (int)getpid());
+    f = popen(cmd, "r");
+    ok = 0;
+    while (fgets(line, sizeof line, f)) if (strstr(line, "bsr_solver_x_")) ok = 1;
+    CU_ASSERT_NOT_EQUAL(pclose(f), 0);
+    CU_ASSERT(ok);
     snprintf(cmd, sizeof cmd, "rm -f /tmp/bsr_solver_x_%d.mtx", (int)getpid());
     CU_ASSERT_EQUAL(system(cmd), 0);
     /* several right-hand sides: one status per column */

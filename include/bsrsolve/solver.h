@@ -9,7 +9,16 @@
  *   bsr_solver_solve(s, B, X, &st);                      X: initial guess -> solution
  *   ... new values of A on the same pattern every time step:
  *   bsr_solver_refactor(s, A); bsr_solver_solve(s, B, X, &st);
- *   bsr_solver_stats_free(&st); bsr_solver_destroy(s); */
+ *   bsr_solver_stats_free(&st); bsr_solver_destroy(s);
+ *
+ * Backends: ctx NULL or a CPU context iterates on the host (OpenMP); a CUDA
+ * context keeps the operator, the preconditioner and every Krylov vector on
+ * the device (B and X may be host or device multivectors; host ones are
+ * copied once each way).  Preconditioners are built on the CPU (ordering,
+ * factorization) and uploaded; on the device: none, jacobi, ilu0/ilut/ilu2
+ * (at most 16 right-hand sides per solve with an ILU); ssor is CPU-only.
+ * One Krylov implementation serves both backends (src/krylov_*.c over the
+ * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
 #define BSRSOLVE_SOLVER_H
 
