@@ -30,8 +30,10 @@ static double now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* The backend hook may come from the CUDA backend (issue 3); this weak one
- * stands in when it is absent. */
+/* The backend hooks come from the CUDA backend (issue 3); these weak ones
+ * stand in while it is absent (a strong definition overrides them). */
+extern "C" __attribute__((weak)) void bsr_cuda_matrix_release(bsr_matrix *A) { (void)A; }
+extern "C" __attribute__((weak)) void bsr_cuda_multivec_release(bsr_multivec *X) { (void)X; }
 extern "C" __attribute__((weak)) int bsr_cuda_device_count(void)
 {
     int n = 0;
@@ -39,12 +41,13 @@ extern "C" __attribute__((weak)) int bsr_cuda_device_count(void)
     return n;
 }
 
-extern "C" void *bsr_pyr_host_alloc(size_t bytes, int pinned)
+extern "C" void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 {
     void *p = NULL;
-    if (pinned && cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) == cudaSuccess) return p;
+    if (*pinned && cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) == cudaSuccess) return p;
     cudaGetLastError();
-    return pinned ? NULL : malloc(bytes ? bytes : 1);
+    *pinned = 0; /* no device, or no page-locked memory left: pageable works, slower */
+    return malloc(bytes ? bytes : 1);
 }
 
 extern "C" void bsr_pyr_host_free(void *p, int pinned)
@@ -332,7 +335,7 @@ extern "C" bsr_status bsr_pyr_run_gpu(bsr_grid *G, const bsr_pyr_opts *o, const 
     }
     if (w.height == 0 && w.algo != BSR_PYR_TRIVIAL && !jac) {
         w.device_mem = plan_budget;
-        BSR_TRY(bsr_pyr_choose(G, &w, M, 256, NULL));
+        BSR_TRY(bsr_pyr_choose(G, &w, M, 256, 0, NULL));
     }
     pyr_plan P;
     BSR_TRY(pyr_plan_build(&P, G->dim, G->n, G->prec, &w, w.height, plan_budget));

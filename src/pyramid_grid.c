@@ -4,6 +4,19 @@
 #include <math.h>
 #include <string.h>
 
+/* memcpy / memset of large grids in parallel chunks (host bandwidth needs threads). */
+static void par_copy(void *dst, const void *src, size_t bytes)
+{
+    const size_t chunk = (size_t)1 << 24;
+    const int64_t nc = (int64_t)((bytes + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nc; c++) {
+        size_t off = (size_t)c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
+        if (src) memcpy((char *)dst + off, (const char *)src + off, len);
+        else memset((char *)dst + off, 0, len);
+    }
+}
+
 /* Allocate a zero grid of n[0..dim-1] points. */
 bsr_status bsr_grid_create(bsr_grid **G, int dim, const int64_t *n, bsr_precision prec,
                            int pinned)
@@ -28,13 +41,14 @@ bsr_status bsr_grid_create(bsr_grid **G, int dim, const int64_t *n, bsr_precisio
     for (int a = 0; a < 3; a++) g->n[a] = a < dim ? n[a] : 1;
     g->pinned = pinned != 0;
     size_t bytes = (size_t)pts * bsr_precision_size(prec);
-    g->data[0] = bsr_pyr_host_alloc(bytes, g->pinned);
+    g->pin[0] = g->pinned;
+    g->data[0] = bsr_pyr_host_alloc(bytes, &g->pin[0]);
     if (!g->data[0]) {
         free(g);
         return bsr_error(BSR_ERR_NOMEM, "bsr_grid_create: cannot allocate %zu bytes of %s host memory",
                          bytes, pinned ? "pinned" : "");
     }
-    memset(g->data[0], 0, bytes);
+    par_copy(g->data[0], NULL, bytes);
     *G = g;
     return BSR_OK;
 }
@@ -42,9 +56,9 @@ bsr_status bsr_grid_create(bsr_grid **G, int dim, const int64_t *n, bsr_precisio
 void bsr_grid_destroy(bsr_grid *G)
 {
     if (!G) return;
-    bsr_pyr_host_free(G->data[0], G->pinned);
-    bsr_pyr_host_free(G->data[1], G->pinned);
-    bsr_pyr_host_free(G->rhs, G->pinned);
+    bsr_pyr_host_free(G->data[0], G->pin[0]);
+    bsr_pyr_host_free(G->data[1], G->pin[1]);
+    bsr_pyr_host_free(G->rhs, G->pin[2]);
     free(G);
 }
 
@@ -63,12 +77,13 @@ void *bsr_grid_rhs(bsr_grid *G)
 {
     if (!G) return NULL;
     if (!G->rhs) {
-        G->rhs = bsr_pyr_host_alloc(grid_bytes(G), G->pinned);
+        G->pin[2] = G->pinned;
+        G->rhs = bsr_pyr_host_alloc(grid_bytes(G), &G->pin[2]);
         if (!G->rhs) {
             bsr_error(BSR_ERR_NOMEM, "bsr_grid_rhs: cannot allocate %zu bytes", grid_bytes(G));
             return NULL;
         }
-        memset(G->rhs, 0, grid_bytes(G));
+        par_copy(G->rhs, NULL, grid_bytes(G));
     }
     return G->rhs;
 }
@@ -77,7 +92,8 @@ void *pyr_grid_alt(bsr_grid *G)
 {
     int o = 1 - G->cur;
     if (!G->data[o]) {
-        G->data[o] = bsr_pyr_host_alloc(grid_bytes(G), G->pinned);
+        G->pin[o] = G->pinned;
+        G->data[o] = bsr_pyr_host_alloc(grid_bytes(G), &G->pin[o]);
         if (!G->data[o])
             bsr_error(BSR_ERR_NOMEM, "pyramid: cannot allocate the %zu-byte ping-pong host grid",
                       grid_bytes(G));
@@ -127,11 +143,11 @@ bsr_status bsr_grid_copy(bsr_grid *A, const bsr_grid *B)
     BSR_CHECK_ARG(A && B, "bsr_grid_copy: NULL grid");
     if (A->prec != B->prec || memcmp(A->n, B->n, sizeof A->n))
         return bsr_error(BSR_ERR_SIZE, "bsr_grid_copy: grids differ in shape or precision");
-    memcpy(A->data[A->cur], B->data[B->cur], grid_bytes(A));
+    par_copy(A->data[A->cur], B->data[B->cur], grid_bytes(A));
     if (B->rhs) {
         void *g = bsr_grid_rhs(A);
         if (!g) return BSR_ERR_NOMEM;
-        memcpy(g, B->rhs, grid_bytes(A));
+        par_copy(g, B->rhs, grid_bytes(A));
     }
     return BSR_OK;
 }

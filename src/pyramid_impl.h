@@ -12,7 +12,8 @@ struct bsr_grid {
     int dim;
     int64_t n[3];          /* points per axis, 1 beyond dim */
     bsr_precision prec;
-    int pinned;            /* data/alt/rhs are page-locked */
+    int pinned;            /* page-locked memory was asked for */
+    int pin[3];            /* data[0], data[1], rhs actually page-locked */
     void *data[2];         /* field and its out-of-core ping-pong partner (lazy) */
     int cur;               /* which of data[] holds the current field */
     void *rhs;             /* Jacobi right-hand side (lazy) */
@@ -83,9 +84,10 @@ bsr_status pyr_check(const char *fn, const bsr_grid *G, const bsr_pyr_opts *o);
 /* Partner buffer data[1-cur], allocated on demand. */
 void *pyr_grid_alt(bsr_grid *G);
 
-/* Host allocation hooks: pinned via CUDA when available (kernels/pyramid_gpu.cu),
- * plain malloc otherwise (src/nocuda/pyramid_stubs.c). */
-void *bsr_pyr_host_alloc(size_t bytes, int pinned);
+/* Host allocation hooks: pinned via CUDA when *pinned and possible
+ * (kernels/pyramid_gpu.cu), else plain malloc (src/nocuda/pyramid_stubs.c);
+ * *pinned says which it got. */
+void *bsr_pyr_host_alloc(size_t bytes, int *pinned);
 void bsr_pyr_host_free(void *p, int pinned);
 
 #ifdef __cplusplus

@@ -131,7 +131,7 @@ bsr_status bsr_pyr_predict(const bsr_grid *G, const bsr_pyr_opts *o, const bsr_p
 }
 
 bsr_status bsr_pyr_choose(const bsr_grid *G, bsr_pyr_opts *o, const bsr_pyr_model *M,
-                          int max_height, double *seconds)
+                          int max_height, int any_decomp, double *seconds)
 {
     BSR_CHECK_ARG(G && o && M, "bsr_pyr_choose: NULL argument");
     BSR_CHECK_ARG(o->device_mem > 0, "bsr_pyr_choose: needs a device budget");
@@ -141,7 +141,7 @@ bsr_status bsr_pyr_choose(const bsr_grid *G, bsr_pyr_opts *o, const bsr_pyr_mode
     int ndec = G->dim >= 2 ? 2 : 1;
     int explicit_split = o->split[0] || o->split[1] || o->split[2];
     for (int d = 0; d < ndec; d++) {
-        if (explicit_split && d != (int)o->decomp) continue;
+        if ((explicit_split || !any_decomp) && d != (int)o->decomp) continue;
         t.decomp = (bsr_pyr_decomp)d;
         int h0 = 1, h1 = max_height;
         if (o->problem == BSR_PYR_JACOBI) h0 = h1 = o->check;

@@ -317,8 +317,8 @@ static void test_model(void)
     o.device_mem = (size_t)1002 * 60 * 8 * 2 * 3;
     bsr_pyr_opts a = o, b = o;
     double sa, sb;
-    BSR_ASSERT_OK(bsr_pyr_choose(G, &a, &slow, 24, &sa));
-    BSR_ASSERT_OK(bsr_pyr_choose(G, &b, &fast, 24, &sb));
+    BSR_ASSERT_OK(bsr_pyr_choose(G, &a, &slow, 24, 1, &sa));
+    BSR_ASSERT_OK(bsr_pyr_choose(G, &b, &fast, 24, 1, &sb));
     CU_ASSERT(a.height >= 4);
     CU_ASSERT_EQUAL(b.height, 1);
     double chk;
@@ -327,7 +327,7 @@ static void test_model(void)
     BSR_ASSERT_OK(pyr_plan_build(&P, 2, m, BSR_DOUBLE, &a, a.height, o.device_mem)); /* fits */
     pyr_plan_free(&P);
     o.device_mem = 100;
-    CU_ASSERT_EQUAL(bsr_pyr_choose(G, &o, &slow, 24, NULL), BSR_ERR_NOMEM);
+    CU_ASSERT_EQUAL(bsr_pyr_choose(G, &o, &slow, 24, 1, NULL), BSR_ERR_NOMEM);
     /* long-vector model: step-shaped in the number of waves */
     bsr_lv_model L = {5e-6, 1e-6, 1000, 7};
     CU_ASSERT_DOUBLE_EQUAL(bsr_lv_predict(&L, 31, 1), 7 * (5e-6 + 1e-6), 1e-15);   /* 961: 1 wave */

@@ -134,10 +134,11 @@ double bsr_pyr_model_tiles(double K, double I, double J, double R, double Q, dou
  * overlapping transfers and kernels of different subdomains. */
 bsr_status bsr_pyr_predict(const bsr_grid *G, const bsr_pyr_opts *o, const bsr_pyr_model *M,
                            double *seconds);
-/* Choose decomposition, split and height (1..max_height) minimising the
- * predicted time within the budget; writes them into o. */
+/* Choose split and height (1..max_height) minimising the predicted time
+ * within the budget o->device_mem, and the decomposition too when
+ * any_decomp (else o->decomp is kept); writes them into o. */
 bsr_status bsr_pyr_choose(const bsr_grid *G, bsr_pyr_opts *o, const bsr_pyr_model *M,
-                          int max_height, double *seconds);
+                          int max_height, int any_decomp, double *seconds);
 
 /* ---- long-vector in-core 2D variant (cuBLAS) ----------------------------- */
 /* Heat steps on an N x N grid (double) as whole-vector operations: v = u,

@@ -2,9 +2,9 @@
  * BSR_ERR_NODEVICE; host grids fall back to ordinary (pageable) memory. */
 #include "pyramid_impl.h"
 
-void *bsr_pyr_host_alloc(size_t bytes, int pinned)
+void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 {
-    (void)pinned;
+    *pinned = 0;
     return malloc(bytes ? bytes : 1);
 }
 
