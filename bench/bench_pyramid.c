@@ -200,7 +200,7 @@ int bench_pyramid(int argc, char **argv)
         run_line("in-core blocked", G, init, have_ref ? ref : NULL, &w, &M, h2d_bw, d2h_bw, NULL);
 
         /* sweep over n: model vs measurement */
-        const char *hl = (v = cli_opt(argc, argv, "--heights")) ? v : "2,4,8,16,32,64,128";
+        const char *hl = (v = cli_opt(argc, argv, "--heights")) ? v : "4,8,16,24,32,48,64,96,128";
         double xs[64], ym[64], yp[64], yo[64];
         int np = 0;
         printf("sweep (%s, K = %d):\n     n     measured s   model s   err%%   orig-formula s\n", bo.decomp ? "tiles" : "strips", Ks);

@@ -323,10 +323,6 @@ extern "C" bsr_status bsr_pyr_run_gpu(bsr_grid *G, const bsr_pyr_opts *o, const 
                              need, budget);
         plan_budget = budget - need;
     }
-    if (!M && (o->height == 0 || o->algo != BSR_PYR_INCORE)) {
-        BSR_TRY(bsr_pyr_calibrate(G->dim, G->prec, budget, &cal));
-        M = &cal;
-    }
     if (o->algo == BSR_PYR_INCORE) {
         if (M) bsr_pyr_predict(G, &w, M, &info->predicted);
         bsr_status s = run_incore(G, o, budget, info);
@@ -334,12 +330,17 @@ extern "C" bsr_status bsr_pyr_run_gpu(bsr_grid *G, const bsr_pyr_opts *o, const 
         return s;
     }
     if (w.height == 0 && w.algo != BSR_PYR_TRIVIAL && !jac) {
+        /* auto height: the model decides, calibrated now if not given */
+        if (!M) {
+            BSR_TRY(bsr_pyr_calibrate(G->dim, G->prec, budget, &cal));
+            M = &cal;
+        }
         w.device_mem = plan_budget;
         BSR_TRY(bsr_pyr_choose(G, &w, M, 256, 0, NULL));
     }
     pyr_plan P;
     BSR_TRY(pyr_plan_build(&P, G->dim, G->n, G->prec, &w, w.height, plan_budget));
-    info->predicted = pyr_plan_predict(&P, M, o->algo != BSR_PYR_INCORE_BLOCKED);
+    if (M) info->predicted = pyr_plan_predict(&P, M, o->algo != BSR_PYR_INCORE_BLOCKED);
     info->decomp = w.decomp;
     info->height = P.height;
     info->nsub = P.nsub;

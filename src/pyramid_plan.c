@@ -184,11 +184,12 @@ bsr_status pyr_plan_build(pyr_plan *P, int dim, const int64_t *n, bsr_precision 
     P->slot_bytes = (size_t)P->bufs * (size_t)P->max_in_vol * P->vsize;
     if (o->algo != BSR_PYR_INCORE && (size_t)P->nslots * P->slot_bytes > budget) {
         size_t need = (size_t)P->nslots * P->slot_bytes;
+        int sp[3] = {P->split[0], P->split[1], P->split[2]}, ns = P->nslots;
         pyr_plan_free(P);
         return bsr_error(BSR_ERR_NOMEM,
                          "pyramid: split %dx%dx%d with halo %d needs %zu device bytes (%d slots), "
                          "budget is %zu: too small for one subdomain with its halo",
-                         o->split[0], o->split[1], o->split[2], height, need, o->nslots ? o->nslots : 3, budget);
+                         sp[0], sp[1], sp[2], height, need, ns, budget);
     }
     return BSR_OK;
 }

@@ -369,7 +369,7 @@ static void test_gpu_bitwise(void)
     for (int dim = 1; dim <= 3; dim++)
         for (int pi = 0; pi < 2; pi++) {
             bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
-            const int64_t big[3][3] = {{20011, 1, 1}, {301, 203, 1}, {41, 37, 33}};
+            const int64_t big[3][3] = {{20011, 1, 1}, {301, 203, 1}, {41, 67, 71}};
             bsr_grid *cpu = make(dim, big[dim - 1], p, 0, 21), *gin = make(dim, big[dim - 1], p, 0, 21);
             bsr_grid *init = make(dim, big[dim - 1], p, 0, 21), *G = make(dim, big[dim - 1], p, 0, 21);
             bsr_pyr_opts o;
@@ -396,9 +396,10 @@ static void test_gpu_bitwise(void)
                         o.decomp = (bsr_pyr_decomp)d;
                         o.height = h;
                         o.nslots = 1 + hi % 3;
-                        /* about 7 subdomains' worth of slot memory per axis split */
-                        int64_t per = d ? (int64_t)(bsr_grid_points(G) / 12) + plane * 4 * h
-                                        : plane * (big[dim - 1][dim - 1] / 7 + 2 * h);
+                        /* slots for ~7 strips or ~3x3 tiles with their halos */
+                        const int64_t *b = big[dim - 1];
+                        int64_t per = d ? (dim == 3 ? b[0] : 1) * ((b[dim - 2] + 2) / 3 + 2 * h) * ((b[dim - 1] + 2) / 3 + 2 * h)
+                                        : plane * ((b[dim - 1] + 6) / 7 + 2 * h);
                         o.device_mem = (size_t)per * vs * 2 * o.nslots;
                         if (alg == BSR_PYR_INCORE_BLOCKED) o.device_mem += 2 * vs * (size_t)bsr_grid_points(G) + 4096;
                         BSR_ASSERT_OK(bsr_grid_copy(G, init));
@@ -449,7 +450,7 @@ static void test_gpu_jacobi(void)
         double md;
         CU_ASSERT_EQUAL(ndiff_of(A, C, &md), 0);
         o.algo = BSR_PYR_PYRAMID;
-        o.device_mem = (size_t)45 * 39 * 6 * bsr_precision_size(p) * 3 * 3;
+        o.device_mem = (size_t)45 * 39 * 23 * bsr_precision_size(p) * 3 * 3; /* 7 strips, halo 9 */
         poison_alt(B);
         BSR_ASSERT_OK(bsr_pyr_run_gpu(B, &o, NULL, &ib));
         CU_ASSERT(ib.nsub > 1);
