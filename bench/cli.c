@@ -60,15 +60,17 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
 {
     memset(P, 0, sizeof *P);
     if (cinfo) { cinfo->b = 0; cinfo->fill_ratio = 1.0; }
-    if (file && gen) { fprintf(stderr, "bsrsolve: give a file or --gen, not both\n"); return BSR_ERR_ARG; }
+    if (file && gen) return bsr_error(BSR_ERR_ARG, "give a matrix file or --gen, not both");
+    if (!file && block) {
+        return bsr_error(BSR_ERR_ARG, "--block applies to Matrix Market files; a generator takes its block size in its spec");
+    }
     if (!file) return bsr_generate(gen ? gen : def, prec, P);
     int b = 0;
     if (block && strcmp(block, "auto")) {
         char *end;
         long v = strtol(block, &end, 10);
         if (*end || v < 1 || v > BSR_MAX_BLOCK) {
-            fprintf(stderr, "bsrsolve: --block must be 1..%d or auto, got '%s'\n", BSR_MAX_BLOCK, block);
-            return BSR_ERR_ARG;
+            return bsr_error(BSR_ERR_ARG, "--block must be 1..%d or auto, got '%s'", BSR_MAX_BLOCK, block);
         }
         b = (int)v;
     }

@@ -141,8 +141,10 @@ static void test_multivec_ops(void)
     bsr_multivec *Z;
     BSR_ASSERT_OK(bsr_multivec_create(&Z, n, 2, BSR_DOUBLE));
     CU_ASSERT_EQUAL(bsr_multivec_axpy(Z, alpha, X), BSR_ERR_SIZE);
+    bsr_multivec_destroy(Z);
     CU_ASSERT_EQUAL(bsr_multivec_create(&Z, -1, 2, BSR_DOUBLE), BSR_ERR_ARG);
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Z);
+    CU_ASSERT_PTR_NULL(Z);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     free(cm); free(back);
 }
 

@@ -1,0 +1,50 @@
+/* METIS_NodeND fill-reducing ordering (no tree) and the METIS glue shared with nd.c. */
+#include "reorder_impl.h"
+#include <string.h>
+
+void bsr_metis_options(const bsr_order_options *o, idx_t *options)
+{
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_NUMBERING] = 0;
+    options[METIS_OPTION_SEED] = o->seed;
+    /* 0 keeps METIS's default; anything else (even invalid) is passed so that
+     * METIS's own validation reports it */
+    if (o->nseps) options[METIS_OPTION_NSEPS] = o->nseps;
+    if (o->ufactor) options[METIS_OPTION_UFACTOR] = o->ufactor;
+}
+
+bsr_status bsr_metis_status(int rc, const char *fn, int nvtxs)
+{
+    if (rc == METIS_OK) return BSR_OK;
+    const char *what = rc == METIS_ERROR_INPUT ? "invalid input or options"
+                     : rc == METIS_ERROR_MEMORY ? "out of memory" : "error";
+    return bsr_error(BSR_ERR_METIS, "%s on a graph of %d vertices returned %d (%s)", fn, nvtxs,
+                     rc, what);
+}
+
+bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o, int *perm)
+{
+    int n = G->n, m = G->xadj[n];
+    if (m == 0) {   /* no edges: nothing to reduce, and METIS dislikes empty graphs */
+        for (int i = 0; i < n; i++) perm[i] = i;
+        return BSR_OK;
+    }
+    idx_t options[METIS_NOPTIONS];
+    bsr_metis_options(o, options);
+    idx_t nv = n;
+    idx_t *xadj = bsr_malloc(sizeof(idx_t) * ((size_t)n + 1), "METIS xadj");
+    idx_t *adj = bsr_malloc(sizeof(idx_t) * (size_t)m, "METIS adjncy");
+    idx_t *mp = bsr_malloc(sizeof(idx_t) * (size_t)n, "METIS perm");
+    idx_t *mip = bsr_malloc(sizeof(idx_t) * (size_t)n, "METIS iperm");
+    bsr_status s = BSR_ERR_NOMEM;
+    if (xadj && adj && mp && mip) {
+        for (int i = 0; i <= n; i++) xadj[i] = G->xadj[i];
+        for (int p = 0; p < m; p++) adj[p] = G->adj[p];
+        int rc = METIS_NodeND(&nv, xadj, adj, NULL, options, mp, mip);
+        s = bsr_metis_status(rc, "METIS_NodeND", n);
+        /* METIS: row i of the permuted matrix is row perm[i] of A (= our perm) */
+        if (!s) for (int i = 0; i < n; i++) perm[i] = (int)mp[i];
+    }
+    free(xadj); free(adj); free(mp); free(mip);
+    return s;
+}

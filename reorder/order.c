@@ -1,0 +1,184 @@
+/* bsr_order: options, spec parsing, dispatch to the orderings, lifetime. */
+#include "reorder_impl.h"
+#include <string.h>
+#include <stdlib.h>
+
+void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->depth = -1;
+    o->seed = 1;
+    o->nseps = 0;   /* 0 = METIS default */
+    /* ND: tighter balance than METIS's vertex-separator default (200): with
+     * per-SM leaves the largest leaf sets the pace, and at depth 8 the default
+     * gives leaves 6x apart for ~2 points less border (stencil3d:64) */
+    o->ufactor = kind == BSR_ORDER_ND ? 30 : 0;
+    o->nsm = 0;
+}
+
+const char *bsr_order_kind_name(bsr_order_kind k)
+{
+    switch (k) {
+    case BSR_ORDER_NATURAL: return "natural";
+    case BSR_ORDER_RCM: return "rcm";
+    case BSR_ORDER_ND: return "nd";
+    case BSR_ORDER_METIS_ND: return "metis";
+    case BSR_ORDER_AMD: return "amd";
+    case BSR_ORDER_LEVELS: return "levels";
+    }
+    return "?";
+}
+
+/* Parse a decimal int in [lo,hi] from s (whole string). */
+static int parse_int(const char *s, int lo, int hi, int *v)
+{
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || x < lo || x > hi) return 0;
+    *v = (int)x;
+    return 1;
+}
+
+bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
+{
+    BSR_CHECK_ARG(spec && o, "bsr_order_parse: NULL argument");
+    char buf[256];
+    if (strlen(spec) >= sizeof buf) return bsr_error(BSR_ERR_ARG, "ordering spec too long");
+    strcpy(buf, spec);
+    char *opts = strchr(buf, ',');
+    if (opts) *opts++ = 0;
+    char *arg = strchr(buf, ':');
+    if (arg) *arg++ = 0;
+    bsr_order_kind k;
+    if (!strcmp(buf, "natural")) k = BSR_ORDER_NATURAL;
+    else if (!strcmp(buf, "rcm")) k = BSR_ORDER_RCM;
+    else if (!strcmp(buf, "nd")) k = BSR_ORDER_ND;
+    else if (!strcmp(buf, "metis")) k = BSR_ORDER_METIS_ND;
+    else if (!strcmp(buf, "amd")) k = BSR_ORDER_AMD;
+    else return bsr_error(BSR_ERR_ARG, "ordering spec '%s': unknown ordering '%s' "
+                          "(natural, rcm, nd[:auto|:H], metis, amd)", spec, buf);
+    bsr_order_options_default(o, k);
+    if (arg) {
+        if (k != BSR_ORDER_ND)
+            return bsr_error(BSR_ERR_ARG, "ordering spec '%s': only nd takes ':depth'", spec);
+        if (strcmp(arg, "auto") && !parse_int(arg, 0, BSR_TREE_MAX_LEVELS - 2, &o->depth))
+            return bsr_error(BSR_ERR_ARG, "ordering spec '%s': depth '%s' is not auto or 0..%d",
+                             spec, arg, BSR_TREE_MAX_LEVELS - 2);
+    }
+    while (opts && *opts) {
+        char *next = strchr(opts, ',');
+        if (next) *next++ = 0;
+        char *eq = strchr(opts, '=');
+        int ok = 0;
+        if (eq) {
+            *eq = 0;
+            const char *v = eq + 1;
+            if (!strcmp(opts, "seed")) ok = parse_int(v, -2147483647, 2147483647, &o->seed);
+            else if (!strcmp(opts, "nseps")) ok = parse_int(v, -1000, 1000, &o->nseps);
+            else if (!strcmp(opts, "ufactor")) ok = parse_int(v, -100000, 100000, &o->ufactor);
+            else if (!strcmp(opts, "nsm")) ok = parse_int(v, 0, 1 << 20, &o->nsm);
+            *eq = '=';
+        }
+        if (!ok) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': bad option '%s' "
+                                  "(seed=S, nseps=N, ufactor=U, nsm=M)", spec, opts);
+        opts = next;
+    }
+    return BSR_OK;
+}
+
+int bsr_nd_auto_depth(int n, int nsm)
+{
+    if (nsm <= 0) nsm = 132;
+    int h = 0;
+    while (h < BSR_TREE_MAX_LEVELS - 2 && ((int64_t)n >> h) > 4096) h++;   /* leaves <= 4096 */
+    int hsm = 0;
+    while ((1 << hsm) < nsm && hsm < 24) hsm++;                           /* p >= nsm */
+    int hmin = 0;
+    while (hmin < BSR_TREE_MAX_LEVELS - 2 && ((int64_t)n >> (hmin + 1)) >= 128) hmin++; /* leaves >= 128 */
+    if (hsm > hmin) hsm = hmin;
+    return h > hsm ? h : hsm;
+}
+
+bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord)
+{
+    bsr_ordering *o = bsr_calloc(1, sizeof *o, "ordering");
+    if (!o) return BSR_ERR_NOMEM;
+    o->kind = kind;
+    o->n = n;
+    o->perm = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ordering perm");
+    o->iperm = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ordering iperm");
+    if (!o->perm || !o->iperm) { bsr_ordering_free(o); return BSR_ERR_NOMEM; }
+    *ord = o;
+    return BSR_OK;
+}
+
+bsr_status bsr_ordering_finish(bsr_ordering *o, const char *who)
+{
+    for (int i = 0; i < o->n; i++) o->iperm[i] = -1;
+    for (int k = 0; k < o->n; k++) {
+        int i = o->perm[k];
+        if (i < 0 || i >= o->n || o->iperm[i] >= 0)
+            return bsr_error(BSR_ERR_INTERNAL, "%s: perm[%d] = %d is not a permutation of 0..%d",
+                             who, k, i, o->n - 1);
+        o->iperm[i] = k;
+    }
+    return BSR_OK;
+}
+
+bsr_status bsr_ordering_identity(int n, bsr_ordering **ord)
+{
+    BSR_CHECK_ARG(ord && n >= 0, "bsr_ordering_identity: bad argument (n = %d)", n);
+    *ord = NULL;
+    BSR_TRY(bsr_ordering_alloc(n, BSR_ORDER_NATURAL, ord));
+    for (int i = 0; i < n; i++) (*ord)->perm[i] = (*ord)->iperm[i] = i;
+    return BSR_OK;
+}
+
+bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord)
+{
+    BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
+    *ord = NULL;
+    BSR_CHECK_ARG(opt->kind != BSR_ORDER_LEVELS,
+                  "bsr_order: level-ordered renumbering comes from bsr_order_levels");
+    BSR_CHECK_ARG(opt->kind >= BSR_ORDER_NATURAL && opt->kind <= BSR_ORDER_AMD,
+                  "bsr_order: unknown ordering kind %d", (int)opt->kind);
+    BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,
+                  "bsr_order: depth %d out of range -1..%d", opt->depth, BSR_TREE_MAX_LEVELS - 2);
+    if (A->nbrows != A->nbcols)
+        return bsr_error(BSR_ERR_SIZE, "bsr_order: matrix is %d x %d block rows, not square",
+                         A->nbrows, A->nbcols);
+    int n = A->nbrows;
+    bsr_ordering *o;
+    BSR_TRY(bsr_ordering_alloc(n, opt->kind, &o));
+    bsr_status s = BSR_OK;
+    if (opt->kind == BSR_ORDER_NATURAL) {
+        for (int i = 0; i < n; i++) o->perm[i] = i;
+    } else {
+        bsr_graph G;
+        s = bsr_graph_build(A, &G);
+        if (!s) {
+            switch (opt->kind) {
+            case BSR_ORDER_RCM: s = bsr_order_rcm(&G, o->perm); break;
+            case BSR_ORDER_METIS_ND: s = bsr_order_metis_nd(&G, opt, o->perm); break;
+            case BSR_ORDER_AMD: s = bsr_order_amd(&G, o->perm); break;
+            default: s = bsr_order_nd(&G, opt, o); break;
+            }
+            bsr_graph_free(&G);
+        }
+    }
+    if (!s) s = bsr_ordering_finish(o, bsr_order_kind_name(opt->kind));
+    if (s) { bsr_ordering_free(o); return s; }
+    *ord = o;
+    return BSR_OK;
+}
+
+void bsr_ordering_free(bsr_ordering *ord)
+{
+    if (!ord) return;
+    free(ord->perm);
+    free(ord->iperm);
+    free(ord->nodes);
+    free(ord);
+}

@@ -1,0 +1,36 @@
+/* Private helpers of the reordering module (reorder/). */
+#ifndef BSR_REORDER_IMPL_H
+#define BSR_REORDER_IMPL_H
+
+#include "internal.h"
+#include <metis.h>
+
+/* Undirected graph in CSR form: neighbours of v are adj[xadj[v] .. xadj[v+1]). */
+typedef struct {
+    int n;
+    int *xadj;  /* [n+1] */
+    int *adj;   /* [xadj[n]] sorted, no self loops, symmetric */
+} bsr_graph;
+
+/* G = block graph of A: pattern of A + A^T without the diagonal (graph.c). */
+bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G);
+void bsr_graph_free(bsr_graph *G);
+
+/* New ordering with perm/iperm allocated (uninitialised), no tree (order.c). */
+bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord);
+/* iperm from perm; BSR_ERR_INTERNAL if perm is not a bijection (order.c). */
+bsr_status bsr_ordering_finish(bsr_ordering *ord, const char *who);
+
+/* The orderings (one file each); perm[new] = old is filled. */
+bsr_status bsr_order_rcm(const bsr_graph *G, int *perm);                      /* rcm.c */
+bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o,
+                              int *perm);                                     /* metis_nd.c */
+bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /* amd.c */
+bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o,
+                        bsr_ordering *ord);                                   /* nd.c */
+/* Fill METIS options from o (metis_nd.c). */
+void bsr_metis_options(const bsr_order_options *o, idx_t *options);
+/* Status for a METIS return code rc of function fn (metis_nd.c). */
+bsr_status bsr_metis_status(int rc, const char *fn, int nvtxs);
+
+#endif

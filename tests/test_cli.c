@@ -1,0 +1,177 @@
+/* The bsrsolve CLI (binary from $BSR_CLI, set by CMake; skip 77 if unset):
+ * --help, --info --json on a file and on a generator, errors on stderr with
+ * file:line, non-zero exit codes on bad input. */
+#include "harness.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *cli;
+static char dir[256];
+static char out[1 << 16], err[1 << 16];
+
+/* Slurp a file into buf (NUL-terminated, truncated to the buffer). */
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
+static int run(const char *args)
+{
+    char cmd[4096], o[512], e[512];
+    snprintf(o, sizeof o, "%s/out.txt", dir);
+    snprintf(e, sizeof e, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", cli, args, o, e);
+    int st = system(cmd);
+    slurp(o, out, sizeof out);
+    slurp(e, err, sizeof err);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+/* Numeric value of "key": in a one-line JSON object (NAN when absent). */
+static double json_num(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(json, pat);
+    if (!p) return NAN;
+    char *end;
+    double v = strtod(p + strlen(pat), &end);
+    return end == p + strlen(pat) ? NAN : v;
+}
+
+static void test_help(void)
+{
+    CU_ASSERT_EQUAL(run("--help"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--gen"));
+}
+
+/* The JSON of `--info --json` matches what the library says of the same matrix. */
+static void expect_info(const char *json, const bsr_matrix *A)
+{
+    bsr_matrix_info f;
+    BSR_ASSERT_OK(bsr_matrix_get_info(A, &f));
+    CU_ASSERT_EQUAL(json_num(json, "n"), (double)f.n);
+    CU_ASSERT_EQUAL(json_num(json, "block"), f.b);
+    CU_ASSERT_EQUAL(json_num(json, "block_rows"), f.nbrows);
+    CU_ASSERT_EQUAL(json_num(json, "nnzb"), f.nnzb);
+    CU_ASSERT_DOUBLE_EQUAL(json_num(json, "fill_ratio"), f.fill_ratio, 1e-5 * f.fill_ratio);
+    const char *s = json;
+    while (*s == ' ' || *s == '\n') s++;
+    CU_ASSERT_EQUAL(*s, '{');
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "}"));
+}
+
+static void test_info_file(void)
+{
+    /* a 3 x 3 block stencil with one zero-padded block: fill ratio > 1 */
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:3:3", BSR_DOUBLE, &P));
+    bsr_csr C;
+    BSR_ASSERT_OK(bsr_to_csr(P.A, 0, &C));
+    C.val[1] = 0; /* an explicit zero inside a block: info's fill ratio (stored / nonzero) > 1 */
+    char path[512], args[1024];
+    snprintf(path, sizeof path, "%s/small.mtx", dir);
+    BSR_ASSERT_OK(bsr_mm_write_csr(path, &C));
+    bsr_csr_free(&C);
+    bsr_problem_free(&P);
+    for (int b = 0; b <= 3; b += 3) {
+        bsr_matrix *A;
+        BSR_ASSERT_OK(bsr_mm_read(path, b, BSR_DOUBLE, &A, NULL));
+        snprintf(args, sizeof args, "--info --json '%s' --block %s", path, b ? "3" : "auto");
+        CU_ASSERT_EQUAL(run(args), 0);
+        expect_info(out, A);
+        CU_ASSERT_EQUAL(json_num(out, "n"), 81);
+        CU_ASSERT_EQUAL(json_num(out, "block_rows"), 81 / bsr_matrix_block(A));
+        bsr_matrix_destroy(A);
+    }
+    CU_ASSERT_EQUAL(json_num(out, "block"), 3);
+    CU_ASSERT_EQUAL(json_num(out, "nnzb"), 27 + 6 * 2 * 9);
+    CU_ASSERT(json_num(out, "fill_ratio") > 1.0);
+    /* plain text mode also succeeds and says the sizes */
+    snprintf(args, sizeof args, "'%s' --info", path);
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
+}
+
+static void test_info_gen(void)
+{
+    CU_ASSERT_EQUAL(run("--gen stencil3d:4:3 --info --json"), 0);
+    CU_ASSERT_EQUAL(json_num(out, "n"), 192);
+    CU_ASSERT_EQUAL(json_num(out, "block"), 3);
+    CU_ASSERT_EQUAL(json_num(out, "block_rows"), 64);
+    CU_ASSERT_EQUAL(json_num(out, "nnzb"), 64 + 6 * 3 * 16);
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:4:3", BSR_DOUBLE, &P));
+    expect_info(out, P.A);
+    bsr_problem_free(&P);
+}
+
+static void test_errors(void)
+{
+    char path[512], args[1024], want[600];
+    snprintf(path, sizeof path, "%s/bad.mtx", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("%%MatrixMarket matrix coordinate real general\n% c\n3 3 2\n1 1 1\n4 1 2\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "'%s' --info", path);
+    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    snprintf(want, sizeof want, "%s:5: row index 4 out of range 1..3", path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    if (!strstr(err, want)) printf("\n  stderr: %s", err);
+    CU_ASSERT_EQUAL(out[0], 0); /* nothing half-printed on stdout */
+    /* missing file */
+    snprintf(args, sizeof args, "'%s/none.mtx' --info --json", dir);
+    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "none.mtx"));
+    /* unknown option, bad block size, bad generator */
+    CU_ASSERT_NOT_EQUAL(run("--info --bogus"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--bogus"));
+    snprintf(args, sizeof args, "'%s/small.mtx' --info --block 0", dir); /* written by test_info_file */
+    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--block"));
+    snprintf(args, sizeof args, "'%s/small.mtx' --info --block 2", dir); /* 81 % 2 != 0 */
+    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "small.mtx"));
+    CU_ASSERT_NOT_EQUAL(run("--gen nosuch:3 --info"), 0);
+    CU_ASSERT(err[0] != 0);
+    /* a non-square matrix where a square one is needed */
+    snprintf(path, sizeof path, "%s/rect.mtx", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 1\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "'%s' --info", path);
+    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "square"));
+}
+
+int main(int argc, char **argv)
+{
+    cli = getenv("BSR_CLI");
+    if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
+    snprintf(dir, sizeof dir, "%s/bsr_cli_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    static const bsr_test tests[] = {
+        {"--help", test_help},
+        {"--info --json FILE", test_info_file},
+        {"--gen --info --json", test_info_gen},
+        {"errors: exit code and file:line on stderr", test_errors},
+        {NULL, NULL},
+    };
+    int rc = bsr_test_main("cli", tests, argc, argv);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}

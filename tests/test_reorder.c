@@ -1,0 +1,689 @@
+/* Reordering: bijections, exact P^T (P A P^T) P = A, the p-bordered checker
+ * on grids / disconnected / real matrices and on a violating matrix, depth
+ * degradation, tiny matrices, METIS failure status, level schedules. */
+#include "harness.h"
+#include <dirent.h>
+#include <string.h>
+#include <stdlib.h>
+
+/* Matrix from a list of (i,j) block positions with values v(i,j,e) = deterministic. */
+static bsr_matrix *from_pairs(int n, int b, int m, const int *pi, const int *pj)
+{
+    int *rp = calloc((size_t)n + 1, sizeof(int)), *ci = malloc(sizeof(int) * ((size_t)m + 1));
+    int *pos = malloc(sizeof(int) * ((size_t)n + 1));
+    double *v = malloc(sizeof(double) * ((size_t)m * b * b + 1));
+    for (int k = 0; k < m; k++) rp[pi[k] + 1]++;
+    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+    memcpy(pos, rp, sizeof(int) * (size_t)n);
+    for (int k = 0; k < m; k++) {
+        int p = pos[pi[k]]++;
+        ci[p] = pj[k];
+        for (int e = 0; e < b * b; e++)
+            v[(size_t)p * b * b + e] = (pi[k] == pj[k] ? 10.0 : -1.0) + 0.001 * e + 1e-6 * pi[k] + 1e-9 * pj[k];
+    }
+    bsr_matrix *A = NULL;
+    bsr_status s = bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0);
+    if (s) fprintf(stderr, "from_pairs: %s\n", bsr_last_error());
+    free(rp); free(ci); free(pos); free(v);
+    return A;
+}
+
+/* 2D 5-point grid gx x gy with block b (nonsymmetric values); with `holes`,
+ * every 7th node is left without any block (an empty row). */
+static bsr_matrix *grid2d(int gx, int gy, int b, int holes)
+{
+    int n = gx * gy, m = 0;
+    int *pi = malloc(sizeof(int) * 5 * (size_t)n), *pj = malloc(sizeof(int) * 5 * (size_t)n);
+    for (int y = 0; y < gy; y++)
+        for (int x = 0; x < gx; x++) {
+            int i = y * gx + x;
+            if (holes && i % 7 == 3) continue;
+            int nb[5][2] = {{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+            for (int k = 0; k < 5; k++) {
+                int xx = x + nb[k][0], yy = y + nb[k][1];
+                if (xx < 0 || yy < 0 || xx >= gx || yy >= gy) continue;
+                int j = yy * gx + xx;
+                if (holes && j % 7 == 3) continue;
+                pi[m] = i; pj[m] = j; m++;
+            }
+        }
+    bsr_matrix *A = from_pairs(n, b, m, pi, pj);
+    free(pi); free(pj);
+    return A;
+}
+
+static bsr_matrix *stencil3d(int g, int b)
+{
+    char spec[64];
+    bsr_problem P;
+    snprintf(spec, sizeof spec, "stencil3d:%d:%d", g, b);
+    if (bsr_generate(spec, BSR_DOUBLE, &P)) return NULL;
+    bsr_matrix *A = P.A;
+    P.A = NULL;
+    bsr_problem_free(&P);
+    return A;
+}
+
+/* Exact equality of two matrices (pattern and values bit for bit). */
+static int same_matrix(const bsr_matrix *A, const bsr_matrix *B)
+{
+    int n = bsr_matrix_nbrows(A), b = bsr_matrix_block(A), nz = bsr_matrix_nnzb(A);
+    if (n != bsr_matrix_nbrows(B) || b != bsr_matrix_block(B) || nz != bsr_matrix_nnzb(B)) return 0;
+    if (bsr_matrix_precision(A) != bsr_matrix_precision(B)) return 0;
+    if (memcmp(bsr_matrix_rowptr(A), bsr_matrix_rowptr(B), sizeof(int) * ((size_t)n + 1))) return 0;
+    if (nz && memcmp(bsr_matrix_colind(A), bsr_matrix_colind(B), sizeof(int) * (size_t)nz)) return 0;
+    size_t vb = (size_t)nz * b * b * bsr_precision_size(bsr_matrix_precision(A));
+    return vb == 0 || !memcmp(bsr_matrix_values(A), bsr_matrix_values(B), vb);
+}
+
+/* perm and iperm are inverse bijections of 0..n-1. */
+static int is_bijection(const bsr_ordering *o)
+{
+    char *seen = calloc((size_t)o->n + 1, 1);
+    int ok = 1;
+    for (int k = 0; k < o->n && ok; k++) {
+        int i = o->perm[k];
+        if (i < 0 || i >= o->n || seen[i] || o->iperm[i] != k) ok = 0;
+        else seen[i] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+/* Order A with spec, check the bijection, B(i,j) = A(perm i, perm j), and
+ * P^T (P A P^T) P = A exactly; returns the ordering (caller frees). */
+static bsr_ordering *roundtrip(const bsr_matrix *A, const char *spec)
+{
+    bsr_order_options o;
+    bsr_ordering *ord = NULL;
+    bsr_matrix *B = NULL, *C = NULL;
+    CU_ASSERT_EQUAL(bsr_order_parse(spec, &o), BSR_OK);
+    BSR_ASSERT_OK(bsr_order(A, &o, &ord));
+    CU_ASSERT_EQUAL(ord->n, bsr_matrix_nbrows(A));
+    CU_ASSERT(is_bijection(ord));
+    BSR_ASSERT_OK(bsr_permute(A, ord, &B));
+    /* entry-wise: B(new i, new j) = A(perm i, perm j), colind sorted */
+    const int *rp = bsr_matrix_rowptr(B), *ci = bsr_matrix_colind(B);
+    const int *arp = bsr_matrix_rowptr(A), *aci = bsr_matrix_colind(A);
+    int b = bsr_matrix_block(A), bad = 0;
+    const double *bv = bsr_matrix_values(B), *av = bsr_matrix_values(A);
+    for (int i = 0; i < ord->n; i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++) {
+            if (p > rp[i] && ci[p] <= ci[p - 1]) bad++;
+            int oi = ord->perm[i], oj = ord->perm[ci[p]], q = arp[oi];
+            while (q < arp[oi + 1] && aci[q] != oj) q++;
+            if (q == arp[oi + 1] || memcmp(bv + (size_t)p * b * b, av + (size_t)q * b * b, sizeof(double) * b * b)) bad++;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* back with the inverse permutation */
+    bsr_ordering inv = *ord;
+    inv.perm = ord->iperm;
+    inv.iperm = ord->perm;
+    BSR_ASSERT_OK(bsr_permute(B, &inv, &C));
+    CU_ASSERT(same_matrix(A, C));
+    /* the checker passes on every tree */
+    if (ord->nnodes) {
+        bsr_pbordered_report r;
+        bsr_status s = bsr_pbordered_check(B, ord, &r);
+        if (s) fprintf(stderr, "\n  %s: %s\n", spec, bsr_last_error());
+        CU_ASSERT_EQUAL(s, BSR_OK);
+        CU_ASSERT_EQUAL(r.nleaves, ord->nleaves);
+        CU_ASSERT(r.border_rows + (int64_t)(r.leaf_mean * r.nleaves + 0.5) == ord->n);
+    }
+    bsr_matrix_destroy(B);
+    bsr_matrix_destroy(C);
+    return ord;
+}
+
+static const char *const specs[] = {"natural", "rcm", "nd:auto", "nd:0", "nd:3", "metis", "amd", NULL};
+
+static void test_roundtrip_all_orderings(void)
+{
+    bsr_matrix *A[4] = {grid2d(37, 23, 2, 0), stencil3d(9, 3), grid2d(20, 20, 1, 1),
+                        bsr_test_random_matrix(300, 300, 3, 1, 6, BSR_DOUBLE, 7)};
+    for (int m = 0; m < 4; m++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(A[m]);
+        for (int k = 0; specs[k]; k++) bsr_ordering_free(roundtrip(A[m], specs[k]));
+        bsr_matrix_destroy(A[m]);
+    }
+    /* float values travel bit for bit too */
+    bsr_matrix *F = bsr_test_random_matrix(100, 100, 2, 1, 5, BSR_FLOAT, 3), *B, *C;
+    bsr_order_options o;
+    bsr_ordering *ord;
+    bsr_order_options_default(&o, BSR_ORDER_RCM);
+    BSR_ASSERT_OK(bsr_order(F, &o, &ord));
+    BSR_ASSERT_OK(bsr_permute(F, ord, &B));
+    bsr_ordering inv = *ord;
+    inv.perm = ord->iperm; inv.iperm = ord->perm;
+    BSR_ASSERT_OK(bsr_permute(B, &inv, &C));
+    CU_ASSERT(same_matrix(F, C));
+    bsr_matrix_destroy(B); bsr_matrix_destroy(C); bsr_matrix_destroy(F); bsr_ordering_free(ord);
+}
+
+static void test_permute_vec(void)
+{
+    bsr_matrix *A = grid2d(15, 11, 3, 0);
+    bsr_ordering *ord = roundtrip(A, "nd:2");
+    int n = ord->n, b = 3, k = 2;
+    bsr_multivec *X, *Y, *Z, *AX, *PAX, *BY;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Z, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&AX, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&PAX, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&BY, (int64_t)n * b, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(X, 5));
+    BSR_ASSERT_OK(bsr_multivec_fill(Z, 0.0 / 0.0));
+    BSR_ASSERT_OK(bsr_permute_vec(ord, b, X, Y));
+    BSR_ASSERT_OK(bsr_permute_vec_inv(ord, b, Y, Z));
+    const double *x = bsr_multivec_cdata(X), *y = bsr_multivec_cdata(Y);
+    CU_ASSERT_EQUAL(memcmp(x, bsr_multivec_cdata(Z), sizeof(double) * (size_t)n * b * k), 0);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (memcmp(y + (size_t)i * b * k, x + (size_t)ord->perm[i] * b * k, sizeof(double) * b * k)) bad++;
+    CU_ASSERT_EQUAL(bad, 0);
+    /* (P A P^T)(P x) = P (A x) */
+    bsr_matrix *B;
+    BSR_ASSERT_OK(bsr_permute(A, ord, &B));
+    BSR_ASSERT_OK(bsr_spmm(1.0, A, X, 0.0, AX));
+    BSR_ASSERT_OK(bsr_permute_vec(ord, b, AX, PAX));
+    BSR_ASSERT_OK(bsr_spmm(1.0, B, Y, 0.0, BY));
+    double d[2];
+    const double m1[2] = {-1.0, -1.0};
+    BSR_ASSERT_OK(bsr_multivec_axpy(BY, m1, PAX));
+    BSR_ASSERT_OK(bsr_multivec_norm2(BY, d));
+    CU_ASSERT(d[0] < 1e-12 && d[1] < 1e-12);
+    /* wrong sizes, aliasing */
+    CU_ASSERT_EQUAL(bsr_permute_vec(ord, 2, X, Y), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_permute_vec(ord, b, X, X), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_permute_vec(NULL, b, X, Y), BSR_ERR_ARG);
+    bsr_matrix *S = grid2d(4, 4, 3, 0);
+    bsr_matrix *T = NULL;
+    CU_ASSERT_EQUAL(bsr_permute(S, ord, &T), BSR_ERR_SIZE);
+    CU_ASSERT_PTR_NULL(T);
+    bsr_matrix_destroy(S);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Z);
+    bsr_multivec_destroy(AX); bsr_multivec_destroy(PAX); bsr_multivec_destroy(BY);
+    bsr_matrix_destroy(A); bsr_matrix_destroy(B);
+    bsr_ordering_free(ord);
+}
+
+/* Tree shape invariants of an ND ordering with full depth h. */
+static void check_full_tree(const bsr_ordering *o, int h)
+{
+    CU_ASSERT_EQUAL(o->depth, h);
+    CU_ASSERT_EQUAL(o->nleaves, 1 << h);
+    CU_ASSERT_EQUAL(o->nnodes, 2 * (1 << h) - 1);
+    CU_ASSERT_EQUAL(o->nodes[0].first, 0);
+    CU_ASSERT_EQUAL(o->nodes[0].last, o->n);
+    CU_ASSERT_EQUAL(o->nodes[0].parent, -1);
+    for (int k = 0; k < o->nnodes; k++) {
+        const bsr_tree_node *t = &o->nodes[k];
+        if (t->child[0] < 0) CU_ASSERT_EQUAL(t->level, h);
+        if (t->parent >= 0) CU_ASSERT(o->nodes[t->parent].child[0] == k || o->nodes[t->parent].child[1] == k);
+    }
+}
+
+static void test_nd_grids(void)
+{
+    bsr_matrix *A = grid2d(64, 48, 2, 0);
+    for (int h = 0; h <= 6; h++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "nd:%d,seed=%d", h, h + 1);
+        bsr_ordering *o = roundtrip(A, spec);
+        check_full_tree(o, h);
+        CU_ASSERT_FALSE(o->depth_auto);
+        bsr_ordering_free(o);
+    }
+    bsr_matrix_destroy(A);
+    A = stencil3d(20, 2);     /* 8000 block rows */
+    bsr_ordering *o = roundtrip(A, "nd:auto");
+    CU_ASSERT(o->depth_auto);
+    CU_ASSERT_EQUAL(o->depth_asked, bsr_nd_auto_depth(8000, 0));
+    check_full_tree(o, o->depth_asked);
+    bsr_ordering_free(o);
+    o = roundtrip(A, "nd:auto,nsm=8,nseps=3,ufactor=50");
+    CU_ASSERT_EQUAL(o->depth, bsr_nd_auto_depth(8000, 8));
+    bsr_ordering_free(o);
+    bsr_matrix_destroy(A);
+    /* depth auto: leaves <= 4096 rows, p >= nsm while leaves keep >= 128 rows */
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(1, 132), 0);
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(200, 132), 0);
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(1000, 132), 2);
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(64000, 132), 8);
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(64000, 16), 4);
+    CU_ASSERT_EQUAL(bsr_nd_auto_depth(1 << 24, 132), 12);
+}
+
+static void test_nd_disconnected(void)
+{
+    /* two grids side by side, no coupling, plus isolated rows */
+    int g = 12, n = 2 * g * g + 5, m = 0;
+    int *pi = malloc(sizeof(int) * 5 * (size_t)n), *pj = malloc(sizeof(int) * 5 * (size_t)n);
+    for (int c = 0; c < 2; c++)
+        for (int y = 0; y < g; y++)
+            for (int x = 0; x < g; x++) {
+                int i = c * g * g + y * g + x;
+                pi[m] = i; pj[m++] = i;
+                if (x + 1 < g) { pi[m] = i; pj[m++] = i + 1; pi[m] = i + 1; pj[m++] = i; }
+                if (y + 1 < g) { pi[m] = i; pj[m++] = i + g; pi[m] = i + g; pj[m++] = i; }
+            }
+    for (int i = 2 * g * g; i < n; i++) { pi[m] = i; pj[m++] = i; }
+    bsr_matrix *A = from_pairs(n, 2, m, pi, pj);
+    free(pi); free(pj);
+    bsr_ordering *o = roundtrip(A, "nd:1");
+    CU_ASSERT_EQUAL(o->nodes[0].sep_first, o->nodes[0].last);   /* empty root separator */
+    bsr_ordering_free(o);
+    o = roundtrip(A, "nd:4");
+    CU_ASSERT_EQUAL(o->nleaves, 16);
+    bsr_ordering_free(o);
+    /* only isolated rows: every split is free */
+    int di[64];
+    for (int i = 0; i < 64; i++) di[i] = i;
+    bsr_matrix *D = from_pairs(64, 1, 64, di, di);
+    o = roundtrip(D, "nd:3");
+    check_full_tree(o, 3);
+    for (int k = 0; k < o->nnodes; k++)   /* all separators empty, leaves of 8 */
+        CU_ASSERT_EQUAL(o->nodes[k].child[0] < 0 ? o->nodes[k].last - o->nodes[k].first - 8
+                                                 : o->nodes[k].last - o->nodes[k].sep_first, 0);
+    bsr_ordering_free(o);
+    bsr_matrix_destroy(D);
+    bsr_matrix_destroy(A);
+}
+
+static void test_checker_fails(void)
+{
+    bsr_matrix *A = grid2d(30, 30, 1, 0), *B, *C = NULL;
+    bsr_order_options opt;
+    bsr_ordering *o;
+    bsr_pbordered_report r;
+    CU_ASSERT_EQUAL(bsr_order_parse("nd:3", &opt), BSR_OK);
+    BSR_ASSERT_OK(bsr_order(A, &opt, &o));
+    BSR_ASSERT_OK(bsr_permute(A, o, &B));
+    BSR_ASSERT_OK(bsr_pbordered_check(B, o, &r));
+    /* add one block between the first rows of leaves 0 and 1 of different parents */
+    int l0 = -1, l1 = -1;
+    for (int k = 0; k < o->nnodes; k++) {
+        const bsr_tree_node *t = &o->nodes[k];
+        if (t->child[0] >= 0) continue;
+        if (l0 < 0) l0 = k;
+        else if (o->nodes[t->parent].parent != o->nodes[o->nodes[l0].parent].parent) { l1 = k; break; }
+    }
+    CU_ASSERT_FATAL(l0 >= 0 && l1 >= 0);
+    int i = o->nodes[l0].first, j = o->nodes[l1].first, n = o->n;
+    const int *rp = bsr_matrix_rowptr(B), *ci = bsr_matrix_colind(B);
+    int nz = bsr_matrix_nnzb(B);
+    int *rp2 = malloc(sizeof(int) * (n + 1)), *ci2 = malloc(sizeof(int) * (nz + 1));
+    double *v2 = calloc((size_t)nz + 1, sizeof(double));
+    rp2[0] = 0;
+    for (int r0 = 0, q = 0; r0 < n; r0++) {
+        for (int p = rp[r0]; p < rp[r0 + 1]; p++) { ci2[q] = ci[p]; v2[q++] = 1.0; }
+        if (r0 == i) { ci2[q] = j; v2[q++] = 1.0; }
+        rp2[r0 + 1] = q;
+    }
+    BSR_ASSERT_OK(bsr_matrix_create(&C, n, n, 1, rp2, ci2, v2, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_pbordered_check(C, o, &r), BSR_ERR_STRUCTURE);
+    char want[64];
+    snprintf(want, sizeof want, "block (%d,%d)", i, j);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+    CU_ASSERT_EQUAL(r.nleaves, 8);   /* the report is still filled */
+    /* the unpermuted grid is not p-bordered for this tree */
+    CU_ASSERT_EQUAL(bsr_pbordered_check(A, o, NULL), BSR_ERR_STRUCTURE);
+    /* a corrupted tree is caught */
+    int save = o->nodes[1].last;
+    o->nodes[1].last = save - 1;
+    CU_ASSERT_EQUAL(bsr_pbordered_check(B, o, NULL), BSR_ERR_STRUCTURE);
+    o->nodes[1].last = save;
+    /* an ordering without a tree cannot be checked */
+    bsr_ordering *nat;
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &nat));
+    CU_ASSERT_EQUAL(bsr_pbordered_check(A, nat, NULL), BSR_ERR_ARG);
+    bsr_ordering_free(nat);
+    free(rp2); free(ci2); free(v2);
+    bsr_matrix_destroy(A); bsr_matrix_destroy(B); bsr_matrix_destroy(C);
+    bsr_ordering_free(o);
+}
+
+static void test_depth_too_large(void)
+{
+    int pi[3 * 10], pj[3 * 10], m = 0;   /* path of 10 rows */
+    for (int i = 0; i < 10; i++) {
+        pi[m] = i; pj[m++] = i;
+        if (i + 1 < 10) { pi[m] = i; pj[m++] = i + 1; pi[m] = i + 1; pj[m++] = i; }
+    }
+    bsr_matrix *A = from_pairs(10, 2, m, pi, pj);
+    bsr_ordering *o = roundtrip(A, "nd:20");
+    CU_ASSERT(o->depth < 20);
+    CU_ASSERT_EQUAL(o->depth_asked, 20);
+    CU_ASSERT(o->nleaves >= 2);
+    bsr_ordering_free(o);
+    bsr_matrix_destroy(A);
+    A = grid2d(9, 7, 1, 1);
+    o = roundtrip(A, "nd:30");
+    CU_ASSERT(o->depth < 30);
+    bsr_ordering_free(o);
+    bsr_order_options opt;
+    bsr_order_options_default(&opt, BSR_ORDER_ND);
+    opt.depth = 40;
+    CU_ASSERT_EQUAL(bsr_order(A, &opt, &o), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(o);
+    opt.kind = (bsr_order_kind)99;
+    opt.depth = 2;
+    CU_ASSERT_EQUAL(bsr_order(A, &opt, &o), BSR_ERR_ARG);
+    bsr_matrix_destroy(A);
+}
+
+static void test_tiny(void)
+{
+    int z = 0;
+    bsr_matrix *A = from_pairs(1, 3, 1, &z, &z);
+    for (int k = 0; specs[k]; k++) {
+        bsr_ordering *o = roundtrip(A, specs[k]);
+        CU_ASSERT_EQUAL(o->perm[0], 0);
+        bsr_ordering_free(o);
+    }
+    bsr_levels *lv;
+    BSR_ASSERT_OK(bsr_levels_build(A, 0, &lv));
+    CU_ASSERT_EQUAL(lv->nlevels, 1);
+    bsr_levels_free(lv);
+    bsr_matrix_destroy(A);
+    /* empty rows (no block at all, not even the diagonal) */
+    int pi[] = {0, 0, 2, 4, 4}, pj[] = {0, 4, 2, 0, 4};
+    A = from_pairs(6, 2, 5, pi, pj);
+    for (int k = 0; specs[k]; k++) bsr_ordering_free(roundtrip(A, specs[k]));
+    bsr_matrix_destroy(A);
+    /* no blocks at all */
+    A = from_pairs(4, 1, 0, pi, pj);
+    if (A) {
+        for (int k = 0; specs[k]; k++) bsr_ordering_free(roundtrip(A, specs[k]));
+        bsr_matrix_destroy(A);
+    }
+    /* not square */
+    bsr_matrix *R = bsr_test_random_matrix(5, 6, 1, 1, 2, BSR_DOUBLE, 1);
+    bsr_order_options opt;
+    bsr_ordering *o;
+    bsr_levels *l2;
+    bsr_order_options_default(&opt, BSR_ORDER_ND);
+    CU_ASSERT_EQUAL(bsr_order(R, &opt, &o), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_levels_build(R, 0, &l2), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_order(NULL, &opt, &o), BSR_ERR_ARG);
+    bsr_matrix_destroy(R);
+}
+
+static void test_metis_failure(void)
+{
+    bsr_matrix *A = grid2d(20, 20, 1, 0);
+    bsr_order_options opt;
+    bsr_ordering *o = NULL;
+    bsr_order_options_default(&opt, BSR_ORDER_ND);
+    opt.depth = 2;
+    opt.nseps = -3;   /* METIS rejects this */
+    CU_ASSERT_EQUAL(bsr_order(A, &opt, &o), BSR_ERR_METIS);
+    CU_ASSERT_PTR_NULL(o);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "METIS_ComputeVertexSeparator"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "returned -2"));
+    opt.kind = BSR_ORDER_METIS_ND;
+    CU_ASSERT_EQUAL(bsr_order(A, &opt, &o), BSR_ERR_METIS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "METIS_NodeND"));
+    CU_ASSERT_PTR_NULL(o);
+    bsr_matrix_destroy(A);
+}
+
+static void test_parse(void)
+{
+    bsr_order_options o;
+    BSR_ASSERT_OK(bsr_order_parse("nd:auto,seed=7,nseps=2,ufactor=30,nsm=114", &o));
+    CU_ASSERT(o.kind == BSR_ORDER_ND && o.depth == -1 && o.seed == 7 && o.nseps == 2 &&
+              o.ufactor == 30 && o.nsm == 114);
+    BSR_ASSERT_OK(bsr_order_parse("nd:5", &o));
+    CU_ASSERT_EQUAL(o.depth, 5);
+    BSR_ASSERT_OK(bsr_order_parse("amd", &o));
+    CU_ASSERT_EQUAL(o.kind, BSR_ORDER_AMD);
+    const char *bad[] = {"foo", "nd:x", "nd:-2", "rcm:3", "nd,seed", "nd,bogus=1", "nd:99", NULL};
+    for (int k = 0; bad[k]; k++) CU_ASSERT_EQUAL(bsr_order_parse(bad[k], &o), BSR_ERR_ARG);
+}
+
+/* Every dependency of a row (strict triangle) lies in an earlier level. */
+static int levels_valid(const bsr_matrix *A, const bsr_levels *lv, int upper)
+{
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    int n = bsr_matrix_nbrows(A);
+    if (lv->n != n || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n) return 0;
+    char *seen = calloc((size_t)n + 1, 1);
+    int ok = 1, maxw = 0;
+    for (int l = 0; l < lv->nlevels; l++) {
+        int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+        if (w <= 0) ok = 0;
+        if (w > maxw) maxw = w;
+        for (int k = lv->level_ptr[l]; k < lv->level_ptr[l + 1]; k++) {
+            int i = lv->rows[k];
+            if (seen[i] || lv->level_of[i] != l) ok = 0;
+            seen[i] = 1;
+            int need = 0;
+            for (int p = rp[i]; p < rp[i + 1]; p++) {
+                int j = ci[p];
+                if (upper ? j > i : j < i) {
+                    if (lv->level_of[j] >= l) ok = 0;
+                    if (lv->level_of[j] == l - 1) need = 1;
+                }
+            }
+            if (l > 0 && !need) ok = 0;   /* as early as possible */
+        }
+    }
+    if (maxw != lv->max_width) ok = 0;
+    free(seen);
+    return ok;
+}
+
+static void test_levels(void)
+{
+    int n = 50, m = 0, pi[150], pj[150];
+    for (int i = 0; i < n; i++) {
+        pi[m] = i; pj[m++] = i;
+        if (i + 1 < n) { pi[m] = i; pj[m++] = i + 1; pi[m] = i + 1; pj[m++] = i; }
+    }
+    int di[50];
+    for (int i = 0; i < n; i++) di[i] = i;
+    bsr_matrix *T = from_pairs(n, 2, m, pi, pj), *D = from_pairs(n, 2, n, di, di);
+    bsr_levels *lv;
+    for (int up = 0; up < 2; up++) {
+        BSR_ASSERT_OK(bsr_levels_build(T, up, &lv));
+        CU_ASSERT_EQUAL(lv->nlevels, n);
+        CU_ASSERT_EQUAL(lv->max_width, 1);
+        CU_ASSERT(levels_valid(T, lv, up));
+        bsr_levels_free(lv);
+        /* diagonal: one level of n rows */
+        BSR_ASSERT_OK(bsr_levels_build(D, up, &lv));
+        CU_ASSERT_EQUAL(lv->nlevels, 1);
+        CU_ASSERT_EQUAL(lv->max_width, n);
+        CU_ASSERT_DOUBLE_EQUAL(lv->mean_width, n, 0);
+        bsr_levels_free(lv);
+    }
+    bsr_matrix_destroy(T);
+    bsr_matrix_destroy(D);
+    /* grids, random nonsymmetric, ND-permuted: validity; level-ordered renumbering */
+    bsr_matrix *A[3] = {grid2d(17, 13, 1, 1), bsr_test_random_matrix(200, 200, 2, 1, 7, BSR_DOUBLE, 9),
+                        stencil3d(8, 1)};
+    for (int k = 0; k < 3; k++) {
+        for (int up = 0; up < 2; up++) {
+            bsr_ordering *o;
+            BSR_ASSERT_OK(bsr_order_levels(A[k], up, &o, &lv));
+            CU_ASSERT(levels_valid(A[k], lv, up));
+            CU_ASSERT(is_bijection(o));
+            CU_ASSERT_EQUAL(o->kind, BSR_ORDER_LEVELS);
+            /* contiguous levels, dependencies renumbered earlier */
+            const int *rp = bsr_matrix_rowptr(A[k]), *ci = bsr_matrix_colind(A[k]);
+            int bad = 0;
+            for (int i = 0; i < o->n; i++) {
+                if (lv->level_of[o->perm[i]] != lv->level_of[lv->rows[i]]) bad++;
+                for (int p = rp[i]; p < rp[i + 1]; p++)
+                    if ((up ? ci[p] > i : ci[p] < i) && o->iperm[ci[p]] >= o->iperm[i]) bad++;
+            }
+            CU_ASSERT_EQUAL(bad, 0);
+            bsr_ordering_free(o);
+            bsr_levels_free(lv);
+        }
+        /* 2D grid lower triangle: levels = anti-diagonals gx + gy - 1 */
+        if (k == 2) {
+            BSR_ASSERT_OK(bsr_levels_build(A[k], 0, &lv));
+            CU_ASSERT_EQUAL(lv->nlevels, 3 * 8 - 2);
+            bsr_levels_free(lv);
+        }
+        bsr_matrix_destroy(A[k]);
+    }
+}
+
+/* Per-leaf level schedules of an ND-permuted grid: dependencies inside the
+ * leaf come from earlier levels, rows outside are ignored. */
+static void test_levels_range(void)
+{
+    bsr_matrix *A = grid2d(40, 30, 1, 0), *B;
+    bsr_ordering *o = roundtrip(A, "nd:3");
+    BSR_ASSERT_OK(bsr_permute(A, o, &B));
+    const int *rp = bsr_matrix_rowptr(B), *ci = bsr_matrix_colind(B);
+    int leaves = 0, bad = 0;
+    for (int k = 0; k < o->nnodes; k++) {
+        const bsr_tree_node *t = &o->nodes[k];
+        if (t->child[0] >= 0) continue;
+        for (int up = 0; up < 2; up++) {
+            bsr_levels *lv;
+            BSR_ASSERT_OK(bsr_levels_build_range(B, up, t->first, t->last, &lv));
+            CU_ASSERT_EQUAL(lv->n, t->last - t->first);
+            CU_ASSERT_EQUAL(lv->level_ptr[lv->nlevels], lv->n);
+            for (int q = 0; q < lv->n; q++) {
+                int i = lv->rows[q], l = lv->level_of[i - t->first];
+                if (i < t->first || i >= t->last) { bad++; continue; }
+                for (int p = rp[i]; p < rp[i + 1]; p++) {
+                    int j = ci[p];
+                    if (j >= t->first && j < t->last && (up ? j > i : j < i) &&
+                        lv->level_of[j - t->first] >= l) bad++;
+                }
+            }
+            bsr_levels_free(lv);
+        }
+        leaves++;
+    }
+    CU_ASSERT_EQUAL(leaves, 8);
+    CU_ASSERT_EQUAL(bad, 0);
+    /* the whole range is bsr_levels_build */
+    bsr_levels *a, *b;
+    BSR_ASSERT_OK(bsr_levels_build(B, 0, &a));
+    BSR_ASSERT_OK(bsr_levels_build_range(B, 0, 0, o->n, &b));
+    CU_ASSERT(a->nlevels == b->nlevels && !memcmp(a->rows, b->rows, sizeof(int) * (size_t)o->n));
+    bsr_levels_free(a);
+    bsr_levels_free(b);
+    CU_ASSERT_EQUAL(bsr_levels_build_range(B, 0, 5, 2, &a), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_levels_build_range(B, 0, 0, o->n + 1, &a), BSR_ERR_ARG);
+    bsr_matrix_destroy(A);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+}
+
+static int bandwidth(const bsr_matrix *A)
+{
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    int bw = 0;
+    for (int i = 0; i < bsr_matrix_nbrows(A); i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++) bw = abs(ci[p] - i) > bw ? abs(ci[p] - i) : bw;
+    return bw;
+}
+
+/* RCM recovers a narrow band from a randomly shuffled grid (each component). */
+static void test_rcm_band(void)
+{
+    int gx = 30, gy = 20, n = gx * gy;
+    bsr_matrix *G = grid2d(gx, gy, 1, 0), *S, *R;
+    bsr_ordering *sh;
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
+    uint64_t st = 12345;
+    for (int i = n - 1; i > 0; i--) {   /* Fisher-Yates with a fixed LCG */
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
+        sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+    BSR_ASSERT_OK(bsr_permute(G, sh, &S));
+    CU_ASSERT(bandwidth(S) > 200);
+    bsr_ordering *o = roundtrip(S, "rcm");
+    BSR_ASSERT_OK(bsr_permute(S, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_ordering_free(o);
+    /* the grid with holes has isolated rows: still a bijection, still banded */
+    bsr_matrix *H = grid2d(gx, gy, 1, 1);
+    o = roundtrip(H, "rcm");
+    BSR_ASSERT_OK(bsr_permute(H, o, &R));
+    CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+    bsr_matrix_destroy(R);
+    bsr_matrix_destroy(H);
+    bsr_ordering_free(o);
+    bsr_ordering_free(sh);
+    bsr_matrix_destroy(S);
+    bsr_matrix_destroy(G);
+}
+
+static void test_real_matrices(void)
+{
+    const char *dir = bsr_test_real_dir();
+    if (!*dir) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    int done = 0;
+    while ((e = readdir(d)) && done < 8) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        bsr_matrix *A;
+        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL)) {
+            printf("\n  [skip] %s: %s\n", e->d_name, bsr_last_error());
+            continue;
+        }
+        if (bsr_matrix_nbrows(A) > 2000000) { bsr_matrix_destroy(A); continue; }
+        printf("\n  real %s: %d block rows", e->d_name, bsr_matrix_nbrows(A));
+        bsr_ordering *o = roundtrip(A, "nd:auto");
+        printf(", nd depth %d, %d leaves", o->depth, o->nleaves);
+        bsr_ordering_free(o);
+        bsr_ordering_free(roundtrip(A, "rcm"));
+        bsr_matrix_destroy(A);
+        done++;
+    }
+    closedir(d);
+}
+
+/* The CLI summary runs every ordering and passes the p-bordered check. */
+static void test_cli(void)
+{
+    const char *cli = getenv("BSR_CLI");
+    if (!cli || !*cli) { printf("\n  [skip] BSR_CLI unset\n"); return; }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:10:2 --info --reorder all > /dev/null", cli);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:10:2 --info --json --reorder nd:3+rcm | "
+             "grep -q '\"pbordered\": true'", cli);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s --gen stencil3d:4:1 --info --reorder nd:zz > /dev/null 2>&1", cli);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"roundtrip_all_orderings", test_roundtrip_all_orderings},
+        {"permute_vec", test_permute_vec},
+        {"nd_grids", test_nd_grids},
+        {"nd_disconnected", test_nd_disconnected},
+        {"checker_fails", test_checker_fails},
+        {"depth_too_large", test_depth_too_large},
+        {"tiny", test_tiny},
+        {"metis_failure", test_metis_failure},
+        {"parse", test_parse},
+        {"levels", test_levels},
+        {"levels_range", test_levels_range},
+        {"rcm_band", test_rcm_band},
+        {"real_matrices", test_real_matrices},
+        {"cli", test_cli},
+        {NULL, NULL}};
+    return bsr_test_main("reorder", tests, argc, argv);
+}
