@@ -101,14 +101,14 @@ int bench_pyramid(int argc, char **argv)
         return 2;
     }
     int64_t n[3] = {N, N, N};
-    bsr_grid *G = NULL, *init = NULL, *ref = NULL, *reft = NULL;
+    bsr_grid *G = NULL, *init = NULL, *ref = NULL;
     bsr_status s;
     double t0 = cli_now();
     if ((s = bsr_grid_create(&G, dim, n, prec, 1)) || (s = bsr_grid_create(&init, dim, n, prec, 0)) ||
-        (s = bsr_grid_create(&ref, dim, n, prec, 0)) || (s = bsr_grid_create(&reft, dim, n, prec, 0)) ||
+        (s = bsr_grid_create(&ref, dim, n, prec, 0)) ||
         (s = bsr_grid_fill_test(init, 1, 0))) {
         cli_fail(s);
-        bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref); bsr_grid_destroy(reft);
+        bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref);
         return 1;
     }
     const size_t vs = bsr_precision_size(prec);
@@ -119,14 +119,18 @@ int bench_pyramid(int argc, char **argv)
     bsr_pyr_model M;
     if ((s = bsr_pyr_calibrate(dim, prec, budget, &M))) {
         cli_fail(s);
-        bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref); bsr_grid_destroy(reft);
+        bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref);
         return 1;
     }
     double h2d_bw = vs / M.tau_h2d, d2h_bw = vs / M.tau_d2h;
-    printf("calibration: H2D %.2f GB/s, D2H %.2f GB/s (pinned), D2D copy %.1f GB/s, tau_a %.4f ns/update, "
-           "launch %.2f us\n", h2d_bw / 1e9, d2h_bw / 1e9, M.d2d_bw / 1e9, 1e9 * M.tau_a, 1e6 * M.t_launch);
+    printf("calibration: H2D %.2f GB/s, D2H %.2f GB/s (pinned, alone), both at once %.2f GB/s total (duplex x%.3f),\n"
+           "             strided (4096-value rows) H2D %.2f / D2H %.2f GB/s, D2D copy %.1f GB/s,\n"
+           "             tau_a %.4f ns/update, launch %.2f us\n",
+           h2d_bw / 1e9, d2h_bw / 1e9, 2 * vs / (M.duplex * (M.tau_h2d > M.tau_d2h ? M.tau_h2d : M.tau_d2h)) / 1e9,
+           M.duplex, vs / M.tau_h2d_2d / 1e9, vs / M.tau_d2h_2d / 1e9, M.d2d_bw / 1e9, 1e9 * M.tau_a,
+           1e6 * M.t_launch);
     printf("device budget: %s%.3f GiB (grid is %.1fx the budget)\n", budget ? "" : "free memory ",
-           budget ? budget / 1073741824.0 : 0.0, budget ? 2 * gbytes / budget : 0.0);
+           budget ? budget / 1073741824.0 : 0.0, budget ? gbytes / budget : 0.0);
     bsr_pyr_opts o;
     bsr_pyr_opts_default(&o);
     o.r = 0.9 / (2 * dim);
@@ -134,26 +138,26 @@ int bench_pyramid(int argc, char **argv)
     o.nslots = slots;
     o.device_mem = budget;
 
-    /* in-core (whole device), K steps: the reference result and throughput */
+    /* trivial (Kt steps) against in-core of the same steps, then in-core K steps:
+     * the reference result and throughput */
+    o.algo = BSR_PYR_INCORE;
+    o.device_mem = 0;
+    o.steps = Kt;
+    run_line("in-core (trivial's K)", G, init, NULL, &o, &M, h2d_bw, d2h_bw, NULL);
+    bsr_grid_copy(ref, G);
+    bsr_pyr_info itr;
+    o.algo = BSR_PYR_TRIVIAL;
+    o.device_mem = budget;
+    double t_tr = run_line("trivial", G, init, ref, &o, &M, h2d_bw, d2h_bw, &itr);
+    double ns_tr = t_tr == t_tr ? 1e9 * t_tr / itr.updates : NAN;
     bsr_pyr_info iin;
     o.algo = BSR_PYR_INCORE;
     o.device_mem = 0;
+    o.steps = K;
     double t_in = run_line("in-core", G, init, NULL, &o, &M, h2d_bw, d2h_bw, &iin);
     int have_ref = t_in == t_in;
     if (have_ref) bsr_grid_copy(ref, G);
-    o.steps = Kt;
-    run_line("in-core (trivial's K)", G, init, NULL, &o, &M, h2d_bw, d2h_bw, NULL);
-    bsr_grid_copy(reft, G);
-    o.steps = K;
     o.device_mem = budget;
-
-    /* trivial: Kt steps */
-    bsr_pyr_info itr;
-    o.algo = BSR_PYR_TRIVIAL;
-    o.steps = Kt;
-    double t_tr = run_line("trivial", G, init, reft, &o, &M, h2d_bw, d2h_bw, &itr);
-    double ns_tr = t_tr == t_tr ? 1e9 * t_tr / itr.updates : NAN;
-    o.steps = K;
 
     /* pyramid per decomposition at the chosen (or given) height */
     double best = INFINITY;
@@ -230,15 +234,15 @@ int bench_pyramid(int argc, char **argv)
         }
         if (np) {
             printf("model error (mean |t - tau|/t over %d heights): %.1f%%\n", np, 100 * errsum / np);
-            plot_series ps[3] = {{"measured", np, xs, ym}, {"model (pipelined)", np, xs, yp},
-                                 {"original formula (serial)", np, xs, yo}};
+            plot_series ps[3] = {{"measured", np, xs, ym}, {"model", np, xs, yp},
+                                 {"orig. formula", np, xs, yo}};
             char title[160];
             snprintf(title, sizeof title, "pyramid %dD %lld^%d, %s, K=%d, budget %.2f GiB", dim, (long long)N, dim,
                      bo.decomp ? "tiles" : "strips", Ks, budget / 1073741824.0);
             if (!plot_png(plot, title, "height n", "time (s)", ps, 3, 1, 1)) printf("plot: %s\n", plot);
         }
     }
-    bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref); bsr_grid_destroy(reft);
+    bsr_grid_destroy(G); bsr_grid_destroy(init); bsr_grid_destroy(ref);
 
     /* long-vector variant: sweep N, model vs measurement */
     if (!cli_flag(argc, argv, "--no-longvec")) {

@@ -377,6 +377,56 @@ done:
     return st;
 }
 
+/* Median of three timed strided copies (rows of w bytes). */
+static bsr_status time_copy2d(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t rows,
+                              cudaMemcpyKind kind, double *sec)
+{
+    bsr_status st = BSR_OK;
+    double t[3];
+    for (int r = 0; r < 3; r++) {
+        CK(cudaDeviceSynchronize());
+        double t0 = now();
+        CK(cudaMemcpy2D(dst, dp, src, sp, w, rows, kind));
+        t[r] = now() - t0;
+    }
+    {
+        double x = t[0] < t[1] ? t[0] : t[1], y = t[0] < t[1] ? t[1] : t[0];
+        *sec = t[2] < x ? x : t[2] > y ? y : t[2];
+    }
+done:
+    return st;
+}
+
+/* Time an h2d and a d2h copy of `bytes` each, run at once on two streams
+ * (d holds 2*bytes; the h2d lands in the second half). */
+static bsr_status time_duplex(char *d, void *h, size_t bytes, double *sec)
+{
+    bsr_status st = BSR_OK;
+    cudaStream_t a = NULL, b = NULL;
+    char *h2 = NULL;
+    double best = 1e30;
+    CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    CK(cudaHostAlloc(&h2, bytes, cudaHostAllocPortable));
+    memset(h2, 0, bytes);
+    for (int r = 0; r < 3; r++) {
+        CK(cudaDeviceSynchronize());
+        double t0 = now();
+        CK(cudaMemcpyAsync(d + bytes, h, bytes, cudaMemcpyHostToDevice, a));
+        CK(cudaMemcpyAsync(h2, d, bytes, cudaMemcpyDeviceToHost, b));
+        CK(cudaStreamSynchronize(a));
+        CK(cudaStreamSynchronize(b));
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    *sec = best;
+done:
+    if (a) cudaStreamDestroy(a);
+    if (b) cudaStreamDestroy(b);
+    cudaFreeHost(h2);
+    return st;
+}
+
 /* Time `reps` steps of region R (event-timed, after one warm-up step). */
 static bsr_status time_steps(int dbl, int dim, void *x, void *y, const pyr_kregion *R, int reps, double *sec)
 {
@@ -426,6 +476,17 @@ extern "C" bsr_status bsr_pyr_calibrate(int dim, bsr_precision prec, size_t budg
     M->tau_d2h = t / (bytes / vs);
     if ((st = time_copy(d + bytes, d, bytes, cudaMemcpyDeviceToDevice, &t)) != BSR_OK) goto done;
     M->d2d_bw = bytes / t;
+    if ((st = time_duplex(d, h, bytes, &t)) != BSR_OK) goto done;
+    M->duplex = t / (bytes / vs) / (M->tau_h2d > M->tau_d2h ? M->tau_h2d : M->tau_d2h);
+    if (M->duplex < 1) M->duplex = 1;
+    {
+        /* strided: rows of 4096 values every 8 rows' worth of bytes (tile rows) */
+        size_t w = 4096 * vs, rows = bytes / (8 * w);
+        if ((st = time_copy2d(d, w, h, 8 * w, w, rows, cudaMemcpyHostToDevice, &t)) != BSR_OK) goto done;
+        M->tau_h2d_2d = t / (double)(rows * 4096);
+        if ((st = time_copy2d(h, 8 * w, d, w, w, rows, cudaMemcpyDeviceToHost, &t)) != BSR_OK) goto done;
+        M->tau_d2h_2d = t / (double)(rows * 4096);
+    }
     /* compute: a cube/square/line of bytes/vs points per buffer */
     side = (int64_t)floor(pow((double)(bytes / vs), 1.0 / dim));
     for (int a = 0; a < dim; a++) ext[a] = side;

@@ -59,11 +59,19 @@ static void stage_times(const pyr_plan *P, const bsr_pyr_model *M, int host_resi
 {
     double in, out, comp;
     sub_volume(P, j, h, &in, &out, &comp);
+    pyr_box ob;
+    pyr_out_box(P, j, &ob);
+    /* rows narrower than the grid travel as strided 2D copies */
+    int strided = P->dim > 1 && ob.hi[0] - ob.lo[0] < P->n[0];
+    double th = strided && M->tau_h2d_2d > 0 ? M->tau_h2d_2d : M->tau_h2d;
+    double td = strided && M->tau_d2h_2d > 0 ? M->tau_d2h_2d : M->tau_d2h;
+    /* with several slots the two directions overlap and share the link */
+    double dup = P->nslots > 1 && M->duplex > 1 ? M->duplex : 1;
     double vs = (double)P->vsize;
     double d2d = M->d2d_bw > 0 ? vs / M->d2d_bw : 0;
     double rin = P->problem == BSR_PYR_JACOBI ? 2 : 1; /* rhs box travels too */
-    *tin = rin * in * (host_resident ? M->tau_h2d : d2d);
-    *tout = out * (host_resident ? M->tau_d2h : d2d);
+    *tin = rin * in * (host_resident ? th * dup : d2d);
+    *tout = out * (host_resident ? td * dup : d2d);
     *tc = comp * M->tau_a + h * M->t_launch + in * d2d;
 }
 

@@ -109,6 +109,9 @@ typedef struct {
     double d2d_bw;       /* device copy bandwidth measured at calibration (bytes/s) */
     int dim;
     bsr_precision prec;
+    double duplex;       /* slowdown of each direction while h2d and d2h overlap (0 = 1) */
+    double tau_h2d_2d, tau_d2h_2d; /* per value for strided boxes (rows narrower
+                                      than the grid, e.g. tiles); 0 = tau_h2d/d2h */
 } bsr_pyr_model;
 
 /* CPU run: algo INCORE = OpenMP reference; TRIVIAL/PYRAMID/INCORE_BLOCKED
