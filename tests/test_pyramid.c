@@ -284,13 +284,16 @@ static void test_model(void)
     CU_ASSERT_DOUBLE_EQUAL(v.comp, 18, 0);
     CU_ASSERT_EQUAL(P.nbr_ptr[1] - P.nbr_ptr[0], 2);
     /* one slot, no launch or copy cost: the prediction is the serial sum */
-    bsr_pyr_model M = {3e-9, 4e-9, 1e-10, 0, 0, 1, BSR_DOUBLE};
+    bsr_pyr_model M = {.tau_h2d = 3e-9, .tau_d2h = 4e-9, .tau_a = 1e-10, .dim = 1, .duplex = 2};
     P.nslots = 1;
     CU_ASSERT_DOUBLE_EQUAL(pyr_plan_predict(&P, &M, 1), 14 * 3e-9 + 10 * 4e-9 + 18 * 1e-10, 1e-20);
     /* many slots: bounded below by each stage's total */
     P.nslots = 3;
     double ov = pyr_plan_predict(&P, &M, 1);
-    CU_ASSERT(ov <= 14 * 3e-9 + 10 * 4e-9 + 18 * 1e-10 + 1e-20 && ov >= 14 * 3e-9);
+    CU_ASSERT(ov >= 2 * 14 * 3e-9); /* overlapping directions share the link: duplex 2 */
+    M.duplex = 1;
+    double ov1 = pyr_plan_predict(&P, &M, 1);
+    CU_ASSERT(ov1 <= 14 * 3e-9 + 10 * 4e-9 + 18 * 1e-10 + 1e-20 && ov1 >= 14 * 3e-9 && ov1 < ov);
     pyr_plan_free(&P);
     /* the volumes of a 2D strip plan agree with the closed formula's counts:
      * interior strips of R = r0 + 2n rows compute sum_t (R - 2t) rows */
@@ -310,8 +313,8 @@ static void test_model(void)
     CU_ASSERT_DOUBLE_EQUAL(comp, 1000.0 * (8 * R - 2 * (8 * 9 / 2)), 0);
     pyr_plan_free(&P);
     /* height choice: expensive transfers push n up, free transfers pull it to 1 */
-    bsr_pyr_model slow = {1e-8, 1e-8, 1e-11, 1e-6, 1e12, 2, BSR_DOUBLE};
-    bsr_pyr_model fast = {1e-14, 1e-14, 1e-10, 0, 1e15, 2, BSR_DOUBLE};
+    bsr_pyr_model slow = {.tau_h2d = 1e-8, .tau_d2h = 1e-8, .tau_a = 1e-11, .t_launch = 1e-6, .d2d_bw = 1e12, .dim = 2};
+    bsr_pyr_model fast = {.tau_h2d = 1e-14, .tau_d2h = 1e-14, .tau_a = 1e-10, .d2d_bw = 1e15, .dim = 2};
     bsr_pyr_opts_default(&o);
     o.steps = 64;
     o.device_mem = (size_t)1002 * 60 * 8 * 2 * 3;
@@ -321,6 +324,15 @@ static void test_model(void)
     BSR_ASSERT_OK(bsr_pyr_choose(G, &b, &fast, 24, 1, &sb));
     CU_ASSERT(a.height >= 4);
     CU_ASSERT_EQUAL(b.height, 1);
+    /* strided transfers 10x dearer: tiles (narrow rows) lose to strips */
+    bsr_pyr_model st = slow;
+    st.tau_h2d_2d = st.tau_d2h_2d = 1e-7;
+    bsr_pyr_opts c = o, e = o;
+    c.decomp = e.decomp = BSR_PYR_TILES;
+    double sc, se;
+    BSR_ASSERT_OK(bsr_pyr_choose(G, &c, &slow, 24, 0, &sc));
+    BSR_ASSERT_OK(bsr_pyr_choose(G, &e, &st, 24, 0, &se));
+    CU_ASSERT(c.decomp == BSR_PYR_TILES && se > sc);
     double chk;
     BSR_ASSERT_OK(bsr_pyr_predict(G, &a, &slow, &chk));
     CU_ASSERT_DOUBLE_EQUAL(chk, sa, 1e-12 * sa);
