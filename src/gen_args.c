@@ -1,0 +1,138 @@
+/* Parameters of the structured generators: "NAME:v1,v2,key=value,..." (',' or
+ * ':' separate items; bare values are positional), strict range checks, and
+ * the grid options (size, holes) every structured generator shares. */
+#include "stencil_impl.h"
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+bsr_status gen_args_parse(const char *gen, const char *params, const char *const *positional,
+                          gen_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->gen = gen;
+    int npos = 0;
+    const char *s = params ? params : "";
+    while (*s) {
+        size_t len = strcspn(s, ",:");
+        if (len == 0) return bsr_error(BSR_ERR_ARG, "%s: empty item in parameters '%s'", gen, params);
+        const char *eq = memchr(s, '=', len);
+        if (a->n == GEN_MAXARGS) return bsr_error(BSR_ERR_ARG, "%s: too many parameters", gen);
+        char key[24], val[64];
+        if (eq) {
+            size_t kl = (size_t)(eq - s), vl = len - kl - 1;
+            if (kl == 0 || kl >= sizeof key || vl == 0 || vl >= sizeof val)
+                return bsr_error(BSR_ERR_ARG, "%s: malformed parameter '%.*s' (want key=value)", gen, (int)len, s);
+            memcpy(key, s, kl); key[kl] = 0;
+            memcpy(val, eq + 1, vl); val[vl] = 0;
+        } else {
+            if (!positional || !positional[npos])
+                return bsr_error(BSR_ERR_ARG, "%s: unexpected value '%.*s' (too many positional parameters; use key=value)",
+                                 gen, (int)len, s);
+            if (len >= sizeof val) return bsr_error(BSR_ERR_ARG, "%s: value '%.*s' too long", gen, (int)len, s);
+            snprintf(key, sizeof key, "%s", positional[npos++]);
+            memcpy(val, s, len); val[len] = 0;
+        }
+        for (int i = 0; i < a->n; i++)
+            if (!strcmp(a->kv[i].key, key)) return bsr_error(BSR_ERR_ARG, "%s: parameter '%s' given twice", gen, key);
+        snprintf(a->kv[a->n].key, sizeof a->kv[0].key, "%s", key);
+        snprintf(a->kv[a->n].val, sizeof a->kv[0].val, "%s", val);
+        a->n++;
+        s += len;
+        if (*s) {
+            s++;
+            if (!*s) return bsr_error(BSR_ERR_ARG, "%s: trailing separator in parameters '%s'", gen, params);
+        }
+    }
+    return BSR_OK;
+}
+
+/* The value string of key (marked used), or NULL. */
+static const char *lookup(gen_args *a, const char *key)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->kv[i].key, key)) { a->kv[i].used = 1; return a->kv[i].val; }
+    return NULL;
+}
+
+bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, double hi, double *out)
+{
+    const char *v = lookup(a, key);
+    if (!v) { *out = def; return BSR_OK; }
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(x))
+        return bsr_error(BSR_ERR_ARG, "%s: %s='%s' is not a finite number", a->gen, key, v);
+    if (x < lo || x > hi) return bsr_error(BSR_ERR_ARG, "%s: %s=%g out of range [%g, %g]", a->gen, key, x, lo, hi);
+    *out = x;
+    return BSR_OK;
+}
+
+bsr_status gen_arg_int(gen_args *a, const char *key, int def, int lo, int hi, int *out)
+{
+    const char *v = lookup(a, key);
+    if (!v) { *out = def; return BSR_OK; }
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno) return bsr_error(BSR_ERR_ARG, "%s: %s='%s' is not an integer", a->gen, key, v);
+    if (x < lo || x > hi) return bsr_error(BSR_ERR_ARG, "%s: %s=%ld out of range %d..%d", a->gen, key, x, lo, hi);
+    *out = (int)x;
+    return BSR_OK;
+}
+
+bsr_status gen_arg_choice(gen_args *a, const char *key, const char *const *choices, int def, int *out)
+{
+    const char *v = lookup(a, key);
+    if (!v) { *out = def; return BSR_OK; }
+    char list[160] = "";
+    for (int i = 0; choices[i]; i++) {
+        if (!strcmp(v, choices[i])) { *out = i; return BSR_OK; }
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", i ? "|" : "", choices[i]);
+    }
+    return bsr_error(BSR_ERR_ARG, "%s: %s='%s' must be one of %s", a->gen, key, v, list);
+}
+
+bsr_status gen_args_done(const gen_args *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!a->kv[i].used) return bsr_error(BSR_ERR_ARG, "%s: unknown parameter '%s'", a->gen, a->kv[i].key);
+    return BSR_OK;
+}
+
+double gen_hash01(uint64_t a, uint64_t b)
+{
+    uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g)
+{
+    int n, nx, ny, nz = 3;
+    memset(g, 0, sizeof *g);
+    g->dim = dim;
+    int maxn = dim == 2 ? 20000 : 1200;
+    BSR_TRY(gen_arg_int(a, "n", defn, 3, maxn, &n));
+    BSR_TRY(gen_arg_int(a, "nx", n, 3, maxn, &nx));
+    BSR_TRY(gen_arg_int(a, "ny", n, 3, maxn, &ny));
+    if (dim == 3) BSR_TRY(gen_arg_int(a, "nz", n, 3, maxn, &nz));
+    BSR_TRY(gen_arg_real(a, "holes", 0.0, 0.0, 0.9, &g->holes));
+    BSR_TRY(gen_arg_int(a, "seed", 1, 0, 1 << 30, &g->seed));
+    g->nx = nx - 2; g->ny = ny - 2; g->nz = dim == 3 ? nz - 2 : 1;
+    if ((int64_t)g->nx * g->ny * g->nz * 7 > INT32_MAX)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: grid %d x %d x %d has too many unknowns for 32-bit indices",
+                         a->gen, g->nx, g->ny, g->nz);
+    return BSR_OK;
+}
+
+int gen_grid_hole(const gen_grid *g, int i, int j, int k)
+{
+    if (g->holes <= 0) return 0;
+    uint64_t p = ((uint64_t)k * (uint64_t)g->ny + (uint64_t)j) * (uint64_t)g->nx + (uint64_t)i;
+    return gen_hash01((uint64_t)g->seed, p) < g->holes;
+}
