@@ -13,14 +13,35 @@ extern "C" {
 
 typedef enum { BSR_ILU0 = 0, BSR_ILUT, BSR_ILU2 } bsr_ilu_kind;
 
+/* Scaling and dropping (see src/ilu_setup.c for the whole story):
+ *  - A is scaled from the left by the inverses of its diagonal blocks
+ *    (block Jacobi: the scaled diagonal blocks are I); a row whose diagonal
+ *    block is missing or singular is scaled by 1/s, s = its largest block
+ *    Frobenius norm / sqrt(b) (counted in stats.scaling_fallbacks).
+ *  - Magnitude of a block x: ||x||_F of the scaled block, for L blocks after
+ *    the division by the pivot (x = l_ik), for U blocks of the normalized
+ *    row (x = d_k^{-1} u_kj); first-order when >= tau1*sqrt(b) (||I||_F =
+ *    sqrt(b)), second-order when >= tau2*sqrt(b), dropped otherwise.
+ *  - Pivot rule: the pivot block d_k is LU-factored with partial pivoting;
+ *    a pivot entry with |p| < pivot_rel * r_k (r_k = largest scaled block
+ *    norm of row k / sqrt(b), >= 1 for a scaled row) becomes
+ *    sign(p) * pivot_rel * r_k; each regularized block is counted. */
 typedef struct {
     bsr_ilu_kind kind;
     double tau1;            /* first-order threshold (ILUT/ILU2) */
     double tau2;            /* second-order threshold (ILU2); <= 0: tau1^2 */
     bsr_order_options order;/* ordering applied before factorization */
     int parallel;           /* factor over the ND tree with OpenMP tasks */
+    /* --- added by the ILU module --- */
+    double pivot_rel;       /* pivot regularization level (<= 0: 1e-8) */
+    int strict_pivots;      /* nonzero: a pivot needing regularization is an
+                             * error (BSR_ERR_SINGULAR) instead */
+    int prec;               /* precision of the stored factors: -1 = A's,
+                             * else a bsr_precision (factoring is in double) */
 } bsr_ilu_options;
 
+/* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
+ * parallel on, pivot_rel 1e-8, factors in A's precision. */
 void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind);
 
 /* Opaque factorization: scaling, ordering, L, U, their level schedules. */
@@ -28,11 +49,22 @@ typedef struct bsr_ilu bsr_ilu;
 
 /* Scaling, ordering, symbolic work and the first numeric factorization. */
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
-/* New values of A on the same pattern; reuses ordering and allocations. */
+/* New values of A on the same pattern; reuses ordering and allocations.
+ * Reused: the ordering and ND tree, the symbolic map of A onto the permuted
+ * rows, the scaled-matrix / scaling / pivot arrays and the per-thread
+ * workspaces; for ILU(0) also L, U and their level schedules (values are
+ * overwritten in place).  ILUT/ILU2 patterns depend on the values: dropping
+ * is redone from scratch (the result equals a fresh setup bit for bit), and
+ * L, U and the level schedules are kept only when the new pattern is the
+ * same (otherwise rebuilt: the pointers from get_factors change).
+ * BSR_ERR_ARG when A's sizes differ from the setup's, BSR_ERR_STRUCTURE when
+ * its pattern does.  After a failed refactor F refuses apply/get_factors
+ * until a refactor succeeds. */
 bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A);
 void bsr_ilu_destroy(bsr_ilu *F);
 /* Y = M^{-1} X on the CPU, M ~ A (undoes scaling and permutation).  X and Y
- * are in A's original numbering. */
+ * are in A's original numbering, on the host, of any precision (the solves
+ * run in the factors' precision), and may alias.  Thread-safe on a const F. */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y);
 
 /* The stored factors, in the permuted numbering:
@@ -58,8 +90,27 @@ typedef struct {
     int64_t dropped;           /* blocks dropped */
     int pivots_regularized;
     double setup_s, factor_s;
+    /* --- added by the ILU module ---
+     * (second_order_peak: the factorization runs in row (IKJ) form, where an
+     * R block is needed only while its own row is eliminated and W blocks
+     * live until the end: peak = all W blocks + the most R blocks of one row.
+     * dropped counts blocks computed and then discarded, fill-ins included.) */
+    int scaling_fallbacks;     /* rows scaled by a scalar (diagonal block singular/missing) */
+    int64_t second_order_total;/* ILU2: second-order blocks used (R + W) */
+    int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
+    int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks */
+    int pattern_id;            /* bumped whenever L, U and their level schedules are
+                                * rebuilt (ILUT/ILU2 refactor with a new pattern);
+                                * same id = same patterns, same pointers: a device
+                                * copy then needs the values only */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
+
+/* ||Ds P A P^T - L U||_F / ||Ds P A P^T||_F, the relative error of the stored
+ * factors on the scaled, permuted matrix they approximate (Ds the left
+ * scaling; Frobenius norms are invariant under the permutation).  Costs
+ * about one sparse product L*U (uses the scaled matrix kept by setup). */
+bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel);
 
 /* CPU block triangular solves on multivectors (block rows of L's b):
  * Y = L^{-1} X (L unit lower, strict part stored) and Y = U^{-1} X (U's

@@ -1,0 +1,183 @@
+/* Small dense b x b block kernels: LU with partial pivoting, inverse,
+ * products, norms.  Row-major, double; loops kept simple so the compiler
+ * unrolls them for the small b (1..10) of CFD systems. */
+#include "blockops.h"
+#include <math.h>
+#include <string.h>
+
+/* Doolittle LU with row pivoting on the largest |entry| of each column;
+ * tiny pivots are pushed to +-tiny so that the factor stays finite. */
+int bsr_blk_lu(int b, double *a, int *piv, double tiny)
+{
+    int nreg = 0;
+    for (int r = 0; r < b; r++) piv[r] = r;
+    for (int c = 0; c < b; c++) {
+        int p = c;
+        double big = fabs(a[c * b + c]);
+        for (int r = c + 1; r < b; r++)
+            if (fabs(a[r * b + c]) > big) { big = fabs(a[r * b + c]); p = r; }
+        if (p != c) {
+            for (int j = 0; j < b; j++) {
+                double t = a[c * b + j]; a[c * b + j] = a[p * b + j]; a[p * b + j] = t;
+            }
+            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
+        }
+        double d = a[c * b + c];
+        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
+            d = copysign(tiny, d);
+            a[c * b + c] = d;
+            nreg++;
+        }
+        double inv = 1.0 / d;
+        for (int r = c + 1; r < b; r++) {
+            double l = a[r * b + c] * inv;
+            a[r * b + c] = l;
+            for (int j = c + 1; j < b; j++) a[r * b + j] -= l * a[c * b + j];
+        }
+    }
+    return nreg;
+}
+
+/* Column j of the inverse solves L U x = P e_j: forward then backward
+ * substitution per column. */
+void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv)
+{
+    double x[16];
+    for (int j = 0; j < b; j++) {
+        for (int r = 0; r < b; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
+        for (int r = 1; r < b; r++)
+            for (int c = 0; c < r; c++) x[r] -= lu[r * b + c] * x[c];
+        for (int r = b - 1; r >= 0; r--) {
+            for (int c = r + 1; c < b; c++) x[r] -= lu[r * b + c] * x[c];
+            x[r] /= lu[r * b + r];
+        }
+        for (int r = 0; r < b; r++) inv[r * b + j] = x[r];
+    }
+}
+
+int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
+{
+    double lu[16 * 16];
+    int piv[16];
+    memcpy(lu, a, sizeof(double) * b * b);
+    int nreg = bsr_blk_lu(b, lu, piv, tiny);
+    bsr_blk_lu_inv(b, lu, piv, inv);
+    return nreg;
+}
+
+/* c = a*m and c -= a*m with b fixed at compile time (b = 1..10, the CFD
+ * range) so that the loops unroll; every variant accumulates c_ij over k in
+ * ascending order, so all of them give the same bits as the generic loop. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BLK_UNROLL _Pragma("GCC unroll 10")
+#else
+#define BLK_UNROLL
+#endif
+#define DEFINE_BLK(B)                                                                   \
+    static void mul_##B(double *restrict c, const double *restrict a,                   \
+                        const double *restrict m)                                       \
+    {                                                                                   \
+        for (int i = 0; i < B; i++) {                                                   \
+            double r[B];                                                                \
+            for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j]; \
+            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
+        }                                                                               \
+    }                                                                                   \
+    static void mulsub_##B(double *restrict c, const double *restrict a,                \
+                           const double *restrict m)                                    \
+    {                                                                                   \
+        for (int i = 0; i < B; i++) {                                                   \
+            double r[B];                                                                \
+            for (int j = 0; j < B; j++) r[j] = c[i * B + j];                            \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
+            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
+        }                                                                               \
+    }
+DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
+DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
+
+void bsr_blk_mul(int b, double *c, const double *a, const double *m)
+{
+    switch (b) {
+    case 1: mul_1(c, a, m); return;
+    case 2: mul_2(c, a, m); return;
+    case 3: mul_3(c, a, m); return;
+    case 4: mul_4(c, a, m); return;
+    case 5: mul_5(c, a, m); return;
+    case 6: mul_6(c, a, m); return;
+    case 7: mul_7(c, a, m); return;
+    case 8: mul_8(c, a, m); return;
+    case 9: mul_9(c, a, m); return;
+    case 10: mul_10(c, a, m); return;
+    }
+    for (int i = 0; i < b; i++) {
+        double *ci = c + i * b;
+        for (int j = 0; j < b; j++) ci[j] = 0.0;
+        for (int k = 0; k < b; k++) {
+            double aik = a[i * b + k];
+            const double *mk = m + k * b;
+            for (int j = 0; j < b; j++) ci[j] += aik * mk[j];
+        }
+    }
+}
+
+void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
+{
+    switch (b) {
+    case 1: mulsub_1(c, a, m); return;
+    case 2: mulsub_2(c, a, m); return;
+    case 3: mulsub_3(c, a, m); return;
+    case 4: mulsub_4(c, a, m); return;
+    case 5: mulsub_5(c, a, m); return;
+    case 6: mulsub_6(c, a, m); return;
+    case 7: mulsub_7(c, a, m); return;
+    case 8: mulsub_8(c, a, m); return;
+    case 9: mulsub_9(c, a, m); return;
+    case 10: mulsub_10(c, a, m); return;
+    }
+    for (int i = 0; i < b; i++) {
+        double *ci = c + i * b;
+        for (int k = 0; k < b; k++) {
+            double aik = a[i * b + k];
+            const double *mk = m + k * b;
+            for (int j = 0; j < b; j++) ci[j] -= aik * mk[j];
+        }
+    }
+}
+
+/* Plain sum of squares, redone with scaling when it over- or underflows
+ * (entries beyond ~1e150 or below ~1e-150 are legal input). */
+double bsr_blk_fnorm(int b, const double *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < b * b; i++) s += a[i] * a[i];
+    if (s <= 1e300 && (s >= 1e-290 || s == 0.0)) return sqrt(s);
+    if (isnan(s)) return s;
+    double m = bsr_blk_maxabs(b, a);
+    if (m == 0.0 || !isfinite(m)) return m;
+    s = 0.0;
+    for (int i = 0; i < b * b; i++) s += (a[i] / m) * (a[i] / m);
+    return m * sqrt(s);
+}
+
+double bsr_blk_maxabs(int b, const double *a)
+{
+    double m = 0.0;
+    for (int i = 0; i < b * b; i++) if (fabs(a[i]) > m) m = fabs(a[i]);
+    return m;
+}
+
+int bsr_blk_finite(int b, const double *a)
+{
+    for (int i = 0; i < b * b; i++) if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+void bsr_blk_identity(int b, double *a)
+{
+    for (int i = 0; i < b * b; i++) a[i] = 0.0;
+    for (int i = 0; i < b; i++) a[i * b + i] = 1.0;
+}

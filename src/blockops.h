@@ -1,0 +1,31 @@
+/* Small dense b x b block kernels (row-major, double), b <= BSR_MAX_BLOCK.
+ * Used by the ILU factorizations and reusable by any module that needs
+ * block pivots (block Jacobi, SSOR, ...). */
+#ifndef BSR_BLOCKOPS_H
+#define BSR_BLOCKOPS_H
+
+/* In-place LU with partial pivoting of the b x b block a: P a = L U, L unit
+ * lower, both stored in a; piv[r] = row of the original block that became row r.
+ * A pivot with |p| < tiny is replaced by copysign(tiny, p) (+tiny for 0);
+ * returns the number of pivots replaced (0 for a healthy block).  tiny <= 0
+ * replaces nothing (an exact zero pivot then gives Inf/NaN downstream). */
+int bsr_blk_lu(int b, double *a, int *piv, double tiny);
+/* inv = (P^T L U)^{-1} from the output of bsr_blk_lu. */
+void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv);
+/* inv = a^{-1} by LU with partial pivoting (tiny as in bsr_blk_lu); returns
+ * the number of regularized pivots.  a is not modified. */
+int bsr_blk_inv(int b, const double *a, double *inv, double tiny);
+/* c = a * m (c must not overlap a or m; likewise below). */
+void bsr_blk_mul(int b, double *c, const double *a, const double *m);
+/* c -= a * m. */
+void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
+/* Frobenius norm of a. */
+double bsr_blk_fnorm(int b, const double *a);
+/* Largest |a_ij|. */
+double bsr_blk_maxabs(int b, const double *a);
+/* Nonzero when every entry of a is finite. */
+int bsr_blk_finite(int b, const double *a);
+/* a = I. */
+void bsr_blk_identity(int b, double *a);
+
+#endif

@@ -1,0 +1,151 @@
+/* Applying the block ILU: Y = M^{-1} X = P^T U^{-1} L^{-1} Ds P X, and the
+ * factorization error ||Ds P A P^T - L U||_F / ||Ds P A P^T||_F. */
+#include "ilu_impl.h"
+#include "blockops.h"
+#include <math.h>
+#include <string.h>
+
+/* t_k = Ds_k x_{perm[k]} (gather + scaling fused), in the factors' precision. */
+#define DEFINE_GATHER(SUF, REAL, XREAL)                                                     \
+    static void gather_##SUF(const bsr_ilu *F, const XREAL *x, REAL *t, int k)              \
+    {                                                                                       \
+        const int b = F->b, bb = b * b;                                                     \
+        const REAL *ds = (const REAL *)F->scale_left;                                       \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
+        for (int i = 0; i < F->n; i++) {                                                    \
+            int r = F->ord ? F->ord->perm[i] : i;                                           \
+            const XREAL *xr = x + (size_t)r * b * k;                                        \
+            REAL *ti = t + (size_t)i * b * k;                                               \
+            const REAL *d = ds + (size_t)i * bb;                                            \
+            for (int a = 0; a < b; a++)                                                     \
+                for (int j = 0; j < k; j++) {                                               \
+                    double s = 0.0;                                                         \
+                    for (int c = 0; c < b; c++) s += (double)d[a * b + c] * xr[c * k + j];  \
+                    ti[a * k + j] = (REAL)s;                                                \
+                }                                                                           \
+        }                                                                                   \
+    }                                                                                       \
+    static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \
+    {                                                                                       \
+        const int b = F->b;                                                                 \
+        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
+        for (int i = 0; i < F->n; i++) {                                                    \
+            int r = F->ord ? F->ord->perm[i] : i;                                           \
+            for (int e = 0; e < b * k; e++)                                                 \
+                y[(size_t)r * b * k + e] = (XREAL)t[(size_t)i * b * k + e];                 \
+        }                                                                                   \
+    }
+
+DEFINE_GATHER(dd, double, double)
+DEFINE_GATHER(df, double, float)
+DEFINE_GATHER(fd, float, double)
+DEFINE_GATHER(ff, float, float)
+
+bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y)
+{
+    BSR_CHECK_ARG(F && X && Y, "bsr_ilu_apply: NULL argument");
+    BSR_CHECK_ARG(F->valid, "bsr_ilu_apply: the last factorization failed; refactor first");
+    int64_t n = (int64_t)F->n * F->b;
+    if (X->n != n || Y->n != n || X->k != Y->k)
+        return bsr_error(BSR_ERR_SIZE, "bsr_ilu_apply: M is %lld x %lld, X is %lld x %d, Y %lld x %d",
+                         (long long)n, (long long)n, (long long)X->n, X->k, (long long)Y->n, Y->k);
+    if (!X->data || !Y->data || !(X->where & BSR_ON_HOST))
+        return bsr_error(BSR_ERR_ARG, "bsr_ilu_apply: X and Y must be on the host");
+    /* work vector in the factors' precision: a host-only shell over a plain
+     * malloc (nothing to zero: gather writes every entry) */
+    struct bsr_multivec Tw = {n, X->k, F->prec, NULL, NULL, BSR_ON_HOST}, *T = &Tw;
+    Tw.data = bsr_malloc(bsr_precision_size(F->prec) * (size_t)(n > 0 ? n : 1) * X->k, "ILU apply work vector");
+    if (!Tw.data) return BSR_ERR_NOMEM;
+    int k = X->k, xd = X->prec == BSR_DOUBLE;
+    if (F->prec == BSR_DOUBLE) {
+        if (xd) gather_dd(F, X->data, T->data, k); else gather_df(F, X->data, T->data, k);
+    } else {
+        if (xd) gather_fd(F, X->data, T->data, k); else gather_ff(F, X->data, T->data, k);
+    }
+    bsr_status s = bsr_trsv_lower(F->L, F->lvL, T, T);
+    if (!s) s = bsr_trsv_upper(F->U, F->lvU, T, T);
+    if (!s) {
+        int yd = Y->prec == BSR_DOUBLE;
+        if (F->prec == BSR_DOUBLE) {
+            if (yd) scatter_dd(F, T->data, Y->data, k); else scatter_df(F, T->data, Y->data, k);
+        } else {
+            if (yd) scatter_fd(F, T->data, Y->data, k); else scatter_ff(F, T->data, Y->data, k);
+        }
+        Y->where = BSR_ON_HOST;
+    }
+    free(Tw.data);
+    return s;
+}
+
+/* Block p of a factor as double. */
+static void get_block(const bsr_matrix *M, int p, double *out)
+{
+    int bb = M->b * M->b;
+    if (M->prec == BSR_DOUBLE) memcpy(out, (const double *)M->val + (size_t)p * bb, sizeof(double) * bb);
+    else for (int e = 0; e < bb; e++) out[e] = ((const float *)M->val)[(size_t)p * bb + e];
+}
+
+bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
+{
+    BSR_CHECK_ARG(F && rel, "bsr_ilu_error_norm: NULL argument");
+    BSR_CHECK_ARG(F->valid, "bsr_ilu_error_norm: the last factorization failed");
+    const int n = F->n, b = F->b, bb = b * b;
+    double *rowerr = bsr_calloc((size_t)n + 1, 2 * sizeof(double), "ILU error norm");
+    if (!rowerr) return BSR_ERR_NOMEM;
+    int fail = 0;
+    #pragma omp parallel reduction(| : fail)
+    {
+        ilu_work w;
+        double *lk = malloc(sizeof(double) * 2 * bb);
+        if (ilu_work_init(&w, n, b) || !lk) fail = 1;
+        else {
+            double *uij = lk + bb;
+            #pragma omp for schedule(dynamic, 64)
+            for (int k = 0; k < n; k++) {
+                int nomem = 0;
+                /* acc = Ahat row k - U row k (true pivot on the diagonal) */
+                for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+                    int s = ilu_slot(&w, b, F->ac[p], 1, &nomem);
+                    if (nomem) break;
+                    memcpy(w.sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
+                }
+                for (int p = F->U->rowptr[k]; p < F->U->rowptr[k + 1] && !nomem; p++) {
+                    int s = ilu_slot(&w, b, F->U->colind[p], 1, &nomem);
+                    if (nomem) break;
+                    if (p == F->U->rowptr[k]) memcpy(uij, F->piv + (size_t)k * bb, sizeof(double) * bb);
+                    else get_block(F->U, p, uij);
+                    for (int e = 0; e < bb; e++) w.sval[(size_t)s * bb + e] -= uij[e];
+                }
+                /* - sum_i L_ki U_i */
+                for (int p = F->L->rowptr[k]; p < F->L->rowptr[k + 1] && !nomem; p++) {
+                    int i = F->L->colind[p];
+                    get_block(F->L, p, lk);
+                    for (int q = F->U->rowptr[i]; q < F->U->rowptr[i + 1]; q++) {
+                        int s = ilu_slot(&w, b, F->U->colind[q], 1, &nomem);
+                        if (nomem) break;
+                        if (q == F->U->rowptr[i]) memcpy(uij, F->piv + (size_t)i * bb, sizeof(double) * bb);
+                        else get_block(F->U, q, uij);
+                        bsr_blk_mulsub(b, w.sval + (size_t)s * bb, lk, uij);
+                    }
+                }
+                if (nomem) { fail = 1; ilu_work_clear(&w); continue; }
+                double e2 = 0.0, a2 = 0.0;
+                for (int s = 0; s < w.ns; s++)
+                    for (int e = 0; e < bb; e++) e2 += w.sval[(size_t)s * bb + e] * w.sval[(size_t)s * bb + e];
+                for (size_t e = (size_t)F->ap[k] * bb; e < (size_t)F->ap[k + 1] * bb; e++)
+                    a2 += F->aval[e] * F->aval[e];
+                rowerr[2 * k] = e2;
+                rowerr[2 * k + 1] = a2;
+                ilu_work_clear(&w);
+            }
+        }
+        ilu_work_free(&w);
+        free(lk);
+    }
+    double e2 = 0.0, a2 = 0.0;
+    for (int k = 0; k < n; k++) { e2 += rowerr[2 * k]; a2 += rowerr[2 * k + 1]; }
+    free(rowerr);
+    if (fail) return bsr_error(BSR_ERR_NOMEM, "bsr_ilu_error_norm: out of memory");
+    *rel = a2 > 0 ? sqrt(e2 / a2) : 0.0;
+    return BSR_OK;
+}

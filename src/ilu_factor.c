@@ -1,0 +1,235 @@
+/* Numeric block ILU(0) / ILUT(tau) / ILU2(tau1,tau2) factorization.
+ *
+ * Row (IKJ) form of the Crout recurrences of the design note: row k of the
+ * scaled, permuted A is loaded into a sparse accumulator; its lower columns i
+ * are eliminated in ascending order (a min-heap, since fill creates new ones):
+ * the block x_ki becomes the multiplier x_ki d_i^{-1}, is classified as L
+ * (first order), R (second order) or dropped, and then updates the row by
+ *     L: x -= l_ki (u_i + w_i)        R: x -= r_ki u_i   (never r_ki w_i),
+ * exactly the sums of the note's steps 1-2 (the same products, the same
+ * order of accumulation for every target block: ascending i).  The pivot d_k
+ * is the accumulated diagonal block; the upper blocks z_kj are classified on
+ * ||d_k^{-1} z_kj||_F and kept as U (the stored U diagonal is d_k^{-1}) or W.
+ * R blocks of row k are needed only while row k is eliminated, so only W
+ * outlives its row; both are freed at the end.
+ * ILU(0): the same loop with the pattern fixed to A's (+ diagonal) and no
+ * dropping; ILUT(tau): tau2 = tau1 (no second-order class).
+ *
+ * Parallelism: with a nested-dissection ordering (p-bordered form, checked in
+ * setup) a row reaches only rows of its own tree node's subtree, so the
+ * subtrees are factored as OpenMP tasks, each node's separator rows after
+ * both children.  Every row is computed by the same code from the same
+ * finished rows, hence serial and parallel factors are identical bit for bit. */
+#include "ilu_impl.h"
+#include <limits.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shared state of one factorization run. */
+typedef struct {
+    bsr_ilu *F;
+    ilu_work *work;     /* one per thread */
+    int err_row;        /* smallest failing row (INT_MAX: none) */
+    bsr_status err;
+    char msg[256];
+} run_t;
+
+/* Record a failure of row k; the smallest row wins, which is the row the
+ * serial factorization stops at (see the file comment). */
+static void run_fail(run_t *R, int k, bsr_status s, const char *msg)
+{
+    #pragma omp critical(bsr_ilu_err)
+    if (k < R->err_row) {
+        R->err_row = k;
+        R->err = s;
+        snprintf(R->msg, sizeof R->msg, "%s", msg);
+    }
+}
+
+/* Factor rows [r0, r1) in order with workspace w; 0 when one failed. */
+static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
+{
+    for (int k = r0; k < r1; k++) {
+        bsr_status s = ilu_row(R->F, w, k);
+        if (s) { run_fail(R, k, s, w->msg); return 0; }
+    }
+    return 1;
+}
+
+/* Factor the subtree of node t: children as tasks, then t's separator.
+ * A separator is skipped when a row below it failed (it would read them). */
+static int run_node(run_t *R, int t)
+{
+    const bsr_tree_node *nd = &R->F->ord->nodes[t];
+    int ok0 = 1, ok1 = 1;
+    if (nd->child[0] >= 0 || nd->child[1] >= 0) {
+        if (nd->child[0] >= 0) {
+            #pragma omp task shared(ok0) firstprivate(t)
+            ok0 = run_node(R, R->F->ord->nodes[t].child[0]);
+        }
+        if (nd->child[1] >= 0) {
+            #pragma omp task shared(ok1) firstprivate(t)
+            ok1 = run_node(R, R->F->ord->nodes[t].child[1]);
+        }
+        #pragma omp taskwait
+    }
+    if (!ok0 || !ok1) return 0;
+    /* tied tasks: the workspace of the executing thread is free between rows */
+    return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
+}
+
+void ilu_rows_free(bsr_ilu *F, int all)
+{
+    if (!F->rows) return;
+    if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
+    for (int k = 0; k < F->n; k++)
+        if (F->rows[k].own) { free(F->rows[k].lcol); free(F->rows[k].lval); }
+    free(F->rows);
+    F->rows = NULL;
+}
+
+bsr_status ilu_symbolic0(bsr_ilu *F)
+{
+    const int n = F->n, bb = F->b * F->b;
+    int64_t nl = 0, nu = 0;
+    for (int k = 0; k < n; k++)
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) { if (F->ac[p] < k) nl++; else if (F->ac[p] > k) nu++; }
+    nu += n;   /* the diagonal, present or not in A */
+    if (nl > INT_MAX || nu > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0): factor too large for int indices");
+    BSR_TRY(bsr_matrix_alloc(&F->L, n, n, F->b, (int)nl, F->prec));
+    BSR_TRY(bsr_matrix_alloc(&F->U, n, n, F->b, (int)nu, F->prec));
+    F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
+    if (!F->rows) return BSR_ERR_NOMEM;
+    double *lv = F->L->val, *uv = F->U->val;
+    if (F->prec != BSR_DOUBLE) {
+        F->pool = bsr_malloc(sizeof(double) * (size_t)(nl + nu + 1) * bb, "ILU(0) double rows");
+        if (!F->pool) return BSR_ERR_NOMEM;
+        lv = F->pool;
+        uv = F->pool + (size_t)nl * bb;
+    }
+    int pl = 0, pu = 0;
+    F->L->rowptr[0] = F->U->rowptr[0] = 0;
+    for (int k = 0; k < n; k++) {
+        ilu_row_t *r = &F->rows[k];
+        r->lcol = F->L->colind + pl; r->lval = lv + (size_t)pl * bb;
+        r->ucol = F->U->colind + pu; r->uval = uv + (size_t)pu * bb;
+        F->U->colind[pu++] = k;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
+            else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
+        }
+        r->nl = pl - (int)(r->lcol - F->L->colind);
+        r->nu = pu - (int)(r->ucol - F->U->colind);
+        F->L->rowptr[k + 1] = pl;
+        F->U->rowptr[k + 1] = pu;
+    }
+    BSR_TRY(bsr_levels_build(F->L, 0, &F->lvL));
+    BSR_TRY(bsr_levels_build(F->U, 1, &F->lvU));
+    F->st.pattern_id = 1;
+    return BSR_OK;
+}
+
+/* Copy the double block src into the factors' storage (precision p). */
+static void put_block(void *dst, bsr_precision p, size_t at, const double *src, int bb)
+{
+    if (p == BSR_DOUBLE) memcpy((double *)dst + at * bb, src, sizeof(double) * bb);
+    else for (int i = 0; i < bb; i++) ((float *)dst)[at * bb + i] = (float)src[i];
+}
+
+/* Nonzero when M's pattern equals the rows' L (upper = 0) or U part. */
+static int same_pattern(const bsr_matrix *M, const bsr_ilu *F, int upper)
+{
+    int p = 0;
+    for (int k = 0; k < F->n; k++) {
+        const ilu_row_t *r = &F->rows[k];
+        int cnt = upper ? r->nu : r->nl;
+        const int *col = upper ? r->ucol : r->lcol;
+        if (M->rowptr[k] != p || M->rowptr[k + 1] - p != cnt) return 0;
+        for (int q = 0; q < cnt; q++) if (M->colind[p + q] != col[q]) return 0;
+        p += cnt;
+    }
+    return 1;
+}
+
+/* Build L and U (BSR, factors' precision) from the rows; reuse the arrays and
+ * level schedules when the pattern did not change (ILU(0) refactor always). */
+static bsr_status assemble(bsr_ilu *F)
+{
+    const int n = F->n, bb = F->b * F->b;
+    int rebuilt = 0;
+    for (int upper = 0; upper < 2; upper++) {
+        bsr_matrix **M = upper ? &F->U : &F->L;
+        bsr_levels **lv = upper ? &F->lvU : &F->lvL;
+        if (!*M || !same_pattern(*M, F, upper)) {
+            if (!rebuilt) F->st.pattern_id++;
+            rebuilt = 1;
+            bsr_matrix_destroy(*M); *M = NULL;
+            if (*lv) bsr_levels_free(*lv);
+            *lv = NULL;
+            int64_t nz = 0;
+            for (int k = 0; k < n; k++) nz += upper ? F->rows[k].nu : F->rows[k].nl;
+            if (nz > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor has %lld blocks (> INT_MAX)", (long long)nz);
+            BSR_TRY(bsr_matrix_alloc(M, n, n, F->b, (int)nz, F->prec));
+            int p = 0;
+            (*M)->rowptr[0] = 0;
+            for (int k = 0; k < n; k++) {
+                const ilu_row_t *r = &F->rows[k];
+                int cnt = upper ? r->nu : r->nl;
+                memcpy((*M)->colind + p, upper ? r->ucol : r->lcol, sizeof(int) * cnt);
+                p += cnt;
+                (*M)->rowptr[k + 1] = p;
+            }
+        }
+        bsr_matrix *A = *M;
+        A->dev_stale = 1;
+        if (F->mode == 0 && F->prec == BSR_DOUBLE) continue;   /* factored in place */
+        #pragma omp parallel for schedule(static) if (n >= 1024)
+        for (int k = 0; k < n; k++) {
+            const ilu_row_t *r = &F->rows[k];
+            int cnt = upper ? r->nu : r->nl;
+            const double *v = upper ? r->uval : r->lval;
+            for (int q = 0; q < cnt; q++)
+                put_block(A->val, F->prec, (size_t)A->rowptr[k] + q, v + (size_t)q * bb, bb);
+        }
+        if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
+    }
+    return BSR_OK;
+}
+
+bsr_status ilu_factor(bsr_ilu *F)
+{
+    int tree = F->opt.parallel && F->tree_ok;
+    int nt = tree ? omp_get_max_threads() : 1;
+    run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
+    bsr_status s = ilu_get_work(F, nt);
+    if (s) return s;
+    R.work = F->work;
+    if (!F->rows) {
+        F->rows = bsr_calloc((size_t)(F->n > 0 ? F->n : 1), sizeof(ilu_row_t), "ILU rows");
+        if (!F->rows) return BSR_ERR_NOMEM;
+    }
+    if (tree) {
+        #pragma omp parallel num_threads(nt)
+        #pragma omp single
+        run_node(&R, 0);
+    } else {
+        run_rows(&R, &F->work[0], 0, F->n);
+    }
+    if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
+    int64_t dropped = 0, sec = 0, wk = 0;
+    int rmax = 0, nreg = 0;
+    for (int t = 0; t < F->nwork; t++) {
+        dropped += R.work[t].dropped; sec += R.work[t].sec_used; wk += R.work[t].wkept;
+        nreg += R.work[t].nreg;
+        if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
+    }
+    F->st.dropped = dropped;
+    F->st.second_order_total = sec;
+    F->st.second_order_peak = wk + rmax;
+    F->st.pivots_regularized = nreg;
+    F->st.tree_parallel = tree;
+    if (!s) s = assemble(F);
+    ilu_rows_free(F, 0);
+    return s;
+}

@@ -1,0 +1,97 @@
+/* Private definitions of the ILU module (src/ilu_*.c). */
+#ifndef BSR_ILU_IMPL_H
+#define BSR_ILU_IMPL_H
+
+#include "internal.h"
+
+/* One factored row k (permuted numbering), built by ilu_row(): nl blocks
+ * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
+ * (diagonal first, holding the INVERTED pivot, then columns ascending)
+ * followed by nw blocks of W (second-order upper part, ILU2 only, columns
+ * ascending) at ucol/uval.  Threshold kinds: one allocation per row (own),
+ * freed once L and U are assembled.  ILU(0): the pattern is known at setup,
+ * so the rows point into the BSR arrays of L and U (double factors) or into
+ * a double pool laid out like them (float factors), kept for refactor. */
+typedef struct {
+    int nl, nu, nw;
+    int *lcol, *ucol;
+    double *lval, *uval;
+    int own;
+} ilu_row_t;
+
+/* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
+ * slot of column j or -1), the slots, and a min-heap of lower columns. */
+typedef struct {
+    int *pos;           /* [n] */
+    int *scol;          /* [cap] */
+    double *sval;       /* [cap*b*b] */
+    int ns, cap;
+    int *heap, nh;      /* [cap] lower columns still to eliminate */
+    double *tmp;        /* [b*b] */
+    int *lsel, *usel, *wsel; /* [cap] slots chosen for L, U, W */
+    double *lblk;       /* [b*b] the current multiplier */
+    int64_t dropped, sec_used, wkept;
+    int rmax;           /* most R blocks in one row */
+    int nreg;
+    char msg[256];      /* error detail of the failing row (threads cannot
+                         * use bsr_error: its message is thread-local) */
+} ilu_work;
+
+struct bsr_ilu {
+    bsr_ilu_options opt;
+    double t1, t2;          /* tau1*sqrt(b), tau2*sqrt(b) */
+    double pivot_rel;
+    int n, b, mode;         /* mode: 0 ILU(0) pattern fixed, 1 threshold */
+    bsr_precision prec;     /* precision of the stored factors */
+    int nnzbA;
+    bsr_ordering *ord;      /* NULL: natural */
+    /* A in the permuted numbering (symbolic, from setup): row k holds
+     * ap[k]..ap[k+1]-1 with column ac[] ascending, taken from A's block asrc[]. */
+    int *ap, *ac, *asrc;
+    double *aval;           /* scaled permuted A (double), refreshed by refactor */
+    double *rowref;         /* [n] r_k: largest scaled block norm of row k / sqrt(b) */
+    double *dl;             /* [n*b*b] left scaling, double (permuted rows) */
+    void *scale_left;       /* same in the factors' precision */
+    double *piv;            /* [n*b*b] pivot blocks d_k (not inverted), double */
+    ilu_row_t *rows;        /* [n] during factorization (ILU(0): kept) */
+    double *pool;           /* ILU(0) with float factors: rows' values in double */
+    bsr_matrix *L, *U;
+    bsr_levels *lvL, *lvU;
+    bsr_ilu_stats st;
+    ilu_work *work;         /* [nwork] per-thread workspaces, kept for refactor */
+    int nwork;
+    int valid;              /* the last numeric factorization succeeded */
+    int tree_ok;            /* ord's tree is usable for the parallel factorization */
+};
+
+/* Workspace: create for n columns of b x b blocks, free; slot of column j
+ * (a new zero block when absent and create is set; -1 when absent otherwise
+ * or when memory runs out: *nomem is then set). */
+bsr_status ilu_work_init(ilu_work *w, int n, int b);
+void ilu_work_free(ilu_work *w);
+int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
+/* Forget the slots of the current row (pos[] back to -1). */
+void ilu_work_clear(ilu_work *w);
+/* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
+bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Factor block row k into F->rows[k] from the finished rows it references
+ * (ilu_row.c); on failure w->msg names the row. */
+bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k);
+
+/* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
+ * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
+bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
+
+/* Numeric factorization of F->aval into F->rows and then F->L, F->U
+ * (ilu_factor.c).  Serial or over the ND tree. */
+bsr_status ilu_factor(bsr_ilu *F);
+/* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
+ * schedules, and the rows pointing into them (ilu_factor.c). */
+bsr_status ilu_symbolic0(bsr_ilu *F);
+/* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
+ * per-thread workspaces. */
+void ilu_rows_free(bsr_ilu *F, int all);
+void ilu_work_release(bsr_ilu *F);
+
+#endif

@@ -1,0 +1,331 @@
+/* Block ILU set-up: options, ordering, symbolic map, scaling, refactor,
+ * accessors.
+ *
+ * Scaling (chosen once for all kinds): block Jacobi from the left,
+ *     Ahat = Ds P A P^T,   Ds = diag(A_kk^{-1}),
+ * so that every scaled diagonal block is the identity and the thresholds
+ * compare blocks on the scale of I (||I||_F = sqrt(b): a block is
+ * first-order when its scaled Frobenius norm is >= tau1*sqrt(b)).  Left
+ * scaling only: it leaves the right-preconditioned Krylov iterate untouched,
+ * and M^{-1} = P^T U^{-1} L^{-1} Ds P undoes it in the solve (the factors'
+ * scale_left is Ds, scale_right NULL).  A missing or numerically singular
+ * A_kk (pivot below 1e-14 of its largest entry) falls back to Ds_k = I / s_k
+ * with s_k the largest block norm of the row / sqrt(b), and is counted.
+ *
+ * Refactor: ordering, symbolic map of A onto the permuted rows, the
+ * scaled-A / scaling / pivot arrays, the per-thread workspaces, and for
+ * ILU(0) the L/U arrays and level schedules are reused (values overwritten
+ * in place).  ILUT/ILU2 patterns depend on values: refactor re-runs the
+ * dropping from scratch (so it equals a fresh setup bit for bit) and keeps
+ * L/U arrays and level schedules only when the new pattern is the same.
+ * Memory beyond L and U: A in double (scaled, permuted), three n*b*b double
+ * arrays (scaling, pivots, scaling in the factors' precision), and while
+ * factoring the rows in double (freed after L and U are assembled). */
+#include "ilu_impl.h"
+#include "blockops.h"
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->tau1 = 1e-2;
+    o->tau2 = 0.0;
+    bsr_order_options_default(&o->order, BSR_ORDER_ND);
+    o->parallel = 1;
+    o->pivot_rel = 1e-8;
+    o->strict_pivots = 0;
+    o->prec = -1;
+}
+
+static double now_s(void) { return omp_get_wtime(); }
+
+void bsr_ilu_destroy(bsr_ilu *F)
+{
+    if (!F) return;
+    ilu_rows_free(F, 1);
+    ilu_work_release(F);
+    free(F->pool);
+    if (F->ord) bsr_ordering_free(F->ord);
+    free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
+    free(F->dl); free(F->scale_left); free(F->piv);
+    bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
+    if (F->lvL) bsr_levels_free(F->lvL);
+    if (F->lvU) bsr_levels_free(F->lvU);
+    free(F);
+}
+
+/* Check options and derive the thresholds. */
+static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
+{
+    BSR_CHECK_ARG(o->kind == BSR_ILU0 || o->kind == BSR_ILUT || o->kind == BSR_ILU2,
+                  "bsr_ilu_setup: unknown kind %d", (int)o->kind);
+    BSR_CHECK_ARG(isfinite(o->tau1) && o->tau1 >= 0, "bsr_ilu_setup: tau1 = %g must be >= 0", o->tau1);
+    BSR_CHECK_ARG(!isnan(o->tau2), "bsr_ilu_setup: tau2 is NaN");
+    BSR_CHECK_ARG(o->prec == -1 || o->prec == BSR_DOUBLE || o->prec == BSR_FLOAT,
+                  "bsr_ilu_setup: bad factor precision %d", o->prec);
+    BSR_CHECK_ARG(isfinite(o->pivot_rel) && o->pivot_rel < 1, "bsr_ilu_setup: pivot_rel = %g must be < 1", o->pivot_rel);
+    double tau2 = o->kind == BSR_ILU2 ? (o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1) : o->tau1;
+    BSR_CHECK_ARG(tau2 <= o->tau1, "bsr_ilu_setup: tau2 = %g must be <= tau1 = %g", tau2, o->tau1);
+    F->mode = o->kind == BSR_ILU0 ? 0 : 1;
+    F->t1 = o->tau1 * sqrt((double)b);
+    F->t2 = tau2 * sqrt((double)b);
+    F->pivot_rel = o->pivot_rel > 0 ? o->pivot_rel : 1e-8;
+    return BSR_OK;
+}
+
+/* Map A onto the permuted rows: row k of P A P^T lists (new column, source
+ * block) sorted by new column.  Empty rows/columns are structural singularity. */
+static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
+{
+    const int n = F->n;
+    const int *perm = F->ord ? F->ord->perm : NULL, *iperm = F->ord ? F->ord->iperm : NULL;
+    F->ap = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU map");
+    F->ac = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
+    F->asrc = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
+    int *colcnt = bsr_calloc((size_t)n + 1, sizeof(int), "ILU map");
+    if (!F->ap || !F->ac || !F->asrc || !colcnt) { free(colcnt); return BSR_ERR_NOMEM; }
+    F->ap[0] = 0;
+    for (int k = 0; k < n; k++) {
+        int r = perm ? perm[k] : k, p0 = A->rowptr[r], len = A->rowptr[r + 1] - p0, q0 = F->ap[k];
+        if (len == 0) {
+            free(colcnt);
+            return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is empty: A is structurally singular", r);
+        }
+        for (int t = 0; t < len; t++) {
+            int c = A->colind[p0 + t], nc = iperm ? iperm[c] : c, q = q0 + t;
+            colcnt[c]++;
+            /* insertion by new column (rows are short) */
+            while (q > q0 && F->ac[q - 1] > nc) { F->ac[q] = F->ac[q - 1]; F->asrc[q] = F->asrc[q - 1]; q--; }
+            F->ac[q] = nc;
+            F->asrc[q] = p0 + t;
+        }
+        F->ap[k + 1] = q0 + len;
+    }
+    for (int c = 0; c < n; c++)
+        if (!colcnt[c]) {
+            free(colcnt);
+            return bsr_error(BSR_ERR_SINGULAR, "ILU: block column %d of A is empty: A is structurally singular", c);
+        }
+    free(colcnt);
+    return BSR_OK;
+}
+
+/* Nonzero when the ND tree can drive the parallel factorization: P A P^T
+ * is in p-bordered form for it (reorder's checker, run on a view of the
+ * permuted pattern; fill then stays inside the same ancestor relation), and
+ * the children of each node exactly cover [first, sep_first) so that the
+ * recursion reaches every row once. */
+static int tree_usable(const bsr_ilu *F)
+{
+    const bsr_ordering *o = F->ord;
+    if (!o || o->nnodes <= 0 || !o->nodes) return 0;
+    bsr_matrix view = {0};
+    view.nbrows = view.nbcols = F->n;
+    view.b = F->b;
+    view.nnzb = F->nnzbA;
+    view.prec = BSR_DOUBLE;
+    view.rowptr = F->ap;
+    view.colind = F->ac;
+    view.val = F->aval;
+    if (bsr_pbordered_check(&view, o, NULL) != BSR_OK) { bsr_clear_error(); return 0; }
+    const bsr_tree_node *nd = o->nodes;
+    if (nd[0].first != 0 || nd[0].last != F->n) return 0;
+    for (int t = 0; t < o->nnodes; t++) {
+        int at = nd[t].first;
+        for (int c = 0; c < 2; c++) {
+            int ch = nd[t].child[c];
+            if (ch < 0) continue;
+            if (ch <= 0 || ch >= o->nnodes || nd[ch].first != at) return 0;
+            at = nd[ch].last;
+        }
+        if (at != nd[t].sep_first || nd[t].sep_first > nd[t].last) return 0;
+    }
+    return 1;
+}
+
+/* Fill F->aval = Ds P A P^T (double), F->dl / scale_left = Ds and rowref
+ * from A's current values.  Errors: non-finite A (BSR_ERR_VALUE), zero row. */
+static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
+{
+    const int n = F->n, b = F->b, bb = b * b;
+    const int *perm = F->ord ? F->ord->perm : NULL;
+    int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
+    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) if (n >= 256)
+    for (int k = 0; k < n; k++) {
+        int r = perm ? perm[k] : k;
+        double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+        double *ds = F->dl + (size_t)k * bb;
+        int piv[BSR_MAX_BLOCK], diag = -1, kind = 0, col = 0;
+        double smax = 0.0;
+        for (int p = F->ap[k]; p < F->ap[k + 1] && !kind; p++) {
+            size_t src = (size_t)F->asrc[p] * bb;
+            for (int e = 0; e < bb; e++) {
+                double v = A->prec == BSR_DOUBLE ? ((const double *)A->val)[src + e]
+                                                 : ((const float *)A->val)[src + e];
+                if (!isfinite(v)) { kind = 1; col = A->colind[F->asrc[p]]; break; }
+                F->aval[(size_t)p * bb + e] = v;
+            }
+            double nr = bsr_blk_fnorm(b, F->aval + (size_t)p * bb);
+            if (nr > smax) smax = nr;
+            if (F->ac[p] == k) diag = p;
+        }
+        if (!kind && smax == 0.0) kind = 2;
+        if (kind) {
+            #pragma omp critical(bsr_ilu_scale)
+            if (r < bad_row) { bad_row = r; bad_kind = kind; bad_col = col; }
+            continue;
+        }
+        int singular = 1;
+        if (diag >= 0) {
+            double amax = bsr_blk_maxabs(b, F->aval + (size_t)diag * bb);
+            memcpy(lu, F->aval + (size_t)diag * bb, sizeof(double) * bb);
+            bsr_blk_lu(b, lu, piv, 0.0);
+            singular = amax == 0.0;
+            for (int i = 0; i < b; i++) if (fabs(lu[i * b + i]) <= 1e-14 * amax) singular = 1;
+            if (!singular) bsr_blk_lu_inv(b, lu, piv, ds);
+            if (!singular && !bsr_blk_finite(b, ds)) singular = 1;
+        }
+        if (singular) {
+            bsr_blk_identity(b, ds);
+            for (int e = 0; e < bb; e++) ds[e] *= sqrt((double)b) / smax;
+            fallbacks++;
+        }
+        double rmax = 0.0;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            double *a = F->aval + (size_t)p * bb;
+            memcpy(blk, a, sizeof(double) * bb);
+            if (p == diag && !singular) bsr_blk_identity(b, a);   /* Ds_k A_kk = I by construction */
+            else bsr_blk_mul(b, a, ds, blk);
+            double nr = bsr_blk_fnorm(b, a);
+            if (nr > rmax) rmax = nr;
+        }
+        if (!isfinite(rmax)) {   /* Ds_k A_kj overflowed: A_kk is nearly singular */
+            #pragma omp critical(bsr_ilu_scale)
+            if (r < bad_row) { bad_row = r; bad_kind = 3; }
+            continue;
+        }
+        F->rowref[k] = rmax / sqrt((double)b);
+        if (F->prec == BSR_DOUBLE) memcpy((double *)F->scale_left + (size_t)k * bb, ds, sizeof(double) * bb);
+        else for (int e = 0; e < bb; e++) ((float *)F->scale_left)[(size_t)k * bb + e] = (float)ds[e];
+    }
+    if (bad_kind == 1)
+        return bsr_error(BSR_ERR_VALUE, "ILU: A has a non-finite value in block (%d,%d)", bad_row, bad_col);
+    if (bad_kind == 2)
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is zero: A is singular", bad_row);
+    if (bad_kind == 3)
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: scaling block row %d by its inverse diagonal block "
+                         "overflows (diagonal block nearly singular)", bad_row);
+    F->st.scaling_fallbacks = fallbacks;
+    return BSR_OK;
+}
+
+/* Numeric part shared by setup and refactor: scale, factor, statistics. */
+static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A)
+{
+    F->valid = 0;
+    BSR_TRY(scale(F, A));
+    double t0 = now_s();
+    BSR_TRY(ilu_factor(F));
+    F->st.factor_s = now_s() - t0;
+    F->st.nnzb_A = A->nnzb;
+    F->st.nnzb_L = F->L->nnzb;
+    F->st.nnzb_U = F->U->nnzb;
+    F->st.fill = A->nnzb ? (double)(F->L->nnzb + F->U->nnzb) / A->nnzb : 0.0;
+    size_t vs = bsr_precision_size(F->prec) * (size_t)F->b * F->b;
+    F->st.bytes_factors = (size_t)(F->L->nnzb + F->U->nnzb) * (vs + sizeof(int)) +
+                          2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
+    F->st.nlevels_L = F->lvL ? F->lvL->nlevels : 0;
+    F->st.nlevels_U = F->lvU ? F->lvU->nlevels : 0;
+    F->valid = 1;
+    return BSR_OK;
+}
+
+bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
+    *Fout = NULL;
+    BSR_CHECK_ARG(A, "bsr_ilu_setup: A is NULL");
+    BSR_CHECK_ARG(A->nbrows == A->nbcols, "bsr_ilu_setup: A is %d x %d blocks, not square",
+                  A->nbrows, A->nbcols);
+    double t0 = now_s();
+    bsr_ilu_options def;
+    if (!opt) { bsr_ilu_options_default(&def, BSR_ILU2); opt = &def; }
+    bsr_ilu *F = bsr_calloc(1, sizeof *F, "bsr_ilu");
+    if (!F) return BSR_ERR_NOMEM;
+    F->opt = *opt;
+    F->n = A->nbrows;
+    F->b = A->b;
+    F->nnzbA = A->nnzb;
+    F->prec = opt->prec < 0 ? A->prec : (bsr_precision)opt->prec;
+    bsr_status s = check_options(opt, A->b, F);
+    if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
+        s = bsr_order(A, &opt->order, &F->ord);
+    }
+    if (!s) s = build_map(F, A);
+    if (!s) {
+        size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
+        F->aval = bsr_malloc(sizeof(double) * ((size_t)A->nnzb + 1) * bb, "ILU scaled A");
+        F->rowref = bsr_malloc(sizeof(double) * n, "ILU scaling");
+        F->dl = bsr_malloc(sizeof(double) * n * bb, "ILU scaling");
+        F->scale_left = bsr_malloc(bsr_precision_size(F->prec) * n * bb, "ILU scaling");
+        F->piv = bsr_malloc(sizeof(double) * n * bb, "ILU pivots");
+        if (!F->aval || !F->rowref || !F->dl || !F->scale_left || !F->piv) s = BSR_ERR_NOMEM;
+    }
+    if (!s) F->tree_ok = tree_usable(F);
+    if (!s && F->mode == 0) s = ilu_symbolic0(F);
+    if (!s) s = numeric(F, A);
+    if (s) { bsr_ilu_destroy(F); return s; }
+    F->st.setup_s = now_s() - t0;
+    *Fout = F;
+    return BSR_OK;
+}
+
+bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(F && A, "bsr_ilu_refactor: NULL argument");
+    BSR_CHECK_ARG(A->nbrows == F->n && A->nbcols == F->n && A->b == F->b && A->nnzb == F->nnzbA,
+                  "bsr_ilu_refactor: A (%d x %d blocks of %d, %d blocks) is not the pattern of the "
+                  "setup (%d blocks of %d, %d blocks)", A->nbrows, A->nbcols, A->b, A->nnzb, F->n,
+                  F->b, F->nnzbA);
+    const int *perm = F->ord ? F->ord->perm : NULL;
+    for (int k = 0; k < F->n; k++) {
+        int r = perm ? perm[k] : k;
+        if (A->rowptr[r + 1] - A->rowptr[r] != F->ap[k + 1] - F->ap[k])
+            return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            int src = F->asrc[p], c = A->colind[src];
+            if ((F->ord ? F->ord->iperm[c] : c) != F->ac[p])
+                return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
+        }
+    }
+    double t0 = now_s();
+    BSR_TRY(numeric(F, A));
+    F->st.setup_s = now_s() - t0;
+    return BSR_OK;
+}
+
+bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
+{
+    BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
+    BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
+    out->L = F->L;
+    out->U = F->U;
+    out->lvL = F->lvL;
+    out->lvU = F->lvU;
+    out->ord = F->ord;
+    out->scale_left = F->scale_left;
+    out->scale_right = NULL;
+    return BSR_OK;
+}
+
+bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st)
+{
+    BSR_CHECK_ARG(F && st, "bsr_ilu_get_stats: NULL argument");
+    *st = F->st;
+    return BSR_OK;
+}

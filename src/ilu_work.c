@@ -1,0 +1,105 @@
+/* Per-thread workspace of the ILU row kernel: a sparse accumulator of b x b
+ * blocks (pos[] maps a column to its slot) that grows on demand, and the
+ * per-factorization set of workspaces kept in F for refactor. */
+#include "ilu_impl.h"
+#include <stdlib.h>
+#include <string.h>
+
+bsr_status ilu_work_init(ilu_work *w, int n, int b)
+{
+    memset(w, 0, sizeof *w);
+    int bb = b * b;
+    w->cap = 64;
+    w->pos = bsr_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1), "ILU workspace");
+    w->scol = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->heap = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->lsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->usel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->wsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->sval = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
+    w->tmp = bsr_malloc(sizeof(double) * 3 * bb, "ILU workspace");
+    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->sval || !w->tmp) {
+        ilu_work_free(w);
+        return BSR_ERR_NOMEM;
+    }
+    w->lblk = w->tmp + bb;
+    for (int i = 0; i < n; i++) w->pos[i] = -1;
+    return BSR_OK;
+}
+
+void ilu_work_free(ilu_work *w)
+{
+    free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel);
+    free(w->sval); free(w->tmp);
+    memset(w, 0, sizeof *w);
+}
+
+/* Double the slot capacity (all per-slot arrays together). */
+static int work_grow(ilu_work *w, int b)
+{
+    int cap = 2 * w->cap;
+    int *a[5] = {w->scol, w->heap, w->lsel, w->usel, w->wsel};
+    for (int t = 0; t < 5; t++) {
+        int *p = realloc(a[t], sizeof(int) * cap);
+        if (!p) return 0;
+        a[t] = p;
+        /* store back at once so that a later failure leaks nothing */
+        if (t == 0) w->scol = p; else if (t == 1) w->heap = p; else if (t == 2) w->lsel = p;
+        else if (t == 3) w->usel = p; else w->wsel = p;
+    }
+    double *v = realloc(w->sval, sizeof(double) * (size_t)cap * b * b);
+    if (!v) return 0;
+    w->sval = v;
+    w->cap = cap;
+    return 1;
+}
+
+int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
+{
+    int s = w->pos[j];
+    if (s >= 0 || !create) return s;
+    if (w->ns == w->cap && !work_grow(w, b)) { *nomem = 1; return -1; }
+    s = w->ns++;
+    w->pos[j] = s;
+    w->scol[s] = j;
+    memset(w->sval + (size_t)s * b * b, 0, sizeof(double) * b * b);
+    return s;
+}
+
+void ilu_work_clear(ilu_work *w)
+{
+    for (int s = 0; s < w->ns; s++) w->pos[w->scol[s]] = -1;
+    w->ns = 0;
+    w->nh = 0;
+}
+
+/* Per-thread workspaces: kept in F between factorizations (refactor
+ * allocates nothing here unless more threads are asked for). */
+bsr_status ilu_get_work(bsr_ilu *F, int nt)
+{
+    if (F->nwork < nt) {
+        ilu_work_release(F);
+        F->work = bsr_calloc((size_t)nt, sizeof(ilu_work), "ILU workspaces");
+        if (!F->work) return BSR_ERR_NOMEM;
+        for (int t = 0; t < nt; t++) {
+            bsr_status s = ilu_work_init(&F->work[t], F->n, F->b);
+            if (s) { ilu_work_release(F); return s; }
+            F->nwork = t + 1;
+        }
+    }
+    for (int t = 0; t < F->nwork; t++) {
+        ilu_work *w = &F->work[t];
+        w->dropped = w->sec_used = w->wkept = 0;
+        w->rmax = w->nreg = 0;
+        w->msg[0] = 0;
+    }
+    return BSR_OK;
+}
+
+void ilu_work_release(bsr_ilu *F)
+{
+    for (int t = 0; t < F->nwork; t++) ilu_work_free(&F->work[t]);
+    free(F->work);
+    F->work = NULL;
+    F->nwork = 0;
+}

@@ -1,0 +1,982 @@
+/* Block ILU(0) / ILUT / ILU2: exactness limits, scalar reference, error
+ * behaviour in tau, statuses, serial = parallel, refactor = setup, CPU
+ * triangular solves (S2 vs level-scheduled, vs dense). */
+#include "harness.h"
+#include "internal.h"
+#include <dirent.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t rs = 12345;
+static double urand(void)   /* [-1,1) */
+{
+    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rs >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* BSR matrix from a block pattern mask[nb*nb] with random blocks; diagonal
+ * blocks get + dom*I (diagonal dominance knob). */
+static bsr_matrix *mk_pattern(int nb, int b, const char *mask, double dom, bsr_precision prec)
+{
+    int *rp = malloc(sizeof(int) * (nb + 1)), *ci = malloc(sizeof(int) * nb * nb + 1), nz = 0;
+    double *v = malloc(sizeof(double) * ((size_t)nb * nb * b * b + 1));
+    rp[0] = 0;
+    for (int i = 0; i < nb; i++) {
+        for (int j = 0; j < nb; j++) {
+            if (!mask[i * nb + j]) continue;
+            ci[nz] = j;
+            for (int e = 0; e < b * b; e++) v[(size_t)nz * b * b + e] = urand();
+            if (i == j) for (int r = 0; r < b; r++) v[(size_t)nz * b * b + r * b + r] += dom;
+            nz++;
+        }
+        rp[i + 1] = nz;
+    }
+    bsr_matrix *A = NULL;
+    if (prec == BSR_DOUBLE) bsr_matrix_create(&A, nb, nb, b, rp, ci, v, prec, 0);
+    else {
+        float *f = malloc(sizeof(float) * ((size_t)nz * b * b + 1));
+        for (size_t e = 0; e < (size_t)nz * b * b; e++) f[e] = (float)v[e];
+        bsr_matrix_create(&A, nb, nb, b, rp, ci, f, prec, 0);
+        free(f);
+    }
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+static bsr_matrix *mk_banded(int nb, int b, int bw, double dom)
+{
+    char *m = calloc((size_t)nb * nb, 1);
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < nb; j++) m[i * nb + j] = abs(i - j) <= bw;
+    bsr_matrix *A = mk_pattern(nb, b, m, dom, BSR_DOUBLE);
+    free(m);
+    return A;
+}
+
+/* 2D convection-diffusion -lap u + beta.grad u on an m x m grid, 5-point,
+ * first-order upwind, times h^2; beta = pe*(cos 0.4, sin 0.4).  Blocks of b:
+ * the scalar stencil times I plus a fixed coupling on the diagonal blocks
+ * (b = 1: scalar). */
+static bsr_matrix *mk_convdiff(int m, double pe, int b)
+{
+    int n = m * m, nz = 0;
+    double h = 1.0 / (m + 1), bx = pe * cos(0.4), by = pe * sin(0.4);
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * 5 * n);
+    double *v = calloc((size_t)5 * n * b * b, sizeof(double));
+    rp[0] = 0;
+    for (int y = 0; y < m; y++)
+        for (int x = 0; x < m; x++) {
+            int i = y * m + x;
+            double cw = -1 - h * bx, cs = -1 - h * by, ce = -1, cn = -1, cc = 4 + h * (bx + by);
+            int nbr[5] = {y > 0 ? i - m : -1, x > 0 ? i - 1 : -1, i, x < m - 1 ? i + 1 : -1, y < m - 1 ? i + m : -1};
+            double cf[5] = {cs, cw, cc, ce, cn};
+            for (int t = 0; t < 5; t++) {
+                if (nbr[t] < 0) continue;
+                ci[nz] = nbr[t];
+                double *blk = v + (size_t)nz * b * b;
+                for (int r = 0; r < b; r++) blk[r * b + r] = cf[t];
+                if (t == 2)
+                    for (int r = 0; r < b; r++)
+                        for (int c = 0; c < b; c++) if (r != c) blk[r * b + c] = 0.3 * cos(r + 2.0 * c);
+                nz++;
+            }
+            rp[i + 1] = nz;
+        }
+    bsr_matrix *A = NULL;
+    bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0);
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+static bsr_ilu_options opts(bsr_ilu_kind kind, double tau1)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, kind);
+    o.tau1 = tau1;
+    o.order.kind = BSR_ORDER_NATURAL;
+    return o;
+}
+
+/* ||b - A M^{-1} b|| / ||b|| for a random b with k columns (max over columns). */
+static double one_step_resid(const bsr_matrix *A, const bsr_ilu *F, int k)
+{
+    int64_t n = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+    bsr_multivec *B, *X, *R;
+    bsr_multivec_create(&B, n, k, BSR_DOUBLE);
+    bsr_multivec_create(&X, n, k, BSR_DOUBLE);
+    bsr_multivec_create(&R, n, k, BSR_DOUBLE);
+    bsr_multivec_random(B, 7);
+    BSR_ASSERT_OK(bsr_ilu_apply(F, B, X));
+    bsr_multivec_copy(R, B);
+    BSR_ASSERT_OK(bsr_spmm(-1.0, A, X, 1.0, R));
+    double nb[64], nr[64], worst = 0;
+    bsr_multivec_norm2(B, nb);
+    bsr_multivec_norm2(R, nr);
+    for (int j = 0; j < k; j++) if (nr[j] / nb[j] > worst) worst = nr[j] / nb[j];
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(R);
+    return worst;
+}
+
+/* ||B - A M^{-1} B||_F / ||B||_F for 4 random columns: an estimate of
+ * ||I - A M^{-1}||, what right preconditioning needs small. */
+static double precond_quality(const bsr_matrix *A, const bsr_ilu *F)
+{
+    int64_t n = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+    bsr_multivec *B, *X, *R;
+    bsr_multivec_create(&B, n, 4, BSR_DOUBLE);
+    bsr_multivec_create(&X, n, 4, BSR_DOUBLE);
+    bsr_multivec_create(&R, n, 4, BSR_DOUBLE);
+    bsr_multivec_random(B, 99);
+    BSR_ASSERT_OK(bsr_ilu_apply(F, B, X));
+    bsr_multivec_copy(R, B);
+    BSR_ASSERT_OK(bsr_spmm(-1.0, A, X, 1.0, R));
+    double nb[4], nr[4], sb = 0, sr = 0;
+    bsr_multivec_norm2(B, nb);
+    bsr_multivec_norm2(R, nr);
+    for (int j = 0; j < 4; j++) { sb += nb[j] * nb[j]; sr += nr[j] * nr[j]; }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(R);
+    return sqrt(sr / sb);
+}
+
+static double err_norm(const bsr_ilu *F)
+{
+    double e = -1;
+    BSR_ASSERT_OK(bsr_ilu_error_norm(F, &e));
+    return e;
+}
+
+/* Bitwise equality of two matrices (pattern and values). */
+static int same_matrix(const bsr_matrix *A, const bsr_matrix *B)
+{
+    if (A->nbrows != B->nbrows || A->nnzb != B->nnzb || A->b != B->b || A->prec != B->prec) return 0;
+    if (memcmp(A->rowptr, B->rowptr, sizeof(int) * (A->nbrows + 1))) return 0;
+    if (memcmp(A->colind, B->colind, sizeof(int) * A->nnzb)) return 0;
+    return !memcmp(A->val, B->val, bsr_precision_size(A->prec) * A->nnzb * A->b * A->b);
+}
+
+static int same_factors(const bsr_ilu *F, const bsr_ilu *G)
+{
+    bsr_ilu_factors f, g;
+    bsr_ilu_get_factors(F, &f);
+    bsr_ilu_get_factors(G, &g);
+    return same_matrix(f.L, g.L) && same_matrix(f.U, g.U);
+}
+
+/* ---- factorization exactness ---------------------------------------------- */
+
+/* tau1 = 0: every block first-order, L U = A (scaled) to rounding, and
+ * M^{-1} solves A x = b in one step; dense pattern and banded, several b. */
+static void test_exact_limit(void)
+{
+    for (int b = 1; b <= 5; b += 2) {
+        char mask[8 * 8];
+        memset(mask, 1, sizeof mask);
+        bsr_matrix *Ad = mk_pattern(8, b, mask, 4.0, BSR_DOUBLE);
+        bsr_matrix *Ab = mk_banded(30, b, 2, 2.0 * b);   /* real elimination, well conditioned */
+        bsr_matrix *As[2] = {Ad, Ab};
+        for (int m = 0; m < 2; m++)
+            for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
+                bsr_ilu_options o = opts(kind, 0.0);
+                bsr_ilu *F = NULL;
+                BSR_ASSERT_OK(bsr_ilu_setup(As[m], &o, &F));
+                double e = err_norm(F), r = one_step_resid(As[m], F, 3);
+                bsr_ilu_stats st;
+                bsr_ilu_get_stats(F, &st);
+                CU_ASSERT(e < 1e-13);
+                CU_ASSERT(r < 1e-11);
+                CU_ASSERT_EQUAL(st.dropped, 0);
+                CU_ASSERT_EQUAL(st.pivots_regularized, 0);
+                if (e >= 1e-13 || r >= 1e-11)
+                    printf("\n  b=%d m=%d kind=%d: ||A-LU||/||A|| = %.3g, one-step residual %.3g\n", b, m, kind, e, r);
+                bsr_ilu_destroy(F);
+            }
+        /* the same through RCM and ND permutations (apply undoes them) */
+        for (int ord = BSR_ORDER_RCM; ord <= BSR_ORDER_ND; ord++) {
+            bsr_ilu_options o = opts(BSR_ILU2, 0.0);
+            bsr_order_options_default(&o.order, (bsr_order_kind)ord);
+            o.order.depth = 2;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(Ab, &o, &F));
+            bsr_ilu_factors f;
+            bsr_ilu_get_factors(F, &f);
+            CU_ASSERT_PTR_NOT_NULL(f.ord);
+            CU_ASSERT(err_norm(F) < 1e-13);
+            CU_ASSERT(one_step_resid(Ab, F, 2) < 1e-11);
+            bsr_ilu_destroy(F);
+        }
+        bsr_matrix_destroy(Ad);
+        bsr_matrix_destroy(Ab);
+    }
+}
+
+/* ILU(0) on a block tridiagonal matrix (exact LU has no fill) is exact. */
+static void test_ilu0_no_fill_exact(void)
+{
+    for (int b = 1; b <= 4; b++) {
+        bsr_matrix *A = mk_banded(40, b, 1, 1.0 * b);
+        bsr_ilu_options o = opts(BSR_ILU0, 0.5);
+        bsr_ilu *F = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        double e = err_norm(F), r = one_step_resid(A, F, 2);
+        CU_ASSERT(e < 1e-13);
+        CU_ASSERT(r < 1e-11);
+        bsr_ilu_stats st;
+        bsr_ilu_get_stats(F, &st);
+        CU_ASSERT_EQUAL(st.nnzb_L + st.nnzb_U, st.nnzb_A);
+        /* on a pattern with fill (2D grid) ILU(0) is not exact, and it is measured as such */
+        bsr_matrix *A2 = mk_convdiff(7, 10, b);
+        bsr_ilu *G = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
+        double eg = err_norm(G);
+        CU_ASSERT(eg > 1e-6);
+        if (!(eg > 1e-6) || !(e < 1e-13) || !(r < 1e-11)) printf("\n  b=%d: ILU(0) errors %.3g (no fill) %.3g (fill), residual %.3g\n", b, e, eg, r);
+        bsr_ilu_get_stats(G, &st);
+        CU_ASSERT_EQUAL(st.nnzb_L + st.nnzb_U, st.nnzb_A);
+        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        bsr_matrix_destroy(A); bsr_matrix_destroy(A2);
+    }
+}
+
+/* Factors layout: L strictly lower, U diagonal first holding the inverted
+ * pivot (U_kk * pivot = I), columns ascending. */
+static void test_factor_layout(void)
+{
+    bsr_matrix *A = mk_convdiff(8, 50, 3);
+    bsr_ilu_options o = opts(BSR_ILU2, 0.05);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_factors f;
+    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    CU_ASSERT_PTR_NULL(f.ord);
+    CU_ASSERT_PTR_NOT_NULL(f.scale_left);
+    CU_ASSERT_PTR_NULL(f.scale_right);
+    for (int i = 0; i < f.L->nbrows; i++) {
+        for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++) {
+            CU_ASSERT(f.L->colind[p] < i);
+            if (p > f.L->rowptr[i]) CU_ASSERT(f.L->colind[p] > f.L->colind[p - 1]);
+        }
+        CU_ASSERT_EQUAL(f.U->colind[f.U->rowptr[i]], i);
+        for (int p = f.U->rowptr[i] + 1; p < f.U->rowptr[i + 1]; p++) CU_ASSERT(f.U->colind[p] > f.U->colind[p - 1]);
+    }
+    /* on the first row nothing is eliminated: the pivot is the scaled A_00 = I */
+    const double *u = f.U->val;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) CU_ASSERT(fabs(u[r * 3 + c] - (r == c)) < 1e-14);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+}
+
+/* ---- b = 1 against a scalar dense reference --------------------------------- */
+
+/* Scalar ILU0/ILUT/ILU2 in the note's form on a dense array with presence
+ * flags: scaling by 1/a_kk (diagonal set to 1), ascending elimination,
+ * |l| and |u/d| against tau1/tau2, pivots regularized as documented.
+ * Outputs dense L (strict), U (diagonal = 1/pivot) with presence flags. */
+static void scalar_ilu(int n, const double *A, const char *pat, int kind, double t1, double t2,
+                       double *L, char *Lp, double *U, char *Up, double *ident)
+{
+    double *W = calloc((size_t)n * n, sizeof(double)), *w = malloc(sizeof(double) * n);
+    double *R = calloc((size_t)n * n, sizeof(double)), *dp = malloc(sizeof(double) * n);
+    char *Wp = calloc((size_t)n * n, 1), *pr = malloc(n);
+    memset(Lp, 0, (size_t)n * n); memset(Up, 0, (size_t)n * n);
+    for (int k = 0; k < n; k++) {
+        double ds = 1.0 / A[k * n + k], rmax = 0;
+        for (int j = 0; j < n; j++) {
+            pr[j] = pat[k * n + j] || j == k;
+            w[j] = j == k ? 1.0 : ds * A[k * n + j];
+            if (pat[k * n + j] && fabs(w[j]) > rmax) rmax = fabs(w[j]);
+        }
+        for (int i = 0; i < k; i++) {
+            if (!pr[i]) continue;
+            double l = w[i] * U[i * n + i];
+            int first = kind == BSR_ILU0 || fabs(l) >= t1;
+            if (!first && fabs(l) < t2) continue;
+            if (first) { L[k * n + i] = l; Lp[k * n + i] = 1; }
+            else R[k * n + i] = l;
+            for (int j = i + 1; j < n; j++) {
+                int has = Up[i * n + j] || (first && Wp[i * n + j]);
+                if (!has) continue;
+                if (kind == BSR_ILU0 && !pr[j]) continue;
+                double u = Up[i * n + j] ? U[i * n + j] : W[i * n + j];
+                if (!pr[j]) { pr[j] = 1; w[j] = 0.0; }
+                w[j] -= l * u;
+            }
+        }
+        double d = w[k], tiny = 1e-8 * rmax;
+        if (!(fabs(d) >= tiny)) d = copysign(tiny, d);
+        double x = 1.0;
+        x /= d;
+        dp[k] = d;
+        U[k * n + k] = x; Up[k * n + k] = 1;
+        for (int j = k + 1; j < n; j++) {
+            if (!pr[j]) continue;
+            double nr = fabs(x * w[j]);
+            if (kind == BSR_ILU0 || nr >= t1) { U[k * n + j] = w[j]; Up[k * n + j] = 1; }
+            else if (nr >= t2) { W[k * n + j] = w[j]; Wp[k * n + j] = 1; }
+        }
+    }
+    /* ident = ||Ahat - (I+L)(D+U) - (I+L) W - R (D+U)||_F / ||Ahat||_F, the
+     * note's A + E = LU + LW + RU (E: dropped blocks and the R W products) */
+    double e2 = 0, a2 = 0;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++) {
+            double ahat = k == j ? 1.0 : pat[k * n + j] ? A[k * n + j] / A[k * n + k] : 0.0, s = ahat;
+            for (int i = 0; i <= (k < j ? k : j); i++) {
+                double lki = i == k ? 1.0 : (Lp[k * n + i] ? L[k * n + i] : 0.0), rki = i == k ? 0.0 : R[k * n + i];
+                double uij = i == j ? dp[i] : (Up[i * n + j] ? U[i * n + j] : 0.0), wij = i == j ? 0.0 : W[i * n + j];
+                s -= lki * (uij + wij) + rki * uij;
+            }
+            e2 += s * s;
+            a2 += ahat * ahat;
+        }
+    *ident = sqrt(e2 / a2);
+    free(W); free(Wp); free(w); free(pr); free(R); free(dp);
+}
+
+static void test_b1_equals_scalar(void)
+{
+    const int m = 9, n = m * m;
+    bsr_matrix *A = mk_convdiff(m, 80, 1);
+    double *Ad = calloc((size_t)n * n, sizeof(double)), *L = calloc((size_t)n * n, sizeof(double)),
+           *U = calloc((size_t)n * n, sizeof(double));
+    char *pat = calloc((size_t)n * n, 1), *Lp = malloc((size_t)n * n), *Up = malloc((size_t)n * n);
+    for (int i = 0; i < n; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            Ad[i * n + A->colind[p]] = ((double *)A->val)[p];
+            pat[i * n + A->colind[p]] = 1;
+        }
+    double taus[3] = {0.2, 0.05, 0.01};
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int t = 0; t < 3; t++) {
+            double t1 = taus[t], t2 = kind == BSR_ILU2 ? t1 * t1 : t1;
+            bsr_ilu_options o = opts(kind, t1);
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            double ident;
+            scalar_ilu(n, Ad, pat, kind, t1, t2, L, Lp, U, Up, &ident);
+            /* ILU2: A + E = LU + LW + RU with ||E|| = O(tau2) (the bits of L, U
+             * are checked against this reference below); ILU(0)/ILUT have no R,
+             * W, so the same quantity is ||A - LU||, which the library's
+             * bsr_ilu_error_norm must reproduce */
+            double en = err_norm(F);
+            if (kind == BSR_ILU2) {
+                CU_ASSERT(ident <= 2 * t2 && ident < 0.5 * en);
+                if (!(ident <= 2 * t2)) printf("\n  ILU2 tau %g: ||A + E - LU - LW - RU|| = %.3g\n", t1, ident);
+            } else CU_ASSERT(fabs(ident - en) <= 1e-12 * en);
+            bsr_ilu_factors f;
+            bsr_ilu_get_factors(F, &f);
+            int bad = 0;
+            char *seen = calloc((size_t)n * n, 1);
+            for (int i = 0; i < n; i++) {
+                for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++) {
+                    int j = f.L->colind[p];
+                    seen[i * n + j] = 1;
+                    if (!Lp[i * n + j] || ((double *)f.L->val)[p] != L[i * n + j]) bad++;
+                }
+                for (int p = f.U->rowptr[i]; p < f.U->rowptr[i + 1]; p++) {
+                    int j = f.U->colind[p];
+                    seen[i * n + j] = 1;
+                    if (!Up[i * n + j] || ((double *)f.U->val)[p] != U[i * n + j]) bad++;
+                }
+            }
+            for (int e = 0; e < n * n; e++) if ((Lp[e] || Up[e]) && !seen[e]) bad++;
+            CU_ASSERT_EQUAL(bad, 0);
+            if (bad) printf("\n  kind %d tau %g: %d blocks differ from the scalar reference\n", kind, t1, bad);
+            free(seen);
+            bsr_ilu_destroy(F);
+        }
+    free(Ad); free(L); free(U); free(pat); free(Lp); free(Up);
+    bsr_matrix_destroy(A);
+}
+
+/* ---- behaviour in tau on convection-diffusion -------------------------------- */
+
+static void test_tau_monotone_and_ilu2_vs_ilut(void)
+{
+    const double pes[3] = {1.0, 100.0, 1000.0};
+    const double taus[6] = {0.3, 0.1, 0.03, 0.01, 0.003, 0.001};
+    for (int b = 1; b <= 3; b += 2)
+        for (int ip = 0; ip < 3; ip++) {
+            bsr_matrix *A = mk_convdiff(24, pes[ip], b);
+            double prev[2] = {INFINITY, INFINITY};
+            for (int t = 0; t < 6; t++) {
+                double e[2], q[2];
+                int64_t fill[2];
+                for (int kk = 0; kk < 2; kk++) {
+                    bsr_ilu_options o = opts(kk ? BSR_ILU2 : BSR_ILUT, taus[t]);
+                    bsr_ilu *F = NULL;
+                    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+                    bsr_ilu_stats st;
+                    bsr_ilu_get_stats(F, &st);
+                    e[kk] = err_norm(F);
+                    q[kk] = precond_quality(A, F);
+                    fill[kk] = st.nnzb_L + st.nnzb_U;
+                    /* decreasing tau1 never increases the error beyond rounding */
+                    CU_ASSERT(e[kk] <= prev[kk] * (1 + 1e-9) + 1e-15);
+                    if (!(e[kk] <= prev[kk] * (1 + 1e-9) + 1e-15))
+                        printf("\n  b=%d Pe=%g %s tau %g: error %.4g > %.4g at the larger tau\n", b, pes[ip],
+                               kk ? "ILU2" : "ILUT", taus[t], e[kk], prev[kk]);
+                    prev[kk] = e[kk];
+                    bsr_ilu_destroy(F);
+                }
+                /* ILU2 is the better preconditioner at comparable stored fill:
+                 * ||(I - A M^{-1}) B||_F / ||B||_F over 4 random vectors.  (Not
+                 * ||A - LU||_F: there A - LU = LW + RU + E keeps the second-order
+                 * products that ILUT throws away, so ILU2 is not smaller by that
+                 * measure, see bench/RESULTS.md.) */
+                if (taus[t] <= 0.1) {
+                    CU_ASSERT(q[1] <= q[0]);
+                    CU_ASSERT(fill[1] <= 1.35 * fill[0]);
+                    if (q[1] > q[0] || fill[1] > 1.35 * fill[0])
+                        printf("\n  b=%d Pe=%g tau %g: ILUT quality %.4g fill %lld, ILU2 %.4g fill %lld\n", b,
+                               pes[ip], taus[t], q[0], (long long)fill[0], q[1], (long long)fill[1]);
+                }
+            }
+            bsr_matrix_destroy(A);
+        }
+}
+
+/* ---- statuses ---------------------------------------------------------------- */
+
+static void test_statuses(void)
+{
+    bsr_ilu *F = NULL;
+    bsr_ilu_options o = opts(BSR_ILU0, 0.1);
+    /* zero pivot: [[0 1],[1 0]] scalar: scaling falls back, the pivot is
+     * regularized and counted; strict mode turns it into BSR_ERR_SINGULAR */
+    int rp[] = {0, 2, 4}, ci[] = {0, 1, 0, 1};
+    double v[] = {0, 1, 1, 0};
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp, ci, v, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_stats st;
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT(st.pivots_regularized >= 1);
+    CU_ASSERT_EQUAL(st.scaling_fallbacks, 2);
+    bsr_ilu_destroy(F);
+    o.strict_pivots = 1;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NULL(F);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 0"));
+    o.strict_pivots = 0;
+    bsr_matrix_destroy(A);
+    /* singular pivot block inside a block matrix (b = 2): rank-1 diagonal */
+    double v2[] = {1, 2, 2, 4, 1, 0, 0, 1, 1, 0, 0, 1, 3, 0, 0, 3};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 2, rp, ci, v2, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT_EQUAL(st.scaling_fallbacks, 1);
+    CU_ASSERT(st.pivots_regularized >= 1);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    /* NaN in A (accepted by create only on request) */
+    double v3[] = {2, 1, NAN, 2};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp, ci, v3, BSR_DOUBLE, BSR_ALLOW_NONFINITE));
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_VALUE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "(1,0)"));
+    bsr_matrix_destroy(A);
+    /* structurally singular: an empty row, an empty column, a zero row */
+    int rp4[] = {0, 2, 2}, ci4[] = {0, 1};
+    double v4[] = {1, 1};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp4, ci4, v4, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "row 1"));
+    bsr_matrix_destroy(A);
+    int rp5[] = {0, 1, 2}, ci5[] = {0, 0};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp5, ci5, v4, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "column 1"));
+    bsr_matrix_destroy(A);
+    double v6[] = {1, 1, 0, 0};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp, ci, v6, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "row 1"));
+    bsr_matrix_destroy(A);
+    /* a factorization that overflows: non-finite -> BSR_ERR_SINGULAR naming the row */
+    double v7[] = {1, 1e305, 1e305, 1};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rp, ci, v7, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+    bsr_matrix_destroy(A);
+    /* a regularization level so small that 1/pivot overflows: Schur
+     * complement of row 1 is exactly 0 */
+    int rp8[] = {0, 2, 5, 7}, ci8[] = {0, 1, 0, 1, 2, 1, 2};
+    double v8[] = {1, 1, 1, 1, 1, 1, 1};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp8, ci8, v8, BSR_DOUBLE, 0));
+    o.pivot_rel = 1e-310;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+    o.pivot_rel = 0;   /* default 1e-8: regularized and counted */
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT_EQUAL(st.pivots_regularized, 1);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    /* bad arguments */
+    A = mk_banded(5, 2, 1, 2.0);
+    o.tau1 = -1;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_ARG);
+    o = opts(BSR_ILU2, 0.01);
+    o.tau2 = 0.1;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_ilu_setup(NULL, &o, &F), BSR_ERR_ARG);
+    o = opts(BSR_ILU0, 0.01);
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_matrix *B = mk_banded(5, 2, 2, 2.0);
+    CU_ASSERT_EQUAL(bsr_ilu_refactor(F, B), BSR_ERR_ARG);
+    bsr_multivec *X, *Y;
+    bsr_multivec_create(&X, 10, 1, BSR_DOUBLE);
+    bsr_multivec_create(&Y, 12, 1, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_ilu_apply(F, X, Y), BSR_ERR_SIZE);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A); bsr_matrix_destroy(B);
+}
+
+/* ---- refactor, precision, parallel ----------------------------------------- */
+
+/* Refactor with new values gives the same factors as a fresh setup. */
+static void test_refactor_equals_setup(void)
+{
+    bsr_matrix *A1 = mk_convdiff(16, 30, 3), *A2 = mk_convdiff(16, 300, 3);
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++) {
+        bsr_ilu_options o = opts(kind, 0.02);
+        bsr_ilu *F = NULL, *G = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
+        bsr_ilu_stats s0;
+        bsr_ilu_get_stats(F, &s0);
+        CU_ASSERT_EQUAL(s0.pattern_id, 1);
+        bsr_ilu_factors f0;
+        bsr_ilu_get_factors(F, &f0);
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
+        BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
+        CU_ASSERT(same_factors(F, G));
+        /* pattern_id tells whether the arrays (and device copies) are still valid */
+        bsr_ilu_stats s3;
+        bsr_ilu_factors f3;
+        bsr_ilu_get_stats(F, &s3);
+        bsr_ilu_get_factors(F, &f3);
+        if (s3.pattern_id == s0.pattern_id) CU_ASSERT(f3.L == f0.L && f3.U == f0.U && f3.lvL == f0.lvL);
+        if (kind != BSR_ILU0) CU_ASSERT(s3.pattern_id > s0.pattern_id);   /* Pe 30 -> 300 changes the drops */
+        bsr_ilu_stats s1, s2;
+        bsr_ilu_get_stats(F, &s1);
+        bsr_ilu_get_stats(G, &s2);
+        CU_ASSERT_EQUAL(s1.dropped, s2.dropped);
+        CU_ASSERT_EQUAL(s1.nnzb_L, s2.nnzb_L);
+        /* and back */
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A1));
+        bsr_ilu_destroy(G);
+        BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &G));
+        CU_ASSERT(same_factors(F, G));
+        /* ILU(0) refactor keeps the arrays */
+        if (kind == BSR_ILU0) {
+            bsr_ilu_factors f0, f1;
+            bsr_ilu_get_factors(F, &f0);
+            BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
+            bsr_ilu_get_factors(F, &f1);
+            CU_ASSERT_PTR_EQUAL(f0.L, f1.L);
+            CU_ASSERT_PTR_EQUAL(f0.U, f1.U);
+        }
+        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+    }
+    bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
+}
+
+/* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
+ * unusable until the next good refactor, which equals a fresh setup. */
+static void test_refactor_after_failure(void)
+{
+    int rp[] = {0, 2, 5, 7}, ci[] = {0, 1, 0, 1, 2, 1, 2};
+    double good[] = {4, 1, 1, 4, 1, 1, 4}, bad[] = {1, 1, 1, 1, 1, 1, 1};
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++) {
+        bsr_matrix *A = NULL;
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp, ci, good, BSR_DOUBLE, 0));
+        bsr_ilu_options o = opts(kind, 0.0);
+        o.strict_pivots = 1;
+        bsr_ilu *F = NULL, *G = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, bad, 0));
+        CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A), BSR_ERR_SINGULAR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+        bsr_ilu_factors f;
+        CU_ASSERT_EQUAL(bsr_ilu_get_factors(F, &f), BSR_ERR_ARG);
+        bsr_multivec *X;
+        bsr_multivec_create(&X, 3, 1, BSR_DOUBLE);
+        CU_ASSERT_EQUAL(bsr_ilu_apply(F, X, X), BSR_ERR_ARG);
+        bsr_multivec_destroy(X);
+        BSR_ASSERT_OK(bsr_matrix_set_values(A, good, 0));
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A));
+        CU_ASSERT(same_factors(F, G));
+        CU_ASSERT(one_step_resid(A, F, 1) < 1e-14);
+        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* ILU2 with tau2 = tau1 is ILUT(tau1); tiny matrices (1 block row) work. */
+static void test_ilu2_limits(void)
+{
+    bsr_matrix *A = mk_convdiff(12, 60, 2);
+    bsr_ilu_options o = opts(BSR_ILU2, 0.03), t = opts(BSR_ILUT, 0.03);
+    o.tau2 = 0.03;
+    bsr_ilu *F = NULL, *G = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &t, &G));
+    CU_ASSERT(same_factors(F, G));
+    bsr_ilu_stats st;
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT_EQUAL(st.second_order_peak, 0);
+    bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+    /* tau2 default = tau1^2 keeps second-order blocks */
+    o.tau2 = 0;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_get_stats(F, &st);
+    CU_ASSERT(st.second_order_peak > 0);
+    CU_ASSERT(st.second_order_total >= st.second_order_peak);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    char m1 = 1;
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int ord = 0; ord < 3; ord++) {
+            A = mk_pattern(1, 3, &m1, 2.0, BSR_DOUBLE);
+            bsr_ilu_options_default(&o, kind);
+            bsr_order_options_default(&o.order, ord == 0 ? BSR_ORDER_NATURAL : ord == 1 ? BSR_ORDER_RCM : BSR_ORDER_ND);
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            CU_ASSERT(one_step_resid(A, F, 2) < 1e-14);
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
+}
+
+/* Float factors (from a double A) and float A both apply to rounding of float. */
+static void test_float_factors(void)
+{
+    bsr_matrix *A = mk_banded(20, 3, 1, 3.0), *Af = NULL;
+    bsr_ilu_options o = opts(BSR_ILU0, 0.0);
+    o.prec = BSR_FLOAT;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_factors f;
+    bsr_ilu_get_factors(F, &f);
+    CU_ASSERT_EQUAL(bsr_matrix_precision(f.L), BSR_FLOAT);
+    double r = one_step_resid(A, F, 2);
+    CU_ASSERT(r < 1e-4 && r > 0);
+    if (!(r < 1e-4 && r > 0)) printf("\n  float factors: one-step residual %g\n", r);
+    bsr_ilu_destroy(F);
+    bsr_matrix_copy(A, BSR_FLOAT, &Af);
+    o.prec = -1;
+    BSR_ASSERT_OK(bsr_ilu_setup(Af, &o, &F));
+    bsr_ilu_get_factors(F, &f);
+    CU_ASSERT_EQUAL(bsr_matrix_precision(f.U), BSR_FLOAT);
+    int64_t n = 60;
+    bsr_multivec *X, *Y;
+    bsr_multivec_create(&X, n, 1, BSR_FLOAT);
+    bsr_multivec_create(&Y, n, 1, BSR_FLOAT);
+    bsr_multivec_random(X, 3);
+    BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y));
+    const float *y = bsr_multivec_cdata(Y);
+    for (int i = 0; i < n; i++) CU_ASSERT(isfinite(y[i]));
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A); bsr_matrix_destroy(Af);
+}
+
+/* Serial and ND-tree parallel factorizations are identical bit for bit (4
+ * threads, several depths, b = 1 and 3, every kind), and so are their
+ * failures (the same row is reported). */
+static void test_serial_equals_parallel(void)
+{
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(4);
+    for (int b = 1; b <= 3; b += 2) {
+        bsr_matrix *A = mk_convdiff(40, 100, b);
+        for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+            for (int depth = 1; depth <= 5; depth += 2) {
+                bsr_ilu_options o;
+                bsr_ilu_options_default(&o, kind);
+                o.tau1 = 0.01;
+                o.order.depth = depth;
+                o.parallel = 0;
+                bsr_ilu *F = NULL, *G = NULL;
+                BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+                o.parallel = 1;
+                BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+                bsr_ilu_stats sf, sg;
+                bsr_ilu_get_stats(F, &sf);
+                bsr_ilu_get_stats(G, &sg);
+                CU_ASSERT_EQUAL(sf.tree_parallel, 0);
+                CU_ASSERT_EQUAL(sg.tree_parallel, 1);
+                CU_ASSERT(same_factors(F, G));
+                CU_ASSERT_EQUAL(sf.dropped, sg.dropped);
+                CU_ASSERT_EQUAL(sf.second_order_peak, sg.second_order_peak);
+                CU_ASSERT(one_step_resid(A, G, 1) < 0.5);
+                /* parallel refactor too */
+                BSR_ASSERT_OK(bsr_ilu_refactor(G, A));
+                CU_ASSERT(same_factors(F, G));
+                bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+                /* a failure (strict pivots at an absurd level): same status, same row */
+                o.strict_pivots = 1;
+                o.pivot_rel = 0.9;
+                o.parallel = 0;
+                CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+                char msg[256];
+                snprintf(msg, sizeof msg, "%s", bsr_last_error());
+                o.parallel = 1;
+                CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &G), BSR_ERR_SINGULAR);
+                CU_ASSERT_STRING_EQUAL(msg, bsr_last_error());
+            }
+        bsr_matrix_destroy(A);
+    }
+    omp_set_num_threads(nt);
+}
+
+/* ---- triangular solves --------------------------------------------------------- */
+
+/* Simple level schedule of a triangle (test-side, independent of reorder/). */
+static bsr_levels *test_levels(const bsr_matrix *T, int upper)
+{
+    int n = T->nbrows;
+    bsr_levels *lv = calloc(1, sizeof *lv);
+    lv->n = n;
+    lv->level_of = malloc(sizeof(int) * (n + 1));
+    lv->rows = malloc(sizeof(int) * (n + 1));
+    int nl = 0;
+    for (int t = 0; t < n; t++) {
+        int i = upper ? n - 1 - t : t, l = 0;
+        for (int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++) {
+            int j = T->colind[p];
+            if ((upper && j > i) || (!upper && j < i)) if (lv->level_of[j] + 1 > l) l = lv->level_of[j] + 1;
+        }
+        lv->level_of[i] = l;
+        if (l + 1 > nl) nl = l + 1;
+    }
+    lv->nlevels = nl;
+    lv->level_ptr = calloc(nl + 2, sizeof(int));
+    for (int i = 0; i < n; i++) lv->level_ptr[lv->level_of[i] + 1]++;
+    for (int l = 0; l < nl; l++) lv->level_ptr[l + 1] += lv->level_ptr[l];
+    int *at = malloc(sizeof(int) * (nl + 1));
+    memcpy(at, lv->level_ptr, sizeof(int) * (nl + 1));
+    for (int i = 0; i < n; i++) lv->rows[at[lv->level_of[i]]++] = i;
+    free(at);
+    return lv;
+}
+
+static void free_test_levels(bsr_levels *lv)
+{
+    free(lv->level_of); free(lv->rows); free(lv->level_ptr); free(lv);
+}
+
+/* Dense forward/backward substitution reference in double. */
+static void dense_trsv(const bsr_matrix *T, int upper, const double *x, double *y, int k)
+{
+    int n = T->nbrows, b = T->b, N = n * b;
+    double *D = calloc((size_t)N * N, sizeof(double));
+    for (int i = 0; i < n; i++)
+        for (int p = T->rowptr[i]; p < T->rowptr[i + 1]; p++)
+            for (int r = 0; r < b; r++)
+                for (int c = 0; c < b; c++) {
+                    double v = T->prec == BSR_DOUBLE ? ((double *)T->val)[(size_t)p * b * b + r * b + c]
+                                                     : ((float *)T->val)[(size_t)p * b * b + r * b + c];
+                    D[(size_t)(i * b + r) * N + T->colind[p] * b + c] = v;
+                }
+    for (int j = 0; j < k; j++) {
+        for (int t = 0; t < n; t++) {
+            int i = upper ? n - 1 - t : t;
+            double acc[BSR_MAX_BLOCK];
+            for (int r = 0; r < b; r++) {
+                double s = x[(size_t)(i * b + r) * k + j];
+                for (int c = 0; c < N; c++) {
+                    int jc = c / b;
+                    if ((upper && jc > i) || (!upper && jc < i)) s -= D[(size_t)(i * b + r) * N + c] * y[(size_t)c * k + j];
+                }
+                acc[r] = s;
+            }
+            for (int r = 0; r < b; r++) {
+                if (!upper) { y[(size_t)(i * b + r) * k + j] = acc[r]; continue; }
+                double s = 0;
+                for (int c = 0; c < b; c++) s += D[(size_t)(i * b + r) * N + i * b + c] * acc[c];
+                y[(size_t)(i * b + r) * k + j] = s;
+            }
+        }
+    }
+    free(D);
+}
+
+static void test_trsv(void)
+{
+    int ks[3] = {1, 5, 17};
+    for (int b = 1; b <= 4; b += 3)
+        for (int prec = 0; prec < 2; prec++) {
+            bsr_matrix *A = mk_convdiff(12, 40, b), *Ap = A;
+            if (prec) bsr_matrix_copy(A, BSR_FLOAT, &Ap);
+            bsr_ilu_options o = opts(BSR_ILUT, 0.01);
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(Ap, &o, &F));
+            bsr_ilu_factors f;
+            bsr_ilu_get_factors(F, &f);
+            bsr_levels *lvs[2] = {test_levels(f.L, 0), test_levels(f.U, 1)};
+            const bsr_matrix *T[2] = {f.L, f.U};
+            int64_t N = (int64_t)A->nbrows * b;
+            for (int ik = 0; ik < 3; ik++)
+                for (int up = 0; up < 2; up++) {
+                    int k = ks[ik];
+                    bsr_precision p = prec ? BSR_FLOAT : BSR_DOUBLE;
+                    bsr_multivec *X, *Y1, *Y2, *Xd;
+                    bsr_multivec_create(&X, N, k, p);
+                    bsr_multivec_create(&Y1, N, k, p);
+                    bsr_multivec_create(&Y2, N, k, p);
+                    bsr_multivec_create(&Xd, N, k, BSR_DOUBLE);
+                    bsr_multivec_random(X, 11 + k);
+                    bsr_multivec_fill(Y1, NAN);
+                    bsr_multivec_fill(Y2, NAN);
+                    bsr_status (*fn)(const bsr_matrix *, const bsr_levels *, const bsr_multivec *, bsr_multivec *) =
+                        up ? bsr_trsv_upper : bsr_trsv_lower;
+                    BSR_ASSERT_OK(fn(T[up], NULL, X, Y1));
+                    BSR_ASSERT_OK(fn(T[up], lvs[up], X, Y2));
+                    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2),
+                                      bsr_precision_size(p) * N * k));
+                    /* in place gives the same */
+                    BSR_ASSERT_OK(fn(T[up], lvs[up], X, X));
+                    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(X), bsr_precision_size(p) * N * k));
+                    /* against dense substitution */
+                    bsr_multivec_random(Xd, 11 + k);
+                    bsr_multivec *Xr;
+                    bsr_multivec_create(&Xr, N, k, BSR_DOUBLE);
+                    bsr_multivec_copy(Xr, Y1);
+                    double *ref = malloc(sizeof(double) * N * k);
+                    bsr_multivec_copy(X, Xd); /* X in p, as solved */
+                    bsr_multivec *Xp; bsr_multivec_create(&Xp, N, k, BSR_DOUBLE);
+                    bsr_multivec_copy(Xp, X);
+                    dense_trsv(T[up], up, bsr_multivec_cdata(Xp), ref, k);
+                    const double *y = bsr_multivec_cdata(Xr);
+                    double err = 0, nrm = 0;
+                    for (int64_t e = 0; e < N * k; e++) {
+                        if (fabs(y[e] - ref[e]) > err) err = fabs(y[e] - ref[e]);
+                        if (fabs(ref[e]) > nrm) nrm = fabs(ref[e]);
+                    }
+                    CU_ASSERT(err <= (prec ? 1e-4 : 1e-12) * nrm);
+                    free(ref);
+                    bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
+                    bsr_multivec_destroy(Xd); bsr_multivec_destroy(Xr); bsr_multivec_destroy(Xp);
+                }
+            /* bad inputs: wrong triangle, wrong sizes */
+            bsr_multivec *X, *Y;
+            bsr_multivec_create(&X, N, 1, prec ? BSR_FLOAT : BSR_DOUBLE);
+            bsr_multivec_create(&Y, N + 1, 1, prec ? BSR_FLOAT : BSR_DOUBLE);
+            CU_ASSERT_EQUAL(bsr_trsv_lower(f.U, NULL, X, X), BSR_ERR_STRUCTURE);
+            CU_ASSERT_EQUAL(bsr_trsv_upper(f.L, NULL, X, X), BSR_ERR_STRUCTURE);
+            CU_ASSERT_EQUAL(bsr_trsv_lower(f.L, NULL, X, Y), BSR_ERR_SIZE);
+            bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+            free_test_levels(lvs[0]); free_test_levels(lvs[1]);
+            bsr_ilu_destroy(F);
+            if (Ap != A) bsr_matrix_destroy(Ap);
+            bsr_matrix_destroy(A);
+        }
+}
+
+/* The library's own level schedules (when built) give the same solves. */
+static void test_apply_levels(void)
+{
+    /* 64 x 64 grid, ILU(0): anti-diagonal levels 1..64 wide, so both the
+     * parallel (>= 32 rows) and the single-thread runs of levels are used */
+    bsr_matrix *A = mk_convdiff(64, 10, 2);
+    bsr_ilu_options o = opts(BSR_ILU0, 0.0);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu_factors f;
+    bsr_ilu_get_factors(F, &f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvU);
+    CU_ASSERT_EQUAL(f.lvL->n, A->nbrows);
+    CU_ASSERT_EQUAL(f.lvU->n, A->nbrows);
+    CU_ASSERT(f.lvL->max_width >= 40 && f.lvL->nlevels > 40);
+    CU_ASSERT(one_step_resid(A, F, 9) < 0.5);
+    /* level-scheduled solves with the factors' own schedules = S2, bit for bit */
+    int64_t N = (int64_t)A->nbrows * A->b;
+    bsr_multivec *X, *Y1, *Y2;
+    bsr_multivec_create(&X, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y1, N, 3, BSR_DOUBLE);
+    bsr_multivec_create(&Y2, N, 3, BSR_DOUBLE);
+    bsr_multivec_random(X, 5);
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, Y1));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, Y1, Y1));
+    BSR_ASSERT_OK(bsr_trsv_lower(f.L, f.lvL, X, Y2));
+    BSR_ASSERT_OK(bsr_trsv_upper(f.U, f.lvU, Y2, Y2));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2), sizeof(double) * N * 3));
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+}
+
+/* Real matrices ($BSR_REAL_DIR, square, up to 3e5 unknowns): ILU(0) and
+ * ILU2(1e-2) under ND either factor or fail with a status and a message;
+ * serial = parallel bit for bit; refactor = setup; apply is finite. */
+static void test_real_matrices(void)
+{
+    const char *dir = bsr_test_real_dir();
+    if (!dir[0]) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        bsr_matrix *A = NULL;
+        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL) != BSR_OK) continue;   /* rhs files, non-square */
+        if (A->nbrows != A->nbcols || (int64_t)A->nbrows * A->b > 300000) { bsr_matrix_destroy(A); continue; }
+        for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind += 2) {
+            bsr_ilu_options o;
+            bsr_ilu_options_default(&o, kind);
+            o.parallel = 0;
+            bsr_ilu *F = NULL, *G = NULL;
+            bsr_status s = bsr_ilu_setup(A, &o, &F);
+            if (s) {
+                printf("\n  %s %s: %s: %s", e->d_name, kind ? "ILU2" : "ILU(0)", bsr_status_string(s), bsr_last_error());
+                CU_ASSERT(s == BSR_ERR_SINGULAR && bsr_last_error()[0]);
+                continue;
+            }
+            o.parallel = 1;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+            CU_ASSERT(same_factors(F, G));
+            BSR_ASSERT_OK(bsr_ilu_refactor(G, A));
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_stats st;
+            bsr_ilu_get_stats(F, &st);
+            double q = precond_quality(A, F);
+            CU_ASSERT(isfinite(q));
+            printf("\n  %s %s: fill %.2f, reg %d, q %.3g", e->d_name, kind ? "ILU2" : "ILU(0)", st.fill,
+                   st.pivots_regularized, q);
+            bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        }
+        bsr_matrix_destroy(A);
+    }
+    closedir(d);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"exact limit tau1=0 (dense, banded)", test_exact_limit},
+        {"ILU(0) exact when LU has no fill", test_ilu0_no_fill_exact},
+        {"factor layout", test_factor_layout},
+        {"b=1 equals scalar reference", test_b1_equals_scalar},
+        {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
+        {"statuses", test_statuses},
+        {"refactor equals setup", test_refactor_equals_setup},
+        {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
+        {"refactor after a failed refactor", test_refactor_after_failure},
+        {"float factors", test_float_factors},
+        {"serial equals parallel (ND tree)", test_serial_equals_parallel},
+        {"triangular solves S2 vs levels vs dense", test_trsv},
+        {"apply with library levels", test_apply_levels},
+        {"real matrices", test_real_matrices},
+        {NULL, NULL}};
+    return bsr_test_main("ilu", tests, argc, argv);
+}
