@@ -30,17 +30,6 @@ static double now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* The backend hooks come from the CUDA backend (issue 3); these weak ones
- * stand in while it is absent (a strong definition overrides them). */
-extern "C" __attribute__((weak)) void bsr_cuda_matrix_release(bsr_matrix *A) { (void)A; }
-extern "C" __attribute__((weak)) void bsr_cuda_multivec_release(bsr_multivec *X) { (void)X; }
-extern "C" __attribute__((weak)) int bsr_cuda_device_count(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) { cudaGetLastError(); return 0; }
-    return n;
-}
-
 extern "C" void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 {
     void *p = NULL;
