@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- chunked line reader ----------------------------------------------- */
 
@@ -383,6 +384,23 @@ static void sort_row(int *c, double *v, int64_t n, int *tc, double *tv)
     for (; i < h; i++, o++) { c[o] = tc[i]; if (v) v[o] = tv[i]; }
 }
 
+/* Physical memory of this machine in bytes (0 when unknown). */
+static double phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+}
+
+/* 1 when n CSR row pointers (int64) fit in half of physical memory (or when
+ * the memory size is unknown: then the allocation itself decides).  Half:
+ * the BSR conversion that follows needs another 4 bytes a row and the
+ * caller's own data must fit too. */
+static int rowptr_fits(uint64_t n)
+{
+    double mem = phys_bytes();
+    return mem <= 0 || 8.0 * (double)n <= 0.5 * mem;
+}
+
 /* C = T as CSR, symmetric/skew parts mirrored, each row sorted, duplicates
  * summed.  A counting sort by row (arrays of nrows+1 only: no ncols-sized
  * work, so a wide matrix with few entries stays cheap), then each row that is
@@ -539,6 +557,14 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
         r.line = h.size_line;
         st = rd_err(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
                  (long long)h.ncols);
+    }
+    if (!st && !dense && !rowptr_fits((uint64_t)h.nrows + 1)) {
+        /* a valid size line can announce 2^31 rows with one entry: the row
+         * pointers alone would then take 17 GB, which calloc grants lazily
+         * and the counting sort then touches, ending in the OOM killer */
+        r.line = h.size_line;
+        st = rd_err(&r, BSR_ERR_NOMEM, "%lld rows need %.1f GB of row pointers, more than half of this machine's %.1f GB of memory",
+                    (long long)h.nrows, 8.0 * ((double)h.nrows + 1) / 1e9, phys_bytes() / 1e9);
     }
     if (st) { rd_close(&r); return st; }
     if (hout) *hout = h;

@@ -471,6 +471,38 @@ static void test_long_line(void)
     bsr_csr_free(&C);
 }
 
+/* A valid file announcing 2^31 - 2 rows with one entry: its row pointers
+ * (17 GB) exceed half the memory of a normal machine, so the read stops with
+ * BSR_ERR_NOMEM naming the size line instead of being OOM-killed.  Wide and
+ * moderately tall files still read. */
+static void test_huge_rows(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    double mem = (double)pages * (double)psize;
+    const char *p = put("huge.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n2147483646 3 1\n1 1 2\n");
+    if (pages > 0 && psize > 0 && mem < 2 * 8.0 * 2147483647.0) {
+        bsr_csr C;
+        bsr_clear_error();
+        CU_ASSERT_EQUAL(bsr_mm_read_csr(p, &C), BSR_ERR_NOMEM);
+        CU_ASSERT_PTR_NULL(C.rowptr);
+        char want[600];
+        snprintf(want, sizeof want, "%s:3: 2147483646 rows need", p);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+        if (!strstr(bsr_last_error(), want)) printf("\n  message: %s", bsr_last_error());
+    } else {
+        printf("\n  [skip] this machine has %.0f GB: the 2^31-row file would be read", mem / 1e9);
+    }
+    /* 1e7 rows x 2e9 columns, one entry: 80 MB of row pointers, reads */
+    p = put("tall.mtx", "%%MatrixMarket matrix coordinate real general\n10000000 2000000000 1\n10000000 2000000000 -1\n");
+    bsr_csr C;
+    BSR_ASSERT_OK(bsr_mm_read_csr(p, &C));
+    CU_ASSERT_EQUAL(C.nrows, 10000000);
+    CU_ASSERT_EQUAL(C.nnz, 1);
+    CU_ASSERT_EQUAL(C.colind[0], 1999999999);
+    CU_ASSERT_EQUAL(C.rowptr[10000000], 1);
+    bsr_csr_free(&C);
+}
+
 static uint64_t rnd(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -584,6 +616,7 @@ int main(int argc, char **argv)
         {"example matrices", test_examples},
         {"malformed files", test_malformed},
         {"line longer than the buffer", test_long_line},
+        {"2^31 announced rows: NOMEM, no crash", test_huge_rows},
         {"random mutations", test_mutations},
         {NULL, NULL},
     };
