@@ -102,15 +102,6 @@ bsr_status gen_args_done(const gen_args *a)
     return BSR_OK;
 }
 
-double gen_hash01(uint64_t a, uint64_t b)
-{
-    uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
 bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g)
 {
     int n, nx, ny, nz = 3;
@@ -134,5 +125,5 @@ int gen_grid_hole(const gen_grid *g, int i, int j, int k)
 {
     if (g->holes <= 0) return 0;
     uint64_t p = ((uint64_t)k * (uint64_t)g->ny + (uint64_t)j) * (uint64_t)g->nx + (uint64_t)i;
-    return gen_hash01((uint64_t)g->seed, p) < g->holes;
+    return bsr_hash01((uint64_t)g->seed, p) < g->holes;
 }

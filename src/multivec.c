@@ -73,21 +73,12 @@ bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
     return BSR_OK;
 }
 
-/* splitmix64: a tiny, portable, seedable generator. */
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
 {
     BSR_TRY(need_host(X, "bsr_multivec_random"));
     uint64_t s = seed;
     for (int64_t e = 0; e < X->n * X->k; e++)
-        set(X, e, (double)(splitmix(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+        set(X, e, (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
     return BSR_OK;
 }
 

@@ -44,14 +44,6 @@ const char *bsr_test_real_dir(void)
     return dir;
 }
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
                                    bsr_precision prec, uint64_t seed)
 {
@@ -62,7 +54,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     int *len = malloc(sizeof(int) * (nbrows + 1));
     rowptr[0] = 0;
     for (int i = 0; i < nbrows; i++) {
-        len[i] = minlen + (int)(rng(&s) % (uint64_t)(maxlen - minlen + 1));
+        len[i] = minlen + (int)(bsr_splitmix64(&s) % (uint64_t)(maxlen - minlen + 1));
         rowptr[i + 1] = rowptr[i] + len[i];
     }
     int nnzb = rowptr[nbrows];
@@ -71,7 +63,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     for (int i = 0; i < nbrows; i++) {
         for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
             int j;
-            do j = (int)(rng(&s) % (uint64_t)nbcols); while (used[j]);
+            do j = (int)(bsr_splitmix64(&s) % (uint64_t)nbcols); while (used[j]);
             used[j] = 1;
             col[p] = j;
         }
@@ -80,7 +72,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     size_t nv = (size_t)nnzb * b * b;
     void *val = malloc(bsr_precision_size(prec) * (nv + 1));
     for (size_t e = 0; e < nv; e++) {
-        double v = (double)(rng(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        double v = (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
         if (prec == BSR_DOUBLE) ((double *)val)[e] = v; else ((float *)val)[e] = (float)v;
     }
     bsr_matrix *A = NULL;

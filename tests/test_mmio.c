@@ -2,6 +2,7 @@
  * integer, dense arrays, bit-exact round trips (CSR, BSR b = 1..10), each
  * error path with its status and "file:line", and random byte mutations. */
 #include "harness.h"
+#include "internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,6 @@ static void test_general(void)
     bsr_csr_free(&C);
 }
 
-static uint64_t rnd(uint64_t *s);
 
 /* Random order with many duplicates and long rows (the merge-sort path):
  * the CSR equals a dense accumulation in file order, bit for bit. */
@@ -97,8 +97,8 @@ static void test_shuffled(void)
     fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", M, N, NZ);
     uint64_t s = 99;
     for (int k = 0; k < NZ; k++) {
-        int i = (int)(rnd(&s) % M), j = (int)(rnd(&s) % N);
-        double v = (double)(rnd(&s) >> 11) / 9007199254740992.0 - 0.5;
+        int i = (int)(bsr_splitmix64(&s) % M), j = (int)(bsr_splitmix64(&s) % N);
+        double v = (double)(bsr_splitmix64(&s) >> 11) / 9007199254740992.0 - 0.5;
         fprintf(f, "%d %d %.17g\n", i + 1, j + 1, v);
         ref[i][j] += v;
         hit[i][j] = 1;
@@ -503,14 +503,6 @@ static void test_huge_rows(void)
     bsr_csr_free(&C);
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double now(void)
 {
     struct timespec t;
@@ -556,9 +548,9 @@ static void test_mutations(void)
         const char *src = seeds[runs % nseeds];
         size_t len = strlen(src);
         memcpy(buf, src, len);
-        int nm = 1 + (int)(rnd(&s) % 4);
+        int nm = 1 + (int)(bsr_splitmix64(&s) % 4);
         for (int k = 0; k < nm; k++) {
-            uint64_t r = rnd(&s);
+            uint64_t r = bsr_splitmix64(&s);
             size_t at = (size_t)(r >> 8) % len;
             switch (r % 4) {
             case 0: buf[at] = (char)(r >> 40); break; /* any byte */
@@ -569,7 +561,7 @@ static void test_mutations(void)
             }
             if (len < 2) break;
         }
-        if (rnd(&s) % 8 == 0) len = (size_t)(rnd(&s) % (len + 1)); /* truncate */
+        if (bsr_splitmix64(&s) % 8 == 0) len = (size_t)(bsr_splitmix64(&s) % (len + 1)); /* truncate */
         FILE *f = fopen(path, "wb");
         CU_ASSERT_PTR_NOT_NULL_FATAL(f);
         fwrite(buf, 1, len, f);
