@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv)
 {
@@ -19,6 +20,19 @@ int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **arg
     CU_cleanup_registry();
     if (run == 0) { printf("%s: no test ran\n", suite); return 1; }
     return failed ? 1 : 0;
+}
+
+int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, char **argv, char *dir,
+                         size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/bsr_%s_XXXXXX", t && t[0] ? t : "/tmp", suite);
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    int rc = bsr_test_main(suite, tests, argc, argv);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
 }
 
 int bsr_test_have_gpu(void)

@@ -11,6 +11,11 @@ typedef struct { const char *name; void (*fn)(void); } bsr_test;
  * 77 = skipped, which ctest reports as a skip). */
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv);
 
+/* bsr_test_main with a fresh temporary folder: dir (size n) receives
+ * "$TMPDIR/bsr_<suite>_XXXXXX" before the tests run; removed afterwards. */
+int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, char **argv, char *dir,
+                         size_t n);
+
 /* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void);
 /* Path to a real-matrix folder ("" when absent: tests skip with a message). */

@@ -160,8 +160,6 @@ int main(int argc, char **argv)
 {
     cli = getenv("BSR_CLI");
     if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
-    snprintf(dir, sizeof dir, "%s/bsr_cli_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     static const bsr_test tests[] = {
         {"--help", test_help},
         {"--info --json FILE", test_info_file},
@@ -169,9 +167,5 @@ int main(int argc, char **argv)
         {"errors: exit code and file:line on stderr", test_errors},
         {NULL, NULL},
     };
-    int rc = bsr_test_main("cli", tests, argc, argv);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);
 }

@@ -594,8 +594,6 @@ static void test_mutations(void)
 
 int main(int argc, char **argv)
 {
-    snprintf(dir, sizeof dir, "%s/bsr_mmio_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     static const bsr_test tests[] = {
         {"general coordinate", test_general},
         {"shuffled entries, duplicates, long rows", test_shuffled},
@@ -612,9 +610,5 @@ int main(int argc, char **argv)
         {"random mutations", test_mutations},
         {NULL, NULL},
     };
-    int rc = bsr_test_main("mmio", tests, argc, argv);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return bsr_test_main_tmpdir("mmio", tests, argc, argv, dir, sizeof dir);
 }
