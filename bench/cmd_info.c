@@ -2,6 +2,8 @@
 #include "cli.h"
 #include <string.h>
 
+/* `bsrsolve FILE|--gen SPEC --info [--json] [--reorder SPECS]`: print the matrix statistics
+ * (and orderings). */
 int cmd_info(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--reorder", NULL};

@@ -90,6 +90,7 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     return chk ? 1 : 0;
 }
 
+/* Order, permute and summarize A under each spec of spec ("all" or a '+'-separated list). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json)
 {
     static const char *const all[] = {"natural", "rcm", "nd:auto", "metis", "amd", NULL};

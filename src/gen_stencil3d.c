@@ -33,6 +33,7 @@ static bsr_status parse(const char *params, int *G, int *B)
     return BSR_OK;
 }
 
+/* bsr_generate entry of stencil3d:G[:B]: the 3D 7-point block stencil, rhs = A x*. */
 bsr_status bsr_gen_stencil3d(const char *params, bsr_precision prec, bsr_problem *P)
 {
     int G = 0, b = 0;

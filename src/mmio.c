@@ -30,6 +30,7 @@ typedef struct {
  * line is taken for a mistake rather than tried as an allocation. */
 #define MM_DENSE_MAX ((int64_t)1 << 37)
 
+/* Open path for chunked line reading. */
 static bsr_status rd_open(mm_reader *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -47,6 +48,7 @@ static bsr_status rd_open(mm_reader *r, const char *path)
     return BSR_OK;
 }
 
+/* Close the reader and free its buffer. */
 static void rd_close(mm_reader *r)
 {
     if (r->f) fclose(r->f);
@@ -275,6 +277,7 @@ static bsr_status value_tok(mm_reader *r, int field, char *t, char *e, const cha
 
 typedef struct { int *i, *j; double *v; int64_t n, cap; } mm_coo;
 
+/* Free a triplet list and zero it. */
 static void coo_free(mm_coo *T) { free(T->i); free(T->j); free(T->v); memset(T, 0, sizeof *T); }
 
 /* Make room for one more entry, growing geometrically up to `max`: the
@@ -609,6 +612,7 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
     return coo_to_csr(&T, (int)h.nrows, (int)h.ncols, h.symm, h.field == MM_PATTERN, C);
 }
 
+/* C = the coordinate (or array) Matrix Market file at path as sorted CSR. */
 bsr_status bsr_mm_read_csr(const char *path, bsr_csr *C)
 {
     BSR_CHECK_ARG(path && C, "bsr_mm_read_csr: NULL argument");
@@ -616,6 +620,7 @@ bsr_status bsr_mm_read_csr(const char *path, bsr_csr *C)
     return mm_read_any(path, 0, C, NULL, NULL);
 }
 
+/* A = a square Matrix Market file as BSR with block size b (0: detected). */
 bsr_status bsr_mm_read(const char *path, int b, bsr_precision prec, bsr_matrix **A,
                        bsr_convert_info *info)
 {
@@ -635,6 +640,7 @@ bsr_status bsr_mm_read(const char *path, int b, bsr_precision prec, bsr_matrix *
     return s;
 }
 
+/* Dense column-major nrows x ncols array of a Matrix Market file (array or coordinate). */
 bsr_status bsr_mm_read_dense(const char *path, int *nrows, int *ncols, double **val)
 {
     BSR_CHECK_ARG(path && nrows && ncols && val, "bsr_mm_read_dense: NULL argument");

@@ -21,6 +21,7 @@ bsr_status bsr_multivec_create(bsr_multivec **X, int64_t n, int k, bsr_precision
     return BSR_OK;
 }
 
+/* Free X and its host/device storage (NULL-safe). */
 void bsr_multivec_destroy(bsr_multivec *X)
 {
     if (!X) return;
@@ -29,6 +30,7 @@ void bsr_multivec_destroy(bsr_multivec *X)
     free(X);
 }
 
+/* Read-only accessors of a multivector (0/NULL for a NULL one). */
 int64_t bsr_multivec_rows(const bsr_multivec *X) { return X ? X->n : 0; }
 int bsr_multivec_cols(const bsr_multivec *X) { return X ? X->k : 0; }
 bsr_precision bsr_multivec_precision(const bsr_multivec *X) { return X ? X->prec : BSR_DOUBLE; }
@@ -41,6 +43,7 @@ static inline double get(const bsr_multivec *X, int64_t e)
     return X->prec == BSR_DOUBLE ? ((const double *)X->data)[e] : ((const float *)X->data)[e];
 }
 
+/* X element e (row-interleaved index) = v, in X's precision. */
 static inline void set(bsr_multivec *X, int64_t e, double v)
 {
     if (X->prec == BSR_DOUBLE) ((double *)X->data)[e] = v;
@@ -56,6 +59,8 @@ static bsr_status need_host(const bsr_multivec *X, const char *fn)
     return BSR_OK;
 }
 
+/* BSR_ERR_SIZE/ARG unless X and Y have the same rows, columns and precision (fn names the
+ * caller). */
 static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const char *fn)
 {
     if (X->n != Y->n || X->k != Y->k)
@@ -64,6 +69,7 @@ static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const
     return BSR_OK;
 }
 
+/* Every element of X = value. */
 bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
 {
     BSR_TRY(need_host(X, "bsr_multivec_fill"));
@@ -73,6 +79,7 @@ bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
     return BSR_OK;
 }
 
+/* X = deterministic values in [-1,1) from seed (splitmix64). */
 bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
 {
     BSR_TRY(need_host(X, "bsr_multivec_random"));
@@ -82,6 +89,7 @@ bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
     return BSR_OK;
 }
 
+/* Y = X (same shape and precision). */
 bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
 {
     BSR_TRY(need_host(X, "bsr_multivec_copy"));
@@ -94,6 +102,7 @@ bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
     return BSR_OK;
 }
 
+/* Y(:,j) += alpha[j] X(:,j) for every column j. */
 bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_multivec *X)
 {
     BSR_TRY(need_host(X, "bsr_multivec_axpy"));
@@ -107,6 +116,7 @@ bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_mul
     return BSR_OK;
 }
 
+/* X(:,j) *= alpha[j] for every column j. */
 bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
 {
     BSR_TRY(need_host(X, "bsr_multivec_scale"));
@@ -140,6 +150,7 @@ static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double 
     return BSR_OK;
 }
 
+/* out[j] = X(:,j) . Y(:,j), summed in fixed chunks (same result for any thread count). */
 bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
     BSR_TRY(need_host(X, "bsr_multivec_dot"));
@@ -149,6 +160,7 @@ bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double
     return dot_impl(X, Y, out);
 }
 
+/* out[j] = ||X(:,j)||_2 (the dot of each column with itself, then sqrt). */
 bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
 {
     BSR_TRY(need_host(X, "bsr_multivec_norm2"));
@@ -158,6 +170,7 @@ bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
     return BSR_OK;
 }
 
+/* X = the column-major array src with leading dimension ld. */
 bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_t ld)
 {
     BSR_TRY(need_host(X, "bsr_multivec_from_colmajor"));
@@ -168,6 +181,7 @@ bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_
     return BSR_OK;
 }
 
+/* dst (column-major, leading dimension ld) = X. */
 bsr_status bsr_multivec_to_colmajor(const bsr_multivec *X, double *dst, int64_t ld)
 {
     BSR_TRY(need_host(X, "bsr_multivec_to_colmajor"));

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Run one CUnit suite; exit code 0 ok, 1 failures. */
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv)
 {
     (void)argc; (void)argv;
@@ -22,6 +23,7 @@ int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **arg
     return failed ? 1 : 0;
 }
 
+/* bsr_test_main inside a fresh temporary folder (name in dir), removed afterwards. */
 int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, char **argv, char *dir,
                          size_t n)
 {
@@ -35,6 +37,7 @@ int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, cha
     return rc;
 }
 
+/* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void)
 {
     static int have = -1;
@@ -45,6 +48,7 @@ int bsr_test_have_gpu(void)
     return have;
 }
 
+/* Real-matrix folder ($BSR_REAL_DIR or ../shared/matrices/real), "" when absent. */
 const char *bsr_test_real_dir(void)
 {
     static char dir[4096];
@@ -58,6 +62,8 @@ const char *bsr_test_real_dir(void)
     return dir;
 }
 
+/* Random BSR matrix with row lengths in [minlen,maxlen], values in [-1,1), deterministic from
+ * seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
                                    bsr_precision prec, uint64_t seed)
 {
@@ -96,12 +102,15 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     return A;
 }
 
+/* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {
     const void *d = bsr_multivec_cdata(X);
     return bsr_multivec_precision(X) == BSR_DOUBLE ? ((const double *)d)[e] : ((const float *)d)[e];
 }
 
+/* Max over entries of |Y - (alpha A X + beta Y0)| / (|alpha||A||X| + |beta||Y0|) by a dense
+ * double reference. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
                            const bsr_multivec *Y0, const bsr_multivec *Y)
 {

@@ -48,6 +48,7 @@ static double json_num(const char *json, const char *key)
     return end == p + strlen(pat) ? NAN : v;
 }
 
+/* Test: --help. */
 static void test_help(void)
 {
     CU_ASSERT_EQUAL(run("--help"), 0);
@@ -71,6 +72,7 @@ static void expect_info(const char *json, const bsr_matrix *A)
     CU_ASSERT_PTR_NOT_NULL(strstr(json, "}"));
 }
 
+/* Test: --info --json FILE. */
 static void test_info_file(void)
 {
     /* a 3 x 3 block stencil with one zero-padded block: fill ratio > 1 */
@@ -103,6 +105,7 @@ static void test_info_file(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
 }
 
+/* Test: --gen --info --json. */
 static void test_info_gen(void)
 {
     CU_ASSERT_EQUAL(run("--gen stencil3d:4:3 --info --json"), 0);
@@ -116,6 +119,7 @@ static void test_info_gen(void)
     bsr_problem_free(&P);
 }
 
+/* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
     char path[512], args[1024], want[600];

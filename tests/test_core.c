@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Test: matrix create validates and sorts. */
 static void test_create_validates(void)
 {
     bsr_matrix *A = NULL;
@@ -53,6 +54,7 @@ static bsr_csr block_csr(int N, int b, uint64_t seed)
     return C;
 }
 
+/* Test: CSR <-> BSR round trip, block-size detection. */
 static void test_csr_roundtrip_and_detect(void)
 {
     for (int b = 1; b <= 6; b++) {
@@ -129,6 +131,7 @@ static void test_detect_random(void)
     }
 }
 
+/* Test: multivector ops. */
 static void test_multivec_ops(void)
 {
     bsr_multivec *X, *Y;
@@ -205,6 +208,7 @@ static void spmm_case(bsr_precision prec, int b, int k, double alpha, double bet
     bsr_matrix_destroy(A);
 }
 
+/* Test: SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16. */
 static void test_spmm_cpu(void)
 {
     uint64_t seed = 100;
@@ -214,6 +218,7 @@ static void test_spmm_cpu(void)
                 spmm_case(p ? BSR_FLOAT : BSR_DOUBLE, b, k, k % 3 ? 1.0 : -0.5, (k % 2) ? 0.0 : 0.75, seed++);
 }
 
+/* Test: SpMM argument errors. */
 static void test_spmm_errors(void)
 {
     bsr_matrix *A = bsr_test_random_matrix(5, 5, 2, 1, 3, BSR_DOUBLE, 9);
@@ -229,6 +234,7 @@ static void test_spmm_errors(void)
     bsr_matrix_destroy(A);
 }
 
+/* Test: stencil3d generator and matrix info. */
 static void test_generator_and_info(void)
 {
     bsr_problem P;

@@ -12,6 +12,7 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 static uint64_t rs = 12345;
+/* Deterministic uniform value in [-1,1) (LCG state rs). */
 static double urand(void)   /* [-1,1) */
 {
     rs = rs * 6364136223846793005ull + 1442695040888963407ull;
@@ -47,6 +48,7 @@ static bsr_matrix *mk_pattern(int nb, int b, const char *mask, double dom, bsr_p
     return A;
 }
 
+/* Random block matrix with bandwidth bw blocks and diagonal shift dom. */
 static bsr_matrix *mk_banded(int nb, int b, int bw, double dom)
 {
     char *m = calloc((size_t)nb * nb, 1);
@@ -92,6 +94,7 @@ static bsr_matrix *mk_convdiff(int m, double pe, int b)
     return A;
 }
 
+/* Default options of kind with tau1 and the natural ordering. */
 static bsr_ilu_options opts(bsr_ilu_kind kind, double tau1)
 {
     bsr_ilu_options o;
@@ -142,6 +145,7 @@ static double precond_quality(const bsr_matrix *A, const bsr_ilu *F)
     return sqrt(sr / sb);
 }
 
+/* ||A - LU||_F/||A||_F of F (asserted to succeed). */
 static double err_norm(const bsr_ilu *F)
 {
     double e = -1;
@@ -158,6 +162,7 @@ static int same_matrix(const bsr_matrix *A, const bsr_matrix *B)
     return !memcmp(A->val, B->val, bsr_precision_size(A->prec) * A->nnzb * A->b * A->b);
 }
 
+/* 1 when F and G have bitwise equal L and U. */
 static int same_factors(const bsr_ilu *F, const bsr_ilu *G)
 {
     bsr_ilu_factors f, g;
@@ -337,6 +342,7 @@ static void scalar_ilu(int n, const double *A, const char *pat, int kind, double
     free(W); free(Wp); free(w); free(pr); free(R); free(dp);
 }
 
+/* Test: b=1 equals scalar reference. */
 static void test_b1_equals_scalar(void)
 {
     const int m = 9, n = m * m;
@@ -769,6 +775,7 @@ static bsr_levels *test_levels(const bsr_matrix *T, int upper)
     return lv;
 }
 
+/* Free a level schedule built by the test itself. */
 static void free_test_levels(bsr_levels *lv)
 {
     free(lv->level_of); free(lv->rows); free(lv->level_ptr); free(lv);
@@ -810,6 +817,7 @@ static void dense_trsv(const bsr_matrix *T, int upper, const double *x, double *
     free(D);
 }
 
+/* Test: triangular solves S2 vs levels vs dense. */
 static void test_trsv(void)
 {
     int ks[3] = {1, 5, 17};

@@ -42,6 +42,7 @@ static void expect_csr(const bsr_csr *C, int nrows, int ncols, int nnz, const in
     }
 }
 
+/* Test: general coordinate. */
 static void test_general(void)
 {
     /* unsorted, duplicates, comments anywhere, blank lines, CRLF, tabs, mixed-case
@@ -120,6 +121,7 @@ static void test_shuffled(void)
     bsr_csr_free(&C);
 }
 
+/* Test: symmetric expansion. */
 static void test_symmetric(void)
 {
     /* lower triangle given; diagonal not duplicated; duplicate summed before mirroring */
@@ -143,6 +145,7 @@ static void test_symmetric(void)
     bsr_csr_free(&C);
 }
 
+/* Test: skew-symmetric. */
 static void test_skew(void)
 {
     const char *p = put("skew.mtx",
@@ -157,6 +160,7 @@ static void test_skew(void)
     bsr_csr_free(&C);
 }
 
+/* Test: pattern and integer. */
 static void test_pattern_integer(void)
 {
     const char *p = put("pat.mtx",
@@ -196,6 +200,7 @@ static void test_pattern_integer(void)
     bsr_csr_free(&C);
 }
 
+/* Test: dense arrays. */
 static void test_dense(void)
 {
     /* multi-column round trip with awkward values */
@@ -246,6 +251,7 @@ static void test_dense(void)
 static const double awkward[] = {1.0 / 3, -2.0 / 3, 0.1, -0.0, 4.9406564584124654e-324, 2.2250738585072014e-308,
                                  1.7976931348623157e308, -123456789.123456789, 1e-300, 6.02214076e23};
 
+/* Test: CSR round trip bit-exact. */
 static void test_roundtrip_csr(void)
 {
     bsr_matrix *A = bsr_test_random_matrix(40, 33, 1, 0, 9, BSR_DOUBLE, 7);
@@ -274,6 +280,7 @@ static void expect_same_bsr(const bsr_matrix *A, const bsr_matrix *B)
                            bsr_precision_size(bsr_matrix_precision(A)) * nnzb * b * b), 0);
 }
 
+/* Test: BSR round trip b=1..10, auto b. */
 static void test_roundtrip_bsr(void)
 {
     const char *p = put("rtb.mtx", "");
@@ -403,6 +410,7 @@ static const bad_case bad[] = {
     {"nul.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\0\n", 0, BSR_ERR_PARSE, 3, "not a number"},
 };
 
+/* Test: malformed files. */
 static void test_malformed(void)
 {
     int n = (int)(sizeof bad / sizeof bad[0]);
@@ -503,6 +511,7 @@ static void test_huge_rows(void)
     bsr_csr_free(&C);
 }
 
+/* Monotonic wall-clock seconds. */
 static double now(void)
 {
     struct timespec t;

@@ -10,6 +10,7 @@
 static char paths[256][1024];
 static int npaths;
 
+/* qsort comparison of C strings. */
 static int cmp_str(const void *a, const void *b) { return strcmp(a, b); }
 
 /* *.mtx files of the folder, sorted by name (at most 256). */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+/* Generated problem of spec (asserted to succeed). */
 static bsr_problem gen(const char *spec)
 {
     bsr_problem P;
@@ -40,6 +41,7 @@ static double exact_resid(const bsr_problem *P)
     return num / den;
 }
 
+/* Test: generator sizes and holes. */
 static void test_sizes(void)
 {
     static const struct { const char *spec; int nbrows, b; } t[] = {
@@ -67,6 +69,7 @@ static void test_sizes(void)
     bsr_problem_free(&P); bsr_problem_free(&Q);
 }
 
+/* Test: generator symmetry and dominance. */
 static void test_symmetry(void)
 {
     static const struct { const char *spec; int sym; } t[] = {
@@ -128,6 +131,7 @@ static void test_row_sums(void)
     }
 }
 
+/* Test: exact-solution residual at rounding level. */
 static void test_exact_residual(void)
 {
     const char *specs[] = {"poisson2d:20", "poisson3d:10,holes=0.15", "heat2d:15,dt=0.01,scheme=cn",
@@ -161,6 +165,7 @@ static double direct_error(const bsr_problem *P)
     return sqrt(e / s);
 }
 
+/* Test: elliptic2d second-order convergence. */
 static void test_elliptic2d_order(void)
 {
     const char *fmt[] = {"elliptic2d:%d", "elliptic2d:n=%d,x0=1.5,y1=3"};
@@ -192,6 +197,7 @@ static void test_elliptic2d_order(void)
     bsr_problem_free(&P);
 }
 
+/* Test: cfd3d nonsingular (UMFPACK). */
 static void test_cfd3d_solvable(void)
 {
     const char *specs[] = {"cfd3d:8", "cfd3d:8,5,30", "cfd3d:8,5,model=comp,dt=0.1", "cfd3d:8,4,300,scheme=central,holes=0.1"};
@@ -299,6 +305,7 @@ static void test_cfd3d_ilu_bicgstab(void)
     }
 }
 
+/* Zeroed array of n doubles. */
 static double *vec0(int64_t n) { return calloc((size_t)n, sizeof(double)); }
 
 /* max |a - b| / max |b| */
@@ -309,6 +316,7 @@ static double vdiff(const double *a, const double *b, int64_t n)
     return m > 0 ? d / m : d;
 }
 
+/* Test: RB-GS SEQ = OMP = GPU. */
 static void test_rbgs_backends(void)
 {
     const char *specs[] = {"elliptic2d:33", "poisson3d:n=12,nx=9,holes=0.1", "convdiff2d:30,20,holes=0.05"};
@@ -404,6 +412,7 @@ static void sor_naive(const bsr_stencil *S, double omega, int symmetric, int swe
             }
 }
 
+/* Test: wavefront SOR = lexicographic SOR. */
 static void test_sor_wavefront(void)
 {
     const char *specs[] = {"poisson3d:n=11,nx=9,nz=6,holes=0.1", "convdiff3d:10,30,scheme=central,ny=13",
@@ -456,6 +465,7 @@ static void test_sor_wavefront(void)
     }
 }
 
+/* Test: invalid parameters rejected. */
 static void test_invalid(void)
 {
     static const struct { const char *spec, *msg; } t[] = {
