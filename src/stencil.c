@@ -80,6 +80,7 @@ bsr_status stc_build(bsr_stencil *S, const gen_grid *g, stc_row_fn row, stc_exac
 /* max_i |f_i - (A u)_i| of the structured system. */
 double bsr_stencil_resid_max(const bsr_stencil *S, const double *u)
 {
+    if (!S || !u || !S->coef || !S->f) return NAN; /* no status to return: NaN fails every comparison */
     const int64_t n = S->n, sx = 1, sy = S->nx, sz = (int64_t)S->nx * S->ny;
     const int64_t off[7] = {0, -sx, sx, -sy, sy, -sz, sz};
     double rmax = 0;
@@ -100,6 +101,8 @@ bsr_status bsr_stencil_to_problem(const bsr_stencil *S, bsr_precision prec, bsr_
 {
     BSR_CHECK_ARG(S && P && S->coef, "bsr_stencil_to_problem: NULL argument");
     memset(P, 0, sizeof *P);
+    BSR_CHECK_ARG(prec == BSR_DOUBLE || prec == BSR_FLOAT,
+                  "bsr_stencil_to_problem: precision %d is neither BSR_DOUBLE nor BSR_FLOAT", (int)prec);
     const int64_t n = S->n, sx = 1, sy = S->nx, sz = (int64_t)S->nx * S->ny;
     const int64_t off[7] = {0, -sx, sx, -sy, sy, -sz, sz};
     static const int order[7] = {BSR_STC_B, BSR_STC_S, BSR_STC_W, BSR_STC_C, BSR_STC_E, BSR_STC_N, BSR_STC_T};

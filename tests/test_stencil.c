@@ -506,9 +506,23 @@ static void test_invalid(void)
     CU_ASSERT_EQUAL(bsr_sor(BSR_STENCIL_SEQ, BSR_SOR_NATURAL, &S, 1.0, 0, 0, 1, u, NULL), BSR_ERR_VALUE);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "(5,0,0)"));
     S.f[5] = 0;
+    double c9 = S.coef[9];
     S.coef[9] = 0;
     CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_OMP, &S, 1.0, 1e-6, 10, 1, u, NULL), BSR_ERR_SINGULAR);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "(3,1,0)"));
+    S.coef[9] = c9;
+    /* NaN parameters, NULL arguments, bad precision: statuses, no crash */
+    CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_SEQ, &S, NAN, 1e-6, 10, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_SEQ, &S, 1.0, NAN, 10, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_sor(BSR_STENCIL_SEQ, BSR_SOR_NATURAL, &S, NAN, 0, 0, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT(isnan(bsr_stencil_resid_max(NULL, u)));
+    CU_ASSERT(isnan(bsr_stencil_resid_max(&S, NULL)));
+    bsr_problem P;
+    CU_ASSERT_EQUAL(bsr_stencil_to_problem(&S, (bsr_precision)7, &P), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "bsr_stencil_to_problem: precision 7"));
+    CU_ASSERT_EQUAL(bsr_generate("poisson2d:9", (bsr_precision)7, &P), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "bsr_generate: poisson2d:9: precision 7"));
+    CU_ASSERT_PTR_NULL(P.A);
     free(u);
     bsr_stencil_free(&S);
 }
