@@ -534,13 +534,14 @@ static int csr_valid(const bsr_csr *C)
     return 1;
 }
 
-/* Random byte mutations of valid files for about a second: never a crash
- * (ASan build), a valid CSR on success, "path:" in every error message. */
+/* 3000 random byte mutations of valid files (a fixed sequence, so every run
+ * and machine tries the same files): never a crash (ASan build), a valid CSR
+ * on success, "path:" in every error message. */
 static void test_mutations(void)
 {
     static const char *seeds[] = {
-        "%%MatrixMarket matrix coordinate real symmetric\n% comment\n6 6 8\n1 1 4.5\n2 1 -1\n3 2 -1e-3\n"
-        "4 4 2\n5 3 1\n6 6 7\n6 1 0.25\n5 5 3\n",
+        ("%%MatrixMarket matrix coordinate real symmetric\n% comment\n6 6 8\n1 1 4.5\n2 1 -1\n3 2 -1e-3\n"
+         "4 4 2\n5 3 1\n6 6 7\n6 1 0.25\n5 5 3\n"),
         "%%MatrixMarket matrix coordinate integer skew-symmetric\n4 4 3\n2 1 3\n4 1 -7\n3 2 1\n",
         "%%MatrixMarket matrix coordinate pattern general\n3 5 4\n1 5\n3 1\n2 2\n1 5\n",
         "%%MatrixMarket matrix array real general\n3 2\n1\n-2.5\n3e2\n4\n5\n6\n",
@@ -553,7 +554,7 @@ static void test_mutations(void)
     long runs = 0, ok = 0;
     double t0 = now();
     static const char alphabet[] = "0123456789 \t\n\r%-+.eE";
-    while (now() - t0 < 1.0 && runs < 200000) {
+    while (runs < 3000) {
         const char *src = seeds[runs % nseeds];
         size_t len = strlen(src);
         memcpy(buf, src, len);
@@ -598,7 +599,7 @@ static void test_mutations(void)
         runs++;
     }
     printf("\n  %ld mutated files in %.2f s, %ld still valid\n", runs, now() - t0, ok);
-    CU_ASSERT(runs > 50);
+    CU_ASSERT(ok > 0 && ok < runs); /* both outcomes were exercised */
 }
 
 int main(int argc, char **argv)
