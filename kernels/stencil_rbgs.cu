@@ -7,23 +7,12 @@
  * a warp's coefficient loads are contiguous; u stays in natural order.
  * Relative-increment test: block max of |du| and |u_new| folded into two words
  * by integer atomicMax (deterministic), read back every `check` iterations.
- * Also: the weak fallbacks of the backend hooks (until the context lands)
- * and the D2D bandwidth anchor. */
+ * Also: the D2D bandwidth anchor. */
 #include "stencil_cuda.h"
 
 #define RB_TX 32
 #define RB_TY 8
 
-/* Backend hooks for builds without the CUDA context module (kernels/cuda_context.cu
- * defines the real ones; these weak copies then give way). */
-extern "C" __attribute__((weak)) int bsr_cuda_device_count(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
-    return n;
-}
-extern "C" __attribute__((weak)) void bsr_cuda_matrix_release(bsr_matrix *A) { (void)A; }
-extern "C" __attribute__((weak)) void bsr_cuda_multivec_release(bsr_multivec *X) { (void)X; }
 
 struct rb_args {
     int nx, ny, nz, ncoef, hx;  /* hx: per-colour row stride */

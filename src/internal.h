@@ -57,6 +57,57 @@ void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
 
+/* ---- context and CUDA backend (issue 3, gpuspmm) ----------------------------
+ * struct bsr_context is shared by host code; its CUDA half (bsr_cuda_ctx) and
+ * the device mirrors behind bsr_matrix.dev / bsr_multivec.dev are defined in
+ * kernels/cuda_internal.h, with accessors for other CUDA modules.  The
+ * bsr_cuda_* functions below are implemented in kernels/ (*.cu), and by
+ * src/nocuda/context_stubs.c (BSR_ERR_NODEVICE) in CPU-only builds. */
+struct bsr_cuda_ctx;
+struct bsr_context {
+    bsr_backend backend;
+    int device;
+    struct bsr_cuda_ctx *cuda; /* NULL on the CPU backend */
+    char desc[192];
+};
+bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *stream);
+void bsr_cuda_context_fini(bsr_context *ctx);
+bsr_status bsr_cuda_sync(bsr_context *ctx);
+bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A);
+/* Device copy of X allocated (not filled) if absent. */
+bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X);
+bsr_status bsr_cuda_multivec_upload(bsr_context *ctx, bsr_multivec *X);
+bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec *X);
+/* The context that owns X's device copy (NULL if none). */
+bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X);
+/* Y = alpha*A*X + beta*Y, all operands current on the device. */
+bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
+                         const bsr_multivec *X, double beta, bsr_multivec *Y);
+bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k);
+/* Device multivector ops (operands current on the device, same shape; ctx
+ * NULL: the output's owner).  Semantics as the bsr_ctx_* calls. */
+bsr_status bsr_cuda_mv_fill(bsr_context *ctx, bsr_multivec *X, double value);
+bsr_status bsr_cuda_mv_copy(bsr_context *ctx, bsr_multivec *Y, const bsr_multivec *X);
+bsr_status bsr_cuda_mv_scale(bsr_context *ctx, bsr_multivec *X, const double *a);
+bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, const bsr_multivec *X,
+                                const double *b, const bsr_multivec *Y, const double *c,
+                                bsr_multivec *Z, const int *done);
+bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
+                           double *out);
+/* Benchmark support (bench/bench_spmm.c).  Time fn(arg) reps times with CUDA
+ * events on ctx's stream after warm calls; ms[rep] gets each time. */
+bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, int warm,
+                         int reps, double *ms);
+/* Device-to-device copy bandwidth (bytes read + written per second, median of
+ * reps copies of `bytes`) in GB/s. */
+bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps, double *gbs);
+/* cuSPARSE anchor: bsrmv (k = 1) or bsrmm with X and Y converted to
+ * column-major scratch copies outside the timed region; median ms of reps
+ * multiplies only; the result of the last is written back into Y. */
+bsr_status bsr_cuda_cusparse_bench(bsr_context *ctx, double alpha, const bsr_matrix *A,
+                                   const bsr_multivec *X, double beta, bsr_multivec *Y, int warm,
+                                   int reps, double *ms);
+
 /* Checks shared by every entry point. */
 #define BSR_CHECK_ARG(cond, ...) \
     do { if (!(cond)) return bsr_error(BSR_ERR_ARG, __VA_ARGS__); } while (0)

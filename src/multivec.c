@@ -1,4 +1,6 @@
 /* Multivectors: n x k, row-interleaved (x[i*k + j]); host BLAS-1 per column.
+ * A multivector whose only current copy is on the device is handed to the
+ * CUDA backend (kernels/blas_multivec.cu) on the context that owns it.
  * Reductions are deterministic: fixed chunking, partial sums combined in order. */
 #include "internal.h"
 #include <math.h>
@@ -59,8 +61,7 @@ static bsr_status need_host(const bsr_multivec *X, const char *fn)
     return BSR_OK;
 }
 
-/* BSR_ERR_SIZE/ARG unless X and Y have the same rows, columns and precision (fn names the
- * caller). */
+/* BSR_ERR_SIZE unless X and Y have the same rows and columns (fn names the caller). */
 static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const char *fn)
 {
     if (X->n != Y->n || X->k != Y->k)
@@ -69,13 +70,25 @@ static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const
     return BSR_OK;
 }
 
+/* Nonzero when X's only current copy is on the device: the operation then
+ * runs there, on the context that owns that copy (issue 3). */
+static int dev_only(const bsr_multivec *X)
+{
+    return X && X->dev && (X->where & BSR_ON_DEVICE) && !(X->where & BSR_ON_HOST);
+}
+
+/* The host copy of an output was just written: a device copy is now stale. */
+static void host_written(bsr_multivec *X) { X->where = BSR_ON_HOST; }
+
 /* Every element of X = value. */
 bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
 {
+    if (dev_only(X)) return bsr_cuda_mv_fill(NULL, X, value);
     BSR_TRY(need_host(X, "bsr_multivec_fill"));
     int64_t m = X->n * X->k;
 #pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < m; e++) set(X, e, value);
+    host_written(X);
     return BSR_OK;
 }
 
@@ -86,16 +99,19 @@ bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
     uint64_t s = seed;
     for (int64_t e = 0; e < X->n * X->k; e++)
         set(X, e, (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    host_written(X);
     return BSR_OK;
 }
 
 /* Y = X (same shape and precision). */
 bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
 {
+    if (dev_only(Y)) return bsr_cuda_mv_copy(NULL, Y, X);
     BSR_TRY(need_host(X, "bsr_multivec_copy"));
     BSR_TRY(need_host(Y, "bsr_multivec_copy"));
     BSR_TRY(same_shape(X, Y, "bsr_multivec_copy"));
     int64_t m = X->n * X->k;
+    host_written(Y);
     if (X->prec == Y->prec) { memcpy(Y->data, X->data, (size_t)m * bsr_precision_size(X->prec)); return BSR_OK; }
 #pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < m; e++) set(Y, e, get(X, e));
@@ -105,6 +121,7 @@ bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
 /* Y(:,j) += alpha[j] X(:,j) for every column j. */
 bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_multivec *X)
 {
+    if (dev_only(Y) && alpha) return bsr_cuda_mv_axpbypcz(NULL, alpha, X, NULL, NULL, NULL, Y, NULL);
     BSR_TRY(need_host(X, "bsr_multivec_axpy"));
     BSR_TRY(need_host(Y, "bsr_multivec_axpy"));
     BSR_TRY(same_shape(X, Y, "bsr_multivec_axpy"));
@@ -113,18 +130,21 @@ bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_mul
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < X->n; i++)
         for (int j = 0; j < k; j++) set(Y, i * k + j, get(Y, i * k + j) + alpha[j] * get(X, i * k + j));
+    host_written(Y);
     return BSR_OK;
 }
 
 /* X(:,j) *= alpha[j] for every column j. */
 bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
 {
+    if (dev_only(X) && alpha) return bsr_cuda_mv_scale(NULL, X, alpha);
     BSR_TRY(need_host(X, "bsr_multivec_scale"));
     BSR_CHECK_ARG(alpha, "bsr_multivec_scale: alpha is NULL");
     int k = X->k;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < X->n; i++)
         for (int j = 0; j < k; j++) set(X, i * k + j, alpha[j] * get(X, i * k + j));
+    host_written(X);
     return BSR_OK;
 }
 
@@ -153,6 +173,7 @@ static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double 
 /* out[j] = X(:,j) . Y(:,j), summed in fixed chunks (same result for any thread count). */
 bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
+    if ((dev_only(X) || dev_only(Y)) && out) return bsr_cuda_mv_dot(NULL, X, Y, out);
     BSR_TRY(need_host(X, "bsr_multivec_dot"));
     BSR_TRY(need_host(Y, "bsr_multivec_dot"));
     BSR_TRY(same_shape(X, Y, "bsr_multivec_dot"));
@@ -163,6 +184,11 @@ bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double
 /* out[j] = ||X(:,j)||_2 (the dot of each column with itself, then sqrt). */
 bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
 {
+    if (dev_only(X) && out) {
+        BSR_TRY(bsr_cuda_mv_dot(NULL, X, X, out));
+        for (int j = 0; j < X->k; j++) out[j] = sqrt(out[j]);
+        return BSR_OK;
+    }
     BSR_TRY(need_host(X, "bsr_multivec_norm2"));
     BSR_CHECK_ARG(out, "bsr_multivec_norm2: out is NULL");
     BSR_TRY(dot_impl(X, X, out));
@@ -178,6 +204,7 @@ bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_
                   (long long)ld, (long long)X->n);
     for (int64_t i = 0; i < X->n; i++)
         for (int j = 0; j < X->k; j++) set(X, i * X->k + j, src[j * ld + i]);
+    host_written(X);
     return BSR_OK;
 }
 

@@ -1,0 +1,251 @@
+/* Device multivector operations (row-interleaved n x k, per-column scalars):
+ * fill, copy with precision conversion, fused a*X + b*Y + c*Z updates with a
+ * per-column freeze mask, and dot products with a fixed-shape two-pass
+ * reduction tree (no atomics: bit-identical run to run). */
+#include "cuda_internal.h"
+#include <math.h>
+#include <string.h>
+
+#define MV_MAXK 64   /* per-column scalars travel as kernel parameters */
+#define MV_THREADS 256
+#define DOT_BLOCKS 1024
+
+struct colscal {
+    double a[MV_MAXK], b[MV_MAXK], c[MV_MAXK];
+    unsigned long long done; /* bit j: column j frozen */
+};
+
+static int grid_for(int64_t m)
+{
+    int64_t g = (m + MV_THREADS - 1) / MV_THREADS;
+    return (int)(g < 1 ? 1 : g > 65535 * 8 ? 65535 * 8 : g);
+}
+
+template <typename T> __global__ void fill_kernel(int64_t m, T v, T *x)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m; e += (int64_t)gridDim.x * blockDim.x)
+        x[e] = v;
+}
+
+template <typename TO, typename TI> __global__ void copy_kernel(int64_t m, const TI *x, TO *y)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m; e += (int64_t)gridDim.x * blockDim.x)
+        y[e] = (TO)x[e];
+}
+
+/* Z = a*X + b*Y + c*Z per column in double (X, Y may be NULL: term absent;
+ * keepz: c*Z is computed even when c == 0, as scaling does; otherwise c == 0
+ * makes Z write-only). */
+template <typename T>
+__global__ void update_kernel(int64_t m, int k, const T *x, const T *y, T *z, colscal s, int keepz)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m; e += (int64_t)gridDim.x * blockDim.x) {
+        int j = (int)(e % k);
+        if ((s.done >> j) & 1ull) continue;
+        double v = 0;
+        if (x) v = s.a[j] * (double)x[e];
+        if (y) v += s.b[j] * (double)y[e];
+        if (keepz || s.c[j] != 0) v += s.c[j] * (double)z[e];
+        z[e] = (T)v;
+    }
+}
+
+/* One pass of the per-column sum of x*y (y NULL: of x) over m = rows*k values.
+ * Thread t < L = (256/k)*k of block g owns column t % k and visits e = g*L + t,
+ * stepping by gridDim*L; the block then sums its L partials per column in a
+ * fixed binary tree and writes part[g*k + j].  Nothing depends on timing. */
+template <typename T>
+__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, double *part)
+{
+    __shared__ double s[2 * MV_THREADS];
+    int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1;
+    while (rp < rows) rp <<= 1;
+    double acc = 0;
+    if (t < L)
+        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L)
+            acc += y ? (double)x[e] * (double)y[e] : (double)x[e];
+    for (int i = t; i < rp * k; i += blockDim.x) s[i] = 0;
+    __syncthreads();
+    if (t < L) s[t] = acc;
+    __syncthreads();
+    for (int h = rp / 2; h > 0; h >>= 1) {
+        for (int i = t; i < h * k; i += blockDim.x) s[i] += s[i + h * k];
+        __syncthreads();
+    }
+    if (t < k) part[(int64_t)blockIdx.x * k + t] = s[t];
+}
+
+template <typename T> __global__ void to_col_kernel(int64_t n, int k, const T *x, T *c)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n * k; e += (int64_t)gridDim.x * blockDim.x)
+        c[(e % k) * n + e / k] = x[e];
+}
+
+template <typename T> __global__ void from_col_kernel(int64_t n, int k, const T *c, T *x)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n * k; e += (int64_t)gridDim.x * blockDim.x)
+        x[e] = c[(e % k) * n + e / k];
+}
+
+/* The context to run on: ctx, or the owner of the output's device copy. */
+static bsr_status pick(bsr_context **ctx, const bsr_multivec *out, const char *fn)
+{
+    if (!out) return bsr_error(BSR_ERR_ARG, "%s: NULL multivector", fn);
+    if (!*ctx) *ctx = bsr_cuda_multivec_context(out);
+    if (!*ctx || !(*ctx)->cuda) return bsr_error(BSR_ERR_ARG, "%s: no CUDA context", fn);
+    return bsr_cuda_enter(*ctx);
+}
+
+/* Operand is current on the device, and shaped as ref. */
+static bsr_status on_dev(const bsr_multivec *V, const bsr_multivec *ref, const char *fn, const char *name)
+{
+    if (!V) return bsr_error(BSR_ERR_ARG, "%s: %s is NULL", fn, name);
+    if (!V->dev || !(V->where & BSR_ON_DEVICE))
+        return bsr_error(BSR_ERR_ARG, "%s: %s is not current on the device (bsr_multivec_upload it)", fn, name);
+    if (V->n != ref->n || V->k != ref->k)
+        return bsr_error(BSR_ERR_SIZE, "%s: %s is %lld x %d, expected %lld x %d", fn, name, (long long)V->n,
+                         V->k, (long long)ref->n, ref->k);
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_mv_fill(bsr_context *ctx, bsr_multivec *X, double value)
+{
+    BSR_TRY(pick(&ctx, X, "multivector fill"));
+    BSR_TRY(on_dev(X, X, "multivector fill", "X"));
+    int64_t m = X->n * X->k;
+    if (m == 0) return BSR_OK;
+    cudaStream_t st = ctx->cuda->stream;
+    if (X->prec == BSR_DOUBLE) fill_kernel<double><<<grid_for(m), MV_THREADS, 0, st>>>(m, value, (double *)bsr_cuda_multivec_data(X));
+    else fill_kernel<float><<<grid_for(m), MV_THREADS, 0, st>>>(m, (float)value, (float *)bsr_cuda_multivec_data(X));
+    CU_LAUNCHED("fill_kernel");
+    X->where = BSR_ON_DEVICE;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_mv_copy(bsr_context *ctx, bsr_multivec *Y, const bsr_multivec *X)
+{
+    BSR_TRY(pick(&ctx, Y, "multivector copy"));
+    BSR_TRY(on_dev(X, Y, "multivector copy", "X"));
+    if (!Y->dev) return bsr_error(BSR_ERR_ARG, "multivector copy: Y has no device copy");
+    int64_t m = X->n * X->k;
+    cudaStream_t st = ctx->cuda->stream;
+    void *y = bsr_cuda_multivec_data(Y);
+    const void *x = bsr_cuda_multivec_data(X);
+    if (m == 0 || x == y) { Y->where = BSR_ON_DEVICE; return BSR_OK; }
+    if (X->prec == Y->prec) {
+        CU_TRY(cudaMemcpyAsync(y, x, (size_t)m * bsr_precision_size(X->prec), cudaMemcpyDeviceToDevice, st));
+    } else {
+        if (X->prec == BSR_DOUBLE) copy_kernel<float, double><<<grid_for(m), MV_THREADS, 0, st>>>(m, (const double *)x, (float *)y);
+        else copy_kernel<double, float><<<grid_for(m), MV_THREADS, 0, st>>>(m, (const float *)x, (double *)y);
+        CU_LAUNCHED("copy_kernel");
+    }
+    Y->where = BSR_ON_DEVICE;
+    return BSR_OK;
+}
+
+static bsr_status update(bsr_context *ctx, const double *a, const bsr_multivec *X, const double *b,
+                         const bsr_multivec *Y, const double *c, bsr_multivec *Z, const int *done,
+                         int keepz, const char *fn)
+{
+    BSR_TRY(pick(&ctx, Z, fn));
+    BSR_TRY(on_dev(Z, Z, fn, "output"));
+    if (X) BSR_TRY(on_dev(X, Z, fn, "X"));
+    if (Y) BSR_TRY(on_dev(Y, Z, fn, "Y"));
+    if ((X && X->prec != Z->prec) || (Y && Y->prec != Z->prec))
+        return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+    if (Z->k > MV_MAXK)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, device updates support up to %d", fn, Z->k, MV_MAXK);
+    colscal s;
+    memset(&s, 0, sizeof s);
+    for (int j = 0; j < Z->k; j++) {
+        s.a[j] = a ? a[j] : 0; s.b[j] = b ? b[j] : 0; s.c[j] = c ? c[j] : 1;
+        if (done && done[j]) s.done |= 1ull << j;
+    }
+    int64_t m = Z->n * Z->k;
+    if (m == 0) return BSR_OK;
+    cudaStream_t st = ctx->cuda->stream;
+    if (Z->prec == BSR_DOUBLE)
+        update_kernel<double><<<grid_for(m), MV_THREADS, 0, st>>>(
+            m, Z->k, X ? (const double *)bsr_cuda_multivec_data(X) : NULL,
+            Y ? (const double *)bsr_cuda_multivec_data(Y) : NULL, (double *)bsr_cuda_multivec_data(Z), s, keepz);
+    else
+        update_kernel<float><<<grid_for(m), MV_THREADS, 0, st>>>(
+            m, Z->k, X ? (const float *)bsr_cuda_multivec_data(X) : NULL,
+            Y ? (const float *)bsr_cuda_multivec_data(Y) : NULL, (float *)bsr_cuda_multivec_data(Z), s, keepz);
+    CU_LAUNCHED("update_kernel");
+    Z->where = BSR_ON_DEVICE;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_mv_scale(bsr_context *ctx, bsr_multivec *X, const double *a)
+{
+    return update(ctx, NULL, NULL, NULL, NULL, a, X, NULL, 1, "multivector scale");
+}
+
+/* c == NULL means c = 1 (Z += ...), as axpy needs. */
+extern "C" bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, const bsr_multivec *X,
+                                           const double *b, const bsr_multivec *Y, const double *c,
+                                           bsr_multivec *Z, const int *done)
+{
+    return update(ctx, a, X, b, Y, c, Z, done, 0, "multivector update");
+}
+
+extern "C" bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
+                                      double *out)
+{
+    const char *fn = "multivector dot";
+    BSR_TRY(pick(&ctx, X, fn));
+    BSR_TRY(on_dev(X, X, fn, "X"));
+    BSR_TRY(on_dev(Y, X, fn, "Y"));
+    if (X->prec != Y->prec) return bsr_error(BSR_ERR_ARG, "%s: X and Y must have the same precision", fn);
+    int k = X->k;
+    if (k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS);
+    int64_t m = X->n * k;
+    int L = (MV_THREADS / k) * k;
+    /* grid fixed by the shape alone, so the summation order is too */
+    int64_t g64 = (m + L - 1) / L;
+    int G = (int)(g64 < 1 ? 1 : g64 > DOT_BLOCKS ? DOT_BLOCKS : g64);
+    bsr_cuda_ctx *c = ctx->cuda;
+    size_t need = (size_t)(G + 1) * k;
+    if (need > c->red_cap) {
+        if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(cudaFree(c->red)); }
+        c->red = NULL; c->red_cap = 0;
+        CU_TRY(cudaMalloc(&c->red, need * sizeof(double)));
+        c->red_cap = need;
+    }
+    double *part = c->red, *res = c->red + (size_t)G * k;
+    if (X->prec == BSR_DOUBLE)
+        dot_kernel<double><<<G, MV_THREADS, 0, c->stream>>>(m, k, (const double *)bsr_cuda_multivec_data(X),
+                                                             (const double *)bsr_cuda_multivec_data(Y), part);
+    else
+        dot_kernel<float><<<G, MV_THREADS, 0, c->stream>>>(m, k, (const float *)bsr_cuda_multivec_data(X),
+                                                            (const float *)bsr_cuda_multivec_data(Y), part);
+    CU_LAUNCHED("dot_kernel (pass 1)");
+    dot_kernel<double><<<1, MV_THREADS, 0, c->stream>>>((int64_t)G * k, k, part, NULL, res);
+    CU_LAUNCHED("dot_kernel (pass 2)");
+    CU_TRY(cudaMemcpyAsync(out, res, sizeof(double) * k, cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(cudaStreamSynchronize(c->stream));
+    return BSR_OK;
+}
+
+bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
+                                           const void *rowint, void *col)
+{
+    if (n * k == 0) return BSR_OK;
+    cudaStream_t st = ctx->cuda->stream;
+    if (prec == BSR_DOUBLE) to_col_kernel<double><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const double *)rowint, (double *)col);
+    else to_col_kernel<float><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const float *)rowint, (float *)col);
+    CU_LAUNCHED("to_col_kernel");
+    return BSR_OK;
+}
+
+bsr_status bsr_cuda_from_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
+                                             const void *col, void *rowint)
+{
+    if (n * k == 0) return BSR_OK;
+    cudaStream_t st = ctx->cuda->stream;
+    if (prec == BSR_DOUBLE) from_col_kernel<double><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const double *)col, (double *)rowint);
+    else from_col_kernel<float><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const float *)col, (float *)rowint);
+    CU_LAUNCHED("from_col_kernel");
+    return BSR_OK;
+}

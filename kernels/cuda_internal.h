@@ -1,0 +1,124 @@
+/* CUDA backend internals shared by kernels/*.cu (issue 3, gpuspmm): the CUDA
+ * half of a context, the device mirrors behind bsr_matrix.dev and
+ * bsr_multivec.dev, error checking, and raw accessors for other CUDA modules
+ * (triangular solves, Krylov).  Not installed; C++ (nvcc) only. */
+#ifndef BSR_CUDA_INTERNAL_H
+#define BSR_CUDA_INTERNAL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+extern "C" {
+#include "internal.h"
+}
+
+/* CUDA half of a bsr_context. */
+struct bsr_cuda_ctx {
+    int device;
+    cudaStream_t stream;
+    int own_stream;         /* created by us, destroyed with the context */
+    cusparseHandle_t sparse;
+    cusparseMatDescr_t descr; /* general, zero-based: for bsrmv/bsrmm */
+    int nsm;                /* multiprocessors */
+    int smem_optin;         /* max dynamic shared memory per block after opt-in */
+    double *red;            /* reduction partials [red_cap doubles] */
+    size_t red_cap;
+    void *scratch;          /* cuSPARSE column-major copies etc. */
+    size_t scratch_cap;
+};
+
+/* Device mirror of a bsr_matrix (A->dev).  Row-length statistics are taken on
+ * the host at the first upload: P12's refusal, P14's and AUTO's choices. */
+struct bsr_dev_matrix {
+    bsr_context *ctx;
+    int device;
+    int *rowptr, *colind;
+    void *val;
+    int maxlen, maxrow;     /* longest block row and its index */
+    double meanlen;
+    int nempty;
+    /* AUTO's choice for ROWJ per chunk width kk = 1..16, found by a short
+     * on-device trial at first use: vectors per thread and threads per block
+     * (0: not tried yet) */
+    unsigned char auto_j[17];
+    short auto_t[17];
+};
+
+/* Device copy of a bsr_multivec (X->dev). */
+struct bsr_dev_multivec {
+    bsr_context *ctx;       /* owner: plain bsr_multivec_* calls run there */
+    int device;
+    void *data;             /* n*k values, row-interleaved */
+};
+
+/* ---- errors ------------------------------------------------------------------ */
+extern "C" bsr_status bsr_cuda_fail(cudaError_t e, const char *call, const char *file, int line);
+extern "C" bsr_status bsr_cusparse_fail(cusparseStatus_t e, const char *call, const char *file, int line);
+/* Check a CUDA runtime call: on failure return BSR_ERR_CUDA / BSR_ERR_NOMEM
+ * naming the call, the site and CUDA's message. */
+#define CU_TRY(call)                                                               \
+    do {                                                                           \
+        cudaError_t _e = (call);                                                   \
+        if (_e != cudaSuccess) return bsr_cuda_fail(_e, #call, __FILE__, __LINE__); \
+    } while (0)
+/* After every kernel launch. */
+#define CU_LAUNCHED(what)                                                                  \
+    do {                                                                                   \
+        cudaError_t _e = cudaGetLastError();                                               \
+        if (_e != cudaSuccess) return bsr_cuda_fail(_e, "launch of " what, __FILE__, __LINE__); \
+    } while (0)
+#define CUSP_TRY(call)                                                                    \
+    do {                                                                                  \
+        cusparseStatus_t _e = (call);                                                     \
+        if (_e != CUSPARSE_STATUS_SUCCESS) return bsr_cusparse_fail(_e, #call, __FILE__, __LINE__); \
+    } while (0)
+
+/* Make ctx's device current (cheap when it already is). */
+extern "C" bsr_status bsr_cuda_enter(bsr_context *ctx);
+/* Context scratch of at least `bytes` (grown on demand, kept). */
+extern "C" bsr_status bsr_cuda_scratch(bsr_context *ctx, size_t bytes, void **p);
+
+/* ---- accessors for other CUDA modules ---------------------------------------- */
+static inline cudaStream_t bsr_cuda_stream(const bsr_context *ctx) { return ctx->cuda->stream; }
+static inline cusparseHandle_t bsr_cuda_cusparse(const bsr_context *ctx) { return ctx->cuda->sparse; }
+static inline const bsr_dev_matrix *bsr_cuda_dmat(const bsr_matrix *A) { return (const bsr_dev_matrix *)A->dev; }
+static inline const int *bsr_cuda_matrix_rowptr(const bsr_matrix *A) { return bsr_cuda_dmat(A)->rowptr; }
+static inline const int *bsr_cuda_matrix_colind(const bsr_matrix *A) { return bsr_cuda_dmat(A)->colind; }
+static inline const void *bsr_cuda_matrix_val(const bsr_matrix *A) { return bsr_cuda_dmat(A)->val; }
+/* Device data of X (row-interleaved n*k values); NULL when X has no device copy. */
+static inline void *bsr_cuda_multivec_data(const bsr_multivec *X)
+{
+    return X->dev ? ((bsr_dev_multivec *)X->dev)->data : NULL;
+}
+
+/* ---- SpMM kernel families (spmm_p1x.cu, spmm_warp.cu) -------------------------
+ * Column chunk [j0, j0+kk) of Y = alpha*A*X + beta*Y; kk <= 16; operands on
+ * the device.  Launch errors are checked inside. */
+bsr_status bsr_spmm_p11(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                        double beta, void *y, int k);
+bsr_status bsr_spmm_p12(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                        double beta, void *y, int k, int j0, int kk, int chunked);
+bsr_status bsr_spmm_p14(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                        double beta, void *y, int k, int j0, int kk);
+bsr_status bsr_spmm_warp(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                         double beta, void *y, int k, int j0, int kk);
+/* ROWJ with J vectors per thread and about T threads per CUDA block
+ * (0: the static rule); auto_pick: J and T from AUTO's cached trial. */
+bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                         double beta, void *y, int k, int j0, int kk, int J, int T);
+bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                              double beta, void *y, int k, int j0, int kk);
+/* Vectors per thread ROWJ uses for a chunk of kk vectors. */
+int bsr_spmm_rowj_cols(int b, int kk);
+/* Threads per row group and blocks handled at once by the warp kernel for A. */
+void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots);
+/* Row-interleaved <-> column-major (ld = n) transposes of an n x k multivector. */
+bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
+                                const void *rowint, void *col);
+bsr_status bsr_cuda_from_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
+                                  const void *col, void *rowint);
+
+#endif
