@@ -42,6 +42,9 @@ double cli_now(void);
 int cli_fail(bsr_status s);
 /* Median of n doubles (sorts v in place). */
 double cli_median(double *v, int n);
+/* Print s to f as a JSON string literal (quotes, backslashes and control
+ * characters escaped): file names and specs may contain any of them. */
+void cli_json_str(FILE *f, const char *s);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
 

@@ -22,12 +22,14 @@ int cmd_info(int argc, char **argv)
     bsr_matrix_info f;
     if ((s = bsr_matrix_get_info(P.A, &f))) { bsr_problem_free(&P); return cli_fail(s); }
     if (json) {
-        printf("{\"name\": \"%s\", \"n\": %lld, \"block\": %d, \"block_rows\": %d, \"nnzb\": %d, "
+        printf("{\"name\": ");
+        cli_json_str(stdout, P.name);
+        printf(", \"n\": %lld, \"block\": %d, \"block_rows\": %d, \"nnzb\": %d, "
                "\"nnz\": %lld, \"fill_ratio\": %.6g, \"structurally_symmetric\": %s, "
                "\"numerically_symmetric\": %s, \"diag_dominant_rows\": %d, \"empty_rows\": %d, "
                "\"missing_diag_blocks\": %d, \"row_blocks_min\": %g, \"row_blocks_mean\": %.4g, "
                "\"row_blocks_max\": %d, \"read_s\": %.4g",
-               P.name, (long long)f.n, f.b, f.nbrows, f.nnzb, (long long)f.nnz_nonzero, f.fill_ratio,
+               (long long)f.n, f.b, f.nbrows, f.nnzb, (long long)f.nnz_nonzero, f.fill_ratio,
                f.structurally_symmetric ? "true" : "false", f.numerically_symmetric ? "true" : "false",
                f.diag_dominant_rows, f.empty_rows, f.missing_diag, f.min_row_len, f.mean_row_len,
                f.max_row_len, tread);

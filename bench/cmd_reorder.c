@@ -46,11 +46,13 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     }
     int bw = bandwidth(B);
     if (json) {
-        printf("%s{\"spec\": \"%s\", \"kind\": \"%s\", \"order_s\": %.4g, \"permute_s\": %.4g, "
+        printf("%s{\"spec\": ", *first ? "" : ", ");
+        cli_json_str(stdout, spec);
+        printf(", \"kind\": \"%s\", \"order_s\": %.4g, \"permute_s\": %.4g, "
                "\"bandwidth\": %d, \"lower_levels\": %d, \"lower_max_width\": %d, "
                "\"lower_mean_width\": %.4g, \"upper_levels\": %d, \"upper_max_width\": %d, "
                "\"upper_mean_width\": %.4g",
-               *first ? "" : ", ", spec, bsr_order_kind_name(ord->kind), tord, tperm, bw,
+               bsr_order_kind_name(ord->kind), tord, tperm, bw,
                lo->nlevels, lo->max_width, lo->mean_width, up->nlevels, up->max_width,
                up->mean_width);
         if (ord->nnodes) {

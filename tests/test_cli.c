@@ -103,6 +103,19 @@ static void test_info_file(void)
     snprintf(args, sizeof args, "'%s' --info", path);
     CU_ASSERT_EQUAL(run(args), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
+    /* a file name with a quote and a backslash stays one valid JSON string */
+    char odd[600], want[700];
+    snprintf(odd, sizeof odd, "%s/a\"b\\c.mtx", dir);
+    FILE *f = fopen(odd, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "--info --json '%s' --reorder rcm", odd);
+    CU_ASSERT_EQUAL(run(args), 0);
+    snprintf(want, sizeof want, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    if (!strstr(out, want)) printf("\n  got %.200s\n  want %s", out, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"reorder\": [{\"spec\": \"rcm\", "));
 }
 
 /* Test: --gen --info --json. */
