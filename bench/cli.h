@@ -19,7 +19,8 @@ int cmd_info(int argc, char **argv);
 /* `bsrsolve [FILE]`: read/generate, set up, solve, report (bench/cmd_solve.c). */
 int cmd_solve(int argc, char **argv);
 /* Print ordering/tree/level summary for --reorder SPEC (bench/cmd_reorder.c);
- * json: append keys to an open JSON object on stdout. */
+ * json: append keys to an open JSON object on stdout.  A NULL: only check
+ * that every spec parses (0, or 1 with the error on stderr). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json);
 
 /* Option helpers (bench/cli.c). */

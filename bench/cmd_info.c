@@ -10,6 +10,8 @@ int cmd_info(int argc, char **argv)
     static const char *const known[] = {"--info", "--json", "--float", NULL};
     if (cli_check_options(argc, argv, known, valued)) return 2;
     int json = cli_flag(argc, argv, "--json");
+    const char *ro = cli_opt(argc, argv, "--reorder");
+    if (ro && cli_reorder_info(NULL, ro, 0)) return 2; /* a bad spec fails before any output */
     bsr_problem P;
     bsr_convert_info ci;
     double t0 = cli_now();
@@ -45,7 +47,6 @@ int cmd_info(int argc, char **argv)
         printf("empty rows    %d block rows; %d without a diagonal block\n", f.empty_rows, f.missing_diag);
         printf("read          %.3f s\n", tread);
     }
-    const char *ro = cli_opt(argc, argv, "--reorder");
     int rc = 0;
     if (ro) rc = cli_reorder_info(P.A, ro, json);
     if (json) printf("}\n");

@@ -16,12 +16,14 @@ static int bandwidth(const bsr_matrix *A)
     return bw;
 }
 
-/* Order, permute and summarize A under one spec; returns 0 or 1 (error printed). */
+/* Order, permute and summarize A under one spec; returns 0 or 1 (error printed).
+ * A NULL: only check that spec parses. */
 static int one(const bsr_matrix *A, const char *spec, int json, int *first)
 {
     bsr_order_options o;
     bsr_status s = bsr_order_parse(spec, &o);
     if (s) return cli_fail(s);
+    if (!A) return 0;
     bsr_ordering *ord = NULL;
     bsr_matrix *B = NULL;
     bsr_levels *lo = NULL, *up = NULL;
@@ -92,13 +94,15 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     return chk ? 1 : 0;
 }
 
-/* Order, permute and summarize A under each spec of spec ("all" or a '+'-separated list). */
+/* Order, permute and summarize A under each spec of spec ("all" or a '+'-separated list);
+ * A NULL: only check every spec (nothing printed unless an error). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json)
 {
     static const char *const all[] = {"natural", "rcm", "nd:auto", "metis", "amd", NULL};
     char buf[512];
     if (strlen(spec) >= sizeof buf) { fprintf(stderr, "bsrsolve: --reorder spec too long\n"); return 2; }
     int first = 1, rc = 0;
+    json = json && A;
     if (json) printf(", \"reorder\": [");
     if (!strcmp(spec, "all")) {
         for (int k = 0; all[k]; k++) rc |= one(A, all[k], json, &first);

@@ -154,6 +154,10 @@ static void test_errors(void)
     /* unknown option, bad block size, bad generator */
     CU_ASSERT_NOT_EQUAL(run("--info --bogus"), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--bogus"));
+    /* a bad --reorder spec fails before anything is printed (no half JSON) */
+    CU_ASSERT_NOT_EQUAL(run("--gen poisson2d:9 --info --json --reorder rcm+nd:zz"), 0);
+    CU_ASSERT_STRING_EQUAL(out, "");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nd:zz"));
     snprintf(args, sizeof args, "'%s/small.mtx' --info --block 0", dir); /* written by test_info_file */
     CU_ASSERT_NOT_EQUAL(run(args), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--block"));
