@@ -1,9 +1,11 @@
 /* Shared CUnit harness and helpers for the bsrsolve test suites. */
 #include "harness.h"
 #include "internal.h"
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,6 +62,46 @@ const char *bsr_test_real_dir(void)
     }
     snprintf(dir, sizeof dir, "%s", d);
     return dir;
+}
+
+/* qsort comparison of C-string pointers. */
+static int cmp_pstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted *.mtx paths of the real-matrix folder (at most max). */
+int bsr_test_real_list(char ***list, int max)
+{
+    *list = NULL;
+    const char *dir = bsr_test_real_dir();
+    DIR *d = dir[0] ? opendir(dir) : NULL;
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
+        if (n == cap) {
+            char **nv = realloc(v, sizeof *v * (size_t)(cap = cap ? 2 * cap : 64));
+            if (!nv) break;
+            v = nv;
+        }
+        size_t sz = strlen(dir) + len + 2;
+        if (!(v[n] = malloc(sz))) break;
+        snprintf(v[n++], sz, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (n) qsort(v, (size_t)n, sizeof *v, cmp_pstr);
+    while (n > max) free(v[--n]);
+    if (!n) { free(v); v = NULL; }
+    *list = v;
+    return n;
+}
+
+/* Free a list from bsr_test_real_list. */
+void bsr_test_free_list(char **list, int n)
+{
+    for (int i = 0; i < n; i++) free(list[i]);
+    free(list);
 }
 
 /* Random BSR matrix with row lengths in [minlen,maxlen], values in [-1,1), deterministic from

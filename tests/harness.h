@@ -20,6 +20,11 @@ int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, cha
 int bsr_test_have_gpu(void);
 /* Path to a real-matrix folder ("" when absent: tests skip with a message). */
 const char *bsr_test_real_dir(void);
+/* Paths of the *.mtx files of the real-matrix folder, sorted by name (so every
+ * run and file system tests the same ones), at most max; *list is NULL and the
+ * count 0 when the folder is absent or empty.  Free with bsr_test_free_list. */
+int bsr_test_real_list(char ***list, int max);
+void bsr_test_free_list(char **list, int n);
 /* Random sparse BSR matrix: nbrows x nbcols, row lengths drawn in [minlen,maxlen],
  * values in [-1,1), deterministic from seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,

@@ -3,7 +3,6 @@
  * triangular solves (S2 vs level-scheduled, vs dense). */
 #include "harness.h"
 #include "internal.h"
-#include <dirent.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -930,18 +929,12 @@ static void test_apply_levels(void)
  * serial = parallel bit for bit; refactor = setup; apply is finite. */
 static void test_real_matrices(void)
 {
-    const char *dir = bsr_test_real_dir();
-    if (!dir[0]) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    char **files;
+    int nf = bsr_test_real_list(&files, 1 << 20);
+    for (int fi = 0; fi < nf; fi++) {
+        const char *name = strrchr(files[fi], '/') + 1;
         bsr_matrix *A = NULL;
-        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL) != BSR_OK) continue;   /* rhs files, non-square */
+        if (bsr_mm_read(files[fi], 0, BSR_DOUBLE, &A, NULL) != BSR_OK) continue;   /* rhs files, non-square */
         if (A->nbrows != A->nbcols || (int64_t)A->nbrows * A->b > 300000) { bsr_matrix_destroy(A); continue; }
         for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind += 2) {
             bsr_ilu_options o;
@@ -950,7 +943,7 @@ static void test_real_matrices(void)
             bsr_ilu *F = NULL, *G = NULL;
             bsr_status s = bsr_ilu_setup(A, &o, &F);
             if (s) {
-                printf("\n  %s %s: %s: %s", e->d_name, kind ? "ILU2" : "ILU(0)", bsr_status_string(s), bsr_last_error());
+                printf("\n  %s %s: %s: %s", name, kind ? "ILU2" : "ILU(0)", bsr_status_string(s), bsr_last_error());
                 CU_ASSERT(s == BSR_ERR_SINGULAR && bsr_last_error()[0]);
                 continue;
             }
@@ -963,13 +956,13 @@ static void test_real_matrices(void)
             bsr_ilu_get_stats(F, &st);
             double q = precond_quality(A, F);
             CU_ASSERT(isfinite(q));
-            printf("\n  %s %s: fill %.2f, reg %d, q %.3g", e->d_name, kind ? "ILU2" : "ILU(0)", st.fill,
+            printf("\n  %s %s: fill %.2f, reg %d, q %.3g", name, kind ? "ILU2" : "ILU(0)", st.fill,
                    st.pivots_regularized, q);
             bsr_ilu_destroy(F); bsr_ilu_destroy(G);
         }
         bsr_matrix_destroy(A);
     }
-    closedir(d);
+    bsr_test_free_list(files, nf);
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,6 @@
  * on grids / disconnected / real matrices and on a violating matrix, depth
  * degradation, tiny matrices, METIS failure status, level schedules. */
 #include "harness.h"
-#include <dirent.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -641,24 +640,17 @@ static void test_rcm_band(void)
 /* Every ordering and the p-bordered checker on the real matrices (skipped when absent). */
 static void test_real_matrices(void)
 {
-    const char *dir = bsr_test_real_dir();
-    if (!*dir) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    int done = 0;
-    while ((e = readdir(d)) && done < 8) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    char **files;
+    int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
+    for (int f = 0; f < nf && done < 8; f++) {
+        const char *name = strrchr(files[f], '/') + 1;
         bsr_matrix *A;
-        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL)) {
-            printf("\n  [skip] %s: %s\n", e->d_name, bsr_last_error());
+        if (bsr_mm_read(files[f], 0, BSR_DOUBLE, &A, NULL)) {
+            printf("\n  [skip] %s: %s\n", name, bsr_last_error());
             continue;
         }
         if (bsr_matrix_nbrows(A) > 2000000) { bsr_matrix_destroy(A); continue; }
-        printf("\n  real %s: %d block rows", e->d_name, bsr_matrix_nbrows(A));
+        printf("\n  real %s: %d block rows", name, bsr_matrix_nbrows(A));
         bsr_ordering *o = roundtrip(A, "nd:auto");
         printf(", nd depth %d, %d leaves", o->depth, o->nleaves);
         bsr_ordering_free(o);
@@ -666,7 +658,7 @@ static void test_real_matrices(void)
         bsr_matrix_destroy(A);
         done++;
     }
-    closedir(d);
+    bsr_test_free_list(files, nf);
 }
 
 /* The CLI summary runs every ordering and passes the p-bordered check. */
