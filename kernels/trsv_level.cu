@@ -284,13 +284,28 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     team_row<B, TF, TV, true, WIDE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
 }
 
+/* BSR_TRSV_TEAM=4|8|16|32 in the environment forces the lanes per row (a
+ * tuning knob for the benchmark; 0 = the rule below). */
+static int team_override(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("BSR_TRSV_TEAM");
+        int t = e ? atoi(e) : 0;
+        v = (t == 4 || t == 8 || t == 16 || t == 32) ? t : 0;
+    }
+    return v;
+}
+
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
- * row handled at once (mean off-diagonal row length, rounded up), at most 32. */
-static int team_size(int bk, double mean_len)
+ * row handled at once (mean off-diagonal row length, rounded up), at most 32;
+ * a forced size is raised to b*k's power of two when smaller. */
+static int team_size(int bk, double mean_len, int forced)
 {
     int pb = 1;
     while (pb < bk) pb *= 2;
     if (pb >= 32) return 32;
+    if (forced) return forced > pb ? forced : pb;
     int g = 1;
     while (g < mean_len && pb * g * 2 <= 32) g *= 2;
     return pb * g;
@@ -315,7 +330,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         return BSR_OK;
     }
     const double mean_len = (double)(T->nnzb - (T->upper ? T->n : 0)) / T->n;
-    const int TS = team_size(B * k, mean_len), rows_per_block = LS_WARPS * (32 / TS);
+    const int TS = team_size(B * k, mean_len, team_override()), rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));

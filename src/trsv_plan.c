@@ -80,20 +80,39 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     pl->n = n;
     pl->nnzb = nnzb;
-    /* level of each row; the schedule must list every row once */
+    /* level of each row; the schedule must list every row once (a row listed
+     * twice leaves another unlisted, or disagrees with its recorded level) */
     bsr_status s = BSR_OK;
+    int width = 0, badp = n;
+#pragma omp parallel for schedule(static)
     for (int i = 0; i < n; i++) level_of[i] = -1;
-    for (int l = 0; l < lv->nlevels && s == BSR_OK; l++) {
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : width) reduction(min : badp)
+    for (int l = 0; l < lv->nlevels; l++) {
         int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-        if (w > pl->max_width) pl->max_width = w;
+        if (w > width) width = w;
         for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
             int i = lv->rows[p];
-            if (i < 0 || i >= n || level_of[i] >= 0) {
-                s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: entry %d (row %d) invalid or repeated", nm, p, i);
-                break;
-            }
-            level_of[i] = l;
+            if (i < 0 || i >= n) { if (p < badp) badp = p; }
+            else level_of[i] = l;
         }
+    }
+    pl->max_width = width;
+    if (badp == n) {
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp)
+        for (int l = 0; l < lv->nlevels; l++)
+            for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++)
+                if (level_of[lv->rows[p]] != l && p < badp) badp = p;
+    }
+    if (badp == n) {
+        int missing = n;
+#pragma omp parallel for schedule(static) reduction(min : missing)
+        for (int i = 0; i < n; i++)
+            if (level_of[i] < 0 && i < missing) missing = i;
+        if (missing < n)
+            s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: row %d missing (another repeated)", nm, missing);
+    } else {
+        s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: level schedule of %s: entry %d (row %d) invalid or repeated", nm, badp,
+                      lv->rows[badp]);
     }
     if (s == BSR_OK) {
         int bad = n;
@@ -109,12 +128,32 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     /* stored layout: block rows in schedule order (renumber) or as they are */
     if (renumber) {
-        pl->pbeg[0] = 0;
+        /* pbeg = exclusive prefix sum of the row lengths in schedule order
+         * (chunked: per-thread sums, then offsets) */
+#pragma omp parallel for schedule(static)
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p];
-            int len = M->rowptr[i + 1] - M->rowptr[i];
-            if (p + 1 < n) pl->pbeg[p + 1] = pl->pbeg[p] + len;
-            pl->pend[p] = pl->pbeg[p] + len;
+            pl->pend[p] = M->rowptr[i + 1] - M->rowptr[i];
+        }
+        int nchunk = 64, csize = (n + nchunk - 1) / nchunk;
+        int64_t off[65];
+#pragma omp parallel for schedule(static)
+        for (int c = 0; c < nchunk; c++) {
+            int64_t sum = 0;
+            for (int p = c * csize; p < n && p < (c + 1) * csize; p++) sum += pl->pend[p];
+            off[c + 1] = sum;
+        }
+        off[0] = 0;
+        for (int c = 0; c < nchunk; c++) off[c + 1] += off[c];
+#pragma omp parallel for schedule(static)
+        for (int c = 0; c < nchunk; c++) {
+            int64_t q = off[c];
+            for (int p = c * csize; p < n && p < (c + 1) * csize; p++) {
+                int len = pl->pend[p];
+                pl->pbeg[p] = (int)q;
+                q += len;
+                pl->pend[p] = (int)q;
+            }
         }
 #pragma omp parallel for schedule(static)
         for (int p = 0; p < n; p++) {
