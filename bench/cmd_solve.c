@@ -155,6 +155,10 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         else
             printf("UMFPACK     failed: %s\n", bsr_last_error());
     }
+    if (st->prof_calls[0] || st->prof_calls[2])
+        printf("profile     SpMM %.3f s (%d), preconditioner %.3f s (%d), updates %.3f s (%d), reductions %.3f s (%d)\n",
+               st->prof_s[0], st->prof_calls[0], st->prof_s[1], st->prof_calls[1], st->prof_s[2], st->prof_calls[2],
+               st->prof_s[3], st->prof_calls[3]);
     if (e->steps)
         printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s, step %.3f s (%d iterations)\n",
                e->steps, e->step_refactor, e->step_solve, e->step_refactor + e->step_solve, e->step_iters);

@@ -18,11 +18,14 @@ grep -E "Test:|FAIL|GPU |tol|rc=|asserts" "$OUT/test.log" | head -40
 bench() { t=$1; shift; echo "== $*"; timeout -s KILL "$t" $B/bsrsolve "$@" 2>&1 | grep -v "^  iteration" | grep -vE "^ +n = |fill |^bsrsolve: stencil|^bsrsolve: cfd"; }
 {
 bench 60 --gen stencil3d:$G:4 --backend cuda --compare cusparse --steps 2 --config precond=ilu0,reorder=natural,rtol=1e-8
+bench 60 --gen stencil3d:$G:4 --backend cuda --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 bench 60 --gen stencil3d:$G:4 --backend cuda --compare cusparse --rhs random:9 --config precond=ilu0,reorder=natural,rtol=1e-8
+bench 60 --gen stencil3d:$G:4 --backend cuda --rhs random:9 --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 bench 60 --gen stencil3d:$G:4 --backend cuda --compare cusparse --config precond=ilu0,reorder=natural,precond_precision=float,rtol=1e-8
 bench 60 --gen stencil3d:64:4 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
 bench 60 --gen cfd3d:64,4,10 --backend cuda --compare cusparse --config precond=ilu0,reorder=natural,rtol=1e-8
-bench 60 --gen cfd3d:64,4,10 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
-bench 60 --gen cfd3d:64,4,10 --backend cuda --compare cusparse --config precond=ilu2,tau1=1e-2,rtol=1e-8,precond_precision=float
+bench 60 --gen cfd3d:48,4,10 --backend cuda --compare cusparse --config precond=ilu0,reorder=natural,rtol=1e-8
+bench 60 --gen cfd3d:48,4,10 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
+bench 60 --gen cfd3d:48,4,10 --backend cuda --compare cusparse --config precond=ilu2,tau1=1e-2,rtol=1e-8,precond_precision=float
 } > "$OUT/bench.log" 2>&1
 cat "$OUT/bench.log"

@@ -138,10 +138,71 @@ int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *wa
     return n;
 }
 
-bsr_status bsr_kops_precond(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+#include <time.h>
+static double prof_now(struct bsr_kprof *P)
+{
+    if (P->ctx) bsr_context_sync(P->ctx);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+#define PROF(o, cls, call)                                  \
+    do {                                                    \
+        struct bsr_kprof *P_ = (o)->prof;                   \
+        double t0_ = prof_now(P_);                          \
+        bsr_status s_ = (call);                             \
+        P_->s[cls] += prof_now(P_) - t0_;                   \
+        P_->calls[cls]++;                                   \
+        return s_;                                          \
+    } while (0)
+
+static bsr_status prof_copy(const bsr_kops *o, bsr_multivec *Y, const bsr_multivec *X, const unsigned char *m)
+{
+    PROF(o, BSR_PROF_UPDATE, o->prof->inner.copy(&o->prof->inner, Y, X, m));
+}
+static bsr_status prof_axpby(const bsr_kops *o, bsr_multivec *Y, const double *a, const bsr_multivec *X,
+                             const double *b, const unsigned char *m)
+{
+    PROF(o, BSR_PROF_UPDATE, o->prof->inner.axpby(&o->prof->inner, Y, a, X, b, m));
+}
+static bsr_status prof_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double *a, const bsr_multivec *X,
+                                const double *b, const bsr_multivec *Z, const double *c, const unsigned char *m)
+{
+    PROF(o, BSR_PROF_UPDATE, o->prof->inner.axpbypcz(&o->prof->inner, Y, a, X, b, Z, c, m));
+}
+static bsr_status prof_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y, double *out)
+{
+    PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot(&o->prof->inner, X, Y, out));
+}
+static bsr_status prof_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+{
+    PROF(o, BSR_PROF_MATVEC, o->prof->inner.matvec(&o->prof->inner, X, Y));
+}
+
+void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
+{
+    memset(P, 0, sizeof *P);
+    P->inner = *o;
+    P->ctx = ctx;
+    o->prof = P;
+    o->copy = prof_copy;
+    o->axpby = prof_axpby;
+    o->axpbypcz = prof_axpbypcz;
+    o->dot = prof_dot;
+    o->matvec = prof_matvec;
+}
+
+/* Y = M^{-1} X with the preconditioner, or a copy without one. */
+static bsr_status precond_raw(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     if (!o->pc || !o->pc->apply) return o->copy(o, Y, X, NULL);
     return o->pc->apply(o->pc, X, Y);
+}
+
+bsr_status bsr_kops_precond(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+{
+    if (!o->prof) return precond_raw(o, X, Y);
+    PROF(o, BSR_PROF_PRECOND, precond_raw(o, X, Y));
 }
 
 bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X,

@@ -181,6 +181,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     else { bsr_kops_cpu(&o, A, s->pc, k); st = BSR_OK; }
     if (st) return st;
     bsr_kops_use_pool(&o, &s->pool, s->device);
+    struct bsr_kprof prof;
+    if (s->opt.profile) bsr_kops_profile(&o, &prof, s->device ? s->ctx : NULL);
     bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");
     if (!col) return BSR_ERR_NOMEM;
     /* working copies of B and X when precision or residency differ */
@@ -219,6 +221,8 @@ done:
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
         stats->pivots_regularized = s->pc->pivots_regularized;
         stats->device = s->device;
+        if (s->opt.profile)
+            for (int c = 0; c < 4; c++) { stats->prof_s[c] = prof.s[c]; stats->prof_calls[c] = prof.calls[c]; }
         snprintf(stats->precond_info, sizeof stats->precond_info, "%.16s%s%.200s", s->pc->name,
                  s->pc->info[0] ? ": " : "", s->pc->info);
     } else {

@@ -63,6 +63,7 @@ struct bsr_kops {
     const bsr_matrix *A;   /* operator, working precision */
     bsr_pc *pc;
     bsr_vpool *pool;       /* NULL: vnew/vfree allocate and free */
+    struct bsr_kprof *prof;/* NULL unless profiling (krylov_common.c) */
     bsr_status (*vnew)(const bsr_kops *o, bsr_multivec **V);                 /* zeroed */
     void (*vfree)(const bsr_kops *o, bsr_multivec *V);
     bsr_status (*zero)(const bsr_kops *o, bsr_multivec *V);                  /* V = 0 */
@@ -85,6 +86,17 @@ struct bsr_kops {
 /* Route o's vnew/vfree through pool (emptied first when its shape differs). */
 void bsr_kops_use_pool(bsr_kops *o, bsr_vpool *pool, int device);
 void bsr_vpool_clear(bsr_vpool *pool);
+
+/* Profiling: wrap o's operations so that each is timed (after a device
+ * synchronization) into 4 classes: SpMM, preconditioner, updates, reductions. */
+enum { BSR_PROF_MATVEC = 0, BSR_PROF_PRECOND, BSR_PROF_UPDATE, BSR_PROF_REDUCE };
+struct bsr_kprof {
+    bsr_kops inner;        /* the unwrapped table */
+    bsr_context *ctx;      /* synchronized before reading the clock (NULL: CPU) */
+    double s[4];
+    int calls[4];
+};
+void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
 
 /* CPU table for A and pc (o->be unused). */
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);

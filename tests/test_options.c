@@ -41,7 +41,7 @@ static void test_every_key(void)
     bsr_solver_options_default(&o);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, " method = gmres , orth=cgs2,restart=50,precond=ssor,omega=1.3,"
                                                "atol=1e-20,dtol=1e4,stag=40,max_restarts=2,history=1,"
-                                               "progress=10,precision=float"));
+                                               "progress=10,precision=float,profile=1"));
     CU_ASSERT_EQUAL(o.method, BSR_GMRES);
     CU_ASSERT_EQUAL(o.orth, BSR_ORTH_CGS2);
     CU_ASSERT_EQUAL(o.restart, 50);
@@ -53,6 +53,7 @@ static void test_every_key(void)
     CU_ASSERT_EQUAL(o.max_restarts, 2);
     CU_ASSERT_EQUAL(o.history, 1);
     CU_ASSERT_EQUAL(o.progress, 10);
+    CU_ASSERT_EQUAL(o.profile, 1);
     CU_ASSERT_EQUAL(o.precision, BSR_FLOAT);
     static const char *pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
     for (int i = 0; i < 6; i++) {

@@ -378,7 +378,7 @@ static void test_history_monitor(void)
     make_k("stencil3d:5:4", 2, &P, &B, &Xs);
     bsr_solver_options o;
     bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=jacobi,rtol=1e-9,history=1"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=jacobi,rtol=1e-9,history=1,profile=1"));
     mon m = {0, 0, 0};
     o.monitor = monitor;
     o.monitor_data = &m;
@@ -399,6 +399,11 @@ static void test_history_monitor(void)
     CU_ASSERT_EQUAL(m.calls, itmax + 1);
     CU_ASSERT_EQUAL(m.last_it, itmax);
     CU_ASSERT_EQUAL(m.k, 2);
+    /* profile: two SpMM and two preconditioner applications per BiCGStab iteration, plus the residuals */
+    CU_ASSERT(st.prof_calls[0] >= 2 * itmax);
+    CU_ASSERT(st.prof_calls[1] >= 2 * itmax);
+    CU_ASSERT(st.prof_calls[2] > 0 && st.prof_calls[3] > 0);
+    CU_ASSERT(st.prof_s[1] > 0);
     CU_ASSERT(rel_err(X, Xs) <= 1e-7);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);

@@ -68,6 +68,8 @@ typedef struct {
     bsr_precision precond_precision; /* preconditioner storage */
     int history;               /* record per-column residual histories in the stats */
     int progress;              /* print a progress line to stderr every N iterations (0 = off) */
+    int profile;               /* time the solve's parts (synchronizing the device after each
+                                  operation: slower; for diagnosis) into the stats */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
@@ -81,7 +83,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), history (0|1), progress.  BSR_ERR_ARG naming the key and the
+ * (double|float), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
  * value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a canonical string (for reports); returns buf. */
@@ -126,6 +128,10 @@ typedef struct {
     int pivots_regularized;
     int device;          /* 1 when the iteration ran on the device */
     char precond_info[256]; /* ordering, levels, factor statistics in words */
+    /* with options.profile: seconds and calls in the operator (SpMM), the
+     * preconditioner, vector updates and reductions (0 otherwise) */
+    double prof_s[4];
+    int prof_calls[4];
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 
