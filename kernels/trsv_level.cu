@@ -425,14 +425,17 @@ static int team_override(void)
 }
 
 /* Sync-free schedule on sentinels: BSR_TRSV_PERSIST=0 one CUDA block per chunk
- * by ticket, 1 persistent round robin, 2 persistent by ticket. */
-#define TRSV_PERSIST_DEFAULT 2
-/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 2 two vectors
- * per lane (b <= 4: larger blocks spill registers in that layout). */
-#define TRSV_WIDE_DEFAULT 2
-/* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode. */
-#define TRSV_GRAB_DEFAULT 4
-/* BSR_TRSV_SLEEP: ns between polls of a value not yet solved. */
+ * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
+ * rule of sf_rule. */
+/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs (default), 2 two
+ * vectors per lane (b <= 4; measured slower: 4.76 vs 2.90 ms, natural k = 9,
+ * its registers spill). */
+#define TRSV_WIDE_DEFAULT 1
+/* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
+ * only spreads the rows in flight over more levels: 3.5x slower at 4). */
+#define TRSV_GRAB_DEFAULT 1
+/* BSR_TRSV_SLEEP: ns between polls of a value not yet solved (0 and 100
+ * measured within noise of 20). */
 #define TRSV_SLEEP_DEFAULT 20
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
@@ -447,6 +450,22 @@ static int team_size(int bk, double mean_len, int forced)
     int g = 1;
     while (g < mean_len && pb * g * 2 <= 32) g *= 2;
     return pb * g;
+}
+
+/* Default schedule and lanes per row of the sync-free kernel, from the
+ * H100 tuning sweep (bench/RESULTS.md, issue 6, stencil3d:96:4, b = 4):
+ * with b*k <= 8, levels narrower than 8192 rows on average (natural 3D
+ * ordering: 286 levels of <= 6912 rows, the dependency chain dominates) run
+ * the persistent ticket kernel (natural k=1: 1.45 vs 1.58 ms); wider levels
+ * (ND: 60 levels of up to 89429 rows, bandwidth dominates) one CUDA block per
+ * chunk with half the lane groups per row, i.e. twice the rows in flight (ND
+ * k=1: 0.60 vs 0.66 ms; persistent: 0.76 and 1.18 ms).  b*k > 8 (k = 9 at
+ * b = 4 measured): one CUDA block per chunk, as before. */
+static void sf_rule(const bsr_trsv_tri *T, int bk, int *persist, int *halve)
+{
+    const int narrow = (double)T->n < 8192.0 * (T->nlevels > 0 ? T->nlevels : 1);
+    *persist = bk <= 8 && narrow ? 2 : 0;
+    *halve = bk <= 8 && !narrow;
 }
 
 /* Sync-free launch (sentinels already in y) with lane layout MODE. */
@@ -505,11 +524,18 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         return BSR_OK;
     }
     const double mean_len = (double)(T->nnzb - (T->upper ? T->n : 0)) / T->n;
-    const int TS = team_size(B * k, mean_len, team_override()), rows_per_block = LS_WARPS * (32 / TS);
+    int persist = 0, halve = 0;
+    if (sched == TRSV_S_SYNCFREE) {
+        sf_rule(T, B * k, &persist, &halve);
+        const int ep = env_knob("BSR_TRSV_PERSIST", -1);
+        if (ep >= 0 && ep <= 2) persist = ep;
+    }
+    const int forced = team_override();
+    int TS = team_size(B * k, mean_len, forced);
+    if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
+    const int rows_per_block = LS_WARPS * (32 / TS);
     const int wide = B * k <= TS ? 0 : env_knob("BSR_TRSV_WIDE", TRSV_WIDE_DEFAULT) == 2 && B <= 4 ? 2 : 1;
     if (sched == TRSV_S_SYNCFREE) {
-        int persist = env_knob("BSR_TRSV_PERSIST", TRSV_PERSIST_DEFAULT);
-        if (persist < 0 || persist > 2) persist = TRSV_PERSIST_DEFAULT;
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);

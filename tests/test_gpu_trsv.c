@@ -324,10 +324,10 @@ static void test_variants(void)
                     for (int t = 0; t < 4; t++)
                         for (int w = 0; w < 2; w++) {
                             bsr_multivec *Y0 = NULL;
-                            for (int ps = 0; ps < 4; ps++) { /* 3: persistent by ticket, 1 chunk, no sleep */
+                            for (int ps = 0; ps < 4; ps++) { /* 3: persistent by ticket, 4 chunks a ticket, no sleep */
                                 char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
                                 setenv("BSR_TRSV_PERSIST", pv, 1);
-                                setenv("BSR_TRSV_GRAB", ps == 3 ? "1" : "", 1);
+                                setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
                                 setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
                                 setenv("BSR_TRSV_TEAM", teams[t], 1);
                                 setenv("BSR_TRSV_WIDE", wides[w], 1);
