@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Print the `bench ilu` usage to f. */
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -60,6 +61,8 @@ done:
     return q;
 }
 
+/* `bsrsolve bench ilu`: fill, setup time, error and quality of ILU(0)/ILUT/ILU2 under several
+ * orderings. */
 int bench_ilu(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--tau", "--kinds", "--orders", "--nd-depth",

@@ -58,6 +58,7 @@ static bsr_status cpu_time(bsr_stencil_backend be, const bsr_stencil *S, double 
     return BSR_OK;
 }
 
+/* `bsrsolve bench rbgs`: time to tolerance of red-black GS, GPU vs OpenMP vs one core. */
 int bench_rbgs(int argc, char **argv)
 {
     static const char *const valued[] = {"--grid", "--tol", "--omega", "--check", "--maxit", "--gen", "--cpu-budget", NULL};

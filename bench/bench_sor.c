@@ -19,6 +19,7 @@ static double rel_diff(const double *a, const double *b, int64_t n)
     return m > 0 ? d / m : d;
 }
 
+/* `bsrsolve bench sor`: wavefront SOR sweeps, natural vs hyperplane layout vs OpenMP CPU. */
 int bench_sor(int argc, char **argv)
 {
     static const char *const valued[] = {"--grid", "--sweeps", "--omega", "--gen", NULL};

@@ -4,6 +4,7 @@
 
 void bsr_generate_usage(FILE *f);
 
+/* Print the top-level usage and the generators' list to f. */
 static void usage(FILE *f)
 {
     fprintf(f,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+/* 1 when s is one of the NULL-terminated list. */
 static int in_list(const char *s, const char *const *list)
 {
     for (; list && *list; list++)
@@ -12,6 +13,7 @@ static int in_list(const char *s, const char *const *list)
     return 0;
 }
 
+/* Value following option name in argv, or NULL. */
 const char *cli_opt(int argc, char **argv, const char *name)
 {
     for (int i = 1; i < argc - 1; i++)
@@ -19,6 +21,7 @@ const char *cli_opt(int argc, char **argv, const char *name)
     return NULL;
 }
 
+/* 1 when flag name is in argv. */
 int cli_flag(int argc, char **argv, const char *name)
 {
     for (int i = 1; i < argc; i++)
@@ -26,6 +29,7 @@ int cli_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+/* First argument that is neither an option nor the value of a valued option, or NULL. */
 const char *cli_positional(int argc, char **argv, const char *const *valued)
 {
     for (int i = 1; i < argc; i++) {
@@ -35,6 +39,8 @@ const char *cli_positional(int argc, char **argv, const char *const *valued)
     return NULL;
 }
 
+/* 0 when every option is known (valued ones followed by a value); otherwise 1 with the
+ * offender on stderr. */
 int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued)
 {
     int npos = 0;
@@ -55,6 +61,7 @@ int cli_check_options(int argc, char **argv, const char *const *known, const cha
     return 0;
 }
 
+/* Problem from a Matrix Market file, a generator spec, or the default problem. */
 bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_precision prec,
                     const char *def, bsr_problem *P, bsr_convert_info *cinfo)
 {
@@ -82,6 +89,7 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
     return BSR_OK;
 }
 
+/* Monotonic wall-clock seconds. */
 double cli_now(void)
 {
     struct timespec t;
@@ -89,6 +97,7 @@ double cli_now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+/* Print the status and last error on stderr; return the exit code 1. */
 int cli_fail(bsr_status s)
 {
     const char *d = bsr_last_error();
@@ -96,15 +105,29 @@ int cli_fail(bsr_status s)
     return 1;
 }
 
+/* qsort comparison of doubles, ascending. */
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+/* Median of v[0..n) (sorts v). */
 double cli_median(double *v, int n)
 {
     if (n <= 0) return 0;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Print s to f as a JSON string literal, escaping '"', '\\' and control bytes. */
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
 }

@@ -19,7 +19,8 @@ int cmd_info(int argc, char **argv);
 /* `bsrsolve [FILE]`: read/generate, set up, solve, report (bench/cmd_solve.c). */
 int cmd_solve(int argc, char **argv);
 /* Print ordering/tree/level summary for --reorder SPEC (bench/cmd_reorder.c);
- * json: append keys to an open JSON object on stdout. */
+ * json: append keys to an open JSON object on stdout.  A NULL: only check
+ * that every spec parses (0, or 1 with the error on stderr). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json);
 
 /* Option helpers (bench/cli.c). */
@@ -42,6 +43,9 @@ double cli_now(void);
 int cli_fail(bsr_status s);
 /* Median of n doubles (sorts v in place). */
 double cli_median(double *v, int n);
+/* Print s to f as a JSON string literal (quotes, backslashes and control
+ * characters escaped): file names and specs may contain any of them. */
+void cli_json_str(FILE *f, const char *s);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
 

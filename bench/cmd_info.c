@@ -2,12 +2,16 @@
 #include "cli.h"
 #include <string.h>
 
+/* `bsrsolve FILE|--gen SPEC --info [--json] [--reorder SPECS]`: print the matrix statistics
+ * (and orderings). */
 int cmd_info(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--reorder", NULL};
     static const char *const known[] = {"--info", "--json", "--float", NULL};
     if (cli_check_options(argc, argv, known, valued)) return 2;
     int json = cli_flag(argc, argv, "--json");
+    const char *ro = cli_opt(argc, argv, "--reorder");
+    if (ro && cli_reorder_info(NULL, ro, 0)) return 2; /* a bad spec fails before any output */
     bsr_problem P;
     bsr_convert_info ci;
     double t0 = cli_now();
@@ -20,12 +24,14 @@ int cmd_info(int argc, char **argv)
     bsr_matrix_info f;
     if ((s = bsr_matrix_get_info(P.A, &f))) { bsr_problem_free(&P); return cli_fail(s); }
     if (json) {
-        printf("{\"name\": \"%s\", \"n\": %lld, \"block\": %d, \"block_rows\": %d, \"nnzb\": %d, "
+        printf("{\"name\": ");
+        cli_json_str(stdout, P.name);
+        printf(", \"n\": %lld, \"block\": %d, \"block_rows\": %d, \"nnzb\": %d, "
                "\"nnz\": %lld, \"fill_ratio\": %.6g, \"structurally_symmetric\": %s, "
                "\"numerically_symmetric\": %s, \"diag_dominant_rows\": %d, \"empty_rows\": %d, "
                "\"missing_diag_blocks\": %d, \"row_blocks_min\": %g, \"row_blocks_mean\": %.4g, "
                "\"row_blocks_max\": %d, \"read_s\": %.4g",
-               P.name, (long long)f.n, f.b, f.nbrows, f.nnzb, (long long)f.nnz_nonzero, f.fill_ratio,
+               (long long)f.n, f.b, f.nbrows, f.nnzb, (long long)f.nnz_nonzero, f.fill_ratio,
                f.structurally_symmetric ? "true" : "false", f.numerically_symmetric ? "true" : "false",
                f.diag_dominant_rows, f.empty_rows, f.missing_diag, f.min_row_len, f.mean_row_len,
                f.max_row_len, tread);
@@ -41,7 +47,6 @@ int cmd_info(int argc, char **argv)
         printf("empty rows    %d block rows; %d without a diagonal block\n", f.empty_rows, f.missing_diag);
         printf("read          %.3f s\n", tread);
     }
-    const char *ro = cli_opt(argc, argv, "--reorder");
     int rc = 0;
     if (ro) rc = cli_reorder_info(P.A, ro, json);
     if (json) printf("}\n");

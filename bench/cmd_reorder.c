@@ -16,12 +16,14 @@ static int bandwidth(const bsr_matrix *A)
     return bw;
 }
 
-/* Order, permute and summarize A under one spec; returns 0 or 1 (error printed). */
+/* Order, permute and summarize A under one spec; returns 0 or 1 (error printed).
+ * A NULL: only check that spec parses. */
 static int one(const bsr_matrix *A, const char *spec, int json, int *first)
 {
     bsr_order_options o;
     bsr_status s = bsr_order_parse(spec, &o);
     if (s) return cli_fail(s);
+    if (!A) return 0;
     bsr_ordering *ord = NULL;
     bsr_matrix *B = NULL;
     bsr_levels *lo = NULL, *up = NULL;
@@ -46,11 +48,13 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     }
     int bw = bandwidth(B);
     if (json) {
-        printf("%s{\"spec\": \"%s\", \"kind\": \"%s\", \"order_s\": %.4g, \"permute_s\": %.4g, "
+        printf("%s{\"spec\": ", *first ? "" : ", ");
+        cli_json_str(stdout, spec);
+        printf(", \"kind\": \"%s\", \"order_s\": %.4g, \"permute_s\": %.4g, "
                "\"bandwidth\": %d, \"lower_levels\": %d, \"lower_max_width\": %d, "
                "\"lower_mean_width\": %.4g, \"upper_levels\": %d, \"upper_max_width\": %d, "
                "\"upper_mean_width\": %.4g",
-               *first ? "" : ", ", spec, bsr_order_kind_name(ord->kind), tord, tperm, bw,
+               bsr_order_kind_name(ord->kind), tord, tperm, bw,
                lo->nlevels, lo->max_width, lo->mean_width, up->nlevels, up->max_width,
                up->mean_width);
         if (ord->nnodes) {
@@ -90,12 +94,15 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     return chk ? 1 : 0;
 }
 
+/* Order, permute and summarize A under each spec of spec ("all" or a '+'-separated list);
+ * A NULL: only check every spec (nothing printed unless an error). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json)
 {
     static const char *const all[] = {"natural", "rcm", "nd:auto", "metis", "amd", NULL};
     char buf[512];
     if (strlen(spec) >= sizeof buf) { fprintf(stderr, "bsrsolve: --reorder spec too long\n"); return 2; }
     int first = 1, rc = 0;
+    json = json && A;
     if (json) printf(", \"reorder\": [");
     if (!strcmp(spec, "all")) {
         for (int k = 0; all[k]; k++) rc |= one(A, all[k], json, &first);

@@ -12,6 +12,7 @@ enum { W = 800, H = 520, L = 90, R = 210, T = 40, B = 60 }; /* canvas and plot m
 
 typedef struct { uint8_t *px; } canvas;
 
+/* Set pixel (x,y) of the canvas to rgb (clipped). */
 static void put(canvas *c, int x, int y, const uint8_t rgb[3])
 {
     if (x < 0 || y < 0 || x >= W || y >= H) return;
@@ -69,6 +70,7 @@ static void text(canvas *c, int x, int y, const char *s, const uint8_t rgb[3], i
 }
 
 static uint32_t crc_table[256];
+/* CRC-32 of p[0..n) continued from c (PNG chunks). */
 static uint32_t crc(uint32_t c, const uint8_t *p, size_t n)
 {
     if (!crc_table[1])
@@ -82,6 +84,7 @@ static uint32_t crc(uint32_t c, const uint8_t *p, size_t n)
     return ~c;
 }
 
+/* Store v big-endian at p. */
 static void be32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
 
 /* Write one PNG chunk (length, type, data, CRC). */
@@ -132,6 +135,7 @@ static int write_png(const char *path, const canvas *c)
     return bad ? -1 : 0;
 }
 
+/* 1 when (x,y) can be drawn (finite, positive on log axes). */
 static int usable(double x, double y, int logx, int logy)
 {
     return isfinite(x) && isfinite(y) && (!logx || x > 0) && (!logy || y > 0);
@@ -144,6 +148,7 @@ static void tick_label(char *buf, size_t n, double v, int islog)
     else snprintf(buf, n, "%.3g", v);
 }
 
+/* Write a line plot of the series as a PNG at path. */
 int plot_png(const char *path, const char *title, const char *xlabel, const char *ylabel,
              const plot_series *s, int ns, int logx, int logy)
 {

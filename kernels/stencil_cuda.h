@@ -9,10 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cuda_runtime.h>
 
 extern "C" {
 #include "stencil_impl.h"
+}
+
+/* Monotonic wall-clock seconds (host). */
+static inline double stc_wall(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Record a failed CUDA call as BSR_ERR_CUDA (BSR_ERR_NOMEM for allocations). */

@@ -9,7 +9,6 @@
  * by integer atomicMax (deterministic), read back every `check` iterations.
  * Also: the D2D bandwidth anchor. */
 #include "stencil_cuda.h"
-#include <time.h>
 
 #define RB_TX 32
 #define RB_TY 8
@@ -61,14 +60,6 @@ __global__ void __launch_bounds__(RB_TX * RB_TY) rb_colour(rb_args a, int c)
     if (a.red) stc_block_max2(dm, um, a.red);
 }
 
-/* Monotonic wall-clock seconds. */
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double tol, int maxit, int check,
                                    double *u, bsr_iter_info *info)
 {
@@ -81,7 +72,7 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
     unsigned long long *dred = NULL, hred[2];
     rb_args a;
     const dim3 block(RB_TX, RB_TY), grid((nx + 2 * RB_TX - 1) / (2 * RB_TX), (ny + RB_TY - 1) / RB_TY, nz);
-    double t0 = wall(), t1 = t0, t2 = t0;
+    double t0 = stc_wall(), t1 = t0, t2 = t0;
     hbuf = (double *)bsr_calloc(2 * per, sizeof(double), "RB-GS red-black coefficient staging");
     if (!hbuf) return BSR_ERR_NOMEM;
     for (int k = 0; k < nz; k++) /* natural -> red-black storage */
@@ -101,7 +92,7 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
     for (int c = 0; c < 2; c++) { a.coef[c] = dbuf + c * per; a.f[c] = dbuf + c * per + (size_t)nc * nh; }
     a.u = du; a.omega = omega;
     STC_CU(cudaDeviceSynchronize());
-    t1 = wall();
+    t1 = stc_wall();
     for (int it = 1; it <= maxit; it++) {
         int track = it % check == 0 || it == maxit;
         if (track) STC_CU(cudaMemsetAsync(dred, 0, 2 * sizeof(unsigned long long)));
@@ -118,10 +109,10 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
         }
     }
     STC_CU(cudaDeviceSynchronize());
-    t2 = wall();
+    t2 = stc_wall();
     STC_CU(cudaMemcpy(u, du, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
     info->seconds = t2 - t1;
-    info->xfer_seconds = (t1 - t0) + (wall() - t2);
+    info->xfer_seconds = (t1 - t0) + (stc_wall() - t2);
     if (!info->converged)
         st = bsr_error(BSR_ERR_NOCONV, "bsr_rbgs(GPU): relative increment %.3e > tol %.3e after %d iterations",
                        info->incr, tol, info->iters);

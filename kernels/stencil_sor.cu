@@ -9,7 +9,6 @@
  * sweep's launches are captured once into a CUDA graph and replayed, which
  * cuts the launch overhead of the ~3n tiny kernels. */
 #include "stencil_cuda.h"
-#include <time.h>
 
 #define SOR_TB 128
 
@@ -82,13 +81,6 @@ __global__ void __launch_bounds__(SOR_TB) sor_plane(sor_args a, int d, int klo)
     if (a.red) stc_block_max2(dm, um, a.red);
 }
 
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Enqueue one (symmetric) sweep on stream s. */
 static cudaError_t enqueue_sweep(const sor_args &a, int symmetric, cudaStream_t s)
 {
@@ -125,7 +117,7 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
     cudaGraphExec_t exec[2] = {NULL, NULL}; /* [0]: sweep without, [1]: with the increment */
     sor_args a;
     const double *coef = S->coef, *f = S->f, *u0 = u;
-    double t0 = wall(), t1 = t0, t2 = t0;
+    double t0 = stc_wall(), t1 = t0, t2 = t0;
     memset(&a, 0, sizeof a);
     if (hyper) { /* permute into hyperplane storage on the host (setup) */
         if ((st = stc_hyper_build(S, &H))) return st;
@@ -171,7 +163,7 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         STC_CU(cudaGraphInstantiate(&exec[g], graph[g], 0));
     }
     STC_CU(cudaStreamSynchronize(s));
-    t1 = wall();
+    t1 = stc_wall();
     for (int it = 1; it <= maxit; it++) {
         int track = tol > 0;
         STC_CU(cudaGraphLaunch(exec[track], s));
@@ -184,12 +176,12 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         }
     }
     STC_CU(cudaStreamSynchronize(s));
-    t2 = wall();
+    t2 = stc_wall();
     STC_CU(cudaMemcpy(hyper ? hu : u, a.u, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
     if (hyper)
         for (int64_t q = 0; q < n; q++) u[H.perm[q]] = hu[q];
     info->seconds = t2 - t1;
-    info->xfer_seconds = (t1 - t0) + (wall() - t2);
+    info->xfer_seconds = (t1 - t0) + (stc_wall() - t2);
     if (tol > 0 && !info->converged)
         st = bsr_error(BSR_ERR_NOCONV, "bsr_sor(GPU): relative increment %.3e > tol %.3e after %d sweeps", info->incr,
                        tol, info->iters);

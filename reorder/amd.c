@@ -2,6 +2,7 @@
 #include "reorder_impl.h"
 #include <amd.h>
 
+/* perm = SuiteSparse AMD ordering of the block graph G. */
 bsr_status bsr_order_amd(const bsr_graph *G, int *perm)
 {
     double control[AMD_CONTROL], info[AMD_INFO];

@@ -72,6 +72,8 @@ static bsr_status check_tree(const bsr_ordering *ord, int *own, bsr_pbordered_re
     return BSR_OK;
 }
 
+/* Verify the p-bordered property of B = P A P^T under ord's tree and fill the report;
+ * BSR_ERR_STRUCTURE naming the first violating block. */
 bsr_status bsr_pbordered_check(const bsr_matrix *B, const bsr_ordering *ord,
                                bsr_pbordered_report *rep)
 {

@@ -2,6 +2,7 @@
 #include "reorder_impl.h"
 #include <string.h>
 
+/* qsort comparison of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -52,6 +53,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     return BSR_OK;
 }
 
+/* Free a block graph's arrays. */
 void bsr_graph_free(bsr_graph *G)
 {
     if (!G) return;

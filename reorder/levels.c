@@ -2,12 +2,15 @@
 #include "reorder_impl.h"
 #include <string.h>
 
+/* Level schedule of A's lower (upper = 0) or upper triangle over all rows. */
 bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lvp)
 {
     BSR_CHECK_ARG(A && lvp, "bsr_levels_build: NULL argument");
     return bsr_levels_build_range(A, upper, 0, A->nbrows, lvp);
 }
 
+/* Level schedule of rows first..last-1 of A's lower or upper triangle (dependencies outside
+ * the range ignored). */
 bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int last,
                                   bsr_levels **lvp)
 {
@@ -59,6 +62,7 @@ bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int
     return BSR_OK;
 }
 
+/* Free a level schedule. */
 void bsr_levels_free(bsr_levels *lv)
 {
     if (!lv) return;
@@ -68,6 +72,8 @@ void bsr_levels_free(bsr_levels *lv)
     free(lv);
 }
 
+/* Ordering that stores the rows of each level contiguously (the diagonal transformation), and
+ * its schedule. */
 bsr_status bsr_order_levels(const bsr_matrix *A, int upper, bsr_ordering **ord, bsr_levels **lvp)
 {
     BSR_CHECK_ARG(A && ord, "bsr_order_levels: NULL argument");

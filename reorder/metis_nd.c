@@ -2,6 +2,7 @@
 #include "reorder_impl.h"
 #include <string.h>
 
+/* METIS options from o (seed, separators tried, ufactor). */
 void bsr_metis_options(const bsr_order_options *o, idx_t *options)
 {
     METIS_SetDefaultOptions(options);
@@ -13,6 +14,7 @@ void bsr_metis_options(const bsr_order_options *o, idx_t *options)
     if (o->ufactor) options[METIS_OPTION_UFACTOR] = o->ufactor;
 }
 
+/* BSR_ERR_METIS (or NOMEM) naming fn and its return code rc. */
 bsr_status bsr_metis_status(int rc, const char *fn, int nvtxs)
 {
     if (rc == METIS_OK) return BSR_OK;
@@ -22,6 +24,7 @@ bsr_status bsr_metis_status(int rc, const char *fn, int nvtxs)
                      rc, what);
 }
 
+/* perm = METIS_NodeND fill-reducing ordering of G (no tree). */
 bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o, int *perm)
 {
     int n = G->n, m = G->xadj[n];

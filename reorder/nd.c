@@ -38,6 +38,7 @@ static int nd_node(nd_ctx *c, int first, int last, int level, int parent)
     return c->nnodes++;
 }
 
+/* qsort comparison of int64, ascending. */
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -180,6 +181,8 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     return BSR_OK;
 }
 
+/* Nested dissection of G to depth o->depth (auto: from size) into the p-bordered ordering with
+ * its separator tree. */
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
 {
     int n = G->n;

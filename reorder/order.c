@@ -3,6 +3,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+/* Defaults for kind (ND: auto depth, METIS seed/nseps/ufactor defaults). */
 void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
 {
     if (!o) return;
@@ -18,6 +19,7 @@ void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
     o->nsm = 0;
 }
 
+/* Short name of an ordering kind ("natural", "rcm", ...). */
 const char *bsr_order_kind_name(bsr_order_kind k)
 {
     switch (k) {
@@ -41,6 +43,7 @@ static int parse_int(const char *s, int lo, int hi, int *v)
     return 1;
 }
 
+/* o = the ordering of a spec like "nd:auto,seed=2"; BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
 {
     BSR_CHECK_ARG(spec && o, "bsr_order_parse: NULL argument");
@@ -88,6 +91,8 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
     return BSR_OK;
 }
 
+/* ND depth for n block rows: leaves of a few thousand rows, p >= nsm when that many rows
+ * exist. */
 int bsr_nd_auto_depth(int n, int nsm)
 {
     if (nsm <= 0) nsm = 132;
@@ -101,6 +106,7 @@ int bsr_nd_auto_depth(int n, int nsm)
     return h > hsm ? h : hsm;
 }
 
+/* New ordering of n rows with perm/iperm allocated (uninitialised), no tree. */
 bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord)
 {
     bsr_ordering *o = bsr_calloc(1, sizeof *o, "ordering");
@@ -114,6 +120,7 @@ bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord)
     return BSR_OK;
 }
 
+/* iperm from perm; BSR_ERR_INTERNAL naming who if perm is not a bijection. */
 bsr_status bsr_ordering_finish(bsr_ordering *o, const char *who)
 {
     for (int i = 0; i < o->n; i++) o->iperm[i] = -1;
@@ -127,6 +134,7 @@ bsr_status bsr_ordering_finish(bsr_ordering *o, const char *who)
     return BSR_OK;
 }
 
+/* The natural (identity) ordering of n rows. */
 bsr_status bsr_ordering_identity(int n, bsr_ordering **ord)
 {
     BSR_CHECK_ARG(ord && n >= 0, "bsr_ordering_identity: bad argument (n = %d)", n);
@@ -136,6 +144,7 @@ bsr_status bsr_ordering_identity(int n, bsr_ordering **ord)
     return BSR_OK;
 }
 
+/* Ordering of A's block graph under opt (natural, RCM, ND, METIS, AMD, levels). */
 bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord)
 {
     BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
@@ -174,6 +183,7 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
     return BSR_OK;
 }
 
+/* Free an ordering and its tree (NULL-safe). */
 void bsr_ordering_free(bsr_ordering *ord)
 {
     if (!ord) return;

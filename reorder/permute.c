@@ -8,6 +8,7 @@
 /* (new column, source block) pair for sorting one row. */
 typedef struct { int col, src; } colsrc;
 
+/* qsort comparison of (column, source block) pairs by column. */
 static int cmp_colsrc(const void *a, const void *b)
 {
     const colsrc *x = a, *y = b;
@@ -37,6 +38,7 @@ static bsr_status check_ord(const char *fn, const bsr_ordering *ord, int n)
     return BSR_OK;
 }
 
+/* B = P A P^T (blocks intact, columns sorted again), linear in nnzb, OpenMP. */
 bsr_status bsr_permute(const bsr_matrix *A, const bsr_ordering *ord, bsr_matrix **B)
 {
     BSR_CHECK_ARG(A && B, "bsr_permute: NULL argument");
@@ -114,11 +116,13 @@ static bsr_status permute_vec(const char *fn, const bsr_ordering *ord, int b,
     return BSR_OK;
 }
 
+/* Y = P X: Y row block i = X row block perm[i]. */
 bsr_status bsr_permute_vec(const bsr_ordering *ord, int b, const bsr_multivec *X, bsr_multivec *Y)
 {
     return permute_vec("bsr_permute_vec", ord, b, X, Y, 0);
 }
 
+/* Y = P^T X: Y row block perm[i] = X row block i. */
 bsr_status bsr_permute_vec_inv(const bsr_ordering *ord, int b, const bsr_multivec *X,
                                bsr_multivec *Y)
 {

@@ -23,6 +23,7 @@ static int bfs(const bsr_graph *G, int r, int *stamp, int mark, int *q, int *nle
 
 #define DEG(v) (G->xadj[(v) + 1] - G->xadj[v])
 
+/* perm = reverse Cuthill-McKee of G (each component from a pseudo-peripheral vertex). */
 bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
 {
     int n = G->n;

@@ -4,8 +4,32 @@
 set -eu
 pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev"
 missing=""
+# A package counts as present when dpkg has it, or when what it provides is
+# already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
+# the system folders): the GPU machine gets its libraries that way, with no
+# network for apt-get.
+have_header() {
+  dirs="/usr/include /usr/include/suitesparse /usr/local/include"
+  oldifs=$IFS; IFS=:
+  for d in ${CPATH:-} ${C_INCLUDE_PATH:-}; do [ -n "$d" ] && dirs="$dirs $d"; done
+  for d in ${CMAKE_PREFIX_PATH:-}; do [ -n "$d" ] && dirs="$dirs $d/include $d/include/suitesparse"; done
+  IFS=$oldifs
+  for d in $dirs; do [ -f "$d/$1" ] && return 0; done
+  return 1
+}
+provided() {
+  case "$1" in
+    cmake) command -v cmake >/dev/null 2>&1 ;;
+    build-essential) command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 ;;
+    libmetis-dev) have_header metis.h ;;
+    libsuitesparse-dev) have_header umfpack.h ;;
+    libcunit1-dev) have_header CUnit/CUnit.h ;;
+    *) return 1 ;;
+  esac
+}
 for p in $pkgs; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+  provided "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then

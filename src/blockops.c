@@ -55,6 +55,8 @@ void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv)
     }
 }
 
+/* inv = a^{-1} for a b x b block by LU with partial pivoting; returns the number of pivots
+ * regularized (below tiny). */
 int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 {
     double lu[16 * 16];
@@ -99,6 +101,7 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
 DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
 
+/* c = a * m for b x b row-major blocks (unrolled per b through DEFINE_BLK). */
 void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 {
     switch (b) {
@@ -124,6 +127,7 @@ void bsr_blk_mul(int b, double *c, const double *a, const double *m)
     }
 }
 
+/* c -= a * m for b x b row-major blocks. */
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 {
     switch (b) {
@@ -163,6 +167,7 @@ double bsr_blk_fnorm(int b, const double *a)
     return m * sqrt(s);
 }
 
+/* Largest |entry| of a b x b block. */
 double bsr_blk_maxabs(int b, const double *a)
 {
     double m = 0.0;
@@ -170,12 +175,14 @@ double bsr_blk_maxabs(int b, const double *a)
     return m;
 }
 
+/* 1 when every entry of a b x b block is finite. */
 int bsr_blk_finite(int b, const double *a)
 {
     for (int i = 0; i < b * b; i++) if (!isfinite(a[i])) return 0;
     return 1;
 }
 
+/* a = I (b x b). */
 void bsr_blk_identity(int b, double *a)
 {
     for (int i = 0; i < b * b; i++) a[i] = 0.0;

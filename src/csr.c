@@ -2,6 +2,7 @@
 #include "internal.h"
 #include <string.h>
 
+/* Free a CSR matrix's arrays and zero the struct (NULL-safe). */
 void bsr_csr_free(bsr_csr *C)
 {
     if (!C) return;
@@ -9,6 +10,7 @@ void bsr_csr_free(bsr_csr *C)
     memset(C, 0, sizeof *C);
 }
 
+/* qsort comparison of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -45,6 +47,8 @@ static int detect_block(const bsr_csr *C, double max_fill, int *mark)
     return best;
 }
 
+/* A = C as BSR with block size b (0: detected), partial blocks zero-filled; info gets b and
+ * the fill ratio. */
 bsr_status bsr_from_csr(const bsr_csr *C, int b, double max_fill, bsr_precision prec,
                         bsr_matrix **A, bsr_convert_info *info)
 {
@@ -102,6 +106,7 @@ bsr_status bsr_from_csr(const bsr_csr *C, int b, double max_fill, bsr_precision 
     return BSR_OK;
 }
 
+/* C = A as scalar CSR, rows sorted; zeros inside blocks dropped unless keep_zeros. */
 bsr_status bsr_to_csr(const bsr_matrix *A, int keep_zeros, bsr_csr *C)
 {
     BSR_CHECK_ARG(A && C, "bsr_to_csr: NULL argument");

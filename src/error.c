@@ -32,6 +32,7 @@ const char *bsr_status_string(bsr_status s)
 /* Detail of the last error in this thread. */
 const char *bsr_last_error(void) { return last_error; }
 
+/* Empty this thread's last-error message. */
 void bsr_clear_error(void) { last_error[0] = 0; }
 
 /* Record "message" for status s in this thread; returns s for `return bsr_error(...)`. */
@@ -55,6 +56,7 @@ void *bsr_malloc(size_t bytes, const char *what)
     return p;
 }
 
+/* calloc that records BSR_ERR_NOMEM naming what was asked for. */
 void *bsr_calloc(size_t count, size_t size, const char *what)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+/* Split params into key=value pairs (bare values take the positional names in order); rejects
+ * repeated keys. */
 bsr_status gen_args_parse(const char *gen, const char *params, const char *const *positional,
                           gen_args *a)
 {
@@ -55,6 +57,8 @@ static const char *lookup(gen_args *a, const char *key)
     return NULL;
 }
 
+/* Real value of key in [lo, hi] (def when absent); BSR_ERR_ARG naming generator and key
+ * otherwise. */
 bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, double hi, double *out)
 {
     const char *v = lookup(a, key);
@@ -69,6 +73,8 @@ bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, dou
     return BSR_OK;
 }
 
+/* Integer value of key in lo..hi (def when absent); BSR_ERR_ARG naming generator and key
+ * otherwise. */
 bsr_status gen_arg_int(gen_args *a, const char *key, int def, int lo, int hi, int *out)
 {
     const char *v = lookup(a, key);
@@ -82,6 +88,8 @@ bsr_status gen_arg_int(gen_args *a, const char *key, int def, int lo, int hi, in
     return BSR_OK;
 }
 
+/* Index of key's value in choices (def when absent); BSR_ERR_ARG listing the choices
+ * otherwise. */
 bsr_status gen_arg_choice(gen_args *a, const char *key, const char *const *choices, int def, int *out)
 {
     const char *v = lookup(a, key);
@@ -95,6 +103,7 @@ bsr_status gen_arg_choice(gen_args *a, const char *key, const char *const *choic
     return bsr_error(BSR_ERR_ARG, "%s: %s='%s' must be one of %s", a->gen, key, v, list);
 }
 
+/* BSR_ERR_ARG naming the first key that no getter asked for. */
 bsr_status gen_args_done(const gen_args *a)
 {
     for (int i = 0; i < a->n; i++)
@@ -102,15 +111,7 @@ bsr_status gen_args_done(const gen_args *a)
     return BSR_OK;
 }
 
-double gen_hash01(uint64_t a, uint64_t b)
-{
-    uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
+/* Grid of a structured generator: n (points per side incl. boundary), nx/ny/nz, holes, seed. */
 bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g)
 {
     int n, nx, ny, nz = 3;
@@ -130,9 +131,10 @@ bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g)
     return BSR_OK;
 }
 
+/* 1 when cell (i,j,k) of g is switched off (deterministic hash of seed and cell). */
 int gen_grid_hole(const gen_grid *g, int i, int j, int k)
 {
     if (g->holes <= 0) return 0;
     uint64_t p = ((uint64_t)k * (uint64_t)g->ny + (uint64_t)j) * (uint64_t)g->nx + (uint64_t)i;
-    return gen_hash01((uint64_t)g->seed, p) < g->holes;
+    return bsr_hash01((uint64_t)g->seed, p) < g->holes;
 }

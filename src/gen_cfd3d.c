@@ -110,6 +110,7 @@ static double cfd_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.3 * q)) * cos(STC_PI * (x[1] - 0.2 * q)) * (1 + 0.5 * x[2] * (q + 1)) + 0.1 * q;
 }
 
+/* bsr_generate entry of cfd3d: the coupled flow system, rhs = A x* for the manufactured x*. */
 bsr_status bsr_gen_cfd3d(const char *params, bsr_precision prec, bsr_problem *P)
 {
     static const char *const pos[] = {"n", "b", "conv", NULL}, *const schemes[] = {"upwind", "central", NULL},

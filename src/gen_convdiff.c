@@ -10,6 +10,7 @@
 
 typedef struct { double h[3], a[3], beta[3]; int dim, central; } cd_ctx;
 
+/* Stencil row of convection-diffusion at (i,j,k): diffusion plus upwind or central convection. */
 static void cd_row(void *c, int i, int j, int k, double a[7], double *f)
 {
     const cd_ctx *C = c;
@@ -26,6 +27,7 @@ static void cd_row(void *c, int i, int j, int k, double a[7], double *f)
     }
 }
 
+/* Manufactured exact solution at grid point (i,j,k). */
 static double cd_exact(void *c, int i, int j, int k)
 {
     const cd_ctx *C = c;
@@ -34,6 +36,7 @@ static double cd_exact(void *c, int i, int j, int k)
     return x + (C->dim == 3 ? s * sin(STC_PI * z) : s);
 }
 
+/* Parse convdiff2d/3d parameters and build the structured system. */
 static bsr_status gen_cd(const char *gen, int dim, const char *params, bsr_stencil *S)
 {
     static const char *const pos[] = {"n", "pe", NULL}, *const schemes[] = {"upwind", "central", NULL};
@@ -56,5 +59,6 @@ static bsr_status gen_cd(const char *gen, int dim, const char *params, bsr_stenc
     return stc_build(S, &g, cd_row, cd_exact, &C, 1);
 }
 
+/* convdiff2d / convdiff3d structured generators. */
 bsr_status bsr_stc_convdiff2d(const char *p, bsr_stencil *S) { return gen_cd("convdiff2d", 2, p, S); }
 bsr_status bsr_stc_convdiff3d(const char *p, bsr_stencil *S) { return gen_cd("convdiff3d", 3, p, S); }

@@ -23,6 +23,7 @@ static void lap_row(void *c, int i, int j, int k, double a[7], double *f)
     a[BSR_STC_B] = a[BSR_STC_T] = -wz;
 }
 
+/* Manufactured exact solution of the Laplacian/heat generators at (i,j,k). */
 static double lap_exact(void *c, int i, int j, int k)
 {
     const lap_ctx *L = c;
@@ -58,6 +59,7 @@ static bsr_status gen_lap(const char *gen, int dim, int heat, const char *params
     return stc_build(S, &g, lap_row, lap_exact, &L, 1);
 }
 
+/* poisson2d/3d and heat2d/3d structured generators (one builder, gen_lap). */
 bsr_status bsr_stc_poisson2d(const char *p, bsr_stencil *S) { return gen_lap("poisson2d", 2, 0, p, S); }
 bsr_status bsr_stc_poisson3d(const char *p, bsr_stencil *S) { return gen_lap("poisson3d", 3, 0, p, S); }
 bsr_status bsr_stc_heat2d(const char *p, bsr_stencil *S) { return gen_lap("heat2d", 2, 1, p, S); }

@@ -12,11 +12,7 @@ bsr_status bsr_problem_make_rhs(bsr_problem *P);
 /* Deterministic value in [-1,1) from integer coordinates. */
 static double hash01(uint64_t a, uint64_t b)
 {
-    uint64_t z = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    return 2.0 * bsr_hash01(a, b) - 1.0; /* exact: scaling by 2 */
 }
 
 /* Parse "G[:B]" strictly. */
@@ -37,6 +33,7 @@ static bsr_status parse(const char *params, int *G, int *B)
     return BSR_OK;
 }
 
+/* bsr_generate entry of stencil3d:G[:B]: the 3D 7-point block stencil, rhs = A x*. */
 bsr_status bsr_gen_stencil3d(const char *params, bsr_precision prec, bsr_problem *P)
 {
     int G = 0, b = 0;

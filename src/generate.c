@@ -42,6 +42,7 @@ void bsr_generate_usage(FILE *f)
                "    error_vs_exact measures the solver alone.\n");
 }
 
+/* Free a generated problem's matrix and vectors and zero the struct. */
 void bsr_problem_free(bsr_problem *P)
 {
     if (!P) return;
@@ -58,10 +59,14 @@ bsr_status bsr_problem_make_rhs(bsr_problem *P)
     return bsr_spmm_cpu(BSR_SPMM_OMP, 1.0, P->A, P->xexact, 0.0, P->rhs);
 }
 
+/* Problem (A, rhs, exact solution) of a generator spec NAME:PARAMS; BSR_ERR_ARG for unknown
+ * names. */
 bsr_status bsr_generate(const char *spec, bsr_precision prec, bsr_problem *P)
 {
     BSR_CHECK_ARG(spec && P, "bsr_generate: NULL argument");
     memset(P, 0, sizeof *P);
+    BSR_CHECK_ARG(prec == BSR_DOUBLE || prec == BSR_FLOAT, "bsr_generate: %s: precision %d is neither BSR_DOUBLE nor BSR_FLOAT",
+                  spec, (int)prec);
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
     for (size_t i = 0; i < NGEN; i++)

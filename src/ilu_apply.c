@@ -41,6 +41,7 @@ DEFINE_GATHER(df, double, float)
 DEFINE_GATHER(fd, float, double)
 DEFINE_GATHER(ff, float, float)
 
+/* Y = M^{-1} X = (LU)^{-1} X with scaling and ordering undone (k columns, CPU). */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y)
 {
     BSR_CHECK_ARG(F && X && Y, "bsr_ilu_apply: NULL argument");
@@ -85,6 +86,7 @@ static void get_block(const bsr_matrix *M, int p, double *out)
     else for (int e = 0; e < bb; e++) out[e] = ((const float *)M->val)[(size_t)p * bb + e];
 }
 
+/* *rel = ||Ds P A P^T - L U||_F / ||Ds P A P^T||_F of the stored factors. */
 bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
 {
     BSR_CHECK_ARG(F && rel, "bsr_ilu_error_norm: NULL argument");

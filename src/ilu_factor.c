@@ -79,6 +79,7 @@ static int run_node(run_t *R, int t)
     return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
 }
 
+/* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows). */
 void ilu_rows_free(bsr_ilu *F, int all)
 {
     if (!F->rows) return;
@@ -89,6 +90,8 @@ void ilu_rows_free(bsr_ilu *F, int all)
     F->rows = NULL;
 }
 
+/* ILU(0) symbolic phase: L, U patterns (A's plus the diagonal), level schedules, row pointers
+ * into them. */
 bsr_status ilu_symbolic0(bsr_ilu *F)
 {
     const int n = F->n, bb = F->b * F->b;
@@ -197,6 +200,7 @@ static bsr_status assemble(bsr_ilu *F)
     return BSR_OK;
 }
 
+/* Numeric factorization of F->aval into L and U, serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F)
 {
     int tree = F->opt.parallel && F->tree_ok;

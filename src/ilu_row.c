@@ -14,6 +14,7 @@ static void heap_push(int *h, int *nh, int v)
     h[i] = v;
 }
 
+/* Pop the smallest column from the binary min-heap h[0..*nh). */
 static int heap_pop(int *h, int *nh)
 {
     int top = h[0], v = h[--(*nh)], i = 0, n = *nh;
@@ -29,6 +30,7 @@ static int heap_pop(int *h, int *nh)
     return top;
 }
 
+/* qsort comparison of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;

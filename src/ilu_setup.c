@@ -28,6 +28,7 @@
 #include <omp.h>
 #include <string.h>
 
+/* Defaults for kind: natural order, tau1/tau2, pivot rule, threads. */
 void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
 {
     if (!o) return;
@@ -42,8 +43,10 @@ void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
     o->prec = -1;
 }
 
+/* Wall-clock seconds (OpenMP timer). */
 static double now_s(void) { return omp_get_wtime(); }
 
+/* Free a factorization and everything it owns (NULL-safe). */
 void bsr_ilu_destroy(bsr_ilu *F)
 {
     if (!F) return;
@@ -245,6 +248,7 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
+/* Scaling, ordering, symbolic work and first numeric factorization of A. */
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
     BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
@@ -285,6 +289,8 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     return BSR_OK;
 }
 
+/* New values of A on the setup's pattern: rescale and refactor, reusing ordering and
+ * allocations. */
 bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(F && A, "bsr_ilu_refactor: NULL argument");
@@ -309,6 +315,7 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
+/* Borrowed views of L, U, ordering, scaling and level schedules. */
 bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
@@ -323,6 +330,7 @@ bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
     return BSR_OK;
 }
 
+/* Copy of the factorization statistics (fill, dropped, regularized pivots, times). */
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st)
 {
     BSR_CHECK_ARG(F && st, "bsr_ilu_get_stats: NULL argument");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Create a row workspace for n block columns of b x b blocks. */
 bsr_status ilu_work_init(ilu_work *w, int n, int b)
 {
     memset(w, 0, sizeof *w);
@@ -27,6 +28,7 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     return BSR_OK;
 }
 
+/* Free a row workspace. */
 void ilu_work_free(ilu_work *w)
 {
     free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel);
@@ -54,6 +56,8 @@ static int work_grow(ilu_work *w, int b)
     return 1;
 }
 
+/* Slot of block column j in the row workspace; a new zero block when absent and create is set,
+ * else -1 (*nomem set when memory runs out). */
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
 {
     int s = w->pos[j];
@@ -66,6 +70,7 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
     return s;
 }
 
+/* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w)
 {
     for (int s = 0; s < w->ns; s++) w->pos[w->scol[s]] = -1;
@@ -96,6 +101,7 @@ bsr_status ilu_get_work(bsr_ilu *F, int nt)
     return BSR_OK;
 }
 
+/* Free the per-thread workspaces kept in F. */
 void ilu_work_release(bsr_ilu *F)
 {
     for (int t = 0; t < F->nwork; t++) ilu_work_free(&F->work[t]);

@@ -114,6 +114,11 @@ bsr_status bsr_cuda_cusparse_bench(bsr_context *ctx, double alpha, const bsr_mat
 #define BSR_TRY(expr) \
     do { bsr_status _s = (expr); if (_s != BSR_OK) return _s; } while (0)
 
+/* Deterministic hashes (hash.c; added by the audit): splitmix64 stream, and
+ * a value in [0,1) from two integers. */
+uint64_t bsr_splitmix64(uint64_t *s);
+double bsr_hash01(uint64_t a, uint64_t b);
+
 /* Dispatch a function on precision: BSR_DISPATCH(p, f, args) calls f_d or f_f. */
 #define BSR_DISPATCH(p, f, ...) ((p) == BSR_DOUBLE ? f##_d(__VA_ARGS__) : f##_f(__VA_ARGS__))
 

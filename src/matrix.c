@@ -68,6 +68,8 @@ static void sort_row(const int *col, int *order, int len)
     }
 }
 
+/* A = a validated copy of the caller's BSR arrays (rows sorted, duplicates summed or rejected,
+ * values finite). */
 bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, const int *rowptr,
                              const int *colind, const void *val, bsr_precision prec,
                              unsigned flags)
@@ -150,6 +152,7 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
     return BSR_OK;
 }
 
+/* Free A and its host/device arrays (NULL-safe). */
 void bsr_matrix_destroy(bsr_matrix *A)
 {
     if (!A) return;
@@ -157,6 +160,7 @@ void bsr_matrix_destroy(bsr_matrix *A)
     free(A->rowptr); free(A->colind); free(A->val); free(A);
 }
 
+/* B = A converted to precision prec. */
 bsr_status bsr_matrix_copy(const bsr_matrix *A, bsr_precision prec, bsr_matrix **B)
 {
     BSR_CHECK_ARG(A && B, "bsr_matrix_copy: NULL argument");
@@ -174,6 +178,8 @@ bsr_status bsr_matrix_copy(const bsr_matrix *A, bsr_precision prec, bsr_matrix *
     return BSR_OK;
 }
 
+/* Replace A's values on the same pattern (flags: column-major input blocks, non-finite
+ * allowed). */
 bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
 {
     BSR_CHECK_ARG(A && (val || A->nnzb == 0), "bsr_matrix_set_values: NULL argument");
@@ -193,6 +199,7 @@ bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
     return BSR_OK;
 }
 
+/* Read-only accessors of a matrix (0/NULL for a NULL matrix). */
 int bsr_matrix_nbrows(const bsr_matrix *A) { return A ? A->nbrows : 0; }
 int bsr_matrix_nbcols(const bsr_matrix *A) { return A ? A->nbcols : 0; }
 int bsr_matrix_block(const bsr_matrix *A) { return A ? A->b : 0; }
@@ -221,6 +228,7 @@ int bsr_matrix_find(const bsr_matrix *A, int i, int j)
     return -1;
 }
 
+/* Statistics of A: sizes, fill ratio, symmetry, diagonal dominance, empty rows, row lengths. */
 bsr_status bsr_matrix_get_info(const bsr_matrix *A, bsr_matrix_info *f)
 {
     BSR_CHECK_ARG(A && f, "bsr_matrix_get_info: NULL argument");

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- chunked line reader ----------------------------------------------- */
 
@@ -29,6 +30,7 @@ typedef struct {
  * line is taken for a mistake rather than tried as an allocation. */
 #define MM_DENSE_MAX ((int64_t)1 << 37)
 
+/* Open path for chunked line reading. */
 static bsr_status rd_open(mm_reader *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -46,6 +48,7 @@ static bsr_status rd_open(mm_reader *r, const char *path)
     return BSR_OK;
 }
 
+/* Close the reader and free its buffer. */
 static void rd_close(mm_reader *r)
 {
     if (r->f) fclose(r->f);
@@ -274,6 +277,7 @@ static bsr_status value_tok(mm_reader *r, int field, char *t, char *e, const cha
 
 typedef struct { int *i, *j; double *v; int64_t n, cap; } mm_coo;
 
+/* Free a triplet list and zero it. */
 static void coo_free(mm_coo *T) { free(T->i); free(T->j); free(T->v); memset(T, 0, sizeof *T); }
 
 /* Make room for one more entry, growing geometrically up to `max`: the
@@ -381,6 +385,23 @@ static void sort_row(int *c, double *v, int64_t n, int *tc, double *tv)
         o++;
     }
     for (; i < h; i++, o++) { c[o] = tc[i]; if (v) v[o] = tv[i]; }
+}
+
+/* Physical memory of this machine in bytes (0 when unknown). */
+static double phys_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+}
+
+/* 1 when n CSR row pointers (int64) fit in half of physical memory (or when
+ * the memory size is unknown: then the allocation itself decides).  Half:
+ * the BSR conversion that follows needs another 4 bytes a row and the
+ * caller's own data must fit too. */
+static int rowptr_fits(uint64_t n)
+{
+    double mem = phys_bytes();
+    return mem <= 0 || 8.0 * (double)n <= 0.5 * mem;
 }
 
 /* C = T as CSR, symmetric/skew parts mirrored, each row sorted, duplicates
@@ -540,6 +561,14 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
         st = rd_err(&r, BSR_ERR_NOMEM, "%lld x %lld is too large for a dense array", (long long)h.nrows,
                  (long long)h.ncols);
     }
+    if (!st && !dense && !rowptr_fits((uint64_t)h.nrows + 1)) {
+        /* a valid size line can announce 2^31 rows with one entry: the row
+         * pointers alone would then take 17 GB, which calloc grants lazily
+         * and the counting sort then touches, ending in the OOM killer */
+        r.line = h.size_line;
+        st = rd_err(&r, BSR_ERR_NOMEM, "%lld rows need %.1f GB of row pointers, more than half of this machine's %.1f GB of memory",
+                    (long long)h.nrows, 8.0 * ((double)h.nrows + 1) / 1e9, phys_bytes() / 1e9);
+    }
     if (st) { rd_close(&r); return st; }
     if (hout) *hout = h;
     if (h.array) {
@@ -583,6 +612,7 @@ static bsr_status mm_read_any(const char *path, int need_square, bsr_csr *C, mm_
     return coo_to_csr(&T, (int)h.nrows, (int)h.ncols, h.symm, h.field == MM_PATTERN, C);
 }
 
+/* C = the coordinate (or array) Matrix Market file at path as sorted CSR. */
 bsr_status bsr_mm_read_csr(const char *path, bsr_csr *C)
 {
     BSR_CHECK_ARG(path && C, "bsr_mm_read_csr: NULL argument");
@@ -590,6 +620,7 @@ bsr_status bsr_mm_read_csr(const char *path, bsr_csr *C)
     return mm_read_any(path, 0, C, NULL, NULL);
 }
 
+/* A = a square Matrix Market file as BSR with block size b (0: detected). */
 bsr_status bsr_mm_read(const char *path, int b, bsr_precision prec, bsr_matrix **A,
                        bsr_convert_info *info)
 {
@@ -609,6 +640,7 @@ bsr_status bsr_mm_read(const char *path, int b, bsr_precision prec, bsr_matrix *
     return s;
 }
 
+/* Dense column-major nrows x ncols array of a Matrix Market file (array or coordinate). */
 bsr_status bsr_mm_read_dense(const char *path, int *nrows, int *ncols, double **val)
 {
     BSR_CHECK_ARG(path && nrows && ncols && val, "bsr_mm_read_dense: NULL argument");

@@ -9,6 +9,7 @@
 
 typedef struct { FILE *f; char *buf; const char *path; } mm_writer;
 
+/* Open path for writing with a large buffer; BSR_ERR_IO naming it otherwise. */
 static bsr_status wr_open(mm_writer *w, const char *path)
 {
     w->path = path;
@@ -32,6 +33,7 @@ static bsr_status wr_close(mm_writer *w, bsr_status st)
     return st;
 }
 
+/* Write C as coordinate real general, values with %.17g (exact round trip). */
 bsr_status bsr_mm_write_csr(const char *path, const bsr_csr *C)
 {
     BSR_CHECK_ARG(path && C && C->rowptr && (C->colind || C->nnz == 0), "bsr_mm_write_csr: NULL argument");
@@ -63,6 +65,7 @@ bsr_status bsr_mm_write_csr(const char *path, const bsr_csr *C)
     return wr_close(&w, st);
 }
 
+/* Write A (BSR) as a scalar coordinate real general file. */
 bsr_status bsr_mm_write(const char *path, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(path && A, "bsr_mm_write: NULL argument");
@@ -88,6 +91,7 @@ bsr_status bsr_mm_write(const char *path, const bsr_matrix *A)
     return wr_close(&w, BSR_OK);
 }
 
+/* Write a column-major array as array real general. */
 bsr_status bsr_mm_write_dense(const char *path, int nrows, int ncols, const double *val)
 {
     BSR_CHECK_ARG(path && (val || (int64_t)nrows * ncols == 0), "bsr_mm_write_dense: NULL argument");

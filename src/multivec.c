@@ -23,6 +23,7 @@ bsr_status bsr_multivec_create(bsr_multivec **X, int64_t n, int k, bsr_precision
     return BSR_OK;
 }
 
+/* Free X and its host/device storage (NULL-safe). */
 void bsr_multivec_destroy(bsr_multivec *X)
 {
     if (!X) return;
@@ -31,6 +32,7 @@ void bsr_multivec_destroy(bsr_multivec *X)
     free(X);
 }
 
+/* Read-only accessors of a multivector (0/NULL for a NULL one). */
 int64_t bsr_multivec_rows(const bsr_multivec *X) { return X ? X->n : 0; }
 int bsr_multivec_cols(const bsr_multivec *X) { return X ? X->k : 0; }
 bsr_precision bsr_multivec_precision(const bsr_multivec *X) { return X ? X->prec : BSR_DOUBLE; }
@@ -43,6 +45,7 @@ static inline double get(const bsr_multivec *X, int64_t e)
     return X->prec == BSR_DOUBLE ? ((const double *)X->data)[e] : ((const float *)X->data)[e];
 }
 
+/* X element e (row-interleaved index) = v, in X's precision. */
 static inline void set(bsr_multivec *X, int64_t e, double v)
 {
     if (X->prec == BSR_DOUBLE) ((double *)X->data)[e] = v;
@@ -58,6 +61,7 @@ static bsr_status need_host(const bsr_multivec *X, const char *fn)
     return BSR_OK;
 }
 
+/* BSR_ERR_SIZE unless X and Y have the same rows and columns (fn names the caller). */
 static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const char *fn)
 {
     if (X->n != Y->n || X->k != Y->k)
@@ -76,6 +80,7 @@ static int dev_only(const bsr_multivec *X)
 /* The host copy of an output was just written: a device copy is now stale. */
 static void host_written(bsr_multivec *X) { X->where = BSR_ON_HOST; }
 
+/* Every element of X = value. */
 bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
 {
     if (dev_only(X)) return bsr_cuda_mv_fill(NULL, X, value);
@@ -87,25 +92,18 @@ bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
     return BSR_OK;
 }
 
-/* splitmix64: a tiny, portable, seedable generator. */
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
+/* X = deterministic values in [-1,1) from seed (splitmix64). */
 bsr_status bsr_multivec_random(bsr_multivec *X, uint64_t seed)
 {
     BSR_TRY(need_host(X, "bsr_multivec_random"));
     uint64_t s = seed;
     for (int64_t e = 0; e < X->n * X->k; e++)
-        set(X, e, (double)(splitmix(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+        set(X, e, (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
     host_written(X);
     return BSR_OK;
 }
 
+/* Y = X (same shape and precision). */
 bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
 {
     if (dev_only(Y)) return bsr_cuda_mv_copy(NULL, Y, X);
@@ -120,6 +118,7 @@ bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
     return BSR_OK;
 }
 
+/* Y(:,j) += alpha[j] X(:,j) for every column j. */
 bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_multivec *X)
 {
     if (dev_only(Y) && alpha) return bsr_cuda_mv_axpbypcz(NULL, alpha, X, NULL, NULL, NULL, Y, NULL);
@@ -135,6 +134,7 @@ bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_mul
     return BSR_OK;
 }
 
+/* X(:,j) *= alpha[j] for every column j. */
 bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
 {
     if (dev_only(X) && alpha) return bsr_cuda_mv_scale(NULL, X, alpha);
@@ -170,6 +170,7 @@ static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double 
     return BSR_OK;
 }
 
+/* out[j] = X(:,j) . Y(:,j), summed in fixed chunks (same result for any thread count). */
 bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
     if ((dev_only(X) || dev_only(Y)) && out) return bsr_cuda_mv_dot(NULL, X, Y, out);
@@ -180,6 +181,7 @@ bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double
     return dot_impl(X, Y, out);
 }
 
+/* out[j] = ||X(:,j)||_2 (the dot of each column with itself, then sqrt). */
 bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
 {
     if (dev_only(X) && out) {
@@ -194,6 +196,7 @@ bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
     return BSR_OK;
 }
 
+/* X = the column-major array src with leading dimension ld. */
 bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_t ld)
 {
     BSR_TRY(need_host(X, "bsr_multivec_from_colmajor"));
@@ -205,6 +208,7 @@ bsr_status bsr_multivec_from_colmajor(bsr_multivec *X, const double *src, int64_
     return BSR_OK;
 }
 
+/* dst (column-major, leading dimension ld) = X. */
 bsr_status bsr_multivec_to_colmajor(const bsr_multivec *X, double *dst, int64_t ld)
 {
     BSR_TRY(need_host(X, "bsr_multivec_to_colmajor"));

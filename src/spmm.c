@@ -63,6 +63,7 @@ bsr_status bsr_spmm_check(const char *fn, const bsr_matrix *A, const bsr_multive
     return BSR_OK;
 }
 
+/* Y = alpha A X + beta Y on the CPU with the chosen kernel (S1 sequential or OpenMP). */
 bsr_status bsr_spmm_cpu(bsr_spmm_kernel kernel, double alpha, const bsr_matrix *A,
                         const bsr_multivec *X, double beta, bsr_multivec *Y)
 {
@@ -75,6 +76,7 @@ bsr_status bsr_spmm_cpu(bsr_spmm_kernel kernel, double alpha, const bsr_matrix *
     return BSR_OK;
 }
 
+/* Y = alpha A X + beta Y with the default kernel (BSR_SPMM_AUTO). */
 bsr_status bsr_spmm(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
                     bsr_multivec *Y)
 {

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+/* Free a structured system's arrays and zero it. */
 void bsr_stencil_free(bsr_stencil *S)
 {
     if (!S) return;
@@ -15,6 +16,8 @@ void bsr_stencil_free(bsr_stencil *S)
 static const int DI[7] = {0, -1, 1, 0, 0, 0, 0}, DJ[7] = {0, 0, 0, -1, 1, 0, 0},
                  DK[7] = {0, 0, 0, 0, 0, -1, 1};
 
+/* Fill S from the row and exact-solution callbacks on grid g (boundary and holes folded into
+ * f). */
 bsr_status stc_build(bsr_stencil *S, const gen_grid *g, stc_row_fn row, stc_exact_fn ex,
                      void *ctx, int manufactured)
 {
@@ -74,8 +77,10 @@ bsr_status stc_build(bsr_stencil *S, const gen_grid *g, stc_row_fn row, stc_exac
     return BSR_OK;
 }
 
+/* max_i |f_i - (A u)_i| of the structured system. */
 double bsr_stencil_resid_max(const bsr_stencil *S, const double *u)
 {
+    if (!S || !u || !S->coef || !S->f) return NAN; /* no status to return: NaN fails every comparison */
     const int64_t n = S->n, sx = 1, sy = S->nx, sz = (int64_t)S->nx * S->ny;
     const int64_t off[7] = {0, -sx, sx, -sy, sy, -sz, sz};
     double rmax = 0;
@@ -91,10 +96,13 @@ double bsr_stencil_resid_max(const bsr_stencil *S, const double *u)
     return rmax;
 }
 
+/* P = S as a BSR problem (b = 1, switched-off cells dropped) with rhs and exact solution. */
 bsr_status bsr_stencil_to_problem(const bsr_stencil *S, bsr_precision prec, bsr_problem *P)
 {
     BSR_CHECK_ARG(S && P && S->coef, "bsr_stencil_to_problem: NULL argument");
     memset(P, 0, sizeof *P);
+    BSR_CHECK_ARG(prec == BSR_DOUBLE || prec == BSR_FLOAT,
+                  "bsr_stencil_to_problem: precision %d is neither BSR_DOUBLE nor BSR_FLOAT", (int)prec);
     const int64_t n = S->n, sx = 1, sy = S->nx, sz = (int64_t)S->nx * S->ny;
     const int64_t off[7] = {0, -sx, sx, -sy, sy, -sz, sz};
     static const int order[7] = {BSR_STC_B, BSR_STC_S, BSR_STC_W, BSR_STC_C, BSR_STC_E, BSR_STC_N, BSR_STC_T};
@@ -141,6 +149,7 @@ bsr_status bsr_stencil_to_problem(const bsr_stencil *S, bsr_precision prec, bsr_
     return BSR_OK;
 }
 
+/* bsr_generate adapter: run a structured generator, convert to a BSR problem. */
 bsr_status stc_problem(stc_gen_fn fn, const char *params, bsr_precision prec, bsr_problem *P)
 {
     bsr_stencil S;
@@ -166,6 +175,7 @@ static const struct { const char *name; stc_gen_fn fn; } scalar_gens[] = {
     {"convdiff2d", bsr_stc_convdiff2d}, {"convdiff3d", bsr_stc_convdiff3d},
 };
 
+/* Structured system of a generator spec NAME:PARAMS (scalar generators only). */
 bsr_status bsr_stencil_generate(const char *spec, bsr_stencil *S)
 {
     BSR_CHECK_ARG(spec && S, "bsr_stencil_generate: NULL argument");

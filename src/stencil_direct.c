@@ -3,6 +3,7 @@
 #include "stencil_impl.h"
 #include <umfpack.h>
 
+/* x = A^{-1} rhs by UMFPACK (the exact discrete solution for tests). */
 bsr_status stc_direct_solve(const bsr_matrix *A, const double *rhs, double *x)
 {
     BSR_CHECK_ARG(A && rhs && x && A->nbrows == A->nbcols, "stc_direct_solve: NULL argument or non-square matrix");

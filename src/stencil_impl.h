@@ -36,8 +36,6 @@ typedef struct { int dim, nx, ny, nz; double holes; int seed; } gen_grid; /* nx.
 bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g);
 /* 1 when cell (i,j,k) of g is switched off (deterministic from seed). */
 int gen_grid_hole(const gen_grid *g, int i, int j, int k);
-/* Deterministic value in [0,1) from two integers. */
-double gen_hash01(uint64_t a, uint64_t b);
 
 /* ---- structured builder --------------------------------------------------- */
 /* Row of unknown (i,j,k): the full 7 coefficients (C,W,E,S,N,B,T; neighbours

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <omp.h>
 
+/* Validate S, u and omega for the point solvers; BSR_ERR_ARG naming fn otherwise. */
 bsr_status stc_check(const char *fn, const bsr_stencil *S, const double *u, double omega)
 {
     BSR_CHECK_ARG(S && u, "%s: NULL argument", fn);
@@ -58,6 +59,7 @@ static double rel_incr(double dmax, double umax)
     return dmax == 0 ? 0 : umax > 0 ? dmax / umax : INFINITY;
 }
 
+/* Red-black Gauss-Seidel (SOR with omega) on backend be until max|du|/max|u| < tol. */
 bsr_status bsr_rbgs(bsr_stencil_backend be, const bsr_stencil *S, double omega, double tol,
                     int maxit, int check, double *u, bsr_iter_info *info)
 {

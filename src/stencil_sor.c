@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <string.h>
 
+/* Free a hyperplane layout. */
 void stc_hyper_free(stc_hyper *H)
 {
     if (!H) return;
@@ -16,6 +17,7 @@ void stc_hyper_free(stc_hyper *H)
     memset(H, 0, sizeof *H);
 }
 
+/* H = the hyperplane (i+j+k = d) layout of S's grid: plane starts, row starts, permutation. */
 bsr_status stc_hyper_build(const bsr_stencil *S, stc_hyper *H)
 {
     memset(H, 0, sizeof *H);
@@ -114,6 +116,7 @@ static void sweep_wave(const bsr_stencil *S, const stc_hyper *H, const double *c
     *um = fmax(*um, umx);
 }
 
+/* Lexicographic (symmetric) SOR sweeps on a 3D 7-point system, natural or hyperplane layout. */
 bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_stencil *S,
                    double omega, int symmetric, double tol, int maxit, double *u,
                    bsr_iter_info *info)

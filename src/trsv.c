@@ -124,12 +124,16 @@ static bsr_status trsv(const char *fn, const bsr_matrix *T, const bsr_levels *lv
     return BSR_OK;
 }
 
+/* Y = L^{-1} X for unit lower block L (strict part stored); lv NULL: sequential S2, else
+ * level-scheduled OpenMP. */
 bsr_status bsr_trsv_lower(const bsr_matrix *L, const bsr_levels *lv, const bsr_multivec *X,
                           bsr_multivec *Y)
 {
     return trsv("bsr_trsv_lower", L, lv, 0, X, Y);
 }
 
+/* Y = U^{-1} X for block upper U whose diagonal holds inverted pivots; lv NULL: S2, else
+ * level-scheduled. */
 bsr_status bsr_trsv_upper(const bsr_matrix *U, const bsr_levels *lv, const bsr_multivec *X,
                           bsr_multivec *Y)
 {

@@ -1,11 +1,15 @@
 /* Shared CUnit harness and helpers for the bsrsolve test suites. */
 #include "harness.h"
 #include "internal.h"
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+/* Run one CUnit suite; exit code 0 ok, 1 failures. */
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv)
 {
     (void)argc; (void)argv;
@@ -21,6 +25,21 @@ int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **arg
     return failed ? 1 : 0;
 }
 
+/* bsr_test_main inside a fresh temporary folder (name in dir), removed afterwards. */
+int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, char **argv, char *dir,
+                         size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/bsr_%s_XXXXXX", t && t[0] ? t : "/tmp", suite);
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    int rc = bsr_test_main(suite, tests, argc, argv);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}
+
+/* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void)
 {
     static int have = -1;
@@ -31,6 +50,7 @@ int bsr_test_have_gpu(void)
     return have;
 }
 
+/* Real-matrix folder ($BSR_REAL_DIR or ../shared/matrices/real), "" when absent. */
 const char *bsr_test_real_dir(void)
 {
     static char dir[4096];
@@ -44,14 +64,48 @@ const char *bsr_test_real_dir(void)
     return dir;
 }
 
-static uint64_t rng(uint64_t *s)
+/* qsort comparison of C-string pointers. */
+static int cmp_pstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted *.mtx paths of the real-matrix folder (at most max). */
+int bsr_test_real_list(char ***list, int max)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    *list = NULL;
+    const char *dir = bsr_test_real_dir();
+    DIR *d = dir[0] ? opendir(dir) : NULL;
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
+        if (n == cap) {
+            char **nv = realloc(v, sizeof *v * (size_t)(cap = cap ? 2 * cap : 64));
+            if (!nv) break;
+            v = nv;
+        }
+        size_t sz = strlen(dir) + len + 2;
+        if (!(v[n] = malloc(sz))) break;
+        snprintf(v[n++], sz, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (n) qsort(v, (size_t)n, sizeof *v, cmp_pstr);
+    while (n > max) free(v[--n]);
+    if (!n) { free(v); v = NULL; }
+    *list = v;
+    return n;
 }
 
+/* Free a list from bsr_test_real_list. */
+void bsr_test_free_list(char **list, int n)
+{
+    for (int i = 0; i < n; i++) free(list[i]);
+    free(list);
+}
+
+/* Random BSR matrix with row lengths in [minlen,maxlen], values in [-1,1), deterministic from
+ * seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
                                    bsr_precision prec, uint64_t seed)
 {
@@ -62,7 +116,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     int *len = malloc(sizeof(int) * (nbrows + 1));
     rowptr[0] = 0;
     for (int i = 0; i < nbrows; i++) {
-        len[i] = minlen + (int)(rng(&s) % (uint64_t)(maxlen - minlen + 1));
+        len[i] = minlen + (int)(bsr_splitmix64(&s) % (uint64_t)(maxlen - minlen + 1));
         rowptr[i + 1] = rowptr[i] + len[i];
     }
     int nnzb = rowptr[nbrows];
@@ -71,7 +125,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     for (int i = 0; i < nbrows; i++) {
         for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
             int j;
-            do j = (int)(rng(&s) % (uint64_t)nbcols); while (used[j]);
+            do j = (int)(bsr_splitmix64(&s) % (uint64_t)nbcols); while (used[j]);
             used[j] = 1;
             col[p] = j;
         }
@@ -80,7 +134,7 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     size_t nv = (size_t)nnzb * b * b;
     void *val = malloc(bsr_precision_size(prec) * (nv + 1));
     for (size_t e = 0; e < nv; e++) {
-        double v = (double)(rng(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        double v = (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
         if (prec == BSR_DOUBLE) ((double *)val)[e] = v; else ((float *)val)[e] = (float)v;
     }
     bsr_matrix *A = NULL;
@@ -90,12 +144,15 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     return A;
 }
 
+/* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {
     const void *d = bsr_multivec_cdata(X);
     return bsr_multivec_precision(X) == BSR_DOUBLE ? ((const double *)d)[e] : ((const float *)d)[e];
 }
 
+/* Max over entries of |Y - (alpha A X + beta Y0)| / (|alpha||A||X| + |beta||Y0|) by a dense
+ * double reference. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
                            const bsr_multivec *Y0, const bsr_multivec *Y)
 {

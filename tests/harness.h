@@ -11,10 +11,20 @@ typedef struct { const char *name; void (*fn)(void); } bsr_test;
  * 77 = skipped, which ctest reports as a skip). */
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv);
 
+/* bsr_test_main with a fresh temporary folder: dir (size n) receives
+ * "$TMPDIR/bsr_<suite>_XXXXXX" before the tests run; removed afterwards. */
+int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, char **argv, char *dir,
+                         size_t n);
+
 /* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void);
 /* Path to a real-matrix folder ("" when absent: tests skip with a message). */
 const char *bsr_test_real_dir(void);
+/* Paths of the *.mtx files of the real-matrix folder, sorted by name (so every
+ * run and file system tests the same ones), at most max; *list is NULL and the
+ * count 0 when the folder is absent or empty.  Free with bsr_test_free_list. */
+int bsr_test_real_list(char ***list, int max);
+void bsr_test_free_list(char **list, int n);
 /* Random sparse BSR matrix: nbrows x nbcols, row lengths drawn in [minlen,maxlen],
  * values in [-1,1), deterministic from seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,

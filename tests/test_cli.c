@@ -48,6 +48,7 @@ static double json_num(const char *json, const char *key)
     return end == p + strlen(pat) ? NAN : v;
 }
 
+/* Test: --help. */
 static void test_help(void)
 {
     CU_ASSERT_EQUAL(run("--help"), 0);
@@ -71,6 +72,7 @@ static void expect_info(const char *json, const bsr_matrix *A)
     CU_ASSERT_PTR_NOT_NULL(strstr(json, "}"));
 }
 
+/* Test: --info --json FILE. */
 static void test_info_file(void)
 {
     /* a 3 x 3 block stencil with one zero-padded block: fill ratio > 1 */
@@ -101,8 +103,22 @@ static void test_info_file(void)
     snprintf(args, sizeof args, "'%s' --info", path);
     CU_ASSERT_EQUAL(run(args), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
+    /* a file name with a quote and a backslash stays one valid JSON string */
+    char odd[600], want[700];
+    snprintf(odd, sizeof odd, "%s/a\"b\\c.mtx", dir);
+    FILE *f = fopen(odd, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "--info --json '%s' --reorder rcm", odd);
+    CU_ASSERT_EQUAL(run(args), 0);
+    snprintf(want, sizeof want, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    if (!strstr(out, want)) printf("\n  got %.200s\n  want %s", out, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"reorder\": [{\"spec\": \"rcm\", "));
 }
 
+/* Test: --gen --info --json. */
 static void test_info_gen(void)
 {
     CU_ASSERT_EQUAL(run("--gen stencil3d:4:3 --info --json"), 0);
@@ -116,6 +132,7 @@ static void test_info_gen(void)
     bsr_problem_free(&P);
 }
 
+/* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
     char path[512], args[1024], want[600];
@@ -137,6 +154,10 @@ static void test_errors(void)
     /* unknown option, bad block size, bad generator */
     CU_ASSERT_NOT_EQUAL(run("--info --bogus"), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--bogus"));
+    /* a bad --reorder spec fails before anything is printed (no half JSON) */
+    CU_ASSERT_NOT_EQUAL(run("--gen poisson2d:9 --info --json --reorder rcm+nd:zz"), 0);
+    CU_ASSERT_STRING_EQUAL(out, "");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nd:zz"));
     snprintf(args, sizeof args, "'%s/small.mtx' --info --block 0", dir); /* written by test_info_file */
     CU_ASSERT_NOT_EQUAL(run(args), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--block"));
@@ -160,8 +181,6 @@ int main(int argc, char **argv)
 {
     cli = getenv("BSR_CLI");
     if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
-    snprintf(dir, sizeof dir, "%s/bsr_cli_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     static const bsr_test tests[] = {
         {"--help", test_help},
         {"--info --json FILE", test_info_file},
@@ -169,9 +188,5 @@ int main(int argc, char **argv)
         {"errors: exit code and file:line on stderr", test_errors},
         {NULL, NULL},
     };
-    int rc = bsr_test_main("cli", tests, argc, argv);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Test: matrix create validates and sorts. */
 static void test_create_validates(void)
 {
     bsr_matrix *A = NULL;
@@ -53,6 +54,7 @@ static bsr_csr block_csr(int N, int b, uint64_t seed)
     return C;
 }
 
+/* Test: CSR <-> BSR round trip, block-size detection. */
 static void test_csr_roundtrip_and_detect(void)
 {
     for (int b = 1; b <= 6; b++) {
@@ -99,6 +101,37 @@ static void test_csr_roundtrip_and_detect(void)
     bsr_csr_free(&T);
 }
 
+/* Auto block size on random block matrices with N = 60 block rows (n = 60 b
+ * has many divisors in 1..10): the true b is found exactly, also with 10% of
+ * the entries inside blocks zeroed (dropped by the CSR), and the reported
+ * fill ratio is the exact stored/nonzero ratio. */
+static void test_detect_random(void)
+{
+    for (int b = 1; b <= 10; b++) {
+        bsr_matrix *R = bsr_test_random_matrix(60, 60, b, 1, 4, BSR_DOUBLE, 500 + b);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(R);
+        int64_t nv = (int64_t)bsr_matrix_nnzb(R) * b * b;
+        double *v = malloc(sizeof(double) * (size_t)nv);
+        memcpy(v, bsr_matrix_values(R), sizeof(double) * (size_t)nv);
+        for (int64_t e = 0; e < nv; e += 10) if (b > 1) v[e] = 0; /* zeros inside blocks */
+        BSR_ASSERT_OK(bsr_matrix_set_values(R, v, 0));
+        free(v);
+        bsr_csr C;
+        BSR_ASSERT_OK(bsr_to_csr(R, 0, &C));
+        bsr_matrix *A = NULL;
+        bsr_convert_info info;
+        BSR_ASSERT_OK(bsr_from_csr(&C, 0, 0, BSR_DOUBLE, &A, &info));
+        CU_ASSERT_EQUAL(info.b, b);
+        if (info.b != b) printf("\n  true b=%d detected %d (fill %.3f)", b, info.b, info.fill_ratio);
+        CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), bsr_matrix_nnzb(R));
+        CU_ASSERT_DOUBLE_EQUAL(info.fill_ratio, (double)nv / (double)C.nnz, 1e-12);
+        bsr_csr_free(&C);
+        bsr_matrix_destroy(A);
+        bsr_matrix_destroy(R);
+    }
+}
+
+/* Test: multivector ops. */
 static void test_multivec_ops(void)
 {
     bsr_multivec *X, *Y;
@@ -175,6 +208,7 @@ static void spmm_case(bsr_precision prec, int b, int k, double alpha, double bet
     bsr_matrix_destroy(A);
 }
 
+/* Test: SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16. */
 static void test_spmm_cpu(void)
 {
     uint64_t seed = 100;
@@ -184,6 +218,7 @@ static void test_spmm_cpu(void)
                 spmm_case(p ? BSR_FLOAT : BSR_DOUBLE, b, k, k % 3 ? 1.0 : -0.5, (k % 2) ? 0.0 : 0.75, seed++);
 }
 
+/* Test: SpMM argument errors. */
 static void test_spmm_errors(void)
 {
     bsr_matrix *A = bsr_test_random_matrix(5, 5, 2, 1, 3, BSR_DOUBLE, 9);
@@ -199,6 +234,7 @@ static void test_spmm_errors(void)
     bsr_matrix_destroy(A);
 }
 
+/* Test: stencil3d generator and matrix info. */
 static void test_generator_and_info(void)
 {
     bsr_problem P;
@@ -233,6 +269,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"matrix create validates and sorts", test_create_validates},
         {"CSR <-> BSR round trip, block-size detection", test_csr_roundtrip_and_detect},
+        {"auto block size on random block matrices", test_detect_random},
         {"multivector ops", test_multivec_ops},
         {"SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16", test_spmm_cpu},
         {"SpMM argument errors", test_spmm_errors},

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Test: PNG plot written. */
 static void test_png_written(void)
 {
     double x[] = {1e3, 1e4, 1e5}, y[] = {1, NAN, 4}, y2[] = {-1, 2, 3};

@@ -2,30 +2,12 @@
  * automatic block size, check the conversion against the scalar CSR, and
  * run SpMM S1 vs OpenMP (bit for bit).  Skips (77) when the folder is absent. */
 #include "harness.h"
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char paths[256][1024];
+static char **paths;
 static int npaths;
-
-static int cmp_str(const void *a, const void *b) { return strcmp(a, b); }
-
-/* *.mtx files of the folder, sorted by name (at most 256). */
-static void list_matrices(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) && npaths < 256) {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && !strcmp(e->d_name + n - 4, ".mtx"))
-            snprintf(paths[npaths++], sizeof paths[0], "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    qsort(paths, (size_t)npaths, sizeof paths[0], cmp_str);
-}
 
 /* Dense array files (right-hand sides) are read as such; matrices as CSR. */
 static void test_read_all(void)
@@ -88,8 +70,10 @@ int main(int argc, char **argv)
 {
     const char *dir = bsr_test_real_dir();
     if (!dir[0]) return 77;
-    list_matrices(dir);
+    npaths = bsr_test_real_list(&paths, 256);
     if (npaths == 0) { printf("  [skip] no *.mtx in %s\n", dir); return 77; }
     static const bsr_test tests[] = {{"read, convert, SpMM every real matrix", test_read_all}, {NULL, NULL}};
-    return bsr_test_main("real", tests, argc, argv);
+    int rc = bsr_test_main("real", tests, argc, argv);
+    bsr_test_free_list(paths, npaths);
+    return rc;
 }

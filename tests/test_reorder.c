@@ -2,7 +2,6 @@
  * on grids / disconnected / real matrices and on a violating matrix, depth
  * degradation, tiny matrices, METIS failure status, level schedules. */
 #include "harness.h"
-#include <dirent.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -52,6 +51,7 @@ static bsr_matrix *grid2d(int gx, int gy, int b, int holes)
     return A;
 }
 
+/* 3D 7-point block stencil on a g^3 grid with b x b blocks. */
 static bsr_matrix *stencil3d(int g, int b)
 {
     char spec[64];
@@ -137,6 +137,8 @@ static bsr_ordering *roundtrip(const bsr_matrix *A, const char *spec)
 
 static const char *const specs[] = {"natural", "rcm", "nd:auto", "nd:0", "nd:3", "metis", "amd", NULL};
 
+/* Every ordering on 2D/3D grids (with holes): perm is a bijection and P^T (P A P^T) P = A bit
+ * for bit, float too. */
 static void test_roundtrip_all_orderings(void)
 {
     bsr_matrix *A[4] = {grid2d(37, 23, 2, 0), stencil3d(9, 3), grid2d(20, 20, 1, 1),
@@ -160,6 +162,8 @@ static void test_roundtrip_all_orderings(void)
     bsr_matrix_destroy(B); bsr_matrix_destroy(C); bsr_matrix_destroy(F); bsr_ordering_free(ord);
 }
 
+/* P and P^T on multivectors are inverse, (P A P^T)(P x) = P (A x); wrong sizes and aliasing
+ * rejected. */
 static void test_permute_vec(void)
 {
     bsr_matrix *A = grid2d(15, 11, 3, 0);
@@ -224,6 +228,7 @@ static void check_full_tree(const bsr_ordering *o, int h)
     }
 }
 
+/* ND on grids for depths 0..6: full tree, p-bordered checker passes; the auto depth rule. */
 static void test_nd_grids(void)
 {
     bsr_matrix *A = grid2d(64, 48, 2, 0);
@@ -255,6 +260,7 @@ static void test_nd_grids(void)
     CU_ASSERT_EQUAL(bsr_nd_auto_depth(1 << 24, 132), 12);
 }
 
+/* ND on disconnected matrices: empty separators where components split for free. */
 static void test_nd_disconnected(void)
 {
     /* two grids side by side, no coupling, plus isolated rows */
@@ -291,6 +297,7 @@ static void test_nd_disconnected(void)
     bsr_matrix_destroy(A);
 }
 
+/* The p-bordered checker rejects a block coupling two leaves of different parents, naming it. */
 static void test_checker_fails(void)
 {
     bsr_matrix *A = grid2d(30, 30, 1, 0), *B, *C = NULL;
@@ -344,6 +351,8 @@ static void test_checker_fails(void)
     bsr_ordering_free(o);
 }
 
+/* A depth beyond what the graph allows degrades to a shallower tree; depth > 30 and bad kinds
+ * rejected. */
 static void test_depth_too_large(void)
 {
     int pi[3 * 10], pj[3 * 10], m = 0;   /* path of 10 rows */
@@ -373,6 +382,7 @@ static void test_depth_too_large(void)
     bsr_matrix_destroy(A);
 }
 
+/* 1x1, empty-row and blockless matrices under every ordering; non-square rejected. */
 static void test_tiny(void)
 {
     int z = 0;
@@ -410,6 +420,7 @@ static void test_tiny(void)
     bsr_matrix_destroy(R);
 }
 
+/* METIS errors come back as BSR_ERR_METIS naming the function and its return code. */
 static void test_metis_failure(void)
 {
     bsr_matrix *A = grid2d(20, 20, 1, 0);
@@ -429,6 +440,7 @@ static void test_metis_failure(void)
     bsr_matrix_destroy(A);
 }
 
+/* Ordering specs parsed (kind, depth, METIS options); malformed specs rejected. */
 static void test_parse(void)
 {
     bsr_order_options o;
@@ -475,6 +487,8 @@ static int levels_valid(const bsr_matrix *A, const bsr_levels *lv, int upper)
     return ok;
 }
 
+/* Level schedules: a chain gives n levels of width 1, a diagonal one level; schedules respect
+ * dependencies. */
 static void test_levels(void)
 {
     int n = 50, m = 0, pi[150], pj[150];
@@ -579,6 +593,7 @@ static void test_levels_range(void)
     bsr_ordering_free(o);
 }
 
+/* Largest |i - j| over A's stored blocks. */
 static int bandwidth(const bsr_matrix *A)
 {
     const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
@@ -622,26 +637,20 @@ static void test_rcm_band(void)
     bsr_matrix_destroy(G);
 }
 
+/* Every ordering and the p-bordered checker on the real matrices (skipped when absent). */
 static void test_real_matrices(void)
 {
-    const char *dir = bsr_test_real_dir();
-    if (!*dir) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    int done = 0;
-    while ((e = readdir(d)) && done < 8) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx")) continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    char **files;
+    int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
+    for (int f = 0; f < nf && done < 8; f++) {
+        const char *name = strrchr(files[f], '/') + 1;
         bsr_matrix *A;
-        if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL)) {
-            printf("\n  [skip] %s: %s\n", e->d_name, bsr_last_error());
+        if (bsr_mm_read(files[f], 0, BSR_DOUBLE, &A, NULL)) {
+            printf("\n  [skip] %s: %s\n", name, bsr_last_error());
             continue;
         }
         if (bsr_matrix_nbrows(A) > 2000000) { bsr_matrix_destroy(A); continue; }
-        printf("\n  real %s: %d block rows", e->d_name, bsr_matrix_nbrows(A));
+        printf("\n  real %s: %d block rows", name, bsr_matrix_nbrows(A));
         bsr_ordering *o = roundtrip(A, "nd:auto");
         printf(", nd depth %d, %d leaves", o->depth, o->nleaves);
         bsr_ordering_free(o);
@@ -649,7 +658,7 @@ static void test_real_matrices(void)
         bsr_matrix_destroy(A);
         done++;
     }
-    closedir(d);
+    bsr_test_free_list(files, nf);
 }
 
 /* The CLI summary runs every ordering and passes the p-bordered check. */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+/* Generated problem of spec (asserted to succeed). */
 static bsr_problem gen(const char *spec)
 {
     bsr_problem P;
@@ -40,6 +41,7 @@ static double exact_resid(const bsr_problem *P)
     return num / den;
 }
 
+/* Test: generator sizes and holes. */
 static void test_sizes(void)
 {
     static const struct { const char *spec; int nbrows, b; } t[] = {
@@ -67,6 +69,7 @@ static void test_sizes(void)
     bsr_problem_free(&P); bsr_problem_free(&Q);
 }
 
+/* Test: generator symmetry and dominance. */
 static void test_symmetry(void)
 {
     static const struct { const char *spec; int sym; } t[] = {
@@ -128,6 +131,7 @@ static void test_row_sums(void)
     }
 }
 
+/* Test: exact-solution residual at rounding level. */
 static void test_exact_residual(void)
 {
     const char *specs[] = {"poisson2d:20", "poisson3d:10,holes=0.15", "heat2d:15,dt=0.01,scheme=cn",
@@ -161,6 +165,7 @@ static double direct_error(const bsr_problem *P)
     return sqrt(e / s);
 }
 
+/* Test: elliptic2d second-order convergence. */
 static void test_elliptic2d_order(void)
 {
     const char *fmt[] = {"elliptic2d:%d", "elliptic2d:n=%d,x0=1.5,y1=3"};
@@ -192,6 +197,7 @@ static void test_elliptic2d_order(void)
     bsr_problem_free(&P);
 }
 
+/* Test: cfd3d nonsingular (UMFPACK). */
 static void test_cfd3d_solvable(void)
 {
     const char *specs[] = {"cfd3d:8", "cfd3d:8,5,30", "cfd3d:8,5,model=comp,dt=0.1", "cfd3d:8,4,300,scheme=central,holes=0.1"};
@@ -299,6 +305,7 @@ static void test_cfd3d_ilu_bicgstab(void)
     }
 }
 
+/* Zeroed array of n doubles. */
 static double *vec0(int64_t n) { return calloc((size_t)n, sizeof(double)); }
 
 /* max |a - b| / max |b| */
@@ -309,6 +316,7 @@ static double vdiff(const double *a, const double *b, int64_t n)
     return m > 0 ? d / m : d;
 }
 
+/* Test: RB-GS SEQ = OMP = GPU. */
 static void test_rbgs_backends(void)
 {
     const char *specs[] = {"elliptic2d:33", "poisson3d:n=12,nx=9,holes=0.1", "convdiff2d:30,20,holes=0.05"};
@@ -349,7 +357,8 @@ static void test_rbgs_backends(void)
     }
 }
 
-/* RB-GS run to a tight tolerance = the direct solution; and O(h^2) vs the PDE. */
+/* RB-GS run to a tight tolerance = the direct solution = a Krylov (ILU(0)-BiCGStab)
+ * solution of the same system; and O(h^2) vs the PDE. */
 static void test_rbgs_solution(void)
 {
     double prev = 0;
@@ -374,6 +383,15 @@ static void test_rbgs_solution(void)
         }
         CU_ASSERT(d / m < 1e-11);
         CU_ASSERT(bsr_stencil_resid_max(&S, u) < 1e-8 * m);
+        /* the same solution from a Krylov solver (ILU(0)-BiCGStab) on P */
+        double *xk = malloc((size_t)S.n * sizeof(double)), dk = 0;
+        int it = ilu_bicgstab(P.A, bsr_multivec_cdata(P.rhs), xk, 1e-13, 2000);
+        CU_ASSERT(it > 0);
+        for (int64_t p = 0, r = 0; p < S.n; p++)
+            if (!(S.hole && S.hole[p])) { dk = fmax(dk, fabs(u[p] - xk[r])); r++; }
+        if (!(it > 0 && dk / m < 1e-10)) printf("\n  %s: BiCGStab %d iterations, RB-GS differs by %.2e", spec, it, dk / m);
+        CU_ASSERT(dk / m < 1e-10);
+        free(xk);
         e = sqrt(e / s);
         if (prev > 0 && N > 17) CU_ASSERT(prev / e > 3.6 && prev / e < 4.4);
         if (N >= 33) prev = e;
@@ -404,6 +422,7 @@ static void sor_naive(const bsr_stencil *S, double omega, int symmetric, int swe
             }
 }
 
+/* Test: wavefront SOR = lexicographic SOR. */
 static void test_sor_wavefront(void)
 {
     const char *specs[] = {"poisson3d:n=11,nx=9,nz=6,holes=0.1", "convdiff3d:10,30,scheme=central,ny=13",
@@ -456,6 +475,7 @@ static void test_sor_wavefront(void)
     }
 }
 
+/* Test: invalid parameters rejected. */
 static void test_invalid(void)
 {
     static const struct { const char *spec, *msg; } t[] = {
@@ -496,9 +516,23 @@ static void test_invalid(void)
     CU_ASSERT_EQUAL(bsr_sor(BSR_STENCIL_SEQ, BSR_SOR_NATURAL, &S, 1.0, 0, 0, 1, u, NULL), BSR_ERR_VALUE);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "(5,0,0)"));
     S.f[5] = 0;
+    double c9 = S.coef[9];
     S.coef[9] = 0;
     CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_OMP, &S, 1.0, 1e-6, 10, 1, u, NULL), BSR_ERR_SINGULAR);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "(3,1,0)"));
+    S.coef[9] = c9;
+    /* NaN parameters, NULL arguments, bad precision: statuses, no crash */
+    CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_SEQ, &S, NAN, 1e-6, 10, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_rbgs(BSR_STENCIL_SEQ, &S, 1.0, NAN, 10, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_sor(BSR_STENCIL_SEQ, BSR_SOR_NATURAL, &S, NAN, 0, 0, 1, u, NULL), BSR_ERR_ARG);
+    CU_ASSERT(isnan(bsr_stencil_resid_max(NULL, u)));
+    CU_ASSERT(isnan(bsr_stencil_resid_max(&S, NULL)));
+    bsr_problem P;
+    CU_ASSERT_EQUAL(bsr_stencil_to_problem(&S, (bsr_precision)7, &P), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "bsr_stencil_to_problem: precision 7"));
+    CU_ASSERT_EQUAL(bsr_generate("poisson2d:9", (bsr_precision)7, &P), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "bsr_generate: poisson2d:9: precision 7"));
+    CU_ASSERT_PTR_NULL(P.A);
     free(u);
     bsr_stencil_free(&S);
 }
@@ -514,7 +548,7 @@ int main(int argc, char **argv)
         {"cfd3d nonsingular (UMFPACK)", test_cfd3d_solvable},
         {"cfd3d solvable by ILU(0)-BiCGStab", test_cfd3d_ilu_bicgstab},
         {"RB-GS SEQ = OMP = GPU", test_rbgs_backends},
-        {"RB-GS solution = UMFPACK, O(h^2) vs exact", test_rbgs_solution},
+        {"RB-GS solution = UMFPACK = BiCGStab, O(h^2) vs exact", test_rbgs_solution},
         {"wavefront SOR = lexicographic SOR", test_sor_wavefront},
         {"invalid parameters rejected", test_invalid},
         {NULL, NULL},

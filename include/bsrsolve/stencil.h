@@ -44,7 +44,8 @@ bsr_status bsr_stencil_generate(const char *spec, bsr_stencil *S);
 void bsr_stencil_free(bsr_stencil *S);
 /* The BSR (b = 1) problem of S's active cells: A, rhs = f, xexact. */
 bsr_status bsr_stencil_to_problem(const bsr_stencil *S, bsr_precision prec, bsr_problem *P);
-/* max_p |(A u - f)_p| over the structured system (holes included). */
+/* max_p |(A u - f)_p| over the structured system (holes included); NaN when
+ * S or u is NULL. */
 double bsr_stencil_resid_max(const bsr_stencil *S, const double *u);
 
 /* Where a point solver runs.  SEQ is the one-core reference. */

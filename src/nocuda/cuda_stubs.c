@@ -3,6 +3,7 @@
 
 /* Nothing lives on a device without CUDA. */
 void bsr_cuda_matrix_release(bsr_matrix *A) { (void)A; }
+/* CPU-only build: no device copy to free. */
 void bsr_cuda_multivec_release(bsr_multivec *X) { (void)X; }
 
 /* No devices in a CPU-only build. */
