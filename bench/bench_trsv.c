@@ -11,6 +11,7 @@
 #include "../kernels/trsv.h"
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAXK 8
 #define MAXO 6
@@ -31,9 +32,11 @@ static void usage(void)
             "usage: bsrsolve bench trsv [FILE.mtx | --gen SPEC] [--block B|auto] [--k 1,5,9]\n"
             "         [--orders natural/rcm/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
             "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--renumber none|storage|full]\n"
-            "         [--csv F] [--plot F.png]\n"
+            "         [--csv F] [--plot F.png] [--variants V1;V2;...]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
-            "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n");
+            "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
+            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep: BSR_TRSV_*\n"
+            "  variables of kernels/trsv_level.cu), every kernel timed under each; '-' = the defaults.\n");
 }
 
 /* Comma list of ints into v (at most max); returns the count or -1. */
@@ -49,6 +52,37 @@ static int parse_ints(const char *s, int *v, int max)
         if (*end && *end != ',') return -1;
     }
     return n;
+}
+
+/* Knobs of the level kernels (BSR_TRSV_<NAME> in the environment). */
+static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP"};
+#define NKNOB ((int)(sizeof knobs / sizeof knobs[0]))
+
+/* Set the environment to variant v ("team=8+persist=1", ',' also separates;
+ * "-" or "" = defaults).
+ * Returns 0, or -1 for an unknown knob. */
+static int set_variant(const char *v)
+{
+    for (int q = 0; q < NKNOB; q++) {
+        char name[32];
+        snprintf(name, sizeof name, "BSR_TRSV_%s", knobs[q]);
+        unsetenv(name);
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *sv = NULL, *tok = strtok_r(buf, ",+", &sv); tok; tok = strtok_r(NULL, ",+", &sv)) {
+        if (!strcmp(tok, "-")) continue;
+        char *eq = strchr(tok, '=');
+        if (!eq) return -1;
+        *eq = 0;
+        int q = 0;
+        while (q < NKNOB && strcasecmp(tok, knobs[q])) q++;
+        if (q == NKNOB) return -1;
+        char name[32];
+        snprintf(name, sizeof name, "BSR_TRSV_%s", knobs[q]);
+        setenv(name, eq + 1, 1);
+    }
+    return 0;
 }
 
 /* Median seconds of the CPU solves L then U (lv NULL: S2; else OpenMP levels). */
@@ -72,9 +106,9 @@ static double cpu_time(const bsr_ilu_factors *f, int use_levels, bsr_multivec *X
 int bench_trsv(int argc, char **argv)
 {
     static const char *const known[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                        "--tau", "--reps", "--renumber", "--csv", "--plot", "--help", NULL};
+                                        "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--help", NULL};
     static const char *const valued[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                         "--tau", "--reps", "--renumber", "--csv", "--plot", NULL};
+                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", NULL};
     if (cli_flag(argc, argv, "--help")) { usage(); return 0; }
     if (cli_check_options(argc, argv, known, valued)) { usage(); return 2; }
     int ks[MAXK], nk = parse_ints(cli_opt(argc, argv, "--k") ? cli_opt(argc, argv, "--k") : "1,5,9", ks, MAXK);
@@ -90,6 +124,17 @@ int bench_trsv(int argc, char **argv)
     const char *rn = cli_opt(argc, argv, "--renumber") ? cli_opt(argc, argv, "--renumber") : "storage";
     int renumber = !strcmp(rn, "none") ? 0 : !strcmp(rn, "full") ? 2 : !strcmp(rn, "storage") ? 1 : -1;
     if (renumber < 0) { usage(); return 2; }
+    /* variants of the level kernels' tuning knobs */
+    char vbuf[512];
+    snprintf(vbuf, sizeof vbuf, "%s", cli_opt(argc, argv, "--variants") ? cli_opt(argc, argv, "--variants") : "");
+    const char *var[16];
+    int nvar = 0;
+    for (char *sv = NULL, *tok = strtok_r(vbuf, ";", &sv); tok && nvar < 16; tok = strtok_r(NULL, ";", &sv)) {
+        if (set_variant(tok)) { fprintf(stderr, "bsrsolve: --variants: bad variant '%s'\n", tok); return 2; }
+        var[nvar++] = tok;
+    }
+    if (!nvar) var[nvar++] = ""; /* the environment as it is */
+    else set_variant("-");
 
     /* kernels */
     int kern[NKERN], nkern = 0;
@@ -206,15 +251,20 @@ int bench_trsv(int argc, char **argv)
                    "", "", "", s2_ms[q], "", omp_ms[q], cs_an[q]);
             if (csidx >= 0) { px[csidx][ser[csidx].n] = k; py[csidx][ser[csidx].n] = cs_ms[q]; ser[csidx].n++; }
         }
-        for (int c = 0; c < nkern; c++) {
+        for (int cv = 0; cv < nkern * nvar; cv++) {
+            const int c = cv / nvar, v = cv % nvar;
             const kspec *K = &all_kernels[kern[c]];
             if (K->kernel != BSR_TRSV_LEVEL && !has_tree && !explicit_tree) continue;
+            if (v > 0 && K->kernel != BSR_TRSV_LEVEL) continue; /* the knobs are the level kernels' */
             st = bsr_gpu_ilu_set_kernel(G, K->kernel, K->sched);
             if (st) { printf("   %-15s n/a: %s\n", K->name, bsr_last_error()); continue; }
+            char kname[96];
+            if (var[v][0]) { set_variant(var[v]); snprintf(kname, sizeof kname, "%s[%s]", K->name, var[v]); }
+            else snprintf(kname, sizeof kname, "%s", K->name);
             int sidx = -1;
             if (nser < MAXO * (MAXC + 1)) {
                 sidx = nser++;
-                snprintf(pname[sidx], 64, "%s %s", oname[o], K->name);
+                snprintf(pname[sidx], 64, "%.16s %.46s", oname[o], kname);
                 ser[sidx].name = pname[sidx]; ser[sidx].n = 0; ser[sidx].x = px[sidx]; ser[sidx].y = py[sidx];
             }
             for (int q = 0; q < nk; q++) {
@@ -223,19 +273,19 @@ int bench_trsv(int argc, char **argv)
                 /* the tree kernels are slow: fewer repetitions, bounded time */
                 const int lvl = K->kernel == BSR_TRSV_LEVEL;
                 st = bsr_gpu_ilu_time(G, k, vprec, lvl ? reps : 3, lvl ? 3.0 : 1.0, lvl, &tm);
-                if (st) { printf("   %-15s %3d failed: %s\n", K->name, k, bsr_last_error()); continue; }
+                if (st) { printf("   %-15s %3d failed: %s\n", kname, k, bsr_last_error()); continue; }
                 const double ms = tm.ms_L + tm.ms_U;
                 const double bytes = fbytes + 2.0 * 2.0 * (double)n * b * k * vs;
                 const double gbs = bytes / (ms * 1e-3) / 1e9;
                 const double ours_an = an_s * 1e3 + tm.ms_graph_build;
-                printf("   %-15s %3d %9.3f %8.1f %9.3f %7.2f %9.2f %7.1f %9.2f %7.1f", K->name, k, ms, gbs, cs_ms[q],
+                printf("   %-15s %3d %9.3f %8.1f %9.3f %7.2f %9.2f %7.1f %9.2f %7.1f", kname, k, ms, gbs, cs_ms[q],
                        cs_ms[q] / ms, s2_ms[q], s2_ms[q] / ms, omp_ms[q], omp_ms[q] / ms);
                 if (tm.ms_apply > 0) printf("   apply %.3f ms", tm.ms_apply);
                 if (tm.ms_graph_build > 0) printf("   (graph build %.2f ms)", tm.ms_graph_build);
                 printf("\n");
                 if (fc)
                     fprintf(fc, "%s,%s,%s,%d,%s,%d,%d,%.5f,%.2f,%.5f,%.3f,%.4f,%.2f,%.4f,%.2f,%.3f,%.3f,%.2f\n", P.name,
-                            oname[o], K->name, k, ps, TL->nlevels, TU->nlevels, ms, gbs, cs_ms[q], cs_ms[q] / ms,
+                            oname[o], kname, k, ps, TL->nlevels, TU->nlevels, ms, gbs, cs_ms[q], cs_ms[q] / ms,
                             s2_ms[q], s2_ms[q] / ms, omp_ms[q], omp_ms[q] / ms, ours_an, cs_an[q], up_s * 1e3);
                 if (sidx >= 0) { px[sidx][ser[sidx].n] = k; py[sidx][ser[sidx].n] = ms; ser[sidx].n++; }
             }

@@ -16,9 +16,18 @@
 #include "trsv_cuda.h"
 
 #define LS_WARPS 8 /* warps per CUDA block */
+/* Lane layouts of a row (team_row's MODE): b*k <= TS lanes; b*k > 32 with a
+ * loop over the outputs; b*k > 32 with two vectors per lane. */
+#define TM_NARROW 0
+#define TM_LOOP 1
+#define TM_PAIR 2
 /* Resident blocks per SM asked of the register allocator: rows in flight are
  * what hides the latency of the dependency chain (6 = 48 warps per SM). */
 #define LS_MINBLOCKS(B) ((B) <= 4 ? 6 : 4)
+/* The persistent kernel keeps its rows' data in registers across the wait
+ * (64 registers: no spills in the polling loop for b <= 4); its rows in
+ * flight come from the teams per warp instead. */
+#define LS_PMINBLOCKS 4
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
  * where another SM may have written the line after this SM cached it. */
@@ -136,9 +145,10 @@ __device__ __forceinline__ bool is_sentinel(float v) { return __float_as_int(v) 
  * bit for bit) is stored as an ordinary NaN, so no reader can wait forever. */
 template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return is_sentinel(v) ? (TV)NAN : v; }
 
-/* Load y_c(0..B-1, j) (stride k); WAIT: poll (uncached) until none is the sentinel. */
+/* Load y_c(0..B-1, j) (stride k); WAIT: poll (uncached) until none is the
+ * sentinel, sleeping nap ns between polls (fewer polls through L2). */
 template <int B, typename TV, bool WAIT>
-__device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv)
+__device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv, int nap)
 {
     if constexpr (!WAIT) {
 #pragma unroll
@@ -152,7 +162,29 @@ __device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv)
                 ok &= !is_sentinel(yv[c]);
             }
             if (ok) return;
-            __nanosleep(20);
+            if (nap) __nanosleep(nap);
+        }
+    }
+}
+
+/* load_yc for two vectors at once (columns j0 and j1 of the block row). */
+template <int B, typename TV, bool WAIT>
+__device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV *y0, TV *y1, int nap)
+{
+    if constexpr (!WAIT) {
+#pragma unroll
+        for (int c = 0; c < B; c++) { y0[c] = y0p[c * k]; y1[c] = y1p[c * k]; }
+    } else {
+        for (;;) {
+            bool ok = true;
+#pragma unroll
+            for (int c = 0; c < B; c++) {
+                y0[c] = *(const volatile TV *)(y0p + c * k);
+                y1[c] = *(const volatile TV *)(y1p + c * k);
+                ok &= !is_sentinel(y0[c]) && !is_sentinel(y1[c]);
+            }
+            if (ok) return;
+            if (nap) __nanosleep(nap);
         }
     }
 }
@@ -161,15 +193,15 @@ __device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv)
  * y_i = x_i - sum_p A_p y_col(p)  (times the inverted pivot D for upper).
  * Blocks [s0, s1) (pivot first when upper).  sm: B*k values per warp, used
  * only when b*k > TS (then TS == 32). */
-template <int B, typename TF, typename TV, bool WAIT, bool WIDE>
+template <int B, typename TF, typename TV, bool WAIT, int MODE>
 __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const int *__restrict__ colind,
                                          const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                                         int tl, unsigned tmask, TV *sm)
+                                         int tl, unsigned tmask, TV *sm, int nap)
 {
     const TF *D = NULL;
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
     const int bk = B * k;
-    if constexpr (!WIDE) { /* b*k <= TS */
+    if constexpr (MODE == TM_NARROW) { /* b*k <= TS */
         int G = 1;
         while (2 * G * bk <= TS) G *= 2;
         const int g = tl / bk, o = tl - g * bk, r = o / k, j = o - r * k;
@@ -188,7 +220,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
                 const TF *a = val + (size_t)p * B * B + r * B;
 #pragma unroll
                 for (int c = 0; c < B; c++) av[c] = a[c];
-                load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv);
+                load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
 #pragma unroll
                 for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
             }
@@ -203,6 +235,52 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         if (tl < bk) y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
         return;
+    } else if constexpr (MODE == TM_PAIR) {
+    /* b*k > 32, b*ceil(k/2) <= 32: lane o = (r, jg) of the first B*nj lanes
+     * computes the outputs (r, 2jg) and (r, 2jg+1): every y and A value is
+     * loaded once per pass, one pass over the row (the loop mode needs two). */
+        const int nj = (k + 1) / 2, lanes = B * nj;
+        int G = 1;
+        while (2 * G * lanes <= 32) G *= 2;
+        const int g = tl / lanes, o = tl - g * lanes, r = o / nj, jg = o - r * nj, j0 = 2 * jg;
+        const int j1 = j0 + 1 < k ? j0 + 1 : j0; /* odd k: the last lane repeats j0 */
+        TV xv0 = 0, xv1 = 0;
+        if (tl < lanes) { xv0 = x[(size_t)i * bk + r * k + j0]; xv1 = x[(size_t)i * bk + r * k + j1]; }
+        TV acc0 = 0, acc1 = 0;
+        if (g < G) {
+#pragma unroll 1
+            for (int p = s0 + g; p < s1; p += G) {
+                TF av[B];
+                TV y0[B], y1[B];
+                const TF *a = val + (size_t)p * B * B + r * B;
+#pragma unroll
+                for (int c = 0; c < B; c++) av[c] = a[c];
+                const TV *yc = y + (size_t)colind[p] * bk;
+                load_yc2<B, TV, WAIT>(yc + j0, yc + j1, k, y0, y1, nap);
+#pragma unroll
+                for (int c = 0; c < B; c++) { acc0 += (TV)av[c] * y0[c]; acc1 += (TV)av[c] * y1[c]; }
+            }
+        }
+        for (int off = G / 2; off >= 1; off /= 2) {
+            acc0 += __shfl_down_sync(0xffffffffu, acc0, off * lanes);
+            acc1 += __shfl_down_sync(0xffffffffu, acc1, off * lanes);
+        }
+        TV s0v = xv0 - acc0, s1v = xv1 - acc1; /* valid in lanes tl < lanes */
+        if (upper) { /* the pivot is loaded only now: registers for the wait */
+            TV v0 = 0, v1 = 0;
+#pragma unroll
+            for (int c = 0; c < B; c++) {
+                const TF dv = D[r * B + c];
+                v0 += (TV)dv * __shfl_sync(0xffffffffu, s0v, c * nj + jg);
+                v1 += (TV)dv * __shfl_sync(0xffffffffu, s1v, c * nj + jg);
+            }
+            s0v = v0; s1v = v1;
+        }
+        if (tl < lanes) {
+            y[(size_t)i * bk + r * k + j0] = WAIT ? unsentinel(s0v) : s0v;
+            if (j1 != j0) y[(size_t)i * bk + r * k + j1] = WAIT ? unsentinel(s1v) : s1v;
+        }
+        return;
     } else {
     /* b*k > 32: the whole warp is the team, several outputs per lane */
     for (int o = tl; o < bk; o += 32) {
@@ -214,7 +292,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
             const TF *a = val + (size_t)p * B * B + r * B;
 #pragma unroll
             for (int c = 0; c < B; c++) av[c] = a[c];
-            load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv);
+            load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
 #pragma unroll
             for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
         }
@@ -246,7 +324,7 @@ __device__ __forceinline__ void team_of(int TS, int *t, int *tl, unsigned *tmask
 }
 
 /* One level: team q of the grid solves the row at position p0 + q. */
-template <int B, typename TF, typename TV, bool WIDE>
+template <int B, typename TF, typename TV, int MODE>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
 team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                   const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
@@ -259,17 +337,17 @@ team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const
     const int w = threadIdx.x >> 5;
     const int p = p0 + (blockIdx.x * LS_WARPS + w) * (32 / TS) + t;
     if (p >= p1) return; /* whole team leaves together */
-    team_row<B, TF, TV, false, WIDE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
+    team_row<B, TF, TV, false, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], 0);
 }
 
 /* Whole triangle, sync-free on sentinel values (y != x, y pre-filled with the
  * sentinel).  Chunks of the level order go to CUDA blocks by ticket, so any
  * row a team waits for belongs to a running or finished team. */
-template <int B, typename TF, typename TV, bool WIDE>
+template <int B, typename TF, typename TV, int MODE>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
 team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                      const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
-                     const TV *x, TV *y, int k, int TS, int *counter)
+                     const TV *x, TV *y, int k, int TS, int *counter, int nap)
 {
     __shared__ TV sm[LS_WARPS][B * TRSV_MAXK];
     __shared__ int ticket;
@@ -281,21 +359,84 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     const int w = threadIdx.x >> 5;
     const int p = (ticket * LS_WARPS + w) * (32 / TS) + t;
     if (p >= n) return;
-    team_row<B, TF, TV, true, WIDE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w]);
+    team_row<B, TF, TV, true, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
 }
 
-/* BSR_TRSV_TEAM=4|8|16|32 in the environment forces the lanes per row (a
- * tuning knob for the benchmark; 0 = the rule below). */
+/* Next chunk of 32/TS rows for the calling warp (dynamic persistent mode). */
+__device__ __forceinline__ int next_chunk(int *counter)
+{
+    int v = 0;
+    if ((threadIdx.x & 31) == 0) v = atomicAdd(counter, 1);
+    return __shfl_sync(0xffffffffu, v, 0);
+}
+
+/* Whole triangle, sync-free on sentinels, persistent: a grid of at most the
+ * resident CUDA blocks, each warp looping over chunks of 32/TS rows of the
+ * level order, taken by ticket (dyn: deadlock-free whatever runs beside it)
+ * or round robin (chunk w, w + warps, ...: needs the whole grid resident,
+ * which the launch sizes it for).  Either way a warp's chunks increase, so
+ * the lowest unsolved row always belongs to a running team whose inputs are
+ * solved.  The next chunk's ticket and row data are fetched before waiting
+ * on the current row, so no block launch or index load sits between rows. */
+template <int B, typename TF, typename TV, int MODE>
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_PMINBLOCKS)
+team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
+                    const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
+                    const TV *x, TV *y, int k, int TS, int *counter, int dyn, int grab, int nap)
+{
+    __shared__ TV sm[LS_WARPS][B * TRSV_MAXK];
+    int t, tl;
+    unsigned tmask;
+    team_of(TS, &t, &tl, &tmask);
+    const int w = threadIdx.x >> 5, rpw = 32 / TS;
+    const int nchunks = (n + rpw - 1) / rpw, stride = gridDim.x * LS_WARPS;
+    /* chunk c of the level order; dyn: a ticket is worth `grab` consecutive
+     * chunks [c, cend) (fewer atomics on one address) */
+    int c = dyn ? next_chunk(counter) * grab : blockIdx.x * LS_WARPS + w, cend = c + grab;
+    int p = c * rpw + t, ri = 0, b0 = 0, b1 = 0;
+    if (c < nchunks && p < n) { ri = rows[p]; b0 = pbeg[p]; b1 = pend[p]; }
+    while (c < nchunks) { /* warp-uniform */
+        int cn = c + stride, cendn = cend;
+        if (dyn) {
+            if (c + 1 < cend) cn = c + 1;
+            else { cn = next_chunk(counter) * grab; cendn = cn + grab; }
+        }
+        const int pn = cn * rpw + t;
+        int rn = 0, b0n = 0, b1n = 0;
+        if (cn < nchunks && pn < n) { rn = rows[pn]; b0n = pbeg[pn]; b1n = pend[pn]; }
+        if (p < n) team_row<B, TF, TV, true, MODE>(ri, b0, b1, upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
+        c = cn; cend = cendn; p = pn; ri = rn; b0 = b0n; b1 = b1n;
+    }
+}
+
+/* Integer tuning knob from the environment (read at every launch, so one
+ * process can time several variants); dflt when unset or empty. */
+static int env_knob(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : dflt;
+}
+
+/* BSR_TRSV_TEAM=4|8|16|32 forces the lanes per row (0 = the rule below). */
 static int team_override(void)
 {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("BSR_TRSV_TEAM");
-        int t = e ? atoi(e) : 0;
-        v = (t == 4 || t == 8 || t == 16 || t == 32) ? t : 0;
-    }
-    return v;
+    int t = env_knob("BSR_TRSV_TEAM", 0);
+    return (t == 4 || t == 8 || t == 16 || t == 32) ? t : 0;
 }
+
+/* Sync-free schedule on sentinels: BSR_TRSV_PERSIST=0 one CUDA block per chunk
+ * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
+ * rule of sf_rule. */
+/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs (default), 2 two
+ * vectors per lane (b <= 4; measured slower: 4.76 vs 2.90 ms, natural k = 9,
+ * its registers spill). */
+#define TRSV_WIDE_DEFAULT 1
+/* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
+ * only spreads the rows in flight over more levels: 3.5x slower at 4). */
+#define TRSV_GRAB_DEFAULT 1
+/* BSR_TRSV_SLEEP: ns between polls of a value not yet solved (0 and 100
+ * measured within noise of 20). */
+#define TRSV_SLEEP_DEFAULT 20
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
  * row handled at once (mean off-diagonal row length, rounded up), at most 32;
@@ -309,6 +450,59 @@ static int team_size(int bk, double mean_len, int forced)
     int g = 1;
     while (g < mean_len && pb * g * 2 <= 32) g *= 2;
     return pb * g;
+}
+
+/* Default schedule and lanes per row of the sync-free kernel, from the
+ * H100 tuning sweep (bench/RESULTS.md, issue 6, stencil3d:96:4, b = 4):
+ * with b*k <= 8, levels narrower than 8192 rows on average (natural 3D
+ * ordering: 286 levels of <= 6912 rows, the dependency chain dominates) run
+ * the persistent ticket kernel (natural k=1: 1.45 vs 1.58 ms); wider levels
+ * (ND: 60 levels of up to 89429 rows, bandwidth dominates) one CUDA block per
+ * chunk with half the lane groups per row, i.e. twice the rows in flight (ND
+ * k=1: 0.60 vs 0.66 ms; persistent: 0.76 and 1.18 ms).  b*k > 8 (k = 9 at
+ * b = 4 measured): one CUDA block per chunk, as before. */
+static void sf_rule(const bsr_trsv_tri *T, int bk, int *persist, int *halve)
+{
+    const int narrow = (double)T->n < 8192.0 * (T->nlevels > 0 ? T->nlevels : 1);
+    *persist = bk <= 8 && narrow ? 2 : 0;
+    *halve = bk <= 8 && !narrow;
+}
+
+/* Sync-free launch (sentinels already in y) with lane layout MODE. */
+template <int B, typename TF, typename TV, int MODE>
+static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
+                            cudaStream_t st)
+{
+    int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
+    if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
+    if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
+    const TF *val = (const TF *)T->val;
+    const int rows_per_block = LS_WARPS * (32 / TS);
+    int nb = (T->n + rows_per_block - 1) / rows_per_block;
+    if (!persist) {
+        team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
+            T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, nap);
+        CU_LAUNCHED("team_syncfree_kernel");
+        return BSR_OK;
+    }
+    static int occ = 0; /* resident blocks per SM of this instantiation */
+    if (occ < 1) {
+        int o = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, team_persist_kernel<B, TF, TV, MODE>, LS_WARPS * 32, 0) !=
+                cudaSuccess || o < 1) {
+            cudaGetLastError();
+            o = 1;
+        }
+        occ = o;
+    }
+    int dev = 0, sms = 1;
+    CU_TRY(cudaGetDevice(&dev));
+    CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (nb > occ * sms) nb = occ * sms;
+    team_persist_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
+        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, persist == 2, grab, nap);
+    CU_LAUNCHED("team_persist_kernel");
+    return BSR_OK;
 }
 
 /* Launch the level kernel over T with the given schedule. */
@@ -330,29 +524,33 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         return BSR_OK;
     }
     const double mean_len = (double)(T->nnzb - (T->upper ? T->n : 0)) / T->n;
-    const int TS = team_size(B * k, mean_len, team_override()), rows_per_block = LS_WARPS * (32 / TS);
+    int persist = 0, halve = 0;
+    if (sched == TRSV_S_SYNCFREE) {
+        sf_rule(T, B * k, &persist, &halve);
+        const int ep = env_knob("BSR_TRSV_PERSIST", -1);
+        if (ep >= 0 && ep <= 2) persist = ep;
+    }
+    const int forced = team_override();
+    int TS = team_size(B * k, mean_len, forced);
+    if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
+    const int rows_per_block = LS_WARPS * (32 / TS);
+    const int wide = B * k <= TS ? 0 : env_knob("BSR_TRSV_WIDE", TRSV_WIDE_DEFAULT) == 2 && B <= 4 ? 2 : 1;
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
-        CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        int nb = (T->n + rows_per_block - 1) / rows_per_block;
-        if (B * k > TS)
-            team_syncfree_kernel<B, TF, TV, true><<<nb, LS_WARPS * 32, 0, st>>>(
-                T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter);
-        else
-            team_syncfree_kernel<B, TF, TV, false><<<nb, LS_WARPS * 32, 0, st>>>(
-                T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter);
-        CU_LAUNCHED("team_syncfree_kernel");
-        return BSR_OK;
+        if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
+        if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
+        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
         if (p1 <= p0) continue;
         int nb = (p1 - p0 + rows_per_block - 1) / rows_per_block;
-        if (B * k > TS)
-            team_level_kernel<B, TF, TV, true><<<nb, LS_WARPS * 32, 0, st>>>(
+        if (wide)
+            team_level_kernel<B, TF, TV, TM_LOOP><<<nb, LS_WARPS * 32, 0, st>>>(
                 p0, p1, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS);
         else
-            team_level_kernel<B, TF, TV, false><<<nb, LS_WARPS * 32, 0, st>>>(
+            team_level_kernel<B, TF, TV, TM_NARROW><<<nb, LS_WARPS * 32, 0, st>>>(
                 p0, p1, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS);
         CU_LAUNCHED("team_level_kernel");
     }

@@ -276,6 +276,92 @@ static void test_determinism(void)
     bsr_problem_free(&P);
 }
 
+/* The sync-free kernel's tuning variants (BSR_TRSV_PERSIST 0/1/2, TEAM,
+ * WIDE, GRAB, SLEEP: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
+ * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
+ * renumber storage and full; the schedules of one lane layout (PERSIST) must
+ * give identical bits, since each row is summed in the same order. */
+static void test_variants(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const char *const teams[] = {"", "4", "8", "32"}, *const wides[] = {"1", "2"};
+    bsr_matrix *mats[4];
+    for (int m = 0; m < 3; m++) {
+        const int b = m == 0 ? 1 : m == 1 ? 4 : 5;
+        bsr_matrix *R = bsr_test_random_matrix(300, 300, b, 0, 8, BSR_DOUBLE, 77 + b);
+        mats[m] = dominant(R);
+        bsr_matrix_destroy(R);
+    }
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:14:4", BSR_DOUBLE, &P));
+    mats[3] = P.A;
+    for (int m = 0; m < 4; m++)
+        for (int cfg = 0; cfg < 4; cfg++) {
+            const int oi = cfg & 1 ? 2 : 0, mode = cfg & 2 ? MODE_MIXED : MODE_DOUBLE;
+            bsr_ilu_options io;
+            bsr_ilu_options_default(&io, BSR_ILU0);
+            bsr_order_options_default(&io.order, orders[oi]);
+            if (orders[oi] == BSR_ORDER_ND) io.order.depth = 3;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(mats[m], &io, &F));
+            bsr_ilu_factors f;
+            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+            bsr_gpu_ilu_options go;
+            bsr_gpu_ilu_options_default(&go);
+            go.factor_float = mode == MODE_MIXED;
+            go.renumber = m == 3 && oi == 0 ? 2 : 1;
+            bsr_gpu_ilu *G = NULL;
+            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+            BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE));
+            const int64_t n = (int64_t)bsr_matrix_nbrows(mats[m]) * bsr_matrix_block(mats[m]);
+            for (int ki = 0; ki < NK; ki++)
+                for (int upper = 0; upper < 2; upper++) {
+                    const int k = ks[ki];
+                    bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *R = NULL;
+                    BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
+                    if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
+                    else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
+                    for (int t = 0; t < 4; t++)
+                        for (int w = 0; w < 2; w++) {
+                            bsr_multivec *Y0 = NULL;
+                            for (int ps = 0; ps < 4; ps++) { /* 3: persistent by ticket, 4 chunks a ticket, no sleep */
+                                char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
+                                setenv("BSR_TRSV_PERSIST", pv, 1);
+                                setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
+                                setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
+                                setenv("BSR_TRSV_TEAM", teams[t], 1);
+                                setenv("BSR_TRSV_WIDE", wides[w], 1);
+                                bsr_multivec *Y = dev_poisoned(n, k, BSR_DOUBLE);
+                                BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
+                                BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+                                const double e = rel_err(Y, R);
+                                if (!(e <= tol_of(mode)))
+                                    fprintf(stderr, "\n  variants m=%d %s %s k=%d %s persist=%d team=%s wide=%s: error %.3g\n", m,
+                                            order_name[oi], mode_name[mode], k, upper ? "U" : "L", ps, teams[t], wides[w], e);
+                                CU_ASSERT(e <= tol_of(mode));
+                                if (!Y0) Y0 = Y;
+                                else {
+                                    CU_ASSERT(memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
+                                    bsr_multivec_destroy(Y);
+                                }
+                            }
+                            bsr_multivec_destroy(Y0);
+                        }
+                    bsr_multivec_destroy(X);
+                    bsr_multivec_destroy(R);
+                }
+            unsetenv("BSR_TRSV_PERSIST");
+            unsetenv("BSR_TRSV_TEAM");
+            unsetenv("BSR_TRSV_WIDE");
+            unsetenv("BSR_TRSV_GRAB");
+            unsetenv("BSR_TRSV_SLEEP");
+            bsr_gpu_ilu_destroy(G);
+            bsr_ilu_destroy(F);
+        }
+    for (int m = 0; m < 3; m++) bsr_matrix_destroy(mats[m]);
+    bsr_problem_free(&P);
+}
+
 /* refactor: new values, same pattern -> the device follows the CPU. */
 static void test_refactor_and_host_path(void)
 {
@@ -375,6 +461,7 @@ int main(int argc, char **argv)
         {"stencil factors: all kernels, orderings, k, precisions", test_stencil},
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
+        {"sync-free variants (persistent, team size, wide layout)", test_variants},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};
