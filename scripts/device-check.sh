@@ -1,0 +1,23 @@
+#!/bin/sh
+# The whole GPU check in one device call: build with CUDA, every ctest suite (the
+# GPU ones run there), then short benchmark spot checks.  From the repository
+# root, with dependencies on the paths (. .devdeps/env.sh on the lent machine):
+#   sh scripts/device-check.sh OUTDIR [BUILDDIR]
+O=${1:-/tmp/out}; B=${2:-/tmp/b-check}
+mkdir -p "$O"
+cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DBSR_CUDA=ON > "$O/build.log" 2>&1 &&
+  cmake --build "$B" -j16 >> "$O/build.log" 2>&1 || { tail -40 "$O/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+cd "$B" || exit 1
+T0=$(date +%s)
+OMP_NUM_THREADS=8 timeout -s KILL 260 ctest --output-on-failure -j2 --timeout 240 > "$O/ctest.log" 2>&1
+echo "ctest rc=$? in $(( $(date +%s) - T0 )) s"
+grep -E "tests passed|Failed|\*\*\*|Skipped" "$O/ctest.log"
+grep -E "\[skip\]" "$O/ctest.log" | sort | uniq -c | head
+run() { f=$1; t=$2; shift 2; echo "== bsrsolve $*" >> "$O/$f"; timeout -s KILL "$t" ./bsrsolve "$@" >> "$O/$f" 2>&1; echo "rc=$?" >> "$O/$f"; }
+run spmm.log 60 bench spmm --gen stencil3d:96:4,stencil3d:96:5,stencil3d:48:9 --k 1,5,9 --kernels p14,auto,cusparse --no-cpu
+run trsv.log 60 bench trsv --gen stencil3d:96:4 --k 1,9 --orders natural/nd --kernels level-syncfree
+run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --config precond=ilu0,reorder=natural,rtol=1e-8
+run solver.log 60 --gen stencil3d:64:4 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
+OMP_NUM_THREADS=16 run pyramid.log 150 bench pyramid --dim 2 --grid 32768 --steps 256 --device-mem 1G --height auto
+tail -n 25 "$O/spmm.log" "$O/trsv.log" "$O/solver.log" "$O/pyramid.log" | cut -c1-150
