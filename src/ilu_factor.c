@@ -19,7 +19,11 @@
  * setup) a row reaches only rows of its own tree node's subtree, so the
  * subtrees are factored as OpenMP tasks, each node's separator rows after
  * both children.  Every row is computed by the same code from the same
- * finished rows, hence serial and parallel factors are identical bit for bit. */
+ * finished rows, hence serial and parallel factors are identical bit for bit.
+ * ILU(0) without a tree (natural, RCM, ...): row k reads exactly the rows of
+ * its L pattern, which lie in earlier levels of L's level schedule, so the
+ * rows of one level are factored in parallel, level after level (same row
+ * code, same inputs: again bit-identical to the serial run). */
 #include "ilu_impl.h"
 #include <limits.h>
 #include <omp.h>
@@ -41,6 +45,7 @@ static void run_fail(run_t *R, int k, bsr_status s, const char *msg)
 {
     #pragma omp critical(bsr_ilu_err)
     if (k < R->err_row) {
+        #pragma omp atomic write
         R->err_row = k;
         R->err = s;
         snprintf(R->msg, sizeof R->msg, "%s", msg);
@@ -77,6 +82,29 @@ static int run_node(run_t *R, int t)
     if (!ok0 || !ok1) return 0;
     /* tied tasks: the workspace of the executing thread is free between rows */
     return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
+}
+
+/* ILU(0) over L's level schedule (see the file comment).  After a failure
+ * only rows below the smallest failing row go on (their inputs are all
+ * finished and sound), so the row reported is the serial run's. */
+static void run_levels(run_t *R, const bsr_levels *lv, int nt)
+{
+    #pragma omp parallel num_threads(nt)
+    {
+        ilu_work *w = &R->work[omp_get_thread_num()];
+        for (int l = 0; l < lv->nlevels; l++) {
+            int lim;
+            #pragma omp atomic read
+            lim = R->err_row;
+            #pragma omp for schedule(dynamic, 16)
+            for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
+                int k = lv->rows[p];
+                if (k >= lim) continue;
+                bsr_status s = ilu_row(R->F, w, k);
+                if (s) run_fail(R, k, s, w->msg);
+            } /* implicit barrier: level l is finished before l + 1 starts */
+        }
+    }
 }
 
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows). */
@@ -200,11 +228,15 @@ static bsr_status assemble(bsr_ilu *F)
     return BSR_OK;
 }
 
-/* Numeric factorization of F->aval into L and U, serial or over the ND tree. */
+/* Numeric factorization of F->aval into L and U: serial, over the ND tree, or
+ * (ILU(0) without a tree) over L's level schedule. */
 bsr_status ilu_factor(bsr_ilu *F)
 {
     int tree = F->opt.parallel && F->tree_ok;
-    int nt = tree ? omp_get_max_threads() : 1;
+    /* levels: worth it with >= 64 rows per level on average (a barrier each) */
+    int levels = !tree && F->opt.parallel && F->mode == 0 && F->lvL && omp_get_max_threads() > 1 &&
+                 F->n >= 1024 && F->n >= 64 * F->lvL->nlevels;
+    int nt = tree || levels ? omp_get_max_threads() : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
     bsr_status s = ilu_get_work(F, nt);
     if (s) return s;
@@ -217,6 +249,8 @@ bsr_status ilu_factor(bsr_ilu *F)
         #pragma omp parallel num_threads(nt)
         #pragma omp single
         run_node(&R, 0);
+    } else if (levels) {
+        run_levels(&R, F->lvL, nt);
     } else {
         run_rows(&R, &F->work[0], 0, F->n);
     }
@@ -232,7 +266,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     F->st.second_order_total = sec;
     F->st.second_order_peak = wk + rmax;
     F->st.pivots_regularized = nreg;
-    F->st.tree_parallel = tree;
+    F->st.tree_parallel = tree ? 1 : levels ? 2 : 0;
     if (!s) s = assemble(F);
     ilu_rows_free(F, 0);
     return s;

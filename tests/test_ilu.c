@@ -744,6 +744,67 @@ static void test_serial_equals_parallel(void)
     omp_set_num_threads(nt);
 }
 
+/* ILU(0) without a tree (natural, RCM) factored over L's level schedule with
+ * 4 threads is identical bit for bit to the serial run, refactor included,
+ * float factors included, and fails at the same row with the same message. */
+static void test_serial_equals_levels(void)
+{
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(4);
+    static const char *const specs[] = {"poisson3d:16", "stencil3d:16:3", "cfd3d:20,4,10"};
+    static const char *const ords[] = {"natural", "rcm"};
+    int nfail = 0;
+    for (int m = 0; m < 3; m++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(specs[m], BSR_DOUBLE, &P));
+        if (!P.A) continue;
+        for (int r = 0; r < 2; r++)
+            for (int fp = 0; fp < 2; fp++) {
+                bsr_ilu_options o;
+                bsr_ilu_options_default(&o, BSR_ILU0);
+                BSR_ASSERT_OK(bsr_order_parse(ords[r], &o.order));
+                o.prec = fp ? BSR_FLOAT : BSR_DOUBLE;
+                o.parallel = 0;
+                bsr_ilu *F = NULL, *G = NULL;
+                BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+                o.parallel = 1;
+                BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
+                if (!F || !G) { bsr_ilu_destroy(F); bsr_ilu_destroy(G); continue; }
+                bsr_ilu_stats sf, sg;
+                bsr_ilu_get_stats(F, &sf);
+                bsr_ilu_get_stats(G, &sg);
+                CU_ASSERT_EQUAL(sf.tree_parallel, 0);
+                CU_ASSERT_EQUAL(sg.tree_parallel, 2);   /* the level-parallel path did run */
+                if (sg.tree_parallel != 2) printf("\n  %s %s: n %d, %d levels\n", specs[m], ords[r], P.A->nbrows, sg.nlevels_L);
+                CU_ASSERT(same_factors(F, G));
+                CU_ASSERT_EQUAL(sf.pivots_regularized, sg.pivots_regularized);
+                BSR_ASSERT_OK(bsr_ilu_refactor(G, P.A));
+                CU_ASSERT(same_factors(F, G));
+                bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+                F = G = NULL;
+                /* failures (strict pivots at absurd levels): the same status and
+                 * row as the serial run, whichever row the level run meets first */
+                o.strict_pivots = 1;
+                for (int e = 0; e < 4; e++) {
+                    o.pivot_rel = 1.0 - pow(10.0, -e - 0.5);
+                    o.parallel = 0;
+                    bsr_status s0 = bsr_ilu_setup(P.A, &o, &F);
+                    char msg[256];
+                    snprintf(msg, sizeof msg, "%s", s0 ? bsr_last_error() : "");
+                    nfail += s0 == BSR_ERR_SINGULAR;
+                    o.parallel = 1;
+                    CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &G), s0);
+                    if (s0) CU_ASSERT_STRING_EQUAL(msg, bsr_last_error());
+                    bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+                    F = G = NULL;
+                }
+            }
+        bsr_problem_free(&P);
+    }
+    CU_ASSERT(nfail > 0);   /* the failure comparison did compare failures */
+    omp_set_num_threads(nt);
+}
+
 /* ---- triangular solves --------------------------------------------------------- */
 
 /* Simple level schedule of a triangle (test-side, independent of reorder/). */
@@ -979,6 +1040,7 @@ int main(int argc, char **argv)
         {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
+        {"serial equals parallel (ILU(0) levels)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
         {"real matrices", test_real_matrices},
