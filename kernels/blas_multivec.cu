@@ -40,7 +40,8 @@ template <typename T>
 __global__ void update_kernel(int64_t m, int k, const T *x, const T *y, T *z, colscal s, int keepz)
 {
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m; e += (int64_t)gridDim.x * blockDim.x) {
-        int j = (int)(e % k);
+        /* 32-bit remainder when it fits (a 64-bit one costs ~as much as the memory traffic) */
+        int j = m <= 0xffffffffll ? (int)((unsigned)e % (unsigned)k) : (int)(e % k);
         if ((s.done >> j) & 1ull) continue;
         double v = 0;
         if (x) v = s.a[j] * (double)x[e];
@@ -50,29 +51,45 @@ __global__ void update_kernel(int64_t m, int k, const T *x, const T *y, T *z, co
     }
 }
 
-/* One pass of the per-column sum of x*y (y NULL: of x) over m = rows*k values.
- * Thread t < L = (256/k)*k of block g owns column t % k and visits e = g*L + t,
- * stepping by gridDim*L; the block then sums its L partials per column in a
- * fixed binary tree and writes part[g*k + j].  Nothing depends on timing. */
-template <typename T>
-__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, double *part)
+/* Fixed-shape tree over the block's L = rows*k partials in s[0..L) (column
+ * t % k), leaving column j's block sum in s[j]; rp = rows rounded up to a
+ * power of two, s zero-padded up to rp*k. */
+__device__ static void block_tree(double *s, int t, int k, int rp)
 {
-    __shared__ double s[2 * MV_THREADS];
-    int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1;
-    while (rp < rows) rp <<= 1;
-    double acc = 0;
-    if (t < L)
-        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L)
-            acc += y ? (double)x[e] * (double)y[e] : (double)x[e];
-    for (int i = t; i < rp * k; i += blockDim.x) s[i] = 0;
-    __syncthreads();
-    if (t < L) s[t] = acc;
-    __syncthreads();
     for (int h = rp / 2; h > 0; h >>= 1) {
         for (int i = t; i < h * k; i += blockDim.x) s[i] += s[i + h * k];
         __syncthreads();
     }
-    if (t < k) part[(int64_t)blockIdx.x * k + t] = s[t];
+}
+
+/* One pass of the per-column sums of x*y (y NULL: of x) and, when x2 is
+ * given, of x2*y2 over m = rows*k values, in the same sweep.  Thread t < L =
+ * (256/k)*k of block g owns column t % k and visits e = g*L + t, stepping by
+ * gridDim*L (consecutive threads, consecutive addresses: one coalesced pass
+ * over all k columns); the block then sums its L partials per column in a
+ * fixed binary tree and writes part[g*np*k + p*k + j] (np = 1 or 2 pairs).
+ * Nothing depends on timing. */
+template <typename T>
+__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part)
+{
+    __shared__ double s[2 * MV_THREADS];
+    int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1, np = x2 ? 2 : 1;
+    while (rp < rows) rp <<= 1;
+    double acc = 0, acc2 = 0;
+    if (t < L)
+        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L) {
+            acc += y ? (double)x[e] * (double)y[e] : (double)x[e];
+            if (x2) acc2 += (double)x2[e] * (double)y2[e];
+        }
+    for (int p = 0; p < np; p++) {
+        for (int i = t; i < rp * k; i += blockDim.x) s[i] = 0;
+        __syncthreads();
+        if (t < L) s[t] = p ? acc2 : acc;
+        __syncthreads();
+        block_tree(s, t, k, rp);
+        if (t < k) part[((int64_t)blockIdx.x * np + p) * k + t] = s[t];
+        __syncthreads();
+    }
 }
 
 template <typename T> __global__ void to_col_kernel(int64_t n, int k, const T *x, T *c)
@@ -190,42 +207,65 @@ extern "C" bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, co
     return update(ctx, a, X, b, Y, c, Z, done, 0, "multivector update");
 }
 
-extern "C" bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
-                                      double *out)
+/* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
+ * sweep: pass 1 per block, pass 2 one block over the G partials of the np*k
+ * columns, one transfer of the np*k results and one synchronization. */
+static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, const bsr_multivec *X2,
+                       const bsr_multivec *Y2, double *out, double *out2, const char *fn)
 {
-    const char *fn = "multivector dot";
     BSR_TRY(pick(&ctx, X, fn));
     BSR_TRY(on_dev(X, X, fn, "X"));
     BSR_TRY(on_dev(Y, X, fn, "Y"));
-    if (X->prec != Y->prec) return bsr_error(BSR_ERR_ARG, "%s: X and Y must have the same precision", fn);
-    int k = X->k;
-    if (k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS);
+    if (X2) { BSR_TRY(on_dev(X2, X, fn, "X2")); BSR_TRY(on_dev(Y2, X, fn, "Y2")); }
+    if (X->prec != Y->prec || (X2 && (X2->prec != X->prec || Y2->prec != X->prec)))
+        return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+    int k = X->k, np = X2 ? 2 : 1;
+    if (np * k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS / np);
     int64_t m = X->n * k;
     int L = (MV_THREADS / k) * k;
     /* grid fixed by the shape alone, so the summation order is too */
     int64_t g64 = (m + L - 1) / L;
     int G = (int)(g64 < 1 ? 1 : g64 > DOT_BLOCKS ? DOT_BLOCKS : g64);
     bsr_cuda_ctx *c = ctx->cuda;
-    size_t need = (size_t)(G + 1) * k;
+    size_t need = (size_t)(G + 1) * np * k;
     if (need > c->red_cap) {
         if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(cudaFree(c->red)); }
         c->red = NULL; c->red_cap = 0;
         CU_TRY(cudaMalloc(&c->red, need * sizeof(double)));
         c->red_cap = need;
     }
-    double *part = c->red, *res = c->red + (size_t)G * k;
+    double *part = c->red, *res = c->red + (size_t)G * np * k;
+    double hres[2 * MV_MAXK > MV_THREADS ? 2 * MV_MAXK : MV_THREADS];
     if (X->prec == BSR_DOUBLE)
-        dot_kernel<double><<<G, MV_THREADS, 0, c->stream>>>(m, k, (const double *)bsr_cuda_multivec_data(X),
-                                                             (const double *)bsr_cuda_multivec_data(Y), part);
+        dot_kernel<double><<<G, MV_THREADS, 0, c->stream>>>(
+            m, k, (const double *)bsr_cuda_multivec_data(X), (const double *)bsr_cuda_multivec_data(Y),
+            X2 ? (const double *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const double *)bsr_cuda_multivec_data(Y2) : NULL, part);
     else
-        dot_kernel<float><<<G, MV_THREADS, 0, c->stream>>>(m, k, (const float *)bsr_cuda_multivec_data(X),
-                                                            (const float *)bsr_cuda_multivec_data(Y), part);
+        dot_kernel<float><<<G, MV_THREADS, 0, c->stream>>>(
+            m, k, (const float *)bsr_cuda_multivec_data(X), (const float *)bsr_cuda_multivec_data(Y),
+            X2 ? (const float *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const float *)bsr_cuda_multivec_data(Y2) : NULL, part);
     CU_LAUNCHED("dot_kernel (pass 1)");
-    dot_kernel<double><<<1, MV_THREADS, 0, c->stream>>>((int64_t)G * k, k, part, NULL, res);
+    /* pass 2: the partials are G rows of np*k columns, summed by the same tree */
+    dot_kernel<double><<<1, MV_THREADS, 0, c->stream>>>((int64_t)G * np * k, np * k, part, NULL, NULL, NULL, res);
     CU_LAUNCHED("dot_kernel (pass 2)");
-    CU_TRY(cudaMemcpyAsync(out, res, sizeof(double) * k, cudaMemcpyDeviceToHost, c->stream));
+    CU_TRY(cudaMemcpyAsync(hres, res, sizeof(double) * np * k, cudaMemcpyDeviceToHost, c->stream));
     CU_TRY(cudaStreamSynchronize(c->stream));
+    memcpy(out, hres, sizeof(double) * k);
+    if (X2) memcpy(out2, hres + k, sizeof(double) * k);
     return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
+                                      double *out)
+{
+    return dots(ctx, X, Y, NULL, NULL, out, NULL, "multivector dot");
+}
+
+extern "C" bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_multivec *Y1,
+                                       double *out1, const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+{
+    BSR_CHECK_ARG(X2 && Y2 && out2, "multivector dot2: NULL second pair");
+    return dots(ctx, X1, Y1, X2, Y2, out1, out2, "multivector dot2");
 }
 
 bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,

@@ -232,6 +232,23 @@ extern "C" bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec 
     return BSR_OK;
 }
 
+/* Copy between host memory h (X's shape and precision) and X's device
+ * buffer: to_dev 1 uploads h, 0 downloads into h; synchronous.  The solver
+ * moves a user's host vectors straight into / out of its pooled device work
+ * vectors this way, with no converted host copy in between. */
+extern "C" bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev)
+{
+    BSR_TRY(bsr_cuda_enter(ctx));
+    if (!X->dev) return bsr_error(BSR_ERR_ARG, "multivector transfer: X has no device buffer");
+    size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
+    cudaStream_t st = ctx->cuda->stream;
+    if (bytes && to_dev) CU_TRY(cudaMemcpyAsync(bsr_cuda_multivec_data(X), h, bytes, cudaMemcpyHostToDevice, st));
+    if (bytes && !to_dev) CU_TRY(cudaMemcpyAsync(h, bsr_cuda_multivec_data(X), bytes, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    if (to_dev) X->where = BSR_ON_DEVICE;
+    return BSR_OK;
+}
+
 /* ---- benchmark support --------------------------------------------------------------- */
 
 extern "C" bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, int warm,

@@ -78,6 +78,12 @@ bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X);
 bsr_status bsr_cuda_multivec_upload(bsr_context *ctx, bsr_multivec *X);
 bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec *X);
+/* perf7: out1 = (X1, Y1) and out2 = (X2, Y2) per column in one sweep and one
+ * transfer (blas_multivec.cu). */
+bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                            const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+/* perf7: host buffer h <-> X's device buffer (to_dev 1: upload), synchronous. */
+bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev);
 /* The context that owns X's device copy (NULL if none). */
 bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X);
 /* Y = alpha*A*X + beta*Y, all operands current on the device. */

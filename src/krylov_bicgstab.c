@@ -56,13 +56,15 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
     memset(bd, 1, (size_t)k);
     if ((st = reset_cols(o, &w, bd, rho, alpha, omega, zero))) goto done;
     memcpy(rhatn, rn, sizeof(double) * (size_t)k);
+    int have_d1 = 0;   /* d1 = (rhat, r) already computed with the last residual norm */
 
     while (bsr_kstate_nactive(ks) > 0) {
         const unsigned char *act = ks->active;
         memcpy(was, act, (size_t)k);
         memset(bd, 0, (size_t)k);
         /* rho_new = (rhat, r); beta = rho_new/rho * alpha/omega */
-        if ((st = o->dot(o, w.rhat, w.r, d1))) goto done;
+        if (!have_d1 && (st = o->dot(o, w.rhat, w.r, d1))) goto done;
+        have_d1 = 0;
         for (int j = 0; j < k; j++) {
             if (!act[j]) continue;
             if (!(fabs(d1[j]) > BD_EPS * rhatn[j] * rn[j])) { bd[j] = 1; continue; }
@@ -75,7 +77,9 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         if ((st = o->axpbypcz(o, w.p, one, w.r, c1, w.v, beta, rest))) goto done;
         /* phat = M^{-1} p; v = A phat (all columns, one call each) */
         if ((st = bsr_kops_precond(o, w.p, phat)) || (st = o->matvec(o, phat, w.v))) goto done;
-        if ((st = o->dot(o, w.rhat, w.v, d2)) || (st = bsr_kops_norm2(o, w.v, c2))) goto done;
+        /* (rhat, v) and ||v||^2 in one sweep */
+        if ((st = bsr_kops_dot2(o, w.rhat, w.v, d2, w.v, w.v, c2))) goto done;
+        for (int j = 0; j < k; j++) c2[j] = sqrt(c2[j] > 0 ? c2[j] : (c2[j] == c2[j] ? 0 : c2[j]));
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
             if (!(fabs(d2[j]) > BD_EPS * rhatn[j] * c2[j])) { bd[j] = 1; rest[j] = 0; continue; }
@@ -83,7 +87,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             c3[j] = -alpha[j];
         }
         /* s = r - alpha v; half-step convergence test on ||s|| */
-        if ((st = o->copy(o, s, w.r, rest)) || (st = o->axpby(o, s, c3, w.v, one, rest)) ||
+        if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest)) ||   /* one pass, c = 0: s write-only */
             (st = bsr_kops_norm2(o, s, sn)))
             goto done;
         for (int j = 0; j < k; j++) half[j] = rest[j] && sn[j] <= ks->tol[j];
@@ -91,7 +95,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         for (int j = 0; j < k; j++) if (half[j]) rest[j] = 0;
         /* shat = M^{-1} s; t = A shat; omega = (t,s)/(t,t) */
         if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
-            (st = o->dot(o, t, s, d1)) || (st = o->dot(o, t, t, d2)))
+            (st = bsr_kops_dot2(o, t, s, d1, t, t, d2)))
             goto done;
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
@@ -106,9 +110,12 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         }
         /* x += alpha phat + omega shat; r = s - omega t */
         if ((st = o->axpbypcz(o, X, alpha, phat, omega, shat, one, rest)) ||
-            (st = o->copy(o, w.r, s, rest)) || (st = o->axpby(o, w.r, c3, t, one, rest)) ||
-            (st = bsr_kops_norm2(o, w.r, rn)))
+            (st = o->axpbypcz(o, w.r, one, s, c3, t, zero, rest)))
             goto done;
+        /* ||r||^2 and the next iteration's (rhat, r) in one sweep */
+        if ((st = bsr_kops_dot2(o, w.r, w.r, rn, w.rhat, w.r, d1))) goto done;
+        have_d1 = 1;
+        for (int j = 0; j < k; j++) rn[j] = sqrt(rn[j] > 0 ? rn[j] : (rn[j] == rn[j] ? 0 : rn[j]));
         ks->it++;
         for (int j = 0; j < k; j++) if (half[j]) rn[j] = sn[j];
         bsr_kstate_update(ks, rn);
@@ -128,6 +135,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             nbd++;
         }
         if (nre || nbd) {
+            have_d1 = 0;   /* r and rhat change below */
             for (int j = 0; j < k; j++) bd[j] = bd[j] || half[j]; /* half = reopened by verify */
             if ((st = bsr_kops_residual(o, B, X, t)) || (st = o->copy(o, w.r, t, bd)) ||
                 (st = reset_cols(o, &w, bd, rho, alpha, omega, zero)) || (st = bsr_kops_norm2(o, w.r, c2)))

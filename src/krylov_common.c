@@ -174,6 +174,11 @@ static bsr_status prof_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_m
 {
     PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot(&o->prof->inner, X, Y, out));
 }
+static bsr_status prof_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *o1,
+                           const bsr_multivec *X2, const bsr_multivec *Y2, double *o2)
+{
+    PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot2(&o->prof->inner, X1, Y1, o1, X2, Y2, o2));
+}
 static bsr_status prof_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     PROF(o, BSR_PROF_MATVEC, o->prof->inner.matvec(&o->prof->inner, X, Y));
@@ -189,6 +194,7 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     o->axpby = prof_axpby;
     o->axpbypcz = prof_axpbypcz;
     o->dot = prof_dot;
+    if (o->dot2) o->dot2 = prof_dot2;
     o->matvec = prof_matvec;
 }
 
@@ -219,6 +225,14 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
     BSR_TRY(o->dot(o, X, X, out));
     for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j]));
     return BSR_OK;
+}
+
+bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+{
+    if (o->dot2) return o->dot2(o, X1, Y1, out1, X2, Y2, out2);
+    BSR_TRY(o->dot(o, X1, Y1, out1));
+    return o->dot(o, X2, Y2, out2);
 }
 
 /* The backend's own allocator, whichever table o is. */

@@ -70,6 +70,12 @@ static bsr_status dev_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_mu
     return bsr_ctx_dot(o->be, X, Y, out);
 }
 
+static bsr_status dev_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                           const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+{
+    return bsr_cuda_mv_dot2(o->be, X1, Y1, out1, X2, Y2, out2);
+}
+
 static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     return bsr_ctx_spmm(o->be, BSR_KERNEL_AUTO, 1.0, o->A, X, 0.0, Y);
@@ -93,6 +99,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->axpby = dev_axpby;
     o->axpbypcz = dev_axpbypcz;
     o->dot = dev_dot;
+    o->dot2 = dev_dot2;
     o->matvec = dev_matvec;
     return BSR_OK;
 }
@@ -211,7 +218,15 @@ bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_
         if (st) { o->vfree(o, *W); *W = NULL; *own = 0; }
         return st;
     }
-    /* host: a converted host copy, uploaded (it then lives on the device) */
+    if (V->prec == o->prec && V->data && (V->where & BSR_ON_HOST)) {
+        /* host, same precision: straight into a pooled device vector (no host copy) */
+        BSR_TRY(o->vnew(o, W));
+        *own = 1;
+        bsr_status st = bsr_cuda_multivec_xfer(s->ctx, *W, V->data, 1);
+        if (st) { o->vfree(o, *W); *W = NULL; *own = 0; }
+        return st;
+    }
+    /* host, other precision: a converted host copy, uploaded (it then lives on the device) */
     BSR_TRY(bsr_multivec_create(W, V->n, V->k, o->prec));
     *own = 1;
     bsr_status st = bsr_multivec_copy(*W, V);
@@ -226,6 +241,11 @@ bsr_status bsr_solver_cuda_work_back(bsr_solver *s, const bsr_kops *o, const bsr
     (void)o;
     if (bsr_multivec_on_device(V) && bsr_cuda_multivec_context(V) == s->ctx)
         return bsr_ctx_copy(s->ctx, V, W);
+    if (V->prec == W->prec && V->data) {   /* straight into the host data */
+        BSR_TRY(bsr_cuda_multivec_xfer(s->ctx, (bsr_multivec *)W, V->data, 0));
+        V->where = BSR_ON_HOST;            /* a device mirror of V is now stale */
+        return BSR_OK;
+    }
     BSR_TRY(bsr_multivec_download(s->ctx, (bsr_multivec *)W));
     return bsr_multivec_copy(V, W);
 }

@@ -79,6 +79,10 @@ struct bsr_kops {
     /* out[j] = X(:,j).Y(:,j), deterministic, accumulated in double */
     bsr_status (*dot)(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
                       double *out);
+    /* out1 = (X1, Y1) and out2 = (X2, Y2) at once (one sweep, one transfer on
+     * the device); NULL: bsr_kops_dot2 makes two dot calls */
+    bsr_status (*dot2)(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                       const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
 };
@@ -110,6 +114,9 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
                              bsr_multivec *R);
 /* out[j] = ||X(:,j)||_2. */
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out);
+/* out1 = (X1, Y1), out2 = (X2, Y2) per column, fused when the backend can. */
+bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
 
 /* ---- shared Krylov bookkeeping (krylov_common.c) ------------------------- */
 typedef struct {

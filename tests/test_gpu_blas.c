@@ -1,0 +1,141 @@
+/* Device multivector reductions and updates the Krylov loop uses (issue 7
+ * performance work): the fused two-pair dot (one sweep, one transfer) and
+ * the masked update against CPU references, double and float, k = 1..16,
+ * sizes that exercise the 32-bit column index and several grid shapes;
+ * reductions bit-identical run to run.  Skips without a GPU. */
+#include "harness.h"
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Device copy of the host multivector H (same precision), or NULL. */
+static bsr_multivec *to_dev(bsr_context *ctx, const bsr_multivec *H)
+{
+    bsr_multivec *D = NULL;
+    if (bsr_multivec_create_device(ctx, &D, H->n, H->k, H->prec)) return NULL;
+    if (bsr_cuda_multivec_xfer(ctx, D, H->data, 1)) { bsr_multivec_destroy(D); return NULL; }
+    return D;
+}
+
+/* max_j |a_j - r_j| / max(|r_j|, scale_j): relative error of per-column sums. */
+static double col_err(int k, const double *a, const double *r, const double *scale)
+{
+    double e = 0;
+    for (int j = 0; j < k; j++) {
+        double d = fabs(a[j] - r[j]) / fmax(fabs(r[j]), scale[j]);
+        if (!(d <= e)) e = d;   /* NaN propagates */
+    }
+    return e;
+}
+
+static void test_dot2(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    if (!ctx) return;
+    static const int ks[] = {1, 2, 3, 4, 7, 9, 16};
+    static const int64_t ns[] = {1, 100, 4099, 300007};
+    for (int p = 0; p < 2; p++)
+        for (int ik = 0; ik < 7; ik++)
+            for (int in = 0; in < 4; in++) {
+                bsr_precision prec = p ? BSR_FLOAT : BSR_DOUBLE;
+                int k = ks[ik];
+                int64_t n = ns[in];
+                bsr_multivec *H[3] = {0}, *D[3] = {0};
+                for (int v = 0; v < 3; v++) {
+                    BSR_ASSERT_OK(bsr_multivec_create(&H[v], n, k, prec));
+                    BSR_ASSERT_OK(bsr_multivec_random(H[v], 100 + v + 7 * k));
+                    D[v] = to_dev(ctx, H[v]);
+                    CU_ASSERT_PTR_NOT_NULL_FATAL(D[v]);
+                }
+                double r1[16], r2[16], a1[16], a2[16], b1[16], b2[16], s1[16], s2[16];
+                BSR_ASSERT_OK(bsr_multivec_dot(H[0], H[1], r1));
+                BSR_ASSERT_OK(bsr_multivec_dot(H[2], H[2], r2));
+                /* scale: sum |x||y| (the size cancellation can reach) */
+                for (int j = 0; j < k; j++) {
+                    s1[j] = s2[j] = 0;
+                    for (int64_t i = 0; i < n; i++) {
+                        int64_t e = i * k + j;
+                        double x = prec ? ((float *)H[0]->data)[e] : ((double *)H[0]->data)[e];
+                        double y = prec ? ((float *)H[1]->data)[e] : ((double *)H[1]->data)[e];
+                        double z = prec ? ((float *)H[2]->data)[e] : ((double *)H[2]->data)[e];
+                        s1[j] += fabs(x * y);
+                        s2[j] += z * z;
+                    }
+                }
+                for (int j = 0; j < 16; j++) a1[j] = a2[j] = b1[j] = b2[j] = NAN;   /* poisoned */
+                BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D[0], D[1], a1, D[2], D[2], a2));
+                BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D[0], D[1], b1, D[2], D[2], b2));
+                CU_ASSERT(col_err(k, a1, r1, s1) < 1e-13);
+                CU_ASSERT(col_err(k, a2, r2, s2) < 1e-13);
+                CU_ASSERT(!memcmp(a1, b1, sizeof(double) * k) && !memcmp(a2, b2, sizeof(double) * k));
+                for (int j = k; j < 16; j++) CU_ASSERT(isnan(a1[j]) && isnan(a2[j]));   /* nothing past k */
+                /* the single dot agrees with the first pair */
+                double c1[16];
+                BSR_ASSERT_OK(bsr_ctx_dot(ctx, D[0], D[1], c1));
+                CU_ASSERT(col_err(k, c1, r1, s1) < 1e-13);
+                for (int v = 0; v < 3; v++) { bsr_multivec_destroy(H[v]); bsr_multivec_destroy(D[v]); }
+            }
+    /* shape mismatch is an error, not garbage */
+    bsr_multivec *X = NULL, *Y = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &X, 100, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &Y, 100, 3, BSR_DOUBLE));
+    bsr_ctx_fill(ctx, X, 1.0);
+    bsr_ctx_fill(ctx, Y, 1.0);
+    double o1[4], o2[4];
+    CU_ASSERT_EQUAL(bsr_cuda_mv_dot2(ctx, X, X, o1, X, Y, o2), BSR_ERR_SIZE);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_context_destroy(ctx);
+}
+
+/* Masked Z = a X + b Y (c = 0, Z write-only) against the CPU formula (to an
+ * FMA's rounding); the
+ * frozen columns keep their (poisoned) values bit for bit. */
+static void test_update_mask(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    if (!ctx) return;
+    static const int ks[] = {1, 3, 9, 16};
+    for (int ik = 0; ik < 4; ik++) {
+        int k = ks[ik];
+        int64_t n = 200003;
+        bsr_multivec *H[3] = {0}, *D[3] = {0};
+        for (int v = 0; v < 3; v++) {
+            BSR_ASSERT_OK(bsr_multivec_create(&H[v], n, k, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_random(H[v], 5 + v));
+            if (v == 2) BSR_ASSERT_OK(bsr_multivec_fill(H[v], NAN));
+            D[v] = to_dev(ctx, H[v]);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(D[v]);
+        }
+        double a[16], b[16], c[16];
+        int done[16];
+        for (int j = 0; j < k; j++) { a[j] = 1.0; b[j] = -0.25 * (j + 1); c[j] = 0; done[j] = j % 3 == 1; }
+        BSR_ASSERT_OK(bsr_ctx_axpbypcz(ctx, a, D[0], b, D[1], c, D[2], done));
+        double *z = malloc(sizeof(double) * (size_t)n * k);
+        BSR_ASSERT_OK(bsr_cuda_multivec_xfer(ctx, D[2], z, 0));
+        const double *x = H[0]->data, *y = H[1]->data;
+        int bad = 0;
+        for (int64_t e = 0; e < n * k; e++) {
+            int j = (int)(e % k);
+            if (done[j]) bad += !isnan(z[e]);
+            else bad += !(fabs(z[e] - (a[j] * x[e] + b[j] * y[e])) <= 1e-15 * (fabs(a[j] * x[e]) + fabs(b[j] * y[e])));
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        free(z);
+        for (int v = 0; v < 3; v++) { bsr_multivec_destroy(H[v]); bsr_multivec_destroy(D[v]); }
+    }
+    bsr_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"fused two-pair dot vs CPU, deterministic", test_dot2},
+        {"masked update vs CPU", test_update_mask},
+        {NULL, NULL}};
+    return bsr_test_main("gpu_blas", tests, argc, argv);
+}
