@@ -156,6 +156,9 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
             printf("UMFPACK     failed: %s\n", bsr_last_error());
     }
     if (st->prof_calls[0] || st->prof_calls[2])
+        printf("profile     setup: preconditioner (host) %.3f s, device uploads + analysis %.3f s, other %.3f s\n",
+               st->setup_pc_s, st->setup_dev_s, st->setup_s - st->setup_pc_s - st->setup_dev_s);
+    if (st->prof_calls[0] || st->prof_calls[2])
         printf("profile     SpMM %.3f s (%d), preconditioner %.3f s (%d), updates %.3f s (%d), reductions %.3f s (%d)\n",
                st->prof_s[0], st->prof_calls[0], st->prof_s[1], st->prof_calls[1], st->prof_s[2], st->prof_calls[2],
                st->prof_s[3], st->prof_calls[3]);

@@ -101,9 +101,13 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
+    double t1 = now();
     if ((st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc))) goto fail;
+    double t2 = now();
     if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
     s->setup_s = now() - t0;
+    s->setup_pc_s = t2 - t1;
+    s->setup_dev_s = s->device ? now() - t2 : 0;
     return BSR_OK;
 fail:
     teardown(s);
@@ -126,9 +130,13 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         s->A_work = NULL;
         BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     }
+    double t1 = now();
     if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
+    double t2 = now();
     if (s->device) BSR_TRY(bsr_solver_device_refactor(s));
     s->setup_s = now() - t0;
+    s->setup_pc_s = t2 - t1;
+    s->setup_dev_s = s->device ? now() - t2 : 0;
     return BSR_OK;
 }
 
@@ -216,6 +224,8 @@ done:
         stats->k = k;
         stats->col = col;
         stats->setup_s = s->setup_s;
+        stats->setup_pc_s = s->setup_pc_s;
+        stats->setup_dev_s = s->setup_dev_s;
         stats->solve_s = now() - t0;
         stats->pc_nnzb = s->pc->nnzb;
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;

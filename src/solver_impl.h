@@ -171,6 +171,7 @@ struct bsr_solver {
     bsr_pc *pc, *pc_dev;       /* CPU preconditioner; device one (NULL on the CPU) */
     bsr_vpool pool;            /* work vectors reused between solves */
     double setup_s;
+    double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which

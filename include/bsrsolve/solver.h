@@ -122,6 +122,8 @@ typedef struct {
     int k;
     bsr_col_stats *col;  /* [k] */
     double setup_s;      /* last setup or refactor */
+    double setup_pc_s;   /* of which: host preconditioner (scaling, ordering, factorization) */
+    double setup_dev_s;  /* of which: device uploads and preconditioner analysis (0 on the CPU) */
     double solve_s;
     double fill;         /* preconditioner blocks / blocks of A (0 for none) */
     int64_t pc_nnzb;     /* preconditioner blocks stored */
