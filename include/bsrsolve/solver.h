@@ -70,9 +70,15 @@ typedef struct {
     int progress;              /* print a progress line to stderr every N iterations (0 = off) */
     int profile;               /* time the solve's parts (synchronizing the device after each
                                   operation: slower; for diagnosis) into the stats */
+    int factor;                /* (gpuilu) where ILU(0) is factored: BSR_FACTOR_AUTO (the
+                                  device on the CUDA backend, else the CPU), _CPU, _GPU */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
+
+/* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
+ * On the device only ILU(0) is factored; ILUT/ILU2 always on the CPU. */
+enum { BSR_FACTOR_AUTO = 0, BSR_FACTOR_CPU = 1, BSR_FACTOR_GPU = 2 };
 
 /* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), omega 1, reorder "",
  * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
