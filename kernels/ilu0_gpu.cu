@@ -465,9 +465,12 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
                          row, F->L->colind[aux], row, orig);
     case E_PIV:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite pivot block in block row %d (row %d of A)", row, orig);
-    case E_STRICT:
-        return bsr_error(BSR_ERR_SINGULAR, "ILU: singular pivot block in block row %d (row %d of A): "
-                         "%u pivot(s) below pivot_rel * rowref", row, orig, aux);
+    case E_STRICT: {
+        double rr = 0;
+        if (cudaMemcpy(&rr, D->rowref + row, sizeof rr, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: singular pivot block in block row %d (row %d of A):"
+                         " %d pivot(s) below %.3g", row, orig, (int)aux, F->pivot_rel * rr);
+    }
     case E_INV:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite inverse pivot in block row %d (row %d of A)", row, orig);
     default:
