@@ -81,8 +81,9 @@ static bsr_matrix *perturbed(const bsr_matrix *A, double eps)
 /* Factor A on the CPU and on the device (ordering ord, factors in fprec,
  * -1 = A's) and compare factors, scaling and counters; then the values
  * written into a device preconditioner holding another matrix's factors,
- * applied against the CPU. */
-static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec)
+ * applied against the CPU (relative tolerance apply_tol in double: the
+ * regularized-pivot cases are ill-conditioned on purpose). */
+static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec, double apply_tol)
 {
     bsr_ilu_options o;
     bsr_ilu_options_default(&o, BSR_ILU0);
@@ -150,9 +151,9 @@ static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec
         if (fabs(y - r) > m) m = fabs(y - r);
         if (fabs(r) > rm) rm = fabs(r);
     }
-    double ea = m / (rm > 0 ? rm : 1);
-    if (!(ea <= (vp == BSR_DOUBLE ? 1e-10 : 1e-4))) printf("\n  %s: device apply after device factor: %.2e\n", what, ea);
-    CU_ASSERT(ea <= (vp == BSR_DOUBLE ? 1e-10 : 1e-4));
+    double ea = m / (rm > 0 ? rm : 1), atol = vp == BSR_DOUBLE ? apply_tol : 1e-4;
+    if (!(ea <= atol)) printf("\n  %s: device apply after device factor: %.2e\n", what, ea);
+    CU_ASSERT(ea <= atol);
 
     /* refactor with other values = a fresh factorization of them */
     BSR_ASSERT_OK(bsr_matrix_upload(ctx, A2));
@@ -181,12 +182,12 @@ static void test_random(void)
             bsr_matrix *A = dominant(R);
             char what[64];
             snprintf(what, sizeof what, "random b=%d", b);
-            check(what, A, orders[oi], -1);
+            check(what, A, orders[oi], -1, 1e-10);
             if (oi == 0 && (b == 1 || b == 4 || b == 7)) {
-                check(what, A, orders[oi], BSR_FLOAT);           /* float factors */
+                check(what, A, orders[oi], BSR_FLOAT, 1e-10);           /* float factors */
                 bsr_matrix *Af = NULL;
                 BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_FLOAT, &Af)); /* float A */
-                check(what, Af, orders[oi], -1);
+                check(what, Af, orders[oi], -1, 1e-10);
                 bsr_matrix_destroy(Af);
             }
             bsr_matrix_destroy(A);
@@ -201,7 +202,7 @@ static void test_generators(void)
     for (int s = 0; s < 6; s++) {
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(specs[s], BSR_DOUBLE, &P));
-        for (int oi = 0; oi < 3; oi++) check(specs[s], P.A, orders[oi], -1);
+        for (int oi = 0; oi < 3; oi++) check(specs[s], P.A, orders[oi], -1, 1e-10);
         bsr_problem_free(&P);
     }
 }
@@ -228,7 +229,7 @@ static void test_pivots(void)
     if (!ctx) return;
     const double sing[4] = {1, 1, 1, 1};      /* b = 1: pivot of row 1 is 1 - 1 = 0 */
     bsr_matrix *A = dense2(1, sing);
-    check("zero pivot", A, BSR_ORDER_NATURAL, -1);
+    check("zero pivot", A, BSR_ORDER_NATURAL, -1, 1e-6);
     bsr_ilu_options o;
     bsr_ilu_options_default(&o, BSR_ILU0);
     o.order.kind = BSR_ORDER_NATURAL;
@@ -261,7 +262,7 @@ static void test_pivots(void)
     /* b = 2, zero diagonal block in row 0: scalar fallback scaling, counted */
     const double zd[16] = {0, 0, 1, 0.5,  0, 0, 0.5, 1,  1, 0.2, 4, 1,  0.3, 1, 1, 4};
     A = dense2(2, zd);
-    check("zero diagonal block", A, BSR_ORDER_NATURAL, -1);
+    check("zero diagonal block", A, BSR_ORDER_NATURAL, -1, 1e-6);
     bsr_matrix_destroy(A);
 }
 
@@ -368,9 +369,9 @@ static void test_solver(void)
             int ig = solve_once(sg, P.A, P.rhs, P.xexact, &eg, info, sizeof info);
             int ic = solve_once(sc, P.A, P.rhs, P.xexact, &ec, NULL, 0);
             CU_ASSERT(strstr(info, "on the device") != NULL);
-            CU_ASSERT(eg <= 1e-9);
+            CU_ASSERT(eg <= fmax(1e-9, 10 * ec));
             CU_ASSERT(abs(ig - ic) <= 1 + ic / 10);
-            if (!(eg <= 1e-9) || abs(ig - ic) > 1 + ic / 10)
+            if (!(eg <= fmax(1e-9, 10 * ec)) || abs(ig - ic) > 1 + ic / 10)
                 printf("\n  %s %s: gpu %d its err %.2e, cpu %d its err %.2e (%s)\n", specs[sp], orders_s[oi], ig, eg, ic, ec, info);
             /* new values (same pattern, same exact solution): refactor both */
             bsr_matrix *A2 = perturbed(P.A, 0.2);
@@ -381,9 +382,9 @@ static void test_solver(void)
             BSR_ASSERT_OK(bsr_solver_refactor(sc, A2));
             ig = solve_once(sg, A2, B2, P.xexact, &eg, info, sizeof info);
             ic = solve_once(sc, A2, B2, P.xexact, &ec, NULL, 0);
-            CU_ASSERT(eg <= 1e-9);
+            CU_ASSERT(eg <= fmax(1e-9, 10 * ec));
             CU_ASSERT(abs(ig - ic) <= 1 + ic / 10);
-            if (!(eg <= 1e-9) || abs(ig - ic) > 1 + ic / 10)
+            if (!(eg <= fmax(1e-9, 10 * ec)) || abs(ig - ic) > 1 + ic / 10)
                 printf("\n  %s %s refactor: gpu %d its err %.2e, cpu %d its err %.2e\n", specs[sp], orders_s[oi], ig, eg, ic, ec);
             bsr_solver_destroy(sg);
             bsr_solver_destroy(sc);
