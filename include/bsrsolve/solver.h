@@ -15,7 +15,11 @@
  * context keeps the operator, the preconditioner and every Krylov vector on
  * the device (B and X may be host or device multivectors; host ones are
  * copied once each way).  Preconditioners are built on the CPU (ordering,
- * factorization) and uploaded; on the device: none, jacobi, ilu0/ilut/ilu2
+ * factorization) and uploaded, except ILU(0) on a CUDA context, which is
+ * scaled and factored on the device (factor=gpu, the default there; setup and
+ * refactor then do only the symbolic part on the host, once, and refactor
+ * uploads A's new values and factors them on the device); on the device:
+ * none, jacobi, ilu0/ilut/ilu2
  * (at most 16 right-hand sides per solve with an ILU); ssor is CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
@@ -89,7 +93,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
+ * (double|float), factor (auto|cpu|gpu), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
  * value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a canonical string (for reports); returns buf. */
