@@ -88,6 +88,10 @@ bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps
                             int with_apply, bsr_trsv_timing *t);
 /* The device triangles of G (for levels/bytes reports). */
 const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
+/* (gpuilu) Write factor values computed on the device into G: L and U in the
+ * layout of the host factors G was created from (double), sl the left scaling
+ * (n blocks, NULL = leave); converted to G's precision and storage order. */
+bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl);
 
 /* cuSPARSE bsrsv2 (k = 1) / bsrsm2 (k > 1) on the same factors: L unit lower
  * (diag type unit), U with its pivot blocks inverted back.  Times (ms, median of

@@ -174,7 +174,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
         }
         G->alloc_s += now_s() - t1;
     }
-    if (s == BSR_OK) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
+    if (s == BSR_OK && !G->opt.values_later) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
     bsr_trsv_plan_free(&pl);
     free(rg);
     return s;
@@ -214,6 +214,7 @@ static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
 {
     if (!s) return BSR_OK;
     CU_TRY(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
+    if (G->opt.values_later) return BSR_OK;
     return upload_blocks(G, s, G->n, G->qrow, *dev);
 }
 
@@ -324,6 +325,28 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
     BSR_TRY(upload_blocks(G, f.U->val, f.U->nnzb, G->map[1], G->tri[1].val));
     if (G->sl) BSR_TRY(upload_blocks(G, f.scale_left, G->n, G->qrow, G->sl));
     if (G->sr) BSR_TRY(upload_blocks(G, f.scale_right, G->n, G->qrow, G->sr));
+    return BSR_OK;
+}
+
+/* dev (fprec, G's storage order through map) = src (double, host order). */
+static bsr_status gather_dev(bsr_gpu_ilu *G, const double *src, int64_t nblk, const int *map, void *dev)
+{
+    const int bb = G->b * G->b;
+    if (nblk == 0) return BSR_OK;
+    unsigned nb = (unsigned)((nblk * bb + 255) / 256);
+    if (G->fprec == BSR_DOUBLE) gather_blocks<double, double><<<nb, 256, 0, G->stream>>>(nblk, bb, map, src, (double *)dev);
+    else gather_blocks<double, float><<<nb, 256, 0, G->stream>>>(nblk, bb, map, src, (float *)dev);
+    CU_LAUNCHED("gather_blocks");
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl)
+{
+    BSR_CHECK_ARG(G && L && U, "bsr_gpu_ilu_set_values_dev: NULL argument");
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    BSR_TRY(gather_dev(G, L, G->tri[0].nnzb, G->map[0], G->tri[0].val));
+    BSR_TRY(gather_dev(G, U, G->tri[1].nnzb, G->map[1], G->tri[1].val));
+    if (sl && G->sl) BSR_TRY(gather_dev(G, sl, G->n, G->qrow, G->sl));
     return BSR_OK;
 }
 

@@ -248,6 +248,21 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
+/* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere). */
+static void symbolic_stats(bsr_ilu *F)
+{
+    F->st.nnzb_A = F->nnzbA;
+    F->st.nnzb_L = F->L->nnzb;
+    F->st.nnzb_U = F->U->nnzb;
+    F->st.fill = F->nnzbA ? (double)(F->L->nnzb + F->U->nnzb) / F->nnzbA : 0.0;
+    size_t vs = bsr_precision_size(F->prec) * (size_t)F->b * F->b;
+    F->st.bytes_factors = (size_t)(F->L->nnzb + F->U->nnzb) * (vs + sizeof(int)) +
+                          2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
+    F->st.nlevels_L = F->lvL ? F->lvL->nlevels : 0;
+    F->st.nlevels_U = F->lvU ? F->lvU->nlevels : 0;
+    F->valid = 1;   /* the patterns are valid; values come from the device */
+}
+
 /* Scaling, ordering, symbolic work and first numeric factorization of A. */
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
@@ -282,7 +297,8 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     }
     if (!s) F->tree_ok = tree_usable(F);
     if (!s && F->mode == 0) s = ilu_symbolic0(F);
-    if (!s) s = numeric(F, A);
+    if (!s && F->mode == 0 && opt->symbolic_only) symbolic_stats(F);
+    else if (!s) s = numeric(F, A);
     if (s) { bsr_ilu_destroy(F); return s; }
     F->st.setup_s = now_s() - t0;
     *Fout = F;
@@ -298,6 +314,8 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
                   "bsr_ilu_refactor: A (%d x %d blocks of %d, %d blocks) is not the pattern of the "
                   "setup (%d blocks of %d, %d blocks)", A->nbrows, A->nbcols, A->b, A->nnzb, F->n,
                   F->b, F->nnzbA);
+    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_ilu_refactor: F was set up symbolic_only (its values are "
+                  "computed on the device: bsr_gpu_ilu0_factor)");
     const int *perm = F->ord ? F->ord->perm : NULL;
     for (int k = 0; k < F->n; k++) {
         int r = perm ? perm[k] : k;

@@ -76,7 +76,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
-                                   "max_restarts", "precision", "precond_precision", "history",
+                                   "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
@@ -142,13 +142,18 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         bsr_precision p;
         if (!parse_prec(val, &p)) BAD("expected double or float");
         if (key[9] == '\0') o->precision = p; else o->precond_precision = p;
+    } else if (!strcmp(key, "factor")) {
+        if (!strcmp(val, "auto")) o->factor = BSR_FACTOR_AUTO;
+        else if (!strcmp(val, "cpu")) o->factor = BSR_FACTOR_CPU;
+        else if (!strcmp(val, "gpu")) o->factor = BSR_FACTOR_GPU;
+        else BAD("expected auto, cpu or gpu");
     } else if (!strcmp(key, "history") || !strcmp(key, "profile")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         if (key[0] == 'h') o->history = val[0] == '1'; else o->profile = val[0] == '1';
     } else {
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
-                         "max_restarts, precision, precond_precision, history, progress, profile)", key);
+                         "max_restarts, precision, precond_precision, factor, history, progress, profile)", key);
     }
 #undef BAD
     return BSR_OK;

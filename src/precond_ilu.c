@@ -8,6 +8,8 @@
 typedef struct {
     bsr_ilu *F;
     bsr_gpu_ilu *G;   /* device version only (F then borrowed from the host pc) */
+    bsr_gpu_ilu0 *D;  /* device version with factor=gpu: the on-device ILU(0) */
+    bsr_pc *cpu;      /* device version: the host pc (its info and counters are reported) */
     bsr_solver_options o;
 } ilu_pc;
 
@@ -45,6 +47,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
 static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
+    if (I->o.factor == BSR_FACTOR_GPU) return BSR_OK; /* the device pc factors (gilu_refactor) */
     BSR_TRY(bsr_ilu_refactor(I->F, A));
     ilu_describe(pc, I->F, &I->o);
     return BSR_OK;
@@ -72,6 +75,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     io.tau1 = o->tau1;
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
     io.prec = o->precond_precision;
+    io.symbolic_only = kind == BSR_ILU0 && o->factor == BSR_FACTOR_GPU;
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
@@ -96,10 +100,34 @@ static bsr_status gilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
     return bsr_gpu_ilu_apply(((ilu_pc *)pc->data)->G, X, Y);
 }
 
+/* factor=gpu: scale and factor A (device mirror current) on the device into
+ * G's factors; the host pc's counters and info line report it. */
+static bsr_status gilu_factor(ilu_pc *I, bsr_pc *pc, const bsr_matrix *A)
+{
+    BSR_TRY(bsr_gpu_ilu0_factor(I->D, A, I->G));
+    int nreg = 0;
+    double fs = 0;
+    bsr_gpu_ilu0_stats(I->D, &nreg, NULL, &fs);
+    bsr_pc *targets[2] = {pc, I->cpu};
+    for (int t = 0; t < 2; t++) {
+        bsr_pc *p = targets[t];
+        if (!p) continue;
+        ilu_describe(p, I->F, &I->o);
+        p->pivots_regularized = nreg;
+        char *at = strstr(p->info, " pivots regularized");
+        if (!at) continue;
+        while (at > p->info && at[-1] >= '0' && at[-1] <= '9') at--;
+        snprintf(at, sizeof p->info - (size_t)(at - p->info), "%d pivots regularized, factor on the device %.4f s%s",
+                 nreg, fs, I->o.precond_precision == BSR_FLOAT ? ", float factors" : "");
+    }
+    return BSR_OK;
+}
+
 static bsr_status gilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
-    (void)A; /* the host factors were refactored first: re-upload values */
     ilu_pc *I = pc->data;
+    if (I->D) return gilu_factor(I, pc, A);
+    /* the host factors were refactored first: re-upload values */
     return bsr_gpu_ilu_refactor(I->G, I->F);
 }
 
@@ -107,6 +135,7 @@ static void gilu_destroy(bsr_pc *pc)
 {
     ilu_pc *I = pc->data;
     if (!I) return;
+    bsr_gpu_ilu0_destroy(I->D);
     bsr_gpu_ilu_destroy(I->G);
     free(I);
 }
@@ -127,5 +156,12 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     pc->apply = gilu_apply;
     pc->refactor = gilu_refactor;
     pc->destroy = gilu_destroy;
-    return bsr_gpu_ilu_create(ctx, F, &go, &I->G);
+    I->o = *o;
+    I->cpu = cpu;
+    const int dev = o->factor == BSR_FACTOR_GPU && o->precond == BSR_PC_ILU0;
+    go.values_later = dev;
+    BSR_TRY(bsr_gpu_ilu_create(ctx, F, &go, &I->G));
+    if (!dev) return BSR_OK;
+    BSR_TRY(bsr_gpu_ilu0_create(ctx, F, &I->D));
+    return gilu_factor(I, pc, A);
 }

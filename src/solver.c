@@ -101,6 +101,13 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
+    /* factor=auto: ILU(0) is factored on the device when the solve runs there (gpuilu) */
+    if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || s->opt.precond != BSR_PC_ILU0)) {
+        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and precond=ilu0");
+        goto fail;
+    }
+    if (s->opt.factor == BSR_FACTOR_AUTO)
+        s->opt.factor = s->device && s->opt.precond == BSR_PC_ILU0 ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     double t1 = now();
     if ((st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc))) goto fail;
     double t2 = now();

@@ -171,6 +171,9 @@ typedef struct {
                               level's blocks contiguous); 2: also renumber the
                               unknowns in L's level order (a level's rows
                               contiguous in the vectors; level kernel only) */
+    int values_later;      /* (gpuilu) allocate the factor and scaling values but do not
+                              upload them: an on-device factorization (bsr_gpu_ilu0)
+                              fills them */
 } bsr_gpu_ilu_options;
 
 /* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */
@@ -204,6 +207,28 @@ bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bs
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 /* ---- end issue 6 ---- */
+
+/* ---- on-device numeric block ILU(0) (gpuilu; kernels/ilu0_gpu.cu) ----
+ * The scaling and ILU(0) factorization of bsr_ilu done on the GPU, for codes
+ * that refactor every time step.  create: host symbolic work from F (an
+ * ILU(0) bsr_ilu after setup; symbolic_only suffices) uploaded once; F must
+ * outlive D.  factor: A (same pattern, current device mirror in D's context,
+ * float or double) scaled and factored on the device, level by level of L's
+ * schedule, same rules and order of operations as the CPU (pivot
+ * regularization counted, strict_pivots, non-finite values -> BSR_ERR_VALUE /
+ * BSR_ERR_SINGULAR naming the row); with G (created from the same F) the
+ * values are then written into G's device factors and scaling, so that
+ * bsr_gpu_ilu_apply uses them.  download: the factors in the layout of F's
+ * L and U (double; U's diagonal holds the inverted pivot) and the left
+ * scaling, for tests.  stats: of the last factor call. */
+typedef struct bsr_gpu_ilu0 bsr_gpu_ilu0;
+bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **D);
+bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, bsr_gpu_ilu *G);
+bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale);
+bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, int *scaling_fallbacks,
+                              double *factor_s);
+void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D);
+/* ---- end gpuilu ---- */
 
 #ifdef __cplusplus
 }

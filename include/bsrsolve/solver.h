@@ -15,7 +15,11 @@
  * context keeps the operator, the preconditioner and every Krylov vector on
  * the device (B and X may be host or device multivectors; host ones are
  * copied once each way).  Preconditioners are built on the CPU (ordering,
- * factorization) and uploaded; on the device: none, jacobi, ilu0/ilut/ilu2
+ * factorization) and uploaded, except ILU(0) on a CUDA context, which is
+ * scaled and factored on the device (factor=gpu, the default there; setup and
+ * refactor then do only the symbolic part on the host, once, and refactor
+ * uploads A's new values and factors them on the device); on the device:
+ * none, jacobi, ilu0/ilut/ilu2
  * (at most 16 right-hand sides per solve with an ILU); ssor is CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
@@ -70,9 +74,15 @@ typedef struct {
     int progress;              /* print a progress line to stderr every N iterations (0 = off) */
     int profile;               /* time the solve's parts (synchronizing the device after each
                                   operation: slower; for diagnosis) into the stats */
+    int factor;                /* (gpuilu) where ILU(0) is factored: BSR_FACTOR_AUTO (the
+                                  device on the CUDA backend, else the CPU), _CPU, _GPU */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
+
+/* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
+ * On the device only ILU(0) is factored; ILUT/ILU2 always on the CPU. */
+enum { BSR_FACTOR_AUTO = 0, BSR_FACTOR_CPU = 1, BSR_FACTOR_GPU = 2 };
 
 /* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), omega 1, reorder "",
  * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
@@ -83,7 +93,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
+ * (double|float), factor (auto|cpu|gpu), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
  * value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a canonical string (for reports); returns buf. */
