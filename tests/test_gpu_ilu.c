@@ -297,9 +297,10 @@ static void test_nonfinite(void)
     bsr_matrix_destroy(B);
     bsr_problem_free(&P);
 
-    /* b = 1: row 1's pivot becomes 1 - 1e200 * 1e200 = -Inf */
+    /* b = 1: row 1's pivot becomes 1 - 1e301 * 1e8 = -Inf (row 0's pivot 1 is not
+     * regularized: its largest entry 1e8 keeps pivot_rel * 1e8 below 1) */
     bsr_matrix *A0 = dense2(1, (const double[4]){2, 1, 1, 2});
-    bsr_matrix *A = dense2(1, (const double[4]){1, 1e200, 1e200, 1});
+    bsr_matrix *A = dense2(1, (const double[4]){1, 1e8, 1e301, 1});
     o.order.kind = BSR_ORDER_NATURAL;
     BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
     BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
