@@ -15,8 +15,10 @@ static void usage(FILE *f)
         "  --block B|auto    block size for Matrix Market input (default auto)\n"
         "  --float           single precision (default double)\n"
         "  --json            one JSON object on stdout\n"
-        "  --help            this text; `bsrsolve bench NAME --help` for a benchmark's\n"
-        "generators (--gen):\n");
+        "  --help            this text; `bsrsolve bench NAME --help` for a benchmark's options\n"
+    );
+    cli_usage_solve(f);
+    fprintf(f, "generators (--gen):\n");
     bsr_generate_usage(f);
 }
 

@@ -18,6 +18,8 @@ int bench_pyramid(int argc, char **argv); /* bench/bench_pyramid.c */
 int cmd_info(int argc, char **argv);
 /* `bsrsolve [FILE]`: read/generate, set up, solve, report (bench/cmd_solve.c). */
 int cmd_solve(int argc, char **argv);
+/* Print the solve options (bench/cmd_solve.c). */
+void cli_usage_solve(FILE *f);
 /* Print ordering/tree/level summary for --reorder SPEC (bench/cmd_reorder.c);
  * json: append keys to an open JSON object on stdout.  A NULL: only check
  * that every spec parses (0, or 1 with the error on stderr). */

@@ -30,9 +30,10 @@ static bsr_status cli_cuda_context(bsr_context **ctx)
     return bsr_context_create(ctx, BSR_BACKEND_CUDA, 0, NULL);
 }
 
-static void usage_solve(void)
+/* The solve options, for --help and after a bad solve option. */
+void cli_usage_solve(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
         "solve options:\n"
         "  --rhs B.mtx|ones|random:K   right-hand side(s) (default: the generator's, else ones)\n"
         "  --x0 X0.mtx                 initial guess (default 0)\n"
@@ -226,7 +227,7 @@ int cmd_solve(int argc, char **argv)
     static const char *const valued[] = {"--gen", "--block", "--rhs", "--x0", "--out", "--backend", "--config",
                                          "--reference", "--compare", "--exact", "--plot", "--steps", NULL};
     static const char *const known[] = {"--json", "--float", NULL};
-    if (cli_check_options(argc, argv, known, valued)) { usage_solve(); return 2; }
+    if (cli_check_options(argc, argv, known, valued)) { cli_usage_solve(stderr); return 2; }
     int json = cli_flag(argc, argv, "--json");
     const char *ref = cli_opt(argc, argv, "--reference"), *cmp = cli_opt(argc, argv, "--compare");
     const char *backend = cli_opt(argc, argv, "--backend"), *rhs = cli_opt(argc, argv, "--rhs");
