@@ -15,7 +15,10 @@ int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **arg
     (void)argc; (void)argv;
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     CU_pSuite s = CU_add_suite(suite, NULL, NULL);
-    for (const bsr_test *t = tests; t->name; t++) CU_add_test(s, t->name, t->fn);
+    /* BSR_TEST_FILTER=substring runs only the matching tests (e.g. "GPU" on the GPU machine) */
+    const char *flt = getenv("BSR_TEST_FILTER");
+    for (const bsr_test *t = tests; t->name; t++)
+        if (!flt || strstr(t->name, flt)) CU_add_test(s, t->name, t->fn);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

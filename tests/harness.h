@@ -7,7 +7,7 @@
 
 typedef struct { const char *name; void (*fn)(void); } bsr_test;
 
-/* Run one suite of tests; returns the process exit code (0 ok, 1 failures,
+/* Run one suite of tests (only those whose name contains $BSR_TEST_FILTER when set); returns the process exit code (0 ok, 1 failures,
  * 77 = skipped, which ctest reports as a skip). */
 int bsr_test_main(const char *suite, const bsr_test *tests, int argc, char **argv);
 

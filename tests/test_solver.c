@@ -672,13 +672,5 @@ int main(int argc, char **argv)
         {"CLI", test_cli},
         {NULL, NULL},
     };
-    /* BSR_TEST_FILTER=substring runs only the matching tests (e.g. "GPU" on the GPU machine) */
-    const char *flt = getenv("BSR_TEST_FILTER");
-    bsr_test sel[16];
-    int ns = 0;
-    for (int i = 0; tests[i].name && ns < 15; i++)
-        if (!flt || strstr(tests[i].name, flt)) sel[ns++] = tests[i];
-    sel[ns].name = NULL;
-    sel[ns].fn = NULL;
-    return bsr_test_main("solver", sel, argc, argv);
+    return bsr_test_main("solver", tests, argc, argv); /* BSR_TEST_FILTER selects by name */
 }
