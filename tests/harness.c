@@ -185,3 +185,24 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
             }
     return worst;
 }
+
+/* max over columns j of ||X(:,j) - Y(:,j)|| / ||Y(:,j)|| (||X - Y|| where Y(:,j) = 0); NaN counts as worst. */
+double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y)
+{
+    int k = bsr_multivec_cols(X);
+    int64_t n = bsr_multivec_rows(X);
+    double *x = malloc(sizeof(double) * n * k), *y = malloc(sizeof(double) * n * k), worst = 0;
+    bsr_multivec_to_colmajor(X, x, n);
+    bsr_multivec_to_colmajor(Y, y, n);
+    for (int j = 0; j < k; j++) {
+        double d = 0, m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            d += (x[j * n + i] - y[j * n + i]) * (x[j * n + i] - y[j * n + i]);
+            m += y[j * n + i] * y[j * n + i];
+        }
+        double e = m > 0 ? sqrt(d / m) : sqrt(d);
+        if (!(e <= worst)) worst = e;
+    }
+    free(x); free(y);
+    return worst;
+}

@@ -33,6 +33,8 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
                            const bsr_multivec *Y0, const bsr_multivec *Y);
+/* Worst column of ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, computed in double. */
+double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
 /* Assert a status and print the last error if it differs. */
 #define BSR_ASSERT_OK(expr)                                                                     \
     do {                                                                                        \

@@ -44,28 +44,6 @@ static void sys_free(sys *S)
     bsr_problem_free(&S->P);
 }
 
-/* Worst ||x - x*||/||x*|| over the columns, in double. */
-static double worst_err(const bsr_multivec *X, const bsr_multivec *Xs)
-{
-    int64_t n = bsr_multivec_rows(X);
-    int k = bsr_multivec_cols(X);
-    double *x = malloc(sizeof(double) * n * k), *y = malloc(sizeof(double) * n * k), w = 0;
-    bsr_multivec_to_colmajor(X, x, n);
-    bsr_multivec_to_colmajor(Xs, y, n);
-    for (int j = 0; j < k; j++) {
-        double d = 0, m = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double e = x[j * n + i] - y[j * n + i];
-            d += e * e;
-            m += y[j * n + i] * y[j * n + i];
-        }
-        double r = sqrt(d / m);
-        if (!(r <= w)) w = r;
-    }
-    free(x); free(y);
-    return w;
-}
-
 /* Solve S with cfg on ctx (NULL = CPU); check status and error <= tol; returns
  * the largest iteration count (or -1 on failure). */
 static int check(const sys *S, const char *cfg, bsr_context *ctx, double tol)
@@ -84,7 +62,7 @@ static int check(const sys *S, const char *cfg, bsr_context *ctx, double tol)
     }
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, S->k, bsr_multivec_precision(S->B)));
     r = bsr_solver_solve(s, S->B, X, &st);
-    double e = worst_err(X, S->Xs);
+    double e = bsr_test_rel_err(X, S->Xs);
     int itmax = 0;
     for (int j = 0; j < st.k; j++) if (st.col[j].iterations > itmax) itmax = st.col[j].iterations;
     if (r != BSR_OK || !(e <= tol)) {

@@ -9,27 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, worst column. */
-static double rel_err(const bsr_multivec *X, const bsr_multivec *Y)
-{
-    int k = bsr_multivec_cols(X);
-    int64_t n = bsr_multivec_rows(X);
-    double *x = malloc(sizeof(double) * n * k), *y = malloc(sizeof(double) * n * k), worst = 0;
-    bsr_multivec_to_colmajor(X, x, n);
-    bsr_multivec_to_colmajor(Y, y, n);
-    for (int j = 0; j < k; j++) {
-        double d = 0, m = 0;
-        for (int64_t i = 0; i < n; i++) {
-            d += (x[j * n + i] - y[j * n + i]) * (x[j * n + i] - y[j * n + i]);
-            m += y[j * n + i] * y[j * n + i];
-        }
-        double e = m > 0 ? sqrt(d / m) : sqrt(d);
-        if (!(e <= worst)) worst = e;
-    }
-    free(x); free(y);
-    return worst;
-}
-
 /* Problem from spec with k exact solutions (columns of deterministic random
  * values plus the generator's), rhs = A x*. */
 static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
@@ -351,7 +330,7 @@ static void test_refactor(void)
         CU_ASSERT(st.setup_s >= 0);
         double h = 2;
         BSR_ASSERT_OK(bsr_multivec_scale(X, &h));
-        CU_ASSERT(rel_err(X, P.xexact) <= 1e-10);
+        CU_ASSERT(bsr_test_rel_err(X, P.xexact) <= 1e-10);
         bsr_solver_stats_free(&st);
         bsr_multivec_destroy(X);
         bsr_solver_destroy(s);
@@ -404,7 +383,7 @@ static void test_history_monitor(void)
     CU_ASSERT(st.prof_calls[1] >= 2 * itmax);
     CU_ASSERT(st.prof_calls[2] > 0 && st.prof_calls[3] > 0);
     CU_ASSERT(st.prof_s[1] > 0);
-    CU_ASSERT(rel_err(X, Xs) <= 1e-7);
+    CU_ASSERT(bsr_test_rel_err(X, Xs) <= 1e-7);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
     bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X);
@@ -476,7 +455,7 @@ static void test_precisions(void)
         CU_ASSERT_EQUAL(r, BSR_OK);
         BSR_ASSERT_OK(bsr_multivec_create(&Xd, n, 1, BSR_DOUBLE));
         BSR_ASSERT_OK(bsr_multivec_copy(Xd, X));
-        double e = rel_err(Xd, P.xexact);
+        double e = bsr_test_rel_err(Xd, P.xexact);
         if (!(e <= c[i].tol)) printf("\n  %s: error %.3e > %.1e\n", c[i].cfg, e, c[i].tol);
         CU_ASSERT(e <= c[i].tol);
         bsr_solver_stats_free(&st);
@@ -495,7 +474,7 @@ static void test_umfpack(void)
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
     double t[2];
     BSR_ASSERT_OK(bsr_umfpack_solve(P.A, B, X, t));
-    CU_ASSERT(rel_err(X, Xs) <= 1e-12);
+    CU_ASSERT(bsr_test_rel_err(X, Xs) <= 1e-12);
     CU_ASSERT(t[0] >= 0 && t[1] >= 0);
     double d[4] = {1, 0, 2, 3};
     bsr_matrix *S = diag_matrix(4, d);
@@ -551,7 +530,7 @@ static void test_gpu_agrees(void)
             CU_ASSERT(abs(stc.col[j].iterations - stg.col[j].iterations) <= 2 + stc.col[j].iterations / 8);
             CU_ASSERT(stg.col[j].relres <= 1.01 * (strstr(cfgs[c], "rtol=1e-6") ? 1e-6 : 1e-10));
         }
-        double d = rel_err(Xg, Xc);
+        double d = bsr_test_rel_err(Xg, Xc);
         if (!(d <= tol)) printf("\n  %s: CPU vs GPU %.3e\n", cfgs[c], d);
         CU_ASSERT(d <= tol);
         bsr_solver_stats_free(&stg);
@@ -564,7 +543,7 @@ static void test_gpu_agrees(void)
         BSR_ASSERT_OK(bsr_solver_solve(sg, Bd, Xd, &stg));
         CU_ASSERT(bsr_multivec_on_device(Xd));
         BSR_ASSERT_OK(bsr_multivec_download(ctx, Xd));
-        CU_ASSERT(rel_err(Xd, Xg) <= 1e-12);
+        CU_ASSERT(bsr_test_rel_err(Xd, Xg) <= 1e-12);
         bsr_solver_stats_free(&stg);
         bsr_solver_stats_free(&stc);
         bsr_multivec_destroy(Xc); bsr_multivec_destroy(Xg);
