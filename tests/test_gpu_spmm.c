@@ -2,7 +2,6 @@
  * multivector operations against the host ones, residency and errors.
  * Skips (exit 77) without a CUDA device. */
 #include "harness.h"
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,17 +166,10 @@ static void test_determinism(void)
 static void test_real_matrices(void)
 {
     if (!bsr_test_have_gpu()) return;
-    const char *dir = bsr_test_real_dir();
-    if (!*dir) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    int done = 0;
-    while ((e = readdir(d)) && done < 3) {
-        size_t L = strlen(e->d_name);
-        if (L < 5 || strcmp(e->d_name + L - 4, ".mtx")) continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    char **files;
+    int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
+    for (int fi = 0; fi < nf && done < 3; fi++) {
+        const char *path = files[fi];
         for (int pi = 0; pi < 2; pi++) {
             bsr_matrix *A = NULL;
             if (bsr_mm_read(path, 0, pi ? BSR_FLOAT : BSR_DOUBLE, &A, NULL) != BSR_OK) break;
@@ -189,9 +181,9 @@ static void test_real_matrices(void)
                     bsr_status s = run_kernel(gpu_kernels[kn], A, k, 1, 0, 3, &err, &Y);
                     if (s == BSR_ERR_UNSUPPORTED) continue; /* P12 on long rows */
                     CU_ASSERT_EQUAL(s, BSR_OK);
-                    if (s != BSR_OK) { printf("\n  %s %s: %s", e->d_name, bsr_kernel_name(gpu_kernels[kn]), bsr_last_error()); continue; }
+                    if (s != BSR_OK) { printf("\n  %s %s: %s", path, bsr_kernel_name(gpu_kernels[kn]), bsr_last_error()); continue; }
                     if (!(err <= (pi ? 1e-5 : 1e-13)))
-                        printf("\n  %s %s k=%d: error %.3g", e->d_name, bsr_kernel_name(gpu_kernels[kn]), k, err);
+                        printf("\n  %s %s k=%d: error %.3g", path, bsr_kernel_name(gpu_kernels[kn]), k, err);
                     CU_ASSERT(err <= (pi ? 1e-5 : 1e-13));
                     bsr_multivec_destroy(Y);
                 }
@@ -199,7 +191,7 @@ static void test_real_matrices(void)
         }
         done++;
     }
-    closedir(d);
+    bsr_test_free_list(files, nf);
 }
 
 /* Host operands go through the convenience path and come back on the host. */

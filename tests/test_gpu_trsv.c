@@ -5,7 +5,6 @@
  * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
  * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
 #include "harness.h"
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,17 +208,10 @@ static void test_stencil(void)
 static void test_real(void)
 {
     if (!bsr_test_have_gpu()) return;
-    const char *dir = bsr_test_real_dir();
-    if (!*dir) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    int done = 0;
-    while ((e = readdir(d)) && done < 4) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".mtx")) continue;
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    char **files;
+    int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
+    for (int fi = 0; fi < nf && done < 4; fi++) {
+        const char *path = files[fi];
         bsr_matrix *A = NULL;
         if (bsr_mm_read(path, 0, BSR_DOUBLE, &A, NULL) != BSR_OK || bsr_matrix_nbrows(A) > 200000 ||
             bsr_matrix_nbrows(A) != bsr_matrix_nbcols(A)) {
@@ -231,18 +223,18 @@ static void test_real(void)
         bsr_ilu *F = NULL;
         bsr_ilu_options_default(&io, BSR_ILU0);
         if (bsr_ilu_setup(A, &io, &F) != BSR_OK) {
-            printf("\n  [skip] %s: CPU ILU(0) fails: %s\n", e->d_name, bsr_last_error());
+            printf("\n  [skip] %s: CPU ILU(0) fails: %s\n", path, bsr_last_error());
             bsr_matrix_destroy(A);
             continue;
         }
         bsr_ilu_destroy(F);
-        printf("\n  real %s (%d block rows, b=%d)\n", e->d_name, bsr_matrix_nbrows(A), bsr_matrix_block(A));
-        for (int oi = 0; oi < 3; oi++) check_factors(e->d_name, A, oi, MODE_DOUBLE, 1, 0);
-        check_factors(e->d_name, A, 2, MODE_MIXED, 1, 0);
+        printf("\n  real %s (%d block rows, b=%d)\n", path, bsr_matrix_nbrows(A), bsr_matrix_block(A));
+        for (int oi = 0; oi < 3; oi++) check_factors(path, A, oi, MODE_DOUBLE, 1, 0);
+        check_factors(path, A, 2, MODE_MIXED, 1, 0);
         bsr_matrix_destroy(A);
         done++;
     }
-    closedir(d);
+    bsr_test_free_list(files, nf);
 }
 
 /* Full apply twice on the same input: identical bits (sync-free and graph). */
