@@ -56,6 +56,7 @@ static void ctx_free(bsr_cuda_ctx *c)
     if (c->stream) cudaStreamSynchronize(c->stream);
     if (c->red) cudaFree(c->red);
     if (c->scratch) cudaFree(c->scratch);
+    bsr_cuda_xfer_free(c);
     if (c->descr) cusparseDestroyMatDescr(c->descr);
     if (c->sparse) cusparseDestroy(c->sparse);
     if (c->own_stream && c->stream) cudaStreamDestroy(c->stream);
@@ -137,7 +138,7 @@ static bsr_status matrix_alloc(bsr_context *ctx, bsr_matrix *A, bsr_dev_matrix *
     CU_TRY(cudaMalloc(&d->val, vb > 0 ? vb : 8));
     cudaStream_t st = ctx->cuda->stream;
     CU_TRY(cudaMemcpyAsync(d->rowptr, A->rowptr, sizeof(int) * ((size_t)A->nbrows + 1), cudaMemcpyHostToDevice, st));
-    if (A->nnzb) CU_TRY(cudaMemcpyAsync(d->colind, A->colind, sizeof(int) * (size_t)A->nnzb, cudaMemcpyHostToDevice, st));
+    BSR_TRY(bsr_cuda_h2d(ctx, d->colind, A->colind, sizeof(int) * (size_t)A->nnzb));
     /* row statistics: P12's limit check and the kernels' shape choices */
     d->maxlen = 0; d->maxrow = 0; d->nempty = 0;
     for (int i = 0; i < A->nbrows; i++) {
@@ -166,9 +167,8 @@ extern "C" bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A)
     d->ctx = ctx;
     /* the pattern never changes after creation: only values travel on a refresh */
     size_t vb = (size_t)A->nnzb * A->b * A->b * bsr_precision_size(A->prec);
-    if (vb) CU_TRY(cudaMemcpyAsync(d->val, A->val, vb, cudaMemcpyHostToDevice, ctx->cuda->stream));
-    /* pageable sources: wait, so the caller may change A's host values afterwards */
-    CU_TRY(cudaStreamSynchronize(ctx->cuda->stream));
+    /* synchronous: the caller may change A's host values afterwards */
+    BSR_TRY(bsr_cuda_h2d(ctx, d->val, A->val, vb));
     A->dev_stale = 0;
     return BSR_OK;
 }
@@ -218,18 +218,14 @@ extern "C" bsr_status bsr_cuda_multivec_upload(bsr_context *ctx, bsr_multivec *X
 {
     BSR_TRY(bsr_cuda_multivec_alloc(ctx, X));
     size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
-    if (bytes) CU_TRY(cudaMemcpyAsync(bsr_cuda_multivec_data(X), X->data, bytes, cudaMemcpyHostToDevice, ctx->cuda->stream));
-    CU_TRY(cudaStreamSynchronize(ctx->cuda->stream));
-    return BSR_OK;
+    return bsr_cuda_h2d(ctx, bsr_cuda_multivec_data(X), X->data, bytes);
 }
 
 extern "C" bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec *X)
 {
     BSR_TRY(bsr_cuda_enter(ctx));
     size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
-    if (bytes) CU_TRY(cudaMemcpyAsync(X->data, bsr_cuda_multivec_data(X), bytes, cudaMemcpyDeviceToHost, ctx->cuda->stream));
-    CU_TRY(cudaStreamSynchronize(ctx->cuda->stream));
-    return BSR_OK;
+    return bsr_cuda_d2h(ctx, X->data, bsr_cuda_multivec_data(X), bytes);
 }
 
 /* Copy between host memory h (X's shape and precision) and X's device
@@ -241,10 +237,8 @@ extern "C" bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, 
     BSR_TRY(bsr_cuda_enter(ctx));
     if (!X->dev) return bsr_error(BSR_ERR_ARG, "multivector transfer: X has no device buffer");
     size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
-    cudaStream_t st = ctx->cuda->stream;
-    if (bytes && to_dev) CU_TRY(cudaMemcpyAsync(bsr_cuda_multivec_data(X), h, bytes, cudaMemcpyHostToDevice, st));
-    if (bytes && !to_dev) CU_TRY(cudaMemcpyAsync(h, bsr_cuda_multivec_data(X), bytes, cudaMemcpyDeviceToHost, st));
-    CU_TRY(cudaStreamSynchronize(st));
+    if (to_dev) BSR_TRY(bsr_cuda_h2d(ctx, bsr_cuda_multivec_data(X), h, bytes));
+    else BSR_TRY(bsr_cuda_d2h(ctx, h, bsr_cuda_multivec_data(X), bytes));
     if (to_dev) X->where = BSR_ON_DEVICE;
     return BSR_OK;
 }

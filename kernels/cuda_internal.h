@@ -28,6 +28,8 @@ struct bsr_cuda_ctx {
     size_t red_cap;
     void *scratch;          /* cuSPARSE column-major copies etc. */
     size_t scratch_cap;
+    void *pin[2];           /* pinned staging buffers of the large transfers (cuda_xfer.cu) */
+    cudaEvent_t pin_ev[2];  /* last transfer through pin[i] */
 };
 
 /* Device mirror of a bsr_matrix (A->dev).  Row-length statistics are taken on
@@ -75,6 +77,23 @@ extern "C" bsr_status bsr_cusparse_fail(cusparseStatus_t e, const char *call, co
         cusparseStatus_t _e = (call);                                                     \
         if (_e != CUSPARSE_STATUS_SUCCESS) return bsr_cusparse_fail(_e, #call, __FILE__, __LINE__); \
     } while (0)
+
+/* Phase mark for setup profiling (src/prof.c) after the device has finished
+ * the work queued so far: only when profiling is on, so it adds no syncs. */
+static inline void bsr_prof_mark_dev(const char *what)
+{
+    if (!bsr_prof_on()) return;
+    cudaDeviceSynchronize();
+    bsr_prof_mark(what);
+}
+
+/* Synchronous host <-> device copies on ctx's stream; large ones go through
+ * two pinned staging buffers filled/emptied by all host threads while the
+ * other buffer is in flight (cuda_xfer.cu). */
+extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src, size_t bytes);
+extern "C" bsr_status bsr_cuda_d2h(bsr_context *ctx, void *dst, const void *src, size_t bytes);
+/* Free the staging buffers (context teardown). */
+void bsr_cuda_xfer_free(bsr_cuda_ctx *c);
 
 /* Make ctx's device current (cheap when it already is). */
 extern "C" bsr_status bsr_cuda_enter(bsr_context *ctx);

@@ -405,7 +405,9 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     else memcpy(D->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     if (s == BSR_OK && lv->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lv->n, n);
     if (s == BSR_OK) s = build_map(F, adst, adiag, diagw);
+    bsr_prof_mark_dev("ilu0 gpu: host map");
     if (s == BSR_OK) s = build_updates(F, &updp, &upd, &nupd);
+    bsr_prof_mark_dev("ilu0 gpu: host update lists");
     if (s == BSR_OK) s = up_ints(&D->ap, F->ap, (size_t)n + 1);
     if (s == BSR_OK) s = up_ints(&D->asrc, F->asrc, (size_t)D->nnzA);
     if (s == BSR_OK) s = up_ints(&D->adst, adst, (size_t)D->nnzA);
@@ -432,6 +434,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
         }
     }
     free(adst); free(adiag); free(diagw); free(updp); free(upd);
+    bsr_prof_mark_dev("ilu0 gpu: uploads + allocations");
     if (s != BSR_OK) { bsr_gpu_ilu0_destroy(D); return s; }
     *out = D;
     return BSR_OK;

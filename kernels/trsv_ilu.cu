@@ -262,6 +262,7 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     for (int w = 0; w < 2 && s == BSR_OK; w++)
         if (!lv[w]) { s = bsr_levels_build(w ? f.U : f.L, w, &own[w]); lv[w] = own[w]; }
     int *qpos = NULL, *hperm = NULL;
+    bsr_prof_mark_dev("gpu ilu: level schedules");
     if (s == BSR_OK && G->opt.renumber == 2) {
         /* full renumbering: device row q = factor row lvL->rows[q], so that a
          * level of L is a contiguous range of unknowns */
@@ -288,8 +289,11 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
         G->host_s += now_s() - t0;
         if (s == BSR_OK) s = upload_ints(G, &G->qrow, G->hqrow, n);
     }
+    bsr_prof_mark_dev("gpu ilu: renumbering");
     if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], f.ord, qpos);
+    bsr_prof_mark_dev("gpu ilu: L structure + upload");
     if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos);
+    bsr_prof_mark_dev("gpu ilu: U structure + upload");
     if (s == BSR_OK && qpos) s = upload_ints(G, &G->perm, hperm, G->n);
     else if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
     free(qpos);
@@ -298,7 +302,9 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     bsr_levels_free(own[1]);
     if (s == BSR_OK) s = scale_setup(G, f.scale_left, &G->sl);
     if (s == BSR_OK) s = scale_setup(G, f.scale_right, &G->sr);
+    bsr_prof_mark_dev("gpu ilu: permutation + scaling");
     if (s == BSR_OK) s = bsr_gpu_ilu_set_kernel(G, G->opt.kernel, G->opt.sched);
+    bsr_prof_mark_dev("gpu ilu: kernel choice / graphs");
     /* plain cudaMemcpy from pageable memory may return before the data lands;
      * the solves run on a non-blocking stream: wait once here */
     if (s == BSR_OK && cudaDeviceSynchronize() != cudaSuccess)

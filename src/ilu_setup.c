@@ -285,7 +285,9 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
         s = bsr_order(A, &opt->order, &F->ord);
     }
+    bsr_prof_mark("ilu setup: ordering");
     if (!s) s = build_map(F, A);
+    bsr_prof_mark("ilu setup: map of A");
     if (!s) {
         size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
         F->aval = bsr_malloc(sizeof(double) * ((size_t)A->nnzb + 1) * bb, "ILU scaled A");
@@ -297,8 +299,10 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     }
     if (!s) F->tree_ok = tree_usable(F);
     if (!s && F->mode == 0) s = ilu_symbolic0(F);
+    bsr_prof_mark("ilu setup: allocation + symbolic");
     if (!s && F->mode == 0 && opt->symbolic_only) symbolic_stats(F);
     else if (!s) s = numeric(F, A);
+    bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }
     F->st.setup_s = now_s() - t0;
     *Fout = F;

@@ -52,6 +52,15 @@ bsr_status bsr_spmm_check(const char *fn, const bsr_matrix *A, const bsr_multive
 bsr_status bsr_problem_make_rhs(bsr_problem *P);
 void bsr_generate_usage(FILE *f);
 
+/* Phase timer (prof.c): with BSR_PROFILE=1 (or bsr_prof_enable(1)) each mark
+ * prints the seconds since the previous one to stderr. */
+int bsr_prof_on(void);
+void bsr_prof_enable(int on);
+void bsr_prof_mark(const char *what);
+
+/* memcpy split over the OpenMP threads (memcpy_par.c). */
+void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
+
 /* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);

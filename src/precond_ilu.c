@@ -163,5 +163,7 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     BSR_TRY(bsr_gpu_ilu_create(ctx, F, &go, &I->G));
     if (!dev) return BSR_OK;
     BSR_TRY(bsr_gpu_ilu0_create(ctx, F, &I->D));
-    return gilu_factor(I, pc, A);
+    bsr_status s = gilu_factor(I, pc, A);
+    bsr_prof_mark("device ILU(0): factorization");
+    return s;
 }

@@ -97,6 +97,8 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
         return bsr_error(BSR_ERR_SIZE, "bsr_solver_setup: matrix is not square (%d x %d blocks)",
                          A->nbrows, A->nbcols);
     double t0 = now();
+    if (s->opt.profile) bsr_prof_enable(1);
+    bsr_prof_mark(NULL);
     teardown(s);
     s->A_user = A;
     bsr_status st = BSR_OK;
@@ -111,6 +113,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     double t1 = now();
     if ((st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc))) goto fail;
     double t2 = now();
+    bsr_prof_mark("setup: host preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
     s->setup_s = now() - t0;
     s->setup_pc_s = t2 - t1;
@@ -190,6 +193,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                          "right-hand sides at once (%d given): split B, or use the CPU backend", k);
     if (X == B) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: B and X must be different multivectors");
     double t0 = now();
+    bsr_prof_mark(NULL);
     bsr_kops o;
     bsr_status st;
     if (s->device) st = bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k);
@@ -208,6 +212,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if ((st = bsr_solver_work_vec(s, &o, B, &Bw, &ownB)) || (st = bsr_solver_work_vec(s, &o, X, &Xw, &ownX)) ||
         (st = o.vnew(&o, &R)))
         goto done;
+    bsr_prof_mark("solve: B, X to working vectors");
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
@@ -217,11 +222,13 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     case BSR_CG: st = bsr_krylov_cg(&o, Bw, Xw, &ks); break;
     }
     if (st) goto done;
+    bsr_prof_mark("solve: Krylov iterations");
     st = finish(&o, Bw, Xw, R, col);
     if (ownX) {
         bsr_status s2 = bsr_solver_work_back(s, &o, Xw, X);
         if (s2) st = s2;
     }
+    bsr_prof_mark("solve: true residual + X back");
 done:
     bsr_kstate_free(&ks);
     if (R) o.vfree(&o, R);

@@ -192,6 +192,7 @@ bsr_status bsr_solver_device_setup(bsr_solver *s)
 {
     bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user; /* gains a device mirror */
     BSR_TRY(bsr_matrix_upload(s->ctx, A));
+    bsr_prof_mark("setup: upload of A");
     return bsr_pc_create_device(s->ctx, A, &s->opt, s->pc, &s->pc_dev);
 }
 

@@ -1,0 +1,94 @@
+/* Host <-> device transfers of large arrays.  cudaMemcpy from pageable
+ * memory is staged by the driver through one thread's memcpy (~10-20 GB/s);
+ * here the matrix and vector transfers go through two pinned buffers of
+ * XFER_CHUNK bytes, each filled (or emptied) by all host threads while the
+ * other one crosses the link, so a transfer runs near the PCIe rate.
+ * BSR_PAGEABLE=1 in the environment restores plain cudaMemcpy (to measure). */
+#include "cuda_internal.h"
+
+#define XFER_CHUNK ((size_t)16 << 20)
+#define XFER_MIN ((size_t)4 << 20)   /* smaller: one plain copy costs less */
+
+static int use_staging(size_t bytes)
+{
+    static int pageable = -1;
+    if (pageable < 0) {
+        const char *e = getenv("BSR_PAGEABLE");
+        pageable = e && e[0] == '1';
+    }
+    return !pageable && bytes >= XFER_MIN;
+}
+
+/* Allocate the two staging buffers on first use. */
+static int pin_alloc(bsr_cuda_ctx *c)
+{
+    if (c->pin[1] && c->pin_ev[1]) return 1;
+    for (int i = 0; i < 2; i++)
+        if ((!c->pin[i] && cudaMallocHost(&c->pin[i], XFER_CHUNK) != cudaSuccess) ||
+            (!c->pin_ev[i] && cudaEventCreateWithFlags(&c->pin_ev[i], cudaEventDisableTiming) != cudaSuccess)) {
+            (void)cudaGetLastError();   /* no pinned memory: plain copies still work */
+            bsr_cuda_xfer_free(c);
+            return 0;
+        }
+    return 1;
+}
+
+void bsr_cuda_xfer_free(bsr_cuda_ctx *c)
+{
+    for (int i = 0; i < 2; i++) {
+        if (c->pin[i]) cudaFreeHost(c->pin[i]);
+        if (c->pin_ev[i]) cudaEventDestroy(c->pin_ev[i]);
+        c->pin[i] = NULL;
+        c->pin_ev[i] = NULL;
+    }
+}
+
+extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src, size_t bytes)
+{
+    cudaStream_t st = ctx->cuda->stream;
+    if (!use_staging(bytes) || !pin_alloc(ctx->cuda)) {
+        if (bytes) CU_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st));
+        CU_TRY(cudaStreamSynchronize(st));
+        return BSR_OK;
+    }
+    bsr_cuda_ctx *c = ctx->cuda;
+    for (size_t off = 0, i = 0; off < bytes; off += XFER_CHUNK, i ^= 1) {
+        size_t len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
+        CU_TRY(cudaEventSynchronize(c->pin_ev[i]));    /* its previous chunk has left */
+        bsr_memcpy_par(c->pin[i], (const char *)src + off, len);
+        CU_TRY(cudaMemcpyAsync((char *)dst + off, c->pin[i], len, cudaMemcpyHostToDevice, st));
+        CU_TRY(cudaEventRecord(c->pin_ev[i], st));
+    }
+    CU_TRY(cudaStreamSynchronize(st));
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_d2h(bsr_context *ctx, void *dst, const void *src, size_t bytes)
+{
+    cudaStream_t st = ctx->cuda->stream;
+    if (!use_staging(bytes) || !pin_alloc(ctx->cuda)) {
+        if (bytes) CU_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st));
+        CU_TRY(cudaStreamSynchronize(st));
+        return BSR_OK;
+    }
+    bsr_cuda_ctx *c = ctx->cuda;
+    const size_t nch = (bytes + XFER_CHUNK - 1) / XFER_CHUNK;
+    /* chunk j lands in pin[j & 1]; chunk j+1 is queued before chunk j is copied out */
+    for (size_t j = 0; j < nch && j < 2; j++) {
+        size_t off = j * XFER_CHUNK, len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
+        CU_TRY(cudaMemcpyAsync(c->pin[j], (const char *)src + off, len, cudaMemcpyDeviceToHost, st));
+        CU_TRY(cudaEventRecord(c->pin_ev[j], st));
+    }
+    for (size_t j = 0; j < nch; j++) {
+        size_t off = j * XFER_CHUNK, len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
+        CU_TRY(cudaEventSynchronize(c->pin_ev[j & 1]));
+        bsr_memcpy_par((char *)dst + off, c->pin[j & 1], len);
+        if (j + 2 < nch) {
+            size_t o2 = (j + 2) * XFER_CHUNK, l2 = bytes - o2 < XFER_CHUNK ? bytes - o2 : XFER_CHUNK;
+            CU_TRY(cudaMemcpyAsync(c->pin[j & 1], (const char *)src + o2, l2, cudaMemcpyDeviceToHost, st));
+            CU_TRY(cudaEventRecord(c->pin_ev[j & 1], st));
+        }
+    }
+    CU_TRY(cudaStreamSynchronize(st));
+    return BSR_OK;
+}
