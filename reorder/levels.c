@@ -9,6 +9,66 @@ bsr_status bsr_levels_build(const bsr_matrix *A, int upper, bsr_levels **lvp)
     return bsr_levels_build_range(A, upper, 0, A->nbrows, lvp);
 }
 
+/* Chunks of rows for the parallel counting sort: fixed (the result never
+ * depends on the threads), and only when their per-level counts stay small
+ * next to n. */
+#define LV_CHUNKS 64
+
+/* level_of[t] for the rows first..last-1 (t = row - first) and the number of
+ * levels: level(i) = 1 + max level of its dependencies, swept in dependency
+ * order.  A sequential walk (O(nnz), cheap); rows are sorted, so the lower
+ * part of row i is a prefix, the upper a suffix. */
+static int level_walk(const bsr_matrix *A, int upper, int first, int last, int *lof)
+{
+    int nl = 0, n = last - first;
+    for (int t = 0; t < n; t++) {
+        int i = upper ? last - 1 - t : first + t, l = 0;
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int j = A->colind[p];
+            if (j < first || j >= last) continue;   /* outside the range: already solved */
+            if ((upper ? j > i : j < i) && lof[j - first] + 1 > l) l = lof[j - first] + 1;
+        }
+        lof[i - first] = l;
+        if (l + 1 > nl) nl = l + 1;
+    }
+    return nl;
+}
+
+/* level_ptr, max_width and rows (ascending row order within a level): a
+ * stable counting sort of the rows by level, by chunks of rows in parallel
+ * when n is large and the levels few (then the first touch of rows is spread
+ * over the threads too); one chunk, serial, otherwise. */
+static bsr_status level_sort(bsr_levels *lv, int first)
+{
+    const int n = lv->n, nl = lv->nlevels;
+    const int nc = n >= BSR_PAR_ROWS && (int64_t)LV_CHUNKS * (nl + 1) <= n ? LV_CHUNKS : 1;
+    const int cs = (n + nc - 1) / nc;
+    int *cnt = bsr_calloc((size_t)nc * (nl + 1), sizeof(int), "levels counts");   /* [chunk][level] */
+    if (!cnt) return BSR_ERR_NOMEM;
+    #pragma omp parallel for schedule(static) if (nc > 1)
+    for (int c = 0; c < nc; c++)
+        for (int i = c * cs; i < n && i < (c + 1) * cs; i++) cnt[(size_t)c * (nl + 1) + lv->level_of[i]]++;
+    /* level_ptr[l+1] = rows of level l; cnt becomes each chunk's first slot per level */
+    lv->max_width = 0;
+    for (int l = 0; l < nl; l++) {
+        int at = lv->level_ptr[l];
+        for (int c = 0; c < nc; c++) {
+            int *x = &cnt[(size_t)c * (nl + 1) + l], k = *x;
+            *x = at;
+            at += k;
+        }
+        lv->level_ptr[l + 1] = at;
+        if (at - lv->level_ptr[l] > lv->max_width) lv->max_width = at - lv->level_ptr[l];
+    }
+    #pragma omp parallel for schedule(static) if (nc > 1)
+    for (int c = 0; c < nc; c++) {
+        int *pos = &cnt[(size_t)c * (nl + 1)];
+        for (int i = c * cs; i < n && i < (c + 1) * cs; i++) lv->rows[pos[lv->level_of[i]]++] = first + i;
+    }
+    free(cnt);
+    return BSR_OK;
+}
+
 /* Level schedule of rows first..last-1 of A's lower or upper triangle (dependencies outside
  * the range ignored). */
 bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int last,
@@ -28,36 +88,11 @@ bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int
     lv->rows = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels rows");
     lv->level_of = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels level_of");
     if (!lv->rows || !lv->level_of) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
-    /* level(i) = 1 + max level of its dependencies; sweep in dependency order.
-     * Rows are sorted, so the lower part of row i is a prefix, the upper a suffix. */
-    int nl = 0;
-    int *lof = lv->level_of;   /* lof[row - first] */
-    for (int t = 0; t < n; t++) {
-        int i = upper ? last - 1 - t : first + t, l = 0;
-        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            int j = A->colind[p];
-            if (j < first || j >= last) continue;   /* outside the range: already solved */
-            if ((upper ? j > i : j < i) && lof[j - first] + 1 > l) l = lof[j - first] + 1;
-        }
-        lof[i - first] = l;
-        if (l + 1 > nl) nl = l + 1;
-    }
-    lv->nlevels = nl;
-    lv->level_ptr = bsr_calloc((size_t)nl + 2, sizeof(int), "levels level_ptr");
-    if (!lv->level_ptr) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
-    /* counting sort of the rows by level, ascending row order within a level */
-    for (int i = 0; i < n; i++) lv->level_ptr[lv->level_of[i] + 1]++;
-    lv->max_width = 0;
-    for (int l = 0; l < nl; l++) {
-        if (lv->level_ptr[l + 1] > lv->max_width) lv->max_width = lv->level_ptr[l + 1];
-        lv->level_ptr[l + 1] += lv->level_ptr[l];
-    }
-    int *pos = bsr_malloc(sizeof(int) * ((size_t)nl + 1), "levels positions");
-    if (!pos) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
-    memcpy(pos, lv->level_ptr, sizeof(int) * (size_t)nl);
-    for (int i = 0; i < n; i++) lv->rows[pos[lv->level_of[i]]++] = first + i;
-    free(pos);
-    lv->mean_width = nl ? (double)n / nl : 0.0;
+    lv->nlevels = level_walk(A, upper, first, last, lv->level_of);
+    lv->level_ptr = bsr_calloc((size_t)lv->nlevels + 2, sizeof(int), "levels level_ptr");
+    bsr_status s = lv->level_ptr ? level_sort(lv, first) : BSR_ERR_NOMEM;
+    if (s) { bsr_levels_free(lv); return s; }
+    lv->mean_width = lv->nlevels ? (double)n / lv->nlevels : 0.0;
     *lvp = lv;
     return BSR_OK;
 }

@@ -155,15 +155,50 @@ void ilu_rows_free(bsr_ilu *F, int all)
     F->rows = NULL;
 }
 
+/* Blocks of permuted row k of A strictly below (*nl) and on or above (*nu,
+ * counting the diagonal once, present in A or not) the diagonal: row k of the
+ * ILU(0) patterns. */
+static void row_split(const bsr_ilu *F, int k, int *nl, int *nu)
+{
+    int p = F->ap[k], e = F->ap[k + 1], q;
+    while (p < e && F->ac[p] < k) p++;   /* columns ascending: L is a prefix */
+    for (q = p; q < e && F->ac[q] == k; q++) {}
+    *nl = p - F->ap[k];
+    *nu = 1 + e - q;
+}
+
+/* Row k of L and U (rowptrs done): the diagonal first in U, A's columns split
+ * at the diagonal, and F->rows[k] pointing into them (values: lv/uv). */
+static void symbolic_row(bsr_ilu *F, int k, double *lv, double *uv)
+{
+    const int bb = F->b * F->b;
+    ilu_row_t *r = &F->rows[k];
+    int pl = F->L->rowptr[k], pu = F->U->rowptr[k];
+    r->lcol = F->L->colind + pl; r->lval = lv + (size_t)pl * bb;
+    r->ucol = F->U->colind + pu; r->uval = uv + (size_t)pu * bb;
+    F->U->colind[pu++] = k;
+    for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+        if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
+        else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
+    }
+    r->nl = pl - F->L->rowptr[k];
+    r->nu = pu - F->U->rowptr[k];
+}
+
 /* ILU(0) symbolic phase: L, U patterns (A's plus the diagonal), level schedules, row pointers
- * into them. */
+ * into them.  Counts, prefix sums and rows in parallel (first touch of the
+ * big arrays spread over the threads; the result does not depend on them). */
 bsr_status ilu_symbolic0(bsr_ilu *F)
 {
     const int n = F->n, bb = F->b * F->b;
     int64_t nl = 0, nu = 0;
-    for (int k = 0; k < n; k++)
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) { if (F->ac[p] < k) nl++; else if (F->ac[p] > k) nu++; }
-    nu += n;   /* the diagonal, present or not in A */
+    #pragma omp parallel for schedule(static) reduction(+ : nl, nu) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++) {
+        int cl, cu;
+        row_split(F, k, &cl, &cu);
+        nl += cl;
+        nu += cu;
+    }
     if (nl > INT_MAX || nu > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0): factor too large for int indices");
     BSR_TRY(bsr_matrix_alloc(&F->L, n, n, F->b, (int)nl, F->prec));
     BSR_TRY(bsr_matrix_alloc(&F->U, n, n, F->b, (int)nu, F->prec));
@@ -176,22 +211,13 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
         lv = F->pool;
         uv = F->pool + (size_t)nl * bb;
     }
-    int pl = 0, pu = 0;
     F->L->rowptr[0] = F->U->rowptr[0] = 0;
-    for (int k = 0; k < n; k++) {
-        ilu_row_t *r = &F->rows[k];
-        r->lcol = F->L->colind + pl; r->lval = lv + (size_t)pl * bb;
-        r->ucol = F->U->colind + pu; r->uval = uv + (size_t)pu * bb;
-        F->U->colind[pu++] = k;
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
-            else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
-        }
-        r->nl = pl - (int)(r->lcol - F->L->colind);
-        r->nu = pu - (int)(r->ucol - F->U->colind);
-        F->L->rowptr[k + 1] = pl;
-        F->U->rowptr[k + 1] = pu;
-    }
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++) row_split(F, k, &F->L->rowptr[k + 1], &F->U->rowptr[k + 1]);
+    bsr_scan_par(F->L->rowptr + 1, n);
+    bsr_scan_par(F->U->rowptr + 1, n);
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++) symbolic_row(F, k, lv, uv);
     BSR_TRY(bsr_levels_build(F->L, 0, &F->lvL));
     BSR_TRY(bsr_levels_build(F->U, 1, &F->lvU));
     F->st.pattern_id = 1;

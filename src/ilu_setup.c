@@ -81,40 +81,58 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     return BSR_OK;
 }
 
+/* Row k of the map: A's row perm[k] as (new column, source block), sorted by
+ * new column (insertion: rows are short), at ap[k]; marks A's columns seen. */
+static void map_row(bsr_ilu *F, const bsr_matrix *A, int k, unsigned char *seen)
+{
+    const int *perm = F->ord ? F->ord->perm : NULL, *iperm = F->ord ? F->ord->iperm : NULL;
+    int r = perm ? perm[k] : k, p0 = A->rowptr[r], len = A->rowptr[r + 1] - p0, q0 = F->ap[k];
+    for (int t = 0; t < len; t++) {
+        int c = A->colind[p0 + t], nc = iperm ? iperm[c] : c, q = q0 + t;
+        #pragma omp atomic write
+        seen[c] = 1;
+        while (q > q0 && F->ac[q - 1] > nc) { F->ac[q] = F->ac[q - 1]; F->asrc[q] = F->asrc[q - 1]; q--; }
+        F->ac[q] = nc;
+        F->asrc[q] = p0 + t;
+    }
+}
+
 /* Map A onto the permuted rows: row k of P A P^T lists (new column, source
- * block) sorted by new column.  Empty rows/columns are structural singularity. */
+ * block) sorted by new column.  Empty rows/columns are structural singularity
+ * (the smallest permuted row, then the smallest column, is named, as a serial
+ * sweep would).  Row lengths, prefix sum, rows filled in parallel: the first
+ * touch of the big arrays ac/asrc is spread over the threads. */
 static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n;
-    const int *perm = F->ord ? F->ord->perm : NULL, *iperm = F->ord ? F->ord->iperm : NULL;
+    const int *perm = F->ord ? F->ord->perm : NULL;
     F->ap = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU map");
     F->ac = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
     F->asrc = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
-    int *colcnt = bsr_calloc((size_t)n + 1, sizeof(int), "ILU map");
-    if (!F->ap || !F->ac || !F->asrc || !colcnt) { free(colcnt); return BSR_ERR_NOMEM; }
+    unsigned char *seen = bsr_calloc((size_t)n + 1, 1, "ILU map");
+    if (!F->ap || !F->ac || !F->asrc || !seen) { free(seen); return BSR_ERR_NOMEM; }
+    int empty = n, nocol = n;
     F->ap[0] = 0;
+    #pragma omp parallel for schedule(static) reduction(min : empty) if (n >= BSR_PAR_ROWS)
     for (int k = 0; k < n; k++) {
-        int r = perm ? perm[k] : k, p0 = A->rowptr[r], len = A->rowptr[r + 1] - p0, q0 = F->ap[k];
-        if (len == 0) {
-            free(colcnt);
-            return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is empty: A is structurally singular", r);
-        }
-        for (int t = 0; t < len; t++) {
-            int c = A->colind[p0 + t], nc = iperm ? iperm[c] : c, q = q0 + t;
-            colcnt[c]++;
-            /* insertion by new column (rows are short) */
-            while (q > q0 && F->ac[q - 1] > nc) { F->ac[q] = F->ac[q - 1]; F->asrc[q] = F->asrc[q - 1]; q--; }
-            F->ac[q] = nc;
-            F->asrc[q] = p0 + t;
-        }
-        F->ap[k + 1] = q0 + len;
+        int r = perm ? perm[k] : k;
+        F->ap[k + 1] = A->rowptr[r + 1] - A->rowptr[r];
+        if (F->ap[k + 1] == 0 && k < empty) empty = k;
     }
+    if (empty < n) {
+        free(seen);
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is empty: A is structurally singular",
+                         perm ? perm[empty] : empty);
+    }
+    bsr_scan_par(F->ap + 1, n);   /* the total is A's nnzb */
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++) map_row(F, A, k, seen);
+    #pragma omp parallel for schedule(static) reduction(min : nocol) if (n >= BSR_PAR_ROWS)
     for (int c = 0; c < n; c++)
-        if (!colcnt[c]) {
-            free(colcnt);
-            return bsr_error(BSR_ERR_SINGULAR, "ILU: block column %d of A is empty: A is structurally singular", c);
-        }
-    free(colcnt);
+        if (!seen[c] && c < nocol) nocol = c;
+    free(seen);
+    if (nocol < n)
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: block column %d of A is empty: A is structurally singular", nocol);
     return BSR_OK;
 }
 

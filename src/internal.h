@@ -61,6 +61,16 @@ void bsr_prof_mark(const char *what);
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
 
+/* ---- parallel setup helpers (setup2) ---------------------------------------
+ * Setup loops over rows run in parallel from BSR_PAR_ROWS rows on (below, the
+ * threads cost more than they give), two-pass where they build CSR-like
+ * arrays: count per row, bsr_scan_par, fill per row; results do not depend on
+ * the number of threads.  a[i] = a[0] + ... + a[i] for i < n, in place, by
+ * chunks fixed independently of the thread count; returns the total (in 64
+ * bits: callers check it against INT_MAX before using the entries). */
+#define BSR_PAR_ROWS 2048
+int64_t bsr_scan_par(int *a, int n);
+
 /* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
