@@ -2,9 +2,10 @@
  * module's ILU(0) (src/ilu_*.c) on the GPU, for CFD codes that refactor
  * every time step.
  *
- * Symbolic work is done once on the host from a bsr_ilu set up for ILU(0)
- * (its ordering, map of A onto the permuted rows, L/U patterns and L's level
- * schedule): for every A block its destination in the factors, and for every
+ * Symbolic work is done once on the host (src/ilu0_plan.c, OpenMP) from a
+ * bsr_ilu set up for ILU(0) (its ordering, map of A onto the permuted rows,
+ * L/U patterns and L's level schedule): for every A block its destination in
+ * the factors, and for every
  * L block (i,k) the list of updates (U_kj position, target position in row i)
  * for the columns j of row k's U that are in row i's pattern.  Numeric phase,
  * all on the device:
@@ -28,6 +29,7 @@
 #include "cuda_internal.h"
 #include "trsv.h"
 #include "ilu_impl.h"
+#include "ilu0_plan.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -282,11 +284,11 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
 
 /* ---- host side ------------------------------------------------------------- */
 
-static bsr_status up_ints(int **dev, const int *host, size_t n)
+/* A fresh device copy of n host ints (staged through pinned memory when large). */
+static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
     CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
-    if (n) CU_TRY(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
-    return BSR_OK;
+    return bsr_cuda_h2d(ctx, *dev, host, n * sizeof(int));
 }
 
 extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
@@ -300,77 +302,6 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     cudaFree(D->cnt); cudaFree(D->err);
     free(D->level_ptr);
     free(D);
-}
-
-/* The update lists: for L block l of row i (column k), first the inverted
- * pivot of row k (W index), then for each U block (k,j), j > k, whose column
- * is in row i's pattern, the pair (W index of U_kj, W index of the target). */
-static bsr_status build_updates(const bsr_ilu *F, int **pptr, int2 **plist, int64_t *pn)
-{
-    const bsr_matrix *L = F->L, *U = F->U;
-    const int n = F->n, nL = L->nnzb;
-    int *ptr = (int *)bsr_malloc(((size_t)nL + 1) * sizeof(int), "ILU(0) update lists");
-    int *mark = (int *)bsr_malloc(((size_t)n + 1) * sizeof(int), "ILU(0) update lists");
-    size_t cap = (size_t)nL * 2 + 16, len = 0;
-    int2 *list = (int2 *)bsr_malloc(cap * sizeof(int2), "ILU(0) update lists");
-    if (!ptr || !mark || !list) { free(ptr); free(mark); free(list); return BSR_ERR_NOMEM; }
-    for (int j = 0; j < n; j++) mark[j] = -1;
-    ptr[0] = 0;
-    for (int i = 0; i < n; i++) {
-        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) mark[L->colind[l]] = l;
-        for (int q = U->rowptr[i]; q < U->rowptr[i + 1]; q++) mark[U->colind[q]] = nL + q;
-        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) {
-            const int k = L->colind[l];
-            size_t need = len + 1 + (size_t)(U->rowptr[k + 1] - U->rowptr[k]);
-            if (need > cap) {
-                cap = need > 2 * cap ? need : 2 * cap;
-                int2 *nl = (int2 *)realloc(list, cap * sizeof(int2));
-                if (!nl) { free(ptr); free(mark); free(list); return bsr_error(BSR_ERR_NOMEM, "ILU(0) update lists: out of memory"); }
-                list = nl;
-            }
-            list[len++] = make_int2(nL + U->rowptr[k], -1);
-            for (int q = U->rowptr[k] + 1; q < U->rowptr[k + 1]; q++) {
-                int t = mark[U->colind[q]];
-                if (t >= 0) list[len++] = make_int2(nL + q, t);
-            }
-            if (len > INT_MAX) { free(ptr); free(mark); free(list); return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0) update lists: more than INT_MAX entries"); }
-            ptr[l + 1] = (int)len;
-        }
-        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) mark[L->colind[l]] = -1;
-        for (int q = U->rowptr[i]; q < U->rowptr[i + 1]; q++) mark[U->colind[q]] = -1;
-    }
-    free(mark);
-    *pptr = ptr; *plist = list; *pn = (int64_t)len;
-    return BSR_OK;
-}
-
-/* Destination of every A block in W, its diagonal position per row. */
-static bsr_status build_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw)
-{
-    const bsr_matrix *L = F->L, *U = F->U;
-    const int nL = L->nnzb;
-    for (int k = 0; k < F->n; k++) {
-        int pl = L->rowptr[k], pu = U->rowptr[k] + 1;
-        adiag[k] = -1;
-        diagw[k] = nL + U->rowptr[k];
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            int j = F->ac[p];
-            if (j < k) {
-                if (pl >= L->rowptr[k + 1] || L->colind[pl] != j) goto bad;
-                adst[p] = pl++;
-            } else if (j == k) {
-                adst[p] = diagw[k];
-                adiag[k] = p;
-            } else {
-                if (pu >= U->rowptr[k + 1] || U->colind[pu] != j) goto bad;
-                adst[p] = nL + pu++;
-            }
-        }
-        continue;
-    bad:
-        return bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", k);
-    }
-    return BSR_OK;
 }
 
 extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **out)
@@ -395,8 +326,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     int *adst = (int *)bsr_malloc(((size_t)D->nnzA + 1) * sizeof(int), "ILU(0) map");
     int *adiag = (int *)bsr_malloc(((size_t)n + 1) * sizeof(int), "ILU(0) map");
     int *diagw = (int *)bsr_malloc(((size_t)n + 1) * sizeof(int), "ILU(0) map");
-    int *updp = NULL;
-    int2 *upd = NULL;
+    int *updp = NULL, *upd = NULL;   /* upd: pairs, uploaded as int2 */
     int64_t nupd = 0;
     bsr_status s = adst && adiag && diagw ? BSR_OK : BSR_ERR_NOMEM;
     D->nlevels = lv->nlevels;
@@ -404,23 +334,22 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     if (!D->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(D->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     if (s == BSR_OK && lv->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lv->n, n);
-    if (s == BSR_OK) s = build_map(F, adst, adiag, diagw);
+    if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
     bsr_prof_mark_dev("ilu0 gpu: host map");
-    if (s == BSR_OK) s = build_updates(F, &updp, &upd, &nupd);
+    if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &nupd);
     bsr_prof_mark_dev("ilu0 gpu: host update lists");
-    if (s == BSR_OK) s = up_ints(&D->ap, F->ap, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(&D->asrc, F->asrc, (size_t)D->nnzA);
-    if (s == BSR_OK) s = up_ints(&D->adst, adst, (size_t)D->nnzA);
-    if (s == BSR_OK) s = up_ints(&D->adiag, adiag, (size_t)n);
-    if (s == BSR_OK) s = up_ints(&D->diagw, diagw, (size_t)n);
-    if (s == BSR_OK && F->ord) s = up_ints(&D->perm, F->ord->perm, (size_t)n);
-    if (s == BSR_OK) s = up_ints(&D->Lp, F->L->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(&D->Up, F->U->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(&D->updp, updp, (size_t)D->nL + 1);
-    if (s == BSR_OK) s = up_ints(&D->lvrows, lv->rows, (size_t)n);
+    if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
+    if (s == BSR_OK) s = up_ints(ctx, &D->adst, adst, (size_t)D->nnzA);
+    if (s == BSR_OK) s = up_ints(ctx, &D->adiag, adiag, (size_t)n);
+    if (s == BSR_OK) s = up_ints(ctx, &D->diagw, diagw, (size_t)n);
+    if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
+    if (s == BSR_OK) s = up_ints(ctx, &D->Lp, F->L->rowptr, (size_t)n + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &D->Up, F->U->rowptr, (size_t)n + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &D->updp, updp, (size_t)D->nL + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, lv->rows, (size_t)n);
     if (s == BSR_OK) {
         cudaError_t e = cudaMalloc((void **)&D->upd, (size_t)(nupd ? nupd : 1) * sizeof(int2));
-        if (e == cudaSuccess && nupd) e = cudaMemcpy(D->upd, upd, (size_t)nupd * sizeof(int2), cudaMemcpyHostToDevice);
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
@@ -433,6 +362,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
                           D->nL, D->nU, D->b, D->b, cudaGetErrorString(e));
         }
     }
+    if (s == BSR_OK) s = bsr_cuda_h2d(ctx, D->upd, upd, (size_t)nupd * sizeof(int2));
     free(adst); free(adiag); free(diagw); free(updp); free(upd);
     bsr_prof_mark_dev("ilu0 gpu: uploads + allocations");
     if (s != BSR_OK) { bsr_gpu_ilu0_destroy(D); return s; }
