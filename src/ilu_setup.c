@@ -281,6 +281,23 @@ static void symbolic_stats(bsr_ilu *F)
     F->valid = 1;   /* the patterns are valid; values come from the device */
 }
 
+/* The arrays of the numeric phase: scaled A, scaling, pivots.  Symbolic-only
+ * (values computed on the device) allocates only the scaling in the factors'
+ * precision, which bsr_ilu_get_factors hands out (its presence tells the
+ * device preconditioner to hold a scaling; it is never read on the host). */
+static bsr_status numeric_arrays(bsr_ilu *F, int symbolic)
+{
+    size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
+    F->scale_left = bsr_malloc(bsr_precision_size(F->prec) * n * bb, "ILU scaling");
+    if (!F->scale_left) return BSR_ERR_NOMEM;
+    if (symbolic) return BSR_OK;
+    F->aval = bsr_malloc(sizeof(double) * ((size_t)F->nnzbA + 1) * bb, "ILU scaled A");
+    F->rowref = bsr_malloc(sizeof(double) * n, "ILU scaling");
+    F->dl = bsr_malloc(sizeof(double) * n * bb, "ILU scaling");
+    F->piv = bsr_malloc(sizeof(double) * n * bb, "ILU pivots");
+    return F->aval && F->rowref && F->dl && F->piv ? BSR_OK : BSR_ERR_NOMEM;
+}
+
 /* Scaling, ordering, symbolic work and first numeric factorization of A. */
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
@@ -306,19 +323,12 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
     bsr_prof_mark("ilu setup: ordering");
     if (!s) s = build_map(F, A);
     bsr_prof_mark("ilu setup: map of A");
-    if (!s) {
-        size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
-        F->aval = bsr_malloc(sizeof(double) * ((size_t)A->nnzb + 1) * bb, "ILU scaled A");
-        F->rowref = bsr_malloc(sizeof(double) * n, "ILU scaling");
-        F->dl = bsr_malloc(sizeof(double) * n * bb, "ILU scaling");
-        F->scale_left = bsr_malloc(bsr_precision_size(F->prec) * n * bb, "ILU scaling");
-        F->piv = bsr_malloc(sizeof(double) * n * bb, "ILU pivots");
-        if (!F->aval || !F->rowref || !F->dl || !F->scale_left || !F->piv) s = BSR_ERR_NOMEM;
-    }
+    const int symbolic = F->mode == 0 && opt->symbolic_only;
+    if (!s) s = numeric_arrays(F, symbolic);
     if (!s) F->tree_ok = tree_usable(F);
     if (!s && F->mode == 0) s = ilu_symbolic0(F);
     bsr_prof_mark("ilu setup: allocation + symbolic");
-    if (!s && F->mode == 0 && opt->symbolic_only) symbolic_stats(F);
+    if (!s && symbolic) symbolic_stats(F);
     else if (!s) s = numeric(F, A);
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }

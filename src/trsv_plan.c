@@ -84,9 +84,9 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
      * twice leaves another unlisted, or disagrees with its recorded level) */
     bsr_status s = BSR_OK;
     int width = 0, badp = n;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++) level_of[i] = -1;
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : width) reduction(min : badp)
+#pragma omp parallel for schedule(dynamic, 1) reduction(max : width) reduction(min : badp) if (n >= BSR_PAR_ROWS)
     for (int l = 0; l < lv->nlevels; l++) {
         int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
         if (w > width) width = w;
@@ -98,14 +98,14 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     pl->max_width = width;
     if (badp == n) {
-#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp)
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) if (n >= BSR_PAR_ROWS)
         for (int l = 0; l < lv->nlevels; l++)
             for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++)
                 if (level_of[lv->rows[p]] != l && p < badp) badp = p;
     }
     if (badp == n) {
         int missing = n;
-#pragma omp parallel for schedule(static) reduction(min : missing)
+#pragma omp parallel for schedule(static) reduction(min : missing) if (n >= BSR_PAR_ROWS)
         for (int i = 0; i < n; i++)
             if (level_of[i] < 0 && i < missing) missing = i;
         if (missing < n)
@@ -116,7 +116,7 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     if (s == BSR_OK) {
         int bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad)
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= BSR_PAR_ROWS)
         for (int i = 0; i < n; i++)
             if (i < bad && row_bad(M, upper, level_of, i)) bad = i;
         if (bad < n) s = row_error(M, upper, level_of, bad);
@@ -128,34 +128,17 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     /* stored layout: block rows in schedule order (renumber) or as they are */
     if (renumber) {
-        /* pbeg = exclusive prefix sum of the row lengths in schedule order
-         * (chunked: per-thread sums, then offsets) */
-#pragma omp parallel for schedule(static)
+        /* pend = inclusive prefix sum of the row lengths in schedule order,
+         * pbeg the exclusive one */
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p];
             pl->pend[p] = M->rowptr[i + 1] - M->rowptr[i];
         }
-        int nchunk = 64, csize = (n + nchunk - 1) / nchunk;
-        int64_t off[65];
-#pragma omp parallel for schedule(static)
-        for (int c = 0; c < nchunk; c++) {
-            int64_t sum = 0;
-            for (int p = c * csize; p < n && p < (c + 1) * csize; p++) sum += pl->pend[p];
-            off[c + 1] = sum;
-        }
-        off[0] = 0;
-        for (int c = 0; c < nchunk; c++) off[c + 1] += off[c];
-#pragma omp parallel for schedule(static)
-        for (int c = 0; c < nchunk; c++) {
-            int64_t q = off[c];
-            for (int p = c * csize; p < n && p < (c + 1) * csize; p++) {
-                int len = pl->pend[p];
-                pl->pbeg[p] = (int)q;
-                q += len;
-                pl->pend[p] = (int)q;
-            }
-        }
-#pragma omp parallel for schedule(static)
+        bsr_scan_par(pl->pend, n);   /* the total is nnzb */
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+        for (int p = 0; p < n; p++) pl->pbeg[p] = p ? pl->pend[p - 1] : 0;
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p], q = pl->pbeg[p];
             for (int a = M->rowptr[i]; a < M->rowptr[i + 1]; a++, q++) {
@@ -164,15 +147,15 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
             }
         }
     } else {
-        memcpy(pl->colind, M->colind, (size_t)nnzb * sizeof(int));
-#pragma omp parallel for schedule(static)
+        bsr_memcpy_par(pl->colind, M->colind, (size_t)nnzb * sizeof(int));
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p];
             pl->pbeg[p] = M->rowptr[i];
             pl->pend[p] = M->rowptr[i + 1];
         }
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int p = 0; p < n; p++) {
         int i = qpos ? qpos[lv->rows[p]] : lv->rows[p];
         pl->rows[p] = i;
@@ -212,6 +195,7 @@ bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering
         int *tp = *tl_ptr, *rg = *ranges;
         for (int v = 0; v < nn; v++) tp[nodes[v].level + 1]++;
         for (int l = 0; l < *ntl; l++) tp[l + 1] += tp[l];
+#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
         for (int i = 0; i < n; i++) owner[i] = -1;
         for (int v = 0; v < nn && s == BSR_OK; v++) {
             const bsr_tree_node *d = &nodes[v];
@@ -225,13 +209,16 @@ bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering
             rg[2 * q + 1] = d->last;
             for (int i = d->sep_first; i < d->last; i++) owner[i] = v;
         }
-        for (int i = 0; s == BSR_OK && i < n; i++)
-            if (owner[i] < 0) s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: row %d belongs to no tree node", i);
+        int orphan = n;
+#pragma omp parallel for schedule(static) reduction(min : orphan) if (n >= BSR_PAR_ROWS)
+        for (int i = 0; i < n; i++)
+            if (owner[i] < 0 && i < orphan) orphan = i;
+        if (s == BSR_OK && orphan < n) s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: row %d belongs to no tree node", orphan);
         if (s == BSR_OK) {
             /* L: a row reads only rows of its node's subtree; U: only rows of
              * its node or of its ancestors */
             int ok = 1;
-#pragma omp parallel for schedule(static) reduction(&& : ok)
+#pragma omp parallel for schedule(static) reduction(&& : ok) if (n >= BSR_PAR_ROWS)
             for (int i = 0; i < n; i++) {
                 int v = owner[i];
                 for (int p = M->rowptr[i]; ok && p < M->rowptr[i + 1]; p++) {
