@@ -147,6 +147,65 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
     return A;
 }
 
+/* Columns of row i of bsr_test_irregular_matrix into col (sorted); returns how many. */
+static int irregular_row(int n, int i, uint64_t *s, int *col, char *used)
+{
+    int len = 0, extra = (int)(bsr_splitmix64(s) % 8) + (i % 97 == 0 ? 40 : 0);
+    if (i % 7 != 3) col[len++] = i;
+    else col[len++] = i - 1;           /* no diagonal; never empty */
+    if (i % 7 == 2 && i + 1 < n) col[len++] = i + 1;   /* covers column i+1 */
+    for (int t = 0; t < extra; t++) {
+        uint64_t r = bsr_splitmix64(s);
+        int j = r & 1 ? (int)((r >> 1) % (uint64_t)n) : i - 40 + (int)((r >> 1) % 81);
+        if (j >= 0 && j < n && j != i) col[len++] = j;
+    }
+    int m = 0;   /* sort, drop repeats */
+    for (int t = 0; t < len; t++) {
+        int j = col[t], q = m;
+        if (used[j]) continue;
+        used[j] = 1;
+        while (q > 0 && col[q - 1] > j) { col[q] = col[q - 1]; q--; }
+        col[q] = j;
+        m++;
+    }
+    for (int t = 0; t < m; t++) used[col[t]] = 0;
+    return m;
+}
+
+bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed)
+{
+    uint64_t s = seed;
+    const int maxlen = 64;
+    int *rowptr = malloc(sizeof(int) * ((size_t)n + 1)), *col = malloc(sizeof(int) * ((size_t)n * maxlen + 1));
+    char *used = calloc((size_t)n + 1, 1);
+    rowptr[0] = 0;
+    for (int i = 0; i < n; i++) rowptr[i + 1] = rowptr[i] + irregular_row(n, i, &s, col + rowptr[i], used);
+    size_t bb = (size_t)b * b, nv = (size_t)rowptr[n] * bb;
+    double *val = malloc(sizeof(double) * (nv + 1));
+    for (int i = 0; i < n; i++)
+        for (int p = rowptr[i]; p < rowptr[i + 1]; p++)
+            for (size_t e = 0; e < bb; e++) {
+                double v = (double)(bsr_splitmix64(&s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+                val[p * bb + e] = v + (col[p] == i && e % (b + 1) == 0 ? 4.0 : 0.0);
+            }
+    bsr_matrix *A = NULL;
+    if (bsr_matrix_create(&A, n, n, b, rowptr, col, val, BSR_DOUBLE, 0))
+        fprintf(stderr, "irregular matrix: %s\n", bsr_last_error());
+    free(rowptr); free(col); free(used); free(val);
+    return A;
+}
+
+bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    bsr_order_options_default(&o.order, kind);
+    o.symbolic_only = 1;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    return F;
+}
+
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {

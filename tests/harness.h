@@ -29,6 +29,15 @@ void bsr_test_free_list(char **list, int n);
  * values in [-1,1), deterministic from seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,
                                    bsr_precision prec, uint64_t seed);
+/* Square random pattern with irregular rows (setup thread-count tests): most
+ * rows have 1..8 blocks, mostly near the diagonal, every 97th row ~45, every
+ * 7th row lacks its diagonal (the row above covers that column), so no row or
+ * column is empty; values in [-1,1) plus 4 on the diagonal; deterministic. */
+bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed);
+/* Symbolic-only ILU(0) setup of A under ordering kind (default options, ND
+ * depth auto): the patterns, map and schedules without values; NULL (and a
+ * failed assertion) on error. */
+bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,

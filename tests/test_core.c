@@ -1,5 +1,8 @@
 /* Core: matrix validation, CSR <-> BSR, block-size detection, multivectors, CPU SpMM. */
 #include "harness.h"
+#include "internal.h"
+#include <limits.h>
+#include <omp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +267,38 @@ static void test_generator_and_info(void)
     CU_ASSERT_STRING_EQUAL(bsr_status_string(BSR_ERR_PARSE), "parse error");
 }
 
+/* bsr_scan_par (setup2): inclusive prefix sums equal the serial ones below,
+ * at and above the parallel threshold, with 1 and 4 threads; the total is
+ * exact in 64 bits even past INT_MAX (callers refuse such sizes). */
+static void test_scan_par(void)
+{
+    int nt = omp_get_max_threads();
+    const int sizes[] = {0, 1, 7, BSR_PAR_ROWS - 1, BSR_PAR_ROWS, 3 * BSR_PAR_ROWS + 5, 100003};
+    uint64_t seed = 3;
+    for (int s = 0; s < 7; s++) {
+        const int n = sizes[s];
+        int *in = malloc(sizeof(int) * (n + 1)), *a = malloc(sizeof(int) * (n + 1)), *ref = malloc(sizeof(int) * (n + 1));
+        int64_t sum = 0;
+        for (int i = 0; i < n; i++) {
+            in[i] = (int)(bsr_splitmix64(&seed) % 9);   /* empty rows included */
+            ref[i] = (int)(sum += in[i]);
+        }
+        for (int t = 1; t <= 4; t += 3) {
+            omp_set_num_threads(t);
+            memcpy(a, in, sizeof(int) * n);
+            CU_ASSERT_EQUAL(bsr_scan_par(a, n), sum);
+            CU_ASSERT(n == 0 || memcmp(a, ref, sizeof(int) * n) == 0);
+        }
+        free(in); free(a); free(ref);
+    }
+    const int n = 2 * BSR_PAR_ROWS;
+    int *big = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++) big[i] = INT_MAX / 1000;
+    CU_ASSERT_EQUAL(bsr_scan_par(big, n), (int64_t)n * (INT_MAX / 1000));
+    free(big);
+    omp_set_num_threads(nt);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -274,6 +309,7 @@ int main(int argc, char **argv)
         {"SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16", test_spmm_cpu},
         {"SpMM argument errors", test_spmm_errors},
         {"stencil3d generator and matrix info", test_generator_and_info},
+        {"parallel prefix sum (bsr_scan_par)", test_scan_par},
         {NULL, NULL}};
     return bsr_test_main("core", tests, argc, argv);
 }

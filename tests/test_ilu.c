@@ -3,6 +3,7 @@
  * triangular solves (S2 vs level-scheduled, vs dense). */
 #include "harness.h"
 #include "internal.h"
+#include "ilu_impl.h"
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -1026,6 +1027,172 @@ static void test_real_matrices(void)
     bsr_test_free_list(files, nf);
 }
 
+/* ---- setup arrays independent of the thread count (setup2) ---------------- */
+
+static int same_ints(const int *a, const int *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
+}
+
+/* Schedules equal in every array and figure. */
+static int same_levels(const bsr_levels *a, const bsr_levels *b)
+{
+    return a->n == b->n && a->nlevels == b->nlevels && a->max_width == b->max_width &&
+           a->mean_width == b->mean_width && same_ints(a->level_ptr, b->level_ptr, (size_t)a->nlevels + 1) &&
+           same_ints(a->rows, b->rows, (size_t)a->n) && same_ints(a->level_of, b->level_of, (size_t)a->n);
+}
+
+/* lv is M's schedule by definition: level(i) = 1 + the largest level of the
+ * rows it reads, rows sorted by (level, row), level_ptr and max_width. */
+static int levels_exact(const bsr_matrix *M, int upper, const bsr_levels *lv)
+{
+    const int n = M->nbrows;
+    int ok = lv->n == n && lv->level_ptr[0] == 0 && lv->level_ptr[lv->nlevels] == n, width = 0;
+    for (int i = 0; ok && i < n; i++) {
+        int l = 0;
+        for (int p = M->rowptr[i]; p < M->rowptr[i + 1]; p++) {
+            int j = M->colind[p];
+            if ((upper ? j > i : j < i) && lv->level_of[j] + 1 > l) l = lv->level_of[j] + 1;
+        }
+        ok = lv->level_of[i] == l;
+    }
+    for (int l = 0; ok && l < lv->nlevels; l++) {
+        int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+        if (w > width) width = w;
+        for (int p = lv->level_ptr[l]; ok && p < lv->level_ptr[l + 1]; p++)
+            ok = lv->level_of[lv->rows[p]] == l && (p == lv->level_ptr[l] || lv->rows[p - 1] < lv->rows[p]);
+    }
+    return ok && width == lv->max_width;
+}
+
+/* Map of A, L/U patterns, rows and schedules of two symbolic setups equal. */
+static int same_symbolic(const bsr_ilu *F, const bsr_ilu *G)
+{
+    const int n = F->n;
+    int ok = G->n == n && F->nnzbA == G->nnzbA && F->L->nnzb == G->L->nnzb && F->U->nnzb == G->U->nnzb;
+    ok = ok && same_ints(F->ap, G->ap, (size_t)n + 1) && same_ints(F->ac, G->ac, (size_t)F->nnzbA) &&
+         same_ints(F->asrc, G->asrc, (size_t)F->nnzbA);
+    ok = ok && same_ints(F->L->rowptr, G->L->rowptr, (size_t)n + 1) && same_ints(F->U->rowptr, G->U->rowptr, (size_t)n + 1) &&
+         same_ints(F->L->colind, G->L->colind, (size_t)F->L->nnzb) && same_ints(F->U->colind, G->U->colind, (size_t)F->U->nnzb);
+    for (int k = 0; ok && k < n; k++) {
+        const ilu_row_t *a = &F->rows[k], *b = &G->rows[k];
+        ok = a->nl == b->nl && a->nu == b->nu && a->lcol - F->L->colind == b->lcol - G->L->colind &&
+             a->ucol - F->U->colind == b->ucol - G->U->colind && a->lcol == F->L->colind + F->L->rowptr[k] &&
+             a->ucol == F->U->colind + F->U->rowptr[k] && a->ucol[0] == k;
+    }
+    return ok && same_levels(F->lvL, G->lvL) && same_levels(F->lvU, G->lvU);
+}
+
+/* Symbolic-only ILU(0) setup of A under ordering kind with nt threads. */
+static bsr_ilu *symbolic_setup(const bsr_matrix *A, bsr_order_kind kind, int nt)
+{
+    omp_set_num_threads(nt);
+    return bsr_test_ilu0_symbolic(A, kind);
+}
+
+/* build_map, ilu_symbolic0 and bsr_levels_build give the same arrays with 1
+ * and several threads (their parallel paths run from BSR_PAR_ROWS rows on),
+ * on a stencil (few levels: the level sort runs by chunks), an irregular
+ * random pattern, and ND / RCM orderings; the schedules are the exact ones. */
+static void test_symbolic_threads(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
+    bsr_matrix *R = bsr_test_irregular_matrix(9000, 2, 7);
+    const bsr_matrix *mats[] = {P.A, R};
+    const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_ND, BSR_ORDER_RCM};
+    for (int m = 0; m < 2; m++) {
+        CU_ASSERT_FATAL(mats[m] && mats[m]->nbrows >= 4 * BSR_PAR_ROWS / 2);
+        for (int o = 0; o < 3; o++) {
+            bsr_ilu *F = symbolic_setup(mats[m], kinds[o], 1);
+            for (int t = 2; t <= 5; t += 3) {
+                bsr_ilu *G = symbolic_setup(mats[m], kinds[o], t);
+                CU_ASSERT(F && G && same_symbolic(F, G));
+                bsr_ilu_destroy(G);
+            }
+            if (!F) continue;
+            CU_ASSERT(levels_exact(F->L, 0, F->lvL));
+            CU_ASSERT(levels_exact(F->U, 1, F->lvU));
+            if (m == 0 && o == 0) { CU_ASSERT(F->n >= (int64_t)64 * (F->lvL->nlevels + 1)); }  /* chunked sort ran */
+            CU_ASSERT(!F->aval && !F->piv && !F->dl && F->scale_left);   /* symbolic only: no numeric arrays */
+            bsr_ilu_destroy(F);
+        }
+    }
+    /* a chain (one row per level): the level sort's serial path */
+    const int nc = 3 * BSR_PAR_ROWS;
+    int *rp = malloc(sizeof(int) * (nc + 1)), *ci = malloc(sizeof(int) * 2 * nc);
+    double *v = calloc((size_t)2 * nc, sizeof(double));
+    rp[0] = 0;
+    for (int i = 0; i < nc; i++) {
+        int p = rp[i];
+        if (i) ci[p++] = i - 1;
+        v[p] = 1.0;
+        ci[p++] = i;
+        rp[i + 1] = p;
+    }
+    bsr_matrix *C = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&C, nc, nc, 1, rp, ci, v, BSR_DOUBLE, 0));
+    bsr_levels *l1 = NULL, *l4 = NULL;
+    omp_set_num_threads(1);
+    BSR_ASSERT_OK(bsr_levels_build(C, 0, &l1));
+    omp_set_num_threads(4);
+    BSR_ASSERT_OK(bsr_levels_build(C, 0, &l4));
+    CU_ASSERT(l1 && l4 && l1->nlevels == nc && same_levels(l1, l4) && levels_exact(C, 0, l4));
+    bsr_levels_free(l1); bsr_levels_free(l4);
+    bsr_matrix_destroy(C);
+    free(rp); free(ci); free(v);
+    bsr_matrix_destroy(R);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
+/* Diagonal pattern of n rows where row i holds column col[i] (-1: empty row). */
+static bsr_matrix *mk_cols(int n, const int *col)
+{
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * (n + 1));
+    double *v = malloc(sizeof(double) * (n + 1));
+    rp[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (col[i] >= 0) { ci[rp[i]] = col[i]; v[rp[i]] = 1.0; }
+        rp[i + 1] = rp[i] + (col[i] >= 0);
+    }
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* The parallel map names the smallest empty row, then the smallest empty
+ * column, as the serial sweep did, whatever the thread count. */
+static void test_map_errors_threads(void)
+{
+    int nt = omp_get_max_threads();
+    const int n = 4 * BSR_PAR_ROWS;
+    int *col = malloc(sizeof(int) * n);
+    for (int e = 0; e < 2; e++) {
+        for (int i = 0; i < n; i++) col[i] = i;
+        if (e == 0) { col[n - 7] = col[n / 2 + 1] = -1; col[n - 3] = n / 2 + 1; }   /* rows n/2+1, n-7 empty */
+        else { col[n / 3] = n / 3 + 1; col[n - 5] = n - 4; }                       /* columns n/3, n-5 empty */
+        bsr_matrix *A = mk_cols(n, col);
+        char want[128];
+        snprintf(want, sizeof want, e ? "block column %d of A is empty" : "block row %d of A is empty", e ? n / 3 : n / 2 + 1);
+        for (int t = 1; t <= 4; t += 3) {
+            bsr_ilu_options o;
+            bsr_ilu_options_default(&o, BSR_ILU0);
+            bsr_order_options_default(&o.order, BSR_ORDER_NATURAL);
+            omp_set_num_threads(t);
+            bsr_ilu *F = NULL;
+            CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_SINGULAR);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+            CU_ASSERT_PTR_NULL(F);
+        }
+        bsr_matrix_destroy(A);
+    }
+    free(col);
+    omp_set_num_threads(nt);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -1043,6 +1210,8 @@ int main(int argc, char **argv)
         {"serial equals parallel (ILU(0) levels)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
+        {"symbolic setup and levels: 1 thread = several", test_symbolic_threads},
+        {"map errors name the smallest row/column at any thread count", test_map_errors_threads},
         {"real matrices", test_real_matrices},
         {NULL, NULL}};
     return bsr_test_main("ilu", tests, argc, argv);

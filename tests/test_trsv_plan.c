@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "../kernels/trsv.h"
+#include <omp.h>
 #include <string.h>
 
 /* ILU(0) factors of a small stencil under ordering kind. */
@@ -127,11 +128,97 @@ static void test_bad_schedules(void)
     bsr_problem_free(&P);
 }
 
+/* ---- plans independent of the thread count (setup2) ---------------------- */
+
+static int same_ints(const int *a, const int *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
+}
+
+/* Two plans equal in every array. */
+static int same_plan(const bsr_trsv_plan *a, const bsr_trsv_plan *b)
+{
+    size_t n = (size_t)a->n, z = (size_t)a->nnzb;
+    return a->n == b->n && a->nnzb == b->nnzb && a->max_width == b->max_width && same_ints(a->rows, b->rows, n) &&
+           same_ints(a->rstart, b->rstart, n) && same_ints(a->rend, b->rend, n) && same_ints(a->pbeg, b->pbeg, n) &&
+           same_ints(a->pend, b->pend, n) && same_ints(a->colind, b->colind, z) && !a->map == !b->map &&
+           (!a->map || same_ints(a->map, b->map, z));
+}
+
+/* Plan and tree plan of triangle w of f in mode (0 as stored, 1 schedule
+ * order, 2 renumbered) with nt threads; also checks the layout. */
+typedef struct { bsr_trsv_plan pl; int ntl, *tl, *rg, nrg, ok; } plans;
+static void make_plans(const bsr_ilu_factors *f, int w, int mode, const int *qpos, int nt, plans *p)
+{
+    const bsr_matrix *M = w ? f->U : f->L;
+    const bsr_levels *lv = w ? f->lvU : f->lvL;
+    omp_set_num_threads(nt);
+    BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, &p->pl));
+    BSR_ASSERT_OK(bsr_trsv_tree_plan(M, w, f->ord, &p->ntl, &p->tl, &p->rg, &p->nrg, &p->ok));
+    check_layout(M, lv, mode > 0, mode == 2 ? qpos : NULL, &p->pl);
+}
+
+/* bsr_trsv_plan_build and bsr_trsv_tree_plan give the same arrays with 1 and
+ * several threads (parallel from BSR_PAR_ROWS rows on) on a stencil (natural,
+ * ND) and an irregular random pattern, and refuse a bad schedule with the
+ * same message. */
+static void test_plans_threads(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
+    bsr_matrix *R = bsr_test_irregular_matrix(9000, 2, 11);
+    const bsr_matrix *mats[] = {P.A, P.A, R};
+    const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_ND, BSR_ORDER_NATURAL};
+    for (int m = 0; m < 3; m++) {
+        bsr_ilu *F = bsr_test_ilu0_symbolic(mats[m], kinds[m]);
+        bsr_ilu_factors f;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+        const int n = f.L->nbrows;
+        CU_ASSERT_FATAL(n >= 2 * BSR_PAR_ROWS);
+        int *qpos = malloc(sizeof(int) * n);
+        for (int q = 0; q < n; q++) qpos[f.lvL->rows[q]] = q;
+        for (int w = 0; w < 2; w++)
+            for (int mode = 0; mode < 3; mode++) {
+                plans a, b;
+                make_plans(&f, w, mode, qpos, 1, &a);
+                make_plans(&f, w, mode, qpos, 4, &b);
+                CU_ASSERT(same_plan(&a.pl, &b.pl));
+                CU_ASSERT(a.ntl == b.ntl && a.nrg == b.nrg && a.ok == b.ok && same_ints(a.tl, b.tl, (size_t)a.ntl + 1) &&
+                          same_ints(a.rg, b.rg, 2 * (size_t)a.nrg));
+                if (kinds[m] == BSR_ORDER_ND) { CU_ASSERT(a.nrg > 1 && a.ok); }
+                bsr_trsv_plan_free(&a.pl); bsr_trsv_plan_free(&b.pl);
+                free(a.tl); free(a.rg); free(b.tl); free(b.rg);
+            }
+        /* a row moved to the first level: the same (first) offending row either way */
+        bsr_levels bad = *f.lvL;
+        bad.rows = malloc(sizeof(int) * n);
+        memcpy(bad.rows, f.lvL->rows, sizeof(int) * n);
+        int a0 = bad.level_ptr[0], z = bad.level_ptr[bad.nlevels - 1], t = bad.rows[a0];
+        bad.rows[a0] = bad.rows[z]; bad.rows[z] = t;
+        char msg[2][256];
+        for (int r = 0; r < 2; r++) {
+            bsr_trsv_plan pl;
+            omp_set_num_threads(r ? 4 : 1);
+            CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, &pl), BSR_ERR_STRUCTURE);
+            snprintf(msg[r], sizeof msg[r], "%s", bsr_last_error());
+        }
+        CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
+        free(bad.rows);
+        free(qpos);
+        bsr_ilu_destroy(F);
+    }
+    bsr_matrix_destroy(R);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"device layouts of ILU factors (natural, RCM, ND; renumber 0/1/2; tree)", test_layouts},
         {"bad schedules refused", test_bad_schedules},
+        {"plans: 1 thread = several", test_plans_threads},
         {NULL, NULL}};
     return bsr_test_main("trsv_plan", tests, argc, argv);
 }

@@ -1,0 +1,170 @@
+/* Host symbolic work of the device ILU(0) (src/ilu0_plan.c), no GPU needed:
+ * the destination of every block of A in the factors and the update lists
+ * equal, array for array, those of the serial mark-based sweep they replace,
+ * with 1 and several threads; a row of A outside the patterns is named. */
+#include "harness.h"
+#include "ilu0_plan.h"
+#include "ilu_impl.h"
+#include <omp.h>
+#include <string.h>
+
+/* Reference: the serial map (one pass over the permuted rows). */
+static int ref_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw)
+{
+    const bsr_matrix *L = F->L, *U = F->U;
+    const int nL = L->nnzb;
+    for (int k = 0; k < F->n; k++) {
+        int pl = L->rowptr[k], pu = U->rowptr[k] + 1;
+        adiag[k] = -1;
+        diagw[k] = nL + U->rowptr[k];
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            int j = F->ac[p];
+            if (j < k) {
+                if (pl >= L->rowptr[k + 1] || L->colind[pl] != j) return k;
+                adst[p] = pl++;
+            } else if (j == k) {
+                adst[p] = diagw[k];
+                adiag[k] = p;
+            } else {
+                if (pu >= U->rowptr[k + 1] || U->colind[pu] != j) return k;
+                adst[p] = nL + pu++;
+            }
+        }
+    }
+    return -1;
+}
+
+/* Reference: the serial update lists, row i's pattern marked in a dense
+ * array (W index per column), one append per match. */
+static int64_t ref_updates(const bsr_ilu *F, int *ptr, int *list)
+{
+    const bsr_matrix *L = F->L, *U = F->U;
+    const int n = F->n, nL = L->nnzb;
+    int *mark = malloc(sizeof(int) * (n + 1));
+    int64_t len = 0;
+    for (int j = 0; j < n; j++) mark[j] = -1;
+    ptr[0] = 0;
+    for (int i = 0; i < n; i++) {
+        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) mark[L->colind[l]] = l;
+        for (int q = U->rowptr[i]; q < U->rowptr[i + 1]; q++) mark[U->colind[q]] = nL + q;
+        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) {
+            const int k = L->colind[l];
+            list[2 * len] = nL + U->rowptr[k]; list[2 * len + 1] = -1; len++;
+            for (int q = U->rowptr[k] + 1; q < U->rowptr[k + 1]; q++) {
+                int t = mark[U->colind[q]];
+                if (t >= 0) { list[2 * len] = nL + q; list[2 * len + 1] = t; len++; }
+            }
+            ptr[l + 1] = (int)len;
+        }
+        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++) mark[L->colind[l]] = -1;
+        for (int q = U->rowptr[i]; q < U->rowptr[i + 1]; q++) mark[U->colind[q]] = -1;
+    }
+    free(mark);
+    return len;
+}
+
+/* Upper bound of the update list length: every U block of row k per L block (i,k). */
+static int64_t max_updates(const bsr_ilu *F)
+{
+    int64_t m = 0;
+    for (int l = 0; l < F->L->nnzb; l++) {
+        int k = F->L->colind[l];
+        m += F->U->rowptr[k + 1] - F->U->rowptr[k];
+    }
+    return m;
+}
+
+static int same_ints(const int *a, const int *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
+}
+
+/* The plan of F with nt threads equals the references (outputs poisoned first). */
+static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *radiag, const int *rdiagw,
+                       const int *rptr, const int *rlist, int64_t rn)
+{
+    const int n = F->n, nA = F->nnzbA;
+    int *adst = malloc(sizeof(int) * (nA + 1)), *adiag = malloc(sizeof(int) * (n + 1)), *diagw = malloc(sizeof(int) * (n + 1));
+    memset(adst, 0x7f, sizeof(int) * (nA + 1));
+    memset(adiag, 0x7f, sizeof(int) * (n + 1));
+    memset(diagw, 0x7f, sizeof(int) * (n + 1));
+    omp_set_num_threads(nt);
+    BSR_ASSERT_OK(bsr_ilu0_plan_map(F, adst, adiag, diagw));
+    CU_ASSERT(same_ints(adst, radst, (size_t)nA) && same_ints(adiag, radiag, (size_t)n) && same_ints(diagw, rdiagw, (size_t)n));
+    int *ptr = NULL, *list = NULL;
+    int64_t len = -1;
+    BSR_ASSERT_OK(bsr_ilu0_plan_updates(F, &ptr, &list, &len));
+    CU_ASSERT_EQUAL(len, rn);
+    CU_ASSERT(len == rn && same_ints(ptr, rptr, (size_t)F->L->nnzb + 1) && same_ints(list, rlist, 2 * (size_t)rn));
+    free(adst); free(adiag); free(diagw); free(ptr); free(list);
+}
+
+/* Stencil (natural, ND, RCM) and irregular random patterns (natural, ND),
+ * 1, 2 and 5 threads: the arrays of the serial references. */
+static void test_equals_reference(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
+    bsr_matrix *R = bsr_test_irregular_matrix(9000, 1, 5);
+    const bsr_matrix *mats[] = {P.A, P.A, P.A, R, R};
+    const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_ND, BSR_ORDER_RCM, BSR_ORDER_NATURAL, BSR_ORDER_ND};
+    for (int m = 0; m < 5; m++) {
+        bsr_ilu *F = bsr_test_ilu0_symbolic(mats[m], kinds[m]);
+        const int n = F->n, nA = F->nnzbA;
+        CU_ASSERT_FATAL(n >= 2 * BSR_PAR_ROWS);
+        int *adst = malloc(sizeof(int) * (nA + 1)), *adiag = malloc(sizeof(int) * (n + 1)), *diagw = malloc(sizeof(int) * (n + 1));
+        int *ptr = malloc(sizeof(int) * (F->L->nnzb + 1)), *list = malloc(sizeof(int) * 2 * (max_updates(F) + F->L->nnzb + 1));
+        CU_ASSERT_EQUAL(ref_map(F, adst, adiag, diagw), -1);
+        int64_t len = ref_updates(F, ptr, list);
+        CU_ASSERT(len > F->L->nnzb);   /* some real updates besides the pivots */
+        for (int t = 1; t <= 5; t += t < 2 ? 1 : 3) check_plan(F, t, adst, adiag, diagw, ptr, list, len);
+        free(adst); free(adiag); free(diagw); free(ptr); free(list);
+        bsr_ilu_destroy(F);
+    }
+    bsr_matrix_destroy(R);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
+/* Rows of A outside the ILU(0) patterns (an L column and a U column
+ * altered): the smallest such row is named at any thread count. */
+static void test_map_mismatch(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
+    bsr_ilu *F = bsr_test_ilu0_symbolic(P.A, BSR_ORDER_NATURAL);
+    const int n = F->n, k1 = n / 3, k2 = n / 2;
+    int p1 = F->ap[k1], p2 = F->ap[k2 + 1] - 1;   /* k1's first block is in L, k2's last in U */
+    CU_ASSERT_FATAL(F->ac[p1] < k1 && F->ac[p2] > k2);
+    int s1 = F->ac[p1], s2 = F->ac[p2];
+    F->ac[p1] = s1 + 1;
+    F->ac[p2] = s2 - 1;
+    int *adst = malloc(sizeof(int) * (F->nnzbA + 1)), *adiag = malloc(sizeof(int) * (n + 1)), *diagw = malloc(sizeof(int) * (n + 1));
+    for (int r = 0; r < 2; r++) {   /* both rows altered, then only k2 */
+        char want[96];
+        snprintf(want, sizeof want, "permuted row %d of A does not match", r ? k2 : k1);
+        for (int t = 1; t <= 4; t += 3) {
+            omp_set_num_threads(t);
+            CU_ASSERT_EQUAL(bsr_ilu0_plan_map(F, adst, adiag, diagw), BSR_ERR_INTERNAL);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+        }
+        F->ac[p1] = s1;
+    }
+    F->ac[p2] = s2;
+    BSR_ASSERT_OK(bsr_ilu0_plan_map(F, adst, adiag, diagw));
+    free(adst); free(adiag); free(diagw);
+    bsr_ilu_destroy(F);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"map and update lists equal the serial reference (1, 2, 5 threads)", test_equals_reference},
+        {"a row outside the patterns is named (smallest, any thread count)", test_map_mismatch},
+        {NULL, NULL}};
+    return bsr_test_main("ilu0_plan", tests, argc, argv);
+}
