@@ -115,16 +115,17 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
     return BSR_OK;
 }
 
-/* Host-to-device copy of n ints into a fresh allocation. */
+/* Host-to-device copy of n ints into a fresh allocation (staged through
+ * pinned memory when large, synchronous). */
 static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
 {
     double t0 = now_s();
     CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
     double t1 = now_s();
     G->alloc_s += t1 - t0;
-    if (n) CU_TRY(cudaMemcpy(*dev, host, n * sizeof(int), cudaMemcpyHostToDevice));
+    bsr_status s = bsr_cuda_h2d(G->ctx, *dev, host, n * sizeof(int));
     G->upload_s += now_s() - t1;
-    return BSR_OK;
+    return s;
 }
 
 /* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
