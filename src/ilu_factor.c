@@ -168,26 +168,31 @@ static void row_split(const bsr_ilu *F, int k, int *nl, int *nu)
 }
 
 /* Row k of L and U (rowptrs done): the diagonal first in U, A's columns split
- * at the diagonal, and F->rows[k] pointing into them (values: lv/uv). */
+ * at the diagonal, and F->rows[k] (when kept) pointing into them (values:
+ * lv/uv). */
 static void symbolic_row(bsr_ilu *F, int k, double *lv, double *uv)
 {
-    const int bb = F->b * F->b;
-    ilu_row_t *r = &F->rows[k];
-    int pl = F->L->rowptr[k], pu = F->U->rowptr[k];
-    r->lcol = F->L->colind + pl; r->lval = lv + (size_t)pl * bb;
-    r->ucol = F->U->colind + pu; r->uval = uv + (size_t)pu * bb;
+    const int l0 = F->L->rowptr[k], u0 = F->U->rowptr[k];
+    int pl = l0, pu = u0;
     F->U->colind[pu++] = k;
     for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
         if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
         else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
     }
-    r->nl = pl - F->L->rowptr[k];
-    r->nu = pu - F->U->rowptr[k];
+    if (!F->rows) return;
+    const size_t bb = (size_t)F->b * F->b;
+    ilu_row_t *r = &F->rows[k];
+    r->lcol = F->L->colind + l0; r->lval = lv + l0 * bb;
+    r->ucol = F->U->colind + u0; r->uval = uv + u0 * bb;
+    r->nl = pl - l0;
+    r->nu = pu - u0;
 }
 
 /* ILU(0) symbolic phase: L, U patterns (A's plus the diagonal), level schedules, row pointers
- * into them.  Counts, prefix sums and rows in parallel (first touch of the
- * big arrays spread over the threads; the result does not depend on them). */
+ * into them (not when symbolic only: the values are computed on the device
+ * and the host rows, 56 bytes each, would only cost page faults).  Counts,
+ * prefix sums and rows in parallel (first touch of the big arrays spread over
+ * the threads; the result does not depend on them). */
 bsr_status ilu_symbolic0(bsr_ilu *F)
 {
     const int n = F->n, bb = F->b * F->b;
@@ -202,10 +207,12 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
     if (nl > INT_MAX || nu > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0): factor too large for int indices");
     BSR_TRY(bsr_matrix_alloc(&F->L, n, n, F->b, (int)nl, F->prec));
     BSR_TRY(bsr_matrix_alloc(&F->U, n, n, F->b, (int)nu, F->prec));
-    F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
-    if (!F->rows) return BSR_ERR_NOMEM;
     double *lv = F->L->val, *uv = F->U->val;
-    if (F->prec != BSR_DOUBLE) {
+    if (!F->opt.symbolic_only) {
+        F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
+        if (!F->rows) return BSR_ERR_NOMEM;
+    }
+    if (F->rows && F->prec != BSR_DOUBLE) {
         F->pool = bsr_malloc(sizeof(double) * (size_t)(nl + nu + 1) * bb, "ILU(0) double rows");
         if (!F->pool) return BSR_ERR_NOMEM;
         lv = F->pool;

@@ -1074,7 +1074,8 @@ static int same_symbolic(const bsr_ilu *F, const bsr_ilu *G)
          same_ints(F->asrc, G->asrc, (size_t)F->nnzbA);
     ok = ok && same_ints(F->L->rowptr, G->L->rowptr, (size_t)n + 1) && same_ints(F->U->rowptr, G->U->rowptr, (size_t)n + 1) &&
          same_ints(F->L->colind, G->L->colind, (size_t)F->L->nnzb) && same_ints(F->U->colind, G->U->colind, (size_t)F->U->nnzb);
-    for (int k = 0; ok && k < n; k++) {
+    ok = ok && !F->rows == !G->rows;
+    for (int k = 0; ok && F->rows && k < n; k++) {
         const ilu_row_t *a = &F->rows[k], *b = &G->rows[k];
         ok = a->nl == b->nl && a->nu == b->nu && a->lcol - F->L->colind == b->lcol - G->L->colind &&
              a->ucol - F->U->colind == b->ucol - G->U->colind && a->lcol == F->L->colind + F->L->rowptr[k] &&
@@ -1083,17 +1084,24 @@ static int same_symbolic(const bsr_ilu *F, const bsr_ilu *G)
     return ok && same_levels(F->lvL, G->lvL) && same_levels(F->lvU, G->lvU);
 }
 
-/* Symbolic-only ILU(0) setup of A under ordering kind with nt threads. */
-static bsr_ilu *symbolic_setup(const bsr_matrix *A, bsr_order_kind kind, int nt)
+/* ILU(0) setup of A under ordering kind with nt threads, symbolic only or not. */
+static bsr_ilu *symbolic_setup(const bsr_matrix *A, bsr_order_kind kind, int nt, int full)
 {
     omp_set_num_threads(nt);
-    return bsr_test_ilu0_symbolic(A, kind);
+    if (!full) return bsr_test_ilu0_symbolic(A, kind);
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    bsr_order_options_default(&o.order, kind);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    return F;
 }
 
 /* build_map, ilu_symbolic0 and bsr_levels_build give the same arrays with 1
  * and several threads (their parallel paths run from BSR_PAR_ROWS rows on),
  * on a stencil (few levels: the level sort runs by chunks), an irregular
- * random pattern, and ND / RCM orderings; the schedules are the exact ones. */
+ * random pattern, and ND / RCM orderings, symbolic only and (stencil) with
+ * the factors; the schedules are the exact ones. */
 static void test_symbolic_threads(void)
 {
     int nt = omp_get_max_threads();
@@ -1102,20 +1110,24 @@ static void test_symbolic_threads(void)
     bsr_matrix *R = bsr_test_irregular_matrix(9000, 2, 7);
     const bsr_matrix *mats[] = {P.A, R};
     const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_ND, BSR_ORDER_RCM};
-    for (int m = 0; m < 2; m++) {
-        CU_ASSERT_FATAL(mats[m] && mats[m]->nbrows >= 4 * BSR_PAR_ROWS / 2);
+    for (int m = 0; m < 3; m++) {   /* symbolic only: stencil, random; full setup: stencil */
+        const bsr_matrix *A = mats[m & 1];
+        const int full = m == 2;
+        CU_ASSERT_FATAL(A && A->nbrows >= 2 * BSR_PAR_ROWS);
         for (int o = 0; o < 3; o++) {
-            bsr_ilu *F = symbolic_setup(mats[m], kinds[o], 1);
+            bsr_ilu *F = symbolic_setup(A, kinds[o], 1, full);
             for (int t = 2; t <= 5; t += 3) {
-                bsr_ilu *G = symbolic_setup(mats[m], kinds[o], t);
+                bsr_ilu *G = symbolic_setup(A, kinds[o], t, full);
                 CU_ASSERT(F && G && same_symbolic(F, G));
+                if (full) { CU_ASSERT(same_factors(F, G)); }
                 bsr_ilu_destroy(G);
             }
             if (!F) continue;
             CU_ASSERT(levels_exact(F->L, 0, F->lvL));
             CU_ASSERT(levels_exact(F->U, 1, F->lvU));
             if (m == 0 && o == 0) { CU_ASSERT(F->n >= (int64_t)64 * (F->lvL->nlevels + 1)); }  /* chunked sort ran */
-            CU_ASSERT(!F->aval && !F->piv && !F->dl && F->scale_left);   /* symbolic only: no numeric arrays */
+            if (full) { CU_ASSERT(F->rows && F->aval && F->piv && F->dl && F->scale_left); }
+            else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && F->scale_left); }   /* symbolic only */
             bsr_ilu_destroy(F);
         }
     }
