@@ -69,6 +69,29 @@ static bsr_status level_sort(bsr_levels *lv, int first)
     return BSR_OK;
 }
 
+/* A schedule of n rows with rows/level_of allocated (levels not yet known). */
+static bsr_status levels_alloc(int n, bsr_levels **lvp)
+{
+    bsr_levels *lv = bsr_calloc(1, sizeof *lv, "levels");
+    if (!lv) return BSR_ERR_NOMEM;
+    lv->n = n;
+    lv->rows = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels rows");
+    lv->level_of = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels level_of");
+    if (!lv->rows || !lv->level_of) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
+    *lvp = lv;
+    return BSR_OK;
+}
+
+/* The rest of a schedule once level_of and nlevels are known. */
+static bsr_status levels_finish(bsr_levels *lv, int first)
+{
+    lv->level_ptr = bsr_calloc((size_t)lv->nlevels + 2, sizeof(int), "levels level_ptr");
+    if (!lv->level_ptr) return BSR_ERR_NOMEM;
+    BSR_TRY(level_sort(lv, first));
+    lv->mean_width = lv->nlevels ? (double)lv->n / lv->nlevels : 0.0;
+    return BSR_OK;
+}
+
 /* Level schedule of rows first..last-1 of A's lower or upper triangle (dependencies outside
  * the range ignored). */
 bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int last,
@@ -81,19 +104,43 @@ bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int
                          A->nbrows, A->nbcols);
     BSR_CHECK_ARG(first >= 0 && first <= last && last <= A->nbrows,
                   "bsr_levels_build_range: rows [%d,%d) not within 0..%d", first, last, A->nbrows);
-    int n = last - first;
-    bsr_levels *lv = bsr_calloc(1, sizeof *lv, "levels");
-    if (!lv) return BSR_ERR_NOMEM;
-    lv->n = n;
-    lv->rows = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels rows");
-    lv->level_of = bsr_malloc(sizeof(int) * ((size_t)n + 1), "levels level_of");
-    if (!lv->rows || !lv->level_of) { bsr_levels_free(lv); return BSR_ERR_NOMEM; }
+    bsr_levels *lv;
+    BSR_TRY(levels_alloc(last - first, &lv));
     lv->nlevels = level_walk(A, upper, first, last, lv->level_of);
-    lv->level_ptr = bsr_calloc((size_t)lv->nlevels + 2, sizeof(int), "levels level_ptr");
-    bsr_status s = lv->level_ptr ? level_sort(lv, first) : BSR_ERR_NOMEM;
+    bsr_status s = levels_finish(lv, first);
     if (s) { bsr_levels_free(lv); return s; }
-    lv->mean_width = lv->nlevels ? (double)n / lv->nlevels : 0.0;
     *lvp = lv;
+    return BSR_OK;
+}
+
+/* Schedules of L's lower and U's upper triangle (the ILU(0) setup): equal to
+ * two bsr_levels_build calls, but the two sequential walks run at the same
+ * time on two threads (they dominate once the rest is parallel). */
+bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_levels **lvL, bsr_levels **lvU)
+{
+    BSR_CHECK_ARG(L && U && lvL && lvU, "bsr_levels_build_pair: NULL argument");
+    *lvL = *lvU = NULL;
+    const int n = L->nbrows;
+    if (L->nbcols != n || U->nbrows != n || U->nbcols != n)
+        return bsr_error(BSR_ERR_SIZE, "bsr_levels_build_pair: L (%d x %d) and U (%d x %d) block rows, not square and equal",
+                         L->nbrows, L->nbcols, U->nbrows, U->nbcols);
+    bsr_levels *a = NULL, *b = NULL;
+    bsr_status s = levels_alloc(n, &a);
+    if (!s) s = levels_alloc(n, &b);
+    if (!s) {
+        #pragma omp parallel sections num_threads(2) if (n >= BSR_PAR_ROWS)
+        {
+            #pragma omp section
+            a->nlevels = level_walk(L, 0, 0, n, a->level_of);
+            #pragma omp section
+            b->nlevels = level_walk(U, 1, 0, n, b->level_of);
+        }
+        s = levels_finish(a, 0);
+    }
+    if (!s) s = levels_finish(b, 0);
+    if (s) { bsr_levels_free(a); bsr_levels_free(b); return s; }
+    *lvL = a;
+    *lvU = b;
     return BSR_OK;
 }
 

@@ -225,8 +225,7 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
     bsr_scan_par(F->U->rowptr + 1, n);
     #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int k = 0; k < n; k++) symbolic_row(F, k, lv, uv);
-    BSR_TRY(bsr_levels_build(F->L, 0, &F->lvL));
-    BSR_TRY(bsr_levels_build(F->U, 1, &F->lvU));
+    BSR_TRY(bsr_levels_build_pair(F->L, F->U, &F->lvL, &F->lvU));
     F->st.pattern_id = 1;
     return BSR_OK;
 }

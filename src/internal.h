@@ -70,6 +70,10 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
  * bits: callers check it against INT_MAX before using the entries). */
 #define BSR_PAR_ROWS 2048
 int64_t bsr_scan_par(int *a, int n);
+/* Level schedules of L's lower and U's upper triangle, as two
+ * bsr_levels_build calls but with the two sequential walks run concurrently
+ * (reorder/levels.c). */
+bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_levels **lvL, bsr_levels **lvU);
 
 /* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
 void bsr_cuda_matrix_release(bsr_matrix *A);

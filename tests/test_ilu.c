@@ -1125,6 +1125,11 @@ static void test_symbolic_threads(void)
             if (!F) continue;
             CU_ASSERT(levels_exact(F->L, 0, F->lvL));
             CU_ASSERT(levels_exact(F->U, 1, F->lvU));
+            bsr_levels *sl = NULL, *su = NULL;   /* the pair equals two single builds */
+            BSR_ASSERT_OK(bsr_levels_build(F->L, 0, &sl));
+            BSR_ASSERT_OK(bsr_levels_build(F->U, 1, &su));
+            CU_ASSERT(same_levels(sl, F->lvL) && same_levels(su, F->lvU));
+            bsr_levels_free(sl); bsr_levels_free(su);
             if (m == 0 && o == 0) { CU_ASSERT(F->n >= (int64_t)64 * (F->lvL->nlevels + 1)); }  /* chunked sort ran */
             if (full) { CU_ASSERT(F->rows && F->aval && F->piv && F->dl && F->scale_left); }
             else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && F->scale_left); }   /* symbolic only */
