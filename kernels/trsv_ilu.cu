@@ -441,13 +441,15 @@ static bsr_status check_vectors(const bsr_gpu_ilu *G, int k, bsr_precision vp, c
     return BSR_OK;
 }
 
-/* BSR_TRSV_CHAIN (read at each apply, to measure): 0 fills before each
- * solve; 1 chains (no fills); 2 fills and consumes (the cost of the
- * consuming stores alone). */
-static int chain_mode(void)
+/* BSR_TRSV_CHAIN=0 turns the chaining below off (to measure what it saves). */
+static int chain_enabled(void)
 {
-    const char *e = getenv("BSR_TRSV_CHAIN");
-    return e && (e[0] == '0' || e[0] == '2') ? e[0] - '0' : 1;
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("BSR_TRSV_CHAIN");
+        on = !(e && e[0] == '0');
+    }
+    return on;
 }
 
 /* t <- U^{-1} L^{-1} t through t2.  On the sentinel sync-free path the two
@@ -458,8 +460,7 @@ static int chain_mode(void)
 static bsr_status lu_chain(bsr_gpu_ilu *G, int k, bsr_precision vp)
 {
     const int kern = G->opt.kernel, sch = G->opt.sched;
-    const int mode = chain_mode();
-    const int chain = mode && bsr_trsv_dev_sentinel(&G->tri[0], kern, sch, G->t, G->t2) &&
+    const int chain = chain_enabled() && bsr_trsv_dev_sentinel(&G->tri[0], kern, sch, G->t, G->t2) &&
                       bsr_trsv_dev_sentinel(&G->tri[1], kern, sch, G->t2, G->t);
     if (!chain) {
         BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp, 0));
@@ -472,7 +473,7 @@ static bsr_status lu_chain(bsr_gpu_ilu *G, int k, bsr_precision vp)
     }
     const size_t ready = G->t2_ready;
     G->t2_ready = 0; /* until both solves are queued */
-    const int f = (mode == 1 ? TRSV_F_Y_READY : 0) | TRSV_F_CONSUME_X;
+    const int f = TRSV_F_Y_READY | TRSV_F_CONSUME_X;
     BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp, f));
     BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp, f));
     G->t2_ready = ready;

@@ -209,6 +209,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         const int g = tl / bk, o = tl - g * bk, r = o / k, j = o - r * k;
         /* everything that does not depend on other rows is loaded first */
         const TV xv = tl < bk ? x[(size_t)i * bk + o] : (TV)0;
+        if (xs && tl < bk) set_sentinel(xs + (size_t)i * bk + o); /* x consumed: ready as a later output */
         TF dv[B];
         if (upper) {
 #pragma unroll
@@ -236,8 +237,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
             s = v;
         }
         if (tl < bk) y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
-        /* x consumed: ready as a later output (after y_i, off the dependency chain) */
-        if (xs && tl < bk) set_sentinel(xs + (size_t)i * bk + o);
         return;
     } else if constexpr (MODE == TM_PAIR) {
     /* b*k > 32, b*ceil(k/2) <= 32: lane o = (r, jg) of the first B*nj lanes
@@ -250,6 +249,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         const int j1 = j0 + 1 < k ? j0 + 1 : j0; /* odd k: the last lane repeats j0 */
         TV xv0 = 0, xv1 = 0;
         if (tl < lanes) { xv0 = x[(size_t)i * bk + r * k + j0]; xv1 = x[(size_t)i * bk + r * k + j1]; }
+        if (xs && tl < lanes) { set_sentinel(xs + (size_t)i * bk + r * k + j0); set_sentinel(xs + (size_t)i * bk + r * k + j1); }
         TV acc0 = 0, acc1 = 0;
         if (g < G) {
 #pragma unroll 1
@@ -283,7 +283,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         if (tl < lanes) {
             y[(size_t)i * bk + r * k + j0] = WAIT ? unsentinel(s0v) : s0v;
             if (j1 != j0) y[(size_t)i * bk + r * k + j1] = WAIT ? unsentinel(s1v) : s1v;
-            if (xs) { set_sentinel(xs + (size_t)i * bk + r * k + j0); set_sentinel(xs + (size_t)i * bk + r * k + j1); }
         }
         return;
     } else {
@@ -302,6 +301,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
             for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
         }
         const TV s = x[(size_t)i * bk + o] - acc;
+        if (xs) set_sentinel(xs + (size_t)i * bk + o);
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
     }
@@ -316,9 +316,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         __syncwarp();
     }
-    /* x consumed (each lane its own outputs), after y_i: off the dependency chain */
-    if (xs)
-        for (int o = tl; o < bk; o += 32) set_sentinel(xs + (size_t)i * bk + o);
     }
 }
 
