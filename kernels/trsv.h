@@ -69,17 +69,6 @@ enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
  * no synchronization (so it can be captured in a CUDA graph). */
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);
-/* Flags of the sentinel sync-free path (bsr_trsv_dev_sentinel true):
- * Y_READY: y already holds the sentinel (all bits set) in its n*b*k values,
- * so the fill is skipped; CONSUME_X: x is scratch, each value is replaced by
- * the sentinel once read, so x is ready as a later solve's output.  The ILU
- * apply chains its two work vectors this way and fills neither (a fill costs
- * a launch and a full write of the vector).  Other paths ignore the flags. */
-enum { TRSV_F_Y_READY = 1, TRSV_F_CONSUME_X = 2 };
-bsr_status bsr_trsv_dev_solve_flags(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
-                                    int k, bsr_precision vprec, int flags, void *stream);
-/* Nonzero when a solve with these arguments runs the sentinel sync-free path. */
-int bsr_trsv_dev_sentinel(const bsr_trsv_tri *T, int kernel, int sched, const void *x, const void *y);
 
 /* t_i = S_i x_{perm[i]} (gather, pre) or y_{perm[i]} = S_i t_i (scatter, post);
  * perm, S may be NULL (identity); S in fprec. */
@@ -90,8 +79,7 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
 /* Median times (ms) of the GPU L and U solves of the preconditioner G with its
  * current kernel, k random vectors of vprec, after warm-up (at most about
  * max_s seconds per region); with_apply: also the full apply. */
-/* ms_LU: L then U as the apply chains them (0 when the kernel does not chain). */
-typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build, ms_LU; } bsr_trsv_timing;
+typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
 /* Seconds of create: host analysis (checks, layout, tree), device layout
  * (gathers), allocations, host-to-device copies. */
 typedef struct { double host_s, device_s, alloc_s, upload_s; } bsr_gpu_ilu_setup_breakdown;

@@ -35,7 +35,6 @@ struct bsr_gpu_ilu {
     cudaStream_t stream;          /* the context's */
     void *t, *t2;                 /* work vectors (sync-free needs output != input) */
     size_t t_bytes;
-    size_t t2_ready;              /* leading bytes of t2 known to hold the sentinel (lu_chain) */
     void *hx;                     /* staging for the host convenience calls */
     size_t hx_bytes;
     graph_entry graphs[NGRAPH];
@@ -378,12 +377,11 @@ extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel ker
 
 /* out = T^{-1} in for triangle `which` with the current kernel; with the graph
  * schedule through a cached CUDA graph of the per-level launches. */
-static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp,
-                            int flags)
+static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp)
 {
     const bsr_trsv_tri *T = &G->tri[which];
     if (G->opt.kernel != BSR_TRSV_LEVEL || G->opt.sched != BSR_TRSV_GRAPH)
-        return bsr_trsv_dev_solve_flags(T, G->opt.kernel, G->opt.sched, in, out, k, vp, flags, G->stream);
+        return bsr_trsv_dev_solve(T, G->opt.kernel, G->opt.sched, in, out, k, vp, G->stream);
     for (int g = 0; g < G->ngraphs; g++) {
         graph_entry *e = &G->graphs[g];
         if (e->tri == which && e->in == in && e->out == out && e->k == k && e->vp == vp) {
@@ -426,7 +424,6 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     cudaFree(G->t2);
     G->t = G->t2 = NULL;
     G->t_bytes = 0;
-    G->t2_ready = 0;
     CU_TRY(cudaMalloc(&G->t, need));
     CU_TRY(cudaMalloc(&G->t2, need));
     G->t_bytes = need;
@@ -441,45 +438,6 @@ static bsr_status check_vectors(const bsr_gpu_ilu *G, int k, bsr_precision vp, c
     return BSR_OK;
 }
 
-/* BSR_TRSV_CHAIN=0 turns the chaining below off (to measure what it saves). */
-static int chain_enabled(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("BSR_TRSV_CHAIN");
-        on = !(e && e[0] == '0');
-    }
-    return on;
-}
-
-/* t <- U^{-1} L^{-1} t through t2.  On the sentinel sync-free path the two
- * solves fill nothing: t2 holds the sentinel on entry (filled once, then kept
- * so), the L solve turns each value of t it reads into the sentinel, making t
- * the U solve's ready output, and the U solve does the same to t2 for the
- * next call.  Saves two launches and two full vector writes per apply. */
-static bsr_status lu_chain(bsr_gpu_ilu *G, int k, bsr_precision vp)
-{
-    const int kern = G->opt.kernel, sch = G->opt.sched;
-    const int chain = chain_enabled() && bsr_trsv_dev_sentinel(&G->tri[0], kern, sch, G->t, G->t2) &&
-                      bsr_trsv_dev_sentinel(&G->tri[1], kern, sch, G->t2, G->t);
-    if (!chain) {
-        BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp, 0));
-        return tri_solve(G, 1, G->t2, G->t, k, vp, 0);
-    }
-    const size_t need = (size_t)G->n * G->b * k * bsr_precision_size(vp);
-    if (G->t2_ready < need) {
-        CU_TRY(cudaMemsetAsync(G->t2, 0xff, need, G->stream));
-        G->t2_ready = need;
-    }
-    const size_t ready = G->t2_ready;
-    G->t2_ready = 0; /* until both solves are queued */
-    const int f = TRSV_F_Y_READY | TRSV_F_CONSUME_X;
-    BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp, f));
-    BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp, f));
-    G->t2_ready = ready;
-    return BSR_OK;
-}
-
 extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k, bsr_precision vp)
 {
     BSR_CHECK_ARG(G && x && y, "bsr_gpu_ilu_apply_dev: NULL argument");
@@ -487,7 +445,8 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
     BSR_TRY(ensure_work(G, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
-    BSR_TRY(lu_chain(G, k, vp));
+    BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp));
+    BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp));
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
     return BSR_OK;
 }
@@ -509,12 +468,11 @@ static bsr_status one_triangle(bsr_gpu_ilu *G, int which, const void *x, void *y
                                size_t bytes)
 {
     if (G->qrow) {
-        G->t2_ready = 0; /* t2 is overwritten here */
         BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, x, G->t2, vp, 0, G->stream));
-        BSR_TRY(tri_solve(G, which, G->t2, G->t, k, vp, 0));
+        BSR_TRY(tri_solve(G, which, G->t2, G->t, k, vp));
         return bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, G->t, y, vp, 1, G->stream);
     }
-    BSR_TRY(tri_solve(G, which, x, G->t, k, vp, 0));
+    BSR_TRY(tri_solve(G, which, x, G->t, k, vp));
     if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
     return BSR_OK;
 }
@@ -613,13 +571,7 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
     int r = 0;
     for (int w = -1; s == BSR_OK && r < reps; w++) {
         cudaEventRecord(e0, G->stream);
-        if (which == 3) { /* L+U as the apply chains them: t (a copy of x, untimed) -> t2 -> t */
-            if (cudaMemcpyAsync(G->t, x, (size_t)G->n * G->b * k * bsr_precision_size(vp), cudaMemcpyDeviceToDevice,
-                                G->stream) != cudaSuccess) { cudaGetLastError(); s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_time: copy"); break; }
-            cudaEventRecord(e0, G->stream);
-        }
-        s = which == 3 ? lu_chain(G, k, vp) : which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp)
-                                                          : tri_solve(G, which, x, y, k, vp, 0);
+        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_solve(G, which, x, y, k, vp);
         cudaEventRecord(e1, G->stream);
         if (s != BSR_OK) break;
         cudaError_t e = cudaEventSynchronize(e1);
@@ -663,7 +615,6 @@ extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, 
     if (s == BSR_OK) s = time_region(G, 0, x, y, k, vp, reps, max_s, &t->ms_L);
     if (s == BSR_OK) s = time_region(G, 1, x, y, k, vp, reps, max_s, &t->ms_U);
     if (s == BSR_OK && with_apply) s = time_region(G, 2, x, y, k, vp, reps, max_s, &t->ms_apply);
-    if (s == BSR_OK && with_apply && G->t2_ready) s = time_region(G, 3, x, y, k, vp, reps, max_s, &t->ms_LU);
     t->ms_graph_build = (G->graph_s - g0) * 1e3;
     cudaStreamSynchronize(G->stream);
     cudaFree(x);

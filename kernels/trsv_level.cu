@@ -144,8 +144,6 @@ __device__ __forceinline__ bool is_sentinel(float v) { return __float_as_int(v) 
 /* A computed value that happens to be the sentinel (only from a NaN input kept
  * bit for bit) is stored as an ordinary NaN, so no reader can wait forever. */
 template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return is_sentinel(v) ? (TV)NAN : v; }
-__device__ __forceinline__ void set_sentinel(double *p) { *p = __longlong_as_double(-1LL); }
-__device__ __forceinline__ void set_sentinel(float *p) { *p = __int_as_float(-1); }
 
 /* Load y_c(0..B-1, j) (stride k); WAIT: poll (uncached) until none is the
  * sentinel, sleeping nap ns between polls (fewer polls through L2). */
@@ -198,7 +196,7 @@ __device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV
 template <int B, typename TF, typename TV, bool WAIT, int MODE>
 __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const int *__restrict__ colind,
                                          const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                                         int tl, unsigned tmask, TV *sm, int nap, TV *xs)
+                                         int tl, unsigned tmask, TV *sm, int nap)
 {
     const TF *D = NULL;
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
@@ -209,7 +207,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         const int g = tl / bk, o = tl - g * bk, r = o / k, j = o - r * k;
         /* everything that does not depend on other rows is loaded first */
         const TV xv = tl < bk ? x[(size_t)i * bk + o] : (TV)0;
-        if (xs && tl < bk) set_sentinel(xs + (size_t)i * bk + o); /* x consumed: ready as a later output */
         TF dv[B];
         if (upper) {
 #pragma unroll
@@ -249,7 +246,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         const int j1 = j0 + 1 < k ? j0 + 1 : j0; /* odd k: the last lane repeats j0 */
         TV xv0 = 0, xv1 = 0;
         if (tl < lanes) { xv0 = x[(size_t)i * bk + r * k + j0]; xv1 = x[(size_t)i * bk + r * k + j1]; }
-        if (xs && tl < lanes) { set_sentinel(xs + (size_t)i * bk + r * k + j0); set_sentinel(xs + (size_t)i * bk + r * k + j1); }
         TV acc0 = 0, acc1 = 0;
         if (g < G) {
 #pragma unroll 1
@@ -301,7 +297,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
             for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
         }
         const TV s = x[(size_t)i * bk + o] - acc;
-        if (xs) set_sentinel(xs + (size_t)i * bk + o);
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
     }
@@ -342,7 +337,7 @@ team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const
     const int w = threadIdx.x >> 5;
     const int p = p0 + (blockIdx.x * LS_WARPS + w) * (32 / TS) + t;
     if (p >= p1) return; /* whole team leaves together */
-    team_row<B, TF, TV, false, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], 0, NULL);
+    team_row<B, TF, TV, false, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], 0);
 }
 
 /* Whole triangle, sync-free on sentinel values (y != x, y pre-filled with the
@@ -352,7 +347,7 @@ template <int B, typename TF, typename TV, int MODE>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
 team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                      const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
-                     const TV *x, TV *y, int k, int TS, int *counter, int nap, TV *xs)
+                     const TV *x, TV *y, int k, int TS, int *counter, int nap)
 {
     __shared__ TV sm[LS_WARPS][B * TRSV_MAXK];
     __shared__ int ticket;
@@ -364,7 +359,7 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     const int w = threadIdx.x >> 5;
     const int p = (ticket * LS_WARPS + w) * (32 / TS) + t;
     if (p >= n) return;
-    team_row<B, TF, TV, true, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap, xs);
+    team_row<B, TF, TV, true, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
 }
 
 /* Next chunk of 32/TS rows for the calling warp (dynamic persistent mode). */
@@ -387,7 +382,7 @@ template <int B, typename TF, typename TV, int MODE>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PMINBLOCKS)
 team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                     const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
-                    const TV *x, TV *y, int k, int TS, int *counter, int dyn, int grab, int nap, TV *xs)
+                    const TV *x, TV *y, int k, int TS, int *counter, int dyn, int grab, int nap)
 {
     __shared__ TV sm[LS_WARPS][B * TRSV_MAXK];
     int t, tl;
@@ -409,7 +404,7 @@ team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *_
         const int pn = cn * rpw + t;
         int rn = 0, b0n = 0, b1n = 0;
         if (cn < nchunks && pn < n) { rn = rows[pn]; b0n = pbeg[pn]; b1n = pend[pn]; }
-        if (p < n) team_row<B, TF, TV, true, MODE>(ri, b0, b1, upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap, xs);
+        if (p < n) team_row<B, TF, TV, true, MODE>(ri, b0, b1, upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
         c = cn; cend = cendn; p = pn; ri = rn; b0 = b0n; b1 = b1n;
     }
 }
@@ -476,7 +471,7 @@ static void sf_rule(const bsr_trsv_tri *T, int bk, int *persist, int *halve)
 /* Sync-free launch (sentinels already in y) with lane layout MODE. */
 template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
-                            TV *xs, cudaStream_t st)
+                            cudaStream_t st)
 {
     int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
     if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
@@ -486,7 +481,7 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     int nb = (T->n + rows_per_block - 1) / rows_per_block;
     if (!persist) {
         team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
-            T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, nap, xs);
+            T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, nap);
         CU_LAUNCHED("team_syncfree_kernel");
         return BSR_OK;
     }
@@ -505,14 +500,14 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (nb > occ * sms) nb = occ * sms;
     team_persist_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
-        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, persist == 2, grab, nap, xs);
+        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, persist == 2, grab, nap);
     CU_LAUNCHED("team_persist_kernel");
     return BSR_OK;
 }
 
 /* Launch the level kernel over T with the given schedule. */
 template <int B, typename TF, typename TV>
-static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y, int k, int flags,
+static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y, int k,
                             cudaStream_t st)
 {
     const TF *val = (const TF *)T->val;
@@ -541,13 +536,11 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     const int rows_per_block = LS_WARPS * (32 / TS);
     const int wide = B * k <= TS ? 0 : env_knob("BSR_TRSV_WIDE", TRSV_WIDE_DEFAULT) == 2 && B <= 4 ? 2 : 1;
     if (sched == TRSV_S_SYNCFREE) {
-        if (!(flags & TRSV_F_Y_READY))
-            CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
+        CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        TV *xs = flags & TRSV_F_CONSUME_X ? (TV *)x : NULL;
-        if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, xs, st);
-        if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, xs, st);
-        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, xs, st);
+        if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
+        if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
+        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
@@ -568,21 +561,9 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
 bsr_status trsv_tree_solve(const bsr_trsv_tri *T, int kernel, const void *x, void *y, int k,
                            bsr_precision vprec, cudaStream_t st);
 
-extern "C" int bsr_trsv_dev_sentinel(const bsr_trsv_tri *T, int kernel, int sched, const void *x, const void *y)
-{
-    return T && T->n > 0 && kernel == TRSV_K_LEVEL && sched == TRSV_S_SYNCFREE && x != y;
-}
-
 extern "C" bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched,
                                          const void *x, void *y, int k, bsr_precision vprec,
                                          void *stream)
-{
-    return bsr_trsv_dev_solve_flags(T, kernel, sched, x, y, k, vprec, 0, stream);
-}
-
-extern "C" bsr_status bsr_trsv_dev_solve_flags(const bsr_trsv_tri *T, int kernel, int sched,
-                                               const void *x, void *y, int k, bsr_precision vprec,
-                                               int flags, void *stream)
 {
     BSR_CHECK_ARG(T && x && y, "bsr_trsv_dev_solve: NULL argument");
     BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK, "bsr_trsv_dev_solve: k = %d outside 1..%d", k,
@@ -599,7 +580,7 @@ extern "C" bsr_status bsr_trsv_dev_solve_flags(const bsr_trsv_tri *T, int kernel
         using TF = decltype(tf);
         using TV = decltype(tv);
         trsv_with_b(T->b, [&](auto Bc) {
-            s = ls_launch<decltype(Bc)::value, TF, TV>(T, sched, (const TV *)x, (TV *)y, k, flags, st);
+            s = ls_launch<decltype(Bc)::value, TF, TV>(T, sched, (const TV *)x, (TV *)y, k, st);
         });
     });
     if (!ok)

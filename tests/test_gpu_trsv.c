@@ -440,65 +440,6 @@ static void test_errors(void)
     bsr_problem_free(&P);
 }
 
-/* The apply chains its work vectors through sentinels (kernels/trsv_ilu.cu,
- * lu_chain: neither is filled, each solve leaves its input ready as the next
- * output): results must not depend on what ran before.  k goes up and down,
- * single-triangle calls that overwrite the work vectors come in between, with
- * full renumbering and plain storage, double and mixed; every apply matches
- * the CPU and is bitwise equal to the first apply of the same X. */
-static void test_chain(void)
-{
-    if (!bsr_test_have_gpu()) return;
-    bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:10:4", BSR_DOUBLE, &P));
-    bsr_ilu_options io;
-    bsr_ilu_options_default(&io, BSR_ILU0);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
-    const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 4;
-    static const int seq[] = {9, 1, 16, 5, 9, 1, 16, 5, 2};
-    const int nseq = (int)(sizeof seq / sizeof seq[0]);
-    for (int cfg = 0; cfg < 3; cfg++) {
-        bsr_gpu_ilu_options go;
-        bsr_gpu_ilu_options_default(&go);
-        go.renumber = cfg == 0 ? 2 : 1;
-        go.factor_float = cfg == 2;
-        const double tol = tol_of(cfg == 2 ? MODE_MIXED : MODE_DOUBLE);
-        bsr_gpu_ilu *G = NULL;
-        BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
-        bsr_multivec *X[17] = {0}, *Y0[17] = {0};
-        for (int s = 0; s < nseq; s++) {
-            const int k = seq[s];
-            if (!X[k]) X[k] = dev_random(n, k, BSR_DOUBLE);
-            bsr_multivec *Y = dev_poisoned(n, k, BSR_DOUBLE);
-            BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X[k], Y));
-            BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-            if (!Y0[k]) {
-                bsr_multivec *R = NULL;
-                BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
-                BSR_ASSERT_OK(bsr_ilu_apply(F, X[k], R));
-                const double e = rel_err(Y, R);
-                if (!(e <= tol)) fprintf(stderr, "\n  chain cfg %d step %d k=%d: error %.3g\n", cfg, s, k, e);
-                CU_ASSERT(e <= tol);
-                bsr_multivec_destroy(R);
-                Y0[k] = Y;
-            } else {
-                CU_ASSERT(memcmp(bsr_multivec_data(Y0[k]), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
-                bsr_multivec_destroy(Y);
-            }
-            if (s & 1) { /* a single triangle in between (overwrites t2 under full renumbering) */
-                bsr_multivec *T = dev_poisoned(n, k, BSR_DOUBLE);
-                BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, s & 2 ? 1 : 0, X[k], T));
-                bsr_multivec_destroy(T);
-            }
-        }
-        for (int k = 0; k <= 16; k++) { bsr_multivec_destroy(X[k]); bsr_multivec_destroy(Y0[k]); }
-        bsr_gpu_ilu_destroy(G);
-    }
-    bsr_ilu_destroy(F);
-    bsr_problem_free(&P);
-}
-
 int main(int argc, char **argv)
 {
     if (!bsr_test_have_gpu()) return 77;
@@ -512,7 +453,6 @@ int main(int argc, char **argv)
         {"stencil factors: all kernels, orderings, k, precisions", test_stencil},
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
-        {"chained applies: k up and down, triangles in between", test_chain},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
