@@ -92,7 +92,9 @@ static inline void bsr_prof_mark_dev(const char *what)
  * other buffer is in flight (cuda_xfer.cu). */
 extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src, size_t bytes);
 extern "C" bsr_status bsr_cuda_d2h(bsr_context *ctx, void *dst, const void *src, size_t bytes);
-/* Free the staging buffers (context teardown). */
+/* Allocate the staging buffers (context creation; failure leaves plain
+ * copies) and free them (teardown). */
+void bsr_cuda_xfer_init(bsr_cuda_ctx *c);
 void bsr_cuda_xfer_free(bsr_cuda_ctx *c);
 
 /* Make ctx's device current (cheap when it already is). */

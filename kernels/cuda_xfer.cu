@@ -33,6 +33,14 @@ static int pin_alloc(bsr_cuda_ctx *c)
     return 1;
 }
 
+/* At context creation: the staging buffers, and the host threads that fill
+ * them started once, so the first upload of a setup pays neither (pinning
+ * and thread start are per-process costs, like the library handles). */
+void bsr_cuda_xfer_init(bsr_cuda_ctx *c)
+{
+    if (pin_alloc(c)) bsr_memcpy_par(c->pin[0], c->pin[1], XFER_CHUNK);
+}
+
 void bsr_cuda_xfer_free(bsr_cuda_ctx *c)
 {
     for (int i = 0; i < 2; i++) {

@@ -28,6 +28,11 @@
  * (64 registers: no spills in the polling loop for b <= 4); its rows in
  * flight come from the teams per warp instead. */
 #define LS_PMINBLOCKS 4
+/* Two vectors per lane (TM_PAIR) hold twice the loads across the wait: with
+ * the limits above they spilled (72-108 bytes) and ran slower than the loop
+ * layout; they get the registers of fewer resident blocks instead. */
+#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : LS_MINBLOCKS(B))
+#define LS_PMINBLOCKS_M(MODE) ((MODE) == TM_PAIR ? 3 : LS_PMINBLOCKS)
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
  * where another SM may have written the line after this SM cached it. */
@@ -325,7 +330,7 @@ __device__ __forceinline__ void team_of(int TS, int *t, int *tl, unsigned *tmask
 
 /* One level: team q of the grid solves the row at position p0 + q. */
 template <int B, typename TF, typename TV, int MODE>
-__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS_M(B, MODE))
 team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                   const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
                   const TV *x, TV *y, int k, int TS)
@@ -344,7 +349,7 @@ team_level_kernel(int p0, int p1, int upper, const int *__restrict__ rows, const
  * sentinel).  Chunks of the level order go to CUDA blocks by ticket, so any
  * row a team waits for belongs to a running or finished team. */
 template <int B, typename TF, typename TV, int MODE>
-__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS_M(B, MODE))
 team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                      const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
                      const TV *x, TV *y, int k, int TS, int *counter, int nap)
@@ -379,7 +384,7 @@ __device__ __forceinline__ int next_chunk(int *counter)
  * solved.  The next chunk's ticket and row data are fetched before waiting
  * on the current row, so no block launch or index load sits between rows. */
 template <int B, typename TF, typename TV, int MODE>
-__global__ void __launch_bounds__(LS_WARPS * 32, LS_PMINBLOCKS)
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_PMINBLOCKS_M(MODE))
 team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                     const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
                     const TV *x, TV *y, int k, int TS, int *counter, int dyn, int grab, int nap)
