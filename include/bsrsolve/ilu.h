@@ -42,8 +42,9 @@ typedef struct {
     int symbolic_only;      /* ILU(0) only: setup does the ordering, the map of A
                              * and the L/U patterns and schedules but no numeric
                              * factorization: the values are computed on the device
-                             * (bsr_gpu_ilu0); the host factors stay unset, so
-                             * apply, error_norm and refactor refuse */
+                             * (bsr_gpu_ilu0); the host factors stay unset (no
+                             * scaled copy of A, pivots or per-row storage are
+                             * allocated), so apply, error_norm and refactor refuse */
 } bsr_ilu_options;
 
 /* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
