@@ -432,10 +432,8 @@ static int team_override(void)
 /* Sync-free schedule on sentinels: BSR_TRSV_PERSIST=0 one CUDA block per chunk
  * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
  * rule of sf_rule. */
-/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs (default), 2 two
- * vectors per lane (b <= 4; measured slower: 4.76 vs 2.90 ms, natural k = 9,
- * its registers spill). */
-#define TRSV_WIDE_DEFAULT 1
+/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 2 two vectors
+ * per lane (b <= 4), unset: the rule of sf_rule. */
 /* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
  * only spreads the rows in flight over more levels: 3.5x slower at 4). */
 #define TRSV_GRAB_DEFAULT 1
@@ -466,11 +464,29 @@ static int team_size(int bk, double mean_len, int forced)
  * chunk with half the lane groups per row, i.e. twice the rows in flight (ND
  * k=1: 0.60 vs 0.66 ms; persistent: 0.76 and 1.18 ms).  b*k > 8 (k = 9 at
  * b = 4 measured): one CUDA block per chunk, as before. */
+/* Levels narrower than 8192 rows on average: the dependency chain dominates. */
+static int levels_narrow(const bsr_trsv_tri *T)
+{
+    return (double)T->n < 8192.0 * (T->nlevels > 0 ? T->nlevels : 1);
+}
+
 static void sf_rule(const bsr_trsv_tri *T, int bk, int *persist, int *halve)
 {
-    const int narrow = (double)T->n < 8192.0 * (T->nlevels > 0 ? T->nlevels : 1);
+    const int narrow = levels_narrow(T);
     *persist = bk <= 8 && narrow ? 2 : 0;
     *halve = bk <= 8 && !narrow;
+}
+
+/* Lane layout of rows with b*k > 32 (same H100 sweep): with b <= 4 and
+ * narrow levels two vectors per lane, one pass over the row (natural k=16:
+ * 3.00 vs 3.40 ms, k=9: 2.89 vs 2.94); on wide levels the loop layout, whose
+ * smaller register budget keeps more rows in flight (ND k=9: 2.12 vs 2.70). */
+static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
+{
+    const int narrow = levels_narrow(T);
+    const int w = env_knob("BSR_TRSV_WIDE", 0);
+    if (w == 1 || w == 2) return w == 2 && B <= 4 ? 2 : 1;
+    return sched == TRSV_S_SYNCFREE && narrow && B <= 4 ? 2 : 1;
 }
 
 /* Sync-free launch (sentinels already in y) with lane layout MODE. */
@@ -539,7 +555,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     int TS = team_size(B * k, mean_len, forced);
     if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
     const int rows_per_block = LS_WARPS * (32 / TS);
-    const int wide = B * k <= TS ? 0 : env_knob("BSR_TRSV_WIDE", TRSV_WIDE_DEFAULT) == 2 && B <= 4 ? 2 : 1;
+    const int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
