@@ -1,5 +1,6 @@
 /* Level schedules of the block triangles and the level-ordered renumbering. */
 #include "reorder_impl.h"
+#include <omp.h>
 #include <string.h>
 
 /* Level schedule of A's lower (upper = 0) or upper triangle over all rows. */
@@ -128,7 +129,7 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
     bsr_status s = levels_alloc(n, &a);
     if (!s) s = levels_alloc(n, &b);
     if (!s) {
-        #pragma omp parallel sections num_threads(2) if (n >= BSR_PAR_ROWS)
+        #pragma omp parallel sections num_threads(2) if (n >= BSR_PAR_ROWS && omp_get_max_threads() > 1)
         {
             #pragma omp section
             a->nlevels = level_walk(L, 0, 0, n, a->level_of);
