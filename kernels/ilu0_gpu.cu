@@ -284,6 +284,16 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
 
 /* ---- host side ------------------------------------------------------------- */
 
+/* Threads per CUDA block of the factorization's launches: a level has at most
+ * a few thousand rows, one thread each, so smaller blocks spread a level over
+ * more SMs.  BSR_ILU0_T (32..256) overrides, to measure. */
+static int level_threads(void)
+{
+    const char *e = getenv("BSR_ILU0_T");
+    const int t = e ? atoi(e) : 0;
+    return t >= 32 && t <= 256 && t % 32 == 0 ? t : 128;
+}
+
 /* A fresh device copy of n host ints (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
@@ -427,7 +437,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     cudaStream_t st = D->stream;
     CU_TRY(cudaMemsetAsync(D->cnt, 0, 2 * sizeof(int), st));
     CU_TRY(cudaMemsetAsync(D->err, 0xff, sizeof(unsigned long long), st));
-    const int n = D->n, T = 128;
+    const int n = D->n, T = level_threads();
     const void *av = bsr_cuda_matrix_val(A);
     if (n > 0) {
         unsigned nb = (unsigned)((n + T - 1) / T);
