@@ -21,6 +21,10 @@
 #define TM_NARROW 0
 #define TM_LOOP 1
 #define TM_PAIR 2
+/* b*k > 32 split by vectors: nh teams per row, each the narrow layout on kc
+ * of the k vectors (the D product of an upper row mixes only the same vector,
+ * so the teams are independent); sync-free ticket kernel only. */
+#define TM_SPLIT 3
 /* Resident blocks per SM asked of the register allocator: rows in flight are
  * what hides the latency of the dependency chain (6 = 48 warps per SM). */
 #define LS_MINBLOCKS(B) ((B) <= 4 ? 6 : 4)
@@ -30,8 +34,9 @@
 #define LS_PMINBLOCKS 4
 /* Two vectors per lane (TM_PAIR) hold twice the loads across the wait: with
  * the limits above they spilled (72-108 bytes) and ran slower than the loop
- * layout; they get the registers of fewer resident blocks instead. */
-#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : LS_MINBLOCKS(B))
+ * layout; they get the registers of fewer resident blocks instead, and so
+ * does the split layout (48 bytes spilled at b = 4 with 6 blocks, none at 4). */
+#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT ? 4 : LS_MINBLOCKS(B))
 #define LS_PMINBLOCKS_M(MODE) ((MODE) == TM_PAIR ? 3 : LS_PMINBLOCKS)
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
@@ -201,17 +206,19 @@ __device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV
 template <int B, typename TF, typename TV, bool WAIT, int MODE>
 __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const int *__restrict__ colind,
                                          const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                                         int tl, unsigned tmask, TV *sm, int nap)
+                                         int tl, unsigned tmask, TV *sm, int nap, int j0 = 0, int kc = 0)
 {
     const TF *D = NULL;
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
     const int bk = B * k;
-    if constexpr (MODE == TM_NARROW) { /* b*k <= TS */
+    if constexpr (MODE == TM_NARROW) { /* the kc vectors j0.. (all when kc = 0): b*kc <= TS */
+        if (kc == 0) kc = k;
+        const int bkc = B * kc;
         int G = 1;
-        while (2 * G * bk <= TS) G *= 2;
-        const int g = tl / bk, o = tl - g * bk, r = o / k, j = o - r * k;
+        while (2 * G * bkc <= TS) G *= 2;
+        const int g = tl / bkc, o = tl - g * bkc, r = o / kc, jj = o - r * kc, j = j0 + jj, e = r * k + j;
         /* everything that does not depend on other rows is loaded first */
-        const TV xv = tl < bk ? x[(size_t)i * bk + o] : (TV)0;
+        const TV xv = tl < bkc ? x[(size_t)i * bk + e] : (TV)0;
         TF dv[B];
         if (upper) {
 #pragma unroll
@@ -230,15 +237,15 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
                 for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
             }
         }
-        for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * bk, TS);
-        TV s = xv - acc; /* valid in lanes tl < bk */
+        for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * bkc, TS);
+        TV s = xv - acc; /* valid in lanes tl < bkc */
         if (upper) {
             TV v = 0;
 #pragma unroll
-            for (int c = 0; c < B; c++) v += (TV)dv[c] * __shfl_sync(tmask, s, c * k + j, TS);
+            for (int c = 0; c < B; c++) v += (TV)dv[c] * __shfl_sync(tmask, s, c * kc + jj, TS);
             s = v;
         }
-        if (tl < bk) y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
+        if (tl < bkc) y[(size_t)i * bk + e] = WAIT ? unsentinel(s) : s;
         return;
     } else if constexpr (MODE == TM_PAIR) {
     /* b*k > 32, b*ceil(k/2) <= 32: lane o = (r, jg) of the first B*nj lanes
@@ -352,7 +359,7 @@ template <int B, typename TF, typename TV, int MODE>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS_M(B, MODE))
 team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
                      const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
-                     const TV *x, TV *y, int k, int TS, int *counter, int nap)
+                     const TV *x, TV *y, int k, int TS, int *counter, int nap, int nh, int kc)
 {
     __shared__ TV sm[LS_WARPS][B * TRSV_MAXK];
     __shared__ int ticket;
@@ -362,9 +369,16 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
     const int w = threadIdx.x >> 5;
-    const int p = (ticket * LS_WARPS + w) * (32 / TS) + t;
-    if (p >= n) return;
-    team_row<B, TF, TV, true, MODE>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
+    const int q = (ticket * LS_WARPS + w) * (32 / TS) + t;
+    if constexpr (MODE == TM_SPLIT) { /* team q: row q / nh, vectors of part q % nh */
+        if (q >= n * nh) return;
+        const int p = q / nh, j0 = (q - p * nh) * kc;
+        team_row<B, TF, TV, true, TM_NARROW>(rows[p], pbeg[p], pend[p], upper, colind, val, x, y, k, TS, tl, tmask,
+                                             sm[w], nap, j0, k - j0 < kc ? k - j0 : kc);
+    } else {
+        if (q >= n) return;
+        team_row<B, TF, TV, true, MODE>(rows[q], pbeg[q], pend[q], upper, colind, val, x, y, k, TS, tl, tmask, sm[w], nap);
+    }
 }
 
 /* Next chunk of 32/TS rows for the calling warp (dynamic persistent mode). */
@@ -477,6 +491,15 @@ static void sf_rule(const bsr_trsv_tri *T, int bk, int *persist, int *halve)
     *halve = bk <= 8 && !narrow;
 }
 
+/* Split of k vectors for TM_SPLIT: nh parts of at most kc vectors, each
+ * part's b*kc lanes within one warp, parts as even as possible. */
+static void split_shape(int B, int k, int *nh, int *kc)
+{
+    const int per = 32 / B > 0 ? 32 / B : 1;
+    *nh = (k + per - 1) / per;
+    *kc = (k + *nh - 1) / *nh;
+}
+
 /* Lane layout of rows with b*k > 32 (same H100 sweep): with b <= 4 and
  * narrow levels two vectors per lane, one pass over the row (natural k=16:
  * 3.00 vs 3.40 ms, k=9: 2.89 vs 2.94); on wide levels the loop layout, whose
@@ -485,27 +508,16 @@ static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
     const int narrow = levels_narrow(T);
     const int w = env_knob("BSR_TRSV_WIDE", 0);
-    if (w == 1 || w == 2) return w == 2 && B <= 4 ? 2 : 1;
+    if (w == 3 && sched == TRSV_S_SYNCFREE) return 3;
+    if (w >= 1 && w <= 3) return w == 2 && B <= 4 ? 2 : 1;
     return sched == TRSV_S_SYNCFREE && narrow && B <= 4 ? 2 : 1;
 }
 
-/* Sync-free launch (sentinels already in y) with lane layout MODE. */
+/* Persistent sync-free launch: a grid of at most the resident blocks. */
 template <int B, typename TF, typename TV, int MODE>
-static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
-                            cudaStream_t st)
+static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS, int nb,
+                                 int grab, int nap, cudaStream_t st)
 {
-    int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
-    if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
-    if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
-    const TF *val = (const TF *)T->val;
-    const int rows_per_block = LS_WARPS * (32 / TS);
-    int nb = (T->n + rows_per_block - 1) / rows_per_block;
-    if (!persist) {
-        team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
-            T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, nap);
-        CU_LAUNCHED("team_syncfree_kernel");
-        return BSR_OK;
-    }
     static int occ = 0; /* resident blocks per SM of this instantiation */
     if (occ < 1) {
         int o = 0;
@@ -521,8 +533,29 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     if (nb > occ * sms) nb = occ * sms;
     team_persist_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
-        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, val, x, y, k, TS, T->counter, persist == 2, grab, nap);
+        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS, T->counter,
+        persist == 2, grab, nap);
     CU_LAUNCHED("team_persist_kernel");
+    return BSR_OK;
+}
+
+/* Sync-free launch (sentinels already in y) with lane layout MODE. */
+template <int B, typename TF, typename TV, int MODE>
+static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
+                            cudaStream_t st)
+{
+    int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
+    if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
+    if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
+    const int rows_per_block = LS_WARPS * (32 / TS);
+    int nh = 1, kc = k;
+    if (MODE == TM_SPLIT) split_shape(B, k, &nh, &kc);
+    const int nb = (int)(((int64_t)T->n * nh + rows_per_block - 1) / rows_per_block);
+    if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
+        if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
+    team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
+        T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS, T->counter, nap, nh, kc);
+    CU_LAUNCHED("team_syncfree_kernel");
     return BSR_OK;
 }
 
@@ -554,11 +587,17 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     const int forced = team_override();
     int TS = team_size(B * k, mean_len, forced);
     if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
-    const int rows_per_block = LS_WARPS * (32 / TS);
     const int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
+    if (wide == 3) { /* split by vectors: the lanes of one part */
+        int nh, kc;
+        split_shape(B, k, &nh, &kc);
+        TS = team_size(B * kc, mean_len, forced);
+    }
+    const int rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, 0, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
         return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
