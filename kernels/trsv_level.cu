@@ -500,17 +500,21 @@ static void split_shape(int B, int k, int *nh, int *kc)
     *kc = (k + *nh - 1) / *nh;
 }
 
-/* Lane layout of rows with b*k > 32 (same H100 sweep): with b <= 4 and
- * narrow levels two vectors per lane, one pass over the row (natural k=16:
- * 3.00 vs 3.40 ms, k=9: 2.89 vs 2.94); on wide levels the loop layout, whose
- * smaller register budget keeps more rows in flight (ND k=9: 2.12 vs 2.70). */
+/* Lane layout of rows with b*k > 32 (H100 sweeps, stencil3d:96:4 and 64:5):
+ * on narrow levels with b <= 4 two vectors per lane, one pass over the row
+ * (b=4 natural k=16: 3.00 vs 3.40 ms loop, 3.70 split; k=9: 2.89 vs 2.94, 3.26
+ * split), with b > 4 the split layout (b=5 natural k=9: 1.32 vs 2.01 ms loop);
+ * on wide levels the loop layout, whose smaller register budget keeps more
+ * rows in flight (ND k=9: b=4 2.12 vs 2.70 pair, 3.20 split; b=5 0.97 vs 1.17
+ * split). */
 static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
     const int narrow = levels_narrow(T);
     const int w = env_knob("BSR_TRSV_WIDE", 0);
     if (w == 3 && sched == TRSV_S_SYNCFREE) return 3;
     if (w >= 1 && w <= 3) return w == 2 && B <= 4 ? 2 : 1;
-    return sched == TRSV_S_SYNCFREE && narrow && B <= 4 ? 2 : 1;
+    if (sched != TRSV_S_SYNCFREE || !narrow) return 1;
+    return B <= 4 ? 2 : 3;
 }
 
 /* Persistent sync-free launch: a grid of at most the resident blocks. */
@@ -588,16 +592,17 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     int TS = team_size(B * k, mean_len, forced);
     if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
     const int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
-    if (wide == 3) { /* split by vectors: the lanes of one part */
+    if (wide == 3) { /* split by vectors: the lanes of one part; the ticket kernel only */
         int nh, kc;
         split_shape(B, k, &nh, &kc);
         TS = team_size(B * kc, mean_len, forced);
+        persist = 0;
     }
     const int rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, 0, x, y, k, TS, st);
+        if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
         return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
