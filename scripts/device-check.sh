@@ -21,6 +21,7 @@ if [ "${QUICK:-0}" = 0 ]; then
   OMP_NUM_THREADS=16 run pyramid.log 150 bench pyramid --dim 2 --grid 32768 --steps 256 --device-mem 1G --height auto
 fi
 run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --steps 2 --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
+run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --steps 2 --warm --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --rhs random:9 --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 run solver.log 60 --gen stencil3d:64:4 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
 for f in spmm trsv pyramid solver; do [ -f "$O/$f.log" ] && tail -n 40 "$O/$f.log" | cut -c1-160; done
