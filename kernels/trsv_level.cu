@@ -500,21 +500,24 @@ static void split_shape(int B, int k, int *nh, int *kc)
     *kc = (k + *nh - 1) / *nh;
 }
 
-/* Lane layout of rows with b*k > 32 (H100 sweeps, stencil3d:96:4 and 64:5):
- * on narrow levels with b <= 4 two vectors per lane, one pass over the row
- * (b=4 natural k=16: 3.00 vs 3.40 ms loop, 3.70 split; k=9: 2.89 vs 2.94, 3.26
- * split), with b > 4 the split layout (b=5 natural k=9: 1.32 vs 2.01 ms loop);
- * on wide levels the loop layout, whose smaller register budget keeps more
- * rows in flight (ND k=9: b=4 2.12 vs 2.70 pair, 3.20 split; b=5 0.97 vs 1.17
- * split). */
+/* Lane layout of rows with b*k > 32 (H100 sweeps, k = 9 and 16 on
+ * stencil3d:96:4, 64:5 and 48:9, natural and ND).  With b <= 4 and levels
+ * narrower than 8192 rows on average: two vectors per lane, one pass over the
+ * row (b=4 natural k=16: 3.00 vs 3.40 ms loop, 3.70 split; k=9: 2.89 vs 2.94,
+ * 3.26 split).  With b > 4 and levels narrower than 2000 rows: the split
+ * layout (natural k=9: b=5, 1380 rows a level, 1.32 vs 2.01 ms loop; b=9, 779
+ * rows, 1.54 vs 3.12).  Otherwise the loop layout, whose smaller register
+ * budget keeps more rows in flight (ND k=9: b=4, 14745 rows, 2.12 vs 2.70
+ * pair, 3.20 split; b=5, 6553 rows, 0.97 vs 1.17 split; b=9, 3253 rows, 0.94
+ * vs 1.12 split). */
 static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
-    const int narrow = levels_narrow(T);
     const int w = env_knob("BSR_TRSV_WIDE", 0);
     if (w == 3 && sched == TRSV_S_SYNCFREE) return 3;
     if (w >= 1 && w <= 3) return w == 2 && B <= 4 ? 2 : 1;
-    if (sched != TRSV_S_SYNCFREE || !narrow) return 1;
-    return B <= 4 ? 2 : 3;
+    if (sched != TRSV_S_SYNCFREE) return 1;
+    if (B <= 4) return levels_narrow(T) ? 2 : 1;
+    return (double)T->n < 2000.0 * (T->nlevels > 0 ? T->nlevels : 1) ? 3 : 1;
 }
 
 /* Persistent sync-free launch: a grid of at most the resident blocks. */
