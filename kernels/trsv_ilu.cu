@@ -140,6 +140,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     int *rg = NULL, nrg = 0;
     double t0 = now_s();
     BSR_TRY(bsr_trsv_plan_build(M, lv, upper, G->opt.renumber > 0, qpos, &pl));
+    bsr_prof_mark("gpu ilu:   plan (checks, layout)");
     bsr_status s = BSR_OK;
     if (qpos) { /* tree ranges are not contiguous in the new numbering */
         T->ntl = 1;
@@ -156,6 +157,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     G->host_s += now_s() - t0;
+    bsr_prof_mark("gpu ilu:   tree plan");
     if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
     if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
     if (s == BSR_OK) s = upload_ints(G, &T->rend, pl.rend, n);
@@ -164,6 +166,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     if (s == BSR_OK) s = upload_ints(G, &T->colind, pl.colind, nnzb);
     if (s == BSR_OK && pl.map) s = upload_ints(G, &G->map[which], pl.map, nnzb);
     if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
+    bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
         double t1 = now_s();
         cudaError_t e = cudaMalloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
