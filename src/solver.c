@@ -133,7 +133,8 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
      * device setup below then finds A current */
     upload_job job = {s->ctx, (bsr_matrix *)work_matrix(s), BSR_OK, ""};
     pthread_t th;
-    const int threaded = s->device && pthread_create(&th, NULL, upload_main, &job) == 0;
+    const char *ov = getenv("BSR_UPLOAD_OVERLAP"); /* 0: upload after, on this thread (to measure) */
+    const int threaded = s->device && !(ov && ov[0] == '0') && pthread_create(&th, NULL, upload_main, &job) == 0;
     st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc);
     if (threaded) {
         pthread_join(th, NULL);
