@@ -2,7 +2,6 @@
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
 #include "solver_impl.h"
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -91,22 +90,6 @@ static const bsr_matrix *work_matrix(const bsr_solver *s)
     return s->A_work ? s->A_work : s->A_user;
 }
 
-/* The device upload of A on a second host thread (see bsr_solver_setup). */
-typedef struct {
-    bsr_context *ctx;
-    bsr_matrix *A;
-    bsr_status st;
-    char msg[512];
-} upload_job;
-
-static void *upload_main(void *p)
-{
-    upload_job *j = p;
-    j->st = bsr_matrix_upload(j->ctx, j->A);
-    if (j->st) snprintf(j->msg, sizeof j->msg, "%s", bsr_last_error());
-    return NULL;
-}
-
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
@@ -128,19 +111,9 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (s->opt.factor == BSR_FACTOR_AUTO)
         s->opt.factor = s->device && s->opt.precond == BSR_PC_ILU0 ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     double t1 = now();
-    /* on the device, A's upload (PCIe-bound) runs on a second thread while
-     * this one does the host part of the preconditioner (CPU-bound); the
-     * device setup below then finds A current */
-    upload_job job = {s->ctx, (bsr_matrix *)work_matrix(s), BSR_OK, ""};
-    pthread_t th;
-    const char *ov = getenv("BSR_UPLOAD_OVERLAP"); /* 0: upload after, on this thread (to measure) */
-    const int threaded = s->device && !(ov && ov[0] == '0') && pthread_create(&th, NULL, upload_main, &job) == 0;
-    st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc);
-    if (threaded) {
-        pthread_join(th, NULL);
-        if (!st && job.st) st = bsr_error(job.st, "%s", job.msg);
-    }
-    if (st) goto fail;
+    /* (A's upload stays after the host work: on a second thread, overlapped
+     * with it, the setup was slower in the median, bench/RESULTS.md) */
+    if ((st = bsr_pc_create(work_matrix(s), &s->opt, &s->pc))) goto fail;
     double t2 = now();
     bsr_prof_mark("setup: host preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
