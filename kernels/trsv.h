@@ -45,13 +45,14 @@ typedef struct {
     int *colind;               /* [nnzb] column of each stored block */
     int *map;                  /* [nnzb] factor block stored there (NULL: same order) */
 } bsr_trsv_plan;
-/* Check lv against triangle M (schedule covers every row once, every block off
- * the diagonal reads a row of an earlier level, U rows start with their pivot,
- * L has only strictly lower blocks) and lay M out: renumber = 0 keeps M's
- * block order, else blocks in schedule order; qpos (needs renumber) renumbers
- * rows and columns.  OpenMP-parallel. */
+/* With check, verify lv against triangle M (schedule covers every row once,
+ * every block off the diagonal reads a row of an earlier level, U rows start
+ * with their pivot, L has only strictly lower blocks); then lay M out:
+ * renumber = 0 keeps M's block order, else blocks in schedule order; qpos
+ * (needs renumber) renumbers rows and columns.  OpenMP-parallel.  check = 0
+ * is for schedules the library built itself for M (the ILU's). */
 bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
-                               const int *qpos, bsr_trsv_plan *pl);
+                               const int *qpos, int check, bsr_trsv_plan *pl);
 void bsr_trsv_plan_free(bsr_trsv_plan *pl);
 /* Separator-tree levels (one root [0,n) without a tree): tl_ptr[ntl+1] into
  * ranges (own rows [sep_first,last) of each node, by tree level), and whether

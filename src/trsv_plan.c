@@ -54,7 +54,7 @@ static bsr_status row_error(const bsr_matrix *M, int upper, const int *level_of,
 }
 
 bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
-                               const int *qpos, bsr_trsv_plan *pl)
+                               const int *qpos, int check, bsr_trsv_plan *pl)
 {
     BSR_CHECK_ARG(M && lv && pl, "bsr_trsv_plan_build: NULL argument");
     BSR_CHECK_ARG(!qpos || renumber, "bsr_trsv_plan_build: renumbered unknowns need level-ordered storage");
@@ -64,7 +64,7 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
         return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", nm, n);
     size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
-    int *level_of = bsr_malloc(n1 * sizeof(int), "level_of");
+    int *level_of = check ? bsr_malloc(n1 * sizeof(int), "level_of") : NULL;
     pl->rows = bsr_malloc(n1 * sizeof(int), "schedule");
     pl->rstart = bsr_malloc(n1 * sizeof(int), "row starts");
     pl->rend = bsr_malloc(n1 * sizeof(int), "row ends");
@@ -72,7 +72,7 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     pl->pend = bsr_malloc(n1 * sizeof(int), "position ends");
     pl->colind = bsr_malloc(z1 * sizeof(int), "stored colind");
     pl->map = renumber ? bsr_malloc(z1 * sizeof(int), "block map") : NULL;
-    if (!level_of || !pl->rows || !pl->rstart || !pl->rend || !pl->pbeg || !pl->pend || !pl->colind ||
+    if ((check && !level_of) || !pl->rows || !pl->rstart || !pl->rend || !pl->pbeg || !pl->pend || !pl->colind ||
         (renumber && !pl->map)) {
         free(level_of);
         bsr_trsv_plan_free(pl);
@@ -84,6 +84,15 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
      * twice leaves another unlisted, or disagrees with its recorded level) */
     bsr_status s = BSR_OK;
     int width = 0, badp = n;
+    if (!check) {
+#pragma omp parallel for schedule(static) reduction(max : width) if (lv->nlevels >= BSR_PAR_ROWS)
+        for (int l = 0; l < lv->nlevels; l++) {
+            int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+            if (w > width) width = w;
+        }
+        pl->max_width = width;
+        goto layout;
+    }
 #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++) level_of[i] = -1;
 #pragma omp parallel for schedule(dynamic, 1) reduction(max : width) reduction(min : badp) if (n >= BSR_PAR_ROWS)
@@ -126,6 +135,7 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
         bsr_trsv_plan_free(pl);
         return s;
     }
+layout:
     /* stored layout: block rows in schedule order (renumber) or as they are */
     if (renumber) {
         /* pend = inclusive prefix sum of the row lengths in schedule order,

@@ -63,7 +63,7 @@ static void test_layouts(void)
             const bsr_levels *lv = w ? f.lvU : f.lvL;
             for (int mode = 0; mode < 3; mode++) {
                 bsr_trsv_plan pl;
-                BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, &pl));
+                BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, 1, &pl));
                 check_layout(M, lv, mode > 0, mode == 2 ? qpos : NULL, &pl);
                 if (mode == 2 && !w) {
                     for (int p = 0; p < n; p++) CU_ASSERT_EQUAL(pl.rows[p], p); /* L's levels are ranges */
@@ -83,7 +83,7 @@ static void test_layouts(void)
             free(tl);
             free(rg);
         }
-        CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, f.lvL, 0, 0, qpos, &(bsr_trsv_plan){0}), BSR_ERR_ARG);
+        CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, f.lvL, 0, 0, qpos, 1, &(bsr_trsv_plan){0}), BSR_ERR_ARG);
         free(qpos);
         bsr_ilu_destroy(F);
         bsr_problem_free(&P);
@@ -107,21 +107,21 @@ static void test_bad_schedules(void)
     memcpy(bad.rows, lv->rows, sizeof(int) * n);
     int a = lv->level_ptr[0], z = lv->level_ptr[lv->nlevels - 1];
     int t = bad.rows[a]; bad.rows[a] = bad.rows[z]; bad.rows[z] = t;
-    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, &pl), BSR_ERR_STRUCTURE);
+    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, 1, &pl), BSR_ERR_STRUCTURE);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "needs row"));
     /* a row listed twice (another missing) */
     memcpy(bad.rows, lv->rows, sizeof(int) * n);
     bad.rows[n - 1] = bad.rows[0];
-    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, &pl), BSR_ERR_STRUCTURE);
+    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, 1, &pl), BSR_ERR_STRUCTURE);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "repeated"));
     /* L's schedule for U: U's pivots and dependencies are elsewhere */
-    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.U, lv, 1, 1, NULL, &pl), BSR_ERR_STRUCTURE);
+    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.U, lv, 1, 1, NULL, 1, &pl), BSR_ERR_STRUCTURE);
     /* U given as a lower triangle */
-    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.U, f.lvU, 0, 0, NULL, &pl), BSR_ERR_STRUCTURE);
+    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.U, f.lvU, 0, 0, NULL, 1, &pl), BSR_ERR_STRUCTURE);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "wrong side"));
     /* wrong size */
     bad.n = n - 1;
-    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, &pl), BSR_ERR_SIZE);
+    CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, 1, &pl), BSR_ERR_SIZE);
     free(bad.rows);
     free(bad.level_ptr);
     bsr_ilu_destroy(F);
@@ -153,9 +153,14 @@ static void make_plans(const bsr_ilu_factors *f, int w, int mode, const int *qpo
     const bsr_matrix *M = w ? f->U : f->L;
     const bsr_levels *lv = w ? f->lvU : f->lvL;
     omp_set_num_threads(nt);
-    BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, &p->pl));
+    BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, 1, &p->pl));
     BSR_ASSERT_OK(bsr_trsv_tree_plan(M, w, f->ord, &p->ntl, &p->tl, &p->rg, &p->nrg, &p->ok));
     check_layout(M, lv, mode > 0, mode == 2 ? qpos : NULL, &p->pl);
+    /* without the checks (trusted schedules): the same layout */
+    bsr_trsv_plan u;
+    BSR_ASSERT_OK(bsr_trsv_plan_build(M, lv, w, mode > 0, mode == 2 ? qpos : NULL, 0, &u));
+    CU_ASSERT(same_plan(&p->pl, &u));
+    bsr_trsv_plan_free(&u);
 }
 
 /* bsr_trsv_plan_build and bsr_trsv_tree_plan give the same arrays with 1 and
@@ -200,7 +205,7 @@ static void test_plans_threads(void)
         for (int r = 0; r < 2; r++) {
             bsr_trsv_plan pl;
             omp_set_num_threads(r ? 4 : 1);
-            CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, &pl), BSR_ERR_STRUCTURE);
+            CU_ASSERT_EQUAL(bsr_trsv_plan_build(f.L, &bad, 0, 1, NULL, 1, &pl), BSR_ERR_STRUCTURE);
             snprintf(msg[r], sizeof msg[r], "%s", bsr_last_error());
         }
         CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
