@@ -36,10 +36,7 @@
  * the limits above they spilled (72-108 bytes) and ran slower than the loop
  * layout; they get the registers of fewer resident blocks instead, and so
  * does the split layout (48 bytes spilled at b = 4 with 6 blocks, none at 4). */
-#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT || (MODE) == TM_LOOP ? 4 : LS_MINBLOCKS(B))
-/* The loop layout walks two blocks at a time up to this block size (more
- * loads in flight per row; larger blocks would spill). */
-#define LOOP2_MAXB 4
+#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT ? 4 : LS_MINBLOCKS(B))
 #define LS_PMINBLOCKS_M(MODE) ((MODE) == TM_PAIR ? 3 : LS_PMINBLOCKS)
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
@@ -300,23 +297,8 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
     /* b*k > 32: the whole warp is the team, several outputs per lane */
     for (int o = tl; o < bk; o += 32) {
         const int r = o / k, j = o - r * k;
-        const TV xv = x[(size_t)i * bk + o]; /* independent of other rows: loaded first */
         TV acc = 0;
-        int p = s0;
-        if constexpr (B <= LOOP2_MAXB) /* two blocks at a time: both blocks' loads in flight before either wait */
-            for (; p + 1 < s1; p += 2) {
-                TF a0[B], a1[B];
-                TV y0[B], y1[B];
-                const TF *a = val + (size_t)p * B * B + r * B;
-#pragma unroll
-                for (int c = 0; c < B; c++) { a0[c] = a[c]; a1[c] = a[B * B + c]; }
-                load_yc2<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, y + (size_t)colind[p + 1] * bk + j, k, y0, y1, nap);
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)a0[c] * y0[c];
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)a1[c] * y1[c];
-            }
-        for (; p < s1; p++) {
+        for (int p = s0; p < s1; p++) {
             TF av[B];
             TV yv[B];
             const TF *a = val + (size_t)p * B * B + r * B;
@@ -326,7 +308,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
 #pragma unroll
             for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
         }
-        const TV s = xv - acc;
+        const TV s = x[(size_t)i * bk + o] - acc;
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
     }
