@@ -48,56 +48,49 @@ static int cmp_d(const void *a, const void *b)
 #define CS_CU(call) do { cudaError_t _e = (call); if (_e != cudaSuccess) { cudaGetLastError(); CS_FAIL("%s: %s", #call, cudaGetErrorString(_e)); } } while (0)
 #define CS_SP(call) do { cusparseStatus_t _s = (call); if (_s != CUSPARSE_STATUS_SUCCESS) CS_FAIL("%s: %s", #call, cusparseGetErrorString(_s)); } while (0)
 
-/* One precision: T = double or float. */
+/* One precision: T = double or float, P = D or S in cuSPARSE's names (one
+ * macro writes both specializations: they differ only in those). */
 template <typename T> struct cs;
-template <> struct cs<double> {
-    static cusparseStatus_t sv_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                   cusparseMatDescr_t ds, double *v, const int *rp, const int *ci, int b, bsrsv2Info_t i, int *bs)
-    { return cusparseDbsrsv2_bufferSize(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, bs); }
-    static cusparseStatus_t sv_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                   cusparseMatDescr_t ds, const double *v, const int *rp, const int *ci, int b, bsrsv2Info_t i,
-                                   cusparseSolvePolicy_t p, void *buf)
-    { return cusparseDbsrsv2_analysis(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, p, buf); }
-    static cusparseStatus_t sv_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                     cusparseMatDescr_t ds, const double *v, const int *rp, const int *ci, int b, bsrsv2Info_t i,
-                                     const double *x, double *y, cusparseSolvePolicy_t p, void *buf)
-    { const double one = 1; return cusparseDbsrsv2_solve(h, d, o, mb, nnzb, &one, ds, v, rp, ci, b, i, x, y, p, buf); }
-    static cusparseStatus_t sm_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                   int nnzb, cusparseMatDescr_t ds, double *v, const int *rp, const int *ci, int b, bsrsm2Info_t i, int *bs)
-    { return cusparseDbsrsm2_bufferSize(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, bs); }
-    static cusparseStatus_t sm_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                   int nnzb, cusparseMatDescr_t ds, const double *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,
-                                   cusparseSolvePolicy_t p, void *buf)
-    { return cusparseDbsrsm2_analysis(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, p, buf); }
-    static cusparseStatus_t sm_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                     int nnzb, cusparseMatDescr_t ds, const double *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,
-                                     const double *x, int ldx, double *y, int ldy, cusparseSolvePolicy_t p, void *buf)
-    { const double one = 1; return cusparseDbsrsm2_solve(h, d, o, ox, mb, n, nnzb, &one, ds, v, rp, ci, b, i, x, ldx, y, ldy, p, buf); }
-};
-template <> struct cs<float> {
-    static cusparseStatus_t sv_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                   cusparseMatDescr_t ds, float *v, const int *rp, const int *ci, int b, bsrsv2Info_t i, int *bs)
-    { return cusparseSbsrsv2_bufferSize(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, bs); }
-    static cusparseStatus_t sv_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                   cusparseMatDescr_t ds, const float *v, const int *rp, const int *ci, int b, bsrsv2Info_t i,
-                                   cusparseSolvePolicy_t p, void *buf)
-    { return cusparseSbsrsv2_analysis(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, p, buf); }
-    static cusparseStatus_t sv_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, int nnzb,
-                                     cusparseMatDescr_t ds, const float *v, const int *rp, const int *ci, int b, bsrsv2Info_t i,
-                                     const float *x, float *y, cusparseSolvePolicy_t p, void *buf)
-    { const float one = 1; return cusparseSbsrsv2_solve(h, d, o, mb, nnzb, &one, ds, v, rp, ci, b, i, x, y, p, buf); }
-    static cusparseStatus_t sm_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                   int nnzb, cusparseMatDescr_t ds, float *v, const int *rp, const int *ci, int b, bsrsm2Info_t i, int *bs)
-    { return cusparseSbsrsm2_bufferSize(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, bs); }
-    static cusparseStatus_t sm_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                   int nnzb, cusparseMatDescr_t ds, const float *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,
-                                   cusparseSolvePolicy_t p, void *buf)
-    { return cusparseSbsrsm2_analysis(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, p, buf); }
-    static cusparseStatus_t sm_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, cusparseOperation_t ox, int mb, int n,
-                                     int nnzb, cusparseMatDescr_t ds, const float *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,
-                                     const float *x, int ldx, float *y, int ldy, cusparseSolvePolicy_t p, void *buf)
-    { const float one = 1; return cusparseSbsrsm2_solve(h, d, o, ox, mb, n, nnzb, &one, ds, v, rp, ci, b, i, x, ldx, y, ldy, p, buf); }
-};
+#define CS_PRECISION(T, P)                                                                                          \
+    template <> struct cs<T> {                                                                                      \
+        static cusparseStatus_t sv_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb,   \
+                                       int nnzb, cusparseMatDescr_t ds, T *v, const int *rp, const int *ci, int b, \
+                                       bsrsv2Info_t i, int *bs)                                                     \
+        { return cusparse##P##bsrsv2_bufferSize(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, bs); }                     \
+        static cusparseStatus_t sv_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb,   \
+                                       int nnzb, cusparseMatDescr_t ds, const T *v, const int *rp, const int *ci,  \
+                                       int b, bsrsv2Info_t i, cusparseSolvePolicy_t p, void *buf)                   \
+        { return cusparse##P##bsrsv2_analysis(h, d, o, mb, nnzb, ds, v, rp, ci, b, i, p, buf); }                   \
+        static cusparseStatus_t sv_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o, int mb, \
+                                         int nnzb, cusparseMatDescr_t ds, const T *v, const int *rp, const int *ci, \
+                                         int b, bsrsv2Info_t i, const T *x, T *y, cusparseSolvePolicy_t p,         \
+                                         void *buf)                                                                 \
+        {                                                                                                           \
+            const T one = 1;                                                                                        \
+            return cusparse##P##bsrsv2_solve(h, d, o, mb, nnzb, &one, ds, v, rp, ci, b, i, x, y, p, buf);          \
+        }                                                                                                           \
+        static cusparseStatus_t sm_buf(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o,           \
+                                       cusparseOperation_t ox, int mb, int n, int nnzb, cusparseMatDescr_t ds,     \
+                                       T *v, const int *rp, const int *ci, int b, bsrsm2Info_t i, int *bs)          \
+        { return cusparse##P##bsrsm2_bufferSize(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, bs); }              \
+        static cusparseStatus_t sm_ana(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o,           \
+                                       cusparseOperation_t ox, int mb, int n, int nnzb, cusparseMatDescr_t ds,     \
+                                       const T *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,            \
+                                       cusparseSolvePolicy_t p, void *buf)                                          \
+        { return cusparse##P##bsrsm2_analysis(h, d, o, ox, mb, n, nnzb, ds, v, rp, ci, b, i, p, buf); }            \
+        static cusparseStatus_t sm_solve(cusparseHandle_t h, cusparseDirection_t d, cusparseOperation_t o,         \
+                                         cusparseOperation_t ox, int mb, int n, int nnzb, cusparseMatDescr_t ds,   \
+                                         const T *v, const int *rp, const int *ci, int b, bsrsm2Info_t i,          \
+                                         const T *x, int ldx, T *y, int ldy, cusparseSolvePolicy_t p, void *buf)   \
+        {                                                                                                           \
+            const T one = 1;                                                                                        \
+            return cusparse##P##bsrsm2_solve(h, d, o, ox, mb, n, nnzb, &one, ds, v, rp, ci, b, i, x, ldx, y, ldy, \
+                                             p, buf);                                                               \
+        }                                                                                                           \
+    };
+CS_PRECISION(double, D)
+CS_PRECISION(float, S)
+#undef CS_PRECISION
 
 template <typename T>
 static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_policy, bsr_trsv_cusparse *r)
