@@ -265,3 +265,42 @@ double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y)
     free(x); free(y);
     return worst;
 }
+
+int bsr_test_gpu_main(const char *suite, const bsr_test *tests, int argc, char **argv, bsr_context **ctx)
+{
+    if (!bsr_test_have_gpu()) return 77;
+    if (bsr_context_create(ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
+        printf("cannot create a CUDA context: %s\n", bsr_last_error());
+        return 1;
+    }
+    printf("device: %s\n", bsr_context_describe(*ctx));
+    int rc = bsr_test_main(suite, tests, argc, argv);
+    bsr_context_destroy(*ctx);
+    *ctx = NULL;
+    return rc;
+}
+
+bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off)
+{
+    int n = bsr_matrix_nbrows(R), b = bsr_matrix_block(R), nnzb = bsr_matrix_nnzb(R), bb = b * b;
+    const int *rp = bsr_matrix_rowptr(R), *ci = bsr_matrix_colind(R);
+    const double *v = bsr_matrix_values(R);
+    int *rp2 = malloc(sizeof(int) * (n + 1)), *ci2 = malloc(sizeof(int) * (nnzb + n));
+    double *v2 = malloc(sizeof(double) * (size_t)(nnzb + n) * bb);
+    int q = 0;
+    rp2[0] = 0;
+    for (int i = 0; i < n; i++) {
+        for (int p = rp[i]; p < rp[i + 1]; p++, q++) {
+            ci2[q] = ci[p];
+            memcpy(v2 + (size_t)q * bb, v + (size_t)p * bb, sizeof(double) * bb);
+        }
+        ci2[q] = i; /* summed with an existing diagonal block */
+        for (int e = 0; e < bb; e++) v2[(size_t)q * bb + e] = (e % (b + 1) == 0) ? diag * b * (rp[i + 1] - rp[i] + 1) : off * e / bb;
+        q++;
+        rp2[i + 1] = q;
+    }
+    bsr_matrix *A = NULL;
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, n, n, b, rp2, ci2, v2, BSR_DOUBLE, BSR_SUM_DUPLICATES), BSR_OK);
+    free(rp2); free(ci2); free(v2);
+    return A;
+}

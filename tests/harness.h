@@ -18,6 +18,9 @@ int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, cha
 
 /* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void);
+/* bsr_test_main for a suite that needs a GPU: 77 (skipped) without one, else
+ * *ctx = a CUDA context on device 0 (printed) for the tests, destroyed after. */
+int bsr_test_gpu_main(const char *suite, const bsr_test *tests, int argc, char **argv, bsr_context **ctx);
 /* Path to a real-matrix folder ("" when absent: tests skip with a message). */
 const char *bsr_test_real_dir(void);
 /* Paths of the *.mtx files of the real-matrix folder, sorted by name (so every
@@ -34,6 +37,10 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
  * 7th row lacks its diagonal (the row above covers that column), so no row or
  * column is empty; values in [-1,1) plus 4 on the diagonal; deterministic. */
 bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed);
+/* R with a block added on each diagonal (summed with R's own): diagonal
+ * entries diag * b * (row length + 1), off-diagonal entry e of the block
+ * off * e / b^2, so that ILU of a random pattern is stable. */
+bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off);
 /* Symbolic-only ILU(0) setup of A under ordering kind (default options, ND
  * depth auto): the patterns, map and schedules without values; NULL (and a
  * failed assertion) on error. */

@@ -18,32 +18,6 @@ static bsr_context *ctx;
 static const bsr_order_kind orders[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_ORDER_ND};
 static const char *order_name[] = {"natural", "rcm", "nd"};
 
-/* R with dominant diagonal blocks (added when missing). */
-static bsr_matrix *dominant(const bsr_matrix *R)
-{
-    int n = bsr_matrix_nbrows(R), b = bsr_matrix_block(R), nnzb = bsr_matrix_nnzb(R), bb = b * b;
-    const int *rp = bsr_matrix_rowptr(R), *ci = bsr_matrix_colind(R);
-    const double *v = bsr_matrix_values(R);
-    int *rp2 = malloc(sizeof(int) * (n + 1)), *ci2 = malloc(sizeof(int) * (nnzb + n));
-    double *v2 = malloc(sizeof(double) * (size_t)(nnzb + n) * bb);
-    int q = 0;
-    rp2[0] = 0;
-    for (int i = 0; i < n; i++) {
-        for (int p = rp[i]; p < rp[i + 1]; p++, q++) {
-            ci2[q] = ci[p];
-            memcpy(v2 + (size_t)q * bb, v + (size_t)p * bb, sizeof(double) * bb);
-        }
-        ci2[q] = i;
-        for (int e = 0; e < bb; e++) v2[(size_t)q * bb + e] = (e % (b + 1) == 0) ? 1.5 * b * (rp[i + 1] - rp[i] + 1) : 0.1 * e / bb;
-        q++;
-        rp2[i + 1] = q;
-    }
-    bsr_matrix *A = NULL;
-    CU_ASSERT_EQUAL(bsr_matrix_create(&A, n, n, b, rp2, ci2, v2, BSR_DOUBLE, BSR_SUM_DUPLICATES), BSR_OK);
-    free(rp2); free(ci2); free(v2);
-    return A;
-}
-
 /* max |d - c| / max |c| over m values; c of precision p; non-finite d: INFINITY. */
 static double rel_diff(const double *d, const void *c, bsr_precision p, size_t m)
 {
@@ -179,7 +153,7 @@ static void test_random(void)
     for (int b = 1; b <= 10; b++)
         for (int oi = 0; oi < 3; oi++) {
             bsr_matrix *R = bsr_test_random_matrix(b <= 4 ? 400 : 150, b <= 4 ? 400 : 150, b, 1, 6, BSR_DOUBLE, 500 + 10 * b + oi);
-            bsr_matrix *A = dominant(R);
+            bsr_matrix *A = bsr_test_dominant(R, 1.5, 0.1);
             char what[64];
             snprintf(what, sizeof what, "random b=%d", b);
             check(what, A, orders[oi], -1, 1e-10);

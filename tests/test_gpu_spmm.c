@@ -356,12 +356,6 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    if (!bsr_test_have_gpu()) return 77;
-    if (bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
-        printf("cannot create a CUDA context: %s\n", bsr_last_error());
-        return 1;
-    }
-    printf("device: %s\n", bsr_context_describe(ctx));
     static const bsr_test tests[] = {
         {"kernels vs CPU reference (b 1..10, k, float/double, alpha/beta, P12 refusal)", test_kernels_vs_reference},
         {"bitwise determinism run to run", test_determinism},
@@ -371,7 +365,5 @@ int main(int argc, char **argv)
         {"upload/download round trip", test_roundtrip},
         {"errors leave objects usable", test_errors},
         {NULL, NULL}};
-    int rc = bsr_test_main("gpu_spmm", tests, argc, argv);
-    bsr_context_destroy(ctx);
-    return rc;
+    return bsr_test_gpu_main("gpu_spmm", tests, argc, argv, &ctx);
 }

@@ -27,34 +27,6 @@ static const bsr_order_kind orders[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_OR
 static const char *order_name[] = {"natural", "rcm", "nd"};
 static uint64_t seed_counter = 1000;
 
-/* A with its diagonal blocks made dominant (diag added when missing), so that
- * ILU(0) of a random pattern is stable. */
-static bsr_matrix *dominant(const bsr_matrix *R)
-{
-    int n = bsr_matrix_nbrows(R), b = bsr_matrix_block(R), nnzb = bsr_matrix_nnzb(R), bb = b * b;
-    const int *rp = bsr_matrix_rowptr(R), *ci = bsr_matrix_colind(R);
-    const double *v = bsr_matrix_values(R);
-    int *rp2 = malloc(sizeof(int) * (n + 1)), *ci2 = malloc(sizeof(int) * (nnzb + n));
-    double *v2 = malloc(sizeof(double) * (size_t)(nnzb + n) * bb);
-    int q = 0;
-    rp2[0] = 0;
-    for (int i = 0; i < n; i++) {
-        for (int p = rp[i]; p < rp[i + 1]; p++, q++) {
-            ci2[q] = ci[p];
-            memcpy(v2 + (size_t)q * bb, v + (size_t)p * bb, sizeof(double) * bb);
-        }
-        ci2[q] = i; /* summed with an existing diagonal block */
-        for (int e = 0; e < bb; e++) v2[(size_t)q * bb + e] = (e % (b + 1) == 0) ? 2.0 * b * (rp[i + 1] - rp[i] + 1) : 0.0;
-        q++;
-        rp2[i + 1] = q;
-    }
-    bsr_matrix *A = NULL;
-    bsr_status s = bsr_matrix_create(&A, n, n, b, rp2, ci2, v2, BSR_DOUBLE, BSR_SUM_DUPLICATES);
-    CU_ASSERT_EQUAL(s, BSR_OK);
-    free(rp2); free(ci2); free(v2);
-    return A;
-}
-
 /* max |Y - R| / max |R| (NaN/Inf anywhere gives INFINITY). */
 static double rel_err(const bsr_multivec *Y, const bsr_multivec *R)
 {
@@ -184,7 +156,7 @@ static void test_random(void)
     if (!bsr_test_have_gpu()) return;
     for (int b = 1; b <= 10; b++) {
         bsr_matrix *R = bsr_test_random_matrix(b <= 4 ? 400 : 150, b <= 4 ? 400 : 150, b, 0, 8, BSR_DOUBLE, 31 + b);
-        bsr_matrix *A = dominant(R);
+        bsr_matrix *A = bsr_test_dominant(R, 2.0, 0.0);
         char name[64];
         snprintf(name, sizeof name, "random b=%d", b);
         check_matrix(name, A, b == 1 || b == 4 || b == 7 || b == 10);
@@ -281,7 +253,7 @@ static void test_variants(void)
     for (int m = 0; m < 3; m++) {
         const int b = m == 0 ? 1 : m == 1 ? 4 : 5;
         bsr_matrix *R = bsr_test_random_matrix(300, 300, b, 0, 8, BSR_DOUBLE, 77 + b);
-        mats[m] = dominant(R);
+        mats[m] = bsr_test_dominant(R, 2.0, 0.0);
         bsr_matrix_destroy(R);
     }
     bsr_problem P;
@@ -442,12 +414,6 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    if (!bsr_test_have_gpu()) return 77;
-    if (bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
-        printf("cannot create a CUDA context: %s\n", bsr_last_error());
-        return 1;
-    }
-    printf("device: %s\n", bsr_context_describe(ctx));
     static const bsr_test tests[] = {
         {"random factors b=1..10: all kernels, orderings, k, precisions", test_random},
         {"stencil factors: all kernels, orderings, k, precisions", test_stencil},
@@ -457,7 +423,5 @@ int main(int argc, char **argv)
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};
-    int rc = bsr_test_main("gpu_trsv", tests, argc, argv);
-    bsr_context_destroy(ctx);
-    return rc;
+    return bsr_test_gpu_main("gpu_trsv", tests, argc, argv, &ctx);
 }
