@@ -282,3 +282,13 @@ void bsr_kops_use_pool(bsr_kops *o, bsr_vpool *pool, int device)
     o->vnew = pool_vnew;
     o->vfree = pool_vfree;
 }
+
+void bsr_kops_base(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
+{
+    memset(o, 0, sizeof *o);
+    o->n = (int64_t)A->nbrows * A->b;
+    o->k = k;
+    o->prec = A->prec;
+    o->A = A;
+    o->pc = pc;
+}

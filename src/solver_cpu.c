@@ -93,12 +93,7 @@ static bsr_status cpu_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multi
 
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
 {
-    memset(o, 0, sizeof *o);
-    o->n = (int64_t)A->nbrows * A->b;
-    o->k = k;
-    o->prec = A->prec;
-    o->A = A;
-    o->pc = pc;
+    bsr_kops_base(o, A, pc, k);
     o->vnew = cpu_vnew;
     o->vfree = cpu_vfree;
     o->zero = cpu_zero;

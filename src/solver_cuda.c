@@ -83,15 +83,10 @@ static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multi
 
 bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k)
 {
-    memset(o, 0, sizeof *o);
+    bsr_kops_base(o, A, pc, k);
     if (!bsr_solver_ctx_is_device(ctx))
         return bsr_error(BSR_ERR_NODEVICE, "solver: the context is not a CUDA context");
     o->be = ctx;
-    o->n = (int64_t)A->nbrows * A->b;
-    o->k = k;
-    o->prec = A->prec;
-    o->A = A;
-    o->pc = pc;
     o->vnew = dev_vnew;
     o->vfree = dev_vfree;
     o->zero = dev_zero;

@@ -103,6 +103,8 @@ struct bsr_kprof {
 void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
 
 /* CPU table for A and pc (o->be unused). */
+/* The backend-independent fields of o (the rest zeroed): n, k, precision, A, pc. */
+void bsr_kops_base(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
 /* CUDA table (src/solver_cuda.c): vectors created on ctx's device; A must be
  * uploaded already.  BSR_ERR_NODEVICE without CUDA. */
