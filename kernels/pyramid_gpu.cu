@@ -156,12 +156,7 @@ static bsr_status run_incore(bsr_grid *G, const bsr_pyr_opts *o, size_t budget, 
     CK(cudaEventElapsedTime(&ms, e0, e1));
     CK(cudaMemcpy(G->data[G->cur], d[it & 1], bytes, cudaMemcpyDeviceToHost));
     info->seconds = 1e-3 * ms;
-    info->iters = it;
-    info->diff = diff;
-    info->height = it;
-    info->passes = it > 0;
-    info->nsub = 1;
-    info->split[0] = info->split[1] = info->split[2] = 1;
+    bsr_pyr_info_incore(info, it, diff);
     info->computed = interior(G) * it;
     info->device_bytes = (size_t)(2 + jac) * bytes;
 done:

@@ -101,12 +101,7 @@ static bsr_status run_incore(bsr_grid *G, const bsr_pyr_opts *o, bsr_pyr_info *i
         if (chk && (diff != diff)) return bsr_error(BSR_ERR_VALUE, "pyramid CPU Jacobi: NaN at sweep %d", it);
         if (chk && diff < o->eps) break;
     }
-    info->iters = it;
-    info->diff = diff;
-    info->height = it;
-    info->passes = it > 0;
-    info->nsub = 1;
-    info->split[0] = info->split[1] = info->split[2] = 1;
+    bsr_pyr_info_incore(info, it, diff);
     return BSR_OK;
 }
 

@@ -90,6 +90,18 @@ void *pyr_grid_alt(bsr_grid *G);
 void *bsr_pyr_host_alloc(size_t bytes, int *pinned);
 void bsr_pyr_host_free(void *p, int pinned);
 
+/* The run statistics of an in-core run of `it` whole-grid sweeps (no pyramid:
+ * one sub-domain, height = sweeps), last change diff. */
+static inline void bsr_pyr_info_incore(bsr_pyr_info *info, int it, double diff)
+{
+    info->iters = it;
+    info->diff = diff;
+    info->height = it;
+    info->passes = it > 0;
+    info->nsub = 1;
+    info->split[0] = info->split[1] = info->split[2] = 1;
+}
+
 #ifdef __cplusplus
 }
 #endif
