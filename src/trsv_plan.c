@@ -53,59 +53,28 @@ static bsr_status row_error(const bsr_matrix *M, int upper, const int *level_of,
     return bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu: row %d", i);
 }
 
-bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
-                               const int *qpos, int check, bsr_trsv_plan *pl)
+/* Check lv against triangle M (see trsv.h): every row listed once, each
+ * block off the diagonal on the right side and reading an earlier level;
+ * the smallest offending entry or row is named. */
+static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int upper)
 {
-    BSR_CHECK_ARG(M && lv && pl, "bsr_trsv_plan_build: NULL argument");
-    BSR_CHECK_ARG(!qpos || renumber, "bsr_trsv_plan_build: renumbered unknowns need level-ordered storage");
-    memset(pl, 0, sizeof *pl);
-    const int n = M->nbrows, nnzb = M->nnzb;
+    const int n = M->nbrows;
     const char *nm = upper ? "U" : "L";
-    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
-        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", nm, n);
-    size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
-    int *level_of = check ? bsr_malloc(n1 * sizeof(int), "level_of") : NULL;
-    pl->rows = bsr_malloc(n1 * sizeof(int), "schedule");
-    pl->rstart = bsr_malloc(n1 * sizeof(int), "row starts");
-    pl->rend = bsr_malloc(n1 * sizeof(int), "row ends");
-    pl->pbeg = bsr_malloc(n1 * sizeof(int), "position starts");
-    pl->pend = bsr_malloc(n1 * sizeof(int), "position ends");
-    pl->colind = bsr_malloc(z1 * sizeof(int), "stored colind");
-    pl->map = renumber ? bsr_malloc(z1 * sizeof(int), "block map") : NULL;
-    if ((check && !level_of) || !pl->rows || !pl->rstart || !pl->rend || !pl->pbeg || !pl->pend || !pl->colind ||
-        (renumber && !pl->map)) {
-        free(level_of);
-        bsr_trsv_plan_free(pl);
-        return BSR_ERR_NOMEM;
-    }
-    pl->n = n;
-    pl->nnzb = nnzb;
+    int *level_of = bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "level_of");
+    if (!level_of) return BSR_ERR_NOMEM;
     /* level of each row; the schedule must list every row once (a row listed
      * twice leaves another unlisted, or disagrees with its recorded level) */
     bsr_status s = BSR_OK;
-    int width = 0, badp = n;
-    if (!check) {
-#pragma omp parallel for schedule(static) reduction(max : width) if (lv->nlevels >= BSR_PAR_ROWS)
-        for (int l = 0; l < lv->nlevels; l++) {
-            int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-            if (w > width) width = w;
-        }
-        pl->max_width = width;
-        goto layout;
-    }
+    int badp = n;
 #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++) level_of[i] = -1;
-#pragma omp parallel for schedule(dynamic, 1) reduction(max : width) reduction(min : badp) if (n >= BSR_PAR_ROWS)
-    for (int l = 0; l < lv->nlevels; l++) {
-        int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-        if (w > width) width = w;
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) if (n >= BSR_PAR_ROWS)
+    for (int l = 0; l < lv->nlevels; l++)
         for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
             int i = lv->rows[p];
             if (i < 0 || i >= n) { if (p < badp) badp = p; }
             else level_of[i] = l;
         }
-    }
-    pl->max_width = width;
     if (badp == n) {
 #pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) if (n >= BSR_PAR_ROWS)
         for (int l = 0; l < lv->nlevels; l++)
@@ -130,12 +99,41 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
             if (i < bad && row_bad(M, upper, level_of, i)) bad = i;
         if (bad < n) s = row_error(M, upper, level_of, bad);
     }
-    if (s != BSR_OK) {
-        free(level_of);
+    free(level_of);
+    return s;
+}
+
+bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
+                               const int *qpos, int check, bsr_trsv_plan *pl)
+{
+    BSR_CHECK_ARG(M && lv && pl, "bsr_trsv_plan_build: NULL argument");
+    BSR_CHECK_ARG(!qpos || renumber, "bsr_trsv_plan_build: renumbered unknowns need level-ordered storage");
+    memset(pl, 0, sizeof *pl);
+    const int n = M->nbrows, nnzb = M->nnzb;
+    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", upper ? "U" : "L", n);
+    if (check) BSR_TRY(check_schedule(M, lv, upper));
+    size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
+    pl->rows = bsr_malloc(n1 * sizeof(int), "schedule");
+    pl->rstart = bsr_malloc(n1 * sizeof(int), "row starts");
+    pl->rend = bsr_malloc(n1 * sizeof(int), "row ends");
+    pl->pbeg = bsr_malloc(n1 * sizeof(int), "position starts");
+    pl->pend = bsr_malloc(n1 * sizeof(int), "position ends");
+    pl->colind = bsr_malloc(z1 * sizeof(int), "stored colind");
+    pl->map = renumber ? bsr_malloc(z1 * sizeof(int), "block map") : NULL;
+    if (!pl->rows || !pl->rstart || !pl->rend || !pl->pbeg || !pl->pend || !pl->colind || (renumber && !pl->map)) {
         bsr_trsv_plan_free(pl);
-        return s;
+        return BSR_ERR_NOMEM;
     }
-layout:
+    pl->n = n;
+    pl->nnzb = nnzb;
+    int width = 0;
+#pragma omp parallel for schedule(static) reduction(max : width) if (lv->nlevels >= BSR_PAR_ROWS)
+    for (int l = 0; l < lv->nlevels; l++) {
+        int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+        if (w > width) width = w;
+    }
+    pl->max_width = width;
     /* stored layout: block rows in schedule order (renumber) or as they are */
     if (renumber) {
         /* pend = inclusive prefix sum of the row lengths in schedule order,
@@ -172,7 +170,6 @@ layout:
         pl->rstart[i] = pl->pbeg[p];
         pl->rend[i] = pl->pend[p];
     }
-    free(level_of);
     return BSR_OK;
 }
 
