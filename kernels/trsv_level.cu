@@ -199,22 +199,6 @@ __device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV
     }
 }
 
-/* acc += A_p(r, :) . y_col(p)(:, j): row r of stored block p times the
- * solved values it multiplies (WAIT: once they are final), in column order. */
-template <int B, typename TF, typename TV, bool WAIT>
-__device__ __forceinline__ void add_block(TV &acc, const TF *__restrict__ val, const int *__restrict__ colind,
-                                          const TV *y, int p, int r, int j, int k, int nap)
-{
-    TF av[B];
-    TV yv[B];
-    const TF *a = val + (size_t)p * B * B + r * B;
-#pragma unroll
-    for (int c = 0; c < B; c++) av[c] = a[c];
-    load_yc<B, TV, WAIT>(y + (size_t)colind[p] * B * k + j, k, yv, nap);
-#pragma unroll
-    for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
-}
-
 /* Row i by a team of TS lanes (lane tl of the team, team mask tmask):
  * y_i = x_i - sum_p A_p y_col(p)  (times the inverted pivot D for upper).
  * Blocks [s0, s1) (pivot first when upper).  sm: B*k values per warp, used
@@ -242,7 +226,16 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         TV acc = 0;
         if (g < G) {
-            for (int p = s0 + g; p < s1; p += G) add_block<B, TF, TV, WAIT>(acc, val, colind, y, p, r, j, k, nap);
+            for (int p = s0 + g; p < s1; p += G) {
+                TF av[B];
+                TV yv[B];
+                const TF *a = val + (size_t)p * B * B + r * B;
+#pragma unroll
+                for (int c = 0; c < B; c++) av[c] = a[c];
+                load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
+#pragma unroll
+                for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
+            }
         }
         for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * bkc, TS);
         TV s = xv - acc; /* valid in lanes tl < bkc */
@@ -310,7 +303,16 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         TV xv = 0;
         if constexpr (B > 4 && B < 10) xv = x[(size_t)i * bk + o];
         TV acc = 0;
-        for (int p = s0; p < s1; p++) add_block<B, TF, TV, WAIT>(acc, val, colind, y, p, r, j, k, nap);
+        for (int p = s0; p < s1; p++) {
+            TF av[B];
+            TV yv[B];
+            const TF *a = val + (size_t)p * B * B + r * B;
+#pragma unroll
+            for (int c = 0; c < B; c++) av[c] = a[c];
+            load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
+#pragma unroll
+            for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
+        }
         const TV s = (B > 4 && B < 10 ? xv : x[(size_t)i * bk + o]) - acc;
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
