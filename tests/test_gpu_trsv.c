@@ -241,7 +241,7 @@ static void test_determinism(void)
 }
 
 /* The sync-free kernel's tuning variants (BSR_TRSV_PERSIST 0/1/2, TEAM,
- * WIDE, GRAB, SLEEP: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
+ * WIDE, GRAB, SLEEP, PIPE: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
  * renumber storage and full; the schedules of one lane layout (PERSIST) must
  * give identical bits, since each row is summed in the same order. */
@@ -288,9 +288,12 @@ static void test_variants(void)
                     for (int t = 0; t < 4; t++)
                         for (int w = 0; w < 3; w++) {
                             bsr_multivec *Y0 = NULL;
-                            for (int ps = 0; ps < 4; ps++) { /* 3: persistent by ticket, 4 chunks a ticket, no sleep */
+                            /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
+                             * by ticket without the row pipeline */
+                            for (int ps = 0; ps < 5; ps++) {
                                 char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
                                 setenv("BSR_TRSV_PERSIST", pv, 1);
+                                setenv("BSR_TRSV_PIPE", ps == 4 ? "0" : "", 1);
                                 setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
                                 setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
                                 setenv("BSR_TRSV_TEAM", teams[t], 1);
@@ -319,6 +322,7 @@ static void test_variants(void)
             unsetenv("BSR_TRSV_WIDE");
             unsetenv("BSR_TRSV_GRAB");
             unsetenv("BSR_TRSV_SLEEP");
+            unsetenv("BSR_TRSV_PIPE");
             bsr_gpu_ilu_destroy(G);
             bsr_ilu_destroy(F);
         }
