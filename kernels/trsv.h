@@ -45,6 +45,9 @@ typedef struct {
     int *colind;               /* [nnzb] column of each stored block */
     int *map;                  /* [nnzb] factor block stored there (NULL: same order) */
 } bsr_trsv_plan;
+/* Check that schedule lv covers triangle M's rows (full: also the checks of
+ * bsr_trsv_plan_build below); *width = widest level. */
+bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int upper, int full, int *width);
 /* With check, verify lv against triangle M (schedule covers every row once,
  * every block off the diagonal reads a row of an earlier level, U rows start
  * with their pivot, L has only strictly lower blocks); then lay M out:
@@ -81,9 +84,10 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
  * current kernel, k random vectors of vprec, after warm-up (at most about
  * max_s seconds per region); with_apply: also the full apply. */
 typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
-/* Seconds of create: host analysis (checks, layout, tree), device layout
- * (gathers), allocations, host-to-device copies. */
-typedef struct { double host_s, device_s, alloc_s, upload_s; } bsr_gpu_ilu_setup_breakdown;
+/* Seconds of create: host analysis (checks, tree), device layout (gathers),
+ * allocations, host-to-device copies of values (upload_s) and of structure
+ * (index_s: row pointers, columns, schedules, permutations). */
+typedef struct { double host_s, device_s, alloc_s, upload_s, index_s; } bsr_gpu_ilu_setup_breakdown;
 bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b);
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
                             int with_apply, bsr_trsv_timing *t);

@@ -6,6 +6,7 @@
  * renumbering composed into one permutation), L solve, U solve,
  * scale+scatter, all on the device with no host round trip. */
 #include "trsv_cuda.h"
+#include <cub/cub.cuh>
 #include <string.h>
 #include <time.h>
 
@@ -40,6 +41,7 @@ struct bsr_gpu_ilu {
     graph_entry graphs[NGRAPH];
     int ngraphs, next_graph;
     double upload_s, host_s, device_s, alloc_s, graph_s;
+    double index_s;               /* host-to-device copies of structure (part of the analysis) */
 };
 
 static double now_s(void)
@@ -124,7 +126,90 @@ static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t
     double t1 = now_s();
     G->alloc_s += t1 - t0;
     bsr_status s = bsr_cuda_h2d(G->ctx, *dev, host, n * sizeof(int));
-    G->upload_s += now_s() - t1;
+    G->index_s += now_s() - t1;
+    return s;
+}
+
+/* Block count of the row at each schedule position. */
+__global__ void layout_len(int n, const int *__restrict__ rows, const int *__restrict__ rowptr, int *__restrict__ len)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < n) len[p] = rowptr[rows[p] + 1] - rowptr[rows[p]];
+}
+
+/* Device layout of a triangle (bsr_trsv_plan_build without renumbered
+ * unknowns, whose reference it is): stored blocks of the row at position p
+ * are [pbeg[p], pend[p]); with level-ordered storage pbeg holds the
+ * exclusive scan of the lengths on entry, and map/colout are filled. */
+__global__ void layout_fill(int n, int reorder, const int *__restrict__ rows, const int *__restrict__ rowptr,
+                            const int *__restrict__ colin, int *__restrict__ pbeg, int *__restrict__ pend,
+                            int *__restrict__ rstart, int *__restrict__ rend, int *__restrict__ colout,
+                            int *__restrict__ map)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    const int i = rows[p], a0 = rowptr[i], a1 = rowptr[i + 1];
+    int b0 = a0;
+    if (reorder) {
+        b0 = pbeg[p];
+        for (int a = a0; a < a1; a++) { map[b0 + a - a0] = a; colout[b0 + a - a0] = colin[a]; }
+    } else {
+        pbeg[p] = a0;
+    }
+    pend[p] = b0 + a1 - a0;
+    rstart[i] = b0;
+    rend[i] = b0 + a1 - a0;
+}
+
+/* Lay triangle T (structure of M, schedule lv) out on the device: upload the
+ * row pointers, column indices and schedule, build the rest there (no host
+ * arrays: fresh host pages fault in at ~2 GB/s, the plan's seven arrays cost
+ * more than the copies).  reorder: block rows stored in schedule order. */
+static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M, const bsr_levels *lv,
+                                 int reorder, int **map)
+{
+    const int n = T->n, nnzb = T->nnzb;
+    const size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
+    int *rowptr = NULL, *colin = NULL;
+    void *tmp = NULL;
+    size_t tmp_bytes = 0;
+    bsr_status s = upload_ints(G, &rowptr, M->rowptr, (size_t)n + 1);
+    if (s == BSR_OK) s = upload_ints(G, &T->rows, lv->rows, n);
+    if (s == BSR_OK) s = upload_ints(G, reorder ? &colin : &T->colind, M->colind, nnzb);
+    double t0 = now_s();
+    cudaError_t e = cudaSuccess;
+    if (s == BSR_OK) {
+        e = cudaMalloc((void **)&T->rstart, n1 * sizeof(int));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&T->rend, n1 * sizeof(int));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&T->pbeg, n1 * sizeof(int));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&T->pend, n1 * sizeof(int));
+        if (e == cudaSuccess && reorder) e = cudaMalloc((void **)&T->colind, z1 * sizeof(int));
+        if (e == cudaSuccess && reorder) e = cudaMalloc((void **)map, z1 * sizeof(int));
+        if (e == cudaSuccess && reorder)
+            e = cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, T->pend, T->pbeg, n, G->stream);
+        if (e == cudaSuccess && reorder) e = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
+    }
+    double t1 = now_s();
+    G->alloc_s += t1 - t0;
+    if (s == BSR_OK && e == cudaSuccess && n > 0) {
+        const unsigned nb = (unsigned)((n + 255) / 256);
+        if (reorder) {
+            layout_len<<<nb, 256, 0, G->stream>>>(n, T->rows, rowptr, T->pend);
+            e = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, T->pend, T->pbeg, n, G->stream);
+        }
+        if (e == cudaSuccess) {
+            layout_fill<<<nb, 256, 0, G->stream>>>(n, reorder, T->rows, rowptr, colin, T->pbeg, T->pend, T->rstart,
+                                                  T->rend, T->colind, reorder ? *map : NULL);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
+    }
+    G->device_s += now_s() - t1;
+    cudaFree(rowptr); cudaFree(colin); cudaFree(tmp);
+    if (s == BSR_OK && e != cudaSuccess)
+        s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                      "bsr_gpu_ilu: device layout of %s (%d rows, %d blocks): %s", T->upper ? "U" : "L", n, nnzb,
+                      cudaGetErrorString(e));
     return s;
 }
 
@@ -136,17 +221,20 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     bsr_trsv_tri *T = &G->tri[which];
     const int n = M->nbrows, nnzb = M->nnzb, upper = which;
     T->n = n; T->b = M->b; T->nnzb = nnzb; T->upper = upper; T->fprec = G->fprec;
-    bsr_trsv_plan pl;
-    int *rg = NULL, nrg = 0;
+    int *rg = NULL, nrg = 0, width = 0;
     double t0 = now_s();
     /* the ILU's own triangles and schedules: checked in debug builds only
-     * (the checks are a third of the plan's time) */
+     * (the checks cost more than the layout) */
 #ifdef NDEBUG
     const int check = 0;
 #else
     const int check = 1;
 #endif
-    BSR_TRY(bsr_trsv_plan_build(M, lv, upper, G->opt.renumber > 0, qpos, check, &pl));
+    BSR_TRY(bsr_trsv_plan_check(M, lv, upper, check, &width));
+    /* full renumbering: the host plan (renumbered columns); else laid out on the device */
+    bsr_trsv_plan pl;
+    memset(&pl, 0, sizeof pl);
+    if (qpos) BSR_TRY(bsr_trsv_plan_build(M, lv, upper, 1, qpos, 0, &pl));
     bsr_prof_mark("gpu ilu:   plan (checks, layout)");
     bsr_status s = BSR_OK;
     if (qpos) { /* tree ranges are not contiguous in the new numbering */
@@ -159,19 +247,23 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
         s = bsr_trsv_tree_plan(M, upper, ord, &T->ntl, &T->tl_ptr, &rg, &nrg, &T->tree_ok);
     }
     T->nlevels = lv->nlevels;
-    T->max_width = pl.max_width;
+    T->max_width = width;
     T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     G->host_s += now_s() - t0;
     bsr_prof_mark("gpu ilu:   tree plan");
-    if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->rend, pl.rend, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->pbeg, pl.pbeg, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->pend, pl.pend, n);
-    if (s == BSR_OK) s = upload_ints(G, &T->colind, pl.colind, nnzb);
-    if (s == BSR_OK && pl.map) s = upload_ints(G, &G->map[which], pl.map, nnzb);
+    if (qpos) {
+        if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
+        if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
+        if (s == BSR_OK) s = upload_ints(G, &T->rend, pl.rend, n);
+        if (s == BSR_OK) s = upload_ints(G, &T->pbeg, pl.pbeg, n);
+        if (s == BSR_OK) s = upload_ints(G, &T->pend, pl.pend, n);
+        if (s == BSR_OK) s = upload_ints(G, &T->colind, pl.colind, nnzb);
+        if (s == BSR_OK) s = upload_ints(G, &G->map[which], pl.map, nnzb);
+    } else if (s == BSR_OK) {
+        s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which]);
+    }
     if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
     bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
@@ -534,7 +626,7 @@ extern "C" bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *uplo
 {
     BSR_CHECK_ARG(G, "bsr_gpu_ilu_setup_times: G is NULL");
     if (upload_s) *upload_s = G->upload_s;
-    if (analysis_s) *analysis_s = G->host_s + G->device_s + G->graph_s;
+    if (analysis_s) *analysis_s = G->host_s + G->index_s + G->device_s + G->graph_s;
     return BSR_OK;
 }
 
@@ -545,6 +637,7 @@ extern "C" bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_se
     b->device_s = G->device_s;
     b->alloc_s = G->alloc_s;
     b->upload_s = G->upload_s;
+    b->index_s = G->index_s;
     return BSR_OK;
 }
 

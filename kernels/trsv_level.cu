@@ -38,6 +38,8 @@
  * does the split layout (48 bytes spilled at b = 4 with 6 blocks, none at 4). */
 #define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT ? 4 : LS_MINBLOCKS(B))
 #define LS_PMINBLOCKS_M(MODE) ((MODE) == TM_PAIR ? 3 : LS_PMINBLOCKS)
+/* The pipelined persistent kernel holds two rows' data across the wait. */
+#define LS_PIPE_MINBLOCKS 3
 
 /* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
  * where another SM may have written the line after this SM cached it. */
@@ -199,6 +201,100 @@ __device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV
     }
 }
 
+/* The narrow lane layout (b*kc <= TS, vectors j0 .. j0+kc-1 of k; kc = 0:
+ * all): G = TS / (b*kc) rounded down to a power of two lane groups, group g
+ * takes blocks g, g+G, ... of the row; lane o of a group computes output
+ * (r, j0 + jj) = (o / kc, j0 + o % kc).  Groups are combined by a fixed
+ * shuffle tree.  Split in two so that a persistent team can load a row's
+ * data (everything that does not depend on other rows) while it still waits
+ * on the previous row. */
+struct narrow_geom {
+    int bkc, G, g, o, r, j, e;
+    __device__ __forceinline__ narrow_geom(int B, int k, int TS, int tl, int j0, int kc)
+    {
+        bkc = B * kc;
+        G = 1;
+        while (2 * G * bkc <= TS) G *= 2;
+        g = tl / bkc; o = tl - g * bkc; r = o / kc;
+        const int jj = o - r * kc;
+        j = j0 + jj; e = r * k + j;
+    }
+};
+
+/* A row's independent data: pivot row r (upper), x entry, the group's first
+ * block (column col, row r of the block); col < 0: no first block. */
+template <int B, typename TF, typename TV> struct narrow_pre {
+    int i, s0, s1, col;
+    TV xv;
+    TF av[B], dv[B];
+};
+
+/* Load row i's independent data ([s0, s1): the row's blocks, pivot first
+ * when upper). */
+template <int B, typename TF, typename TV>
+__device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
+                                            const int *__restrict__ colind, const TF *__restrict__ val,
+                                            const TV *x, int k, int TS, int tl, int j0, int kc)
+{
+    if (kc == 0) kc = k;
+    const narrow_geom ge(B, k, TS, tl, j0, kc);
+    q.i = i;
+    if (upper) {
+        const TF *D = val + (size_t)s0 * B * B + ge.r * B;
+#pragma unroll
+        for (int c = 0; c < B; c++) q.dv[c] = D[c];
+        s0++;
+    }
+    q.s0 = s0; q.s1 = s1;
+    q.xv = tl < ge.bkc ? x[(size_t)i * B * k + ge.e] : (TV)0;
+    const int p = s0 + ge.g;
+    q.col = -1;
+    if (ge.g < ge.G && p < s1) {
+        q.col = colind[p];
+        const TF *a = val + (size_t)p * B * B + ge.r * B;
+#pragma unroll
+        for (int c = 0; c < B; c++) q.av[c] = a[c];
+    }
+}
+
+/* Finish the row loaded by narrow_load: wait for (WAIT) and gather the
+ * solved values, reduce, apply the pivot (upper), store. */
+template <int B, typename TF, typename TV, bool WAIT>
+__device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
+                                              const int *__restrict__ colind, const TF *__restrict__ val,
+                                              TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc)
+{
+    if (kc == 0) kc = k;
+    const narrow_geom ge(B, k, TS, tl, j0, kc);
+    const int bk = B * k;
+    TV acc = 0;
+    if (q.col >= 0) {
+        TV yv[B];
+        load_yc<B, TV, WAIT>(y + (size_t)q.col * bk + ge.j, k, yv, nap);
+#pragma unroll
+        for (int c = 0; c < B; c++) acc += (TV)q.av[c] * yv[c];
+        for (int p = q.s0 + ge.g + ge.G; p < q.s1; p += ge.G) {
+            TF av[B];
+            const TF *a = val + (size_t)p * B * B + ge.r * B;
+#pragma unroll
+            for (int c = 0; c < B; c++) av[c] = a[c];
+            load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + ge.j, k, yv, nap);
+#pragma unroll
+            for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
+        }
+    }
+    for (int off = ge.G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * ge.bkc, TS);
+    TV s = q.xv - acc; /* valid in lanes tl < bkc */
+    if (upper) {
+        TV v = 0;
+        const int jj = ge.j - j0;
+#pragma unroll
+        for (int c = 0; c < B; c++) v += (TV)q.dv[c] * __shfl_sync(tmask, s, c * kc + jj, TS);
+        s = v;
+    }
+    if (tl < ge.bkc) y[(size_t)q.i * bk + ge.e] = WAIT ? unsentinel(s) : s;
+}
+
 /* Row i by a team of TS lanes (lane tl of the team, team mask tmask):
  * y_i = x_i - sum_p A_p y_col(p)  (times the inverted pivot D for upper).
  * Blocks [s0, s1) (pivot first when upper).  sm: B*k values per warp, used
@@ -208,46 +304,16 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
                                          const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
                                          int tl, unsigned tmask, TV *sm, int nap, int j0 = 0, int kc = 0)
 {
+    if constexpr (MODE == TM_NARROW) {
+        narrow_pre<B, TF, TV> q;
+        narrow_load<B, TF, TV>(q, i, s0, s1, upper, colind, val, x, k, TS, tl, j0, kc);
+        narrow_finish<B, TF, TV, WAIT>(q, upper, colind, val, y, k, TS, tl, tmask, nap, j0, kc);
+        return;
+    }
     const TF *D = NULL;
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
     const int bk = B * k;
-    if constexpr (MODE == TM_NARROW) { /* the kc vectors j0.. (all when kc = 0): b*kc <= TS */
-        if (kc == 0) kc = k;
-        const int bkc = B * kc;
-        int G = 1;
-        while (2 * G * bkc <= TS) G *= 2;
-        const int g = tl / bkc, o = tl - g * bkc, r = o / kc, jj = o - r * kc, j = j0 + jj, e = r * k + j;
-        /* everything that does not depend on other rows is loaded first */
-        const TV xv = tl < bkc ? x[(size_t)i * bk + e] : (TV)0;
-        TF dv[B];
-        if (upper) {
-#pragma unroll
-            for (int c = 0; c < B; c++) dv[c] = D[r * B + c];
-        }
-        TV acc = 0;
-        if (g < G) {
-            for (int p = s0 + g; p < s1; p += G) {
-                TF av[B];
-                TV yv[B];
-                const TF *a = val + (size_t)p * B * B + r * B;
-#pragma unroll
-                for (int c = 0; c < B; c++) av[c] = a[c];
-                load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
-            }
-        }
-        for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * bkc, TS);
-        TV s = xv - acc; /* valid in lanes tl < bkc */
-        if (upper) {
-            TV v = 0;
-#pragma unroll
-            for (int c = 0; c < B; c++) v += (TV)dv[c] * __shfl_sync(tmask, s, c * kc + jj, TS);
-            s = v;
-        }
-        if (tl < bkc) y[(size_t)i * bk + e] = WAIT ? unsentinel(s) : s;
-        return;
-    } else if constexpr (MODE == TM_PAIR) {
+    if constexpr (MODE == TM_PAIR) {
     /* b*k > 32, b*ceil(k/2) <= 32: lane o = (r, jg) of the first B*nj lanes
      * computes the outputs (r, 2jg) and (r, 2jg+1): every y and A value is
      * loaded once per pass, one pass over the row (the loop mode needs two). */
@@ -433,6 +499,45 @@ team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *_
     }
 }
 
+/* Persistent narrow-layout kernel with a row pipeline per team: while a team
+ * waits on row R it already holds R+1's independent data (loads in flight),
+ * R+2's indices and R+3's ticket, so a row that becomes ready costs the
+ * dependency chain only its wait, its products and its store (the plain
+ * persistent kernel fetches the ticket, the indices and the row's blocks
+ * after the previous row is done).  Tickets as in team_persist_kernel (grab
+ * 1): a warp's chunks increase, so the lowest unfinished chunk is always the
+ * current one of a running warp, whose inputs are solved. */
+template <int B, typename TF, typename TV, bool UP>
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
+team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
+                 const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
+                 int *counter, int nap)
+{
+    int t, tl;
+    unsigned tmask;
+    team_of(TS, &t, &tl, &tmask);
+    const int rpw = 32 / TS, nchunks = (n + rpw - 1) / rpw;
+    int c0 = next_chunk(counter), c1 = next_chunk(counter), c2 = next_chunk(counter), tk = 0;
+    if ((threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
+    narrow_pre<B, TF, TV> cur, nxt;
+    int p = c0 * rpw + t;
+    if (c0 < nchunks && p < n) narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, TS, tl, 0, 0);
+    int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
+    if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pend[p1]; }
+    while (c0 < nchunks) { /* warp-uniform */
+        const int p2 = c2 * rpw + t;
+        int i2 = 0, a2 = 0, e2 = 0;
+        if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
+        if (c1 < nchunks && p1 < n) narrow_load<B, TF, TV>(nxt, i1, a1, e1, UP, colind, val, x, k, TS, tl, 0, 0);
+        if (p < n) narrow_finish<B, TF, TV, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, 0);
+        const int c3 = __shfl_sync(0xffffffffu, tk, 0); /* issued one row ago */
+        if ((threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
+        cur = nxt; p = p1; c0 = c1;
+        p1 = p2; i1 = i2; a1 = a2; e1 = e2; c1 = c2;
+        c2 = c3;
+    }
+}
+
 /* Integer tuning knob from the environment (read at every launch, so one
  * process can time several variants); dflt when unset or empty. */
 static int env_knob(const char *name, int dflt)
@@ -525,16 +630,13 @@ static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
     return (double)T->n < 2000.0 * (T->nlevels > 0 ? T->nlevels : 1) ? 3 : 1;
 }
 
-/* Persistent sync-free launch: a grid of at most the resident blocks. */
-template <int B, typename TF, typename TV, int MODE>
-static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS, int nb,
-                                 int grab, int nap, cudaStream_t st)
+/* Grid of at most nb CUDA blocks that are all resident at once (occ: the
+ * kernel's resident blocks per SM, found once per instantiation). */
+template <typename K> static bsr_status resident_grid(K kernel, int &occ, int *nb)
 {
-    static int occ = 0; /* resident blocks per SM of this instantiation */
     if (occ < 1) {
         int o = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, team_persist_kernel<B, TF, TV, MODE>, LS_WARPS * 32, 0) !=
-                cudaSuccess || o < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kernel, LS_WARPS * 32, 0) != cudaSuccess || o < 1) {
             cudaGetLastError();
             o = 1;
         }
@@ -543,11 +645,34 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
     int dev = 0, sms = 1;
     CU_TRY(cudaGetDevice(&dev));
     CU_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (nb > occ * sms) nb = occ * sms;
+    if (*nb > occ * sms) *nb = occ * sms;
+    return BSR_OK;
+}
+
+/* Persistent sync-free launch: a grid of at most the resident blocks. */
+template <int B, typename TF, typename TV, int MODE>
+static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS, int nb,
+                                 int grab, int nap, cudaStream_t st)
+{
+    static int occ = 0;
+    BSR_TRY(resident_grid(team_persist_kernel<B, TF, TV, MODE>, occ, &nb));
     team_persist_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
         T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS, T->counter,
         persist == 2, grab, nap);
     CU_LAUNCHED("team_persist_kernel");
+    return BSR_OK;
+}
+
+/* Pipelined persistent launch (narrow layout, tickets). */
+template <int B, typename TF, typename TV, bool UP>
+static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
+                              cudaStream_t st)
+{
+    static int occ = 0;
+    BSR_TRY(resident_grid(team_pipe_kernel<B, TF, TV, UP>, occ, &nb));
+    team_pipe_kernel<B, TF, TV, UP><<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->rows, T->pbeg, T->pend, T->colind,
+                                                                  (const TF *)T->val, x, y, k, TS, T->counter, nap);
+    CU_LAUNCHED("team_pipe_kernel");
     return BSR_OK;
 }
 
@@ -563,6 +688,11 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     int nh = 1, kc = k;
     if (MODE == TM_SPLIT) split_shape(B, k, &nh, &kc);
     const int nb = (int)(((int64_t)T->n * nh + rows_per_block - 1) / rows_per_block);
+    /* BSR_TRSV_PIPE=0: the plain persistent kernel for the narrow layout too */
+    if constexpr (MODE == TM_NARROW)
+        if (persist == 2 && env_knob("BSR_TRSV_PIPE", 1))
+            return T->upper ? pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st)
+                            : pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
     if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
         if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
     team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(

@@ -103,6 +103,23 @@ static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int 
     return s;
 }
 
+bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int upper, int full, int *width)
+{
+    BSR_CHECK_ARG(M && lv && width, "bsr_trsv_plan_check: NULL argument");
+    const int n = M->nbrows;
+    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", upper ? "U" : "L", n);
+    if (full) BSR_TRY(check_schedule(M, lv, upper));
+    int w = 0;
+#pragma omp parallel for schedule(static) reduction(max : w) if (lv->nlevels >= BSR_PAR_ROWS)
+    for (int l = 0; l < lv->nlevels; l++) {
+        int d = lv->level_ptr[l + 1] - lv->level_ptr[l];
+        if (d > w) w = d;
+    }
+    *width = w;
+    return BSR_OK;
+}
+
 bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
                                const int *qpos, int check, bsr_trsv_plan *pl)
 {
@@ -110,9 +127,8 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     BSR_CHECK_ARG(!qpos || renumber, "bsr_trsv_plan_build: renumbered unknowns need level-ordered storage");
     memset(pl, 0, sizeof *pl);
     const int n = M->nbrows, nnzb = M->nnzb;
-    if (lv->n != n || lv->nlevels < 0 || lv->level_ptr[0] != 0 || lv->level_ptr[lv->nlevels] != n)
-        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", upper ? "U" : "L", n);
-    if (check) BSR_TRY(check_schedule(M, lv, upper));
+    int width = 0;
+    BSR_TRY(bsr_trsv_plan_check(M, lv, upper, check, &width));
     size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
     pl->rows = bsr_malloc(n1 * sizeof(int), "schedule");
     pl->rstart = bsr_malloc(n1 * sizeof(int), "row starts");
@@ -127,12 +143,6 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     }
     pl->n = n;
     pl->nnzb = nnzb;
-    int width = 0;
-#pragma omp parallel for schedule(static) reduction(max : width) if (lv->nlevels >= BSR_PAR_ROWS)
-    for (int l = 0; l < lv->nlevels; l++) {
-        int w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-        if (w > width) width = w;
-    }
     pl->max_width = width;
     /* stored layout: block rows in schedule order (renumber) or as they are */
     if (renumber) {
