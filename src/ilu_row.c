@@ -58,6 +58,9 @@ static int row_update(ilu_work *w, int b, int k, int j, const double *m, const d
 static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 {
     const int b = F->b, bb = b * b, fixed = F->mode == 0;
+    /* A's own blocks take slots 0..na-1 (they are loaded first), so "in A's
+     * pattern" is a slot test; keep_pattern makes them first-order */
+    const int na = F->opt.keep_pattern ? F->ap[k + 1] - F->ap[k] : 0;
     int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0;
     w->ns = 0; w->nh = 0;
     for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
@@ -82,7 +85,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
                      "(row %d of A)", k, i, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        int first = fixed || nrm >= F->t1;
+        int first = fixed || nrm >= F->t1 || w->pos[i] < na;
         if (!first && nrm < F->t2) { w->dropped++; continue; }
         if (first) w->lsel[nl++] = i; else nr++;
         for (int q = 1; q < ri->nu; q++)
@@ -136,7 +139,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
                      "(row %d of A)", k, j, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        if (fixed || nrm >= F->t1) w->usel[nu++] = j;
+        if (fixed || nrm >= F->t1 || s < na) w->usel[nu++] = j;
         else if (nrm >= F->t2) w->wsel[nw++] = j;
         else w->dropped++;
     }

@@ -12,6 +12,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->precond = BSR_PC_ILU0;
     o->tau1 = 1e-2;
     o->tau2 = 0;
+    o->keep_pattern = -1;
     o->omega = 1.0;
     o->rtol = 1e-8;
     o->atol = 0;
@@ -74,7 +75,7 @@ static int parse_prec(const char *v, bsr_precision *p)
     return 0;
 }
 
-static const char *const keys[] = {"method", "precond", "tau1", "tau2", "omega", "reorder",
+static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", NULL};
@@ -108,6 +109,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "tau1") || !strcmp(key, "tau2")) {
         if (!parse_double(val, &dv) || dv < 0 || dv >= 1) BAD("expected a number in [0,1)");
         if (key[3] == '1') o->tau1 = dv; else o->tau2 = dv;
+    } else if (!strcmp(key, "keep_pattern")) {
+        if (!strcmp(val, "auto")) o->keep_pattern = -1;
+        else if (!strcmp(val, "0") || !strcmp(val, "1")) o->keep_pattern = val[0] == '1';
+        else BAD("expected auto, 0 or 1");
     } else if (!strcmp(key, "omega")) {
         if (!parse_double(val, &dv) || dv <= 0 || dv >= 2) BAD("expected 0 < omega < 2");
         o->omega = dv;
@@ -152,7 +157,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (key[0] == 'h') o->history = val[0] == '1'; else o->profile = val[0] == '1';
     } else {
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
-                         "tau2, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
+                         "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile)", key);
     }
 #undef BAD
@@ -204,12 +209,19 @@ bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str)
     return BSR_OK;
 }
 
+/* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 only). */
+int bsr_keep_pattern(const bsr_solver_options *o)
+{
+    return o->keep_pattern >= 0 ? o->keep_pattern : o->precond == BSR_PC_ILU2;
+}
+
 const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len)
 {
     char tau[96] = "";
-    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%g", o->tau1);
-    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%g,tau2=%g", o->tau1,
-                                            o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1);
+    const char *keep = bsr_keep_pattern(o) ? ",keep_pattern=1" : ",keep_pattern=0";
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%g%s", o->tau1, keep);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%g,tau2=%g%s", o->tau1,
+                                            o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1, keep);
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%g", o->omega);
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,

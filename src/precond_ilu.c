@@ -26,10 +26,12 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (bsr_ilu_get_stats(F, &st) || bsr_ilu_get_factors(F, &fa)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
     pc->pivots_regularized = st.pivots_regularized;
-    char tau[64] = "";
-    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%g)", o->tau1);
+    char tau[80] = "";
+    const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%g%s)", o->tau1, keep);
     if (o->precond == BSR_PC_ILU2)
-        snprintf(tau, sizeof tau, "(tau1=%g,tau2=%g)", o->tau1, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1);
+        snprintf(tau, sizeof tau, "(tau1=%g,tau2=%g%s)", o->tau1, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1,
+                 keep);
     char ord[64] = "natural";
     if (fa.ord) {
         if (fa.ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(fa.ord->kind),
@@ -74,6 +76,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     bsr_ilu_options_default(&io, kind);
     io.tau1 = o->tau1;
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
+    io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;
     io.symbolic_only = kind == BSR_ILU0 && o->factor == BSR_FACTOR_GPU;
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));

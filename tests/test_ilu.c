@@ -246,6 +246,56 @@ static void test_ilu0_no_fill_exact(void)
     }
 }
 
+/* keep_pattern: on a convection-dominated matrix whose own blocks tau1 would
+ * drop (checked first, so a no-op option fails), ILU2 and ILUT keep every
+ * block of A in L or U; with nothing kept outside A's pattern (ILUT, tau1
+ * near 1) the factors are ILU(0)'s. */
+static void test_keep_pattern(void)
+{
+    for (int b = 1; b <= 3; b += 2) {
+        bsr_matrix *A = mk_convdiff(24, 1000, b);
+        const bsr_ilu_kind kinds[2] = {BSR_ILU2, BSR_ILUT};
+        for (int ik = 0; ik < 2; ik++) {
+            bsr_ilu_options o = opts(kinds[ik], 0.3);
+            bsr_ilu *F0 = NULL, *F1 = NULL;
+            bsr_ilu_stats s0, s1;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F0));
+            o.keep_pattern = 1;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F1));
+            bsr_ilu_get_stats(F0, &s0);
+            bsr_ilu_get_stats(F1, &s1);
+            CU_ASSERT(s0.nnzb_L + s0.nnzb_U < s0.nnzb_A);   /* the case drops A's blocks */
+            CU_ASSERT(s1.nnzb_L + s1.nnzb_U >= s1.nnzb_A);
+            bsr_ilu_factors fa;
+            BSR_ASSERT_OK(bsr_ilu_get_factors(F1, &fa));
+            int missing = 0;
+            for (int i = 0; i < A->nbrows; i++)
+                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                    int j = A->colind[p];
+                    if (bsr_matrix_find(j < i ? fa.L : fa.U, i, j) < 0) missing++;
+                }
+            CU_ASSERT_EQUAL(missing, 0);
+            /* more of the right blocks: a better preconditioner than without */
+            CU_ASSERT(precond_quality(A, F1) < precond_quality(A, F0));
+            bsr_ilu_destroy(F0); bsr_ilu_destroy(F1);
+        }
+        /* ILUT(tau1 = 0.999) keeping A's pattern = ILU(0) */
+        bsr_ilu_options o = opts(BSR_ILUT, 0.999), z = opts(BSR_ILU0, 0);
+        o.keep_pattern = 1;
+        bsr_ilu *F = NULL, *Z = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &z, &Z));
+        bsr_ilu_stats sf;
+        bsr_ilu_get_stats(F, &sf);
+        CU_ASSERT_EQUAL(sf.nnzb_L + sf.nnzb_U, sf.nnzb_A);
+        double ef = err_norm(F), ez = err_norm(Z);
+        CU_ASSERT(fabs(ef - ez) <= 1e-12 * ez);
+        if (!(fabs(ef - ez) <= 1e-12 * ez)) printf("\n  b=%d: ILUT keep %.15g vs ILU(0) %.15g\n", b, ef, ez);
+        bsr_ilu_destroy(F); bsr_ilu_destroy(Z);
+        bsr_matrix_destroy(A);
+    }
+}
+
 /* Factors layout: L strictly lower, U diagonal first holding the inverted
  * pivot (U_kk * pivot = I), columns ascending. */
 static void test_factor_layout(void)
@@ -1221,6 +1271,7 @@ int main(int argc, char **argv)
         {"statuses", test_statuses},
         {"refactor equals setup", test_refactor_equals_setup},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
+        {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},
         {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},

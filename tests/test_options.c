@@ -71,6 +71,21 @@ static void test_every_key(void)
     CU_ASSERT_DOUBLE_EQUAL(o.rtol, 1e-6, 0);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "reorder=rcm"));
     CU_ASSERT_STRING_EQUAL(o.reorder, "rcm");
+    /* keep_pattern: auto (default) resolves per kind; 0/1 are explicit */
+    char buf[512];
+    CU_ASSERT_EQUAL(o.keep_pattern, -1);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "keep_pattern=1"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilut"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "keep_pattern=0"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "keep_pattern=1"));
+    CU_ASSERT_EQUAL(o.keep_pattern, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "keep_pattern=1"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,keep_pattern=0"));
+    CU_ASSERT_EQUAL(o.keep_pattern, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "keep_pattern=0"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "keep_pattern=auto"));
+    CU_ASSERT_EQUAL(o.keep_pattern, -1);
 }
 
 /* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
@@ -93,6 +108,7 @@ static void test_errors(void)
 {
     expect_error("mehtod=gmres", "mehtod");
     expect_error("method=gmres,bogus=1", "bogus");
+    expect_error("keep_pattern=yes", "keep_pattern");
     expect_error("method=qmr", "method");
     expect_error("precond=ilu3", "precond");
     expect_error("rtol=abc", "rtol");
@@ -124,7 +140,7 @@ static void test_roundtrip(void)
     bsr_solver_options o, p;
     bsr_solver_options_default(&o);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=gmres,restart=17,orth=cgs2,precond=ilu2,tau1=3e-2,"
-                                               "tau2=2e-4,reorder=rcm,rtol=1e-9,atol=1e-30,maxit=321,"
+                                               "tau2=2e-4,keep_pattern=0,reorder=rcm,rtol=1e-9,atol=1e-30,maxit=321,"
                                                "precision=float,precond_precision=float"));
     char buf[512];
     bsr_solver_options_string(&o, buf, sizeof buf);
@@ -136,6 +152,7 @@ static void test_roundtrip(void)
     CU_ASSERT_EQUAL(p.precond, o.precond);
     CU_ASSERT_DOUBLE_EQUAL(p.tau1, o.tau1, 0);
     CU_ASSERT_DOUBLE_EQUAL(p.tau2, o.tau2, 0);
+    CU_ASSERT_EQUAL(p.keep_pattern, 0);
     CU_ASSERT_STRING_EQUAL(p.reorder, o.reorder);
     CU_ASSERT_DOUBLE_EQUAL(p.rtol, o.rtol, 0);
     CU_ASSERT_DOUBLE_EQUAL(p.atol, o.atol, 0);

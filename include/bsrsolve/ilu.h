@@ -45,10 +45,14 @@ typedef struct {
                              * (bsr_gpu_ilu0); the host factors stay unset (no
                              * scaled copy of A, pivots or per-row storage are
                              * allocated), so apply, error_norm and refactor refuse */
+    /* --- added by ilu2fill --- */
+    int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
+                             * as first-order (so L+U contains ILU(0)'s pattern); the
+                             * thresholds then decide only the fill outside it */
 } bsr_ilu_options;
 
 /* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
- * parallel on, pivot_rel 1e-8, factors in A's precision. */
+ * parallel on, pivot_rel 1e-8, factors in A's precision, keep_pattern off. */
 void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind);
 
 /* Opaque factorization: scaling, ordering, L, U, their level schedules. */

@@ -58,6 +58,11 @@ typedef struct {
     bsr_method method;
     bsr_pc_kind precond;
     double tau1, tau2;         /* ILUT/ILU2 thresholds (tau2 <= 0: tau1^2) */
+    int keep_pattern;          /* ILUT/ILU2: 1 keeps A's own blocks as first-order (L+U then
+                                  contains ILU(0)'s pattern; thresholds decide only the fill
+                                  outside it), 0 lets tau1 drop them too, -1 (default, "auto"):
+                                  1 for ILU2, 0 for ILUT (bench/RESULTS.md, "ILU2 vs ILU(0)
+                                  at comparable fill", has the measurements) */
     double omega;              /* SSOR relaxation, 0 < omega < 2 */
     char reorder[64];          /* ordering spec for ILU ("" = the ILU default), see bsr_order_parse */
     double rtol, atol;         /* stop when ||r|| <= max(rtol*||b||, atol) */
@@ -84,12 +89,12 @@ typedef struct {
  * On the device only ILU(0) is factored; ILUT/ILU2 always on the CPU. */
 enum { BSR_FACTOR_AUTO = 0, BSR_FACTOR_CPU = 1, BSR_FACTOR_GPU = 2 };
 
-/* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), omega 1, reorder "",
+/* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), keep_pattern -1 (auto), omega 1, reorder "",
  * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
  * double/double, no history, no progress. */
 void bsr_solver_options_default(bsr_solver_options *o);
 /* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg),
- * precond (none|jacobi|ssor|ilu0|ilut|ilu2), tau1, tau2, omega, reorder
+ * precond (none|jacobi|ssor|ilu0|ilut|ilu2), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
