@@ -25,10 +25,6 @@
  * of the k vectors (the D product of an upper row mixes only the same vector,
  * so the teams are independent); sync-free ticket kernel only. */
 #define TM_SPLIT 3
-/* TM_LOOP whose last b*k mod 32 outputs split the row's blocks over lane
- * groups instead of one lane each walking the row (ticket kernel only; at
- * b <= 4, 5 resident blocks: with 6 it spilled 20 bytes). */
-#define TM_LOOPT 4
 /* Resident blocks per SM asked of the register allocator: rows in flight are
  * what hides the latency of the dependency chain (6 = 48 warps per SM). */
 #define LS_MINBLOCKS(B) ((B) <= 4 ? 6 : 4)
@@ -40,7 +36,7 @@
  * the limits above they spilled (72-108 bytes) and ran slower than the loop
  * layout; they get the registers of fewer resident blocks instead, and so
  * does the split layout (48 bytes spilled at b = 4 with 6 blocks, none at 4). */
-#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT ? 4 : (MODE) == TM_LOOPT && (B) <= 4 ? 5 : LS_MINBLOCKS(B))
+#define LS_MINBLOCKS_M(B, MODE) ((MODE) == TM_PAIR ? 3 : (MODE) == TM_SPLIT ? 4 : LS_MINBLOCKS(B))
 #define LS_PMINBLOCKS_M(MODE) ((MODE) == TM_PAIR ? 3 : LS_PMINBLOCKS)
 /* The pipelined persistent kernel holds two rows' data across the wait. */
 #define LS_PIPE_MINBLOCKS 3
@@ -364,10 +360,8 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         return;
     } else {
-    /* b*k > 32: the whole warp is the team, several outputs per lane; with
-     * TM_LOOPT only the full passes of 32 outputs, the tail below */
-    const int nfull = MODE == TM_LOOPT ? bk & ~31 : bk;
-    for (int o = tl; o < nfull; o += 32) {
+    /* b*k > 32: the whole warp is the team, several outputs per lane */
+    for (int o = tl; o < bk; o += 32) {
         const int r = o / k, j = o - r * k;
         /* x first, off the wait, where the registers allow it (b > 4 runs 4
          * blocks an SM: ND k=9 b=5 0.97 -> 0.88 ms, b=9 0.94 -> 0.92; at b <= 4
@@ -388,36 +382,6 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         const TV s = (B > 4 && B < 10 ? xv : x[(size_t)i * bk + o]) - acc;
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
-    }
-    if constexpr (MODE == TM_LOOPT) {
-        /* the last nt = bk mod 32 outputs: G lane groups of nt lanes split the
-         * row's blocks (a lone tail output would walk the whole row with 28
-         * lanes idle), combined by a fixed shuffle tree */
-        const int nt = bk - nfull;
-        if (nt > 0) {
-            int G = 1;
-            while (2 * G * nt <= 32) G *= 2;
-            const int g = tl / nt, o = nfull + tl - g * nt, r = o / k, j = o - r * k;
-            TV acc = 0;
-            if (g < G) {
-                for (int p = s0 + g; p < s1; p += G) {
-                    TF av[B];
-                    TV yv[B];
-                    const TF *a = val + (size_t)p * B * B + r * B;
-#pragma unroll
-                    for (int c = 0; c < B; c++) av[c] = a[c];
-                    load_yc<B, TV, WAIT>(y + (size_t)colind[p] * bk + j, k, yv, nap);
-#pragma unroll
-                    for (int c = 0; c < B; c++) acc += (TV)av[c] * yv[c];
-                }
-            }
-            for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off * nt);
-            if (g == 0) {
-                const TV s = x[(size_t)i * bk + o] - acc;
-                if (upper) sm[o] = s;
-                else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
-            }
-        }
     }
     if (upper) {
         __syncwarp();
@@ -592,7 +556,7 @@ static int team_override(void)
 /* Sync-free schedule on sentinels: BSR_TRSV_PERSIST=0 one CUDA block per chunk
  * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
  * rule of sf_rule. */
-/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 4 the loop with its tail split over blocks, 2 two vectors
+/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 2 two vectors
  * per lane (b <= 4), unset: the rule of sf_rule. */
 /* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
  * only spreads the rows in flight over more levels: 3.5x slower at 4). */
@@ -659,7 +623,7 @@ static void split_shape(int B, int k, int *nh, int *kc)
 static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
     const int w = env_knob("BSR_TRSV_WIDE", 0);
-    if ((w == 3 || w == 4) && sched == TRSV_S_SYNCFREE) return w;
+    if (w == 3 && sched == TRSV_S_SYNCFREE) return 3;
     if (w >= 1 && w <= 3) return w == 2 && B <= 4 ? 2 : 1;
     if (sched != TRSV_S_SYNCFREE) return 1;
     if (B <= 4) return levels_narrow(T) ? 2 : 1;
@@ -729,7 +693,7 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
         if (persist == 2 && env_knob("BSR_TRSV_PIPE", 1))
             return T->upper ? pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st)
                             : pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
-    if constexpr (MODE != TM_SPLIT && MODE != TM_LOOPT) /* no persistent split / tail kernels */
+    if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
         if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
     team_syncfree_kernel<B, TF, TV, MODE><<<nb, LS_WARPS * 32, 0, st>>>(
         T->n, T->upper, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS, T->counter, nap, nh, kc);
@@ -777,7 +741,6 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
-        if (wide == 4) return sf_launch<B, TF, TV, TM_LOOPT>(T, 0, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
         return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
