@@ -1,0 +1,297 @@
+/* Device code of the on-device block ILU(0) (see ilu0_gpu.cu): the block
+ * kernels and the launchers of one block size, instantiated once per block
+ * size in kernels/ilu0_gpu_bB.cu (one module each: CUDA loads a module's image
+ * on first use, so a factorization does not load the other nine sizes). */
+#ifndef BSR_ILU0_GPU_CUH
+#define BSR_ILU0_GPU_CUH
+#include "cuda_internal.h"
+#include "trsv.h"
+#include "ilu_impl.h"
+#include "ilu0_plan.h"
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+struct bsr_gpu_ilu0 {
+    bsr_context *ctx;
+    cudaStream_t stream;
+    const bsr_ilu *F;           /* symbolic source (borrowed; must outlive D) */
+    int n, b, nnzA, nL, nU;
+    int nlevels;
+    int *level_ptr;             /* host [nlevels+1] */
+    /* device arrays */
+    int *ap, *asrc, *adst, *adiag, *diagw, *perm;
+    int *Lp, *Lc, *Up, *updp;
+    int2 *upd;
+    int *lvrows;
+    double *W;                  /* [(nL+nU)*b*b]: L then U, host layout */
+    double *dl, *rowref;        /* [n*b*b], [n] */
+    int *cnt;                   /* [2]: regularized pivots, scaling fallbacks */
+    unsigned long long *err;
+    int nreg, nfb;
+    double factor_s;
+    int valid;
+};
+
+/* ---- block kernels (ports of src/blockops.c, same operation order) ---- */
+
+/* LU with partial pivoting; pivots below tiny pushed to +-tiny; returns the count. */
+template <int B> __device__ int blk_lu(double *a, int *piv, double tiny)
+{
+    int nreg = 0;
+    for (int r = 0; r < B; r++) piv[r] = r;
+    for (int c = 0; c < B; c++) {
+        int p = c;
+        double big = fabs(a[c * B + c]);
+        for (int r = c + 1; r < B; r++)
+            if (fabs(a[r * B + c]) > big) { big = fabs(a[r * B + c]); p = r; }
+        if (p != c) {
+            for (int j = 0; j < B; j++) { double t = a[c * B + j]; a[c * B + j] = a[p * B + j]; a[p * B + j] = t; }
+            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
+        }
+        double d = a[c * B + c];
+        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
+            d = copysign(tiny, d);
+            a[c * B + c] = d;
+            nreg++;
+        }
+        double inv = 1.0 / d;
+        for (int r = c + 1; r < B; r++) {
+            double l = a[r * B + c] * inv;
+            a[r * B + c] = l;
+            for (int j = c + 1; j < B; j++) a[r * B + j] -= l * a[c * B + j];
+        }
+    }
+    return nreg;
+}
+
+/* inv = (P^T L U)^{-1} column by column (forward, backward substitution). */
+template <int B> __device__ void blk_lu_inv(const double *lu, const int *piv, double *inv)
+{
+    double x[B];
+    for (int j = 0; j < B; j++) {
+        for (int r = 0; r < B; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
+        for (int r = 1; r < B; r++)
+            for (int c = 0; c < r; c++) x[r] -= lu[r * B + c] * x[c];
+        for (int r = B - 1; r >= 0; r--) {
+            for (int c = r + 1; c < B; c++) x[r] -= lu[r * B + c] * x[c];
+            x[r] /= lu[r * B + r];
+        }
+        for (int r = 0; r < B; r++) inv[r * B + j] = x[r];
+    }
+}
+
+/* c = a * m (c distinct from a and m). */
+template <int B> __device__ void blk_mul(double *c, const double *a, const double *m)
+{
+    for (int i = 0; i < B; i++) {
+        double r[B];
+        for (int j = 0; j < B; j++) r[j] = 0.0;
+        for (int k = 0; k < B; k++)
+            for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j];
+        for (int j = 0; j < B; j++) c[i * B + j] = r[j];
+    }
+}
+
+/* c -= a * m. */
+template <int B> __device__ void blk_mulsub(double *c, const double *a, const double *m)
+{
+    for (int i = 0; i < B; i++) {
+        double r[B];
+        for (int j = 0; j < B; j++) r[j] = c[i * B + j];
+        for (int k = 0; k < B; k++)
+            for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j];
+        for (int j = 0; j < B; j++) c[i * B + j] = r[j];
+    }
+}
+
+template <int B> __device__ double blk_maxabs(const double *a)
+{
+    double m = 0.0;
+    for (int i = 0; i < B * B; i++) if (fabs(a[i]) > m) m = fabs(a[i]);
+    return m;
+}
+
+/* Frobenius norm, rescaled when the plain sum over- or underflows. */
+template <int B> __device__ double blk_fnorm(const double *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < B * B; i++) s += a[i] * a[i];
+    if (s <= 1e300 && (s >= 1e-290 || s == 0.0)) return sqrt(s);
+    if (isnan(s)) return s;
+    double m = blk_maxabs<B>(a);
+    if (m == 0.0 || !isfinite(m)) return m;
+    s = 0.0;
+    for (int i = 0; i < B * B; i++) s += (a[i] / m) * (a[i] / m);
+    return m * sqrt(s);
+}
+
+template <int B> __device__ int blk_finite(const double *a)
+{
+    for (int i = 0; i < B * B; i++) if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+/* Error key: smallest row first, then kind, then the position. */
+__device__ __forceinline__ void fail(unsigned long long *err, int row, int kind, unsigned aux)
+{
+    unsigned long long key = ((unsigned long long)row << 36) | ((unsigned long long)kind << 32) | aux;
+    atomicMin(err, key);
+}
+
+enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
+
+/* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
+ * file comment and src/ilu_setup.c scale()). */
+template <int B, typename TA>
+__global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
+                           const int *__restrict__ adst, const int *__restrict__ adiag,
+                           const int *__restrict__ diagw, const int *__restrict__ perm,
+                           const TA *__restrict__ A, double *__restrict__ W, double *__restrict__ dl,
+                           double *__restrict__ rowref, int *cnt, unsigned long long *err)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int BB = B * B, r = perm ? perm[k] : k;
+    double blk[BB], ds[BB], lu[BB];
+    int piv[B];
+    double smax = 0.0;
+    for (int p = ap[k]; p < ap[k + 1]; p++) {
+        const TA *a = A + (size_t)asrc[p] * BB;
+        for (int e = 0; e < BB; e++) {
+            blk[e] = (double)a[e];
+            if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
+        }
+        double nr = blk_fnorm<B>(blk);
+        if (nr > smax) smax = nr;
+    }
+    if (smax == 0.0) { fail(err, r, E_ZROW, 0); return; }
+    const int dp = adiag[k];
+    int singular = 1;
+    if (dp >= 0) {
+        const TA *a = A + (size_t)asrc[dp] * BB;
+        for (int e = 0; e < BB; e++) lu[e] = blk[e] = (double)a[e];
+        double amax = blk_maxabs<B>(blk);
+        blk_lu<B>(lu, piv, 0.0);
+        singular = amax == 0.0;
+        for (int i = 0; i < B; i++) if (fabs(lu[i * B + i]) <= 1e-14 * amax) singular = 1;
+        if (!singular) blk_lu_inv<B>(lu, piv, ds);
+        if (!singular && !blk_finite<B>(ds)) singular = 1;
+    }
+    if (singular) {
+        for (int e = 0; e < BB; e++) ds[e] = 0.0;
+        for (int i = 0; i < B; i++) ds[i * B + i] = 1.0 * (sqrt((double)B) / smax);
+        atomicAdd(&cnt[1], 1);
+    }
+    double rmax = 0.0;
+    for (int p = ap[k]; p < ap[k + 1]; p++) {
+        const TA *a = A + (size_t)asrc[p] * BB;
+        double *out = W + (size_t)adst[p] * BB;
+        for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
+        if (p == dp && !singular) {
+            for (int e = 0; e < BB; e++) lu[e] = 0.0;
+            for (int i = 0; i < B; i++) lu[i * B + i] = 1.0;
+        } else {
+            blk_mul<B>(lu, ds, blk);
+        }
+        for (int e = 0; e < BB; e++) out[e] = lu[e];
+        double nr = blk_fnorm<B>(lu);
+        if (nr > rmax) rmax = nr;
+    }
+    if (dp < 0) { /* the diagonal of the pattern is there even when A lacks it */
+        double *out = W + (size_t)diagw[k] * BB;
+        for (int e = 0; e < BB; e++) out[e] = 0.0;
+    }
+    if (!isfinite(rmax)) { fail(err, r, E_OVFL, 0); return; }
+    rowref[k] = rmax / sqrt((double)B);
+    for (int e = 0; e < BB; e++) dl[(size_t)k * BB + e] = ds[e];
+}
+
+/* Step 2: the rows rows[0..nr) of one level (see the file comment and
+ * src/ilu_row.c with the pattern fixed). */
+template <int B>
+__global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
+                           const int *__restrict__ Up, const int *__restrict__ updp,
+                           const int2 *__restrict__ upd, int nL, double *W,
+                           const double *__restrict__ rowref, double pivot_rel, int strict,
+                           int *cnt, unsigned long long *err)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nr) return;
+    const int BB = B * B, i = rows[t];
+    double *Uv = W + (size_t)nL * BB;
+    double m[BB], lu[BB], inv[BB];
+    int piv[B];
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = W + (size_t)l * BB;
+        /* column k's inverted pivot is U's first block of row k: updp holds
+         * it as the first entry of the list of L block l */
+        const int u0 = updp[l], u1 = updp[l + 1];
+        const double *uinv = W + (size_t)upd[u0].x * BB;
+        blk_mul<B>(m, x, uinv);
+        for (int e = 0; e < BB; e++) x[e] = m[e];
+        if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
+        for (int u = u0 + 1; u < u1; u++) {
+            const int2 q = upd[u];
+            blk_mulsub<B>(W + (size_t)q.y * BB, m, W + (size_t)q.x * BB);
+        }
+    }
+    double *d = Uv + (size_t)Up[i] * BB;
+    if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
+    const double tiny = pivot_rel * rowref[i];
+    for (int e = 0; e < BB; e++) lu[e] = d[e];
+    const int nreg = blk_lu<B>(lu, piv, tiny);
+    if (nreg) {
+        if (strict) { fail(err, i, E_STRICT, (unsigned)nreg); return; }
+        atomicAdd(&cnt[0], 1);
+    }
+    blk_lu_inv<B>(lu, piv, inv);
+    if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); return; }
+    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
+        if (!blk_finite<B>(Uv + (size_t)q * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
+    for (int e = 0; e < BB; e++) d[e] = inv[e];
+}
+
+/* Launch step 1 (scaling) or step 2 (rows r0 .. r0+nr of one level) for block size B. */
+#define ILU0_GPU_DEFINE(B)                                                                                        \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
+    {                                                                                                             \
+        if (prec == BSR_DOUBLE)                                                                                   \
+            ilu0_scale<B, double><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,     \
+                                                           D->perm, (const double *)av, D->W, D->dl, D->rowref,   \
+                                                           D->cnt, D->err);                                       \
+        else                                                                                                      \
+            ilu0_scale<B, float><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,      \
+                                                          D->perm, (const float *)av, D->W, D->dl, D->rowref,     \
+                                                          D->cnt, D->err);                                        \
+    }                                                                                                             \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, int r0, int nr, double pivot_rel, int strict) \
+    {                                                                                                             \
+        ilu0_level<B><<<nb, T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W,    \
+                                               D->rowref, pivot_rel, strict, D->cnt, D->err);                     \
+    }
+
+/* The launchers, one pair per block size. */
+void ilu0_scale_b1(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b1(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b2(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b2(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b3(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b3(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b4(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b4(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b5(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b5(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b6(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b6(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b7(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b7(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b8(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b8(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b9(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b9(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+void ilu0_scale_b10(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+void ilu0_level_b10(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+
+#endif

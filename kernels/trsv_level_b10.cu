@@ -1,0 +1,3 @@
+/* Level-scheduled triangular solves, block size 10 (see trsv_level.cu). */
+#include "trsv_level.cuh"
+TRSV_LEVEL_DEFINE(10)
