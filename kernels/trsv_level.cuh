@@ -51,6 +51,30 @@ template <bool SF, typename T> __device__ __forceinline__ T ld_y(const T *p)
     return *p;
 }
 
+/* All bits set: a NaN that floating-point arithmetic never returns. */
+__device__ __forceinline__ bool is_sentinel(double v) { return __double_as_longlong(v) == -1LL; }
+__device__ __forceinline__ bool is_sentinel(float v) { return __float_as_int(v) == -1; }
+/* A computed value that happens to be the sentinel (only from a NaN input kept
+ * bit for bit) is stored as an ordinary NaN, so no reader can wait forever. */
+template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return is_sentinel(v) ? (TV)NAN : v; }
+
+/* y_i = D s for an upper row: s (B*k values) staged in sm by the warp, the
+ * inverted pivot D times it by lanes tl, tl+32, ...; SENT: a stored value is
+ * never the sentinel. */
+template <int B, typename TF, typename TV, bool SENT>
+__device__ __forceinline__ void pivot_store(const TF *D, const TV *sm, TV *yi, int k, int tl)
+{
+    __syncwarp();
+    for (int o = tl; o < B * k; o += 32) {
+        const int r = o / k, j = o - r * k;
+        TV v = 0;
+#pragma unroll
+        for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * sm[c * k + j];
+        yi[o] = SENT ? unsentinel(v) : v;
+    }
+    __syncwarp();
+}
+
 /* Solve block row i: y_i = x_i - sum_p A_p y_{col_p} (then times the inverted
  * pivot D for an upper triangle).  Called by a full warp; sm holds B*k values. */
 template <int B, typename TF, typename TV, bool SF>
@@ -111,17 +135,7 @@ __device__ __forceinline__ void ls_row(int i, int upper, const int *__restrict__
             else y[(size_t)i * bk + o] = s;
         }
     }
-    if (upper) {
-        __syncwarp();
-        for (int o = lane; o < bk; o += 32) {
-            const int r = o / k, j = o - r * k;
-            TV v = 0;
-#pragma unroll
-            for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * sm[c * k + j];
-            y[(size_t)i * bk + o] = v;
-        }
-        __syncwarp();
-    }
+    if (upper) pivot_store<B, TF, TV, false>(D, sm, y + (size_t)i * bk, k, lane);
     if (SF) {
         /* publish: values first, then the flag */
         __threadfence();
@@ -151,13 +165,6 @@ ls_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__
 
 
 /* ---- team kernels (sentinel sync-free and per-level) ------------------------ */
-
-/* All bits set: a NaN that floating-point arithmetic never returns. */
-__device__ __forceinline__ bool is_sentinel(double v) { return __double_as_longlong(v) == -1LL; }
-__device__ __forceinline__ bool is_sentinel(float v) { return __float_as_int(v) == -1; }
-/* A computed value that happens to be the sentinel (only from a NaN input kept
- * bit for bit) is stored as an ordinary NaN, so no reader can wait forever. */
-template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return is_sentinel(v) ? (TV)NAN : v; }
 
 /* Load y_c(0..B-1, j) (stride k); WAIT: poll (uncached) until none is the
  * sentinel, sleeping nap ns between polls (fewer polls through L2). */
@@ -385,17 +392,7 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         if (upper) sm[o] = s;
         else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
     }
-    if (upper) {
-        __syncwarp();
-        for (int o = tl; o < bk; o += 32) {
-            const int r = o / k, j = o - r * k;
-            TV v = 0;
-#pragma unroll
-            for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * sm[c * k + j];
-            y[(size_t)i * bk + o] = WAIT ? unsentinel(v) : v;
-        }
-        __syncwarp();
-    }
+    if (upper) pivot_store<B, TF, TV, WAIT>(D, sm, y + (size_t)i * bk, k, tl);
     }
 }
 
