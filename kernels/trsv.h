@@ -33,22 +33,7 @@ typedef struct {
     int tree_ok;               /* rows of a node depend only on its subtree (L) / ancestors (U) */
     int *flags;                /* device [n] sync-free completion flags */
     int *counter;              /* device ticket counter */
-    /* chunk schedule of the tile kernel (bsr_trsv_chunks_build), nchunks = 0: none */
-    int nchunks;
-    int *crows, *clptr, *ccptr; /* device [n], [levels+1], [nchunks+1] */
 } bsr_trsv_tri;
-
-/* Chunk schedule of triangle M (src/trsv_chunk.c): the rows in solve order
- * (L ascending, U descending) cut into ranges of C rows; a range's rows
- * sorted by their level within the range (dependencies on earlier ranges
- * ignored: the tile kernel waits for those).  rows[n]: range-major,
- * local-level-minor; lptr[nl+1]: level starts in rows; cptr[nchunks+1]:
- * first level of each range. */
-typedef struct { int n, C, nchunks, nl; int *rows, *lptr, *cptr; } bsr_trsv_chunks;
-bsr_status bsr_trsv_chunks_build(const bsr_matrix *M, int upper, int C, bsr_trsv_chunks *ch);
-void bsr_trsv_chunks_free(bsr_trsv_chunks *ch);
-/* Largest |i - j| over the off-diagonal blocks of triangle M. */
-int bsr_trsv_bandwidth(const bsr_matrix *M, int upper);
 
 /* Host layout of one triangle for the device (src/trsv_plan.c).  Numbering:
  * the factor's, or new = qpos[old] with full renumbering. */

@@ -213,32 +213,6 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     return s;
 }
 
-/* Chunk schedule of the tile kernel for triangle T (structure M), where it
- * pays: levels narrower than 8192 rows on average (the chain of levels
- * dominates) and a band narrow enough for >= 32 ranges of one band width.
- * BSR_TRSV_CHUNK=0 builds none; BSR_TRSV_CHUNK_C=C forces ranges of C rows. */
-static bsr_status chunk_setup(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M)
-{
-    const char *e = getenv("BSR_TRSV_CHUNK"), *ec = getenv("BSR_TRSV_CHUNK_C");
-    if (e && *e && atoi(e) == 0) return BSR_OK;
-    int C = ec && *ec ? atoi(ec) : 0;
-    double t0 = now_s();
-    if (C < 1) {
-        if ((double)T->n >= 8192.0 * (T->nlevels > 0 ? T->nlevels : 1)) return BSR_OK;
-        C = bsr_trsv_bandwidth(M, T->upper);
-        if (C < 1 || (T->n + C - 1) / C < 32) { G->host_s += now_s() - t0; return BSR_OK; }
-    }
-    bsr_trsv_chunks ch;
-    BSR_TRY(bsr_trsv_chunks_build(M, T->upper, C, &ch));
-    G->host_s += now_s() - t0;
-    bsr_status s = upload_ints(G, &T->crows, ch.rows, ch.n);
-    if (s == BSR_OK) s = upload_ints(G, &T->clptr, ch.lptr, (size_t)ch.nl + 1);
-    if (s == BSR_OK) s = upload_ints(G, &T->ccptr, ch.cptr, (size_t)ch.nchunks + 1);
-    if (s == BSR_OK) T->nchunks = ch.nchunks;
-    bsr_trsv_chunks_free(&ch);
-    return s;
-}
-
 /* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
  * tree), uploads, device layout of the values.  qpos: full renumbering. */
 static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, const bsr_levels *lv,
@@ -289,7 +263,6 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
         if (s == BSR_OK) s = upload_ints(G, &G->map[which], pl.map, nnzb);
     } else if (s == BSR_OK) {
         s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which]);
-        if (s == BSR_OK) s = chunk_setup(G, T, M);
     }
     if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
     bsr_prof_mark("gpu ilu:   index uploads");
@@ -315,7 +288,6 @@ static void tri_free(bsr_trsv_tri *T)
     cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
     cudaFree(T->pbeg); cudaFree(T->pend);
     cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter);
-    cudaFree(T->crows); cudaFree(T->clptr); cudaFree(T->ccptr);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
 }

@@ -537,48 +537,6 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     }
 }
 
-/* Tile kernel for narrow-band triangles (chunk schedule of src/trsv_chunk.c,
- * narrow layout): one CUDA block per range of rows, taken by ticket in solve
- * order; it walks the range's own levels with a barrier between them, its
- * teams waiting (on sentinels) only for rows of earlier ranges.  Each team
- * loads its next row's independent data before finishing the current one,
- * across the barriers too.  Deadlock-free as the ticket kernels: a range
- * reads only earlier ranges, held by running or finished blocks. */
-#define CH_THREADS 512
-template <int B, typename TF, typename TV, bool UP>
-__global__ void __launch_bounds__(CH_THREADS, 1)
-team_chunk_kernel(int nchunks, const int *__restrict__ crows, const int *__restrict__ lptr,
-                  const int *__restrict__ cptr, const int *__restrict__ rstart, const int *__restrict__ rend,
-                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                  int *counter, int nap)
-{
-    __shared__ int chunk;
-    if (threadIdx.x == 0) chunk = atomicAdd(counter, 1);
-    __syncthreads();
-    const int c = chunk;
-    if (c >= nchunks) return;
-    int t, tl;
-    unsigned tmask;
-    team_of(TS, &t, &tl, &tmask);
-    const int team = (threadIdx.x >> 5) * (32 / TS) + t, nteams = (blockDim.x >> 5) * (32 / TS);
-    const int l0 = cptr[c], l1 = cptr[c + 1];
-    /* (pl, pq): level and position of the team's next row; pl = l1: none */
-    int pl = l0, pq = lptr[l0] + team;
-    while (pl < l1 && pq >= lptr[pl + 1]) { if (++pl < l1) pq = lptr[pl] + team; }
-    narrow_pre<B, TF, TV> pre;
-    if (pl < l1) { const int i = crows[pq]; narrow_load<B, TF, TV>(pre, i, rstart[i], rend[i], UP, colind, val, x, k, TS, tl, 0, 0); }
-    for (int l = l0; l < l1; l++) {
-        while (pl == l) { /* team-uniform */
-            const narrow_pre<B, TF, TV> cur = pre;
-            pq += nteams;
-            while (pl < l1 && pq >= lptr[pl + 1]) { if (++pl < l1) pq = lptr[pl] + team; }
-            if (pl < l1) { const int i = crows[pq]; narrow_load<B, TF, TV>(pre, i, rstart[i], rend[i], UP, colind, val, x, k, TS, tl, 0, 0); }
-            narrow_finish<B, TF, TV, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, 0);
-        }
-        __syncthreads();
-    }
-}
-
 /* Integer tuning knob from the environment (read at every launch, so one
  * process can time several variants); dflt when unset or empty. */
 static int env_knob(const char *name, int dflt)
@@ -742,24 +700,6 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     return BSR_OK;
 }
 
-/* Tile kernel launch (sentinels already in y, counter reset). */
-template <int B, typename TF, typename TV>
-static bsr_status chunk_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, cudaStream_t st)
-{
-    int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT);
-    if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
-    if (T->upper)
-        team_chunk_kernel<B, TF, TV, true><<<T->nchunks, CH_THREADS, 0, st>>>(
-            T->nchunks, T->crows, T->clptr, T->ccptr, T->rstart, T->rend, T->colind, (const TF *)T->val, x, y, k, TS,
-            T->counter, nap);
-    else
-        team_chunk_kernel<B, TF, TV, false><<<T->nchunks, CH_THREADS, 0, st>>>(
-            T->nchunks, T->crows, T->clptr, T->ccptr, T->rstart, T->rend, T->colind, (const TF *)T->val, x, y, k, TS,
-            T->counter, nap);
-    CU_LAUNCHED("team_chunk_kernel");
-    return BSR_OK;
-}
-
 /* Launch the level kernel over T with the given schedule. */
 template <int B, typename TF, typename TV>
 static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y, int k,
@@ -799,9 +739,6 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        /* BSR_TRSV_CHUNK=0: not the tile kernel even where a chunk schedule was built */
-        if (wide == 0 && T->nchunks > 0 && env_knob("BSR_TRSV_CHUNK", 1))
-            return chunk_launch<B, TF, TV>(T, x, y, k, TS, st);
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);

@@ -5,7 +5,6 @@
  * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
  * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
 #include "harness.h"
-#include "../kernels/trsv.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,78 +240,6 @@ static void test_determinism(void)
     bsr_problem_free(&P);
 }
 
-/* The tile kernel on chunk schedules (forced on these small factors with
- * BSR_TRSV_CHUNK_C = 37 or 300 rows a range) against the CPU solves, and
- * bitwise against the same solve without it (BSR_TRSV_CHUNK=0: same lanes,
- * same summation order): random b = 1, 4 and a stencil, natural and ND,
- * double and mixed, k = 1, 2, 5. */
-static void test_chunk_kernel(void)
-{
-    if (!bsr_test_have_gpu()) return;
-    bsr_matrix *mats[3];
-    for (int m = 0; m < 2; m++) {
-        bsr_matrix *R = bsr_test_random_matrix(300, 300, m ? 4 : 1, 0, 8, BSR_DOUBLE, 91 + m);
-        mats[m] = bsr_test_dominant(R, 2.0, 0.0);
-        bsr_matrix_destroy(R);
-    }
-    bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:14:4", BSR_DOUBLE, &P));
-    mats[2] = P.A;
-    static const char *const Cs[] = {"37", "300"};
-    static const int kk[] = {1, 2, 5};
-    for (int m = 0; m < 3; m++)
-        for (int cfg = 0; cfg < 8; cfg++) {
-            const int oi = cfg & 1 ? 2 : 0, mode = cfg & 2 ? MODE_MIXED : MODE_DOUBLE;
-            bsr_ilu_options io;
-            bsr_ilu_options_default(&io, BSR_ILU0);
-            bsr_order_options_default(&io.order, orders[oi]);
-            if (orders[oi] == BSR_ORDER_ND) io.order.depth = 3;
-            bsr_ilu *F = NULL;
-            BSR_ASSERT_OK(bsr_ilu_setup(mats[m], &io, &F));
-            bsr_ilu_factors f;
-            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
-            bsr_gpu_ilu_options go;
-            bsr_gpu_ilu_options_default(&go);
-            go.factor_float = mode == MODE_MIXED;
-            setenv("BSR_TRSV_CHUNK_C", Cs[cfg >> 2], 1);
-            bsr_gpu_ilu *G = NULL;
-            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
-            unsetenv("BSR_TRSV_CHUNK_C");
-            CU_ASSERT(bsr_gpu_ilu_tri(G, 0)->nchunks > 0 && bsr_gpu_ilu_tri(G, 1)->nchunks > 0);
-            BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE));
-            const int64_t n = (int64_t)bsr_matrix_nbrows(mats[m]) * bsr_matrix_block(mats[m]);
-            for (int ki = 0; ki < 3; ki++)
-                for (int upper = 0; upper < 2; upper++) {
-                    const int k = kk[ki];
-                    bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *R = NULL, *Y[2];
-                    BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
-                    if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
-                    else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
-                    for (int v = 0; v < 2; v++) {
-                        setenv("BSR_TRSV_CHUNK", v ? "0" : "", 1);
-                        Y[v] = dev_poisoned(n, k, BSR_DOUBLE);
-                        BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y[v]));
-                        BSR_ASSERT_OK(bsr_multivec_download(ctx, Y[v]));
-                    }
-                    unsetenv("BSR_TRSV_CHUNK");
-                    const double e = rel_err(Y[0], R);
-                    if (!(e <= tol_of(mode)))
-                        fprintf(stderr, "\n  tile kernel m=%d %s %s C=%s k=%d %s: error %.3g\n", m, order_name[oi],
-                                mode_name[mode], Cs[cfg >> 2], k, upper ? "U" : "L", e);
-                    CU_ASSERT(e <= tol_of(mode));
-                    CU_ASSERT(memcmp(bsr_multivec_data(Y[0]), bsr_multivec_data(Y[1]), (size_t)n * k * sizeof(double)) == 0);
-                    bsr_multivec_destroy(Y[0]);
-                    bsr_multivec_destroy(Y[1]);
-                    bsr_multivec_destroy(X);
-                    bsr_multivec_destroy(R);
-                }
-            bsr_gpu_ilu_destroy(G);
-            bsr_ilu_destroy(F);
-        }
-    for (int m = 0; m < 2; m++) bsr_matrix_destroy(mats[m]);
-    bsr_problem_free(&P);
-}
-
 /* The sync-free kernel's tuning variants (BSR_TRSV_PERSIST 0/1/2, TEAM,
  * WIDE, GRAB, SLEEP, PIPE: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
@@ -497,7 +424,6 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
-        {"tile kernel on chunk schedules", test_chunk_kernel},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};

@@ -48,57 +48,6 @@ static void check_layout(const bsr_matrix *M, const bsr_levels *lv, int renumber
     free(seen);
 }
 
-/* Chunk schedule (src/trsv_chunk.c): every row once, each in its range of C
- * rows of the solve order (L ascending, U descending), levels non-empty and
- * every dependency inside a range on an earlier level of it; the natural
- * stencil's band width is one grid plane. */
-static void test_chunks(void)
-{
-    const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_ND};
-    for (int o = 0; o < 2; o++) {
-        bsr_problem P;
-        bsr_ilu_factors f;
-        bsr_ilu *F = factors("stencil3d:7:3", kinds[o], &P, &f);
-        for (int w = 0; w < 2; w++) {
-            const bsr_matrix *M = w ? f.U : f.L;
-            const int n = M->nbrows;
-            if (o == 0) { CU_ASSERT_EQUAL(bsr_trsv_bandwidth(M, w), 49); }
-            const int Cs[] = {1, 5, 49, n, n + 3};
-            for (int ci = 0; ci < 5; ci++) {
-                const int C = Cs[ci];
-                bsr_trsv_chunks ch;
-                BSR_ASSERT_OK(bsr_trsv_chunks_build(M, w, C, &ch));
-                CU_ASSERT_EQUAL(ch.nchunks, (n + C - 1) / C);
-                CU_ASSERT_EQUAL(ch.lptr[ch.nl], n);
-                int *lev = malloc(sizeof(int) * n), *seen = calloc((size_t)n, sizeof(int));
-                for (int c = 0; c < ch.nchunks; c++) {
-                    CU_ASSERT(ch.cptr[c + 1] > ch.cptr[c]);
-                    for (int l = ch.cptr[c]; l < ch.cptr[c + 1]; l++) {
-                        CU_ASSERT(ch.lptr[l + 1] > ch.lptr[l]);
-                        for (int q = ch.lptr[l]; q < ch.lptr[l + 1]; q++) {
-                            const int i = ch.rows[q], sq = w ? n - 1 - i : i;
-                            CU_ASSERT(i >= 0 && i < n && !seen[i] && sq / C == c);
-                            if (i < 0 || i >= n) continue;
-                            seen[i] = 1;
-                            lev[i] = l;
-                        }
-                    }
-                }
-                for (int i = 0; i < n; i++)
-                    for (int p = M->rowptr[i]; p < M->rowptr[i + 1]; p++) {
-                        const int j = M->colind[p], si = w ? n - 1 - i : i, sj = w ? n - 1 - j : j;
-                        if (j != i && sj / C == si / C) { CU_ASSERT(lev[j] < lev[i]); }
-                    }
-                free(lev);
-                free(seen);
-                bsr_trsv_chunks_free(&ch);
-            }
-        }
-        bsr_ilu_destroy(F);
-        bsr_problem_free(&P);
-    }
-}
-
 static void test_layouts(void)
 {
     const bsr_order_kind kinds[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_ORDER_ND};
@@ -274,7 +223,6 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"device layouts of ILU factors (natural, RCM, ND; renumber 0/1/2; tree)", test_layouts},
         {"bad schedules refused", test_bad_schedules},
-        {"chunk schedules of the tile kernel", test_chunks},
         {"plans: 1 thread = several", test_plans_threads},
         {NULL, NULL}};
     return bsr_test_main("trsv_plan", tests, argc, argv);
