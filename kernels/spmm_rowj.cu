@@ -49,14 +49,18 @@ rowj_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
 
 /* Vectors per thread for a chunk of kk vectors.  Rule from the (J, threads)
  * sweep on the H100 (bench/RESULTS.md, stencil3d b = 4, 5, 9, k = 1..16):
- * J = 1 wins or ties at k <= 2, J = 3 at k = 3..9, J = 4 at k = 16.  AUTO
- * does not use it: it times the candidates.  BSR_ROWJ_J overrides it. */
+ * J = 1 wins or ties at k <= 2, J = 3 at k = 3..4, J = 5 at k = 5 and 9
+ * (2026-11-23: b=4 84.8% / 67.0% of copy against 79.1% / 62.6% at J = 3),
+ * J = 4 at k = 16.  AUTO
+ * does not use it: it times the candidates.  BSR_ROWJ_J (1..5) overrides it. */
+static int rowj_valid(int J) { return J >= 1 && J <= 5; }
+
 int bsr_spmm_rowj_cols(int b, int kk)
 {
     const char *env = getenv("BSR_ROWJ_J");
-    if (env && atoi(env) >= 1 && atoi(env) <= 4) return atoi(env);
+    if (env && rowj_valid(atoi(env))) return atoi(env);
     (void)b;
-    return kk <= 2 ? 1 : kk <= 12 ? 3 : 4;
+    return kk <= 2 ? 1 : kk <= 4 ? 3 : kk <= 10 ? 5 : 4;
 }
 
 template <typename T, int B>
@@ -64,7 +68,7 @@ static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, co
                          int k, int j0, int kk, int J, int target)
 {
     const bsr_dev_matrix *d = bsr_cuda_dmat(A);
-    if (J < 1 || J > 4) J = bsr_spmm_rowj_cols(B, kk);
+    if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(B, kk);
     int G = (kk + J - 1) / J;
     if (target <= 0) {
         /* fewer rows per CUDA block when row lengths are very uneven, so one
@@ -81,6 +85,7 @@ static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, co
     case 1: rowj_kernel<T, B, 1><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
     case 2: rowj_kernel<T, B, 2><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
     case 3: rowj_kernel<T, B, 3><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    case 5: rowj_kernel<T, B, 5><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
     default: rowj_kernel<T, B, 4><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
     }
     CU_LAUNCHED("rowj_kernel");
@@ -110,7 +115,9 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
 {
     bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
     if (!d->auto_j[kk]) {
-        static const int Js[] = {1, 2, 3, 4}, Ts[] = {128, 256};
+        /* J = 5: one group at k = 5, two at k = 9 (H100: b=4 k=9 67.6% of
+         * copy against 62.6% at J = 3; J = 8, 9 lost everywhere) */
+        static const int Js[] = {1, 2, 3, 4, 5}, Ts[] = {128, 256};
         size_t bytes = (size_t)A->nbrows * A->b * k * bsr_precision_size(A->prec);
         void *scr;
         BSR_TRY(bsr_cuda_scratch(ctx, bytes > 0 ? bytes : 8, &scr));
@@ -120,7 +127,7 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
         if (ce != cudaSuccess) { cudaEventDestroy(e0); return bsr_cuda_fail(ce, "cudaEventCreate", __FILE__, __LINE__); }
         float best = 1e30f;
         bsr_status s = BSR_OK;
-        for (int a = 0; a < 4 && s == BSR_OK; a++)
+        for (int a = 0; a < (int)(sizeof Js / sizeof Js[0]) && s == BSR_OK; a++)
             for (int b = 0; b < 2 && s == BSR_OK; b++) {
                 if (Js[a] > 1 && Js[a] > kk) continue;
                 float ms = 0;

@@ -141,6 +141,49 @@ static void test_kernels_vs_reference(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
+/* ROWJ with every vector-group width J (BSR_ROWJ_J, the AUTO candidates)
+ * against the reference, and bit for bit against J = 1: every J sums an
+ * output in the same order, so AUTO's timed choice cannot change results. */
+static void test_rowj_widths(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const char *const Js[] = {"1", "2", "3", "4", "5"};
+    static const int bs[] = {1, 4, 5, 9, 10}, kk[] = {3, 5, 9, 16};
+    int fails = 0;
+    for (int pi = 0; pi < 2; pi++) {
+        const bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
+        const double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
+        for (int bi = 0; bi < 5; bi++) {
+            bsr_matrix *A = bsr_test_random_matrix(500, 400, bs[bi], 0, 12, p, 300 + bi);
+            for (int ki = 0; ki < 4; ki++) {
+                bsr_multivec *Y1 = NULL;
+                for (int ji = 0; ji < 5; ji++) {
+                    setenv("BSR_ROWJ_J", Js[ji], 1);
+                    double err = 0;
+                    bsr_multivec *Y = NULL;
+                    bsr_status s = run_kernel(BSR_KERNEL_ROWJ, A, kk[ki], 0.9, 0, 11, &err, &Y);
+                    if (s != BSR_OK || !(err <= tol)) {
+                        printf("\n  rowj J=%s b=%d k=%d %s: %s, error %.3g", Js[ji], bs[bi], kk[ki],
+                               pi ? "float" : "double", bsr_status_string(s), err);
+                        fails++;
+                    }
+                    if (s != BSR_OK) continue;
+                    if (!Y1) Y1 = Y;
+                    else {
+                        const size_t bytes = (size_t)bsr_multivec_rows(Y) * kk[ki] * bsr_precision_size(p);
+                        if (memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y), bytes)) fails++;
+                        bsr_multivec_destroy(Y);
+                    }
+                }
+                bsr_multivec_destroy(Y1);
+            }
+            bsr_matrix_destroy(A);
+        }
+    }
+    unsetenv("BSR_ROWJ_J");
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
 /* Two runs on the same inputs give the same bits (no atomics, fixed orders). */
 static void test_determinism(void)
 {
@@ -358,6 +401,7 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"kernels vs CPU reference (b 1..10, k, float/double, alpha/beta, P12 refusal)", test_kernels_vs_reference},
+        {"ROWJ vector-group widths: reference and bitwise equal", test_rowj_widths},
         {"bitwise determinism run to run", test_determinism},
         {"real matrices", test_real_matrices},
         {"host operands: convenience path, set_values refresh", test_host_convenience},
