@@ -141,13 +141,14 @@ static void test_kernels_vs_reference(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
-/* ROWJ with every vector-group width J (BSR_ROWJ_J, the AUTO candidates)
- * against the reference, and bit for bit against J = 1: every J sums an
- * output in the same order, so AUTO's timed choice cannot change results. */
+/* ROWJ with every vector-group width J and both layouts (BSR_ROWJ_J 1..5,
+ * 11..15: the AUTO candidates) against the reference, and bit for bit
+ * against J = 1: every choice sums an output in the same order, so AUTO's
+ * timed choice cannot change results. */
 static void test_rowj_widths(void)
 {
     if (!bsr_test_have_gpu()) return;
-    static const char *const Js[] = {"1", "2", "3", "4", "5"};
+    static const char *const Js[] = {"1", "2", "3", "4", "5", "11", "12", "13", "14", "15"};
     static const int bs[] = {1, 4, 5, 9, 10}, kk[] = {3, 5, 9, 16};
     int fails = 0;
     for (int pi = 0; pi < 2; pi++) {
@@ -157,7 +158,7 @@ static void test_rowj_widths(void)
             bsr_matrix *A = bsr_test_random_matrix(500, 400, bs[bi], 0, 12, p, 300 + bi);
             for (int ki = 0; ki < 4; ki++) {
                 bsr_multivec *Y1 = NULL;
-                for (int ji = 0; ji < 5; ji++) {
+                for (int ji = 0; ji < 10; ji++) {
                     setenv("BSR_ROWJ_J", Js[ji], 1);
                     double err = 0;
                     bsr_multivec *Y = NULL;

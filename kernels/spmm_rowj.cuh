@@ -1,0 +1,168 @@
+/* ROWJ: our best SpMM kernel on the H100 (measured, bench/RESULTS.md); the
+ * kernels and their launch for one block size, instantiated per block size
+ * in kernels/spmm_rowj_bB.cu (one module each: CUDA loads a module's image on
+ * first use).
+ *
+ * One thread per (block row i, scalar row r of the block, group of J
+ * vectors); R block rows per CUDA block.  A thread walks its row's blocks,
+ * loads the b values A_p(r, :) once (the G threads of the same r read the
+ * same addresses: one broadcast from L1) and multiplies them by the b x J
+ * values of X it needs (contiguous in j: the threads of a row read a
+ * contiguous span of X), keeping J accumulators in registers.  J > 1 cuts the
+ * thread count and the re-reads of A by J and gives each thread J*b
+ * independent loads per block (more bytes in flight), which is what the
+ * thread-per-output P14 (= ROWJ with J = 1) lacks at larger k; J = 1 is the
+ * best choice for k <= 2.  Sums run in a fixed order: deterministic. */
+#ifndef BSR_SPMM_ROWJ_CUH
+#define BSR_SPMM_ROWJ_CUH
+#include "spmm_common.h"
+
+#define ROWJ_THREADS 256
+
+template <typename T, int B, int J>
+__global__ void __launch_bounds__(ROWJ_THREADS)
+rowj_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restrict__ rowptr,
+            const int *__restrict__ colind, const T *__restrict__ val, double alpha, const T *__restrict__ x,
+            double beta, T *__restrict__ y)
+{
+    int t = threadIdx.x, per = B * G, lr = t / per, rem = t - lr * per, r = rem / G, g = rem - r * G;
+    int i = blockIdx.x * R + lr;
+    if (lr >= R || i >= nbrows) return;
+    int jb = g * J, jn = kk - jb < J ? kk - jb : J;
+    double acc[J];
+#pragma unroll
+    for (int jj = 0; jj < J; jj++) acc[jj] = 0;
+    const T *xb0 = x + j0 + jb;
+    int p1 = __ldg(rowptr + i + 1);
+#pragma unroll 2
+    for (int p = __ldg(rowptr + i); p < p1; p++) {
+        const T *a = val + (size_t)p * B * B + r * B;
+        const T *xb = xb0 + (size_t)__ldg(colind + p) * B * k;
+#pragma unroll
+        for (int c = 0; c < B; c++) {
+            double av = (double)__ldg(a + c);
+#pragma unroll
+            for (int jj = 0; jj < J; jj++)
+                if (J == 1 || jj < jn) acc[jj] += av * (double)__ldg(xb + c * k + jj);
+        }
+    }
+    T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+    for (int jj = 0; jj < J; jj++)
+        if (J == 1 || jj < jn) spmm_put(yp + jj, acc[jj], alpha, beta);
+}
+
+/* ROWJ's second layout ("V", J codes 11..15 = 1..5 vectors): one thread per
+ * (block row i, group of J vectors) computes every row r of the block, so each
+ * X value it loads serves B outputs and no two threads of a row load the same
+ * X (the r-split layout loads each X value in B threads: the same L1
+ * wavefronts B times); the G threads of a row read the same A values (one
+ * broadcast).  Same summation order as rowj_kernel: bit-identical results. */
+template <typename T, int B, int J>
+__global__ void __launch_bounds__(ROWJ_THREADS)
+rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restrict__ rowptr,
+            const int *__restrict__ colind, const T *__restrict__ val, double alpha, const T *__restrict__ x,
+            double beta, T *__restrict__ y)
+{
+    int t = threadIdx.x, lr = t / G, g = t - lr * G;
+    int i = blockIdx.x * R + lr;
+    if (lr >= R || i >= nbrows) return;
+    int jb = g * J, jn = kk - jb < J ? kk - jb : J;
+    double acc[B][J];
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    const T *xb0 = x + j0 + jb;
+    int p1 = __ldg(rowptr + i + 1);
+    for (int p = __ldg(rowptr + i); p < p1; p++) {
+        const T *a = val + (size_t)p * B * B;
+        const T *xb = xb0 + (size_t)__ldg(colind + p) * B * k;
+#pragma unroll
+        for (int c = 0; c < B; c++) {
+            double xv[J];
+#pragma unroll
+            for (int jj = 0; jj < J; jj++) xv[jj] = (J == 1 || jj < jn) ? (double)__ldg(xb + c * k + jj) : 0.0;
+#pragma unroll
+            for (int r = 0; r < B; r++) {
+                double av = (double)__ldg(a + r * B + c);
+#pragma unroll
+                for (int jj = 0; jj < J; jj++) acc[r][jj] += av * xv[jj];
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+        for (int jj = 0; jj < J; jj++)
+            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
+    }
+}
+
+/* Layout V only where its B x J accumulators fit in registers. */
+#define ROWV_FITS(B, J) ((B) * (J) <= 25)
+
+/* J codes: 1..5 the r-split layout, 11..15 layout V with J - 10 vectors. */
+static inline int rowj_valid(int J) { return (J >= 1 && J <= 5) || (J >= 11 && J <= 15); }
+
+template <typename T, int B>
+static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, const T *x, double beta, T *y,
+                         int k, int j0, int kk, int J, int target)
+{
+    const bsr_dev_matrix *d = bsr_cuda_dmat(A);
+    if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(B, kk);
+    int V = J > 10;
+    if (V) J -= 10;
+    if (V && !ROWV_FITS(B, J)) V = 0; /* too many accumulators: the r-split layout */
+    int G = (kk + J - 1) / J;
+    if (target <= 0) {
+        /* fewer rows per CUDA block when row lengths are very uneven, so one
+         * long row holds back fewer threads */
+        target = d->maxlen > 8 * d->meanlen + 8 ? ROWJ_THREADS / 2 : ROWJ_THREADS;
+        const char *env = getenv("BSR_ROWJ_T"); /* sweep knob */
+        if (env && atoi(env) >= 32 && atoi(env) <= ROWJ_THREADS) target = atoi(env);
+    }
+    const int per = V ? G : B * G; /* threads of a block row */
+    int R = target / per < 1 ? 1 : target / per;
+    int th = R * per, grid = (int)(((long long)A->nbrows + R - 1) / R);
+    cudaStream_t st = ctx->cuda->stream;
+    const T *v = (const T *)d->val;
+    if (V) {
+        switch (J) {
+#define ROWV_CASE(JJ)                                                                                             \
+    case JJ:                                                                                                      \
+        if constexpr (ROWV_FITS(B, JJ))                                                                           \
+            rowv_kernel<T, B, JJ><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, \
+                                                       x, beta, y);                                               \
+        break;
+        ROWV_CASE(1) ROWV_CASE(2) ROWV_CASE(3) ROWV_CASE(4) ROWV_CASE(5)
+#undef ROWV_CASE
+        default: break;
+        }
+        CU_LAUNCHED("rowv_kernel");
+        return BSR_OK;
+    }
+    switch (J) {
+    case 1: rowj_kernel<T, B, 1><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    case 2: rowj_kernel<T, B, 2><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    case 3: rowj_kernel<T, B, 3><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    case 5: rowj_kernel<T, B, 5><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    default: rowj_kernel<T, B, 4><<<grid, th, 0, st>>>(A->nbrows, k, j0, kk, G, R, d->rowptr, d->colind, v, alpha, x, beta, y); break;
+    }
+    CU_LAUNCHED("rowj_kernel");
+    return BSR_OK;
+}
+
+/* ROWJ for block size B in either precision (kernels/spmm_rowj_bB.cu). */
+#define SPMM_ROWJ_DEFINE(B)                                                                                       \
+    bsr_status bsr_spmm_rowj_b##B(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x, double beta, \
+                                  void *y, int k, int j0, int kk, int J, int T)                                    \
+    {                                                                                                             \
+        if (A->prec == BSR_DOUBLE)                                                                                \
+            return rowj_b<double, B>(ctx, A, alpha, (const double *)x, beta, (double *)y, k, j0, kk, J, T);       \
+        return rowj_b<float, B>(ctx, A, (double)(float)alpha, (const float *)x, (double)(float)beta, (float *)y, k, \
+                                j0, kk, J, T);                                                                    \
+    }
+
+#endif

@@ -1,0 +1,3 @@
+/* ROWJ SpMM kernels, block size 6 (see spmm_rowj.cuh). */
+#include "spmm_rowj.cuh"
+SPMM_ROWJ_DEFINE(6)
