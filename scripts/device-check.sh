@@ -23,5 +23,7 @@ fi
 run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --steps 2 --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --steps 2 --warm --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
 run solver.log 60 --gen stencil3d:100:4 --backend cuda --compare cusparse --rhs random:9 --config precond=ilu0,reorder=natural,rtol=1e-8,profile=1
-run solver.log 60 --gen stencil3d:64:4 --backend cuda --compare cusparse --config precond=ilu2,tau1=3e-2,reorder=natural,rtol=1e-8
+# ILU2 against ILU(0) at comparable fill, nested dissection (issue 7)
+run solver.log 90 --gen stencil3d:100:4 --backend cuda --compare cusparse --config precond=ilu0,reorder=nd:auto,rtol=1e-8
+run solver.log 120 --gen stencil3d:100:4 --backend cuda --compare cusparse --config precond=ilu2,tau1=0.05,reorder=nd:auto,rtol=1e-8
 for f in spmm trsv pyramid solver; do [ -f "$O/$f.log" ] && tail -n 40 "$O/$f.log" | cut -c1-160; done
