@@ -11,6 +11,10 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+/* X(1) ... X(10): one expansion per block size, for the kernels built one
+ * module per block size (their declarations and dispatch tables). */
+#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
 extern "C" {
 #include "internal.h"
 }

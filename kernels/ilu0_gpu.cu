@@ -137,10 +137,12 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
 
 typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
 typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-static const ilu0_scale_fn scale_fn[10] = {ilu0_scale_b1, ilu0_scale_b2, ilu0_scale_b3, ilu0_scale_b4, ilu0_scale_b5,
-                                           ilu0_scale_b6, ilu0_scale_b7, ilu0_scale_b8, ilu0_scale_b9, ilu0_scale_b10};
-static const ilu0_level_fn level_fn[10] = {ilu0_level_b1, ilu0_level_b2, ilu0_level_b3, ilu0_level_b4, ilu0_level_b5,
-                                           ilu0_level_b6, ilu0_level_b7, ilu0_level_b8, ilu0_level_b9, ilu0_level_b10};
+#define SCALE_FN(B) ilu0_scale_b##B,
+#define LEVEL_FN(B) ilu0_level_b##B,
+static const ilu0_scale_fn scale_fn[10] = {BSR_FOR_EACH_B(SCALE_FN)};
+static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
+#undef SCALE_FN
+#undef LEVEL_FN
 
 /* Message for an error key, in the CPU code's words. */
 static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bsr_matrix *A)

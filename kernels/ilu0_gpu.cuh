@@ -273,25 +273,10 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
     }
 
 /* The launchers, one pair per block size. */
-void ilu0_scale_b1(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b1(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b2(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b2(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b3(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b3(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b4(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b4(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b5(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b5(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b6(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b6(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b7(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b7(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b8(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b8(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b9(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b9(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
-void ilu0_scale_b10(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-void ilu0_level_b10(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+#define ILU0_GPU_DECL(B)                                                                      \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision); \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+BSR_FOR_EACH_B(ILU0_GPU_DECL)
+#undef ILU0_GPU_DECL
 
 #endif

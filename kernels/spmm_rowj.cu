@@ -2,16 +2,10 @@
  * static choice of the vectors per thread, and AUTO's timed choice. */
 #include "spmm_rowj.cuh"
 
-bsr_status bsr_spmm_rowj_b1(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b2(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b3(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b4(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b5(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b6(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b7(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b8(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b9(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
-bsr_status bsr_spmm_rowj_b10(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
+#define ROWJ_DECL(B) \
+    bsr_status bsr_spmm_rowj_b##B(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int, int, int);
+BSR_FOR_EACH_B(ROWJ_DECL)
+#undef ROWJ_DECL
 
 /* Vectors per thread (J code) for a chunk of kk vectors.  Rule from the
  * sweeps on the H100 (bench/RESULTS.md, stencil3d b = 4, 5, 9): J = 1 wins or
@@ -33,8 +27,9 @@ bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, co
 {
     typedef bsr_status (*fn_t)(bsr_context *, const bsr_matrix *, double, const void *, double, void *, int, int, int,
                                int, int);
-    static const fn_t fn[10] = {bsr_spmm_rowj_b1, bsr_spmm_rowj_b2, bsr_spmm_rowj_b3, bsr_spmm_rowj_b4, bsr_spmm_rowj_b5,
-                                bsr_spmm_rowj_b6, bsr_spmm_rowj_b7, bsr_spmm_rowj_b8, bsr_spmm_rowj_b9, bsr_spmm_rowj_b10};
+#define ROWJ_FN(B) bsr_spmm_rowj_b##B,
+    static const fn_t fn[10] = {BSR_FOR_EACH_B(ROWJ_FN)};
+#undef ROWJ_FN
     if (A->nbrows == 0) return BSR_OK;
     if (A->b < 1 || A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", A->b);
     return fn[A->b - 1](ctx, A, alpha, x, beta, y, k, j0, kk, J, T);

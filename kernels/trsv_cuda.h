@@ -43,16 +43,10 @@ template <typename Fn> static inline int trsv_with_types(bsr_precision fp, bsr_p
 /* Level-scheduled solve of one block size (kernels/trsv_level_bB.cu). */
 typedef bsr_status (*trsv_level_fn)(const bsr_trsv_tri *T, int sched, const void *x, void *y, int k,
                                     bsr_precision vprec, cudaStream_t st);
-bsr_status trsv_level_b1(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b2(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b3(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b4(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b5(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b6(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b7(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b8(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b9(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
-bsr_status trsv_level_b10(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
+#define TRSV_LEVEL_DECL(B) \
+    bsr_status trsv_level_b##B(const bsr_trsv_tri *, int, const void *, void *, int, bsr_precision, cudaStream_t);
+BSR_FOR_EACH_B(TRSV_LEVEL_DECL)
+#undef TRSV_LEVEL_DECL
 #define TRSV_MAXB 10   /* block size */
 
 #endif

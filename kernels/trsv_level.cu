@@ -23,9 +23,9 @@ extern "C" bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int 
     if (kernel != TRSV_K_LEVEL) return trsv_tree_solve(T, kernel, x, y, k, vprec, st);
     BSR_CHECK_ARG(sched >= TRSV_S_SYNCFREE && sched <= TRSV_S_FLAGS,
                   "bsr_trsv_dev_solve: unknown schedule %d", sched);
-    static const trsv_level_fn fn[TRSV_MAXB] = {trsv_level_b1, trsv_level_b2, trsv_level_b3, trsv_level_b4,
-                                                 trsv_level_b5, trsv_level_b6, trsv_level_b7, trsv_level_b8,
-                                                 trsv_level_b9, trsv_level_b10};
+#define TRSV_LEVEL_FN(B) trsv_level_b##B,
+    static const trsv_level_fn fn[TRSV_MAXB] = {BSR_FOR_EACH_B(TRSV_LEVEL_FN)};
+#undef TRSV_LEVEL_FN
     return fn[T->b - 1](T, sched, x, y, k, vprec, st);
 }
 
