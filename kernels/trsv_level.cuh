@@ -27,6 +27,10 @@
  * of the k vectors (the D product of an upper row mixes only the same vector,
  * so the teams are independent); sync-free ticket kernel only. */
 #define TM_SPLIT 3
+/* b*k > 32, one lane per vector: a team of k lanes per row (32/k rows a
+ * warp), lane j computes the b outputs of vector j; sync-free ticket kernel
+ * only (vec_syncfree_kernel). */
+#define TM_VEC 4
 /* Resident blocks per SM asked of the register allocator: rows in flight are
  * what hides the latency of the dependency chain (6 = 48 warps per SM). */
 #define LS_MINBLOCKS(B) ((B) <= 4 ? 6 : 4)
@@ -537,6 +541,62 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     }
 }
 
+/* Row i in the lane-per-vector layout (TM_VEC): lane j of the row's team
+ * gathers y_c(0..B-1, j) of each block (the team reads a block's B*B values
+ * together, one broadcast) and keeps the B sums, then the pivot product, in
+ * registers: no shuffles, and 32/k rows a warp where the loop layout has one.
+ * Sums in the loop layout's order, so both give the same bits. */
+template <int B, typename TF, typename TV>
+__device__ __forceinline__ void vec_row(int i, int s0, int s1, int upper, const int *__restrict__ colind,
+                                        const TF *__restrict__ val, const TV *x, TV *y, int k, int j, int nap)
+{
+    const int bk = B * k;
+    const TF *D = NULL;
+    if (upper) { D = val + (size_t)s0 * B * B; s0++; }
+    TV xv[B], acc[B];
+#pragma unroll
+    for (int r = 0; r < B; r++) { xv[r] = x[(size_t)i * bk + r * k + j]; acc[r] = 0; }
+    for (int p = s0; p < s1; p++) {
+        TV yv[B];
+        load_yc<B, TV, true>(y + (size_t)colind[p] * bk + j, k, yv, nap);
+        const TF *a = val + (size_t)p * B * B;
+#pragma unroll
+        for (int r = 0; r < B; r++)
+#pragma unroll
+            for (int c = 0; c < B; c++) acc[r] += (TV)a[r * B + c] * yv[c];
+    }
+#pragma unroll
+    for (int r = 0; r < B; r++) xv[r] -= acc[r];
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        TV v = xv[r];
+        if (upper) {
+            v = 0;
+#pragma unroll
+            for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * xv[c];
+        }
+        y[(size_t)i * bk + r * k + j] = unsentinel(v);
+    }
+}
+
+/* Whole triangle, sync-free on sentinels, lane-per-vector layout: chunks of
+ * LS_WARPS * (32/k) rows of the level order by ticket, as team_syncfree_kernel. */
+template <int B, typename TF, typename TV>
+__global__ void __launch_bounds__(LS_WARPS * 32, LS_MINBLOCKS(B))
+vec_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
+                    const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
+                    const TV *x, TV *y, int k, int *counter, int nap)
+{
+    __shared__ int ticket;
+    if (threadIdx.x == 0) ticket = atomicAdd(counter, 1);
+    __syncthreads();
+    const int lane = threadIdx.x & 31, tpw = 32 / k, t = lane / k;
+    if (t >= tpw) return;
+    const int q = (ticket * LS_WARPS + (threadIdx.x >> 5)) * tpw + t;
+    if (q >= n) return;
+    vec_row<B, TF, TV>(rows[q], pbeg[q], pend[q], upper, colind, val, x, y, k, lane - t * k, nap);
+}
+
 /* Integer tuning knob from the environment (read at every launch, so one
  * process can time several variants); dflt when unset or empty. */
 static int env_knob(const char *name, int dflt)
@@ -556,7 +616,8 @@ static int team_override(void)
  * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
  * rule of sf_rule. */
 /* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 2 two vectors
- * per lane (b <= 4), unset: the rule of sf_rule. */
+ * per lane (b <= 4), 3 split by vectors, 4 a lane per vector; unset: the
+ * rule of wide_rule. */
 /* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
  * only spreads the rows in flight over more levels: 3.5x slower at 4). */
 #define TRSV_GRAB_DEFAULT 1
@@ -612,21 +673,26 @@ static void split_shape(int B, int k, int *nh, int *kc)
 /* Lane layout of rows with b*k > 32 (H100 sweeps, k = 9 and 16 on
  * stencil3d:96:4, 64:5 and 48:9, natural and ND).  With b <= 4 and levels
  * narrower than 8192 rows on average: two vectors per lane, one pass over the
- * row (b=4 natural k=16: 3.00 vs 3.40 ms loop, 3.70 split; k=9: 2.89 vs 2.94,
- * 3.26 split).  With b > 4 and levels narrower than 2000 rows: the split
- * layout (natural k=9: b=5, 1380 rows a level, 1.32 vs 2.01 ms loop; b=9, 779
- * rows, 1.54 vs 3.12).  Otherwise the loop layout, whose smaller register
- * budget keeps more rows in flight (ND k=9: b=4, 14745 rows, 2.12 vs 2.70
- * pair, 3.20 split; b=5, 6553 rows, 0.97 vs 1.17 split; b=9, 3253 rows, 0.94
- * vs 1.12 split). */
+ * row (b=4 natural k=16: 3.00 vs 3.40 ms loop, 3.70 split, 3.26 lane per
+ * vector; k=9: 2.89 vs 2.94, 3.26 split, 4.15 lane per vector).  With b > 4
+ * and levels narrower than 2000 rows: the split layout (natural k=9: b=5,
+ * 1380 rows a level, 1.26 vs 2.01 ms loop, 2.49 lane per vector; b=9, 779
+ * rows, 1.46 vs 2.99, 7.89).  Wider levels, b <= 5: a lane per vector, 32/k
+ * rows a warp where the loop layout has one (ND k=9: b=4, 14745 rows, 1.43 vs
+ * 2.11 ms loop, 2.70 pair; k=16 1.85 vs 2.58; b=5, 6553 rows, 0.71 vs 0.88
+ * loop, 1.15 split).  Wider levels, b > 5: the loop layout, whose B*B-value
+ * blocks stay spread over the lanes (b=9 ND k=9, 3253 rows: 0.91 vs 1.22
+ * lane per vector, 1.05 split). */
 static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
     const int w = env_knob("BSR_TRSV_WIDE", 0);
-    if (w == 3 && sched == TRSV_S_SYNCFREE) return 3;
-    if (w >= 1 && w <= 3) return w == 2 && B <= 4 ? 2 : 1;
+    if ((w == 3 || w == 4) && sched == TRSV_S_SYNCFREE) return w;
+    if (w >= 1 && w <= 4) return w == 2 && B <= 4 ? 2 : 1;
     if (sched != TRSV_S_SYNCFREE) return 1;
-    if (B <= 4) return levels_narrow(T) ? 2 : 1;
-    return (double)T->n < 2000.0 * (T->nlevels > 0 ? T->nlevels : 1) ? 3 : 1;
+    const double rows_per_level = (double)T->n / (T->nlevels > 0 ? T->nlevels : 1);
+    if (B <= 4 && levels_narrow(T)) return 2;
+    if (B > 4 && rows_per_level < 2000.0) return 3;
+    return B <= 5 ? 4 : 1;
 }
 
 /* Grid of at most nb CUDA blocks that are all resident at once (occ: the
@@ -675,13 +741,32 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     return BSR_OK;
 }
 
+/* Lane-per-vector launch (sentinels already in y, counter zeroed). */
+template <int B, typename TF, typename TV>
+static bsr_status vec_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int nap, cudaStream_t st)
+{
+    const int rpb = LS_WARPS * (32 / k);
+    const int nb = (T->n + rpb - 1) / rpb;
+    vec_syncfree_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->upper, T->rows, T->pbeg, T->pend,
+                                                                 T->colind, (const TF *)T->val, x, y, k,
+                                                                 T->counter, nap);
+    CU_LAUNCHED("vec_syncfree_kernel");
+    return BSR_OK;
+}
+
+/* Poll sleep of the sync-free kernels (BSR_TRSV_SLEEP). */
+static int poll_nap(void)
+{
+    const int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT);
+    return nap < 0 || nap > 10000 ? TRSV_SLEEP_DEFAULT : nap;
+}
+
 /* Sync-free launch (sentinels already in y) with lane layout MODE. */
 template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
                             cudaStream_t st)
 {
-    int nap = env_knob("BSR_TRSV_SLEEP", TRSV_SLEEP_DEFAULT), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
-    if (nap < 0 || nap > 10000) nap = TRSV_SLEEP_DEFAULT;
+    int nap = poll_nap(), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
     if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
     const int rows_per_block = LS_WARPS * (32 / TS);
     int nh = 1, kc = k;
@@ -738,7 +823,8 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     const int rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
-        if (persist != 1) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        if (persist != 1 || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        if (wide == 4) return vec_launch<B, TF, TV>(T, x, y, k, poll_nap(), st);
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);

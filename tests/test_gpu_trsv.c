@@ -248,7 +248,7 @@ static void test_determinism(void)
 static void test_variants(void)
 {
     if (!bsr_test_have_gpu()) return;
-    static const char *const teams[] = {"", "4", "8", "32"}, *const wides[] = {"1", "2", "3"};
+    static const char *const teams[] = {"", "4", "8", "32"}, *const wides[] = {"1", "2", "3", "4"};
     bsr_matrix *mats[4];
     for (int m = 0; m < 3; m++) {
         const int b = m == 0 ? 1 : m == 1 ? 4 : 5;
@@ -286,7 +286,7 @@ static void test_variants(void)
                     if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
                     else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
                     for (int t = 0; t < 4; t++)
-                        for (int w = 0; w < 3; w++) {
+                        for (int w = 0; w < 4; w++) {
                             bsr_multivec *Y0 = NULL;
                             /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
                              * by ticket without the row pipeline */
