@@ -2,13 +2,13 @@
  * module's ILU(0) (src/ilu_*.c) on the GPU, for CFD codes that refactor
  * every time step.
  *
- * Symbolic work is done once on the host (src/ilu0_plan.c, OpenMP) from a
- * bsr_ilu set up for ILU(0) (its ordering, map of A onto the permuted rows,
- * L/U patterns and L's level schedule): for every A block its destination in
- * the factors, and for every
- * L block (i,k) the list of updates (U_kj position, target position in row i)
- * for the columns j of row k's U that are in row i's pattern.  Numeric phase,
- * all on the device:
+ * Symbolic work is done once, on the device, from a bsr_ilu set up for ILU(0)
+ * (its ordering, map of A onto the permuted rows, L/U patterns and L's level
+ * schedule; the per-row functions of src/ilu0_plan.h, whose host loops are
+ * the reference): for every A block its destination in the factors, and for
+ * every L block (i,k) the list of updates (U_kj position, target position in
+ * row i) for the columns j of row k's U that are in row i's pattern.  Numeric
+ * phase, all on the device:
  *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
  *     laid out as the host factors (L blocks, then U blocks with the diagonal
  *     first), Ds = inverse diagonal blocks with the CPU's fallback rule,
@@ -27,6 +27,7 @@
  * are recorded with one 64-bit atomicMin of (row, kind, position): the
  * smallest failing row wins, as on the CPU, and the message names it. */
 #include "ilu0_gpu.cuh"
+#include <cub/cub.cuh>
 #include <time.h>
 
 static double now_s(void)
@@ -34,6 +35,125 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* ---- the plan, built on the device ------------------------------------------- */
+
+/* Rows of A that miss the patterns: *bad = the smallest. */
+__global__ void plan_map_kernel(int n, int nL, const int *__restrict__ ap, const int *__restrict__ ac,
+                                const int *__restrict__ Lp, const int *__restrict__ Lc, const int *__restrict__ Up,
+                                const int *__restrict__ Uc, int *adst, int *adiag, int *diagw, int *bad)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, adst, adiag, diagw)) atomicMin(bad, k);
+}
+
+/* len[l] = the update list length of L block l; *total (64 bits) = their sum. */
+__global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                  const int *__restrict__ Up, const int *__restrict__ Uc, int *len,
+                                  unsigned long long *total)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long sum = 0;
+    if (i < n)
+        for (int l = Lp[i]; l < Lp[i + 1]; l++) sum += len[l] = bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, nL, NULL);
+    for (int o = 16; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
+}
+
+__global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                 const int *__restrict__ Up, const int *__restrict__ Uc, const int *__restrict__ updp,
+                                 int2 *upd)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        for (int l = Lp[i]; l < Lp[i + 1]; l++) bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, nL, (int *)(upd + updp[l]));
+}
+
+/* BSR_ILU0_PLAN_CHECK=1: the device plan must equal the host reference
+ * (src/ilu0_plan.c) array for array (tests set it). */
+static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
+{
+    const char *e = getenv("BSR_ILU0_PLAN_CHECK");
+    if (!e || atoi(e) != 1) return BSR_OK;
+    const bsr_ilu *F = D->F;
+    const int n = D->n;
+    int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    int *diagw = (int *)malloc(((size_t)n + 1) * sizeof(int)), *updp = NULL, *upd = NULL;
+    int64_t hn = 0;
+    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)nupd + (size_t)D->nL + 2 * (size_t)n + 4) * sizeof(int));
+    bsr_status s = adst && adiag && diagw && dv ? BSR_OK : bsr_error(BSR_ERR_NOMEM, "ILU(0) plan check");
+    if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
+    if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &hn);
+    if (s == BSR_OK && hn != nupd) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: %lld updates on the device, %lld on the host",
+                                                 (long long)nupd, (long long)hn);
+    struct { const int *dev, *host; size_t cnt; const char *name; } arr[] = {
+        {D->adst, adst, (size_t)D->nnzA, "adst"}, {D->adiag, adiag, (size_t)n, "adiag"}, {D->diagw, diagw, (size_t)n, "diagw"},
+        {D->updp, updp, (size_t)D->nL + 1, "updp"}, {(const int *)D->upd, upd, 2 * (size_t)nupd, "upd"}};
+    for (int a = 0; a < 5 && s == BSR_OK; a++) {
+        if (arr[a].cnt == 0) continue;
+        if (cudaMemcpy(dv, arr[a].dev, arr[a].cnt * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+            s = bsr_error(BSR_ERR_CUDA, "ILU(0) plan check: %s", cudaGetErrorString(cudaGetLastError()));
+        else if (memcmp(dv, arr[a].host, arr[a].cnt * sizeof(int)))
+            s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: the device's %s differs from the host's", arr[a].name);
+    }
+    free(adst); free(adiag); free(diagw); free(updp); free(upd); free(dv);
+    return s;
+}
+
+/* Map of A and update lists on the device from the uploaded patterns:
+ * nothing of the plan is built or touched on the host (its arrays, ~20 ints a
+ * row, cost host time and fresh pages, then an upload). */
+static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc)
+{
+    const int n = D->n, nL = D->nL;
+    cudaStream_t st = D->stream;
+    const unsigned nb = (unsigned)((n + 255) / 256);
+    int *len = NULL, *bad = NULL, hbad = n;
+    unsigned long long *tot = NULL, htot = 0;
+    void *tmp = NULL;
+    size_t tb = 0;
+    cudaError_t e = cudaMalloc((void **)&D->adst, ((size_t)D->nnzA + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&D->adiag, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&D->diagw, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&len, ((size_t)nL + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&bad, sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&tot, sizeof(unsigned long long));
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, len, D->updp, nL + 1, st);
+    if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(bad, &hbad, sizeof(int), cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(int), st);
+    if (e == cudaSuccess && n > 0) {
+        plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag, D->diagw, bad);
+        plan_count_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, len, tot);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&htot, tot, sizeof htot, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    bsr_status s = BSR_OK;
+    if (e == cudaSuccess && hbad < n)
+        s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
+    else if (e == cudaSuccess && htot > INT_MAX)
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0) update lists: more than INT_MAX entries");
+    if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
+    if (s == BSR_OK && e == cudaSuccess) e = cudaMalloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
+    if (s == BSR_OK && e == cudaSuccess && n > 0) {
+        plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, D->updp, D->upd);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    cudaFree(len); cudaFree(bad); cudaFree(tot); cudaFree(tmp);
+    if (s == BSR_OK && e != cudaSuccess) {
+        cudaGetLastError();
+        s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                      "bsr_gpu_ilu0_create: device plan (%d rows, %d + %d factor blocks): %s", n, D->nL, D->nU,
+                      cudaGetErrorString(e));
+    }
+    if (s == BSR_OK) s = plan_check(D, (int64_t)htot);
+    return s;
 }
 
 /* ---- host side ------------------------------------------------------------- */
@@ -62,7 +182,7 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     if (D->ctx) bsr_cuda_enter(D->ctx);
     if (D->stream) cudaStreamSynchronize(D->stream);
     cudaFree(D->ap); cudaFree(D->asrc); cudaFree(D->adst); cudaFree(D->adiag); cudaFree(D->diagw);
-    cudaFree(D->perm); cudaFree(D->Lp); cudaFree(D->Lc); cudaFree(D->Up); cudaFree(D->updp);
+    cudaFree(D->perm); cudaFree(D->Lp); cudaFree(D->Up); cudaFree(D->updp);
     cudaFree(D->upd); cudaFree(D->lvrows); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
     cudaFree(D->cnt); cudaFree(D->err);
     free(D->level_ptr);
@@ -88,34 +208,28 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA; D->nL = F->L->nnzb; D->nU = F->U->nnzb;
     const int n = D->n, bb = D->b * D->b;
     const bsr_levels *lv = F->lvL;
-    int *adst = (int *)bsr_malloc(((size_t)D->nnzA + 1) * sizeof(int), "ILU(0) map");
-    int *adiag = (int *)bsr_malloc(((size_t)n + 1) * sizeof(int), "ILU(0) map");
-    int *diagw = (int *)bsr_malloc(((size_t)n + 1) * sizeof(int), "ILU(0) map");
-    int *updp = NULL, *upd = NULL;   /* upd: pairs, uploaded as int2 */
-    int64_t nupd = 0;
-    bsr_status s = adst && adiag && diagw ? BSR_OK : BSR_ERR_NOMEM;
+    bsr_status s = BSR_OK;
     D->nlevels = lv->nlevels;
     D->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "ILU(0) levels");
     if (!D->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(D->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     if (s == BSR_OK && lv->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lv->n, n);
-    if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
-    bsr_prof_mark_dev("ilu0 gpu: host map");
-    if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &nupd);
-    bsr_prof_mark_dev("ilu0 gpu: host update lists");
+    int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
     if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
     if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
-    if (s == BSR_OK) s = up_ints(ctx, &D->adst, adst, (size_t)D->nnzA);
-    if (s == BSR_OK) s = up_ints(ctx, &D->adiag, adiag, (size_t)n);
-    if (s == BSR_OK) s = up_ints(ctx, &D->diagw, diagw, (size_t)n);
+    if (s == BSR_OK) s = up_ints(ctx, &ac, F->ac, (size_t)D->nnzA);
     if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
     if (s == BSR_OK) s = up_ints(ctx, &D->Lp, F->L->rowptr, (size_t)n + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &Lc, F->L->colind, (size_t)D->nL);
     if (s == BSR_OK) s = up_ints(ctx, &D->Up, F->U->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(ctx, &D->updp, updp, (size_t)D->nL + 1);
+    if (s == BSR_OK) s = up_ints(ctx, &Uc, F->U->colind, (size_t)D->nU);
     if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, lv->rows, (size_t)n);
+    bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
+    if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc);
+    cudaFree(ac); cudaFree(Lc); cudaFree(Uc);
+    bsr_prof_mark_dev("ilu0 gpu: device plan");
     if (s == BSR_OK) {
-        cudaError_t e = cudaMalloc((void **)&D->upd, (size_t)(nupd ? nupd : 1) * sizeof(int2));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
+        cudaError_t e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->cnt, 2 * sizeof(int));
@@ -127,9 +241,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
                           D->nL, D->nU, D->b, D->b, cudaGetErrorString(e));
         }
     }
-    if (s == BSR_OK) s = bsr_cuda_h2d(ctx, D->upd, upd, (size_t)nupd * sizeof(int2));
-    free(adst); free(adiag); free(diagw); free(updp); free(upd);
-    bsr_prof_mark_dev("ilu0 gpu: uploads + allocations");
+    bsr_prof_mark_dev("ilu0 gpu: allocations");
     if (s != BSR_OK) { bsr_gpu_ilu0_destroy(D); return s; }
     *out = D;
     return BSR_OK;

@@ -22,7 +22,7 @@ struct bsr_gpu_ilu0 {
     int *level_ptr;             /* host [nlevels+1] */
     /* device arrays */
     int *ap, *asrc, *adst, *adiag, *diagw, *perm;
-    int *Lp, *Lc, *Up, *updp;
+    int *Lp, *Up, *updp;
     int2 *upd;
     int *lvrows;
     double *W;                  /* [(nL+nU)*b*b]: L then U, host layout */

@@ -7,7 +7,8 @@
  * against bsr_ilu_apply; refactor = fresh factorization; regularized pivots
  * and scaling fallbacks counted like the CPU; strict pivots, overflow to
  * Inf and NaN input give the CPU's status and message (naming the row); the
- * solver with factor=gpu converges like factor=cpu, through refactor too.
+ * solver with factor=gpu converges like factor=cpu, through refactor too;
+ * every device plan equals the host reference (BSR_ILU0_PLAN_CHECK).
  * GPU parts skip without a GPU; the option checks run everywhere. */
 #include "harness.h"
 #include <math.h>
@@ -404,6 +405,8 @@ static void test_options(void)
 
 int main(int argc, char **argv)
 {
+    /* every device plan (map of A, update lists) is compared with the host reference */
+    setenv("BSR_ILU0_PLAN_CHECK", "1", 1);
     if (bsr_test_have_gpu() && bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
         printf("cannot create a CUDA context: %s\n", bsr_last_error());
         return 1;
