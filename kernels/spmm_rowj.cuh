@@ -19,6 +19,42 @@
 
 #define ROWJ_THREADS 256
 
+/* A_p(r, 0..B-1), the B values of one row of a block, as doubles.  VEC: with
+ * 16-byte loads (a warp-wide load request costs L1 wavefronts whatever its
+ * width, and layout V loads every value of A in every thread of a row); rows
+ * start 16-byte aligned when B is even (double) or a multiple of 4 (float).
+ * Odd B keeps scalar loads: an aligned window shifted by selects measured
+ * slower (bench/RESULTS.md). */
+template <int B, bool VEC> __device__ __forceinline__ void ld_arow(const double *a, double *v)
+{
+    if constexpr (VEC && B % 2 == 0) {
+        const double2 *q = (const double2 *)a;
+#pragma unroll
+        for (int h = 0; h < B / 2; h++) { const double2 t = __ldg(q + h); v[2 * h] = t.x; v[2 * h + 1] = t.y; }
+    } else {
+#pragma unroll
+        for (int c = 0; c < B; c++) v[c] = __ldg(a + c);
+    }
+}
+template <int B, bool VEC> __device__ __forceinline__ void ld_arow(const float *a, double *v)
+{
+    if constexpr (VEC && B % 4 == 0) {
+        const float4 *q = (const float4 *)a;
+#pragma unroll
+        for (int h = 0; h < B / 4; h++) {
+            const float4 t = __ldg(q + h);
+            v[4 * h] = t.x; v[4 * h + 1] = t.y; v[4 * h + 2] = t.z; v[4 * h + 3] = t.w;
+        }
+    } else if constexpr (VEC && B % 2 == 0) {
+        const float2 *q = (const float2 *)a;
+#pragma unroll
+        for (int h = 0; h < B / 2; h++) { const float2 t = __ldg(q + h); v[2 * h] = t.x; v[2 * h + 1] = t.y; }
+    } else {
+#pragma unroll
+        for (int c = 0; c < B; c++) v[c] = (double)__ldg(a + c);
+    }
+}
+
 template <typename T, int B, int J>
 __global__ void __launch_bounds__(ROWJ_THREADS)
 rowj_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restrict__ rowptr,
@@ -57,7 +93,10 @@ rowj_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
  * X value it loads serves B outputs and no two threads of a row load the same
  * X (the r-split layout loads each X value in B threads: the same L1
  * wavefronts B times); the G threads of a row read the same A values (one
- * broadcast).  Same summation order as rowj_kernel: bit-identical results. */
+ * broadcast).  Per block it loads the B x J values of X first, then A row by
+ * row (16-byte loads for even B): more loads in flight than a column walk
+ * (H100: b=5 k=5 76.7% of copy against 59-69%).  Same summation order as
+ * rowj_kernel: bit-identical results. */
 template <typename T, int B, int J>
 __global__ void __launch_bounds__(ROWJ_THREADS)
 rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restrict__ rowptr,
@@ -78,17 +117,20 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
     for (int p = __ldg(rowptr + i); p < p1; p++) {
         const T *a = val + (size_t)p * B * B;
         const T *xb = xb0 + (size_t)__ldg(colind + p) * B * k;
+        double xv[B][J];
 #pragma unroll
-        for (int c = 0; c < B; c++) {
-            double xv[J];
+        for (int c = 0; c < B; c++)
 #pragma unroll
-            for (int jj = 0; jj < J; jj++) xv[jj] = (J == 1 || jj < jn) ? (double)__ldg(xb + c * k + jj) : 0.0;
+            for (int jj = 0; jj < J; jj++) xv[c][jj] = (J == 1 || jj < jn) ? (double)__ldg(xb + c * k + jj) : 0.0;
+        /* row by row (16-byte loads of A's rows); each acc[r][jj] still sums c ascending */
 #pragma unroll
-            for (int r = 0; r < B; r++) {
-                double av = (double)__ldg(a + r * B + c);
+        for (int r = 0; r < B; r++) {
+            double av[B];
+            ld_arow<B, B % 2 == 0>(a + r * B, av);
 #pragma unroll
-                for (int jj = 0; jj < J; jj++) acc[r][jj] += av * xv[jj];
-            }
+            for (int c = 0; c < B; c++)
+#pragma unroll
+                for (int jj = 0; jj < J; jj++) acc[r][jj] += av[c] * xv[c][jj];
         }
     }
 #pragma unroll

@@ -149,12 +149,13 @@ static void test_rowj_widths(void)
 {
     if (!bsr_test_have_gpu()) return;
     static const char *const Js[] = {"1", "2", "3", "4", "5", "11", "12", "13", "14", "15"};
-    static const int bs[] = {1, 4, 5, 9, 10}, kk[] = {3, 5, 9, 16};
+    /* b = 2, 4, 8, 10: layout V's 16-byte loads of A (float2/float4, double2) */
+    static const int bs[] = {1, 2, 4, 5, 8, 9, 10}, kk[] = {3, 5, 9, 16};
     int fails = 0;
     for (int pi = 0; pi < 2; pi++) {
         const bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         const double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
-        for (int bi = 0; bi < 5; bi++) {
+        for (int bi = 0; bi < 7; bi++) {
             bsr_matrix *A = bsr_test_random_matrix(500, 400, bs[bi], 0, 12, p, 300 + bi);
             for (int ki = 0; ki < 4; ki++) {
                 bsr_multivec *Y1 = NULL;
