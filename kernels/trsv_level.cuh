@@ -281,9 +281,32 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
     const narrow_geom ge(B, k, TS, tl, j0, kc);
     const int bk = B * k;
     TV acc = 0;
+    TV yv[B];
+    if constexpr (WAIT) {
+        /* The lanes of a team poll their first blocks together and sleep
+         * together (one vote per round): G divergent poll loops per team, one
+         * per lane group, ran one after another (H100, natural 96^3 b=4 k=1:
+         * 1.28 ms L+U against 1.44).  A team never waits on its own row, so
+         * the vote cannot deadlock; the teams of a warp must not vote
+         * together (a chunk may hold a row and the row it reads). */
+        bool ok = q.col < 0;
+        const TV *yc = y + (size_t)(ok ? 0 : q.col) * bk + ge.j;
+        for (;;) {
+            if (!ok) {
+                ok = true;
+#pragma unroll
+                for (int c = 0; c < B; c++) {
+                    yv[c] = *(const volatile TV *)(yc + c * k);
+                    ok &= !is_sentinel(yv[c]);
+                }
+            }
+            if (__all_sync(tmask, ok)) break;
+            if (nap) __nanosleep(nap);
+        }
+    } else if (q.col >= 0) {
+        load_yc<B, TV, false>(y + (size_t)q.col * bk + ge.j, k, yv, nap);
+    }
     if (q.col >= 0) {
-        TV yv[B];
-        load_yc<B, TV, WAIT>(y + (size_t)q.col * bk + ge.j, k, yv, nap);
 #pragma unroll
         for (int c = 0; c < B; c++) acc += (TV)q.av[c] * yv[c];
         for (int p = q.s0 + ge.g + ge.G; p < q.s1; p += ge.G) {
