@@ -19,15 +19,15 @@
 
 #define ROWJ_THREADS 256
 
-/* A_p(r, 0..B-1), the B values of one row of a block, as doubles.  VEC: with
- * 16-byte loads (a warp-wide load request costs L1 wavefronts whatever its
- * width, and layout V loads every value of A in every thread of a row); rows
- * start 16-byte aligned when B is even (double) or a multiple of 4 (float).
- * Odd B keeps scalar loads: an aligned window shifted by selects measured
- * slower (bench/RESULTS.md). */
-template <int B, bool VEC> __device__ __forceinline__ void ld_arow(const double *a, double *v)
+/* A_p(r, 0..B-1), the B values of one row of a block, as doubles, with
+ * 16-byte loads where a row starts 16-byte aligned: B even (double, float2)
+ * or a multiple of 4 (float4).  A warp-wide load request costs L1 wavefronts
+ * whatever its width, and layout V loads every value of A in every thread of
+ * a row.  Odd B keeps scalar loads: an aligned window shifted by selects
+ * measured slower (bench/RESULTS.md). */
+template <int B> __device__ __forceinline__ void ld_arow(const double *a, double *v)
 {
-    if constexpr (VEC && B % 2 == 0) {
+    if constexpr (B % 2 == 0) {
         const double2 *q = (const double2 *)a;
 #pragma unroll
         for (int h = 0; h < B / 2; h++) { const double2 t = __ldg(q + h); v[2 * h] = t.x; v[2 * h + 1] = t.y; }
@@ -36,16 +36,16 @@ template <int B, bool VEC> __device__ __forceinline__ void ld_arow(const double 
         for (int c = 0; c < B; c++) v[c] = __ldg(a + c);
     }
 }
-template <int B, bool VEC> __device__ __forceinline__ void ld_arow(const float *a, double *v)
+template <int B> __device__ __forceinline__ void ld_arow(const float *a, double *v)
 {
-    if constexpr (VEC && B % 4 == 0) {
+    if constexpr (B % 4 == 0) {
         const float4 *q = (const float4 *)a;
 #pragma unroll
         for (int h = 0; h < B / 4; h++) {
             const float4 t = __ldg(q + h);
             v[4 * h] = t.x; v[4 * h + 1] = t.y; v[4 * h + 2] = t.z; v[4 * h + 3] = t.w;
         }
-    } else if constexpr (VEC && B % 2 == 0) {
+    } else if constexpr (B % 2 == 0) {
         const float2 *q = (const float2 *)a;
 #pragma unroll
         for (int h = 0; h < B / 2; h++) { const float2 t = __ldg(q + h); v[2 * h] = t.x; v[2 * h + 1] = t.y; }
@@ -126,7 +126,7 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
 #pragma unroll
         for (int r = 0; r < B; r++) {
             double av[B];
-            ld_arow<B, B % 2 == 0>(a + r * B, av);
+            ld_arow<B>(a + r * B, av);
 #pragma unroll
             for (int c = 0; c < B; c++)
 #pragma unroll

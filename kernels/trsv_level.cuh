@@ -170,8 +170,22 @@ ls_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__
 
 /* ---- team kernels (sentinel sync-free and per-level) ------------------------ */
 
-/* Load y_c(0..B-1, j) (stride k); WAIT: poll (uncached) until none is the
- * sentinel, sleeping nap ns between polls (fewer polls through L2). */
+/* One poll of y_c(0..B-1, j) (stride k, uncached): true when none is the
+ * sentinel any more. */
+template <int B, typename TV>
+__device__ __forceinline__ bool poll_yc(const TV *yc, int k, TV *yv)
+{
+    bool ok = true;
+#pragma unroll
+    for (int c = 0; c < B; c++) {
+        yv[c] = *(const volatile TV *)(yc + c * k);
+        ok &= !is_sentinel(yv[c]);
+    }
+    return ok;
+}
+
+/* Load y_c(0..B-1, j) (stride k); WAIT: poll until none is the sentinel,
+ * sleeping nap ns between polls (fewer polls through L2). */
 template <int B, typename TV, bool WAIT>
 __device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv, int nap)
 {
@@ -179,16 +193,8 @@ __device__ __forceinline__ void load_yc(const TV *yc, int k, TV *yv, int nap)
 #pragma unroll
         for (int c = 0; c < B; c++) yv[c] = yc[c * k];
     } else {
-        for (;;) {
-            bool ok = true;
-#pragma unroll
-            for (int c = 0; c < B; c++) {
-                yv[c] = *(const volatile TV *)(yc + c * k);
-                ok &= !is_sentinel(yv[c]);
-            }
-            if (ok) return;
+        while (!poll_yc<B, TV>(yc, k, yv))
             if (nap) __nanosleep(nap);
-        }
     }
 }
 
@@ -200,17 +206,9 @@ __device__ __forceinline__ void load_yc2(const TV *y0p, const TV *y1p, int k, TV
 #pragma unroll
         for (int c = 0; c < B; c++) { y0[c] = y0p[c * k]; y1[c] = y1p[c * k]; }
     } else {
-        for (;;) {
-            bool ok = true;
-#pragma unroll
-            for (int c = 0; c < B; c++) {
-                y0[c] = *(const volatile TV *)(y0p + c * k);
-                y1[c] = *(const volatile TV *)(y1p + c * k);
-                ok &= !is_sentinel(y0[c]) && !is_sentinel(y1[c]);
-            }
-            if (ok) return;
+        /* & (not &&): both columns are polled every round */
+        while (!(poll_yc<B, TV>(y0p, k, y0) & poll_yc<B, TV>(y1p, k, y1)))
             if (nap) __nanosleep(nap);
-        }
     }
 }
 
@@ -282,6 +280,7 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
     const int bk = B * k;
     TV acc = 0;
     TV yv[B];
+    const TV *yc = y + (size_t)(q.col < 0 ? 0 : q.col) * bk + ge.j;
     if constexpr (WAIT) {
         /* The lanes of a team poll their first blocks together and sleep
          * together (one vote per round): G divergent poll loops per team, one
@@ -290,21 +289,13 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
          * the vote cannot deadlock; the teams of a warp must not vote
          * together (a chunk may hold a row and the row it reads). */
         bool ok = q.col < 0;
-        const TV *yc = y + (size_t)(ok ? 0 : q.col) * bk + ge.j;
         for (;;) {
-            if (!ok) {
-                ok = true;
-#pragma unroll
-                for (int c = 0; c < B; c++) {
-                    yv[c] = *(const volatile TV *)(yc + c * k);
-                    ok &= !is_sentinel(yv[c]);
-                }
-            }
+            if (!ok) ok = poll_yc<B, TV>(yc, k, yv);
             if (__all_sync(tmask, ok)) break;
             if (nap) __nanosleep(nap);
         }
     } else if (q.col >= 0) {
-        load_yc<B, TV, false>(y + (size_t)q.col * bk + ge.j, k, yv, nap);
+        load_yc<B, TV, false>(yc, k, yv, nap);
     }
     if (q.col >= 0) {
 #pragma unroll

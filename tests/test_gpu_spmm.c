@@ -155,7 +155,7 @@ static void test_rowj_widths(void)
     for (int pi = 0; pi < 2; pi++) {
         const bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         const double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
-        for (int bi = 0; bi < 7; bi++) {
+        for (int bi = 0; bi < (int)(sizeof bs / sizeof bs[0]); bi++) {
             bsr_matrix *A = bsr_test_random_matrix(500, 400, bs[bi], 0, 12, p, 300 + bi);
             for (int ki = 0; ki < 4; ki++) {
                 bsr_multivec *Y1 = NULL;
