@@ -75,7 +75,7 @@ __global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, cons
 static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
 {
     const char *e = getenv("BSR_ILU0_PLAN_CHECK");
-    if (!e || atoi(e) != 1) return BSR_OK;
+    if (!e || atoi(e) != 1 || bsr_ilu_dsym(D->F)) return BSR_OK;   /* device symbolic: BSR_ILU0_SYM_CHECK */
     const bsr_ilu *F = D->F;
     const int n = D->n;
     int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
@@ -169,6 +169,14 @@ static int level_threads(void)
     return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
 }
 
+/* A fresh device copy of n device ints. */
+static bsr_status dev_ints(int **dev, const int *src, size_t n)
+{
+    CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
+    if (n) CU_TRY(cudaMemcpy(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice));
+    return BSR_OK;
+}
+
 /* A fresh device copy of n host ints (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
@@ -195,7 +203,8 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     *out = NULL;
     if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
-    if (F->mode != 0 || !F->L || !F->U || !F->lvL || !F->ap)
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);   /* symbolic phase done on the device */
+    if (F->mode != 0 || (!S && (!F->L || !F->U || !F->lvL || !F->ap)))
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: F is not an ILU(0) factorization with its symbolic phase done");
     if (F->b < 1 || F->b > BSR_MAX_BLOCK)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu0_create: block size %d outside 1..%d", F->b, BSR_MAX_BLOCK);
@@ -205,28 +214,39 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     D->ctx = ctx;
     D->stream = bsr_cuda_stream(ctx);
     D->F = F;
-    D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA; D->nL = F->L->nnzb; D->nU = F->U->nnzb;
+    D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA;
+    D->nL = S ? S->nL : F->L->nnzb;
+    D->nU = S ? S->nU : F->U->nnzb;
     const int n = D->n, bb = D->b * D->b;
-    const bsr_levels *lv = F->lvL;
+    const int lvn = S ? n : F->lvL->n;
+    D->nlevels = S ? S->nlev[0] : F->lvL->nlevels;
+    const int *lp = S ? S->level_ptr[0] : F->lvL->level_ptr;
     bsr_status s = BSR_OK;
-    D->nlevels = lv->nlevels;
-    D->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "ILU(0) levels");
+    D->level_ptr = (int *)bsr_malloc(((size_t)D->nlevels + 1) * sizeof(int), "ILU(0) levels");
     if (!D->level_ptr) s = BSR_ERR_NOMEM;
-    else memcpy(D->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
-    if (s == BSR_OK && lv->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lv->n, n);
+    else memcpy(D->level_ptr, lp, ((size_t)D->nlevels + 1) * sizeof(int));
+    if (s == BSR_OK && lvn != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lvn, n);
     int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
-    if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
-    if (s == BSR_OK) s = up_ints(ctx, &ac, F->ac, (size_t)D->nnzA);
-    if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
-    if (s == BSR_OK) s = up_ints(ctx, &D->Lp, F->L->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(ctx, &Lc, F->L->colind, (size_t)D->nL);
-    if (s == BSR_OK) s = up_ints(ctx, &D->Up, F->U->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = up_ints(ctx, &Uc, F->U->colind, (size_t)D->nU);
-    if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, lv->rows, (size_t)n);
+    if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm */
+        ac = S->ac; Lc = S->Lc; Uc = S->Uc;
+        if (s == BSR_OK) s = dev_ints(&D->ap, S->ap, (size_t)n + 1);
+        if (s == BSR_OK) s = dev_ints(&D->Lp, S->Lp, (size_t)n + 1);
+        if (s == BSR_OK) s = dev_ints(&D->Up, S->Up, (size_t)n + 1);
+        if (s == BSR_OK) s = dev_ints(&D->lvrows, S->rows[0], (size_t)n);
+    } else {
+        if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
+        if (s == BSR_OK) s = up_ints(ctx, &ac, F->ac, (size_t)D->nnzA);
+        if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Lp, F->L->rowptr, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Lc, F->L->colind, (size_t)D->nL);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Up, F->U->rowptr, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Uc, F->U->colind, (size_t)D->nU);
+        if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, F->lvL->rows, (size_t)n);
+    }
     bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc);
-    cudaFree(ac); cudaFree(Lc); cudaFree(Uc);
+    if (!S) { cudaFree(ac); cudaFree(Lc); cudaFree(Uc); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     if (s == BSR_OK) {
         cudaError_t e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
@@ -256,6 +276,16 @@ static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
 #undef SCALE_FN
 #undef LEVEL_FN
 
+/* Column of block q of L (upper = 0) or U, for a message. */
+static int factor_col(const bsr_gpu_ilu0 *D, int upper, unsigned q)
+{
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
+    if (!S) return (upper ? D->F->U : D->F->L)->colind[q];
+    int c = -1;
+    if (cudaMemcpy(&c, (upper ? S->Uc : S->Lc) + q, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+    return c;
+}
+
 /* Message for an error key, in the CPU code's words. */
 static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bsr_matrix *A)
 {
@@ -265,7 +295,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
     const int orig = F->ord ? F->ord->perm[row] : row;
     switch (kind) {
     case E_AVAL:
-        return bsr_error(BSR_ERR_VALUE, "ILU: A has a non-finite value in block (%d,%d)", row, A->colind[F->asrc[aux]]);
+        return bsr_error(BSR_ERR_VALUE, "ILU: A has a non-finite value in block (%d,%d)", row, A->colind[F->asrc ? F->asrc[aux] : aux]);
     case E_ZROW:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is zero: A is singular", row);
     case E_OVFL:
@@ -273,7 +303,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
                          "overflows (diagonal block nearly singular)", row);
     case E_LBLK:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block L(%d,%d) in block row %d (row %d of A)",
-                         row, F->L->colind[aux], row, orig);
+                         row, factor_col(D, 0, aux), row, orig);
     case E_PIV:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite pivot block in block row %d (row %d of A)", row, orig);
     case E_STRICT: {
@@ -286,7 +316,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite inverse pivot in block row %d (row %d of A)", row, orig);
     default:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block U(%d,%d) in block row %d (row %d of A)",
-                         row, F->U->colind[aux], row, orig);
+                         row, factor_col(D, 1, aux), row, orig);
     }
 }
 

@@ -8,6 +8,7 @@
 #include "trsv.h"
 #include "ilu_impl.h"
 #include "ilu0_plan.h"
+#include "ilu0_sym_gpu.cuh"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -143,7 +144,8 @@ __device__ __forceinline__ void fail(unsigned long long *err, int row, int kind,
 enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
 
 /* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
- * file comment and src/ilu_setup.c scale()). */
+ * file comment and src/ilu_setup.c scale()).  asrc NULL: the identity map
+ * (natural order, symbolic phase on the device). */
 template <int B, typename TA>
 __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
                            const int *__restrict__ adst, const int *__restrict__ adiag,
@@ -158,7 +160,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     int piv[B];
     double smax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)asrc[p] * BB;
+        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
         for (int e = 0; e < BB; e++) {
             blk[e] = (double)a[e];
             if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
@@ -170,7 +172,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     const int dp = adiag[k];
     int singular = 1;
     if (dp >= 0) {
-        const TA *a = A + (size_t)asrc[dp] * BB;
+        const TA *a = A + (size_t)(asrc ? asrc[dp] : dp) * BB;
         for (int e = 0; e < BB; e++) lu[e] = blk[e] = (double)a[e];
         double amax = blk_maxabs<B>(blk);
         blk_lu<B>(lu, piv, 0.0);
@@ -186,7 +188,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     }
     double rmax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)asrc[p] * BB;
+        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
         double *out = W + (size_t)adst[p] * BB;
         for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
         if (p == dp && !singular) {

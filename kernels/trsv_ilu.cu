@@ -6,6 +6,7 @@
  * renumbering composed into one permutation), L solve, U solve,
  * scale+scatter, all on the device with no host round trip. */
 #include "trsv_cuda.h"
+#include "ilu0_sym_gpu.cuh"
 #include <cub/cub.cuh>
 #include <string.h>
 #include <time.h>
@@ -130,6 +131,15 @@ static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t
     return s;
 }
 
+/* A fresh device copy of n ints from the host (on_dev = 0) or the device. */
+static bsr_status copy_ints(bsr_gpu_ilu *G, int **dev, const int *src, size_t n, int on_dev)
+{
+    if (!on_dev) return upload_ints(G, dev, src, n);
+    CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
+    if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, G->stream));
+    return BSR_OK;
+}
+
 /* Block count of the row at each schedule position. */
 __global__ void layout_len(int n, const int *__restrict__ rows, const int *__restrict__ rowptr, int *__restrict__ len)
 {
@@ -162,20 +172,21 @@ __global__ void layout_fill(int n, int reorder, const int *__restrict__ rows, co
 }
 
 /* Lay triangle T (structure of M, schedule lv) out on the device: upload the
- * row pointers, column indices and schedule, build the rest there (no host
- * arrays: fresh host pages fault in at ~2 GB/s, the plan's seven arrays cost
- * more than the copies).  reorder: block rows stored in schedule order. */
+ * row pointers, column indices and schedule (on_dev: copy them, they are
+ * device arrays already), build the rest there (no host arrays: fresh host
+ * pages fault in at ~2 GB/s, the plan's seven arrays cost more than the
+ * copies).  reorder: block rows stored in schedule order. */
 static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M, const bsr_levels *lv,
-                                 int reorder, int **map)
+                                 int reorder, int **map, int on_dev)
 {
     const int n = T->n, nnzb = T->nnzb;
     const size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
     int *rowptr = NULL, *colin = NULL;
     void *tmp = NULL;
     size_t tmp_bytes = 0;
-    bsr_status s = upload_ints(G, &rowptr, M->rowptr, (size_t)n + 1);
-    if (s == BSR_OK) s = upload_ints(G, &T->rows, lv->rows, n);
-    if (s == BSR_OK) s = upload_ints(G, reorder ? &colin : &T->colind, M->colind, nnzb);
+    bsr_status s = copy_ints(G, &rowptr, M->rowptr, (size_t)n + 1, on_dev);
+    if (s == BSR_OK) s = copy_ints(G, &T->rows, lv->rows, n, on_dev);
+    if (s == BSR_OK) s = copy_ints(G, reorder ? &colin : &T->colind, M->colind, nnzb, on_dev);
     double t0 = now_s();
     cudaError_t e = cudaSuccess;
     if (s == BSR_OK) {
@@ -214,9 +225,12 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
 }
 
 /* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
- * tree), uploads, device layout of the values.  qpos: full renumbering. */
+ * tree), uploads, device layout of the values.  qpos: full renumbering.
+ * on_dev: M's row pointers and columns and lv's rows are device arrays (the
+ * symbolic phase done on the device: no ordering, no renumbering, its own
+ * check). */
 static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, const bsr_levels *lv,
-                            const bsr_ordering *ord, const int *qpos)
+                            const bsr_ordering *ord, const int *qpos, int on_dev)
 {
     bsr_trsv_tri *T = &G->tri[which];
     const int n = M->nbrows, nnzb = M->nnzb, upper = which;
@@ -228,7 +242,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
 #ifdef NDEBUG
     const int check = 0;
 #else
-    const int check = 1;
+    const int check = !on_dev;
 #endif
     BSR_TRY(bsr_trsv_plan_check(M, lv, upper, check, &width));
     /* full renumbering: the host plan (renumbered columns); else laid out on the device */
@@ -262,7 +276,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
         if (s == BSR_OK) s = upload_ints(G, &T->colind, pl.colind, nnzb);
         if (s == BSR_OK) s = upload_ints(G, &G->map[which], pl.map, nnzb);
     } else if (s == BSR_OK) {
-        s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which]);
+        s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which], on_dev);
     }
     if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
     bsr_prof_mark("gpu ilu:   index uploads");
@@ -336,29 +350,11 @@ static bsr_status check_factors(const bsr_ilu_factors *f)
     return BSR_OK;
 }
 
-extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
-                                         bsr_gpu_ilu **out)
+/* Both triangles from the host's factors f: schedules (built when absent),
+ * full renumbering, layouts, the permutation. */
+static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
 {
-    BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu_create: NULL argument");
-    *out = NULL;
-    if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
-        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
-    BSR_TRY(bsr_cuda_enter(ctx));
-    bsr_ilu_factors f;
-    BSR_TRY(bsr_ilu_get_factors(F, &f));
-    BSR_TRY(check_factors(&f));
-    bsr_gpu_ilu *G = (bsr_gpu_ilu *)bsr_calloc(1, sizeof *G, "bsr_gpu_ilu");
-    if (!G) return BSR_ERR_NOMEM;
-    if (o) G->opt = *o;
-    else bsr_gpu_ilu_options_default(&G->opt);
-    G->n = f.L->nbrows; G->b = f.L->b; G->hprec = f.L->prec;
-    G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
-    G->ctx = ctx;
-    G->stream = bsr_cuda_stream(ctx);
-    if (G->opt.renumber < 0 || G->opt.renumber > 2) {
-        free(G);
-        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: renumber = %d (0 none, 1 storage, 2 full)", G->opt.renumber);
-    }
+    const bsr_ilu_factors f = *fp;
     bsr_status s = BSR_OK;
     bsr_levels *own[2] = {NULL, NULL};
     const bsr_levels *lv[2] = {f.lvL, f.lvU};
@@ -393,9 +389,9 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
         if (s == BSR_OK) s = upload_ints(G, &G->qrow, G->hqrow, n);
     }
     bsr_prof_mark_dev("gpu ilu: renumbering");
-    if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], f.ord, qpos);
+    if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], f.ord, qpos, 0);
     bsr_prof_mark_dev("gpu ilu: L structure + upload");
-    if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos);
+    if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos, 0);
     bsr_prof_mark_dev("gpu ilu: U structure + upload");
     if (s == BSR_OK && qpos) s = upload_ints(G, &G->perm, hperm, G->n);
     else if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
@@ -403,6 +399,68 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     free(hperm);
     bsr_levels_free(own[0]);
     bsr_levels_free(own[1]);
+    return s;
+}
+
+/* Both triangles from the symbolic phase done on the device (natural order:
+ * no permutation; values from the device factorization). */
+static bsr_status tris_dev(bsr_gpu_ilu *G, const bsr_ilu0_dsym *S)
+{
+    if (G->opt.renumber == 2 || !G->opt.values_later)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_create: the symbolic phase was done on the device: no host "
+                         "values to upload (values_later) and no full renumbering (renumber 2)");
+    bsr_status s = BSR_OK;
+    for (int w = 0; w < 2 && s == BSR_OK; w++) {
+        bsr_matrix M;
+        bsr_levels lv;
+        memset(&M, 0, sizeof M);
+        memset(&lv, 0, sizeof lv);
+        M.nbrows = M.nbcols = G->n;
+        M.b = G->b;
+        M.prec = G->hprec;
+        M.nnzb = w ? S->nU : S->nL;
+        M.rowptr = w ? S->Up : S->Lp;   /* device arrays */
+        M.colind = w ? S->Uc : S->Lc;
+        lv.n = G->n;
+        lv.nlevels = S->nlev[w];
+        lv.level_ptr = S->level_ptr[w];
+        lv.rows = S->rows[w];
+        lv.max_width = S->width[w];
+        s = tri_setup(G, w, &M, &lv, NULL, NULL, 1);
+        bsr_prof_mark_dev(w ? "gpu ilu: U structure (device symbolic)" : "gpu ilu: L structure (device symbolic)");
+    }
+    return s;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_ilu_options *o,
+                                         bsr_gpu_ilu **out)
+{
+    BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu_create: NULL argument");
+    *out = NULL;
+    if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
+    BSR_TRY(bsr_cuda_enter(ctx));
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);
+    bsr_ilu_factors f;
+    BSR_TRY(bsr_ilu_get_factors(F, &f));
+    if (!S) BSR_TRY(check_factors(&f));
+    else if (F->b < 1 || F->b > TRSV_MAXB)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu: block size %d outside 1..%d", F->b, TRSV_MAXB);
+    bsr_gpu_ilu *G = (bsr_gpu_ilu *)bsr_calloc(1, sizeof *G, "bsr_gpu_ilu");
+    if (!G) return BSR_ERR_NOMEM;
+    if (o) G->opt = *o;
+    else bsr_gpu_ilu_options_default(&G->opt);
+    G->n = S ? F->n : f.L->nbrows;
+    G->b = S ? F->b : f.L->b;
+    G->hprec = S ? F->prec : f.L->prec;
+    G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
+    G->ctx = ctx;
+    G->stream = bsr_cuda_stream(ctx);
+    if (G->opt.renumber < 0 || G->opt.renumber > 2) {
+        free(G);
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: renumber = %d (0 none, 1 storage, 2 full)", G->opt.renumber);
+    }
+    bsr_status s = S ? tris_dev(G, S) : tris_host(G, &f);
     if (s == BSR_OK) s = scale_setup(G, f.scale_left, &G->sl);
     if (s == BSR_OK) s = scale_setup(G, f.scale_right, &G->sr);
     bsr_prof_mark_dev("gpu ilu: permutation + scaling");

@@ -4,6 +4,10 @@
 
 #include "internal.h"
 
+#ifdef __cplusplus
+extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
+#endif
+
 /* One factored row k (permuted numbering), built by ilu_row(): nl blocks
  * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
  * (diagonal first, holding the INVERTED pivot, then columns ascending)
@@ -62,6 +66,13 @@ struct bsr_ilu {
     int nwork;
     int valid;              /* the last numeric factorization succeeded */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
+    /* Symbolic phase on the device (ILU(0), natural order, CUDA backend):
+     * setup leaves ap/ac/asrc, L, U and the schedules unset (deferred); then
+     * either bsr_ilu0_symbolic_dev attaches the device patterns here, or
+     * bsr_ilu_symbolic_host builds the host ones after all. */
+    int deferred;
+    void *dsym;             /* device patterns and schedules (kernels/ilu0_sym_gpu.cu) */
+    void (*dsym_free)(void *);
 };
 
 /* Workspace: create for n columns of b x b blocks, free; slot of column j
@@ -89,9 +100,29 @@ bsr_status ilu_factor(bsr_ilu *F);
 /* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
  * schedules, and the rows pointing into them (ilu_factor.c). */
 bsr_status ilu_symbolic0(bsr_ilu *F);
+/* Setup of an ILU(0) symbolic_only factorization in natural order with
+ * the symbolic phase deferred (F->deferred; ilu_setup.c). */
+bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+/* The deferred symbolic phase done on the host after all (map of A, patterns,
+ * schedules: what bsr_ilu_setup does). */
+bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A);
+/* The deferred symbolic phase done on the device of ctx from A's current
+ * device mirror (kernels/ilu0_sym_gpu.cu): F->dsym set, statistics filled.
+ * BSR_ERR_UNSUPPORTED (error cleared) when A's pattern is not ILU(0)'s as it
+ * stands (a block row without its diagonal block): the caller then uses
+ * bsr_ilu_symbolic_host.  BSR_ILU0_SYM_CHECK=1 compares every array with the
+ * host's symbolic phase (tests). */
+bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A);
+/* Statistics of a symbolic phase done on the device (patterns of nL + nU
+ * blocks, schedules of nlevL and nlevU levels); marks F valid. */
+void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
  * per-thread workspaces. */
 void ilu_rows_free(bsr_ilu *F, int all);
 void ilu_work_release(bsr_ilu *F);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

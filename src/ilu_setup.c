@@ -59,6 +59,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
     if (F->lvL) bsr_levels_free(F->lvL);
     if (F->lvU) bsr_levels_free(F->lvU);
+    if (F->dsym_free) F->dsym_free(F->dsym);
     free(F);
 }
 
@@ -266,19 +267,26 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere). */
-static void symbolic_stats(bsr_ilu *F)
+/* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere):
+ * patterns of nL + nU blocks, schedules of nlevL and nlevU levels. */
+void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU)
 {
     F->st.nnzb_A = F->nnzbA;
-    F->st.nnzb_L = F->L->nnzb;
-    F->st.nnzb_U = F->U->nnzb;
-    F->st.fill = F->nnzbA ? (double)(F->L->nnzb + F->U->nnzb) / F->nnzbA : 0.0;
+    F->st.nnzb_L = nL;
+    F->st.nnzb_U = nU;
+    F->st.fill = F->nnzbA ? (double)((int64_t)nL + nU) / F->nnzbA : 0.0;
     size_t vs = bsr_precision_size(F->prec) * (size_t)F->b * F->b;
-    F->st.bytes_factors = (size_t)(F->L->nnzb + F->U->nnzb) * (vs + sizeof(int)) +
+    F->st.bytes_factors = (size_t)((int64_t)nL + nU) * (vs + sizeof(int)) +
                           2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
-    F->st.nlevels_L = F->lvL ? F->lvL->nlevels : 0;
-    F->st.nlevels_U = F->lvU ? F->lvU->nlevels : 0;
+    F->st.nlevels_L = nlevL;
+    F->st.nlevels_U = nlevU;
     F->valid = 1;   /* the patterns are valid; values come from the device */
+}
+
+static void symbolic_stats(bsr_ilu *F)
+{
+    bsr_ilu_symbolic_stats(F, F->L->nnzb, F->U->nnzb, F->lvL ? F->lvL->nlevels : 0,
+                               F->lvU ? F->lvU->nlevels : 0);
 }
 
 /* The arrays of the numeric phase: scaled A, scaling, pivots.  Symbolic-only
@@ -298,8 +306,33 @@ static bsr_status numeric_arrays(bsr_ilu *F, int symbolic)
     return F->aval && F->rowref && F->dl && F->piv ? BSR_OK : BSR_ERR_NOMEM;
 }
 
-/* Scaling, ordering, symbolic work and first numeric factorization of A. */
-bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+/* The symbolic phase after the ordering: map of A, ILU(0) patterns and
+ * schedules (ILU(0) only: threshold kinds find their pattern while factoring). */
+static bsr_status symbolic(bsr_ilu *F, const bsr_matrix *A)
+{
+    bsr_status s = build_map(F, A);
+    bsr_prof_mark("ilu setup: map of A");
+    if (!s) F->tree_ok = tree_usable(F);
+    if (!s && F->mode == 0) s = ilu_symbolic0(F);
+    bsr_prof_mark("ilu setup: allocation + symbolic");
+    return s;
+}
+
+bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(F && A && F->deferred, "bsr_ilu_symbolic_host: F has no deferred symbolic phase");
+    BSR_CHECK_ARG(A->nbrows == F->n && A->b == F->b && A->nnzb == F->nnzbA,
+                  "bsr_ilu_symbolic_host: A (%d block rows of %d, %d blocks) is not the matrix of the setup",
+                  A->nbrows, A->b, A->nnzb);
+    BSR_TRY(symbolic(F, A));
+    F->deferred = 0;
+    symbolic_stats(F);
+    return BSR_OK;
+}
+
+/* Scaling, ordering, symbolic work and first numeric factorization of A;
+ * defer: the symbolic phase is left to the caller (bsr_ilu_setup_deferred). */
+static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int defer, bsr_ilu **Fout)
 {
     BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
     *Fout = NULL;
@@ -321,20 +354,31 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
         s = bsr_order(A, &opt->order, &F->ord);
     }
     bsr_prof_mark("ilu setup: ordering");
-    if (!s) s = build_map(F, A);
-    bsr_prof_mark("ilu setup: map of A");
-    const int symbolic = F->mode == 0 && opt->symbolic_only;
-    if (!s) s = numeric_arrays(F, symbolic);
-    if (!s) F->tree_ok = tree_usable(F);
-    if (!s && F->mode == 0) s = ilu_symbolic0(F);
-    bsr_prof_mark("ilu setup: allocation + symbolic");
-    if (!s && symbolic) symbolic_stats(F);
-    else if (!s) s = numeric(F, A);
+    const int symbolic_only = F->mode == 0 && opt->symbolic_only;
+    if (!s && defer && !(symbolic_only && !F->ord))
+        s = bsr_error(BSR_ERR_ARG, "bsr_ilu_setup: only an ILU(0) symbolic_only setup in natural order defers its symbolic phase");
+    if (!s) s = numeric_arrays(F, symbolic_only);
+    if (!s && defer) F->deferred = 1;   /* statistics come with the symbolic phase */
+    else if (!s) s = symbolic(F, A);
+    if (!s && !defer) {
+        if (symbolic_only) symbolic_stats(F);
+        else s = numeric(F, A);
+    }
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }
     F->st.setup_s = now_s() - t0;
     *Fout = F;
     return BSR_OK;
+}
+
+bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    return setup(A, opt, 0, Fout);
+}
+
+bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    return setup(A, opt, 1, Fout);
 }
 
 /* New values of A on the setup's pattern: rescale and refactor, reusing ordering and

@@ -3,6 +3,7 @@
  * stored in precond_precision (bsr_ilu_apply converts vectors of another
  * precision).  The device version uploads the same factors (bsr_gpu_ilu). */
 #include "precond_impl.h"
+#include "ilu_impl.h"
 #include <string.h>
 
 typedef struct {
@@ -33,6 +34,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
         snprintf(tau, sizeof tau, "(tau1=%g,tau2=%g%s)", o->tau1, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1,
                  keep);
     char ord[64] = "natural";
+    if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (fa.ord) {
         if (fa.ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(fa.ord->kind),
                                      fa.ord->depth, fa.ord->nleaves);
@@ -90,7 +92,11 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     pc->apply = ilu_apply;
     pc->refactor = ilu_refactor;
     pc->destroy = ilu_destroy;
-    bsr_status s = bsr_ilu_setup(A, &io, &I->F);
+    /* ILU(0) factored on the device in natural order: its symbolic phase too
+     * (bsr_pc_ilu_device), unless BSR_ILU0_SYM=host (to compare) */
+    const char *where = getenv("BSR_ILU0_SYM");
+    const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL && !(where && !strcmp(where, "host"));
+    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &I->F) : bsr_ilu_setup(A, &io, &I->F);
     if (s) { bsr_pc_destroy(pc); return s; }
     ilu_describe(pc, I->F, o);
     *out = pc;
@@ -163,6 +169,11 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     I->cpu = cpu;
     const int dev = o->factor == BSR_FACTOR_GPU && o->precond == BSR_PC_ILU0;
     go.values_later = dev;
+    if (F->deferred) {   /* the symbolic phase on the device, else on the host after all */
+        bsr_status s = bsr_ilu0_symbolic_dev(ctx, F, A);
+        if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
+        BSR_TRY(s);
+    }
     BSR_TRY(bsr_gpu_ilu_create(ctx, F, &go, &I->G));
     if (!dev) return BSR_OK;
     BSR_TRY(bsr_gpu_ilu0_create(ctx, F, &I->D));

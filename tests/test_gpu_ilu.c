@@ -8,7 +8,9 @@
  * and scaling fallbacks counted like the CPU; strict pivots, overflow to
  * Inf and NaN input give the CPU's status and message (naming the row); the
  * solver with factor=gpu converges like factor=cpu, through refactor too;
- * every device plan equals the host reference (BSR_ILU0_PLAN_CHECK).
+ * every device plan equals the host reference (BSR_ILU0_PLAN_CHECK); the
+ * symbolic phase done on the device (natural order) equals the host's array
+ * for array (BSR_ILU0_SYM_CHECK) and solves bit for bit the same.
  * GPU parts skip without a GPU; the option checks run everywhere. */
 #include "harness.h"
 #include <math.h>
@@ -368,6 +370,111 @@ static void test_solver(void)
         }
 }
 
+/* Setup and one solve of A with factor=gpu in natural order, the symbolic
+ * phase where BSR_ILU0_SYM says (NULL: the default, on the device); X into x
+ * (n*b values), precond info into info (or the setup's error message).
+ * Returns the iterations, or -1 with *st the setup's status. */
+static int solve_sym(const bsr_matrix *A, const char *where, double *x, char *info, size_t len, bsr_status *st)
+{
+    if (where) setenv("BSR_ILU0_SYM", where, 1);
+    else unsetenv("BSR_ILU0_SYM");
+    const int64_t m = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+    bsr_solver *s = NULL;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, "precond=ilu0,factor=gpu,reorder=natural,rtol=1e-10,maxit=300"));
+    *st = bsr_solver_setup(s, A);
+    unsetenv("BSR_ILU0_SYM");
+    if (*st != BSR_OK) {
+        snprintf(info, len, "%s", bsr_last_error());
+        bsr_solver_destroy(s);
+        return -1;
+    }
+    bsr_multivec *B = NULL, *X = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, m, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, m, 1, BSR_DOUBLE));
+    double *b = bsr_multivec_data(B);
+    for (int64_t e = 0; e < m; e++) b[e] = 1.0 + (double)((e * 7919) % 13) / 13.0;
+    bsr_solver_stats sts;
+    memset(&sts, 0, sizeof sts);
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &sts));
+    memcpy(x, bsr_multivec_cdata(X), sizeof(double) * (size_t)m);
+    int it = sts.col ? sts.col[0].iterations : -2;
+    snprintf(info, len, "%s", sts.precond_info);
+    bsr_solver_stats_free(&sts);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    bsr_solver_destroy(s);
+    return it;
+}
+
+/* The symbolic phase on the device (natural order, factor=gpu): every array
+ * equals the host's (BSR_ILU0_SYM_CHECK, set in main), the solve is the
+ * host path's bit for bit; a row without its diagonal block falls back to
+ * the host; non-finite input gives the host path's status and message. */
+static void test_symbolic_dev(void)
+{
+    if (!ctx) return;
+    const char *specs[] = {"stencil3d:12:4", "stencil3d:20:2", "stencil3d:10:1", "cfd3d:8,4,10", "stencil3d:6:9"};
+    const int nm = 7;
+    for (int c = 0; c < nm; c++) {
+        bsr_problem P;
+        bsr_matrix *A = NULL, *R = NULL;
+        int fallback = 0;
+        memset(&P, 0, sizeof P);
+        if (c < 5) {
+            BSR_ASSERT_OK(bsr_generate(specs[c], BSR_DOUBLE, &P));
+            A = P.A;
+        } else if (c == 5) {   /* random, b = 3, 2000 rows: many CUDA blocks, irregular rows */
+            R = bsr_test_random_matrix(2000, 2000, 3, 1, 9, BSR_DOUBLE, 4242);
+            A = bsr_test_dominant(R, 1.5, 0.1);
+        } else {               /* block row 1 without its diagonal block (b = 2) */
+            int rp[4] = {0, 2, 4, 6}, ci[6] = {0, 1, 0, 2, 1, 2};
+            double v[24];
+            for (int q = 0; q < 6; q++)
+                for (int e = 0; e < 4; e++) v[q * 4 + e] = (e == 0 || e == 3) ? (ci[q] == q / 2 ? 4.0 : 1.0) : 0.25;
+            BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 2, rp, ci, v, BSR_DOUBLE, 0));
+            fallback = 1;
+        }
+        const size_t m = (size_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+        double *xd = malloc(sizeof(double) * m), *xh = malloc(sizeof(double) * m);
+        char id[256], ih[256];
+        bsr_status sd, sh;
+        int itd = solve_sym(A, NULL, xd, id, sizeof id, &sd);
+        int ith = solve_sym(A, "host", xh, ih, sizeof ih, &sh);
+        BSR_ASSERT_OK(sd);
+        BSR_ASSERT_OK(sh);
+        CU_ASSERT_EQUAL(itd, ith);
+        CU_ASSERT(itd > 0);
+        CU_ASSERT(memcmp(xd, xh, sizeof(double) * m) == 0);
+        CU_ASSERT((strstr(id, "symbolic on the device") != NULL) == !fallback);
+        CU_ASSERT(strstr(ih, "symbolic on the device") == NULL);
+        if (itd != ith || memcmp(xd, xh, sizeof(double) * m))
+            printf("\n  case %d: device symbolic %d its (%s), host %d (%s)\n", c, itd, id, ith, ih);
+        free(xd);
+        free(xh);
+        if (P.A) bsr_problem_free(&P);
+        else bsr_matrix_destroy(A);
+        bsr_matrix_destroy(R);
+    }
+    /* NaN in A: the same status and message on both paths */
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:6:3", BSR_DOUBLE, &P));
+    bsr_matrix *B = NULL;
+    BSR_ASSERT_OK(bsr_matrix_copy(P.A, BSR_DOUBLE, &B));
+    ((double *)bsr_matrix_values(B))[(size_t)bsr_matrix_nnzb(B) * 9 / 2 + 4] = NAN;
+    const size_t m = (size_t)bsr_matrix_nbrows(B) * 3;
+    double *x = malloc(sizeof(double) * m);
+    char md[256], mh[256];
+    bsr_status sd, sh;
+    CU_ASSERT_EQUAL(solve_sym(B, NULL, x, md, sizeof md, &sd), -1);
+    CU_ASSERT_EQUAL(solve_sym(B, "host", x, mh, sizeof mh, &sh), -1);
+    CU_ASSERT_EQUAL(sd, BSR_ERR_VALUE);
+    CU_ASSERT_EQUAL(sh, BSR_ERR_VALUE);
+    CU_ASSERT_STRING_EQUAL(md, mh);
+    free(x);
+    bsr_matrix_destroy(B);
+    bsr_problem_free(&P);
+}
+
 /* Runs everywhere: option parsing and refusals. */
 static void test_options(void)
 {
@@ -407,6 +514,8 @@ int main(int argc, char **argv)
 {
     /* every device plan (map of A, update lists) is compared with the host reference */
     setenv("BSR_ILU0_PLAN_CHECK", "1", 1);
+    /* and every symbolic phase done on the device with the host's */
+    setenv("BSR_ILU0_SYM_CHECK", "1", 1);
     if (bsr_test_have_gpu() && bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL) != BSR_OK) {
         printf("cannot create a CUDA context: %s\n", bsr_last_error());
         return 1;
@@ -419,6 +528,7 @@ int main(int argc, char **argv)
         {"zero pivots, fallback scaling, strict pivots", test_pivots},
         {"non-finite input and overflow: CPU's status and message", test_nonfinite},
         {"solver factor=gpu vs factor=cpu, refactor", test_solver},
+        {"symbolic phase on the device vs the host's, fallback, errors", test_symbolic_dev},
         {NULL, NULL}};
     int rc = bsr_test_main("gpu_ilu", tests, argc, argv);
     if (ctx) bsr_context_destroy(ctx);

@@ -212,8 +212,9 @@ void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 /* ---- on-device numeric block ILU(0) (gpuilu; kernels/ilu0_gpu.cu) ----
  * The scaling and ILU(0) factorization of bsr_ilu done on the GPU, for codes
  * that refactor every time step.  create: host symbolic work from F (an
- * ILU(0) bsr_ilu after setup; symbolic_only suffices) uploaded once; F must
- * outlive D.  factor: A (same pattern, current device mirror in D's context,
+ * ILU(0) bsr_ilu after setup; symbolic_only suffices) uploaded once, or, when
+ * the solver did F's symbolic phase on the device (natural order), taken
+ * from there; F must outlive D.  factor: A (same pattern, current device mirror in D's context,
  * float or double) scaled and factored on the device, level by level of L's
  * schedule, same rules and order of operations as the CPU (pivot
  * regularization counted, strict_pivots, non-finite values -> BSR_ERR_VALUE /

@@ -1,10 +1,16 @@
 /* CPU-only build: the on-device ILU(0) factorization (kernels/ilu0_gpu.cu)
  * reports BSR_ERR_NODEVICE. */
-#include "internal.h"
+#include "ilu_impl.h"
 
 static bsr_status nodev(const char *fn)
 {
     return bsr_error(BSR_ERR_NODEVICE, "%s: bsrsolve was built without CUDA", fn);
+}
+
+bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
+{
+    (void)ctx; (void)F; (void)A;
+    return nodev("bsr_ilu0_symbolic_dev");
 }
 
 bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **D)

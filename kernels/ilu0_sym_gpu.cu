@@ -1,0 +1,295 @@
+/* The symbolic phase of the device ILU(0) done on the device (natural order):
+ * the L/U patterns and the level schedules of both triangles built from A's
+ * device mirror, so that the setup of the CUDA backend touches no host
+ * memory beyond A itself.  The host's symbolic phase (map of A, patterns,
+ * sequential level walks; ~20 ints a row of fresh pages) cost 25 ms on a
+ * quiet host for 1M block rows and 3-10x that on a busy one (bench/RESULTS.md).
+ *
+ *  1. split: with sorted columns and the diagonal present, row i of L is
+ *     the prefix of A's row below i, row i of U the rest (pivot first): two
+ *     kernels and a scan;
+ *  2. levels: level(i) = 1 + max level of its dependencies, one thread per
+ *     row, sync-free: rows handed out in dependency order by a block
+ *     ticket, a row polls its dependencies' levels (-1 until stored; those
+ *     of its own CUDA block in shared memory), so the walk costs the chain
+ *     of levels, not n steps;
+ *  3. schedule: rows sorted by level with a stable radix sort (rows ascending
+ *     within a level: the host's order), level pointers from the sorted keys.
+ * BSR_ILU0_SYM_CHECK=1 compares every array with the host's symbolic phase. */
+#include "ilu0_sym_gpu.cuh"
+#include <cub/cub.cuh>
+#include <string.h>
+
+#define SYM_T 256
+
+/* Lengths of row i's L part and U part (pivot included); *bad = the smallest
+ * row without its diagonal block. */
+__global__ void sym_count(int n, const int *__restrict__ ap, const int *__restrict__ ac, int *lenL, int *lenU, int *bad)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int a0 = ap[i], a1 = ap[i + 1];
+    int p = a0;
+    while (p < a1 && ac[p] < i) p++;
+    lenL[i] = p - a0;
+    lenU[i] = a1 - p;
+    if (p == a1 || ac[p] != i) atomicMin(bad, i);
+}
+
+/* Columns of L and U: row i of A split at its diagonal. */
+__global__ void sym_fill(int n, const int *__restrict__ ap, const int *__restrict__ ac, const int *__restrict__ Lp,
+                         const int *__restrict__ Up, int *__restrict__ Lc, int *__restrict__ Uc)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int a0 = ap[i], nl = Lp[i + 1] - Lp[i], nu = Up[i + 1] - Up[i];
+    for (int q = 0; q < nl; q++) Lc[Lp[i] + q] = ac[a0 + q];
+    for (int q = 0; q < nu; q++) Uc[Up[i] + q] = ac[a0 + nl + q];
+}
+
+/* lev[i] for the lower (upper = 0) or upper triangle of A's pattern (lev
+ * preset to -1); *nlev = levels.  Position t of the walk is row t (lower) or
+ * n-1-t (upper); a row depends only on earlier positions, which belong to
+ * earlier tickets or its own CUDA block, so the polls cannot deadlock. */
+__global__ void __launch_bounds__(SYM_T) sym_levels(int n, int upper, const int *__restrict__ ap,
+                                                    const int *__restrict__ ac, int *lev, int *ticket, int *nlev)
+{
+    __shared__ int vb;
+    __shared__ volatile int own[SYM_T];   /* levels of this block's positions */
+    if (threadIdx.x == 0) vb = atomicAdd(ticket, 1);
+    own[threadIdx.x] = -1;
+    __syncthreads();
+    const int t0 = vb * SYM_T, t = t0 + threadIdx.x;
+    volatile int *glev = lev;
+    int l = -1;
+    if (t < n) {
+        const int i = upper ? n - 1 - t : t;
+        const int a0 = ap[i], a1 = ap[i + 1];
+        l = 0;
+        for (int p = a0; p < a1; p++) {
+            const int j = ac[p];
+            if (upper ? j <= i : j >= i) continue;
+            const int tj = upper ? n - 1 - j : j;
+            int v;
+            if (tj >= t0) while ((v = own[tj - t0]) < 0) __nanosleep(16);
+            else while ((v = glev[j]) < 0) __nanosleep(32);
+            l = max(l, v + 1);
+        }
+        own[threadIdx.x] = l;
+        glev[i] = l;
+    }
+    l = __reduce_max_sync(0xffffffffu, l);
+    if ((threadIdx.x & 31) == 0 && l >= 0) atomicMax(nlev, l + 1);
+}
+
+__global__ void sym_iota(int n, int *v)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = i;
+}
+
+/* lp[l] = first position of level l in the sorted keys, lp[nlev] = n. */
+__global__ void sym_level_ptr(int n, const unsigned *__restrict__ key, int *lp)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n) return;
+    if (p == 0 || key[p - 1] != key[p]) lp[key[p]] = p;
+    if (p == n - 1) lp[key[p] + 1] = n;
+}
+
+static void dsym_free(void *v)
+{
+    bsr_ilu0_dsym *S = (bsr_ilu0_dsym *)v;
+    if (!S) return;
+    if (bsr_cuda_enter(S->ctx) != BSR_OK) bsr_clear_error();
+    cudaFree(S->ap); cudaFree(S->ac); cudaFree(S->Lp); cudaFree(S->Lc); cudaFree(S->Up); cudaFree(S->Uc);
+    for (int w = 0; w < 2; w++) { cudaFree(S->rows[w]); free(S->level_ptr[w]); }
+    free(S);
+}
+
+/* Schedule of one triangle: levels, then rows sorted by level (stable). */
+static cudaError_t schedule(bsr_ilu0_dsym *S, int upper, int *lev, unsigned *key, int *iota, int *cnt,
+                            void **tmp, size_t *tmp_bytes, cudaStream_t st)
+{
+    const int n = S->n;
+    const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
+    int h[2] = {0, 0};
+    cudaError_t e = cudaMemsetAsync(lev, 0xff, (size_t)n * sizeof(int), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(cnt, 0, 2 * sizeof(int), st);
+    if (e == cudaSuccess) {
+        sym_levels<<<nb, SYM_T, 0, st>>>(n, upper, S->ap, S->ac, lev, cnt, cnt + 1);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(h, cnt, sizeof h, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) return e;
+    const int nl = h[1];
+    int bits = 1;
+    while (bits < 31 && (1u << bits) < (unsigned)nl) bits++;
+    size_t need = 0;
+    e = cub::DeviceRadixSort::SortPairs(NULL, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
+    if (e == cudaSuccess && need > *tmp_bytes) {
+        cudaFree(*tmp);
+        *tmp_bytes = 0;
+        e = cudaMalloc(tmp, need);
+        if (e == cudaSuccess) *tmp_bytes = need;
+    }
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(*tmp, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
+    S->nlev[upper] = nl;
+    S->level_ptr[upper] = (int *)calloc((size_t)nl + 1, sizeof(int));
+    if (!S->level_ptr[upper]) return cudaErrorMemoryAllocation;
+    if (e == cudaSuccess) {
+        sym_level_ptr<<<nb, SYM_T, 0, st>>>(n, key, lev);   /* lev is free again: level pointers */
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(S->level_ptr[upper], lev, ((size_t)nl + 1) * sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    int w = 0;
+    for (int l = 0; l < nl; l++) w = max(w, S->level_ptr[upper][l + 1] - S->level_ptr[upper][l]);
+    S->width[upper] = w;
+    return e;
+}
+
+/* Device array of cnt ints equal to the host array h (the check). */
+static bsr_status same_ints(const int *dev, const int *h, size_t cnt, const char *what)
+{
+    if (!cnt) return BSR_OK;
+    int *v = (int *)malloc(cnt * sizeof(int));
+    if (!v) return bsr_error(BSR_ERR_NOMEM, "ILU(0) device symbolic check");
+    bsr_status s = BSR_OK;
+    if (cudaMemcpy(v, dev, cnt * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+        s = bsr_error(BSR_ERR_CUDA, "ILU(0) device symbolic check: %s", cudaGetErrorString(cudaGetLastError()));
+    else if (memcmp(v, h, cnt * sizeof(int)))
+        s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: %s differs from the host's", what);
+    free(v);
+    return s;
+}
+
+/* BSR_ILU0_SYM_CHECK=1: S equals the host's symbolic phase of A, array for array. */
+static bsr_status sym_check(const bsr_ilu0_dsym *S, const bsr_ilu *F, const bsr_matrix *A)
+{
+    const char *env = getenv("BSR_ILU0_SYM_CHECK");
+    if (!env || atoi(env) != 1) return BSR_OK;
+    bsr_ilu_options o = F->opt;
+    o.order.kind = BSR_ORDER_NATURAL;
+    o.symbolic_only = 1;
+    bsr_ilu *H = NULL;
+    BSR_TRY(bsr_ilu_setup(A, &o, &H));
+    const size_t n = (size_t)S->n;
+    bsr_status s = BSR_OK;
+    for (size_t p = 0; p < (size_t)S->nnzA && s == BSR_OK; p++)
+        if (H->asrc[p] != (int)p) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: the host's map of A is not the identity");
+    if (s == BSR_OK && (H->L->nnzb != S->nL || H->U->nnzb != S->nU || H->lvL->nlevels != S->nlev[0] ||
+                        H->lvU->nlevels != S->nlev[1] || H->lvL->max_width != S->width[0] || H->lvU->max_width != S->width[1]))
+        s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: sizes (%d + %d blocks, %d / %d levels) differ from "
+                      "the host's (%d + %d, %d / %d)", S->nL, S->nU, S->nlev[0], S->nlev[1], H->L->nnzb, H->U->nnzb,
+                      H->lvL->nlevels, H->lvU->nlevels);
+    if (s == BSR_OK) s = same_ints(S->ap, H->ap, n + 1, "the row pointers of A");
+    if (s == BSR_OK) s = same_ints(S->ac, H->ac, (size_t)S->nnzA, "the columns of A");
+    if (s == BSR_OK) s = same_ints(S->Lp, H->L->rowptr, n + 1, "L's row pointers");
+    if (s == BSR_OK) s = same_ints(S->Lc, H->L->colind, (size_t)S->nL, "L's columns");
+    if (s == BSR_OK) s = same_ints(S->Up, H->U->rowptr, n + 1, "U's row pointers");
+    if (s == BSR_OK) s = same_ints(S->Uc, H->U->colind, (size_t)S->nU, "U's columns");
+    if (s == BSR_OK) s = same_ints(S->rows[0], H->lvL->rows, n, "L's schedule");
+    if (s == BSR_OK) s = same_ints(S->rows[1], H->lvU->rows, n, "U's schedule");
+    if (s == BSR_OK && memcmp(S->level_ptr[0], H->lvL->level_ptr, ((size_t)S->nlev[0] + 1) * sizeof(int)))
+        s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: L's level pointers differ from the host's");
+    if (s == BSR_OK && memcmp(S->level_ptr[1], H->lvU->level_ptr, ((size_t)S->nlev[1] + 1) * sizeof(int)))
+        s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: U's level pointers differ from the host's");
+    bsr_ilu_destroy(H);
+    return s;
+}
+
+/* Split and schedules into S (allocated by the caller, arrays zeroed). */
+static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
+{
+    const int n = S->n, z = S->nnzA;
+    const size_t n1 = (size_t)n + 1, z1 = (size_t)(z ? z : 1);
+    const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
+    int *lenL = NULL, *lenU = NULL, *cnt = NULL, *iota = NULL;
+    unsigned *key = NULL;
+    void *tmp = NULL;
+    size_t tb = 0, tb2 = 0;
+    int h[2] = {n, 0};
+    cudaError_t e = cudaMalloc((void **)&S->ap, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&S->ac, z1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&S->Lp, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&S->Up, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[0], n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[1], n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&lenL, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&lenU, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&iota, n1 * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&key, n1 * sizeof(unsigned));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&cnt, 2 * sizeof(int));
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, lenL, S->Lp, n + 1, st);
+    if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
+    tb2 = tb;
+    if (e == cudaSuccess) e = cudaMemcpyAsync(S->ap, bsr_cuda_matrix_rowptr(A), n1 * sizeof(int), cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess && z) e = cudaMemcpyAsync(S->ac, bsr_cuda_matrix_colind(A), (size_t)z * sizeof(int), cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(cnt, h, sizeof(int), cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(lenL + n, 0, sizeof(int), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(lenU + n, 0, sizeof(int), st);
+    if (e == cudaSuccess && n) {
+        sym_count<<<nb, SYM_T, 0, st>>>(n, S->ap, S->ac, lenL, lenU, cnt);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, lenL, S->Lp, n + 1, st);
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, lenU, S->Up, n + 1, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(h, cnt, sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(h + 1, S->Lp + n, sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    bsr_status s = BSR_OK;
+    if (e == cudaSuccess && h[0] < n) {
+        s = BSR_ERR_UNSUPPORTED;   /* not ILU(0)'s pattern as it stands: the host adds the pivot */
+    } else if (e == cudaSuccess) {
+        S->nL = h[1];
+        S->nU = z - h[1];
+        e = cudaMalloc((void **)&S->Lc, (size_t)(S->nL ? S->nL : 1) * sizeof(int));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&S->Uc, (size_t)(S->nU ? S->nU : 1) * sizeof(int));
+        if (e == cudaSuccess && n) {
+            sym_fill<<<nb, SYM_T, 0, st>>>(n, S->ap, S->ac, S->Lp, S->Up, S->Lc, S->Uc);
+            sym_iota<<<nb, SYM_T, 0, st>>>(n, iota);
+            e = cudaGetLastError();
+        }
+        if (n == 0) {
+            for (int w = 0; w < 2 && e == cudaSuccess; w++)
+                if (!(S->level_ptr[w] = (int *)calloc(1, sizeof(int)))) e = cudaErrorMemoryAllocation;
+        }
+        for (int w = 0; w < 2 && e == cudaSuccess && n; w++) e = schedule(S, w, lenL, key, iota, cnt, &tmp, &tb2, st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    }
+    cudaFree(lenL); cudaFree(lenU); cudaFree(cnt); cudaFree(iota); cudaFree(key); cudaFree(tmp);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                      "ILU(0) symbolic phase on the device (%d block rows, %d blocks): %s", n, z, cudaGetErrorString(e));
+    }
+    return s;
+}
+
+extern "C" bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(ctx && F && A, "bsr_ilu0_symbolic_dev: NULL argument");
+    BSR_CHECK_ARG(F->deferred && !F->dsym, "bsr_ilu0_symbolic_dev: F has no deferred symbolic phase");
+    BSR_CHECK_ARG(A->nbrows == F->n && A->nbcols == F->n && A->b == F->b && A->nnzb == F->nnzbA,
+                  "bsr_ilu0_symbolic_dev: A (%d x %d blocks of %d, %d blocks) is not the matrix of the setup",
+                  A->nbrows, A->nbcols, A->b, A->nnzb);
+    if (!bsr_matrix_on_device(A) || bsr_cuda_dmat(A)->ctx != ctx)
+        return bsr_error(BSR_ERR_ARG, "bsr_ilu0_symbolic_dev: A has no current device mirror in this context");
+    BSR_TRY(bsr_cuda_enter(ctx));
+    bsr_ilu0_dsym *S = (bsr_ilu0_dsym *)bsr_calloc(1, sizeof *S, "ILU(0) device symbolic phase");
+    if (!S) return BSR_ERR_NOMEM;
+    S->ctx = ctx;
+    S->n = F->n;
+    S->nnzA = F->nnzbA;
+    bsr_status s = build(S, A, bsr_cuda_stream(ctx));
+    if (s == BSR_OK) s = sym_check(S, F, A);
+    if (s != BSR_OK) { dsym_free(S); return s; }
+    F->dsym = S;
+    F->dsym_free = dsym_free;
+    bsr_ilu_symbolic_stats(F, S->nL, S->nU, S->nlev[0], S->nlev[1]);
+    bsr_prof_mark_dev("ilu0 gpu: symbolic phase");
+    return BSR_OK;
+}
