@@ -1,7 +1,7 @@
 /* Host <-> device transfers of large arrays.  cudaMemcpy from pageable
  * memory is staged by the driver through one thread's memcpy (~10-20 GB/s);
  * here the matrix and vector transfers go through two pinned buffers of
- * XFER_CHUNK bytes, each filled (or emptied) by all host threads while the
+ * XFER_CHUNK bytes, each filled (or emptied) by up to 8 host threads while the
  * other one crosses the link, so a transfer runs near the PCIe rate.
  * BSR_PAGEABLE=1 in the environment restores plain cudaMemcpy (to measure). */
 #include "cuda_internal.h"
