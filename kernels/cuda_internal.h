@@ -113,6 +113,15 @@ static inline const bsr_dev_matrix *bsr_cuda_dmat(const bsr_matrix *A) { return 
 static inline const int *bsr_cuda_matrix_rowptr(const bsr_matrix *A) { return bsr_cuda_dmat(A)->rowptr; }
 static inline const int *bsr_cuda_matrix_colind(const bsr_matrix *A) { return bsr_cuda_dmat(A)->colind; }
 static inline const void *bsr_cuda_matrix_val(const bsr_matrix *A) { return bsr_cuda_dmat(A)->val; }
+/* A fresh device copy of n device ints, ordered on stream st (a plain
+ * cudaMemcpy between device arrays may return before it is done, and the
+ * library's non-blocking streams do not wait for the legacy stream). */
+static inline bsr_status bsr_cuda_dup_ints(int **dev, const int *src, size_t n, cudaStream_t st)
+{
+    CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
+    if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
+    return BSR_OK;
+}
 /* Device data of X (row-interleaved n*k values); NULL when X has no device copy. */
 static inline void *bsr_cuda_multivec_data(const bsr_multivec *X)
 {

@@ -169,16 +169,6 @@ static int level_threads(void)
     return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
 }
 
-/* A fresh device copy of n device ints, ordered on stream st (a plain
- * cudaMemcpy between device arrays may return before it is done, and the
- * context's stream does not wait for the legacy stream). */
-static bsr_status dev_ints(int **dev, const int *src, size_t n, cudaStream_t st)
-{
-    CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
-    if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
-    return BSR_OK;
-}
-
 /* A fresh device copy of n host ints (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
@@ -231,10 +221,10 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
     if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm */
         ac = S->ac; Lc = S->Lc; Uc = S->Uc;
-        if (s == BSR_OK) s = dev_ints(&D->ap, S->ap, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = dev_ints(&D->Lp, S->Lp, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = dev_ints(&D->Up, S->Up, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = dev_ints(&D->lvrows, S->rows[0], (size_t)n, D->stream);
+        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->ap, S->ap, (size_t)n + 1, D->stream);
+        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->Lp, S->Lp, (size_t)n + 1, D->stream);
+        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->Up, S->Up, (size_t)n + 1, D->stream);
+        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->lvrows, S->rows[0], (size_t)n, D->stream);
     } else {
         if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
         if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);

@@ -134,10 +134,7 @@ static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t
 /* A fresh device copy of n ints from the host (on_dev = 0) or the device. */
 static bsr_status copy_ints(bsr_gpu_ilu *G, int **dev, const int *src, size_t n, int on_dev)
 {
-    if (!on_dev) return upload_ints(G, dev, src, n);
-    CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
-    if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, G->stream));
-    return BSR_OK;
+    return on_dev ? bsr_cuda_dup_ints(dev, src, n, G->stream) : upload_ints(G, dev, src, n);
 }
 
 /* Block count of the row at each schedule position. */
