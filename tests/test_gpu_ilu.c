@@ -455,6 +455,29 @@ static void test_symbolic_dev(void)
         else bsr_matrix_destroy(A);
         bsr_matrix_destroy(R);
     }
+    /* default ordering: natural for the device-factored ILU(0), nested dissection otherwise */
+    {
+        bsr_problem Q;
+        BSR_ASSERT_OK(bsr_generate("stencil3d:12:4", BSR_DOUBLE, &Q));
+        const char *cfg[2] = {"precond=ilu0", "precond=ilu0,factor=cpu"};
+        const char *want[2] = {"order natural (symbolic on the device)", "order nd"};
+        for (int c = 0; c < 2; c++) {
+            bsr_solver *sv = NULL;
+            BSR_ASSERT_OK(bsr_solver_create_str(&sv, ctx, cfg[c]));
+            BSR_ASSERT_OK(bsr_solver_setup(sv, Q.A));
+            bsr_multivec *X = NULL;
+            BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(Q.rhs), 1, BSR_DOUBLE));
+            bsr_solver_stats sts;
+            memset(&sts, 0, sizeof sts);
+            BSR_ASSERT_OK(bsr_solver_solve(sv, Q.rhs, X, &sts));
+            CU_ASSERT(strstr(sts.precond_info, want[c]) != NULL);
+            if (!strstr(sts.precond_info, want[c])) printf("\n  %s: %s\n", cfg[c], sts.precond_info);
+            bsr_solver_stats_free(&sts);
+            bsr_multivec_destroy(X);
+            bsr_solver_destroy(sv);
+        }
+        bsr_problem_free(&Q);
+    }
     /* NaN in A: the same status and message on both paths */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:6:3", BSR_DOUBLE, &P));
@@ -528,7 +551,7 @@ int main(int argc, char **argv)
         {"zero pivots, fallback scaling, strict pivots", test_pivots},
         {"non-finite input and overflow: CPU's status and message", test_nonfinite},
         {"solver factor=gpu vs factor=cpu, refactor", test_solver},
-        {"symbolic phase on the device vs the host's, fallback, errors", test_symbolic_dev},
+        {"symbolic phase on the device vs the host's, fallback, default order, errors", test_symbolic_dev},
         {NULL, NULL}};
     int rc = bsr_test_main("gpu_ilu", tests, argc, argv);
     if (ctx) bsr_context_destroy(ctx);

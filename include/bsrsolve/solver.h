@@ -64,7 +64,9 @@ typedef struct {
                                   1 for ILU2, 0 for ILUT (bench/RESULTS.md, "ILU2 vs ILU(0)
                                   at comparable fill", has the measurements) */
     double omega;              /* SSOR relaxation, 0 < omega < 2 */
-    char reorder[64];          /* ordering spec for ILU ("" = the ILU default), see bsr_order_parse */
+    char reorder[64];          /* ordering spec for ILU, see bsr_order_parse ("": the ILU
+                                  default, nested dissection, but natural for an ILU(0)
+                                  factored on the device) */
     double rtol, atol;         /* stop when ||r|| <= max(rtol*||b||, atol) */
     double dtol;               /* diverged when ||r|| > dtol*||r0|| */
     int maxit;                 /* iterations (BiCGStab: full steps; GMRES: inner steps) */
