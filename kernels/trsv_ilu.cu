@@ -221,6 +221,29 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     return s;
 }
 
+/* out[level_ptr[l]] = 1: the first position of every level. */
+__global__ void level_starts(int nl, const int *__restrict__ lp, int n, unsigned char *out)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l < nl && lp[l] < n) out[lp[l]] = 1;
+}
+
+/* T->lvstart from T->level_ptr (the pipelined kernel's pair votes). */
+static bsr_status mark_level_starts(bsr_gpu_ilu *G, bsr_trsv_tri *T)
+{
+    const int n = T->n, nl = T->nlevels;
+    int *dlp = NULL;
+    CU_TRY(cudaMalloc((void **)&T->lvstart, n ? (size_t)n : 1));
+    CU_TRY(cudaMemsetAsync(T->lvstart, 0, n ? (size_t)n : 1, G->stream));
+    BSR_TRY(upload_ints(G, &dlp, T->level_ptr, (size_t)nl + 1));
+    if (nl > 0) level_starts<<<(nl + 255) / 256, 256, 0, G->stream>>>(nl, dlp, n, T->lvstart);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
+    cudaFree(dlp);
+    CU_TRY(e);
+    return BSR_OK;
+}
+
 /* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
  * tree), uploads, device layout of the values.  qpos: full renumbering.
  * on_dev: M's row pointers and columns and lv's rows are device arrays (the
@@ -276,6 +299,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
         s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which], on_dev);
     }
     if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
+    if (s == BSR_OK) s = mark_level_starts(G, T);
     bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
         double t1 = now_s();
@@ -298,7 +322,7 @@ static void tri_free(bsr_trsv_tri *T)
 {
     cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
     cudaFree(T->pbeg); cudaFree(T->pend);
-    cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter);
+    cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter); cudaFree(T->lvstart);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
 }

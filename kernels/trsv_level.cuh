@@ -273,9 +273,11 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
 template <int B, typename TF, typename TV, bool WAIT>
 __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
                                               const int *__restrict__ colind, const TF *__restrict__ val,
-                                              TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc)
+                                              TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc,
+                                              unsigned vmask = 0)
 {
     if (kc == 0) kc = k;
+    if (vmask == 0) vmask = tmask;
     const narrow_geom ge(B, k, TS, tl, j0, kc);
     const int bk = B * k;
     TV acc = 0;
@@ -286,12 +288,13 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
          * together (one vote per round): G divergent poll loops per team, one
          * per lane group, ran one after another (H100, natural 96^3 b=4 k=1:
          * 1.28 ms L+U against 1.44).  A team never waits on its own row, so
-         * the vote cannot deadlock; the teams of a warp must not vote
-         * together (a chunk may hold a row and the row it reads). */
+         * the vote cannot deadlock; teams may vote together (vmask) only
+         * when their rows are in one level: a chunk may hold a row and the
+         * row it reads. */
         bool ok = q.col < 0;
         for (;;) {
             if (!ok) ok = poll_yc<B, TV>(yc, k, yv);
-            if (__all_sync(tmask, ok)) break;
+            if (__all_sync(vmask, ok)) break;
             if (nap) __nanosleep(nap);
         }
     } else if (q.col >= 0) {
@@ -528,11 +531,17 @@ template <int B, typename TF, typename TV, bool UP>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                 int *counter, int nap)
+                 int *counter, int nap, const unsigned char *__restrict__ lvstart)
 {
     int t, tl;
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
+    /* lvstart set: teams 2m and 2m+1 poll with one vote when their rows are in
+     * one level (neither reads the other, so the vote cannot deadlock): one
+     * poll loop a pair instead of one a team (H100, 16-lane teams = one loop
+     * a warp: natural 96^3 b=4 k=1 1.239 vs 1.276 ms L+U, 64^3 0.574 vs 0.603).
+     * BSR_TRSV_PAIR=0 turns it off. */
+    const unsigned pmask = 2 * TS == 32 ? 0xffffffffu : (((1u << (2 * TS)) - 1u) << ((t >> 1) * 2 * TS));
     const int rpw = 32 / TS, nchunks = (n + rpw - 1) / rpw;
     int c0 = next_chunk(counter), c1 = next_chunk(counter), c2 = next_chunk(counter), tk = 0;
     if ((threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
@@ -546,7 +555,12 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
         if (c1 < nchunks && p1 < n) narrow_load<B, TF, TV>(nxt, i1, a1, e1, UP, colind, val, x, k, TS, tl, 0, 0);
-        if (p < n) narrow_finish<B, TF, TV, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, 0);
+        unsigned vmask = tmask;
+        if (lvstart) {
+            const int q2 = c0 * rpw + (t | 1);   /* the pair's second row */
+            if (q2 < n && !lvstart[q2]) vmask = pmask;
+        }
+        if (p < n) narrow_finish<B, TF, TV, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, 0, vmask);
         const int c3 = __shfl_sync(0xffffffffu, tk, 0); /* issued one row ago */
         if ((threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
@@ -749,8 +763,9 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
 {
     static int occ = 0;
     BSR_TRY(resident_grid(team_pipe_kernel<B, TF, TV, UP>, occ, &nb));
+    const unsigned char *lvs = env_knob("BSR_TRSV_PAIR", 1) && 2 * TS <= 32 ? T->lvstart : NULL;
     team_pipe_kernel<B, TF, TV, UP><<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->rows, T->pbeg, T->pend, T->colind,
-                                                                  (const TF *)T->val, x, y, k, TS, T->counter, nap);
+                                                                  (const TF *)T->val, x, y, k, TS, T->counter, nap, lvs);
     CU_LAUNCHED("team_pipe_kernel");
     return BSR_OK;
 }

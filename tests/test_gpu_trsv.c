@@ -289,11 +289,13 @@ static void test_variants(void)
                         for (int w = 0; w < 4; w++) {
                             bsr_multivec *Y0 = NULL;
                             /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
-                             * by ticket without the row pipeline */
-                            for (int ps = 0; ps < 5; ps++) {
+                             * by ticket without the row pipeline; 5: pipelined, every team
+                             * voting alone (by default pairs of teams vote together within a level) */
+                            for (int ps = 0; ps < 6; ps++) {
                                 char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
                                 setenv("BSR_TRSV_PERSIST", pv, 1);
                                 setenv("BSR_TRSV_PIPE", ps == 4 ? "0" : "", 1);
+                                setenv("BSR_TRSV_PAIR", ps == 5 ? "0" : "", 1);
                                 setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
                                 setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
                                 setenv("BSR_TRSV_TEAM", teams[t], 1);
@@ -323,6 +325,7 @@ static void test_variants(void)
             unsetenv("BSR_TRSV_GRAB");
             unsetenv("BSR_TRSV_SLEEP");
             unsetenv("BSR_TRSV_PIPE");
+            unsetenv("BSR_TRSV_PAIR");
             bsr_gpu_ilu_destroy(G);
             bsr_ilu_destroy(F);
         }
