@@ -3,7 +3,7 @@
  * device mirror, so that the setup of the CUDA backend touches no host
  * memory beyond A itself.  The host's symbolic phase (map of A, patterns,
  * sequential level walks; ~20 ints a row of fresh pages) cost 25 ms on a
- * quiet host for 1M block rows and 3-10x that on a busy one (bench/RESULTS.md).
+ * quiet host for 1M block rows and up to 4x that on a busy one (bench/RESULTS.md).
  *
  *  1. split: with sorted columns and the diagonal present, row i of L is
  *     the prefix of A's row below i, row i of U the rest (pivot first): two
