@@ -169,8 +169,8 @@ __global__ void layout_fill(int n, int reorder, const int *__restrict__ rows, co
 }
 
 /* Lay triangle T (structure of M, schedule lv) out on the device: upload the
- * row pointers, column indices and schedule (on_dev: copy them, they are
- * device arrays already), build the rest there (no host arrays: fresh host
+ * row pointers, column indices and schedule (on_dev: they are device arrays
+ * already, read in place), build the rest there (no host arrays: fresh host
  * pages fault in at ~2 GB/s, the plan's seven arrays cost more than the
  * copies).  reorder: block rows stored in schedule order. */
 static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matrix *M, const bsr_levels *lv,
@@ -178,12 +178,15 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
 {
     const int n = T->n, nnzb = T->nnzb;
     const size_t n1 = (size_t)(n ? n : 1), z1 = (size_t)(nnzb ? nnzb : 1);
-    int *rowptr = NULL, *colin = NULL;
+    int *rowptr = NULL, *colin = NULL;   /* uploaded inputs of the layout kernels, freed here */
     void *tmp = NULL;
     size_t tmp_bytes = 0;
-    bsr_status s = copy_ints(G, &rowptr, M->rowptr, (size_t)n + 1, on_dev);
+    /* device inputs are read in place; T keeps copies of what it owns */
+    bsr_status s = on_dev ? BSR_OK : upload_ints(G, &rowptr, M->rowptr, (size_t)n + 1);
     if (s == BSR_OK) s = copy_ints(G, &T->rows, lv->rows, n, on_dev);
-    if (s == BSR_OK) s = copy_ints(G, reorder ? &colin : &T->colind, M->colind, nnzb, on_dev);
+    if (s == BSR_OK && !reorder) s = copy_ints(G, &T->colind, M->colind, nnzb, on_dev);
+    else if (s == BSR_OK && !on_dev) s = upload_ints(G, &colin, M->colind, nnzb);
+    const int *rp = on_dev ? M->rowptr : rowptr, *ci = on_dev ? M->colind : colin;
     double t0 = now_s();
     cudaError_t e = cudaSuccess;
     if (s == BSR_OK) {
@@ -202,11 +205,11 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     if (s == BSR_OK && e == cudaSuccess && n > 0) {
         const unsigned nb = (unsigned)((n + 255) / 256);
         if (reorder) {
-            layout_len<<<nb, 256, 0, G->stream>>>(n, T->rows, rowptr, T->pend);
+            layout_len<<<nb, 256, 0, G->stream>>>(n, T->rows, rp, T->pend);
             e = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, T->pend, T->pbeg, n, G->stream);
         }
         if (e == cudaSuccess) {
-            layout_fill<<<nb, 256, 0, G->stream>>>(n, reorder, T->rows, rowptr, colin, T->pbeg, T->pend, T->rstart,
+            layout_fill<<<nb, 256, 0, G->stream>>>(n, reorder, T->rows, rp, ci, T->pbeg, T->pend, T->rstart,
                                                   T->rend, T->colind, reorder ? *map : NULL);
             e = cudaGetLastError();
         }
