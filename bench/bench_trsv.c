@@ -35,7 +35,7 @@ static void usage(void)
             "         [--csv F] [--plot F.png] [--variants V1;V2;...]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
-            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair: BSR_TRSV_*\n"
+            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: BSR_TRSV_*\n"
             "  variables of kernels/trsv_level.cu), every kernel timed under each; '-' = the defaults.\n");
 }
 
@@ -55,7 +55,7 @@ static int parse_ints(const char *s, int *v, int max)
 }
 
 /* Knobs of the level kernels (BSR_TRSV_<NAME> in the environment). */
-static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP", "PIPE", "PAIR"};
+static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP", "PIPE", "PAIR", "RR"};
 #define NKNOB ((int)(sizeof knobs / sizeof knobs[0]))
 
 /* Set the environment to variant v ("team=8+persist=1", ',' also separates;

@@ -241,7 +241,7 @@ static void test_determinism(void)
 }
 
 /* The sync-free kernel's tuning variants (BSR_TRSV_PERSIST 0/1/2, TEAM,
- * WIDE, GRAB, SLEEP, PIPE: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
+ * WIDE, GRAB, SLEEP, PIPE, PAIR, RR: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
  * renumber storage and full; the schedules of one lane layout (PERSIST) must
  * give identical bits, since each row is summed in the same order. */
@@ -290,12 +290,15 @@ static void test_variants(void)
                             bsr_multivec *Y0 = NULL;
                             /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
                              * by ticket without the row pipeline; 5: pipelined, every team
-                             * voting alone (by default pairs of teams vote together within a level) */
-                            for (int ps = 0; ps < 6; ps++) {
+                             * voting alone (by default pairs of teams vote together within a level);
+                             * 6, 7: pipelined with chunks by ticket / round robin whatever the team size
+                             * (by default round robin for teams of 16 or 32 lanes) */
+                            for (int ps = 0; ps < 8; ps++) {
                                 char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
                                 setenv("BSR_TRSV_PERSIST", pv, 1);
                                 setenv("BSR_TRSV_PIPE", ps == 4 ? "0" : "", 1);
                                 setenv("BSR_TRSV_PAIR", ps == 5 ? "0" : "", 1);
+                                setenv("BSR_TRSV_RR", ps == 6 ? "0" : ps == 7 ? "1" : "", 1);
                                 setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
                                 setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
                                 setenv("BSR_TRSV_TEAM", teams[t], 1);
@@ -326,6 +329,7 @@ static void test_variants(void)
             unsetenv("BSR_TRSV_SLEEP");
             unsetenv("BSR_TRSV_PIPE");
             unsetenv("BSR_TRSV_PAIR");
+            unsetenv("BSR_TRSV_RR");
             bsr_gpu_ilu_destroy(G);
             bsr_ilu_destroy(F);
         }
