@@ -242,7 +242,7 @@ template <int B, typename TF, typename TV> struct narrow_pre {
 
 /* Load row i's independent data ([s0, s1): the row's blocks, pivot first
  * when upper). */
-template <int B, typename TF, typename TV>
+template <int B, typename TF, typename TV, bool PIV = true>
 __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
                                             const int *__restrict__ colind, const TF *__restrict__ val,
                                             const TV *x, int k, int TS, int tl, int j0, int kc)
@@ -251,9 +251,11 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
     const narrow_geom ge(B, k, TS, tl, j0, kc);
     q.i = i;
     if (upper) {
-        const TF *D = val + (size_t)s0 * B * B + ge.r * B;
+        if (PIV) {
+            const TF *D = val + (size_t)s0 * B * B + ge.r * B;
 #pragma unroll
-        for (int c = 0; c < B; c++) q.dv[c] = D[c];
+            for (int c = 0; c < B; c++) q.dv[c] = D[c];
+        }
         s0++;
     }
     q.s0 = s0; q.s1 = s1;
@@ -266,6 +268,18 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
 #pragma unroll
         for (int c = 0; c < B; c++) q.av[c] = a[c];
     }
+}
+
+/* The pivot row of an upper row loaded by narrow_load<.., false> (its blocks
+ * start after the pivot, at q.s0). */
+template <int B, typename TF, typename TV>
+__device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF *__restrict__ val, int k, int TS,
+                                             int tl)
+{
+    const narrow_geom ge(B, k, TS, tl, 0, k);
+    const TF *D = val + (size_t)(q.s0 - 1) * B * B + ge.r * B;
+#pragma unroll
+    for (int c = 0; c < B; c++) q.dv[c] = D[c];
 }
 
 /* Finish the row loaded by narrow_load: wait for (WAIT) and gather the
@@ -592,6 +606,11 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     int c0 = counter ? next_chunk(counter) : rb, c1 = counter ? next_chunk(counter) : rb + rs,
         c2 = counter ? next_chunk(counter) : rb + 2 * rs, tk = 0;
     if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
+    /* b > 4: the next row's pivot is loaded only once it is the current row,
+     * still a whole wait ahead of its use, so that one pivot row, not two,
+     * holds registers (H100, natural 64^3 b=5 k=1: 0.574 vs 0.610 ms L+U; at
+     * b=4 it cost: 96^3 0.989-0.994 vs 0.960-0.963) */
+    constexpr bool PIV_AHEAD = B <= 4;
     narrow_pre<B, TF, TV> cur, nxt;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n) narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, TS, tl, 0, 0);
@@ -601,7 +620,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         const int p2 = c2 * rpw + t;
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
-        if (c1 < nchunks && p1 < n) narrow_load<B, TF, TV>(nxt, i1, a1, e1, UP, colind, val, x, k, TS, tl, 0, 0);
+        if (c1 < nchunks && p1 < n) narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, TS, tl, 0, 0);
         unsigned vmask = tmask;
         if (lvstart) {
             const int q2 = c0 * rpw + (t | 1);   /* the pair's second row */
@@ -611,6 +630,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
+        if (!PIV_AHEAD && UP && c0 < nchunks && p < n) narrow_pivot<B, TF, TV>(cur, val, k, TS, tl);
         p1 = p2; i1 = i2; a1 = a2; e1 = e2; c1 = c2;
         c2 = c3;
     }
