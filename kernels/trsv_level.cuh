@@ -5,8 +5,10 @@
  * row of a level in parallel.  Schedules sharing the row code:
  *  - per level: one launch per level (launched each time, or captured once in
  *    a CUDA graph by the caller);
- *  - sync-free (default): one launch per triangle; CUDA blocks take chunks of
- *    the level order through a ticket counter; the output is first filled with
+ *  - sync-free (default): one launch per triangle; CUDA blocks or warps take
+ *    chunks of the level order through a ticket counter, or (narrow levels,
+ *    a persistent grid launched cooperatively) round robin; the output is
+ *    first filled with
  *    a sentinel (all bits set, a NaN no arithmetic produces) and a lane waits
  *    until the values of y it reads are no longer the sentinel: the data is
  *    its own completion flag (no fences, no flag round trip);
@@ -310,7 +312,8 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
             /* GP: lane (r, j) of a group polls only y_c(r, j), one load a lane
              * instead of B (the group's B*kc lanes cover the block's values in
              * one request), then gathers y_c(0..B-1, j) from its group (H100,
-             * natural 96^3 b=4 k=1 with round robin: 1.126 vs 1.238 ms) */
+             * natural b=4 k=1, pipelined round robin: 96^3 1.126 vs 1.14-1.24
+             * ms, 64^3 0.50 vs 0.535, 40^3 0.27 vs 0.305) */
             const TV *ye = y + (size_t)(q.col < 0 ? 0 : q.col) * bk + ge.e;
             TV v = 0;
             for (;;) {
@@ -581,7 +584,7 @@ team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *_
  * after the previous row is done).  Chunks by ticket as in
  * team_persist_kernel (grab 1), or, counter NULL, round robin over the grid
  * (warp w: chunks w, w + warps, ...): no atomic on one address a chunk, which
- * for 2 rows a chunk cost 10% (H100, natural 96^3 b=4 k=1: 0.967 vs 1.20 ms
+ * at 2 rows a chunk cost 20% (H100, natural 96^3 b=4 k=1: 0.956 vs 1.196 ms
  * L+U), but it needs every block resident at once, which only a cooperative
  * launch guarantees.  Either way a warp's chunks increase, so the lowest
  * unfinished chunk is always the current one of a running warp, whose
@@ -829,10 +832,11 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
 /* Pipelined persistent launch (narrow layout).  Teams of 16 or 32 lanes (at
  * most 2 rows a warp) take their chunks round robin, the grid launched
  * cooperatively so that every block is resident (else a warp could wait for
- * a row of a block that never starts); narrower teams, or a refused
- * cooperative launch, take tickets (b = 1, 8 rows a warp: natural 128^3
- * 1.50 ms by ticket vs 1.64-1.75 round robin; b = 5: 0.65 vs 0.79).
- * BSR_TRSV_RR=0|1 forces either. */
+ * a row of a block that never starts; H100, natural k=1, round robin vs
+ * tickets: 96^3 b=4 0.956 vs 1.196 ms, 64^3 b=5 0.603 vs 0.715).  Narrower
+ * teams take tickets (b = 1, 8 rows a warp: 128^3 1.50 ms by ticket vs
+ * 1.64-1.75 round robin, before the gathered poll), and so does a refused
+ * cooperative launch.  BSR_TRSV_RR=0|1 forces either. */
 template <int B, typename TF, typename TV, bool UP>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st)
