@@ -8,10 +8,10 @@
  *  - sync-free (default): one launch per triangle; CUDA blocks or warps take
  *    chunks of the level order through a ticket counter, or (narrow levels,
  *    a persistent grid launched cooperatively) round robin; the output is
- *    first filled with
- *    a sentinel (all bits set, a NaN no arithmetic produces) and a lane waits
- *    until the values of y it reads are no longer the sentinel: the data is
- *    its own completion flag (no fences, no flag round trip);
+ *    first filled with a sentinel (all bits set, a NaN no arithmetic
+ *    produces) and a lane waits until the values of y it reads are no longer
+ *    the sentinel: the data is its own completion flag (no fences, no flag
+ *    round trip);
  *  - sync-free with flags (works in place, x == y): one warp per row, per-row
  *    completion flags published after a fence.
  * Each output is summed in a fixed order, so results are bitwise reproducible. */
