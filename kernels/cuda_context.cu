@@ -85,7 +85,7 @@ static bsr_status ctx_setup(bsr_context *ctx, bsr_cuda_ctx *c, int device, void 
     CUSP_TRY(cusparseSetMatType(c->descr, CUSPARSE_MATRIX_TYPE_GENERAL));
     CUSP_TRY(cusparseSetMatIndexBase(c->descr, CUSPARSE_INDEX_BASE_ZERO));
     bsr_cuda_xfer_init(c);
-    snprintf(ctx->desc, sizeof ctx->desc, "cuda:%d %s (%d SMs, %.0f GiB, cc %d.%d)", device, p.name,
+    snprintf(ctx->desc, sizeof ctx->desc, "cuda:%d %.96s (%d SMs, %.0f GiB, cc %d.%d)", device, p.name,
              p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, p.major, p.minor);
     return BSR_OK;
 }
