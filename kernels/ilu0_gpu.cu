@@ -181,9 +181,10 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     if (!D) return;
     if (D->ctx) bsr_cuda_enter(D->ctx);
     if (D->stream) cudaStreamSynchronize(D->stream);
-    cudaFree(D->ap); cudaFree(D->asrc); cudaFree(D->adst); cudaFree(D->adiag); cudaFree(D->diagw);
-    cudaFree(D->perm); cudaFree(D->Lp); cudaFree(D->Up); cudaFree(D->updp);
-    cudaFree(D->upd); cudaFree(D->lvrows); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
+    if (!D->borrowed) { cudaFree(D->ap); cudaFree(D->Lp); cudaFree(D->Up); cudaFree(D->lvrows); }
+    cudaFree(D->asrc); cudaFree(D->adst); cudaFree(D->adiag); cudaFree(D->diagw);
+    cudaFree(D->perm); cudaFree(D->updp);
+    cudaFree(D->upd); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
     cudaFree(D->cnt); cudaFree(D->err);
     free(D->level_ptr);
     free(D);
@@ -219,12 +220,11 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     else memcpy(D->level_ptr, lp, ((size_t)D->nlevels + 1) * sizeof(int));
     if (s == BSR_OK && lvn != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lvn, n);
     int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
-    if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm */
+    if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm;
+                * the patterns read in place (F, which holds S, outlives D) */
         ac = S->ac; Lc = S->Lc; Uc = S->Uc;
-        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->ap, S->ap, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->Lp, S->Lp, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->Up, S->Up, (size_t)n + 1, D->stream);
-        if (s == BSR_OK) s = bsr_cuda_dup_ints(&D->lvrows, S->rows[0], (size_t)n, D->stream);
+        D->ap = S->ap; D->Lp = S->Lp; D->Up = S->Up; D->lvrows = S->rows[0];
+        D->borrowed = 1;
     } else {
         if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
         if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);

@@ -26,6 +26,7 @@ struct bsr_gpu_ilu0 {
     int *Lp, *Up, *updp;
     int2 *upd;
     int *lvrows;
+    int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
     double *W;                  /* [(nL+nU)*b*b]: L then U, host layout */
     double *dl, *rowref;        /* [n*b*b], [n] */
     int *cnt;                   /* [2]: regularized pivots, scaling fallbacks */

@@ -205,16 +205,17 @@ static bsr_status sym_check(const bsr_ilu0_dsym *S, const bsr_ilu *F, const bsr_
 static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
 {
     const int n = S->n, z = S->nnzA;
-    const size_t n1 = (size_t)n + 1, z1 = (size_t)(z ? z : 1);
+    const size_t n1 = (size_t)n + 1;
     const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
     int *lenL = NULL, *lenU = NULL, *cnt = NULL, *iota = NULL;
     unsigned *key = NULL;
     void *tmp = NULL;
     size_t tb = 0, tb2 = 0;
     int h[2] = {n, 0};
-    cudaError_t e = cudaMalloc((void **)&S->ap, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&S->ac, z1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&S->Lp, n1 * sizeof(int));
+    /* A's structure copied: its device mirror may be dropped while F lives */
+    BSR_TRY(bsr_cuda_dup_ints(&S->ap, bsr_cuda_matrix_rowptr(A), n1, st));
+    BSR_TRY(bsr_cuda_dup_ints(&S->ac, bsr_cuda_matrix_colind(A), (size_t)z, st));
+    cudaError_t e = cudaMalloc((void **)&S->Lp, n1 * sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&S->Up, n1 * sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[0], n1 * sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[1], n1 * sizeof(int));
@@ -226,8 +227,6 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, lenL, S->Lp, n + 1, st);
     if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
     tb2 = tb;
-    if (e == cudaSuccess) e = cudaMemcpyAsync(S->ap, bsr_cuda_matrix_rowptr(A), n1 * sizeof(int), cudaMemcpyDeviceToDevice, st);
-    if (e == cudaSuccess && z) e = cudaMemcpyAsync(S->ac, bsr_cuda_matrix_colind(A), (size_t)z * sizeof(int), cudaMemcpyDeviceToDevice, st);
     if (e == cudaSuccess) e = cudaMemcpyAsync(cnt, h, sizeof(int), cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(lenL + n, 0, sizeof(int), st);
     if (e == cudaSuccess) e = cudaMemsetAsync(lenU + n, 0, sizeof(int), st);

@@ -841,14 +841,17 @@ template <int B, typename TF, typename TV, bool UP>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st)
 {
-    static int occ = 0;
+    static int occ = 0, coop = -1; /* found once, like the occupancy (two launches an apply) */
     const auto kern = team_pipe_kernel<B, TF, TV, UP>;
     BSR_TRY(resident_grid(kern, occ, &nb));
     const unsigned char *lvs = env_knob("BSR_TRSV_PAIR", 1) && 2 * TS <= 32 ? T->lvstart : NULL;
     const int rr = env_knob("BSR_TRSV_RR", TS >= 16);
-    int dev = 0, coop = 0;
-    CU_TRY(cudaGetDevice(&dev));
-    CU_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    if (coop < 0) {
+        int dev = 0, c = 0;
+        CU_TRY(cudaGetDevice(&dev));
+        CU_TRY(cudaDeviceGetAttribute(&c, cudaDevAttrCooperativeLaunch, dev));
+        coop = c;
+    }
     if (rr && coop) {
         cudaLaunchAttribute at[1];
         at[0].id = cudaLaunchAttributeCooperative;
