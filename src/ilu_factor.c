@@ -99,7 +99,7 @@ static int run_node(run_t *R, int t)
  * below the smallest failing row still runs from sound inputs, so the row
  * reported is the serial run's. */
 #define LV_RUN 256
-static bsr_status run_levels(run_t *R, int nt)
+static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc)
 {
     const bsr_ilu *F = R->F;
     const int n = F->n;
@@ -110,8 +110,7 @@ static bsr_status run_levels(run_t *R, int nt)
         return bsr_error(BSR_ERR_NOMEM, "ILU(0): out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) {
-        const ilu_row_t *rk = &F->rows[k];
-        int reads_prev = rk->nl > 0 && rk->lcol[rk->nl - 1] == k - 1;   /* lcol ascending */
+        int reads_prev = dp[k + 1] > dp[k] && dc[dp[k + 1] - 1] == k - 1;   /* columns ascending */
         if (k == 0 || !reads_prev || k - run[nr - 1] >= LV_RUN) run[nr++] = k;
         atomic_init(&flag[k], 0);
     }
@@ -123,10 +122,9 @@ static bsr_status run_levels(run_t *R, int nt)
         ilu_work *w = &R->work[omp_get_thread_num()];
         for (int t; (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
             for (int k = run[t], ok; k < run[t + 1]; k++) {
-                const ilu_row_t *rk = &F->rows[k];
                 ok = 1;
-                for (int q = 0; q < rk->nl && ok; q++) {
-                    _Atomic int *f = &flag[rk->lcol[q]];
+                for (int q = dp[k]; q < dp[k + 1] && ok; q++) {
+                    _Atomic int *f = &flag[dc[q]];
                     int v, spins = 0;
                     while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0)
                         if (++spins >= 256) { sched_yield(); spins = 0; }   /* shared cores: let it run */
@@ -298,13 +296,19 @@ static bsr_status assemble(bsr_ilu *F)
 }
 
 /* Numeric factorization of F->aval into L and U: serial, over the ND tree, or
- * (ILU(0) without a tree) over L's level schedule. */
+ * (a fixed pattern without a tree: ILU(0)'s, or the frozen one of a refactor)
+ * over the level schedule of its lower part.  A threshold factorization then
+ * records its pattern (F->fz) for the refactors. */
 bsr_status ilu_factor(bsr_ilu *F)
 {
     int tree = F->opt.parallel && F->tree_ok;
+    const ilu_pattern *fz = F->mode == 1 && F->use_fz ? F->fz : NULL;
+    const bsr_levels *dlv = F->mode == 0 ? F->lvL : fz ? fz->lv : NULL;
+    const int *dp = F->mode == 0 && F->L ? F->L->rowptr : fz ? fz->lp : NULL;
+    const int *dc = F->mode == 0 && F->L ? F->L->colind : fz ? fz->lc : NULL;
     /* levels: worth it with >= 64 rows per level on average (a barrier each) */
-    int levels = !tree && F->opt.parallel && F->mode == 0 && F->lvL && omp_get_max_threads() > 1 &&
-                 F->n >= 1024 && F->n >= 64 * F->lvL->nlevels;
+    int levels = !tree && F->opt.parallel && dlv && dp && omp_get_max_threads() > 1 &&
+                 F->n >= 1024 && F->n >= 64 * dlv->nlevels;
     int nt = tree || levels ? omp_get_max_threads() : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
     bsr_status s = ilu_get_work(F, nt);
@@ -319,7 +323,7 @@ bsr_status ilu_factor(bsr_ilu *F)
         #pragma omp single
         run_node(&R, 0);
     } else if (levels) {
-        s = run_levels(&R, nt);
+        s = run_levels(&R, nt, dp, dc);
         if (s) return s;
     } else {
         run_rows(&R, &F->work[0], 0, F->n);
@@ -332,11 +336,14 @@ bsr_status ilu_factor(bsr_ilu *F)
         nreg += R.work[t].nreg;
         if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
     }
-    F->st.dropped = dropped;
-    F->st.second_order_total = sec;
-    F->st.second_order_peak = wk + rmax;
+    if (!fz) {   /* a frozen refactor drops nothing: the setup's counts stand */
+        F->st.dropped = dropped;
+        F->st.second_order_total = sec;
+        F->st.second_order_peak = wk + rmax;
+    }
     F->st.pivots_regularized = nreg;
     F->st.tree_parallel = tree ? 1 : levels ? 2 : 0;
+    if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
     if (!s) s = assemble(F);
     ilu_rows_free(F, 0);
     return s;

@@ -12,16 +12,36 @@ extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
  * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
  * (diagonal first, holding the INVERTED pivot, then columns ascending)
  * followed by nw blocks of W (second-order upper part, ILU2 only, columns
- * ascending) at ucol/uval.  Threshold kinds: one allocation per row (own),
- * freed once L and U are assembled.  ILU(0): the pattern is known at setup,
- * so the rows point into the BSR arrays of L and U (double factors) or into
- * a double pool laid out like them (float factors), kept for refactor. */
+ * ascending) at ucol/uval; the nr columns of R (second-order lower part,
+ * values not kept: only the frozen pattern needs them) at rcol.  Threshold
+ * kinds: one allocation per row (own), freed once L and U are assembled.
+ * ILU(0): the pattern is known at setup, so the rows point into the BSR
+ * arrays of L and U (double factors) or into a double pool laid out like
+ * them (float factors), kept for refactor. */
 typedef struct {
-    int nl, nu, nw;
-    int *lcol, *ucol;
+    int nl, nu, nw, nr;
+    int *lcol, *ucol, *rcol;
     double *lval, *uval;
     int own;
 } ilu_row_t;
+
+/* The frozen pattern of a threshold factorization (ILUT/ILU2): the blocks the
+ * setup's factorization kept, which refactor factors new values into
+ * (nothing outside it is created; an entry that becomes small is kept).  Per
+ * row the lower blocks (L and R, columns ascending) and the upper ones (the
+ * pivot first, then U and W, columns ascending), each with its class: 0 first
+ * order (stored in L, U), 1 second order (R, W: used while factoring only).
+ * The same arrays drive the CPU numeric (ilu_row) and the device one
+ * (kernels/ilu0_gpu.cu).  lmap/umap: index in the lower / upper pattern of
+ * each block of L / U (NULL when there is no second-order part: the same). */
+typedef struct {
+    int n;
+    int *lp, *lc, *up, *uc;     /* [n+1], [nlo], [n+1], [nup] */
+    unsigned char *lk, *uk;     /* classes */
+    int64_t nlo, nup, nsec;     /* blocks, of which second order */
+    int *lmap, *umap;
+    bsr_levels *lv;             /* level schedule of the lower pattern (row k reads the rows of lc) */
+} ilu_pattern;
 
 /* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
  * slot of column j or -1), the slots, and a min-heap of lower columns. */
@@ -32,7 +52,7 @@ typedef struct {
     int ns, cap;
     int *heap, nh;      /* [cap] lower columns still to eliminate */
     double *tmp;        /* [b*b] */
-    int *lsel, *usel, *wsel; /* [cap] slots chosen for L, U, W */
+    int *lsel, *usel, *wsel, *rsel; /* [cap] slots chosen for L, U, W, R */
     double *lblk;       /* [b*b] the current multiplier */
     int64_t dropped, sec_used, wkept;
     int rmax;           /* most R blocks in one row */
@@ -66,6 +86,8 @@ struct bsr_ilu {
     int nwork;
     int valid;              /* the last numeric factorization succeeded */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
+    ilu_pattern *fz;        /* threshold kinds: the frozen pattern (built by the first factorization) */
+    int use_fz;             /* factor into fz (refactor, pattern frozen) rather than by thresholds */
     /* Symbolic phase on the device (ILU(0), natural order, CUDA backend):
      * setup leaves ap/ac/asrc, L, U and the schedules unset (deferred); then
      * either bsr_ilu0_symbolic_dev attaches the device patterns here, or
@@ -116,6 +138,10 @@ bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix 
 /* Statistics of a symbolic phase done on the device (patterns of nL + nU
  * blocks, schedules of nlevL and nlevU levels); marks F valid. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
+/* Build F->fz from the rows of a finished threshold factorization (ilu_pattern.c). */
+bsr_status ilu_pattern_build(bsr_ilu *F);
+void ilu_pattern_free(ilu_pattern *P);
+
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
  * per-thread workspaces. */
 void ilu_rows_free(bsr_ilu *F, int all);

@@ -54,20 +54,44 @@ static int row_update(ilu_work *w, int b, int k, int j, const double *m, const d
     return 1;
 }
 
-/* Factor row k into F->rows[k] (see the file comment). */
+/* Factor row k into F->rows[k] (see the file comment).  Three patterns:
+ * ILU(0)'s (fixed: A's own, no dropping), the thresholds' (fill created,
+ * classified and dropped as it comes), and the frozen one of a refactor
+ * (F->use_fz: the slots of the setup's pattern are laid out first, lower
+ * ones 0..nlo-1, the pivot at nlo, the upper ones after it; A's blocks
+ * outside the pattern are left out, no fill is created, and each block keeps
+ * the class the setup gave it).  A frozen refactor of the setup's values
+ * repeats the setup's arithmetic exactly: a block outside the pattern was
+ * dropped there and so never updated anything. */
 static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 {
     const int b = F->b, bb = b * b, fixed = F->mode == 0;
+    const ilu_pattern *fz = F->use_fz ? F->fz : NULL;
+    const int create = !fixed && !fz;
     /* A's own blocks take slots 0..na-1 (they are loaded first), so "in A's
      * pattern" is a slot test; keep_pattern makes them first-order */
-    const int na = F->opt.keep_pattern ? F->ap[k + 1] - F->ap[k] : 0;
+    const int na = F->opt.keep_pattern && !fz ? F->ap[k + 1] - F->ap[k] : 0;
+    const int nlo = fz ? fz->lp[k + 1] - fz->lp[k] : 0;
     int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0;
     w->ns = 0; w->nh = 0;
-    for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-        int j = F->ac[p], s = ilu_slot(w, b, j, 1, &nomem);
-        if (nomem) goto oom;
-        memcpy(w->sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
-        if (j < k) heap_push(w->heap, &w->nh, j);
+    if (fz) {
+        for (int q = fz->lp[k]; q < fz->lp[k + 1]; q++) {
+            if (ilu_slot(w, b, fz->lc[q], 1, &nomem) < 0) goto oom;
+            heap_push(w->heap, &w->nh, fz->lc[q]);
+        }
+        for (int q = fz->up[k]; q < fz->up[k + 1]; q++)   /* the pivot first */
+            if (ilu_slot(w, b, fz->uc[q], 1, &nomem) < 0) goto oom;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            int s = w->pos[F->ac[p]];
+            if (s >= 0) memcpy(w->sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
+        }
+    } else {
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            int j = F->ac[p], s = ilu_slot(w, b, j, 1, &nomem);
+            if (nomem) goto oom;
+            memcpy(w->sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
+            if (j < k) heap_push(w->heap, &w->nh, j);
+        }
     }
     if (ilu_slot(w, b, k, 1, &nomem) < 0) goto oom;   /* the diagonal is always there */
 
@@ -85,15 +109,15 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
                      "(row %d of A)", k, i, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        int first = fixed || nrm >= F->t1 || w->pos[i] < na;
-        if (!first && nrm < F->t2) { w->dropped++; continue; }
-        if (first) w->lsel[nl++] = i; else nr++;
+        int first = fixed || (fz ? !fz->lk[fz->lp[k] + w->pos[i]] : nrm >= F->t1 || w->pos[i] < na);
+        if (!first && !fz && nrm < F->t2) { w->dropped++; continue; }
+        if (first) w->lsel[nl++] = i; else w->rsel[nr++] = i;
         for (int q = 1; q < ri->nu; q++)
-            if (!row_update(w, b, k, uc[q], w->lblk, uv + (size_t)q * bb, !fixed)) goto oom;
+            if (!row_update(w, b, k, uc[q], w->lblk, uv + (size_t)q * bb, create)) goto oom;
         if (first)   /* R * W products are never formed */
             for (int q = 0; q < ri->nw; q++)
                 if (!row_update(w, b, k, uc[ri->nu + q], w->lblk,
-                                uv + (size_t)(ri->nu + q) * bb, !fixed)) goto oom;
+                                uv + (size_t)(ri->nu + q) * bb, create)) goto oom;
     }
 
     /* pivot: d_k regularized by the stated rule, then inverted */
@@ -132,15 +156,15 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (j <= k) continue;
         const double *z = w->sval + (size_t)s * bb;
         double nrm;
-        if (fixed) nrm = bsr_blk_finite(b, z) ? 1.0 : NAN;
+        if (fixed || fz) nrm = bsr_blk_finite(b, z) ? 1.0 : NAN;
         else { bsr_blk_mul(b, lu, dinv, z); nrm = bsr_blk_fnorm(b, lu); }
         if (!isfinite(nrm)) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block U(%d,%d) in block row %d "
                      "(row %d of A)", k, j, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        if (fixed || nrm >= F->t1 || s < na) w->usel[nu++] = j;
-        else if (nrm >= F->t2) w->wsel[nw++] = j;
+        if (fixed || (fz ? !fz->uk[fz->up[k] + s - nlo] : nrm >= F->t1 || s < na)) w->usel[nu++] = j;
+        else if (fz || nrm >= F->t2) w->wsel[nw++] = j;
         else w->dropped++;
     }
     qsort(w->usel, nu, sizeof(int), cmp_int);
@@ -157,7 +181,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     } else {
         if (rk->own) { free(rk->lcol); free(rk->lval); }
         int tot = nl + 1 + nu + nw;
-        rk->lcol = malloc(sizeof(int) * tot);
+        rk->lcol = malloc(sizeof(int) * (tot + nr));
         rk->lval = malloc(sizeof(double) * (size_t)tot * bb);
         rk->own = 1;
         if (!rk->lcol || !rk->lval) {
@@ -165,9 +189,11 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
             memset(rk, 0, sizeof *rk);
             goto oom;
         }
-        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw;
+        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw; rk->nr = nr;
         rk->ucol = rk->lcol + nl;
+        rk->rcol = rk->lcol + tot;
         rk->uval = rk->lval + (size_t)nl * bb;
+        memcpy(rk->rcol, w->rsel, sizeof(int) * nr);   /* ascending: the heap's order */
     }
     for (int t = 0; t < nl; t++) {
         rk->lcol[t] = w->lsel[t];

@@ -13,10 +13,11 @@
  * with s_k the largest block norm of the row / sqrt(b), and is counted.
  *
  * Refactor: ordering, symbolic map of A onto the permuted rows, the
- * scaled-A / scaling / pivot arrays, the per-thread workspaces, and for
- * ILU(0) the L/U arrays and level schedules are reused (values overwritten
- * in place).  ILUT/ILU2 patterns depend on values: refactor re-runs the
- * dropping from scratch (so it equals a fresh setup bit for bit) and keeps
+ * scaled-A / scaling / pivot arrays, the per-thread workspaces, the L/U
+ * arrays and level schedules are reused (values overwritten in place).
+ * ILUT/ILU2: the pattern the setup's thresholds chose is frozen (F->fz) and
+ * the new values factored into it; pattern = refresh re-runs the dropping
+ * from scratch instead (so it equals a fresh setup bit for bit) and keeps
  * L/U arrays and level schedules only when the new pattern is the same.
  * Memory beyond L and U: A in double (scaled, permuted), three n*b*b double
  * arrays (scaling, pivots, scaling in the factors' precision), and while
@@ -60,6 +61,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     if (F->lvL) bsr_levels_free(F->lvL);
     if (F->lvU) bsr_levels_free(F->lvU);
     if (F->dsym_free) F->dsym_free(F->dsym);
+    ilu_pattern_free(F->fz);
     free(F);
 }
 
@@ -75,6 +77,8 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     BSR_CHECK_ARG(isfinite(o->pivot_rel) && o->pivot_rel < 1, "bsr_ilu_setup: pivot_rel = %g must be < 1", o->pivot_rel);
     double tau2 = o->kind == BSR_ILU2 ? (o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1) : o->tau1;
     BSR_CHECK_ARG(tau2 <= o->tau1, "bsr_ilu_setup: tau2 = %g must be <= tau1 = %g", tau2, o->tau1);
+    BSR_CHECK_ARG(o->pattern == BSR_PATTERN_FROZEN || o->pattern == BSR_PATTERN_REFRESH,
+                  "bsr_ilu_setup: pattern = %d (0 frozen, 1 refresh)", o->pattern);
     F->mode = o->kind == BSR_ILU0 ? 0 : 1;
     F->t1 = o->tau1 * sqrt((double)b);
     F->t2 = tau2 * sqrt((double)b);
@@ -246,10 +250,12 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Numeric part shared by setup and refactor: scale, factor, statistics. */
-static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A)
+/* Numeric part shared by setup and refactor: scale, factor, statistics.
+ * frozen: into the pattern of the last threshold factorization (F->fz). */
+static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
 {
     F->valid = 0;
+    F->use_fz = frozen && F->fz;
     BSR_TRY(scale(F, A));
     double t0 = now_s();
     BSR_TRY(ilu_factor(F));
@@ -362,7 +368,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     else if (!s) s = symbolic(F, A);
     if (!s && !defer) {
         if (symbolic_only) symbolic_stats(F);
-        else s = numeric(F, A);
+        else s = numeric(F, A, 0);
     }
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }
@@ -404,7 +410,7 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
         }
     }
     double t0 = now_s();
-    BSR_TRY(numeric(F, A));
+    BSR_TRY(numeric(F, A, F->opt.pattern == BSR_PATTERN_FROZEN));
     F->st.setup_s = now_s() - t0;
     return BSR_OK;
 }

@@ -17,9 +17,10 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     w->lsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->usel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->wsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->rsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->sval = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
     w->tmp = bsr_malloc(sizeof(double) * 3 * bb, "ILU workspace");
-    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->sval || !w->tmp) {
+    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->rsel || !w->sval || !w->tmp) {
         ilu_work_free(w);
         return BSR_ERR_NOMEM;
     }
@@ -31,7 +32,7 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
 /* Free a row workspace. */
 void ilu_work_free(ilu_work *w)
 {
-    free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel);
+    free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel); free(w->rsel);
     free(w->sval); free(w->tmp);
     memset(w, 0, sizeof *w);
 }
@@ -40,14 +41,11 @@ void ilu_work_free(ilu_work *w)
 static int work_grow(ilu_work *w, int b)
 {
     int cap = 2 * w->cap;
-    int *a[5] = {w->scol, w->heap, w->lsel, w->usel, w->wsel};
-    for (int t = 0; t < 5; t++) {
-        int *p = realloc(a[t], sizeof(int) * cap);
+    int **a[6] = {&w->scol, &w->heap, &w->lsel, &w->usel, &w->wsel, &w->rsel};
+    for (int t = 0; t < 6; t++) {
+        int *p = realloc(*a[t], sizeof(int) * cap);
         if (!p) return 0;
-        a[t] = p;
-        /* store back at once so that a later failure leaks nothing */
-        if (t == 0) w->scol = p; else if (t == 1) w->heap = p; else if (t == 2) w->lsel = p;
-        else if (t == 3) w->usel = p; else w->wsel = p;
+        *a[t] = p;   /* stored back at once so that a later failure leaks nothing */
     }
     double *v = realloc(w->sval, sizeof(double) * (size_t)cap * b * b);
     if (!v) return 0;

@@ -599,50 +599,94 @@ static void test_statuses(void)
 
 /* ---- refactor, precision, parallel ----------------------------------------- */
 
-/* Refactor with new values gives the same factors as a fresh setup. */
-static void test_refactor_equals_setup(void)
+/* Refactor keeps the setup's pattern (frozen, the default): the same arrays
+ * and pattern id, a decent preconditioner of the new values, and the setup's
+ * values back give the setup's factors bit for bit.  pattern = refresh drops
+ * again: refactor = a fresh setup bit for bit.  ILU(0): both are the same. */
+static void test_refactor_frozen_and_refresh(void)
 {
     bsr_matrix *A1 = mk_convdiff(16, 30, 3), *A2 = mk_convdiff(16, 300, 3);
-    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++) {
-        bsr_ilu_options o = opts(kind, 0.02);
-        bsr_ilu *F = NULL, *G = NULL;
-        BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
-        bsr_ilu_stats s0;
-        bsr_ilu_get_stats(F, &s0);
-        CU_ASSERT_EQUAL(s0.pattern_id, 1);
-        bsr_ilu_factors f0;
-        bsr_ilu_get_factors(F, &f0);
-        BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
-        BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
-        CU_ASSERT(same_factors(F, G));
-        /* pattern_id tells whether the arrays (and device copies) are still valid */
-        bsr_ilu_stats s3;
-        bsr_ilu_factors f3;
-        bsr_ilu_get_stats(F, &s3);
-        bsr_ilu_get_factors(F, &f3);
-        if (s3.pattern_id == s0.pattern_id) CU_ASSERT(f3.L == f0.L && f3.U == f0.U && f3.lvL == f0.lvL);
-        if (kind != BSR_ILU0) CU_ASSERT(s3.pattern_id > s0.pattern_id);   /* Pe 30 -> 300 changes the drops */
-        bsr_ilu_stats s1, s2;
-        bsr_ilu_get_stats(F, &s1);
-        bsr_ilu_get_stats(G, &s2);
-        CU_ASSERT_EQUAL(s1.dropped, s2.dropped);
-        CU_ASSERT_EQUAL(s1.nnzb_L, s2.nnzb_L);
-        /* and back */
-        BSR_ASSERT_OK(bsr_ilu_refactor(F, A1));
-        bsr_ilu_destroy(G);
-        BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &G));
-        CU_ASSERT(same_factors(F, G));
-        /* ILU(0) refactor keeps the arrays */
-        if (kind == BSR_ILU0) {
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int refresh = 0; refresh < 2; refresh++) {
+            bsr_ilu_options o = opts(kind, 0.02);
+            o.pattern = refresh ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
+            bsr_ilu *F = NULL, *G = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
+            bsr_ilu_stats s0, s1, s2;
             bsr_ilu_factors f0, f1;
+            bsr_ilu_get_stats(F, &s0);
+            CU_ASSERT_EQUAL(s0.pattern_id, 1);
             bsr_ilu_get_factors(F, &f0);
+            int64_t nL0 = f0.L->nnzb, nU0 = f0.U->nnzb;
             BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
+            BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
+            bsr_ilu_get_stats(F, &s1);
+            bsr_ilu_get_stats(G, &s2);
             bsr_ilu_get_factors(F, &f1);
-            CU_ASSERT_PTR_EQUAL(f0.L, f1.L);
-            CU_ASSERT_PTR_EQUAL(f0.U, f1.U);
+            if (refresh || kind == BSR_ILU0) {
+                CU_ASSERT(same_factors(F, G));
+                CU_ASSERT_EQUAL(s1.dropped, s2.dropped);
+                CU_ASSERT_EQUAL(s1.nnzb_L, s2.nnzb_L);
+                if (kind != BSR_ILU0) CU_ASSERT(s1.pattern_id > s0.pattern_id);   /* Pe 30 -> 300 changes the drops */
+            } else {
+                CU_ASSERT_EQUAL(s1.pattern_id, s0.pattern_id);
+                CU_ASSERT(f1.L == f0.L && f1.U == f0.U && f1.lvL == f0.lvL);
+                CU_ASSERT(f1.L->nnzb == nL0 && f1.U->nnzb == nU0);
+                CU_ASSERT(s2.nnzb_L != nL0 || s2.nnzb_U != nU0);   /* a fresh setup would have chosen another */
+                CU_ASSERT(one_step_resid(A2, F, 2) < 0.5);
+            }
+            if (s1.pattern_id == s0.pattern_id) CU_ASSERT(f1.L == f0.L && f1.U == f0.U);
+            /* and back */
+            BSR_ASSERT_OK(bsr_ilu_refactor(F, A1));
+            bsr_ilu_destroy(G);
+            BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &G));
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_destroy(F); bsr_ilu_destroy(G);
         }
-        bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+    bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
+}
+
+/* ILUT refactored into its frozen pattern is the exact incomplete LU of the
+ * new values on that pattern: (L U)_kj = Ahat_kj for every block (k,j) of
+ * L + U (Ahat the scaled A, 0 where A has no block), fill included. */
+static void test_frozen_ilut_identity(void)
+{
+    bsr_matrix *A1 = mk_convdiff(10, 30, 1), *A2 = mk_convdiff(10, 300, 1);
+    bsr_ilu_options o = opts(BSR_ILUT, 0.01);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A1, &o, &F));
+    BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
+    const int n = F->n;
+    double *Ah = calloc((size_t)n * n, sizeof(double)), *Lf = calloc((size_t)n * n, sizeof(double));
+    double *Uf = calloc((size_t)n * n, sizeof(double));
+    char *inA = calloc((size_t)n * n, 1);
+    for (int k = 0; k < n; k++)
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) { Ah[k * n + F->ac[p]] = F->aval[p]; inA[k * n + F->ac[p]] = 1; }
+    const double *lv = F->L->val, *uv = F->U->val;
+    for (int k = 0; k < n; k++) {
+        Lf[k * n + k] = 1.0;
+        for (int p = F->L->rowptr[k]; p < F->L->rowptr[k + 1]; p++) Lf[k * n + F->L->colind[p]] = lv[p];
+        for (int p = F->U->rowptr[k]; p < F->U->rowptr[k + 1]; p++)
+            Uf[k * n + F->U->colind[p]] = F->U->colind[p] == k ? F->piv[k] : uv[p];
     }
+    double worst = 0;
+    int fill = 0;
+    for (int k = 0; k < n; k++)
+        for (int upper = 0; upper < 2; upper++) {
+            const bsr_matrix *M = upper ? F->U : F->L;
+            for (int p = M->rowptr[k]; p < M->rowptr[k + 1]; p++) {
+                int j = M->colind[p];
+                double sum = 0;
+                for (int i = 0; i <= (k < j ? k : j); i++) sum += Lf[k * n + i] * Uf[i * n + j];
+                double d = fabs(sum - Ah[k * n + j]);
+                if (d > worst) worst = d;
+                fill += !inA[k * n + j];
+            }
+        }
+    CU_ASSERT(worst < 1e-12);
+    CU_ASSERT(fill > 0);
+    free(Ah); free(Lf); free(Uf); free(inA);
+    bsr_ilu_destroy(F);
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
 }
 
@@ -1269,7 +1313,8 @@ int main(int argc, char **argv)
         {"b=1 equals scalar reference", test_b1_equals_scalar},
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
-        {"refactor equals setup", test_refactor_equals_setup},
+        {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},
+        {"frozen ILUT: LU = A on its pattern", test_frozen_ilut_identity},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},
         {"refactor after a failed refactor", test_refactor_after_failure},

@@ -32,27 +32,32 @@ typedef struct {
     double tau2;            /* second-order threshold (ILU2); <= 0: tau1^2 */
     bsr_order_options order;/* ordering applied before factorization */
     int parallel;           /* factor over the ND tree with OpenMP tasks */
-    /* --- added by the ILU module --- */
     double pivot_rel;       /* pivot regularization level (<= 0: 1e-8) */
     int strict_pivots;      /* nonzero: a pivot needing regularization is an
                              * error (BSR_ERR_SINGULAR) instead */
     int prec;               /* precision of the stored factors: -1 = A's,
                              * else a bsr_precision (factoring is in double) */
-    /* --- added by gpuilu --- */
     int symbolic_only;      /* ILU(0) only: setup does the ordering, the map of A
                              * and the L/U patterns and schedules but no numeric
                              * factorization: the values are computed on the device
                              * (bsr_gpu_ilu0); the host factors stay unset (no
                              * scaled copy of A, pivots or per-row storage are
                              * allocated), so apply, error_norm and refactor refuse */
-    /* --- added by ilu2fill --- */
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
                              * as first-order (so L+U contains ILU(0)'s pattern); the
                              * thresholds then decide only the fill outside it */
+    int pattern;            /* ILUT/ILU2 refactor: BSR_PATTERN_FROZEN (default) factors the
+                             * new values into the pattern the setup chose (L, U and ILU2's
+                             * second-order R, W), BSR_PATTERN_REFRESH drops by the
+                             * thresholds again (a new pattern, as a fresh setup) */
 } bsr_ilu_options;
 
+/* Values of bsr_ilu_options.pattern. */
+enum { BSR_PATTERN_FROZEN = 0, BSR_PATTERN_REFRESH = 1 };
+
 /* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
- * parallel on, pivot_rel 1e-8, factors in A's precision, keep_pattern off. */
+ * parallel on, pivot_rel 1e-8, factors in A's precision, keep_pattern off,
+ * pattern frozen. */
 void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind);
 
 /* Opaque factorization: scaling, ordering, L, U, their level schedules. */
@@ -63,11 +68,15 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
 /* New values of A on the same pattern; reuses ordering and allocations.
  * Reused: the ordering and ND tree, the symbolic map of A onto the permuted
  * rows, the scaled-matrix / scaling / pivot arrays and the per-thread
- * workspaces; for ILU(0) also L, U and their level schedules (values are
- * overwritten in place).  ILUT/ILU2 patterns depend on the values: dropping
- * is redone from scratch (the result equals a fresh setup bit for bit), and
- * L, U and the level schedules are kept only when the new pattern is the
- * same (otherwise rebuilt: the pointers from get_factors change).
+ * workspaces, L, U and their level schedules (values are overwritten in
+ * place).  ILUT/ILU2 with pattern = BSR_PATTERN_FROZEN: the new values are
+ * factored into the setup's pattern with the same rules (a block of the
+ * pattern that becomes small is kept, nothing outside it is created; with
+ * the setup's values the factors equal the setup's bit for bit).  With
+ * BSR_PATTERN_REFRESH dropping is redone from scratch (the result equals a
+ * fresh setup bit for bit), and L, U and the level schedules are kept only
+ * when the new pattern is the same (otherwise rebuilt: the pointers from
+ * get_factors change, and stats.pattern_id grows).
  * BSR_ERR_ARG when A's sizes differ from the setup's, BSR_ERR_STRUCTURE when
  * its pattern does.  After a failed refactor F refuses apply/get_factors
  * until a refactor succeeds. */
