@@ -122,6 +122,9 @@ static inline bsr_status bsr_cuda_dup_ints(int **dev, const int *src, size_t n, 
     if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
     return BSR_OK;
 }
+/* dst[q] = src[map[q]] for nblk blocks of bb doubles, on stream st (kernels/trsv_ilu.cu). */
+extern "C" bsr_status bsr_cuda_gather_blocks(cudaStream_t st, int64_t nblk, int bb, const int *map,
+                                             const double *src, double *dst);
 /* Device data of X (row-interleaved n*k values); NULL when X has no device copy. */
 static inline void *bsr_cuda_multivec_data(const bsr_multivec *X)
 {

@@ -40,34 +40,37 @@ static double now_s(void)
 /* ---- the plan, built on the device ------------------------------------------- */
 
 /* Rows of A that miss the patterns: *bad = the smallest. */
-__global__ void plan_map_kernel(int n, int nL, const int *__restrict__ ap, const int *__restrict__ ac,
+__global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict__ ap, const int *__restrict__ ac,
                                 const int *__restrict__ Lp, const int *__restrict__ Lc, const int *__restrict__ Up,
                                 const int *__restrict__ Uc, int *adst, int *adiag, int *diagw, int *bad)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, adst, adiag, diagw)) atomicMin(bad, k);
+    if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, frozen, adst, adiag, diagw)) atomicMin(bad, k);
 }
 
 /* len[l] = the update list length of L block l; *total (64 bits) = their sum. */
 __global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
-                                  const int *__restrict__ Up, const int *__restrict__ Uc, int *len,
+                                  const int *__restrict__ Up, const int *__restrict__ Uc,
+                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk, int *len,
                                   unsigned long long *total)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long sum = 0;
     if (i < n)
-        for (int l = Lp[i]; l < Lp[i + 1]; l++) sum += len[l] = bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, nL, NULL);
+        for (int l = Lp[i]; l < Lp[i + 1]; l++) sum += len[l] = bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, NULL);
     for (int o = 16; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o);
     if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
 }
 
 __global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
-                                 const int *__restrict__ Up, const int *__restrict__ Uc, const int *__restrict__ updp,
-                                 int2 *upd)
+                                 const int *__restrict__ Up, const int *__restrict__ Uc,
+                                 const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk,
+                                 const int *__restrict__ updp, int2 *upd)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        for (int l = Lp[i]; l < Lp[i + 1]; l++) bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, nL, (int *)(upd + updp[l]));
+        for (int l = Lp[i]; l < Lp[i + 1]; l++)
+            bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, (int *)(upd + updp[l]));
 }
 
 /* BSR_ILU0_PLAN_CHECK=1: the device plan must equal the host reference
@@ -104,7 +107,7 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
 /* Map of A and update lists on the device from the uploaded patterns:
  * nothing of the plan is built or touched on the host (its arrays, ~20 ints a
  * row, cost host time and fresh pages, then an upload). */
-static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc)
+static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigned char *lk, unsigned char *uk)
 {
     const int n = D->n, nL = D->nL;
     cudaStream_t st = D->stream;
@@ -126,8 +129,9 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc)
     if (e == cudaSuccess) e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
     if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(int), st);
     if (e == cudaSuccess && n > 0) {
-        plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag, D->diagw, bad);
-        plan_count_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, len, tot);
+        plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->frozen, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag,
+                                            D->diagw, bad);
+        plan_count_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, st);
@@ -141,7 +145,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc)
     if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
     if (s == BSR_OK && e == cudaSuccess) e = cudaMalloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
     if (s == BSR_OK && e == cudaSuccess && n > 0) {
-        plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, D->updp, D->upd);
+        plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, D->updp, D->upd);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
@@ -169,11 +173,17 @@ static int level_threads(void)
     return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
 }
 
-/* A fresh device copy of n host ints (staged through pinned memory when large). */
+/* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
     CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
     return bsr_cuda_h2d(ctx, *dev, host, n * sizeof(int));
+}
+
+static bsr_status up_bytes(bsr_context *ctx, unsigned char **dev, const unsigned char *host, size_t n)
+{
+    CU_TRY(cudaMalloc((void **)dev, n ? n : 1));
+    return bsr_cuda_h2d(ctx, *dev, host, n);
 }
 
 extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
@@ -186,6 +196,7 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     cudaFree(D->perm); cudaFree(D->updp);
     cudaFree(D->upd); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
     cudaFree(D->cnt); cudaFree(D->err);
+    cudaFree(D->lmap); cudaFree(D->umap); cudaFree(D->Lg); cudaFree(D->Ug);
     free(D->level_ptr);
     free(D);
 }
@@ -196,9 +207,11 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     *out = NULL;
     if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
-    const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);   /* symbolic phase done on the device */
-    if (F->mode != 0 || (!S && (!F->L || !F->U || !F->lvL || !F->ap)))
-        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: F is not an ILU(0) factorization with its symbolic phase done");
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);   /* ILU(0)'s symbolic phase done on the device */
+    bsr_ilu_fpat P;
+    if (!S && (!F->ap || bsr_ilu_fpattern(F, &P) != BSR_OK))
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: F is neither an ILU(0) factorization with its symbolic "
+                         "phase done nor a threshold factorization with its frozen pattern");
     if (F->b < 1 || F->b > BSR_MAX_BLOCK)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu0_create: block size %d outside 1..%d", F->b, BSR_MAX_BLOCK);
     BSR_TRY(bsr_cuda_enter(ctx));
@@ -208,18 +221,22 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     D->stream = bsr_cuda_stream(ctx);
     D->F = F;
     D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA;
-    D->nL = S ? S->nL : F->L->nnzb;
-    D->nU = S ? S->nU : F->U->nnzb;
+    D->nL = S ? S->nL : P.nL;
+    D->nU = S ? S->nU : P.nU;
+    D->frozen = !S && P.frozen;
+    D->nLs = S || !P.lmap ? D->nL : F->L->nnzb;
+    D->nUs = S || !P.umap ? D->nU : F->U->nnzb;
     const int n = D->n, bb = D->b * D->b;
-    const int lvn = S ? n : F->lvL->n;
-    D->nlevels = S ? S->nlev[0] : F->lvL->nlevels;
-    const int *lp = S ? S->level_ptr[0] : F->lvL->level_ptr;
+    const int lvn = S ? n : P.lv->n;
+    D->nlevels = S ? S->nlev[0] : P.lv->nlevels;
+    const int *lp = S ? S->level_ptr[0] : P.lv->level_ptr;
     bsr_status s = BSR_OK;
     D->level_ptr = (int *)bsr_malloc(((size_t)D->nlevels + 1) * sizeof(int), "ILU(0) levels");
     if (!D->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(D->level_ptr, lp, ((size_t)D->nlevels + 1) * sizeof(int));
     if (s == BSR_OK && lvn != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lvn, n);
     int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
+    unsigned char *lk = NULL, *uk = NULL;
     if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm;
                 * the patterns read in place (F, which holds S, outlives D) */
         ac = S->ac; Lc = S->Lc; Uc = S->Uc;
@@ -230,15 +247,19 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
         if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
         if (s == BSR_OK) s = up_ints(ctx, &ac, F->ac, (size_t)D->nnzA);
         if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
-        if (s == BSR_OK) s = up_ints(ctx, &D->Lp, F->L->rowptr, (size_t)n + 1);
-        if (s == BSR_OK) s = up_ints(ctx, &Lc, F->L->colind, (size_t)D->nL);
-        if (s == BSR_OK) s = up_ints(ctx, &D->Up, F->U->rowptr, (size_t)n + 1);
-        if (s == BSR_OK) s = up_ints(ctx, &Uc, F->U->colind, (size_t)D->nU);
-        if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, F->lvL->rows, (size_t)n);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Lp, P.Lp, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Lc, P.Lc, (size_t)D->nL);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Up, P.Up, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Uc, P.Uc, (size_t)D->nU);
+        if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, P.lv->rows, (size_t)n);
+        if (s == BSR_OK && P.lk) s = up_bytes(ctx, &lk, P.lk, (size_t)D->nL);
+        if (s == BSR_OK && P.uk) s = up_bytes(ctx, &uk, P.uk, (size_t)D->nU);
+        if (s == BSR_OK && P.lmap) s = up_ints(ctx, &D->lmap, P.lmap, (size_t)D->nLs);
+        if (s == BSR_OK && P.umap) s = up_ints(ctx, &D->umap, P.umap, (size_t)D->nUs);
     }
     bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
-    if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc);
-    if (!S) { cudaFree(ac); cudaFree(Lc); cudaFree(Uc); }
+    if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
+    if (!S) { cudaFree(ac); cudaFree(Lc); cudaFree(Uc); cudaFree(lk); cudaFree(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     if (s == BSR_OK) {
         cudaError_t e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
@@ -246,6 +267,8 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->cnt, 2 * sizeof(int));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->err, sizeof(unsigned long long));
+        if (e == cudaSuccess && D->lmap) e = cudaMalloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->umap) e = cudaMalloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
         if (e != cudaSuccess) {
             cudaGetLastError();
             s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -272,7 +295,8 @@ static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
 static int factor_col(const bsr_gpu_ilu0 *D, int upper, unsigned q)
 {
     const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
-    if (!S) return (upper ? D->F->U : D->F->L)->colind[q];
+    bsr_ilu_fpat P;
+    if (!S) return bsr_ilu_fpattern(D->F, &P) == BSR_OK ? (upper ? P.Uc : P.Lc)[q] : -1;
     int c = -1;
     if (cudaMemcpy(&c, (upper ? S->Uc : S->Lc) + q, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
     return c;
@@ -327,7 +351,9 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     cudaStream_t st = D->stream;
     CU_TRY(cudaMemsetAsync(D->cnt, 0, 2 * sizeof(int), st));
     CU_TRY(cudaMemsetAsync(D->err, 0xff, sizeof(unsigned long long), st));
-    const int n = D->n, T = level_threads();
+    const int n = D->n, T = level_threads(), bb = D->b * D->b;
+    /* a frozen pattern has fill outside A: those blocks start at zero */
+    if (D->frozen) CU_TRY(cudaMemsetAsync(D->W, 0, ((size_t)D->nL + D->nU) * bb * sizeof(double), st));
     const void *av = bsr_cuda_matrix_val(A);
     if (n > 0) {
         unsigned nb = (unsigned)((n + T - 1) / T);
@@ -355,8 +381,13 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     D->factor_s = now_s() - t0;
     D->valid = 1;
     if (G) {
-        const int bb = D->b * D->b;
-        BSR_TRY(bsr_gpu_ilu_set_values_dev(G, D->W, D->W + (size_t)D->nL * bb, D->dl));
+        const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
+        if (D->lmap) {   /* L, U without the second-order blocks: gathered out of the pattern */
+            BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, bb, D->lmap, Lv, D->Lg));
+            BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, bb, D->umap, Uv, D->Ug));
+            Lv = D->Lg; Uv = D->Ug;
+        }
+        BSR_TRY(bsr_gpu_ilu_set_values_dev(G, Lv, Uv, D->dl));
     }
     return BSR_OK;
 }
@@ -367,8 +398,15 @@ extern "C" bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval,
     BSR_CHECK_ARG(D->valid, "bsr_gpu_ilu0_download: the last factorization failed or none was done");
     BSR_TRY(bsr_cuda_enter(D->ctx));
     const size_t bb = (size_t)D->b * D->b;
-    if (Lval && D->nL) CU_TRY(cudaMemcpy(Lval, D->W, (size_t)D->nL * bb * sizeof(double), cudaMemcpyDeviceToHost));
-    if (Uval && D->nU) CU_TRY(cudaMemcpy(Uval, D->W + (size_t)D->nL * bb, (size_t)D->nU * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
+    if (D->lmap) {
+        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, D->Lg));
+        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, D->Ug));
+        CU_TRY(cudaStreamSynchronize(D->stream));
+        Lv = D->Lg; Uv = D->Ug;
+    }
+    if (Lval && D->nLs) CU_TRY(cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    if (Uval && D->nUs) CU_TRY(cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost));
     if (scale && D->n) CU_TRY(cudaMemcpy(scale, D->dl, (size_t)D->n * bb * sizeof(double), cudaMemcpyDeviceToHost));
     return BSR_OK;
 }

@@ -18,7 +18,12 @@ struct bsr_gpu_ilu0 {
     bsr_context *ctx;
     cudaStream_t stream;
     const bsr_ilu *F;           /* symbolic source (borrowed; must outlive D) */
-    int n, b, nnzA, nL, nU;
+    int n, b, nnzA, nL, nU;     /* nL, nU: blocks of the lower / upper part of the pattern */
+    int frozen;                 /* a threshold kind's frozen pattern (else ILU(0)'s) */
+    int nLs, nUs;               /* blocks of the stored L, U (frozen with a second-order part:
+                                 * fewer than nL, nU; gathered through lmap, umap) */
+    int *lmap, *umap;           /* device, or NULL */
+    double *Lg, *Ug;            /* device: the gathered L, U (with lmap only) */
     int nlevels;
     int *level_ptr;             /* host [nlevels+1] */
     /* device arrays */
@@ -165,7 +170,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
         for (int e = 0; e < BB; e++) {
             blk[e] = (double)a[e];
             if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
-        }
+        }   /* every block counts for the scaling, in the pattern or not (as on the host) */
         double nr = blk_fnorm<B>(blk);
         if (nr > smax) smax = nr;
     }
@@ -190,7 +195,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     double rmax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
         const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
-        double *out = W + (size_t)adst[p] * BB;
+        double *out = W + (size_t)(adst[p] < 0 ? 0 : adst[p]) * BB;
         for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
         if (p == dp && !singular) {
             for (int e = 0; e < BB; e++) lu[e] = 0.0;
@@ -198,7 +203,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
         } else {
             blk_mul<B>(lu, ds, blk);
         }
-        for (int e = 0; e < BB; e++) out[e] = lu[e];
+        if (adst[p] >= 0) for (int e = 0; e < BB; e++) out[e] = lu[e];   /* < 0: outside a frozen pattern */
         double nr = blk_fnorm<B>(lu);
         if (nr > rmax) rmax = nr;
     }

@@ -74,6 +74,15 @@ __global__ void gather_blocks(int64_t nblk, int bb, const int *__restrict__ map,
     dst[e] = (TD)src[sq * bb + w];
 }
 
+extern "C" bsr_status bsr_cuda_gather_blocks(cudaStream_t st, int64_t nblk, int bb, const int *map,
+                                             const double *src, double *dst)
+{
+    if (nblk == 0) return BSR_OK;
+    gather_blocks<double, double><<<(unsigned)((nblk * bb + 255) / 256), 256, 0, st>>>(nblk, bb, map, src, dst);
+    CU_LAUNCHED("gather_blocks");
+    return BSR_OK;
+}
+
 /* Upload nblk host blocks (hprec) into dev (fprec), reordered by dmap
  * (device) or hmap (host, used when there is no device map). */
 static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, const int *dmap,

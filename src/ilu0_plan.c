@@ -4,15 +4,38 @@
 #include "ilu0_plan.h"
 #include "ilu_impl.h"
 #include <limits.h>
+#include <string.h>
+
+bsr_status bsr_ilu_fpattern(const bsr_ilu *F, bsr_ilu_fpat *P)
+{
+    memset(P, 0, sizeof *P);
+    P->n = F->n;
+    if (F->mode == 0 && F->L && F->U && F->lvL) {
+        P->Lp = F->L->rowptr; P->Lc = F->L->colind; P->nL = F->L->nnzb;
+        P->Up = F->U->rowptr; P->Uc = F->U->colind; P->nU = F->U->nnzb;
+        P->lv = F->lvL;
+        return BSR_OK;
+    }
+    const ilu_pattern *z = F->fz;
+    if (F->mode != 1 || !z)
+        return bsr_error(BSR_ERR_ARG, "ILU: F has neither ILU(0)'s host patterns nor a frozen threshold pattern");
+    P->Lp = z->lp; P->Lc = z->lc; P->nL = (int)z->nlo; P->lk = z->lk;
+    P->Up = z->up; P->Uc = z->uc; P->nU = (int)z->nup; P->uk = z->uk;
+    P->lmap = z->lmap; P->umap = z->umap;
+    P->lv = z->lv;
+    P->frozen = 1;
+    return BSR_OK;
+}
 
 bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw)
 {
     const int n = F->n;
     int bad = n;
+    bsr_ilu_fpat P;
+    BSR_TRY(bsr_ilu_fpattern(F, &P));
     #pragma omp parallel for schedule(static) reduction(min : bad) if (n >= BSR_PAR_ROWS)
     for (int k = 0; k < n; k++)
-        if (!bsr_ilu0_map_row(k, F->ap, F->ac, F->L->rowptr, F->L->colind, F->U->rowptr, F->U->colind,
-                              F->L->nnzb, adst, adiag, diagw) && k < bad)
+        if (!bsr_ilu0_map_row(k, F->ap, F->ac, P.Lp, P.Lc, P.Up, P.Uc, P.nL, P.frozen, adst, adiag, diagw) && k < bad)
             bad = k;
     if (bad < n)
         return bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", bad);
@@ -21,24 +44,25 @@ bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw
 
 bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int **pptr, int **plist, int64_t *pn)
 {
-    const bsr_matrix *L = F->L, *U = F->U;
-    const int n = F->n, nL = L->nnzb;
     *pptr = NULL; *plist = NULL; *pn = 0;
+    bsr_ilu_fpat P;
+    BSR_TRY(bsr_ilu_fpattern(F, &P));
+    const int n = F->n, nL = P.nL;
     int *ptr = bsr_malloc(((size_t)nL + 1) * sizeof(int), "ILU(0) update lists");
     if (!ptr) return BSR_ERR_NOMEM;
     ptr[0] = 0;
     #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++)
-        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++)
-            ptr[l + 1] = bsr_ilu0_updates_of(i, l, L->rowptr, L->colind, U->rowptr, U->colind, nL, NULL);
+        for (int l = P.Lp[i]; l < P.Lp[i + 1]; l++)
+            ptr[l + 1] = bsr_ilu0_updates_of(i, l, P.Lp, P.Lc, P.Up, P.Uc, P.lk, P.uk, nL, NULL);
     int64_t len = bsr_scan_par(ptr + 1, nL);
     if (len > INT_MAX) { free(ptr); return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0) update lists: more than INT_MAX entries"); }
     int *list = bsr_malloc(((size_t)len + 1) * 2 * sizeof(int), "ILU(0) update lists");
     if (!list) { free(ptr); return BSR_ERR_NOMEM; }
     #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++)
-        for (int l = L->rowptr[i]; l < L->rowptr[i + 1]; l++)
-            bsr_ilu0_updates_of(i, l, L->rowptr, L->colind, U->rowptr, U->colind, nL, list + 2 * (size_t)ptr[l]);
+        for (int l = P.Lp[i]; l < P.Lp[i + 1]; l++)
+            bsr_ilu0_updates_of(i, l, P.Lp, P.Lc, P.Up, P.Uc, P.lk, P.uk, nL, list + 2 * (size_t)ptr[l]);
     *pptr = ptr; *plist = list; *pn = len;
     return BSR_OK;
 }

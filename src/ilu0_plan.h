@@ -18,13 +18,30 @@
 extern "C" {
 #endif
 
+/* The pattern a device factorization works on (bsr_ilu_fpattern): ILU(0)'s
+ * L and U, or the frozen pattern of a threshold factorization, whose lower
+ * part holds L and R, its upper part U and W, each block with its class
+ * (lk, uk: 0 first order, 1 second order; NULL: all first order).  Upper
+ * rows hold the pivot first.  lv: the level schedule of the lower part. */
+typedef struct {
+    int n, nL, nU;
+    const int *Lp, *Lc, *Up, *Uc;
+    const unsigned char *lk, *uk;
+    const int *lmap, *umap;   /* blocks of the stored L / U within the lower / upper part (NULL: the same) */
+    const bsr_levels *lv;
+    int frozen;               /* a threshold pattern: A may have blocks outside it, and it fill outside A */
+} bsr_ilu_fpat;
+
 /* Destinations of permuted row k of A (ap/ac: its map, Lp/Lc, Up/Uc: the
- * ILU(0) patterns, U's pivot first; nL: L's blocks): adst[p] = W index of
- * A's block p, adiag[k] = A's diagonal block (-1: none), diagw[k] = W index
- * of U's pivot.  Returns 0 when a block is outside the patterns.  Shared by
- * the host plan and the device one (kernels/ilu0_gpu.cu). */
+ * patterns, U's pivot first; nL: the lower part's blocks): adst[p] = W index
+ * of A's block p (-1: outside a frozen pattern, left out), adiag[k] = A's
+ * diagonal block (-1: none), diagw[k] = W index of U's pivot.  Returns 0 when
+ * a block is outside ILU(0)'s patterns (frozen = 0), which must hold A's
+ * pattern exactly.  Shared by the host plan and the device one
+ * (kernels/ilu0_gpu.cu). */
 BSR_HD static inline int bsr_ilu0_map_row(int k, const int *ap, const int *ac, const int *Lp, const int *Lc,
-                                          const int *Up, const int *Uc, int nL, int *adst, int *adiag, int *diagw)
+                                          const int *Up, const int *Uc, int nL, int frozen, int *adst,
+                                          int *adiag, int *diagw)
 {
     int pl = Lp[k], pu = Up[k] + 1;
     adiag[k] = -1;
@@ -32,30 +49,38 @@ BSR_HD static inline int bsr_ilu0_map_row(int k, const int *ap, const int *ac, c
     for (int p = ap[k]; p < ap[k + 1]; p++) {
         const int j = ac[p];
         if (j < k) {
-            if (pl >= Lp[k + 1] || Lc[pl] != j) return 0;
-            adst[p] = pl++;
+            while (frozen && pl < Lp[k + 1] && Lc[pl] < j) pl++;
+            if (pl < Lp[k + 1] && Lc[pl] == j) adst[p] = pl++;
+            else if (frozen) adst[p] = -1;
+            else return 0;
         } else if (j == k) {
             adst[p] = diagw[k];
             adiag[k] = p;
         } else {
-            if (pu >= Up[k + 1] || Uc[pu] != j) return 0;
-            adst[p] = nL + pu++;
+            while (frozen && pu < Up[k + 1] && Uc[pu] < j) pu++;
+            if (pu < Up[k + 1] && Uc[pu] == j) adst[p] = nL + pu++;
+            else if (frozen) adst[p] = -1;
+            else return 0;
         }
     }
     return 1;
 }
 
-/* The update list of L block l (row i, column k) into out (pairs; NULL: count
- * only); returns its length.  Row i's pattern is L's row then U's row (the
- * pivot first), columns ascending, and U's row k ascends too: the columns j of
- * U_kj found in row i come from one merge that starts after block l. */
+/* The update list of lower block l (row i, column k) into out (pairs; NULL:
+ * count only); returns its length.  Row i's pattern is its lower row then its
+ * upper row (the pivot first), columns ascending, and the upper row k ascends
+ * too: the columns j of U_kj found in row i come from one merge that starts
+ * after block l.  ILU2's rule: a second-order block (lk[l] = 1) updates with
+ * row k's first-order blocks only (R * W is never formed). */
 BSR_HD static inline int bsr_ilu0_updates_of(int i, int l, const int *Lp, const int *Lc, const int *Up,
-                                             const int *Uc, int nL, int *out)
+                                             const int *Uc, const unsigned char *lk, const unsigned char *uk,
+                                             int nL, int *out)
 {
-    const int k = Lc[l];
+    const int k = Lc[l], second = lk && lk[l];
     int len = 1, a = l + 1, a1 = Lp[i + 1], u = Up[i], u1 = Up[i + 1];
     if (out) { out[0] = nL + Up[k]; out[1] = -1; }
     for (int q = Up[k] + 1; q < Up[k + 1]; q++) {
+        if (second && uk[q]) continue;
         const int j = Uc[q];
         int t = -1;
         while (a < a1 && Lc[a] < j) a++;
@@ -72,17 +97,24 @@ BSR_HD static inline int bsr_ilu0_updates_of(int i, int l, const int *Lp, const 
     return len;
 }
 
-/* For F's permuted A (F->ap/ac) and ILU(0) patterns L, U (W = L's blocks,
- * then U's): adst[p] = W index of A's permuted block p, adiag[k] = the block p
- * of A on row k's diagonal (-1: none), diagw[k] = W index of U's pivot of row
- * k.  BSR_ERR_INTERNAL when a row of A is not in the patterns. */
+/* The pattern F's numeric factorization fills on the device: ILU(0)'s L and
+ * U (host symbolic phase), or the frozen pattern of ILUT/ILU2.
+ * BSR_ERR_ARG when F has neither. */
+bsr_status bsr_ilu_fpattern(const bsr_ilu *F, bsr_ilu_fpat *P);
+
+/* For F's permuted A (F->ap/ac) and its pattern (W = the lower part's blocks,
+ * then the upper part's): adst[p] = W index of A's permuted block p (-1: left
+ * out), adiag[k] = the block p of A on row k's diagonal (-1: none), diagw[k]
+ * = W index of U's pivot of row k.  BSR_ERR_INTERNAL when a row of A is not
+ * in ILU(0)'s patterns. */
 bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw);
 
-/* Update lists: for L block l of row i (column k), list pairs
+/* Update lists: for lower block l of row i (column k), list pairs
  * [ptr[l], ptr[l+1]) (2 ints each, *n pairs in all): first (W index of row
- * k's inverted pivot, -1), then for each U block (k,j), j > k, whose column
- * is in row i's pattern, (W index of U_kj, W index of the target block (i,j)),
- * in U's order.  *ptr ([L->nnzb+1]) and *list are malloc'ed for the caller. */
+ * k's inverted pivot, -1), then for each upper block (k,j), j > k, that block
+ * l's class updates with and whose column is in row i's pattern, (W index of
+ * U_kj, W index of the target block (i,j)), in U's order.  *ptr ([nL+1]) and
+ * *list are malloc'ed for the caller. */
 bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int **ptr, int **list, int64_t *n);
 
 #ifdef __cplusplus

@@ -13,6 +13,8 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->tau1 = 1e-2;
     o->tau2 = 0;
     o->keep_pattern = -1;
+    o->pattern = BSR_SOLVER_PATTERN_FROZEN;
+    o->pattern_growth = 1.5;
     o->omega = 1.0;
     o->rtol = 1e-8;
     o->atol = 0;
@@ -78,7 +80,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -152,13 +154,22 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         else if (!strcmp(val, "cpu")) o->factor = BSR_FACTOR_CPU;
         else if (!strcmp(val, "gpu")) o->factor = BSR_FACTOR_GPU;
         else BAD("expected auto, cpu or gpu");
+    } else if (!strcmp(key, "pattern")) {
+        if (!strcmp(val, "frozen")) o->pattern = BSR_SOLVER_PATTERN_FROZEN;
+        else if (!strcmp(val, "refresh")) o->pattern = BSR_SOLVER_PATTERN_REFRESH;
+        else if (!strcmp(val, "auto")) o->pattern = BSR_SOLVER_PATTERN_AUTO;
+        else BAD("expected frozen, refresh or auto");
+    } else if (!strcmp(key, "pattern_growth")) {
+        if (!parse_double(val, &dv) || dv < 1 || dv > 1e6) BAD("expected a number >= 1");
+        o->pattern_growth = dv;
     } else if (!strcmp(key, "history") || !strcmp(key, "profile")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         if (key[0] == 'h') o->history = val[0] == '1'; else o->profile = val[0] == '1';
     } else {
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
-                         "max_restarts, precision, precond_precision, factor, history, progress, profile)", key);
+                         "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
+                         "pattern_growth)", key);
     }
 #undef BAD
     return BSR_OK;

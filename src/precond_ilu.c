@@ -1,7 +1,10 @@
 /* Block ILU(0) / ILUT / ILU2 preconditioners through bsr_ilu (scaling,
- * ordering, factors and triangular solves live in the ILU module); factors
- * stored in precond_precision (bsr_ilu_apply converts vectors of another
- * precision).  The device version uploads the same factors (bsr_gpu_ilu). */
+ * ordering, pattern, factors and triangular solves live in the ILU module);
+ * factors stored in precond_precision (bsr_ilu_apply converts vectors of
+ * another precision).  The device version holds the same pattern with
+ * device factors (bsr_gpu_ilu), computed on the device (factor=gpu:
+ * bsr_gpu_ilu0 factors into ILU(0)'s pattern or ILUT/ILU2's frozen one, at
+ * setup and every refactor) or uploaded from the host's (factor=cpu). */
 #include "precond_impl.h"
 #include "ilu_impl.h"
 #include <string.h>
@@ -9,18 +12,23 @@
 typedef struct {
     bsr_ilu *F;
     bsr_gpu_ilu *G;   /* device version only (F then borrowed from the host pc) */
-    bsr_gpu_ilu0 *D;  /* device version with factor=gpu: the on-device ILU(0) */
+    bsr_gpu_ilu0 *D;  /* device version with factor=gpu: the on-device numeric factorization */
     bsr_pc *cpu;      /* device version: the host pc (its info and counters are reported) */
     bsr_solver_options o;
+    int valid;        /* device version: G holds the factors of the last (re)factor */
 } ilu_pc;
+
+/* A device factorization's figures for the info line. */
+typedef struct { int nreg; double factor_s; } dev_factor;
 
 static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     return bsr_ilu_apply(((ilu_pc *)pc->data)->F, X, Y);
 }
 
-/* Refresh the statistics line and counters after (re)factoring. */
-static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o)
+/* Refresh the statistics line and counters after (re)factoring (d: the
+ * values were factored on the device, NULL: on the host). */
+static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o, const dev_factor *d)
 {
     bsr_ilu_stats st;
     bsr_ilu_factors fa;
@@ -40,11 +48,14 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
                                      fa.ord->depth, fa.ord->nleaves);
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(fa.ord->kind));
     }
+    if (d) pc->pivots_regularized = d->nreg;
+    char fac[64];
+    if (d) snprintf(fac, sizeof fac, "factor on the device %.4f s", d->factor_s);
+    else snprintf(fac, sizeof fac, "factor %.3f s", st.factor_s);
     snprintf(pc->info, sizeof pc->info,
-             "%s%sorder %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, "
-             "factor %.3f s%s",
+             "%s%sorder %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, %s%s",
              tau, tau[0] ? ", " : "", ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
-             (long long)st.dropped, st.pivots_regularized, st.factor_s,
+             (long long)st.dropped, pc->pivots_regularized, fac,
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
 
@@ -53,7 +64,7 @@ static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
     ilu_pc *I = pc->data;
     if (I->o.factor == BSR_FACTOR_GPU) return BSR_OK; /* the device pc factors (gilu_refactor) */
     BSR_TRY(bsr_ilu_refactor(I->F, A));
-    ilu_describe(pc, I->F, &I->o);
+    ilu_describe(pc, I->F, &I->o, NULL);
     return BSR_OK;
 }
 
@@ -104,7 +115,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL && !(where && !strcmp(where, "host"));
     bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &I->F) : bsr_ilu_setup(A, &io, &I->F);
     if (s) { bsr_pc_destroy(pc); return s; }
-    ilu_describe(pc, I->F, o);
+    ilu_describe(pc, I->F, o, NULL);
     *out = pc;
     return BSR_OK;
 }
@@ -112,29 +123,23 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
 /* ---- device version --------------------------------------------------------- */
 static bsr_status gilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
-    return bsr_gpu_ilu_apply(((ilu_pc *)pc->data)->G, X, Y);
+    ilu_pc *I = pc->data;
+    if (!I->valid)   /* never the factors of older values */
+        return bsr_error(BSR_ERR_ARG, "device ILU: the last refactor failed; refactor (or set up) again before solving");
+    return bsr_gpu_ilu_apply(I->G, X, Y);
 }
 
 /* factor=gpu: scale and factor A (device mirror current) on the device into
  * G's factors; the host pc's counters and info line report it. */
 static bsr_status gilu_factor(ilu_pc *I, bsr_pc *pc, const bsr_matrix *A)
 {
+    I->valid = 0;
     BSR_TRY(bsr_gpu_ilu0_factor(I->D, A, I->G));
-    int nreg = 0;
-    double fs = 0;
-    bsr_gpu_ilu0_stats(I->D, &nreg, NULL, &fs);
-    bsr_pc *targets[2] = {pc, I->cpu};
-    for (int t = 0; t < 2; t++) {
-        bsr_pc *p = targets[t];
-        if (!p) continue;
-        ilu_describe(p, I->F, &I->o);
-        p->pivots_regularized = nreg;
-        char *at = strstr(p->info, " pivots regularized");
-        if (!at) continue;
-        while (at > p->info && at[-1] >= '0' && at[-1] <= '9') at--;
-        snprintf(at, sizeof p->info - (size_t)(at - p->info), "%d pivots regularized, factor on the device %.4f s%s",
-                 nreg, fs, I->o.precond_precision == BSR_FLOAT ? ", float factors" : "");
-    }
+    I->valid = 1;
+    dev_factor d;
+    bsr_gpu_ilu0_stats(I->D, &d.nreg, NULL, &d.factor_s);
+    ilu_describe(pc, I->F, &I->o, &d);
+    if (I->cpu) ilu_describe(I->cpu, I->F, &I->o, &d);
     return BSR_OK;
 }
 
@@ -143,7 +148,10 @@ static bsr_status gilu_refactor(bsr_pc *pc, const bsr_matrix *A)
     ilu_pc *I = pc->data;
     if (I->D) return gilu_factor(I, pc, A);
     /* the host factors were refactored first: re-upload values */
-    return bsr_gpu_ilu_refactor(I->G, I->F);
+    I->valid = 0;
+    BSR_TRY(bsr_gpu_ilu_refactor(I->G, I->F));
+    I->valid = 1;
+    return BSR_OK;
 }
 
 static void gilu_destroy(bsr_pc *pc)
@@ -173,7 +181,7 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     pc->destroy = gilu_destroy;
     I->o = *o;
     I->cpu = cpu;
-    const int dev = o->factor == BSR_FACTOR_GPU && o->precond == BSR_PC_ILU0;
+    const int dev = o->factor == BSR_FACTOR_GPU;
     go.values_later = dev;
     if (F->deferred) {   /* the symbolic phase on the device, else on the host after all */
         bsr_status s = bsr_ilu0_symbolic_dev(ctx, F, A);
@@ -181,9 +189,10 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
         BSR_TRY(s);
     }
     BSR_TRY(bsr_gpu_ilu_create(ctx, F, &go, &I->G));
+    I->valid = !dev;
     if (!dev) return BSR_OK;
     BSR_TRY(bsr_gpu_ilu0_create(ctx, F, &I->D));
     bsr_status s = gilu_factor(I, pc, A);
-    bsr_prof_mark("device ILU(0): factorization");
+    bsr_prof_mark("device ILU: factorization");
     return s;
 }

@@ -103,13 +103,14 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
-    /* factor=auto: ILU(0) is factored on the device when the solve runs there (gpuilu) */
-    if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || s->opt.precond != BSR_PC_ILU0)) {
-        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and precond=ilu0");
+    /* factor=auto: an ILU is factored on the device when the solve runs there */
+    const int ilu = s->opt.precond >= BSR_PC_ILU0;
+    if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || !ilu)) {
+        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and an ILU "
+                       "preconditioner (ilu0, ilut, ilu2)");
         goto fail;
     }
-    if (s->opt.factor == BSR_FACTOR_AUTO)
-        s->opt.factor = s->device && s->opt.precond == BSR_PC_ILU0 ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
+    if (s->opt.factor == BSR_FACTOR_AUTO) s->opt.factor = s->device && ilu ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     double t1 = now();
     /* (A's upload stays after the host work: on a second thread, overlapped
      * with it, the setup was slower in the median, bench/RESULTS.md) */
@@ -120,6 +121,9 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->setup_s = now() - t0;
     s->setup_pc_s = t2 - t1;
     s->setup_dev_s = s->device ? now() - t2 : 0;
+    s->pattern_new = 1;
+    s->pattern_refreshes = 0;
+    s->iters_base = s->iters_last = 0;
     return BSR_OK;
 fail:
     teardown(s);
@@ -135,7 +139,19 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         memcmp(A->rowptr, P->rowptr, sizeof(int) * (size_t)(A->nbrows + 1)) ||
         memcmp(A->colind, P->colind, sizeof(int) * (size_t)A->nnzb))
         return bsr_error(BSR_ERR_STRUCTURE, "bsr_solver_refactor: the pattern differs from the one given to setup");
+    /* ILUT/ILU2: a new pattern is a full setup (pattern=refresh, or auto once
+     * the iterations grew past pattern_growth times those on this pattern) */
+    const int threshold = s->opt.precond == BSR_PC_ILUT || s->opt.precond == BSR_PC_ILU2;
+    if (threshold && (s->opt.pattern == BSR_SOLVER_PATTERN_REFRESH ||
+                      (s->opt.pattern == BSR_SOLVER_PATTERN_AUTO && s->iters_base > 0 &&
+                       s->iters_last > s->opt.pattern_growth * s->iters_base))) {
+        int refreshes = s->pattern_refreshes + 1;
+        BSR_TRY(bsr_solver_setup(s, A));
+        s->pattern_refreshes = refreshes;
+        return BSR_OK;
+    }
     double t0 = now();
+    s->pattern_new = 0;
     s->A_user = A;
     if (s->A_work) {
         bsr_matrix_destroy(s->A_work);
@@ -226,6 +242,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");
     st = finish(&o, Bw, Xw, R, col);
+    s->iters_last = 0;
+    for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
+    if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */
     if (ownX) {
         bsr_status s2 = bsr_solver_work_back(s, &o, Xw, X);
         if (s2) st = s2;
@@ -247,6 +266,8 @@ done:
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
         stats->pivots_regularized = s->pc->pivots_regularized;
         stats->device = s->device;
+        stats->pattern_new = s->pattern_new;
+        stats->pattern_refreshes = s->pattern_refreshes;
         if (s->opt.profile)
             for (int c = 0; c < 4; c++) { stats->prof_s[c] = prof.s[c]; stats->prof_calls[c] = prof.calls[c]; }
         snprintf(stats->precond_info, sizeof stats->precond_info, "%.16s%s%.200s", s->pc->name,

@@ -176,6 +176,9 @@ struct bsr_solver {
     bsr_vpool pool;            /* work vectors reused between solves */
     double setup_s;
     double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
+    int pattern_new;           /* the last setup/refactor chose the preconditioner's pattern */
+    int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
+    int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which

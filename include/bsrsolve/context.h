@@ -209,11 +209,14 @@ bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, doubl
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 /* ---- end issue 6 ---- */
 
-/* ---- on-device numeric block ILU(0) (gpuilu; kernels/ilu0_gpu.cu) ----
- * The scaling and ILU(0) factorization of bsr_ilu done on the GPU, for codes
- * that refactor every time step.  create: host symbolic work from F (an
- * ILU(0) bsr_ilu after setup; symbolic_only suffices) uploaded once, or, when
- * the solver did F's symbolic phase on the device (natural order), taken
+/* ---- on-device numeric block ILU (kernels/ilu0_gpu.cu) ----
+ * The scaling and numeric factorization of bsr_ilu done on the GPU, for codes
+ * that refactor every time step: ILU(0), or ILUT/ILU2 into the frozen pattern
+ * of F's last threshold factorization (the refactor of bsr_ilu_refactor with
+ * pattern frozen: same blocks, same classes, ILU2's rules).  create: host
+ * symbolic work from F (an ILU(0) bsr_ilu after setup, symbolic_only
+ * suffices; or an ILUT/ILU2 one after setup) uploaded once, or, when the
+ * solver did an ILU(0)'s symbolic phase on the device (natural order), taken
  * from there; F must outlive D.  factor: A (same pattern, current device mirror in D's context,
  * float or double) scaled and factored on the device, level by level of L's
  * schedule, same rules and order of operations as the CPU (pivot

@@ -81,15 +81,26 @@ typedef struct {
     int progress;              /* print a progress line to stderr every N iterations (0 = off) */
     int profile;               /* time the solve's parts (synchronizing the device after each
                                   operation: slower; for diagnosis) into the stats */
-    int factor;                /* (gpuilu) where ILU(0) is factored: BSR_FACTOR_AUTO (the
-                                  device on the CUDA backend, else the CPU), _CPU, _GPU */
+    int factor;                /* where an ILU is factored: BSR_FACTOR_AUTO (the device on the
+                                  CUDA backend, else the CPU), _CPU, _GPU */
+    int pattern;               /* ILUT/ILU2 refactor: BSR_SOLVER_PATTERN_FROZEN (default: the new
+                                  values are factored into the pattern the setup chose),
+                                  _REFRESH (every refactor is a full setup), _AUTO (frozen until
+                                  a solve needs more than pattern_growth times the iterations
+                                  of the first solve on the pattern; the next refactor then
+                                  is a full setup) */
+    double pattern_growth;     /* pattern=auto's factor (default 1.5) */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
 
 /* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
- * On the device only ILU(0) is factored; ILUT/ILU2 always on the CPU. */
+ * On the device, ILU(0) is scaled and factored there (setup and refactor);
+ * ILUT/ILU2 choose their pattern on the host at setup, then factor into it
+ * on the device (setup and every refactor). */
 enum { BSR_FACTOR_AUTO = 0, BSR_FACTOR_CPU = 1, BSR_FACTOR_GPU = 2 };
+/* Values of bsr_solver_options.pattern (option string: pattern=frozen|refresh|auto). */
+enum { BSR_SOLVER_PATTERN_FROZEN = 0, BSR_SOLVER_PATTERN_REFRESH, BSR_SOLVER_PATTERN_AUTO };
 
 /* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), keep_pattern -1 (auto), omega 1, reorder "",
  * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
@@ -100,8 +111,8 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), factor (auto|cpu|gpu), history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the
- * value on error; o is unchanged then. */
+ * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, history (0|1),
+ * progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a canonical string (for reports); returns buf. */
 const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len);
@@ -146,6 +157,10 @@ typedef struct {
     int64_t pc_nnzb;     /* preconditioner blocks stored */
     int pivots_regularized;
     int device;          /* 1 when the iteration ran on the device */
+    int pattern_new;     /* 1: the last setup or refactor chose a new preconditioner pattern (setup,
+                            pattern=refresh, pattern=auto after the iterations grew); 0: it
+                            factored into the frozen one */
+    int pattern_refreshes; /* refactors that chose a new pattern since setup */
     char precond_info[256]; /* ordering, levels, factor statistics in words */
     /* with options.profile: seconds and calls in the operator (SpMM), the
      * preconditioner, vector updates and reductions (0 otherwise) */
