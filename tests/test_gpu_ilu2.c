@@ -1,0 +1,262 @@
+/* ILUT / ILU2 factored on the device into the frozen pattern of the setup
+ * (kernels/ilu0_gpu.cu with classes) against the host's frozen refactor
+ * (src/ilu_row.c with F->use_fz) on the same plan: factors, scaling and
+ * regularized pivots for b = 1, 4, 5, natural and ND order, A in double and
+ * float, after the values changed so much that a fresh setup would drop
+ * differently (off-diagonal blocks times 0.05 or 3); every device plan equal
+ * to the host reference (BSR_ILU0_PLAN_CHECK).  The solver's time step on
+ * the CUDA backend (setup on A, refactor on the changed A) takes the CPU
+ * backend's iterations and reaches rtol in the true residual; a refactor that
+ * fails leaves a solver that refuses to solve (no stale factors) until a good
+ * refactor; pattern=refresh and pattern=auto report their new patterns.
+ * Skips (77) without a GPU. */
+#include "harness.h"
+#include "internal.h"
+#include "ilu_impl.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bsr_context *ctx;
+
+/* A copy of A (precision prec) with its off-diagonal blocks times f. */
+static bsr_matrix *offdiag_scaled(const bsr_matrix *A, double f, bsr_precision prec)
+{
+    bsr_matrix *B = NULL;
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &B));
+    const int bb = A->b * A->b;
+    double *v = B->val;
+    for (int i = 0; i < A->nbrows; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (A->colind[p] != i)
+                for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
+    if (prec == BSR_FLOAT) {
+        bsr_matrix *C = NULL;
+        BSR_ASSERT_OK(bsr_matrix_copy(B, BSR_FLOAT, &C));
+        bsr_matrix_destroy(B);
+        B = C;
+    }
+    return B;
+}
+
+/* max |d - c| / max |c| over m doubles. */
+static double rel_diff(const double *d, const double *c, size_t m)
+{
+    double dm = 0, cm = 0;
+    for (size_t e = 0; e < m; e++) {
+        if (!isfinite(d[e])) return INFINITY;
+        if (fabs(d[e] - c[e]) > dm) dm = fabs(d[e] - c[e]);
+        if (fabs(c[e]) > cm) cm = fabs(c[e]);
+    }
+    return dm / (cm > 0 ? cm : 1);
+}
+
+/* Setup of kind on A (host), then A2 factored into the frozen pattern on the
+ * host and on the device; factors and scaling compared. */
+static void check(const char *what, const bsr_matrix *A, const bsr_matrix *A2, bsr_ilu_kind kind, bsr_order_kind ord)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, kind);
+    o.tau1 = 0.05;
+    o.order.kind = ord;
+    o.keep_pattern = kind == BSR_ILU2;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_gpu_ilu0 *D = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+    BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
+    bsr_ilu_factors f;
+    bsr_ilu_stats st;
+    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    BSR_ASSERT_OK(bsr_ilu_get_stats(F, &st));
+    const int n = F->n, bb = F->b * F->b, nL = f.L->nnzb, nU = f.U->nnzb;
+    double *Lv = malloc(sizeof(double) * ((size_t)nL * bb + 1)), *Uv = malloc(sizeof(double) * ((size_t)nU * bb + 1));
+    double *S = malloc(sizeof(double) * ((size_t)n * bb + 1));
+    BSR_ASSERT_OK(bsr_matrix_upload(ctx, (bsr_matrix *)A2));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A2, NULL));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, Lv, Uv, S));
+    /* the host factors are in A's precision; compare in double */
+    double *hL = malloc(sizeof(double) * ((size_t)nL * bb + 1)), *hU = malloc(sizeof(double) * ((size_t)nU * bb + 1));
+    double *hS = malloc(sizeof(double) * ((size_t)n * bb + 1));
+    for (size_t e = 0; e < (size_t)nL * bb; e++) hL[e] = f.L->prec == BSR_DOUBLE ? ((double *)f.L->val)[e] : ((float *)f.L->val)[e];
+    for (size_t e = 0; e < (size_t)nU * bb; e++) hU[e] = f.U->prec == BSR_DOUBLE ? ((double *)f.U->val)[e] : ((float *)f.U->val)[e];
+    for (size_t e = 0; e < (size_t)n * bb; e++)
+        hS[e] = f.L->prec == BSR_DOUBLE ? ((const double *)f.scale_left)[e] : ((const float *)f.scale_left)[e];
+    const double tol = A->prec == BSR_DOUBLE ? 1e-12 : 1e-5;
+    double eL = rel_diff(Lv, hL, (size_t)nL * bb), eU = rel_diff(Uv, hU, (size_t)nU * bb);
+    double eS = rel_diff(S, hS, (size_t)n * bb);
+    int nreg = -1;
+    BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, NULL, NULL));
+    if (!(eL <= tol && eU <= tol && eS <= tol) || nreg != st.pivots_regularized)
+        printf("\n  %s kind %d order %d: L %.2e U %.2e S %.2e (tol %.0e), pivots %d/%d\n", what, (int)kind, (int)ord, eL,
+               eU, eS, tol, nreg, st.pivots_regularized);
+    CU_ASSERT(eL <= tol);
+    CU_ASSERT(eU <= tol);
+    CU_ASSERT(eS <= tol);
+    CU_ASSERT_EQUAL(nreg, st.pivots_regularized);
+    /* a fresh setup on A2 would have chosen another pattern: the test covers changed dropping */
+    bsr_ilu *G = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A2, &o, &G));
+    bsr_ilu_stats sg;
+    BSR_ASSERT_OK(bsr_ilu_get_stats(G, &sg));
+    CU_ASSERT(sg.nnzb_L != st.nnzb_L || sg.nnzb_U != st.nnzb_U || sg.dropped != st.dropped);
+    bsr_ilu_destroy(G);
+    free(Lv); free(Uv); free(S); free(hL); free(hU); free(hS);
+    bsr_gpu_ilu0_destroy(D);
+    bsr_ilu_destroy(F);
+}
+
+static void test_factor_vs_host(void)
+{
+    const char *specs[] = {"convdiff3d:10,40", "cfd3d:8,4,10", "cfd3d:6,5,10"};
+    const double scale[] = {0.05, 3.0};
+    for (int sp = 0; sp < 3; sp++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(specs[sp], BSR_DOUBLE, &P));
+        for (int prec = 0; prec < 2; prec++)
+            for (int sc = 0; sc < 2; sc++) {
+                bsr_precision p = prec ? BSR_FLOAT : BSR_DOUBLE;
+                bsr_matrix *A = offdiag_scaled(P.A, 1.0, p), *A2 = offdiag_scaled(P.A, scale[sc], p);
+                for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
+                    check(specs[sp], A, A2, (bsr_ilu_kind)kind, BSR_ORDER_NATURAL);
+                    if (!prec) check(specs[sp], A, A2, (bsr_ilu_kind)kind, BSR_ORDER_ND);
+                }
+                bsr_matrix_destroy(A); bsr_matrix_destroy(A2);
+            }
+        bsr_problem_free(&P);
+    }
+}
+
+/* One solve from zero: iterations (most over columns), true relative residual. */
+static int solve(bsr_solver *s, const bsr_multivec *B, double *relres, bsr_solver_stats *keep)
+{
+    bsr_multivec *X = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    bsr_status e = bsr_solver_solve(s, B, X, &st);
+    CU_ASSERT_EQUAL(e, BSR_OK);
+    int it = st.col ? st.col[0].iterations : -1;
+    *relres = st.col ? st.col[0].relres : INFINITY;
+    if (keep) *keep = st;
+    else bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(X);
+    return it;
+}
+
+/* Setup on A, refactor on A with its off-diagonal blocks scaled: the device
+ * takes the CPU's iterations and reaches rtol (b = 1, 4, 5; ILUT, ILU2). */
+static void test_time_step(void)
+{
+    const char *specs[] = {"convdiff3d:12,40", "cfd3d:10,4,10", "cfd3d:8,5,10"};
+    const char *pcs[] = {"ilut,tau1=0.02", "ilu2,tau1=0.05"};
+    const double scale[] = {0.05, 3.0};
+    for (int sp = 0; sp < 3; sp++)
+        for (int pc = 0; pc < 2; pc++)
+            for (int sc = 0; sc < 2; sc++) {
+                bsr_problem P;
+                BSR_ASSERT_OK(bsr_generate(specs[sp], BSR_DOUBLE, &P));
+                bsr_matrix *A2 = offdiag_scaled(P.A, scale[sc], BSR_DOUBLE);
+                char cfg[160];
+                snprintf(cfg, sizeof cfg, "method=bicgstab,precond=%s,rtol=1e-10", pcs[pc]);
+                bsr_solver *sg = NULL, *sc_ = NULL;
+                BSR_ASSERT_OK(bsr_solver_create_str(&sg, ctx, cfg));
+                BSR_ASSERT_OK(bsr_solver_create_str(&sc_, NULL, cfg));
+                BSR_ASSERT_OK(bsr_solver_setup(sg, P.A));
+                BSR_ASSERT_OK(bsr_solver_setup(sc_, P.A));
+                double rg, rc;
+                bsr_solver_stats st;
+                solve(sg, P.rhs, &rg, &st);
+                CU_ASSERT(strstr(st.precond_info, "on the device") != NULL);
+                CU_ASSERT_EQUAL(st.pattern_new, 1);
+                bsr_solver_stats_free(&st);
+                BSR_ASSERT_OK(bsr_solver_refactor(sg, A2));
+                BSR_ASSERT_OK(bsr_solver_refactor(sc_, A2));
+                int ig = solve(sg, P.rhs, &rg, &st), ic = solve(sc_, P.rhs, &rc, NULL);
+                CU_ASSERT_EQUAL(st.pattern_new, 0);
+                bsr_solver_stats_free(&st);
+                if (abs(ig - ic) > 1 || !(rg <= 1e-10))
+                    printf("\n  %s %s x%g: device %d its relres %.2e, cpu %d its relres %.2e\n", specs[sp], pcs[pc],
+                           scale[sc], ig, rg, ic, rc);
+                CU_ASSERT(abs(ig - ic) <= 1);
+                CU_ASSERT(rg <= 1e-10);
+                bsr_solver_destroy(sg);
+                bsr_solver_destroy(sc_);
+                bsr_matrix_destroy(A2);
+                bsr_problem_free(&P);
+            }
+}
+
+/* A refactor that fails on the device (a NaN in A) leaves no factors in use:
+ * solve refuses, a good refactor mends it. */
+static void test_failed_refactor(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("cfd3d:6,4,10", BSR_DOUBLE, &P));
+    bsr_matrix *Abad = offdiag_scaled(P.A, 1.0, BSR_DOUBLE);
+    ((double *)Abad->val)[5] = NAN;
+    bsr_solver *s = NULL;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, "precond=ilu2,tau1=0.05,rtol=1e-10"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    double r;
+    solve(s, P.rhs, &r, NULL);
+    CU_ASSERT_EQUAL(bsr_solver_refactor(s, Abad), BSR_ERR_VALUE);
+    bsr_multivec *X = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    CU_ASSERT_NOT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "refactor failed"));
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    solve(s, P.rhs, &r, NULL);
+    CU_ASSERT(r <= 1e-10);
+    bsr_multivec_destroy(X);
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(Abad);
+    bsr_problem_free(&P);
+}
+
+/* pattern=refresh: every refactor a new pattern; auto: frozen until the
+ * iterations grow past pattern_growth times the first solve's. */
+static void test_pattern_modes(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("cfd3d:8,4,10", BSR_DOUBLE, &P));
+    bsr_matrix *A2 = offdiag_scaled(P.A, 3.0, BSR_DOUBLE);
+    for (int mode = 0; mode < 2; mode++) {
+        bsr_solver *s = NULL;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, mode ? "precond=ilu2,tau1=0.05,pattern=auto,pattern_growth=1"
+                                                         : "precond=ilu2,tau1=0.05,pattern=refresh"));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        double r;
+        bsr_solver_stats st;
+        int it0 = solve(s, P.rhs, &r, NULL);
+        BSR_ASSERT_OK(bsr_solver_refactor(s, A2));
+        int it1 = solve(s, P.rhs, &r, &st);
+        /* refresh: a new pattern; auto: the first solve set the mark, none grew yet */
+        CU_ASSERT_EQUAL(st.pattern_new, !mode);
+        CU_ASSERT_EQUAL(st.pattern_refreshes, !mode);
+        bsr_solver_stats_free(&st);
+        BSR_ASSERT_OK(bsr_solver_refactor(s, A2));
+        solve(s, P.rhs, &r, &st);
+        /* auto with growth 1: a new pattern once a solve took more iterations than the first */
+        if (mode) CU_ASSERT_EQUAL(st.pattern_new, it1 > it0);
+        CU_ASSERT_EQUAL(st.pattern_refreshes, mode ? it1 > it0 : 2);
+        CU_ASSERT(r <= 1e-10);
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+    }
+    bsr_matrix_destroy(A2);
+    bsr_problem_free(&P);
+}
+
+int main(int argc, char **argv)
+{
+    setenv("BSR_ILU0_PLAN_CHECK", "1", 1);
+    static const bsr_test tests[] = {
+        {"device = host numeric on the frozen pattern, ILUT/ILU2, b 1/4/5, float/double", test_factor_vs_host},
+        {"time step on CUDA: CPU's iterations after changed dropping", test_time_step},
+        {"failed refactor: no stale factors", test_failed_refactor},
+        {"pattern=refresh|auto", test_pattern_modes},
+        {NULL, NULL}};
+    return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
+}
