@@ -28,9 +28,9 @@ for g in rotconv3d:40,4 rotconv3d:30,5; do
 done
 # target 4: real matrices, ILU2 factored on the device against the host-factored one
 if [ -d "$M" ]; then
-  for f in "$M"/*.mtx; do
-    case $f in *_rhs.mtx) continue;; esac
-    for be in cpu cuda; do run real.log 60 "$f" --backend $be --config precond=ilu2,tau1=1e-2,rtol=1e-8,maxit=2000; done
+  for mtx in "$M"/*.mtx; do
+    case $mtx in *_rhs.mtx) continue;; esac
+    for be in cpu cuda; do run real.log 60 "$mtx" --backend $be --config precond=ilu2,tau1=1e-2,rtol=1e-8,maxit=2000; done
   done
   grep -E "^== |^  0 " "$O/real.log" | paste - - | sed "s|$M/||; s|  *| |g" > "$O/real-summary.log"
 fi
