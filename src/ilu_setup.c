@@ -79,9 +79,11 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     BSR_CHECK_ARG(tau2 <= o->tau1, "bsr_ilu_setup: tau2 = %g must be <= tau1 = %g", tau2, o->tau1);
     BSR_CHECK_ARG(o->pattern == BSR_PATTERN_FROZEN || o->pattern == BSR_PATTERN_REFRESH,
                   "bsr_ilu_setup: pattern = %d (0 frozen, 1 refresh)", o->pattern);
+    BSR_CHECK_ARG(isfinite(o->fill) && o->fill >= 0, "bsr_ilu_setup: fill = %g must be >= 0", o->fill);
     F->mode = o->kind == BSR_ILU0 ? 0 : 1;
     F->t1 = o->tau1 * sqrt((double)b);
     F->t2 = tau2 * sqrt((double)b);
+    F->st.tau1 = o->kind == BSR_ILU0 ? 0 : o->tau1;
     F->pivot_rel = o->pivot_rel > 0 ? o->pivot_rel : 1e-8;
     return BSR_OK;
 }
@@ -273,6 +275,38 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     return BSR_OK;
 }
 
+/* Thresholds tau1 and tau1^2 (ILUT: tau1 alone). */
+static void set_tau(bsr_ilu *F, double tau)
+{
+    const double sb = sqrt((double)F->b);
+    F->t1 = tau * sb;
+    F->t2 = (F->opt.kind == BSR_ILU2 ? tau * tau : tau) * sb;
+    F->st.tau1 = tau;
+}
+
+/* fill = F: tau1 by bisection in log(tau1) over [1e-4, 0.5] (the stored fill
+ * falls as tau1 grows), one threshold factorization a trial, at most 8; the
+ * largest fill not above the target (or the smallest reached) is kept. */
+static bsr_status numeric_fill(bsr_ilu *F, const bsr_matrix *A)
+{
+    const double target = F->opt.fill;
+    double lo = log(1e-4), hi = log(0.5), best = hi;   /* fill(lo) >= fill(hi) */
+    for (int t = 0; t < 8; t++) {
+        double x = t == 0 ? hi : t == 1 ? lo : 0.5 * (lo + hi);
+        set_tau(F, exp(x));
+        BSR_TRY(numeric(F, A, 0));
+        double f = F->st.fill;
+        if (fabs(f - target) <= 0.02 * target) return BSR_OK;
+        if (t == 0 && f > target) return BSR_OK;    /* even tau1 = 0.5 fills more: keep it */
+        if (t == 1 && f <= target) return BSR_OK;   /* even tau1 = 1e-4 fills less */
+        if (f <= target) { best = x; hi = x; }
+        else lo = x;
+    }
+    if (F->st.tau1 == exp(best)) return BSR_OK;
+    set_tau(F, exp(best));
+    return numeric(F, A, 0);
+}
+
 /* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere):
  * patterns of nL + nU blocks, schedules of nlevL and nlevU levels. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU)
@@ -368,6 +402,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     else if (!s) s = symbolic(F, A);
     if (!s && !defer) {
         if (symbolic_only) symbolic_stats(F);
+        else if (F->mode == 1 && opt->fill > 0) s = numeric_fill(F, A);
         else s = numeric(F, A, 0);
     }
     bsr_prof_mark("ilu setup: numeric");

@@ -80,7 +80,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -159,6 +159,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         else if (!strcmp(val, "refresh")) o->pattern = BSR_SOLVER_PATTERN_REFRESH;
         else if (!strcmp(val, "auto")) o->pattern = BSR_SOLVER_PATTERN_AUTO;
         else BAD("expected frozen, refresh or auto");
+    } else if (!strcmp(key, "fill")) {
+        if (!parse_double(val, &dv) || dv < 0 || dv > 1e3) BAD("expected a number >= 0 (0: tau1 as given)");
+        o->fill = dv;
     } else if (!strcmp(key, "pattern_growth")) {
         if (!parse_double(val, &dv) || dv < 1 || dv > 1e6) BAD("expected a number >= 1");
         o->pattern_growth = dv;
@@ -169,7 +172,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth)", key);
+                         "pattern_growth, fill)", key);
     }
 #undef BAD
     return BSR_OK;

@@ -37,10 +37,10 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     pc->pivots_regularized = st.pivots_regularized;
     char tau[80] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
-    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%g%s)", o->tau1, keep);
-    if (o->precond == BSR_PC_ILU2)
-        snprintf(tau, sizeof tau, "(tau1=%g,tau2=%g%s)", o->tau1, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1,
-                 keep);
+    const double t1 = st.tau1, t2 = o->tau2 > 0 && o->fill <= 0 ? o->tau2 : t1 * t1;
+    const char *chosen = o->fill > 0 ? ",chosen for fill" : "";
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, chosen, keep);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, chosen, keep);
     char ord[64] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (fa.ord) {
@@ -88,6 +88,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     bsr_ilu_options io;
     bsr_ilu_options_default(&io, kind);
     io.tau1 = o->tau1;
+    io.fill = o->fill;
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
     io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;

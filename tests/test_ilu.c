@@ -690,6 +690,36 @@ static void test_frozen_ilut_identity(void)
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
 }
 
+/* fill = F chooses tau1 so that the stored fill comes out near F (within 2%,
+ * or the largest below it), more fill for a larger F; bad values refused. */
+static void test_fill_target(void)
+{
+    bsr_matrix *A = mk_convdiff(20, 80, 3);
+    for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
+        double tau[2];
+        const double want[2] = {1.6, 3.0};
+        for (int t = 0; t < 2; t++) {
+            bsr_ilu_options o = opts(kind, 0.01);
+            o.fill = want[t];
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            bsr_ilu_stats st;
+            BSR_ASSERT_OK(bsr_ilu_get_stats(F, &st));
+            tau[t] = st.tau1;
+            CU_ASSERT(st.fill <= want[t] * 1.02);
+            CU_ASSERT(st.fill >= want[t] * 0.7);
+            CU_ASSERT(st.tau1 >= 1e-4 && st.tau1 <= 0.5);
+            bsr_ilu_destroy(F);
+        }
+        CU_ASSERT(tau[1] < tau[0]);
+    }
+    bsr_ilu_options o = opts(BSR_ILU2, 0.01);
+    o.fill = -1;
+    bsr_ilu *F = NULL;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_ARG);
+    bsr_matrix_destroy(A);
+}
+
 /* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
  * unusable until the next good refactor, which equals a fresh setup. */
 static void test_refactor_after_failure(void)
@@ -1315,6 +1345,7 @@ int main(int argc, char **argv)
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},
         {"frozen ILUT: LU = A on its pattern", test_frozen_ilut_identity},
+        {"fill target chooses tau1", test_fill_target},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},
         {"refactor after a failed refactor", test_refactor_after_failure},

@@ -46,6 +46,11 @@ typedef struct {
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
                              * as first-order (so L+U contains ILU(0)'s pattern); the
                              * thresholds then decide only the fill outside it */
+    double fill;            /* > 0, ILUT/ILU2: choose tau1 (tau2 = tau1^2 for ILU2) so that the
+                             * stored fill (L+U blocks / A's) comes out near fill: bisection
+                             * in log(tau1) over [1e-4, 0.5], one factorization a trial, at
+                             * most 8, within 2% or the largest fill not above it; the tau1
+                             * chosen is stats.tau1.  0 (default): tau1, tau2 as given */
     int pattern;            /* ILUT/ILU2 refactor: BSR_PATTERN_FROZEN (default) factors the
                              * new values into the pattern the setup chose (L, U and ILU2's
                              * second-order R, W), BSR_PATTERN_REFRESH drops by the
@@ -120,6 +125,7 @@ typedef struct {
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
     int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks; 2: ILU(0) over
                                   * the level schedule of L (no tree); 0: serial */
+    double tau1;               /* ILUT/ILU2: the first-order threshold used (chosen with fill) */
     int pattern_id;            /* bumped whenever L, U and their level schedules are
                                 * rebuilt (ILUT/ILU2 refactor with a new pattern);
                                 * same id = same patterns, same pointers: a device

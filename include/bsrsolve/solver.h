@@ -90,6 +90,9 @@ typedef struct {
                                   of the first solve on the pattern; the next refactor then
                                   is a full setup) */
     double pattern_growth;     /* pattern=auto's factor (default 1.5) */
+    double fill;               /* ILUT/ILU2: > 0 chooses tau1 (tau2 = tau1^2) for this stored fill
+                                  (bsr_ilu_options.fill; reported in the info line), 0 (default):
+                                  tau1 and tau2 as given */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
@@ -111,7 +114,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, history (0|1),
+ * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, history (0|1),
  * progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a canonical string (for reports); returns buf. */
