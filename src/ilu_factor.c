@@ -20,10 +20,11 @@
  * subtrees are factored as OpenMP tasks, each node's separator rows after
  * both children.  Every row is computed by the same code from the same
  * finished rows, hence serial and parallel factors are identical bit for bit.
- * ILU(0) without a tree (natural, RCM, ...): row k reads exactly the rows of
- * its L pattern, which lie in earlier levels of L's level schedule, so the
- * rows of one level are factored in parallel, level after level (same row
- * code, same inputs: again bit-identical to the serial run). */
+ * Without a tree (natural, RCM, ...): row k reads only earlier rows (those of
+ * its lower pattern, known up front for ILU(0) and a frozen pattern, found
+ * while eliminating for the thresholds), so rows run concurrently, each
+ * waiting for the rows it reads (run_levels; same row code, same inputs:
+ * again bit-identical to the serial run). */
 #include "ilu_impl.h"
 #include <limits.h>
 #include <omp.h>
@@ -85,21 +86,43 @@ static int run_node(run_t *R, int t)
     return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
 }
 
-/* ILU(0) without a tree, in parallel and without barriers.  The rows are cut
- * into runs of consecutive rows, a run ending where a row does not read its
- * predecessor (natural 3D order: one grid line per run; at most LV_RUN rows)
- * and streamed in index order like the serial loop (visiting rows level by
- * level instead was measured 2x slower on one thread: the hardware prefetch
- * is lost).  Threads take runs by ticket in index order and, row by row, wait
- * only for the rows really read (their L patterns), each published by a flag
- * (release/acquire): neighbouring lines advance as a pipelined wavefront.
- * An awaited row has a smaller index, so it belongs to a run handed out
- * earlier to a thread that waits only on smaller rows still: no deadlock.
- * A failed row's dependents are skipped (they would read it); every row
- * below the smallest failing row still runs from sound inputs, so the row
- * reported is the serial run's. */
+int ilu_wait_row(const void *flags, int i)
+{
+    const _Atomic int *f = (const _Atomic int *)flags + i;
+    int v, spins = 0;
+    while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0)
+        if (++spins >= 256) { sched_yield(); spins = 0; }   /* shared cores: let it run */
+    return v == 1;
+}
+
+/* Nonzero when row k of the pattern (dp, dc) has column c. */
+static int row_has(const int *dp, const int *dc, int k, int c)
+{
+    for (int q = dp[k]; q < dp[k + 1]; q++) if (dc[q] == c) return 1;
+    return 0;
+}
+
+/* A fixed pattern without a tree (ILU(0)'s, a frozen one), or a threshold
+ * factorization in an order without a tree (natural, RCM), in parallel and
+ * without barriers.  The rows are cut into runs of consecutive rows, a run
+ * ending where a row does not read its predecessor (natural 3D order: one
+ * grid line per run; at most LV_RUN rows) and streamed in index order like
+ * the serial loop (visiting rows level by level instead was measured 2x
+ * slower on one thread: the hardware prefetch is lost).  Threads take runs by
+ * ticket in index order and, row by row, wait only for the rows really read,
+ * each published by a flag (release/acquire): neighbouring lines advance as
+ * a pipelined wavefront.  A fixed pattern (dp, dc: its lower part) names
+ * them up front; a threshold factorization finds them while it eliminates
+ * (inside: ilu_row waits on each row before it reads it; dp, dc is A's
+ * pattern, which only cuts the runs).  An awaited row has a smaller index, so
+ * it belongs to a run handed out earlier to a thread that waits only on
+ * smaller rows still: no deadlock.  A failed row's dependents are skipped
+ * (they would read it); every row below the smallest failing row still runs
+ * from sound inputs, so the row reported is the serial run's, and every row
+ * is computed by the same code from the same rows as the serial run: the
+ * factors are identical bit for bit. */
 #define LV_RUN 256
-static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc)
+static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int inside)
 {
     const bsr_ilu *F = R->F;
     const int n = F->n;
@@ -107,11 +130,10 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc)
     int *run = malloc(sizeof(int) * ((size_t)n + 2)), nr = 0;     /* run r = rows [run[r], run[r+1]) */
     if (!flag || !run) {
         free((void *)flag); free(run);
-        return bsr_error(BSR_ERR_NOMEM, "ILU(0): out of memory for the parallel schedule of %d rows", n);
+        return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) {
-        int reads_prev = dp[k + 1] > dp[k] && dc[dp[k + 1] - 1] == k - 1;   /* columns ascending */
-        if (k == 0 || !reads_prev || k - run[nr - 1] >= LV_RUN) run[nr++] = k;
+        if (k == 0 || !row_has(dp, dc, k, k - 1) || k - run[nr - 1] >= LV_RUN) run[nr++] = k;
         atomic_init(&flag[k], 0);
     }
     run[nr] = n;
@@ -120,23 +142,21 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc)
     #pragma omp parallel num_threads(nt)
     {
         ilu_work *w = &R->work[omp_get_thread_num()];
+        w->flags = inside ? (const void *)flag : NULL;
         for (int t; (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
             for (int k = run[t], ok; k < run[t + 1]; k++) {
                 ok = 1;
-                for (int q = dp[k]; q < dp[k + 1] && ok; q++) {
-                    _Atomic int *f = &flag[dc[q]];
-                    int v, spins = 0;
-                    while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0)
-                        if (++spins >= 256) { sched_yield(); spins = 0; }   /* shared cores: let it run */
-                    ok = v == 1;
-                }
+                for (int q = dp[k]; q < dp[k + 1] && ok && !inside; q++) ok = ilu_wait_row((const void *)flag, dc[q]);
                 if (ok) {
                     bsr_status s = ilu_row(R->F, w, k);
-                    if (s) { run_fail(R, k, s, w->msg); ok = 0; }
+                    if (s && !w->skipped) run_fail(R, k, s, w->msg);
+                    ok = !s;
+                    w->skipped = 0;
                 }
                 atomic_store_explicit(&flag[k], ok ? 1 : 2, memory_order_release);
             }
         }
+        w->flags = NULL;
     }
     free((void *)flag); free(run);
     return BSR_OK;
@@ -296,8 +316,8 @@ static bsr_status assemble(bsr_ilu *F)
 }
 
 /* Numeric factorization of F->aval into L and U: serial, over the ND tree, or
- * (a fixed pattern without a tree: ILU(0)'s, or the frozen one of a refactor)
- * over the level schedule of its lower part.  A threshold factorization then
+ * without a tree by concurrent rows that wait for the rows they read
+ * (run_levels).  A threshold factorization then
  * records its pattern (F->fz) for the refactors. */
 bsr_status ilu_factor(bsr_ilu *F)
 {
@@ -306,9 +326,12 @@ bsr_status ilu_factor(bsr_ilu *F)
     const bsr_levels *dlv = F->mode == 0 ? F->lvL : fz ? fz->lv : NULL;
     const int *dp = F->mode == 0 && F->L ? F->L->rowptr : fz ? fz->lp : NULL;
     const int *dc = F->mode == 0 && F->L ? F->L->colind : fz ? fz->lc : NULL;
-    /* levels: worth it with >= 64 rows per level on average (a barrier each) */
-    int levels = !tree && F->opt.parallel && dlv && dp && omp_get_max_threads() > 1 &&
-                 F->n >= 1024 && F->n >= 64 * dlv->nlevels;
+    /* concurrent rows: a fixed pattern with >= 64 rows per level on average;
+     * a threshold factorization finds its dependencies as it goes */
+    const int inside = F->mode == 1 && !fz;
+    if (inside) { dp = F->ap; dc = F->ac; }
+    int levels = !tree && F->opt.parallel && dp && omp_get_max_threads() > 1 && F->n >= 1024 &&
+                 (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels ? omp_get_max_threads() : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
     bsr_status s = ilu_get_work(F, nt);
@@ -323,7 +346,7 @@ bsr_status ilu_factor(bsr_ilu *F)
         #pragma omp single
         run_node(&R, 0);
     } else if (levels) {
-        s = run_levels(&R, nt, dp, dc);
+        s = run_levels(&R, nt, dp, dc, inside);
         if (s) return s;
     } else {
         run_rows(&R, &F->work[0], 0, F->n);

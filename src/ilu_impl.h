@@ -57,6 +57,10 @@ typedef struct {
     int64_t dropped, sec_used, wkept;
     int rmax;           /* most R blocks in one row */
     int nreg;
+    const void *flags;  /* rows factored concurrently, their dependencies found while
+                         * factoring (threshold kinds): the completion flags to wait on
+                         * before a row is read (ilu_wait_row); NULL otherwise */
+    int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
     char msg[256];      /* error detail of the failing row (threads cannot
                          * use bsr_error: its message is thread-local) */
 } ilu_work;
@@ -107,6 +111,10 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 void ilu_work_clear(ilu_work *w);
 /* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
 bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Wait until row i of a concurrent factorization is done (flags: its
+ * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */
+int ilu_wait_row(const void *flags, int i);
 
 /* Factor block row k into F->rows[k] from the finished rows it references
  * (ilu_row.c); on failure w->msg names the row. */

@@ -97,6 +97,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 
     while (w->nh > 0) {
         int i = heap_pop(w->heap, &w->nh);
+        if (w->flags && !ilu_wait_row(w->flags, i)) { w->skipped = 1; return BSR_ERR_INTERNAL; }
         const ilu_row_t *ri = &F->rows[i];
         const int *uc = ri->ucol;
         const double *uv = ri->uval;

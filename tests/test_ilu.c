@@ -869,9 +869,10 @@ static void test_serial_equals_parallel(void)
     omp_set_num_threads(nt);
 }
 
-/* ILU(0) without a tree (natural, RCM) factored over L's level schedule with
- * 4 threads is identical bit for bit to the serial run, refactor included,
- * float factors included, and fails at the same row with the same message. */
+/* Every kind without a tree (natural, RCM) factored by concurrent rows with
+ * 4 threads is identical bit for bit to the serial run, refactor (frozen
+ * pattern) included, float factors included, and fails at the same row with
+ * the same message. */
 static void test_serial_equals_levels(void)
 {
     int nt = omp_get_max_threads();
@@ -883,10 +884,12 @@ static void test_serial_equals_levels(void)
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(specs[m], BSR_DOUBLE, &P));
         if (!P.A) continue;
+        for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
         for (int r = 0; r < 2; r++)
             for (int fp = 0; fp < 2; fp++) {
                 bsr_ilu_options o;
-                bsr_ilu_options_default(&o, BSR_ILU0);
+                bsr_ilu_options_default(&o, (bsr_ilu_kind)kind);
+                o.tau1 = 0.02;
                 BSR_ASSERT_OK(bsr_order_parse(ords[r], &o.order));
                 o.prec = fp ? BSR_FLOAT : BSR_DOUBLE;
                 o.parallel = 0;
@@ -903,6 +906,7 @@ static void test_serial_equals_levels(void)
                 if (sg.tree_parallel != 2) printf("\n  %s %s: n %d, %d levels\n", specs[m], ords[r], P.A->nbrows, sg.nlevels_L);
                 CU_ASSERT(same_factors(F, G));
                 CU_ASSERT_EQUAL(sf.pivots_regularized, sg.pivots_regularized);
+                CU_ASSERT_EQUAL(sf.dropped, sg.dropped);
                 BSR_ASSERT_OK(bsr_ilu_refactor(G, P.A));
                 CU_ASSERT(same_factors(F, G));
                 bsr_ilu_destroy(F); bsr_ilu_destroy(G);
@@ -1351,7 +1355,7 @@ int main(int argc, char **argv)
         {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
-        {"serial equals parallel (ILU(0) levels)", test_serial_equals_levels},
+        {"serial equals parallel (no tree: concurrent rows, every kind)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
         {"symbolic setup and levels: 1 thread = several", test_symbolic_threads},
