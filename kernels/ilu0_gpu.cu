@@ -283,7 +283,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
 }
 
 typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
-typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int);
 #define SCALE_FN(B) ilu0_scale_b##B,
 #define LEVEL_FN(B) ilu0_level_b##B,
 static const ilu0_scale_fn scale_fn[10] = {BSR_FOR_EACH_B(SCALE_FN)};
@@ -367,8 +367,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     for (int v = 0; v < D->nlevels; v++) {
         const int r0 = D->level_ptr[v], nr = D->level_ptr[v + 1] - r0;
         if (nr <= 0) continue;
-        unsigned nb = (unsigned)((nr + T - 1) / T);
-        level_fn[D->b - 1](D, nb, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
+        level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
         CU_LAUNCHED("ilu0_level");
     }
     int cnt[2] = {0, 0};

@@ -261,6 +261,70 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
     for (int e = 0; e < BB; e++) d[e] = inv[e];
 }
 
+/* Step 2 with a team of lanes per row, lane e holding entry (e / B, e % B)
+ * of each block (B = 2..5: teams of 4, 16 or 32 lanes inside one warp): the
+ * block products are shuffles along the team, the blocks' loads coalesced,
+ * and a level's rows get TW times the threads (a frozen ILU2 pattern has a
+ * thousand levels of a few hundred rows at 1M block rows, each row ~50 block
+ * updates: one thread a row left the device idle).  Each entry is summed in
+ * the order of the one-thread kernel (k ascending), so the factors are the
+ * same; the pivot block is factored and inverted by lane 0. */
+template <int B> struct ilu0_team { enum { W = B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32 }; };
+
+template <int B, int TW>
+__global__ void ilu0_level_team(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
+                                const int *__restrict__ Up, const int *__restrict__ updp,
+                                const int2 *__restrict__ upd, int nL, double *W,
+                                const double *__restrict__ rowref, double pivot_rel, int strict,
+                                int *cnt, unsigned long long *err)
+{
+    const int BB = B * B;
+    const int t = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) / TW), e = threadIdx.x % TW;
+    if (t >= nr) return;   /* the whole team: t is the team's */
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned mask = TW == 32 ? 0xffffffffu : ((1u << TW) - 1) << (lane & ~(unsigned)(TW - 1));
+    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
+    const int i = rows[t];
+    double *Uv = W + (size_t)nL * BB;
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = W + (size_t)l * BB;
+        const int u0 = updp[l], u1 = updp[l + 1];
+        const double xv = x[ee], iv = W[(size_t)upd[u0].x * BB + ee];
+        double m = 0.0;
+        for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
+        if (act) x[e] = m;
+        if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); return; }
+        for (int u = u0 + 1; u < u1; u++) {
+            const int2 q = upd[u];
+            const double sv = W[(size_t)q.x * BB + ee];
+            double *tg = W + (size_t)q.y * BB;
+            double tv = tg[ee];
+            for (int k = 0; k < B; k++) tv -= __shfl_sync(mask, m, r * B + k, TW) * __shfl_sync(mask, sv, k * B + c, TW);
+            if (act) tg[e] = tv;
+        }
+    }
+    double *d = Uv + (size_t)Up[i] * BB;
+    if (__any_sync(mask, act && !isfinite(d[ee]))) { if (e == 0) fail(err, i, E_PIV, 0); return; }
+    double inv[BB];
+    int bad = 0;
+    if (e == 0) {
+        double lu[BB];
+        int piv[B];
+        for (int q = 0; q < BB; q++) lu[q] = d[q];
+        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
+        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
+        else {
+            if (nreg) atomicAdd(&cnt[0], 1);
+            blk_lu_inv<B>(lu, piv, inv);
+            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
+        }
+    }
+    if (__shfl_sync(mask, bad, 0, TW)) return;
+    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
+        if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); return; }
+    if (e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
+}
+
 /* Launch step 1 (scaling) or step 2 (rows r0 .. r0+nr of one level) for block size B. */
 #define ILU0_GPU_DEFINE(B)                                                                                        \
     void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
@@ -274,16 +338,23 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
                                                           D->perm, (const float *)av, D->W, D->dl, D->rowref,     \
                                                           D->cnt, D->err);                                        \
     }                                                                                                             \
-    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, int r0, int nr, double pivot_rel, int strict) \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
     {                                                                                                             \
-        ilu0_level<B><<<nb, T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W,    \
-                                               D->rowref, pivot_rel, strict, D->cnt, D->err);                     \
+        const int TW = ilu0_team<B>::W;                                                                           \
+        if (B == 1 || B * B > 32)                                                                                 \
+            ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(                                     \
+                nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict,     \
+                D->cnt, D->err);                                                                                  \
+        else                                                                                                      \
+            ilu0_level_team<B, TW><<<(unsigned)(((int64_t)nr * TW + 127) / 128), 128, 0, D->stream>>>(            \
+                nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict,     \
+                D->cnt, D->err);                                                                                  \
     }
 
 /* The launchers, one pair per block size. */
 #define ILU0_GPU_DECL(B)                                                                      \
     void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision); \
-    void ilu0_level_b##B(const bsr_gpu_ilu0 *, unsigned, int, int, int, double, int);
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int);
 BSR_FOR_EACH_B(ILU0_GPU_DECL)
 #undef ILU0_GPU_DECL
 
