@@ -225,8 +225,8 @@ static void test_pattern_modes(void)
     bsr_matrix *A2 = offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
     for (int mode = 0; mode < 2; mode++) {
         bsr_solver *s = NULL;
-        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, mode ? "precond=ilu2,tau1=0.05,pattern=auto,pattern_growth=1"
-                                                         : "precond=ilu2,tau1=0.05,pattern=refresh"));
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, mode ? "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=auto,pattern_growth=1"
+                                                         : "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh"));
         BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
         double r;
         bsr_solver_stats st;
