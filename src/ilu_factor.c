@@ -351,6 +351,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     } else {
         run_rows(&R, &F->work[0], 0, F->n);
     }
+    bsr_prof_mark("ilu factor: rows");
     if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
     int64_t dropped = 0, sec = 0, wk = 0;
     int rmax = 0, nreg = 0;
@@ -367,7 +368,9 @@ bsr_status ilu_factor(bsr_ilu *F)
     F->st.pivots_regularized = nreg;
     F->st.tree_parallel = tree ? 1 : levels ? 2 : 0;
     if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
+    bsr_prof_mark("ilu factor: frozen pattern");
     if (!s) s = assemble(F);
+    bsr_prof_mark("ilu factor: L, U and their schedules");
     ilu_rows_free(F, 0);
     return s;
 }

@@ -259,6 +259,7 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     F->valid = 0;
     F->use_fz = frozen && F->fz;
     BSR_TRY(scale(F, A));
+    bsr_prof_mark("ilu numeric: scaling");
     double t0 = now_s();
     BSR_TRY(ilu_factor(F));
     F->st.factor_s = now_s() - t0;
