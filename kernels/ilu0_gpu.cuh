@@ -294,13 +294,20 @@ __global__ void ilu0_level_team(int nr, const int *__restrict__ rows, const int 
         for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
         if (act) x[e] = m;
         if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); return; }
+        /* the next update's source block is loaded before this one's target is
+         * written: sources lie in finished rows, targets in row i, never the same
+         * block, and a row's chain of updates is what bounds a level */
+        int2 q = u0 + 1 < u1 ? upd[u0 + 1] : make_int2(0, 0);
+        double sv = u0 + 1 < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
         for (int u = u0 + 1; u < u1; u++) {
-            const int2 q = upd[u];
-            const double sv = W[(size_t)q.x * BB + ee];
+            const int2 qn = u + 1 < u1 ? upd[u + 1] : q;
+            const double svn = u + 1 < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
             double *tg = W + (size_t)q.y * BB;
             double tv = tg[ee];
             for (int k = 0; k < B; k++) tv -= __shfl_sync(mask, m, r * B + k, TW) * __shfl_sync(mask, sv, k * B + c, TW);
             if (act) tg[e] = tv;
+            q = qn;
+            sv = svn;
         }
     }
     double *d = Uv + (size_t)Up[i] * BB;
