@@ -167,6 +167,7 @@ void ilu_rows_free(bsr_ilu *F, int all)
 {
     if (!F->rows) return;
     if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
+    #pragma omp parallel for schedule(static) if (F->n >= BSR_PAR_ROWS)
     for (int k = 0; k < F->n; k++)
         if (F->rows[k].own) { free(F->rows[k].lcol); free(F->rows[k].lval); }
     free(F->rows);
@@ -286,18 +287,18 @@ static bsr_status assemble(bsr_ilu *F)
             if (*lv) bsr_levels_free(*lv);
             *lv = NULL;
             int64_t nz = 0;
+            #pragma omp parallel for schedule(static) reduction(+ : nz) if (n >= BSR_PAR_ROWS)
             for (int k = 0; k < n; k++) nz += upper ? F->rows[k].nu : F->rows[k].nl;
             if (nz > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor has %lld blocks (> INT_MAX)", (long long)nz);
             BSR_TRY(bsr_matrix_alloc(M, n, n, F->b, (int)nz, F->prec));
-            int p = 0;
-            (*M)->rowptr[0] = 0;
-            for (int k = 0; k < n; k++) {
-                const ilu_row_t *r = &F->rows[k];
-                int cnt = upper ? r->nu : r->nl;
-                memcpy((*M)->colind + p, upper ? r->ucol : r->lcol, sizeof(int) * cnt);
-                p += cnt;
-                (*M)->rowptr[k + 1] = p;
-            }
+            int *rp = (*M)->rowptr, *ci = (*M)->colind;
+            rp[0] = 0;
+            #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+            for (int k = 0; k < n; k++) rp[k + 1] = upper ? F->rows[k].nu : F->rows[k].nl;
+            bsr_scan_par(rp + 1, n);
+            #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+            for (int k = 0; k < n; k++)
+                memcpy(ci + rp[k], upper ? F->rows[k].ucol : F->rows[k].lcol, sizeof(int) * (size_t)(rp[k + 1] - rp[k]));
         }
         bsr_matrix *A = *M;
         A->dev_stale = 1;
