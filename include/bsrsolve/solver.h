@@ -15,10 +15,11 @@
  * context keeps the operator, the preconditioner and every Krylov vector on
  * the device (B and X may be host or device multivectors; host ones are
  * copied once each way).  Preconditioners are built on the CPU (ordering,
- * factorization) and uploaded, except ILU(0) on a CUDA context, which is
- * scaled and factored on the device (factor=gpu, the default there; setup and
- * refactor then do only the symbolic part on the host, once, and refactor
- * uploads A's new values and factors them on the device); on the device:
+ * pattern) and uploaded; the ILUs on a CUDA context are scaled and factored
+ * on the device (factor=gpu, the default there): ILU(0)'s symbolic part runs
+ * once (on the device in natural order), ILUT/ILU2 choose their pattern on
+ * the host at setup, and every refactor uploads A's new values and factors
+ * them into the pattern on the device; on the device:
  * none, jacobi, ilu0/ilut/ilu2
  * (at most 16 right-hand sides per solve with an ILU); ssor is CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
