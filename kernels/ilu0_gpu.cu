@@ -173,6 +173,15 @@ static int level_threads(void)
     return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
 }
 
+/* The sync-free factorization serves block sizes 2..5 (a team of lanes a row).
+ * BSR_ILU0_SYNCFREE=0 keeps the level-by-level launches (to compare). */
+static int syncfree_rows(int b)
+{
+    static int on = -1;
+    if (on < 0) { const char *e = getenv("BSR_ILU0_SYNCFREE"); on = !(e && !strcmp(e, "0")); }
+    return on && b > 1 && b * b <= 32;
+}
+
 /* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
@@ -196,7 +205,7 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     cudaFree(D->perm); cudaFree(D->updp);
     cudaFree(D->upd); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
     cudaFree(D->cnt); cudaFree(D->err);
-    cudaFree(D->lmap); cudaFree(D->umap); cudaFree(D->Lg); cudaFree(D->Ug);
+    cudaFree(D->lmap); cudaFree(D->umap); cudaFree(D->Lg); cudaFree(D->Ug); cudaFree(D->done);
     free(D->level_ptr);
     free(D);
 }
@@ -267,6 +276,7 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->cnt, 2 * sizeof(int));
         if (e == cudaSuccess) e = cudaMalloc((void **)&D->err, sizeof(unsigned long long));
+        if (e == cudaSuccess) e = cudaMalloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
         if (e == cudaSuccess && D->lmap) e = cudaMalloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
         if (e == cudaSuccess && D->umap) e = cudaMalloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
         if (e != cudaSuccess) {
@@ -364,11 +374,17 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     CU_TRY(cudaMemcpyAsync(&key, D->err, sizeof key, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaStreamSynchronize(st));
     if (key != ~0ull) return report(D, key, A);
-    for (int v = 0; v < D->nlevels; v++) {
-        const int r0 = D->level_ptr[v], nr = D->level_ptr[v + 1] - r0;
-        if (nr <= 0) continue;
-        level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
-        CU_LAUNCHED("ilu0_level");
+    if (syncfree_rows(D->b) && n > 0) {   /* one launch, rows waiting for the rows they read */
+        CU_TRY(cudaMemsetAsync(D->done, 0, ((size_t)n + 1) * sizeof(int), st));
+        level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots);
+        CU_LAUNCHED("ilu0_syncfree");
+    } else {
+        for (int v = 0; v < D->nlevels; v++) {
+            const int r0 = D->level_ptr[v], nr = D->level_ptr[v + 1] - r0;
+            if (nr <= 0) continue;
+            level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
+            CU_LAUNCHED("ilu0_level");
+        }
     }
     int cnt[2] = {0, 0};
     CU_TRY(cudaMemcpyAsync(&key, D->err, sizeof key, cudaMemcpyDeviceToHost, st));

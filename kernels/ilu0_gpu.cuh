@@ -9,6 +9,7 @@
 #include "ilu_impl.h"
 #include "ilu0_plan.h"
 #include "ilu0_sym_gpu.cuh"
+#include <cuda/atomic>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct bsr_gpu_ilu0 {
                                  * fewer than nL, nU; gathered through lmap, umap) */
     int *lmap, *umap;           /* device, or NULL */
     double *Lg, *Ug;            /* device: the gathered L, U (with lmap only) */
+    int *done;                  /* device [n+1]: row finished (sync-free kernel), then the ticket */
     int nlevels;
     int *level_ptr;             /* host [nlevels+1] */
     /* device arrays */
@@ -332,7 +334,103 @@ __global__ void ilu0_level_team(int nr, const int *__restrict__ rows, const int 
     if (e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
 }
 
-/* Launch step 1 (scaling) or step 2 (rows r0 .. r0+nr of one level) for block size B. */
+/* Step 2 in one launch, sync-free: teams take rows in the schedule's order by
+ * ticket (done[n]), wait for each row k they read (its flag, acquire), factor
+ * their row as ilu0_level_team does, and publish it (release).  A row waited
+ * on holds a smaller ticket, taken by a team already running: no deadlock.
+ * Rows of different levels overlap, so a level no longer waits for its
+ * slowest row, and there is one launch instead of one a level.  A failed row
+ * is published too (its dependents compute on, the error key names the
+ * smallest failing row). */
+template <int B, int TW>
+__global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
+                                   const int *__restrict__ Up, const int *__restrict__ updp,
+                                   const int2 *__restrict__ upd, int nL, double *W,
+                                   const double *__restrict__ rowref, double pivot_rel, int strict,
+                                   int *cnt, unsigned long long *err, int *done)
+{
+    const int BB = B * B, e = threadIdx.x % TW;
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned mask = TW == 32 ? 0xffffffffu : ((1u << TW) - 1) << (lane & ~(unsigned)(TW - 1));
+    int t = 0;
+    if (e == 0) t = atomicAdd(done + n, 1);
+    t = __shfl_sync(mask, t, 0, TW);
+    if (t >= n) return;
+    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
+    const int i = rows[t];
+    double *Uv = W + (size_t)nL * BB;
+    int bad = 0;
+    for (int l = Lp[i]; l < Lp[i + 1] && !bad; l++) {
+        double *x = W + (size_t)l * BB;
+        const int u0 = updp[l], u1 = updp[l + 1];
+        const int2 p0 = upd[u0];
+        cuda::atomic_ref<int, cuda::thread_scope_device> f(done[p0.y]);
+        while (f.load(cuda::memory_order_acquire) == 0) {}
+        const double xv = x[ee], iv = W[(size_t)p0.x * BB + ee];
+        double m = 0.0;
+        for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
+        if (act) x[e] = m;
+        if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
+        int2 q = u0 + 1 < u1 ? upd[u0 + 1] : make_int2(0, 0);
+        double sv = u0 + 1 < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
+        for (int u = u0 + 1; u < u1; u++) {
+            const int2 qn = u + 1 < u1 ? upd[u + 1] : q;
+            const double svn = u + 1 < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
+            double *tg = W + (size_t)q.y * BB;
+            double tv = tg[ee];
+            for (int k = 0; k < B; k++) tv -= __shfl_sync(mask, m, r * B + k, TW) * __shfl_sync(mask, sv, k * B + c, TW);
+            if (act) tg[e] = tv;
+            q = qn;
+            sv = svn;
+        }
+    }
+    double *d = Uv + (size_t)Up[i] * BB;
+    if (!bad && __any_sync(mask, act && !isfinite(d[ee]))) { if (e == 0) fail(err, i, E_PIV, 0); bad = 1; }
+    double inv[BB];
+    if (!bad && e == 0) {
+        double lu[BB];
+        int piv[B];
+        for (int q = 0; q < BB; q++) lu[q] = d[q];
+        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
+        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
+        else {
+            if (nreg) atomicAdd(&cnt[0], 1);
+            blk_lu_inv<B>(lu, piv, inv);
+            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
+        }
+    }
+    bad = __shfl_sync(mask, bad, 0, TW);
+    for (int q = Up[i] + 1; q < Up[i + 1] && !bad; q++)
+        if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); bad = 1; }
+    if (!bad && e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
+    __threadfence();          /* every lane's writes of row i, before its flag */
+    __syncwarp(mask);
+    if (e == 0) cuda::atomic_ref<int, cuda::thread_scope_device>(done[i]).store(1, cuda::memory_order_release);
+}
+
+/* Step 2 for block size B: the rows r0 .. r0+nr of one level, or (r0 < 0,
+ * b = 2..5) all nr rows sync-free (D->done zeroed by the caller). */
+template <int B>
+void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)
+{
+    if constexpr (B > 1 && B * B <= 32) {
+        const int TW = ilu0_team<B>::W;
+        const unsigned nb = (unsigned)(((int64_t)nr * TW + 127) / 128);
+        if (r0 < 0)
+            ilu0_syncfree_team<B, TW><<<nb, 128, 0, D->stream>>>(nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL,
+                                                                 D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
+                                                                 D->done);
+        else
+            ilu0_level_team<B, TW><<<nb, 128, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL,
+                                                              D->W, D->rowref, pivot_rel, strict, D->cnt, D->err);
+    } else {
+        ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp,
+                                                                          D->upd, D->nL, D->W, D->rowref, pivot_rel,
+                                                                          strict, D->cnt, D->err);
+    }
+}
+
+/* Launch step 1 (scaling) or step 2 for block size B. */
 #define ILU0_GPU_DEFINE(B)                                                                                        \
     void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
     {                                                                                                             \
@@ -347,15 +445,7 @@ __global__ void ilu0_level_team(int nr, const int *__restrict__ rows, const int 
     }                                                                                                             \
     void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
     {                                                                                                             \
-        const int TW = ilu0_team<B>::W;                                                                           \
-        if (B == 1 || B * B > 32)                                                                                 \
-            ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(                                     \
-                nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict,     \
-                D->cnt, D->err);                                                                                  \
-        else                                                                                                      \
-            ilu0_level_team<B, TW><<<(unsigned)(((int64_t)nr * TW + 127) / 128), 128, 0, D->stream>>>(            \
-                nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict,     \
-                D->cnt, D->err);                                                                                  \
+        ilu0_level_launch<B>(D, T, r0, nr, pivot_rel, strict);                                                    \
     }
 
 /* The launchers, one pair per block size. */

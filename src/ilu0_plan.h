@@ -67,7 +67,8 @@ BSR_HD static inline int bsr_ilu0_map_row(int k, const int *ap, const int *ac, c
 }
 
 /* The update list of lower block l (row i, column k) into out (pairs; NULL:
- * count only); returns its length.  Row i's pattern is its lower row then its
+ * count only); returns its length.  The first pair is (W index of row k's
+ * inverted pivot, k).  Row i's pattern is its lower row then its
  * upper row (the pivot first), columns ascending, and the upper row k ascends
  * too: the columns j of U_kj found in row i come from one merge that starts
  * after block l.  ILU2's rule: a second-order block (lk[l] = 1) updates with
@@ -78,7 +79,7 @@ BSR_HD static inline int bsr_ilu0_updates_of(int i, int l, const int *Lp, const 
 {
     const int k = Lc[l], second = lk && lk[l];
     int len = 1, a = l + 1, a1 = Lp[i + 1], u = Up[i], u1 = Up[i + 1];
-    if (out) { out[0] = nL + Up[k]; out[1] = -1; }
+    if (out) { out[0] = nL + Up[k]; out[1] = k; }
     for (int q = Up[k] + 1; q < Up[k + 1]; q++) {
         if (second && uk[q]) continue;
         const int j = Uc[q];
@@ -111,7 +112,7 @@ bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw
 
 /* Update lists: for lower block l of row i (column k), list pairs
  * [ptr[l], ptr[l+1]) (2 ints each, *n pairs in all): first (W index of row
- * k's inverted pivot, -1), then for each upper block (k,j), j > k, that block
+ * k's inverted pivot, k: the row to wait for), then for each upper block (k,j), j > k, that block
  * l's class updates with and whose column is in row i's pattern, (W index of
  * U_kj, W index of the target block (i,j)), in U's order.  *ptr ([nL+1]) and
  * *list are malloc'ed for the caller. */
