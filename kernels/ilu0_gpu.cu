@@ -1,28 +1,33 @@
-/* On-device numeric block ILU(0): scaling and factorization of the ILU
- * module's ILU(0) (src/ilu_*.c) on the GPU, for CFD codes that refactor
- * every time step.
+/* On-device numeric block ILU: scaling and factorization of the ILU module's
+ * ILU(0), or of ILUT/ILU2 into the frozen pattern of their setup
+ * (src/ilu_pattern.c), on the GPU, for CFD codes that refactor every time
+ * step.
  *
- * Symbolic work is done once, on the device, from a bsr_ilu set up for ILU(0)
- * (its ordering, map of A onto the permuted rows, L/U patterns and L's level
- * schedule; the per-row functions of src/ilu0_plan.h, whose host loops are
- * the reference): for every A block its destination in the factors, and for
- * every L block (i,k) the list of updates (U_kj position, target position in
- * row i) for the columns j of row k's U that are in row i's pattern.  Numeric
- * phase, all on the device:
+ * Symbolic work is done once, on the device, from a bsr_ilu after setup (its
+ * ordering, map of A onto the permuted rows, the pattern and its lower
+ * part's level schedule; the per-row functions of src/ilu0_plan.h, whose
+ * host loops are the reference): for every A block its destination in the
+ * factors (-1: outside a frozen pattern), and for every lower block (i,k) the
+ * list of updates (upper block (k,j), target (i,j)) for the columns j of row
+ * k's upper part in row i's pattern; ILU2's rule is in the lists (a
+ * second-order block updates with first-order ones only: R * W is never
+ * formed).  Numeric phase, all on the device:
  *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
- *     laid out as the host factors (L blocks, then U blocks with the diagonal
- *     first), Ds = inverse diagonal blocks with the CPU's fallback rule,
- *     rowref = largest scaled block norm / sqrt(b);
- *  2. factor, one launch per level of L's schedule, one thread per row (rows
- *     of a level are independent; every row reads only rows of earlier
- *     levels): row i in IKJ form exactly as ilu_row.c with the fixed
- *     pattern: L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj;
- *     finally the pivot is LU-factored with the same regularization rule
- *     (|p| < pivot_rel * rowref_i -> sign(p) * pivot_rel * rowref_i, counted
- *     per block) and inverted in place.  The operation order per block equals
- *     the CPU's, so the factors agree to rounding (FMA contraction);
- *  3. the values are gathered into the device preconditioner's level-ordered
- *     storage (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
+ *     laid out as the pattern (lower blocks, then upper blocks with the
+ *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
+ *     diagonal blocks with the CPU's fallback rule, rowref = largest scaled
+ *     block norm / sqrt(b);
+ *  2. factor row i in IKJ form exactly as ilu_row.c with a fixed pattern:
+ *     L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj; the
+ *     pivot LU-factored with the same regularization rule (|p| < pivot_rel *
+ *     rowref_i -> sign(p) * pivot_rel * rowref_i, counted per block) and
+ *     inverted in place.  b = 2..5: a team of b*b lanes a row, all rows in
+ *     one sync-free launch (ilu0_syncfree_team); else one thread a row, one
+ *     launch a level.  The operation order per block equals the CPU's, so the
+ *     factors agree to rounding (FMA contraction);
+ *  3. L and U (without ILU2's second-order blocks, gathered when there are
+ *     some) go into the device preconditioner's level-ordered storage
+ *     (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
  * Errors (non-finite values, zero rows, singular pivots with strict_pivots)
  * are recorded with one 64-bit atomicMin of (row, kind, position): the
  * smallest failing row wins, as on the CPU, and the message names it. */
@@ -173,14 +178,8 @@ static int level_threads(void)
     return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
 }
 
-/* The sync-free factorization serves block sizes 2..5 (a team of lanes a row).
- * BSR_ILU0_SYNCFREE=0 keeps the level-by-level launches (to compare). */
-static int syncfree_rows(int b)
-{
-    static int on = -1;
-    if (on < 0) { const char *e = getenv("BSR_ILU0_SYNCFREE"); on = !(e && !strcmp(e, "0")); }
-    return on && b > 1 && b * b <= 32;
-}
+/* The sync-free factorization serves block sizes 2..5 (a team of lanes a row). */
+static int syncfree_rows(int b) { return b > 1 && b * b <= 32; }
 
 /* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)

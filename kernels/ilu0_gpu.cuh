@@ -266,77 +266,18 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
 /* Step 2 with a team of lanes per row, lane e holding entry (e / B, e % B)
  * of each block (B = 2..5: teams of 4, 16 or 32 lanes inside one warp): the
  * block products are shuffles along the team, the blocks' loads coalesced,
- * and a level's rows get TW times the threads (a frozen ILU2 pattern has a
- * thousand levels of a few hundred rows at 1M block rows, each row ~50 block
- * updates: one thread a row left the device idle).  Each entry is summed in
- * the order of the one-thread kernel (k ascending), so the factors are the
- * same; the pivot block is factored and inverted by lane 0. */
+ * and the rows get TW times the threads (a frozen ILU2 pattern has a thousand
+ * levels of a few hundred rows at 1M block rows, each row ~50 block updates:
+ * one thread a row left the device idle, 0.27 s against 0.05 s with teams
+ * level by level and 0.038 s sync-free, bench/RESULTS.md).  Each entry is
+ * summed in the order of the one-thread kernel (k ascending), so the factors
+ * are the same; the pivot block is factored and inverted by lane 0. */
 template <int B> struct ilu0_team { enum { W = B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32 }; };
-
-template <int B, int TW>
-__global__ void ilu0_level_team(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
-                                const int *__restrict__ Up, const int *__restrict__ updp,
-                                const int2 *__restrict__ upd, int nL, double *W,
-                                const double *__restrict__ rowref, double pivot_rel, int strict,
-                                int *cnt, unsigned long long *err)
-{
-    const int BB = B * B;
-    const int t = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) / TW), e = threadIdx.x % TW;
-    if (t >= nr) return;   /* the whole team: t is the team's */
-    const unsigned lane = threadIdx.x & 31;
-    const unsigned mask = TW == 32 ? 0xffffffffu : ((1u << TW) - 1) << (lane & ~(unsigned)(TW - 1));
-    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
-    const int i = rows[t];
-    double *Uv = W + (size_t)nL * BB;
-    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
-        double *x = W + (size_t)l * BB;
-        const int u0 = updp[l], u1 = updp[l + 1];
-        const double xv = x[ee], iv = W[(size_t)upd[u0].x * BB + ee];
-        double m = 0.0;
-        for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
-        if (act) x[e] = m;
-        if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); return; }
-        /* the next update's source block is loaded before this one's target is
-         * written: sources lie in finished rows, targets in row i, never the same
-         * block, and a row's chain of updates is what bounds a level */
-        int2 q = u0 + 1 < u1 ? upd[u0 + 1] : make_int2(0, 0);
-        double sv = u0 + 1 < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
-        for (int u = u0 + 1; u < u1; u++) {
-            const int2 qn = u + 1 < u1 ? upd[u + 1] : q;
-            const double svn = u + 1 < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
-            double *tg = W + (size_t)q.y * BB;
-            double tv = tg[ee];
-            for (int k = 0; k < B; k++) tv -= __shfl_sync(mask, m, r * B + k, TW) * __shfl_sync(mask, sv, k * B + c, TW);
-            if (act) tg[e] = tv;
-            q = qn;
-            sv = svn;
-        }
-    }
-    double *d = Uv + (size_t)Up[i] * BB;
-    if (__any_sync(mask, act && !isfinite(d[ee]))) { if (e == 0) fail(err, i, E_PIV, 0); return; }
-    double inv[BB];
-    int bad = 0;
-    if (e == 0) {
-        double lu[BB];
-        int piv[B];
-        for (int q = 0; q < BB; q++) lu[q] = d[q];
-        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
-        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
-        else {
-            if (nreg) atomicAdd(&cnt[0], 1);
-            blk_lu_inv<B>(lu, piv, inv);
-            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
-        }
-    }
-    if (__shfl_sync(mask, bad, 0, TW)) return;
-    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
-        if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); return; }
-    if (e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
-}
 
 /* Step 2 in one launch, sync-free: teams take rows in the schedule's order by
  * ticket (done[n]), wait for each row k they read (its flag, acquire), factor
- * their row as ilu0_level_team does, and publish it (release).  A row waited
+ * their row (lane e: entry e of each block, see ilu0_team), and publish it
+ * (release).  A row waited
  * on holds a smaller ticket, taken by a team already running: no deadlock.
  * Rows of different levels overlap, so a level no longer waits for its
  * slowest row, and there is one launch instead of one a level.  A failed row
@@ -408,21 +349,17 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
     if (e == 0) cuda::atomic_ref<int, cuda::thread_scope_device>(done[i]).store(1, cuda::memory_order_release);
 }
 
-/* Step 2 for block size B: the rows r0 .. r0+nr of one level, or (r0 < 0,
- * b = 2..5) all nr rows sync-free (D->done zeroed by the caller). */
+/* Step 2 for block size B: b = 2..5 all nr rows sync-free (r0 < 0, D->done
+ * zeroed by the caller), else the rows r0 .. r0+nr of one level. */
 template <int B>
 void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)
 {
     if constexpr (B > 1 && B * B <= 32) {
         const int TW = ilu0_team<B>::W;
-        const unsigned nb = (unsigned)(((int64_t)nr * TW + 127) / 128);
-        if (r0 < 0)
-            ilu0_syncfree_team<B, TW><<<nb, 128, 0, D->stream>>>(nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL,
-                                                                 D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
-                                                                 D->done);
-        else
-            ilu0_level_team<B, TW><<<nb, 128, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp, D->upd, D->nL,
-                                                              D->W, D->rowref, pivot_rel, strict, D->cnt, D->err);
+        (void)T; (void)r0;
+        ilu0_syncfree_team<B, TW><<<(unsigned)(((int64_t)nr * TW + 127) / 128), 128, 0, D->stream>>>(
+            nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
+            D->done);
     } else {
         ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp,
                                                                           D->upd, D->nL, D->W, D->rowref, pivot_rel,
