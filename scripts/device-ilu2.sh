@@ -12,18 +12,20 @@ mkdir -p "$O"
 cmake -S . -B "$B" -DCMAKE_CUDA_ARCHITECTURES=90 -DBSR_CUDA=ON > "$O/build.log" 2>&1 &&
   cmake --build "$B" -j16 >> "$O/build.log" 2>&1 || { tail -40 "$O/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-M=$(cd "$M" 2>/dev/null && pwd)
+M=$(cd "$M" 2>/dev/null && pwd); R=$(pwd)
 cd "$B" || exit 1
 run() { f=$1; t=$2; shift 2; echo "== bsrsolve $*" >> "$O/$f"; timeout -s KILL "$t" ./bsrsolve "$@" >> "$O/$f" 2>&1; echo "rc=$?" >> "$O/$f"; }
 if [ "${PART:-1}" = 2 ]; then
   # target 2: the hard class, ILU2 on the device against ILU(0), cuSPARSE and UMFPACK in the same process
-  for g in rotconv3d:40,4 rotconv3d:30,5; do
-    run hard.log 280 --gen $g --backend cuda --compare cusparse --reference umfpack --steps 2 --config precond=ilu2,tau1=${TAU:-0.02},reorder=natural,rtol=1e-10
-    run hard.log 60 --gen $g --backend cuda --config precond=ilu0,reorder=natural,rtol=1e-10,maxit=1000
+  for g in ${HARD:-rotconv3d:40,4 rotconv3d:30,5}; do
+    run hard.log 280 --gen $g --backend cuda --compare cusparse --reference umfpack --steps 2 --config precond=ilu2,tau1=${TAU:-0.02},rtol=1e-10,profile=1
+    run hard.log 60 --gen $g --backend cuda --config precond=ilu0,rtol=1e-10,maxit=1000
   done
   # target 3: the CPU backend at 27,000 block rows against UMFPACK (this machine's 16 cores)
   run hard.log 200 --gen rotconv3d:30,4 --reference umfpack --config precond=ilu2,tau1=${TAU:-0.02},rtol=1e-10
-  grep -vE "^ *(n =|problem)|^prof" "$O/hard.log" | cut -c1-170
+  # ILU2 beside INMOST's (one thread each; the driver in the matrix folder when carried along)
+  [ -x "$M/ilu2_driver" ] && OMP_NUM_THREADS=1 INMOST="$M/ilu2_driver" sh "$R/bench/ilu2_vs_inmost.sh" ./bsrsolve "$M" > "$O/inmost.md" 2>&1
+  grep -vE "^ *(n =|problem)|^prof: (solve|gpu)" "$O/hard.log" | cut -c1-170
   exit 0
 fi
 T0=$(date +%s)
