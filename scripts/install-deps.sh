@@ -2,7 +2,7 @@
 # Install bsrsolve's build dependencies from Debian packages, only those missing.
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -eu
-pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev"
+pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g-dev"
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -24,6 +24,7 @@ provided() {
     libmetis-dev) have_header metis.h ;;
     libsuitesparse-dev) have_header umfpack.h ;;
     libcunit1-dev) have_header CUnit/CUnit.h ;;
+    zlib1g-dev) have_header zlib.h ;;
     *) return 1 ;;
   esac
 }

@@ -143,8 +143,8 @@ bsr_kernel bsr_kernel_auto(const bsr_context *ctx, const bsr_matrix *A, int k)
 static bsr_status spmm_cuda(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
                             const bsr_multivec *X, double beta, bsr_multivec *Y)
 {
-    if (A->b > 10)
-        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ctx_spmm: GPU kernels support blocks 1..10, A has %d", A->b);
+    if (A->b > BSR_MAX_BLOCK)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ctx_spmm: GPU kernels support blocks 1..%d, A has %d", BSR_MAX_BLOCK, A->b);
     if (!bsr_matrix_on_device(A)) BSR_TRY(bsr_cuda_matrix_upload(ctx, (bsr_matrix *)A));
     if (!bsr_multivec_on_device(X)) BSR_TRY(bsr_multivec_upload(ctx, (bsr_multivec *)X));
     int y_host = !bsr_multivec_on_device(Y);

@@ -17,15 +17,17 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Number of b x b blocks touched by C's pattern (C square, n % b == 0).
+/* Number of b x b blocks touched by C's pattern (C square, n % b == 0); with
+ * nz_only, by its nonzero values only (explicitly stored zeros touch nothing).
  * mark[] has n/b entries, all -1 on entry and on exit. */
-static int64_t count_blocks(const bsr_csr *C, int b, int *mark)
+static int64_t count_blocks(const bsr_csr *C, int b, int nz_only, int *mark)
 {
     int64_t nb = 0;
     int N = C->nrows / b;
     for (int I = 0; I < N; I++) {
         for (int r = I * b; r < (I + 1) * b; r++)
             for (int64_t p = C->rowptr[r]; p < C->rowptr[r + 1]; p++) {
+                if (nz_only && C->val && C->val[p] == 0) continue;
                 int J = C->colind[p] / b;
                 if (mark[J] != I) { mark[J] = I; nb++; }
             }
@@ -34,14 +36,22 @@ static int64_t count_blocks(const bsr_csr *C, int b, int *mark)
     return nb;
 }
 
-/* Largest b in 1..10 dividing n with fill ratio <= max_fill. */
+/* Largest b in 2..BSR_MAX_BLOCK dividing n whose blocks hold at most max_fill
+ * times the nonzeros (1 if none does).  Explicitly stored zeros are left out
+ * of both counts: files that store whole blocks of a smaller b with zeros
+ * would otherwise look as dense as a larger, wrong b. */
 static int detect_block(const bsr_csr *C, double max_fill, int *mark)
 {
+    int64_t nz = C->nnz;
+    if (C->val) {
+        nz = 0;
+        for (int64_t p = 0; p < C->nnz; p++) nz += C->val[p] != 0;
+    }
     int best = 1;
-    if (C->nnz == 0) return 1;
-    for (int b = 2; b <= 10; b++) {
+    if (nz == 0) return 1;
+    for (int b = 2; b <= BSR_MAX_BLOCK; b++) {
         if (C->nrows % b || C->ncols % b) continue;
-        double fill = (double)count_blocks(C, b, mark) * b * b / (double)C->nnz;
+        double fill = (double)count_blocks(C, b, 1, mark) * b * b / (double)nz;
         if (fill <= max_fill) best = b;
     }
     return best;
@@ -67,7 +77,7 @@ bsr_status bsr_from_csr(const bsr_csr *C, int b, double max_fill, bsr_precision 
                          C->nrows, C->ncols, b, b);
     }
     int N = C->nrows / b, M = C->ncols / b;
-    int64_t nnzb = count_blocks(C, b, mark);
+    int64_t nnzb = count_blocks(C, b, 0, mark);
     if (nnzb > INT32_MAX) { free(mark); return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_from_csr: %lld blocks exceed the 32-bit index range", (long long)nnzb); }
     bsr_matrix *B;
     bsr_status s = bsr_matrix_alloc(&B, N, M, b, (int)nnzb, prec);

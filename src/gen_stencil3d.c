@@ -25,8 +25,8 @@ static bsr_status parse(const char *params, int *G, int *B)
     if (*end == ':') {
         const char *q = end + 1;
         bb = strtol(q, &end, 10);
-        if (end == q || bb < 1 || bb > 10)
-            return bsr_error(BSR_ERR_ARG, "stencil3d: block size '%s' must be 1..10", q);
+        if (end == q || bb < 1 || bb > BSR_MAX_BLOCK)
+            return bsr_error(BSR_ERR_ARG, "stencil3d: block size '%s' must be 1..%d", q, BSR_MAX_BLOCK);
     }
     if (*end) return bsr_error(BSR_ERR_ARG, "stencil3d: unexpected '%s' in parameters", end);
     *G = (int)g; *B = (int)bb;

@@ -13,11 +13,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef BSR_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 /* ---- chunked line reader ----------------------------------------------- */
 
 typedef struct {
     FILE *f;
+#ifdef BSR_HAVE_ZLIB
+    gzFile gz;            /* set instead of f for gzip-compressed files */
+#endif
     const char *path;
     char *buf;
     size_t cap, beg, end; /* unread bytes are buf[beg..end) */
@@ -30,7 +36,29 @@ typedef struct {
  * line is taken for a mistake rather than tried as an allocation. */
 #define MM_DENSE_MAX ((int64_t)1 << 37)
 
-/* Open path for chunked line reading. */
+/* Close whichever file the reader has open. */
+static void rd_close_files(mm_reader *r)
+{
+    if (r->f) fclose(r->f);
+#ifdef BSR_HAVE_ZLIB
+    if (r->gz) gzclose(r->gz);
+    r->gz = NULL;
+#endif
+    r->f = NULL;
+}
+
+/* 1 when the file starts with the gzip magic bytes (the file position is
+ * left at the start). */
+static int is_gzip(FILE *f)
+{
+    unsigned char m[2];
+    size_t got = fread(m, 1, 2, f);
+    rewind(f);
+    return got == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+/* Open path for chunked line reading; gzip files (recognized by their first
+ * bytes, whatever their name) are decompressed while read. */
 static bsr_status rd_open(mm_reader *r, const char *path)
 {
     memset(r, 0, sizeof *r);
@@ -41,19 +69,62 @@ static bsr_status rd_open(mm_reader *r, const char *path)
     /* small files get a small buffer; large ones are read MM_CHUNK at a time */
     struct stat st;
     r->cap = MM_CHUNK;
-    if (!fstat(fileno(r->f), &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size < MM_CHUNK)
+    int reg = !fstat(fileno(r->f), &st) && S_ISREG(st.st_mode);
+    int gz = reg && is_gzip(r->f); /* a pipe cannot be rewound: read as text */
+    if (reg && !gz && (uint64_t)st.st_size < MM_CHUNK)
         r->cap = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
+    if (gz) {
+#ifdef BSR_HAVE_ZLIB
+        /* gzdopen takes over a duplicate so that fclose below leaves it open */
+        int fd = dup(fileno(r->f));
+        fclose(r->f);
+        r->f = NULL;
+        if (fd < 0 || !(r->gz = gzdopen(fd, "rb"))) {
+            if (fd >= 0) close(fd);
+            return bsr_error(BSR_ERR_IO, "%s: cannot open for gzip decompression", path);
+        }
+#else
+        fclose(r->f);
+        r->f = NULL;
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: gzip-compressed, but this build of bsrsolve has no zlib "
+                         "(install zlib1g-dev and rebuild, or gunzip the file)", path);
+#endif
+    }
     r->buf = bsr_malloc(r->cap + 1, "Matrix Market read buffer");
-    if (!r->buf) { fclose(r->f); r->f = NULL; return BSR_ERR_NOMEM; }
+    if (!r->buf) { rd_close_files(r); return BSR_ERR_NOMEM; }
     return BSR_OK;
 }
 
 /* Close the reader and free its buffer. */
 static void rd_close(mm_reader *r)
 {
-    if (r->f) fclose(r->f);
+    rd_close_files(r);
     free(r->buf);
-    r->f = NULL; r->buf = NULL;
+    r->buf = NULL;
+}
+
+/* Read up to n bytes into p: the count, 0 at end of input, or -(status) on
+ * a read error or a corrupt / truncated gzip stream. */
+static int64_t rd_raw(mm_reader *r, char *p, size_t n)
+{
+#ifdef BSR_HAVE_ZLIB
+    if (r->gz) {
+        if (n > INT32_MAX) n = INT32_MAX;
+        int got = gzread(r->gz, p, (unsigned)n);
+        int zerr = Z_OK;
+        const char *msg = got > 0 ? NULL : gzerror(r->gz, &zerr);
+        if (got > 0) return got;
+        if (zerr == Z_OK || zerr == Z_STREAM_END) return 0;
+        if (zerr == Z_ERRNO) msg = strerror(errno);
+        return -(int64_t)bsr_error(zerr == Z_MEM_ERROR ? BSR_ERR_NOMEM : BSR_ERR_IO,
+                                    "%s:%lld: gzip stream is corrupt or truncated: %s", r->path,
+                                    (long long)r->line + 1, msg ? msg : "unknown zlib error");
+    }
+#endif
+    size_t got = fread(p, 1, n, r->f);
+    if (got == 0 && ferror(r->f))
+        return -(int64_t)bsr_error(BSR_ERR_IO, "%s:%lld: read error: %s", r->path, (long long)r->line + 1, strerror(errno));
+    return (int64_t)got;
 }
 
 /* Next line as [*s, *e), NUL-terminated at *e (the '\n' is overwritten).
@@ -80,13 +151,10 @@ static int rd_line(mm_reader *r, char **s, char **e)
             if (!nb) return -(int)bsr_error(BSR_ERR_NOMEM, "%s:%lld: line too long to buffer", r->path, (long long)r->line + 1);
             r->buf = nb; r->cap *= 2;
         }
-        size_t got = fread(r->buf + r->end, 1, r->cap - r->end, r->f);
-        r->end += got;
-        if (got == 0) {
-            if (ferror(r->f))
-                return -(int)bsr_error(BSR_ERR_IO, "%s:%lld: read error: %s", r->path, (long long)r->line + 1, strerror(errno));
-            r->eof = 1;
-        }
+        int64_t got = rd_raw(r, r->buf + r->end, r->cap - r->end);
+        if (got < 0) return (int)got;
+        r->end += (size_t)got;
+        if (got == 0) r->eof = 1;
     }
 }
 
@@ -175,7 +243,9 @@ static bsr_status rd_err(const mm_reader *r, bsr_status st, const char *fmt, ...
     return bsr_error(st, "%s:%lld: %s", r->path, (long long)r->line, what);
 }
 
-/* Next line that is neither blank nor a comment: 1, 0 at EOF, or -(status). */
+/* Next line that is neither blank nor a comment: 1, 0 at EOF, or -(status).
+ * A banner after the first line is an error, not a comment: it means two
+ * files were concatenated, and merging them silently gives a wrong matrix. */
 static int data_line(mm_reader *r, char **s, char **e)
 {
     for (;;) {
@@ -184,6 +254,9 @@ static int data_line(mm_reader *r, char **s, char **e)
         char *p = *s;
         while (p < *e && is_ws(*p)) p++;
         if (p < *e && *p != '%') { *s = p; return 1; }
+        char *q = p, *t = next_tok(&q, *e);
+        if (t && tok_is(t, q, "%%matrixmarket"))
+            return -(int)rd_err(r, BSR_ERR_PARSE, "second %%%%MatrixMarket banner (concatenated files?)");
     }
 }
 

@@ -408,6 +408,9 @@ static const bad_case bad[] = {
     {"arrsize.mtx", "%%MatrixMarket matrix array real general\n2\n1\n2\n", 1, BSR_ERR_PARSE, 2, "missing number of columns"},
     {"object.mtx", "%%MatrixMarket vector coordinate real general\n3 1\n1 1\n", 0, BSR_ERR_PARSE, 1, "object 'vector'"},
     {"nul.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\0\n", 0, BSR_ERR_PARSE, 3, "not a number"},
+    {"cat.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n%%MatrixMarket matrix coordinate real general\n2 2 1\n2 2 1\n", 0, BSR_ERR_PARSE, 4, "second %%MatrixMarket banner"},
+    {"cat2.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n  %%matrixmarket matrix coordinate real general\n2 2 1\n2 2 1\n", 2, BSR_ERR_PARSE, 3, "second"},
+    {"catarr.mtx", "%%MatrixMarket matrix array real general\n2 1\n1\n%%MatrixMarket matrix array real general\n2\n", 1, BSR_ERR_PARSE, 4, "banner"},
 };
 
 /* Test: malformed files. */

@@ -42,7 +42,8 @@ typedef enum { BSR_DOUBLE = 0, BSR_FLOAT = 1 } bsr_precision;
 /* Size in bytes of one value of precision p. */
 size_t bsr_precision_size(bsr_precision p);
 
-#define BSR_MAX_BLOCK 16
+/* Largest block size b accepted anywhere (library, CLI, GPU kernels). */
+#define BSR_MAX_BLOCK 10
 
 /* ---- BSR matrix ------------------------------------------------------- */
 typedef struct bsr_matrix bsr_matrix;
