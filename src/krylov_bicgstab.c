@@ -6,13 +6,21 @@
  * is that of the original system, so the stopping test needs no extra work; a
  * converged column's true residual is still recomputed once, and a column whose
  * recurrence drifted is restarted from its true residual.  Breakdowns
- * (rho = (rhat, r) ~ 0, (rhat, v) ~ 0, omega ~ 0) restart the column from its
- * true residual, at most max_restarts times. */
+ * (rho = (rhat, r) ~ 0, (rhat, v) ~ 0, omega ~ 0, any of them not finite, or
+ * a residual that stopped moving) restart the column from its true residual,
+ * at most max_restarts times; then it stops as a breakdown. */
 #include "solver_impl.h"
 #include <math.h>
 #include <string.h>
 
 #define BD_EPS 1e-13 /* relative size below which an inner product counts as a breakdown */
+/* A column whose residual norm changes by at most STALL_TOL relatively in
+ * STALL_RUN successive steps no longer moves: its Krylov space stopped
+ * growing in floating point (e.g. a preconditioner with regularized zero
+ * pivots makes A M^{-1} numerically rank one), which no inner-product test
+ * sees; it is handled as a breakdown. */
+#define STALL_TOL 1e-12
+#define STALL_RUN 3
 
 enum { R, RHAT, P, V, PHAT, S, SHAT, T, NV };
 typedef struct { bsr_multivec *r, *rhat, *p, *v; } vecs;
@@ -30,7 +38,8 @@ static bsr_status reset_cols(const bsr_kops *o, vecs *w, const unsigned char *ma
     return BSR_OK;
 }
 
-bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+/* The method in the units it is given (see bsr_krylov_scaled). */
+static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
                                bsr_kstate *ks)
 {
     int k = o->k;
@@ -46,9 +55,9 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
     double *rho = sc, *alpha = sc + k, *omega = sc + 2 * k, *beta = sc + 3 * k, *d1 = sc + 4 * k,
            *d2 = sc + 5 * k, *rn = sc + 6 * k, *sn = sc + 7 * k, *one = sc + 8 * k,
            *zero = sc + 9 * k, *c1 = sc + 10 * k, *c2 = sc + 11 * k, *c3 = sc + 12 * k,
-           *rhatn = sc + 13 * k;
+           *rhatn = sc + 13 * k, *prevn = sc + 14 * k, *still = sc + 15 * k;
     unsigned char *half = m, *rest = m + k, *was = m + 2 * k, *bd = m + 3 * k;
-    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; }
+    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; prevn[j] = -1; }
 
     /* r = b - A x, and the iteration-0 test (x0 may already solve it) */
     if ((st = bsr_kops_residual(o, B, X, w.r)) || (st = bsr_kops_norm2(o, w.r, rn))) goto done;
@@ -67,7 +76,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         have_d1 = 0;
         for (int j = 0; j < k; j++) {
             if (!act[j]) continue;
-            if (!(fabs(d1[j]) > BD_EPS * rhatn[j] * rn[j])) { bd[j] = 1; continue; }
+            if (!(fabs(d1[j]) > BD_EPS * rhatn[j] * rn[j]) || !isfinite(d1[j])) { bd[j] = 1; continue; }
             beta[j] = (d1[j] / rho[j]) * (alpha[j] / omega[j]);
             rho[j] = d1[j];
             c1[j] = -beta[j] * omega[j];
@@ -82,7 +91,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         for (int j = 0; j < k; j++) c2[j] = sqrt(c2[j] > 0 ? c2[j] : (c2[j] == c2[j] ? 0 : c2[j]));
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
-            if (!(fabs(d2[j]) > BD_EPS * rhatn[j] * c2[j])) { bd[j] = 1; rest[j] = 0; continue; }
+            if (!(fabs(d2[j]) > BD_EPS * rhatn[j] * c2[j]) || !isfinite(d2[j])) { bd[j] = 1; rest[j] = 0; continue; }
             alpha[j] = rho[j] / d2[j];
             c3[j] = -alpha[j];
         }
@@ -99,7 +108,7 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             goto done;
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
-            if (!(d2[j] > 0) || !(fabs(d1[j]) > BD_EPS * sqrt(d2[j]) * sn[j])) {
+            if (!(d2[j] > 0) || !(fabs(d1[j]) > BD_EPS * sqrt(d2[j]) * sn[j]) || !isfinite(d1[j] / d2[j])) {
                 /* omega ~ 0: keep the half step, then restart the column */
                 bd[j] = 1;
                 omega[j] = 0;
@@ -118,6 +127,12 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         for (int j = 0; j < k; j++) rn[j] = sqrt(rn[j] > 0 ? rn[j] : (rn[j] == rn[j] ? 0 : rn[j]));
         ks->it++;
         for (int j = 0; j < k; j++) if (half[j]) rn[j] = sn[j];
+        for (int j = 0; j < k; j++) {
+            if (!rest[j]) continue;
+            still[j] = fabs(rn[j] - prevn[j]) <= STALL_TOL * prevn[j] ? still[j] + 1 : 0;
+            prevn[j] = rn[j];
+            if (still[j] >= STALL_RUN) bd[j] = 1;
+        }
         bsr_kstate_update(ks, rn);
         /* converged columns: confirm with the true residual, reopen on drift */
         int nre = bsr_kstate_verify(o, ks, was, B, X, t, half, &st);
@@ -140,7 +155,8 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             if ((st = bsr_kops_residual(o, B, X, t)) || (st = o->copy(o, w.r, t, bd)) ||
                 (st = reset_cols(o, &w, bd, rho, alpha, omega, zero)) || (st = bsr_kops_norm2(o, w.r, c2)))
                 goto done;
-            for (int j = 0; j < k; j++) if (bd[j]) rn[j] = rhatn[j] = c2[j];
+            for (int j = 0; j < k; j++)
+                if (bd[j]) { rn[j] = rhatn[j] = c2[j]; prevn[j] = -1; still[j] = 0; }
         }
     }
 done:
@@ -149,4 +165,11 @@ done:
     free(sc);
     free(m);
     return st;
+}
+
+/* The method on columns scaled so that its inner products stay in range. */
+bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
+                               bsr_kstate *ks)
+{
+    return bsr_krylov_scaled(o, B, X, ks, run_bicgstab);
 }

@@ -8,7 +8,8 @@
 
 enum { R, Z, P, Q, NV };
 
-bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
+/* The method in the units it is given (see bsr_krylov_scaled). */
+static bsr_status run_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
 {
     int k = o->k;
     bsr_status st = BSR_OK;
@@ -67,4 +68,10 @@ done:
     free(sc);
     free(m);
     return st;
+}
+
+/* The method on columns scaled so that its inner products stay in range. */
+bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
+{
+    return bsr_krylov_scaled(o, B, X, ks, run_cg);
 }

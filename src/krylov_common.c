@@ -81,7 +81,10 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
         }
         if (!isfinite(r)) { bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN); continue; }
         if (r <= ks->tol[j]) {
-            bsr_kstate_stop(ks, j, r <= o->atol && !(r <= o->rtol * bn) ? BSR_CONVERGED_ATOL : BSR_CONVERGED_RTOL);
+            /* r <= max(rtol bn, atol): atol decided it when r > rtol bn (for bn > 0
+             * this reads no absolute value, so it holds for scaled columns too) */
+            int by_atol = !(r <= o->rtol * bn) && (bn > 0 || r <= o->atol);
+            bsr_kstate_stop(ks, j, by_atol ? BSR_CONVERGED_ATOL : BSR_CONVERGED_RTOL);
             continue;
         }
         if (r > o->dtol * fmax(ks->r0norm[j], ks->tol[j])) { bsr_kstate_stop(ks, j, BSR_DIVERGED_DTOL); continue; }
@@ -220,11 +223,66 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
     return o->axpby(o, R, one, B, mone, NULL);
 }
 
+/* Sums of squares outside [NORM_LO, inf) lost digits to underflow or
+ * overflowed: such columns are summed again scaled by a power of 2 (exact). */
+#define NORM_LO 0x1p-800
+
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
 {
     BSR_TRY(o->dot(o, X, X, out));
-    for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j]));
+    double sc[BSR_KMAX], zero[BSR_KMAX], d[BSR_KMAX];
+    int redo = 0;
+    for (int j = 0; j < o->k; j++) {
+        zero[j] = 0;
+        sc[j] = out[j] == INFINITY ? 0x1p-600 : out[j] >= 0 && out[j] < NORM_LO ? 0x1p600 : 1;
+        redo |= sc[j] != 1;
+    }
+    if (redo) {
+        /* overflow: elements <= 2^1024 become <= 2^424, squares summed stay finite;
+         * underflow: elements < 2^-400 become < 2^200, squares normal */
+        bsr_multivec *T = NULL;
+        bsr_status st = o->vnew(o, &T);
+        if (!st) st = o->axpby(o, T, sc, X, zero, NULL);
+        if (!st) st = o->dot(o, T, T, d);
+        if (T) o->vfree(o, T);
+        BSR_TRY(st);
+        for (int j = 0; j < o->k; j++)
+                if (sc[j] != 1) out[j] = d[j];
+    }
+    for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j])) / sc[j];
     return BSR_OK;
+}
+
+bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks,
+                             bsr_status (*run)(const bsr_kops *, const bsr_multivec *, bsr_multivec *,
+                                               bsr_kstate *))
+{
+    int k = o->k, any = 0;
+    double s[BSR_KMAX], inv[BSR_KMAX], zero[BSR_KMAX];
+    for (int j = 0; j < k; j++) {
+        double bn = ks->bnorm[j];
+        zero[j] = 0;
+        s[j] = inv[j] = 1;
+        if (bn > 0x1p200 || (bn > 0 && bn < 0x1p-200)) {
+            s[j] = ldexp(1.0, -ilogb(bn));
+            inv[j] = 1 / s[j];
+            any = 1;
+        }
+    }
+    if (!any) return run(o, B, X, ks);
+    bsr_multivec *Bs = NULL;
+    bsr_status st = o->vnew(o, &Bs);
+    if (!st) st = o->axpby(o, Bs, s, B, zero, NULL);
+    if (!st) st = o->axpby(o, X, zero, X, s, NULL);
+    if (!st) {
+        for (int j = 0; j < k; j++) { ks->bnorm[j] *= s[j]; ks->tol[j] *= s[j]; }
+        st = run(o, Bs, X, ks);
+        for (int j = 0; j < k; j++) { ks->bnorm[j] *= inv[j]; ks->tol[j] *= inv[j]; }
+        bsr_status s2 = o->axpby(o, X, zero, X, inv, NULL);
+        if (!st) st = s2;
+    }
+    if (Bs) o->vfree(o, Bs);
+    return st;
 }
 
 bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,

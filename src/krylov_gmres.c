@@ -60,7 +60,8 @@ static void backsolve(hess *hs, int j, int s)
     }
 }
 
-bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
+/* The method in the units it is given (see bsr_krylov_scaled). */
+static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
 {
     const bsr_solver_options *opt = ks->opt;
     int k = o->k, m = opt->restart;
@@ -187,4 +188,10 @@ done:
     free(hs.H);
     free(hs.cs);
     return st;
+}
+
+/* The method on columns scaled so that its inner products stay in range. */
+bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
+{
+    return bsr_krylov_scaled(o, B, X, ks, run_gmres);
 }

@@ -181,7 +181,28 @@ bsr_status bsr_multivec_dot(const bsr_multivec *X, const bsr_multivec *Y, double
     return dot_impl(X, Y, out);
 }
 
-/* out[j] = ||X(:,j)||_2 (the dot of each column with itself, then sqrt). */
+/* ||X(:,j)||_2 as m * sqrt(sum (x/m)^2) with m = max |x|: no overflow or
+ * underflow of the squares (the slow path, for columns the plain sum of
+ * squares cannot represent). */
+static double norm_scaled(const bsr_multivec *X, int j)
+{
+    double m = 0, s = 0;
+    for (int64_t i = 0; i < X->n; i++) {
+        double a = fabs(get(X, i * X->k + j));
+        if (a > m || a != a) m = a;
+        if (m != m) return m;
+    }
+    if (m == 0 || m == INFINITY) return m;
+    for (int64_t i = 0; i < X->n; i++) {
+        double t = get(X, i * X->k + j) / m;
+        s += t * t;
+    }
+    return m * sqrt(s);
+}
+
+/* out[j] = ||X(:,j)||_2: the dot of each column with itself, then sqrt;
+ * columns whose sum of squares overflowed or is near underflow are summed
+ * again scaled by their largest entry. */
 bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
 {
     if (dev_only(X) && out) {
@@ -192,7 +213,8 @@ bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
     BSR_TRY(need_host(X, "bsr_multivec_norm2"));
     BSR_CHECK_ARG(out, "bsr_multivec_norm2: out is NULL");
     BSR_TRY(dot_impl(X, X, out));
-    for (int j = 0; j < X->k; j++) out[j] = sqrt(out[j]);
+    for (int j = 0; j < X->k; j++)
+        out[j] = out[j] == INFINITY || out[j] < 0x1p-800 ? norm_scaled(X, j) : sqrt(out[j]);
     return BSR_OK;
 }
 

@@ -164,6 +164,13 @@ bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
                             bsr_kstate *ks);
 bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
                          bsr_kstate *ks);
+/* run(o, B, X, ks) on columns scaled by powers of 2 so that ||b|| is near 1
+ * where it lies outside [2^-200, 2^200] (the methods' inner products would
+ * overflow or underflow); X in and out and the stats stay in the caller's
+ * units.  Columns within the range are passed through unchanged. */
+bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks,
+                             bsr_status (*run)(const bsr_kops *, const bsr_multivec *, bsr_multivec *,
+                                               bsr_kstate *));
 
 /* ---- the solver object ---------------------------------------------------- */
 struct bsr_solver {

@@ -1,0 +1,121 @@
+/* Numerical edge cases of the solvers: right-hand sides near the ends of the
+ * double range (norms and inner products must neither overflow nor
+ * underflow), and a BiCGStab that cannot progress reports breakdown promptly. */
+#include "harness.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Norms of vectors whose squares overflow or underflow. */
+static void test_norm_range(void)
+{
+    enum { N = 1000 };
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 3, BSR_DOUBLE));
+    double *x = bsr_multivec_data(X);
+    for (int i = 0; i < N; i++) { x[3 * i] = 1e300; x[3 * i + 1] = 1e-300; x[3 * i + 2] = i == 7 ? 3e-320 : 0; }
+    double nr[3];
+    BSR_ASSERT_OK(bsr_multivec_norm2(X, nr));
+    CU_ASSERT_DOUBLE_EQUAL(nr[0] / (1e300 * sqrt(N)), 1, 1e-14);
+    CU_ASSERT_DOUBLE_EQUAL(nr[1] / (1e-300 * sqrt(N)), 1, 1e-14);
+    CU_ASSERT_DOUBLE_EQUAL(nr[2] / 3e-320, 1, 1e-3); /* subnormal: 1e-3 is its own precision */
+    bsr_multivec_destroy(X);
+}
+
+/* b scaled by 1e300 and 1e-300 on every method: the same iterations and the
+ * solution scaled alike, as b = O(1) gives. */
+static void test_solve_range(void)
+{
+    static const char *cfgs[] = {"method=bicgstab,precond=ilu0,rtol=1e-10", "method=gmres,precond=ilu0,rtol=1e-10",
+                                 "method=cg,precond=jacobi,rtol=1e-10", "method=bicgstab,precond=none,rtol=1e-10"};
+    static const double scales[] = {1e300, 1e-300, 1e200};
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("poisson2d:12", BSR_DOUBLE, &P));
+    int64_t n = bsr_multivec_rows(P.rhs);
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        bsr_solver *s;
+        bsr_solver_stats st;
+        bsr_multivec *X1, *B, *X;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfgs[c]));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X1, &st));
+        int it1 = st.col[0].iterations;
+        bsr_solver_stats_free(&st);
+        for (int q = 0; q < 3; q++) {
+            BSR_ASSERT_OK(bsr_multivec_create(&B, n, 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+            const double *b = bsr_multivec_cdata(P.rhs);
+            double *bs = bsr_multivec_data(B);
+            for (int64_t i = 0; i < n; i++) bs[i] = b[i] * scales[q];
+            bsr_status r = bsr_solver_solve(s, B, X, &st);
+            CU_ASSERT_EQUAL(r, BSR_OK);
+            CU_ASSERT(isfinite(st.col[0].relres) && st.col[0].relres <= 1e-10);
+            CU_ASSERT(isfinite(st.col[0].bnorm) && st.col[0].bnorm > 0);
+            CU_ASSERT(abs(st.col[0].iterations - it1) <= 1);
+            if (r != BSR_OK || !(st.col[0].relres <= 1e-10))
+                printf("\n  %s, b x %g: %s, relres %g after %d iterations", cfgs[c], scales[q],
+                       bsr_status_string(r), st.col[0].relres, st.col[0].iterations);
+            const double *x = bsr_multivec_cdata(X), *x1 = bsr_multivec_cdata(X1);
+            double err = 0;
+            for (int64_t i = 0; i < n; i++) err = fmax(err, fabs(x[i] / scales[q] - x1[i]));
+            CU_ASSERT(err <= 1e-6);
+            bsr_solver_stats_free(&st);
+            bsr_multivec_destroy(B);
+            bsr_multivec_destroy(X);
+        }
+        bsr_multivec_destroy(X1);
+        bsr_solver_destroy(s);
+    }
+    bsr_problem_free(&P);
+}
+
+/* A 3 x 3 cyclic permutation: ILU(0) has only regularized pivots, so the
+ * preconditioned operator is numerically rank one and BiCGStab stops moving;
+ * it reports breakdown within a few dozen iterations instead of using maxit. */
+static void test_bicgstab_stall(void)
+{
+    int rp[] = {0, 1, 2, 3}, ci[] = {1, 2, 0};
+    double v[] = {1, 1, 1};
+    bsr_matrix *A;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp, ci, v, BSR_DOUBLE, 0));
+    bsr_multivec *B, *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, 3, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, 3, 2, BSR_DOUBLE));
+    double *b = bsr_multivec_data(B);
+    for (int i = 0; i < 6; i++) b[i] = i % 2 ? 1.0 + i : 1.0;
+    bsr_solver *s;
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=bicgstab,precond=ilu0,maxit=1000"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_BREAKDOWN);
+    for (int j = 0; j < 2; j++) {
+        CU_ASSERT_EQUAL(st.col[j].reason, BSR_DIVERGED_BREAKDOWN);
+        CU_ASSERT(st.col[j].iterations < 60);
+        printf("\n  column %d: %s after %d iterations, %d restarts", j, bsr_reason_string(st.col[j].reason),
+               st.col[j].iterations, st.col[j].restarts);
+    }
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    /* without the preconditioner it is solved */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=bicgstab,precond=none,rtol=1e-12"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    bsr_matrix_destroy(A);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"norms of 1e300 and 1e-300 vectors", test_norm_range},
+        {"solves with b x 1e300, 1e-300", test_solve_range},
+        {"BiCGStab without progress: breakdown", test_bicgstab_stall},
+        {NULL, NULL},
+    };
+    return bsr_test_main("numerics", tests, argc, argv);
+}
