@@ -100,6 +100,12 @@ int bench_pyramid(int argc, char **argv)
         fprintf(stderr, "bsrsolve: bad --dim/--grid/--steps/--height/--slots value\n");
         return 2;
     }
+    if (bsr_device_count() < 1) {
+        /* the whole benchmark compares device schemes: nothing to run on the CPU alone */
+        fprintf(stderr, "bsrsolve: bench pyramid needs a GPU: no usable CUDA device here "
+                        "(none present, no driver, or bsrsolve built without CUDA)\n");
+        return 1;
+    }
     int64_t n[3] = {N, N, N};
     bsr_grid *G = NULL, *init = NULL, *ref = NULL;
     bsr_status s;

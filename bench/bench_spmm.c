@@ -115,6 +115,15 @@ typedef struct {
     int nplot;
 } bench;
 
+/* v printed as printf("%*.*f") in width w, or "n/a" when it is not a number
+ * (no device, no cuSPARSE, no CPU timing); pct adds a '%'. */
+static const char *num(char *buf, size_t len, int w, int prec, double v, int pct)
+{
+    if (v != v) snprintf(buf, len, "%*s", w + pct, "n/a");
+    else snprintf(buf, len, "%*.*f%s", w, prec, v, pct ? "%" : "");
+    return buf;
+}
+
 static void row_out(bench *B, const char *mat, const bsr_matrix *A, const char *kname, int k, double ms,
                     double bytes, double cus_ms, double s1_ms, double omp_ms, int det, double err,
                     const char *status)
@@ -125,9 +134,12 @@ static void row_out(bench *B, const char *mat, const bsr_matrix *A, const char *
     double r1 = s1_ms > 0 && ms > 0 ? s1_ms / ms : NAN, ro = omp_ms > 0 && ms > 0 ? omp_ms / ms : NAN;
     if (status)
         printf("%-9s %3d  %s\n", kname, k, status);
-    else
-        printf("%-9s %3d %9.4f %8.1f %6.1f%% %9.2f %8.1f %7.2f  %-3s %9.2e\n", kname, k, ms, gbs, 100 * frac, rc,
-               r1, ro, det ? "yes" : "no", err);
+    else {
+        char c[6][32];
+        printf("%-9s %3d %s %s %s %s %s %s  %-3s %9.2e\n", kname, k, num(c[0], 32, 9, 4, ms, 0),
+               num(c[1], 32, 8, 1, gbs, 0), num(c[2], 32, 6, 1, 100 * frac, 1), num(c[3], 32, 9, 2, rc, 0),
+               num(c[4], 32, 8, 1, r1, 0), num(c[5], 32, 7, 2, ro, 0), det ? "yes" : "no", err);
+    }
     if (B->csv)
         fprintf(B->csv, "%s,%d,%d,%d,%s,%s,%d,%.6f,%.2f,%.4f,%.4f,%.3f,%.3f,%s,%.3e,%s\n", mat,
                 bsr_matrix_nbrows(A), bsr_matrix_block(A), bsr_matrix_nnzb(A),
@@ -292,7 +304,7 @@ int bench_spmm(int argc, char **argv)
         s = cli_load(file, file ? NULL : spec, cli_opt(argc, argv, "--block"), prec, NULL, &P, NULL);
         if (s) { rc = cli_fail(s); break; }
         fprintf(stderr, "(loaded %s in %.1f s)\n", P.name, cli_now() - t0);
-        if (bsr_matrix_block(P.A) > 10) printf("\n== %s: b = %d > 10, GPU kernels not built for it\n", P.name, bsr_matrix_block(P.A));
+        if (bsr_matrix_block(P.A) > BSR_MAX_BLOCK) printf("\n== %s: b = %d > %d, GPU kernels not built for it\n", P.name, bsr_matrix_block(P.A), BSR_MAX_BLOCK);
         else rc = bench_matrix(&B, ctx, P.name, P.A);
         bsr_problem_free(&P);
         if (rc || file) break;

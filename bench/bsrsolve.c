@@ -12,11 +12,12 @@ static void usage(FILE *f)
         "       bsrsolve FILE.mtx|--gen SPEC --info [--json] [--block B|auto] [--reorder SPEC]\n"
         "       bsrsolve bench spmm|ilu|trsv|rbgs|sor|pyramid [options]\n"
         "common options:\n"
-        "  --block B|auto    block size for Matrix Market input (default auto)\n"
-        "  --float           single precision (default double)\n"
+        "  --block B|auto    block size 1..%d for Matrix Market input (default auto)\n"
+        "  --float           single precision: matrix, Krylov vectors, preconditioner (default double)\n"
         "  --json            one JSON object on stdout\n"
         "  --help            this text; `bsrsolve bench NAME --help` for a benchmark's options\n"
-    );
+        "exit codes: 0 done, 1 error, 2 usage (bad option or value), 3 not converged\n",
+        BSR_MAX_BLOCK);
     cli_usage_solve(f);
     fprintf(f, "generators (--gen):\n");
     bsr_generate_usage(f);

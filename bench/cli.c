@@ -97,12 +97,14 @@ double cli_now(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* Print the status and last error on stderr; return the exit code 1. */
+/* Print the status and last error on stderr; return the exit code: 2 for a
+ * bad argument (a value given on the command line: --block, --config, a
+ * generator spec), 1 for any other error. */
 int cli_fail(bsr_status s)
 {
     const char *d = bsr_last_error();
     fprintf(stderr, "bsrsolve: %s%s%s\n", bsr_status_string(s), d[0] ? ": " : "", d);
-    return 1;
+    return s == BSR_ERR_ARG ? 2 : 1;
 }
 
 /* qsort comparison of doubles, ascending. */

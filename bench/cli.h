@@ -41,7 +41,8 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
                     const char *def, bsr_problem *P, bsr_convert_info *cinfo);
 /* Wall-clock seconds. */
 double cli_now(void);
-/* Print "bsrsolve: <status>: <detail>" to stderr and return 1. */
+/* Print "bsrsolve: <status>: <detail>" to stderr and return the exit code:
+ * 2 for BSR_ERR_ARG (a bad command-line value), else 1. */
 int cli_fail(bsr_status s);
 /* Median of n doubles (sorts v in place). */
 double cli_median(double *v, int n);

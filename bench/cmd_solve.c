@@ -41,7 +41,10 @@ void cli_usage_solve(FILE *f)
         "  --out X.mtx                 write the solution\n"
         "  --backend cpu|cuda          where to iterate (default cuda when a device is usable)\n"
         "  --config STRING             solver options, e.g. method=bicgstab,precond=ilu2,tau1=1e-2,\n"
-        "                              reorder=nd:auto,rtol=1e-8,maxit=500 (see bsr_solver_options_parse)\n"
+        "                              reorder=nd:auto,rtol=1e-8,maxit=500; keys: method precond tau1 tau2\n"
+        "                              keep_pattern fill omega reorder factor pattern pattern_growth rtol\n"
+        "                              atol dtol maxit restart orth stag max_restarts precision\n"
+        "                              precond_precision history progress profile (README: Solver options)\n"
         "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
         "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
         "  --exact X.mtx               known solution to compare with\n"
@@ -270,6 +273,7 @@ int cmd_solve(int argc, char **argv)
     bsr_solver_options opt;
     bsr_solver_options_default(&opt);
     opt.progress = 100;
+    if (cli_flag(argc, argv, "--float")) opt.precision = opt.precond_precision = BSR_FLOAT; /* --config may override */
     bsr_status s = bsr_solver_options_parse(&opt, cli_opt(argc, argv, "--config"));
     if (s) return cli_fail(s);
     if (cli_opt(argc, argv, "--plot")) opt.history = 1;

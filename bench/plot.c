@@ -1,7 +1,11 @@
 /* plot_png: line plots rendered into an RGB raster with a 5x7 bitmap font and
- * written as a PNG with stored (uncompressed) deflate blocks, so the benchmarks
- * need no plotting library on the GPU machine. */
+ * written as a PNG, deflated with zlib when the build has it (stored, i.e.
+ * uncompressed, deflate blocks otherwise), so the benchmarks need no plotting
+ * library on the GPU machine. */
 #include "plot.h"
+#ifdef BSR_HAVE_ZLIB
+#include <zlib.h>
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,16 +103,10 @@ static void chunk(FILE *f, const char *type, const uint8_t *data, uint32_t n)
     fwrite(h, 1, 4, f);
 }
 
-/* Encode the canvas as PNG: filter byte 0 per row, zlib stream of stored blocks. */
-static int write_png(const char *path, const canvas *c)
+/* raw[0..raw_n) as a zlib stream of stored (uncompressed) deflate blocks in
+ * z (room for raw_n + 5 per 64 KiB block + 6); returns its length. */
+static size_t zlib_stored(const uint8_t *raw, size_t raw_n, uint8_t *z)
 {
-    size_t raw_n = (size_t)H * (1 + 3 * W), nblk = (raw_n + 65534) / 65535;
-    uint8_t *raw = malloc(raw_n), *z = malloc(raw_n + 5 * nblk + 6);
-    if (!raw || !z) { free(raw); free(z); return -1; }
-    for (int y = 0; y < H; y++) {
-        raw[(size_t)y * (1 + 3 * W)] = 0;
-        memcpy(raw + (size_t)y * (1 + 3 * W) + 1, c->px + (size_t)y * 3 * W, 3 * W);
-    }
     size_t o = 0;
     z[o++] = 0x78; z[o++] = 0x01;
     uint32_t a = 1, b = 0;
@@ -120,6 +118,29 @@ static int write_png(const char *path, const canvas *c)
         memcpy(z + o, raw + p, n); o += n;
     }
     be32(z + o, (b << 16) | a); o += 4;
+    return o;
+}
+
+/* Encode the canvas as PNG: filter byte 0 per row, the rows as one zlib
+ * stream (deflated; stored blocks without zlib or when deflate fails). */
+static int write_png(const char *path, const canvas *c)
+{
+    size_t raw_n = (size_t)H * (1 + 3 * W), nblk = (raw_n + 65534) / 65535, cap = raw_n + 5 * nblk + 6;
+#ifdef BSR_HAVE_ZLIB
+    if (compressBound((uLong)raw_n) > cap) cap = compressBound((uLong)raw_n);
+#endif
+    uint8_t *raw = malloc(raw_n), *z = malloc(cap);
+    if (!raw || !z) { free(raw); free(z); return -1; }
+    for (int y = 0; y < H; y++) {
+        raw[(size_t)y * (1 + 3 * W)] = 0;
+        memcpy(raw + (size_t)y * (1 + 3 * W) + 1, c->px + (size_t)y * 3 * W, 3 * W);
+    }
+    size_t o = 0;
+#ifdef BSR_HAVE_ZLIB
+    uLongf zn = (uLongf)cap;
+    if (compress2(z, &zn, raw, (uLong)raw_n, 9) == Z_OK) o = zn;
+#endif
+    if (!o) o = zlib_stored(raw, raw_n, z);
     FILE *f = fopen(path, "wb");
     if (!f) { free(raw); free(z); return -1; }
     static const uint8_t sig[8] = {137, 80, 78, 71, 13, 10, 26, 10};

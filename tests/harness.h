@@ -18,6 +18,15 @@ int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, cha
 
 /* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void);
+/* Skip the rest of a test, saying why: prints "[skip] why" and records one
+ * passing assert, so that a suite whose checks all skipped says so instead
+ * of passing with 0 asserts.  Suites that need a GPU throughout return 77
+ * instead (bsr_test_gpu_main), which ctest reports as skipped. */
+#define BSR_TEST_SKIP(why)                    \
+    do {                                      \
+        printf("\n  [skip] %s ... ", (why)); \
+        CU_PASS(why);                         \
+    } while (0)
 /* bsr_test_main for a suite that needs a GPU: 77 (skipped) without one, else
  * *ctx = a CUDA context on device 0 (printed) for the tests, destroyed after. */
 int bsr_test_gpu_main(const char *suite, const bsr_test *tests, int argc, char **argv, bsr_context **ctx);

@@ -152,7 +152,7 @@ static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec
 
 static void test_random(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     for (int b = 1; b <= 10; b++)
         for (int oi = 0; oi < 3; oi++) {
             bsr_matrix *R = bsr_test_random_matrix(b <= 4 ? 400 : 150, b <= 4 ? 400 : 150, b, 1, 6, BSR_DOUBLE, 500 + 10 * b + oi);
@@ -174,7 +174,7 @@ static void test_random(void)
 
 static void test_generators(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     const char *specs[] = {"stencil3d:8:4", "stencil3d:6:5", "stencil3d:5:9", "stencil3d:10:1", "cfd3d:8,4,10", "cfd3d:6,5,10"};
     for (int s = 0; s < 6; s++) {
         bsr_problem P;
@@ -203,7 +203,7 @@ static bsr_matrix *dense2(int b, const double *a)
  * fallback), strict pivots (error naming the row, as the CPU). */
 static void test_pivots(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     const double sing[4] = {1, 1, 1, 1};      /* b = 1: pivot of row 1 is 1 - 1 = 0 */
     bsr_matrix *A = dense2(1, sing);
     check("zero pivot", A, BSR_ORDER_NATURAL, -1, 1e-6);
@@ -247,7 +247,7 @@ static void test_pivots(void)
  * factorization (BSR_ERR_SINGULAR): same status and message as the CPU. */
 static void test_nonfinite(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:6:3", BSR_DOUBLE, &P));
     bsr_ilu_options o;
@@ -325,7 +325,7 @@ static int solve_once(bsr_solver *s, const bsr_matrix *A, const bsr_multivec *B,
 
 static void test_solver(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     const char *specs[] = {"stencil3d:10:4", "cfd3d:8,4,10"};
     const char *orders_s[] = {"natural", "rcm", "nd:auto"};
     for (int sp = 0; sp < 2; sp++)
@@ -412,7 +412,7 @@ static int solve_sym(const bsr_matrix *A, const char *where, double *x, char *in
  * the host; non-finite input gives the host path's status and message. */
 static void test_symbolic_dev(void)
 {
-    if (!ctx) return;
+    if (!ctx) { BSR_TEST_SKIP("no CUDA device"); return; }
     const char *specs[] = {"stencil3d:12:4", "stencil3d:20:2", "stencil3d:10:1", "cfd3d:8,4,10", "stencil3d:6:9"};
     const int nm = 7;
     for (int c = 0; c < nm; c++) {

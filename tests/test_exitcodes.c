@@ -1,0 +1,141 @@
+/* The CLI's exit codes (0 done, 1 error, 2 usage, 3 not converged), the
+ * precision it reports for --float, one block-size limit, and the benchmark
+ * drivers' output on a machine without a GPU ("n/a", "needs a GPU"). */
+#include "harness.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *cli;
+static char dir[256];
+static char out[1 << 16], err[1 << 16];
+
+/* Slurp a file into buf (NUL-terminated, truncated to the buffer). */
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
+static int run(const char *args)
+{
+    char cmd[4096], o[512], e[512];
+    snprintf(o, sizeof o, "%s/out.txt", dir);
+    snprintf(e, sizeof e, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", cli, args, o, e);
+    int st = system(cmd);
+    slurp(o, out, sizeof out);
+    slurp(e, err, sizeof err);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+/* Write text to dir/name; the path in path (size 512). */
+static void put(const char *name, const char *text, char *path)
+{
+    snprintf(path, 512, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Exit code of args is want; prints the command's stderr when not. */
+static void expect_rc(const char *args, int want)
+{
+    int rc = run(args);
+    CU_ASSERT_EQUAL(rc, want);
+    if (rc != want) printf("\n  `bsrsolve %s`: exit %d, want %d; stderr: %s", args, rc, want, err);
+}
+
+/* 0 done, 1 error, 2 usage, 3 not converged (breakdown included). */
+static void test_codes(void)
+{
+    char p[512], args[1024];
+    expect_rc("--help", 0);
+    expect_rc("--gen poisson2d:8 --backend cpu", 0);
+    expect_rc("--bogus", 2);
+    expect_rc("--gen poisson2d:8 --backend cpu --config bogus=1", 2);
+    expect_rc("--gen poisson2d:8 --backend cpu --config rtol=x", 2);
+    expect_rc("--gen nosuch:3", 2);
+    expect_rc("--gen poisson2d:8 --backend gpu", 2);
+    put("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n", p);
+    snprintf(args, sizeof args, "'%s' --backend cpu", p);
+    expect_rc(args, 1);
+    snprintf(args, sizeof args, "'%s/none.mtx' --info", dir);
+    expect_rc(args, 1);
+    expect_rc("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "maxit"));
+    /* ILU(0)-BiCGStab on a cyclic permutation: breakdown, promptly */
+    put("perm.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 1\n3 1 1\n", p);
+    snprintf(args, sizeof args, "'%s' --backend cpu --config precond=ilu0 --json", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"breakdown\""));
+    CU_ASSERT_PTR_NULL(strstr(out, "\"iterations\": [1000]"));
+}
+
+/* --float is reported as single precision; --config can still ask for double. */
+static void test_float(void)
+{
+    expect_rc("--gen poisson2d:8 --backend cpu --float --json --config rtol=1e-5", 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "precision=float,precond_precision=float"));
+    expect_rc("--gen poisson2d:8 --backend cpu --float --json --config precision=double,rtol=1e-5", 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "precision=double,precond_precision=float"));
+    expect_rc("--gen poisson2d:8 --backend cpu --json", 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "precision=double,precond_precision=double"));
+}
+
+/* The block size limit is the library's (BSR_MAX_BLOCK) in the CLI too. */
+static void test_block_limit(void)
+{
+    enum { B = BSR_MAX_BLOCK + 1, N = 2 * B };
+    char text[8192], p[512], args[1024];
+    int o = snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", N, N, N);
+    for (int i = 1; i <= N; i++) o += snprintf(text + o, sizeof text - o, "%d %d 2\n", i, i);
+    put("b11.mtx", text, p);
+    snprintf(args, sizeof args, "'%s' --info --block %d", p, B);
+    expect_rc(args, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--block"));
+    snprintf(args, sizeof args, "'%s' --info --block %d", p, 2);
+    expect_rc(args, 0);
+    bsr_matrix *A = NULL;
+    int rp[] = {0, 1}, ci[] = {0};
+    double v[B * B] = {0};
+    CU_ASSERT_EQUAL(bsr_matrix_create(&A, 1, 1, B, rp, ci, v, BSR_DOUBLE, 0), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(A);
+}
+
+/* Without a GPU: no "nan" in bench spmm's table, a plain message from bench pyramid. */
+static void test_bench_nogpu(void)
+{
+    expect_rc("bench spmm --gen stencil3d:4:2 --k 1 --cpu-reps 1 --reps 20", 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "nan"));
+    if (bsr_device_count() > 0) {
+        printf("\n  [skip] a GPU is present: the no-GPU messages are not checked");
+        CU_PASS("GPU present");
+        return;
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "n/a"));
+    expect_rc("bench pyramid --grid 64 --steps 4", 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs a GPU"));
+    CU_ASSERT_PTR_NULL(strstr(err, "driver version"));
+}
+
+int main(int argc, char **argv)
+{
+    cli = getenv("BSR_CLI");
+    if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
+    static const bsr_test tests[] = {
+        {"exit codes 0/1/2/3", test_codes},
+        {"--float reports float", test_float},
+        {"one block-size limit", test_block_limit},
+        {"benchmarks without a GPU", test_bench_nogpu},
+        {NULL, NULL},
+    };
+    return bsr_test_main_tmpdir("exitcodes", tests, argc, argv, dir, sizeof dir);
+}
