@@ -4,6 +4,12 @@
 #ifndef BSRSOLVE_H
 #define BSRSOLVE_H
 
+/* Library version; CMake's project(VERSION) reads these lines. */
+#define BSR_VERSION_MAJOR 0
+#define BSR_VERSION_MINOR 1
+#define BSR_VERSION_PATCH 0
+#define BSR_VERSION "0.1.0"
+
 #include "bsrsolve/core.h"     /* status, matrices, multivectors, I/O, CPU SpMM */
 #include "bsrsolve/context.h"  /* backends: CPU / CUDA, device-resident objects */
 #include "bsrsolve/reorder.h"  /* orderings, separator tree, level schedules */

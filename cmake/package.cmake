@@ -1,0 +1,76 @@
+# The installed package: the shared library libbsrsolve.so (SONAME from the
+# version), the public headers, the CLI, a CMake package config exporting
+# bsrsolve::bsrsolve, and bsrsolve.pc for pkg-config.  Included from the top
+# CMakeLists.txt after the static library `bsrsolve` and its dependencies.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# The shared library is linked from the static library's (position-independent)
+# objects, so nothing is compiled twice and every source or dependency added to
+# `bsrsolve` reaches it; linking `bsrsolve` privately brings those dependencies.
+add_library(bsrsolve_shared SHARED $<TARGET_OBJECTS:bsrsolve>)
+add_library(bsrsolve::bsrsolve ALIAS bsrsolve_shared)
+target_link_libraries(bsrsolve_shared PRIVATE bsrsolve)
+target_include_directories(bsrsolve_shared INTERFACE
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# 0.x releases may break the ABI at every minor version: the SONAME keeps it.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(BSR_SOVERSION 0.${PROJECT_VERSION_MINOR})
+else()
+  set(BSR_SOVERSION ${PROJECT_VERSION_MAJOR})
+endif()
+set_target_properties(bsrsolve_shared PROPERTIES
+  OUTPUT_NAME bsrsolve EXPORT_NAME bsrsolve
+  VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION}
+  INSTALL_RPATH_USE_LINK_PATH ON)
+set_target_properties(bsrsolve_cli PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+
+set(BSR_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/bsrsolve)
+install(TARGETS bsrsolve_shared EXPORT bsrsolveTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS bsrsolve_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+install(EXPORT bsrsolveTargets NAMESPACE bsrsolve:: DESTINATION ${BSR_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/bsrsolveConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/bsrsolveConfig.cmake INSTALL_DESTINATION ${BSR_CMAKE_DIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/bsrsolveConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/bsrsolveConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/bsrsolveConfigVersion.cmake
+        DESTINATION ${BSR_CMAKE_DIR})
+
+# pkg-config: Libs.private lists what a static link needs (libbsrsolve.so
+# records its dependencies itself).
+function(bsr_pc_libs out)
+  set(flags "")
+  foreach(lib ${ARGN})
+    get_filename_component(dir ${lib} DIRECTORY)
+    get_filename_component(name ${lib} NAME_WE)
+    string(REGEX REPLACE "^lib" "" name ${name})
+    if(NOT dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+      list(APPEND flags "-L${dir}")
+    endif()
+    list(APPEND flags "-l${name}")
+  endforeach()
+  list(REMOVE_DUPLICATES flags)
+  list(JOIN flags " " flags)
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+set(_bsr_pc_deps ${UMFPACK_LIBRARY} ${AMD_LIBRARY} ${METIS_LIBRARY} ${SUITESPARSECONFIG_LIBRARY})
+if(ZLIB_FOUND)
+  list(APPEND _bsr_pc_deps ${ZLIB_LIBRARIES})
+endif()
+bsr_pc_libs(BSR_PC_LIBS_PRIVATE ${_bsr_pc_deps})
+if(BSR_HAVE_CUDA)
+  string(APPEND BSR_PC_LIBS_PRIVATE
+         " -L${CUDAToolkit_LIBRARY_DIR} -lcusparse -lcublas -lcudart -lstdc++")
+endif()
+string(APPEND BSR_PC_LIBS_PRIVATE " ${OpenMP_C_FLAGS} -lm")
+file(RELATIVE_PATH BSR_PC_PREFIX
+     ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" BSR_PC_PREFIX "${BSR_PC_PREFIX}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/bsrsolve.pc.in ${CMAKE_CURRENT_BINARY_DIR}/bsrsolve.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/bsrsolve.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
