@@ -6,7 +6,7 @@
 #   run.sh subdir WORK          CMake project, add_subdirectory($BSR_SOURCE)
 # Each consumer must succeed, and fail when told to spoil its solution.
 # Environment: CMAKE, CC, BSR_BUILD, BSR_SOURCE, BSR_STAGE, BSR_VERSION,
-# BSR_SAN (sanitizer flags of this build, may be empty), PKG_CONFIG (may be empty).
+# BSR_FORTRAN (ON when the Fortran module was built), BSR_SAN (sanitizer flags of this build, may be empty), PKG_CONFIG (may be empty).
 set -eu
 mode=$1
 src=$BSR_SOURCE/tests/consumer
@@ -26,13 +26,13 @@ cmake_consumer() {
   "$CMAKE" -S "$src" -B "$work" -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS="$BSR_SAN" -DCMAKE_Fortran_FLAGS="$BSR_SAN" \
     -DCMAKE_EXE_LINKER_FLAGS="$BSR_SAN" -DCMAKE_SHARED_LINKER_FLAGS="$BSR_SAN" \
-    -DBSR_EXPECT_VERSION="$BSR_VERSION" "$@"
+    -DBSR_EXPECT_VERSION="$BSR_VERSION" -DBSR_FORTRAN_EXPECTED="$BSR_FORTRAN" "$@"
   "$CMAKE" --build "$work" -j 2
   run_both "$work/consumer"
-  if [ -x "$work/consumer_fortran" ]; then
+  if [ "$BSR_FORTRAN" = ON ]; then
     run_both "$work/consumer_fortran"
   else
-    echo "run.sh: no Fortran consumer (no Fortran compiler or module)"
+    echo "run.sh: no Fortran consumer: bsrsolve was built without the Fortran module"
   fi
 }
 
