@@ -56,7 +56,7 @@ __global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict
 /* len[l] = the update list length of L block l; *total (64 bits) = their sum. */
 __global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
                                   const int *__restrict__ Up, const int *__restrict__ Uc,
-                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk, int *len,
+                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk, long long *len,
                                   unsigned long long *total)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -70,7 +70,7 @@ __global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, con
 __global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
                                  const int *__restrict__ Up, const int *__restrict__ Uc,
                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk,
-                                 const int *__restrict__ updp, int2 *upd)
+                                 const long long *__restrict__ updp, int2 *upd)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
@@ -87,22 +87,24 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
     const bsr_ilu *F = D->F;
     const int n = D->n;
     int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
-    int *diagw = (int *)malloc(((size_t)n + 1) * sizeof(int)), *updp = NULL, *upd = NULL;
+    int *diagw = (int *)malloc(((size_t)n + 1) * sizeof(int)), *upd = NULL;
+    int64_t *updp = NULL;
     int64_t hn = 0;
-    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)nupd + (size_t)D->nL + 2 * (size_t)n + 4) * sizeof(int));
+    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)nupd + 2 * (size_t)D->nL + 2 * (size_t)n + 4) * sizeof(int));
     bsr_status s = adst && adiag && diagw && dv ? BSR_OK : bsr_error(BSR_ERR_NOMEM, "ILU(0) plan check");
     if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
     if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &hn);
     if (s == BSR_OK && hn != nupd) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: %lld updates on the device, %lld on the host",
                                                  (long long)nupd, (long long)hn);
-    struct { const int *dev, *host; size_t cnt; const char *name; } arr[] = {
-        {D->adst, adst, (size_t)D->nnzA, "adst"}, {D->adiag, adiag, (size_t)n, "adiag"}, {D->diagw, diagw, (size_t)n, "diagw"},
-        {D->updp, updp, (size_t)D->nL + 1, "updp"}, {(const int *)D->upd, upd, 2 * (size_t)nupd, "upd"}};
+    struct { const void *dev, *host; size_t bytes; const char *name; } arr[] = {
+        {D->adst, adst, (size_t)D->nnzA * sizeof(int), "adst"}, {D->adiag, adiag, (size_t)n * sizeof(int), "adiag"},
+        {D->diagw, diagw, (size_t)n * sizeof(int), "diagw"}, {D->updp, updp, ((size_t)D->nL + 1) * sizeof(int64_t), "updp"},
+        {D->upd, upd, 2 * (size_t)nupd * sizeof(int), "upd"}};
     for (int a = 0; a < 5 && s == BSR_OK; a++) {
-        if (arr[a].cnt == 0) continue;
-        if (cudaMemcpy(dv, arr[a].dev, arr[a].cnt * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+        if (arr[a].bytes == 0) continue;
+        if (cudaMemcpy(dv, arr[a].dev, arr[a].bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
             s = bsr_error(BSR_ERR_CUDA, "ILU(0) plan check: %s", cudaGetErrorString(cudaGetLastError()));
-        else if (memcmp(dv, arr[a].host, arr[a].cnt * sizeof(int)))
+        else if (memcmp(dv, arr[a].host, arr[a].bytes))
             s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: the device's %s differs from the host's", arr[a].name);
     }
     free(adst); free(adiag); free(diagw); free(updp); free(upd); free(dv);
@@ -117,22 +119,23 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     const int n = D->n, nL = D->nL;
     cudaStream_t st = D->stream;
     const unsigned nb = (unsigned)((n + 255) / 256);
-    int *len = NULL, *bad = NULL, hbad = n;
+    long long *len = NULL;
+    int *bad = NULL, hbad = n;
     unsigned long long *tot = NULL, htot = 0;
     void *tmp = NULL;
     size_t tb = 0;
     cudaError_t e = cudaMalloc((void **)&D->adst, ((size_t)D->nnzA + 1) * sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&D->adiag, ((size_t)n + 1) * sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&D->diagw, ((size_t)n + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&len, ((size_t)nL + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(long long));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&len, ((size_t)nL + 1) * sizeof(long long));
     if (e == cudaSuccess) e = cudaMalloc((void **)&bad, sizeof(int));
     if (e == cudaSuccess) e = cudaMalloc((void **)&tot, sizeof(unsigned long long));
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, len, D->updp, nL + 1, st);
     if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
     if (e == cudaSuccess) e = cudaMemcpyAsync(bad, &hbad, sizeof(int), cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
-    if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(int), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(long long), st);
     if (e == cudaSuccess && n > 0) {
         plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->frozen, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag,
                                             D->diagw, bad);
@@ -145,8 +148,6 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     bsr_status s = BSR_OK;
     if (e == cudaSuccess && hbad < n)
         s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
-    else if (e == cudaSuccess && htot > INT_MAX)
-        s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0) update lists: more than INT_MAX entries");
     if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
     if (s == BSR_OK && e == cudaSuccess) e = cudaMalloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
     if (s == BSR_OK && e == cudaSuccess && n > 0) {

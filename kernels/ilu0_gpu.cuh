@@ -30,7 +30,8 @@ struct bsr_gpu_ilu0 {
     int *level_ptr;             /* host [nlevels+1] */
     /* device arrays */
     int *ap, *asrc, *adst, *adiag, *diagw, *perm;
-    int *Lp, *Up, *updp;
+    int *Lp, *Up;
+    long long *updp;            /* [nL+1] 64-bit: large ILU2 patterns pass 2^31 updates */
     int2 *upd;
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
@@ -222,7 +223,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
  * src/ilu_row.c with the pattern fixed). */
 template <int B>
 __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
-                           const int *__restrict__ Up, const int *__restrict__ updp,
+                           const int *__restrict__ Up, const long long *__restrict__ updp,
                            const int2 *__restrict__ upd, int nL, double *W,
                            const double *__restrict__ rowref, double pivot_rel, int strict,
                            int *cnt, unsigned long long *err)
@@ -237,12 +238,12 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
         double *x = W + (size_t)l * BB;
         /* column k's inverted pivot is U's first block of row k: updp holds
          * it as the first entry of the list of L block l */
-        const int u0 = updp[l], u1 = updp[l + 1];
+        const long long u0 = updp[l], u1 = updp[l + 1];
         const double *uinv = W + (size_t)upd[u0].x * BB;
         blk_mul<B>(m, x, uinv);
         for (int e = 0; e < BB; e++) x[e] = m[e];
         if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
-        for (int u = u0 + 1; u < u1; u++) {
+        for (long long u = u0 + 1; u < u1; u++) {
             const int2 q = upd[u];
             blk_mulsub<B>(W + (size_t)q.y * BB, m, W + (size_t)q.x * BB);
         }
@@ -285,7 +286,7 @@ template <int B> struct ilu0_team { enum { W = B * B <= 4 ? 4 : B * B <= 16 ? 16
  * smallest failing row). */
 template <int B, int TW>
 __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
-                                   const int *__restrict__ Up, const int *__restrict__ updp,
+                                   const int *__restrict__ Up, const long long *__restrict__ updp,
                                    const int2 *__restrict__ upd, int nL, double *W,
                                    const double *__restrict__ rowref, double pivot_rel, int strict,
                                    int *cnt, unsigned long long *err, int *done)
@@ -303,7 +304,7 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
     int bad = 0;
     for (int l = Lp[i]; l < Lp[i + 1] && !bad; l++) {
         double *x = W + (size_t)l * BB;
-        const int u0 = updp[l], u1 = updp[l + 1];
+        const long long u0 = updp[l], u1 = updp[l + 1];
         const int2 p0 = upd[u0];
         cuda::atomic_ref<int, cuda::thread_scope_device> f(done[p0.y]);
         while (f.load(cuda::memory_order_acquire) == 0) {}
@@ -314,7 +315,7 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
         if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
         int2 q = u0 + 1 < u1 ? upd[u0 + 1] : make_int2(0, 0);
         double sv = u0 + 1 < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
-        for (int u = u0 + 1; u < u1; u++) {
+        for (long long u = u0 + 1; u < u1; u++) {
             const int2 qn = u + 1 < u1 ? upd[u + 1] : q;
             const double svn = u + 1 < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
             double *tg = W + (size_t)q.y * BB;

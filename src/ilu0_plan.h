@@ -111,12 +111,13 @@ bsr_status bsr_ilu_fpattern(const bsr_ilu *F, bsr_ilu_fpat *P);
 bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw);
 
 /* Update lists: for lower block l of row i (column k), list pairs
- * [ptr[l], ptr[l+1]) (2 ints each, *n pairs in all): first (W index of row
+ * [ptr[l], ptr[l+1]) (2 ints each, *n pairs in all: 64-bit offsets, a
+ * 1M-row ILU2 pattern of fill 4 passes 2^31 updates): first (W index of row
  * k's inverted pivot, k: the row to wait for), then for each upper block (k,j), j > k, that block
  * l's class updates with and whose column is in row i's pattern, (W index of
  * U_kj, W index of the target block (i,j)), in U's order.  *ptr ([nL+1]) and
  * *list are malloc'ed for the caller. */
-bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int **ptr, int **list, int64_t *n);
+bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int64_t **ptr, int **list, int64_t *n);
 
 #ifdef __cplusplus
 }

@@ -40,7 +40,7 @@ static int ref_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw)
 /* Reference: the serial update lists, row i's pattern marked in a dense
  * array (W index per column), one append per match; a second-order lower
  * block skips the second-order upper ones (R * W is never formed). */
-static int64_t ref_updates(const bsr_ilu *F, int *ptr, int *list)
+static int64_t ref_updates(const bsr_ilu *F, int64_t *ptr, int *list)
 {
     bsr_ilu_fpat P;
     BSR_ASSERT_OK(bsr_ilu_fpattern(F, &P));
@@ -59,7 +59,7 @@ static int64_t ref_updates(const bsr_ilu *F, int *ptr, int *list)
                 int t = mark[P.Uc[q]];
                 if (t >= 0 && !(second && P.uk[q])) { list[2 * len] = nL + q; list[2 * len + 1] = t; len++; }
             }
-            ptr[l + 1] = (int)len;
+            ptr[l + 1] = len;
         }
         for (int l = P.Lp[i]; l < P.Lp[i + 1]; l++) mark[P.Lc[l]] = -1;
         for (int q = P.Up[i]; q < P.Up[i + 1]; q++) mark[P.Uc[q]] = -1;
@@ -85,7 +85,7 @@ static int same_ints(const int *a, const int *b, size_t n)
 
 /* The plan of F with nt threads equals the references (outputs poisoned first). */
 static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *radiag, const int *rdiagw,
-                       const int *rptr, const int *rlist, int64_t rn)
+                       const int64_t *rptr, const int *rlist, int64_t rn)
 {
     const int n = F->n, nA = F->nnzbA;
     int *adst = malloc(sizeof(int) * (nA + 1)), *adiag = malloc(sizeof(int) * (n + 1)), *diagw = malloc(sizeof(int) * (n + 1));
@@ -95,13 +95,14 @@ static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *ra
     omp_set_num_threads(nt);
     BSR_ASSERT_OK(bsr_ilu0_plan_map(F, adst, adiag, diagw));
     CU_ASSERT(same_ints(adst, radst, (size_t)nA) && same_ints(adiag, radiag, (size_t)n) && same_ints(diagw, rdiagw, (size_t)n));
-    int *ptr = NULL, *list = NULL;
+    int64_t *ptr = NULL;
+    int *list = NULL;
     int64_t len = -1;
     BSR_ASSERT_OK(bsr_ilu0_plan_updates(F, &ptr, &list, &len));
     CU_ASSERT_EQUAL(len, rn);
     bsr_ilu_fpat P;
     BSR_ASSERT_OK(bsr_ilu_fpattern(F, &P));
-    CU_ASSERT(len == rn && same_ints(ptr, rptr, (size_t)P.nL + 1) && same_ints(list, rlist, 2 * (size_t)rn));
+    CU_ASSERT(len == rn && !memcmp(ptr, rptr, sizeof(int64_t) * ((size_t)P.nL + 1)) && same_ints(list, rlist, 2 * (size_t)rn));
     free(adst); free(adiag); free(diagw); free(ptr); free(list);
 }
 
@@ -136,7 +137,8 @@ static void test_equals_reference(void)
         bsr_ilu_fpat P;
         BSR_ASSERT_OK(bsr_ilu_fpattern(F, &P));
         int *adst = malloc(sizeof(int) * (nA + 1)), *adiag = malloc(sizeof(int) * (n + 1)), *diagw = malloc(sizeof(int) * (n + 1));
-        int *ptr = malloc(sizeof(int) * (P.nL + 1)), *list = malloc(sizeof(int) * 2 * (max_updates(F) + P.nL + 1));
+        int64_t *ptr = malloc(sizeof(int64_t) * (P.nL + 1));
+        int *list = malloc(sizeof(int) * 2 * (max_updates(F) + P.nL + 1));
         CU_ASSERT_EQUAL(ref_map(F, adst, adiag, diagw), -1);
         int64_t len = ref_updates(F, ptr, list);
         CU_ASSERT(len > P.nL);   /* some real updates besides the pivots */
