@@ -5,6 +5,7 @@
 #define BSR_TRSV_H
 
 #include "bsrsolve.h"
+#include "gpu_ilu.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -92,6 +92,8 @@ struct bsr_ilu {
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
     ilu_pattern *fz;        /* threshold kinds: the frozen pattern (built by the first factorization) */
     int use_fz;             /* factor into fz (refactor, pattern frozen) rather than by thresholds */
+    uint64_t pattern_id;    /* process-unique id of the current pattern (new at setup and at every
+                             * threshold factorization that chose its pattern again) */
     /* Symbolic phase on the device (ILU(0), natural order, CUDA backend):
      * setup leaves ap/ac/asrc, L, U and the schedules unset (deferred); then
      * either bsr_ilu0_symbolic_dev attaches the device patterns here, or

@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Defaults for kind: natural order, tau1/tau2, pivot rule, threads. */
@@ -252,6 +253,14 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
+/* A process-unique pattern id (never 0): numeric factors name the pattern
+ * their values belong to by it. */
+static uint64_t new_pattern_id(void)
+{
+    static _Atomic uint64_t next = 1;
+    return atomic_fetch_add(&next, 1);
+}
+
 /* Numeric part shared by setup and refactor: scale, factor, statistics.
  * frozen: into the pattern of the last threshold factorization (F->fz). */
 static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
@@ -262,6 +271,7 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     bsr_prof_mark("ilu numeric: scaling");
     double t0 = now_s();
     BSR_TRY(ilu_factor(F));
+    if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
     F->st.factor_s = now_s() - t0;
     F->st.nnzb_A = A->nnzb;
     F->st.nnzb_L = F->L->nnzb;
@@ -408,6 +418,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     }
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }
+    if (!F->pattern_id) F->pattern_id = new_pattern_id();
     F->st.setup_s = now_s() - t0;
     *Fout = F;
     return BSR_OK;

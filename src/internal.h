@@ -3,6 +3,7 @@
 #define BSR_INTERNAL_H
 
 #include "bsrsolve.h"
+#include "gpu_ilu.h"
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,40 +1,28 @@
-/* Block ILU(0) / ILUT / ILU2 preconditioners through bsr_ilu (scaling,
- * ordering, pattern, factors and triangular solves live in the ILU module);
- * factors stored in precond_precision (bsr_ilu_apply converts vectors of
- * another precision).  The device version holds the same pattern with
- * device factors (bsr_gpu_ilu), computed on the device (factor=gpu:
- * bsr_gpu_ilu0 factors into ILU(0)'s pattern or ILUT/ILU2's frozen one, at
- * setup and every refactor) or uploaded from the host's (factor=cpu). */
+/* Block ILU(0) / ILUT / ILU2 preconditioners: a symbolic plan (bsr_ilu after
+ * setup: ordering, scaling rule, pattern, schedules) and a numeric factor of
+ * one backend behind ilu_numeric_ops.  The host and the device preconditioner
+ * are this same code: the host one owns the plan and holds the CPU factor
+ * (none when the values are factored on the device, factor=gpu); the device
+ * one borrows the plan and holds the CUDA factor. */
 #include "precond_impl.h"
-#include "ilu_impl.h"
+#include "ilu_numeric.h"
 #include <string.h>
 
 typedef struct {
-    bsr_ilu *F;
-    bsr_gpu_ilu *G;   /* device version only (F then borrowed from the host pc) */
-    bsr_gpu_ilu0 *D;  /* device version with factor=gpu: the on-device numeric factorization */
-    bsr_pc *cpu;      /* device version: the host pc (its info and counters are reported) */
+    bsr_ilu *F;         /* the plan: owned by the host pc, borrowed by the device pc */
+    ilu_numeric *num;   /* NULL: a host pc whose values are factored on the device */
+    bsr_pc *host;       /* device pc: the host pc, whose info line is reported too */
     bsr_solver_options o;
-    int valid;        /* device version: G holds the factors of the last (re)factor */
 } ilu_pc;
 
-/* A device factorization's figures for the info line. */
-typedef struct { int nreg; double factor_s; } dev_factor;
-
-static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
-{
-    return bsr_ilu_apply(((ilu_pc *)pc->data)->F, X, Y);
-}
-
-/* Refresh the statistics line and counters after (re)factoring (d: the
- * values were factored on the device, NULL: on the host). */
-static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o, const dev_factor *d)
+/* Refresh the statistics line and counters of pc after (re)factoring with f
+ * (NULL: the plan's setup figures). */
+static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o, const ilu_numeric *f)
 {
     bsr_ilu_stats st;
-    bsr_ilu_factors fa;
-    if (bsr_ilu_get_stats(F, &st) || bsr_ilu_get_factors(F, &fa)) return;
+    if (bsr_ilu_get_stats(F, &st)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
-    pc->pivots_regularized = st.pivots_regularized;
+    pc->pivots_regularized = f ? f->nreg : st.pivots_regularized;
     char tau[80] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
     const double t1 = st.tau1, t2 = o->tau2 > 0 && o->fill <= 0 ? o->tau2 : t1 * t1;
@@ -43,15 +31,14 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, chosen, keep);
     char ord[64] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
-    if (fa.ord) {
-        if (fa.ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(fa.ord->kind),
-                                     fa.ord->depth, fa.ord->nleaves);
-        else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(fa.ord->kind));
+    if (F->ord) {
+        if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(F->ord->kind),
+                                     F->ord->depth, F->ord->nleaves);
+        else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
-    if (d) pc->pivots_regularized = d->nreg;
     char fac[64];
-    if (d) snprintf(fac, sizeof fac, "factor on the device %.4f s", d->factor_s);
-    else snprintf(fac, sizeof fac, "factor %.3f s", st.factor_s);
+    if (f && f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
+    else snprintf(fac, sizeof fac, "factor %.3f s", f ? f->factor_s : st.factor_s);
     snprintf(pc->info, sizeof pc->info,
              "%s%sorder %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, %s%s",
              tau, tau[0] ? ", " : "", ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
@@ -59,12 +46,24 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
 
+static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    ilu_pc *I = pc->data;
+    if (!I->num)
+        return bsr_error(BSR_ERR_ARG, "ILU: the factors live on the device (factor=gpu); apply the device preconditioner");
+    if (I->num->ops->pattern_id(I->num) != I->F->pattern_id)   /* never the factors of older values */
+        return bsr_error(BSR_ERR_ARG, "ILU (%s factor): the last refactor failed; refactor (or set up) again before solving",
+                         I->num->ops->name);
+    return I->num->ops->apply(I->num, X, Y);
+}
+
 static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
-    if (I->o.factor == BSR_FACTOR_GPU) return BSR_OK; /* the device pc factors (gilu_refactor) */
-    BSR_TRY(bsr_ilu_refactor(I->F, A));
-    ilu_describe(pc, I->F, &I->o, NULL);
+    if (!I->num) return BSR_OK;   /* the device pc factors */
+    BSR_TRY(I->num->ops->numeric(I->num, A));
+    ilu_describe(pc, I->F, &I->o, I->num);
+    if (I->host) ilu_describe(I->host, I->F, &I->o, I->num);
     return BSR_OK;
 }
 
@@ -72,14 +71,25 @@ static void ilu_destroy(bsr_pc *pc)
 {
     ilu_pc *I = pc->data;
     if (!I) return;
-    bsr_ilu_destroy(I->F);
+    if (I->num) I->num->ops->destroy(I->num);
+    if (!I->host) bsr_ilu_destroy(I->F);
     free(I);
 }
 
-/* The factorization behind an ILU preconditioner. */
-static bsr_ilu *ilu_of(const bsr_pc *pc)
+/* A new ILU preconditioner object on pc with plan F (owned unless host). */
+static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_solver_options *o)
 {
-    return pc && pc->apply == ilu_apply ? ((ilu_pc *)pc->data)->F : NULL;
+    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
+    if (!I) return BSR_ERR_NOMEM;
+    I->F = F;
+    I->host = host;
+    I->o = *o;
+    pc->data = I;
+    pc->symmetric = 0;
+    pc->apply = ilu_apply;
+    pc->refactor = ilu_refactor;
+    pc->destroy = ilu_destroy;
+    return BSR_OK;
 }
 
 bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **out)
@@ -92,7 +102,8 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
     io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;
-    io.symbolic_only = kind == BSR_ILU0 && o->factor == BSR_FACTOR_GPU;
+    const int dev = o->factor == BSR_FACTOR_GPU;
+    io.symbolic_only = kind == BSR_ILU0 && dev;
     /* unset: the ILU default (nested dissection: the CPU factors over its tree),
      * but natural order for an ILU(0) factored on the device, whose level
      * schedule needs no tree: its setup stays on the device (~0.05 s at 1M
@@ -101,99 +112,31 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
     else if (io.symbolic_only) io.order.kind = BSR_ORDER_NATURAL;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
-    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
-    if (!pc || !I) { free(pc); free(I); return BSR_ERR_NOMEM; }
+    if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
-    I->o = *o;
-    pc->data = I;
-    pc->symmetric = 0;
-    pc->apply = ilu_apply;
-    pc->refactor = ilu_refactor;
-    pc->destroy = ilu_destroy;
-    /* ILU(0) factored on the device in natural order: its symbolic phase too
-     * (bsr_pc_ilu_device), unless BSR_ILU0_SYM=host (to compare) */
-    const char *where = getenv("BSR_ILU0_SYM");
-    const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL && !(where && !strcmp(where, "host"));
-    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &I->F) : bsr_ilu_setup(A, &io, &I->F);
+    bsr_ilu *F = NULL;
+    /* ILU(0) factored on the device in natural order: its symbolic phase
+     * too, when the CUDA factor is made (ilu_numeric_cuda) */
+    const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL;
+    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup(A, &io, &F);
+    if (!s && (s = ilu_attach(pc, F, NULL, o))) bsr_ilu_destroy(F);
+    ilu_pc *I = pc->data;
+    if (!s && !dev) s = ilu_numeric_cpu(F, &I->num);
     if (s) { bsr_pc_destroy(pc); return s; }
-    ilu_describe(pc, I->F, o, NULL);
+    ilu_describe(pc, F, o, I->num);
     *out = pc;
     return BSR_OK;
 }
 
-/* ---- device version --------------------------------------------------------- */
-static bsr_status gilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
-{
-    ilu_pc *I = pc->data;
-    if (!I->valid)   /* never the factors of older values */
-        return bsr_error(BSR_ERR_ARG, "device ILU: the last refactor failed; refactor (or set up) again before solving");
-    return bsr_gpu_ilu_apply(I->G, X, Y);
-}
-
-/* factor=gpu: scale and factor A (device mirror current) on the device into
- * G's factors; the host pc's counters and info line report it. */
-static bsr_status gilu_factor(ilu_pc *I, bsr_pc *pc, const bsr_matrix *A)
-{
-    I->valid = 0;
-    BSR_TRY(bsr_gpu_ilu0_factor(I->D, A, I->G));
-    I->valid = 1;
-    dev_factor d;
-    bsr_gpu_ilu0_stats(I->D, &d.nreg, NULL, &d.factor_s);
-    ilu_describe(pc, I->F, &I->o, &d);
-    if (I->cpu) ilu_describe(I->cpu, I->F, &I->o, &d);
-    return BSR_OK;
-}
-
-static bsr_status gilu_refactor(bsr_pc *pc, const bsr_matrix *A)
-{
-    ilu_pc *I = pc->data;
-    if (I->D) return gilu_factor(I, pc, A);
-    /* the host factors were refactored first: re-upload values */
-    I->valid = 0;
-    BSR_TRY(bsr_gpu_ilu_refactor(I->G, I->F));
-    I->valid = 1;
-    return BSR_OK;
-}
-
-static void gilu_destroy(bsr_pc *pc)
-{
-    ilu_pc *I = pc->data;
-    if (!I) return;
-    bsr_gpu_ilu0_destroy(I->D);
-    bsr_gpu_ilu_destroy(I->G);
-    free(I);
-}
-
 bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
-                             bsr_pc *cpu, bsr_pc *pc)
+                             bsr_pc *host, bsr_pc *pc)
 {
-    bsr_ilu *F = ilu_of(cpu);
-    if (!F) return bsr_error(BSR_ERR_INTERNAL, "device ILU: host preconditioner is not an ILU");
-    bsr_gpu_ilu_options go;
-    bsr_gpu_ilu_options_default(&go);
-    /* float factors serve double vectors (mixed) and float vectors alike */
-    go.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
-    ilu_pc *I = bsr_calloc(1, sizeof *I, "device ILU preconditioner");
-    if (!I) return BSR_ERR_NOMEM;
-    I->F = F;
-    pc->data = I;
-    pc->apply = gilu_apply;
-    pc->refactor = gilu_refactor;
-    pc->destroy = gilu_destroy;
-    I->o = *o;
-    I->cpu = cpu;
-    const int dev = o->factor == BSR_FACTOR_GPU;
-    go.values_later = dev;
-    if (F->deferred) {   /* the symbolic phase on the device, else on the host after all */
-        bsr_status s = bsr_ilu0_symbolic_dev(ctx, F, A);
-        if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
-        BSR_TRY(s);
-    }
-    BSR_TRY(bsr_gpu_ilu_create(ctx, F, &go, &I->G));
-    I->valid = !dev;
-    if (!dev) return BSR_OK;
-    BSR_TRY(bsr_gpu_ilu0_create(ctx, F, &I->D));
-    bsr_status s = gilu_factor(I, pc, A);
-    bsr_prof_mark("device ILU: factorization");
-    return s;
+    ilu_pc *H = host && host->apply == ilu_apply ? host->data : NULL;
+    if (!H) return bsr_error(BSR_ERR_INTERNAL, "device ILU: host preconditioner is not an ILU");
+    BSR_TRY(ilu_attach(pc, H->F, host, o));
+    ilu_pc *I = pc->data;
+    BSR_TRY(ilu_numeric_cuda(ctx, H->F, A, o, &I->num));
+    ilu_describe(pc, H->F, o, I->num);
+    if (I->num->on_device) ilu_describe(host, H->F, o, I->num);
+    return BSR_OK;
 }

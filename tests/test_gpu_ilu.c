@@ -13,6 +13,7 @@
  * for array (BSR_ILU0_SYM_CHECK) and solves bit for bit the same.
  * GPU parts skip without a GPU; the option checks run everywhere. */
 #include "harness.h"
+#include "gpu_ilu.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,18 +372,17 @@ static void test_solver(void)
 }
 
 /* Setup and one solve of A with factor=gpu in natural order, the symbolic
- * phase where BSR_ILU0_SYM says (NULL: the default, on the device); X into x
+ * phase on the host when where is "host" (NULL: the default, on the device); X into x
  * (n*b values), precond info into info (or the setup's error message).
  * Returns the iterations, or -1 with *st the setup's status. */
 static int solve_sym(const bsr_matrix *A, const char *where, double *x, char *info, size_t len, bsr_status *st)
 {
-    if (where) setenv("BSR_ILU0_SYM", where, 1);
-    else unsetenv("BSR_ILU0_SYM");
+    bsr_ilu_test_symbolic_host(where && !strcmp(where, "host"));
     const int64_t m = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
     bsr_solver *s = NULL;
     BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, "precond=ilu0,factor=gpu,reorder=natural,rtol=1e-10,maxit=300"));
     *st = bsr_solver_setup(s, A);
-    unsetenv("BSR_ILU0_SYM");
+    bsr_ilu_test_symbolic_host(0);
     if (*st != BSR_OK) {
         snprintf(info, len, "%s", bsr_last_error());
         bsr_solver_destroy(s);

@@ -5,6 +5,7 @@
  * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
  * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
 #include "harness.h"
+#include "gpu_ilu.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,86 @@
+/* The CUDA numeric ILU factor (ilu_numeric.h): device factors and scaling in
+ * the layout of the plan's pattern (bsr_gpu_ilu, applied by the level or
+ * sync-free triangular solves), their values computed on the device
+ * (bsr_gpu_ilu0: ILU(0)'s pattern or ILUT/ILU2's frozen one) or, with
+ * factor=cpu, on the host and uploaded.  In a CPU-only build the calls report
+ * BSR_ERR_NODEVICE, so this file compiles everywhere. */
+#include "ilu_numeric.h"
+
+typedef struct {
+    ilu_numeric base;
+    bsr_gpu_ilu *G;    /* device factors, scaling, schedules */
+    bsr_gpu_ilu0 *D;   /* the on-device numeric factorization (factor=gpu), else NULL */
+} cuda_numeric;
+
+static bsr_status cuda_numeric_fn(ilu_numeric *f, const bsr_matrix *A)
+{
+    cuda_numeric *c = (cuda_numeric *)f;
+    f->pattern = 0;
+    if (c->D) {
+        BSR_TRY(bsr_gpu_ilu0_factor(c->D, A, c->G));
+        bsr_gpu_ilu0_stats(c->D, &f->nreg, NULL, &f->factor_s);
+    } else {   /* factor=cpu: the host preconditioner refactored the plan's values first */
+        BSR_TRY(bsr_gpu_ilu_refactor(c->G, f->plan));
+        f->nreg = f->plan->st.pivots_regularized;
+        f->factor_s = f->plan->st.factor_s;
+    }
+    f->pattern = f->plan->pattern_id;
+    return BSR_OK;
+}
+
+static bsr_status cuda_apply(ilu_numeric *f, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return bsr_gpu_ilu_apply(((cuda_numeric *)f)->G, X, Y);
+}
+
+static uint64_t cuda_pattern(const ilu_numeric *f) { return f->pattern; }
+
+static void cuda_destroy(ilu_numeric *f)
+{
+    cuda_numeric *c = (cuda_numeric *)f;
+    if (!c) return;
+    bsr_gpu_ilu0_destroy(c->D);
+    bsr_gpu_ilu_destroy(c->G);
+    free(c);
+}
+
+static const ilu_numeric_ops cuda_ops = {"cuda", cuda_numeric_fn, cuda_apply, cuda_pattern, cuda_destroy};
+
+/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
+static int symbolic_on_host;
+void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
+
+bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const bsr_solver_options *o,
+                            ilu_numeric **out)
+{
+    *out = NULL;
+    const int dev = o->factor == BSR_FACTOR_GPU;
+    if (plan->deferred) {   /* ILU(0), natural order: the symbolic phase on the device, else the host's */
+        bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, plan, A);
+        if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(plan, A);
+        BSR_TRY(s);
+    }
+    cuda_numeric *c = bsr_calloc(1, sizeof *c, "device ILU factor");
+    if (!c) return BSR_ERR_NOMEM;
+    ilu_numeric *f = &c->base;
+    f->ops = &cuda_ops;
+    f->plan = plan;
+    f->on_device = dev;
+    bsr_gpu_ilu_options go;
+    bsr_gpu_ilu_options_default(&go);
+    /* float factors serve double vectors (mixed) and float vectors alike */
+    go.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    go.values_later = dev;
+    bsr_status s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
+    if (!s && dev) s = bsr_gpu_ilu0_create(ctx, plan, &c->D);
+    if (!s && dev) s = cuda_numeric_fn(f, A);
+    if (dev) bsr_prof_mark("device ILU: factorization");
+    if (!s && !dev) {   /* the host's values went up with the factors */
+        f->pattern = plan->pattern_id;
+        f->nreg = plan->st.pivots_regularized;
+        f->factor_s = plan->st.factor_s;
+    }
+    if (s) { cuda_destroy(f); return s; }
+    *out = f;
+    return BSR_OK;
+}

@@ -1,0 +1,53 @@
+/* Numeric block ILU factors, one per backend, on a symbolic plan.
+ *
+ * The plan is a bsr_ilu after setup: ordering, scaling rule, the pattern of
+ * L and U (for ILU2 with its kept second-order part, frozen after the first
+ * threshold factorization) and the level schedules; it is backend-neutral.
+ * A numeric factor holds the values of one factorization of A on that plan,
+ * on one backend, behind one table of operations.  The ILU preconditioner
+ * (precond_ilu.c) knows the factor only through this table, so the host and
+ * the device preconditioner are the same code holding different factors;
+ * a new backend is one file defining one table. */
+#ifndef BSR_ILU_NUMERIC_H
+#define BSR_ILU_NUMERIC_H
+
+#include "ilu_impl.h"
+#include "solver_impl.h"
+
+typedef struct ilu_numeric ilu_numeric;
+
+typedef struct {
+    const char *name;   /* "cpu", "cuda" */
+    /* Factor A's values (same pattern as the plan's A) into the plan's
+     * pattern.  On failure the factor holds no values (apply refuses) until
+     * a later call succeeds: never the factors of older values. */
+    bsr_status (*numeric)(ilu_numeric *f, const bsr_matrix *A);
+    /* Y = M^{-1} X in A's numbering (vectors resident where the backend computes). */
+    bsr_status (*apply)(ilu_numeric *f, const bsr_multivec *X, bsr_multivec *Y);
+    /* The plan pattern the current values belong to (0: none). */
+    uint64_t (*pattern_id)(const ilu_numeric *f);
+    void (*destroy)(ilu_numeric *f);
+} ilu_numeric_ops;
+
+/* What every backend's factor carries; backends extend it (first member). */
+struct ilu_numeric {
+    const ilu_numeric_ops *ops;
+    bsr_ilu *plan;      /* borrowed: it outlives the factor */
+    uint64_t pattern;   /* plan->pattern_id of the current values; 0 after a failure */
+    int on_device;      /* the values were computed on the device */
+    int nreg;           /* pivots regularized by the last numeric */
+    double factor_s;    /* seconds of the last numeric */
+};
+
+/* The host factor: the plan's own values (bsr_ilu_refactor, bsr_ilu_apply);
+ * the setup's first factorization is taken over as it is. */
+bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **f);
+
+/* The CUDA factor in ctx of the plan's pattern, its values computed on the
+ * device (factor=gpu) or on the host and uploaded (factor=cpu: the plan's
+ * host values, refactored first by the host preconditioner).  A (device
+ * mirror current) is factored once here. */
+bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const bsr_solver_options *o,
+                            ilu_numeric **f);
+
+#endif
