@@ -135,6 +135,16 @@ static void test_errors(void)
     CU_ASSERT_PTR_NULL(s);
 }
 
+/* An inner error quoted in the outer message comes out whole, not overwritten. */
+static void test_nested_message(void)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "reorder=nd:99"), BSR_ERR_ARG);
+    CU_ASSERT_STRING_EQUAL(bsr_last_error(), "solver options: reorder=nd:99: ordering spec 'nd:99': "
+                                             "depth '99' is not auto or 0..30");
+}
+
 static void test_roundtrip(void)
 {
     bsr_solver_options o, p;
@@ -168,6 +178,7 @@ int main(int argc, char **argv)
         {"issue string", test_issue_string},
         {"every key", test_every_key},
         {"errors name the key", test_errors},
+        {"nested error message", test_nested_message},
         {"canonical round trip", test_roundtrip},
         {NULL, NULL},
     };
