@@ -106,8 +106,9 @@ static void json_array_d(const char *key, const double *v, int k, int comma)
     printf("]%s\n", comma ? "," : "");
 }
 
-/* Residual history plot: one series per column (at most 16). */
-static void plot_history(const char *path, const bsr_solver_stats *st, const char *title)
+/* Residual history plot: one series per column (at most 16).  0, or -1 when
+ * the file cannot be written (plot_png has named the path on stderr). */
+static int plot_history(const char *path, const bsr_solver_stats *st, const char *title)
 {
     int ns = st->k < 16 ? st->k : 16;
     plot_series s[16];
@@ -124,9 +125,10 @@ static void plot_history(const char *path, const bsr_solver_stats *st, const cha
         s[j].y = c->history;
     }
     fflush(stdout);
-    if (plot_png(path, title, "iteration", "relative residual", s, ns, 0, 1) == 0)
-        fprintf(stderr, "bsrsolve: residual history written to %s\n", path);
+    int rc = plot_png(path, title, "iteration", "relative residual", s, ns, 0, 1);
+    if (rc == 0) fprintf(stderr, "bsrsolve: residual history written to %s\n", path);
     for (int j = 0; j < ns; j++) free(x[j]);
+    return rc;
 }
 
 static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
@@ -195,10 +197,15 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                         const extras *e, int have_ref, int ref_ok)
 {
     int k = st->k;
-    printf("{\n\"problem\": \"%s\",\n\"n\": %lld,\n\"block\": %d,\n\"block_rows\": %d,\n\"nnzb\": %d,\n",
-           P->name, (long long)f->n, f->b, f->nbrows, f->nnzb);
-    printf("\"config\": \"%s\",\n\"backend\": \"%s\",\n\"k\": %d,\n\"result\": \"%s\",\n", cfg, backend, k,
-           bsr_status_string(s));
+    /* the name, config and backend come from the user (file names may hold any byte) */
+    printf("{\n\"problem\": ");
+    cli_json_str(stdout, P->name);
+    printf(",\n\"n\": %lld,\n\"block\": %d,\n\"block_rows\": %d,\n\"nnzb\": %d,\n\"config\": ",
+           (long long)f->n, f->b, f->nbrows, f->nnzb);
+    cli_json_str(stdout, cfg);
+    printf(",\n\"backend\": ");
+    cli_json_str(stdout, backend);
+    printf(",\n\"k\": %d,\n\"result\": \"%s\",\n", k, bsr_status_string(s));
     printf("\"status\": [");
     for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
     printf("],\n\"iterations\": [");
@@ -226,7 +233,9 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                c->status == BSR_OK ? "converged" : c->status == BSR_ERR_NOCONV ? "not converged" : "not run",
                c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
     }
-    printf("\"precond_info\": \"%s\"\n}\n", st->precond_info);
+    printf("\"precond_info\": ");
+    cli_json_str(stdout, st->precond_info);
+    printf("\n}\n");
 }
 
 /* --warm: one untimed setup + solve of each pipeline first, so the timed run
@@ -402,8 +411,9 @@ int cmd_solve(int argc, char **argv)
         }
         free(v);
     }
-    if (cli_opt(argc, argv, "--plot")) plot_history(cli_opt(argc, argv, "--plot"), &st, P.name);
     rc = ss == BSR_OK ? 0 : 3;
+    /* a plot that was asked for and not written is an error, whatever the solve did */
+    if (cli_opt(argc, argv, "--plot") && plot_history(cli_opt(argc, argv, "--plot"), &st, P.name)) rc = 1;
     goto out;
 fail:
     rc = cli_fail(s);

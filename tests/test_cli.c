@@ -132,6 +132,87 @@ static void test_info_gen(void)
     bsr_problem_free(&P);
 }
 
+/* JSON validator: advances *p past one value (RFC 8259 grammar, no depth
+ * limit needed for the CLI's flat objects); 0 on a syntax error. */
+static int json_value(const char **p)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') s++;
+    if (*s == '{' || *s == '[') {
+        char close = *s == '{' ? '}' : ']';
+        int obj = *s++ == '{', first = 1;
+        for (;;) {
+            while (*s == ' ' || *s == '\n') s++;
+            if (*s == close && first) { s++; break; }
+            if (obj) {
+                while (*s == ' ' || *s == '\n') s++;
+                if (*s != '"' || !json_value(&s)) return 0;
+                while (*s == ' ' || *s == '\n') s++;
+                if (*s++ != ':') return 0;
+            }
+            if (!json_value(&s)) return 0;
+            while (*s == ' ' || *s == '\n') s++;
+            if (*s == close) { s++; break; }
+            if (*s++ != ',') return 0;
+            first = 0;
+        }
+    } else if (*s == '"') {
+        for (s++; *s != '"'; s++) {
+            if ((unsigned char)*s < 0x20) return 0; /* raw control byte, or the end */
+            if (*s == '\\' && (!*++s || !strchr("\"\\/bfnrtu", *s))) return 0;
+        }
+        s++;
+    } else if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4)) {
+        s += 4;
+    } else if (!strncmp(s, "false", 5)) {
+        s += 5;
+    } else {
+        char *end;
+        strtod(s, &end);
+        if (end == s) return 0;
+        s = end;
+    }
+    *p = s;
+    return 1;
+}
+
+/* Is text exactly one JSON value (surrounding white space allowed)? */
+static int json_valid(const char *text)
+{
+    const char *p = text;
+    if (!json_value(&p)) return 0;
+    while (*p == ' ' || *p == '\n') p++;
+    return *p == 0;
+}
+
+/* Test: solve --json on a file whose name holds a quote and a backslash. */
+static void test_solve_json_name(void)
+{
+    const char *src = getenv("BSR_SOURCE_DIR");
+    if (!src) { BSR_TEST_SKIP("BSR_SOURCE_DIR unset (run through ctest)"); return; }
+    char from[512], odd[600], args[1400], want[700];
+    snprintf(from, sizeof from, "%s/matrices/stencil3d_4_4.mtx", src);
+    snprintf(odd, sizeof odd, "%s/s\"q\\t.mtx", dir);
+    char *text = malloc(1 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    slurp(from, text, 1 << 20);
+    CU_ASSERT_FATAL(text[0] != 0);
+    FILE *f = fopen(odd, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    snprintf(args, sizeof args, "'%s' --backend cpu --json --config rtol=1e-6", odd);
+    CU_ASSERT_EQUAL(run(args), 0);
+    snprintf(want, sizeof want, "\"problem\": \"%s/s\\\"q\\\\t.mtx\",", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT(json_valid(out));
+    if (!strstr(out, want) || !json_valid(out)) printf("\n  want %s in\n%s", want, out);
+    /* the validator itself rejects the unescaped form */
+    CU_ASSERT(!json_valid("{\"problem\": \"a\"b\"}"));
+    CU_ASSERT(json_valid("{\"problem\": \"a\\\"b\\\\\", \"k\": [1, 2e-3, null]}"));
+}
+
 /* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
@@ -186,6 +267,7 @@ int main(int argc, char **argv)
         {"--info --json FILE", test_info_file},
         {"--gen --info --json", test_info_gen},
         {"errors: exit code and file:line on stderr", test_errors},
+        {"solve --json escapes the file name", test_solve_json_name},
         {NULL, NULL},
     };
     return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);

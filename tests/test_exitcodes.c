@@ -69,6 +69,11 @@ static void test_codes(void)
     expect_rc(args, 1);
     snprintf(args, sizeof args, "'%s/none.mtx' --info", dir);
     expect_rc(args, 1);
+    /* a --plot that cannot be written is an error naming the path */
+    snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --plot '%s/no/such/dir/h.png'", dir);
+    expect_rc(args, 1);
+    snprintf(p, sizeof p, "%s/no/such/dir/h.png", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, p));
     expect_rc("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "maxit"));
     /* ILU(0)-BiCGStab on a cyclic permutation: breakdown, promptly */
