@@ -1,11 +1,8 @@
-#define _GNU_SOURCE  /* madvise, MADV_HUGEPAGE */
 /* Status strings, the thread-local last-error message, checked allocation. */
 #include "internal.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <stdint.h>
-#include <sys/mman.h>
 
 static _Thread_local char last_error[1024];
 
@@ -57,19 +54,9 @@ bsr_status bsr_error(bsr_status s, const char *fmt, ...)
 size_t bsr_precision_size(bsr_precision p) { return p == BSR_FLOAT ? sizeof(float) : sizeof(double); }
 
 /* malloc that records what failed; zero-byte requests return a valid pointer. */
-static void huge(void *p, size_t bytes)
-{
-    static int on = -1;
-    if (on < 0) on = getenv("X_HUGE") != NULL;
-    if (!on || !p || bytes < ((size_t)4 << 20)) return;
-    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
-    if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
-}
-
 void *bsr_malloc(size_t bytes, const char *what)
 {
     void *p = malloc(bytes ? bytes : 1);
-    huge(p, bytes);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
     return p;
 }
@@ -78,7 +65,6 @@ void *bsr_malloc(size_t bytes, const char *what)
 void *bsr_calloc(size_t count, size_t size, const char *what)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
-    huge(p, count * size);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu x %zu bytes for %s", count, size, what);
     return p;
 }
