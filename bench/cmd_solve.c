@@ -284,6 +284,7 @@ int cmd_solve(int argc, char **argv)
     opt.progress = 100;
     if (cli_flag(argc, argv, "--float")) opt.precision = opt.precond_precision = BSR_FLOAT; /* --config may override */
     bsr_status s = bsr_solver_options_parse(&opt, cli_opt(argc, argv, "--config"));
+    if (!s) s = bsr_solver_options_check(&opt); /* before the matrix is read */
     if (s) return cli_fail(s);
     if (cli_opt(argc, argv, "--plot")) opt.history = 1;
 

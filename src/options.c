@@ -178,6 +178,8 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     return BSR_OK;
 }
 
+static bsr_status check_taus(const bsr_solver_options *o);
+
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str)
 {
     BSR_CHECK_ARG(o, "bsr_solver_options_parse: options are NULL");
@@ -217,9 +219,31 @@ bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str)
         BSR_TRY(apply_kv(&t, key, val));
         p = *end ? end + 1 : end;
     }
-    if (t.tau2 > 0 && t.tau2 > t.tau1)
-        return bsr_error(BSR_ERR_ARG, "solver options: tau2=%g must not exceed tau1=%g", t.tau2, t.tau1);
+    BSR_TRY(check_taus(&t));
     *o = t;
+    return BSR_OK;
+}
+
+/* The drop tolerances are ordered: tau2 (0 = tau1^2) at most tau1. */
+static bsr_status check_taus(const bsr_solver_options *o)
+{
+    if (o->tau2 > 0 && o->tau2 > o->tau1)
+        return bsr_error(BSR_ERR_ARG, "solver options: tau2=%g must not exceed tau1=%g", o->tau2, o->tau1);
+    return BSR_OK;
+}
+
+bsr_status bsr_solver_options_check(const bsr_solver_options *o)
+{
+    BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
+    if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
+        !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2))
+        return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart or omega "
+                         "out of range");
+    BSR_TRY(check_taus(o));
+    /* CG's short recurrences need M symmetric: the ILU factors are not */
+    if (o->method == BSR_CG && o->precond >= BSR_PC_ILU0)
+        return bsr_error(BSR_ERR_ARG, "solver options: method=cg needs a symmetric preconditioner "
+                         "(precond=none, jacobi or ssor), not precond=%s", bsr_pc_name(o->precond));
     return BSR_OK;
 }
 

@@ -42,12 +42,10 @@ bsr_status bsr_solver_create(bsr_solver **out, bsr_context *ctx, const bsr_solve
     bsr_solver *s = bsr_calloc(1, sizeof *s, "solver");
     if (!s) return BSR_ERR_NOMEM;
     if (o) s->opt = *o; else bsr_solver_options_default(&s->opt);
-    if (s->opt.method > BSR_CG || s->opt.precond > BSR_PC_ILU2 || !(s->opt.rtol >= 0) ||
-        !(s->opt.atol >= 0) || s->opt.maxit < 0 || s->opt.restart < 1 ||
-        !(s->opt.omega > 0 && s->opt.omega < 2)) {
+    bsr_status st = bsr_solver_options_check(&s->opt); /* refused here, not after a long setup */
+    if (st) {
         free(s);
-        return bsr_error(BSR_ERR_ARG, "bsr_solver_create: invalid options (method, precond, rtol, atol, "
-                         "maxit, restart or omega out of range)");
+        return st;
     }
     s->ctx = ctx;
     s->device = bsr_solver_ctx_is_device(ctx);
@@ -203,9 +201,6 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         return bsr_error(BSR_ERR_SIZE, "bsr_solver_solve: A has %lld rows; B is %lld x %d, X %lld x %d",
                          (long long)n, (long long)B->n, B->k, (long long)X->n, X->k);
     if (k > BSR_KMAX) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: %d right-hand sides (at most %d)", k, BSR_KMAX);
-    if (s->opt.method == BSR_CG && s->pc->symmetric == 0)
-        return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: CG needs a symmetric preconditioner (none, jacobi, ssor), not %s",
-                         s->pc->name);
     if (s->device && k > 16 && s->opt.precond >= BSR_PC_ILU0)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: the device ILU solves take at most 16 "
                          "right-hand sides at once (%d given): split B, or use the CPU backend", k);

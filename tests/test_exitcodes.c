@@ -63,6 +63,10 @@ static void test_codes(void)
     expect_rc("--gen poisson2d:8 --backend cpu --config bogus=1", 2);
     expect_rc("--gen poisson2d:8 --backend cpu --config rtol=x", 2);
     expect_rc("--gen nosuch:3", 2);
+    /* a combination the solver refuses is refused before the matrix is read */
+    expect_rc("no-such-file.mtx --backend cpu --config method=cg,precond=ilut", 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "method=cg"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "precond=ilut"));
     expect_rc("--gen poisson2d:8 --backend gpu", 2);
     put("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n", p);
     snprintf(args, sizeof args, "'%s' --backend cpu", p);

@@ -145,6 +145,28 @@ static void test_nested_message(void)
                                              "depth '99' is not auto or 0..30");
 }
 
+/* Combinations are checked as a whole, after the keys have been applied. */
+static void test_check(void)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg"));  /* precond is still the default ilu0 */
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+    CU_ASSERT_STRING_EQUAL(bsr_last_error(), "solver options: method=cg needs a symmetric preconditioner "
+                                             "(precond=none, jacobi or ssor), not precond=ilu0");
+    static const char *const ok[] = {"precond=none", "precond=jacobi", "precond=ssor"};
+    for (int i = 0; i < 3; i++) {
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, ok[i]));
+        BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    }
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=gmres,precond=ilu2"));
+    BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    o.restart = 0; /* a struct filled by hand is checked too */
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "restart"));
+}
+
 static void test_roundtrip(void)
 {
     bsr_solver_options o, p;
@@ -179,6 +201,7 @@ int main(int argc, char **argv)
         {"every key", test_every_key},
         {"errors name the key", test_errors},
         {"nested error message", test_nested_message},
+        {"combinations checked", test_check},
         {"canonical round trip", test_roundtrip},
         {NULL, NULL},
     };

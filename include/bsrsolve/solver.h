@@ -118,6 +118,11 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, history (0|1),
  * progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
+/* The options as a whole are usable: every value in range and the combinations
+ * allowed (method=cg takes precond none, jacobi or ssor only).  BSR_ERR_ARG
+ * naming the options otherwise.  bsr_solver_create calls it; call it after
+ * bsr_solver_options_parse to refuse a bad combination before loading a matrix. */
+bsr_status bsr_solver_options_check(const bsr_solver_options *o);
 /* The options as a canonical string (for reports); returns buf. */
 const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len);
 const char *bsr_method_name(bsr_method m);
