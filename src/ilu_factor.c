@@ -40,6 +40,10 @@ typedef struct {
     int err_row;        /* smallest failing row (INT_MAX: none) */
     bsr_status err;
     char msg[256];
+    _Atomic int *flag;  /* threshold setup over a tree with threads: row completion flags
+                         * (0 pending, 1 done, 2 failed/skipped), so that a separator's rows
+                         * can run concurrently (run_sep); NULL otherwise */
+    int nt;             /* threads of the run */
 } run_t;
 
 /* Record a failure of row k; the smallest row wins, which is the row the
@@ -59,9 +63,75 @@ static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
 {
     for (int k = r0; k < r1; k++) {
         bsr_status s = ilu_row(R->F, w, k);
+        if (R->flag) atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
         if (s) { run_fail(R, k, s, w->msg); return 0; }
     }
     return 1;
+}
+
+/* Nonzero when row k of the pattern (dp, dc) has column c. */
+static int row_has(const int *dp, const int *dc, int k, int c)
+{
+    for (int q = dp[k]; q < dp[k + 1]; q++) if (dc[q] == c) return 1;
+    return 0;
+}
+
+/* Cut rows [r0, r1) into runs of consecutive rows, a run ending where a row
+ * does not read its predecessor in A's pattern (natural 3D order: one grid
+ * line) or after LV_RUN rows: run r = rows [run[r], run[r+1]).  Returns the
+ * number of runs. */
+#define LV_RUN 256
+static int cut_runs(const int *dp, const int *dc, int r0, int r1, int *run)
+{
+    int nr = 0;
+    for (int k = r0; k < r1; k++)
+        if (k == r0 || !row_has(dp, dc, k, k - 1) || k - run[nr - 1] >= LV_RUN) run[nr++] = k;
+    run[nr] = r1;
+    return nr;
+}
+
+/* Take runs by ticket in index order and factor their rows with the
+ * executing thread's workspace, each row waiting (inside ilu_row) for the
+ * rows it reads and publishing its own flag; a failed row's dependents are
+ * skipped. */
+static void run_tickets(run_t *R, const int *run, int nr, atomic_int *ticket)
+{
+    ilu_work *w = &R->work[omp_get_thread_num()];
+    for (int t; (t = atomic_fetch_add_explicit(ticket, 1, memory_order_relaxed)) < nr;)
+        for (int k = run[t]; k < run[t + 1]; k++) {
+            bsr_status s = ilu_row(R->F, w, k);
+            if (s && !w->skipped) run_fail(R, k, s, w->msg);
+            w->skipped = 0;
+            atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
+        }
+}
+
+/* The separator rows [r0, r1) of a node whose subtree is factored: large
+ * ones by several tasks at once (run_tickets; the rows of a separator read
+ * each other, so they wait on flags like run_levels), small ones in order.
+ * A ticket is taken only by a running task, which runs its rows to the end
+ * without a scheduling point, so every awaited row is being computed: no
+ * deadlock.  0 when a row failed. */
+#define SEP_TASK_ROWS 128
+static int run_sep(run_t *R, int r0, int r1)
+{
+    int ntask = R->flag ? (r1 - r0) / SEP_TASK_ROWS : 0;
+    if (ntask > R->nt) ntask = R->nt;
+    if (ntask < 2) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
+    int *run = malloc(sizeof(int) * ((size_t)(r1 - r0) + 2));
+    if (!run) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
+    const int nr = cut_runs(R->F->ap, R->F->ac, r0, r1, run);
+    atomic_int ticket;
+    atomic_init(&ticket, 0);
+    for (int i = 0; i < ntask; i++) {
+        #pragma omp task shared(ticket) firstprivate(run, nr)
+        run_tickets(R, run, nr, &ticket);
+    }
+    #pragma omp taskwait
+    free(run);
+    int ok = 1;
+    for (int k = r0; k < r1 && ok; k++) ok = atomic_load_explicit(&R->flag[k], memory_order_relaxed) == 1;
+    return ok;
 }
 
 /* Factor the subtree of node t: children as tasks, then t's separator.
@@ -83,7 +153,7 @@ static int run_node(run_t *R, int t)
     }
     if (!ok0 || !ok1) return 0;
     /* tied tasks: the workspace of the executing thread is free between rows */
-    return run_rows(R, &R->work[omp_get_thread_num()], nd->sep_first, nd->last);
+    return run_sep(R, nd->sep_first, nd->last);
 }
 
 int ilu_wait_row(const void *flags, int i)
@@ -95,12 +165,6 @@ int ilu_wait_row(const void *flags, int i)
     return v == 1;
 }
 
-/* Nonzero when row k of the pattern (dp, dc) has column c. */
-static int row_has(const int *dp, const int *dc, int k, int c)
-{
-    for (int q = dp[k]; q < dp[k + 1]; q++) if (dc[q] == c) return 1;
-    return 0;
-}
 
 /* A fixed pattern without a tree (ILU(0)'s, a frozen one), or a threshold
  * factorization in an order without a tree (natural, RCM), in parallel and
@@ -121,7 +185,6 @@ static int row_has(const int *dp, const int *dc, int k, int c)
  * from sound inputs, so the row reported is the serial run's, and every row
  * is computed by the same code from the same rows as the serial run: the
  * factors are identical bit for bit. */
-#define LV_RUN 256
 static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int inside)
 {
     const bsr_ilu *F = R->F;
@@ -132,11 +195,8 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         free((void *)flag); free(run);
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
-    for (int k = 0; k < n; k++) {
-        if (k == 0 || !row_has(dp, dc, k, k - 1) || k - run[nr - 1] >= LV_RUN) run[nr++] = k;
-        atomic_init(&flag[k], 0);
-    }
-    run[nr] = n;
+    for (int k = 0; k < n; k++) atomic_init(&flag[k], 0);
+    nr = cut_runs(dp, dc, 0, n, run);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)
@@ -334,7 +394,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     int levels = !tree && F->opt.parallel && dp && omp_get_max_threads() > 1 && F->n >= 1024 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels ? omp_get_max_threads() : 1;
-    run_t R = {F, NULL, INT_MAX, BSR_OK, ""};
+    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt};
     bsr_status s = ilu_get_work(F, nt);
     if (s) return s;
     R.work = F->work;
@@ -343,9 +403,16 @@ bsr_status ilu_factor(bsr_ilu *F)
         if (!F->rows) return BSR_ERR_NOMEM;
     }
     if (tree) {
+        /* a threshold setup: separators' rows may run concurrently (run_sep) */
+        if (inside && nt > 1 && (R.flag = malloc(sizeof *R.flag * ((size_t)F->n + 1)))) {
+            for (int k = 0; k < F->n; k++) atomic_init(&R.flag[k], 0);
+            for (int t = 0; t < nt; t++) R.work[t].flags = (const void *)R.flag;
+        }
         #pragma omp parallel num_threads(nt)
         #pragma omp single
         run_node(&R, 0);
+        for (int t = 0; t < nt; t++) R.work[t].flags = NULL;
+        free((void *)R.flag);
     } else if (levels) {
         s = run_levels(&R, nt, dp, dc, inside);
         if (s) return s;

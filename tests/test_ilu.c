@@ -869,6 +869,56 @@ static void test_serial_equals_parallel(void)
     omp_set_num_threads(nt);
 }
 
+/* The threshold kinds over an ND tree whose separators are large enough to
+ * be factored by several tasks at once (>= 256 rows: rotconv3d:18,3 has a
+ * top separator of 324 rows): identical bit for bit to the serial run, with
+ * 2, 4 and 7 threads (7 > cores: rows wait on rows whose thread is
+ * descheduled), and a failure reports the serial run's row. */
+static void test_separators_concurrent(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("rotconv3d:18,3", BSR_DOUBLE, &P));
+    for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
+        for (int depth = 1; depth <= 3; depth += 2) {
+            bsr_ilu_options o;
+            bsr_ilu_options_default(&o, kind);
+            o.tau1 = 0.01;
+            o.order.depth = depth;
+            o.parallel = 0;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+            bsr_ilu_stats sf;
+            bsr_ilu_get_stats(F, &sf);
+            o.parallel = 1;
+            for (int t = 2; t <= 7; t += t < 4 ? 2 : 3) {
+                omp_set_num_threads(t);
+                bsr_ilu *G = NULL;
+                BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
+                bsr_ilu_stats sg;
+                bsr_ilu_get_stats(G, &sg);
+                CU_ASSERT_EQUAL(sg.tree_parallel, 1);
+                CU_ASSERT(same_factors(F, G));
+                CU_ASSERT_EQUAL(sf.dropped, sg.dropped);
+                bsr_ilu_destroy(G);
+            }
+            bsr_ilu_destroy(F);
+            o.strict_pivots = 1;
+            o.pivot_rel = 0.9;
+            o.parallel = 0;
+            omp_set_num_threads(1);
+            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &F), BSR_ERR_SINGULAR);
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", bsr_last_error());
+            o.parallel = 1;
+            omp_set_num_threads(4);
+            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &F), BSR_ERR_SINGULAR);
+            CU_ASSERT_STRING_EQUAL(msg, bsr_last_error());
+        }
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
 /* Every kind without a tree (natural, RCM) factored by concurrent rows with
  * 4 threads is identical bit for bit to the serial run, refactor (frozen
  * pattern) included, float factors included, and fails at the same row with
@@ -1355,6 +1405,7 @@ int main(int argc, char **argv)
         {"refactor after a failed refactor", test_refactor_after_failure},
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
+        {"ND separators factored concurrently = serial", test_separators_concurrent},
         {"serial equals parallel (no tree: concurrent rows, every kind)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
