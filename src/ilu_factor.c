@@ -229,7 +229,8 @@ void ilu_rows_free(bsr_ilu *F, int all)
     if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
     #pragma omp parallel for schedule(static) if (F->n >= BSR_PAR_ROWS)
     for (int k = 0; k < F->n; k++)
-        if (F->rows[k].own) { free(F->rows[k].lcol); free(F->rows[k].lval); }
+        if (F->rows[k].own == 1) { free(F->rows[k].lcol); free(F->rows[k].lval); }
+    for (int t = 0; t < F->nwork; t++) ilu_arena_free(&F->work[t]);   /* own == 2: the rows' chunks */
     free(F->rows);
     F->rows = NULL;
 }

@@ -14,7 +14,8 @@ extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
  * followed by nw blocks of W (second-order upper part, ILU2 only, columns
  * ascending) at ucol/uval; the nr columns of R (second-order lower part,
  * values not kept: only the frozen pattern needs them) at rcol.  Threshold
- * kinds: one allocation per row (own), freed once L and U are assembled.
+ * kinds: storage from the factoring thread's chunks (own = 2; own = 1: a
+ * malloc of its own), freed once L and U are assembled.
  * ILU(0): the pattern is known at setup, so the rows point into the BSR
  * arrays of L and U (double factors) or into a double pool laid out like
  * them (float factors), kept for refactor. */
@@ -43,6 +44,15 @@ typedef struct {
     bsr_levels *lv;             /* level schedule of the lower pattern (row k reads the rows of lc) */
 } ilu_pattern;
 
+/* A chunk of row storage (the data follows the header): the threshold rows
+ * a thread factors are carved from its chunks, one allocation per few
+ * thousand rows instead of two per row, and freed with the rows; at 1M rows
+ * and 16 threads the per-row malloc/free and its page faults contend. */
+typedef struct ilu_chunk {
+    struct ilu_chunk *next;
+    size_t used, cap;
+} ilu_chunk;
+
 /* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
  * slot of column j or -1), the slots, and a min-heap of lower columns. */
 typedef struct {
@@ -61,6 +71,7 @@ typedef struct {
                          * factoring (threshold kinds): the completion flags to wait on
                          * before a row is read (ilu_wait_row); NULL otherwise */
     int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
+    ilu_chunk *arena;   /* storage of the rows this workspace factored (threshold kinds) */
     char msg[256];      /* error detail of the failing row (threads cannot
                          * use bsr_error: its message is thread-local) */
 } ilu_work;
@@ -108,6 +119,10 @@ struct bsr_ilu {
  * or when memory runs out: *nomem is then set). */
 bsr_status ilu_work_init(ilu_work *w, int n, int b);
 void ilu_work_free(ilu_work *w);
+/* bytes (16-aligned) of row storage from w's chunks (NULL: out of memory);
+ * ilu_arena_free frees them all. */
+void *ilu_arena_alloc(ilu_work *w, size_t bytes);
+void ilu_arena_free(ilu_work *w);
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);

@@ -180,13 +180,12 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
             return BSR_ERR_INTERNAL;
         }
     } else {
-        if (rk->own) { free(rk->lcol); free(rk->lval); }
+        if (rk->own == 1) { free(rk->lcol); free(rk->lval); }
         int tot = nl + 1 + nu + nw;
-        rk->lcol = malloc(sizeof(int) * (tot + nr));
-        rk->lval = malloc(sizeof(double) * (size_t)tot * bb);
-        rk->own = 1;
+        rk->lval = ilu_arena_alloc(w, sizeof(double) * (size_t)tot * bb);
+        rk->lcol = ilu_arena_alloc(w, sizeof(int) * (size_t)(tot + nr));
+        rk->own = 2;
         if (!rk->lcol || !rk->lval) {
-            free(rk->lcol); free(rk->lval);
             memset(rk, 0, sizeof *rk);
             goto oom;
         }

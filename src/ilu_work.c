@@ -1,9 +1,12 @@
 /* Per-thread workspace of the ILU row kernel: a sparse accumulator of b x b
  * blocks (pos[] maps a column to its slot) that grows on demand, and the
  * per-factorization set of workspaces kept in F for refactor. */
+#define _DEFAULT_SOURCE   /* madvise */
 #include "ilu_impl.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Create a row workspace for n block columns of b x b blocks. */
 bsr_status ilu_work_init(ilu_work *w, int n, int b)
@@ -29,9 +32,43 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     return BSR_OK;
 }
 
+/* Chunks of 8 MiB (or one row's size): huge pages where the kernel
+ * grants them, so that first touches fault once per 2 MiB. */
+#define CHUNK_BYTES ((size_t)8 << 20)
+
+void *ilu_arena_alloc(ilu_work *w, size_t bytes)
+{
+    const size_t hdr = (sizeof(ilu_chunk) + 15) & ~(size_t)15;
+    bytes = (bytes + 15) & ~(size_t)15;
+    ilu_chunk *c = w->arena;
+    if (!c || c->used + bytes > c->cap) {
+        size_t cap = bytes > CHUNK_BYTES - hdr ? bytes : CHUNK_BYTES - hdr;
+        c = malloc(hdr + cap);
+        if (!c) return NULL;
+#ifdef MADV_HUGEPAGE
+        uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)c + hdr + cap) & ~(uintptr_t)4095;
+        if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);   /* advice only: failure is harmless */
+#endif
+        c->next = w->arena;
+        c->used = 0;
+        c->cap = cap;
+        w->arena = c;
+    }
+    void *p = (char *)c + hdr + c->used;
+    c->used += bytes;
+    return p;
+}
+
+void ilu_arena_free(ilu_work *w)
+{
+    for (ilu_chunk *c = w->arena, *nx; c; c = nx) { nx = c->next; free(c); }
+    w->arena = NULL;
+}
+
 /* Free a row workspace. */
 void ilu_work_free(ilu_work *w)
 {
+    ilu_arena_free(w);
     free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel); free(w->rsel);
     free(w->sval); free(w->tmp);
     memset(w, 0, sizeof *w);
