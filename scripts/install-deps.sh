@@ -3,8 +3,9 @@
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -eu
 pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g-dev"
-# Optional: the build skips the Fortran module and the pkg-config test without them.
-optional="gfortran pkg-config"
+# Optional: the build skips the Fortran module, the pkg-config test and the
+# Python package's test (python/) without them.
+optional="gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip"
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -19,6 +20,10 @@ have_header() {
   for d in $dirs; do [ -f "$d/$1" ] && return 0; done
   return 1
 }
+# python3 on PATH imports module $1
+py_has() {
+  command -v python3 >/dev/null 2>&1 && python3 -c "import $1" >/dev/null 2>&1
+}
 provided() {
   case "$1" in
     cmake) command -v cmake >/dev/null 2>&1 ;;
@@ -29,6 +34,13 @@ provided() {
     libsuitesparse-dev) have_header umfpack.h ;;
     libcunit1-dev) have_header CUnit/CUnit.h ;;
     zlib1g-dev) have_header zlib.h ;;
+    python3-dev) py_has sysconfig && python3 -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ;;
+    python3-numpy) py_has numpy ;;
+    python3-scipy) py_has scipy ;;
+    python3-pytest) py_has pytest ;;
+    python3-setuptools) py_has setuptools ;;
+    python3-pip) py_has pip ;;
     *) return 1 ;;
   esac
 }

@@ -1,0 +1,549 @@
+/* bsrsolve._core: the CPython extension under the `bsrsolve` package.
+ *
+ * Only the CPython C API and the buffer protocol are used (no numpy C API),
+ * so building needs Python.h and libbsrsolve alone; __init__.py turns scipy
+ * matrices and numpy arrays into contiguous int32/int64/float64 buffers, and
+ * this file checks every size again before the library sees a pointer: a bad
+ * argument is a Python exception, never a crash.
+ *
+ * One type, Solver, owns the context, the solver and the matrix it was set
+ * up with, so their destruction order (solver, matrix, context) cannot be
+ * got wrong from Python. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <bsrsolve.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Python 3.8 and 3.9 lack these two (3.10+) */
+#if PY_VERSION_HEX < 0x030A0000
+static PyObject *Py_NewRef(PyObject *o)
+{
+    Py_INCREF(o);
+    return o;
+}
+static int PyModule_AddObjectRef(PyObject *m, const char *name, PyObject *o)
+{
+    Py_INCREF(o);
+    if (PyModule_AddObject(m, name, o) == 0) return 0;
+    Py_DECREF(o);
+    return -1;
+}
+#endif
+
+static PyObject *Error, *ArgumentError, *ConvergenceError;
+
+/* Raise the exception class for status s with the library's message. */
+static PyObject *raise_status(bsr_status s)
+{
+    PyObject *cls = Error;
+    switch (s) {
+    case BSR_ERR_ARG: case BSR_ERR_SIZE: case BSR_ERR_PARSE: case BSR_ERR_VALUE:
+    case BSR_ERR_STRUCTURE: cls = ArgumentError; break;
+    case BSR_ERR_NOCONV: case BSR_ERR_BREAKDOWN: cls = ConvergenceError; break;
+    default: break;
+    }
+    const char *detail = bsr_last_error();
+    PyObject *exc = PyObject_CallFunction(cls, "s", detail && detail[0] ? detail : bsr_status_string(s));
+    if (!exc) return NULL;
+    PyObject *code = PyLong_FromLong((long)s), *name = PyUnicode_FromString(bsr_status_string(s));
+    if (code && name && PyObject_SetAttrString(exc, "status", code) == 0 &&
+        PyObject_SetAttrString(exc, "status_name", name) == 0)
+        PyErr_SetObject(cls, exc);
+    Py_XDECREF(code);
+    Py_XDECREF(name);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+/* Check that buffer v holds exactly n items of itemsize bytes. */
+static int check_len(const Py_buffer *v, Py_ssize_t n, Py_ssize_t itemsize, const char *what)
+{
+    if (v->len != n * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes given, %zd expected", what, v->len, n * itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- matrices from raw arrays ---------------------------------------------- */
+
+/* A from BSR arrays (int32 indptr[nbrows+1], indices[nnzb], float64
+ * data[nnzb*b*b] with row-major blocks); duplicates are summed.  Builds
+ * without the GIL; returns the library status (exception not yet set) or -1
+ * with a Python exception set. */
+static int matrix_bsr(bsr_matrix **A, int nbrows, int nbcols, int b, Py_buffer *ip, Py_buffer *ix,
+                      Py_buffer *dv)
+{
+    if (nbrows < 0 || nbcols < 0 || b < 1) {
+        PyErr_SetString(PyExc_ValueError, "matrix: negative dimensions or block size < 1");
+        return -1;
+    }
+    if (check_len(ip, (Py_ssize_t)nbrows + 1, 4, "indptr")) return -1;
+    const int *rowptr = ip->buf;
+    int nnzb = rowptr[nbrows];
+    if (rowptr[0] != 0 || nnzb < 0) {
+        PyErr_SetString(PyExc_ValueError, "indptr must start at 0 and end at nnzb >= 0");
+        return -1;
+    }
+    if (check_len(ix, nnzb, 4, "indices") || check_len(dv, (Py_ssize_t)nnzb * b * b, 8, "data"))
+        return -1;
+    int s;
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_matrix_create(A, nbrows, nbcols, b, rowptr, ix->buf, dv->buf, BSR_DOUBLE, BSR_SUM_DUPLICATES);
+    Py_END_ALLOW_THREADS
+    return s;
+}
+
+/* A (b x b blocks, b = 0: the library picks) from an n x n scalar CSR matrix:
+ * int64 indptr[n+1], int32 indices[nnz], float64 data[nnz], each row sorted
+ * without duplicates (checked here: the converter relies on it). */
+static int matrix_csr(bsr_matrix **A, int n, int b, Py_buffer *ip, Py_buffer *ix, Py_buffer *dv,
+                      int *b_used)
+{
+    if (n < 0 || b < 0) {
+        PyErr_SetString(PyExc_ValueError, "matrix: negative size or block size");
+        return -1;
+    }
+    if (check_len(ip, (Py_ssize_t)n + 1, 8, "indptr")) return -1;
+    const int64_t *rowptr = ip->buf;
+    int64_t nnz = rowptr[n];
+    if (rowptr[0] != 0 || nnz < 0 || nnz > PY_SSIZE_T_MAX / 8) {
+        PyErr_SetString(PyExc_ValueError, "indptr must start at 0 and end at nnz >= 0");
+        return -1;
+    }
+    if (check_len(ix, (Py_ssize_t)nnz, 4, "indices") || check_len(dv, (Py_ssize_t)nnz, 8, "data")) return -1;
+    const int *col = ix->buf;
+    for (int i = 0; i < n; i++) {
+        if (rowptr[i + 1] < rowptr[i] || rowptr[i + 1] > nnz) {
+            PyErr_SetString(PyExc_ValueError, "indptr must be nondecreasing and end at nnz");
+            return -1;
+        }
+        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++)
+            if (col[p] < 0 || col[p] >= n || (p > rowptr[i] && col[p] <= col[p - 1])) {
+                PyErr_SetString(PyExc_ValueError,
+                                "indices: out of range, or a row not sorted or with duplicates");
+                return -1;
+            }
+    }
+    /* the converter reads these arrays only (bsr_csr's members are not const) */
+    bsr_csr C = {n, n, nnz, (int64_t *)rowptr, (int *)col, (double *)dv->buf};
+    bsr_convert_info info = {0, 0};
+    int s;
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_from_csr(&C, b, 0, BSR_DOUBLE, A, &info);
+    Py_END_ALLOW_THREADS
+    *b_used = s ? 0 : info.b;
+    return s;
+}
+
+/* Build a matrix from the arguments of setup/refactor:
+ * ("bsr", nbrows, nbcols, b, indptr, indices, data) or
+ * ("csr", n, b, indptr, indices, data).  NULL matrix with an exception set on
+ * failure. */
+static bsr_matrix *matrix_from_args(PyObject *args)
+{
+    const char *kind;
+    int d1, d2, d3 = 0, b_used = 0, s;
+    Py_buffer ip = {0}, ix = {0}, dv = {0};
+    bsr_matrix *A = NULL;
+    if (PyTuple_Size(args) > 0 && PyUnicode_Check(PyTuple_GET_ITEM(args, 0)) &&
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(args, 0), "bsr") == 0) {
+        if (!PyArg_ParseTuple(args, "siiiy*y*y*", &kind, &d1, &d2, &d3, &ip, &ix, &dv)) return NULL;
+        s = matrix_bsr(&A, d1, d2, d3, &ip, &ix, &dv);
+    } else {
+        if (!PyArg_ParseTuple(args, "siiy*y*y*", &kind, &d1, &d2, &ip, &ix, &dv)) return NULL;
+        if (strcmp(kind, "csr")) {
+            PyErr_SetString(PyExc_ValueError, "matrix kind must be 'bsr' or 'csr'");
+            s = -1;
+        } else {
+            s = matrix_csr(&A, d1, d2, &ip, &ix, &dv, &b_used);
+        }
+    }
+    PyBuffer_Release(&ip);
+    PyBuffer_Release(&ix);
+    PyBuffer_Release(&dv);
+    if (s > 0) raise_status(s);
+    if (s) {
+        bsr_matrix_destroy(A);
+        return NULL;
+    }
+    return A;
+}
+
+/* Copy T's values into A's block pattern: every block of T must be one of
+ * A's (A's blocks missing from T become zero).  Returns 0, or -1 with an
+ * exception set. */
+static int scatter_values(bsr_matrix *A, const bsr_matrix *T)
+{
+    int N = bsr_matrix_nbrows(A), b = bsr_matrix_block(A);
+    if (bsr_matrix_nbrows(T) != N || bsr_matrix_nbcols(T) != bsr_matrix_nbcols(A) || bsr_matrix_block(T) != b) {
+        PyErr_SetString(ArgumentError, "refactor: the matrix's shape or block size differs from setup's");
+        return -1;
+    }
+    const int *ar = bsr_matrix_rowptr(A), *ac = bsr_matrix_colind(A);
+    const int *tr = bsr_matrix_rowptr(T), *tc = bsr_matrix_colind(T);
+    const double *tv = bsr_matrix_values(T);
+    size_t bb = (size_t)b * b;
+    double *val = calloc((size_t)bsr_matrix_nnzb(A) * bb + 1, sizeof *val);
+    if (!val) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) {
+        int p = ar[i];
+        for (int q = tr[i]; q < tr[i + 1]; q++) { /* both rows sorted */
+            while (p < ar[i + 1] && ac[p] < tc[q]) p++;
+            if (p == ar[i + 1] || ac[p] != tc[q]) {
+                ok = 0;
+                break;
+            }
+            memcpy(val + (size_t)p * bb, tv + (size_t)q * bb, bb * sizeof *val);
+        }
+    }
+    int s = ok ? bsr_matrix_set_values(A, val, 0) : 0;
+    free(val);
+    if (!ok) {
+        PyErr_SetString(ArgumentError, "refactor: the matrix has blocks outside the pattern given to "
+                                       "setup (call setup for a new pattern)");
+        return -1;
+    }
+    if (s) raise_status(s);
+    return s ? -1 : 0;
+}
+
+/* ---- the Solver type ------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    bsr_context *ctx; /* NULL: CPU */
+    bsr_solver *s;
+    bsr_matrix *A;    /* the matrix of the last setup (the solver keeps a reference to it) */
+    int ready;        /* setup succeeded since A was replaced */
+    int busy;         /* a call runs without the GIL: a second thread must not enter */
+} SolverObject;
+
+static void Solver_dealloc(SolverObject *self)
+{
+    /* the objects living on a context go before it */
+    bsr_solver_destroy(self->s);
+    bsr_matrix_destroy(self->A);
+    bsr_context_destroy(self->ctx);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Solver(options, backend="auto", device=0) */
+static PyObject *Solver_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"options", "backend", "device", NULL};
+    const char *options = "", *backend = "auto";
+    int device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ssi", kwlist, &options, &backend, &device)) return NULL;
+    int cuda;
+    if (!strcmp(backend, "cpu")) cuda = 0;
+    else if (!strcmp(backend, "cuda")) cuda = 1;
+    else if (!strcmp(backend, "auto")) cuda = bsr_device_count() > 0;
+    else return PyErr_Format(PyExc_ValueError, "backend must be 'cpu', 'cuda' or 'auto', not '%s'", backend);
+    SolverObject *self = (SolverObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    bsr_clear_error();
+    bsr_status s = BSR_OK;
+    if (cuda) s = bsr_context_create(&self->ctx, BSR_BACKEND_CUDA, device, NULL);
+    if (!s) s = bsr_solver_create_str(&self->s, self->ctx, options);
+    if (s) {
+        raise_status(s);
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* Refuse a call while another thread is inside this solver. */
+static int enter(SolverObject *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Solver is in use by another thread");
+        return -1;
+    }
+    self->busy = 1;
+    bsr_clear_error();
+    return 0;
+}
+
+/* setup(kind, ...): the matrix as for matrix_from_args; returns the block size. */
+static PyObject *Solver_setup(SolverObject *self, PyObject *args)
+{
+    if (enter(self)) return NULL;
+    PyObject *ret = NULL;
+    bsr_matrix *A = matrix_from_args(args);
+    if (A) {
+        bsr_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = bsr_solver_setup(self->s, A);
+        Py_END_ALLOW_THREADS
+        /* the solver no longer uses the old matrix, or (failed setup) is not
+           used until the next setup succeeds */
+        bsr_matrix_destroy(self->A);
+        self->A = A;
+        self->ready = !s;
+        ret = s ? raise_status(s) : PyLong_FromLong(bsr_matrix_block(A));
+    }
+    self->busy = 0;
+    return ret;
+}
+
+/* refactor(kind, ...): new values on setup's pattern (or a part of it). */
+static PyObject *Solver_refactor(SolverObject *self, PyObject *args)
+{
+    if (!self->ready) {
+        PyErr_SetString(Error, "refactor: call setup first (or again, after a failed setup)");
+        return NULL;
+    }
+    if (enter(self)) return NULL;
+    PyObject *ret = NULL;
+    bsr_matrix *T = matrix_from_args(args);
+    if (T && scatter_values(self->A, T) == 0) {
+        bsr_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = bsr_solver_refactor(self->s, self->A);
+        Py_END_ALLOW_THREADS
+        self->ready = !s;
+        if (s) raise_status(s);
+        else ret = Py_NewRef(Py_None);
+    }
+    bsr_matrix_destroy(T);
+    self->busy = 0;
+    return ret;
+}
+
+/* The stats record as a dict. */
+static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
+{
+    int k = st->col ? st->k : 0, all = k > 0, hist = 0;
+    const char *status = k ? "converged" : "none";
+    PyObject *it = PyList_New(k), *reason = PyList_New(k), *relres = PyList_New(k), *resnorm = PyList_New(k),
+             *bnorm = PyList_New(k), *restarts = PyList_New(k), *d = PyDict_New();
+    if (!it || !reason || !relres || !resnorm || !bnorm || !restarts || !d) goto fail;
+    for (int j = 0; j < k; j++) {
+        const bsr_col_stats *c = &st->col[j];
+        int conv = c->reason == BSR_CONVERGED_RTOL || c->reason == BSR_CONVERGED_ATOL;
+        if (!conv && all) status = bsr_reason_string(c->reason);
+        all &= conv;
+        hist |= c->hist_len > 0;
+        PyList_SET_ITEM(it, j, PyLong_FromLong(c->iterations));
+        PyList_SET_ITEM(reason, j, PyUnicode_FromString(bsr_reason_string(c->reason)));
+        PyList_SET_ITEM(relres, j, PyFloat_FromDouble(c->relres));
+        PyList_SET_ITEM(resnorm, j, PyFloat_FromDouble(c->resnorm));
+        PyList_SET_ITEM(bnorm, j, PyFloat_FromDouble(c->bnorm));
+        PyList_SET_ITEM(restarts, j, PyLong_FromLong(c->restarts));
+    }
+    if (PyErr_Occurred()) goto fail;
+    char opts[512];
+    bsr_solver_options_string(bsr_solver_get_options(self->s), opts, sizeof opts);
+    PyObject *v;
+#define PUT(key, expr) \
+    if (!(v = (expr)) || PyDict_SetItemString(d, key, v)) { Py_XDECREF(v); goto fail; } \
+    Py_DECREF(v);
+    PUT("status", PyUnicode_FromString(status));
+    PUT("converged", PyBool_FromLong(all));
+    PUT("iterations", Py_NewRef(it));
+    PUT("reason", Py_NewRef(reason));
+    PUT("relres", Py_NewRef(relres));
+    PUT("resnorm", Py_NewRef(resnorm));
+    PUT("bnorm", Py_NewRef(bnorm));
+    PUT("restarts", Py_NewRef(restarts));
+    PUT("setup_s", PyFloat_FromDouble(st->setup_s));
+    PUT("setup_pc_s", PyFloat_FromDouble(st->setup_pc_s));
+    PUT("setup_dev_s", PyFloat_FromDouble(st->setup_dev_s));
+    PUT("solve_s", PyFloat_FromDouble(st->solve_s));
+    PUT("fill", PyFloat_FromDouble(st->fill));
+    PUT("pc_nnzb", PyLong_FromLongLong(st->pc_nnzb));
+    PUT("pivots_regularized", PyLong_FromLong(st->pivots_regularized));
+    PUT("device", PyBool_FromLong(st->device));
+    PUT("pattern_new", PyBool_FromLong(st->pattern_new));
+    PUT("pattern_refreshes", PyLong_FromLong(st->pattern_refreshes));
+    PUT("precond_info", PyUnicode_FromString(st->precond_info));
+    PUT("options", PyUnicode_FromString(opts));
+    PUT("backend", PyUnicode_FromString(self->ctx ? bsr_context_describe(self->ctx) : "cpu"));
+    PUT("block_size", PyLong_FromLong(bsr_matrix_block(self->A)));
+    if (hist) {
+        PyObject *h = PyList_New(k);
+        if (!h) goto fail;
+        for (int j = 0; j < k; j++) {
+            const bsr_col_stats *c = &st->col[j];
+            PyObject *row = PyList_New(c->hist_len > 0 ? c->hist_len : 0);
+            if (row)
+                for (int i = 0; i < c->hist_len; i++) PyList_SET_ITEM(row, i, PyFloat_FromDouble(c->history[i]));
+            if (!row) {
+                Py_DECREF(h);
+                goto fail;
+            }
+            PyList_SET_ITEM(h, j, row);
+        }
+        PUT("history", h);
+    }
+#undef PUT
+    Py_DECREF(it); Py_DECREF(reason); Py_DECREF(relres); Py_DECREF(resnorm); Py_DECREF(bnorm);
+    Py_DECREF(restarts);
+    return d;
+fail:
+    Py_XDECREF(it); Py_XDECREF(reason); Py_XDECREF(relres); Py_XDECREF(resnorm); Py_XDECREF(bnorm);
+    Py_XDECREF(restarts); Py_XDECREF(d);
+    return NULL;
+}
+
+/* solve(b, x, n, k): b and x float64 buffers of n*k values, row-interleaved
+ * (a C-contiguous n x k array); x holds the initial guess and receives the
+ * solution.  Returns (converged, stats); a failure other than
+ * non-convergence raises. */
+static PyObject *Solver_solve(SolverObject *self, PyObject *args)
+{
+    Py_buffer bv = {0}, xv = {0};
+    Py_ssize_t n, k;
+    if (!PyArg_ParseTuple(args, "y*w*nn", &bv, &xv, &n, &k)) return NULL;
+    PyObject *ret = NULL;
+    bsr_multivec *B = NULL, *X = NULL;
+    bsr_solver_stats st;
+    memset(&st, 0, sizeof st);
+    int entered = 0;
+    if (!self->ready) {
+        PyErr_SetString(Error, "solve: call setup first (or again, after a failed setup or refactor)");
+        goto out;
+    }
+    int64_t rows = (int64_t)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A);
+    if (n != rows || k < 1 || k > INT_MAX || n > PY_SSIZE_T_MAX / 8 / k) {
+        PyErr_Format(PyExc_ValueError, "right-hand side: %zd x %zd, the matrix has %lld rows", n, k,
+                     (long long)rows);
+        goto out;
+    }
+    if (check_len(&bv, n * k, 8, "b") || check_len(&xv, n * k, 8, "x")) goto out;
+    if (enter(self)) goto out;
+    entered = 1;
+    bsr_status s = bsr_multivec_create(&B, n, (int)k, BSR_DOUBLE);
+    if (!s) s = bsr_multivec_create(&X, n, (int)k, BSR_DOUBLE);
+    if (s) {
+        raise_status(s);
+        goto out;
+    }
+    memcpy(bsr_multivec_data(B), bv.buf, (size_t)(n * k) * 8);
+    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(n * k) * 8);
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_solver_solve(self->s, B, X, &st);
+    Py_END_ALLOW_THREADS
+    if (s && s != BSR_ERR_NOCONV && s != BSR_ERR_BREAKDOWN) {
+        raise_status(s);
+        goto out;
+    }
+    /* X is the last iterate when a column did not converge: the caller decides */
+    memcpy(xv.buf, bsr_multivec_cdata(X), (size_t)(n * k) * 8);
+    PyObject *d = stats_dict(self, &st);
+    if (d) ret = Py_BuildValue("(NN)", PyBool_FromLong(s == BSR_OK), d);
+out:
+    if (entered) self->busy = 0;
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    PyBuffer_Release(&bv);
+    PyBuffer_Release(&xv);
+    return ret;
+}
+
+static PyObject *Solver_get_options(SolverObject *self, void *unused)
+{
+    (void)unused;
+    char buf[512];
+    return PyUnicode_FromString(bsr_solver_options_string(bsr_solver_get_options(self->s), buf, sizeof buf));
+}
+
+static PyObject *Solver_get_backend(SolverObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(self->ctx ? bsr_context_describe(self->ctx) : "cpu");
+}
+
+static PyObject *Solver_get_rows(SolverObject *self, void *unused)
+{
+    (void)unused;
+    if (!self->A) Py_RETURN_NONE;
+    return PyLong_FromLongLong((long long)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A));
+}
+
+static PyObject *Solver_get_block(SolverObject *self, void *unused)
+{
+    (void)unused;
+    if (!self->A) Py_RETURN_NONE;
+    return PyLong_FromLong(bsr_matrix_block(self->A));
+}
+
+static PyMethodDef Solver_methods[] = {
+    {"setup", (PyCFunction)Solver_setup, METH_VARARGS, "setup(kind, ...): preconditioner for a new matrix"},
+    {"refactor", (PyCFunction)Solver_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
+    {"solve", (PyCFunction)Solver_solve, METH_VARARGS, "solve(b, x, n, k) -> (converged, stats)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Solver_getset[] = {
+    {"options", (getter)Solver_get_options, NULL, "options in use, canonical string", NULL},
+    {"backend", (getter)Solver_get_backend, NULL, "'cpu' or the CUDA device description", NULL},
+    {"rows", (getter)Solver_get_rows, NULL, "scalar rows of the matrix set up (None before setup)", NULL},
+    {"block_size", (getter)Solver_get_block, NULL, "block size of the matrix set up (None before setup)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject SolverType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bsrsolve._core.Solver",
+    .tp_basicsize = sizeof(SolverObject),
+    .tp_dealloc = (destructor)Solver_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Low-level solver; use bsrsolve.Solver.",
+    .tp_methods = Solver_methods,
+    .tp_getset = Solver_getset,
+    .tp_new = Solver_new,
+};
+
+/* ---- module ---------------------------------------------------------------- */
+
+static PyObject *device_count(PyObject *m, PyObject *unused)
+{
+    (void)m; (void)unused;
+    return PyLong_FromLong(bsr_device_count());
+}
+
+static PyMethodDef module_methods[] = {
+    {"device_count", device_count, METH_NOARGS, "Usable CUDA devices (0 in a CPU-only build)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "bsrsolve._core",
+                                        "C extension of bsrsolve (see the package)", -1, module_methods,
+                                        NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (PyType_Ready(&SolverType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    Error = PyErr_NewExceptionWithDoc("bsrsolve.Error",
+                                      "A library call failed; .status and .status_name give the code.", NULL, NULL);
+    PyObject *bases = Error ? PyTuple_Pack(2, Error, PyExc_ValueError) : NULL;
+    ArgumentError = bases ? PyErr_NewExceptionWithDoc("bsrsolve.ArgumentError",
+                                                      "The library refused an argument (options, matrix, sizes).",
+                                                      bases, NULL)
+                          : NULL;
+    Py_XDECREF(bases);
+    ConvergenceError = Error ? PyErr_NewExceptionWithDoc("bsrsolve.ConvergenceError",
+                                                         "A column did not converge; .x and .stats hold the "
+                                                         "last iterate and the statistics.", Error, NULL)
+                             : NULL;
+    if (!ArgumentError || !ConvergenceError || PyModule_AddObjectRef(m, "Error", Error) ||
+        PyModule_AddObjectRef(m, "ArgumentError", ArgumentError) ||
+        PyModule_AddObjectRef(m, "ConvergenceError", ConvergenceError) ||
+        PyModule_AddObjectRef(m, "Solver", (PyObject *)&SolverType) ||
+        PyModule_AddStringConstant(m, "LIBRARY_VERSION", BSR_VERSION)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,356 @@
+"""bsrsolve's Python package against scipy.sparse.linalg.spsolve.
+
+Generated systems (block and scalar, diagonally dominant) and the real
+matrices of $BSR_REAL_DIR (default: ../shared/matrices/real beside the
+repository; skipped with a message when absent)."""
+import os
+import threading
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import bsrsolve
+
+TIGHT = "rtol=1e-12,maxit=2000"
+
+
+def relerr(x, ref):
+    return np.linalg.norm(x - ref) / np.linalg.norm(ref)
+
+
+def dominant(nb, b, density=0.08, seed=0, symmetric=False):
+    """A random nb x nb block-sparse matrix of b x b blocks (CSR), strictly
+    diagonally dominant: every block row has its diagonal block."""
+    rng = np.random.default_rng(seed)
+    P = sp.random(nb, nb, density=density, random_state=rng, format="csr") + sp.eye(nb, format="csr")
+    if symmetric:
+        P = P + P.T
+    A = sp.kron(P, np.ones((b, b)), format="csr")
+    A.data = rng.uniform(-1.0, 1.0, A.nnz)
+    if symmetric:
+        A = (A + A.T) * 0.5
+    rowsum = np.asarray(abs(A).sum(axis=1)).ravel()
+    return (A + sp.diags(rowsum + 1.0)).tocsr()
+
+
+def rhs(n, k=None, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.0, 1.0, n if k is None else (n, k))
+
+
+# ---- generated systems ----------------------------------------------------
+
+@pytest.mark.parametrize("options", [
+    "method=bicgstab,precond=ilu0", "method=bicgstab,precond=ilu2", "method=gmres,precond=ilut",
+    "method=gmres,precond=jacobi", "method=bicgstab,precond=none", "method=gmres,precond=ssor"])
+def test_scalar_csr_one_rhs(options):
+    A = dominant(150, 1, seed=2)
+    b = rhs(150)
+    x, st = bsrsolve.solve(A, b, options + "," + TIGHT, backend="cpu")
+    assert x.shape == b.shape and x.dtype == np.float64
+    assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
+    assert st["converged"] and st["status"] == "converged" and st["reason"] == ["converged"]
+    assert st["block_size"] == 1 and st["backend"] == "cpu" and not st["device"]
+    # the reported residual is the true one
+    true = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+    assert st["relres"][0] == pytest.approx(true, rel=1e-3, abs=1e-15)
+    assert st["relres"][0] <= 1e-12
+
+
+@pytest.mark.parametrize("b", [2, 3, 4, 7])
+def test_block_bsr_many_rhs(b):
+    A = dominant(40, b, seed=b).tobsr(blocksize=(b, b))
+    B = rhs(A.shape[0], 5)
+    X, st = bsrsolve.solve(A, B, "method=gmres,precond=ilu2,restart=40," + TIGHT)
+    assert X.shape == B.shape
+    ref = spla.spsolve(A.tocsc(), B)
+    for j in range(5):
+        assert relerr(X[:, j], ref[:, j]) < 1e-9
+    assert st["block_size"] == b
+    assert len(st["iterations"]) == 5 and all(i > 0 for i in st["iterations"])
+    assert st["fill"] > 0 and "ilu2" in st["precond_info"]
+
+
+def test_csr_block_size_detected_and_forced():
+    A = dominant(53, 4, seed=3)  # n = 212: of 1..10 only 1, 2, 4 divide it
+    b = rhs(A.shape[0])
+    ref = spla.spsolve(A.tocsc(), b)
+    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT).setup(A)
+    assert s.block_size == 4 and s.shape == A.shape
+    assert relerr(s.solve(b)[0], ref) < 1e-9
+    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT, blocksize=2).setup(A)
+    assert s.block_size == 2
+    assert relerr(s.solve(b)[0], ref) < 1e-9
+    # a bsr matrix whose blocksize is overridden goes through CSR
+    x, st = bsrsolve.solve(A.tobsr(blocksize=(4, 4)), b, TIGHT, blocksize=1)
+    assert st["block_size"] == 1 and relerr(x, ref) < 1e-9
+
+
+def test_other_formats_duplicates_and_unsorted():
+    A = dominant(30, 2, seed=4)
+    b = rhs(60)
+    ref = spla.spsolve(A.tocsc(), b)
+    coo = A.tocoo()
+    # the same matrix as COO with every entry split in two halves, shuffled
+    perm = np.random.default_rng(5).permutation(2 * coo.nnz)
+    dup = sp.coo_matrix((np.r_[coo.data, coo.data][perm] * 0.5,
+                         (np.r_[coo.row, coo.row][perm], np.r_[coo.col, coo.col][perm])), shape=A.shape)
+    for M in (A.tocsc(), dup, sp.csr_array(A), A.tobsr(blocksize=(2, 2))):
+        x, _ = bsrsolve.solve(M, b, TIGHT)
+        assert relerr(x, ref) < 1e-9
+    # float32 and integer values are taken exactly as float64
+    for M in (A.astype(np.float32), sp.csr_matrix(np.round(A.toarray() * 10).astype(np.int64))):
+        x, _ = bsrsolve.solve(M, b, TIGHT)
+        assert relerr(x, spla.spsolve(sp.csc_matrix(M, dtype=np.float64), b)) < 1e-9
+    # the caller's matrix is left as it was
+    assert not dup.has_canonical_format
+
+
+def test_cg_symmetric_positive_definite():
+    A = dominant(60, 3, seed=6, symmetric=True)
+    b = rhs(A.shape[0])
+    for pc in ("jacobi", "none"):
+        x, st = bsrsolve.solve(A, b, "method=cg,precond=%s,%s" % (pc, TIGHT))
+        assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
+
+
+def test_initial_guess_and_float32():
+    A = dominant(50, 2, seed=7)
+    b = rhs(100)
+    ref = spla.spsolve(A.tocsc(), b)
+    x, st = bsrsolve.solve(A, b, TIGHT, x0=ref)
+    assert st["iterations"] == [0] and relerr(x, ref) < 1e-12
+    x32, _ = bsrsolve.solve(A, b.astype(np.float32), "rtol=1e-6")
+    assert x32.dtype == np.float32 and relerr(x32, ref) < 1e-5
+    # the library's single-precision Krylov vectors
+    xf, st = bsrsolve.solve(A, b, "precision=float,rtol=1e-5")
+    assert "precision=float" in st["options"] and relerr(xf, ref) < 1e-4
+    # (n, 1) stays two-dimensional; the input is not modified
+    b2 = b.reshape(-1, 1).copy()
+    x2, _ = bsrsolve.solve(A, b2, TIGHT)
+    assert x2.shape == (100, 1) and np.array_equal(b2[:, 0], b)
+
+
+def test_solver_time_steps():
+    """setup once, refactor with new values on the pattern, solve each step."""
+    A0 = dominant(45, 3, seed=8).tobsr(blocksize=(3, 3))
+    b = rhs(A0.shape[0], 2)
+    s = bsrsolve.Solver("method=bicgstab,precond=ilu2," + TIGHT, backend="cpu")
+    assert s.block_size is None and s.shape is None
+    s.setup(A0)
+    X, st0 = s.solve(b)
+    assert relerr(X, spla.spsolve(A0.tocsc(), b)) < 1e-9
+    rng = np.random.default_rng(9)
+    x = X
+    for step in range(3):
+        A = A0.copy()
+        A.data = A.data * (1.0 + 0.2 * rng.uniform(-1, 1, A.data.shape))
+        s.refactor(A)
+        X, st = s.solve(b, x0=x)
+        ref = spla.spsolve(A.tocsc(), b)
+        assert relerr(X, ref) < 1e-9, step
+        assert not st["pattern_new"]
+        x = X
+    # refactor from CSR with an entry dropped (a zero now) still fits the pattern
+    C = A.tocsr()
+    C.data[0] = 0.0
+    C.eliminate_zeros()
+    s.refactor(C)
+    assert relerr(s.solve(b)[0], spla.spsolve(C.tocsc(), b)) < 1e-9
+    # a new pattern needs setup
+    extra = A.tocsr() + sp.csr_matrix(([1e-3], ([0], [A.shape[0] - 1])), shape=A.shape)
+    with pytest.raises(bsrsolve.ArgumentError, match="pattern"):
+        s.refactor(extra)
+    s.setup(extra)
+    assert relerr(s.solve(b)[0], spla.spsolve(extra.tocsc(), b)) < 1e-9
+    # a matrix of another size
+    with pytest.raises(bsrsolve.ArgumentError):
+        s.refactor(dominant(10, 3))
+
+
+# ---- errors -----------------------------------------------------------------
+
+def test_bad_inputs_raise():
+    A = dominant(20, 1, seed=10)
+    b = rhs(20)
+    with pytest.raises(ValueError, match="square"):
+        bsrsolve.solve(sp.random(20, 10, density=0.3, format="csr"), b)
+    with pytest.raises(TypeError):
+        bsrsolve.solve(A.toarray(), b)
+    with pytest.raises(TypeError):
+        bsrsolve.solve(A.astype(np.complex128), b)
+    with pytest.raises(ValueError, match="rows"):
+        bsrsolve.solve(A, rhs(21))
+    with pytest.raises(ValueError):
+        bsrsolve.solve(A, np.zeros((20, 2, 2)))
+    with pytest.raises(ValueError, match="no columns"):
+        bsrsolve.solve(A, np.zeros((20, 0)))
+    with pytest.raises(TypeError):
+        bsrsolve.solve(A, b.astype(np.complex128))
+    with pytest.raises(TypeError):
+        bsrsolve.solve(A, np.array(["a"] * 20))
+    with pytest.raises(ValueError, match="x0"):
+        bsrsolve.solve(A, rhs(20, 2), x0=np.zeros(20))
+    with pytest.raises(ValueError, match="divide"):
+        bsrsolve.solve(A, b, blocksize=3)
+    with pytest.raises(ValueError):
+        bsrsolve.solve(sp.csr_matrix((0, 0)), np.zeros(0))
+    with pytest.raises(TypeError):
+        bsrsolve.Solver(options=3)
+
+
+def test_library_errors_carry_the_message():
+    A = dominant(20, 1, seed=11)
+    b = rhs(20)
+    with pytest.raises(bsrsolve.ArgumentError, match="frobnicate") as e:
+        bsrsolve.Solver("method=bicgstab,frobnicate=1")
+    assert isinstance(e.value, ValueError) and isinstance(e.value, bsrsolve.Error)
+    assert e.value.status_name == "invalid argument" and e.value.status == 1
+    with pytest.raises(bsrsolve.ArgumentError, match="precond"):
+        bsrsolve.Solver("precond=magic")
+    with pytest.raises(ValueError, match="backend"):
+        bsrsolve.Solver("", backend="gpu")
+    bad = A.copy()
+    bad.data[3] = np.nan
+    with pytest.raises(bsrsolve.Error):
+        bsrsolve.solve(bad, b)
+    with pytest.raises(bsrsolve.Error):  # b > 10 is not supported
+        bsrsolve.solve(dominant(2, 11).tobsr(blocksize=(11, 11)), rhs(22))
+    s = bsrsolve.Solver()
+    with pytest.raises(bsrsolve.Error, match="setup"):
+        s.solve(b)
+    with pytest.raises(bsrsolve.Error, match="setup"):
+        s.refactor(A)
+    # a structurally singular matrix (an empty row) is refused by the
+    # factorization; the solver is usable again after a good setup
+    Z = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    with pytest.raises(bsrsolve.Error, match="singular") as e:
+        s.setup(Z)
+    assert e.value.status_name == "singular pivot"
+    with pytest.raises(bsrsolve.Error, match="setup"):
+        s.solve([1.0, 2.0])
+    s.setup(A)
+    assert relerr(s.solve(b)[0], spla.spsolve(A.tocsc(), b)) < 1e-6
+
+
+def test_not_converged():
+    A = dominant(200, 1, seed=12, density=0.05)
+    b = rhs(200)
+    with pytest.raises(bsrsolve.ConvergenceError, match="maxit") as e:
+        bsrsolve.solve(A, b, "precond=none,maxit=2,rtol=1e-14")
+    assert e.value.stats["status"] == "maxit" and e.value.stats["iterations"] == [2]
+    assert e.value.x.shape == b.shape and e.value.status_name == "maxit"
+    x, st = bsrsolve.solve(A, b, "precond=none,maxit=2,rtol=1e-14", check=False)
+    assert not st["converged"] and st["reason"] == ["maxit"]
+    assert np.linalg.norm(b - A @ x) < np.linalg.norm(b)  # an iterate, not garbage
+
+
+def test_threads_share_nothing():
+    """Solvers in threads (the GIL is released while the library works)."""
+    A = dominant(80, 2, seed=13)
+    ref = spla.spsolve(A.tocsc(), np.eye(160)[:, :4])
+    out = [None] * 4
+
+    def work(j):
+        out[j] = bsrsolve.solve(A, np.eye(160)[:, j], TIGHT)[0]
+    ts = [threading.Thread(target=work, args=(j,)) for j in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for j in range(4):
+        assert relerr(out[j], ref[:, j]) < 1e-9
+
+
+# ---- backends -----------------------------------------------------------------
+
+def test_backend_selection():
+    assert isinstance(bsrsolve.has_cuda(), bool)
+    assert bsrsolve.device_count() >= 0
+    A = dominant(30, 3, seed=14)
+    b = rhs(90)
+    x, st = bsrsolve.solve(A, b, "method=bicgstab,precond=ilu0," + TIGHT, backend="auto")
+    assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
+    assert st["device"] == bsrsolve.has_cuda()
+    if not bsrsolve.has_cuda():
+        with pytest.raises(bsrsolve.Error):
+            bsrsolve.Solver("", backend="cuda")
+
+
+@pytest.mark.skipif(not bsrsolve.has_cuda(), reason="no usable CUDA device (or a CPU-only build)")
+def test_cuda_matches_spsolve():
+    A = dominant(200, 4, seed=15).tobsr(blocksize=(4, 4))
+    B = rhs(A.shape[0], 3)
+    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT, backend="cuda")
+    X, st = s.setup(A).solve(B)
+    assert st["device"] and s.backend.startswith("cuda")
+    assert relerr(X, spla.spsolve(A.tocsc(), B)) < 1e-9
+    A2 = A.copy()
+    A2.data *= 1.5
+    X2, _ = s.refactor(A2).solve(B)
+    assert relerr(X2, X / 1.5) < 1e-9
+
+
+# ---- real matrices -------------------------------------------------------------
+
+REAL_DIR = os.environ.get("BSR_REAL_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "matrices", "real")
+
+# (file, options, block size (None: the library's choice), tolerance against spsolve):
+# the small ones, where spsolve is fast; tolerances ~100x the error measured
+REAL = [
+    ("e05r0000.mtx", "method=gmres,precond=ilu0", None, 1e-6),
+    ("fasp_e05r0500.mtx", "method=bicgstab,precond=ilu2", None, 1e-5),
+    ("fasp_gre__115.mtx", "method=bicgstab,precond=ilu2", None, 1e-8),
+    ("fasp_jpwh_991.mtx", "method=gmres,precond=ilu0", None, 1e-7),
+    ("fasp_sherman1.mtx", "method=bicgstab,precond=ilu2", None, 1e-6),
+    ("fasp_spe01_b3.mtx", "method=gmres,precond=ilu2", 3, 1e-8),
+    ("fidap004.mtx", "method=gmres,precond=ilu2,restart=50", None, 1e-7),
+    ("olm1000.mtx", "method=bicgstab,precond=ilu2", None, 1e-9),
+    ("opm_matr33_b3.mtx", "method=gmres,precond=ilu0", None, 1e-6),
+    ("orsirr_1.mtx", "method=bicgstab,precond=ilu2", None, 1e-6),
+    ("sherman5.mtx", "method=gmres,precond=ilu2", None, 1e-6),
+    ("steam2.mtx", "method=gmres,precond=ilu0", None, 1e-5),
+    ("ginkgo_ani4.mtx", "method=bicgstab,precond=ilu2", None, 1e-6),
+    ("bcsstk13.mtx", "method=bicgstab,precond=ilu2", None, 1e-4),
+]
+
+
+def real_matrix(name):
+    path = os.path.join(REAL_DIR, name)
+    if not os.path.exists(path):
+        pytest.skip("real matrix %s not found (set BSR_REAL_DIR; default %s)" % (name, REAL_DIR))
+    return scipy.io.mmread(path).tocsr()
+
+
+@pytest.mark.parametrize("name,options,block,tol", REAL, ids=[r[0] for r in REAL])
+def test_real_matrix(name, options, block, tol):
+    A = real_matrix(name)
+    n = A.shape[0]
+    b = A @ np.random.default_rng(16).uniform(-1.0, 1.0, n)
+    rhs_path = os.path.join(REAL_DIR, name.replace(".mtx", "_rhs.mtx"))
+    if os.path.exists(rhs_path):  # the right-hand side distributed with it
+        b = np.asarray(scipy.io.mmread(rhs_path)).ravel()
+    x, st = bsrsolve.solve(A, b, options + ",rtol=1e-10,maxit=3000", blocksize=block)
+    assert relerr(x, spla.spsolve(A.tocsc(), b)) < tol
+    assert np.linalg.norm(b - A @ x) / np.linalg.norm(b) < 1e-9
+    if block:
+        assert st["block_size"] == block
+
+
+def test_real_block_size_and_many_rhs():
+    A = real_matrix("opm_matr33_b3.mtx")
+    assert bsrsolve.Solver().setup(A).block_size == 3  # stored zeros do not count as fill
+    A = real_matrix("sherman5.mtx")
+    B = rhs(A.shape[0], 4, seed=17)
+    s = bsrsolve.Solver("method=gmres,precond=ilu2,rtol=1e-10").setup(A)
+    X, st = s.solve(B)
+    ref = spla.spsolve(A.tocsc(), B)
+    for j in range(4):
+        assert relerr(X[:, j], ref[:, j]) < 1e-6
+    # refactor on a real pattern: a scaled matrix, the solution scales back
+    X2, _ = s.refactor(A * 4.0).solve(B)
+    assert relerr(X2, ref / 4.0) < 1e-6
