@@ -18,6 +18,9 @@ struct bsr_matrix {
     void *val;        /* [nnzb*b*b], row-major blocks */
     void *dev;        /* device mirror, owned by the CUDA backend (NULL if none) */
     int dev_stale;    /* host values changed since the last upload */
+    int *given;       /* [ngiven]: block q of the creator's arrays is stored block given[q]
+                       * (NULL when stored in the order given: no row sorted or summed) */
+    int ngiven;
 };
 
 struct bsr_multivec {

@@ -108,17 +108,20 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
     int *newptr = bsr_malloc(sizeof(int) * ((size_t)nbrows + 1), "row pointer");
     if (!order || !newptr) { free(order); free(newptr); return BSR_ERR_NOMEM; }
     newptr[0] = 0;
+    int moved = 0; /* a row was sorted or had duplicates summed */
     for (int i = 0; i < nbrows; i++) {
         const int *c = colind + rowptr[i];
         int len = rowptr[i + 1] - rowptr[i], uniq = 0;
         sort_row(c, order, len);
         for (int q = 0; q < len; q++) {
+            moved |= order[q] != q;
             if (q > 0 && c[order[q]] == c[order[q - 1]]) {
                 if (!(flags & BSR_SUM_DUPLICATES)) {
                     int j = c[order[q]];
                     free(order); free(newptr);
                     return bsr_error(BSR_ERR_STRUCTURE, "bsr_matrix_create: duplicate block (%d,%d)", i, j);
                 }
+                moved = 1;
                 continue;
             }
             uniq++;
@@ -127,6 +130,14 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
     }
     bsr_matrix *M;
     bsr_status s = matrix_alloc(&M, nbrows, nbcols, b, newptr[nbrows], prec);
+    if (!s && moved) {
+        /* set_values takes values in the caller's order: remember where each went */
+        M->ngiven = nnzb;
+        if (!(M->given = bsr_malloc(sizeof(int) * (size_t)nnzb, "BSR given-order map"))) {
+            bsr_matrix_destroy(M);
+            s = BSR_ERR_NOMEM;
+        }
+    }
     if (s) { free(order); free(newptr); return s; }
     memcpy(M->rowptr, newptr, sizeof(int) * ((size_t)nbrows + 1));
     for (int i = 0; i < nbrows; i++) {
@@ -145,6 +156,7 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
                 copy_block((char *)M->val + (size_t)out * bb * es, prec, src, prec, b,
                            flags & BSR_COLMAJOR_BLOCKS);
             }
+            if (M->given) M->given[rowptr[i] + order[q]] = out;
         }
     }
     free(order); free(newptr);
@@ -157,7 +169,7 @@ void bsr_matrix_destroy(bsr_matrix *A)
 {
     if (!A) return;
     if (A->dev) bsr_cuda_matrix_release(A);
-    free(A->rowptr); free(A->colind); free(A->val); free(A);
+    free(A->rowptr); free(A->colind); free(A->val); free(A->given); free(A);
 }
 
 /* B = A converted to precision prec. */
@@ -179,18 +191,36 @@ bsr_status bsr_matrix_copy(const bsr_matrix *A, bsr_precision prec, bsr_matrix *
 }
 
 /* Replace A's values on the same pattern (flags: column-major input blocks, non-finite
- * allowed). */
+ * allowed, stored order).  Values come in the order of the arrays given at
+ * creation, mapped to where creation put them (sorted rows; duplicates
+ * summed into one block again). */
 bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
 {
     BSR_CHECK_ARG(A && (val || A->nnzb == 0), "bsr_matrix_set_values: NULL argument");
     size_t bb = (size_t)A->b * A->b, es = bsr_precision_size(A->prec);
+    const int *map = flags & BSR_STORED_ORDER ? NULL : A->given;
+    int64_t nin = map ? A->ngiven : A->nnzb;
     if (!(flags & BSR_ALLOW_NONFINITE)) {
-        int64_t bad = first_nonfinite(val, A->prec, (int64_t)A->nnzb * (int64_t)bb);
+        int64_t bad = first_nonfinite(val, A->prec, nin * (int64_t)bb);
         if (bad >= 0)
             return bsr_error(BSR_ERR_VALUE, "bsr_matrix_set_values: non-finite value in block %lld",
                              (long long)(bad / (int64_t)bb));
     }
-    if (flags & BSR_COLMAJOR_BLOCKS)
+    if (map) {
+        const int sum = nin > A->nnzb, cm = flags & BSR_COLMAJOR_BLOCKS; /* duplicates were summed */
+        if (sum) memset(A->val, 0, (size_t)A->nnzb * bb * es);
+        double tmp[BSR_MAX_BLOCK * BSR_MAX_BLOCK]; /* room for a block of either precision */
+        for (int64_t q = 0; q < nin; q++) {
+            const char *src = (const char *)val + (size_t)q * bb * es;
+            char *dst = (char *)A->val + (size_t)map[q] * bb * es;
+            if (sum) {
+                copy_block(tmp, A->prec, src, A->prec, A->b, cm);
+                add_block(dst, tmp, A->prec, A->b);
+            } else {
+                copy_block(dst, A->prec, src, A->prec, A->b, cm);
+            }
+        }
+    } else if (flags & BSR_COLMAJOR_BLOCKS)
         for (int p = 0; p < A->nnzb; p++)
             copy_block((char *)A->val + p * bb * es, A->prec, (const char *)val + p * bb * es, A->prec, A->b, 1);
     else

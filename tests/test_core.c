@@ -43,6 +43,65 @@ static void test_create_validates(void)
     CU_ASSERT_EQUAL(bsr_matrix_create(NULL, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, 0), BSR_ERR_ARG);
 }
 
+/* Value (r,c) of the block at column j of block row i of A (NAN when absent). */
+static double block_entry(const bsr_matrix *A, int i, int j, int r, int c)
+{
+    int p = bsr_matrix_find(A, i, j), b = bsr_matrix_block(A);
+    return p < 0 ? NAN : ((const double *)bsr_matrix_values(A))[((size_t)p * b + r) * b + c];
+}
+
+/* Test: set_values takes blocks in the order given at creation, where
+ * creation sorted rows or summed duplicates; BSR_STORED_ORDER in A's order. */
+static void test_set_values_order(void)
+{
+    int rp[] = {0, 3, 4}, ci[] = {2, 0, 1, 2}; /* row 0 unsorted */
+    double v[4 * 4], w[4 * 4];
+    for (int e = 0; e < 16; e++) v[e] = e + 1, w[e] = -(e + 1);
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 3, 2, rp, ci, v, BSR_DOUBLE, 0));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 2, 0, 0), 1.0);
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, w, 0));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 2, 0, 0), -1.0); /* given first: column 2 */
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 0, 1), -6.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 1, 1, 1), -12.0);
+    CU_ASSERT_EQUAL(block_entry(A, 1, 2, 1, 0), -15.0);
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, v, BSR_COLMAJOR_BLOCKS));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 2, 0, 1), 3.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 1, 0), 6.0);
+    /* stored order: the blocks as bsr_matrix_colind lists them (0, 1, 2 | 2) */
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, w, BSR_STORED_ORDER));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 0, 0), -1.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 2, 0, 0), -9.0);
+    /* a non-finite value is found among the given blocks */
+    w[15] = NAN;
+    CU_ASSERT_EQUAL(bsr_matrix_set_values(A, w, 0), BSR_ERR_VALUE);
+    w[15] = -16;
+    /* a copy is created from A's stored arrays: stored order */
+    bsr_matrix *C = NULL;
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &C));
+    BSR_ASSERT_OK(bsr_matrix_set_values(C, v, 0));
+    CU_ASSERT_EQUAL(block_entry(C, 0, 0, 0, 0), 1.0);
+    bsr_matrix_destroy(C);
+    bsr_matrix_destroy(A);
+    /* duplicates summed at creation are summed again by set_values */
+    int ci_dup[] = {1, 0, 1, 2};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 3, 2, rp, ci_dup, v, BSR_DOUBLE, BSR_SUM_DUPLICATES));
+    CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 3);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 1, 0, 0), 1.0 + 9.0);
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, w, 0));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 1, 0, 0), -1.0 - 9.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 1, 1), -8.0);
+    CU_ASSERT_EQUAL(block_entry(A, 1, 2, 1, 1), -16.0);
+    bsr_matrix_destroy(A);
+    /* sorted input: the order is the same either way (no map kept) */
+    int ci_sorted[] = {0, 1, 2, 2};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 3, 2, rp, ci_sorted, v, BSR_DOUBLE, 0));
+    CU_ASSERT_PTR_NULL(A->given);
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, w, 0));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 0, 0), -1.0);
+    bsr_matrix_destroy(A);
+}
+
 /* CSR with known 3x3 block structure and some zeros inside blocks. */
 static bsr_csr block_csr(int N, int b, uint64_t seed)
 {
@@ -117,7 +176,7 @@ static void test_detect_random(void)
         double *v = malloc(sizeof(double) * (size_t)nv);
         memcpy(v, bsr_matrix_values(R), sizeof(double) * (size_t)nv);
         for (int64_t e = 0; e < nv; e += 10) if (b > 1) v[e] = 0; /* zeros inside blocks */
-        BSR_ASSERT_OK(bsr_matrix_set_values(R, v, 0));
+        BSR_ASSERT_OK(bsr_matrix_set_values(R, v, BSR_STORED_ORDER)); /* R's rows were given unsorted */
         free(v);
         bsr_csr C;
         BSR_ASSERT_OK(bsr_to_csr(R, 0, &C));
@@ -303,6 +362,7 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"matrix create validates and sorts", test_create_validates},
+        {"set_values in the order given at creation", test_set_values_order},
         {"CSR <-> BSR round trip, block-size detection", test_csr_roundtrip_and_detect},
         {"auto block size on random block matrices", test_detect_random},
         {"multivector ops", test_multivec_ops},

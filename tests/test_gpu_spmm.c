@@ -2,6 +2,7 @@
  * multivector operations against the host ones, residency and errors.
  * Skips (exit 77) without a CUDA device. */
 #include "harness.h"
+#include "internal.h" /* the GPU SpMM variants */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +254,7 @@ static void test_host_convenience(void)
     size_t nv = (size_t)bsr_matrix_nnzb(A) * 16;
     double *v = malloc(nv * sizeof(double));
     for (size_t i = 0; i < nv; i++) v[i] = ((const double *)bsr_matrix_values(A))[i] * -3.0 + 0.25;
-    BSR_ASSERT_OK(bsr_matrix_set_values(A, v, 0));
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, v, BSR_STORED_ORDER)); /* v follows A's own order */
     CU_ASSERT(!bsr_matrix_on_device(A));
     BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
     CU_ASSERT(bsr_matrix_on_device(A));

@@ -51,7 +51,8 @@ typedef struct bsr_matrix bsr_matrix;
 enum {
     BSR_COLMAJOR_BLOCKS = 1u << 0, /* input blocks are column-major */
     BSR_SUM_DUPLICATES  = 1u << 1, /* sum duplicate (row,col) blocks instead of rejecting */
-    BSR_ALLOW_NONFINITE = 1u << 2  /* skip the NaN/Inf check (not recommended) */
+    BSR_ALLOW_NONFINITE = 1u << 2, /* skip the NaN/Inf check (not recommended) */
+    BSR_STORED_ORDER    = 1u << 3  /* set_values: blocks in A's stored order (bsr_matrix_colind) */
 };
 
 /* Create A by copying caller arrays: nbrows x nbcols blocks of size b x b,
@@ -63,10 +64,14 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b,
                              bsr_precision prec, unsigned flags);
 /* Free A and any device mirror (NULL is fine). */
 void bsr_matrix_destroy(bsr_matrix *A);
-/* Deep copy of A, values converted to precision prec. */
+/* Deep copy of A, values converted to precision prec (created from A's
+ * stored arrays: its set_values order is A's stored order). */
 bsr_status bsr_matrix_copy(const bsr_matrix *A, bsr_precision prec, bsr_matrix **B);
-/* Replace the values of A (same pattern, same layout as at creation); keeps
- * the pattern and any analysis built on it.  Marks a device mirror stale. */
+/* Replace the values of A (same pattern, same layout as at creation: the
+ * blocks in the order of the colind given to bsr_matrix_create, even where it
+ * sorted a row or summed duplicates; with BSR_STORED_ORDER, in the order of
+ * bsr_matrix_colind(A) instead); keeps the pattern and any analysis built on
+ * it.  Marks a device mirror stale. */
 bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags);
 
 int bsr_matrix_nbrows(const bsr_matrix *A);
