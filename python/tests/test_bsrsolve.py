@@ -15,6 +15,19 @@ import scipy.sparse.linalg as spla
 import bsrsolve
 
 TIGHT = "rtol=1e-12,maxit=2000"
+# the backend of the tests that do not name one: the CPU unless asked
+# (BSRSOLVE_TEST_BACKEND=cuda or auto runs them on the GPU)
+BACKEND = os.environ.get("BSRSOLVE_TEST_BACKEND", "cpu")
+
+
+def solve(A, b, options="", **kw):
+    kw.setdefault("backend", BACKEND)
+    return bsrsolve.solve(A, b, options, **kw)
+
+
+def Solver(options="", **kw):
+    kw.setdefault("backend", BACKEND)
+    return bsrsolve.Solver(options, **kw)
 
 
 def relerr(x, ref):
@@ -49,11 +62,12 @@ def rhs(n, k=None, seed=1):
 def test_scalar_csr_one_rhs(options):
     A = dominant(150, 1, seed=2)
     b = rhs(150)
-    x, st = bsrsolve.solve(A, b, options + "," + TIGHT, backend="cpu")
+    # (ssor is a CPU-only preconditioner)
+    x, st = solve(A, b, options + "," + TIGHT, backend="cpu" if "ssor" in options else BACKEND)
     assert x.shape == b.shape and x.dtype == np.float64
     assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
     assert st["converged"] and st["status"] == "converged" and st["reason"] == ["converged"]
-    assert st["block_size"] == 1 and st["backend"] == "cpu" and not st["device"]
+    assert st["block_size"] == 1
     # the reported residual is the true one
     true = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
     assert st["relres"][0] == pytest.approx(true, rel=1e-3, abs=1e-15)
@@ -64,7 +78,7 @@ def test_scalar_csr_one_rhs(options):
 def test_block_bsr_many_rhs(b):
     A = dominant(40, b, seed=b).tobsr(blocksize=(b, b))
     B = rhs(A.shape[0], 5)
-    X, st = bsrsolve.solve(A, B, "method=gmres,precond=ilu2,restart=40," + TIGHT)
+    X, st = solve(A, B, "method=gmres,precond=ilu2,restart=40," + TIGHT)
     assert X.shape == B.shape
     ref = spla.spsolve(A.tocsc(), B)
     for j in range(5):
@@ -78,14 +92,14 @@ def test_csr_block_size_detected_and_forced():
     A = dominant(53, 4, seed=3)  # n = 212: of 1..10 only 1, 2, 4 divide it
     b = rhs(A.shape[0])
     ref = spla.spsolve(A.tocsc(), b)
-    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT).setup(A)
+    s = Solver("method=bicgstab,precond=ilu0," + TIGHT).setup(A)
     assert s.block_size == 4 and s.shape == A.shape
     assert relerr(s.solve(b)[0], ref) < 1e-9
-    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT, blocksize=2).setup(A)
+    s = Solver("method=bicgstab,precond=ilu0," + TIGHT, blocksize=2).setup(A)
     assert s.block_size == 2
     assert relerr(s.solve(b)[0], ref) < 1e-9
     # a bsr matrix whose blocksize is overridden goes through CSR
-    x, st = bsrsolve.solve(A.tobsr(blocksize=(4, 4)), b, TIGHT, blocksize=1)
+    x, st = solve(A.tobsr(blocksize=(4, 4)), b, TIGHT, blocksize=1)
     assert st["block_size"] == 1 and relerr(x, ref) < 1e-9
 
 
@@ -99,11 +113,24 @@ def test_other_formats_duplicates_and_unsorted():
     dup = sp.coo_matrix((np.r_[coo.data, coo.data][perm] * 0.5,
                          (np.r_[coo.row, coo.row][perm], np.r_[coo.col, coo.col][perm])), shape=A.shape)
     for M in (A.tocsc(), dup, sp.csr_array(A), A.tobsr(blocksize=(2, 2))):
-        x, _ = bsrsolve.solve(M, b, TIGHT)
+        x, _ = solve(M, b, TIGHT)
         assert relerr(x, ref) < 1e-9
+    # a bsr matrix with each row's blocks reversed and the first block split in two
+    Bm = A.tobsr(blocksize=(2, 2))
+    data, ind, ptr = [], [], [0]
+    for i in range(Bm.shape[0] // 2):
+        row = list(range(Bm.indptr[i], Bm.indptr[i + 1]))[::-1]
+        data += [Bm.data[p] for p in row] + [0.5 * Bm.data[row[0]]]
+        data[-len(row) - 1] = 0.5 * Bm.data[row[0]]
+        ind += [Bm.indices[p] for p in row] + [Bm.indices[row[0]]]
+        ptr.append(len(ind))
+    messy = sp.bsr_matrix((np.array(data), np.array(ind), np.array(ptr)), shape=A.shape)
+    assert not messy.has_sorted_indices
+    x, st = solve(messy, b, TIGHT)
+    assert st["block_size"] == 2 and relerr(x, ref) < 1e-9
     # float32 and integer values are taken exactly as float64
     for M in (A.astype(np.float32), sp.csr_matrix(np.round(A.toarray() * 10).astype(np.int64))):
-        x, _ = bsrsolve.solve(M, b, TIGHT)
+        x, _ = solve(M, b, TIGHT)
         assert relerr(x, spla.spsolve(sp.csc_matrix(M, dtype=np.float64), b)) < 1e-9
     # the caller's matrix is left as it was
     assert not dup.has_canonical_format
@@ -113,7 +140,7 @@ def test_cg_symmetric_positive_definite():
     A = dominant(60, 3, seed=6, symmetric=True)
     b = rhs(A.shape[0])
     for pc in ("jacobi", "none"):
-        x, st = bsrsolve.solve(A, b, "method=cg,precond=%s,%s" % (pc, TIGHT))
+        x, st = solve(A, b, "method=cg,precond=%s,%s" % (pc, TIGHT))
         assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
 
 
@@ -121,16 +148,16 @@ def test_initial_guess_and_float32():
     A = dominant(50, 2, seed=7)
     b = rhs(100)
     ref = spla.spsolve(A.tocsc(), b)
-    x, st = bsrsolve.solve(A, b, TIGHT, x0=ref)
+    x, st = solve(A, b, TIGHT, x0=ref)
     assert st["iterations"] == [0] and relerr(x, ref) < 1e-12
-    x32, _ = bsrsolve.solve(A, b.astype(np.float32), "rtol=1e-6")
+    x32, _ = solve(A, b.astype(np.float32), "rtol=1e-6")
     assert x32.dtype == np.float32 and relerr(x32, ref) < 1e-5
     # the library's single-precision Krylov vectors
-    xf, st = bsrsolve.solve(A, b, "precision=float,rtol=1e-5")
+    xf, st = solve(A, b, "precision=float,rtol=1e-5")
     assert "precision=float" in st["options"] and relerr(xf, ref) < 1e-4
     # (n, 1) stays two-dimensional; the input is not modified
     b2 = b.reshape(-1, 1).copy()
-    x2, _ = bsrsolve.solve(A, b2, TIGHT)
+    x2, _ = solve(A, b2, TIGHT)
     assert x2.shape == (100, 1) and np.array_equal(b2[:, 0], b)
 
 
@@ -138,7 +165,7 @@ def test_solver_time_steps():
     """setup once, refactor with new values on the pattern, solve each step."""
     A0 = dominant(45, 3, seed=8).tobsr(blocksize=(3, 3))
     b = rhs(A0.shape[0], 2)
-    s = bsrsolve.Solver("method=bicgstab,precond=ilu2," + TIGHT, backend="cpu")
+    s = Solver("method=bicgstab,precond=ilu2," + TIGHT)
     assert s.block_size is None and s.shape is None
     s.setup(A0)
     X, st0 = s.solve(b)
@@ -177,49 +204,49 @@ def test_bad_inputs_raise():
     A = dominant(20, 1, seed=10)
     b = rhs(20)
     with pytest.raises(ValueError, match="square"):
-        bsrsolve.solve(sp.random(20, 10, density=0.3, format="csr"), b)
+        solve(sp.random(20, 10, density=0.3, format="csr"), b)
     with pytest.raises(TypeError):
-        bsrsolve.solve(A.toarray(), b)
+        solve(A.toarray(), b)
     with pytest.raises(TypeError):
-        bsrsolve.solve(A.astype(np.complex128), b)
+        solve(A.astype(np.complex128), b)
     with pytest.raises(ValueError, match="rows"):
-        bsrsolve.solve(A, rhs(21))
+        solve(A, rhs(21))
     with pytest.raises(ValueError):
-        bsrsolve.solve(A, np.zeros((20, 2, 2)))
+        solve(A, np.zeros((20, 2, 2)))
     with pytest.raises(ValueError, match="no columns"):
-        bsrsolve.solve(A, np.zeros((20, 0)))
+        solve(A, np.zeros((20, 0)))
     with pytest.raises(TypeError):
-        bsrsolve.solve(A, b.astype(np.complex128))
+        solve(A, b.astype(np.complex128))
     with pytest.raises(TypeError):
-        bsrsolve.solve(A, np.array(["a"] * 20))
+        solve(A, np.array(["a"] * 20))
     with pytest.raises(ValueError, match="x0"):
-        bsrsolve.solve(A, rhs(20, 2), x0=np.zeros(20))
+        solve(A, rhs(20, 2), x0=np.zeros(20))
     with pytest.raises(ValueError, match="divide"):
-        bsrsolve.solve(A, b, blocksize=3)
+        solve(A, b, blocksize=3)
     with pytest.raises(ValueError):
-        bsrsolve.solve(sp.csr_matrix((0, 0)), np.zeros(0))
+        solve(sp.csr_matrix((0, 0)), np.zeros(0))
     with pytest.raises(TypeError):
-        bsrsolve.Solver(options=3)
+        Solver(options=3)
 
 
 def test_library_errors_carry_the_message():
     A = dominant(20, 1, seed=11)
     b = rhs(20)
     with pytest.raises(bsrsolve.ArgumentError, match="frobnicate") as e:
-        bsrsolve.Solver("method=bicgstab,frobnicate=1")
+        Solver("method=bicgstab,frobnicate=1")
     assert isinstance(e.value, ValueError) and isinstance(e.value, bsrsolve.Error)
     assert e.value.status_name == "invalid argument" and e.value.status == 1
     with pytest.raises(bsrsolve.ArgumentError, match="precond"):
-        bsrsolve.Solver("precond=magic")
+        Solver("precond=magic")
     with pytest.raises(ValueError, match="backend"):
-        bsrsolve.Solver("", backend="gpu")
+        Solver("", backend="gpu")
     bad = A.copy()
     bad.data[3] = np.nan
     with pytest.raises(bsrsolve.Error):
-        bsrsolve.solve(bad, b)
+        solve(bad, b)
     with pytest.raises(bsrsolve.Error):  # b > 10 is not supported
-        bsrsolve.solve(dominant(2, 11).tobsr(blocksize=(11, 11)), rhs(22))
-    s = bsrsolve.Solver()
+        solve(dominant(2, 11).tobsr(blocksize=(11, 11)), rhs(22))
+    s = Solver()
     with pytest.raises(bsrsolve.Error, match="setup"):
         s.solve(b)
     with pytest.raises(bsrsolve.Error, match="setup"):
@@ -236,14 +263,45 @@ def test_library_errors_carry_the_message():
     assert relerr(s.solve(b)[0], spla.spsolve(A.tocsc(), b)) < 1e-6
 
 
+def test_low_level_arguments_checked():
+    """The extension checks every size itself: wrong buffers are exceptions."""
+    s = bsrsolve._core.Solver("", "cpu")
+    i32 = lambda *v: np.array(v, dtype=np.int32)
+    i64 = lambda *v: np.array(v, dtype=np.int64)
+    one = np.ones(1)
+    bad = [
+        ("bsr", 1, 1, 1, i32(0), i32(0), one),            # indptr too short
+        ("bsr", 1, 1, 1, i32(0, 2), i32(0), one),         # nnzb 2, one index
+        ("bsr", 1, 1, 2, i32(0, 1), i32(0), one),         # one value for a 2 x 2 block
+        ("bsr", -1, 1, 1, i32(0), i32(), one),
+        ("csr", 2, 0, i64(0, 1, 2), i32(0, 5), np.ones(2)),   # column out of range
+        ("csr", 2, 0, i64(0, 2, 1), i32(0, 1), np.ones(2)),   # indptr decreasing
+        ("csr", 1, 0, i64(0, 2), i32(0, 0), np.ones(2)),      # duplicate
+        ("csr", 1, 0, i32(0, 1), i32(0), one),                # int32 indptr for int64
+        ("coo", 1, 0, i64(0, 1), i32(0), one),
+    ]
+    for args in bad:
+        with pytest.raises((ValueError, TypeError)):
+            s.setup(*args)
+    with pytest.raises(bsrsolve.Error):
+        s.solve(one, np.zeros(1), 1, 1)  # before setup
+    s.setup("csr", 2, 0, i64(0, 1, 2), i32(0, 1), np.ones(2))
+    for b, x, n, k in [(one, np.zeros(2), 2, 1), (np.ones(2), np.zeros(2), 2, 2), (np.ones(2), np.zeros(2), 3, 1),
+                       (np.ones(2), np.zeros(2), 2, 0), (np.ones(2), b"xx" * 8, 2, 1)]:
+        with pytest.raises((ValueError, TypeError)):
+            s.solve(b, x, n, k)
+    x = np.zeros(2)
+    assert s.solve(np.ones(2), x, 2, 1)[0] and np.allclose(x, 1.0)
+
+
 def test_not_converged():
     A = dominant(200, 1, seed=12, density=0.05)
     b = rhs(200)
     with pytest.raises(bsrsolve.ConvergenceError, match="maxit") as e:
-        bsrsolve.solve(A, b, "precond=none,maxit=2,rtol=1e-14")
+        solve(A, b, "precond=none,maxit=2,rtol=1e-14")
     assert e.value.stats["status"] == "maxit" and e.value.stats["iterations"] == [2]
     assert e.value.x.shape == b.shape and e.value.status_name == "maxit"
-    x, st = bsrsolve.solve(A, b, "precond=none,maxit=2,rtol=1e-14", check=False)
+    x, st = solve(A, b, "precond=none,maxit=2,rtol=1e-14", check=False)
     assert not st["converged"] and st["reason"] == ["maxit"]
     assert np.linalg.norm(b - A @ x) < np.linalg.norm(b)  # an iterate, not garbage
 
@@ -255,7 +313,7 @@ def test_threads_share_nothing():
     out = [None] * 4
 
     def work(j):
-        out[j] = bsrsolve.solve(A, np.eye(160)[:, j], TIGHT)[0]
+        out[j] = solve(A, np.eye(160)[:, j], TIGHT)[0]
     ts = [threading.Thread(target=work, args=(j,)) for j in range(4)]
     for t in ts:
         t.start()
@@ -272,19 +330,28 @@ def test_backend_selection():
     assert bsrsolve.device_count() >= 0
     A = dominant(30, 3, seed=14)
     b = rhs(90)
-    x, st = bsrsolve.solve(A, b, "method=bicgstab,precond=ilu0," + TIGHT, backend="auto")
+    x, st = solve(A, b, "method=bicgstab,precond=ilu0," + TIGHT, backend="auto")
     assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
     assert st["device"] == bsrsolve.has_cuda()
     if not bsrsolve.has_cuda():
         with pytest.raises(bsrsolve.Error):
-            bsrsolve.Solver("", backend="cuda")
+            Solver("", backend="cuda")
+
+
+def test_cpu_backend():
+    A = dominant(30, 2, seed=18)
+    s = bsrsolve.Solver("", backend="cpu").setup(A)
+    x, st = s.solve(rhs(60))
+    assert s.backend == "cpu" and st["backend"] == "cpu" and not st["device"]
 
 
 @pytest.mark.skipif(not bsrsolve.has_cuda(), reason="no usable CUDA device (or a CPU-only build)")
-def test_cuda_matches_spsolve():
+@pytest.mark.parametrize("options,k", [("method=bicgstab,precond=ilu0", 3), ("method=gmres,precond=ilu2", 1),
+                                       ("method=bicgstab,precond=jacobi", 2)])
+def test_cuda_matches_spsolve(options, k):
     A = dominant(200, 4, seed=15).tobsr(blocksize=(4, 4))
-    B = rhs(A.shape[0], 3)
-    s = bsrsolve.Solver("method=bicgstab,precond=ilu0," + TIGHT, backend="cuda")
+    B = rhs(A.shape[0], k)
+    s = Solver(options + "," + TIGHT, backend="cuda")
     X, st = s.setup(A).solve(B)
     assert st["device"] and s.backend.startswith("cuda")
     assert relerr(X, spla.spsolve(A.tocsc(), B)) < 1e-9
@@ -334,7 +401,7 @@ def test_real_matrix(name, options, block, tol):
     rhs_path = os.path.join(REAL_DIR, name.replace(".mtx", "_rhs.mtx"))
     if os.path.exists(rhs_path):  # the right-hand side distributed with it
         b = np.asarray(scipy.io.mmread(rhs_path)).ravel()
-    x, st = bsrsolve.solve(A, b, options + ",rtol=1e-10,maxit=3000", blocksize=block)
+    x, st = solve(A, b, options + ",rtol=1e-10,maxit=3000", blocksize=block)
     assert relerr(x, spla.spsolve(A.tocsc(), b)) < tol
     assert np.linalg.norm(b - A @ x) / np.linalg.norm(b) < 1e-9
     if block:
@@ -343,10 +410,10 @@ def test_real_matrix(name, options, block, tol):
 
 def test_real_block_size_and_many_rhs():
     A = real_matrix("opm_matr33_b3.mtx")
-    assert bsrsolve.Solver().setup(A).block_size == 3  # stored zeros do not count as fill
+    assert Solver().setup(A).block_size == 3  # stored zeros do not count as fill
     A = real_matrix("sherman5.mtx")
     B = rhs(A.shape[0], 4, seed=17)
-    s = bsrsolve.Solver("method=gmres,precond=ilu2,rtol=1e-10").setup(A)
+    s = Solver("method=gmres,precond=ilu2,rtol=1e-10").setup(A)
     X, st = s.solve(B)
     ref = spla.spsolve(A.tocsc(), B)
     for j in range(4):
