@@ -205,7 +205,8 @@ static int scatter_values(bsr_matrix *A, const bsr_matrix *T)
             memcpy(val + (size_t)p * bb, tv + (size_t)q * bb, bb * sizeof *val);
         }
     }
-    int s = ok ? bsr_matrix_set_values(A, val, 0) : 0;
+    /* val follows A's own (sorted) block order, not the order given at creation */
+    int s = ok ? bsr_matrix_set_values(A, val, BSR_STORED_ORDER) : 0;
     free(val);
     if (!ok) {
         PyErr_SetString(ArgumentError, "refactor: the matrix has blocks outside the pattern given to "

@@ -187,6 +187,16 @@ def test_solver_time_steps():
     C.eliminate_zeros()
     s.refactor(C)
     assert relerr(s.solve(b)[0], spla.spsolve(C.tocsc(), b)) < 1e-9
+    # set up from a bsr matrix whose rows are not sorted: refactor still puts
+    # every value in its block
+    P = A.tocsr().tobsr(blocksize=(3, 3))
+    order = np.concatenate([np.arange(P.indptr[i], P.indptr[i + 1])[::-1] for i in range(P.shape[0] // 3)])
+    rev = sp.bsr_matrix((P.data[order], P.indices[order], P.indptr.copy()), shape=P.shape)
+    assert not rev.has_sorted_indices
+    s2 = Solver("method=bicgstab,precond=ilu0," + TIGHT).setup(rev)
+    rev2 = rev.copy()
+    rev2.data = rev2.data * np.linspace(0.5, 1.5, rev2.data.size).reshape(rev2.data.shape)
+    assert relerr(s2.refactor(rev2).solve(b)[0], spla.spsolve(rev2.tocsc(), b)) < 1e-9
     # a new pattern needs setup
     extra = A.tocsr() + sp.csr_matrix(([1e-3], ([0], [A.shape[0] - 1])), shape=A.shape)
     with pytest.raises(bsrsolve.ArgumentError, match="pattern"):
