@@ -113,6 +113,19 @@ bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_
 bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev);
 /* The context that owns X's device copy (NULL if none). */
 bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X);
+/* GPU SpMM variants of bsr_kernel (values 3..8, between BSR_KERNEL_OMP and
+ * BSR_KERNEL_CUSPARSE) for the benchmark driver and the tests; users pass
+ * BSR_KERNEL_AUTO.  Casts, so that C++ (kernels/) takes them as bsr_kernel. */
+#define BSR_KERNEL_P11 ((bsr_kernel)3)  /* one thread per block row */
+#define BSR_KERNEL_P12 ((bsr_kernel)4)  /* one CUDA block per block row, n*k*r threads; refuses
+                                         * rows with n*k*r > 1024 (BSR_ERR_UNSUPPORTED) */
+#define BSR_KERNEL_P13 ((bsr_kernel)5)  /* P12 looping over the row's blocks in chunks */
+#define BSR_KERNEL_P14 ((bsr_kernel)6)  /* several block rows per CUDA block, thread per output */
+#define BSR_KERNEL_WARP ((bsr_kernel)7) /* (sub-)warp per block row, coalesced block loads, one
+                                         * thread per block entry carrying all k vectors */
+#define BSR_KERNEL_ROWJ ((bsr_kernel)8) /* one thread per scalar row and group of J vectors,
+                                         * several block rows per CUDA block; the fastest on
+                                         * the H100 (bench/RESULTS.md), what AUTO runs */
 /* Y = alpha*A*X + beta*Y, all operands current on the device. */
 bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
                          const bsr_multivec *X, double beta, bsr_multivec *Y);

@@ -1,6 +1,7 @@
 /* Contexts without a GPU: the CPU backend end to end, kernel names, and the
  * error a CUDA context gives when there is no device (runs in CI). */
 #include "harness.h"
+#include "internal.h" /* the GPU SpMM variants */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* bsrsolve execution context, device-resident objects and GPU SpMM (issue 3).
+/* bsrsolve execution context, device-resident objects and GPU SpMM.
  * Included by bsrsolve.h.
  *
  * A context selects the backend (CPU, or CUDA with a device id and a stream)
@@ -71,23 +71,15 @@ int bsr_multivec_on_device(const bsr_multivec *X);
 
 /* ---- SpMM kernels ---------------------------------------------------------- */
 typedef enum {
-    BSR_KERNEL_AUTO = 0, /* the backend's best: CPU OpenMP; CUDA see bsr_kernel_auto */
-    BSR_KERNEL_S1,       /* CPU sequential reference */
-    BSR_KERNEL_OMP,      /* CPU OpenMP, row-parallel */
-    BSR_KERNEL_P11,      /* CUDA: one thread per block row */
-    BSR_KERNEL_P12,      /* CUDA: one CUDA block per block row, n*k*r threads;
-                            refuses rows with n*k*r > 1024 (BSR_ERR_UNSUPPORTED) */
-    BSR_KERNEL_P13,      /* CUDA: P12 looping over the row's blocks in chunks */
-    BSR_KERNEL_P14,      /* CUDA: several block rows per CUDA block, thread per output */
-    BSR_KERNEL_WARP,     /* CUDA: (sub-)warp per block row, coalesced block loads,
-                            one thread per block entry carrying all k vectors */
-    BSR_KERNEL_ROWJ,     /* CUDA: one thread per scalar row and group of J
-                            vectors, several block rows per CUDA block; the
-                            fastest on the H100 (bench/RESULTS.md) */
-    BSR_KERNEL_CUSPARSE, /* CUDA: cuSPARSE bsrmv (k = 1) / bsrmm (through a
-                            column-major scratch copy of Y; not deterministic
-                            by contract) */
-    BSR_KERNEL_COUNT
+    BSR_KERNEL_AUTO = 0,     /* the backend's best: CPU OpenMP; CUDA see bsr_kernel_auto */
+    BSR_KERNEL_S1 = 1,       /* CPU sequential reference */
+    BSR_KERNEL_OMP = 2,      /* CPU OpenMP, row-parallel */
+    /* 3..8: the GPU kernel variants that `bsrsolve bench spmm` compares
+     * (named "p11", "p12", "p13", "p14", "warp", "rowj" by bsr_kernel_name) */
+    BSR_KERNEL_CUSPARSE = 9, /* CUDA: cuSPARSE bsrmv (k = 1) / bsrmm (through a
+                                column-major scratch copy of Y; not deterministic
+                                by contract) */
+    BSR_KERNEL_COUNT = 10
 } bsr_kernel;
 /* Short name ("auto", "s1", "omp", "p11", ..., "warp", "rowj", "cusparse"). */
 const char *bsr_kernel_name(bsr_kernel k);
@@ -96,15 +88,15 @@ bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k);
 /* Nonzero when the kernel gives bit-identical results run to run. */
 int bsr_kernel_deterministic(bsr_kernel k);
 /* The kernel AUTO runs for A with k vectors on ctx's backend.  On CUDA it is
- * ROWJ, whose vectors per thread and threads per block AUTO picks by a short
+ * "rowj" (one thread per scalar row and group of vectors), whose vectors per thread and threads per block AUTO picks by a short
  * on-device trial at the first product with A for each k (cached in A's
  * device mirror; uses a Y-sized scratch).  All candidates sum in the same
  * order, so AUTO is deterministic bit for bit whatever it picks. */
 bsr_kernel bsr_kernel_auto(const bsr_context *ctx, const bsr_matrix *A, int k);
 
 /* Y = alpha*A*X + beta*Y on ctx's backend with the given kernel (beta == 0:
- * Y is write-only).  GPU kernels support b = 1..10 and any k (P12..P14, WARP
- * and ROWJ run k > 16 in chunks of 16 columns).  CPU kernels on a CUDA
+ * Y is write-only).  GPU kernels support b = 1..10 and any k (the variants
+ * run k > 16 in chunks of 16 columns).  CPU kernels on a CUDA
  * context and GPU kernels on a CPU context are refused (BSR_ERR_ARG).  On the
  * H100, AUTO (ROWJ) reaches 95% of the device-to-device copy bandwidth at
  * k = 1 and 2-6x cuSPARSE bsrmm at k > 1 on block stencils (bench/RESULTS.md). */

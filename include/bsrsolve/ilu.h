@@ -115,11 +115,10 @@ typedef struct {
     int64_t dropped;           /* blocks dropped */
     int pivots_regularized;
     double setup_s, factor_s;
-    /* --- added by the ILU module ---
-     * (second_order_peak: the factorization runs in row (IKJ) form, where an
+    /* second_order_peak: the factorization runs in row (IKJ) form, where an
      * R block is needed only while its own row is eliminated and W blocks
      * live until the end: peak = all W blocks + the most R blocks of one row.
-     * dropped counts blocks computed and then discarded, fill-ins included.) */
+     * dropped counts blocks computed and then discarded, fill-ins included. */
     int scaling_fallbacks;     /* rows scaled by a scalar (diagonal block singular/missing) */
     int64_t second_order_total;/* ILU2: second-order blocks used (R + W) */
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */

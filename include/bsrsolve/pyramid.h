@@ -1,4 +1,4 @@
-/* bsrsolve out-of-core pyramid solver for explicit schemes (issue 9).
+/* bsrsolve out-of-core pyramid solver for explicit schemes.
  *
  * Problems on a structured grid of n[0] x n[1] x n[2] points (n[0] fastest,
  * point (i,j,k) at i + n[0]*(j + n[1]*k)), Dirichlet boundary = the outer

@@ -1,4 +1,4 @@
-/* bsrsolve Krylov solvers and the solver object (issue 7).
+/* bsrsolve Krylov solvers and the solver object.
  * Included by bsrsolve.h.
  *
  * The object a CFD code keeps for the life of a simulation:

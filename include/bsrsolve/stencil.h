@@ -1,4 +1,4 @@
-/* bsrsolve stencil generators, red-black Gauss-Seidel, wavefront SOR (issue 8).
+/* bsrsolve stencil generators, red-black Gauss-Seidel, wavefront SOR.
  * Included by bsrsolve.h.
  *
  * The generators (bsr_generate "poisson2d:...", see bsr_generate_usage) build a
