@@ -35,8 +35,9 @@ static void usage(void)
             "         [--csv F] [--plot F.png] [--variants V1;V2;...]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
-            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: BSR_TRSV_*\n"
-            "  variables of kernels/trsv_level.cu), every kernel timed under each; '-' = the defaults.\n");
+            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: the\n"
+            "  fields of bsr_trsv_tuning, src/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
+            "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n");
 }
 
 /* Comma list of ints into v (at most max); returns the count or -1. */
@@ -54,19 +55,29 @@ static int parse_ints(const char *s, int *v, int max)
     return n;
 }
 
-/* Knobs of the level kernels (BSR_TRSV_<NAME> in the environment). */
+/* Knobs of the level kernels: names (also BSR_TRSV_<NAME> in the
+ * environment) in the order of their fields in bsr_trsv_tuning. */
 static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP", "PIPE", "PAIR", "RR"};
 #define NKNOB ((int)(sizeof knobs / sizeof knobs[0]))
 
-/* Set the environment to variant v ("team=8+persist=1", ',' also separates;
- * "-" or "" = defaults).
- * Returns 0, or -1 for an unknown knob. */
+/* Field q of t (in the order of knobs[]). */
+static int *knob_field(bsr_trsv_tuning *t, int q)
+{
+    int *f[NKNOB] = {&t->team, &t->persist, &t->wide, &t->grab, &t->sleep, &t->pipe, &t->pair, &t->rr};
+    return f[q];
+}
+
+/* Tuning of variant v ("team=8+persist=1", ',' also separates; "-" = the
+ * rules; "" = the BSR_TRSV_* variables of the environment), handed to the
+ * kernels.  Returns 0, or -1 for an unknown knob. */
 static int set_variant(const char *v)
 {
+    bsr_trsv_tuning t;
     for (int q = 0; q < NKNOB; q++) {
         char name[32];
         snprintf(name, sizeof name, "BSR_TRSV_%s", knobs[q]);
-        unsetenv(name);
+        const char *e = v[0] ? NULL : getenv(name);
+        *knob_field(&t, q) = e && *e ? atoi(e) : -1;
     }
     char buf[128];
     snprintf(buf, sizeof buf, "%s", v);
@@ -78,10 +89,9 @@ static int set_variant(const char *v)
         int q = 0;
         while (q < NKNOB && strcasecmp(tok, knobs[q])) q++;
         if (q == NKNOB) return -1;
-        char name[32];
-        snprintf(name, sizeof name, "BSR_TRSV_%s", knobs[q]);
-        setenv(name, eq + 1, 1);
+        *knob_field(&t, q) = atoi(eq + 1);
     }
+    bsr_trsv_set_tuning(&t);
     return 0;
 }
 
@@ -133,8 +143,8 @@ int bench_trsv(int argc, char **argv)
         if (set_variant(tok)) { fprintf(stderr, "bsrsolve: --variants: bad variant '%s'\n", tok); return 2; }
         var[nvar++] = tok;
     }
-    if (!nvar) var[nvar++] = ""; /* the environment as it is */
-    else set_variant("-");
+    if (!nvar) var[nvar++] = ""; /* the BSR_TRSV_* variables as they are */
+    set_variant(var[0]);
 
     /* kernels */
     int kern[NKERN], nkern = 0;
@@ -260,7 +270,8 @@ int bench_trsv(int argc, char **argv)
             st = bsr_gpu_ilu_set_kernel(G, K->kernel, K->sched);
             if (st) { printf("   %-15s n/a: %s\n", K->name, bsr_last_error()); continue; }
             char kname[96];
-            if (var[v][0]) { set_variant(var[v]); snprintf(kname, sizeof kname, "%s[%s]", K->name, var[v]); }
+            set_variant(var[v]);
+            if (var[v][0]) snprintf(kname, sizeof kname, "%s[%s]", K->name, var[v]);
             else snprintf(kname, sizeof kname, "%s", K->name);
             int sidx = -1;
             if (nser < MAXO * (MAXC + 1)) {

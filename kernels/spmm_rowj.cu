@@ -16,8 +16,9 @@ BSR_FOR_EACH_B(ROWJ_DECL)
  * overrides it. */
 int bsr_spmm_rowj_cols(int b, int kk)
 {
-    const char *env = getenv("BSR_ROWJ_J");
-    if (env && rowj_valid(atoi(env))) return atoi(env);
+    static int env_j = -1; /* sweep knob, read once (README, "Environment variables") */
+    if (env_j < 0) env_j = getenv("BSR_ROWJ_J") ? atoi(getenv("BSR_ROWJ_J")) : 0;
+    if (rowj_valid(env_j)) return env_j;
     (void)b;
     return kk <= 2 ? 1 : kk <= 4 ? 3 : kk <= 10 ? 5 : 12;
 }

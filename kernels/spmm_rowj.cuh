@@ -162,8 +162,9 @@ static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, co
         /* fewer rows per CUDA block when row lengths are very uneven, so one
          * long row holds back fewer threads */
         target = d->maxlen > 8 * d->meanlen + 8 ? ROWJ_THREADS / 2 : ROWJ_THREADS;
-        const char *env = getenv("BSR_ROWJ_T"); /* sweep knob */
-        if (env && atoi(env) >= 32 && atoi(env) <= ROWJ_THREADS) target = atoi(env);
+        static int env_t = -1; /* sweep knob, read once (README, "Environment variables") */
+        if (env_t < 0) env_t = getenv("BSR_ROWJ_T") ? atoi(getenv("BSR_ROWJ_T")) : 0;
+        if (env_t >= 32 && env_t <= ROWJ_THREADS) target = env_t;
     }
     const int per = V ? G : B * G; /* threads of a block row */
     int R = target / per < 1 ? 1 : target / per;

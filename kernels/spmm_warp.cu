@@ -67,8 +67,9 @@ void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots)
 {
     int bb = b * b, w = 4;
     (void)meanlen;
-    const char *env = getenv("BSR_WARP_W");
-    if (env && atoi(env) >= bb && atoi(env) <= WARP_THREADS) w = atoi(env);
+    static int env_w = -1; /* sweep knob, read once (README, "Environment variables") */
+    if (env_w < 0) env_w = getenv("BSR_WARP_W") ? atoi(getenv("BSR_WARP_W")) : 0;
+    if (env_w >= bb && env_w <= WARP_THREADS) w = env_w;
     else
         while (w < bb) w = w < 32 ? 2 * w : w + 32;
     *W = w;

@@ -5,6 +5,15 @@
  * scaling kernel of the device ILU apply. */
 #include "trsv_cuda.h"
 
+/* No override: every field < 0 (the rules of trsv_level.cuh). */
+static const bsr_trsv_tuning rules = {-1, -1, -1, -1, -1, -1, -1, -1};
+bsr_trsv_tuning bsr_trsv_tune = rules;
+
+extern "C" void bsr_trsv_set_tuning(const bsr_trsv_tuning *t)
+{
+    bsr_trsv_tune = t ? *t : rules;
+}
+
 /* Implemented in trsv_tree.cu: P21-P24 over the separator-tree levels. */
 bsr_status trsv_tree_solve(const bsr_trsv_tri *T, int kernel, const void *x, void *y, int k,
                            bsr_precision vprec, cudaStream_t st);

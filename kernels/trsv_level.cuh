@@ -602,7 +602,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
      * one level (neither reads the other, so the vote cannot deadlock): one
      * poll loop a pair instead of one a team (H100, 16-lane teams = one loop
      * a warp: natural 96^3 b=4 k=1 1.239 vs 1.276 ms L+U, 64^3 0.574 vs 0.603).
-     * BSR_TRSV_PAIR=0 turns it off. */
+     * Tuning pair = 0 turns it off. */
     const unsigned pmask = 2 * TS == 32 ? 0xffffffffu : (((1u << (2 * TS)) - 1u) << ((t >> 1) * 2 * TS));
     const int rpw = 32 / TS, nchunks = (n + rpw - 1) / rpw;
     const int rs = gridDim.x * LS_WARPS, rb = blockIdx.x * LS_WARPS + (threadIdx.x >> 5);
@@ -695,32 +695,28 @@ vec_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *_
     vec_row<B, TF, TV>(rows[q], pbeg[q], pend[q], upper, colind, val, x, y, k, lane - t * k, nap);
 }
 
-/* Integer tuning knob from the environment (read at every launch, so one
- * process can time several variants); dflt when unset or empty. */
-static int env_knob(const char *name, int dflt)
+/* The benchmark driver's overrides of the rules below (bsr_trsv_set_tuning in
+ * src/gpu_ilu.h, defined in trsv_level.cu): a plain read, no environment. */
+extern bsr_trsv_tuning bsr_trsv_tune;
+
+/* Override v, or dflt when v < 0 (no override). */
+static int knob(int v, int dflt)
 {
-    const char *e = getenv(name);
-    return e && *e ? atoi(e) : dflt;
+    return v >= 0 ? v : dflt;
 }
 
-/* BSR_TRSV_TEAM=4|8|16|32 forces the lanes per row (0 = the rule below). */
+/* Forced lanes per row (team 4|8|16|32), or 0 for the rule below. */
 static int team_override(void)
 {
-    int t = env_knob("BSR_TRSV_TEAM", 0);
+    const int t = bsr_trsv_tune.team;
     return (t == 4 || t == 8 || t == 16 || t == 32) ? t : 0;
 }
 
-/* Sync-free schedule on sentinels: BSR_TRSV_PERSIST=0 one CUDA block per chunk
- * by ticket, 1 persistent round robin, 2 persistent by ticket; unset: the
- * rule of sf_rule. */
-/* Rows with b*k > 32: BSR_TRSV_WIDE=1 loop over the outputs, 2 two vectors
- * per lane (b <= 4), 3 split by vectors, 4 a lane per vector; unset: the
- * rule of wide_rule. */
-/* BSR_TRSV_GRAB: chunks per ticket in the persistent ticket mode (1: more
- * only spreads the rows in flight over more levels: 3.5x slower at 4). */
+/* Chunks per ticket in the persistent ticket mode (1: more only spreads the
+ * rows in flight over more levels: 3.5x slower at 4). */
 #define TRSV_GRAB_DEFAULT 1
-/* BSR_TRSV_SLEEP: ns between polls of a value not yet solved (0 and 100
- * measured within noise of 20). */
+/* ns between polls of a value not yet solved (0 and 100 measured within
+ * noise of 20). */
 #define TRSV_SLEEP_DEFAULT 20
 /* The pipelined kernel polls without a sleep (H100, natural b=4 k=1 with
  * round robin: 96^3 0.957 vs 0.967 ms, 64^3 0.459 vs 0.472, 40^3 0.256 vs 0.264). */
@@ -786,7 +782,7 @@ static void split_shape(int B, int k, int *nh, int *kc)
  * lane per vector, 1.05 split). */
 static int wide_rule(const bsr_trsv_tri *T, int B, int sched)
 {
-    const int w = env_knob("BSR_TRSV_WIDE", 0);
+    const int w = knob(bsr_trsv_tune.wide, 0);
     if ((w == 3 || w == 4) && sched == TRSV_S_SYNCFREE) return w;
     if (w >= 1 && w <= 4) return w == 2 && B <= 4 ? 2 : 1;
     if (sched != TRSV_S_SYNCFREE) return 1;
@@ -836,7 +832,7 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
  * tickets: 96^3 b=4 0.956 vs 1.196 ms, 64^3 b=5 0.603 vs 0.715).  Narrower
  * teams take tickets (b = 1, 8 rows a warp: 128^3 1.50 ms by ticket vs
  * 1.64-1.75 round robin, before the gathered poll), and so does a refused
- * cooperative launch.  BSR_TRSV_RR=0|1 forces either. */
+ * cooperative launch.  Tuning rr = 0|1 forces either. */
 template <int B, typename TF, typename TV, bool UP>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st)
@@ -844,8 +840,8 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     static int occ = 0, coop = -1; /* found once, like the occupancy (two launches an apply) */
     const auto kern = team_pipe_kernel<B, TF, TV, UP>;
     BSR_TRY(resident_grid(kern, occ, &nb));
-    const unsigned char *lvs = env_knob("BSR_TRSV_PAIR", 1) && 2 * TS <= 32 ? T->lvstart : NULL;
-    const int rr = env_knob("BSR_TRSV_RR", TS >= 16);
+    const unsigned char *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->lvstart : NULL;
+    const int rr = knob(bsr_trsv_tune.rr, TS >= 16);
     if (coop < 0) {
         int dev = 0, c = 0;
         CU_TRY(cudaGetDevice(&dev));
@@ -888,10 +884,10 @@ static bsr_status vec_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, i
     return BSR_OK;
 }
 
-/* Poll sleep of the sync-free kernels (BSR_TRSV_SLEEP; dflt when unset). */
+/* Poll sleep of the sync-free kernels (tuning sleep; dflt without one). */
 static int poll_nap(int dflt = TRSV_SLEEP_DEFAULT)
 {
-    const int nap = env_knob("BSR_TRSV_SLEEP", dflt);
+    const int nap = knob(bsr_trsv_tune.sleep, dflt);
     return nap < 0 || nap > 10000 ? dflt : nap;
 }
 
@@ -900,15 +896,15 @@ template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
                             cudaStream_t st)
 {
-    int nap = poll_nap(), grab = env_knob("BSR_TRSV_GRAB", TRSV_GRAB_DEFAULT);
+    int nap = poll_nap(), grab = knob(bsr_trsv_tune.grab, TRSV_GRAB_DEFAULT);
     if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
     const int rows_per_block = LS_WARPS * (32 / TS);
     int nh = 1, kc = k;
     if (MODE == TM_SPLIT) split_shape(B, k, &nh, &kc);
     const int nb = (int)(((int64_t)T->n * nh + rows_per_block - 1) / rows_per_block);
-    /* BSR_TRSV_PIPE=0: the plain persistent kernel for the narrow layout too */
+    /* tuning pipe = 0: the plain persistent kernel for the narrow layout too */
     if constexpr (MODE == TM_NARROW)
-        if (persist == 2 && env_knob("BSR_TRSV_PIPE", 1)) {
+        if (persist == 2 && knob(bsr_trsv_tune.pipe, 1)) {
             nap = poll_nap(TRSV_PIPE_SLEEP_DEFAULT);
             return T->upper ? pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st)
                             : pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
@@ -943,7 +939,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
     int persist = 0, halve = 0;
     if (sched == TRSV_S_SYNCFREE) {
         sf_rule(T, B * k, &persist, &halve);
-        const int ep = env_knob("BSR_TRSV_PERSIST", -1);
+        const int ep = bsr_trsv_tune.persist;
         if (ep >= 0 && ep <= 2) persist = ep;
     }
     const int forced = team_override();

@@ -79,6 +79,26 @@ bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bs
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 
+/* Overrides of the level kernel's built-in tuning rules (kernels/trsv_level.cuh),
+ * for the benchmark driver's variants (bench trsv --variants, or BSR_TRSV_*
+ * variables read there); production code never sets them.  A field < 0
+ * keeps the rule. */
+typedef struct {
+    int team;    /* lanes per row: 4, 8, 16 or 32 */
+    int persist; /* sync-free: 0 one CUDA block per chunk by ticket, 1 persistent
+                    round robin, 2 persistent by ticket */
+    int wide;    /* rows with b*k > 32: 1 loop over the outputs, 2 two vectors a
+                    lane (b <= 4), 3 split by vectors, 4 a lane per vector */
+    int grab;    /* chunks per ticket in the persistent ticket mode (1..1024) */
+    int sleep;   /* ns between polls of a value not yet solved (0..10000) */
+    int pipe;    /* 0: the plain persistent kernel for the narrow layout too */
+    int pair;    /* 0: no paired poll in the pipelined kernel */
+    int rr;      /* pipelined kernel: 1 round robin (cooperative launch), 0 tickets */
+} bsr_trsv_tuning;
+/* Use t for the following solves of this process (NULL: the rules again).
+ * Set it between solves, not while one runs on another thread. */
+void bsr_trsv_set_tuning(const bsr_trsv_tuning *t);
+
 /* On-device numeric block ILU (kernels/ilu0_gpu.cu).
  * The scaling and numeric factorization of bsr_ilu done on the GPU, for codes
  * that refactor every time step: ILU(0), or ILUT/ILU2 into the frozen pattern

@@ -4,6 +4,12 @@
 #include "../../kernels/trsv.h"
 #include <string.h>
 
+/* Nothing to tune without the kernels. */
+void bsr_trsv_set_tuning(const bsr_trsv_tuning *t)
+{
+    (void)t;
+}
+
 static bsr_status nodev(const char *fn)
 {
     return bsr_error(BSR_ERR_NODEVICE, "%s: bsrsolve was built without CUDA", fn);
