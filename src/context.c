@@ -289,7 +289,33 @@ bsr_status bsr_ctx_norm2(bsr_context *ctx, const bsr_multivec *X, double *out)
     BSR_TRY(where_ok(ctx, "bsr_ctx_norm2", X, NULL, NULL));
     BSR_CHECK_ARG(out, "bsr_ctx_norm2: out is NULL");
     if (ctx->backend != BSR_BACKEND_CUDA) return bsr_multivec_norm2(X, out);
+    return bsr_cuda_norm2(ctx, X, out);
+}
+
+bsr_status bsr_cuda_norm2(bsr_context *ctx, const bsr_multivec *X, double *out)
+{
+    if (!ctx) ctx = bsr_cuda_multivec_context(X);
     BSR_TRY(bsr_cuda_mv_dot(ctx, X, X, out));
-    for (int j = 0; j < X->k; j++) out[j] = sqrt(out[j]);
-    return BSR_OK;
+    const int k = X->k;
+    double *sc = bsr_malloc(sizeof(double) * 2 * (size_t)k, "norm scales");
+    if (!sc) return BSR_ERR_NOMEM;
+    double *d = sc + k;
+    bsr_status st = BSR_OK;
+    const int redo = bsr_norm_scales(out, k, sc);
+    if (X->prec != BSR_DOUBLE) { /* float columns summed in double never leave the range */
+        for (int j = 0; j < k; j++) sc[j] = 1;
+    } else if (redo) {
+        /* the plain device ops on a scaled scratch copy: no kernel of its own */
+        bsr_multivec *T = NULL;
+        st = bsr_multivec_create_device(ctx, &T, X->n, k, X->prec);
+        if (!st) st = bsr_cuda_mv_copy(ctx, T, X);
+        if (!st) st = bsr_cuda_mv_scale(ctx, T, sc);
+        if (!st) st = bsr_cuda_mv_dot(ctx, T, T, d);
+        bsr_multivec_destroy(T);
+        for (int j = 0; !st && j < k; j++)
+            if (sc[j] != 1) out[j] = d[j];
+    }
+    for (int j = 0; !st && j < k; j++) out[j] = sqrt(out[j]) / sc[j];
+    free(sc);
+    return st;
 }

@@ -111,6 +111,17 @@ bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_
                             const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
 /* perf7: host buffer h <-> X's device buffer (to_dev 1: upload), synchronous. */
 bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev);
+/* Sums of squares outside [BSR_NORM_LO, inf) lost digits to underflow or
+ * overflowed (a double's squares; float columns summed in double never do). */
+#define BSR_NORM_LO 0x1p-800
+/* sc[j] = the power of 2 that brings column j into range when its sum of
+ * squares ss[j] overflowed (2^-600) or underflowed (2^600; 0 too: subnormal
+ * entries square to 0), else 1; returns the number of columns to sum again
+ * scaled (multivec.c). */
+int bsr_norm_scales(const double *ss, int k, double *sc);
+/* out[j] = ||X(:,j)||_2 of X current on the device (ctx NULL: X's owner),
+ * columns out of range summed again scaled, as on the host (context.c). */
+bsr_status bsr_cuda_norm2(bsr_context *ctx, const bsr_multivec *X, double *out);
 /* The context that owns X's device copy (NULL if none). */
 bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X);
 /* GPU SpMM variants of bsr_kernel (values 3..8, between BSR_KERNEL_OMP and

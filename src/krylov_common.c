@@ -223,23 +223,13 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
     return o->axpby(o, R, one, B, mone, NULL);
 }
 
-/* Sums of squares outside [NORM_LO, inf) lost digits to underflow or
- * overflowed: such columns are summed again scaled by a power of 2 (exact). */
-#define NORM_LO 0x1p-800
-
+/* Columns whose sum of squares left the double range are summed again scaled
+ * by a power of 2 (exact; bsr_norm_scales). */
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
 {
     BSR_TRY(o->dot(o, X, X, out));
-    double sc[BSR_KMAX], zero[BSR_KMAX], d[BSR_KMAX];
-    int redo = 0;
-    for (int j = 0; j < o->k; j++) {
-        zero[j] = 0;
-        sc[j] = out[j] == INFINITY ? 0x1p-600 : out[j] >= 0 && out[j] < NORM_LO ? 0x1p600 : 1;
-        redo |= sc[j] != 1;
-    }
-    if (redo) {
-        /* overflow: elements <= 2^1024 become <= 2^424, squares summed stay finite;
-         * underflow: elements < 2^-400 become < 2^200, squares normal */
+    double sc[BSR_KMAX], zero[BSR_KMAX] = {0}, d[BSR_KMAX];
+    if (bsr_norm_scales(out, o->k, sc)) {
         bsr_multivec *T = NULL;
         bsr_status st = o->vnew(o, &T);
         if (!st) st = o->axpby(o, T, sc, X, zero, NULL);

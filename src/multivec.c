@@ -200,21 +200,29 @@ static double norm_scaled(const bsr_multivec *X, int j)
     return m * sqrt(s);
 }
 
+int bsr_norm_scales(const double *ss, int k, double *sc)
+{
+    int n = 0;
+    for (int j = 0; j < k; j++) {
+        /* overflow: elements <= 2^1024 become <= 2^424, squares summed stay finite;
+         * underflow: elements < 2^-400 become < 2^200, squares normal */
+        sc[j] = ss[j] == INFINITY ? 0x1p-600 : ss[j] >= 0 && ss[j] < BSR_NORM_LO ? 0x1p600 : 1;
+        n += sc[j] != 1;
+    }
+    return n;
+}
+
 /* out[j] = ||X(:,j)||_2: the dot of each column with itself, then sqrt;
  * columns whose sum of squares overflowed or is near underflow are summed
  * again scaled by their largest entry. */
 bsr_status bsr_multivec_norm2(const bsr_multivec *X, double *out)
 {
-    if (dev_only(X) && out) {
-        BSR_TRY(bsr_cuda_mv_dot(NULL, X, X, out));
-        for (int j = 0; j < X->k; j++) out[j] = sqrt(out[j]);
-        return BSR_OK;
-    }
+    if (dev_only(X) && out) return bsr_cuda_norm2(NULL, X, out);
     BSR_TRY(need_host(X, "bsr_multivec_norm2"));
     BSR_CHECK_ARG(out, "bsr_multivec_norm2: out is NULL");
     BSR_TRY(dot_impl(X, X, out));
     for (int j = 0; j < X->k; j++)
-        out[j] = out[j] == INFINITY || out[j] < 0x1p-800 ? norm_scaled(X, j) : sqrt(out[j]);
+        out[j] = out[j] == INFINITY || out[j] < BSR_NORM_LO ? norm_scaled(X, j) : sqrt(out[j]);
     return BSR_OK;
 }
 

@@ -1,8 +1,8 @@
-/* Device multivector reductions and updates the Krylov loop uses (issue 7
- * performance work): the fused two-pair dot (one sweep, one transfer) and
+/* Device multivector reductions and updates the Krylov loop uses: the fused two-pair dot (one sweep, one transfer) and
  * the masked update against CPU references, double and float, k = 1..16,
  * sizes that exercise the 32-bit column index and several grid shapes;
- * reductions bit-identical run to run.  Skips without a GPU. */
+ * reductions bit-identical run to run; norms of columns whose squares leave
+ * the double range.  Skips without a GPU. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
@@ -184,12 +184,52 @@ static void test_transfers(void)
     bsr_context_destroy(ctx);
 }
 
+/* Norms on the device of columns whose squares overflow (1e300), underflow
+ * (1e-300, a lone subnormal) or neither, through bsr_ctx_norm2 and through
+ * bsr_multivec_norm2 on a device-only vector: finite and right, as on the host. */
+static void test_norm_range(void)
+{
+    enum { N = 1000, K = 5 };
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    if (!ctx) return;
+    bsr_multivec *H = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&H, N, K, BSR_DOUBLE));
+    double *x = bsr_multivec_data(H);
+    for (int i = 0; i < N; i++) {
+        x[K * i] = 1e300;
+        x[K * i + 1] = 1e-300;
+        x[K * i + 2] = i == 7 ? 3e-320 : 0;
+        x[K * i + 3] = i % 2 ? -2.0 : 2.0;
+        x[K * i + 4] = 0;
+    }
+    const double want[K] = {1e300 * sqrt(N), 1e-300 * sqrt(N), 3e-320, 2 * sqrt(N), 0};
+    bsr_multivec *D = to_dev(ctx, H);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+    double a[K], b[K], h[K];
+    BSR_ASSERT_OK(bsr_ctx_norm2(ctx, D, a));
+    BSR_ASSERT_OK(bsr_multivec_norm2(D, b)); /* device-only: runs on the device too */
+    BSR_ASSERT_OK(bsr_multivec_norm2(H, h));
+    for (int j = 0; j < K; j++) {
+        const double tol = j == 2 ? 1e-3 : 1e-14; /* a subnormal has only a few digits */
+        CU_ASSERT(isfinite(a[j]) && isfinite(b[j]));
+        CU_ASSERT_DOUBLE_EQUAL(a[j], want[j], tol * want[j]);
+        CU_ASSERT_DOUBLE_EQUAL(b[j], a[j], 0);
+        CU_ASSERT_DOUBLE_EQUAL(h[j], want[j], tol * want[j]);
+        if (!(fabs(a[j] - want[j]) <= tol * want[j])) printf("\n  column %d: %.17g, want %.17g", j, a[j], want[j]);
+    }
+    bsr_multivec_destroy(D);
+    bsr_multivec_destroy(H);
+    bsr_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"host <-> device transfers, small and staged", test_transfers},
         {"fused two-pair dot vs CPU, deterministic", test_dot2},
         {"masked update vs CPU", test_update_mask},
+        {"norms out of the squares' range", test_norm_range},
         {NULL, NULL}};
     if (!bsr_test_have_gpu()) return 77; /* every check needs the device: ctest reports a skip */
     return bsr_test_main("gpu_blas", tests, argc, argv);
