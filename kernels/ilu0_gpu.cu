@@ -82,8 +82,9 @@ __global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, cons
  * (src/ilu0_plan.c) array for array (tests set it). */
 static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
 {
-    const char *e = getenv("BSR_ILU0_PLAN_CHECK");
-    if (!e || atoi(e) != 1 || bsr_ilu_dsym(D->F)) return BSR_OK;   /* device symbolic: BSR_ILU0_SYM_CHECK */
+    static int on = -1;   /* read once: tests set it before the first call */
+    if (on < 0) { const char *e = getenv("BSR_ILU0_PLAN_CHECK"); on = e && atoi(e) == 1; }
+    if (!on || bsr_ilu_dsym(D->F)) return BSR_OK;   /* device symbolic: BSR_ILU0_SYM_CHECK */
     const bsr_ilu *F = D->F;
     const int n = D->n;
     int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
@@ -174,9 +175,13 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
  * 25.6 at 256).  BSR_ILU0_T (32..256) overrides, to measure. */
 static int level_threads(void)
 {
-    const char *e = getenv("BSR_ILU0_T");
-    const int t = e ? atoi(e) : 0;
-    return t >= 32 && t <= 256 && t % 32 == 0 ? t : 32;
+    static int t = -1;   /* read once */
+    if (t < 0) {
+        const char *e = getenv("BSR_ILU0_T");
+        const int v = e ? atoi(e) : 0;
+        t = v >= 32 && v <= 256 && v % 32 == 0 ? v : 32;
+    }
+    return t;
 }
 
 /* The sync-free factorization serves block sizes 2..5 (a team of lanes a row). */

@@ -10,7 +10,6 @@ bsr_status bsr_pc_none(bsr_pc **pc)
     bsr_pc *p = bsr_calloc(1, sizeof *p, "preconditioner");
     if (!p) return BSR_ERR_NOMEM;
     p->name = "none";
-    p->symmetric = 1;
     *pc = p;
     return BSR_OK;
 }

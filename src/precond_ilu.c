@@ -85,7 +85,6 @@ static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_sol
     I->host = host;
     I->o = *o;
     pc->data = I;
-    pc->symmetric = 0;
     pc->apply = ilu_apply;
     pc->refactor = ilu_refactor;
     pc->destroy = ilu_destroy;

@@ -46,7 +46,6 @@ bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **out)
     if (!pc || !J) { free(pc); free(J); return BSR_ERR_NOMEM; }
     pc->name = "jacobi";
     pc->data = J;
-    pc->symmetric = 1;
     pc->apply = jacobi_apply;
     pc->refactor = jacobi_refactor;
     pc->destroy = jacobi_destroy;

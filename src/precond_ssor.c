@@ -120,7 +120,6 @@ bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bs
     S->prec = prec;
     pc->name = "ssor";
     pc->data = S;
-    pc->symmetric = 1;
     pc->apply = ssor_apply;
     pc->refactor = ssor_refactor;
     pc->destroy = ssor_destroy;

@@ -149,7 +149,6 @@ bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "device preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = cpu->name;
-    pc->symmetric = cpu->symmetric;
     pc->nnzb = cpu->nnzb;
     pc->pivots_regularized = cpu->pivots_regularized;
     memcpy(pc->info, cpu->info, sizeof pc->info);

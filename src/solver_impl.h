@@ -13,7 +13,6 @@ typedef struct bsr_pc bsr_pc;
 struct bsr_pc {
     const char *name;
     void *data;
-    int symmetric;   /* M symmetric when A is (CG needs it) */
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
     char info[256];  /* ordering / levels / factor statistics, for reports */
