@@ -31,7 +31,11 @@ def Solver(options="", **kw):
 
 
 def relerr(x, ref):
-    return np.linalg.norm(x - ref) / np.linalg.norm(ref)
+    # spsolve gives (n,) for an (n, 1) right-hand side: compare as flat
+    # arrays, never through broadcasting (n,1) - (n,) into (n, n)
+    x, ref = np.asarray(x), np.asarray(ref)
+    assert x.size == ref.size, (x.shape, ref.shape)
+    return np.linalg.norm(x.ravel() - ref.ravel()) / np.linalg.norm(ref.ravel())
 
 
 def dominant(nb, b, density=0.08, seed=0, symmetric=False):
