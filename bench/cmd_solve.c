@@ -47,6 +47,7 @@ void cli_usage_solve(FILE *f)
         "                              precond_precision history progress profile (README: Solver options)\n"
         "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
         "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
+        "                              (b = 1: csrilu02 + SpSV + SpMV); a zero pivot shows as failed\n"
         "  --exact X.mtx               known solution to compare with\n"
         "  --plot history.png          residual histories\n"
         "  --steps N                   then N time steps: refactor (same pattern) + solve from zero;\n"
@@ -186,7 +187,8 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
             if (e->steps) printf(", time step (refactor + solve) %.2fx", (c->factor_s + c->solve_s) / (e->step_refactor + e->step_solve));
             printf("  (>1: bsrsolve faster)\n");
         } else {
-            printf("cuSPARSE    not run: %s\n", c->message);
+            /* "failed: ..." when cuSPARSE ran and stopped (a zero pivot is its result), "not run: ..." without a device */
+            printf("cuSPARSE    %s: %s\n", bsr_cusparse_outcome(c), c->message);
         }
     }
     if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
@@ -228,9 +230,10 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                e->step_solve);
     if (e->have_cus) {
         const bsr_cusparse_result *c = &e->cus;
-        printf("\"cusparse\": {\"status\": \"%s\", \"iterations\": %d, \"true_relres\": %.6e, "
-               "\"setup_s\": %.6f, \"factor_s\": %.6f, \"solve_s\": %.6f},\n",
-               c->status == BSR_OK ? "converged" : c->status == BSR_ERR_NOCONV ? "not converged" : "not run",
+        printf("\"cusparse\": {\"status\": \"%s\", \"message\": ", bsr_cusparse_outcome(c));
+        cli_json_str(stdout, c->message);
+        printf(", \"iterations\": %d, \"true_relres\": %.6e, \"setup_s\": %.6f, \"factor_s\": %.6f, "
+               "\"solve_s\": %.6f},\n",
                c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
     }
     printf("\"precond_info\": ");

@@ -6,7 +6,10 @@
  * rtol ||b||, half-step test on ||s||), with bsrmv for A, two bsrsv2 solves
  * for M^{-1}, cuBLAS for the vector operations; one right-hand side at a
  * time (cuSPARSE has no multi-vector triangular solve for BSR besides bsrsm2,
- * which the anchor of the trsv benchmark measures separately).  Double only. */
+ * which the anchor of the trsv benchmark measures separately).  Double only.
+ * For b = 1 the BSR routines do not apply (bsrmv needs blocks larger than
+ * 1 x 1), so the same loop runs on cuSPARSE's CSR path: csrilu02 for the
+ * factorization, the generic SpMV for A and SpSV for L and U. */
 #define DISABLE_CUSPARSE_DEPRECATED
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -34,6 +37,98 @@ static double now_s(void)
 #define PL_BL(call) do { cublasStatus_t _s = (call); if (_s != CUBLAS_STATUS_SUCCESS) \
     PL_FAIL(BSR_ERR_CUDA, "%s: cuBLAS status %d", #call, (int)_s); } while (0)
 
+/* The b = 1 objects of the CSR path: generic-API descriptors of A and of the
+ * factors (L and U share M's arrays, told apart by their fill mode), two
+ * reusable vector descriptors pointed at the operands of each call, the SpSV
+ * plans and their buffers. */
+typedef struct {
+    csrilu02Info_t iM;
+    cusparseSpMatDescr_t mA, mL, mU;
+    cusparseDnVecDescr_t vx, vy;
+    cusparseSpSVDescr_t sL, sU;
+    void *bufA, *bufL, *bufU;
+} csr_path;
+
+/* Release what csr_path holds (NULL members are skipped). */
+static void csr_path_free(csr_path *c)
+{
+    if (c->bufA) cudaFree(c->bufA);
+    if (c->bufL) cudaFree(c->bufL);
+    if (c->bufU) cudaFree(c->bufU);
+    if (c->sL) cusparseSpSV_destroyDescr(c->sL);
+    if (c->sU) cusparseSpSV_destroyDescr(c->sU);
+    if (c->vx) cusparseDestroyDnVec(c->vx);
+    if (c->vy) cusparseDestroyDnVec(c->vy);
+    if (c->mA) cusparseDestroySpMat(c->mA);
+    if (c->mL) cusparseDestroySpMat(c->mL);
+    if (c->mU) cusparseDestroySpMat(c->mU);
+    if (c->iM) cusparseDestroyCsrilu02Info(c->iM);
+}
+
+/* CSR descriptor of the n x n matrix (rp, ci, v) with the given fill mode and
+ * diagonal type (only SpSV reads them; SpMV uses the whole matrix). */
+static cusparseStatus_t csr_descr(cusparseSpMatDescr_t *m, int64_t n, int nnz, int *rp, int *ci, double *v,
+                                  cusparseFillMode_t fill, cusparseDiagType_t diag)
+{
+    cusparseStatus_t s = cusparseCreateCsr(m, n, n, nnz, rp, ci, v, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMatSetAttribute(*m, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMatSetAttribute(*m, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag);
+    return s;
+}
+
+/* y = alpha A x + beta y with the generic SpMV (A = c->mA). */
+static cusparseStatus_t csr_matvec(cusparseHandle_t sp, csr_path *c, const double *alpha, const double *x,
+                                   const double *beta, double *y)
+{
+    cusparseStatus_t s = cusparseDnVecSetValues(c->vx, (void *)x);
+    if (s == CUSPARSE_STATUS_SUCCESS) s = cusparseDnVecSetValues(c->vy, y);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMV(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, c->mA, c->vx, beta, c->vy, CUDA_R_64F,
+                         CUSPARSE_SPMV_ALG_DEFAULT, c->bufA);
+    return s;
+}
+
+/* y = T^{-1} x for one analysed factor T (descriptor m, plan d). */
+static cusparseStatus_t csr_trsv(cusparseHandle_t sp, csr_path *c, cusparseSpMatDescr_t m, cusparseSpSVDescr_t d,
+                                 const double *x, double *y)
+{
+    const double one = 1;
+    cusparseStatus_t s = cusparseDnVecSetValues(c->vx, (void *)x);
+    if (s == CUSPARSE_STATUS_SUCCESS) s = cusparseDnVecSetValues(c->vy, y);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpSV_solve(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m, c->vx, c->vy, CUDA_R_64F,
+                               CUSPARSE_SPSV_ALG_DEFAULT, d);
+    return s;
+}
+
+/* out = U^{-1} L^{-1} in (M^{-1} of the ILU(0) factors), through tmp. */
+static cusparseStatus_t csr_msolve(cusparseHandle_t sp, csr_path *c, const double *in, double *tmp, double *out)
+{
+    cusparseStatus_t s = csr_trsv(sp, c, c->mL, c->sL, in, tmp);
+    return s == CUSPARSE_STATUS_SUCCESS ? csr_trsv(sp, c, c->mU, c->sU, tmp, out) : s;
+}
+
+/* Buffer size, then analysis, of the SpSV plan d for factor m (x, y: any
+ * vectors of the right length; the solves point the descriptors elsewhere). */
+static cusparseStatus_t csr_trsv_analysis(cusparseHandle_t sp, csr_path *c, cusparseSpMatDescr_t m,
+                                          cusparseSpSVDescr_t d, void **buf)
+{
+    const double one = 1;
+    size_t sz = 0;
+    cusparseStatus_t s = cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m, c->vx, c->vy,
+                                                 CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, d, &sz);
+    if (s != CUSPARSE_STATUS_SUCCESS) return s;
+    if (cudaMalloc(buf, sz + 16) != cudaSuccess) {
+        cudaGetLastError();
+        return CUSPARSE_STATUS_ALLOC_FAILED;
+    }
+    return cusparseSpSV_analysis(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m, c->vx, c->vy, CUDA_R_64F,
+                                 CUSPARSE_SPSV_ALG_DEFAULT, d, *buf);
+}
+
 extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *B, double rtol, int maxit,
                                        bsr_cusparse_result *res)
 {
@@ -49,6 +144,9 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
     bsrsv2Info_t iL = NULL, iU = NULL;
     int *rp = NULL, *ci = NULL;
     double *va = NULL, *vm = NULL, *buf = NULL, *w = NULL, *hval = NULL, *hb = NULL, *hcol = NULL, *hx = NULL;
+    double *scr = NULL; /* b = 1: two vectors the SpMV/SpSV plans are made with */
+    csr_path cp;
+    memset(&cp, 0, sizeof cp);
     double one = 1, zero = 0;
     int devs = 0;
     if (cudaGetDeviceCount(&devs) != cudaSuccess || devs == 0) {
@@ -100,36 +198,73 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         cusparseSetMatType(dU, CUSPARSE_MATRIX_TYPE_GENERAL);
         cusparseSetMatFillMode(dU, CUSPARSE_FILL_MODE_UPPER);
         cusparseSetMatDiagType(dU, CUSPARSE_DIAG_TYPE_NON_UNIT);
-        PL_SP(cusparseCreateBsrilu02Info(&iM));
-        PL_SP(cusparseCreateBsrsv2Info(&iL));
-        PL_SP(cusparseCreateBsrsv2Info(&iU));
         const cusparseDirection_t dir = CUSPARSE_DIRECTION_ROW; /* our blocks are row-major */
         const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
         const cusparseSolvePolicy_t pol = CUSPARSE_SOLVE_POLICY_USE_LEVEL;
-        int sM = 0, sL = 0, sU = 0;
-        PL_SP(cusparseDbsrilu02_bufferSize(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, &sM));
-        PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, &sL));
-        PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, &sU));
-        int sz = sM > sL ? sM : sL;
-        sz = sz > sU ? sz : sU;
-        PL_CU(cudaMalloc(&buf, (size_t)sz + 16));
-        PL_SP(cusparseDbsrilu02_analysis(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
-        PL_CU(cudaDeviceSynchronize());
-        bsr_prof_mark("cusparse: bsrilu02 analysis");
-        int zp = -1;
-        if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
-            PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02 analysis: structural zero pivot at block row %d", zp);
-        PL_CU(cudaDeviceSynchronize());
-        double tf = now_s();
-        PL_SP(cusparseDbsrilu02(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
-        PL_CU(cudaDeviceSynchronize());
-        res->factor_s = now_s() - tf;
-        if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
-            PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02: zero pivot at block row %d", zp);
-        PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, pol, buf));
-        PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, pol, buf));
-        PL_CU(cudaDeviceSynchronize());
-        bsr_prof_mark("cusparse: factor + bsrsv2 analyses"); 
+        if (b == 1) {
+            /* CSR path: csrilu02 in place on M, then SpMV/SpSV plans */
+            PL_SP(cusparseCreateCsrilu02Info(&cp.iM));
+            int sM = 0;
+            PL_SP(cusparseDcsrilu02_bufferSize(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, &sM));
+            PL_CU(cudaMalloc(&buf, (size_t)sM + 16));
+            PL_SP(cusparseDcsrilu02_analysis(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, pol, buf));
+            PL_CU(cudaDeviceSynchronize());
+            bsr_prof_mark("cusparse: csrilu02 analysis");
+            int zp = -1;
+            if (cusparseXcsrilu02_zeroPivot(sp, cp.iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+                PL_FAIL(BSR_ERR_SINGULAR, "csrilu02 analysis: structural zero pivot at row %d", zp);
+            double tf = now_s();
+            PL_SP(cusparseDcsrilu02(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, pol, buf));
+            PL_CU(cudaDeviceSynchronize());
+            res->factor_s = now_s() - tf;
+            if (cusparseXcsrilu02_zeroPivot(sp, cp.iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+                PL_FAIL(BSR_ERR_SINGULAR, "csrilu02: zero pivot at row %d", zp);
+            PL_CU(cudaMalloc(&scr, sizeof(double) * (size_t)n * 2));
+            PL_SP(cusparseCreateDnVec(&cp.vx, n, scr, CUDA_R_64F));
+            PL_SP(cusparseCreateDnVec(&cp.vy, n, scr + n, CUDA_R_64F));
+            PL_SP(cusparseCreateCsr(&cp.mA, n, n, nnzb, rp, ci, va, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+            size_t sA = 0;
+            PL_SP(cusparseSpMV_bufferSize(sp, op, &one, cp.mA, cp.vx, &zero, cp.vy, CUDA_R_64F,
+                                          CUSPARSE_SPMV_ALG_DEFAULT, &sA));
+            PL_CU(cudaMalloc(&cp.bufA, sA + 16));
+            PL_SP(csr_descr(&cp.mL, n, nnzb, rp, ci, vm, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT));
+            PL_SP(csr_descr(&cp.mU, n, nnzb, rp, ci, vm, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT));
+            PL_SP(cusparseSpSV_createDescr(&cp.sL));
+            PL_SP(cusparseSpSV_createDescr(&cp.sU));
+            PL_SP(csr_trsv_analysis(sp, &cp, cp.mL, cp.sL, &cp.bufL));
+            PL_SP(csr_trsv_analysis(sp, &cp, cp.mU, cp.sU, &cp.bufU));
+            PL_CU(cudaDeviceSynchronize());
+            bsr_prof_mark("cusparse: factor + SpSV analyses");
+        } else {
+            PL_SP(cusparseCreateBsrilu02Info(&iM));
+            PL_SP(cusparseCreateBsrsv2Info(&iL));
+            PL_SP(cusparseCreateBsrsv2Info(&iU));
+            int sM = 0, sL = 0, sU = 0;
+            PL_SP(cusparseDbsrilu02_bufferSize(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, &sM));
+            PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, &sL));
+            PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, &sU));
+            int sz = sM > sL ? sM : sL;
+            sz = sz > sU ? sz : sU;
+            PL_CU(cudaMalloc(&buf, (size_t)sz + 16));
+            PL_SP(cusparseDbsrilu02_analysis(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
+            PL_CU(cudaDeviceSynchronize());
+            bsr_prof_mark("cusparse: bsrilu02 analysis");
+            int zp = -1;
+            if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+                PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02 analysis: structural zero pivot at block row %d", zp);
+            PL_CU(cudaDeviceSynchronize());
+            double tf = now_s();
+            PL_SP(cusparseDbsrilu02(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
+            PL_CU(cudaDeviceSynchronize());
+            res->factor_s = now_s() - tf;
+            if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
+                PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02: zero pivot at block row %d", zp);
+            PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, pol, buf));
+            PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, pol, buf));
+            PL_CU(cudaDeviceSynchronize());
+            bsr_prof_mark("cusparse: factor + bsrsv2 analyses");
+        }
         res->setup_s = now_s() - t0;
 
         /* host column of B and the solution brought back to the host (as ours
@@ -163,8 +298,20 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             int it = 0, conv = rn <= tol;
 #define MSOLVE(in, out)                                                                                   \
     do {                                                                                                  \
-        PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dL, vm, rp, ci, b, iL, in, tmp, pol, buf)); \
-        PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dU, vm, rp, ci, b, iU, tmp, out, pol, buf)); \
+        if (b == 1) {                                                                                     \
+            PL_SP(csr_msolve(sp, &cp, in, tmp, out));                                                     \
+        } else {                                                                                          \
+            PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dL, vm, rp, ci, b, iL, in, tmp, pol, buf)); \
+            PL_SP(cusparseDbsrsv2_solve(sp, dir, op, mb, nnzb, &one, dU, vm, rp, ci, b, iU, tmp, out, pol, buf)); \
+        }                                                                                                 \
+    } while (0)
+/* out = alpha A in + beta out (alpha, beta: pointers to host doubles) */
+#define MATVEC(alpha, in, beta, out)                                                                       \
+    do {                                                                                                  \
+        if (b == 1)                                                                                       \
+            PL_SP(csr_matvec(sp, &cp, alpha, in, beta, out));                                             \
+        else                                                                                              \
+            PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, alpha, dA, va, rp, ci, b, in, beta, out));    \
     } while (0)
             while (!conv && it < maxit) {
                 double rho1, d, tt, ts, sn, c;
@@ -178,7 +325,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
                 PL_BL(cublasDscal(bl, (int)n, &beta, p, 1));
                 PL_BL(cublasDaxpy(bl, (int)n, &one, r, 1, p, 1));
                 MSOLVE(p, ph);
-                PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &one, dA, va, rp, ci, b, ph, &zero, v));
+                MATVEC(&one, ph, &zero, v);
                 PL_BL(cublasDdot(bl, (int)n, rh, 1, v, 1, &d));
                 if (d == 0) break;
                 alpha = rho / d;
@@ -194,7 +341,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
                     break;
                 }
                 MSOLVE(s, sh);
-                PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &one, dA, va, rp, ci, b, sh, &zero, t));
+                MATVEC(&one, sh, &zero, t);
                 PL_BL(cublasDdot(bl, (int)n, t, 1, s, 1, &ts));
                 PL_BL(cublasDdot(bl, (int)n, t, 1, t, 1, &tt));
                 if (tt == 0) break;
@@ -209,11 +356,12 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
                 if (!(rn == rn) || omega == 0) break;
                 conv = rn <= tol;
             }
-#undef MSOLVE
             /* true residual ||b - A x|| / ||b|| */
             PL_BL(cublasDcopy(bl, (int)n, bb, 1, r, 1));
             double mone = -1;
-            PL_SP(cusparseDbsrmv(sp, dir, op, mb, mb, nnzb, &mone, dA, va, rp, ci, b, x, &one, r));
+            MATVEC(&mone, x, &one, r);
+#undef MSOLVE
+#undef MATVEC
             PL_BL(cublasDnrm2(bl, (int)n, r, 1, &rn));
             double rel = bn > 0 ? rn / bn : rn;
             PL_CU(cudaMemcpy(hx + (size_t)j * n, x, sizeof(double) * n, cudaMemcpyDeviceToHost));
@@ -230,6 +378,8 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
     }
 done:
     if (buf) cudaFree(buf);
+    if (scr) cudaFree(scr);
+    csr_path_free(&cp);
     if (w) cudaFree(w);
     if (rp) cudaFree(rp);
     if (ci) cudaFree(ci);
