@@ -36,13 +36,14 @@ static int64_t count_blocks(const bsr_csr *C, int b, int nz_only, int *mark)
     return nb;
 }
 
-/* The block size of C: the largest b in 2..BSR_MAX_BLOCK dividing n whose
- * blocks the stored entries fill exactly (the writer stored whole blocks,
+/* The block size of C.  Where the stored entries tile b x b blocks exactly
+ * for some b in 2..BSR_MAX_BLOCK dividing n (the writer stored whole blocks,
  * their zeros included: reservoir Jacobians such as fasp_spe01_b3, 62% stored
- * zeros, are b = 3), else the largest b whose blocks hold at most max_fill
- * times the nonzeros, explicitly stored zeros left out of both counts (a
- * smaller b's whole blocks would otherwise look as dense as a larger, wrong
- * b: opm_matr33_b3 is b = 3, not 9); 1 if none does. */
+ * zeros), the largest such b whose blocks hold at most max_fill times the
+ * nonzeros, else the smallest such b.  Otherwise the largest b whose blocks
+ * hold at most max_fill times the nonzeros, explicitly stored zeros left out
+ * of both counts (a smaller b's whole blocks would look as dense as a larger,
+ * wrong b: opm_matr33_b3 is b = 3, not 9); 1 if none does. */
 static int detect_block(const bsr_csr *C, double max_fill, int *mark)
 {
     int64_t nz = C->nnz;
@@ -50,11 +51,14 @@ static int detect_block(const bsr_csr *C, double max_fill, int *mark)
         nz = 0;
         for (int64_t p = 0; p < C->nnz; p++) nz += C->val[p] != 0;
     }
-    int best = 1;
+    int best = 1, exact = 0;
     if (nz == 0) return 1;
-    for (int b = 2; b <= BSR_MAX_BLOCK; b++)
-        if (!(C->nrows % b) && !(C->ncols % b) && count_blocks(C, b, 0, mark) * b * b == C->nnz) best = b;
-    if (best > 1) return best;
+    for (int b = 2; b <= BSR_MAX_BLOCK; b++) {
+        if (C->nrows % b || C->ncols % b || count_blocks(C, b, 0, mark) * b * b != C->nnz) continue;
+        if (!exact) exact = b;
+        if ((double)count_blocks(C, b, 1, mark) * b * b / (double)nz <= max_fill) best = b;
+    }
+    if (exact) return best > 1 ? best : exact;
     for (int b = 2; b <= BSR_MAX_BLOCK; b++) {
         if (C->nrows % b || C->ncols % b) continue;
         double fill = (double)count_blocks(C, b, 1, mark) * b * b / (double)nz;

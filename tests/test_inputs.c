@@ -248,6 +248,18 @@ static void test_detect_whole_blocks(void)
     CU_ASSERT_EQUAL(info.b, 3);
     CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 3 * nb - 2);
     bsr_matrix_destroy(A);
+    /* all 81 entries of a 9 x 9 stored: 3 and 9 both tile exactly, but only
+     * four 3 x 3 blocks hold nonzeros (9 x 9 would be 2.25x their count): 3 */
+    o = snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real general\n9 9 81\n");
+    for (int r = 0; r < 9; r++)
+        for (int c = 0; c < 9; c++) {
+            const int blk = r / 3 == c / 3 || (r / 3 == 2 && c / 3 == 0);
+            o += snprintf(text + o, sizeof text - o, "%d %d %g\n", r + 1, c + 1, blk ? (r == c ? 9.0 : 0.5) : 0.0);
+        }
+    spit(tmp_path("dense9.mtx", p), text, (size_t)o);
+    BSR_ASSERT_OK(bsr_mm_read(p, 0, BSR_DOUBLE, &A, &info));
+    CU_ASSERT_EQUAL(info.b, 3);
+    bsr_matrix_destroy(A);
 }
 
 int main(int argc, char **argv)
