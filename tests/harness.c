@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Run one CUnit suite; exit code 0 ok, 1 failures. */
@@ -303,4 +304,27 @@ bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off)
     CU_ASSERT_EQUAL(bsr_matrix_create(&A, n, n, b, rp2, ci2, v2, BSR_DOUBLE, BSR_SUM_DUPLICATES), BSR_OK);
     free(rp2); free(ci2); free(v2);
     return A;
+}
+
+void bsr_test_slurp(const char *path, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
+int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *out, char *err, size_t cap)
+{
+    char cmd[4096], o[512], e[512];
+    snprintf(o, sizeof o, "%s/out.txt", dir);
+    snprintf(e, sizeof e, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", cli, args, o, e);
+    int st = system(cmd);
+    bsr_test_slurp(o, out, cap);
+    bsr_test_slurp(e, err, cap);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
 }

@@ -60,6 +60,13 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
                            const bsr_multivec *Y0, const bsr_multivec *Y);
 /* Worst column of ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, computed in double. */
 double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
+/* Read the file at path into buf (NUL-terminated, truncated to cap - 1
+ * bytes; empty when it cannot be opened). */
+void bsr_test_slurp(const char *path, char *buf, size_t cap);
+/* Run `cli args` (stdin /dev/null) with stdout and stderr captured through
+ * files in dir into out and err (each of cap bytes); the exit code, -1 when
+ * the command did not exit normally. */
+int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *out, char *err, size_t cap);
 /* Assert a status and print the last error if it differs. */
 #define BSR_ASSERT_OK(expr)                                                                     \
     do {                                                                                        \

@@ -10,30 +10,8 @@ static const char *cli;
 static char dir[256];
 static char out[1 << 16], err[1 << 16];
 
-/* Slurp a file into buf (NUL-terminated, truncated to the buffer). */
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    buf[0] = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
-}
-
 /* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
-static int run(const char *args)
-{
-    char cmd[4096], o[512], e[512];
-    snprintf(o, sizeof o, "%s/out.txt", dir);
-    snprintf(e, sizeof e, "%s/err.txt", dir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", cli, args, o, e);
-    int st = system(cmd);
-    slurp(o, out, sizeof out);
-    slurp(e, err, sizeof err);
-    if (st == -1 || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
-}
+static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
 
 /* Write text to dir/name; the path in path (size 512). */
 static void put(const char *name, const char *text, char *path)
