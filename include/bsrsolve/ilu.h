@@ -40,7 +40,7 @@ typedef struct {
     int symbolic_only;      /* ILU(0) only: setup does the ordering, the map of A
                              * and the L/U patterns and schedules but no numeric
                              * factorization: the values are computed on the device
-                             * (bsr_gpu_ilu0); the host factors stay unset (no
+                             * (the solver's CUDA backend); the host factors stay unset (no
                              * scaled copy of A, pivots or per-row storage are
                              * allocated), so apply, error_norm and refactor refuse */
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
