@@ -2,18 +2,12 @@
  * factored by the row kernel (ilu_factor.c) and applied by bsr_ilu_apply. */
 #include "ilu_numeric.h"
 
-static void cpu_figures(ilu_numeric *f)
-{
-    f->nreg = f->plan->st.pivots_regularized;
-    f->factor_s = f->plan->st.factor_s;
-}
-
 static bsr_status cpu_numeric(ilu_numeric *f, const bsr_matrix *A)
 {
     f->pattern = 0;
     BSR_TRY(bsr_ilu_refactor(f->plan, A));
     f->pattern = f->plan->pattern_id;
-    cpu_figures(f);
+    ilu_numeric_host_figures(f);
     return BSR_OK;
 }
 
@@ -36,7 +30,7 @@ bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **out)
     f->ops = &cpu_ops;
     f->plan = plan;
     f->pattern = plan->valid ? plan->pattern_id : 0;   /* setup factored it already */
-    cpu_figures(f);
+    ilu_numeric_host_figures(f);
     *out = f;
     return BSR_OK;
 }

@@ -21,8 +21,7 @@ static bsr_status cuda_numeric_fn(ilu_numeric *f, const bsr_matrix *A)
         bsr_gpu_ilu0_stats(c->D, &f->nreg, NULL, &f->factor_s);
     } else {   /* factor=cpu: the host preconditioner refactored the plan's values first */
         BSR_TRY(bsr_gpu_ilu_refactor(c->G, f->plan));
-        f->nreg = f->plan->st.pivots_regularized;
-        f->factor_s = f->plan->st.factor_s;
+        ilu_numeric_host_figures(f);
     }
     f->pattern = f->plan->pattern_id;
     return BSR_OK;
@@ -77,8 +76,7 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     if (dev) bsr_prof_mark("device ILU: factorization");
     if (!s && !dev) {   /* the host's values went up with the factors */
         f->pattern = plan->pattern_id;
-        f->nreg = plan->st.pivots_regularized;
-        f->factor_s = plan->st.factor_s;
+        ilu_numeric_host_figures(f);
     }
     if (s) { cuda_destroy(f); return s; }
     *out = f;

@@ -39,6 +39,14 @@ struct ilu_numeric {
     double factor_s;    /* seconds of the last numeric */
 };
 
+/* f's figures taken from the plan's last host factorization (the CPU factor,
+ * and the CUDA factor whose values were factored on the host). */
+static inline void ilu_numeric_host_figures(ilu_numeric *f)
+{
+    f->nreg = f->plan->st.pivots_regularized;
+    f->factor_s = f->plan->st.factor_s;
+}
+
 /* The host factor: the plan's own values (bsr_ilu_refactor, bsr_ilu_apply);
  * the setup's first factorization is taken over as it is. */
 bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **f);

@@ -237,7 +237,7 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
         if (T) o->vfree(o, T);
         BSR_TRY(st);
         for (int j = 0; j < o->k; j++)
-                if (sc[j] != 1) out[j] = d[j];
+            if (sc[j] != 1) out[j] = d[j];
     }
     for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j])) / sc[j];
     return BSR_OK;
