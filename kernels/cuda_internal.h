@@ -53,13 +53,6 @@ struct bsr_dev_matrix {
     short auto_t[17];
 };
 
-/* Device copy of a bsr_multivec (X->dev). */
-struct bsr_dev_multivec {
-    bsr_context *ctx;       /* owner: plain bsr_multivec_* calls run there */
-    int device;
-    void *data;             /* n*k values, row-interleaved */
-};
-
 /* ---- errors ------------------------------------------------------------------ */
 extern "C" bsr_status bsr_cuda_fail(cudaError_t e, const char *call, const char *file, int line);
 extern "C" bsr_status bsr_cusparse_fail(cusparseStatus_t e, const char *call, const char *file, int line);

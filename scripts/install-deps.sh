@@ -3,9 +3,9 @@
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -eu
 pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g-dev"
-# Optional: the build skips the Fortran module, the pkg-config test and the
-# Python package's test (python/) without them.
-optional="gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip"
+# Optional: the build skips the Fortran module, the pkg-config test, the
+# Python package's test (python/) and the MPI layer (src/mpi/) without them.
+optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip"
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -34,6 +34,8 @@ provided() {
     libsuitesparse-dev) have_header umfpack.h ;;
     libcunit1-dev) have_header CUnit/CUnit.h ;;
     zlib1g-dev) have_header zlib.h ;;
+    libopenmpi-dev) command -v mpicc >/dev/null 2>&1 ;;
+    openmpi-bin) command -v mpiexec >/dev/null 2>&1 ;;
     python3-dev) py_has sysconfig && python3 -c 'import os, sys, sysconfig
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' ;;
     python3-numpy) py_has numpy ;;

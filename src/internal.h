@@ -32,6 +32,19 @@ struct bsr_multivec {
     int where;        /* BSR_ON_HOST | BSR_ON_DEVICE: which copies are current */
 };
 
+/* Device copy of a bsr_multivec (X->dev), made and freed by the CUDA backend. */
+typedef struct bsr_dev_multivec {
+    bsr_context *ctx;       /* owner: plain bsr_multivec_* calls run there */
+    int device;
+    void *data;             /* n*k values, row-interleaved */
+} bsr_dev_multivec;
+
+/* Rows [row0, row0+nrows) of X as a multivector of its own (host and device
+ * copies, whichever X has), sharing X's storage: never destroyed, valid while
+ * X is and its device copy is not reallocated (multivec.c). */
+typedef struct { bsr_multivec mv; bsr_dev_multivec dm; } bsr_mv_view;
+bsr_multivec *bsr_multivec_view(const bsr_multivec *X, int64_t row0, int64_t nrows, bsr_mv_view *V);
+
 /* Set this thread's last error and return s.  fmt is printf-like. */
 bsr_status bsr_error(bsr_status s, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -47,6 +60,12 @@ void *bsr_calloc(size_t count, size_t size, const char *what);
 bsr_status bsr_matrix_alloc(bsr_matrix **A, int nbrows, int nbcols, int b, int nnzb,
                             bsr_precision prec);
 int bsr_matrix_find(const bsr_matrix *A, int i, int j);
+/* dst = src as a row-major block of precision pd (src column-major when colmajor). */
+void bsr_block_copy(void *dst, bsr_precision pd, const void *src, bsr_precision ps, int b, int colmajor);
+/* dst += src, both row-major blocks of precision p. */
+void bsr_block_add(void *dst, const void *src, bsr_precision p, int b);
+/* Index of the first non-finite value in val[0..count), or -1. */
+int64_t bsr_first_nonfinite(const void *val, bsr_precision p, int64_t count);
 
 /* Shape/precision checks shared by CPU and GPU SpMM (spmm.c). */
 bsr_status bsr_spmm_check(const char *fn, const bsr_matrix *A, const bsr_multivec *X,
@@ -151,6 +170,18 @@ bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, const bsr_mul
                                 bsr_multivec *Z, const int *done);
 bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
                            double *out);
+/* Halo staging for distributed products (kernels/halo.cu): pinned host and
+ * device buffers; dst (device) row t = X's row idx[t] (idx: n device ints,
+ * rows of rowlen = X's b*k values counted by the caller), queued on ctx's
+ * stream; a copy of bytes between any two of host, pinned and device memory
+ * queued on ctx's stream. */
+bsr_status bsr_cuda_pinned(size_t bytes, void **p);
+void bsr_cuda_pinned_free(void *p);
+bsr_status bsr_cuda_buffer(bsr_context *ctx, size_t bytes, void **p);
+void bsr_cuda_buffer_free(void *p);
+bsr_status bsr_cuda_gather_rows(bsr_context *ctx, const bsr_multivec *X, const int *idx, int n,
+                                size_t rowlen, void *dst);
+bsr_status bsr_cuda_copy_async(bsr_context *ctx, void *dst, const void *src, size_t bytes);
 /* Benchmark support (bench/bench_spmm.c).  Time fn(arg) reps times with CUDA
  * events on ctx's stream after warm calls; ms[rep] gets each time. */
 bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, int warm,

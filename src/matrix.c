@@ -4,8 +4,8 @@
 #include <string.h>
 
 /* Copy one b x b block from src (row- or column-major) to dst (row-major), converting. */
-static void copy_block(void *dst, bsr_precision pd, const void *src, bsr_precision ps, int b,
-                       int colmajor)
+void bsr_block_copy(void *dst, bsr_precision pd, const void *src, bsr_precision ps, int b,
+                    int colmajor)
 {
     for (int r = 0; r < b; r++)
         for (int c = 0; c < b; c++) {
@@ -17,7 +17,7 @@ static void copy_block(void *dst, bsr_precision pd, const void *src, bsr_precisi
 }
 
 /* Add block src (row-major, precision p) into dst. */
-static void add_block(void *dst, const void *src, bsr_precision p, int b)
+void bsr_block_add(void *dst, const void *src, bsr_precision p, int b)
 {
     for (int i = 0; i < b * b; i++) {
         if (p == BSR_DOUBLE) ((double *)dst)[i] += ((const double *)src)[i];
@@ -26,7 +26,7 @@ static void add_block(void *dst, const void *src, bsr_precision p, int b)
 }
 
 /* Index of the first non-finite value in val[0..count), or -1. */
-static int64_t first_nonfinite(const void *val, bsr_precision p, int64_t count)
+int64_t bsr_first_nonfinite(const void *val, bsr_precision p, int64_t count)
 {
     for (int64_t i = 0; i < count; i++) {
         double v = p == BSR_DOUBLE ? ((const double *)val)[i] : ((const float *)val)[i];
@@ -95,7 +95,7 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
                                  i, colind[p], nbcols - 1);
     size_t bb = (size_t)b * b, es = bsr_precision_size(prec);
     if (!(flags & BSR_ALLOW_NONFINITE)) {
-        int64_t bad = first_nonfinite(val, prec, (int64_t)nnzb * (int64_t)bb);
+        int64_t bad = bsr_first_nonfinite(val, prec, (int64_t)nnzb * (int64_t)bb);
         if (bad >= 0)
             return bsr_error(BSR_ERR_VALUE, "bsr_matrix_create: non-finite value in block %lld (entry %lld)",
                              (long long)(bad / (int64_t)bb), (long long)(bad % (int64_t)bb));
@@ -148,12 +148,12 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
             const void *src = (const char *)val + ((size_t)rowptr[i] + order[q]) * bb * es;
             if (q > 0 && c[order[q]] == c[order[q - 1]]) {
                 char tmp[BSR_MAX_BLOCK * BSR_MAX_BLOCK * sizeof(double)];
-                copy_block(tmp, prec, src, prec, b, flags & BSR_COLMAJOR_BLOCKS);
-                add_block((char *)M->val + (size_t)out * bb * es, tmp, prec, b);
+                bsr_block_copy(tmp, prec, src, prec, b, flags & BSR_COLMAJOR_BLOCKS);
+                bsr_block_add((char *)M->val + (size_t)out * bb * es, tmp, prec, b);
             } else {
                 out++;
                 M->colind[out] = c[order[q]];
-                copy_block((char *)M->val + (size_t)out * bb * es, prec, src, prec, b,
+                bsr_block_copy((char *)M->val + (size_t)out * bb * es, prec, src, prec, b,
                            flags & BSR_COLMAJOR_BLOCKS);
             }
             if (M->given) M->given[rowptr[i] + order[q]] = out;
@@ -201,7 +201,7 @@ bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
     const int *map = flags & BSR_STORED_ORDER ? NULL : A->given;
     int64_t nin = map ? A->ngiven : A->nnzb;
     if (!(flags & BSR_ALLOW_NONFINITE)) {
-        int64_t bad = first_nonfinite(val, A->prec, nin * (int64_t)bb);
+        int64_t bad = bsr_first_nonfinite(val, A->prec, nin * (int64_t)bb);
         if (bad >= 0)
             return bsr_error(BSR_ERR_VALUE, "bsr_matrix_set_values: non-finite value in block %lld",
                              (long long)(bad / (int64_t)bb));
@@ -214,15 +214,15 @@ bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
             const char *src = (const char *)val + (size_t)q * bb * es;
             char *dst = (char *)A->val + (size_t)map[q] * bb * es;
             if (sum) {
-                copy_block(tmp, A->prec, src, A->prec, A->b, cm);
-                add_block(dst, tmp, A->prec, A->b);
+                bsr_block_copy(tmp, A->prec, src, A->prec, A->b, cm);
+                bsr_block_add(dst, tmp, A->prec, A->b);
             } else {
-                copy_block(dst, A->prec, src, A->prec, A->b, cm);
+                bsr_block_copy(dst, A->prec, src, A->prec, A->b, cm);
             }
         }
     } else if (flags & BSR_COLMAJOR_BLOCKS)
         for (int p = 0; p < A->nnzb; p++)
-            copy_block((char *)A->val + p * bb * es, A->prec, (const char *)val + p * bb * es, A->prec, A->b, 1);
+            bsr_block_copy((char *)A->val + p * bb * es, A->prec, (const char *)val + p * bb * es, A->prec, A->b, 1);
     else
         memcpy(A->val, val, (size_t)A->nnzb * bb * es);
     A->dev_stale = 1;

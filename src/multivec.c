@@ -248,3 +248,18 @@ bsr_status bsr_multivec_to_colmajor(const bsr_multivec *X, double *dst, int64_t 
         for (int j = 0; j < X->k; j++) dst[j * ld + i] = get(X, i * X->k + j);
     return BSR_OK;
 }
+
+bsr_multivec *bsr_multivec_view(const bsr_multivec *X, int64_t row0, int64_t nrows, bsr_mv_view *V)
+{
+    size_t off = (size_t)row0 * X->k * bsr_precision_size(X->prec);
+    V->mv = *X;
+    V->mv.n = nrows;
+    V->mv.data = X->data ? (char *)X->data + off : NULL;
+    V->mv.dev = NULL;
+    if (X->dev) {
+        V->dm = *(const bsr_dev_multivec *)X->dev;
+        V->dm.data = (char *)V->dm.data + off;
+        V->mv.dev = &V->dm;
+    }
+    return &V->mv;
+}

@@ -65,6 +65,7 @@ struct bsr_kops {
     bsr_pc *pc;
     bsr_vpool *pool;       /* NULL: vnew/vfree allocate and free */
     struct bsr_kprof *prof;/* NULL unless profiling (krylov_common.c) */
+    void *ext;             /* state of a layer wrapping the table (the distributed solve) */
     bsr_status (*vnew)(const bsr_kops *o, bsr_multivec **V);                 /* zeroed */
     void (*vfree)(const bsr_kops *o, bsr_multivec *V);
     bsr_status (*zero)(const bsr_kops *o, bsr_multivec *V);                  /* V = 0 */
@@ -185,6 +186,11 @@ struct bsr_solver {
     int pattern_new;           /* the last setup/refactor chose the preconditioner's pattern */
     int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
+    /* A distributed solve (src/mpi/) makes the Krylov table's product and
+     * reductions global through this hook, called on the table once it is
+     * built; NULL for a serial solver. */
+    bsr_status (*kops_hook)(void *data, bsr_kops *o);
+    void *kops_hook_data;
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which

@@ -1,0 +1,95 @@
+/* bsrsolve on MPI: distributed block-CSR matrices and solvers, one MPI
+ * process per node or GPU.  Include this header instead of bsrsolve.h in an
+ * MPI program; it exists when the library was built with MPI (BSR_HAVE_MPI).
+ *
+ *   bsr_dist *d;   bsr_dist_create(&d, MPI_COMM_WORLD, ctx);   ctx NULL = CPU
+ *   bsr_dmatrix *A;                 each rank its own block rows, global columns
+ *   bsr_dmatrix_create(&A, d, nglobal, nrows, b, rowptr, colind, val, BSR_DOUBLE, 0);
+ *   bsr_dsolver *s; bsr_dsolver_create(&s, d, &o);
+ *   bsr_dsolver_setup(s, A);  bsr_dsolver_solve(s, B, X, &st);   B, X: this rank's rows
+ *   ... every time step: bsr_dmatrix_set_values(A, v, 0); bsr_dsolver_refactor(s, A); solve
+ *
+ * Rank r owns the global block rows [row0, row0 + nrows) with row0 the sum of
+ * nrows over lower ranks (renumber a mesh partition that way).  Every call
+ * here is collective over the communicator: all ranks make it, in the same
+ * order, and all return the same status; an error on one rank is reported on
+ * every rank ("rank 2: ..." in bsr_last_error()), never a hang.
+ *
+ * The preconditioner is block Jacobi over ranks: the local ILU(0)/ILUT/ILU2
+ * (or Jacobi) of the rank's diagonal block, on the CPU or on the rank's GPU;
+ * options.overlap = 1 makes it restricted additive Schwarz with one layer of
+ * overlap.  Reductions sum the ranks' partial values in rank order on every
+ * rank, so a solve is deterministic for a fixed number of ranks, and one rank
+ * gives the serial solver's result bit for bit. */
+#ifndef BSRSOLVE_MPI_H
+#define BSRSOLVE_MPI_H
+
+#include <mpi.h>
+#include "bsrsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the distributed context ------------------------------------------------ */
+typedef struct bsr_dist bsr_dist;
+/* A duplicate of comm and the rank's backend context (borrowed, NULL = CPU;
+ * a CUDA context: the rank's GPU, e.g. device = local rank % devices). */
+bsr_status bsr_dist_create(bsr_dist **d, MPI_Comm comm, bsr_context *ctx);
+void bsr_dist_destroy(bsr_dist *d);
+int bsr_dist_rank(const bsr_dist *d);
+int bsr_dist_size(const bsr_dist *d);
+MPI_Comm bsr_dist_comm(const bsr_dist *d);
+
+/* ---- distributed matrices -------------------------------------------------- */
+typedef struct bsr_dmatrix bsr_dmatrix;
+/* This rank's nrows block rows of an nglobal x nglobal block matrix: rowptr
+ * [nrows+1], global block column indices colind[rowptr[nrows]] (0-based, any
+ * order within a row), values val as in bsr_matrix_create (flags: its
+ * BSR_COLMAJOR_BLOCKS, BSR_SUM_DUPLICATES).  Collective; BSR_ERR_SIZE when the
+ * ranks' nrows do not add up to nglobal or b differs between ranks. */
+bsr_status bsr_dmatrix_create(bsr_dmatrix **A, bsr_dist *d, int64_t nglobal, int nrows, int b,
+                              const int *rowptr, const int64_t *colind, const void *val,
+                              bsr_precision prec, unsigned flags);
+void bsr_dmatrix_destroy(bsr_dmatrix *A);
+/* New values in the layout given to create (refactor path).  Collective. */
+bsr_status bsr_dmatrix_set_values(bsr_dmatrix *A, const void *val, unsigned flags);
+int64_t bsr_dmatrix_nglobal(const bsr_dmatrix *A);
+int bsr_dmatrix_nrows(const bsr_dmatrix *A);   /* block rows of this rank */
+int64_t bsr_dmatrix_row0(const bsr_dmatrix *A); /* its first global block row */
+int bsr_dmatrix_block(const bsr_dmatrix *A);
+/* Partition figures of this rank: interior rows (no ghost column), interface
+ * rows, ghost blocks received and blocks sent per halo exchange, neighbours. */
+typedef struct {
+    int nrows, interior, interface, ghosts, sent, neighbours;
+    int64_t nnzb;
+} bsr_dmatrix_info;
+bsr_status bsr_dmatrix_get_info(const bsr_dmatrix *A, bsr_dmatrix_info *info);
+/* Y = A X for this rank's rows of X and Y (nrows*b rows, k columns, A's
+ * precision; host multivectors, or device ones on a CUDA context): the halo
+ * exchange overlapped with the interior rows' product.  Collective. */
+bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y);
+
+/* ---- distributed solver ------------------------------------------------------ */
+typedef struct bsr_dsolver bsr_dsolver;
+/* Options as for bsr_solver_create (NULL = defaults).  Collective. */
+bsr_status bsr_dsolver_create(bsr_dsolver **s, bsr_dist *d, const bsr_solver_options *o);
+/* Local preconditioner of each rank's part of A (A kept by reference). */
+bsr_status bsr_dsolver_setup(bsr_dsolver *s, bsr_dmatrix *A);
+/* New values of A (bsr_dmatrix_set_values): numeric refactorization only. */
+bsr_status bsr_dsolver_refactor(bsr_dsolver *s, bsr_dmatrix *A);
+/* Solve A X = B; B and X are this rank's rows (X: initial guess in).  The
+ * stats are global (iterations, residuals) and the same on every rank;
+ * their setup and solve times are this rank's. */
+bsr_status bsr_dsolver_solve(bsr_dsolver *s, const bsr_multivec *B, bsr_multivec *X,
+                             bsr_solver_stats *st);
+void bsr_dsolver_destroy(bsr_dsolver *s);
+/* Seconds this rank spent in halo exchanges and in reductions (waiting
+ * included) during the last solve. */
+typedef struct { double halo_s, reduce_s; int64_t halo_calls, reduce_calls; } bsr_dsolver_comm;
+bsr_status bsr_dsolver_get_comm(const bsr_dsolver *s, bsr_dsolver_comm *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/* The distributed solver: the serial solver object on the rank's diagonal
+ * block (its preconditioner is then block Jacobi over the ranks), with the
+ * Krylov table's product and reductions made global.  The Krylov methods are
+ * the serial ones, unchanged.
+ *
+ * A local failure (out of memory, a CUDA error) must not leave the other
+ * ranks waiting: the failing rank keeps step with them, skipping its local
+ * work but still exchanging halos and joining reductions, until the next
+ * reduction, where every rank returns the failure. */
+#include "dist_impl.h"
+#include "solver_impl.h"
+#include <string.h>
+
+typedef struct {
+    bsr_kops local;         /* the table before wrapping */
+    bsr_pc pc;              /* the local preconditioner behind the pending check */
+    bsr_pc *pc_local;
+    bsr_status pending;     /* first local failure since the last reduction */
+    struct bsr_dsolver *S;
+} kdist;
+
+struct bsr_dsolver {
+    bsr_dist *d;
+    bsr_solver *local;
+    bsr_dmatrix *A;
+    kdist kd;
+    bsr_dsolver_comm comm;
+};
+
+/* A stand-in for a vector a failing rank could not allocate: never read. */
+static bsr_multivec no_vector;
+
+static kdist *KD(const bsr_kops *o) { return o->ext; }
+#define LOCAL(o) (&KD(o)->local)
+/* Run a local operation unless a failure is pending; a new failure becomes pending. */
+#define STEP(o, call)                                                   \
+    do {                                                                \
+        kdist *kd_ = KD(o);                                             \
+        if (kd_->pending) return BSR_OK;                                \
+        bsr_status s_ = (call);                                         \
+        if (s_) kd_->pending = s_;                                      \
+        return BSR_OK;                                                  \
+    } while (0)
+
+static bsr_status d_vnew(const bsr_kops *o, bsr_multivec **V)
+{
+    kdist *kd = KD(o);
+    *V = &no_vector;
+    if (kd->pending) return BSR_OK;
+    bsr_status st = kd->local.vnew(LOCAL(o), V);
+    if (st) { kd->pending = st; *V = &no_vector; }
+    return BSR_OK;
+}
+static void d_vfree(const bsr_kops *o, bsr_multivec *V)
+{
+    if (V != &no_vector) KD(o)->local.vfree(LOCAL(o), V);
+}
+static bsr_status d_zero(const bsr_kops *o, bsr_multivec *V) { STEP(o, LOCAL(o)->zero(LOCAL(o), V)); }
+static bsr_status d_copy(const bsr_kops *o, bsr_multivec *Y, const bsr_multivec *X, const unsigned char *m)
+{
+    STEP(o, LOCAL(o)->copy(LOCAL(o), Y, X, m));
+}
+static bsr_status d_axpby(const bsr_kops *o, bsr_multivec *Y, const double *a, const bsr_multivec *X,
+                          const double *b, const unsigned char *m)
+{
+    STEP(o, LOCAL(o)->axpby(LOCAL(o), Y, a, X, b, m));
+}
+static bsr_status d_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double *a, const bsr_multivec *X,
+                             const double *b, const bsr_multivec *Z, const double *c, const unsigned char *m)
+{
+    STEP(o, LOCAL(o)->axpbypcz(LOCAL(o), Y, a, X, b, Z, c, m));
+}
+
+/* out[0..n) = global sums of part; every rank learns of a pending failure
+ * here and returns it. */
+static bsr_status reduce(kdist *kd, double *part, int n, double *out)
+{
+    bsr_dsolver *S = kd->S;
+    double t0 = MPI_Wtime();
+    part[n] = kd->pending ? 1 : 0;
+    bsr_status st = bsr_dist_sum(S->d, part, part, n + 1);
+    if (!st && part[n] != 0) {
+        st = bsr_dist_agree(S->d, kd->pending);
+    }
+    if (!st) memcpy(out, part, sizeof(double) * (size_t)n);
+    S->comm.reduce_s += MPI_Wtime() - t0;
+    S->comm.reduce_calls++;
+    return st;
+}
+
+static bsr_status d_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y, double *out)
+{
+    kdist *kd = KD(o);
+    double part[BSR_KMAX + 1] = {0};
+    if (!kd->pending) {
+        bsr_status st = kd->local.dot(LOCAL(o), X, Y, part);
+        if (st) kd->pending = st;
+    }
+    return reduce(kd, part, o->k, out);
+}
+
+static bsr_status d_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
+                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+{
+    kdist *kd = KD(o);
+    double part[2 * BSR_KMAX + 1] = {0}, sum[2 * BSR_KMAX];
+    if (!kd->pending) {
+        bsr_status st = bsr_kops_dot2(LOCAL(o), X1, Y1, part, X2, Y2, part + o->k);
+        if (st) kd->pending = st;
+    }
+    BSR_TRY(reduce(kd, part, 2 * o->k, sum));
+    memcpy(out1, sum, sizeof(double) * (size_t)o->k);
+    memcpy(out2, sum + o->k, sizeof(double) * (size_t)o->k);
+    return BSR_OK;
+}
+
+static bsr_status d_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
+{
+    kdist *kd = KD(o);
+    bsr_dsolver *S = kd->S;
+    bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
+    bsr_status st = bsr_dmatrix_spmm_internal(S->A, ctx, kd->pending ? NULL : X, kd->pending ? NULL : Y,
+                                              &S->comm.halo_s);
+    S->comm.halo_calls++;
+    if (st && !kd->pending) kd->pending = st;
+    return BSR_OK;
+}
+
+static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    kdist *kd = pc->data;
+    if (kd->pending) return BSR_OK;
+    bsr_pc *in = kd->pc_local;
+    bsr_status st = in && in->apply ? in->apply(in, X, Y) : kd->local.copy(&kd->local, Y, X, NULL);
+    if (st) kd->pending = st;
+    return BSR_OK;
+}
+
+/* The hook bsr_solver_solve calls on its table. */
+static bsr_status wrap_kops(void *data, bsr_kops *o)
+{
+    bsr_dsolver *S = data;
+    kdist *kd = &S->kd;
+    memset(kd, 0, sizeof *kd);
+    kd->S = S;
+    kd->local = *o;
+    kd->pc_local = o->pc;
+    if (o->pc) { kd->pc = *o->pc; kd->pc.data = kd; kd->pc.apply = d_pc_apply; kd->pc.destroy = NULL; o->pc = &kd->pc; }
+    o->ext = kd;
+    o->vnew = d_vnew; o->vfree = d_vfree; o->zero = d_zero; o->copy = d_copy;
+    o->axpby = d_axpby; o->axpbypcz = d_axpbypcz;
+    o->dot = d_dot; o->dot2 = d_dot2; o->matvec = d_matvec;
+    return BSR_OK;
+}
+
+bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_options *o)
+{
+    BSR_CHECK_ARG(out && d, "bsr_dsolver_create: NULL argument");
+    *out = NULL;
+    bsr_dsolver *S = bsr_calloc(1, sizeof *S, "distributed solver");
+    bsr_status st = S ? bsr_solver_create(&S->local, d->ctx, o) : BSR_ERR_NOMEM;
+    if ((st = bsr_dist_agree(d, st))) { bsr_dsolver_destroy(S); return st; }
+    S->d = d;
+    S->local->kops_hook = wrap_kops;
+    S->local->kops_hook_data = S;
+    *out = S;
+    return BSR_OK;
+}
+
+void bsr_dsolver_destroy(bsr_dsolver *S)
+{
+    if (!S) return;
+    bsr_solver_destroy(S->local);
+    free(S);
+}
+
+bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
+{
+    BSR_CHECK_ARG(S && A, "bsr_dsolver_setup: NULL argument");
+    S->A = A;
+    return bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo));
+}
+
+bsr_status bsr_dsolver_refactor(bsr_dsolver *S, bsr_dmatrix *A)
+{
+    BSR_CHECK_ARG(S && A, "bsr_dsolver_refactor: NULL argument");
+    bsr_status st = A == S->A ? BSR_OK
+                    : bsr_error(BSR_ERR_ARG, "bsr_dsolver_refactor: not the matrix given to setup");
+    if (!st) st = bsr_solver_refactor(S->local, A->Aoo);
+    return bsr_dist_agree(S->d, st);
+}
+
+/* Statuses every rank returns alike by construction (decided by global reductions). */
+static int global_outcome(bsr_status st)
+{
+    return st == BSR_OK || st == BSR_ERR_NOCONV || st == BSR_ERR_BREAKDOWN;
+}
+
+bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
+{
+    BSR_CHECK_ARG(S && B && X, "bsr_dsolver_solve: NULL argument");
+    if (stats) memset(stats, 0, sizeof *stats);
+    bsr_status st = S->A ? BSR_OK : bsr_error(BSR_ERR_ARG, "bsr_dsolver_solve: call bsr_dsolver_setup first");
+    bsr_multivec *Bi = NULL, *Xi = NULL;
+    int64_t n = S->A ? (int64_t)S->A->nrows * S->A->b : 0;
+    if (!st && (B->n != n || X->n != n || X->k != B->k))
+        st = bsr_error(BSR_ERR_SIZE, "bsr_dsolver_solve: %lld local rows; B is %lld x %d, X %lld x %d",
+                       (long long)n, (long long)B->n, B->k, (long long)X->n, X->k);
+    if (!st && (!B->data || !(B->where & BSR_ON_HOST) || !X->data || !(X->where & BSR_ON_HOST)))
+        st = bsr_error(BSR_ERR_ARG, "bsr_dsolver_solve: B and X must be current on the host");
+    if (!st) st = bsr_multivec_create(&Bi, n, B->k, B->prec);
+    if (!st) st = bsr_multivec_create(&Xi, n, X->k, X->prec);
+    if (!st) st = bsr_dmatrix_permute(S->A, B, Bi, 1);
+    if (!st) st = bsr_dmatrix_permute(S->A, X, Xi, 1);
+    memset(&S->comm, 0, sizeof S->comm);
+    if (!(st = bsr_dist_agree(S->d, st))) {
+        st = bsr_solver_solve(S->local, Bi, Xi, stats);
+        if (global_outcome(st)) {
+            bsr_status s2 = bsr_dmatrix_permute(S->A, Xi, X, 0);
+            if ((s2 = bsr_dist_agree(S->d, s2))) st = s2;
+        } else {
+            st = bsr_dist_agree(S->d, st);
+        }
+    }
+    bsr_multivec_destroy(Bi);
+    bsr_multivec_destroy(Xi);
+    return st;
+}
+
+bsr_status bsr_dsolver_get_comm(const bsr_dsolver *S, bsr_dsolver_comm *c)
+{
+    BSR_CHECK_ARG(S && c, "bsr_dsolver_get_comm: NULL argument");
+    *c = S->comm;
+    return BSR_OK;
+}

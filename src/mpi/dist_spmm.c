@@ -1,0 +1,209 @@
+/* The distributed product Y = A X: the halo exchange (nonblocking, through
+ * pinned host buffers on the CUDA backend) overlapped with the interior
+ * rows' product; the interface rows once the ghosts are in. */
+#include "dist_impl.h"
+#include <string.h>
+
+#define HALO_TAG 7301
+
+/* Exchange buffers for one (backend, k, precision). */
+struct bsr_dhalo_buf {
+    bsr_context *ctx;       /* NULL: host vectors */
+    int k;
+    bsr_precision prec;
+    bsr_multivec *xref;     /* the columns interface rows read: own rows ifc_own, then ghosts */
+    void *sbuf, *rbuf;      /* host send rows; received ghosts (device path only: pinned) */
+    void *dsend;            /* device: packed send rows */
+    int *dsend_idx, *difc_own; /* device copies of the index lists */
+    MPI_Request *req;       /* nrecv + nsend */
+};
+
+void bsr_dhalo_buf_free(bsr_dmatrix *A)
+{
+    struct bsr_dhalo_buf *B = A->buf;
+    if (!B) return;
+    bsr_multivec_destroy(B->xref);
+    if (B->ctx) {
+        bsr_cuda_pinned_free(B->sbuf);
+        bsr_cuda_pinned_free(B->rbuf);
+        bsr_cuda_buffer_free(B->dsend);
+        bsr_cuda_buffer_free(B->dsend_idx);
+        bsr_cuda_buffer_free(B->difc_own);
+    } else {
+        free(B->sbuf);
+    }
+    free(B->req);
+    free(B);
+    A->buf = NULL;
+}
+
+/* Buffers for (ctx, k, prec), kept between products. */
+static bsr_status get_buf(bsr_dmatrix *A, bsr_context *ctx, int k, bsr_precision prec,
+                          struct bsr_dhalo_buf **out)
+{
+    struct bsr_dhalo_buf *B = A->buf;
+    if (B && B->ctx == ctx && B->k == k && B->prec == prec) { *out = B; return BSR_OK; }
+    bsr_dhalo_buf_free(A);
+    B = bsr_calloc(1, sizeof *B, "halo buffers");
+    if (!B) return BSR_ERR_NOMEM;
+    A->buf = B;
+    B->ctx = ctx; B->k = k; B->prec = prec;
+    const bsr_halo *h = &A->h;
+    size_t row = (size_t)A->b * k * bsr_precision_size(prec);
+    int nsend = h->send_off[h->nsend];
+    int64_t nx = (int64_t)(A->nifc_own + h->nghost) * A->b;
+    bsr_status st = BSR_OK;
+    B->req = bsr_malloc(sizeof(MPI_Request) * (size_t)(h->nsend + h->nrecv + 1), "halo requests");
+    if (!B->req) st = BSR_ERR_NOMEM;
+    else if (!ctx) {
+        st = bsr_multivec_create(&B->xref, nx, k, prec);
+        if (!st && !(B->sbuf = bsr_malloc(row * (size_t)nsend + 1, "halo send buffer"))) st = BSR_ERR_NOMEM;
+    } else {
+        st = bsr_multivec_create_device(ctx, &B->xref, nx, k, prec);
+        if (!st) st = bsr_cuda_pinned(row * (size_t)nsend, &B->sbuf);
+        if (!st) st = bsr_cuda_pinned(row * (size_t)h->nghost, &B->rbuf);
+        if (!st) st = bsr_cuda_buffer(ctx, row * (size_t)nsend, &B->dsend);
+        if (!st) st = bsr_cuda_buffer(ctx, sizeof(int) * (size_t)nsend, (void **)&B->dsend_idx);
+        if (!st) st = bsr_cuda_buffer(ctx, sizeof(int) * (size_t)A->nifc_own, (void **)&B->difc_own);
+        if (!st) st = bsr_cuda_copy_async(ctx, B->dsend_idx, h->send_idx, sizeof(int) * (size_t)nsend);
+        if (!st) st = bsr_cuda_copy_async(ctx, B->difc_own, A->ifc_own, sizeof(int) * (size_t)A->nifc_own);
+        if (!st) st = bsr_context_sync(ctx);
+    }
+    if (st) {   /* nothing half-built stays behind for the next call to find */
+        bsr_dhalo_buf_free(A);
+        return st;
+    }
+    *out = B;
+    return BSR_OK;
+}
+
+/* Device data of X (NULL without a device copy). */
+static void *dev_data(const bsr_multivec *X)
+{
+    return X->dev ? ((bsr_dev_multivec *)X->dev)->data : NULL;
+}
+
+/* Host rows idx[0..n) of X packed into dst. */
+static void pack_host(const bsr_multivec *X, const int *idx, int n, size_t row, char *dst)
+{
+    const char *x = X->data;
+    for (int t = 0; t < n; t++) memcpy(dst + (size_t)t * row, x + (size_t)idx[t] * row, row);
+}
+
+/* Y_rows = M X on the backend of ctx (NULL: host). */
+static bsr_status local_spmm(bsr_context *ctx, bsr_matrix *M, const bsr_multivec *X, bsr_multivec *Y)
+{
+    if (!ctx) return bsr_spmm(1.0, M, X, 0.0, Y);
+    BSR_TRY(bsr_matrix_upload(ctx, M));
+    return bsr_ctx_spmm(ctx, BSR_KERNEL_AUTO, 1.0, M, X, 0.0, Y);
+}
+
+/* The halo exchange of a rank that skips its local work after a failure:
+ * whatever its send buffer holds (nothing without one) goes out, and what
+ * comes in is received and dropped, so that no neighbour waits forever. */
+static bsr_status halo_skip(bsr_dmatrix *A)
+{
+    const bsr_halo *h = &A->h;
+    struct bsr_dhalo_buf *B = A->buf;
+    MPI_Datatype type = B && B->prec == BSR_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
+    int vals = B ? A->b * B->k : 0, e = MPI_SUCCESS;
+    size_t row = B ? (size_t)vals * bsr_precision_size(B->prec) : 0;
+    MPI_Request *req = bsr_malloc(sizeof(MPI_Request) * (size_t)(h->nsend + 1), "halo requests");
+    if (!req) return BSR_ERR_NOMEM;
+    for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
+        e = MPI_Isend(B ? (char *)B->sbuf + (size_t)h->send_off[q] * row : NULL,
+                      (h->send_off[q + 1] - h->send_off[q]) * vals, type, h->send_rank[q], HALO_TAG,
+                      A->d->comm, &req[q]);
+    for (int q = 0; q < h->nrecv && e == MPI_SUCCESS; q++) {
+        MPI_Status ms;
+        int cnt = 0;
+        e = MPI_Probe(h->recv_rank[q], HALO_TAG, A->d->comm, &ms);
+        if (e == MPI_SUCCESS) e = MPI_Get_count(&ms, MPI_BYTE, &cnt);
+        char *tmp = e == MPI_SUCCESS ? malloc((size_t)cnt + 1) : NULL;
+        if (e == MPI_SUCCESS)
+            e = MPI_Recv(tmp, cnt, MPI_BYTE, h->recv_rank[q], HALO_TAG, A->d->comm, MPI_STATUS_IGNORE);
+        free(tmp);
+    }
+    if (e == MPI_SUCCESS) e = MPI_Waitall(h->nsend, req, MPI_STATUSES_IGNORE);
+    free(req);
+    return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "halo exchange after a local failure");
+}
+
+bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
+                                     bsr_multivec *Y, double *comm_s)
+{
+    if (!X) return halo_skip(A);
+    if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
+    const bsr_halo *h = &A->h;
+    struct bsr_dhalo_buf *B;
+    BSR_TRY(get_buf(A, ctx, X->k, X->prec, &B));
+    MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
+    int vals = A->b * X->k, nsend = h->send_off[h->nsend];
+    double t0 = MPI_Wtime(), tc = 0;
+    /* the rows the neighbours need, packed (on the device: gathered, copied out) */
+    if (ctx) {
+        BSR_TRY(bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)vals, B->dsend));
+        BSR_TRY(bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend));
+        BSR_TRY(bsr_context_sync(ctx));
+    } else {
+        pack_host(X, h->send_idx, nsend, row, B->sbuf);
+    }
+    char *ghosts = ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
+    int nreq = 0, e = MPI_SUCCESS;
+    for (int q = 0; q < h->nrecv && e == MPI_SUCCESS; q++)
+        e = MPI_Irecv(ghosts + (size_t)h->recv_off[q] * row, (h->recv_off[q + 1] - h->recv_off[q]) * vals,
+                      type, h->recv_rank[q], HALO_TAG, A->d->comm, &B->req[nreq++]);
+    for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
+        e = MPI_Isend((char *)B->sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
+                      type, h->send_rank[q], HALO_TAG, A->d->comm, &B->req[nreq++]);
+    if (e != MPI_SUCCESS) return bsr_mpi_fail(e, "MPI_Isend/MPI_Irecv (halo)");
+    tc += MPI_Wtime() - t0;
+    /* interior rows while the halo is in flight */
+    bsr_mv_view vi, vf;
+    bsr_status st = BSR_OK;
+    if (A->nint > 0) st = local_spmm(ctx, A->Aint, X, bsr_multivec_view(Y, 0, (int64_t)A->nint * A->b, &vi));
+    /* own columns of the interface rows, next to the ghosts */
+    if (!st) {
+        if (ctx) st = bsr_cuda_gather_rows(ctx, X, B->difc_own, A->nifc_own, (size_t)vals, dev_data(B->xref));
+        else pack_host(X, A->ifc_own, A->nifc_own, row, B->xref->data);
+    }
+    double t1 = MPI_Wtime();
+    e = MPI_Waitall(nreq, B->req, MPI_STATUSES_IGNORE);  /* even after a local failure: no hang */
+    if (e != MPI_SUCCESS && !st) st = bsr_mpi_fail(e, "MPI_Waitall (halo)");
+    if (!st && ctx)
+        st = bsr_cuda_copy_async(ctx, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row,
+                                 B->rbuf, row * (size_t)h->nghost);
+    tc += MPI_Wtime() - t1;
+    if (!st && A->nrows > A->nint)
+        st = local_spmm(ctx, A->Aifc, B->xref,
+                        bsr_multivec_view(Y, (int64_t)A->nint * A->b, (int64_t)(A->nrows - A->nint) * A->b, &vf));
+    if (comm_s) *comm_s += tc;
+    return st;
+}
+
+bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y)
+{
+    BSR_CHECK_ARG(A && X && Y, "bsr_dmatrix_spmm: NULL argument");
+    bsr_status st = BSR_OK;
+    int64_t n = (int64_t)A->nrows * A->b;
+    if (X->n != n || Y->n != n || X->k != Y->k)
+        st = bsr_error(BSR_ERR_SIZE, "bsr_dmatrix_spmm: %lld local rows; X is %lld x %d, Y %lld x %d",
+                       (long long)n, (long long)X->n, X->k, (long long)Y->n, Y->k);
+    else if (X->prec != A->prec || Y->prec != A->prec)
+        st = bsr_error(BSR_ERR_ARG, "bsr_dmatrix_spmm: A, X and Y must have the same precision");
+    else if (!X->data || !Y->data)
+        st = bsr_error(BSR_ERR_ARG, "bsr_dmatrix_spmm: host multivectors expected");
+    bsr_multivec *Xi = NULL, *Yi = NULL;
+    if (!st) st = bsr_multivec_create(&Xi, n, X->k, X->prec);
+    if (!st) st = bsr_multivec_create(&Yi, n, X->k, X->prec);
+    if (!st) st = bsr_dmatrix_permute(A, X, Xi, 1);
+    if ((st = bsr_dist_agree(A->d, st))) goto done;
+    st = bsr_dmatrix_spmm_internal(A, NULL, Xi, Yi, NULL);
+    if (!st) st = bsr_dmatrix_permute(A, Yi, Y, 0);
+    st = bsr_dist_agree(A->d, st);
+done:
+    bsr_multivec_destroy(Xi);
+    bsr_multivec_destroy(Yi);
+    return st;
+}
