@@ -80,7 +80,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -162,6 +162,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "fill")) {
         if (!parse_double(val, &dv) || dv < 0 || dv > 1e3) BAD("expected a number >= 0 (0: tau1 as given)");
         o->fill = dv;
+    } else if (!strcmp(key, "overlap")) {
+        if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
+        o->overlap = val[0] == '1';
     } else if (!strcmp(key, "pattern_growth")) {
         if (!parse_double(val, &dv) || dv < 1 || dv > 1e6) BAD("expected a number >= 1");
         o->pattern_growth = dv;
@@ -172,7 +175,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill)", key);
+                         "pattern_growth, fill, overlap)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -236,9 +239,10 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
 {
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
     if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
-        !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2))
-        return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart or omega "
-                         "out of range");
+        !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
+        (o->overlap != 0 && o->overlap != 1))
+        return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega "
+                         "or overlap out of range");
     BSR_TRY(check_taus(o));
     /* CG's short recurrences need M symmetric: the ILU factors are not */
     if (o->method == BSR_CG && o->precond >= BSR_PC_ILU0)
@@ -264,8 +268,8 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
-    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
-             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau,
+    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
+             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, o->overlap ? ",overlap=1" : "",
              o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,
              o->precision == BSR_DOUBLE ? "double" : "float",
              o->precond_precision == BSR_DOUBLE ? "double" : "float");

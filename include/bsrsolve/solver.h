@@ -94,6 +94,11 @@ typedef struct {
     double fill;               /* ILUT/ILU2: > 0 chooses tau1 (tau2 = tau1^2) for this stored fill
                                   (bsr_ilu_options.fill; reported in the info line), 0 (default):
                                   tau1 and tau2 as given */
+    int overlap;               /* distributed solves (bsrsolve_mpi.h): 0 (default) block Jacobi over
+                                  the ranks (each rank's preconditioner on its own rows), 1 restricted
+                                  additive Schwarz: each rank's preconditioner built on its rows and
+                                  their neighbours' (one layer of overlap), its result kept on its
+                                  own rows; ignored by the serial solver */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
@@ -115,8 +120,8 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, history (0|1),
- * progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
+ * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, overlap (0|1),
+ * history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
  * allowed (method=cg takes precond none, jacobi or ssor only).  BSR_ERR_ARG

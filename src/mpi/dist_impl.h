@@ -75,9 +75,26 @@ struct bsr_dmatrix {
  * rank that skips its local work after a failure (dist_solver.c). */
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
                                      bsr_multivec *Y, double *comm_s);
+/* G = the ghost rows of X (nghost*b rows, X's k and precision, on ctx's
+ * backend), received from their owners; X NULL: exchange only, as above. */
+bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, bsr_multivec *G,
+                              double *comm_s);
 /* Y(internal row i) = X(caller's row perm[i]) (to = 1), or back (to = 0);
  * host multivectors of the same shape. */
 bsr_status bsr_dmatrix_permute(const bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y, int to);
 void bsr_dhalo_buf_free(bsr_dmatrix *A);
+
+/* Restricted additive Schwarz, overlap 1 (dist_ras.c): set up on A's own
+ * and ghost rows with the options o (their precond), on ctx's backend;
+ * refactor with A's new values; apply Y = M^{-1} X on own rows (X NULL:
+ * only the exchange, for a rank skipping its work after a failure); stats:
+ * the preconditioner figures of a solve.  Collective. */
+struct bsr_dras;
+bsr_status bsr_dras_setup(struct bsr_dras **R, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o);
+bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A);
+bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
+                          double *comm_s);
+void bsr_dras_stats(const struct bsr_dras *R, bsr_solver_stats *st);
+void bsr_dras_destroy(struct bsr_dras *R);
 
 #endif

@@ -21,8 +21,11 @@ typedef struct {
 
 struct bsr_dsolver {
     bsr_dist *d;
-    bsr_solver *local;
+    bsr_solver_options opt;
+    bsr_solver *local;      /* Krylov on own rows; its preconditioner: block Jacobi */
+    struct bsr_dras *ras;   /* overlap = 1: the preconditioner instead */
     bsr_dmatrix *A;
+    double setup_s;         /* last setup or refactor, this rank, wall clock */
     kdist kd;
     bsr_dsolver_comm comm;
 };
@@ -129,6 +132,13 @@ static bsr_status d_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multive
 static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     kdist *kd = pc->data;
+    bsr_dsolver *S = kd->S;
+    if (S->ras) {   /* its halo exchange runs even when a failure is pending */
+        bsr_status st = bsr_dras_apply(S->ras, S->A, kd->pending ? NULL : X, Y, &S->comm.halo_s);
+        S->comm.halo_calls++;
+        if (st && !kd->pending) kd->pending = st;
+        return BSR_OK;
+    }
     if (kd->pending) return BSR_OK;
     bsr_pc *in = kd->pc_local;
     bsr_status st = in && in->apply ? in->apply(in, X, Y) : kd->local.copy(&kd->local, Y, X, NULL);
@@ -158,7 +168,14 @@ bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_o
     BSR_CHECK_ARG(out && d, "bsr_dsolver_create: NULL argument");
     *out = NULL;
     bsr_dsolver *S = bsr_calloc(1, sizeof *S, "distributed solver");
-    bsr_status st = S ? bsr_solver_create(&S->local, d->ctx, o) : BSR_ERR_NOMEM;
+    bsr_status st = S ? BSR_OK : BSR_ERR_NOMEM;
+    if (S) {
+        if (o) S->opt = *o; else bsr_solver_options_default(&S->opt);
+        /* with overlap the local solver only iterates: the preconditioner is the Schwarz one */
+        bsr_solver_options lo = S->opt;
+        if (lo.overlap) { lo.precond = BSR_PC_NONE; lo.factor = BSR_FACTOR_AUTO; }
+        st = bsr_solver_create(&S->local, d->ctx, &lo);
+    }
     if ((st = bsr_dist_agree(d, st))) { bsr_dsolver_destroy(S); return st; }
     S->d = d;
     S->local->kops_hook = wrap_kops;
@@ -170,6 +187,7 @@ bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_o
 void bsr_dsolver_destroy(bsr_dsolver *S)
 {
     if (!S) return;
+    bsr_dras_destroy(S->ras);
     bsr_solver_destroy(S->local);
     free(S);
 }
@@ -177,17 +195,28 @@ void bsr_dsolver_destroy(bsr_dsolver *S)
 bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
 {
     BSR_CHECK_ARG(S && A, "bsr_dsolver_setup: NULL argument");
+    double t0 = MPI_Wtime();
     S->A = A;
-    return bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo));
+    bsr_dras_destroy(S->ras);
+    S->ras = NULL;
+    BSR_TRY(bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo)));
+    bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
+    if (S->opt.overlap) BSR_TRY(bsr_dras_setup(&S->ras, A, ctx, &S->opt));
+    S->setup_s = MPI_Wtime() - t0;
+    return BSR_OK;
 }
 
 bsr_status bsr_dsolver_refactor(bsr_dsolver *S, bsr_dmatrix *A)
 {
     BSR_CHECK_ARG(S && A, "bsr_dsolver_refactor: NULL argument");
+    double t0 = MPI_Wtime();
     bsr_status st = A == S->A ? BSR_OK
                     : bsr_error(BSR_ERR_ARG, "bsr_dsolver_refactor: not the matrix given to setup");
     if (!st) st = bsr_solver_refactor(S->local, A->Aoo);
-    return bsr_dist_agree(S->d, st);
+    BSR_TRY(bsr_dist_agree(S->d, st));
+    if (S->ras) BSR_TRY(bsr_dras_refactor(S->ras, A));
+    S->setup_s = MPI_Wtime() - t0;
+    return BSR_OK;
 }
 
 /* Statuses every rank returns alike by construction (decided by global reductions). */
@@ -215,6 +244,8 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
     memset(&S->comm, 0, sizeof S->comm);
     if (!(st = bsr_dist_agree(S->d, st))) {
         st = bsr_solver_solve(S->local, Bi, Xi, stats);
+        if (S->ras && stats && stats->col) bsr_dras_stats(S->ras, stats);
+        if (stats && stats->col) stats->setup_s = S->setup_s;
         if (global_outcome(st)) {
             bsr_status s2 = bsr_dmatrix_permute(S->A, Xi, X, 0);
             if ((s2 = bsr_dist_agree(S->d, s2))) st = s2;

@@ -129,56 +129,99 @@ static bsr_status halo_skip(bsr_dmatrix *A)
     return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "halo exchange after a local failure");
 }
 
+/* Pack the rows the neighbours need and post the exchange (*nreq requests
+ * in B->req).  If packing fails the exchange is still completed (halo_skip),
+ * so that no neighbour waits, and the failure is returned. */
+static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
+                             struct bsr_dhalo_buf **Bout, int *nreq)
+{
+    const bsr_halo *h = &A->h;
+    struct bsr_dhalo_buf *B;
+    *nreq = 0;
+    bsr_status st = get_buf(A, ctx, X->k, X->prec, &B);
+    if (st) { halo_skip(A); return st; }
+    *Bout = B;
+    MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
+    int vals = A->b * X->k, nsend = h->send_off[h->nsend];
+    if (ctx) {  /* gathered on the device, copied out to pinned memory */
+        st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)vals, B->dsend);
+        if (!st) st = bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend);
+        if (!st) st = bsr_context_sync(ctx);
+        if (st) { halo_skip(A); return st; }
+    } else {
+        pack_host(X, h->send_idx, nsend, row, B->sbuf);
+    }
+    char *ghosts = ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
+    int e = MPI_SUCCESS;
+    for (int q = 0; q < h->nrecv && e == MPI_SUCCESS; q++)
+        e = MPI_Irecv(ghosts + (size_t)h->recv_off[q] * row, (h->recv_off[q + 1] - h->recv_off[q]) * vals,
+                      type, h->recv_rank[q], HALO_TAG, A->d->comm, &B->req[(*nreq)++]);
+    for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
+        e = MPI_Isend((char *)B->sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
+                      type, h->send_rank[q], HALO_TAG, A->d->comm, &B->req[(*nreq)++]);
+    return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "MPI_Isend/MPI_Irecv (halo)");
+}
+
+/* Wait for the exchange; the ghosts then sit in B->xref's rows after the
+ * own ones (copied there from pinned memory on the device).  st: a failure
+ * since the start, returned after the wait. */
+static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo_buf *B, int nreq,
+                              bsr_status st)
+{
+    int e = MPI_Waitall(nreq, B->req, MPI_STATUSES_IGNORE);  /* even after a local failure: no hang */
+    if (e != MPI_SUCCESS && !st) st = bsr_mpi_fail(e, "MPI_Waitall (halo)");
+    size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
+    if (!st && ctx)
+        st = bsr_cuda_copy_async(ctx, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row, B->rbuf,
+                                 row * (size_t)A->h.nghost);
+    return st;
+}
+
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
                                      bsr_multivec *Y, double *comm_s)
 {
     if (!X) return halo_skip(A);
     if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
-    const bsr_halo *h = &A->h;
-    struct bsr_dhalo_buf *B;
-    BSR_TRY(get_buf(A, ctx, X->k, X->prec, &B));
-    MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+    struct bsr_dhalo_buf *B = NULL;
+    int nreq = 0;
+    double t0 = MPI_Wtime();
+    BSR_TRY(halo_start(A, ctx, X, &B, &nreq));
+    double tc = MPI_Wtime() - t0;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
-    int vals = A->b * X->k, nsend = h->send_off[h->nsend];
-    double t0 = MPI_Wtime(), tc = 0;
-    /* the rows the neighbours need, packed (on the device: gathered, copied out) */
-    if (ctx) {
-        BSR_TRY(bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)vals, B->dsend));
-        BSR_TRY(bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend));
-        BSR_TRY(bsr_context_sync(ctx));
-    } else {
-        pack_host(X, h->send_idx, nsend, row, B->sbuf);
-    }
-    char *ghosts = ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
-    int nreq = 0, e = MPI_SUCCESS;
-    for (int q = 0; q < h->nrecv && e == MPI_SUCCESS; q++)
-        e = MPI_Irecv(ghosts + (size_t)h->recv_off[q] * row, (h->recv_off[q + 1] - h->recv_off[q]) * vals,
-                      type, h->recv_rank[q], HALO_TAG, A->d->comm, &B->req[nreq++]);
-    for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
-        e = MPI_Isend((char *)B->sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
-                      type, h->send_rank[q], HALO_TAG, A->d->comm, &B->req[nreq++]);
-    if (e != MPI_SUCCESS) return bsr_mpi_fail(e, "MPI_Isend/MPI_Irecv (halo)");
-    tc += MPI_Wtime() - t0;
     /* interior rows while the halo is in flight */
     bsr_mv_view vi, vf;
     bsr_status st = BSR_OK;
     if (A->nint > 0) st = local_spmm(ctx, A->Aint, X, bsr_multivec_view(Y, 0, (int64_t)A->nint * A->b, &vi));
     /* own columns of the interface rows, next to the ghosts */
     if (!st) {
-        if (ctx) st = bsr_cuda_gather_rows(ctx, X, B->difc_own, A->nifc_own, (size_t)vals, dev_data(B->xref));
+        if (ctx) st = bsr_cuda_gather_rows(ctx, X, B->difc_own, A->nifc_own, (size_t)A->b * X->k, dev_data(B->xref));
         else pack_host(X, A->ifc_own, A->nifc_own, row, B->xref->data);
     }
     double t1 = MPI_Wtime();
-    e = MPI_Waitall(nreq, B->req, MPI_STATUSES_IGNORE);  /* even after a local failure: no hang */
-    if (e != MPI_SUCCESS && !st) st = bsr_mpi_fail(e, "MPI_Waitall (halo)");
-    if (!st && ctx)
-        st = bsr_cuda_copy_async(ctx, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row,
-                                 B->rbuf, row * (size_t)h->nghost);
+    st = halo_finish(A, ctx, B, nreq, st);
     tc += MPI_Wtime() - t1;
     if (!st && A->nrows > A->nint)
         st = local_spmm(ctx, A->Aifc, B->xref,
                         bsr_multivec_view(Y, (int64_t)A->nint * A->b, (int64_t)(A->nrows - A->nint) * A->b, &vf));
     if (comm_s) *comm_s += tc;
+    return st;
+}
+
+bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, bsr_multivec *G,
+                              double *comm_s)
+{
+    if (!X) return halo_skip(A);
+    if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
+    struct bsr_dhalo_buf *B = NULL;
+    int nreq = 0;
+    double t0 = MPI_Wtime();
+    BSR_TRY(halo_start(A, ctx, X, &B, &nreq));
+    bsr_status st = halo_finish(A, ctx, B, nreq, BSR_OK);
+    if (comm_s) *comm_s += MPI_Wtime() - t0;
+    bsr_mv_view vg;
+    const bsr_multivec *from = bsr_multivec_view(B->xref, (int64_t)A->nifc_own * A->b, (int64_t)A->h.nghost * A->b, &vg);
+    if (!st) st = ctx ? bsr_ctx_copy(ctx, G, from) : bsr_multivec_copy(G, from);
     return st;
 }
 
