@@ -182,6 +182,10 @@ static bsr_status prof_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr
 {
     PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot2(&o->prof->inner, X1, Y1, o1, X2, Y2, o2));
 }
+static bsr_status prof_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)
+{
+    PROF(o, BSR_PROF_REDUCE, o->prof->inner.dotm(&o->prof->inner, X, Y, m, out));
+}
 static bsr_status prof_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     PROF(o, BSR_PROF_MATVEC, o->prof->inner.matvec(&o->prof->inner, X, Y));
@@ -198,6 +202,7 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     o->axpbypcz = prof_axpbypcz;
     o->dot = prof_dot;
     if (o->dot2) o->dot2 = prof_dot2;
+    if (o->dotm) o->dotm = prof_dotm;
     o->matvec = prof_matvec;
 }
 
@@ -281,6 +286,13 @@ bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_mu
     if (o->dot2) return o->dot2(o, X1, Y1, out1, X2, Y2, out2);
     BSR_TRY(o->dot(o, X1, Y1, out1));
     return o->dot(o, X2, Y2, out2);
+}
+
+bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)
+{
+    if (o->dotm) return o->dotm(o, X, Y, m, out);
+    for (int l = 0; l < m; l++) BSR_TRY(o->dot(o, X, Y[l], out + (size_t)l * o->k));
+    return BSR_OK;
 }
 
 /* The backend's own allocator, whichever table o is. */

@@ -114,7 +114,7 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
                         st = BSR_ERR_NOMEM;
                         goto done;
                     }
-                    for (int l = 0; l <= i && !st; l++) st = o->dot(o, W, V[l], hp + (size_t)l * k);
+                    st = bsr_kops_dotm(o, W, V, i + 1, hp);
                     for (int l = 0; l <= i && !st; l++) {
                         for (int j = 0; j < k; j++) {
                             c[j] = -hp[(size_t)l * k + j];

@@ -85,6 +85,10 @@ struct bsr_kops {
      * the device); NULL: bsr_kops_dot2 makes two dot calls */
     bsr_status (*dot2)(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
                        const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+    /* out[l*k + j] = (X(:,j), Y[l](:,j)) for l < m: m inner products with one
+     * global reduction (GMRES's classical Gram-Schmidt); NULL: bsr_kops_dotm
+     * makes m dot calls */
+    bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
 };
@@ -121,6 +125,9 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
 /* out1 = (X1, Y1), out2 = (X2, Y2) per column, fused when the backend can. */
 bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
                          const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+
+/* out[l*k + j] = (X(:,j), Y[l](:,j)), l < m, fused when the backend can. */
+bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
 
 /* ---- shared Krylov bookkeeping (krylov_common.c) ------------------------- */
 typedef struct {

@@ -62,22 +62,34 @@ bsr_status bsr_dist_agree(bsr_dist *d, bsr_status st)
     return bsr_error((bsr_status)m.status, "rank %d: %s", first, m.msg[0] ? m.msg : bsr_status_string(m.status));
 }
 
-bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n)
+/* Values [v0, v0+c) of the virtual array (part[0..n), flag) gathered from
+ * every rank into all (c values per rank, rank-major). */
+static int gather_chunk(bsr_dist *d, const double *part, int n, double flag, int v0, int c, double *all)
 {
-    if (d->size == 1) {
-        if (out != part) memcpy(out, part, sizeof(double) * (size_t)n);
-        return BSR_OK;
-    }
-    double stack[256], *all = (size_t)n * d->size <= 256 ? stack
-                                  : bsr_malloc(sizeof(double) * (size_t)n * d->size, "global sum");
-    if (!all) return BSR_ERR_NOMEM;
-    int e = MPI_Allgather(part, n, MPI_DOUBLE, all, n, MPI_DOUBLE, d->comm);
-    if (e == MPI_SUCCESS)
-        for (int j = 0; j < n; j++) {
-            double s = all[j];
-            for (int r = 1; r < d->size; r++) s += all[(size_t)r * n + j];
-            out[j] = s;
+    double mine[64];
+    for (int t = 0; t < c; t++) mine[t] = v0 + t < n ? part[v0 + t] : flag;
+    return MPI_Allgather(mine, c, MPI_DOUBLE, all, c, MPI_DOUBLE, d->comm);
+}
+
+bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags)
+{
+    /* chunks of at most 64 values through a fixed buffer: nothing here can
+     * fail on one rank alone and leave the others in the collective */
+    enum { CAP = 8192 };
+    static _Thread_local double all[CAP];
+    int chunk = CAP / d->size;
+    if (chunk > 64) chunk = 64;
+    if (chunk < 1) return bsr_error(BSR_ERR_UNSUPPORTED, "global sum: more than %d ranks", CAP);
+    *flags = 0;
+    for (int v0 = 0; v0 < n + 1; v0 += chunk) {
+        int c = n + 1 - v0 < chunk ? n + 1 - v0 : chunk;
+        int e = gather_chunk(d, part, n, flag, v0, c, all);
+        if (e != MPI_SUCCESS) return bsr_mpi_fail(e, "MPI_Allgather (global sum)");
+        for (int t = 0; t < c; t++) {
+            double s = all[t];
+            for (int r = 1; r < d->size; r++) s += all[(size_t)r * c + t];
+            if (v0 + t < n) out[v0 + t] = s; else *flags = s;
         }
-    if (all != stack) free(all);
-    return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "MPI_Allgather (global sum)");
+    }
+    return BSR_OK;
 }

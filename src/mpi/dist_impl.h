@@ -17,9 +17,12 @@ struct bsr_dist {
  * lowest failing rank's status and message become every rank's (the others
  * get "rank R: <message>").  Returns the agreed status. */
 bsr_status bsr_dist_agree(bsr_dist *d, bsr_status st);
-/* out[j] = sum over ranks of part[j] (j < n), added in rank order on every
- * rank (deterministic, the same bits everywhere). */
-bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n);
+/* out[j] = sum over ranks of part[j] (j < n; out may be part), added in
+ * rank order on every rank (deterministic, the same bits everywhere); and
+ * *flags = the sum of the ranks' flag values (failures travel with the
+ * values, in the same call).  Needs no memory of its own: it cannot fail on
+ * one rank alone. */
+bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags);
 /* MPI error -> BSR_ERR_INTERNAL naming the call (MPI's own text appended). */
 bsr_status bsr_mpi_fail(int err, const char *call);
 #define MPI_TRY(call)                                                 \
@@ -83,6 +86,10 @@ bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multiv
  * host multivectors of the same shape. */
 bsr_status bsr_dmatrix_permute(const bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y, int to);
 void bsr_dhalo_buf_free(bsr_dmatrix *A);
+
+/* Test hook: when set to n > 0, the n-th local operation of a distributed
+ * solve on this rank fails (BSR_ERR_INTERNAL, "injected"); 0: off. */
+extern int bsr_dist_fail_at;
 
 /* Restricted additive Schwarz, overlap 1 (dist_ras.c): set up on A's own
  * and ghost rows with the options o (their precond), on ctx's backend;

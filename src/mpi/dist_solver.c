@@ -30,6 +30,15 @@ struct bsr_dsolver {
     bsr_dsolver_comm comm;
 };
 
+/* Test hook (dist_impl.h): the n-th local operation of this rank fails. */
+int bsr_dist_fail_at = 0;
+static bsr_status injected(void)
+{
+    if (bsr_dist_fail_at > 0 && --bsr_dist_fail_at == 0)
+        return bsr_error(BSR_ERR_INTERNAL, "injected failure of a local operation (test hook)");
+    return BSR_OK;
+}
+
 /* A stand-in for a vector a failing rank could not allocate: never read. */
 static bsr_multivec no_vector;
 
@@ -40,7 +49,8 @@ static kdist *KD(const bsr_kops *o) { return o->ext; }
     do {                                                                \
         kdist *kd_ = KD(o);                                             \
         if (kd_->pending) return BSR_OK;                                \
-        bsr_status s_ = (call);                                         \
+        bsr_status s_ = injected();                                     \
+        if (!s_) s_ = (call);                                           \
         if (s_) kd_->pending = s_;                                      \
         return BSR_OK;                                                  \
     } while (0)
@@ -74,18 +84,14 @@ static bsr_status d_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double *a
     STEP(o, LOCAL(o)->axpbypcz(LOCAL(o), Y, a, X, b, Z, c, m));
 }
 
-/* out[0..n) = global sums of part; every rank learns of a pending failure
- * here and returns it. */
-static bsr_status reduce(kdist *kd, double *part, int n, double *out)
+/* out[0..n) = global sums of part (may be the same array); every rank
+ * learns of a pending failure here and returns it. */
+static bsr_status reduce(kdist *kd, const double *part, int n, double *out)
 {
     bsr_dsolver *S = kd->S;
-    double t0 = MPI_Wtime();
-    part[n] = kd->pending ? 1 : 0;
-    bsr_status st = bsr_dist_sum(S->d, part, part, n + 1);
-    if (!st && part[n] != 0) {
-        st = bsr_dist_agree(S->d, kd->pending);
-    }
-    if (!st) memcpy(out, part, sizeof(double) * (size_t)n);
+    double t0 = MPI_Wtime(), failed = 0;
+    bsr_status st = bsr_dist_sum(S->d, part, out, n, kd->pending ? 1 : 0, &failed);
+    if (!st && failed != 0) st = bsr_dist_agree(S->d, kd->pending);
     S->comm.reduce_s += MPI_Wtime() - t0;
     S->comm.reduce_calls++;
     return st;
@@ -94,9 +100,10 @@ static bsr_status reduce(kdist *kd, double *part, int n, double *out)
 static bsr_status d_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
     kdist *kd = KD(o);
-    double part[BSR_KMAX + 1] = {0};
+    double part[BSR_KMAX] = {0};
     if (!kd->pending) {
-        bsr_status st = kd->local.dot(LOCAL(o), X, Y, part);
+        bsr_status st = injected();
+        if (!st) st = kd->local.dot(LOCAL(o), X, Y, part);
         if (st) kd->pending = st;
     }
     return reduce(kd, part, o->k, out);
@@ -106,7 +113,7 @@ static bsr_status d_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_mu
                          const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
 {
     kdist *kd = KD(o);
-    double part[2 * BSR_KMAX + 1] = {0}, sum[2 * BSR_KMAX];
+    double part[2 * BSR_KMAX] = {0}, sum[2 * BSR_KMAX];
     if (!kd->pending) {
         bsr_status st = bsr_kops_dot2(LOCAL(o), X1, Y1, part, X2, Y2, part + o->k);
         if (st) kd->pending = st;
@@ -117,11 +124,23 @@ static bsr_status d_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_mu
     return BSR_OK;
 }
 
+static bsr_status d_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)
+{
+    kdist *kd = KD(o);
+    if (!kd->pending) {
+        bsr_status st = bsr_kops_dotm(LOCAL(o), X, Y, m, out);
+        if (st) kd->pending = st;
+    }
+    if (kd->pending) memset(out, 0, sizeof(double) * (size_t)m * o->k);
+    return reduce(kd, out, m * o->k, out);
+}
+
 static bsr_status d_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     kdist *kd = KD(o);
     bsr_dsolver *S = kd->S;
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
+    if (!kd->pending) kd->pending = injected();
     bsr_status st = bsr_dmatrix_spmm_internal(S->A, ctx, kd->pending ? NULL : X, kd->pending ? NULL : Y,
                                               &S->comm.halo_s);
     S->comm.halo_calls++;
@@ -133,6 +152,7 @@ static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     kdist *kd = pc->data;
     bsr_dsolver *S = kd->S;
+    if (!kd->pending) kd->pending = injected();
     if (S->ras) {   /* its halo exchange runs even when a failure is pending */
         bsr_status st = bsr_dras_apply(S->ras, S->A, kd->pending ? NULL : X, Y, &S->comm.halo_s);
         S->comm.halo_calls++;
@@ -159,7 +179,7 @@ static bsr_status wrap_kops(void *data, bsr_kops *o)
     o->ext = kd;
     o->vnew = d_vnew; o->vfree = d_vfree; o->zero = d_zero; o->copy = d_copy;
     o->axpby = d_axpby; o->axpbypcz = d_axpbypcz;
-    o->dot = d_dot; o->dot2 = d_dot2; o->matvec = d_matvec;
+    o->dot = d_dot; o->dot2 = d_dot2; o->dotm = d_dotm; o->matvec = d_matvec;
     return BSR_OK;
 }
 

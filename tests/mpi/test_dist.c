@@ -5,6 +5,7 @@
  * every rank; on a GPU machine the same solves with the ranks' CUDA contexts. */
 #include "harness.h"
 #include "bsrsolve_mpi.h"
+#include "dist_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,55 @@ static void test_bad_input(void)
     bsr_dist_destroy(d);
 }
 
+/* A local failure on one rank at any point of a solve (its n-th local
+ * operation: vector, product, preconditioner, reduction) stops the solve on
+ * every rank with that failure, never a hang; the next solve succeeds. */
+static void test_failure_midsolve(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:8:2", BSR_DOUBLE, &P));
+    bsr_dist *d;
+    BSR_ASSERT_OK(bsr_dist_create(&d, MPI_COMM_WORLD, NULL));
+    int64_t r0, r1;
+    bsr_dmatrix *D = distribute(d, P.A, -1, &r0, &r1);
+    for (int ov = 0; ov < 2; ov++) {
+        bsr_solver_options o;
+        bsr_solver_options_default(&o);
+        o.precond = BSR_PC_ILU0;
+        o.overlap = ov;
+        o.method = ov ? BSR_GMRES : BSR_BICGSTAB;
+        o.orth = BSR_ORTH_CGS2;
+        bsr_dsolver *s;
+        BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
+        BSR_ASSERT_OK(bsr_dsolver_setup(s, D));
+        bsr_multivec *B = slice(P.rhs, 2, r0, r1), *X = slice(P.rhs, 2, r0, r1);
+        int agreed = 1, fired = 0;
+        for (int n = 1; n <= 120; n += 7) {
+            bsr_dist_fail_at = rank == nranks - 1 ? n : 0;
+            bsr_multivec_fill(X, 0);
+            bsr_status st = bsr_dsolver_solve(s, B, X, NULL);
+            bsr_dist_fail_at = 0;
+            if (st != BSR_OK && st != BSR_ERR_INTERNAL) agreed = 0;
+            if (st == BSR_ERR_INTERNAL && !strstr(bsr_last_error(), "injected")) agreed = 0;
+            int failed = st != BSR_OK, anyf = 0, allf = 0;
+            MPI_Allreduce(&failed, &anyf, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(&failed, &allf, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (anyf != allf) agreed = 0;
+            fired += anyf;
+            /* a clean solve afterwards */
+            bsr_multivec_fill(X, 0);
+            if (bsr_dsolver_solve(s, B, X, NULL) != BSR_OK) agreed = 0;
+        }
+        CU_ASSERT_TRUE(all_ranks(agreed));
+        CU_ASSERT(fired >= 10);  /* the failures did happen, at many points of the solve */
+        bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+        bsr_dsolver_destroy(s);
+    }
+    bsr_dmatrix_destroy(D);
+    bsr_dist_destroy(d);
+    bsr_problem_free(&P);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -392,6 +442,7 @@ int main(int argc, char **argv)
         {"overlap: fewer iterations than block Jacobi", test_overlap_fewer},
         {"GPU: solves against the serial solver", test_solve_gpu},
         {"bad input reported on every rank", test_bad_input},
+        {"a failure on one rank mid-solve stops every rank", test_failure_midsolve},
         {NULL, NULL},
     };
     char suite[32];
