@@ -40,6 +40,13 @@ void bsr_dist_destroy(bsr_dist *d);
 int bsr_dist_rank(const bsr_dist *d);
 int bsr_dist_size(const bsr_dist *d);
 MPI_Comm bsr_dist_comm(const bsr_dist *d);
+/* 1 when halos on the CUDA backend go to MPI as device pointers: the MPI
+ * library says it is CUDA-aware (MPIX_Query_cuda_support) on every rank; the
+ * default then.  Otherwise (0) they go through pinned host buffers. */
+int bsr_dist_cuda_aware(const bsr_dist *d);
+/* Choose (on = 1 only where available, else BSR_ERR_UNSUPPORTED) or turn
+ * off the device-pointer path.  Collective in effect: call it alike on all ranks. */
+bsr_status bsr_dist_set_cuda_aware(bsr_dist *d, int on);
 
 /* ---- distributed matrices -------------------------------------------------- */
 typedef struct bsr_dmatrix bsr_dmatrix;
@@ -65,9 +72,11 @@ typedef struct {
     int64_t nnzb;
 } bsr_dmatrix_info;
 bsr_status bsr_dmatrix_get_info(const bsr_dmatrix *A, bsr_dmatrix_info *info);
-/* Y = A X for this rank's rows of X and Y (nrows*b rows, k columns, A's
- * precision; host multivectors, or device ones on a CUDA context): the halo
- * exchange overlapped with the interior rows' product.  Collective. */
+/* Y = A X for this rank's rows of X and Y (host multivectors of nrows*b rows,
+ * k columns, A's precision), each row summed in the order the serial product
+ * sums it (so the result is the serial one bit for bit).  Inside a solve the
+ * same product runs on the solver's backend, with the halo exchange
+ * overlapped with the interior rows' product.  Collective. */
 bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y);
 
 /* ---- distributed solver ------------------------------------------------------ */
@@ -88,6 +97,73 @@ void bsr_dsolver_destroy(bsr_dsolver *s);
  * included) during the last solve. */
 typedef struct { double halo_s, reduce_s; int64_t halo_calls, reduce_calls; } bsr_dsolver_comm;
 bsr_status bsr_dsolver_get_comm(const bsr_dsolver *s, bsr_dsolver_comm *c);
+
+/* ---- agreement, input read on one rank, generated rows ----------------------- */
+/* Every rank learns whether any rank failed: st is this rank's status; the
+ * lowest failing rank's status and message become every rank's (the others
+ * get "rank R: <message>" in bsr_last_error()).  Collective; returns the
+ * agreed status.  For a caller's own steps between the collective calls. */
+bsr_status bsr_dist_agree(bsr_dist *d, bsr_status st);
+
+/* How bsr_dmatrix_scatter assigns block rows to ranks. */
+typedef enum {
+    BSR_PART_METIS = 0,     /* METIS_PartGraphKway on the block graph (seed 0: deterministic) */
+    BSR_PART_CONTIGUOUS = 1 /* equal consecutive ranges of rows, in their order */
+} bsr_part_method;
+/* A matrix held by rank 0 (Aroot, significant there only: square; NULL
+ * elsewhere) distributed: rank 0 partitions its block graph (symmetrized
+ * pattern without self loops; one rank or a graph without edges: equal
+ * consecutive ranges), renumbers the rows so that rank r owns global rows
+ * [rows0[r], rows0[r+1]) in the order of their old indices, and sends every
+ * rank its rows (columns in the new numbering); then bsr_dmatrix_create.
+ * *perm (perm may be NULL): on rank 0 the nglobal old indices in the new
+ * order (perm[new] = old; free() it), NULL on the other ranks; it is what
+ * bsr_dmatrix_scatter_vec and bsr_dmatrix_gather_vec take.  Collective; a
+ * failure on rank 0 (no matrix, a METIS error) is every rank's. */
+bsr_status bsr_dmatrix_scatter(bsr_dmatrix **A, bsr_dist *d, const bsr_matrix *Aroot, bsr_part_method method,
+                               int64_t **perm);
+/* *X = this rank's rows of Xroot (rank 0's: nglobal*b rows in the original
+ * order, any k, A's precision or the other; ignored elsewhere) in the
+ * numbering of A: row i of rank r is block row perm[rows0[r] + i] of Xroot
+ * (perm NULL: the identity, for a matrix not renumbered).  Collective. */
+bsr_status bsr_dmatrix_scatter_vec(const bsr_dmatrix *A, const int64_t *perm, const bsr_multivec *Xroot,
+                                   bsr_multivec **X);
+/* The inverse: every rank's rows of X (nrows*b x k, the same k and
+ * precision everywhere) into Xroot on rank 0 (nglobal*b x k, that precision,
+ * the original order; ignored elsewhere).  Collective. */
+bsr_status bsr_dmatrix_gather_vec(const bsr_dmatrix *A, const int64_t *perm, const bsr_multivec *X,
+                                  bsr_multivec *Xroot);
+
+/* Block rows [row0, row0 + nrows) of a generated problem, as a rank passes
+ * them to bsr_dmatrix_create. */
+typedef struct {
+    int64_t nglobal, row0; /* block rows of the whole problem; the first one here */
+    int nrows, b;
+    bsr_precision prec;
+    const int *rowptr;     /* [nrows+1] */
+    int64_t *colind;       /* global block columns, ascending within each row */
+    const void *val;       /* row-major b x b blocks */
+    bsr_multivec *rhs;     /* these rows of the right-hand side(s) */
+    bsr_multivec *xexact;  /* these rows of the exact solution; NULL when unknown */
+    char name[128];        /* the problem's canonical spec */
+    bsr_matrix *local;     /* owns rowptr and val: the rows over the block columns [col0, col0 + its columns) */
+    int64_t col0;
+} bsr_problem_rows;
+/* Global block rows and block size of a generator spec (bsr_generate's). */
+bsr_status bsr_generate_dims(const char *spec, int64_t *nglobal, int *b);
+/* The rows [row0, row0 + nrows) of bsr_generate(spec)'s problem, bit for bit
+ * (rhs and xexact included).  stencil3d and rotconv3d build only these rows
+ * (64-bit global indices: grids beyond 2^31 cells); the other generators
+ * build their whole problem and keep the rows (fine at their sizes).  Not
+ * collective. */
+bsr_status bsr_generate_rows(const char *spec, bsr_precision prec, int64_t row0, int nrows, bsr_problem_rows *R);
+void bsr_problem_rows_free(bsr_problem_rows *R);
+/* A generated problem distributed in place: rank r generates the r-th of
+ * equal consecutive ranges of rows (the natural grid order: slabs) into R
+ * and creates *A from them.  Collective; R (rhs, xexact, name) stays the
+ * caller's, to free with bsr_problem_rows_free (A holds its own copy). */
+bsr_status bsr_dmatrix_generate(bsr_dmatrix **A, bsr_dist *d, const char *spec, bsr_precision prec,
+                                bsr_problem_rows *R);
 
 #ifdef __cplusplus
 }

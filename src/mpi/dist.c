@@ -2,6 +2,19 @@
  * collective error agreement and deterministic global sums. */
 #include "dist_impl.h"
 #include <string.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* OpenMPI's MPIX_CUDA_AWARE_SUPPORT */
+#endif
+
+/* MPI takes device pointers: compiled in and reported by the library at run time. */
+static int cuda_aware(void)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return 0;
+#endif
+}
 
 bsr_status bsr_mpi_fail(int err, const char *call)
 {
@@ -28,6 +41,10 @@ bsr_status bsr_dist_create(bsr_dist **out, MPI_Comm comm, bsr_context *ctx)
     MPI_Comm_size(d->comm, &d->size);
     d->ctx = ctx;
     d->device = ctx && bsr_context_backend(ctx) == BSR_BACKEND_CUDA;
+    /* every rank must take the same halo path: on only where all ranks can */
+    int aware = d->device && cuda_aware(), all = 0;
+    MPI_Allreduce(&aware, &all, 1, MPI_INT, MPI_MIN, d->comm);
+    d->cuda_aware = all;
     *out = d;
     return BSR_OK;
 }
@@ -40,6 +57,17 @@ void bsr_dist_destroy(bsr_dist *d)
 }
 
 int bsr_dist_rank(const bsr_dist *d) { return d ? d->rank : -1; }
+int bsr_dist_cuda_aware(const bsr_dist *d) { return d ? d->cuda_aware : 0; }
+
+bsr_status bsr_dist_set_cuda_aware(bsr_dist *d, int on)
+{
+    BSR_CHECK_ARG(d, "bsr_dist_set_cuda_aware: NULL context");
+    if (on && !d->cuda_aware)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_dist_set_cuda_aware: this MPI does not take device pointers "
+                         "(or the context is not a CUDA one on every rank)");
+    d->cuda_aware = on;
+    return BSR_OK;
+}
 int bsr_dist_size(const bsr_dist *d) { return d ? d->size : 0; }
 MPI_Comm bsr_dist_comm(const bsr_dist *d) { return d ? d->comm : MPI_COMM_NULL; }
 

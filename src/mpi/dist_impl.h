@@ -11,6 +11,7 @@ struct bsr_dist {
     int rank, size;
     bsr_context *ctx;   /* the rank's backend (NULL: CPU) */
     int device;         /* ctx is a CUDA context */
+    int cuda_aware;     /* halos go to MPI as device pointers (else through pinned host buffers) */
 };
 
 /* Every rank learns whether any rank failed: st is this rank's status; the

@@ -144,21 +144,24 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
     int vals = A->b * X->k, nsend = h->send_off[h->nsend];
-    if (ctx) {  /* gathered on the device, copied out to pinned memory */
+    const int aware = ctx && A->d->cuda_aware;
+    if (ctx) {  /* gathered on the device, copied out to pinned memory unless MPI reads device memory */
         st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)vals, B->dsend);
-        if (!st) st = bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend);
+        if (!st && !aware) st = bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend);
         if (!st) st = bsr_context_sync(ctx);
         if (st) { halo_skip(A); return st; }
     } else {
         pack_host(X, h->send_idx, nsend, row, B->sbuf);
     }
-    char *ghosts = ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
+    char *ghosts = aware ? (char *)dev_data(B->xref) + (size_t)A->nifc_own * row
+                 : ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
+    char *sbuf = aware ? B->dsend : B->sbuf;
     int e = MPI_SUCCESS;
     for (int q = 0; q < h->nrecv && e == MPI_SUCCESS; q++)
         e = MPI_Irecv(ghosts + (size_t)h->recv_off[q] * row, (h->recv_off[q + 1] - h->recv_off[q]) * vals,
                       type, h->recv_rank[q], HALO_TAG, A->d->comm, &B->req[(*nreq)++]);
     for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
-        e = MPI_Isend((char *)B->sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
+        e = MPI_Isend(sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
                       type, h->send_rank[q], HALO_TAG, A->d->comm, &B->req[(*nreq)++]);
     return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "MPI_Isend/MPI_Irecv (halo)");
 }
@@ -172,7 +175,7 @@ static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo
     int e = MPI_Waitall(nreq, B->req, MPI_STATUSES_IGNORE);  /* even after a local failure: no hang */
     if (e != MPI_SUCCESS && !st) st = bsr_mpi_fail(e, "MPI_Waitall (halo)");
     size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
-    if (!st && ctx)
+    if (!st && ctx && !A->d->cuda_aware)
         st = bsr_cuda_copy_async(ctx, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row, B->rbuf,
                                  row * (size_t)A->h.nghost);
     return st;
