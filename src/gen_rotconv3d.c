@@ -40,6 +40,7 @@
  * Manufactured exact solution: a smooth trigonometric field per component,
  * rhs = A x*, so error_vs_exact measures the solver alone. */
 #include "stencil_impl.h"
+#include "gen_rows.h"
 #include <math.h>
 #include <string.h>
 
@@ -102,14 +103,64 @@ static double rc_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.25 * q)) * sin(STC_PI * (x[1] + 0.15 * q)) * cos(STC_PI * (x[2] - 0.1 * q)) + 0.2 * q;
 }
 
-/* bsr_generate entry of rotconv3d: n (cells per direction, N^3 block rows), b,
- * the model's parameters; rhs = A x* for the manufactured x*. */
-bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem *P)
+/* Cell (i, j, k) of block row r. */
+static void rc_cell(const rc_par *c, int64_t r, int ijk[3])
+{
+    ijk[0] = (int)(r % c->n);
+    ijk[1] = (int)(r / c->n % c->n);
+    ijk[2] = (int)(r / ((int64_t)c->n * c->n));
+}
+
+/* Blocks of row r: its cell and the neighbours inside the cube. */
+static int rc_count(const bsr_rowgen *g, int64_t r)
+{
+    const rc_par *c = g->par;
+    int ijk[3], n = c->n;
+    rc_cell(c, r, ijk);
+    return 7 - (ijk[0] == 0) - (ijk[0] == n - 1) - (ijk[1] == 0) - (ijk[1] == n - 1) - (ijk[2] == 0) - (ijk[2] == n - 1);
+}
+
+/* Row r: the blocks of its cell in increasing column order -z, -y, -x,
+ * centre, +x, +y, +z (faces on the boundary left out). */
+static int rc_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
+{
+    static const int ax[7] = {2, 1, 0, -1, 0, 1, 2}, sg[7] = {-1, -1, -1, 0, 1, 1, 1};
+    const rc_par *c = g->par;
+    const int n = c->n, bb = c->b * c->b;
+    const int64_t stride[3] = {1, n, (int64_t)n * n};
+    int ijk[3], m = 0;
+    rc_cell(c, r, ijk);
+    double D[RC_MAXB * RC_MAXB], Nb[6][RC_MAXB * RC_MAXB];
+    rc_blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
+    for (int q = 0; q < 7; q++) {
+        if (ax[q] >= 0 && (ijk[ax[q]] + sg[q] < 0 || ijk[ax[q]] + sg[q] >= n)) continue;
+        const double *blk = ax[q] < 0 ? D : Nb[2 * ax[q] + (sg[q] > 0)];
+        cols[m] = ax[q] < 0 ? r : r + sg[q] * stride[ax[q]];
+        memcpy(val + (size_t)m * bb, blk, sizeof(double) * (size_t)bb);
+        m++;
+    }
+    return m;
+}
+
+/* x* at the centre of row r's cell. */
+static void rc_row_exact(const bsr_rowgen *g, int64_t r, double *x)
+{
+    const rc_par *c = g->par;
+    int ijk[3];
+    rc_cell(c, r, ijk);
+    double p[3] = {(ijk[0] + 0.5) * c->h, (ijk[1] + 0.5) * c->h, (ijk[2] + 0.5) * c->h};
+    for (int q = 0; q < c->b; q++) x[q] = rc_exact(q, p);
+}
+
+/* Row generator of rotconv3d: n (cells per direction, N^3 block rows), b,
+ * the model's parameters. */
+bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
 {
     static const char *const pos[] = {"n", "b", NULL};
     gen_args a;
     rc_par c;
     int seed;
+    memset(g, 0, sizeof *g);
     memset(&c, 0, sizeof c);
     BSR_TRY(gen_args_parse("rotconv3d", params, pos, &a));
     BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.n));
@@ -124,45 +175,25 @@ bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem
     BSR_TRY(gen_args_done(&a));
     c.seed = (uint64_t)seed;
     c.h = 1.0 / c.n;
-    const int n = c.n, b = c.b;
-    const int64_t nb = (int64_t)n * n * n;
-    const int nnzb = (int)(7 * nb - 6 * (int64_t)n * n);
-    bsr_matrix *A;
-    BSR_TRY(bsr_matrix_alloc(&A, (int)nb, (int)nb, b, nnzb, prec));
-    P->A = A;
-    BSR_TRY(bsr_multivec_create(&P->xexact, nb * b, 1, prec));
-    /* row offsets first, so that the rows fill in parallel */
-    A->rowptr[0] = 0;
-    for (int64_t r = 0; r < nb; r++) {
-        int i = (int)(r % n), j = (int)(r / n % n), k = (int)(r / ((int64_t)n * n));
-        A->rowptr[r + 1] = A->rowptr[r] + 7 - (i == 0) - (i == n - 1) - (j == 0) - (j == n - 1) - (k == 0) - (k == n - 1);
-    }
-    /* neighbour order by increasing column: -z, -y, -x, centre, +x, +y, +z */
-    static const int ax[7] = {2, 1, 0, -1, 0, 1, 2}, sg[7] = {-1, -1, -1, 0, 1, 1, 1};
-    const int64_t stride[3] = {1, n, (int64_t)n * n};
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < nb; r++) {
-        int ijk[3] = {(int)(r % n), (int)(r / n % n), (int)(r / ((int64_t)n * n))};
-        double D[RC_MAXB * RC_MAXB], Nb[6][RC_MAXB * RC_MAXB];
-        rc_blocks(&c, ijk[0], ijk[1], ijk[2], r, D, Nb);
-        int p = A->rowptr[r];
-        for (int q = 0; q < 7; q++) {
-            if (ax[q] >= 0 && (ijk[ax[q]] + sg[q] < 0 || ijk[ax[q]] + sg[q] >= n)) continue;
-            const double *blk = ax[q] < 0 ? D : Nb[2 * ax[q] + (sg[q] > 0)];
-            A->colind[p] = (int)(ax[q] < 0 ? r : r + sg[q] * stride[ax[q]]);
-            for (int e = 0; e < b * b; e++) {
-                size_t o = (size_t)p * b * b + e;
-                if (prec == BSR_DOUBLE) ((double *)A->val)[o] = blk[e];
-                else ((float *)A->val)[o] = (float)blk[e];
-            }
-            p++;
-        }
-        double x[3] = {(ijk[0] + 0.5) * c.h, (ijk[1] + 0.5) * c.h, (ijk[2] + 0.5) * c.h};
-        for (int q = 0; q < b; q++) {
-            double v = rc_exact(q, x);
-            if (prec == BSR_DOUBLE) ((double *)P->xexact->data)[(size_t)r * b + q] = v;
-            else ((float *)P->xexact->data)[(size_t)r * b + q] = (float)v;
-        }
-    }
-    return bsr_problem_make_rhs(P);
+    rc_par *keep = bsr_malloc(sizeof *keep, "rotconv3d parameters");
+    if (!keep) return BSR_ERR_NOMEM;
+    *keep = c;
+    g->par = keep;
+    g->n = (int64_t)c.n * c.n * c.n;
+    g->b = c.b;
+    g->reach = (int64_t)c.n * c.n;
+    g->count = rc_count;
+    g->row = rc_row;
+    g->exact = rc_row_exact;
+    return BSR_OK;
+}
+
+/* bsr_generate entry of rotconv3d; rhs = A x* for the manufactured x*. */
+bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem *P)
+{
+    bsr_rowgen g;
+    BSR_TRY(bsr_rowgen_rotconv3d(params, &g));
+    bsr_status st = bsr_rowgen_problem(&g, prec, P);
+    bsr_rowgen_free(&g);
+    return st;
 }

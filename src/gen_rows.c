@@ -1,0 +1,99 @@
+/* Generated problems row by row: a row generator's rows [row0, row0 + nrows)
+ * as a matrix over a window of block columns, its exact solution on rows,
+ * and the whole problem for bsr_generate. */
+#include "gen_rows.h"
+#include <limits.h>
+#include <string.h>
+
+static const struct { const char *name; bsr_status (*make)(const char *, bsr_rowgen *); } rowgens[] = {
+    {"stencil3d", bsr_rowgen_stencil3d},
+    {"rotconv3d", bsr_rowgen_rotconv3d},
+};
+
+/* The table of row generators by name. */
+bsr_status bsr_rowgen_parse(const char *spec, bsr_rowgen *g, int *found)
+{
+    memset(g, 0, sizeof *g);
+    *found = 0;
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    for (size_t i = 0; i < sizeof rowgens / sizeof rowgens[0]; i++)
+        if (strlen(rowgens[i].name) == len && !strncmp(spec, rowgens[i].name, len)) {
+            *found = 1;
+            bsr_status s = rowgens[i].make(colon ? colon + 1 : "", g);
+            if (s) bsr_rowgen_free(g);
+            return s;
+        }
+    return BSR_OK;
+}
+
+/* The parameters' storage; g itself is the caller's. */
+void bsr_rowgen_free(bsr_rowgen *g)
+{
+    if (!g) return;
+    free(g->par);
+    g->par = NULL;
+}
+
+/* Value e of a host array of precision prec = v (rounded once, as the
+ * generators always stored their values). */
+static void store(void *a, bsr_precision prec, size_t e, double v)
+{
+    if (prec == BSR_DOUBLE) ((double *)a)[e] = v;
+    else ((float *)a)[e] = (float)v;
+}
+
+/* Row offsets first, then the rows filled in parallel. */
+bsr_status bsr_rowgen_matrix(const bsr_rowgen *g, bsr_precision prec, int64_t row0, int nrows, int64_t col0,
+                             int ncols, bsr_matrix **W)
+{
+    int64_t nnz = 0;
+    for (int i = 0; i < nrows; i++) nnz += g->count(g, row0 + i);
+    if (nnz > INT_MAX)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "generator: %lld blocks in block rows %lld..%lld, more than 32-bit "
+                         "indices hold (use more ranks)", (long long)nnz, (long long)row0, (long long)(row0 + nrows - 1));
+    BSR_TRY(bsr_matrix_alloc(W, nrows, ncols, g->b, (int)nnz, prec));
+    bsr_matrix *A = *W;
+    A->rowptr[0] = 0;
+    for (int i = 0; i < nrows; i++) A->rowptr[i + 1] = A->rowptr[i] + g->count(g, row0 + i);
+    const size_t bb = (size_t)g->b * g->b;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < nrows; i++) {
+        int64_t cols[GEN_ROW_MAXBLK];
+        double val[GEN_ROW_MAXBLK * BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+        int m = g->row(g, row0 + i, cols, val), p = A->rowptr[i];
+        for (int q = 0; q < m; q++) {
+            A->colind[p + q] = (int)(cols[q] - col0);
+            for (size_t e = 0; e < bb; e++) store(A->val, prec, (size_t)(p + q) * bb + e, val[(size_t)q * bb + e]);
+        }
+    }
+    return BSR_OK;
+}
+
+/* One row's b values at a time, in parallel. */
+bsr_status bsr_rowgen_exact(const bsr_rowgen *g, bsr_precision prec, int64_t row0, int nrows, bsr_multivec **X)
+{
+    BSR_TRY(bsr_multivec_create(X, (int64_t)nrows * g->b, 1, prec));
+    void *x = (*X)->data;
+    const int b = g->b;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < nrows; i++) {
+        double v[BSR_MAX_BLOCK];
+        g->exact(g, row0 + i, v);
+        for (int r = 0; r < b; r++) store(x, prec, (size_t)i * b + r, v[r]);
+    }
+    return BSR_OK;
+}
+
+/* The whole problem: all rows over all columns, rhs = A x* as every
+ * generator makes it (bsr_problem_make_rhs). */
+bsr_status bsr_rowgen_problem(const bsr_rowgen *g, bsr_precision prec, bsr_problem *P)
+{
+    if (g->n > INT_MAX)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "generator: %lld block rows, more than 32-bit indices hold "
+                         "(distributed: bsr_generate_rows)", (long long)g->n);
+    BSR_TRY(bsr_rowgen_matrix(g, prec, 0, (int)g->n, 0, (int)g->n, &P->A));
+    BSR_TRY(bsr_rowgen_exact(g, prec, 0, (int)g->n, &P->xexact));
+    if (g->name[0]) snprintf(P->name, sizeof P->name, "%s", g->name);
+    return bsr_problem_make_rhs(P);
+}

@@ -1,0 +1,47 @@
+/* Generators whose block rows are built one at a time from a 64-bit global
+ * row index (stencil3d, rotconv3d).  The same row code makes the serial
+ * problem (bsr_generate) and a rank's rows in place (bsr_generate_rows), so
+ * that the two are equal bit for bit. */
+#ifndef BSR_GEN_ROWS_H
+#define BSR_GEN_ROWS_H
+
+#include "internal.h"
+
+#define GEN_ROW_MAXBLK 7 /* blocks of a row at most: 7-point stencils */
+
+typedef struct bsr_rowgen bsr_rowgen;
+struct bsr_rowgen {
+    int64_t n;        /* block rows (= block columns) */
+    int b;
+    int64_t reach;    /* max |column - row| of any block: how far a row's rhs reads x */
+    char name[128];   /* canonical spec; empty: the spec as given */
+    void *par;        /* the generator's parameters (malloc'd; bsr_rowgen_free) */
+    /* Number of blocks of row i. */
+    int (*count)(const bsr_rowgen *g, int64_t i);
+    /* Blocks of row i, columns ascending: cols[m] and row-major b x b values
+     * val[m*b*b] in double; returns m. */
+    int (*row)(const bsr_rowgen *g, int64_t i, int64_t *cols, double *val);
+    /* The exact solution on row i: x[0..b). */
+    void (*exact)(const bsr_rowgen *g, int64_t i, double *x);
+};
+
+/* The row generators' constructors from their parameters (after "NAME:"). */
+bsr_status bsr_rowgen_stencil3d(const char *params, bsr_rowgen *g); /* gen_stencil3d.c */
+bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g); /* gen_rotconv3d.c */
+
+/* The row generator a spec "NAME:PARAMS" names: *found = 0 (and BSR_OK) when
+ * NAME has none; an error for bad parameters. */
+bsr_status bsr_rowgen_parse(const char *spec, bsr_rowgen *g, int *found);
+void bsr_rowgen_free(bsr_rowgen *g);
+/* The whole problem of g (A, xexact, rhs = A xexact) as bsr_generate gives it. */
+bsr_status bsr_rowgen_problem(const bsr_rowgen *g, bsr_precision prec, bsr_problem *P);
+
+/* *W = block rows [row0, row0 + nrows) of g over the block columns [col0,
+ * col0 + ncols) (stored column = global column - col0; every column of the
+ * rows must lie there: g->reach says how far they go). */
+bsr_status bsr_rowgen_matrix(const bsr_rowgen *g, bsr_precision prec, int64_t row0, int nrows, int64_t col0,
+                             int ncols, bsr_matrix **W);
+/* *X = g's exact solution on block rows [row0, row0 + nrows) (nrows*b x 1). */
+bsr_status bsr_rowgen_exact(const bsr_rowgen *g, bsr_precision prec, int64_t row0, int nrows, bsr_multivec **X);
+
+#endif
