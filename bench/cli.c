@@ -1,6 +1,7 @@
 /* Option parsing, problem loading and small utilities for the CLI. */
 #include "cli.h"
 #include "internal.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -61,16 +62,23 @@ int cli_check_options(int argc, char **argv, const char *const *known, const cha
     return 0;
 }
 
+/* BSR_ERR_ARG for a matrix file and --gen together, or --block without a file. */
+bsr_status cli_load_args(const char *file, const char *gen, const char *block)
+{
+    if (file && gen) return bsr_error(BSR_ERR_ARG, "give a matrix file or --gen, not both");
+    if (!file && block) {
+        return bsr_error(BSR_ERR_ARG, "--block applies to Matrix Market files; a generator takes its block size in its spec");
+    }
+    return BSR_OK;
+}
+
 /* Problem from a Matrix Market file, a generator spec, or the default problem. */
 bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_precision prec,
                     const char *def, bsr_problem *P, bsr_convert_info *cinfo)
 {
     memset(P, 0, sizeof *P);
     if (cinfo) { cinfo->b = 0; cinfo->fill_ratio = 1.0; }
-    if (file && gen) return bsr_error(BSR_ERR_ARG, "give a matrix file or --gen, not both");
-    if (!file && block) {
-        return bsr_error(BSR_ERR_ARG, "--block applies to Matrix Market files; a generator takes its block size in its spec");
-    }
+    BSR_TRY(cli_load_args(file, gen, block));
     if (!file) return bsr_generate(gen ? gen : def, prec, P);
     int b = 0;
     if (block && strcmp(block, "auto")) {
@@ -87,6 +95,26 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
     if (s) { bsr_problem_free(P); return s; }
     snprintf(P->name, sizeof P->name, "%s", file);
     return BSR_OK;
+}
+
+/* Dense Matrix Market file into an n x k multivector (k = its columns). */
+bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int kwant, bsr_multivec **X)
+{
+    int nr, nc;
+    double *v = NULL;
+    BSR_TRY(bsr_mm_read_dense(path, &nr, &nc, &v));
+    bsr_status s = BSR_OK;
+    if (nr != n || (kwant > 0 && nc != kwant))
+        s = bsr_error(BSR_ERR_SIZE, "%s: %d x %d, expected %lld rows%s", path, nr, nc, (long long)n,
+                      kwant > 0 ? " and the right-hand sides' column count" : "");
+    else if (nc < 1 || nc > 64)
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns (1..64 supported)", path, nc);
+    if (!s && !(s = bsr_multivec_create(X, n, nc, prec)) && (s = bsr_multivec_from_colmajor(*X, v, n))) {
+        bsr_multivec_destroy(*X);
+        *X = NULL;
+    }
+    free(v);
+    return s;
 }
 
 /* Monotonic wall-clock seconds. */
@@ -132,4 +160,16 @@ void cli_json_str(FILE *f, const char *s)
         else fputc(*p, f);
     }
     fputc('"', f);
+}
+
+/* "key": [v0, v1, ...] on stdout: null for a non-finite value (a missing
+ * figure), all null when v is NULL; "," when comma; a newline. */
+void cli_json_array_d(const char *key, const double *v, int k, int comma)
+{
+    printf("\"%s\": [", key);
+    for (int j = 0; j < k; j++) {
+        if (v && isfinite(v[j])) printf("%s%.6e", j ? ", " : "", v[j]);
+        else printf("%snull", j ? ", " : "");
+    }
+    printf("]%s\n", comma ? "," : "");
 }

@@ -18,6 +18,11 @@ int bench_pyramid(int argc, char **argv); /* bench/bench_pyramid.c */
 int cmd_info(int argc, char **argv);
 /* `bsrsolve [FILE]`: read/generate, set up, solve, report (bench/cmd_solve.c). */
 int cmd_solve(int argc, char **argv);
+#ifdef BSR_HAVE_MPI
+/* The same under mpiexec with more than one rank: the distributed solve
+ * (bench/cmd_dsolve.c); MPI is initialized. */
+int cmd_dsolve(int argc, char **argv);
+#endif
 /* Print the solve options (bench/cmd_solve.c). */
 void cli_usage_solve(FILE *f);
 /* Print ordering/tree/level summary for --reorder SPEC (bench/cmd_reorder.c);
@@ -35,10 +40,15 @@ int cli_flag(int argc, char **argv, const char *name);
 const char *cli_positional(int argc, char **argv, const char *const *valued);
 /* Reject any option not in `known` (NULL-terminated, valued ones too); prints and returns nonzero. */
 int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued);
+/* BSR_ERR_ARG for a matrix file with --gen, or --block without a file. */
+bsr_status cli_load_args(const char *file, const char *gen, const char *block);
 /* Load the problem: from FILE (Matrix Market, --block B|auto) or --gen SPEC;
  * with neither, the embedded default `def` (a generator spec). */
 bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_precision prec,
                     const char *def, bsr_problem *P, bsr_convert_info *cinfo);
+/* A dense Matrix Market file as an n x k multivector (k = its columns;
+ * kwant > 0: it must have that many). */
+bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int kwant, bsr_multivec **X);
 /* Wall-clock seconds. */
 double cli_now(void);
 /* Print "bsrsolve: <status>: <detail>" to stderr and return the exit code:
@@ -49,6 +59,9 @@ double cli_median(double *v, int n);
 /* Print s to f as a JSON string literal (quotes, backslashes and control
  * characters escaped): file names and specs may contain any of them. */
 void cli_json_str(FILE *f, const char *s);
+/* "key": [v0, ...] on stdout (%.6e; null for a non-finite value, all null
+ * when v is NULL), then "," when comma, and a newline. */
+void cli_json_array_d(const char *key, const double *v, int k, int comma);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
 

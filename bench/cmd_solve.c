@@ -6,7 +6,6 @@
 #include "internal.h"
 #include "cusparse_ref.h"
 #include "plot.h"
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,37 +73,6 @@ static bsr_status rel_diff(const bsr_multivec *X, const bsr_multivec *Y, double 
     bsr_multivec_destroy(D);
     free(m1);
     return s;
-}
-
-/* Dense Matrix Market file into an n x k multivector (k = its columns). */
-static bsr_status read_dense(const char *path, int64_t n, bsr_precision prec, int kwant,
-                             bsr_multivec **X)
-{
-    int nr, nc;
-    double *v = NULL;
-    BSR_TRY(bsr_mm_read_dense(path, &nr, &nc, &v));
-    bsr_status s = BSR_OK;
-    if (nr != n || (kwant > 0 && nc != kwant))
-        s = bsr_error(BSR_ERR_SIZE, "%s: %d x %d, expected %lld rows%s", path, nr, nc, (long long)n,
-                      kwant > 0 ? " and the right-hand sides' column count" : "");
-    else if (nc < 1 || nc > 64)
-        s = bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns (1..64 supported)", path, nc);
-    if (!s && !(s = bsr_multivec_create(X, n, nc, prec)) && (s = bsr_multivec_from_colmajor(*X, v, n))) {
-        bsr_multivec_destroy(*X);
-        *X = NULL;
-    }
-    free(v);
-    return s;
-}
-
-static void json_array_d(const char *key, const double *v, int k, int comma)
-{
-    printf("\"%s\": [", key);
-    for (int j = 0; j < k; j++) {
-        if (v && isfinite(v[j])) printf("%s%.6e", j ? ", " : "", v[j]);
-        else printf("%snull", j ? ", " : "");
-    }
-    printf("]%s\n", comma ? "," : "");
 }
 
 /* Residual history plot: one series per column (at most 16).  0, or -1 when
@@ -217,9 +185,9 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("],\n");
     double rr[64];
     for (int j = 0; j < k; j++) rr[j] = st->col[j].relres;
-    json_array_d("true_relres", rr, k, 1);
-    json_array_d("error_vs_exact", e->err, k, 1);
-    json_array_d("ref_rel_diff", have_ref && ref_ok ? e->ref_diff : NULL, k, 1);
+    cli_json_array_d("true_relres", rr, k, 1);
+    cli_json_array_d("error_vs_exact", e->err, k, 1);
+    cli_json_array_d("ref_rel_diff", have_ref && ref_ok ? e->ref_diff : NULL, k, 1);
     printf("\"warm\": %s,\n", e->warm ? "true" : "false");
     printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"fill\": %.4f,\n\"pc_nnzb\": %lld,\n", st->setup_s,
            st->solve_s, st->fill, (long long)st->pc_nnzb);
@@ -319,19 +287,19 @@ int cmd_solve(int argc, char **argv)
         long k = strtol(rhs + 7, &end, 10);
         if (*end || k < 1 || k > 64) { fprintf(stderr, "bsrsolve: --rhs random:K needs K in 1..64\n"); rc = 2; goto out; }
         if ((s = bsr_multivec_create(&B, f.n, (int)k, prec)) || (s = bsr_multivec_random(B, 12345))) goto fail;
-    } else if ((s = read_dense(rhs, f.n, prec, 0, &B))) {
+    } else if ((s = cli_read_dense(rhs, f.n, prec, 0, &B))) {
         goto fail;
     }
     int k = bsr_multivec_cols(B);
     const char *exf = cli_opt(argc, argv, "--exact");
     if (exf) {
-        if ((s = read_dense(exf, f.n, BSR_DOUBLE, k, &Xex))) goto fail;
+        if ((s = cli_read_dense(exf, f.n, BSR_DOUBLE, k, &Xex))) goto fail;
         xex = Xex;
     }
     if (xex && bsr_multivec_cols(xex) != k) xex = NULL;
     const char *x0 = cli_opt(argc, argv, "--x0");
     if (x0) {
-        if ((s = read_dense(x0, f.n, prec, k, &X))) goto fail;
+        if ((s = cli_read_dense(x0, f.n, prec, k, &X))) goto fail;
     } else if ((s = bsr_multivec_create(&X, f.n, k, prec)) || (s = bsr_multivec_fill(X, 0.0))) {
         goto fail; /* filled: written like a user's array, so the solve pays no first-touch faults */
     }

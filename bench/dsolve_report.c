@@ -1,0 +1,162 @@
+/* The distributed solve's report (rank 0): problem, ranks, partition (rows
+ * per rank, interface share, halo volume), times (the slowest rank's),
+ * communication (halo exchanges and reductions), per-rank figures; one
+ * screen or one JSON object in the style of the serial report. */
+#ifdef BSR_HAVE_MPI
+#include "cli.h"
+#include "dsolve.h"
+#include <string.h>
+
+/* Minimum, mean, maximum and sum of figure f over the ranks. */
+typedef struct { double min, mean, max, sum; } spread;
+static spread over_ranks(const dsolve_report *r, int f)
+{
+    spread s = {r->rank[f], 0, r->rank[f], 0};
+    for (int p = 0; p < r->ranks; p++) {
+        double v = r->rank[(size_t)p * DR_FIGURES + f];
+        if (v < s.min) s.min = v;
+        if (v > s.max) s.max = v;
+        s.sum += v;
+    }
+    s.mean = s.sum / r->ranks;
+    return s;
+}
+
+/* The figures both reports print, computed once. */
+typedef struct {
+    spread rows, ifc, ghosts, nbr, setup, solve, halo, reduce, pcnnz;
+    double ifc_share, comm_share, per_iter, fill;
+    int iters;
+} summary;
+static summary summarize(const dsolve_report *r)
+{
+    summary s;
+    s.rows = over_ranks(r, DR_ROWS);
+    s.ifc = over_ranks(r, DR_INTERFACE);
+    s.ghosts = over_ranks(r, DR_GHOSTS);
+    s.nbr = over_ranks(r, DR_NEIGHBOURS);
+    s.setup = over_ranks(r, DR_SETUP_S);
+    s.solve = over_ranks(r, DR_SOLVE_S);
+    s.halo = over_ranks(r, DR_HALO_S);
+    s.reduce = over_ranks(r, DR_REDUCE_S);
+    s.pcnnz = over_ranks(r, DR_PC_NNZB);
+    s.ifc_share = s.rows.sum > 0 ? s.ifc.sum / s.rows.sum : 0;
+    /* the share of a rank's solve spent communicating, averaged over the ranks */
+    s.comm_share = s.solve.sum > 0 ? (s.halo.sum + s.reduce.sum) / s.solve.sum : 0;
+    s.iters = 0;
+    for (int j = 0; j < r->st->k; j++)
+        if (r->st->col[j].iterations > s.iters) s.iters = r->st->col[j].iterations;
+    s.per_iter = s.iters > 0 ? s.solve.max / s.iters : 0;
+    s.fill = r->nnzb > 0 ? s.pcnnz.sum / (double)r->nnzb : 0;
+    return s;
+}
+
+void dsolve_report_text(const dsolve_report *r)
+{
+    const bsr_solver_stats *st = r->st;
+    summary s = summarize(r);
+    printf("problem     %s\n", r->problem);
+    printf("            n = %lld, block %d x %d, %lld block rows, %lld blocks (%.1f per row)\n",
+           (long long)(r->nglobal * r->b), r->b, r->b, (long long)r->nglobal, (long long)r->nnzb,
+           r->nglobal > 0 ? (double)r->nnzb / r->nglobal : 0.0);
+    printf("solver      %s  [%s, %d ranks]\n", r->config, r->backend, r->ranks);
+    printf("precond     rank 0: %s\n", st->precond_info[0] ? st->precond_info : "-");
+    printf("            fill %.2f (%.0f blocks on all ranks)%s\n", s.fill, s.pcnnz.sum,
+           st->pivots_regularized ? ", pivots regularized on rank 0" : "");
+    printf("partition   %s: rows per rank min %.0f, mean %.1f, max %.0f; interface rows %.0f (%.1f%%)\n",
+           r->partition, s.rows.min, s.rows.mean, s.rows.max, s.ifc.sum, 100 * s.ifc_share);
+    printf("            halo per exchange: %.0f ghost block rows received (max %.0f on a rank), "
+           "neighbours max %.0f\n", s.ghosts.sum, s.ghosts.max, s.nbr.max);
+    printf("time        setup %.3f s, solve %.3f s (slowest rank), %d iterations, %.3f ms per iteration\n",
+           s.setup.max, s.solve.max, s.iters, 1e3 * s.per_iter);
+    printf("comm        halo %.3f s max, %.3f s mean; reductions %.3f s max, %.3f s mean; %.1f%% of the solve\n",
+           s.halo.max, s.halo.mean, s.reduce.max, s.reduce.mean, 100 * s.comm_share);
+    if (r->steps)
+        printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s (%d iterations)\n",
+               r->steps, r->step_refactor, r->step_solve, r->step_iters);
+    int show = st->k <= 8 ? st->k : 8;
+    printf("rhs  status      iters  restarts  true relres%s\n", r->err ? "   error vs exact" : "");
+    for (int j = 0; j < show; j++) {
+        const bsr_col_stats *c = &st->col[j];
+        printf("%3d  %-10s %6d  %8d  %11.3e", j, bsr_reason_string(c->reason), c->iterations, c->restarts,
+               c->relres);
+        if (r->err) printf("   %15.3e", r->err[j]);
+        printf("\n");
+    }
+    if (show < st->k) printf("  ... %d more right-hand sides (use --json for all)\n", st->k - show);
+    if (r->ranks <= 16) {
+        printf("per rank    rank     rows  interface   ghosts  neighbours   setup s   solve s    halo s  reduce s\n");
+        for (int p = 0; p < r->ranks; p++) {
+            const double *f = r->rank + (size_t)p * DR_FIGURES;
+            printf("            %4d %8.0f %10.0f %8.0f %11.0f %9.3f %9.3f %9.3f %9.3f\n", p, f[DR_ROWS],
+                   f[DR_INTERFACE], f[DR_GHOSTS], f[DR_NEIGHBOURS], f[DR_SETUP_S], f[DR_SOLVE_S], f[DR_HALO_S],
+                   f[DR_REDUCE_S]);
+        }
+    }
+    if (r->result != BSR_OK) printf("result      %s: %s\n", bsr_status_string(r->result), bsr_last_error());
+}
+
+/* "key": [figure f of every rank] (integers when whole, %.6f otherwise), then a comma unless last. */
+static void json_ranks(const dsolve_report *r, const char *key, int f, int whole, int last)
+{
+    printf("  \"%s\": [", key);
+    for (int p = 0; p < r->ranks; p++) {
+        double v = r->rank[(size_t)p * DR_FIGURES + f];
+        if (whole) printf("%s%.0f", p ? ", " : "", v);
+        else printf("%s%.6f", p ? ", " : "", v);
+    }
+    printf("]%s\n", last ? "" : ",");
+}
+
+void dsolve_report_json(const dsolve_report *r)
+{
+    const bsr_solver_stats *st = r->st;
+    summary s = summarize(r);
+    int k = st->k;
+    printf("{\n\"problem\": ");
+    cli_json_str(stdout, r->problem);
+    printf(",\n\"n\": %lld,\n\"block\": %d,\n\"block_rows\": %lld,\n\"nnzb\": %lld,\n\"config\": ",
+           (long long)(r->nglobal * r->b), r->b, (long long)r->nglobal, (long long)r->nnzb);
+    cli_json_str(stdout, r->config);
+    printf(",\n\"backend\": ");
+    cli_json_str(stdout, r->backend);
+    printf(",\n\"ranks\": %d,\n\"k\": %d,\n\"result\": \"%s\",\n", r->ranks, k, bsr_status_string(r->result));
+    printf("\"status\": [");
+    for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
+    printf("],\n\"iterations\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
+    printf("],\n\"restarts\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
+    printf("],\n");
+    double rr[64];
+    for (int j = 0; j < k && j < 64; j++) rr[j] = st->col[j].relres;
+    cli_json_array_d("true_relres", rr, k, 1);
+    cli_json_array_d("error_vs_exact", r->err, k, 1);
+    printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"time_per_iteration_s\": %.6e,\n\"fill\": %.4f,\n"
+           "\"pc_nnzb\": %.0f,\n", s.setup.max, s.solve.max, s.per_iter, s.fill, s.pcnnz.sum);
+    if (r->steps)
+        printf("\"steps\": %d,\n\"step_refactor_s\": %.6f,\n\"step_solve_s\": %.6f,\n", r->steps, r->step_refactor,
+               r->step_solve);
+    printf("\"partition\": {\"method\": ");
+    cli_json_str(stdout, r->partition);
+    printf(", \"rows_min\": %.0f, \"rows_mean\": %.3f, \"rows_max\": %.0f, \"interface_rows\": %.0f, "
+           "\"interface_share\": %.6f, \"halo_blocks_sum\": %.0f, \"halo_blocks_max\": %.0f, \"neighbours_max\": %.0f},\n",
+           s.rows.min, s.rows.mean, s.rows.max, s.ifc.sum, s.ifc_share, s.ghosts.sum, s.ghosts.max, s.nbr.max);
+    printf("\"comm\": {\"halo_s_max\": %.6f, \"halo_s_mean\": %.6f, \"reduce_s_max\": %.6f, \"reduce_s_mean\": %.6f, "
+           "\"share_of_solve\": %.6f},\n", s.halo.max, s.halo.mean, s.reduce.max, s.reduce.mean, s.comm_share);
+    printf("\"per_rank\": {\n");
+    json_ranks(r, "rows", DR_ROWS, 1, 0);
+    json_ranks(r, "interface_rows", DR_INTERFACE, 1, 0);
+    json_ranks(r, "ghosts", DR_GHOSTS, 1, 0);
+    json_ranks(r, "sent", DR_SENT, 1, 0);
+    json_ranks(r, "neighbours", DR_NEIGHBOURS, 1, 0);
+    json_ranks(r, "nnzb", DR_NNZB, 1, 0);
+    json_ranks(r, "setup_s", DR_SETUP_S, 0, 0);
+    json_ranks(r, "solve_s", DR_SOLVE_S, 0, 0);
+    json_ranks(r, "halo_s", DR_HALO_S, 0, 0);
+    json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 1);
+    printf("},\n\"precond_info\": ");
+    cli_json_str(stdout, st->precond_info);
+    printf("\n}\n");
+}
+#endif
