@@ -131,8 +131,7 @@ static bsr_status block_type(int b, bsr_precision prec, MPI_Datatype *t)
     return BSR_OK;
 }
 
-/* This rank's rows of the plan (significant on rank 0): sizes first, then
- * row lengths, columns and values, each one MPI_Scatterv. */
+/* The rows a rank receives: global size, block size, precision, its rows. */
 typedef struct {
     int64_t n;
     int b, prec, nrows, nnz;
@@ -141,6 +140,9 @@ typedef struct {
     void *val;
 } rank_rows;
 
+/* This rank's rows of rank 0's plan: the sizes first (broadcast, then one
+ * pair per rank), then row lengths, columns and values, one MPI_Scatterv
+ * each. */
 static bsr_status receive_rows(bsr_dist *d, const bsr_matrix *Aroot, const root_plan *P, rank_rows *R)
 {
     int p = d->size, root = d->rank == 0;
