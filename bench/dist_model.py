@@ -98,9 +98,9 @@ def main():
                 base = t
             su = base / t if title == "strong" else None
             eff = (su / (p / gpus[0])) if title == "strong" else base / t
+            sus = f"{su:.1f}" if su is not None else "-"
             print(f"| {p} | {n:.3g} | {byt / 1e6:.2f} | {comp * 1e3:.2f} | {comm * 1e3:.3f} | "
-                  f"{comm / (comp + comm):.1%} | {its(p):.0f} | {t:.3g} | "
-                  f"{su if su is not None else float('nan'):.1f} | {eff:.0%} |")
+                  f"{comm / (comp + comm):.1%} | {its(p):.0f} | {t:.3g} | {sus} | {eff:.0%} |")
 
 
 if __name__ == "__main__":
