@@ -173,3 +173,18 @@ void cli_json_array_d(const char *key, const double *v, int k, int comma)
     }
     printf("]%s\n", comma ? "," : "");
 }
+
+#define CLI_KMAX 64 /* the most columns bsr_solver_solve takes */
+void cli_json_columns(const bsr_solver_stats *st, int k)
+{
+    printf("\"status\": [");
+    for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
+    printf("],\n\"iterations\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
+    printf("],\n\"restarts\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
+    printf("],\n");
+    double rr[CLI_KMAX];
+    for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].relres;
+    cli_json_array_d("true_relres", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);
+}

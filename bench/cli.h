@@ -62,6 +62,9 @@ void cli_json_str(FILE *f, const char *s);
 /* "key": [v0, ...] on stdout (%.6e; null for a non-finite value, all null
  * when v is NULL), then "," when comma, and a newline. */
 void cli_json_array_d(const char *key, const double *v, int k, int comma);
+/* The per-column fields of a solve's JSON object on stdout: "status",
+ * "iterations", "restarts", "true_relres", each followed by ",". */
+void cli_json_columns(const bsr_solver_stats *st, int k);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
 

@@ -176,16 +176,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf(",\n\"backend\": ");
     cli_json_str(stdout, backend);
     printf(",\n\"k\": %d,\n\"result\": \"%s\",\n", k, bsr_status_string(s));
-    printf("\"status\": [");
-    for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
-    printf("],\n\"iterations\": [");
-    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
-    printf("],\n\"restarts\": [");
-    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
-    printf("],\n");
-    double rr[64];
-    for (int j = 0; j < k; j++) rr[j] = st->col[j].relres;
-    cli_json_array_d("true_relres", rr, k, 1);
+    cli_json_columns(st, k);
     cli_json_array_d("error_vs_exact", e->err, k, 1);
     cli_json_array_d("ref_rel_diff", have_ref && ref_ok ? e->ref_diff : NULL, k, 1);
     printf("\"warm\": %s,\n", e->warm ? "true" : "false");

@@ -121,16 +121,7 @@ void dsolve_report_json(const dsolve_report *r)
     printf(",\n\"backend\": ");
     cli_json_str(stdout, r->backend);
     printf(",\n\"ranks\": %d,\n\"k\": %d,\n\"result\": \"%s\",\n", r->ranks, k, bsr_status_string(r->result));
-    printf("\"status\": [");
-    for (int j = 0; j < k; j++) printf("%s\"%s\"", j ? ", " : "", bsr_reason_string(st->col[j].reason));
-    printf("],\n\"iterations\": [");
-    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
-    printf("],\n\"restarts\": [");
-    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
-    printf("],\n");
-    double rr[64];
-    for (int j = 0; j < k && j < 64; j++) rr[j] = st->col[j].relres;
-    cli_json_array_d("true_relres", rr, k, 1);
+    cli_json_columns(st, k);
     cli_json_array_d("error_vs_exact", r->err, k, 1);
     printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"time_per_iteration_s\": %.6e,\n\"fill\": %.4f,\n"
            "\"pc_nnzb\": %.0f,\n", s.setup.max, s.solve.max, s.per_iter, s.fill, s.pcnnz.sum);

@@ -3,7 +3,7 @@
  * the serial solver, several converging to the serial solution, uneven
  * partitions, a rank without rows, an empty halo, bad input reported on
  * every rank; on a GPU machine the same solves with the ranks' CUDA contexts. */
-#include "harness.h"
+#include "harness_mpi.h"
 #include "bsrsolve_mpi.h"
 #include "dist_impl.h"
 #include <math.h>
@@ -485,10 +485,6 @@ static void test_failure_midsolve(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (rank > 0 && !freopen("/dev/null", "w", stdout)) return 1;  /* one report, rank 0's */
     static const bsr_test tests[] = {
         {"product equal to the serial one bit for bit", test_spmm_bitwise},
         {"empty halo", test_empty_halo},
@@ -499,10 +495,5 @@ int main(int argc, char **argv)
         {"a failure on one rank mid-solve stops every rank", test_failure_midsolve},
         {NULL, NULL},
     };
-    char suite[32];
-    snprintf(suite, sizeof suite, "dist_np%d", nranks);
-    int rc = bsr_test_main(suite, tests, argc, argv), worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return worst;
+    return bsr_test_mpi_main("dist", tests, argc, argv, &rank, &nranks);
 }

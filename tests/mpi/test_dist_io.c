@@ -4,7 +4,7 @@
  * matrix file read by rank 0 and scattered (METIS k-way and equal ranges)
  * solving to the serial solution, vectors scattered and gathered back bit
  * for bit, rank 0's failures reported on every rank. */
-#include "harness.h"
+#include "harness_mpi.h"
 #include "bsrsolve_mpi.h"
 #include <math.h>
 #include <stdio.h>
@@ -352,10 +352,6 @@ static void test_root_failures(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (rank > 0 && !freopen("/dev/null", "w", stdout)) return 1;  /* one report, rank 0's */
     static const bsr_test tests[] = {
         {"generated rows equal to the serial generator's bit for bit", test_rows_bitwise},
         {"generated rows beyond 32-bit indices", test_rows_64bit},
@@ -366,10 +362,5 @@ int main(int argc, char **argv)
         {"rank 0's failures reported on every rank", test_root_failures},
         {NULL, NULL},
     };
-    char suite[32];
-    snprintf(suite, sizeof suite, "dist_io_np%d", nranks);
-    int rc = bsr_test_main(suite, tests, argc, argv), worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return worst;
+    return bsr_test_mpi_main("dist_io", tests, argc, argv, &rank, &nranks);
 }
