@@ -138,6 +138,26 @@ bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int
 bsr_status bsr_order_levels(const bsr_matrix *A, int upper, bsr_ordering **ord,
                             bsr_levels **lv);
 
+/* ---- maximum-product transversal (reorder/match.c) ---------------------- */
+/* A row permutation and row/column scalings that put large blocks on the
+ * diagonal (MC64 job 5): B(j,l) = dr[match[j]] * A(match[j], l) * dc[l] has
+ * ||B_jj||_F = 1 and every ||B_jl||_F <= 1 (up to rounding).  Scalings are
+ * scalars per block row and block column. */
+typedef struct {
+    int n;          /* block rows */
+    int *match;     /* [n] match[j] = A's block row matched to block column j (a permutation) */
+    double *dr;     /* [n] scaling of A's block row i */
+    double *dc;     /* [n] scaling of A's block column j */
+    int nperm;      /* columns j with match[j] != j */
+} bsr_matching;
+/* Maximum-product transversal of A's block graph (block weights ||A_ij||_F,
+ * zero blocks are no edges) by shortest augmenting paths with dual
+ * variables, and the scaling from the duals.  Deterministic.
+ * BSR_ERR_SINGULAR naming how many block rows stay unmatched when A is
+ * structurally singular. */
+bsr_status bsr_match_mpt(const bsr_matrix *A, bsr_matching **M);
+void bsr_matching_free(bsr_matching *M);
+
 #ifdef __cplusplus
 }
 #endif
