@@ -1,11 +1,14 @@
-/* Applying the block ILU: Y = M^{-1} X = P^T U^{-1} L^{-1} Ds P X, and the
+/* Applying the block ILU: Y = M^{-1} X = P^T U^{-1} L^{-1} Ds P X (with a
+ * matching Dc Q^T U^{-1} L^{-1} Ds Dr Q P X: Dr is folded into the left
+ * scaling, the row permutation into the gather, Dc into the scatter), and the
  * factorization error ||Ds P A P^T - L U||_F / ||Ds P A P^T||_F. */
 #include "ilu_impl.h"
 #include "blockops.h"
 #include <math.h>
 #include <string.h>
 
-/* t_k = Ds_k x_{perm[k]} (gather + scaling fused), in the factors' precision. */
+/* t_k = Ds_k x_{perm[k]} (gather + scaling fused; perm[k] the source row,
+ * ilu_src_row), in the factors' precision; scatter y_{perm[i]} = Dc t_i. */
 #define DEFINE_GATHER(SUF, REAL, XREAL)                                                     \
     static void gather_##SUF(const bsr_ilu *F, const XREAL *x, REAL *t, int k)              \
     {                                                                                       \
@@ -13,7 +16,7 @@
         const REAL *ds = (const REAL *)F->scale_left;                                       \
         _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
-            int r = F->ord ? F->ord->perm[i] : i;                                           \
+            int r = ilu_src_row(F, i);                                                      \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
             REAL *ti = t + (size_t)i * b * k;                                               \
             const REAL *d = ds + (size_t)i * bb;                                            \
@@ -31,8 +34,9 @@
         _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
+            double c = F->dc ? F->dc[r] : 1.0;                                              \
             for (int e = 0; e < b * k; e++)                                                 \
-                y[(size_t)r * b * k + e] = (XREAL)t[(size_t)i * b * k + e];                 \
+                y[(size_t)r * b * k + e] = (XREAL)(c * t[(size_t)i * b * k + e]);          \
         }                                                                                   \
     }
 

@@ -84,6 +84,11 @@ struct bsr_ilu {
     bsr_precision prec;     /* precision of the stored factors */
     int nnzbA;
     bsr_ordering *ord;      /* NULL: natural */
+    /* Matching (bsr_ilu_options.match, ilu_match.c), NULL when none: the
+     * factored matrix is Q (P Dr A Dc) Q^T, its row k taken from A's row
+     * rsrc[k] = match[perm[k]], columns renumbered by the ordering alone. */
+    int *rsrc;              /* [n] A's block row of permuted row k */
+    double *dr, *dc;        /* [n] scalars per A's block row / block column */
     /* A in the permuted numbering (symbolic, from setup): row k holds
      * ap[k]..ap[k+1]-1 with column ac[] ascending, taken from A's block asrc[]. */
     int *ap, *ac, *asrc;
@@ -113,6 +118,18 @@ struct bsr_ilu {
     void *dsym;             /* device patterns and schedules (kernels/ilu0_sym_gpu.cu) */
     void (*dsym_free)(void *);
 };
+
+/* A's block row of the factored (permuted) row k. */
+static inline int ilu_src_row(const bsr_ilu *F, int k)
+{
+    return F->rsrc ? F->rsrc[k] : F->ord ? F->ord->perm[k] : k;
+}
+/* Matching of A for F->opt.match (ilu_match.c): decides auto, fills F->dr,
+ * F->dc and the statistics; *PA = P A's pattern (values unset) for the
+ * ordering, NULL when no matching is applied, freed by ilu_match_finish,
+ * which sets F->rsrc once the ordering is known. */
+bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int **match);
+bsr_status ilu_match_finish(bsr_ilu *F, bsr_matrix *PA, int *match);
 
 /* Workspace: create for n columns of b x b blocks, free; slot of column j
  * (a new zero block when absent and create is set; -1 when absent otherwise

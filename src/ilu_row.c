@@ -38,7 +38,7 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* Original block row of permuted row k (for messages). */
-static int orig_row(const bsr_ilu *F, int k) { return F->ord ? F->ord->perm[k] : k; }
+static int orig_row(const bsr_ilu *F, int k) { return ilu_src_row(F, k); }
 
 /* Add column j's update  x_j -= m * v  (creating the slot unless the
  * pattern is fixed). */

@@ -58,6 +58,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
+    free(F->rsrc); free(F->dr); free(F->dc);
     bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
     if (F->lvL) bsr_levels_free(F->lvL);
     if (F->lvU) bsr_levels_free(F->lvU);
@@ -89,12 +90,12 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     return BSR_OK;
 }
 
-/* Row k of the map: A's row perm[k] as (new column, source block), sorted by
+/* Row k of the map: A's row ilu_src_row(k) as (new column, source block), sorted by
  * new column (insertion: rows are short), at ap[k]; marks A's columns seen. */
 static void map_row(bsr_ilu *F, const bsr_matrix *A, int k, unsigned char *seen)
 {
-    const int *perm = F->ord ? F->ord->perm : NULL, *iperm = F->ord ? F->ord->iperm : NULL;
-    int r = perm ? perm[k] : k, p0 = A->rowptr[r], len = A->rowptr[r + 1] - p0, q0 = F->ap[k];
+    const int *iperm = F->ord ? F->ord->iperm : NULL;
+    int r = ilu_src_row(F, k), p0 = A->rowptr[r], len = A->rowptr[r + 1] - p0, q0 = F->ap[k];
     for (int t = 0; t < len; t++) {
         int c = A->colind[p0 + t], nc = iperm ? iperm[c] : c, q = q0 + t;
         #pragma omp atomic write
@@ -113,7 +114,6 @@ static void map_row(bsr_ilu *F, const bsr_matrix *A, int k, unsigned char *seen)
 static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n;
-    const int *perm = F->ord ? F->ord->perm : NULL;
     F->ap = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU map");
     F->ac = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
     F->asrc = bsr_malloc(sizeof(int) * ((size_t)A->nnzb + 1), "ILU map");
@@ -123,14 +123,14 @@ static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
     F->ap[0] = 0;
     #pragma omp parallel for schedule(static) reduction(min : empty) if (n >= BSR_PAR_ROWS)
     for (int k = 0; k < n; k++) {
-        int r = perm ? perm[k] : k;
+        int r = ilu_src_row(F, k);
         F->ap[k + 1] = A->rowptr[r + 1] - A->rowptr[r];
         if (F->ap[k + 1] == 0 && k < empty) empty = k;
     }
     if (empty < n) {
         free(seen);
         return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is empty: A is structurally singular",
-                         perm ? perm[empty] : empty);
+                         ilu_src_row(F, empty));
     }
     bsr_scan_par(F->ap + 1, n);   /* the total is A's nnzb */
     #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
@@ -177,16 +177,17 @@ static int tree_usable(const bsr_ilu *F)
     return 1;
 }
 
-/* Fill F->aval = Ds P A P^T (double), F->dl / scale_left = Ds and rowref
- * from A's current values.  Errors: non-finite A (BSR_ERR_VALUE), zero row. */
+/* Fill F->aval = Ds P A P^T (double), F->dl = Ds, scale_left = Ds and rowref
+ * from A's current values; with a matching Ds Q (P Dr A Dc) Q^T and
+ * scale_left = Ds Dr (the row scaling folded into the left one).  Errors:
+ * non-finite A (BSR_ERR_VALUE), zero row. */
 static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n, b = F->b, bb = b * b;
-    const int *perm = F->ord ? F->ord->perm : NULL;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
     #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) if (n >= 256)
     for (int k = 0; k < n; k++) {
-        int r = perm ? perm[k] : k;
+        int r = ilu_src_row(F, k);
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
         double *ds = F->dl + (size_t)k * bb;
         int piv[BSR_MAX_BLOCK], diag = -1, kind = 0, col = 0;
@@ -197,6 +198,7 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
                 double v = A->prec == BSR_DOUBLE ? ((const double *)A->val)[src + e]
                                                  : ((const float *)A->val)[src + e];
                 if (!isfinite(v)) { kind = 1; col = A->colind[F->asrc[p]]; break; }
+                if (F->dr) v *= F->dr[r] * F->dc[A->colind[F->asrc[p]]];
                 F->aval[(size_t)p * bb + e] = v;
             }
             double nr = bsr_blk_fnorm(b, F->aval + (size_t)p * bb);
@@ -239,6 +241,9 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
             continue;
         }
         F->rowref[k] = rmax / sqrt((double)b);
+        if (F->dr) {   /* scale_left = Ds Dr: ds is not needed any more */
+            for (int e = 0; e < bb; e++) ds[e] *= F->dr[r];
+        }
         if (F->prec == BSR_DOUBLE) memcpy((double *)F->scale_left + (size_t)k * bb, ds, sizeof(double) * bb);
         else for (int e = 0; e < bb; e++) ((float *)F->scale_left)[(size_t)k * bb + e] = (float)ds[e];
     }
@@ -401,9 +406,14 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     F->nnzbA = A->nnzb;
     F->prec = opt->prec < 0 ? A->prec : (bsr_precision)opt->prec;
     bsr_status s = check_options(opt, A->b, F);
+    bsr_matrix *PA = NULL;   /* P A's pattern when a matching is applied: the ordering's graph */
+    int *match = NULL;
+    if (!s) s = ilu_match_start(F, A, &PA, &match);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
-        s = bsr_order(A, &opt->order, &F->ord);
+        s = bsr_order(PA ? PA : A, &opt->order, &F->ord);
     }
+    bsr_status sm = ilu_match_finish(F, PA, match);
+    if (!s) s = sm;
     bsr_prof_mark("ilu setup: ordering");
     const int symbolic_only = F->mode == 0 && opt->symbolic_only;
     if (!s && defer && !(symbolic_only && !F->ord))
@@ -445,9 +455,8 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
                   F->b, F->nnzbA);
     BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_ilu_refactor: F was set up symbolic_only (its values are "
                   "computed on the device: bsr_gpu_ilu0_factor)");
-    const int *perm = F->ord ? F->ord->perm : NULL;
     for (int k = 0; k < F->n; k++) {
-        int r = perm ? perm[k] : k;
+        int r = ilu_src_row(F, k);
         if (A->rowptr[r + 1] - A->rowptr[r] != F->ap[k + 1] - F->ap[k])
             return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
         for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
@@ -467,6 +476,9 @@ bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
     BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
+    if (F->rsrc)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ilu_get_factors: a matching is applied (match=mpt): "
+                         "its row permutation differs from the columns' ordering");
     out->L = F->L;
     out->U = F->U;
     out->lvL = F->lvL;

@@ -30,6 +30,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
 
 static const char *const method_names[] = {"bicgstab", "gmres", "cg"};
 static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
+static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
 
 const char *bsr_method_name(bsr_method m)
 {
@@ -80,7 +81,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -165,6 +166,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "overlap")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
+    } else if (!strcmp(key, "match")) {
+        if ((idx = lookup(val, match_names, 3)) < 0) BAD("expected none, mpt or auto");
+        o->match = idx;
     } else if (!strcmp(key, "pattern_growth")) {
         if (!parse_double(val, &dv) || dv < 1 || dv > 1e6) BAD("expected a number >= 1");
         o->pattern_growth = dv;
@@ -175,7 +179,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, overlap)", key);
+                         "pattern_growth, fill, overlap, match)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -240,9 +244,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
     if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
-        (o->overlap != 0 && o->overlap != 1))
-        return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega "
-                         "or overlap out of range");
+        (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO)
+        return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
+                         "overlap or match out of range");
     BSR_TRY(check_taus(o));
     /* CG's short recurrences need M symmetric: the ILU factors are not */
     if (o->method == BSR_CG && o->precond >= BSR_PC_ILU0)
@@ -268,8 +272,11 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
-    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
-             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, o->overlap ? ",overlap=1" : "",
+    char mt[16] = "";   /* only when set: the strings of existing runs stay as they were */
+    if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
+        snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
+    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
+             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
              o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,
              o->precision == BSR_DOUBLE ? "double" : "float",
              o->precond_precision == BSR_DOUBLE ? "double" : "float");

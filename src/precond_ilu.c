@@ -13,7 +13,18 @@ typedef struct {
     ilu_numeric *num;   /* NULL: a host pc whose values are factored on the device */
     bsr_pc *host;       /* device pc: the host pc, whose info line is reported too */
     bsr_solver_options o;
+    int on_device;      /* applied on the device: no matching (one symmetric permutation there) */
 } ilu_pc;
+
+/* The matching's part of the info line ("" for match=none). */
+static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bsr_solver_options *o, int on_device)
+{
+    buf[0] = 0;
+    if (o->match == BSR_MATCH_NONE) return;
+    if (st->match_used) snprintf(buf, len, ", match: %s (%d rows permuted, %.3f s)",
+                                 o->match == BSR_MATCH_AUTO ? "auto -> mpt" : "mpt", st->match_nperm, st->match_s);
+    else snprintf(buf, len, ", match: auto -> none (%s)", on_device ? "the device apply takes no matching" : st->match_note);
+}
 
 /* Refresh the statistics line and counters of pc after (re)factoring with f
  * (NULL: the plan's setup figures). */
@@ -36,12 +47,15 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
                                      F->ord->depth, F->ord->nleaves);
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
+    char mw[96];
+    const ilu_pc *I = pc->data;
+    match_words(mw, sizeof mw, &st, o, I ? I->on_device : 0);
     char fac[64];
     if (f && f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
     else snprintf(fac, sizeof fac, "factor %.3f s", f ? f->factor_s : st.factor_s);
     snprintf(pc->info, sizeof pc->info,
-             "%s%sorder %s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, %s%s",
-             tau, tau[0] ? ", " : "", ord, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
+             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, %s%s",
+             tau, tau[0] ? ", " : "", ord, mw, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
              (long long)st.dropped, pc->pivots_regularized, fac,
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
@@ -77,13 +91,14 @@ static void ilu_destroy(bsr_pc *pc)
 }
 
 /* A new ILU preconditioner object on pc with plan F (owned unless host). */
-static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_solver_options *o)
+static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_solver_options *o, int on_device)
 {
     ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
     if (!I) return BSR_ERR_NOMEM;
     I->F = F;
     I->host = host;
     I->o = *o;
+    I->on_device = on_device;
     pc->data = I;
     pc->apply = ilu_apply;
     pc->refactor = ilu_refactor;
@@ -91,7 +106,7 @@ static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_sol
     return BSR_OK;
 }
 
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **out)
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **out)
 {
     bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
     bsr_ilu_options io;
@@ -103,6 +118,12 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
     io.prec = o->precond_precision;
     const int dev = o->factor == BSR_FACTOR_GPU;
     io.symbolic_only = kind == BSR_ILU0 && dev;
+    /* the device apply (kernels/trsv_ilu.cu) gathers and scatters with one
+     * symmetric permutation: no matching there (auto = none, said in the info line) */
+    if (on_device && o->match == BSR_MATCH_MPT)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt is applied on the CPU backend only (the device "
+                         "apply takes one symmetric permutation): use --backend cpu or match=none|auto");
+    io.match = on_device ? BSR_MATCH_NONE : o->match;
     /* unset: the ILU default (nested dissection: the CPU factors over its tree),
      * but natural order for an ILU(0) factored on the device, whose level
      * schedule needs no tree: its setup stays on the device (~0.05 s at 1M
@@ -118,7 +139,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc *
      * too, when the CUDA factor is made (ilu_numeric_cuda) */
     const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL;
     bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup(A, &io, &F);
-    if (!s && (s = ilu_attach(pc, F, NULL, o))) bsr_ilu_destroy(F);
+    if (!s && (s = ilu_attach(pc, F, NULL, o, on_device))) bsr_ilu_destroy(F);
     ilu_pc *I = pc->data;
     if (!s && !dev) s = ilu_numeric_cpu(F, &I->num);
     if (s) { bsr_pc_destroy(pc); return s; }
@@ -132,7 +153,7 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
 {
     ilu_pc *H = host && host->apply == ilu_apply ? host->data : NULL;
     if (!H) return bsr_error(BSR_ERR_INTERNAL, "device ILU: host preconditioner is not an ILU");
-    BSR_TRY(ilu_attach(pc, H->F, host, o));
+    BSR_TRY(ilu_attach(pc, H->F, host, o, 1));
     ilu_pc *I = pc->data;
     BSR_TRY(ilu_numeric_cuda(ctx, H->F, A, o, &I->num));
     ilu_describe(pc, H->F, o, I->num);

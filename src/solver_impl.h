@@ -21,8 +21,9 @@ struct bsr_pc {
     void (*destroy)(bsr_pc *pc);
 };
 
-/* Build the preconditioner o->precond for A (working precision) on the CPU. */
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc);
+/* Build the preconditioner o->precond for A (working precision) on the CPU;
+ * on_device: the solve applies it on the device (an ILU then takes no matching). */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc);
 /* Same preconditioner on the device, when one exists: wraps or uploads a CPU
  * one (cpu stays owned by the caller), or returns BSR_ERR_UNSUPPORTED. */
 bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
@@ -32,7 +33,7 @@ void bsr_pc_destroy(bsr_pc *pc);
 bsr_status bsr_pc_none(bsr_pc **pc);
 bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_pc **pc);
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:

@@ -55,10 +55,20 @@ typedef struct {
                              * new values into the pattern the setup chose (L, U and ILU2's
                              * second-order R, W), BSR_PATTERN_REFRESH drops by the
                              * thresholds again (a new pattern, as a fresh setup) */
+    int match;              /* BSR_MATCH_NONE (default), _MPT: factor Q (P Dr A Dc) Q^T with
+                             * P, Dr, Dc the maximum-product transversal and its scaling
+                             * (bsr_match_mpt) and Q the ordering computed on P A's graph;
+                             * _AUTO: MPT only when A has a block row whose diagonal block is
+                             * missing, zero or numerically singular (the scaling's fallback
+                             * test below), else none; a structurally singular A falls back
+                             * to none too (stats.match_note says why).  Refused with
+                             * symbolic_only (values factored on the device): auto = none */
 } bsr_ilu_options;
 
 /* Values of bsr_ilu_options.pattern. */
 enum { BSR_PATTERN_FROZEN = 0, BSR_PATTERN_REFRESH = 1 };
+/* Values of bsr_ilu_options.match (bsr_solver_options.match too). */
+enum { BSR_MATCH_NONE = 0, BSR_MATCH_MPT = 1, BSR_MATCH_AUTO = 2 };
 
 /* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
  * parallel on, pivot_rel 1e-8, factors in A's precision, keep_pattern off,
@@ -92,7 +102,8 @@ void bsr_ilu_destroy(bsr_ilu *F);
  * run in the factors' precision), and may alias.  Thread-safe on a const F. */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y);
 
-/* The stored factors, in the permuted numbering:
+/* The stored factors, in the permuted numbering (BSR_ERR_UNSUPPORTED when a
+ * matching is applied: its row permutation differs from the columns'):
  *  L: unit lower, strictly lower blocks only (diagonal implicit identity);
  *  U: upper, diagonal block first in each row and holding the INVERTED pivot;
  *  lvL, lvU: their level schedules.  The ordering (NULL = natural) and the
@@ -129,6 +140,10 @@ typedef struct {
                                 * rebuilt (ILUT/ILU2 refactor with a new pattern);
                                 * same id = same patterns, same pointers: a device
                                 * copy then needs the values only */
+    int match_used;            /* 1: the maximum-product transversal and scaling are applied */
+    int match_nperm;           /* its permuted block rows (match[j] != j) */
+    double match_s;            /* seconds of the auto test, the matching and P A's pattern */
+    const char *match_note;    /* why auto (or mpt) ended at none, "" otherwise (static) */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 

@@ -99,6 +99,15 @@ typedef struct {
                                   additive Schwarz: each rank's preconditioner built on its rows and
                                   their neighbours' (one layer of overlap), its result kept on its
                                   own rows; ignored by the serial solver */
+    int match;                 /* ILU: BSR_MATCH_NONE (default), _MPT or _AUTO (ilu.h): a
+                                  maximum-product transversal and scaling before the ordering
+                                  (the preconditioner owns the transform: the Krylov iteration
+                                  sees A); auto applies it only when a diagonal block is
+                                  missing, zero or singular, so diagonally dominant problems are
+                                  solved bit for bit as with none.  CPU backend only: on the CUDA
+                                  backend mpt is refused and auto is none.  Default none: auto
+                                  changes the solves of the real matrices with zero diagonals
+                                  that converge without it (the info line says what was done) */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
@@ -121,6 +130,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, overlap (0|1),
+ * match (none|mpt|auto),
  * history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
