@@ -59,7 +59,10 @@ bsr_status bsr_dmatrix_create(bsr_dmatrix **A, bsr_dist *d, int64_t nglobal, int
                               const int *rowptr, const int64_t *colind, const void *val,
                               bsr_precision prec, unsigned flags);
 void bsr_dmatrix_destroy(bsr_dmatrix *A);
-/* New values in the layout given to create (refactor path).  Collective. */
+/* New values in the layout given to create (refactor path).  Collective.
+ * When it fails on any rank (a NaN, say), the ranks hold a mix of old and
+ * new values: products, setups, refactors and solves with A then refuse
+ * (BSR_ERR_VALUE) until a call that succeeds. */
 bsr_status bsr_dmatrix_set_values(bsr_dmatrix *A, const void *val, unsigned flags);
 int64_t bsr_dmatrix_nglobal(const bsr_dmatrix *A);
 int bsr_dmatrix_nrows(const bsr_dmatrix *A);   /* block rows of this rank */

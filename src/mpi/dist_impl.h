@@ -70,8 +70,14 @@ struct bsr_dmatrix {
     int64_t nnz_in;
     int *map_oo, *map_mv;
     unsigned flags;     /* creation flags (block layout) */
+    int values_bad;     /* the last set_values failed on some rank: the ranks hold a mix of old
+                         * and new values, refused by products and solvers until a good one */
     struct bsr_dhalo_buf *buf; /* exchange buffers, by k and backend (dist_spmm.c) */
 };
+
+/* BSR_ERR_VALUE naming fn when A's last set_values failed (the same on
+ * every rank, so callers may return it without agreeing). */
+bsr_status bsr_dmatrix_check_values(const bsr_dmatrix *A, const char *fn);
 
 /* Y = A X with X, Y in the internal row order (dist_spmm.c); ctx: the
  * backend of X and Y (NULL: host).  comm_s (may be NULL) += seconds spent

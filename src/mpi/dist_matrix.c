@@ -383,7 +383,16 @@ bsr_status bsr_dmatrix_set_values(bsr_dmatrix *A, const void *val, unsigned flag
     BSR_CHECK_ARG(A, "bsr_dmatrix_set_values: NULL matrix");
     bsr_status st = val || A->nnz_in == 0 ? BSR_OK : bsr_error(BSR_ERR_ARG, "bsr_dmatrix_set_values: NULL values");
     if (!st) st = load_values(A, val, flags);
-    return bsr_dist_agree(A->d, st);
+    st = bsr_dist_agree(A->d, st);
+    A->values_bad = st != BSR_OK;   /* the same on every rank */
+    return st;
+}
+
+bsr_status bsr_dmatrix_check_values(const bsr_dmatrix *A, const char *fn)
+{
+    if (!A->values_bad) return BSR_OK;
+    return bsr_error(BSR_ERR_VALUE, "%s: the last bsr_dmatrix_set_values failed (on some rank): "
+                     "give the matrix good values first", fn);
 }
 
 int64_t bsr_dmatrix_nglobal(const bsr_dmatrix *A) { return A ? A->nglobal : 0; }

@@ -215,6 +215,7 @@ void bsr_dsolver_destroy(bsr_dsolver *S)
 bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
 {
     BSR_CHECK_ARG(S && A, "bsr_dsolver_setup: NULL argument");
+    BSR_TRY(bsr_dmatrix_check_values(A, "bsr_dsolver_setup"));
     double t0 = MPI_Wtime();
     S->A = A;
     bsr_dras_destroy(S->ras);
@@ -229,6 +230,7 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
 bsr_status bsr_dsolver_refactor(bsr_dsolver *S, bsr_dmatrix *A)
 {
     BSR_CHECK_ARG(S && A, "bsr_dsolver_refactor: NULL argument");
+    BSR_TRY(bsr_dmatrix_check_values(A, "bsr_dsolver_refactor"));
     double t0 = MPI_Wtime();
     bsr_status st = A == S->A ? BSR_OK
                     : bsr_error(BSR_ERR_ARG, "bsr_dsolver_refactor: not the matrix given to setup");
@@ -249,7 +251,8 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
 {
     BSR_CHECK_ARG(S && B && X, "bsr_dsolver_solve: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
-    bsr_status st = S->A ? BSR_OK : bsr_error(BSR_ERR_ARG, "bsr_dsolver_solve: call bsr_dsolver_setup first");
+    bsr_status st = S->A ? bsr_dmatrix_check_values(S->A, "bsr_dsolver_solve")
+                         : bsr_error(BSR_ERR_ARG, "bsr_dsolver_solve: call bsr_dsolver_setup first");
     bsr_multivec *Bi = NULL, *Xi = NULL;
     int64_t n = S->A ? (int64_t)S->A->nrows * S->A->b : 0;
     if (!st && (B->n != n || X->n != n || X->k != B->k))

@@ -231,6 +231,7 @@ bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multiv
 bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y)
 {
     BSR_CHECK_ARG(A && X && Y, "bsr_dmatrix_spmm: NULL argument");
+    BSR_TRY(bsr_dmatrix_check_values(A, "bsr_dmatrix_spmm"));
     bsr_status st = BSR_OK;
     int64_t n = (int64_t)A->nrows * A->b;
     if (X->n != n || Y->n != n || X->k != Y->k)

@@ -236,6 +236,15 @@ static void solve_case(bsr_context *ctx, const char *spec, const char *opts, int
         for (int q = rp[i]; q < rp[i + 1]; q++)
             if (ci[q] == i)
                 for (int e = 0; e < b * b; e++) v[(size_t)q * b * b + e] *= 2;
+    /* a NaN on the last rank with rows: every rank fails, and A is refused until good values come */
+    int holder = r1 > r0 ? rank : -1, last = -1;
+    MPI_Allreduce(&holder, &last, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    double *bad = rank == last ? &v[(size_t)rp[r1] * b * b - 1] : NULL, keep = bad ? *bad : 0;
+    if (bad) *bad = NAN;
+    CU_ASSERT_EQUAL(bsr_dmatrix_set_values(D, v + (size_t)rp[r0] * b * b, 0), BSR_ERR_VALUE);
+    CU_ASSERT_EQUAL(bsr_dsolver_refactor(ds, D), BSR_ERR_VALUE);
+    CU_ASSERT_EQUAL(bsr_dsolver_solve(ds, B, Xd, NULL), BSR_ERR_VALUE);
+    if (bad) *bad = keep;
     BSR_ASSERT_OK(bsr_dmatrix_set_values(D, v + (size_t)rp[r0] * b * b, 0));
     BSR_ASSERT_OK(bsr_dsolver_refactor(ds, D));
     bsr_solver_stats st4;
