@@ -130,6 +130,11 @@ static inline int ilu_src_row(const bsr_ilu *F, int k)
  * which sets F->rsrc once the ordering is known. */
 bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int **match);
 bsr_status ilu_match_finish(bsr_ilu *F, bsr_matrix *PA, int *match);
+/* Chow & Saad's estimate ||(LU)^{-1} e||_inf of the stored factors (ilu_match.c). */
+bsr_status ilu_condest(const bsr_ilu *F, double *est);
+/* bsr_ilu_setup with match=auto on the host: factors without and, when
+ * they look unstable, with the matching; the more stable kept (ilu_match.c). */
+bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
 
 /* Workspace: create for n columns of b x b blocks, free; slot of column j
  * (a new zero block when absent and create is set; -1 when absent otherwise

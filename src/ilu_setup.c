@@ -436,6 +436,10 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
 
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
+    /* auto with host factors compares factorizations (ilu_match.c); with the
+     * values factored on the device it is none (ilu_match_start says so) */
+    if (A && Fout && opt && opt->match == BSR_MATCH_AUTO && !(opt->symbolic_only && opt->kind == BSR_ILU0))
+        return ilu_setup_auto(A, opt, Fout);
     return setup(A, opt, 0, Fout);
 }
 

@@ -21,9 +21,17 @@ static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bs
 {
     buf[0] = 0;
     if (o->match == BSR_MATCH_NONE) return;
-    if (st->match_used) snprintf(buf, len, ", match: %s (%d rows permuted, %.3f s)",
-                                 o->match == BSR_MATCH_AUTO ? "auto -> mpt" : "mpt", st->match_nperm, st->match_s);
-    else snprintf(buf, len, ", match: auto -> none (%s)", on_device ? "the device apply takes no matching" : st->match_note);
+    char est[64] = "";   /* auto's stability estimates, when it computed them */
+    if (!on_device && o->match == BSR_MATCH_AUTO && (st->match_est_none >= 0 || st->match_est_mpt >= 0)) {
+        char e0[16] = "failed", e1[16] = "-";
+        if (st->match_est_none >= 0) snprintf(e0, sizeof e0, "%.2g", st->match_est_none);
+        if (st->match_est_mpt >= 0) snprintf(e1, sizeof e1, "%.2g", st->match_est_mpt);
+        snprintf(est, sizeof est, "est none %s, mpt %s; ", e0, e1);
+    }
+    if (st->match_used) snprintf(buf, len, ", match: %s (%s%d rows permuted, %.3f s)",
+                                 o->match == BSR_MATCH_AUTO ? "auto -> mpt" : "mpt", est, st->match_nperm, st->match_s);
+    else snprintf(buf, len, ", match: auto -> none (%s%s)", est,
+                  on_device ? "the device apply takes no matching" : st->match_note);
 }
 
 /* Refresh the statistics line and counters of pc after (re)factoring with f
@@ -47,7 +55,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
                                      F->ord->depth, F->ord->nleaves);
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
-    char mw[96];
+    char mw[160];
     const ilu_pc *I = pc->data;
     match_words(mw, sizeof mw, &st, o, I ? I->on_device : 0);
     char fac[64];

@@ -58,11 +58,14 @@ typedef struct {
     int match;              /* BSR_MATCH_NONE (default), _MPT: factor Q (P Dr A Dc) Q^T with
                              * P, Dr, Dc the maximum-product transversal and its scaling
                              * (bsr_match_mpt) and Q the ordering computed on P A's graph;
-                             * _AUTO: MPT only when A has a block row whose diagonal block is
-                             * missing, zero or numerically singular (the scaling's fallback
-                             * test below), else none; a structurally singular A falls back
-                             * to none too (stats.match_note says why).  Refused with
-                             * symbolic_only (values factored on the device): auto = none */
+                             * _AUTO: none when every diagonal block is regular (the scaling's
+                             * fallback test below: not missing, zero or numerically singular);
+                             * else the factors without the matching are kept when stable
+                             * (est = ||(LU)^{-1} e||_inf <= 100), otherwise those with it too
+                             * are computed and the smaller est wins (stats.match_est_*); a
+                             * structurally singular A stays at none (stats.match_note says
+                             * why).  Refused with symbolic_only (values factored on the
+                             * device): auto = none */
 } bsr_ilu_options;
 
 /* Values of bsr_ilu_options.pattern. */
@@ -143,7 +146,10 @@ typedef struct {
     int match_used;            /* 1: the maximum-product transversal and scaling are applied */
     int match_nperm;           /* its permuted block rows (match[j] != j) */
     double match_s;            /* seconds of the auto test, the matching and P A's pattern */
-    const char *match_note;    /* why auto (or mpt) ended at none, "" otherwise (static) */
+    const char *match_note;    /* why auto ended at none, "" otherwise (static) */
+    double match_est_none;     /* auto with a weak diagonal: ||(LU)^{-1} e||_inf of the factors
+                                * without / with the matching; -1 when not computed */
+    double match_est_mpt;
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 
