@@ -23,7 +23,7 @@ static int nd_node(nd_ctx *c, int first, int last, int level, int parent)
 {
     if (c->nnodes == c->cap) {
         int cap = c->cap ? 2 * c->cap : 64;
-        bsr_tree_node *p = realloc(c->nodes, sizeof *p * (size_t)cap);
+        bsr_tree_node *p = bsr_realloc(c->nodes, sizeof *p * (size_t)cap, "dissection tree");
         if (!p) return -1;
         c->nodes = p;
         c->cap = cap;

@@ -53,18 +53,28 @@ bsr_status bsr_error(bsr_status s, const char *fmt, ...)
 /* size in bytes of one value */
 size_t bsr_precision_size(bsr_precision p) { return p == BSR_FLOAT ? sizeof(float) : sizeof(double); }
 
-/* malloc that records what failed; zero-byte requests return a valid pointer. */
+/* malloc that records what failed; zero-byte requests return a valid pointer.
+ * A host-allocation event of the fault hook (an armed one fails as malloc would). */
 void *bsr_malloc(size_t bytes, const char *what)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
     return p;
 }
 
-/* calloc that records BSR_ERR_NOMEM naming what was asked for. */
+/* calloc that records BSR_ERR_NOMEM naming what was asked for (a fault-hook event). */
 void *bsr_calloc(size_t count, size_t size, const char *what)
 {
-    void *p = calloc(count ? count : 1, size ? size : 1);
+    void *p = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : calloc(count ? count : 1, size ? size : 1);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu x %zu bytes for %s", count, size, what);
     return p;
+}
+
+/* realloc that records BSR_ERR_NOMEM naming what was asked for (a fault-hook
+ * event); on failure p stays allocated and unchanged, as with realloc. */
+void *bsr_realloc(void *p, size_t bytes, const char *what)
+{
+    void *q = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : realloc(p, bytes ? bytes : 1);
+    if (!q) bsr_error(BSR_ERR_NOMEM, "out of memory growing %s to %zu bytes", what, bytes);
+    return q;
 }

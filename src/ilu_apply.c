@@ -104,7 +104,7 @@ bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
     #pragma omp parallel reduction(| : fail)
     {
         ilu_work w;
-        double *lk = malloc(sizeof(double) * 2 * bb);
+        double *lk = bsr_malloc(sizeof(double) * 2 * bb, "ILU error norm");
         if (ilu_work_init(&w, n, b) || !lk) fail = 1;
         else {
             double *uij = lk + bb;

@@ -118,7 +118,7 @@ static int run_sep(run_t *R, int r0, int r1)
     int ntask = R->flag ? (r1 - r0) / SEP_TASK_ROWS : 0;
     if (ntask > R->nt) ntask = R->nt;
     if (ntask < 2) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
-    int *run = malloc(sizeof(int) * ((size_t)(r1 - r0) + 2));
+    int *run = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 2), "ILU separator runs");
     if (!run) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
     const int nr = cut_runs(R->F->ap, R->F->ac, r0, r1, run);
     atomic_int ticket;
@@ -189,8 +189,8 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
 {
     const bsr_ilu *F = R->F;
     const int n = F->n;
-    _Atomic int *flag = malloc(sizeof *flag * ((size_t)n + 1));   /* 0 pending, 1 done, 2 failed/skipped */
-    int *run = malloc(sizeof(int) * ((size_t)n + 2)), nr = 0;     /* run r = rows [run[r], run[r+1]) */
+    _Atomic int *flag = bsr_malloc(sizeof *flag * ((size_t)n + 1), "ILU row flags");   /* 0 pending, 1 done, 2 failed/skipped */
+    int *run = bsr_malloc(sizeof(int) * ((size_t)n + 2), "ILU row runs"), nr = 0;     /* run r = rows [run[r], run[r+1]) */
     if (!flag || !run) {
         free((void *)flag); free(run);
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
@@ -405,7 +405,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     }
     if (tree) {
         /* a threshold setup: separators' rows may run concurrently (run_sep) */
-        if (inside && nt > 1 && (R.flag = malloc(sizeof *R.flag * ((size_t)F->n + 1)))) {
+        if (inside && nt > 1 && (R.flag = bsr_malloc(sizeof *R.flag * ((size_t)F->n + 1), "ILU row flags"))) {
             for (int k = 0; k < F->n; k++) atomic_init(&R.flag[k], 0);
             for (int t = 0; t < nt; t++) R.work[t].flags = (const void *)R.flag;
         }

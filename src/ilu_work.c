@@ -43,7 +43,7 @@ void *ilu_arena_alloc(ilu_work *w, size_t bytes)
     ilu_chunk *c = w->arena;
     if (!c || c->used + bytes > c->cap) {
         size_t cap = bytes > CHUNK_BYTES - hdr ? bytes : CHUNK_BYTES - hdr;
-        c = malloc(hdr + cap);
+        c = bsr_malloc(hdr + cap, "ILU row arena");
         if (!c) return NULL;
 #ifdef MADV_HUGEPAGE
         uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)c + hdr + cap) & ~(uintptr_t)4095;
@@ -80,11 +80,11 @@ static int work_grow(ilu_work *w, int b)
     int cap = 2 * w->cap;
     int **a[6] = {&w->scol, &w->heap, &w->lsel, &w->usel, &w->wsel, &w->rsel};
     for (int t = 0; t < 6; t++) {
-        int *p = realloc(*a[t], sizeof(int) * cap);
+        int *p = bsr_realloc(*a[t], sizeof(int) * cap, "ILU workspace");
         if (!p) return 0;
         *a[t] = p;   /* stored back at once so that a later failure leaks nothing */
     }
-    double *v = realloc(w->sval, sizeof(double) * (size_t)cap * b * b);
+    double *v = bsr_realloc(w->sval, sizeof(double) * (size_t)cap * b * b, "ILU workspace");
     if (!v) return 0;
     w->sval = v;
     w->cap = cap;

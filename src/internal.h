@@ -52,9 +52,36 @@ bsr_status bsr_error(bsr_status s, const char *fmt, ...)
 #endif
     ;
 
-/* malloc/calloc that record BSR_ERR_NOMEM with what was asked for. */
+/* malloc/calloc/realloc that record BSR_ERR_NOMEM with what was asked for
+ * (each a host-allocation event of the fault hook below).  bsr_realloc
+ * leaves p allocated when it fails, as realloc does. */
 void *bsr_malloc(size_t bytes, const char *what);
 void *bsr_calloc(size_t count, size_t size, const char *what);
+void *bsr_realloc(void *p, size_t bytes, const char *what);
+
+/* ---- fault injection (issue 24; fault.c) ------------------------------------
+ * A test hook, not part of the public API: bsr_fault_arm(kind, n) makes the
+ * n-th event of that kind from now on fail as the real failure would (one
+ * event only; n <= 0 disarms), bsr_fault_count(kind) says how many events
+ * happened since the last arm, so a test counts the sites a call reaches and
+ * then walks n = 1..count.  Events: host allocations (bsr_malloc & co.),
+ * device allocations (bsr_cu_malloc & co., kernels/cuda_internal.h), checked
+ * CUDA / cuSPARSE calls (CU_TRY, CU_LAUNCHED, CUSP_TRY) and Matrix Market
+ * reads (opening and each chunk read, mmio.c).  Thread-safe: events happen
+ * inside OpenMP regions. */
+typedef enum {
+    BSR_FAULT_HOST_ALLOC = 0, BSR_FAULT_DEV_ALLOC, BSR_FAULT_CUDA_CALL, BSR_FAULT_FILE_READ, BSR_FAULT_KINDS
+} bsr_fault_kind;
+void bsr_fault_arm(bsr_fault_kind kind, long n);
+/* Disarm every kind and zero the counts. */
+void bsr_fault_reset(void);
+long bsr_fault_count(bsr_fault_kind kind);
+/* Count one event of kind; nonzero when it is the one armed to fail. */
+int bsr_fault_hit(bsr_fault_kind kind);
+/* The device allocator's own count of live allocations (device and pinned
+ * host memory): bsr_fault_dev_note(+1) per allocation made, (-1) per free. */
+void bsr_fault_dev_note(long delta);
+long bsr_fault_dev_live(void);
 
 /* Internal matrix helpers (matrix.c). */
 bsr_status bsr_matrix_alloc(bsr_matrix **A, int nbrows, int nbcols, int b, int nnzb,

@@ -59,7 +59,7 @@ static void push_history(bsr_kstate *ks, int j, double v)
 {
     bsr_col_stats *c = &ks->col[j];
     if (c->hist_len % 64 == 0) {
-        double *h = realloc(c->history, sizeof(double) * (size_t)(c->hist_len + 64));
+        double *h = bsr_realloc(c->history, sizeof(double) * (size_t)(c->hist_len + 64), "residual history");
         if (!h) return;
         c->history = h;
     }

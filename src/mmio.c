@@ -64,7 +64,8 @@ static bsr_status rd_open(mm_reader *r, const char *path)
     memset(r, 0, sizeof *r);
     r->path = path;
     if (!path) return bsr_error(BSR_ERR_ARG, "Matrix Market: NULL path");
-    r->f = fopen(path, "rb");
+    /* opening is a file-read event of the fault hook: an armed one fails as EIO would */
+    r->f = bsr_fault_hit(BSR_FAULT_FILE_READ) ? (errno = EIO, NULL) : fopen(path, "rb");
     if (!r->f) return bsr_error(BSR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     /* small files get a small buffer; large ones are read MM_CHUNK at a time */
     struct stat st;
@@ -104,9 +105,12 @@ static void rd_close(mm_reader *r)
 }
 
 /* Read up to n bytes into p: the count, 0 at end of input, or -(status) on
- * a read error or a corrupt / truncated gzip stream. */
+ * a read error or a corrupt / truncated gzip stream.  Each call is a
+ * file-read event of the fault hook (an armed one fails as EIO would). */
 static int64_t rd_raw(mm_reader *r, char *p, size_t n)
 {
+    if (bsr_fault_hit(BSR_FAULT_FILE_READ))
+        return -(int64_t)bsr_error(BSR_ERR_IO, "%s:%lld: read error: %s", r->path, (long long)r->line + 1, strerror(EIO));
 #ifdef BSR_HAVE_ZLIB
     if (r->gz) {
         if (n > INT32_MAX) n = INT32_MAX;
@@ -147,7 +151,7 @@ static int rd_line(mm_reader *r, char **s, char **e)
         memmove(r->buf, r->buf + r->beg, r->end - r->beg);
         r->end -= r->beg; r->beg = 0;
         if (r->end == r->cap) {
-            char *nb = realloc(r->buf, 2 * r->cap + 1);
+            char *nb = bsr_realloc(r->buf, 2 * r->cap + 1, "Matrix Market read buffer");
             if (!nb) return -(int)bsr_error(BSR_ERR_NOMEM, "%s:%lld: line too long to buffer", r->path, (long long)r->line + 1);
             r->buf = nb; r->cap *= 2;
         }
@@ -360,11 +364,11 @@ static int coo_grow(const mm_reader *r, mm_coo *T, int64_t max, int pattern)
     int64_t cap = T->cap ? 2 * T->cap : ((int64_t)1 << 16);
     if (cap > max) cap = max;
     if (cap < T->n + 1) cap = T->n + 1;
-    int *ni = realloc(T->i, sizeof(int) * (size_t)cap);
+    int *ni = bsr_realloc(T->i, sizeof(int) * (size_t)cap, "Matrix Market entries");
     if (ni) T->i = ni;
-    int *nj = realloc(T->j, sizeof(int) * (size_t)cap);
+    int *nj = bsr_realloc(T->j, sizeof(int) * (size_t)cap, "Matrix Market entries");
     if (nj) T->j = nj;
-    double *nv = pattern ? NULL : realloc(T->v, sizeof(double) * (size_t)cap);
+    double *nv = pattern ? NULL : bsr_realloc(T->v, sizeof(double) * (size_t)cap, "Matrix Market entries");
     if (nv) T->v = nv;
     if (!ni || !nj || (!pattern && !nv)) {
         rd_err(r, BSR_ERR_NOMEM, "out of memory for %lld entries", (long long)cap);
@@ -592,7 +596,7 @@ static bsr_status read_array(mm_reader *r, const mm_header *h, double **out)
         if (need > cap) {
             int64_t nc = 2 * cap > need ? 2 * cap : need;
             if (nc > m * n) nc = m * n;
-            double *na = realloc(a, sizeof(double) * (size_t)nc);
+            double *na = bsr_realloc(a, sizeof(double) * (size_t)nc, "dense array");
             if (!na) { free(a); return bsr_error(BSR_ERR_NOMEM, "%s: out of memory for the dense array", r->path); }
             a = na; cap = nc;
         }
