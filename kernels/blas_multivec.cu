@@ -229,9 +229,9 @@ static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multiv
     bsr_cuda_ctx *c = ctx->cuda;
     size_t need = (size_t)(G + 1) * np * k;
     if (need > c->red_cap) {
-        if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(cudaFree(c->red)); }
+        if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(bsr_cu_free(c->red)); }
         c->red = NULL; c->red_cap = 0;
-        CU_TRY(cudaMalloc(&c->red, need * sizeof(double)));
+        CU_TRY(bsr_cu_malloc(&c->red, need * sizeof(double)));
         c->red_cap = need;
     }
     double *part = c->red, *res = c->red + (size_t)G * np * k;

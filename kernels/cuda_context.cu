@@ -42,9 +42,9 @@ extern "C" bsr_status bsr_cuda_scratch(bsr_context *ctx, size_t bytes, void **p)
 {
     bsr_cuda_ctx *c = ctx->cuda;
     if (bytes > c->scratch_cap) {
-        if (c->scratch) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(cudaFree(c->scratch)); }
+        if (c->scratch) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(bsr_cu_free(c->scratch)); }
         c->scratch = NULL; c->scratch_cap = 0;
-        CU_TRY(cudaMalloc(&c->scratch, bytes));
+        CU_TRY(bsr_cu_malloc(&c->scratch, bytes));
         c->scratch_cap = bytes;
     }
     *p = c->scratch;
@@ -54,8 +54,8 @@ extern "C" bsr_status bsr_cuda_scratch(bsr_context *ctx, size_t bytes, void **p)
 static void ctx_free(bsr_cuda_ctx *c)
 {
     if (c->stream) cudaStreamSynchronize(c->stream);
-    if (c->red) cudaFree(c->red);
-    if (c->scratch) cudaFree(c->scratch);
+    if (c->red) bsr_cu_free(c->red);
+    if (c->scratch) bsr_cu_free(c->scratch);
     bsr_cuda_xfer_free(c);
     if (c->descr) cusparseDestroyMatDescr(c->descr);
     if (c->sparse) cusparseDestroy(c->sparse);
@@ -124,7 +124,7 @@ extern "C" void bsr_cuda_matrix_release(bsr_matrix *A)
     int cur = -1;
     cudaGetDevice(&cur);
     cudaSetDevice(d->device);
-    cudaFree(d->rowptr); cudaFree(d->colind); cudaFree(d->val); /* cudaFree synchronises */
+    bsr_cu_free(d->rowptr); bsr_cu_free(d->colind); bsr_cu_free(d->val); /* cudaFree synchronises */
     if (cur >= 0) cudaSetDevice(cur);
     (void)cudaGetLastError();
     free(d);
@@ -134,9 +134,9 @@ extern "C" void bsr_cuda_matrix_release(bsr_matrix *A)
 static bsr_status matrix_alloc(bsr_context *ctx, bsr_matrix *A, bsr_dev_matrix *d)
 {
     size_t vb = (size_t)A->nnzb * A->b * A->b * bsr_precision_size(A->prec);
-    CU_TRY(cudaMalloc(&d->rowptr, sizeof(int) * ((size_t)A->nbrows + 1)));
-    CU_TRY(cudaMalloc(&d->colind, sizeof(int) * ((size_t)A->nnzb > 0 ? A->nnzb : 1)));
-    CU_TRY(cudaMalloc(&d->val, vb > 0 ? vb : 8));
+    CU_TRY(bsr_cu_malloc(&d->rowptr, sizeof(int) * ((size_t)A->nbrows + 1)));
+    CU_TRY(bsr_cu_malloc(&d->colind, sizeof(int) * ((size_t)A->nnzb > 0 ? A->nnzb : 1)));
+    CU_TRY(bsr_cu_malloc(&d->val, vb > 0 ? vb : 8));
     cudaStream_t st = ctx->cuda->stream;
     CU_TRY(cudaMemcpyAsync(d->rowptr, A->rowptr, sizeof(int) * ((size_t)A->nbrows + 1), cudaMemcpyHostToDevice, st));
     BSR_TRY(bsr_cuda_h2d(ctx, d->colind, A->colind, sizeof(int) * (size_t)A->nnzb));
@@ -183,7 +183,7 @@ extern "C" void bsr_cuda_multivec_release(bsr_multivec *X)
     int cur = -1;
     cudaGetDevice(&cur);
     cudaSetDevice(d->device);
-    cudaFree(d->data);
+    bsr_cu_free(d->data);
     if (cur >= 0) cudaSetDevice(cur);
     (void)cudaGetLastError();
     free(d);
@@ -206,7 +206,7 @@ extern "C" bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X)
     if (!d) return BSR_ERR_NOMEM;
     d->ctx = ctx; d->device = ctx->cuda->device;
     size_t bytes = (size_t)X->n * X->k * bsr_precision_size(X->prec);
-    cudaError_t e = cudaMalloc(&d->data, bytes > 0 ? bytes : 8);
+    cudaError_t e = bsr_cu_malloc(&d->data, bytes > 0 ? bytes : 8);
     if (e != cudaSuccess) {
         free(d);
         return bsr_cuda_fail(e, "cudaMalloc(multivector)", __FILE__, __LINE__);
@@ -285,9 +285,9 @@ extern "C" bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps
 {
     BSR_TRY(bsr_cuda_enter(ctx));
     void *a = NULL, *b = NULL;
-    CU_TRY(cudaMalloc(&a, bytes));
-    cudaError_t e = cudaMalloc(&b, bytes);
-    if (e != cudaSuccess) { cudaFree(a); return bsr_cuda_fail(e, "cudaMalloc(copy buffer)", __FILE__, __LINE__); }
+    CU_TRY(bsr_cu_malloc(&a, bytes));
+    cudaError_t e = bsr_cu_malloc(&b, bytes);
+    if (e != cudaSuccess) { bsr_cu_free(a); return bsr_cuda_fail(e, "cudaMalloc(copy buffer)", __FILE__, __LINE__); }
     double *ms = (double *)malloc(sizeof(double) * (size_t)reps);
     bsr_status s = ms ? BSR_OK : bsr_error(BSR_ERR_NOMEM, "bsr_cuda_copy_gbs: %d timings", reps);
     if (s == BSR_OK && (e = cudaMemsetAsync(a, 1, bytes, ctx->cuda->stream)) != cudaSuccess)
@@ -298,6 +298,6 @@ extern "C" bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps
         std::sort(ms, ms + reps);
         *gbs = 2.0 * (double)bytes / (ms[reps / 2] * 1e-3) / 1e9;
     }
-    free(ms); cudaFree(a); cudaFree(b);
+    free(ms); bsr_cu_free(a); bsr_cu_free(b);
     return s;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
+#include "cuda_alloc.h" /* bsr_cu_malloc & co.: every device allocation */
 
 /* X(1) ... X(10): one expansion per block size, for the kernels built one
  * module per block size (their declarations and dispatch tables). */
@@ -57,21 +58,26 @@ struct bsr_dev_matrix {
 extern "C" bsr_status bsr_cuda_fail(cudaError_t e, const char *call, const char *file, int line);
 extern "C" bsr_status bsr_cusparse_fail(cusparseStatus_t e, const char *call, const char *file, int line);
 /* Check a CUDA runtime call: on failure return BSR_ERR_CUDA / BSR_ERR_NOMEM
- * naming the call, the site and CUDA's message. */
+ * naming the call, the site and CUDA's message.  Each check is a CUDA-call
+ * event of the fault hook (src/internal.h): an armed one fails before the
+ * call is made (cudaErrorUnknown), as a call that did nothing. */
 #define CU_TRY(call)                                                               \
     do {                                                                           \
-        cudaError_t _e = (call);                                                   \
+        cudaError_t _e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : (call); \
         if (_e != cudaSuccess) return bsr_cuda_fail(_e, #call, __FILE__, __LINE__); \
     } while (0)
-/* After every kernel launch. */
+/* After every kernel launch (a fault-hook event: an armed one reports the
+ * launch as failed for lack of resources, a non-sticky error). */
 #define CU_LAUNCHED(what)                                                                  \
     do {                                                                                   \
         cudaError_t _e = cudaGetLastError();                                               \
+        if (bsr_fault_hit(BSR_FAULT_CUDA_CALL)) _e = cudaErrorLaunchOutOfResources;        \
         if (_e != cudaSuccess) return bsr_cuda_fail(_e, "launch of " what, __FILE__, __LINE__); \
     } while (0)
+/* A cuSPARSE call (a CUDA-call event too, failing before the call). */
 #define CUSP_TRY(call)                                                                    \
     do {                                                                                  \
-        cusparseStatus_t _e = (call);                                                     \
+        cusparseStatus_t _e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? CUSPARSE_STATUS_EXECUTION_FAILED : (call); \
         if (_e != CUSPARSE_STATUS_SUCCESS) return bsr_cusparse_fail(_e, #call, __FILE__, __LINE__); \
     } while (0)
 
@@ -111,7 +117,7 @@ static inline const void *bsr_cuda_matrix_val(const bsr_matrix *A) { return bsr_
  * library's non-blocking streams do not wait for the legacy stream). */
 static inline bsr_status bsr_cuda_dup_ints(int **dev, const int *src, size_t n, cudaStream_t st)
 {
-    CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
+    CU_TRY(bsr_cu_malloc((void **)dev, (n ? n : 1) * sizeof(int)));
     if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
     return BSR_OK;
 }

@@ -24,7 +24,7 @@ static int pin_alloc(bsr_cuda_ctx *c)
 {
     if (c->pin[1] && c->pin_ev[1]) return 1;
     for (int i = 0; i < 2; i++)
-        if ((!c->pin[i] && cudaMallocHost(&c->pin[i], XFER_CHUNK) != cudaSuccess) ||
+        if ((!c->pin[i] && bsr_cu_malloc_host(&c->pin[i], XFER_CHUNK) != cudaSuccess) ||
             (!c->pin_ev[i] && cudaEventCreateWithFlags(&c->pin_ev[i], cudaEventDisableTiming) != cudaSuccess)) {
             (void)cudaGetLastError();   /* no pinned memory: plain copies still work */
             bsr_cuda_xfer_free(c);
@@ -44,7 +44,7 @@ void bsr_cuda_xfer_init(bsr_cuda_ctx *c)
 void bsr_cuda_xfer_free(bsr_cuda_ctx *c)
 {
     for (int i = 0; i < 2; i++) {
-        if (c->pin[i]) cudaFreeHost(c->pin[i]);
+        if (c->pin[i]) bsr_cu_free_host(c->pin[i]);
         if (c->pin_ev[i]) cudaEventDestroy(c->pin_ev[i]);
         c->pin[i] = NULL;
         c->pin_ev[i] = NULL;

@@ -14,6 +14,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
+#include "cuda_alloc.h"
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -52,9 +53,9 @@ typedef struct {
 /* Release what csr_path holds (NULL members are skipped). */
 static void csr_path_free(csr_path *c)
 {
-    if (c->bufA) cudaFree(c->bufA);
-    if (c->bufL) cudaFree(c->bufL);
-    if (c->bufU) cudaFree(c->bufU);
+    if (c->bufA) bsr_cu_free(c->bufA);
+    if (c->bufL) bsr_cu_free(c->bufL);
+    if (c->bufU) bsr_cu_free(c->bufU);
     if (c->sL) cusparseSpSV_destroyDescr(c->sL);
     if (c->sU) cusparseSpSV_destroyDescr(c->sU);
     if (c->vx) cusparseDestroyDnVec(c->vx);
@@ -121,7 +122,7 @@ static cusparseStatus_t csr_trsv_analysis(cusparseHandle_t sp, csr_path *c, cusp
     cusparseStatus_t s = cusparseSpSV_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m, c->vx, c->vy,
                                                  CUDA_R_64F, CUSPARSE_SPSV_ALG_DEFAULT, d, &sz);
     if (s != CUSPARSE_STATUS_SUCCESS) return s;
-    if (cudaMalloc(buf, sz + 16) != cudaSuccess) {
+    if (bsr_cu_malloc(buf, sz + 16) != cudaSuccess) {
         cudaGetLastError();
         return CUSPARSE_STATUS_ALLOC_FAILED;
     }
@@ -175,10 +176,10 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         if (!hb) PL_FAIL(BSR_ERR_NOMEM, "host buffers");
         for (int64_t e = 0; e < n * k; e++)
             hb[e] = B->prec == BSR_DOUBLE ? ((const double *)B->data)[e] : ((const float *)B->data)[e];
-        PL_CU(cudaMalloc(&rp, sizeof(int) * (mb + 1)));
-        PL_CU(cudaMalloc(&ci, sizeof(int) * (nnzb ? nnzb : 1)));
-        PL_CU(cudaMalloc(&va, sizeof(double) * (nv ? nv : 1)));
-        PL_CU(cudaMalloc(&vm, sizeof(double) * (nv ? nv : 1)));
+        PL_CU(bsr_cu_malloc(&rp, sizeof(int) * (mb + 1)));
+        PL_CU(bsr_cu_malloc(&ci, sizeof(int) * (nnzb ? nnzb : 1)));
+        PL_CU(bsr_cu_malloc(&va, sizeof(double) * (nv ? nv : 1)));
+        PL_CU(bsr_cu_malloc(&vm, sizeof(double) * (nv ? nv : 1)));
         PL_CU(cudaMemcpy(rp, A->rowptr, sizeof(int) * (mb + 1), cudaMemcpyHostToDevice));
         PL_CU(cudaMemcpy(ci, A->colind, sizeof(int) * nnzb, cudaMemcpyHostToDevice));
         PL_CU(cudaMemcpy(va, aval, sizeof(double) * nv, cudaMemcpyHostToDevice));
@@ -206,7 +207,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             PL_SP(cusparseCreateCsrilu02Info(&cp.iM));
             int sM = 0;
             PL_SP(cusparseDcsrilu02_bufferSize(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, &sM));
-            PL_CU(cudaMalloc(&buf, (size_t)sM + 16));
+            PL_CU(bsr_cu_malloc(&buf, (size_t)sM + 16));
             PL_SP(cusparseDcsrilu02_analysis(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, pol, buf));
             PL_CU(cudaDeviceSynchronize());
             bsr_prof_mark("cusparse: csrilu02 analysis");
@@ -219,7 +220,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             res->factor_s = now_s() - tf;
             if (cusparseXcsrilu02_zeroPivot(sp, cp.iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
                 PL_FAIL(BSR_ERR_SINGULAR, "csrilu02: zero pivot at row %d", zp);
-            PL_CU(cudaMalloc(&scr, sizeof(double) * (size_t)n * 2));
+            PL_CU(bsr_cu_malloc(&scr, sizeof(double) * (size_t)n * 2));
             PL_SP(cusparseCreateDnVec(&cp.vx, n, scr, CUDA_R_64F));
             PL_SP(cusparseCreateDnVec(&cp.vy, n, scr + n, CUDA_R_64F));
             PL_SP(cusparseCreateCsr(&cp.mA, n, n, nnzb, rp, ci, va, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
@@ -227,7 +228,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             size_t sA = 0;
             PL_SP(cusparseSpMV_bufferSize(sp, op, &one, cp.mA, cp.vx, &zero, cp.vy, CUDA_R_64F,
                                           CUSPARSE_SPMV_ALG_DEFAULT, &sA));
-            PL_CU(cudaMalloc(&cp.bufA, sA + 16));
+            PL_CU(bsr_cu_malloc(&cp.bufA, sA + 16));
             PL_SP(csr_descr(&cp.mL, n, nnzb, rp, ci, vm, CUSPARSE_FILL_MODE_LOWER, CUSPARSE_DIAG_TYPE_UNIT));
             PL_SP(csr_descr(&cp.mU, n, nnzb, rp, ci, vm, CUSPARSE_FILL_MODE_UPPER, CUSPARSE_DIAG_TYPE_NON_UNIT));
             PL_SP(cusparseSpSV_createDescr(&cp.sL));
@@ -246,7 +247,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             PL_SP(cusparseDbsrsv2_bufferSize(sp, dir, op, mb, nnzb, dU, vm, rp, ci, b, iU, &sU));
             int sz = sM > sL ? sM : sL;
             sz = sz > sU ? sz : sU;
-            PL_CU(cudaMalloc(&buf, (size_t)sz + 16));
+            PL_CU(bsr_cu_malloc(&buf, (size_t)sz + 16));
             PL_SP(cusparseDbsrilu02_analysis(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
             PL_CU(cudaDeviceSynchronize());
             bsr_prof_mark("cusparse: bsrilu02 analysis");
@@ -277,7 +278,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         /* the work vectors are allocated inside the timed solve, as ours are at
          * the first solve: x b r rh p v ph s sh t tmp */
         double t1 = now_s();
-        PL_CU(cudaMalloc(&w, sizeof(double) * (size_t)n * 11));
+        PL_CU(bsr_cu_malloc(&w, sizeof(double) * (size_t)n * 11));
         double *x = w, *bb = w + n, *r = w + 2 * n, *rh = w + 3 * n, *p = w + 4 * n, *v = w + 5 * n,
                *ph = w + 6 * n, *s = w + 7 * n, *sh = w + 8 * n, *t = w + 9 * n, *tmp = w + 10 * n;
         int failed = 0;
@@ -377,14 +378,14 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         }
     }
 done:
-    if (buf) cudaFree(buf);
-    if (scr) cudaFree(scr);
+    if (buf) bsr_cu_free(buf);
+    if (scr) bsr_cu_free(scr);
     csr_path_free(&cp);
-    if (w) cudaFree(w);
-    if (rp) cudaFree(rp);
-    if (ci) cudaFree(ci);
-    if (va) cudaFree(va);
-    if (vm) cudaFree(vm);
+    if (w) bsr_cu_free(w);
+    if (rp) bsr_cu_free(rp);
+    if (ci) bsr_cu_free(ci);
+    if (va) bsr_cu_free(va);
+    if (vm) bsr_cu_free(vm);
     if (iM) cusparseDestroyBsrilu02Info(iM);
     if (iL) cusparseDestroyBsrsv2Info(iL);
     if (iU) cusparseDestroyBsrsv2Info(iU);

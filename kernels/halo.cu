@@ -5,26 +5,26 @@
 
 extern "C" bsr_status bsr_cuda_pinned(size_t bytes, void **p)
 {
-    CU_TRY(cudaMallocHost(p, bytes ? bytes : 8));
+    CU_TRY(bsr_cu_malloc_host(p, bytes ? bytes : 8));
     return BSR_OK;
 }
 
 extern "C" void bsr_cuda_pinned_free(void *p)
 {
-    if (p) cudaFreeHost(p);
+    if (p) bsr_cu_free_host(p);
     (void)cudaGetLastError();
 }
 
 extern "C" bsr_status bsr_cuda_buffer(bsr_context *ctx, size_t bytes, void **p)
 {
     BSR_TRY(bsr_cuda_enter(ctx));
-    CU_TRY(cudaMalloc(p, bytes ? bytes : 8));
+    CU_TRY(bsr_cu_malloc(p, bytes ? bytes : 8));
     return BSR_OK;
 }
 
 extern "C" void bsr_cuda_buffer_free(void *p)
 {
-    if (p) cudaFree(p);
+    if (p) bsr_cu_free(p);
     (void)cudaGetLastError();
 }
 

@@ -125,15 +125,15 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     unsigned long long *tot = NULL, htot = 0;
     void *tmp = NULL;
     size_t tb = 0;
-    cudaError_t e = cudaMalloc((void **)&D->adst, ((size_t)D->nnzA + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&D->adiag, ((size_t)n + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&D->diagw, ((size_t)n + 1) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(long long));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&len, ((size_t)nL + 1) * sizeof(long long));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&bad, sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&tot, sizeof(unsigned long long));
+    cudaError_t e = bsr_cu_malloc((void **)&D->adst, ((size_t)D->nnzA + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->adiag, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->diagw, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(long long));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&len, ((size_t)nL + 1) * sizeof(long long));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&bad, sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&tot, sizeof(unsigned long long));
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, len, D->updp, nL + 1, st);
-    if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
+    if (e == cudaSuccess) e = bsr_cu_malloc(&tmp, tb ? tb : 1);
     if (e == cudaSuccess) e = cudaMemcpyAsync(bad, &hbad, sizeof(int), cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
     if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(long long), st);
@@ -150,13 +150,13 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     if (e == cudaSuccess && hbad < n)
         s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
     if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
-    if (s == BSR_OK && e == cudaSuccess) e = cudaMalloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
+    if (s == BSR_OK && e == cudaSuccess) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
     if (s == BSR_OK && e == cudaSuccess && n > 0) {
         plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, D->updp, D->upd);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
-    cudaFree(len); cudaFree(bad); cudaFree(tot); cudaFree(tmp);
+    bsr_cu_free(len); bsr_cu_free(bad); bsr_cu_free(tot); bsr_cu_free(tmp);
     if (s == BSR_OK && e != cudaSuccess) {
         cudaGetLastError();
         s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -190,13 +190,13 @@ static int syncfree_rows(int b) { return b > 1 && b * b <= 32; }
 /* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
 {
-    CU_TRY(cudaMalloc((void **)dev, (n ? n : 1) * sizeof(int)));
+    CU_TRY(bsr_cu_malloc((void **)dev, (n ? n : 1) * sizeof(int)));
     return bsr_cuda_h2d(ctx, *dev, host, n * sizeof(int));
 }
 
 static bsr_status up_bytes(bsr_context *ctx, unsigned char **dev, const unsigned char *host, size_t n)
 {
-    CU_TRY(cudaMalloc((void **)dev, n ? n : 1));
+    CU_TRY(bsr_cu_malloc((void **)dev, n ? n : 1));
     return bsr_cuda_h2d(ctx, *dev, host, n);
 }
 
@@ -205,12 +205,12 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     if (!D) return;
     if (D->ctx) bsr_cuda_enter(D->ctx);
     if (D->stream) cudaStreamSynchronize(D->stream);
-    if (!D->borrowed) { cudaFree(D->ap); cudaFree(D->Lp); cudaFree(D->Up); cudaFree(D->lvrows); }
-    cudaFree(D->asrc); cudaFree(D->adst); cudaFree(D->adiag); cudaFree(D->diagw);
-    cudaFree(D->perm); cudaFree(D->updp);
-    cudaFree(D->upd); cudaFree(D->W); cudaFree(D->dl); cudaFree(D->rowref);
-    cudaFree(D->cnt); cudaFree(D->err);
-    cudaFree(D->lmap); cudaFree(D->umap); cudaFree(D->Lg); cudaFree(D->Ug); cudaFree(D->done);
+    if (!D->borrowed) { bsr_cu_free(D->ap); bsr_cu_free(D->Lp); bsr_cu_free(D->Up); bsr_cu_free(D->lvrows); }
+    bsr_cu_free(D->asrc); bsr_cu_free(D->adst); bsr_cu_free(D->adiag); bsr_cu_free(D->diagw);
+    bsr_cu_free(D->perm); bsr_cu_free(D->updp);
+    bsr_cu_free(D->upd); bsr_cu_free(D->W); bsr_cu_free(D->dl); bsr_cu_free(D->rowref);
+    bsr_cu_free(D->cnt); bsr_cu_free(D->err);
+    bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
     free(D->level_ptr);
     free(D);
 }
@@ -273,17 +273,17 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     }
     bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
-    if (!S) { cudaFree(ac); cudaFree(Lc); cudaFree(Uc); cudaFree(lk); cudaFree(uk); }
+    if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     if (s == BSR_OK) {
-        cudaError_t e = cudaMalloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->cnt, 2 * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->err, sizeof(unsigned long long));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
-        if (e == cudaSuccess && D->lmap) e = cudaMalloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
-        if (e == cudaSuccess && D->umap) e = cudaMalloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
+        cudaError_t e = bsr_cu_malloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->cnt, 2 * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->err, sizeof(unsigned long long));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
+        if (e == cudaSuccess && D->lmap) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->umap) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
         if (e != cudaSuccess) {
             cudaGetLastError();
             s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,

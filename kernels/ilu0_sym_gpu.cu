@@ -102,8 +102,8 @@ static void dsym_free(void *v)
     bsr_ilu0_dsym *S = (bsr_ilu0_dsym *)v;
     if (!S) return;
     if (bsr_cuda_enter(S->ctx) != BSR_OK) bsr_clear_error();
-    cudaFree(S->ap); cudaFree(S->ac); cudaFree(S->Lp); cudaFree(S->Lc); cudaFree(S->Up); cudaFree(S->Uc);
-    for (int w = 0; w < 2; w++) { cudaFree(S->rows[w]); free(S->level_ptr[w]); }
+    bsr_cu_free(S->ap); bsr_cu_free(S->ac); bsr_cu_free(S->Lp); bsr_cu_free(S->Lc); bsr_cu_free(S->Up); bsr_cu_free(S->Uc);
+    for (int w = 0; w < 2; w++) { bsr_cu_free(S->rows[w]); free(S->level_ptr[w]); }
     free(S);
 }
 
@@ -129,9 +129,9 @@ static cudaError_t schedule(bsr_ilu0_dsym *S, int upper, int *lev, unsigned *key
     size_t need = 0;
     e = cub::DeviceRadixSort::SortPairs(NULL, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
     if (e == cudaSuccess && need > *tmp_bytes) {
-        cudaFree(*tmp);
+        bsr_cu_free(*tmp);
         *tmp_bytes = 0;
-        e = cudaMalloc(tmp, need);
+        e = bsr_cu_malloc(tmp, need);
         if (e == cudaSuccess) *tmp_bytes = need;
     }
     if (e == cudaSuccess)
@@ -216,17 +216,17 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     /* A's structure copied: its device mirror may be dropped while F lives */
     BSR_TRY(bsr_cuda_dup_ints(&S->ap, bsr_cuda_matrix_rowptr(A), n1, st));
     BSR_TRY(bsr_cuda_dup_ints(&S->ac, bsr_cuda_matrix_colind(A), (size_t)z, st));
-    cudaError_t e = cudaMalloc((void **)&S->Lp, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&S->Up, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[0], n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&S->rows[1], n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&lenL, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&lenU, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&iota, n1 * sizeof(int));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&key, n1 * sizeof(unsigned));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&cnt, 2 * sizeof(int));
+    cudaError_t e = bsr_cu_malloc((void **)&S->Lp, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->Up, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->rows[0], n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->rows[1], n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&lenL, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&lenU, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&iota, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&key, n1 * sizeof(unsigned));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&cnt, 2 * sizeof(int));
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, lenL, S->Lp, n + 1, st);
-    if (e == cudaSuccess) e = cudaMalloc(&tmp, tb ? tb : 1);
+    if (e == cudaSuccess) e = bsr_cu_malloc(&tmp, tb ? tb : 1);
     tb2 = tb;
     if (e == cudaSuccess) e = cudaMemcpyAsync(cnt, h, sizeof(int), cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(lenL + n, 0, sizeof(int), st);
@@ -246,8 +246,8 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     } else if (e == cudaSuccess) {
         S->nL = h[1];
         S->nU = z - h[1];
-        e = cudaMalloc((void **)&S->Lc, (size_t)(S->nL ? S->nL : 1) * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&S->Uc, (size_t)(S->nU ? S->nU : 1) * sizeof(int));
+        e = bsr_cu_malloc((void **)&S->Lc, (size_t)(S->nL ? S->nL : 1) * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->Uc, (size_t)(S->nU ? S->nU : 1) * sizeof(int));
         if (e == cudaSuccess && n) {
             sym_fill<<<nb, SYM_T, 0, st>>>(n, S->ap, S->ac, S->Lp, S->Up, S->Lc, S->Uc);
             sym_iota<<<nb, SYM_T, 0, st>>>(n, iota);
@@ -260,7 +260,7 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
         for (int w = 0; w < 2 && e == cudaSuccess && n; w++) e = schedule(S, w, lenL, key, iota, cnt, &tmp, &tb2, st);
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     }
-    cudaFree(lenL); cudaFree(lenU); cudaFree(cnt); cudaFree(iota); cudaFree(key); cudaFree(tmp);
+    bsr_cu_free(lenL); bsr_cu_free(lenU); bsr_cu_free(cnt); bsr_cu_free(iota); bsr_cu_free(key); bsr_cu_free(tmp);
     if (e != cudaSuccess) {
         cudaGetLastError();
         s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,

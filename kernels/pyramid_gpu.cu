@@ -7,6 +7,7 @@ extern "C" {
 #include "pyramid_impl.h"
 }
 #include "pyramid_kern.h"
+#include "cuda_alloc.h"
 #include <cublas_v2.h>
 #include <math.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static double now(void)
 extern "C" void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 {
     void *p = NULL;
-    if (*pinned && cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) == cudaSuccess) return p;
+    if (*pinned && bsr_cu_host_alloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) == cudaSuccess) return p;
     cudaGetLastError();
     *pinned = 0; /* no device, or no page-locked memory left: pageable works, slower */
     return malloc(bytes ? bytes : 1);
@@ -42,7 +43,7 @@ extern "C" void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 extern "C" void bsr_pyr_host_free(void *p, int pinned)
 {
     if (!p) return;
-    if (pinned) cudaFreeHost(p);
+    if (pinned) bsr_cu_free_host(p);
     else free(p);
 }
 
@@ -121,10 +122,10 @@ static bsr_status run_incore(bsr_grid *G, const bsr_pyr_opts *o, size_t budget, 
     if ((size_t)(2 + jac) * bytes > budget)
         return bsr_error(BSR_ERR_NOMEM, "pyramid in-core: the grid needs %zu device bytes, budget is %zu",
                          (size_t)(2 + jac) * bytes, budget);
-    CK(cudaMalloc(&d[0], bytes));
-    CK(cudaMalloc(&d[1], bytes));
-    if (jac) CK(cudaMalloc(&g, bytes));
-    CK(cudaMalloc(&dd, sizeof *dd));
+    CK(bsr_cu_malloc(&d[0], bytes));
+    CK(bsr_cu_malloc(&d[1], bytes));
+    if (jac) CK(bsr_cu_malloc(&g, bytes));
+    CK(bsr_cu_malloc(&dd, sizeof *dd));
     CK(cudaMemcpy(d[0], G->data[G->cur], bytes, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(d[1], d[0], bytes, cudaMemcpyDeviceToDevice));
     if (jac) CK(cudaMemcpy(g, G->rhs, bytes, cudaMemcpyHostToDevice));
@@ -160,7 +161,7 @@ static bsr_status run_incore(bsr_grid *G, const bsr_pyr_opts *o, size_t budget, 
     info->computed = interior(G) * it;
     info->device_bytes = (size_t)(2 + jac) * bytes;
 done:
-    cudaFree(d[0]); cudaFree(d[1]); cudaFree(g); cudaFree(dd);
+    bsr_cu_free(d[0]); bsr_cu_free(d[1]); bsr_cu_free(g); bsr_cu_free(dd);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     return st;
@@ -190,7 +191,7 @@ static bsr_status run_plan(bsr_grid *G, const bsr_pyr_opts *o, const pyr_plan *P
         if (!f[1]) return BSR_ERR_NOMEM;
         rhs = (char *)G->rhs;
     } else {
-        for (int k = 0; k < 2 + jac; k++) CK(cudaMalloc(&dgrid[k], bytes));
+        for (int k = 0; k < 2 + jac; k++) CK(bsr_cu_malloc(&dgrid[k], bytes));
         CK(cudaMemcpy(dgrid[0], G->data[G->cur], bytes, cudaMemcpyHostToDevice));
         if (jac) CK(cudaMemcpy(dgrid[2], G->rhs, bytes, cudaMemcpyHostToDevice));
         f[0] = dgrid[0];
@@ -199,10 +200,10 @@ static bsr_status run_plan(bsr_grid *G, const bsr_pyr_opts *o, const pyr_plan *P
     }
     for (int s = 0; s < ns; s++) {
         CK(cudaStreamCreateWithFlags(&sm[s], cudaStreamNonBlocking));
-        CK(cudaMalloc(&slot[s], P->slot_bytes));
+        CK(bsr_cu_malloc(&slot[s], P->slot_bytes));
     }
     for (size_t k = 0; k < ev.size(); k++) CK(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming));
-    if (jac) CK(cudaMalloc(&dd, sizeof *dd * (size_t)S));
+    if (jac) CK(bsr_cu_malloc(&dd, sizeof *dd * (size_t)S));
     CK(cudaDeviceSynchronize());
     t0 = now();
     {
@@ -279,10 +280,10 @@ done:
         if (ev[k]) cudaEventDestroy(ev[k]);
     for (int s = 0; s < ns; s++) {
         if (sm[s]) cudaStreamDestroy(sm[s]);
-        cudaFree(slot[s]);
+        bsr_cu_free(slot[s]);
     }
-    for (int k = 0; k < 3; k++) cudaFree(dgrid[k]);
-    cudaFree(dd);
+    for (int k = 0; k < 3; k++) bsr_cu_free(dgrid[k]);
+    bsr_cu_free(dd);
     return st;
 }
 
@@ -392,7 +393,7 @@ static bsr_status time_duplex(char *d, void *h, size_t bytes, double *sec)
     double t[6];
     CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
-    CK(cudaHostAlloc(&h2, bytes, cudaHostAllocPortable));
+    CK(bsr_cu_host_alloc(&h2, bytes, cudaHostAllocPortable));
     memset(h2, 0, bytes);
     for (int r = 0; r < 6; r++) {
         CK(cudaDeviceSynchronize());
@@ -409,7 +410,7 @@ static bsr_status time_duplex(char *d, void *h, size_t bytes, double *sec)
 done:
     if (a) cudaStreamDestroy(a);
     if (b) cudaStreamDestroy(b);
-    cudaFreeHost(h2);
+    bsr_cu_free_host(h2);
     return st;
 }
 
@@ -452,9 +453,9 @@ extern "C" bsr_status bsr_pyr_calibrate(int dim, bsr_precision prec, size_t budg
     int64_t side, ext[3] = {1, 1, 1};
     pyr_kregion R;
     if (bytes < ((size_t)1 << 20)) return bsr_error(BSR_ERR_NOMEM, "bsr_pyr_calibrate: budget %zu bytes too small", budget);
-    CK(cudaHostAlloc(&h, bytes, cudaHostAllocPortable));
+    CK(bsr_cu_host_alloc(&h, bytes, cudaHostAllocPortable));
     memset(h, 0, bytes);
-    CK(cudaMalloc(&d, 2 * bytes));
+    CK(bsr_cu_malloc(&d, 2 * bytes));
     CK(cudaMemset(d, 0, 2 * bytes));
     if ((st = time_copy(d, h, bytes, cudaMemcpyHostToDevice, &t)) != BSR_OK) goto done;
     M->tau_h2d = t / (bytes / vs);
@@ -492,8 +493,8 @@ extern "C" bsr_status bsr_pyr_calibrate(int dim, bsr_precision prec, size_t budg
     M->tau_a = (t - tl) / ((double)R.e[0] * R.e[1] * R.e[2]);
     if (M->tau_a <= 0) M->tau_a = t / ((double)R.e[0] * R.e[1] * R.e[2]);
 done:
-    cudaFreeHost(h);
-    cudaFree(d);
+    bsr_cu_free_host(h);
+    bsr_cu_free(d);
     return st;
 }
 
@@ -541,7 +542,7 @@ extern "C" bsr_status bsr_pyr_longvec_gpu(double *u, int64_t N, double r, int st
     float ms = 0;
     CB(cublasCreate(&hb));
     CB(cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
-    CK(cudaMalloc(&d, 2 * bytes));
+    CK(bsr_cu_malloc(&d, 2 * bytes));
     CK(cudaMemcpy(d, u, bytes, cudaMemcpyHostToDevice));
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -554,7 +555,7 @@ extern "C" bsr_status bsr_pyr_longvec_gpu(double *u, int64_t N, double r, int st
     if (seconds) *seconds = 1e-3 * ms;
 done:
     if (hb) cublasDestroy(hb);
-    cudaFree(d);
+    bsr_cu_free(d);
     if (a) cudaEventDestroy(a);
     if (b) cudaEventDestroy(b);
     return st;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <cuda_runtime.h>
+#include "cuda_alloc.h"
 
 extern "C" {
 #include "stencil_impl.h"

@@ -83,9 +83,9 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
                 for (int d = 0; d < nc; d++) h[d * nh + q] = S->coef[d * n + p];
                 h[nc * nh + q] = S->f[p];
             }
-    STC_CU(cudaMalloc((void **)&dbuf, 2 * per * sizeof(double)));
-    STC_CU(cudaMalloc((void **)&du, (size_t)n * sizeof(double)));
-    STC_CU(cudaMalloc((void **)&dred, 2 * sizeof(unsigned long long)));
+    STC_CU(bsr_cu_malloc((void **)&dbuf, 2 * per * sizeof(double)));
+    STC_CU(bsr_cu_malloc((void **)&du, (size_t)n * sizeof(double)));
+    STC_CU(bsr_cu_malloc((void **)&dred, 2 * sizeof(unsigned long long)));
     STC_CU(cudaMemcpy(dbuf, hbuf, 2 * per * sizeof(double), cudaMemcpyHostToDevice));
     STC_CU(cudaMemcpy(du, u, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
     a.nx = nx; a.ny = ny; a.nz = nz; a.ncoef = nc; a.hx = hx; a.nh = nh;
@@ -118,7 +118,7 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
                        info->incr, tol, info->iters);
 done:
     free(hbuf);
-    cudaFree(dbuf); cudaFree(du); cudaFree(dred);
+    bsr_cu_free(dbuf); bsr_cu_free(du); bsr_cu_free(dred);
     return st;
 }
 
@@ -132,8 +132,8 @@ extern "C" bsr_status bsr_stencil_gpu_d2d_gbs(size_t bytes, double *gbs)
     cudaEvent_t e0 = NULL, e1 = NULL;
     float ms = 0;
     const int reps = 10;
-    STC_CU(cudaMalloc(&x, bytes));
-    STC_CU(cudaMalloc(&y, bytes));
+    STC_CU(bsr_cu_malloc(&x, bytes));
+    STC_CU(bsr_cu_malloc(&y, bytes));
     STC_CU(cudaMemset(x, 0, bytes));
     STC_CU(cudaEventCreate(&e0));
     STC_CU(cudaEventCreate(&e1));
@@ -147,6 +147,6 @@ extern "C" bsr_status bsr_stencil_gpu_d2d_gbs(size_t bytes, double *gbs)
 done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
-    cudaFree(x); cudaFree(y);
+    bsr_cu_free(x); bsr_cu_free(y);
     return st;
 }

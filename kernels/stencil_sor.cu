@@ -133,14 +133,14 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         }
         coef = hc; f = hf; u0 = hu;
     }
-    STC_CU(cudaMalloc((void **)&dbuf, (size_t)n * (nc + 2) * sizeof(double)));
-    STC_CU(cudaMalloc((void **)&dred, 2 * sizeof(unsigned long long)));
+    STC_CU(bsr_cu_malloc((void **)&dbuf, (size_t)n * (nc + 2) * sizeof(double)));
+    STC_CU(bsr_cu_malloc((void **)&dred, 2 * sizeof(unsigned long long)));
     STC_CU(cudaMemcpy(dbuf, coef, (size_t)n * nc * sizeof(double), cudaMemcpyHostToDevice));
     STC_CU(cudaMemcpy(dbuf + (size_t)n * nc, f, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
     STC_CU(cudaMemcpy(dbuf + (size_t)n * (nc + 1), u0, (size_t)n * sizeof(double), cudaMemcpyHostToDevice));
     if (hyper) {
-        STC_CU(cudaMalloc((void **)&dpstart, (size_t)(H.nd + 1) * sizeof(int64_t)));
-        STC_CU(cudaMalloc((void **)&drstart, (size_t)H.nd * H.nz * sizeof(int)));
+        STC_CU(bsr_cu_malloc((void **)&dpstart, (size_t)(H.nd + 1) * sizeof(int64_t)));
+        STC_CU(bsr_cu_malloc((void **)&drstart, (size_t)H.nd * H.nz * sizeof(int)));
         STC_CU(cudaMemcpy(dpstart, H.pstart, (size_t)(H.nd + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
         STC_CU(cudaMemcpy(drstart, H.rstart, (size_t)H.nd * H.nz * sizeof(int), cudaMemcpyHostToDevice));
     }
@@ -191,7 +191,7 @@ done:
         if (graph[g]) cudaGraphDestroy(graph[g]);
     }
     if (s) cudaStreamDestroy(s);
-    cudaFree(dbuf); cudaFree(dred); cudaFree(dpstart); cudaFree(drstart);
+    bsr_cu_free(dbuf); bsr_cu_free(dred); bsr_cu_free(dpstart); bsr_cu_free(drstart);
     free(hc); free(hf); free(hu);
     stc_hyper_free(&H);
     return st;

@@ -128,15 +128,15 @@ static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_p
         for (int e = 0; e < bb; e++) d[e] = (T)blk[e];
     }
     for (size_t e = 0; e < vlen; e++) hx[e] = (T)(((e * 2654435761u) % 2001) / 1000.0 - 1.0);
-    CS_CU(cudaMalloc(&rpL, sizeof(int) * (n + 1)));
-    CS_CU(cudaMalloc(&rpU, sizeof(int) * (n + 1)));
-    CS_CU(cudaMalloc(&ciL, sizeof(int) * (L->nnzb ? L->nnzb : 1)));
-    CS_CU(cudaMalloc(&ciU, sizeof(int) * (U->nnzb ? U->nnzb : 1)));
-    CS_CU(cudaMalloc(&vaL, sizeof(T) * (size_t)(L->nnzb ? L->nnzb : 1) * bb));
-    CS_CU(cudaMalloc(&vaU, sizeof(T) * (size_t)(U->nnzb ? U->nnzb : 1) * bb));
-    CS_CU(cudaMalloc(&x, sizeof(T) * (vlen ? vlen : 1)));
-    CS_CU(cudaMalloc(&t, sizeof(T) * (vlen ? vlen : 1)));
-    CS_CU(cudaMalloc(&y, sizeof(T) * (vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&rpL, sizeof(int) * (n + 1)));
+    CS_CU(bsr_cu_malloc(&rpU, sizeof(int) * (n + 1)));
+    CS_CU(bsr_cu_malloc(&ciL, sizeof(int) * (L->nnzb ? L->nnzb : 1)));
+    CS_CU(bsr_cu_malloc(&ciU, sizeof(int) * (U->nnzb ? U->nnzb : 1)));
+    CS_CU(bsr_cu_malloc(&vaL, sizeof(T) * (size_t)(L->nnzb ? L->nnzb : 1) * bb));
+    CS_CU(bsr_cu_malloc(&vaU, sizeof(T) * (size_t)(U->nnzb ? U->nnzb : 1) * bb));
+    CS_CU(bsr_cu_malloc(&x, sizeof(T) * (vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&t, sizeof(T) * (vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&y, sizeof(T) * (vlen ? vlen : 1)));
     CS_CU(cudaMemcpy(rpL, L->rowptr, sizeof(int) * (n + 1), cudaMemcpyHostToDevice));
     CS_CU(cudaMemcpy(rpU, U->rowptr, sizeof(int) * (n + 1), cudaMemcpyHostToDevice));
     CS_CU(cudaMemcpy(ciL, L->colind, sizeof(int) * L->nnzb, cudaMemcpyHostToDevice));
@@ -164,7 +164,7 @@ static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_p
         CS_SP(cs<T>::sm_buf(h, dir, op, opx, n, k, L->nnzb, dL, vaL, rpL, ciL, b, mL, &sL));
         CS_SP(cs<T>::sm_buf(h, dir, op, opx, n, k, U->nnzb, dU, vaU, rpU, ciU, b, mU, &sU));
     }
-    CS_CU(cudaMalloc(&buf, (size_t)(sL > sU ? sL : sU) + 1));
+    CS_CU(bsr_cu_malloc(&buf, (size_t)(sL > sU ? sL : sU) + 1));
     CS_CU(cudaDeviceSynchronize());
     cudaEventRecord(e0, 0);
     if (k == 1) {
@@ -211,8 +211,8 @@ done:
     if (h) cusparseDestroy(h);
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
-    cudaFree(rpL); cudaFree(rpU); cudaFree(ciL); cudaFree(ciU); cudaFree(vaL); cudaFree(vaU);
-    cudaFree(x); cudaFree(t); cudaFree(y); cudaFree(buf);
+    bsr_cu_free(rpL); bsr_cu_free(rpU); bsr_cu_free(ciL); bsr_cu_free(ciU); bsr_cu_free(vaL); bsr_cu_free(vaU);
+    bsr_cu_free(x); bsr_cu_free(t); bsr_cu_free(y); bsr_cu_free(buf);
     free(hu); free(hx); free(ms);
     return BSR_OK;
 }

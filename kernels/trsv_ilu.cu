@@ -99,7 +99,7 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
         return BSR_OK;
     }
     void *stage = NULL;
-    CU_TRY(cudaMalloc(&stage, (size_t)nblk * bb * hs));
+    CU_TRY(bsr_cu_malloc(&stage, (size_t)nblk * bb * hs));
     double t1 = now_s();
     G->alloc_s += t1 - t0;
     cudaError_t e = cudaMemcpyAsync(stage, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream);
@@ -119,7 +119,7 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
     }
     double t3 = now_s();
     G->device_s += t3 - t2;
-    cudaFree(stage);
+    bsr_cu_free(stage);
     G->alloc_s += now_s() - t3;
     if (e != cudaSuccess)
         return bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -132,7 +132,7 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
 static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
 {
     double t0 = now_s();
-    CU_TRY(cudaMalloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
+    CU_TRY(bsr_cu_malloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
     double t1 = now_s();
     G->alloc_s += t1 - t0;
     bsr_status s = bsr_cuda_h2d(G->ctx, *dev, host, n * sizeof(int));
@@ -199,15 +199,15 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     double t0 = now_s();
     cudaError_t e = cudaSuccess;
     if (s == BSR_OK) {
-        e = cudaMalloc((void **)&T->rstart, n1 * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&T->rend, n1 * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&T->pbeg, n1 * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&T->pend, n1 * sizeof(int));
-        if (e == cudaSuccess && reorder) e = cudaMalloc((void **)&T->colind, z1 * sizeof(int));
-        if (e == cudaSuccess && reorder) e = cudaMalloc((void **)map, z1 * sizeof(int));
+        e = bsr_cu_malloc((void **)&T->rstart, n1 * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->rend, n1 * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->pbeg, n1 * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->pend, n1 * sizeof(int));
+        if (e == cudaSuccess && reorder) e = bsr_cu_malloc((void **)&T->colind, z1 * sizeof(int));
+        if (e == cudaSuccess && reorder) e = bsr_cu_malloc((void **)map, z1 * sizeof(int));
         if (e == cudaSuccess && reorder)
             e = cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, T->pend, T->pbeg, n, G->stream);
-        if (e == cudaSuccess && reorder) e = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
+        if (e == cudaSuccess && reorder) e = bsr_cu_malloc(&tmp, tmp_bytes ? tmp_bytes : 1);
     }
     double t1 = now_s();
     G->alloc_s += t1 - t0;
@@ -225,7 +225,7 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
         if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     }
     G->device_s += now_s() - t1;
-    cudaFree(rowptr); cudaFree(colin); cudaFree(tmp);
+    bsr_cu_free(rowptr); bsr_cu_free(colin); bsr_cu_free(tmp);
     if (s == BSR_OK && e != cudaSuccess)
         s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
                       "bsr_gpu_ilu: device layout of %s (%d rows, %d blocks): %s", T->upper ? "U" : "L", n, nnzb,
@@ -245,13 +245,13 @@ static bsr_status mark_level_starts(bsr_gpu_ilu *G, bsr_trsv_tri *T)
 {
     const int n = T->n, nl = T->nlevels;
     int *dlp = NULL;
-    CU_TRY(cudaMalloc((void **)&T->lvstart, n ? (size_t)n : 1));
+    CU_TRY(bsr_cu_malloc((void **)&T->lvstart, n ? (size_t)n : 1));
     CU_TRY(cudaMemsetAsync(T->lvstart, 0, n ? (size_t)n : 1, G->stream));
     BSR_TRY(upload_ints(G, &dlp, T->level_ptr, (size_t)nl + 1));
     if (nl > 0) level_starts<<<(nl + 255) / 256, 256, 0, G->stream>>>(nl, dlp, n, T->lvstart);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
-    cudaFree(dlp);
+    bsr_cu_free(dlp);
     CU_TRY(e);
     return BSR_OK;
 }
@@ -315,9 +315,9 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
         double t1 = now_s();
-        cudaError_t e = cudaMalloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&T->flags, (size_t)(n ? n : 1) * sizeof(int));
-        if (e == cudaSuccess) e = cudaMalloc((void **)&T->counter, sizeof(int));
+        cudaError_t e = bsr_cu_malloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->flags, (size_t)(n ? n : 1) * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->counter, sizeof(int));
         if (e != cudaSuccess) {
             cudaGetLastError();
             s = bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu: device allocation for %s (%d blocks): %s", upper ? "U" : "L", nnzb, cudaGetErrorString(e));
@@ -332,9 +332,9 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
 
 static void tri_free(bsr_trsv_tri *T)
 {
-    cudaFree(T->rows); cudaFree(T->rstart); cudaFree(T->rend); cudaFree(T->colind);
-    cudaFree(T->pbeg); cudaFree(T->pend);
-    cudaFree(T->val); cudaFree(T->node_range); cudaFree(T->flags); cudaFree(T->counter); cudaFree(T->lvstart);
+    bsr_cu_free(T->rows); bsr_cu_free(T->rstart); bsr_cu_free(T->rend); bsr_cu_free(T->colind);
+    bsr_cu_free(T->pbeg); bsr_cu_free(T->pend);
+    bsr_cu_free(T->val); bsr_cu_free(T->node_range); bsr_cu_free(T->flags); bsr_cu_free(T->counter); bsr_cu_free(T->lvstart);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
 }
@@ -352,9 +352,9 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
     if (G->stream) cudaStreamSynchronize(G->stream);
     graphs_clear(G);
     tri_free(&G->tri[0]); tri_free(&G->tri[1]);
-    cudaFree(G->map[0]); cudaFree(G->map[1]); cudaFree(G->perm); cudaFree(G->qrow); cudaFree(G->sl); cudaFree(G->sr);
+    bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]); bsr_cu_free(G->perm); bsr_cu_free(G->qrow); bsr_cu_free(G->sl); bsr_cu_free(G->sr);
     free(G->hqrow);
-    cudaFree(G->t); cudaFree(G->t2); cudaFree(G->hx);
+    bsr_cu_free(G->t); bsr_cu_free(G->t2); bsr_cu_free(G->hx);
     free(G);
 }
 
@@ -363,7 +363,7 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
 static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
 {
     if (!s) return BSR_OK;
-    CU_TRY(cudaMalloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
+    CU_TRY(bsr_cu_malloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
     if (G->opt.values_later) return BSR_OK;
     return upload_blocks(G, s, G->n, G->qrow, *dev);
 }
@@ -614,12 +614,12 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     size_t need = (size_t)(G->n ? G->n : 1) * G->b * k * bsr_precision_size(vp);
     if (need <= G->t_bytes) return BSR_OK;
     graphs_clear(G); /* graphs hold the old pointer */
-    cudaFree(G->t);
-    cudaFree(G->t2);
+    bsr_cu_free(G->t);
+    bsr_cu_free(G->t2);
     G->t = G->t2 = NULL;
     G->t_bytes = 0;
-    CU_TRY(cudaMalloc(&G->t, need));
-    CU_TRY(cudaMalloc(&G->t2, need));
+    CU_TRY(bsr_cu_malloc(&G->t, need));
+    CU_TRY(bsr_cu_malloc(&G->t2, need));
     G->t_bytes = need;
     return BSR_OK;
 }
@@ -649,9 +649,9 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
 static bsr_status ensure_hx(bsr_gpu_ilu *G, size_t need)
 {
     if (need <= G->hx_bytes) return BSR_OK;
-    cudaFree(G->hx);
+    bsr_cu_free(G->hx);
     G->hx = NULL; G->hx_bytes = 0;
-    CU_TRY(cudaMalloc(&G->hx, need));
+    CU_TRY(bsr_cu_malloc(&G->hx, need));
     G->hx_bytes = need;
     return BSR_OK;
 }
@@ -797,9 +797,9 @@ extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, 
     int64_t len = (int64_t)G->n * G->b * k;
     size_t bytes = (size_t)(len ? len : 1) * bsr_precision_size(vp);
     void *x = NULL, *y = NULL;
-    CU_TRY(cudaMalloc(&x, bytes));
-    cudaError_t e = cudaMalloc(&y, bytes);
-    if (e != cudaSuccess) { cudaFree(x); cudaGetLastError(); return bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu_time: %s", cudaGetErrorString(e)); }
+    CU_TRY(bsr_cu_malloc(&x, bytes));
+    cudaError_t e = bsr_cu_malloc(&y, bytes);
+    if (e != cudaSuccess) { bsr_cu_free(x); cudaGetLastError(); return bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu_time: %s", cudaGetErrorString(e)); }
     unsigned nb = (unsigned)((len + 255) / 256);
     if (len) {
         if (vp == BSR_DOUBLE) fill_hash<double><<<nb, 256, 0, G->stream>>>(len, (double *)x);
@@ -812,7 +812,7 @@ extern "C" bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vp, 
     if (s == BSR_OK && with_apply) s = time_region(G, 2, x, y, k, vp, reps, max_s, &t->ms_apply);
     t->ms_graph_build = (G->graph_s - g0) * 1e3;
     cudaStreamSynchronize(G->stream);
-    cudaFree(x);
-    cudaFree(y);
+    bsr_cu_free(x);
+    bsr_cu_free(y);
     return s;
 }
