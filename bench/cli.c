@@ -183,8 +183,21 @@ void cli_json_columns(const bsr_solver_stats *st, int k)
     for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].iterations);
     printf("],\n\"restarts\": [");
     for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
+    printf("],\n\"at_rounding_floor\": [");
+    for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].reason == BSR_CONVERGED_FLOOR ? "true" : "false");
     printf("],\n");
     double rr[CLI_KMAX];
     for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].relres;
     cli_json_array_d("true_relres", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);
+}
+
+/* The columns that converged at the rounding floor, in words (nothing when none). */
+void cli_floor_note(const bsr_solver_stats *st)
+{
+    int n = 0;
+    for (int j = 0; j < st->k; j++) n += st->col[j].reason == BSR_CONVERGED_FLOOR;
+    if (!n) return;
+    printf("note        %d column(s) converged at the rounding floor: the true residual is above rtol*||b|| but "
+           "within eps*|| |A||x| + |b| ||, the accuracy to which the working precision can evaluate it "
+           "(rtol asks for more than this system allows)\n", n);
 }

@@ -125,6 +125,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         printf("\n");
     }
     if (show < st->k) printf("  ... %d more right-hand sides (use --json for all)\n", st->k - show);
+    cli_floor_note(st);
     if (have_ref) {
         if (ref_ok)
             printf("UMFPACK     factor %.3f s, solve %.3f s, total %.3f s  (bsrsolve total %.3f s: %.2fx)\n",

@@ -16,7 +16,7 @@ const char *bsr_reason_string(bsr_reason r)
 {
     switch (r) {
     case BSR_REASON_NONE: return "none";
-    case BSR_CONVERGED_RTOL: case BSR_CONVERGED_ATOL: return "converged";
+    case BSR_CONVERGED_RTOL: case BSR_CONVERGED_ATOL: case BSR_CONVERGED_FLOOR: return "converged";
     case BSR_DIVERGED_MAXIT: return "maxit";
     case BSR_DIVERGED_DTOL: return "diverged";
     case BSR_DIVERGED_STAGNATION: return "stagnated";
@@ -25,6 +25,11 @@ const char *bsr_reason_string(bsr_reason r)
     case BSR_DIVERGED_NAN: return "nan";
     }
     return "?";
+}
+
+int bsr_reason_converged(bsr_reason r)
+{
+    return r == BSR_CONVERGED_RTOL || r == BSR_CONVERGED_ATOL || r == BSR_CONVERGED_FLOOR;
 }
 
 void bsr_solver_stats_free(bsr_solver_stats *st)
@@ -166,18 +171,26 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Set the final true residual of every column and choose the return status. */
-static bsr_status finish(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X,
-                         bsr_multivec *R, bsr_col_stats *col)
+/* Set the final true residual of every column and choose the return status;
+ * a column that ran out of iterations or stagnated at the rounding floor has
+ * converged as far as the precision shows (krylov_floor.c). */
+static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_multivec *B,
+                         const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
 {
-    double rn[BSR_KMAX];
+    double rn[BSR_KMAX], floor[BSR_KMAX];
     BSR_TRY(bsr_kops_residual(o, B, X, R));
     BSR_TRY(bsr_kops_norm2(o, R, rn));
+    int short_of_tol = 0;
+    for (int j = 0; j < o->k; j++)
+        short_of_tol |= col[j].reason == BSR_DIVERGED_MAXIT || col[j].reason == BSR_DIVERGED_STAGNATION;
+    if (short_of_tol) BSR_TRY(bsr_kops_floor(o, B, X, floor));
     int bad = -1, breakdown = 0;
     for (int j = 0; j < o->k; j++) {
         col[j].resnorm = rn[j];
         col[j].relres = col[j].bnorm > 0 ? rn[j] / col[j].bnorm : rn[j];
-        if (col[j].reason != BSR_CONVERGED_RTOL && col[j].reason != BSR_CONVERGED_ATOL) {
+        if (col[j].reason == BSR_DIVERGED_MAXIT || col[j].reason == BSR_DIVERGED_STAGNATION)
+            bsr_floor_accept(&col[j], ks->tol[j], rn[j], floor[j]);
+        if (!bsr_reason_converged(col[j].reason)) {
             if (bad < 0) bad = j;
             breakdown |= col[j].reason == BSR_DIVERGED_BREAKDOWN || col[j].reason == BSR_DIVERGED_INDEFINITE;
         }
@@ -237,7 +250,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     }
     if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");
-    st = finish(&o, Bw, Xw, R, col);
+    st = finish(&o, &ks, Bw, Xw, R, col);
     s->iters_last = 0;
     for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */

@@ -91,6 +91,12 @@ static bsr_status cpu_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multi
     return bsr_spmm_cpu(BSR_SPMM_OMP, 1.0, o->A, X, 0.0, Y);
 }
 
+static bsr_status cpu_absnorm(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *out)
+{
+    bsr_absnorm_host(o->A, B->data, X->data, o->k, out);
+    return BSR_OK;
+}
+
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
 {
     bsr_kops_base(o, A, pc, k);
@@ -102,4 +108,5 @@ void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
     o->axpbypcz = cpu_axpbypcz;
     o->dot = cpu_dot;
     o->matvec = cpu_matvec;
+    o->absnorm = cpu_absnorm;
 }

@@ -81,6 +81,20 @@ static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multi
     return bsr_ctx_spmm(o->be, BSR_KERNEL_AUTO, 1.0, o->A, X, 0.0, Y);
 }
 
+/* On the host: only called when a solve stops short of rtol, so a download of
+ * B and X costs nothing per iteration and needs no |A| kernel. */
+static bsr_status dev_absnorm(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *out)
+{
+    size_t bytes = (size_t)o->n * o->k * bsr_precision_size(o->prec);
+    char *h = bsr_malloc(2 * bytes, "residual floor: host copies of B and X");
+    if (!h) return BSR_ERR_NOMEM;
+    bsr_status st = bsr_cuda_multivec_xfer(o->be, (bsr_multivec *)B, h, 0);
+    if (!st) st = bsr_cuda_multivec_xfer(o->be, (bsr_multivec *)X, h + bytes, 0);
+    if (!st) bsr_absnorm_host(o->A, h, h + bytes, o->k, out);
+    free(h);
+    return st;
+}
+
 bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k)
 {
     bsr_kops_base(o, A, pc, k);
@@ -96,6 +110,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->dot = dev_dot;
     o->dot2 = dev_dot2;
     o->matvec = dev_matvec;
+    o->absnorm = dev_absnorm;
     return BSR_OK;
 }
 

@@ -92,6 +92,9 @@ struct bsr_kops {
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
+    /* out[j] = || |A| |X(:,j)| + |B(:,j)| ||_2, the scale of the rounding error
+     * of B - A X (krylov_floor.c); NULL: unknown, no floor test */
+    bsr_status (*absnorm)(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *out);
 };
 
 /* Route o's vnew/vfree through pool (emptied first when its shape differs). */
@@ -163,6 +166,14 @@ int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *wa
                       unsigned char *reopen, bsr_status *st);
 /* Number of active columns. */
 int bsr_kstate_nactive(const bsr_kstate *ks);
+/* The rounding floor (krylov_floor.c): floor[j] = eps * || |A| |X(:,j)| + |B(:,j)| ||
+ * in the working precision's eps (0 when o->absnorm is NULL). */
+bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *floor);
+/* A column whose true residual misses tol but lies at or under the floor
+ * converged as far as the precision shows: reason BSR_CONVERGED_FLOOR, 1. */
+int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor);
+/* || |A| |X(:,j)| + |B(:,j)| ||_2 from host data in A's precision (k columns). */
+void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out);
 
 /* The methods.  B, X backend vectors (X: initial guess in, solution out); the
  * stats columns get iterations, reasons, restarts, histories. */

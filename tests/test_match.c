@@ -287,8 +287,9 @@ static void test_auto_untouched(void)
 }
 
 /* fasp_lns__131 (zero diagonal entries): ILU2 diverges without the matching
- * and converges with match=auto (rtol 1e-6: at 1e-8 the true residual of
- * this ill-conditioned matrix stalls near 3e-8). */
+ * and converges with match=auto, at the issue's rtol 1e-8 by BiCGStab and
+ * GMRES(50): the true residual stalls near 3e-8, under the rounding floor
+ * eps*|| |A||x| + |b| || (about 7e-7 ||b|| for this ill-conditioned matrix). */
 static void test_lns131(void)
 {
     const char *dir = bsr_test_real_dir();
@@ -306,6 +307,10 @@ static void test_lns131(void)
     printf(" (%d iterations: %s) ", it, info);
     CU_ASSERT(it > 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(info, "match: auto -> mpt (est none"));
+    bsr_multivec_destroy(Xs);
+    CU_ASSERT(solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-8,match=auto", &Xs, NULL) > 0);
+    bsr_multivec_destroy(Xs);
+    CU_ASSERT(solve(A, B, "method=gmres,restart=50,precond=ilu2,tau1=0.01,rtol=1e-8,match=auto", &Xs, NULL) > 0);
     bsr_multivec_destroy(Xs);
     /* refactor keeps the setup's choice: matched, and the same values give
      * the same preconditioner bit for bit */

@@ -153,11 +153,18 @@ typedef enum {
     BSR_DIVERGED_STAGNATION, /* no progress for `stag` iterations */
     BSR_DIVERGED_BREAKDOWN,  /* breakdown persisted after max_restarts restarts */
     BSR_DIVERGED_INDEFINITE, /* CG: p'Ap <= 0 or preconditioner not positive */
-    BSR_DIVERGED_NAN         /* non-finite residual */
+    BSR_DIVERGED_NAN,        /* non-finite residual */
+    BSR_CONVERGED_FLOOR      /* stopped (stagnated or maxit) with rtol*||b|| < ||r|| <=
+                                eps*|| |A||x| + |b| ||: the true residual is at the rounding
+                                floor of its own evaluation in the working precision, which
+                                no representable x lowers reliably (an rtol below what an
+                                ill-conditioned system allows); serial solves only */
 } bsr_reason;
-/* "converged" for both converged reasons, else "maxit", "diverged",
+/* "converged" for the three converged reasons, else "maxit", "diverged",
  * "stagnated", "breakdown", "indefinite", "nan", "none". */
 const char *bsr_reason_string(bsr_reason r);
+/* 1 for BSR_CONVERGED_RTOL, _ATOL and _FLOOR, else 0. */
+int bsr_reason_converged(bsr_reason r);
 
 typedef struct {
     int iterations;

@@ -331,7 +331,7 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     if (!it || !reason || !relres || !resnorm || !bnorm || !restarts || !d) goto fail;
     for (int j = 0; j < k; j++) {
         const bsr_col_stats *c = &st->col[j];
-        int conv = c->reason == BSR_CONVERGED_RTOL || c->reason == BSR_CONVERGED_ATOL;
+        int conv = bsr_reason_converged(c->reason);
         if (!conv && all) status = bsr_reason_string(c->reason);
         all &= conv;
         hist |= c->hist_len > 0;

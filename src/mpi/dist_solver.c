@@ -180,6 +180,7 @@ static bsr_status wrap_kops(void *data, bsr_kops *o)
     o->vnew = d_vnew; o->vfree = d_vfree; o->zero = d_zero; o->copy = d_copy;
     o->axpby = d_axpby; o->axpbypcz = d_axpbypcz;
     o->dot = d_dot; o->dot2 = d_dot2; o->dotm = d_dotm; o->matvec = d_matvec;
+    o->absnorm = NULL; /* the local |A| misses the other ranks' columns: no floor test */
     return BSR_OK;
 }
 

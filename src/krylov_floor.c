@@ -1,0 +1,61 @@
+/* The rounding floor of a true residual: b - A x computed in working precision
+ * carries an error of about eps * || |A| |x| + |b| ||, so a tolerance below that
+ * cannot be verified (ill-conditioned systems, e.g. fasp_lns__131, reach it
+ * with a residual above rtol*||b|| that no x representable in that precision
+ * improves).  A column whose true residual lies under the floor is reported as
+ * BSR_CONVERGED_FLOOR instead of stagnating or restarting without end. */
+#include "solver_impl.h"
+#include <float.h>
+#include <math.h>
+
+/* out[j] = || |A| |X(:,j)| + |B(:,j)| ||_2 for host data of precision A->prec,
+ * row-interleaved with k columns; sums in row order (deterministic). */
+#define DEFINE_ABSNORM(SUF, REAL)                                                                  \
+    static void absnorm_##SUF(const bsr_matrix *A, const REAL *B, const REAL *X, int k,            \
+                              double *out)                                                         \
+    {                                                                                              \
+        const int b = A->b;                                                                        \
+        const REAL *val = A->val;                                                                  \
+        double acc[BSR_KMAX], v[BSR_KMAX];                                                         \
+        for (int j = 0; j < k; j++) acc[j] = 0;                                                    \
+        for (int i = 0; i < A->nbrows; i++)                                                        \
+            for (int r = 0; r < b; r++) {                                                          \
+                int64_t row = (int64_t)i * b + r;                                                  \
+                for (int j = 0; j < k; j++) v[j] = fabs((double)B[row * k + j]);                   \
+                for (int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {                            \
+                    const REAL *blk = val + ((size_t)q * b + r) * b;                               \
+                    int64_t c0 = (int64_t)A->colind[q] * b;                                        \
+                    for (int c = 0; c < b; c++) {                                                  \
+                        double a = fabs((double)blk[c]);                                           \
+                        for (int j = 0; j < k; j++) v[j] += a * fabs((double)X[(c0 + c) * k + j]); \
+                    }                                                                              \
+                }                                                                                  \
+                for (int j = 0; j < k; j++) acc[j] += v[j] * v[j];                                 \
+            }                                                                                      \
+        for (int j = 0; j < k; j++) out[j] = sqrt(acc[j]);                                         \
+    }
+DEFINE_ABSNORM(d, double)
+DEFINE_ABSNORM(f, float)
+
+void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out)
+{
+    if (A->prec == BSR_DOUBLE) absnorm_d(A, B, X, k, out);
+    else absnorm_f(A, B, X, k, out);
+}
+
+bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *floor)
+{
+    for (int j = 0; j < o->k; j++) floor[j] = 0;
+    if (!o->absnorm) return BSR_OK;
+    BSR_TRY(o->absnorm(o, B, X, floor));
+    const double eps = o->prec == BSR_DOUBLE ? DBL_EPSILON : FLT_EPSILON;
+    for (int j = 0; j < o->k; j++) floor[j] *= eps;
+    return BSR_OK;
+}
+
+int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor)
+{
+    if (!(resnorm > tol) || !(resnorm <= floor)) return 0;
+    c->reason = BSR_CONVERGED_FLOOR;
+    return 1;
+}
