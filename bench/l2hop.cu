@@ -1,12 +1,14 @@
 /* l2hop: the latency floor of a sync-free dependency chain on the GPU (issue 6
  * diagnostic, bench/RESULTS.md): H dependent hops between CUDA blocks through
- * global memory, each a warp that polls (volatile loads) until the previous
+ * global memory, each a warp that polls (relaxed device-scope loads,
+ * kernels/sync_mm.cuh) until the previous
  * hop's value is no longer the sentinel (all bits set) and then stores its
  * own, as the triangular solves' rows do; optional poll sleep and extra
  * polling warps as background load.  Prints microseconds per hop.
  * Built with the CUDA backend: ./l2hop */
 #include <cstdio>
 #include <cstdint>
+#include "../kernels/sync_mm.cuh"
 __device__ __forceinline__ bool sent(double v) { return __double_as_longlong(v) == -1LL; }
 /* CTA b takes hops h = b, b + nb, ...: waits for y[h-1], stores y[h] = y[h-1] + 1.
  * Warps beyond the first poll unrelated sentinels until the chain ends (bgpoll). */
@@ -15,19 +17,19 @@ __global__ void chain(int H, double *y, double *junk, int nap, int bgpoll)
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (w > 0) { /* background pollers */
         if (!bgpoll) return;
-        volatile double *p = junk + ((blockIdx.x * 64 + w) * 32 + lane) * 4;
-        while (sent(*p)) {
+        const double *p = junk + ((blockIdx.x * 64 + w) * 32 + lane) * 4;
+        while (sent(ld_relaxed(p))) {
             if (nap) __nanosleep(nap);
-            if (*(volatile double *)(y + H - 1) == (double)(H - 1)) break;
+            if (ld_relaxed(y + H - 1) == (double)(H - 1)) break;
         }
         return;
     }
     for (int h = blockIdx.x; h < H; h += gridDim.x) {
         double v = 0;
         if (h > 0) {
-            for (;;) { v = *(volatile double *)(y + h - 1); if (!sent(v)) break; if (nap) __nanosleep(nap); }
+            for (;;) { v = ld_relaxed(y + h - 1); if (!sent(v)) break; if (nap) __nanosleep(nap); }
         }
-        if (lane == 0) y[h] = (h == 0 ? 0.0 : v + 1);
+        if (lane == 0) st_relaxed(y + h, h == 0 ? 0.0 : v + 1);
     }
 }
 #define CK(call)                                                                       \

@@ -9,7 +9,7 @@
 #include "ilu_impl.h"
 #include "ilu0_plan.h"
 #include "ilu0_sym_gpu.cuh"
-#include <cuda/atomic>
+#include "sync_mm.cuh"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -276,9 +276,9 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
 template <int B> struct ilu0_team { enum { W = B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32 }; };
 
 /* Step 2 in one launch, sync-free: teams take rows in the schedule's order by
- * ticket (done[n]), wait for each row k they read (its flag, acquire), factor
- * their row (lane e: entry e of each block, see ilu0_team), and publish it
- * (release).  A row waited
+ * ticket (done[n]), wait for each row k they read (its flag, acquire loads:
+ * sync_mm.cuh), factor their row (lane e: entry e of each block, see
+ * ilu0_team), and publish it (release).  A row waited
  * on holds a smaller ticket, taken by a team already running: no deadlock.
  * Rows of different levels overlap, so a level no longer waits for its
  * slowest row, and there is one launch instead of one a level.  A failed row
@@ -306,8 +306,7 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
         double *x = W + (size_t)l * BB;
         const long long u0 = updp[l], u1 = updp[l + 1];
         const int2 p0 = upd[u0];
-        cuda::atomic_ref<int, cuda::thread_scope_device> f(done[p0.y]);
-        while (f.load(cuda::memory_order_acquire) == 0) {}
+        while (ld_acquire(done + p0.y) == 0) {}
         const double xv = x[ee], iv = W[(size_t)p0.x * BB + ee];
         double m = 0.0;
         for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
@@ -345,9 +344,9 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
     for (int q = Up[i] + 1; q < Up[i + 1] && !bad; q++)
         if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); bad = 1; }
     if (!bad && e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
-    __threadfence();          /* every lane's writes of row i, before its flag */
+    fence_release_gpu();      /* every lane's writes of row i, before its flag */
     __syncwarp(mask);
-    if (e == 0) cuda::atomic_ref<int, cuda::thread_scope_device>(done[i]).store(1, cuda::memory_order_release);
+    if (e == 0) st_release(done + i, 1);
 }
 
 /* Step 2 for block size B: b = 2..5 all nr rows sync-free (r0 < 0, D->done

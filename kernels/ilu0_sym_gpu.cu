@@ -17,6 +17,7 @@
  *     within a level: the host's order), level pointers from the sorted keys.
  * BSR_ILU0_SYM_CHECK=1 compares every array with the host's symbolic phase. */
 #include "ilu0_sym_gpu.cuh"
+#include "sync_mm.cuh"
 #include <cub/cub.cuh>
 #include <string.h>
 
@@ -50,17 +51,20 @@ __global__ void sym_fill(int n, const int *__restrict__ ap, const int *__restric
 /* lev[i] for the lower (upper = 0) or upper triangle of A's pattern (lev
  * preset to -1); *nlev = levels.  Position t of the walk is row t (lower) or
  * n-1-t (upper); a row depends only on earlier positions, which belong to
- * earlier tickets or its own CUDA block, so the polls cannot deadlock. */
+ * earlier tickets or its own CUDA block, so the polls cannot deadlock.  A
+ * level is polled while its thread stores it (the level is the payload, see
+ * sync_mm.cuh): in the block's shared copy by shared atomics, in lev by
+ * relaxed device-scope loads and stores (a plain or volatile access there was
+ * a data race; racecheck reported the shared one). */
 __global__ void __launch_bounds__(SYM_T) sym_levels(int n, int upper, const int *__restrict__ ap,
                                                     const int *__restrict__ ac, int *lev, int *ticket, int *nlev)
 {
     __shared__ int vb;
-    __shared__ volatile int own[SYM_T];   /* levels of this block's positions */
+    __shared__ int own[SYM_T];   /* levels of this block's positions */
     if (threadIdx.x == 0) vb = atomicAdd(ticket, 1);
     own[threadIdx.x] = -1;
     __syncthreads();
     const int t0 = vb * SYM_T, t = t0 + threadIdx.x;
-    volatile int *glev = lev;
     int l = -1;
     if (t < n) {
         const int i = upper ? n - 1 - t : t;
@@ -71,12 +75,12 @@ __global__ void __launch_bounds__(SYM_T) sym_levels(int n, int upper, const int 
             if (upper ? j <= i : j >= i) continue;
             const int tj = upper ? n - 1 - j : j;
             int v;
-            if (tj >= t0) while ((v = own[tj - t0]) < 0) __nanosleep(16);
-            else while ((v = glev[j]) < 0) __nanosleep(32);
+            if (tj >= t0) while ((v = sh_poll(&own[tj - t0])) < 0) __nanosleep(16);
+            else while ((v = ld_relaxed(lev + j)) < 0) __nanosleep(32);
             l = max(l, v + 1);
         }
-        own[threadIdx.x] = l;
-        glev[i] = l;
+        sh_publish(&own[threadIdx.x], l);
+        st_relaxed(lev + i, l);
     }
     l = __reduce_max_sync(0xffffffffu, l);
     if ((threadIdx.x & 31) == 0 && l >= 0) atomicMax(nlev, l + 1);

@@ -13,11 +13,16 @@
  *    the sentinel: the data is its own completion flag (no fences, no flag
  *    round trip);
  *  - sync-free with flags (works in place, x == y): one warp per row, per-row
- *    completion flags published after a fence.
+ *    completion flags published by a release store.
+ * Every value or flag that one thread polls while another stores it is
+ * accessed through the memory model's strong operations (sync_mm.cuh: relaxed
+ * for the sentinel-carrying values, release/acquire for the flags), never
+ * through `volatile`.
  * Each output is summed in a fixed order, so results are bitwise reproducible. */
 #ifndef BSR_TRSV_LEVEL_CUH
 #define BSR_TRSV_LEVEL_CUH
 #include "trsv_cuda.h"
+#include "sync_mm.cuh"
 
 #define LS_WARPS 8 /* warps per CUDA block */
 /* Lane layouts of a row (team_row's MODE): b*k <= TS lanes; b*k > 32 with a
@@ -66,7 +71,7 @@ template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return i
 
 /* y_i = D s for an upper row: s (B*k values) staged in sm by the warp, the
  * inverted pivot D times it by lanes tl, tl+32, ...; SENT: a stored value is
- * never the sentinel. */
+ * never the sentinel, and it is stored strong (other rows poll it). */
 template <int B, typename TF, typename TV, bool SENT>
 __device__ __forceinline__ void pivot_store(const TF *D, const TV *sm, TV *yi, int k, int tl)
 {
@@ -76,7 +81,8 @@ __device__ __forceinline__ void pivot_store(const TF *D, const TV *sm, TV *yi, i
         TV v = 0;
 #pragma unroll
         for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * sm[c * k + j];
-        yi[o] = SENT ? unsentinel(v) : v;
+        if (SENT) st_relaxed(yi + o, unsentinel(v));
+        else yi[o] = v;
     }
     __syncwarp();
 }
@@ -96,12 +102,12 @@ __device__ __forceinline__ void ls_row(int i, int upper, const int *__restrict__
     if (upper) { D = val + (size_t)s0 * B * B; s0++; }
     const int m = s1 - s0, bk = B * k;
     if (SF) {
-        /* wait until every row this one reads is final */
-        for (int q = lane; q < m; q += 32) {
-            const volatile int *f = flags + colind[s0 + q];
-            while (*f == 0) __nanosleep(32);
-        }
-        __threadfence();
+        /* wait until every row this one reads is final: relaxed polls, then
+         * one acquire fence (the values are read after it), then the warp
+         * barrier hands every lane's acquisition to the whole warp */
+        for (int q = lane; q < m; q += 32)
+            while (ld_relaxed(flags + colind[s0 + q]) == 0) __nanosleep(32);
+        fence_acquire_gpu();
         __syncwarp();
     }
     if (bk <= 32) {
@@ -143,10 +149,11 @@ __device__ __forceinline__ void ls_row(int i, int upper, const int *__restrict__
     }
     if (upper) pivot_store<B, TF, TV, false>(D, sm, y + (size_t)i * bk, k, lane);
     if (SF) {
-        /* publish: values first, then the flag */
-        __threadfence();
+        /* publish: every lane's values (its release fence, then the warp
+         * barrier), then the flag by a release store */
+        fence_release_gpu();
         __syncwarp();
-        if (lane == 0) *(volatile int *)(flags + i) = 1;
+        if (lane == 0) st_release(flags + i, 1);
     }
 }
 
@@ -172,15 +179,15 @@ ls_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *__
 
 /* ---- team kernels (sentinel sync-free and per-level) ------------------------ */
 
-/* One poll of y_c(0..B-1, j) (stride k, uncached): true when none is the
- * sentinel any more. */
+/* One poll of y_c(0..B-1, j) (stride k; relaxed device-scope loads, through
+ * L2): true when none is the sentinel any more. */
 template <int B, typename TV>
 __device__ __forceinline__ bool poll_yc(const TV *yc, int k, TV *yv)
 {
     bool ok = true;
 #pragma unroll
     for (int c = 0; c < B; c++) {
-        yv[c] = *(const volatile TV *)(yc + c * k);
+        yv[c] = ld_relaxed(yc + c * k);
         ok &= !is_sentinel(yv[c]);
     }
     return ok;
@@ -317,7 +324,7 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
             const TV *ye = y + (size_t)(q.col < 0 ? 0 : q.col) * bk + ge.e;
             TV v = 0;
             for (;;) {
-                if (!ok) { v = *(const volatile TV *)ye; ok = !is_sentinel(v); }
+                if (!ok) { v = ld_relaxed(ye); ok = !is_sentinel(v); }
                 if (__all_sync(vmask, ok)) break;
                 if (nap) __nanosleep(nap);
             }
@@ -356,7 +363,10 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
         for (int c = 0; c < B; c++) v += (TV)q.dv[c] * __shfl_sync(tmask, s, c * kc + jj, TS);
         s = v;
     }
-    if (tl < ge.bkc) y[(size_t)q.i * bk + ge.e] = WAIT ? unsentinel(s) : s;
+    if (tl < ge.bkc) {
+        if (WAIT) st_relaxed(y + (size_t)q.i * bk + ge.e, unsentinel(s));
+        else y[(size_t)q.i * bk + ge.e] = s;
+    }
 }
 
 /* Row i by a team of TS lanes (lane tl of the team, team mask tmask):
@@ -442,8 +452,13 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
             s0v = v0; s1v = v1;
         }
         if (tl < lanes) {
-            y[(size_t)i * bk + r * k + j0] = WAIT ? unsentinel(s0v) : s0v;
-            if (j1 != j0) y[(size_t)i * bk + r * k + j1] = WAIT ? unsentinel(s1v) : s1v;
+            if (WAIT) {
+                st_relaxed(y + (size_t)i * bk + r * k + j0, unsentinel(s0v));
+                if (j1 != j0) st_relaxed(y + (size_t)i * bk + r * k + j1, unsentinel(s1v));
+            } else {
+                y[(size_t)i * bk + r * k + j0] = s0v;
+                if (j1 != j0) y[(size_t)i * bk + r * k + j1] = s1v;
+            }
         }
         return;
     } else {
@@ -468,7 +483,8 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
         }
         const TV s = (B > 4 && B < 10 ? xv : x[(size_t)i * bk + o]) - acc;
         if (upper) sm[o] = s;
-        else y[(size_t)i * bk + o] = WAIT ? unsentinel(s) : s;
+        else if (WAIT) st_relaxed(y + (size_t)i * bk + o, unsentinel(s));
+        else y[(size_t)i * bk + o] = s;
     }
     if (upper) pivot_store<B, TF, TV, WAIT>(D, sm, y + (size_t)i * bk, k, tl);
     }
@@ -673,7 +689,7 @@ __device__ __forceinline__ void vec_row(int i, int s0, int s1, int upper, const 
 #pragma unroll
             for (int c = 0; c < B; c++) v += (TV)D[r * B + c] * xv[c];
         }
-        y[(size_t)i * bk + r * k + j] = unsentinel(v);
+        st_relaxed(y + (size_t)i * bk + r * k + j, unsentinel(v));
     }
 }
 

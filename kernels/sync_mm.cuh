@@ -1,0 +1,112 @@
+/* Memory-model-correct accesses of the sync-free kernels (issue 24).
+ *
+ * A sync-free kernel hands values from one thread to another inside one
+ * launch: a reader polls a word until the writer has stored it.  `volatile`
+ * gave the right instructions by accident but is no synchronization in the
+ * CUDA memory model (a plain store against a volatile load is a data race),
+ * so every such word is accessed here through the PTX memory model's strong
+ * operations, at the narrowest scope that holds writer and reader:
+ *
+ *  - the word is the payload itself (a solved value of y with the sentinel as
+ *    "not yet", a row's level): relaxed loads and stores at device scope.
+ *    Each value read is the one its writer stored (strong accesses of one
+ *    size are single-copy atomic) and nothing else is read on its strength,
+ *    so acquire/release would order nothing more; it would cost an L1
+ *    invalidation per poll (ld.acquire.gpu is LD.STRONG.GPU + CCTL.IVALL on
+ *    sm_90) and a MEMBAR.GPU per store;
+ *  - the word guards other data (a per-row completion flag): a release store
+ *    after the data; the reader polls with acquire loads (the device ILU(0),
+ *    whose polls mostly find the flag set and whose rows have stores in
+ *    flight that a fence would wait for), or with relaxed loads and then one
+ *    acquire fence (the triangular solves' flag path, which sleeps between
+ *    polls: one L1 invalidation a row instead of one a poll).
+ *
+ * Shared-memory polls inside a CUDA block are atomic read-modify-writes
+ * (ATOMS): a relaxed or acquire load of shared memory compiles to a plain LDS,
+ * which compute-sanitizer's racecheck cannot tell from a racy read. */
+#ifndef BSR_SYNC_MM_CUH
+#define BSR_SYNC_MM_CUH
+
+/* Relaxed device-scope load of a global word written by another thread of
+ * the launch (LDG.STRONG.GPU: through L2, never a stale L1 line).  No
+ * compiler memory barrier: the word is the payload, ordered with nothing
+ * else (the flag path adds fence_acquire_gpu). */
+__device__ __forceinline__ int ld_relaxed(const int *p)
+{
+    int v;
+    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ float ld_relaxed(const float *p)
+{
+    float v;
+    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ double ld_relaxed(const double *p)
+{
+    double v;
+    asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(v) : "l"(p));
+    return v;
+}
+
+/* Acquire device-scope load of a completion flag: the data it guards is read
+ * after it (LDG.STRONG.GPU + CCTL.IVALL: no stale L1 line survives). */
+__device__ __forceinline__ int ld_acquire(const int *p)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Relaxed device-scope store of a global word that other threads of the
+ * launch poll (its value is what they wait for). */
+__device__ __forceinline__ void st_relaxed(int *p, int v)
+{
+    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v));
+}
+__device__ __forceinline__ void st_relaxed(float *p, float v)
+{
+    asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v));
+}
+__device__ __forceinline__ void st_relaxed(double *p, double v)
+{
+    asm volatile("st.relaxed.gpu.global.f64 [%0], %1;" ::"l"(p), "d"(v));
+}
+
+/* Release store of a completion flag: every write of this thread, and every
+ * write ordered before it (by a barrier, from other threads), is visible at
+ * device scope to a thread that acquires the flag. */
+__device__ __forceinline__ void st_release(int *p, int v)
+{
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* Acquire fence after relaxed polls saw every flag set: the data the flags
+ * guard is read after it (and not from a stale L1 line).  It is a MEMBAR
+ * too: it waits for this thread's stores in flight. */
+__device__ __forceinline__ void fence_acquire_gpu(void)
+{
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+/* Release fence before a flag is published by another lane of the warp:
+ * this lane's writes reach device scope before the warp barrier and the
+ * publishing lane's release store. */
+__device__ __forceinline__ void fence_release_gpu(void)
+{
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+/* Shared-memory poll and publish between threads of one CUDA block: atomic
+ * read-modify-writes (relaxed; the word is the payload). */
+__device__ __forceinline__ int sh_poll(int *p)
+{
+    return atomicOr(p, 0);
+}
+__device__ __forceinline__ void sh_publish(int *p, int v)
+{
+    atomicExch(p, v);
+}
+
+#endif
