@@ -54,6 +54,18 @@ int bsr_test_have_gpu(void)
     return have;
 }
 
+/* BSR_TEST_QUICK set and not "0": the GPU suites' smaller runs (read once). */
+int bsr_test_quick(void)
+{
+    static int quick = -1;
+    if (quick < 0) {
+        const char *q = getenv("BSR_TEST_QUICK");
+        quick = q && q[0] && strcmp(q, "0") != 0;
+        if (quick) printf("\n  [quick] BSR_TEST_QUICK: reduced sizes and combinations\n");
+    }
+    return quick;
+}
+
 /* Real-matrix folder ($BSR_REAL_DIR or ../shared/matrices/real), "" when absent. */
 const char *bsr_test_real_dir(void)
 {

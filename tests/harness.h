@@ -18,6 +18,11 @@ int bsr_test_main_tmpdir(const char *suite, const bsr_test *tests, int argc, cha
 
 /* Nonzero when a CUDA device is usable; otherwise prints why once. */
 int bsr_test_have_gpu(void);
+/* Nonzero when BSR_TEST_QUICK is set to a value other than "0"
+ * (scripts/gpu-sanitize.sh sets it: under compute-sanitizer the GPU suites
+ * run 10-100x slower): the GPU suites then take fewer sizes, block sizes and
+ * combinations, each kernel path still at least once. */
+int bsr_test_quick(void);
 /* Skip the rest of a test, saying why: prints "[skip] why" and records one
  * passing assert, so that a suite whose checks all skipped says so instead
  * of passing with 0 asserts.  Suites that need a GPU throughout return 77

@@ -1,6 +1,7 @@
 /* GPU SpMM kernels (P11-P14, WARP, cuSPARSE) against the CPU reference, device
  * multivector operations against the host ones, residency and errors.
- * Skips (exit 77) without a CUDA device. */
+ * Skips (exit 77) without a CUDA device.  BSR_TEST_QUICK (sanitizer runs):
+ * fewer block sizes and vector counts, every kernel still. */
 #include "harness.h"
 #include "internal.h" /* the GPU SpMM variants */
 #include <math.h>
@@ -90,6 +91,7 @@ static void test_kernels_vs_reference(void)
         bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
         for (int b = 1; b <= 10; b++) {
+            if (bsr_test_quick() && b != 1 && b != 4 && b != 5 && b != 10) continue;
             bsr_matrix *R = bsr_test_random_matrix(60, 900, b, 0, 200, p, seed++);
             bsr_matrix *wide = with_huge_row(R, 850, seed++);
             bsr_matrix *narrow = bsr_test_random_matrix(400, 300, b, 0, 6, p, seed++);
@@ -97,6 +99,7 @@ static void test_kernels_vs_reference(void)
             for (int ki = 0; ki < NK; ki++)
                 for (int kn = 0; kn < NKERN; kn++)
                     for (int m = 0; m < 2; m++) {
+                        if (bsr_test_quick() && ks[ki] != 1 && ks[ki] != 5 && ks[ki] != 16) continue;
                         bsr_matrix *A = m ? narrow : wide;
                         bsr_kernel kern = gpu_kernels[kn];
                         const double *c = ab[(b + ki + kn + m) % NAB];
@@ -157,8 +160,10 @@ static void test_rowj_widths(void)
         const bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         const double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
         for (int bi = 0; bi < (int)(sizeof bs / sizeof bs[0]); bi++) {
+            if (bsr_test_quick() && bs[bi] != 1 && bs[bi] != 4 && bs[bi] != 9) continue;
             bsr_matrix *A = bsr_test_random_matrix(500, 400, bs[bi], 0, 12, p, 300 + bi);
             for (int ki = 0; ki < 4; ki++) {
+                if (bsr_test_quick() && ki != 0 && ki != 3) continue;   /* k = 3, 16 */
                 bsr_multivec *Y1 = NULL;
                 for (int ji = 0; ji < 10; ji++) {
                     setenv("BSR_ROWJ_J", Js[ji], 1);
@@ -195,6 +200,7 @@ static void test_determinism(void)
         for (int kn = 0; kn < NKERN; kn++) {
             bsr_kernel kern = gpu_kernels[kn];
             if (!bsr_kernel_deterministic(kern) || kern == BSR_KERNEL_P12) continue;
+            if (bsr_test_quick() && b != 3) continue;
             bsr_matrix *A = bsr_test_random_matrix(3000, 3000, b, 0, 40, BSR_DOUBLE, 77 + b);
             double e1, e2;
             bsr_multivec *Y1 = NULL, *Y2 = NULL;

@@ -3,7 +3,9 @@
  * sync-free on sentinels / graph / per-launch / sync-free on flags, P21-P24) on ILU factors of random, stencil
  * and real matrices, natural / RCM / ND orderings, k = 1, 5, 9, 16, double,
  * float and mixed (float factors, double vectors); outputs NaN-poisoned on the
- * device; determinism; refactor; errors.  Skips (exit 77) without a GPU. */
+ * device; determinism; refactor; errors.  Skips (exit 77) without a GPU.
+ * BSR_TEST_QUICK (sanitizer runs): b = 1, 4, 5, 10, natural and ND, double
+ * and mixed, fewer tuning variants; every kernel and layout still runs. */
 #include "harness.h"
 #include "gpu_ilu.h"
 #include <math.h>
@@ -142,25 +144,33 @@ static void check_factors(const char *name, const bsr_matrix *A0, int oi, int mo
 
 static void check_matrix(const char *name, const bsr_matrix *A, int all_k)
 {
+    const int quick = bsr_test_quick();
     for (int oi = 0; oi < 3; oi++)
-        for (int mode = 0; mode < 3; mode++) check_factors(name, A, oi, mode, 1, all_k);
+        for (int mode = 0; mode < 3; mode++) {
+            if (quick && (oi == 1 || mode == MODE_FLOAT)) continue;   /* natural, ND; double, mixed */
+            check_factors(name, A, oi, mode, 1, all_k);
+        }
     /* original row storage (no level renumbering) */
     check_factors(name, A, 0, MODE_DOUBLE, 0, 0);
     check_factors(name, A, 2, MODE_DOUBLE, 0, 0);
     /* full renumbering of the unknowns in L's level order */
-    for (int oi = 0; oi < 3; oi++) check_factors(name, A, oi, oi == 1 ? MODE_MIXED : MODE_DOUBLE, 2, all_k);
+    for (int oi = 0; oi < 3; oi++)
+        if (!quick || oi == 0) check_factors(name, A, oi, oi == 1 ? MODE_MIXED : MODE_DOUBLE, 2, all_k);
     check_factors(name, A, 0, MODE_FLOAT, 2, 0);
 }
 
 static void test_random(void)
 {
     if (!bsr_test_have_gpu()) return;
+    const int quick = bsr_test_quick();
     for (int b = 1; b <= 10; b++) {
-        bsr_matrix *R = bsr_test_random_matrix(b <= 4 ? 400 : 150, b <= 4 ? 400 : 150, b, 0, 8, BSR_DOUBLE, 31 + b);
+        if (quick && b != 1 && b != 4 && b != 5 && b != 10) continue;
+        const int nb = quick ? (b <= 4 ? 120 : 60) : b <= 4 ? 400 : 150;
+        bsr_matrix *R = bsr_test_random_matrix(nb, nb, b, 0, 8, BSR_DOUBLE, 31 + b);
         bsr_matrix *A = bsr_test_dominant(R, 2.0, 0.0);
         char name[64];
         snprintf(name, sizeof name, "random b=%d", b);
-        check_matrix(name, A, b == 1 || b == 4 || b == 7 || b == 10);
+        check_matrix(name, A, quick ? b == 4 : b == 1 || b == 4 || b == 7 || b == 10);
         bsr_matrix_destroy(R);
         bsr_matrix_destroy(A);
     }
@@ -171,6 +181,7 @@ static void test_stencil(void)
     if (!bsr_test_have_gpu()) return;
     const char *specs[] = {"stencil3d:10:1", "stencil3d:8:4", "stencil3d:6:5", "stencil3d:5:9", "stencil3d:16:4"};
     for (int s = 0; s < 5; s++) {
+        if (bsr_test_quick() && s != 1 && s != 3) continue;
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(specs[s], BSR_DOUBLE, &P));
         check_matrix(specs[s], P.A, 1);
@@ -181,6 +192,7 @@ static void test_stencil(void)
 static void test_real(void)
 {
     if (!bsr_test_have_gpu()) return;
+    if (bsr_test_quick()) { BSR_TEST_SKIP("BSR_TEST_QUICK: real matrices left out"); return; }
     char **files;
     int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
     for (int fi = 0; fi < nf && done < 4; fi++) {
@@ -215,7 +227,7 @@ static void test_determinism(void)
 {
     if (!bsr_test_have_gpu()) return;
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:24:4", BSR_DOUBLE, &P));
+    BSR_ASSERT_OK(bsr_generate(bsr_test_quick() ? "stencil3d:10:4" : "stencil3d:24:4", BSR_DOUBLE, &P));
     bsr_ilu_options io;
     bsr_ilu_options_default(&io, BSR_ILU0);
     bsr_ilu *F = NULL;
@@ -245,7 +257,9 @@ static void test_determinism(void)
  * WIDE, GRAB, SLEEP, PIPE, PAIR, RR: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
  * renumber storage and full; the schedules of one lane layout (PERSIST) must
- * give identical bits, since each row is summed in the same order. */
+ * give identical bits, since each row is summed in the same order.  Quick:
+ * b = 4 and the stencil, natural double and ND mixed, k = 1 with teams
+ * auto/8 and k = 9 with every wide layout, every schedule. */
 static void test_variants(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -258,10 +272,12 @@ static void test_variants(void)
         bsr_matrix_destroy(R);
     }
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:14:4", BSR_DOUBLE, &P));
+    BSR_ASSERT_OK(bsr_generate(bsr_test_quick() ? "stencil3d:8:4" : "stencil3d:14:4", BSR_DOUBLE, &P));
     mats[3] = P.A;
+    const int quick = bsr_test_quick();
     for (int m = 0; m < 4; m++)
         for (int cfg = 0; cfg < 4; cfg++) {
+            if (quick && ((m != 1 && m != 3) || (cfg != 0 && cfg != 3))) continue;
             const int oi = cfg & 1 ? 2 : 0, mode = cfg & 2 ? MODE_MIXED : MODE_DOUBLE;
             bsr_ilu_options io;
             bsr_ilu_options_default(&io, BSR_ILU0);
@@ -282,12 +298,16 @@ static void test_variants(void)
             for (int ki = 0; ki < NK; ki++)
                 for (int upper = 0; upper < 2; upper++) {
                     const int k = ks[ki];
+                    if (quick && k != 1 && k != 9) continue;
                     bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *R = NULL;
                     BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
                     if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
                     else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
                     for (int t = 0; t < 4; t++)
                         for (int w = 0; w < 4; w++) {
+                            /* quick: k = 1 (b*k <= 32, no wide layout) teams auto and 8; k = 9
+                             * (one team a warp) every wide layout */
+                            if (quick && (k == 1 ? (t != 0 && t != 2) || w != 0 : t != 0)) continue;
                             bsr_multivec *Y0 = NULL;
                             /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
                              * by ticket without the row pipeline; 5: pipelined, every team
