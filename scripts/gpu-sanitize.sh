@@ -19,6 +19,18 @@ ALL="test_gpu_blas test_gpu_spmm test_gpu_trsv test_gpu_ilu test_gpu_ilu2 test_g
 TARGETS=${TARGETS:-$ALL}
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$CS" ] || { echo "gpu-sanitize: compute-sanitizer not found" >&2; exit 1; }
+# racecheck leaves cuSPARSE's own kernels out: its csrilu02 analysis polls shared
+# memory between threads the way sym_levels did, and bsrmv has hazards of its own
+# (seen 2026-11-25); they are NVIDIA's to fix and no argument of ours causes them.
+# The other three tools check every kernel (a bad argument of ours faults inside
+# a library kernel too).
+RC_EXCLUDE=${RC_EXCLUDE:-regex=bsrmv|bsrmm|bsrilu|bsrsv|csrilu|csrsv|csrmv|csrmm|spsv|SpSV|cusparse}
+if [ "${GPU_SANITIZE_ONE:-}" != 1 ] && ! "$CS" --tool racecheck --kernel-name-exclude "$RC_EXCLUDE" true > /dev/null 2>&1; then
+    # a sanitizer without the regex key: the same names as substrings
+    RC_EXCLUDE=kns=bsrmv,kns=bsrmm,kns=bsrilu,kns=bsrsv,kns=csrilu,kns=csrsv,kns=csrmv,kns=csrmm,kns=spsv,kns=SpSV
+    echo "gpu-sanitize: racecheck exclusion by substrings ($RC_EXCLUDE)"
+fi
+export RC_EXCLUDE
 case $B in /*) ;; *) B=$(pwd)/$B ;; esac
 mkdir -p "$O" || exit 1
 
@@ -43,7 +55,7 @@ one() {
     s0=$(date +%s)
     # racecheck: every hazard reported, warnings (WAR/WAW between threads) included
     extra=""
-    [ "$tool" = racecheck ] && extra="--racecheck-report all"
+    [ "$tool" = racecheck ] && extra="--racecheck-report all --kernel-name-exclude $RC_EXCLUDE"
     BSR_TEST_QUICK=1 BSR_CLI="$B/bsrsolve" BSR_SOURCE_DIR="$(pwd)" OMP_NUM_THREADS=2 \
         timeout -k 15 "$RUN_TIMEOUT" "$CS" --tool "$tool" $extra --error-exitcode 86 --target-processes all \
         --print-limit 200 $c > "$log" 2>&1
@@ -60,12 +72,15 @@ one() {
     elif [ "$nsum" -eq 0 ]; then r=NO_SUMMARY
     else r=clean; fi
     echo "$tool $t $r $nerr $secs" > "$O/$tool.$t.res"
+    # the kernels named in the reports, for the table's foot
+    [ "$r" = clean ] || grep -oE "(at|Thread \([0-9,]+\) at) [^ (]+[^+]*\+0x" "$log" | sed -E 's/.* at //; s/\+0x$//' |
+        sort | uniq -c | sort -rn | head -5 > "$O/$tool.$t.kernels"
 }
 
 if [ "${GPU_SANITIZE_ONE:-}" = 1 ]; then one "$3" "$4"; exit 0; fi
 
 echo "gpu-sanitize: $("$CS" --version | tail -1); tools: $TOOLS; $JOBS at once, ${RUN_TIMEOUT} s a run"
-rm -f "$O"/*.res
+rm -f "$O"/*.res "$O"/*.kernels
 for tool in $TOOLS; do for t in $TARGETS; do echo "$tool $t"; done; done |
     GPU_SANITIZE_ONE=1 xargs -P "$JOBS" -L 1 sh "$0" "$B" "$O"
 printf '%-10s %-18s %-12s %7s %6s\n' tool target result reports s > "$O/summary.txt"
@@ -75,6 +90,9 @@ for tool in $TOOLS; do for t in $TARGETS; do
     printf '%-10s %-18s %-12s %7s %6s\n' "$tool" "$t" "$r" "$n" "$s" >> "$O/summary.txt"
     [ "$r" = clean ] || bad=1
 done; done
+for f in "$O"/*.kernels; do
+    [ -s "$f" ] && { echo "kernels in the reports of $(basename "$f" .kernels):"; cat "$f"; } >> "$O/summary.txt"
+done
 cat "$O/summary.txt"
 [ $bad = 0 ] && echo "gpu-sanitize: all clean" || echo "gpu-sanitize: FAILED (logs in $O)"
 exit $bad
