@@ -4,8 +4,9 @@
 set -eu
 pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g-dev"
 # Optional: the build skips the Fortran module, the pkg-config test, the
-# Python package's test (python/) and the MPI layer (src/mpi/) without them.
-optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip"
+# Python package's test (python/) and the MPI layer (src/mpi/) without them;
+# `make fuzz` needs clang with its libFuzzer runtime and OpenMP library.
+optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip clang libclang-rt-dev libomp-dev"
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -19,6 +20,15 @@ have_header() {
   IFS=$oldifs
   for d in $dirs; do [ -f "$d/$1" ] && return 0; done
   return 1
+}
+# clang compiles and links the C program on stdin with flags $@
+clang_links() {
+  command -v clang >/dev/null 2>&1 || return 1
+  t=$(mktemp -d) || return 1
+  clang "$@" -x c - -o "$t/a.out" >/dev/null 2>&1
+  r=$?
+  rm -rf "$t"
+  return $r
 }
 # python3 on PATH imports module $1
 py_has() {
@@ -43,6 +53,10 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
     python3-pytest) py_has pytest ;;
     python3-setuptools) py_has setuptools ;;
     python3-pip) py_has pip ;;
+    clang) command -v clang >/dev/null 2>&1 ;;
+    libclang-rt-dev) echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
+                     clang_links -fsanitize=fuzzer,address,undefined ;;
+    libomp-dev) printf '#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n' | clang_links -fopenmp ;;
     *) return 1 ;;
   esac
 }

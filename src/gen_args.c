@@ -2,6 +2,7 @@
  * ':' separate items; bare values are positional), strict range checks, and
  * the grid options (size, holes) every structured generator shares. */
 #include "stencil_impl.h"
+#include "gen_limit.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -128,6 +129,24 @@ bsr_status gen_grid_args(gen_args *a, int dim, int defn, gen_grid *g)
     if ((int64_t)g->nx * g->ny * g->nz * 7 > INT32_MAX)
         return bsr_error(BSR_ERR_UNSUPPORTED, "%s: grid %d x %d x %d has too many unknowns for 32-bit indices",
                          a->gen, g->nx, g->ny, g->nz);
+    return bsr_generate_check_rows(a->gen, (int64_t)g->nx * g->ny * g->nz);
+}
+
+/* The cap of bsr_generate_limit_rows; 0: none. */
+static int64_t gen_max_rows;
+
+/* Set the cap on generated block rows (0: none). */
+void bsr_generate_limit_rows(int64_t max_rows)
+{
+    gen_max_rows = max_rows > 0 ? max_rows : 0;
+}
+
+/* BSR_ERR_UNSUPPORTED when rows exceeds the cap. */
+bsr_status bsr_generate_check_rows(const char *gen, int64_t rows)
+{
+    if (gen_max_rows && rows > gen_max_rows)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %lld block rows, more than the limit of %lld set by "
+                         "bsr_generate_limit_rows", gen, (long long)rows, (long long)gen_max_rows);
     return BSR_OK;
 }
 

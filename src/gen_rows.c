@@ -2,6 +2,7 @@
  * as a matrix over a window of block columns, its exact solution on rows,
  * and the whole problem for bsr_generate. */
 #include "gen_rows.h"
+#include "gen_limit.h"
 #include <limits.h>
 #include <string.h>
 
@@ -92,6 +93,7 @@ bsr_status bsr_rowgen_problem(const bsr_rowgen *g, bsr_precision prec, bsr_probl
     if (g->n > INT_MAX)
         return bsr_error(BSR_ERR_UNSUPPORTED, "generator: %lld block rows, more than 32-bit indices hold "
                          "(distributed: bsr_generate_rows)", (long long)g->n);
+    BSR_TRY(bsr_generate_check_rows(g->name[0] ? g->name : "generator", g->n));
     BSR_TRY(bsr_rowgen_matrix(g, prec, 0, (int)g->n, 0, (int)g->n, &P->A));
     BSR_TRY(bsr_rowgen_exact(g, prec, 0, (int)g->n, &P->xexact));
     if (g->name[0]) snprintf(P->name, sizeof P->name, "%s", g->name);
