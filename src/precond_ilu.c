@@ -61,10 +61,18 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     char fac[64];
     if (f && f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
     else snprintf(fac, sizeof fac, "factor %.3f s", f ? f->factor_s : st.factor_s);
+    /* what was done to weak rows, by row count: the stated perturbation of
+     * pivots and the rows scaled without their diagonal block */
+    char piv[128] = "";
+    if (pc->pivots_regularized)
+        snprintf(piv, sizeof piv, " (pivot entries below %.0e r_k set to +-%.0e r_k)", F->pivot_rel, F->pivot_rel);
+    if (st.scaling_fallbacks)
+        snprintf(piv + strlen(piv), sizeof piv - strlen(piv), ", %d rows scaled without their diagonal block",
+                 st.scaling_fallbacks);
     snprintf(pc->info, sizeof pc->info,
-             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized, %s%s",
+             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized%s, %s%s",
              tau, tau[0] ? ", " : "", ord, mw, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
-             (long long)st.dropped, pc->pivots_regularized, fac,
+             (long long)st.dropped, pc->pivots_regularized, piv, fac,
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
 

@@ -279,7 +279,7 @@ done:
         stats->pattern_refreshes = s->pattern_refreshes;
         if (s->opt.profile)
             for (int c = 0; c < 4; c++) { stats->prof_s[c] = prof.s[c]; stats->prof_calls[c] = prof.calls[c]; }
-        snprintf(stats->precond_info, sizeof stats->precond_info, "%.16s%s%.237s", s->pc->name,
+        snprintf(stats->precond_info, sizeof stats->precond_info, "%.16s%s%.479s", s->pc->name,
                  s->pc->info[0] ? ": " : "", s->pc->info);
     } else {
         for (int j = 0; j < k; j++) free(col[j].history);

@@ -15,7 +15,7 @@ struct bsr_pc {
     void *data;
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
-    char info[256];  /* ordering / levels / factor statistics, for reports */
+    char info[480];  /* ordering / levels / factor statistics, for reports */
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);

@@ -339,7 +339,7 @@ static void test_solver(void)
             bsr_problem P;
             BSR_ASSERT_OK(bsr_generate(specs[sp], BSR_DOUBLE, &P));
             CU_ASSERT_FATAL(P.xexact != NULL);
-            char cg[160], cc[160], info[256];
+            char cg[160], cc[160], info[512];
             snprintf(cg, sizeof cg, "precond=ilu0,factor=gpu,rtol=1e-12,reorder=%s", orders_s[oi]);
             snprintf(cc, sizeof cc, "precond=ilu0,factor=cpu,rtol=1e-12,reorder=%s", orders_s[oi]);
             bsr_solver *sg = NULL, *sc = NULL;
@@ -441,7 +441,7 @@ static void test_symbolic_dev(void)
         }
         const size_t m = (size_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
         double *xd = malloc(sizeof(double) * m), *xh = malloc(sizeof(double) * m);
-        char id[256], ih[256];
+        char id[512], ih[512];
         bsr_status sd, sh;
         int itd = solve_sym(A, NULL, xd, id, sizeof id, &sd);
         int ith = solve_sym(A, "host", xh, ih, sizeof ih, &sh);
@@ -491,7 +491,7 @@ static void test_symbolic_dev(void)
     ((double *)bsr_matrix_values(B))[(size_t)bsr_matrix_nnzb(B) * 9 / 2 + 4] = NAN;
     const size_t m = (size_t)bsr_matrix_nbrows(B) * 3;
     double *x = malloc(sizeof(double) * m);
-    char md[256], mh[256];
+    char md[512], mh[512];
     bsr_status sd, sh;
     CU_ASSERT_EQUAL(solve_sym(B, NULL, x, md, sizeof md, &sd), -1);
     CU_ASSERT_EQUAL(solve_sym(B, "host", x, mh, sizeof mh, &sh), -1);

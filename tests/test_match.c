@@ -227,7 +227,7 @@ static int solve(const bsr_matrix *A, const bsr_multivec *B, const char *opts, b
     bsr_solver_stats st;
     bsr_status s = bsr_solver_solve(S, B, *Xout, &st);
     int it = s == BSR_OK ? st.col[0].iterations : -1;
-    if (info) snprintf(info, 256, "%s", st.precond_info);
+    if (info) snprintf(info, 512, "%s", st.precond_info);
     if (s) bsr_clear_error();
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(S);
@@ -245,7 +245,7 @@ static void test_solve_original_x(void)
         bsr_multivec *X, *B;
         rhs_of(A, &X, &B);
         for (int p = 0; p < 3; p++) {
-            char opts[128], info[256];
+            char opts[128], info[512];
             snprintf(opts, sizeof opts, "method=gmres,precond=%s,match=mpt,rtol=1e-10,maxit=300", pcs[p]);
             bsr_multivec *Xs = NULL;
             int it = solve(A, B, opts, &Xs, info);
@@ -270,7 +270,7 @@ static void test_auto_untouched(void)
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(specs[g], BSR_DOUBLE, &P));
         for (int p = 0; p < 2; p++) {
-            char o1[128], o2[128], info[256];
+            char o1[128], o2[128], info[512];
             snprintf(o1, sizeof o1, "precond=%s", pcs[p]);
             snprintf(o2, sizeof o2, "precond=%s,match=auto", pcs[p]);
             bsr_multivec *X1, *X2;
@@ -300,7 +300,7 @@ static void test_lns131(void)
     if (bsr_mm_read(path, 1, BSR_DOUBLE, &A, NULL)) { bsr_clear_error(); BSR_TEST_SKIP("fasp_lns__131.mtx absent"); return; }
     bsr_multivec *X, *B, *Xs;
     rhs_of(A, &X, &B);
-    char info[256];
+    char info[512];
     CU_ASSERT_EQUAL(solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6", &Xs, NULL), -1);
     bsr_multivec_destroy(Xs);
     int it = solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6,match=auto", &Xs, info);
@@ -352,7 +352,7 @@ static void test_e05r0000_none(void)
     if (bsr_mm_read(path, 2, BSR_DOUBLE, &A, NULL)) { bsr_clear_error(); BSR_TEST_SKIP("e05r0000.mtx absent"); return; }
     bsr_multivec *X, *B, *Xs;
     rhs_of(A, &X, &B);
-    char info[256];
+    char info[512];
     int i0 = solve(A, B, "precond=ilu2,tau1=0.01", &Xs, NULL);
     bsr_multivec_destroy(Xs);
     int it = solve(A, B, "precond=ilu2,tau1=0.01,match=auto", &Xs, info);

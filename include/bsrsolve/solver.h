@@ -192,7 +192,7 @@ typedef struct {
                             pattern=refresh, pattern=auto after the iterations grew); 0: it
                             factored into the frozen one */
     int pattern_refreshes; /* refactors that chose a new pattern since setup */
-    char precond_info[256]; /* ordering, levels, factor statistics in words */
+    char precond_info[512]; /* ordering, levels, factor statistics in words */
     /* with options.profile: seconds and calls in the operator (SpMM), the
      * preconditioner, vector updates and reductions (0 otherwise) */
     double prof_s[4];

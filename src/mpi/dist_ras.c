@@ -266,6 +266,6 @@ void bsr_dras_stats(const struct bsr_dras *R, bsr_solver_stats *st)
     st->pc_nnzb = pc->nnzb;
     st->fill = R->Aext->nnzb ? (double)pc->nnzb / R->Aext->nnzb : 0;
     st->pivots_regularized = pc->pivots_regularized;
-    snprintf(st->precond_info, sizeof st->precond_info, "ras(overlap 1, %d ghost rows) %.16s%s%.180s", R->nghost,
+    snprintf(st->precond_info, sizeof st->precond_info, "ras(overlap 1, %d ghost rows) %.16s%s%.440s", R->nghost,
              pc->name, pc->info[0] ? ": " : "", pc->info);
 }
