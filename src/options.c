@@ -81,7 +81,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", "pivot", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -166,6 +166,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "overlap")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
+    } else if (!strcmp(key, "pivot")) {
+        if (!strcmp(val, "strict")) o->pivot = -1;
+        else if (!parse_double(val, &dv) || !(dv > 0 && dv < 1)) BAD("expected strict or a level in (0, 1)");
+        else o->pivot = dv;
     } else if (!strcmp(key, "match")) {
         if ((idx = lookup(val, match_names, 3)) < 0) BAD("expected none, mpt or auto");
         o->match = idx;
@@ -179,7 +183,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, overlap, match)", key);
+                         "pattern_growth, fill, overlap, match, pivot)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -248,6 +252,8 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
                          "overlap or match out of range");
     BSR_TRY(check_taus(o));
+    if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
+        return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
     /* CG's short recurrences need M symmetric: the ILU factors are not */
     if (o->method == BSR_CG && o->precond >= BSR_PC_ILU0)
         return bsr_error(BSR_ERR_ARG, "solver options: method=cg needs a symmetric preconditioner "
@@ -275,6 +281,8 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char mt[16] = "";   /* only when set: the strings of existing runs stay as they were */
     if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
+    if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
+    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%g", o->pivot);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
              o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,

@@ -140,6 +140,8 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt is applied on the CPU backend only (the device "
                          "apply takes one symmetric permutation): use --backend cpu or match=none|auto");
     io.match = on_device ? BSR_MATCH_NONE : o->match;
+    if (o->pivot > 0) io.pivot_rel = o->pivot;
+    io.strict_pivots = o->pivot < 0;
     /* unset: the ILU default (nested dissection: the CPU factors over its tree),
      * but natural order for an ILU(0) factored on the device, whose level
      * schedule needs no tree: its setup stays on the device (~0.05 s at 1M

@@ -170,6 +170,36 @@ static void test_singular_indefinite(void)
     CU_ASSERT_EQUAL(bsr_solver_setup(s, S), BSR_ERR_SINGULAR);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 7"));
     bsr_solver_destroy(s);
+    /* ILU: the stated perturbation, counted and named in the info line, or
+     * with pivot=strict an error naming the row (T: S plus a sub-diagonal, so
+     * that row 7 is not empty) */
+    int trp[N + 1], tci[2 * N];
+    double tv[2 * N];
+    int nz = 0;
+    for (int i = 0; i < N; i++) {
+        trp[i] = nz;
+        if (i) { tci[nz] = i - 1; tv[nz++] = -0.5; }
+        tci[nz] = i; tv[nz++] = d[i];
+    }
+    trp[N] = nz;
+    bsr_matrix *T = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&T, N, N, 1, trp, tci, tv, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=ilu0,reorder=natural,pivot=1e-3"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, T));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    bsr_solver_solve(s, B, X, &st);
+    bsr_clear_error();
+    CU_ASSERT(st.pivots_regularized >= 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "pivot entries below 1e-03 r_k set to +-1e-03 r_k"));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=ilu0,reorder=natural,pivot=strict"));
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, T), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 7"));
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(T);
+    CU_ASSERT_EQUAL(bsr_solver_create_str(&s, NULL, "pivot=2"), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "pivot"));
     /* without a preconditioner each method stops with a failure reason */
     static const char *cfgs[] = {"method=bicgstab,precond=none,maxit=200,stag=30",
                                  "method=gmres,precond=none,maxit=200,stag=30,restart=10",

@@ -108,6 +108,11 @@ typedef struct {
                                   backend mpt is refused and auto is none.  Default none: auto
                                   changes the solves of the real matrices with zero diagonals
                                   that converge without it (the info line says what was done) */
+    double pivot;              /* ILU pivot rule (option pivot=REL|strict): 0 (default) the ILU's
+                                  1e-8; REL in (0, 1): a pivot entry |p| < REL*r_k (r_k the
+                                  scaled row's size, ilu.h) is set to sign(p)*REL*r_k, the stated
+                                  perturbation, counted in the info line; < 0 ("strict"): such
+                                  a pivot is an error (BSR_ERR_SINGULAR naming the row) */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
@@ -130,7 +135,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, overlap (0|1),
- * match (none|mpt|auto),
+ * match (none|mpt|auto), pivot (REL|strict),
  * history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
