@@ -102,12 +102,13 @@ typedef struct {
     int match;                 /* ILU: BSR_MATCH_NONE (default), _MPT or _AUTO (ilu.h): a
                                   maximum-product transversal and scaling before the ordering
                                   (the preconditioner owns the transform: the Krylov iteration
-                                  sees A); auto applies it only when a diagonal block is
-                                  missing, zero or singular, so diagonally dominant problems are
-                                  solved bit for bit as with none.  CPU backend only: on the CUDA
-                                  backend mpt is refused and auto is none.  Default none: auto
-                                  changes the solves of the real matrices with zero diagonals
-                                  that converge without it (the info line says what was done) */
+                                  sees A); auto keeps a regular diagonal as it is (diagonally
+                                  dominant problems are solved bit for bit as with none), else
+                                  factors without the matching and, when those factors look
+                                  unstable (estimate of ||(LU)^{-1}||_inf > 100), with it too,
+                                  and keeps the more stable (the info line names both
+                                  estimates).  CPU backend only: on the CUDA backend mpt is
+                                  refused and auto is none.  Default none */
     double pivot;              /* ILU pivot rule (option pivot=REL|strict): 0 (default) the ILU's
                                   1e-8; REL in (0, 1): a pivot entry |p| < REL*r_k (r_k the
                                   scaled row's size, ilu.h) is set to sign(p)*REL*r_k, the stated
