@@ -344,9 +344,8 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
     for (int q = Up[i] + 1; q < Up[i + 1] && !bad; q++)
         if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); bad = 1; }
     if (!bad && e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
-    fence_release_gpu();      /* every lane's writes of row i, before its flag */
-    __syncwarp(mask);
-    if (e == 0) st_release(done + i, 1);
+    __syncwarp(mask);         /* every lane's writes of row i, before its flag: */
+    if (e == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
 }
 
 /* Step 2 for block size B: b = 2..5 all nr rows sync-free (r0 < 0, D->done

@@ -75,8 +75,10 @@ __device__ __forceinline__ void st_relaxed(double *p, double v)
 }
 
 /* Release store of a completion flag: every write of this thread, and every
- * write ordered before it (by a barrier, from other threads), is visible at
- * device scope to a thread that acquires the flag. */
+ * write ordered before it by a barrier (__syncwarp: the other lanes' values of
+ * the row), is visible at device scope to a thread that acquires the flag.
+ * One fence (MEMBAR.GPU) before the store: a fence in every lane before the
+ * barrier as well would only lengthen the dependency chain. */
 __device__ __forceinline__ void st_release(int *p, int v)
 {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -86,14 +88,6 @@ __device__ __forceinline__ void st_release(int *p, int v)
  * guard is read after it (and not from a stale L1 line).  It is a MEMBAR
  * too: it waits for this thread's stores in flight. */
 __device__ __forceinline__ void fence_acquire_gpu(void)
-{
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
-
-/* Release fence before a flag is published by another lane of the warp:
- * this lane's writes reach device scope before the warp barrier and the
- * publishing lane's release store. */
-__device__ __forceinline__ void fence_release_gpu(void)
 {
     asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
