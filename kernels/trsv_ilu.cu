@@ -31,6 +31,9 @@ struct bsr_gpu_ilu {
     int *map[2];                  /* device: source block of each stored block (renumbered) or NULL */
     int *perm;                    /* device: factor row of A's row perm[q] for device row q
                                      (ordering composed with the renumbering), NULL = identity */
+    int *perm_out;                /* with a matching: the scatter's rows (the ordering's), perm the
+                                     gather's (matched rows); NULL = identity */
+    int matched;                  /* 1: scatter through perm_out, else through perm */
     int *qrow;                    /* device, full renumbering: factor row of device row q, else NULL */
     int *hqrow;                   /* host copy (the scaling uploads use it as block map) */
     void *sl, *sr;                /* device scalings (fprec, device numbering) or NULL */
@@ -352,7 +355,7 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
     if (G->stream) cudaStreamSynchronize(G->stream);
     graphs_clear(G);
     tri_free(&G->tri[0]); tri_free(&G->tri[1]);
-    bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]); bsr_cu_free(G->perm); bsr_cu_free(G->qrow); bsr_cu_free(G->sl); bsr_cu_free(G->sr);
+    bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]); bsr_cu_free(G->perm); bsr_cu_free(G->perm_out); bsr_cu_free(G->qrow); bsr_cu_free(G->sl); bsr_cu_free(G->sr);
     free(G->hqrow);
     bsr_cu_free(G->t); bsr_cu_free(G->t2); bsr_cu_free(G->hx);
     free(G);
@@ -393,7 +396,8 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
     const bsr_levels *lv[2] = {f.lvL, f.lvU};
     for (int w = 0; w < 2 && s == BSR_OK; w++)
         if (!lv[w]) { s = bsr_levels_build(w ? f.U : f.L, w, &own[w]); lv[w] = own[w]; }
-    int *qpos = NULL, *hperm = NULL;
+    int *qpos = NULL, *hperm = NULL, *hout = NULL;
+    G->matched = f.gather != NULL;
     bsr_prof_mark_dev("gpu ilu: level schedules");
     if (s == BSR_OK && G->opt.renumber == 2) {
         /* full renumbering: device row q = factor row lvL->rows[q], so that a
@@ -403,7 +407,8 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
         qpos = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbering");
         hperm = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbered permutation");
         G->hqrow = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbering rows");
-        if (!qpos || !hperm || !G->hqrow) s = BSR_ERR_NOMEM;
+        if (G->matched) hout = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbered scatter rows");
+        if (!qpos || !hperm || !G->hqrow || (G->matched && !hout)) s = BSR_ERR_NOMEM;
         else if (lv[0]->n != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of L has %d rows, L %d", lv[0]->n, n);
         else {
             for (int q = 0; q < n; q++) qpos[q] = -1;
@@ -415,6 +420,7 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
                     qpos[i] = q;
                     G->hqrow[q] = i;
                     hperm[q] = (f.ord && f.ord->perm) ? f.ord->perm[i] : i;
+                    if (hout) { hout[q] = hperm[q]; hperm[q] = f.gather[i]; }
                 }
             }
         }
@@ -427,9 +433,14 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
     if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos, 0);
     bsr_prof_mark_dev("gpu ilu: U structure + upload");
     if (s == BSR_OK && qpos) s = upload_ints(G, &G->perm, hperm, G->n);
+    else if (s == BSR_OK && G->matched) s = upload_ints(G, &G->perm, f.gather, G->n);
     else if (s == BSR_OK && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
+    if (s == BSR_OK && hout) s = upload_ints(G, &G->perm_out, hout, G->n);
+    else if (s == BSR_OK && G->matched && f.ord && f.ord->kind != BSR_ORDER_NATURAL)
+        s = upload_ints(G, &G->perm_out, f.ord->perm, G->n);
     free(qpos);
     free(hperm);
+    free(hout);
     bsr_levels_free(own[0]);
     bsr_levels_free(own[1]);
     return s;
@@ -641,7 +652,8 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
     BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp));
     BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp));
-    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
+    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->matched ? G->perm_out : G->perm, G->sr, G->fprec, G->t, y, vp, 1,
+                                                 G->stream));
     return BSR_OK;
 }
 

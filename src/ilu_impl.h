@@ -89,6 +89,8 @@ struct bsr_ilu {
      * rsrc[k] = match[perm[k]], columns renumbered by the ordering alone. */
     int *rsrc;              /* [n] A's block row of permuted row k */
     double *dr, *dc;        /* [n] scalars per A's block row / block column */
+    void *scale_right;      /* with a matching: Dc as b x b blocks in factor order (F->prec), the
+                             * scatter's scaling of the device apply (bsr_ilu_get_factors) */
     /* A in the permuted numbering (symbolic, from setup): row k holds
      * ap[k]..ap[k+1]-1 with column ac[] ascending, taken from A's block asrc[]. */
     int *ap, *ac, *asrc;

@@ -33,7 +33,7 @@
 #define AUTO_EST_MIN 100.0
 
 /* Nonzero when some block row of A has a missing, zero or singular diagonal block. */
-static int weak_diagonal(const bsr_matrix *A)
+int bsr_ilu_diagonal_weak(const bsr_matrix *A)
 {
     const int b = A->b, bb = b * b;
     int weak = 0;
@@ -99,7 +99,7 @@ bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int
                              "(the device factorization takes one symmetric permutation): use factor=cpu "
                              "on the CPU backend, or match=none");
         F->st.match_note = "values factored on the device";
-    } else if (m == BSR_MATCH_AUTO && !weak_diagonal(A)) {
+    } else if (m == BSR_MATCH_AUTO && !bsr_ilu_diagonal_weak(A)) {
         F->st.match_note = "no zero or singular diagonal block";
     } else {
         bsr_matching *M = NULL;
@@ -131,6 +131,18 @@ bsr_status ilu_match_finish(bsr_ilu *F, bsr_matrix *PA, int *match)
         F->rsrc = bsr_malloc(sizeof(int) * ((size_t)F->n + 1), "ILU matched rows");
         if (!F->rsrc) s = BSR_ERR_NOMEM;
         else for (int k = 0; k < F->n; k++) F->rsrc[k] = match[F->ord ? F->ord->perm[k] : k];
+        /* Dc as blocks in factor order: the scatter's scaling on the device */
+        const int b = F->b, bb = b * b;
+        if (!s) F->scale_right = bsr_calloc((size_t)F->n * bb, bsr_precision_size(F->prec), "ILU column scaling");
+        if (!s && !F->scale_right) s = BSR_ERR_NOMEM;
+        for (int k = 0; k < F->n && !s; k++) {
+            double c = F->dc[F->ord ? F->ord->perm[k] : k];
+            for (int a = 0; a < b; a++) {
+                size_t e = (size_t)k * bb + (size_t)a * b + a;
+                if (F->prec == BSR_DOUBLE) ((double *)F->scale_right)[e] = c;
+                else ((float *)F->scale_right)[e] = (float)c;
+            }
+        }
     }
     pattern_free(PA);
     free(match);
@@ -175,7 +187,7 @@ bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_i
     bsr_ilu_options o = *opt;
     o.match = BSR_MATCH_NONE;
     bsr_ilu *F = NULL, *G = NULL;
-    if (!weak_diagonal(A)) {
+    if (!bsr_ilu_diagonal_weak(A)) {
         BSR_TRY(bsr_ilu_setup(A, &o, &F));
         F->st.match_note = "no zero or singular diagonal block";
         F->st.match_s = omp_get_wtime() - t0 - F->st.setup_s;

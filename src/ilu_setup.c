@@ -58,7 +58,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
-    free(F->rsrc); free(F->dr); free(F->dc);
+    free(F->rsrc); free(F->dr); free(F->dc); free(F->scale_right);
     bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
     if (F->lvL) bsr_levels_free(F->lvL);
     if (F->lvU) bsr_levels_free(F->lvU);
@@ -480,16 +480,14 @@ bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
     BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
-    if (F->rsrc)
-        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ilu_get_factors: a matching is applied (match=mpt): "
-                         "its row permutation differs from the columns' ordering");
     out->L = F->L;
     out->U = F->U;
     out->lvL = F->lvL;
     out->lvU = F->lvU;
     out->ord = F->ord;
     out->scale_left = F->scale_left;
-    out->scale_right = NULL;
+    out->scale_right = F->scale_right;
+    out->gather = F->rsrc;
     return BSR_OK;
 }
 

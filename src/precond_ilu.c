@@ -13,16 +13,18 @@ typedef struct {
     ilu_numeric *num;   /* NULL: a host pc whose values are factored on the device */
     bsr_pc *host;       /* device pc: the host pc, whose info line is reported too */
     bsr_solver_options o;
-    int on_device;      /* applied on the device: no matching (one symmetric permutation there) */
+    int on_device;      /* applied on the device */
 } ilu_pc;
 
-/* The matching's part of the info line ("" for match=none). */
-static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bsr_solver_options *o, int on_device)
+/* The matching's part of the info line ("" for match=none); dev_factor: the
+ * values are factored on the device, which the solver chooses for auto only
+ * on a regular diagonal. */
+static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bsr_solver_options *o, int dev_factor)
 {
     buf[0] = 0;
     if (o->match == BSR_MATCH_NONE) return;
     char est[64] = "";   /* auto's stability estimates, when it computed them */
-    if (!on_device && o->match == BSR_MATCH_AUTO && (st->match_est_none >= 0 || st->match_est_mpt >= 0)) {
+    if (!dev_factor && o->match == BSR_MATCH_AUTO && (st->match_est_none >= 0 || st->match_est_mpt >= 0)) {
         char e0[16] = "failed", e1[16] = "-";
         if (st->match_est_none >= 0) snprintf(e0, sizeof e0, "%.2g", st->match_est_none);
         if (st->match_est_mpt >= 0) snprintf(e1, sizeof e1, "%.2g", st->match_est_mpt);
@@ -31,7 +33,7 @@ static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bs
     if (st->match_used) snprintf(buf, len, ", match: %s (%s%d rows permuted, %.3f s)",
                                  o->match == BSR_MATCH_AUTO ? "auto -> mpt" : "mpt", est, st->match_nperm, st->match_s);
     else snprintf(buf, len, ", match: auto -> none (%s%s)", est,
-                  on_device ? "the device apply takes no matching" : st->match_note);
+                  dev_factor ? "no zero or singular diagonal block; factored on the device" : st->match_note);
 }
 
 /* Refresh the statistics line and counters of pc after (re)factoring with f
@@ -56,8 +58,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
     char mw[160];
-    const ilu_pc *I = pc->data;
-    match_words(mw, sizeof mw, &st, o, I ? I->on_device : 0);
+    match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);
     char fac[64];
     if (f && f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
     else snprintf(fac, sizeof fac, "factor %.3f s", f ? f->factor_s : st.factor_s);
@@ -134,12 +135,10 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     io.prec = o->precond_precision;
     const int dev = o->factor == BSR_FACTOR_GPU;
     io.symbolic_only = kind == BSR_ILU0 && dev;
-    /* the device apply (kernels/trsv_ilu.cu) gathers and scatters with one
-     * symmetric permutation: no matching there (auto = none, said in the info line) */
-    if (on_device && o->match == BSR_MATCH_MPT)
-        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt is applied on the CPU backend only (the device "
-                         "apply takes one symmetric permutation): use --backend cpu or match=none|auto");
-    io.match = on_device ? BSR_MATCH_NONE : o->match;
+    /* a matching needs the host's factors (the device apply gathers by its
+     * rows, kernels/trsv_ilu.cu); factored on the device: none (solver.c
+     * refuses factor=gpu with mpt, auto then says so in the info line) */
+    io.match = dev ? BSR_MATCH_NONE : o->match;
     if (o->pivot > 0) io.pivot_rel = o->pivot;
     io.strict_pivots = o->pivot < 0;
     /* unset: the ILU default (nested dissection: the CPU factors over its tree),

@@ -113,7 +113,18 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
                        "preconditioner (ilu0, ilut, ilu2)");
         goto fail;
     }
-    if (s->opt.factor == BSR_FACTOR_AUTO) s->opt.factor = s->device && ilu ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
+    /* a matching (mpt, or auto on a weak diagonal) is applied by the host
+     * factorization: its factors are uploaded, the device refactors none */
+    const int match = ilu && (s->opt.match == BSR_MATCH_MPT ||
+                              (s->opt.match == BSR_MATCH_AUTO && bsr_ilu_diagonal_weak(work_matrix(s))));
+    if (s->opt.factor == BSR_FACTOR_GPU && match) {
+        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu takes no matching (match=%s on a "
+                       "weak diagonal): use factor=auto or cpu (host factors, applied on the device)",
+                       s->opt.match == BSR_MATCH_MPT ? "mpt" : "auto");
+        goto fail;
+    }
+    if (s->opt.factor == BSR_FACTOR_AUTO)
+        s->opt.factor = s->device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     double t1 = now();
     /* (A's upload stays after the host work: on a second thread, overlapped
      * with it, the setup was slower in the median, bench/RESULTS.md) */

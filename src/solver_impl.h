@@ -34,6 +34,9 @@ bsr_status bsr_pc_none(bsr_pc **pc);
 bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc);
+/* Nonzero when some block row of A has a missing, zero or singular diagonal
+ * block: where match=auto looks further (ilu_match.c). */
+int bsr_ilu_diagonal_weak(const bsr_matrix *A);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:

@@ -105,19 +105,23 @@ void bsr_ilu_destroy(bsr_ilu *F);
  * run in the factors' precision), and may alias.  Thread-safe on a const F. */
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y);
 
-/* The stored factors, in the permuted numbering (BSR_ERR_UNSUPPORTED when a
- * matching is applied: its row permutation differs from the columns'):
+/* The stored factors, in the permuted numbering:
  *  L: unit lower, strictly lower blocks only (diagonal implicit identity);
  *  U: upper, diagonal block first in each row and holding the INVERTED pivot;
  *  lvL, lvU: their level schedules.  The ordering (NULL = natural) and the
  *  block-diagonal left/right scalings (NULL = none; nbrows blocks of b*b,
  *  row-major, same precision as the factors) complete M^{-1}:
- *  M^{-1} x = P^T Sr U^{-1} L^{-1} Sl P x. */
+ *  M^{-1} x = P^T Sr U^{-1} L^{-1} Sl P x.
+ *  With a matching, the gather reads other rows than the scatter writes:
+ *  factor row i takes x's block row gather[i] (NULL: P's, ord->perm[i]) and
+ *  its result goes to block row ord->perm[i]; Sl holds Ds Dr, Sr the column
+ *  scaling Dc (one scalar per block row as a b x b block). */
 typedef struct {
     const bsr_matrix *L, *U;
     const bsr_levels *lvL, *lvU;
     const bsr_ordering *ord;
     const void *scale_left, *scale_right;
+    const int *gather;
 } bsr_ilu_factors;
 bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out);
 
