@@ -32,12 +32,13 @@ static void usage(void)
             "usage: bsrsolve bench trsv [FILE.mtx | --gen SPEC] [--block B|auto] [--k 1,5,9]\n"
             "         [--orders natural/rcm/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
             "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--renumber none|storage|full]\n"
-            "         [--csv F] [--plot F.png] [--variants V1;V2;...]\n"
+            "         [--csv F] [--plot F.png] [--variants V1;V2;...] [--jacobi N1,N2]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
             "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: the\n"
             "  fields of bsr_trsv_tuning, src/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
-            "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n");
+            "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n"
+            "  --jacobi: also time the approximate solves of trisolve=jacobi:N (N sweeps on each factor).\n");
 }
 
 /* Comma list of ints into v (at most max); returns the count or -1. */
@@ -116,13 +117,16 @@ static double cpu_time(const bsr_ilu_factors *f, int use_levels, bsr_multivec *X
 int bench_trsv(int argc, char **argv)
 {
     static const char *const known[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                        "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--help", NULL};
+                                        "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--jacobi",
+                                        "--help", NULL};
     static const char *const valued[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", NULL};
+                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--jacobi", NULL};
     if (cli_flag(argc, argv, "--help")) { usage(); return 0; }
     if (cli_check_options(argc, argv, known, valued)) { usage(); return 2; }
     int ks[MAXK], nk = parse_ints(cli_opt(argc, argv, "--k") ? cli_opt(argc, argv, "--k") : "1,5,9", ks, MAXK);
     if (nk <= 0) { fprintf(stderr, "bsrsolve: --k wants a comma list of 1..16\n"); return 2; }
+    int jac[MAXK], njac = cli_opt(argc, argv, "--jacobi") ? parse_ints(cli_opt(argc, argv, "--jacobi"), jac, MAXK) : 0;
+    if (njac < 0) { fprintf(stderr, "bsrsolve: --jacobi wants a comma list of sweep counts 1..16\n"); return 2; }
     const char *ps = cli_opt(argc, argv, "--prec") ? cli_opt(argc, argv, "--prec") : "double";
     int mixed = !strcmp(ps, "mixed");
     bsr_precision fprec = !strcmp(ps, "float") ? BSR_FLOAT : BSR_DOUBLE;
@@ -235,7 +239,7 @@ int bench_trsv(int argc, char **argv)
                an_s * 1e3, bd.host_s * 1e3, bd.index_s * 1e3, bd.device_s * 1e3);
         printf("   %-15s %3s %9s %8s %9s %7s %9s %7s %9s %7s\n", "kernel", "k", "ms(L+U)", "GB/s", "cuSPARSE",
                "x", "S2 ms", "x", "OMP ms", "x");
-        double cs_ms[MAXK], cs_an[MAXK], s2_ms[MAXK], omp_ms[MAXK];
+        double cs_ms[MAXK], cs_an[MAXK], s2_ms[MAXK], omp_ms[MAXK], sv_ms[MAXK];
         int csidx = -1;
         if (!mixed && nser < MAXO * (MAXC + 1)) {
             csidx = nser++;
@@ -250,6 +254,14 @@ int bench_trsv(int argc, char **argv)
                 cs_ms[q] = cr.ms_solve;
                 cs_an[q] = cr.ms_analysis;
             } else if (!mixed) printf("   cuSPARSE k=%d unavailable: %s\n", k, cr.why[0] ? cr.why : bsr_last_error());
+            /* the generic API on the CSR form of the factors (issue 22) */
+            bsr_trsv_spsv sv;
+            sv_ms[q] = NAN;
+            if (!mixed && bsr_trsv_spsv_time(&f, k, reps, &sv) == BSR_OK && sv.ok) {
+                sv_ms[q] = sv.ms_solve;
+                printf("   %-15s %3d %9.3f   (analysis %.2f ms; %s; rel. diff. from the host solve %.1e)\n", "cusparse-spsv",
+                       k, sv.ms_solve, sv.ms_analysis, sv.alg, sv.rel_err);
+            } else if (!mixed) printf("   cusparse-spsv k=%d unavailable: %s\n", k, sv.why[0] ? sv.why : bsr_last_error());
             bsr_multivec *X = NULL, *Y = NULL;
             bsr_multivec_create(&X, (int64_t)n * b, k, fprec);
             bsr_multivec_create(&Y, (int64_t)n * b, k, fprec);
@@ -290,8 +302,8 @@ int bench_trsv(int argc, char **argv)
                 const double bytes = fbytes + 2.0 * 2.0 * (double)n * b * k * vs;
                 const double gbs = bytes / (ms * 1e-3) / 1e9;
                 const double ours_an = an_s * 1e3 + tm.ms_graph_build;
-                printf("   %-15s %3d %9.3f %8.1f %9.3f %7.2f %9.2f %7.1f %9.2f %7.1f", kname, k, ms, gbs, cs_ms[q],
-                       cs_ms[q] / ms, s2_ms[q], s2_ms[q] / ms, omp_ms[q], omp_ms[q] / ms);
+                printf("   %-15s %3d %9.3f %8.1f %9.3f %7.2f %9.2f %7.1f %9.2f %7.1f   x spsv %.2f", kname, k, ms, gbs, cs_ms[q],
+                       cs_ms[q] / ms, s2_ms[q], s2_ms[q] / ms, omp_ms[q], omp_ms[q] / ms, sv_ms[q] / ms);
                 if (tm.ms_apply > 0) printf("   apply %.3f ms", tm.ms_apply);
                 if (tm.ms_graph_build > 0) printf("   (graph build %.2f ms)", tm.ms_graph_build);
                 printf("\n");
@@ -301,6 +313,25 @@ int bench_trsv(int argc, char **argv)
                             s2_ms[q], s2_ms[q] / ms, omp_ms[q], omp_ms[q] / ms, ours_an, cs_an[q], up_s * 1e3);
                 if (sidx >= 0) { px[sidx][ser[sidx].n] = k; py[sidx][ser[sidx].n] = ms; ser[sidx].n++; }
             }
+        }
+        /* approximate solves (trisolve=jacobi:N, issue 22): N sweeps on each factor */
+        for (int jq = 0; jq < njac; jq++) {
+            if (bsr_gpu_ilu_set_jacobi(G, jac[jq])) break;
+            for (int q = 0; q < nk; q++) {
+                const int k = ks[q], N = jac[jq];
+                bsr_trsv_timing tm;
+                if (bsr_gpu_ilu_time(G, k, vprec, reps, 3.0, 0, &tm)) { printf("   jacobi:%d failed: %s\n", N, bsr_last_error()); continue; }
+                const double ms = tm.ms_L + tm.ms_U;
+                /* L read N times, U N times and its pivots once more; vectors 3 a sweep */
+                const double bytes = fbytes * N + (double)n * b * b * fs + (6.0 * N + 1) * (double)n * b * k * vs;
+                char jn[32];
+                snprintf(jn, sizeof jn, "jacobi:%d", N);
+                printf("   %-15s %3d %9.3f %8.1f %9.3f %7.2f %9.2f %7.1f %9.2f %7.1f   x spsv %.2f   (approximate: %d sweeps)\n",
+                       jn, k, ms,
+                       bytes / (ms * 1e-3) / 1e9, cs_ms[q], cs_ms[q] / ms, s2_ms[q], s2_ms[q] / ms, omp_ms[q],
+                       omp_ms[q] / ms, sv_ms[q] / ms, N);
+            }
+            bsr_gpu_ilu_set_jacobi(G, 0);
         }
         printf("   analysis: ours %.2f ms (+ graph capture when used) vs cuSPARSE %.2f ms (k=%d): ratio %.2f\n",
                an_s * 1e3, cs_an[0], ks[0], an_s * 1e3 / cs_an[0]);

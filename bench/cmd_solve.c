@@ -100,6 +100,22 @@ static int plot_history(const char *path, const bsr_solver_stats *st, const char
     return rc;
 }
 
+/* profile=1 on the device: the Krylov phase against its bandwidth bound
+ * (issue 22): the least bytes it moves (model of src/krylov_bytes.c) over the
+ * copy bandwidth measured in this process, and the fraction reached. */
+static void profile_bound_line(const bsr_solver_stats *st)
+{
+    if (!(st->prof_copy_gbs > 0 && st->prof_iter_bytes > 0 && st->prof_krylov_s > 0)) return;
+    int its = 0;
+    for (int j = 0; j < st->k; j++) if (st->col[j].iterations > its) its = st->col[j].iterations;
+    const double bw = st->prof_copy_gbs * 1e9, bound = st->prof_bytes / bw;
+    printf("profile     bound: %.3f GB an iteration (%.3f ms at the %.0f GB/s D2D copy of this process); Krylov phase "
+           "%.2f GB, bound %.2f ms, measured %.2f ms (%.3f ms an iteration, %d): %.1f%% of the bound\n",
+           st->prof_iter_bytes / 1e9, 1e3 * st->prof_iter_bytes / bw, st->prof_copy_gbs, st->prof_bytes / 1e9,
+           1e3 * bound, 1e3 * st->prof_krylov_s, its ? 1e3 * st->prof_krylov_s / its : 0.0, its,
+           100 * bound / st->prof_krylov_s);
+}
+
 static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
                         const char *backend, const bsr_solver_stats *st, bsr_status s,
                         const extras *e, int have_ref, int ref_ok)
@@ -138,9 +154,13 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         printf("profile     setup: preconditioner (host) %.3f s, device uploads + analysis %.3f s, other %.3f s\n",
                st->setup_pc_s, st->setup_dev_s, st->setup_s - st->setup_pc_s - st->setup_dev_s);
     if (st->prof_calls[0] || st->prof_calls[2])
-        printf("profile     SpMM %.3f s (%d), preconditioner %.3f s (%d), updates %.3f s (%d), reductions %.3f s (%d)\n",
-               st->prof_s[0], st->prof_calls[0], st->prof_s[1], st->prof_calls[1], st->prof_s[2], st->prof_calls[2],
-               st->prof_s[3], st->prof_calls[3]);
+        printf("profile     SpMM %.3f s (%d, %.3f ms each), preconditioner %.3f s (%d, %.3f ms each), updates %.3f s (%d), "
+               "reductions %.3f s (%d)%s\n",
+               st->prof_s[0], st->prof_calls[0], st->prof_calls[0] ? 1e3 * st->prof_s[0] / st->prof_calls[0] : 0.0,
+               st->prof_s[1], st->prof_calls[1], st->prof_calls[1] ? 1e3 * st->prof_s[1] / st->prof_calls[1] : 0.0,
+               st->prof_s[2], st->prof_calls[2], st->prof_s[3], st->prof_calls[3],
+               st->device ? " (device time by events)" : "");
+    profile_bound_line(st);
     if (e->steps)
         printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s, step %.3f s (%d iterations)\n",
                e->steps, e->step_refactor, e->step_solve, e->step_refactor + e->step_solve, e->step_iters);
@@ -185,6 +205,10 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
            st->solve_s, st->fill, (long long)st->pc_nnzb);
     if (have_ref && ref_ok)
         printf("\"umfpack_setup_s\": %.6f,\n\"umfpack_solve_s\": %.6f,\n", e->umf_setup, e->umf_solve);
+    if (st->prof_copy_gbs > 0 && st->prof_krylov_s > 0)
+        printf("\"profile\": {\"iter_bytes\": %.6e, \"krylov_bytes\": %.6e, \"copy_gbs\": %.1f, \"krylov_s\": %.6f, "
+               "\"fraction_of_bound\": %.4f},\n", st->prof_iter_bytes, st->prof_bytes, st->prof_copy_gbs,
+               st->prof_krylov_s, st->prof_bytes / (st->prof_copy_gbs * 1e9) / st->prof_krylov_s);
     if (e->steps)
         printf("\"steps\": %d,\n\"step_refactor_s\": %.6f,\n\"step_solve_s\": %.6f,\n", e->steps, e->step_refactor,
                e->step_solve);

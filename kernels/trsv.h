@@ -76,6 +76,12 @@ enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);
 
+/* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv_jacobi.cu;
+ * the host reference is bsr_trsv_jacobi_host): x, y and the work vector w
+ * distinct; pure launches on stream. */
+bsr_status bsr_trsv_dev_jacobi(const bsr_trsv_tri *T, int sweeps, const void *x, void *y, void *w,
+                               int k, bsr_precision vprec, void *stream);
+
 /* t_i = S_i x_{perm[i]} (gather, pre) or y_{perm[i]} = S_i t_i (scatter, post);
  * perm, S may be NULL (identity); S in fprec. */
 bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const void *S,
@@ -106,6 +112,13 @@ bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const dou
 typedef struct { double ms_solve, ms_analysis; int ok; char why[160]; } bsr_trsv_cusparse;
 bsr_status bsr_trsv_cusparse_time(const bsr_ilu_factors *F, int k, int reps, int level_policy,
                                   bsr_trsv_cusparse *r);
+/* The generic API on the scalar CSR form of the same factors (issue 22,
+ * kernels/trsv_spsv.cu): SpSV (k = 1) / SpSM on L, a product with the block
+ * diagonal D^-1, SpSV / SpSM on I + D^-1 U_off.  Median ms of reps (the three
+ * calls), the analysis of both triangles, the relative difference from the
+ * host solve, the calls' names. */
+typedef struct { double ms_solve, ms_analysis, rel_err; int ok; char why[160]; char alg[80]; } bsr_trsv_spsv;
+bsr_status bsr_trsv_spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_spsv *r);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,9 @@ typedef struct {
     int values_later;      /* (gpuilu) allocate the factor and scaling values but do not
                               upload them: an on-device factorization (bsr_gpu_ilu0)
                               fills them */
+    int jacobi;            /* 0: exact triangular solves (kernel/sched above); N > 0:
+                              N Jacobi sweeps on each factor instead (trisolve=jacobi:N,
+                              kernels/trsv_jacobi.cu) */
 } bsr_gpu_ilu_options;
 
 /* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */
@@ -61,6 +64,17 @@ bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F);
 /* Switch kernel / schedule without re-uploading (P21-P24 need an ND tree whose
  * nodes are independent, else BSR_ERR_UNSUPPORTED). */
 bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched);
+/* Triangular solves of the applies from now on: 0 exact, N > 0 N Jacobi sweeps. */
+bsr_status bsr_gpu_ilu_set_jacobi(bsr_gpu_ilu *G, int sweeps);
+/* Bytes one apply of G moves at the least (bandwidth model of the profile,
+ * src/krylov_bytes.c): *fixed = factor values, indices and scalings read per
+ * apply (each Jacobi sweep reads its factor again), *passes = vector passes
+ * of n*b*k values (input, output, intermediates between sweeps). */
+void bsr_gpu_ilu_apply_bytes(const bsr_gpu_ilu *G, double *fixed, double *passes);
+/* Host reference of the Jacobi sweeps on one factor T (src/trsv_jacobi.c):
+ * Y = approximately T^{-1} X after `sweeps` sweeps, as kernels/trsv_jacobi.cu
+ * computes it (L: strict blocks; U: inverted pivot first in each row). */
+bsr_status bsr_trsv_jacobi_host(const bsr_matrix *T, int upper, int sweeps, const bsr_multivec *X, bsr_multivec *Y);
 /* Y = M^{-1} X (A's original numbering; X == Y allowed).  X current on the
  * device: everything stays there, asynchronous on the context's stream, Y
  * becomes device-current (its device copy allocated if absent).  X on the

@@ -70,6 +70,7 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     /* float factors serve double vectors (mixed) and float vectors alike */
     go.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
     go.values_later = dev;
+    go.jacobi = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     bsr_status s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
     if (!s && dev) s = bsr_gpu_ilu0_create(ctx, plan, &c->D);
     if (!s && dev) s = cuda_numeric_fn(f, A);
@@ -79,6 +80,7 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
         ilu_numeric_host_figures(f);
     }
     if (s) { cuda_destroy(f); return s; }
+    bsr_gpu_ilu_apply_bytes(c->G, &f->bytes_fixed, &f->bytes_passes);
     *out = f;
     return BSR_OK;
 }

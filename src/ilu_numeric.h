@@ -37,6 +37,7 @@ struct ilu_numeric {
     int on_device;      /* the values were computed on the device */
     int nreg;           /* pivots regularized by the last numeric */
     double factor_s;    /* seconds of the last numeric */
+    double bytes_fixed, bytes_passes; /* one apply's least traffic (bsr_pc's fields of the same names) */
 };
 
 /* f's figures taken from the plan's last host factorization (the CPU factor,

@@ -149,13 +149,21 @@ static double prof_now(struct bsr_kprof *P)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
+/* Time one operation into class cls: by events on the device (no
+ * synchronization added), by the host clock otherwise. */
 #define PROF(o, cls, call)                                  \
     do {                                                    \
         struct bsr_kprof *P_ = (o)->prof;                   \
+        P_->calls[cls]++;                                   \
+        if (P_->ev) {                                       \
+            int b_ = bsr_cuda_evlog_begin(P_->ev);          \
+            bsr_status s_ = (call);                         \
+            bsr_cuda_evlog_end(P_->ev, b_, cls);            \
+            return s_;                                      \
+        }                                                   \
         double t0_ = prof_now(P_);                          \
         bsr_status s_ = (call);                             \
         P_->s[cls] += prof_now(P_) - t0_;                   \
-        P_->calls[cls]++;                                   \
         return s_;                                          \
     } while (0)
 
@@ -196,6 +204,8 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     memset(P, 0, sizeof *P);
     P->inner = *o;
     P->ctx = ctx;
+    bsr_cuda_evlog *L = NULL;
+    if (ctx && bsr_cuda_evlog_create(ctx, &L) == BSR_OK) P->ev = L; /* else the host clock */
     o->prof = P;
     o->copy = prof_copy;
     o->axpby = prof_axpby;
@@ -204,6 +214,13 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     if (o->dot2) o->dot2 = prof_dot2;
     if (o->dotm) o->dotm = prof_dotm;
     o->matvec = prof_matvec;
+}
+
+void bsr_kops_profile_finish(struct bsr_kprof *P)
+{
+    if (!P->ev) return;
+    if (bsr_cuda_evlog_finish(P->ev, P->s) != BSR_OK) for (int c = 0; c < 4; c++) P->s[c] = -1; /* unknown */
+    P->ev = NULL;
 }
 
 /* Y = M^{-1} X with the preconditioner, or a copy without one. */

@@ -81,7 +81,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", "pivot", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", "pivot", "trisolve", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -173,6 +173,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "match")) {
         if ((idx = lookup(val, match_names, 3)) < 0) BAD("expected none, mpt or auto");
         o->match = idx;
+    } else if (!strcmp(key, "trisolve")) {
+        if (!strcmp(val, "exact")) o->trisolve = 0;
+        else if (!strncmp(val, "jacobi:", 7) && parse_int(val + 7, &iv) && iv >= 1 && iv <= 100) o->trisolve = iv;
+        else BAD("expected exact or jacobi:N (N sweeps, 1..100)");
     } else if (!strcmp(key, "pattern_growth")) {
         if (!parse_double(val, &dv) || dv < 1 || dv > 1e6) BAD("expected a number >= 1");
         o->pattern_growth = dv;
@@ -183,7 +187,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, overlap, match, pivot)", key);
+                         "pattern_growth, fill, overlap, match, pivot, trisolve)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -248,9 +252,10 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
     if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
-        (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO)
+        (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
+        (unsigned)o->trisolve > 100)
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
-                         "overlap or match out of range");
+                         "overlap, match or trisolve out of range");
     BSR_TRY(check_taus(o));
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
@@ -278,11 +283,13 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
-    char mt[16] = "";   /* only when set: the strings of existing runs stay as they were */
+    char mt[48] = "";   /* only when set: the strings of existing runs stay as they were */
     if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
     if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
     if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%g", o->pivot);
+    if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
+        snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
              o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,

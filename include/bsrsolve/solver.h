@@ -109,6 +109,11 @@ typedef struct {
                                   and keeps the more stable (the info line names both
                                   estimates).  CPU backend only: on the CUDA backend mpt is
                                   refused and auto is none.  Default none */
+    int trisolve;              /* ILU apply on the device: 0 (default, "exact") the level-scheduled
+                                  triangular solves L then U; N > 0 ("jacobi:N") N Jacobi sweeps
+                                  on each factor instead (y = x - L_off y, z = D^{-1}(y - U_off z),
+                                  every row in parallel: an approximate M^{-1} that changes the
+                                  iterations; bench/RESULTS.md, issue 22).  CPU backend: exact only */
     double pivot;              /* ILU pivot rule (option pivot=REL|strict): 0 (default) the ILU's
                                   1e-8; REL in (0, 1): a pivot entry |p| < REL*r_k (r_k the
                                   scaled row's size, ilu.h) is set to sign(p)*REL*r_k, the stated
@@ -137,7 +142,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),
- * history (0|1), progress, profile (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
+ * history (0|1), progress, profile (0|1), trisolve (exact|jacobi:N).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
  * allowed (method=cg takes precond none, jacobi or ssor only).  BSR_ERR_ARG
@@ -203,6 +208,15 @@ typedef struct {
      * preconditioner, vector updates and reductions (0 otherwise) */
     double prof_s[4];
     int prof_calls[4];
+    /* with options.profile on the device: the Krylov phase against its
+     * bandwidth bound.  prof_bytes = the bytes its operations move at the
+     * least (each matrix, factor and vector read or written once per use: the
+     * model of src/krylov_bytes.c), prof_iter_bytes those of one iteration,
+     * prof_copy_gbs the device-to-device copy bandwidth measured in the same
+     * process (bytes read + written per second / 1e9), prof_krylov_s the
+     * phase's wall time; bound = prof_bytes / copy bandwidth, and bound /
+     * prof_krylov_s is the fraction of it reached (0 on the CPU) */
+    double prof_bytes, prof_iter_bytes, prof_copy_gbs, prof_krylov_s;
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 

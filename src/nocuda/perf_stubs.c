@@ -1,0 +1,46 @@
+/* CPU-only build: the device parts of issue 22 (Jacobi triangular sweeps,
+ * event timing of the profile, the generic cuSPARSE anchors) report
+ * BSR_ERR_NODEVICE; the profile then times on the host clock. */
+#include "internal.h"
+#include "gpu_ilu.h"
+#include "../../kernels/trsv.h"
+#include <string.h>
+
+#define NODEV(fn) bsr_error(BSR_ERR_NODEVICE, "%s: bsrsolve was built without CUDA", fn)
+
+bsr_status bsr_gpu_ilu_set_jacobi(bsr_gpu_ilu *G, int sweeps)
+{
+    (void)G; (void)sweeps;
+    return NODEV("bsr_gpu_ilu_set_jacobi");
+}
+void bsr_gpu_ilu_apply_bytes(const bsr_gpu_ilu *G, double *fixed, double *passes)
+{
+    (void)G;
+    *fixed = *passes = 0;
+}
+bsr_status bsr_cuda_evlog_create(bsr_context *ctx, bsr_cuda_evlog **L)
+{
+    (void)ctx;
+    *L = NULL;
+    return NODEV("bsr_cuda_evlog_create");
+}
+int bsr_cuda_evlog_begin(bsr_cuda_evlog *L) { (void)L; return -1; }
+void bsr_cuda_evlog_end(bsr_cuda_evlog *L, int pair, int cls) { (void)L; (void)pair; (void)cls; }
+bsr_status bsr_cuda_evlog_finish(bsr_cuda_evlog *L, double *s)
+{
+    (void)L; (void)s;
+    return NODEV("bsr_cuda_evlog_finish");
+}
+bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr, const bsr_matrix *A, const bsr_multivec *X,
+                                           bsr_multivec *Y, int warm, int reps, double *ms, char *name, size_t nlen)
+{
+    (void)ctx; (void)csr; (void)A; (void)X; (void)Y; (void)warm; (void)reps; (void)ms;
+    if (nlen) name[0] = 0;
+    return NODEV("bsr_cuda_cusparse_generic_bench");
+}
+bsr_status bsr_trsv_spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_spsv *r)
+{
+    (void)F; (void)k; (void)reps;
+    if (r) memset(r, 0, sizeof *r);
+    return NODEV("bsr_trsv_spsv_time");
+}
