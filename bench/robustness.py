@@ -9,8 +9,9 @@ without matching, ILU2 with match=auto and match=mpt, each with BiCGStab and,
 where BiCGStab does not converge, GMRES(50), rtol 1e-8, on the CPU backend of
 the bsrsolve CLI; and SciPy's spilu (SuperLU ILUTP, drop_tol 1e-4, fill_factor
 10) + GMRES(50) on the same matrix and right-hand side (skipped with a message
-when SciPy is absent).  A cell: iterations (g: by GMRES), fill, setup + solve
-seconds; "-" when nothing converged.
+when SciPy is absent); ROBUST_ONLY="ILU2 auto,SciPy" runs just those columns.  A cell: iterations (g: by GMRES), fill, setup + solve
+seconds; "-" when nothing converged; "f 4e-08": converged at the rounding
+floor (the true residual, above rtol, within eps*|| |A||x| + |b| ||).
 """
 import glob
 import json
@@ -47,6 +48,8 @@ def run_cli(cli, path, rhs, cfg):
 def cell(mark, r):
     if mark is None:
         return "-"
+    if r.get("at_rounding_floor", [False])[0]:  # converged at the rounding floor: say how far
+        mark += f"f {r['true_relres'][0]:.0e}"
     return f"{r['iterations'][0]}{mark} (fill {r['fill']:.2f}, {r['setup_s']:.2f}+{r['solve_s']:.2f} s)"
 
 
@@ -89,19 +92,24 @@ def main():
     d = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "..", "shared",
                                                             "matrices", "real")
     files = sorted(f for f in glob.glob(os.path.join(d, "*.mtx")) if not f.endswith("_rhs.mtx"))
-    head = ["matrix"] + [c for c, _ in CONFIGS] + ["SciPy spilu + GMRES(50)"]
+    # ROBUST_ONLY="ILU2 auto,ILU2": just those columns (a rerun after a change to one of them)
+    only = [c for c in os.environ.get("ROBUST_ONLY", "").split(",") if c]
+    configs = [c for c in CONFIGS if not only or c[0] in only]
+    scipy_on = not only or "SciPy" in only
+    head = ["matrix"] + [c for c, _ in configs] + (["SciPy spilu + GMRES(50)"] if scipy_on else [])
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    won = {c: 0 for c, _ in CONFIGS}
+    won = {c: 0 for c, _ in configs}
     for f in files:
         rhs = f[:-4] + "_rhs.mtx"
         rhs = rhs if os.path.exists(rhs) else "ones"
         cells = []
-        for name, cfg in CONFIGS:
+        for name, cfg in configs:
             mark, r = run_cli(cli, f, rhs, cfg)
             won[name] += mark is not None
             cells.append(cell(mark, r))
-        cells.append(scipy_cell(f, rhs))
+        if scipy_on:
+            cells.append(scipy_cell(f, rhs))
         print(f"| {os.path.basename(f)[:-4]} | " + " | ".join(cells) + " |", flush=True)
     print("\nconverged: " + ", ".join(f"{k} {v}/{len(files)}" for k, v in won.items()))
 
