@@ -14,11 +14,12 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
     double *d = bsr_calloc((size_t)6 * k, sizeof(double), "Krylov state");
     ks->best_it = bsr_calloc((size_t)k, sizeof(int), "Krylov state");
     ks->active = bsr_calloc((size_t)k, 1, "Krylov state");
+    ks->bnorm = d;
     if (!d || !ks->best_it || !ks->active) {
-        free(d); free(ks->best_it); free(ks->active);
+        bsr_kstate_free(ks);   /* zeroed too: the caller frees ks again on its way out */
         return BSR_ERR_NOMEM;
     }
-    ks->bnorm = d; ks->tol = d + k; ks->r0norm = d + 2 * k; ks->best = d + 3 * k;
+    ks->tol = d + k; ks->r0norm = d + 2 * k; ks->best = d + 3 * k;
     ks->relres = d + 4 * k;
     for (int j = 0; j < k; j++) {
         ks->bnorm[j] = bnorm[j];

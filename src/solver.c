@@ -137,6 +137,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->setup_dev_s = s->device ? now() - t2 : 0;
     s->pattern_new = 1;
     s->pattern_refreshes = 0;
+    s->refactor_failed = 0;
     s->iters_base = s->iters_last = 0;
     return BSR_OK;
 fail:
@@ -167,15 +168,17 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     double t0 = now();
     s->pattern_new = 0;
     s->A_user = A;
-    if (s->A_work) {
-        bsr_matrix_destroy(s->A_work);
-        s->A_work = NULL;
-        BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
-    }
+    s->refactor_failed = 1;   /* until the operator and every factor hold A's values */
+    /* the working copy as setup makes it: from A's precision, not from whether
+     * one existed (a failed copy left none) */
+    bsr_matrix_destroy(s->A_work);
+    s->A_work = NULL;
+    if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     double t1 = now();
     if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
     double t2 = now();
     if (s->device) BSR_TRY(bsr_solver_device_refactor(s));
+    s->refactor_failed = 0;
     s->setup_s = now() - t0;
     s->setup_pc_s = t2 - t1;
     s->setup_dev_s = s->device ? now() - t2 : 0;
@@ -218,6 +221,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
     if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: call bsr_solver_setup first");
+    if (s->refactor_failed)
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: the last bsr_solver_refactor failed; refactor (or set up) "
+                         "again before solving");
     const bsr_matrix *A = work_matrix(s);
     int64_t n = (int64_t)A->nbrows * A->b;
     int k = B->k;

@@ -208,6 +208,8 @@ struct bsr_solver {
     int pattern_new;           /* the last setup/refactor chose the preconditioner's pattern */
     int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
+    int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
+                                * may hold older values, so solves refuse until a setup or refactor succeeds */
     /* A distributed solve (src/mpi/) makes the Krylov table's product and
      * reductions global through this hook, called on the table once it is
      * built; NULL for a serial solver. */
