@@ -580,6 +580,37 @@ extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel ker
     return BSR_OK;
 }
 
+extern "C" bsr_status bsr_gpu_ilu_set_jacobi(bsr_gpu_ilu *G, int sweeps)
+{
+    BSR_CHECK_ARG(G && sweeps >= 0, "bsr_gpu_ilu_set_jacobi: bad argument");
+    G->opt.jacobi = sweeps;
+    return BSR_OK;
+}
+
+extern "C" void bsr_gpu_ilu_apply_bytes(const bsr_gpu_ilu *G, double *fixed, double *passes)
+{
+    const double fs = (double)bsr_precision_size(G->fprec), bb = (double)G->b * G->b, n = G->n;
+    /* a triangle read once: its blocks and column indices, and per row its
+     * block range (the sweeps read rstart/rend, the level solves pbeg/pend,
+     * rows and the level flags: counted as two ints either way) */
+    double tri[2];
+    for (int w = 0; w < 2; w++) tri[w] = (double)G->tri[w].nnzb * (bb * fs + 4) + 8.0 * n;
+    const double scal = (G->sl ? n * bb * fs : 0) + (G->sr ? n * bb * fs : 0);
+    const int N = G->opt.jacobi;
+    if (N <= 0) {
+        /* exact: L and U read once; x in, the intermediate out and in, y out */
+        *fixed = tri[0] + tri[1] + scal;
+        *passes = 4;
+    } else {
+        /* L: N sweeps, each reading L, x and the previous iterate (x itself
+         * for the first) and writing one; U: D^-1 x first (pivot blocks and
+         * row starts only), then N sweeps reading U, x and the iterate */
+        const double piv = n * (bb * fs + 8);
+        *fixed = N * tri[0] + piv + N * tri[1] + scal;
+        *passes = (2.0 + 3.0 * (N - 1)) + 2.0 + 3.0 * N;
+    }
+}
+
 /* out = T^{-1} in for triangle `which` with the current kernel; with the graph
  * schedule through a cached CUDA graph of the per-level launches. */
 static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp)
@@ -619,6 +650,16 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
     return BSR_OK;
 }
 
+/* out = T^{-1} in for triangle `which`: the exact solve, or its Jacobi
+ * approximation with opt.jacobi sweeps (w: a work vector distinct from in
+ * and out, used by the sweeps only). */
+static bsr_status tri_apply(bsr_gpu_ilu *G, int which, const void *in, void *out, void *w, int k, bsr_precision vp)
+{
+    if (G->opt.jacobi > 0)
+        return bsr_trsv_dev_jacobi(&G->tri[which], G->opt.jacobi, in, out, w, k, vp, G->stream);
+    return tri_solve(G, which, in, out, k, vp);
+}
+
 /* Make the work vector hold n*b*k values of vp. */
 static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
 {
@@ -649,11 +690,18 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
     BSR_TRY(ensure_work(G, k, vp));
-    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
-    BSR_TRY(tri_solve(G, 0, G->t, G->t2, k, vp));
-    BSR_TRY(tri_solve(G, 1, G->t2, G->t, k, vp));
-    BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->matched ? G->perm_out : G->perm, G->sr, G->fprec, G->t, y, vp, 1,
-                                                 G->stream));
+    /* the gather (ordering, left scaling) and the scatter (ordering, right
+     * scaling) are plain copies when there is nothing to do: the solves then
+     * read x or write y themselves (two vector passes less each; issue 22) */
+    const int *pout = G->matched ? G->perm_out : G->perm;
+    const int gather = G->perm || G->sl, scatter = pout || G->sr;
+    if (gather) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
+    /* the sweeps' work vectors, distinct from each solve's input and output:
+     * y is free until the scatter (or the U solve) writes it, x was consumed
+     * by the gather (or by the L solve) */
+    BSR_TRY(tri_apply(G, 0, gather ? G->t : x, G->t2, gather ? y : G->t, k, vp));
+    BSR_TRY(tri_apply(G, 1, G->t2, scatter ? G->t : y, scatter ? y : G->t, k, vp));
+    if (scatter) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, pout, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
     return BSR_OK;
 }
 
@@ -675,10 +723,10 @@ static bsr_status one_triangle(bsr_gpu_ilu *G, int which, const void *x, void *y
 {
     if (G->qrow) {
         BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, x, G->t2, vp, 0, G->stream));
-        BSR_TRY(tri_solve(G, which, G->t2, G->t, k, vp));
+        BSR_TRY(tri_apply(G, which, G->t2, G->t, y, k, vp));   /* y: free until the scatter */
         return bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, G->t, y, vp, 1, G->stream);
     }
-    BSR_TRY(tri_solve(G, which, x, G->t, k, vp));
+    BSR_TRY(tri_apply(G, which, x, G->t, G->t2, k, vp));
     if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
     return BSR_OK;
 }
@@ -778,7 +826,7 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
     int r = 0;
     for (int w = -1; s == BSR_OK && r < reps; w++) {
         cudaEventRecord(e0, G->stream);
-        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_solve(G, which, x, y, k, vp);
+        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_apply(G, which, x, y, G->t, k, vp);
         cudaEventRecord(e1, G->stream);
         if (s != BSR_OK) break;
         cudaError_t e = cudaEventSynchronize(e1);

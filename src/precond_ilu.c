@@ -141,6 +141,9 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     io.match = dev ? BSR_MATCH_NONE : o->match;
     if (o->pivot > 0) io.pivot_rel = o->pivot;
     io.strict_pivots = o->pivot < 0;
+    if (!on_device && o->trisolve > 0)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
+                         "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
     /* unset: the ILU default (nested dissection: the CPU factors over its tree),
      * but natural order for an ILU(0) factored on the device, whose level
      * schedule needs no tree: its setup stays on the device (~0.05 s at 1M
@@ -173,6 +176,8 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     BSR_TRY(ilu_attach(pc, H->F, host, o, 1));
     ilu_pc *I = pc->data;
     BSR_TRY(ilu_numeric_cuda(ctx, H->F, A, o, &I->num));
+    pc->bytes_fixed = I->num->bytes_fixed;
+    pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, H->F, o, I->num);
     if (I->num->on_device) ilu_describe(host, H->F, o, I->num);
     return BSR_OK;

@@ -215,6 +215,24 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
                      bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres);
 }
 
+/* profile=1 on the device: the Krylov phase's least traffic by the model of
+ * krylov_bytes.c (iterations = the most any column ran) and the copy
+ * bandwidth measured in this process, into the stats; bound / tk is the
+ * fraction of the bandwidth bound reached (issue 22). */
+static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats *col, double tk,
+                          bsr_solver_stats *stats)
+{
+    int its = 0;
+    for (int j = 0; j < o->k; j++) if (col[j].iterations > its) its = col[j].iterations;
+    stats->prof_iter_bytes = bsr_krylov_iter_bytes(o, s->opt.method);
+    stats->prof_bytes = its * stats->prof_iter_bytes + bsr_krylov_extra_bytes(o, s->opt.method);
+    stats->prof_krylov_s = tk;
+    if (!s->device) return;
+    /* 2 x 256 MiB copied 10 times (~2 ms), once per solver */
+    if (s->copy_gbs <= 0 && bsr_cuda_copy_gbs(s->ctx, (size_t)1 << 28, 10, &s->copy_gbs) != BSR_OK) s->copy_gbs = 0;
+    stats->prof_copy_gbs = s->copy_gbs;
+}
+
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *stats)
 {
@@ -247,12 +265,16 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     struct bsr_kprof prof;
     if (s->opt.profile) bsr_kops_profile(&o, &prof, s->device ? s->ctx : NULL);
     bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");
-    if (!col) return BSR_ERR_NOMEM;
+    if (!col) {
+        if (s->opt.profile) bsr_kops_profile_finish(&prof);
+        return BSR_ERR_NOMEM;
+    }
     /* working copies of B and X when precision or residency differ */
     bsr_multivec *Bw = NULL, *Xw = NULL, *R = NULL;
     bsr_kstate ks;
     memset(&ks, 0, sizeof ks);
     int ownB = 0, ownX = 0;
+    double tk = 0;   /* wall seconds of the Krylov phase (profile) */
     if ((st = bsr_solver_work_vec(s, &o, B, &Bw, &ownB)) || (st = bsr_solver_work_vec(s, &o, X, &Xw, &ownX)) ||
         (st = o.vnew(&o, &R)))
         goto done;
@@ -260,11 +282,13 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
+    tk = now();
     switch (s->opt.method) {
     case BSR_BICGSTAB: st = bsr_krylov_bicgstab(&o, Bw, Xw, &ks); break;
     case BSR_GMRES: st = bsr_krylov_gmres(&o, Bw, Xw, &ks); break;
     case BSR_CG: st = bsr_krylov_cg(&o, Bw, Xw, &ks); break;
     }
+    tk = now() - tk;
     if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");
     st = finish(&o, &ks, Bw, Xw, R, col);
@@ -277,6 +301,10 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     }
     bsr_prof_mark("solve: true residual + X back");
 done:
+    if (s->opt.profile) {
+        bsr_kops_profile_finish(&prof);
+        if (tk > 0 && stats) profile_bound(s, &o, col, tk, stats);
+    }
     bsr_kstate_free(&ks);
     if (R) o.vfree(&o, R);
     if (ownB && Bw) o.vfree(&o, Bw);

@@ -16,6 +16,10 @@ struct bsr_pc {
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
     char info[480];  /* ordering / levels / factor statistics, for reports */
+    /* one apply's least traffic (the profile's bandwidth bound, krylov_bytes.c):
+     * bytes of matrix / factor data read, and passes over n x k vectors; both 0
+     * when unknown (the bound then counts only what the Krylov method moves) */
+    double bytes_fixed, bytes_passes;
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);
@@ -110,10 +114,22 @@ enum { BSR_PROF_MATVEC = 0, BSR_PROF_PRECOND, BSR_PROF_UPDATE, BSR_PROF_REDUCE }
 struct bsr_kprof {
     bsr_kops inner;        /* the unwrapped table */
     bsr_context *ctx;      /* synchronized before reading the clock (NULL: CPU) */
+    void *ev;              /* device: CUDA events around each operation instead of a
+                              synchronization (bsr_cuda_evlog; NULL: host clock) */
     double s[4];
     int calls[4];
 };
+/* On the device the operations are timed by events on the stream, so that the
+ * profile adds no synchronization to the iteration it measures (issue 22);
+ * bsr_kops_profile_finish then waits for them and sums them into P->s. */
 void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
+void bsr_kops_profile_finish(struct bsr_kprof *P);
+/* Bandwidth model (krylov_bytes.c): bytes one iteration of method m moves at
+ * the least on o (A, the preconditioner's pc->bytes_*, the vectors), and
+ * those of the phase's work outside the iterations (the residual norms of the
+ * start and of the convergence check); 0 when the method is not modelled. */
+double bsr_krylov_iter_bytes(const bsr_kops *o, bsr_method m);
+double bsr_krylov_extra_bytes(const bsr_kops *o, bsr_method m);
 
 /* CPU table for A and pc (o->be unused). */
 /* The backend-independent fields of o (the rest zeroed): n, k, precision, A, pc. */
@@ -215,6 +231,7 @@ struct bsr_solver {
      * built; NULL for a serial solver. */
     bsr_status (*kops_hook)(void *data, bsr_kops *o);
     void *kops_hook_data;
+    double copy_gbs;           /* profile: device-to-device copy bandwidth, measured once */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
