@@ -132,7 +132,7 @@ static bsr_status nd_split(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *
 static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, int hleft, int *id)
 {
     int me = nd_node(c, first, last, level, parent);
-    if (me < 0) return bsr_error(BSR_ERR_NOMEM, "ND: tree of %d nodes", c->nnodes + 1);
+    if (me < 0) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory for a tree of %d nodes", c->nnodes + 1);
     *id = me;
     int nv = last - first;
     if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; return BSR_OK; }
