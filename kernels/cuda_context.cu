@@ -168,6 +168,9 @@ extern "C" bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A)
     d->ctx = ctx;
     /* the pattern never changes after creation: only values travel on a refresh */
     size_t vb = (size_t)A->nnzb * A->b * A->b * bsr_precision_size(A->prec);
+    /* stale until the values arrived: after a failed copy the next upload
+     * retries instead of taking the mirror for current */
+    A->dev_stale = 1;
     /* synchronous: the caller may change A's host values afterwards */
     BSR_TRY(bsr_cuda_h2d(ctx, d->val, A->val, vb));
     A->dev_stale = 0;
