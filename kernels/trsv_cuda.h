@@ -39,6 +39,7 @@ template <typename Fn> static inline int trsv_with_types(bsr_precision fp, bsr_p
 }
 
 #define TRSV_MAXK 16   /* vectors per solve */
+#define TRSV_MAXK_APPLY 64 /* vectors per ILU apply: in chunks of TRSV_MAXK (the solver's BSR_KMAX) */
 
 /* Level-scheduled solve of one block size (kernels/trsv_level_bB.cu). */
 typedef bsr_status (*trsv_level_fn)(const bsr_trsv_tri *T, int sched, const void *x, void *y, int k,

@@ -39,6 +39,8 @@ struct bsr_gpu_ilu {
     void *sl, *sr;                /* device scalings (fprec, device numbering) or NULL */
     cudaStream_t stream;          /* the context's */
     void *t, *t2;                 /* work vectors (sync-free needs output != input) */
+    void *cx, *cy;                /* k > TRSV_MAXK: one chunk of columns in and out (issue 22) */
+    size_t c_bytes;
     size_t t_bytes;
     void *hx;                     /* staging for the host convenience calls */
     size_t hx_bytes;
@@ -358,6 +360,7 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
     bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]); bsr_cu_free(G->perm); bsr_cu_free(G->perm_out); bsr_cu_free(G->qrow); bsr_cu_free(G->sl); bsr_cu_free(G->sr);
     free(G->hqrow);
     bsr_cu_free(G->t); bsr_cu_free(G->t2); bsr_cu_free(G->hx);
+    bsr_cu_free(G->cx); bsr_cu_free(G->cy);
     free(G);
 }
 
@@ -678,9 +681,56 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
 
 static bsr_status check_vectors(const bsr_gpu_ilu *G, int k, bsr_precision vp, const char *fn)
 {
-    BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK, "%s: k = %d outside 1..%d", fn, k, TRSV_MAXK);
+    BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK_APPLY, "%s: k = %d outside 1..%d", fn, k, TRSV_MAXK_APPLY);
     if (vp == BSR_FLOAT && G->fprec == BSR_DOUBLE)
         return bsr_error(BSR_ERR_UNSUPPORTED, "%s: float vectors with double factors (use factor_float)", fn);
+    return BSR_OK;
+}
+
+/* Columns [j0, j0+kk) of the n*b x k row-interleaved x into the n*b x kk
+ * chunk c (to_chunk), or back from it into y. */
+template <typename TV> __global__ void chunk_kernel(int64_t rows, int k, int j0, int kk, const TV *in, TV *out, int to_chunk)
+{
+    const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= rows * kk) return;
+    const int64_t r = e / kk;
+    const int j = (int)(e - r * kk);
+    if (to_chunk) out[e] = in[r * k + j0 + j];
+    else out[r * k + j0 + j] = in[e];
+}
+
+static bsr_status chunk_copy(bsr_gpu_ilu *G, int k, int j0, int kk, const void *in, void *out, int to_chunk,
+                             bsr_precision vp)
+{
+    const int64_t rows = (int64_t)G->n * G->b, tot = rows * kk;
+    if (tot == 0) return BSR_OK;
+    const unsigned nb = (unsigned)((tot + 255) / 256);
+    if (vp == BSR_DOUBLE) chunk_kernel<double><<<nb, 256, 0, G->stream>>>(rows, k, j0, kk, (const double *)in, (double *)out, to_chunk);
+    else chunk_kernel<float><<<nb, 256, 0, G->stream>>>(rows, k, j0, kk, (const float *)in, (float *)out, to_chunk);
+    CU_LAUNCHED("chunk_kernel");
+    return BSR_OK;
+}
+
+/* More vectors than the solves take at once (TRSV_MAXK): the apply on
+ * chunks of TRSV_MAXK columns, each copied out of x and back into y (the
+ * columns of one chunk never overlap another's, so x == y is fine). */
+static bsr_status apply_chunked(bsr_gpu_ilu *G, const void *x, void *y, int k, bsr_precision vp)
+{
+    const size_t need = (size_t)(G->n ? G->n : 1) * G->b * TRSV_MAXK * bsr_precision_size(vp);
+    if (need > G->c_bytes) {
+        bsr_cu_free(G->cx); bsr_cu_free(G->cy);
+        G->cx = G->cy = NULL;
+        G->c_bytes = 0;
+        CU_TRY(bsr_cu_malloc(&G->cx, need));
+        CU_TRY(bsr_cu_malloc(&G->cy, need));
+        G->c_bytes = need;
+    }
+    for (int j0 = 0; j0 < k; j0 += TRSV_MAXK) {
+        const int kk = k - j0 < TRSV_MAXK ? k - j0 : TRSV_MAXK;
+        BSR_TRY(chunk_copy(G, k, j0, kk, x, G->cx, 1, vp));
+        BSR_TRY(bsr_gpu_ilu_apply_dev(G, G->cx, G->cy, kk, vp));
+        BSR_TRY(chunk_copy(G, k, j0, kk, G->cy, y, 0, vp));
+    }
     return BSR_OK;
 }
 
@@ -689,6 +739,7 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_CHECK_ARG(G && x && y, "bsr_gpu_ilu_apply_dev: NULL argument");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(check_vectors(G, k, vp, "bsr_gpu_ilu_apply_dev"));
+    if (k > TRSV_MAXK) return apply_chunked(G, x, y, k, vp);
     BSR_TRY(ensure_work(G, k, vp));
     /* the gather (ordering, left scaling) and the scatter (ordering, right
      * scaling) are plain copies when there is nothing to do: the solves then

@@ -249,9 +249,6 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         return bsr_error(BSR_ERR_SIZE, "bsr_solver_solve: A has %lld rows; B is %lld x %d, X %lld x %d",
                          (long long)n, (long long)B->n, B->k, (long long)X->n, X->k);
     if (k > BSR_KMAX) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: %d right-hand sides (at most %d)", k, BSR_KMAX);
-    if (s->device && k > 16 && s->opt.precond >= BSR_PC_ILU0)
-        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: the device ILU solves take at most 16 "
-                         "right-hand sides at once (%d given): split B, or use the CPU backend", k);
     if (X == B) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: B and X must be different multivectors");
     double t0 = now();
     bsr_prof_mark(NULL);
@@ -262,6 +259,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (st) return st;
     bsr_kops_use_pool(&o, &s->pool, s->device);
     if (s->kops_hook && (st = s->kops_hook(s->kops_hook_data, &o))) return st;
+    /* a wrapping layer (the distributed solve) makes the reductions global:
+     * the fused update + dot would sum this rank's rows only */
+    if (s->kops_hook) o.upd_dot = NULL;
     struct bsr_kprof prof;
     if (s->opt.profile) bsr_kops_profile(&o, &prof, s->device ? s->ctx : NULL);
     bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");

@@ -4,8 +4,9 @@
  * double and mixed (float factors, double vectors), k = 1, 5, 16, 1..3
  * sweeps; outputs NaN-poisoned on the device; the same bits twice; enough
  * sweeps give the exact solve; the solver option end to end (a CUDA solve
- * with trisolve=jacobi:2 converges and reports the profile's bound).  Skips
- * (exit 77) without a GPU. */
+ * with trisolve=jacobi:2 converges and reports the profile's bound); more
+ * than 16 right-hand sides (the apply in chunks of 16 columns).  Skips (exit
+ * 77) without a GPU. */
 #include "harness.h"
 #include "gpu_ilu.h"
 #include <math.h>
@@ -301,6 +302,83 @@ static void test_solver_option(void)
     bsr_problem_free(&P);
 }
 
+/* Columns [j0, j0+kk) of X as a new host multivector (also uploaded). */
+static bsr_multivec *columns(const bsr_multivec *X, int j0, int kk)
+{
+    const int64_t n = bsr_multivec_rows(X);
+    const int k = bsr_multivec_cols(X);
+    bsr_multivec *C = NULL;
+    bsr_multivec_create(&C, n, kk, BSR_DOUBLE);
+    const double *x = bsr_multivec_cdata(X);
+    double *c = bsr_multivec_data(C);
+    for (int64_t r = 0; r < n; r++)
+        for (int j = 0; j < kk; j++) c[r * kk + j] = x[r * k + j0 + j];
+    bsr_multivec_upload(ctx, C);
+    return C;
+}
+
+/* More right-hand sides than the triangular solves take (16): the apply runs
+ * in chunks of 16 columns, each giving the bits of a solve of its columns
+ * alone (exact and Jacobi); a solver with 40 right-hand sides converges. */
+static void test_many_rhs(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:8:4", BSR_DOUBLE, &P));
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU0);
+    bsr_order_options_default(&io.order, BSR_ORDER_ND);
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 4;
+    for (int jac = 0; jac <= 2; jac += 2) {
+        bsr_gpu_ilu_options go;
+        bsr_gpu_ilu_options_default(&go);
+        go.jacobi = jac;
+        bsr_gpu_ilu *G = NULL;
+        BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+        const int k = 40;
+        bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *Y = dev_poisoned(n, k, BSR_DOUBLE);
+        BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
+        BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+        int same = 1;
+        for (int j0 = 0; j0 < k; j0 += 16) {
+            const int kk = k - j0 < 16 ? k - j0 : 16;
+            bsr_multivec *Xc = columns(X, j0, kk), *Yc = dev_poisoned(n, kk, BSR_DOUBLE), *Ye = columns(Y, j0, kk);
+            BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, Xc, Yc));
+            BSR_ASSERT_OK(bsr_multivec_download(ctx, Yc));
+            same &= same_bits(Yc, Ye);
+            bsr_multivec_destroy(Xc); bsr_multivec_destroy(Yc); bsr_multivec_destroy(Ye);
+        }
+        CU_ASSERT(same);
+        if (!jac) {   /* and the host's exact apply */
+            bsr_multivec *R = NULL;
+            BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+            CU_ASSERT(rel_err(Y, R) <= 1e-10);
+            bsr_multivec_destroy(R);
+        }
+        bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+        bsr_gpu_ilu_destroy(G);
+    }
+    bsr_ilu_destroy(F);
+    /* the solver: 40 right-hand sides on the device, each column converged */
+    bsr_multivec *B = NULL, *Xs = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, n, 40, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Xs, n, 40, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(B, 5));
+    bsr_solver *s = NULL;
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, "precond=ilu0,rtol=1e-9"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, Xs, &st));
+    for (int j = 0; j < 40; j++) CU_ASSERT(st.col[j].relres <= 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -309,6 +387,7 @@ int main(int argc, char **argv)
         {"real matrix", test_real},
         {"enough sweeps are exact", test_exact_limit},
         {"solver option and profile", test_solver_option},
+        {"more than 16 right-hand sides", test_many_rhs},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_jacobi", tests, argc, argv, &ctx);
 }

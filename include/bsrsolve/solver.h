@@ -20,8 +20,8 @@
  * once (on the device in natural order), ILUT/ILU2 choose their pattern on
  * the host at setup, and every refactor uploads A's new values and factors
  * them into the pattern on the device; on the device:
- * none, jacobi, ilu0/ilut/ilu2
- * (at most 16 right-hand sides per solve with an ILU); ssor is CPU-only.
+ * none, jacobi, ilu0/ilut/ilu2 (up to BSR_KMAX = 64 right-hand sides a solve
+ * on either backend: the device ILU applies them 16 columns at a time); ssor is CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
