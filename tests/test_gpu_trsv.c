@@ -425,8 +425,8 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(bsr_gpu_ilu_create(ctx, NULL, NULL, &G), BSR_ERR_ARG);
     BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, NULL, &G));
     const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 2;
-    bsr_multivec *X = dev_random(n, 17, BSR_DOUBLE), *Y = dev_poisoned(n, 17, BSR_DOUBLE);
-    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_ARG); /* k > 16 */
+    bsr_multivec *X = dev_random(n, 65, BSR_DOUBLE), *Y = dev_poisoned(n, 65, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_ARG); /* k > 64 (more than 16: in chunks, test_gpu_jacobi) */
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     X = dev_random(n, 2, BSR_FLOAT); Y = dev_poisoned(n, 2, BSR_FLOAT);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_UNSUPPORTED); /* float vectors, double factors */
