@@ -112,14 +112,22 @@ static inline const bsr_dev_matrix *bsr_cuda_dmat(const bsr_matrix *A) { return 
 static inline const int *bsr_cuda_matrix_rowptr(const bsr_matrix *A) { return bsr_cuda_dmat(A)->rowptr; }
 static inline const int *bsr_cuda_matrix_colind(const bsr_matrix *A) { return bsr_cuda_dmat(A)->colind; }
 static inline const void *bsr_cuda_matrix_val(const bsr_matrix *A) { return bsr_cuda_dmat(A)->val; }
-/* A fresh device copy of n device ints, ordered on stream st (a plain
- * cudaMemcpy between device arrays may return before it is done, and the
- * library's non-blocking streams do not wait for the legacy stream). */
+/* dst = n device ints of src, ordered on stream st (a plain cudaMemcpy
+ * between device arrays may return before it is done, and the library's
+ * non-blocking streams do not wait for the legacy stream). */
+static inline bsr_status bsr_cuda_copy_ints(int *dst, const int *src, size_t n, cudaStream_t st)
+{
+    if (n) CU_TRY(cudaMemcpyAsync(dst, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
+    return BSR_OK;
+}
+/* A fresh device copy of n device ints on stream st; none is left when the
+ * copy fails (callers keeping it in a local would leak it). */
 static inline bsr_status bsr_cuda_dup_ints(int **dev, const int *src, size_t n, cudaStream_t st)
 {
     CU_TRY(bsr_cu_malloc((void **)dev, (n ? n : 1) * sizeof(int)));
-    if (n) CU_TRY(cudaMemcpyAsync(*dev, src, n * sizeof(int), cudaMemcpyDeviceToDevice, st));
-    return BSR_OK;
+    bsr_status s = bsr_cuda_copy_ints(*dev, src, n, st);
+    if (s != BSR_OK) { bsr_cu_free(*dev); *dev = NULL; }
+    return s;
 }
 /* dst[q] = src[map[q]] for nblk blocks of bb doubles, on stream st (kernels/trsv_ilu.cu). */
 extern "C" bsr_status bsr_cuda_gather_blocks(cudaStream_t st, int64_t nblk, int bb, const int *map,

@@ -141,7 +141,7 @@ static cudaError_t schedule(bsr_ilu0_dsym *S, int upper, int *lev, unsigned *key
     if (e == cudaSuccess)
         e = cub::DeviceRadixSort::SortPairs(*tmp, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
     S->nlev[upper] = nl;
-    S->level_ptr[upper] = (int *)calloc((size_t)nl + 1, sizeof(int));
+    S->level_ptr[upper] = (int *)bsr_calloc((size_t)nl + 1, sizeof(int), "ILU(0) device level pointers");
     if (!S->level_ptr[upper]) return cudaErrorMemoryAllocation;
     if (e == cudaSuccess) {
         sym_level_ptr<<<nb, SYM_T, 0, st>>>(n, key, lev);   /* lev is free again: level pointers */
@@ -259,7 +259,8 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
         }
         if (n == 0) {
             for (int w = 0; w < 2 && e == cudaSuccess; w++)
-                if (!(S->level_ptr[w] = (int *)calloc(1, sizeof(int)))) e = cudaErrorMemoryAllocation;
+                if (!(S->level_ptr[w] = (int *)bsr_calloc(1, sizeof(int), "ILU(0) device level pointers")))
+                    e = cudaErrorMemoryAllocation;
         }
         for (int w = 0; w < 2 && e == cudaSuccess && n; w++) e = schedule(S, w, lenL, key, iota, cnt, &tmp, &tb2, st);
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);

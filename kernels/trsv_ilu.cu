@@ -133,7 +133,7 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
 }
 
 /* Host-to-device copy of n ints into a fresh allocation (staged through
- * pinned memory when large, synchronous). */
+ * pinned memory when large, synchronous); none is left when the copy fails. */
 static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
 {
     double t0 = now_s();
@@ -142,6 +142,7 @@ static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t
     G->alloc_s += t1 - t0;
     bsr_status s = bsr_cuda_h2d(G->ctx, *dev, host, n * sizeof(int));
     G->index_s += now_s() - t1;
+    if (s != BSR_OK) { bsr_cu_free(*dev); *dev = NULL; }   /* callers with a local would leak it */
     return s;
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char tmpdir[512];
 
@@ -223,6 +224,8 @@ static void fx_free(fx *F)
 /* Walk every site of kind in every phase of configuration cfg. */
 static void walk_config(fx *F, const char *cfg, bsr_fault_kind kind, tally *T)
 {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     F->cfg = cfg;
     reference(F);
     F->live = bsr_fault_dev_live();
@@ -236,15 +239,18 @@ static void walk_config(fx *F, const char *cfg, bsr_fault_kind kind, tally *T)
             if (c > N) N = c;
         }
         T->sites[ph] += per[ph] = N;
-        /* one past the last site: nothing fails */
+        /* one past the last site: nothing fails (unless this run made more events) */
         bsr_solver *s = prepare(F, ph);
         bsr_fault_arm(kind, N + 1);
-        CU_ASSERT_EQUAL(phase_call(F, s, ph), BSR_OK);
+        bsr_status e = phase_call(F, s, ph);
+        CU_ASSERT(e == BSR_OK || bsr_fault_count(kind) > N);
         bsr_fault_arm(kind, 0);
         bsr_solver_destroy(s);
     }
-    printf("\n    %-4s %-48s %s sites: setup %ld, refactor %ld, solve %ld", F->ctx ? "cuda" : "cpu", cfg,
-           kind_name[kind], per[0], per[1], per[2]);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("\n    %-4s %-48s %s sites: setup %ld, refactor %ld, solve %ld (%.1f s)", F->ctx ? "cuda" : "cpu", cfg,
+           kind_name[kind], per[0], per[1], per[2], (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+    fflush(stdout);
 }
 
 /* The configurations every backend walks: ILU(0), ILUT, ILU2 and Jacobi
@@ -332,11 +338,11 @@ static void test_mm_read(void)
     bsr_fault_reset();
 }
 
-/* CUDA backend: every device allocation, checked CUDA call and host
- * allocation of setup, refactor and solve; the device allocations live
- * after each step never exceed those before it, and destroying everything
- * returns the count to its value before the context existed. */
-static void test_cuda(void)
+/* CUDA backend: every event of kind in setup, refactor and solve; the device
+ * allocations live after each step never exceed those before it, and
+ * destroying everything returns the count to its value before the context
+ * existed. */
+static void walk_cuda(bsr_fault_kind kind)
 {
     if (!bsr_test_have_gpu()) { BSR_TEST_SKIP("skipped: no CUDA device"); return; }
     long live0 = bsr_fault_dev_live();
@@ -344,17 +350,15 @@ static void test_cuda(void)
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     fx F;
     fx_init(&F, ctx);
-    static const bsr_fault_kind kinds[] = {BSR_FAULT_DEV_ALLOC, BSR_FAULT_CUDA_CALL, BSR_FAULT_HOST_ALLOC};
+    /* the device paths: ILU(0) factored on the device, ILU2's frozen pattern
+     * refactored there, Jacobi, float iteration and factors of a double matrix */
     static const char *const gcfg[] = {
-        "precond=ilu0,method=bicgstab", "precond=ilu0,method=gmres", "precond=ilu2,method=bicgstab",
-        "precond=ilut,method=gmres", "precond=jacobi,method=bicgstab",
+        "precond=ilu0,method=bicgstab", "precond=ilu2,method=gmres", "precond=jacobi,method=bicgstab",
         "precond=ilu0,method=bicgstab,precision=float,precond_precision=float",
     };
-    for (int q = 0; q < 3; q++) {
-        tally T = {{0}, 0, 0, 0, 0};
-        for (size_t c = 0; c < sizeof gcfg / sizeof gcfg[0]; c++) walk_config(&F, gcfg[c], kinds[q], &T);
-        report("cuda", kinds[q], &T);
-    }
+    tally T = {{0}, 0, 0, 0, 0};
+    for (size_t c = 0; c < sizeof gcfg / sizeof gcfg[0]; c++) walk_config(&F, gcfg[c], kind, &T);
+    report("cuda", kind, &T);
     fx_free(&F);
     bsr_context_destroy(ctx);
     CU_ASSERT_EQUAL(bsr_fault_dev_live(), live0);
@@ -363,12 +367,18 @@ static void test_cuda(void)
     bsr_fault_reset();
 }
 
+static void test_cuda_dev_alloc(void) { walk_cuda(BSR_FAULT_DEV_ALLOC); }
+static void test_cuda_call(void) { walk_cuda(BSR_FAULT_CUDA_CALL); }
+static void test_cuda_host_alloc(void) { walk_cuda(BSR_FAULT_HOST_ALLOC); }
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"CPU: every host allocation of setup, refactor, solve", test_cpu_host_alloc},
         {"Matrix Market read: every file read and host allocation", test_mm_read},
-        {"CUDA: every device allocation, CUDA call, host allocation", test_cuda},
+        {"CUDA: every device allocation of setup, refactor, solve", test_cuda_dev_alloc},
+        {"CUDA: every checked CUDA call of setup, refactor, solve", test_cuda_call},
+        {"CUDA: every host allocation of setup, refactor, solve", test_cuda_host_alloc},
         {NULL, NULL},
     };
     return bsr_test_main_tmpdir("fault", tests, argc, argv, tmpdir, sizeof tmpdir);
