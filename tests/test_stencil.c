@@ -4,6 +4,7 @@
  * GPU versions against the CPU ones, invalid parameters. */
 #include "harness.h"
 #include "stencil_impl.h"
+#include "gen_limit.h"
 #include <math.h>
 #include <string.h>
 
@@ -476,6 +477,33 @@ static void test_sor_wavefront(void)
 }
 
 /* Test: invalid parameters rejected. */
+/* bsr_generate_limit_rows (the fuzzing harness's cap): specs over it fail
+ * with BSR_ERR_UNSUPPORTED and build nothing, for the structured and the row
+ * generators; specs at the cap build; 0 lifts it. */
+static void test_size_cap(void)
+{
+    static const char *const over[] = {"stencil3d:5:4", "rotconv3d:5,2", "poisson2d:12", "poisson3d:7",
+                                       "cfd3d:7,4,10", "convdiff2d:9,ny=17", "stencil3d:600:4"};
+    static const char *const at[] = {"stencil3d:4:4", "rotconv3d:4,2", "poisson2d:10", "poisson3d:6",
+                                     "cfd3d:6,4,10", "convdiff2d:10,ny=10"};
+    bsr_generate_limit_rows(64);
+    for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+        bsr_problem P;
+        CU_ASSERT_EQUAL(bsr_generate(over[i], BSR_DOUBLE, &P), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "limit of 64"));
+        CU_ASSERT_PTR_NULL(P.A);
+    }
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        bsr_problem P = gen(at[i]);
+        CU_ASSERT(bsr_matrix_nbrows(P.A) <= 64);
+        bsr_problem_free(&P);
+    }
+    bsr_generate_limit_rows(0);
+    bsr_problem P = gen(over[0]);
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 125);
+    bsr_problem_free(&P);
+}
+
 static void test_invalid(void)
 {
     static const struct { const char *spec, *msg; } t[] = {
@@ -551,6 +579,7 @@ int main(int argc, char **argv)
         {"RB-GS solution = UMFPACK = BiCGStab, O(h^2) vs exact", test_rbgs_solution},
         {"wavefront SOR = lexicographic SOR", test_sor_wavefront},
         {"invalid parameters rejected", test_invalid},
+        {"size cap of bsr_generate_limit_rows", test_size_cap},
         {NULL, NULL},
     };
     return bsr_test_main("stencil", tests, argc, argv);
