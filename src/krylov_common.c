@@ -331,7 +331,9 @@ static bsr_status pool_vnew(const bsr_kops *o, bsr_multivec **V)
     bsr_vpool *p = o->pool;
     if (p->count == 0) return base_vnew(o, V);
     *V = p->v[--p->count];
-    return o->zero(o, *V);
+    bsr_status s = o->zero(o, *V);
+    if (s) { p->v[p->count++] = *V; *V = NULL; }   /* as base_vnew: nothing to free on failure */
+    return s;
 }
 
 static void pool_vfree(const bsr_kops *o, bsr_multivec *V)

@@ -274,7 +274,7 @@ bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_
     *own = 1;
     bsr_status st = bsr_multivec_copy(*W, V);
     if (!st) st = bsr_multivec_upload(s->ctx, *W);
-    if (st) { o->vfree(o, *W); *W = NULL; *own = 0; }
+    if (st) { bsr_multivec_destroy(*W); *W = NULL; *own = 0; }   /* not the pool's: its upload failed */
     return st;
 }
 
