@@ -65,7 +65,7 @@ void *bsr_realloc(void *p, size_t bytes, const char *what);
  * event only; n <= 0 disarms), bsr_fault_count(kind) says how many events
  * happened since the last arm, so a test counts the sites a call reaches and
  * then walks n = 1..count.  Events: host allocations (bsr_malloc & co.),
- * device allocations (bsr_cu_malloc & co., kernels/cuda_internal.h), checked
+ * device allocations (bsr_cu_malloc & co., kernels/cuda_alloc.h), checked
  * CUDA / cuSPARSE calls (CU_TRY, CU_LAUNCHED, CUSP_TRY) and Matrix Market
  * reads (opening and each chunk read, mmio.c).  Thread-safe: events happen
  * inside OpenMP regions. */

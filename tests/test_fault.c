@@ -103,8 +103,8 @@ static const double *phase_answer(const fx *F, int ph) { return ph == PH_SETUP ?
         }                                                                                                   \
     } while (0)
 
-/* Undisturbed: the phase's own check of the answer and, on the device, that
- * the solver's destruction returns every device allocation it made. */
+/* Destroy s; on the device, check that this returned every device
+ * allocation the step made. */
 static void destroy_checked(fx *F, bsr_solver *s, tally *T, int ph, bsr_fault_kind kind, long n)
 {
     bsr_solver_destroy(s);
@@ -214,6 +214,7 @@ static void fx_init(fx *F, bsr_context *ctx)
     F->x2 = malloc(F->bytes);
 }
 
+/* Free what fx_init made. */
 static void fx_free(fx *F)
 {
     bsr_matrix_destroy(F->A1); bsr_matrix_destroy(F->A2);
