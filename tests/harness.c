@@ -340,3 +340,37 @@ int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *o
     if (st == -1 || !WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
 }
+
+double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R)
+{
+    int64_t m = bsr_multivec_rows(R) * bsr_multivec_cols(R);
+    int yd = bsr_multivec_precision(Y) == BSR_DOUBLE, rd = bsr_multivec_precision(R) == BSR_DOUBLE;
+    const void *y = bsr_multivec_cdata(Y), *r = bsr_multivec_cdata(R);
+    double dmax = 0, rmax = 0;
+    for (int64_t e = 0; e < m; e++) {
+        double a = yd ? ((const double *)y)[e] : ((const float *)y)[e];
+        double c = rd ? ((const double *)r)[e] : ((const float *)r)[e];
+        if (!isfinite(a)) return INFINITY;
+        if (fabs(a - c) > dmax) dmax = fabs(a - c);
+        if (fabs(c) > rmax) rmax = fabs(c);
+    }
+    return dmax / (rmax > 0 ? rmax : 1);
+}
+
+bsr_multivec *bsr_test_dev_random(bsr_context *ctx, int64_t n, int k, bsr_precision p, uint64_t seed)
+{
+    bsr_multivec *X = NULL;
+    bsr_multivec_create(&X, n, k, p);
+    bsr_multivec_random(X, seed);
+    bsr_multivec_upload(ctx, X);
+    return X;
+}
+
+bsr_multivec *bsr_test_dev_poisoned(bsr_context *ctx, int64_t n, int k, bsr_precision p)
+{
+    bsr_multivec *Y = NULL;
+    bsr_multivec_create(&Y, n, k, p);
+    bsr_multivec_fill(Y, NAN);
+    bsr_multivec_upload(ctx, Y);
+    return Y;
+}

@@ -65,6 +65,13 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
                            const bsr_multivec *Y0, const bsr_multivec *Y);
 /* Worst column of ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, computed in double. */
 double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
+/* max |Y - R| / max |R| over the host copies, any precisions (INFINITY when Y
+ * holds a NaN or Inf: a kernel that left its NaN-poisoned output unwritten). */
+double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R);
+/* n x k random values of precision p (seed), uploaded to ctx's device, host copy kept. */
+bsr_multivec *bsr_test_dev_random(bsr_context *ctx, int64_t n, int k, bsr_precision p, uint64_t seed);
+/* n x k of NaN on the host and ctx's device: output a kernel must overwrite. */
+bsr_multivec *bsr_test_dev_poisoned(bsr_context *ctx, int64_t n, int k, bsr_precision p);
 /* Read the file at path into buf (NUL-terminated, truncated to cap - 1
  * bytes; empty when it cannot be opened). */
 void bsr_test_slurp(const char *path, char *buf, size_t cap);

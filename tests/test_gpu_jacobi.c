@@ -17,46 +17,11 @@ static uint64_t seed = 5000;
 enum { MODE_DOUBLE, MODE_FLOAT, MODE_MIXED };
 static const char *mode_name[] = {"double", "float", "mixed"};
 
-/* max |Y - R| / max |R| over host copies (NaN/Inf anywhere: INFINITY). */
-static double rel_err(const bsr_multivec *Y, const bsr_multivec *R)
-{
-    int64_t m = bsr_multivec_rows(R) * bsr_multivec_cols(R);
-    int yd = bsr_multivec_precision(Y) == BSR_DOUBLE, rd = bsr_multivec_precision(R) == BSR_DOUBLE;
-    const void *y = bsr_multivec_cdata(Y), *r = bsr_multivec_cdata(R);
-    double dmax = 0, rmax = 0;
-    for (int64_t e = 0; e < m; e++) {
-        double a = yd ? ((const double *)y)[e] : ((const float *)y)[e];
-        double c = rd ? ((const double *)r)[e] : ((const float *)r)[e];
-        if (!isfinite(a)) return INFINITY;
-        if (fabs(a - c) > dmax) dmax = fabs(a - c);
-        if (fabs(c) > rmax) rmax = fabs(c);
-    }
-    return dmax / (rmax > 0 ? rmax : 1);
-}
-
 /* Host copies bit for bit equal. */
 static int same_bits(const bsr_multivec *A, const bsr_multivec *B)
 {
     size_t bytes = (size_t)bsr_multivec_rows(A) * bsr_multivec_cols(A) * bsr_precision_size(bsr_multivec_precision(A));
     return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
-}
-
-static bsr_multivec *dev_random(int64_t n, int k, bsr_precision p)
-{
-    bsr_multivec *X = NULL;
-    bsr_multivec_create(&X, n, k, p);
-    bsr_multivec_random(X, seed++);
-    bsr_multivec_upload(ctx, X);
-    return X;
-}
-
-static bsr_multivec *dev_poisoned(int64_t n, int k, bsr_precision p)
-{
-    bsr_multivec *Y = NULL;
-    bsr_multivec_create(&Y, n, k, p);
-    bsr_multivec_fill(Y, NAN);
-    bsr_multivec_upload(ctx, Y);
-    return Y;
 }
 
 /* Scaling block (row i, entry e) of s (n blocks of b*b in precision sp). */
@@ -146,7 +111,7 @@ static void check_factors(const char *name, const bsr_matrix *A0, int mode)
         for (int ki = 0; ki < 3; ki++) {
             const int k = ks[ki];
             for (int which = 0; which < 3; which++) {   /* L, U, the whole apply */
-                bsr_multivec *X = dev_random(n, k, vp), *Y = dev_poisoned(n, k, vp), *Y2 = dev_poisoned(n, k, vp),
+                bsr_multivec *X = bsr_test_dev_random(ctx, n, k, vp, seed++), *Y = bsr_test_dev_poisoned(ctx, n, k, vp), *Y2 = bsr_test_dev_poisoned(ctx, n, k, vp),
                              *R = NULL;
                 BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
                 if (which < 2) {
@@ -160,7 +125,7 @@ static void check_factors(const char *name, const bsr_matrix *A0, int mode)
                 }
                 BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
                 BSR_ASSERT_OK(bsr_multivec_download(ctx, Y2));
-                double e = rel_err(Y, R);
+                double e = bsr_test_max_rel_err(Y, R);
                 if (!(e <= tol))
                     fprintf(stderr, "\n  %s %s N=%d k=%d %s: error %.3g\n", name, mode_name[mode], N, k,
                             which == 0 ? "L" : which == 1 ? "U" : "apply", e);
@@ -250,12 +215,12 @@ static void test_exact_limit(void)
     bsr_gpu_ilu *G = NULL;
     BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
     const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 3;
-    bsr_multivec *X = dev_random(n, 2, BSR_DOUBLE), *Y = dev_poisoned(n, 2, BSR_DOUBLE), *R = NULL;
+    bsr_multivec *X = bsr_test_dev_random(ctx, n, 2, BSR_DOUBLE, seed++), *Y = bsr_test_dev_poisoned(ctx, n, 2, BSR_DOUBLE), *R = NULL;
     BSR_ASSERT_OK(bsr_multivec_create(&R, n, 2, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
     BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
     BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-    CU_ASSERT(rel_err(Y, R) <= 1e-12);
+    CU_ASSERT(bsr_test_max_rel_err(Y, R) <= 1e-12);
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
     bsr_gpu_ilu_destroy(G);
     bsr_ilu_destroy(F);
@@ -338,13 +303,13 @@ static void test_many_rhs(void)
         bsr_gpu_ilu *G = NULL;
         BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
         const int k = 40;
-        bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *Y = dev_poisoned(n, k, BSR_DOUBLE);
+        bsr_multivec *X = bsr_test_dev_random(ctx, n, k, BSR_DOUBLE, seed++), *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
         BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
         BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
         int same = 1;
         for (int j0 = 0; j0 < k; j0 += 16) {
             const int kk = k - j0 < 16 ? k - j0 : 16;
-            bsr_multivec *Xc = columns(X, j0, kk), *Yc = dev_poisoned(n, kk, BSR_DOUBLE), *Ye = columns(Y, j0, kk);
+            bsr_multivec *Xc = columns(X, j0, kk), *Yc = bsr_test_dev_poisoned(ctx, n, kk, BSR_DOUBLE), *Ye = columns(Y, j0, kk);
             BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, Xc, Yc));
             BSR_ASSERT_OK(bsr_multivec_download(ctx, Yc));
             same &= same_bits(Yc, Ye);
@@ -355,7 +320,7 @@ static void test_many_rhs(void)
             bsr_multivec *R = NULL;
             BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
             BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-            CU_ASSERT(rel_err(Y, R) <= 1e-10);
+            CU_ASSERT(bsr_test_max_rel_err(Y, R) <= 1e-10);
             bsr_multivec_destroy(R);
         }
         bsr_multivec_destroy(X); bsr_multivec_destroy(Y);

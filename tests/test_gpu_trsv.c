@@ -31,43 +31,6 @@ static const bsr_order_kind orders[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_OR
 static const char *order_name[] = {"natural", "rcm", "nd"};
 static uint64_t seed_counter = 1000;
 
-/* max |Y - R| / max |R| (NaN/Inf anywhere gives INFINITY). */
-static double rel_err(const bsr_multivec *Y, const bsr_multivec *R)
-{
-    int64_t m = bsr_multivec_rows(R) * bsr_multivec_cols(R);
-    int yd = bsr_multivec_precision(Y) == BSR_DOUBLE, rd = bsr_multivec_precision(R) == BSR_DOUBLE;
-    const void *y = bsr_multivec_cdata(Y), *r = bsr_multivec_cdata(R);
-    double dmax = 0, rmax = 0;
-    for (int64_t e = 0; e < m; e++) {
-        double a = yd ? ((const double *)y)[e] : ((const float *)y)[e];
-        double c = rd ? ((const double *)r)[e] : ((const float *)r)[e];
-        if (!isfinite(a)) return INFINITY;
-        if (fabs(a - c) > dmax) dmax = fabs(a - c);
-        if (fabs(c) > rmax) rmax = fabs(c);
-    }
-    return dmax / (rmax > 0 ? rmax : 1);
-}
-
-/* Random host X (n x k of p) uploaded to the device (host copy kept). */
-static bsr_multivec *dev_random(int64_t n, int k, bsr_precision p)
-{
-    bsr_multivec *X = NULL;
-    bsr_multivec_create(&X, n, k, p);
-    bsr_multivec_random(X, seed_counter++);
-    bsr_multivec_upload(ctx, X);
-    return X;
-}
-
-/* Device output poisoned with NaN (host copy too). */
-static bsr_multivec *dev_poisoned(int64_t n, int k, bsr_precision p)
-{
-    bsr_multivec *Y = NULL;
-    bsr_multivec_create(&Y, n, k, p);
-    bsr_multivec_fill(Y, NAN);
-    bsr_multivec_upload(ctx, Y);
-    return Y;
-}
-
 static double tol_of(int mode) { return mode == MODE_DOUBLE ? 1e-10 : 2e-3; }
 
 /* Every kernel and k on the ILU(0) of A under ordering `ord`, precision `mode`;
@@ -110,14 +73,14 @@ static void check_factors(const char *name, const bsr_matrix *A0, int oi, int mo
             const int k = ks[ki];
             if (!all_k && k != 1 && k != 9) continue;
             for (int upper = 0; upper < 2; upper++) {
-                bsr_multivec *X = dev_random(n, k, vp), *Y = dev_poisoned(n, k, vp), *R = NULL;
+                bsr_multivec *X = bsr_test_dev_random(ctx, n, k, vp, seed_counter++), *Y = bsr_test_dev_poisoned(ctx, n, k, vp), *R = NULL;
                 BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
                 CU_ASSERT(bsr_multivec_on_device(Y));
                 BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
                 if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
                 else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
-                double e = rel_err(Y, R);
+                double e = bsr_test_max_rel_err(Y, R);
                 if (!(e <= worst)) worst = e;
                 if (!(e <= tol))
                     fprintf(stderr, "\n  %s %s %s %s k=%d %s: error %.3g\n", name, order_name[oi], mode_name[mode],
@@ -126,12 +89,12 @@ static void check_factors(const char *name, const bsr_matrix *A0, int oi, int mo
                 bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
             }
             /* the whole preconditioner: scaling + permutation + L + U */
-            bsr_multivec *X = dev_random(n, k, vp), *Y = dev_poisoned(n, k, vp), *R = NULL;
+            bsr_multivec *X = bsr_test_dev_random(ctx, n, k, vp, seed_counter++), *Y = bsr_test_dev_poisoned(ctx, n, k, vp), *R = NULL;
             BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
             BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
             BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
             BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-            double e = rel_err(Y, R);
+            double e = bsr_test_max_rel_err(Y, R);
             if (!(e <= tol))
                 fprintf(stderr, "\n  %s %s %s %s k=%d apply: error %.3g\n", name, order_name[oi], mode_name[mode],
                         kcases[c].name, k, e);
@@ -242,7 +205,7 @@ static void test_determinism(void)
     const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 4;
     for (int s = 0; s < 2; s++) {
         BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, s ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
-        bsr_multivec *X = dev_random(n, 9, BSR_DOUBLE), *Y1 = dev_poisoned(n, 9, BSR_DOUBLE), *Y2 = dev_poisoned(n, 9, BSR_DOUBLE);
+        bsr_multivec *X = bsr_test_dev_random(ctx, n, 9, BSR_DOUBLE, seed_counter++), *Y1 = bsr_test_dev_poisoned(ctx, n, 9, BSR_DOUBLE), *Y2 = bsr_test_dev_poisoned(ctx, n, 9, BSR_DOUBLE);
         for (int rep = 0; rep < 3; rep++) {
             BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, rep ? Y2 : Y1));
             if (rep) {
@@ -305,7 +268,7 @@ static void test_variants(void)
                 for (int upper = 0; upper < 2; upper++) {
                     const int k = ks[ki];
                     if (quick && k != 1 && (k != 9 || m != 1)) continue;   /* k = 9: random b = 4 */
-                    bsr_multivec *X = dev_random(n, k, BSR_DOUBLE), *R = NULL;
+                    bsr_multivec *X = bsr_test_dev_random(ctx, n, k, BSR_DOUBLE, seed_counter++), *R = NULL;
                     BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
                     if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
                     else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
@@ -330,10 +293,10 @@ static void test_variants(void)
                                 setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
                                 setenv("BSR_TRSV_TEAM", teams[t], 1);
                                 setenv("BSR_TRSV_WIDE", wides[w], 1);
-                                bsr_multivec *Y = dev_poisoned(n, k, BSR_DOUBLE);
+                                bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
                                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
                                 BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-                                const double e = rel_err(Y, R);
+                                const double e = bsr_test_max_rel_err(Y, R);
                                 if (!(e <= tol_of(mode)))
                                     fprintf(stderr, "\n  variants m=%d %s %s k=%d %s persist=%d team=%s wide=%s: error %.3g\n", m,
                                             order_name[oi], mode_name[mode], k, upper ? "U" : "L", ps, teams[t], wides[w], e);
@@ -396,10 +359,10 @@ static void test_refactor_and_host_path(void)
     bsr_multivec_fill(Y, NAN);
     BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
     BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-    CU_ASSERT(rel_err(Y, R) <= 1e-10);
+    CU_ASSERT(bsr_test_max_rel_err(Y, R) <= 1e-10);
     /* in place: X == Y */
     BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, X));
-    CU_ASSERT(rel_err(X, R) <= 1e-10);
+    CU_ASSERT(bsr_test_max_rel_err(X, R) <= 1e-10);
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
     free(v);
     bsr_gpu_ilu_destroy(G);
@@ -425,25 +388,25 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(bsr_gpu_ilu_create(ctx, NULL, NULL, &G), BSR_ERR_ARG);
     BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, NULL, &G));
     const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 2;
-    bsr_multivec *X = dev_random(n, 65, BSR_DOUBLE), *Y = dev_poisoned(n, 65, BSR_DOUBLE);
+    bsr_multivec *X = bsr_test_dev_random(ctx, n, 65, BSR_DOUBLE, seed_counter++), *Y = bsr_test_dev_poisoned(ctx, n, 65, BSR_DOUBLE);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_ARG); /* k > 64 (more than 16: in chunks, test_gpu_jacobi) */
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
-    X = dev_random(n, 2, BSR_FLOAT); Y = dev_poisoned(n, 2, BSR_FLOAT);
+    X = bsr_test_dev_random(ctx, n, 2, BSR_FLOAT, seed_counter++); Y = bsr_test_dev_poisoned(ctx, n, 2, BSR_FLOAT);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_UNSUPPORTED); /* float vectors, double factors */
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
-    X = dev_random(n + 2, 2, BSR_DOUBLE); Y = dev_poisoned(n + 2, 2, BSR_DOUBLE);
+    X = bsr_test_dev_random(ctx, n + 2, 2, BSR_DOUBLE, seed_counter++); Y = bsr_test_dev_poisoned(ctx, n + 2, 2, BSR_DOUBLE);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_apply(G, X, Y), BSR_ERR_SIZE);
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_set_kernel(G, (bsr_trsv_kernel)9, BSR_TRSV_SYNCFREE), BSR_ERR_ARG);
     CU_ASSERT_EQUAL(bsr_gpu_ilu_apply_dev(G, NULL, NULL, 1, BSR_DOUBLE), BSR_ERR_ARG);
     /* still usable after the errors */
-    X = dev_random(n, 2, BSR_DOUBLE); Y = dev_poisoned(n, 2, BSR_DOUBLE);
+    X = bsr_test_dev_random(ctx, n, 2, BSR_DOUBLE, seed_counter++); Y = bsr_test_dev_poisoned(ctx, n, 2, BSR_DOUBLE);
     BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
     bsr_multivec *R = NULL;
     BSR_ASSERT_OK(bsr_multivec_create(&R, n, 2, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
     BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-    CU_ASSERT(rel_err(Y, R) <= 1e-10);
+    CU_ASSERT(bsr_test_max_rel_err(Y, R) <= 1e-10);
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
     bsr_gpu_ilu_destroy(G);
     bsr_ilu_destroy(F);
