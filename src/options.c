@@ -283,11 +283,11 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
-    char mt[48] = "";   /* only when set: the strings of existing runs stay as they were */
+    char mt[96] = "";   /* only when set: the strings of existing runs stay as they were */
     if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
     if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
-    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%g", o->pivot);
+    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%.17g", o->pivot);
     if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",

@@ -86,6 +86,16 @@ static void test_every_key(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "keep_pattern=0"));
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "keep_pattern=auto"));
     CU_ASSERT_EQUAL(o.keep_pattern, -1);
+    /* pivot near 1 with every other long key set: the canonical string
+     * parses back to the same options (found by fuzz_options: %g made 1) */
+    bsr_solver_options q;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "pivot=0.9999999992,match=auto,trisolve=jacobi:100"));
+    bsr_solver_options_default(&q);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    CU_ASSERT_EQUAL(q.pivot, o.pivot);
+    CU_ASSERT_EQUAL(q.trisolve, 100);
+    CU_ASSERT_EQUAL(q.match, BSR_MATCH_AUTO);
 }
 
 /* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
