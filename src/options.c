@@ -272,14 +272,24 @@ int bsr_keep_pattern(const bsr_solver_options *o)
     return o->keep_pattern >= 0 ? o->keep_pattern : o->precond == BSR_PC_ILU2;
 }
 
+/* v as %g when that reads back as v (the short form of existing reports),
+ * else with 17 digits: the canonical string must parse back to the same
+ * options (0.999999999 as %g is 1, which tau1 and pivot refuse). */
+static const char *num(char b[32], double v)
+{
+    snprintf(b, 32, "%g", v);
+    if (strtod(b, NULL) != v) snprintf(b, 32, "%.17g", v);
+    return b;
+}
+
 const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, size_t len)
 {
-    char tau[96] = "";
+    char tau[128] = "", n1[32], n2[32];
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern=1" : ",keep_pattern=0";
-    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%g%s", o->tau1, keep);
-    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%g,tau2=%g%s", o->tau1,
-                                            o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1, keep);
-    if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%g", o->omega);
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%s%s", num(n1, o->tau1), keep);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%s,tau2=%s%s", num(n1, o->tau1),
+                                            num(n2, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1), keep);
+    if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
@@ -287,12 +297,12 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
     if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
-    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%.17g", o->pivot);
+    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
     if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
-    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%g,atol=%g,maxit=%d,precision=%s,precond_precision=%s",
+    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
-             o->reorder[0] ? ",reorder=" : "", o->reorder, o->rtol, o->atol, o->maxit,
+             o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit,
              o->precision == BSR_DOUBLE ? "double" : "float",
              o->precond_precision == BSR_DOUBLE ? "double" : "float");
     return buf;

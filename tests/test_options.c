@@ -96,6 +96,13 @@ static void test_every_key(void)
     CU_ASSERT_EQUAL(q.pivot, o.pivot);
     CU_ASSERT_EQUAL(q.trisolve, 100);
     CU_ASSERT_EQUAL(q.match, BSR_MATCH_AUTO);
+    bsr_solver_options_default(&o);   /* tau1 likewise (fuzz_options, second CI run) */
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,tau1=0.999999999,rtol=0.1234567890123"));
+    bsr_solver_options_default(&q);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    CU_ASSERT_EQUAL(q.tau1, o.tau1);
+    CU_ASSERT_EQUAL(q.rtol, o.rtol);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&q, buf, sizeof buf), "atol=0,"));
 }
 
 /* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
