@@ -21,10 +21,13 @@
  *     L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj; the
  *     pivot LU-factored with the same regularization rule (|p| < pivot_rel *
  *     rowref_i -> sign(p) * pivot_rel * rowref_i, counted per block) and
- *     inverted in place.  b = 2..5: a team of b*b lanes a row, all rows in
- *     one sync-free launch (ilu0_syncfree_team); else one thread a row, one
- *     launch a level.  The operation order per block equals the CPU's, so the
- *     factors agree to rounding (FMA contraction);
+ *     inverted in place.  b = 1..5: a warp a row, all rows in one
+ *     sync-free launch (ilu0_syncfree_warp); else one thread a row, one
+ *     launch a level.  The operation order per block equals the CPU's and
+ *     these files are compiled without FMA contraction (CMakeLists.txt), as
+ *     the C code is, so the factors equal the CPU's bit for bit: an
+ *     ill-conditioned matrix then takes the same iterations whichever side
+ *     factored it (bcsstk13: 39 against 35 with contraction);
  *  3. L and U (without ILU2's second-order blocks, gathered when there are
  *     some) go into the device preconditioner's level-ordered storage
  *     (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
@@ -184,8 +187,8 @@ static int level_threads(void)
     return t;
 }
 
-/* The sync-free factorization serves block sizes 2..5 (a team of lanes a row). */
-static int syncfree_rows(int b) { return b > 1 && b * b <= 32; }
+/* The sync-free factorization serves block sizes 1..5 (a warp a row). */
+static int syncfree_rows(int b) { return b * b <= 32; }
 
 /* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
 static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)

@@ -264,71 +264,77 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
     for (int e = 0; e < BB; e++) d[e] = inv[e];
 }
 
-/* Step 2 with a team of lanes per row, lane e holding entry (e / B, e % B)
- * of each block (B = 2..5: teams of 4, 16 or 32 lanes inside one warp): the
- * block products are shuffles along the team, the blocks' loads coalesced,
- * and the rows get TW times the threads (a frozen ILU2 pattern has a thousand
- * levels of a few hundred rows at 1M block rows, each row ~50 block updates:
- * one thread a row left the device idle, 0.27 s against 0.05 s with teams
- * level by level and 0.038 s sync-free, bench/RESULTS.md).  Each entry is
- * summed in the order of the one-thread kernel (k ascending), so the factors
- * are the same; the pivot block is factored and inverted by lane 0. */
-template <int B> struct ilu0_team { enum { W = B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32 }; };
+/* Step 2 with a warp a row (B = 1..5).  The warp is S = 32 / TW teams of
+ * TW lanes, lane e of a team holding entry (e / B, e % B) of a block: the
+ * block products are shuffles along the team and the blocks' loads
+ * coalesced.  For each lower block, in ascending order, every team forms the
+ * multiplier, and the teams then share its list of updates (team s takes
+ * every S-th): the targets of one list are distinct blocks, and a barrier
+ * separates the lists, so every target is still updated in ascending order
+ * of the lower block, as on the CPU.  A frozen ILU2 pattern at 1M block rows
+ * has a thousand levels of a few hundred rows, each row ~50 block updates:
+ * the time is the chain of rows, so a row's lists are split rather than the
+ * warp's lanes given to more rows (bench/RESULTS.md); the pivot block is
+ * factored and inverted by lane 0. */
+template <int B> struct ilu0_team { enum { W = B == 1 ? 1 : B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32, S = 32 / W }; };
 
-/* Step 2 in one launch, sync-free: teams take rows in the schedule's order by
+/* Step 2 in one launch, sync-free: warps take rows in the schedule's order by
  * ticket (done[n]), wait for each row k they read (its flag, acquire loads:
- * sync_mm.cuh), factor their row (lane e: entry e of each block, see
- * ilu0_team), and publish it (release).  A row waited
- * on holds a smaller ticket, taken by a team already running: no deadlock.
- * Rows of different levels overlap, so a level no longer waits for its
- * slowest row, and there is one launch instead of one a level.  A failed row
- * is published too (its dependents compute on, the error key names the
+ * sync_mm.cuh), factor their row (ilu0_team), and publish it (release).  A
+ * row waited on holds a smaller ticket, taken by a warp already running: no
+ * deadlock.  Rows of different levels overlap, so a level no longer waits for
+ * its slowest row, and there is one launch instead of one a level.  A failed
+ * row is published too (its dependents compute on, the error key names the
  * smallest failing row). */
-template <int B, int TW>
-__global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
+template <int B>
+__global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
                                    const int *__restrict__ Up, const long long *__restrict__ updp,
                                    const int2 *__restrict__ upd, int nL, double *W,
                                    const double *__restrict__ rowref, double pivot_rel, int strict,
                                    int *cnt, unsigned long long *err, int *done)
 {
-    const int BB = B * B, e = threadIdx.x % TW;
-    const unsigned lane = threadIdx.x & 31;
-    const unsigned mask = TW == 32 ? 0xffffffffu : ((1u << TW) - 1) << (lane & ~(unsigned)(TW - 1));
+    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31, e = lane % TW, s = lane / TW;
     int t = 0;
-    if (e == 0) t = atomicAdd(done + n, 1);
-    t = __shfl_sync(mask, t, 0, TW);
-    if (t >= n) return;
+    if (lane == 0) t = atomicAdd(done + n, 1);
+    t = __shfl_sync(FULL, t, 0);
+    if (t >= n) return;   /* the whole warp */
     const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
     const int i = rows[t];
     double *Uv = W + (size_t)nL * BB;
     int bad = 0;
-    for (int l = Lp[i]; l < Lp[i + 1] && !bad; l++) {
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
         double *x = W + (size_t)l * BB;
         const long long u0 = updp[l], u1 = updp[l + 1];
         const int2 p0 = upd[u0];
         while (ld_acquire(done + p0.y) == 0) {}
         const double xv = x[ee], iv = W[(size_t)p0.x * BB + ee];
         double m = 0.0;
-        for (int k = 0; k < B; k++) m += __shfl_sync(mask, xv, r * B + k, TW) * __shfl_sync(mask, iv, k * B + c, TW);
-        if (act) x[e] = m;
-        if (__any_sync(mask, act && !isfinite(m))) { if (e == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
-        int2 q = u0 + 1 < u1 ? upd[u0 + 1] : make_int2(0, 0);
-        double sv = u0 + 1 < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
-        for (long long u = u0 + 1; u < u1; u++) {
-            const int2 qn = u + 1 < u1 ? upd[u + 1] : q;
-            const double svn = u + 1 < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
+        for (int k = 0; k < B; k++) m += __shfl_sync(FULL, xv, r * B + k, TW) * __shfl_sync(FULL, iv, k * B + c, TW);
+        __syncwarp();   /* every team has read x before team 0 overwrites it */
+        if (s == 0 && act) x[e] = m;
+        if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
+        long long u = u0 + 1 + s;   /* this team's updates: u, u + S, ... (the next one prefetched) */
+        int2 q = u < u1 ? upd[u] : make_int2(0, 0);
+        double sv = u < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
+        for (long long base = u0 + 1; base < u1; base += S, u += S) {   /* the same trips in every lane */
+            const long long un = u + S;
+            const int2 qn = un < u1 ? upd[un] : q;
+            const double svn = un < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
             double *tg = W + (size_t)q.y * BB;
-            double tv = tg[ee];
-            for (int k = 0; k < B; k++) tv -= __shfl_sync(mask, m, r * B + k, TW) * __shfl_sync(mask, sv, k * B + c, TW);
-            if (act) tg[e] = tv;
+            double tv = u < u1 ? tg[ee] : 0.0;
+            for (int k = 0; k < B; k++) tv -= __shfl_sync(FULL, m, r * B + k, TW) * __shfl_sync(FULL, sv, k * B + c, TW);
+            if (u < u1 && act) tg[e] = tv;
             q = qn;
             sv = svn;
         }
+        __syncwarp();   /* this list's updates, before the next multiplier reads its block */
     }
     double *d = Uv + (size_t)Up[i] * BB;
-    if (!bad && __any_sync(mask, act && !isfinite(d[ee]))) { if (e == 0) fail(err, i, E_PIV, 0); bad = 1; }
+    if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
     double inv[BB];
-    if (!bad && e == 0) {
+    if (!bad && lane == 0) {
         double lu[BB];
         int piv[B];
         for (int q = 0; q < BB; q++) lu[q] = d[q];
@@ -340,23 +346,25 @@ __global__ void ilu0_syncfree_team(int n, const int *__restrict__ rows, const in
             if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
         }
     }
-    bad = __shfl_sync(mask, bad, 0, TW);
-    for (int q = Up[i] + 1; q < Up[i + 1] && !bad; q++)
-        if (__any_sync(mask, act && !isfinite(Uv[(size_t)q * BB + ee]))) { if (e == 0) fail(err, i, E_UBLK, (unsigned)q); bad = 1; }
-    if (!bad && e == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
-    __syncwarp(mask);         /* every lane's writes of row i, before its flag: */
-    if (e == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
+    bad = __shfl_sync(FULL, bad, 0);
+    for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
+        const int q = base + s;
+        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)q * BB + ee]));
+        if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
+    }
+    if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
+    __syncwarp();         /* every lane's writes of row i, before its flag: */
+    if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
 }
 
-/* Step 2 for block size B: b = 2..5 all nr rows sync-free (r0 < 0, D->done
+/* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
  * zeroed by the caller), else the rows r0 .. r0+nr of one level. */
 template <int B>
 void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)
 {
-    if constexpr (B > 1 && B * B <= 32) {
-        const int TW = ilu0_team<B>::W;
+    if constexpr (B * B <= 32) {
         (void)T; (void)r0;
-        ilu0_syncfree_team<B, TW><<<(unsigned)(((int64_t)nr * TW + 127) / 128), 128, 0, D->stream>>>(
+        ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
             nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
             D->done);
     } else {

@@ -1,7 +1,7 @@
 /* ILUT / ILU2 factored on the device into the frozen pattern of the setup
  * (kernels/ilu0_gpu.cu with classes) against the host's frozen refactor
- * (src/ilu_row.c with F->use_fz) on the same plan: factors, scaling and
- * regularized pivots for b = 1, 4, 5, natural and ND order, A in double and
+ * (src/ilu_row.c with F->use_fz) on the same plan: factors (bit for bit in
+ * double), scaling and regularized pivots for b = 1, 4, 5, natural and ND order, A in double and
  * float, after the values changed so much that a fresh setup would drop
  * differently (off-diagonal blocks times 0.05 or 0.5); every device plan equal
  * to the host reference (BSR_ILU0_PLAN_CHECK).  The solver's time step on
@@ -83,7 +83,7 @@ static void check(const char *what, const bsr_matrix *A, const bsr_matrix *A2, b
     for (size_t e = 0; e < (size_t)nU * bb; e++) hU[e] = f.U->prec == BSR_DOUBLE ? ((double *)f.U->val)[e] : ((float *)f.U->val)[e];
     for (size_t e = 0; e < (size_t)n * bb; e++)
         hS[e] = f.L->prec == BSR_DOUBLE ? ((const double *)f.scale_left)[e] : ((const float *)f.scale_left)[e];
-    const double tol = A->prec == BSR_DOUBLE ? 1e-12 : 1e-5;
+    const double tol = A->prec == BSR_DOUBLE ? 0.0 : 1e-5;   /* double: the same bits */
     double eL = rel_diff(Lv, hL, (size_t)nL * bb), eU = rel_diff(Uv, hU, (size_t)nU * bb);
     double eS = rel_diff(S, hS, (size_t)n * bb);
     int nreg = -1;
