@@ -176,8 +176,8 @@ int bench_ilu(int argc, char **argv)
                 double err = NAN;
                 if (nsc <= err_limit) bsr_ilu_error_norm(F, &err);
                 double q = quality(A, F);
-                double msetup = cli_median(ts, repeat), mfac = cli_median(tf, repeat), m1 = cli_median(t1, repeat);
-                double mref = cli_median(tr, repeat);
+                double msetup = bsr_median(ts, repeat), mfac = bsr_median(tf, repeat), m1 = bsr_median(t1, repeat);
+                double mref = bsr_median(tr, repeat);
                 double tau2 = kinds[ik] == BSR_ILU2 ? o.tau1 * o.tau1 : o.tau1;
                 char tau_s[32], lev[32];
                 if (kinds[ik] == BSR_ILU0) snprintf(tau_s, sizeof tau_s, "-"); else snprintf(tau_s, sizeof tau_s, "%.0e", o.tau1);

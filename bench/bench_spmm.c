@@ -100,7 +100,7 @@ static double time_cpu(bsr_spmm_kernel kern, const bsr_matrix *A, const bsr_mult
         bsr_spmm_cpu(kern, 1.0, A, X, 0.0, Y);
         t[r] = cli_now() - t0;
     }
-    double m = cli_median(t, reps);
+    double m = bsr_median(t, reps);
     free(t);
     return m * 1e3;
 }
@@ -247,7 +247,7 @@ static int bench_matrix(bench *B, bsr_context *ctx, const char *name, bsr_matrix
                 if (s) { free(t); return cli_fail(s); }
                 spmm_arg arg = {ctx, kern, A, X, Y};
                 s = bsr_cuda_time(ctx, spmm_once, &arg, 3, B->reps, t);
-                if (s == BSR_OK) ms = cli_median(t, B->reps);
+                if (s == BSR_OK) ms = bsr_median(t, B->reps);
             }
             if (s == BSR_OK) s = bsr_multivec_download(ctx, Y);
             if (s != BSR_OK) {

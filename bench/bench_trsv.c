@@ -111,7 +111,7 @@ static double cpu_time(const bsr_ilu_factors *f, int use_levels, bsr_multivec *X
         spent += v[r];
         if (spent > max_s) { r++; break; }
     }
-    return cli_median(v, r);
+    return bsr_median(v, r);
 }
 
 int bench_trsv(int argc, char **argv)

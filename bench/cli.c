@@ -135,21 +135,6 @@ int cli_fail(bsr_status s)
     return s == BSR_ERR_ARG ? 2 : 1;
 }
 
-/* qsort comparison of doubles, ascending. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorts v). */
-double cli_median(double *v, int n)
-{
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Print s to f as a JSON string literal, escaping '"', '\\' and control bytes. */
 void cli_json_str(FILE *f, const char *s)
 {

@@ -54,8 +54,6 @@ double cli_now(void);
 /* Print "bsrsolve: <status>: <detail>" to stderr and return the exit code:
  * 2 for BSR_ERR_ARG (a bad command-line value), else 1. */
 int cli_fail(bsr_status s);
-/* Median of n doubles (sorts v in place). */
-double cli_median(double *v, int n);
 /* Print s to f as a JSON string literal (quotes, backslashes and control
  * characters escaped): file names and specs may contain any of them. */
 void cli_json_str(FILE *f, const char *s);

@@ -201,8 +201,8 @@ static bsr_status run_steps(bsr_dist *d, bsr_dsolver *S, bsr_dmatrix *A, const b
     }
     if (!st) {
         r->steps = ns;
-        r->step_refactor = cli_median(tr, ns);
-        r->step_solve = cli_median(ts, ns);
+        r->step_refactor = bsr_median(tr, ns);
+        r->step_solve = bsr_median(ts, ns);
     }
     bsr_multivec_destroy(X2);
     free(tr);

@@ -359,8 +359,8 @@ int cmd_solve(int argc, char **argv)
         }
         bsr_multivec_destroy(X2);
         e.steps = (int)ns;
-        e.step_refactor = cli_median(tr, (int)ns);
-        e.step_solve = cli_median(ts, (int)ns);
+        e.step_refactor = bsr_median(tr, (int)ns);
+        e.step_solve = bsr_median(ts, (int)ns);
     }
 
     if (xex) {

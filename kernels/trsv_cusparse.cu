@@ -5,6 +5,7 @@
  * Only the solves are timed; the analysis of both triangles is reported. */
 #define DISABLE_CUSPARSE_DEPRECATED
 #include "trsv_cuda.h"
+#include "bench_fail.h"
 #include <cusparse.h>
 #include <math.h>
 #include <string.h>
@@ -37,16 +38,6 @@ static int invert_block(double *a, int b)
     memcpy(a, inv, sizeof(double) * b * b);
     return 1;
 }
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-#define CS_FAIL(...) do { snprintf(r->why, sizeof r->why, __VA_ARGS__); goto done; } while (0)
-#define CS_CU(call) do { cudaError_t _e = (call); if (_e != cudaSuccess) { cudaGetLastError(); CS_FAIL("%s: %s", #call, cudaGetErrorString(_e)); } } while (0)
-#define CS_SP(call) do { cusparseStatus_t _s = (call); if (_s != CUSPARSE_STATUS_SUCCESS) CS_FAIL("%s: %s", #call, cusparseGetErrorString(_s)); } while (0)
 
 /* One precision: T = double or float, P = D or S in cuSPARSE's names (one
  * macro writes both specializations: they differ only in those). */
@@ -198,8 +189,7 @@ static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_p
         cudaEventElapsedTime(&f, e0, e1);
         if (rep >= 0) ms[rep] = f;
     }
-    qsort(ms, (size_t)reps, sizeof(double), cmp_d);
-    r->ms_solve = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    r->ms_solve = bsr_median(ms, reps);
     r->ok = 1;
 done:
     if (vL) cusparseDestroyBsrsv2Info(vL);

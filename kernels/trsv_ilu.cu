@@ -859,12 +859,6 @@ template <typename TV> __global__ void fill_hash(int64_t n, TV *x)
     x[e] = (TV)((double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Median over reps of the event-timed region `which` (0 = L, 1 = U, 2 = apply). */
 static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k, bsr_precision vp,
                               int reps, double max_s, double *ms)
@@ -889,10 +883,7 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
         if (w >= 0) v[r++] = f; /* first run (w = -1) is the warm-up */
         if (spent > max_s && r >= 1) break;
     }
-    if (s == BSR_OK) {
-        qsort(v, (size_t)r, sizeof(double), cmp_double);
-        *ms = r ? (r % 2 ? v[r / 2] : 0.5 * (v[r / 2 - 1] + v[r / 2])) : 0;
-    }
+    if (s == BSR_OK) *ms = bsr_median(v, r);
     free(v);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);

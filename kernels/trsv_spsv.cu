@@ -11,6 +11,7 @@
  * solves' analysis timed apart, as for bsrsv2.  The result is checked against
  * the host solve (bsr_trsv_lower/upper). */
 #include "trsv_cuda.h"
+#include "bench_fail.h"
 #include <math.h>
 #include <string.h>
 
@@ -47,16 +48,6 @@ static int to_csr(const bsr_matrix *M, int lower, int diag, int *rp, int *ci, T 
     return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-#define SV_FAIL(...) do { snprintf(r->why, sizeof r->why, __VA_ARGS__); goto done; } while (0)
-#define SV_CU(call) do { cudaError_t _e = (call); if (_e != cudaSuccess) { cudaGetLastError(); SV_FAIL("%s: %s", #call, cudaGetErrorString(_e)); } } while (0)
-#define SV_SP(call) do { cusparseStatus_t _s = (call); if (_s != CUSPARSE_STATUS_SUCCESS) SV_FAIL("%s: %s", #call, cusparseGetErrorString(_s)); } while (0)
-
 /* A device CSR triangle / block diagonal: arrays and descriptor. */
 struct dcsr {
     int *rp, *ci;
@@ -88,7 +79,7 @@ static bsr_status spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_
     bsr_multivec *X = NULL, *Tm = NULL, *Y = NULL;
     r->ok = 0;
     r->why[0] = 0;
-    if (nz[0] > 2147483647LL || nz[1] > 2147483647LL) SV_FAIL("more than 2^31 scalar entries");
+    if (nz[0] > 2147483647LL || nz[1] > 2147483647LL) CS_FAIL("more than 2^31 scalar entries");
     {
         const int64_t mx_nz = nz[0] > nz[1] ? (nz[0] > nz[2] ? nz[0] : nz[2]) : (nz[1] > nz[2] ? nz[1] : nz[2]);
         hrp = (int *)malloc(sizeof(int) * (size_t)(N + 1));
@@ -98,79 +89,79 @@ static bsr_status spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_
         hy = (T *)malloc(sizeof(T) * (size_t)(vlen ? vlen : 1));
         ms = (double *)malloc(sizeof(double) * (size_t)reps);
     }
-    if (!hrp || !hci || !hv || !hx || !hy || !ms) SV_FAIL("out of host memory");
-    SV_SP(cusparseCreate(&h));
+    if (!hrp || !hci || !hv || !hx || !hy || !ms) CS_FAIL("out of host memory");
+    CS_SP(cusparseCreate(&h));
     /* 0: L, 1: Uh, 2: D^-1 */
     for (int w = 0; w < 3; w++) {
         to_csr<T>(w == 0 ? L : U, w == 0, w == 2, hrp, hci, hv);
-        SV_CU(bsr_cu_malloc(&m[w].rp, sizeof(int) * (size_t)(N + 1)));
-        SV_CU(bsr_cu_malloc(&m[w].ci, sizeof(int) * (size_t)(nz[w] ? nz[w] : 1)));
-        SV_CU(bsr_cu_malloc(&m[w].v, sizeof(T) * (size_t)(nz[w] ? nz[w] : 1)));
-        SV_CU(cudaMemcpy(m[w].rp, hrp, sizeof(int) * (size_t)(N + 1), cudaMemcpyHostToDevice));
-        SV_CU(cudaMemcpy(m[w].ci, hci, sizeof(int) * (size_t)nz[w], cudaMemcpyHostToDevice));
-        SV_CU(cudaMemcpy(m[w].v, hv, sizeof(T) * (size_t)nz[w], cudaMemcpyHostToDevice));
-        SV_SP(cusparseCreateCsr(&m[w].d, N, N, nz[w], m[w].rp, m[w].ci, m[w].v, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+        CS_CU(bsr_cu_malloc(&m[w].rp, sizeof(int) * (size_t)(N + 1)));
+        CS_CU(bsr_cu_malloc(&m[w].ci, sizeof(int) * (size_t)(nz[w] ? nz[w] : 1)));
+        CS_CU(bsr_cu_malloc(&m[w].v, sizeof(T) * (size_t)(nz[w] ? nz[w] : 1)));
+        CS_CU(cudaMemcpy(m[w].rp, hrp, sizeof(int) * (size_t)(N + 1), cudaMemcpyHostToDevice));
+        CS_CU(cudaMemcpy(m[w].ci, hci, sizeof(int) * (size_t)nz[w], cudaMemcpyHostToDevice));
+        CS_CU(cudaMemcpy(m[w].v, hv, sizeof(T) * (size_t)nz[w], cudaMemcpyHostToDevice));
+        CS_SP(cusparseCreateCsr(&m[w].d, N, N, nz[w], m[w].rp, m[w].ci, m[w].v, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                 CUSPARSE_INDEX_BASE_ZERO, dt));
         if (w < 2) {
             cusparseFillMode_t fm = w == 0 ? CUSPARSE_FILL_MODE_LOWER : CUSPARSE_FILL_MODE_UPPER;
             cusparseDiagType_t dg = CUSPARSE_DIAG_TYPE_UNIT;
-            SV_SP(cusparseSpMatSetAttribute(m[w].d, CUSPARSE_SPMAT_FILL_MODE, &fm, sizeof fm));
-            SV_SP(cusparseSpMatSetAttribute(m[w].d, CUSPARSE_SPMAT_DIAG_TYPE, &dg, sizeof dg));
+            CS_SP(cusparseSpMatSetAttribute(m[w].d, CUSPARSE_SPMAT_FILL_MODE, &fm, sizeof fm));
+            CS_SP(cusparseSpMatSetAttribute(m[w].d, CUSPARSE_SPMAT_DIAG_TYPE, &dg, sizeof dg));
         }
     }
     for (int64_t e = 0; e < vlen; e++) hx[e] = (T)(((e * 2654435761u) % 2001) / 1000.0 - 1.0);
-    SV_CU(bsr_cu_malloc(&x, sizeof(T) * (size_t)(vlen ? vlen : 1)));
-    SV_CU(bsr_cu_malloc(&t1, sizeof(T) * (size_t)(vlen ? vlen : 1)));
-    SV_CU(bsr_cu_malloc(&t2, sizeof(T) * (size_t)(vlen ? vlen : 1)));
-    SV_CU(bsr_cu_malloc(&y, sizeof(T) * (size_t)(vlen ? vlen : 1)));
-    SV_CU(cudaMemcpy(x, hx, sizeof(T) * (size_t)vlen, cudaMemcpyHostToDevice));
-    SV_CU(cudaEventCreate(&e0));
-    SV_CU(cudaEventCreate(&e1));
+    CS_CU(bsr_cu_malloc(&x, sizeof(T) * (size_t)(vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&t1, sizeof(T) * (size_t)(vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&t2, sizeof(T) * (size_t)(vlen ? vlen : 1)));
+    CS_CU(bsr_cu_malloc(&y, sizeof(T) * (size_t)(vlen ? vlen : 1)));
+    CS_CU(cudaMemcpy(x, hx, sizeof(T) * (size_t)vlen, cudaMemcpyHostToDevice));
+    CS_CU(cudaEventCreate(&e0));
+    CS_CU(cudaEventCreate(&e1));
     {
         size_t bs[3] = {0, 0, 0};
         if (k == 1) {
-            SV_SP(cusparseCreateDnVec(&vx, N, x, dt));
-            SV_SP(cusparseCreateDnVec(&vt1, N, t1, dt));
-            SV_SP(cusparseCreateDnVec(&vt2, N, t2, dt));
-            SV_SP(cusparseCreateDnVec(&vy, N, y, dt));
+            CS_SP(cusparseCreateDnVec(&vx, N, x, dt));
+            CS_SP(cusparseCreateDnVec(&vt1, N, t1, dt));
+            CS_SP(cusparseCreateDnVec(&vt2, N, t2, dt));
+            CS_SP(cusparseCreateDnVec(&vy, N, y, dt));
             for (int w = 0; w < 2; w++) {
-                SV_SP(cusparseSpSV_createDescr(&sv[w]));
-                SV_SP(cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[w].d, w ? vt2 : vx,
+                CS_SP(cusparseSpSV_createDescr(&sv[w]));
+                CS_SP(cusparseSpSV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[w].d, w ? vt2 : vx,
                                               w ? vy : vt1, dt, CUSPARSE_SPSV_ALG_DEFAULT, sv[w], &bs[w]));
             }
-            SV_SP(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, vt1, &zero, vt2, dt,
+            CS_SP(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, vt1, &zero, vt2, dt,
                                           CUSPARSE_SPMV_CSR_ALG2, &bs[2]));
             snprintf(r->alg, sizeof r->alg, "SpSV + SpMV(D^-1) CSR_ALG2 + SpSV");
         } else {
             /* row-interleaved vectors = row-major N x k (ld = k) */
-            SV_SP(cusparseCreateDnMat(&mx, N, k, k, x, dt, CUSPARSE_ORDER_ROW));
-            SV_SP(cusparseCreateDnMat(&mt1, N, k, k, t1, dt, CUSPARSE_ORDER_ROW));
-            SV_SP(cusparseCreateDnMat(&mt2, N, k, k, t2, dt, CUSPARSE_ORDER_ROW));
-            SV_SP(cusparseCreateDnMat(&my, N, k, k, y, dt, CUSPARSE_ORDER_ROW));
+            CS_SP(cusparseCreateDnMat(&mx, N, k, k, x, dt, CUSPARSE_ORDER_ROW));
+            CS_SP(cusparseCreateDnMat(&mt1, N, k, k, t1, dt, CUSPARSE_ORDER_ROW));
+            CS_SP(cusparseCreateDnMat(&mt2, N, k, k, t2, dt, CUSPARSE_ORDER_ROW));
+            CS_SP(cusparseCreateDnMat(&my, N, k, k, y, dt, CUSPARSE_ORDER_ROW));
             for (int w = 0; w < 2; w++) {
-                SV_SP(cusparseSpSM_createDescr(&sm[w]));
-                SV_SP(cusparseSpSM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                CS_SP(cusparseSpSM_createDescr(&sm[w]));
+                CS_SP(cusparseSpSM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                               &one, m[w].d, w ? mt2 : mx, w ? my : mt1, dt, CUSPARSE_SPSM_ALG_DEFAULT,
                                               sm[w], &bs[w]));
             }
-            SV_SP(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+            CS_SP(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                           m[2].d, mt1, &zero, mt2, dt, CUSPARSE_SPMM_CSR_ALG2, &bs[2]));
             snprintf(r->alg, sizeof r->alg, "SpSM + SpMM(D^-1) CSR_ALG2 + SpSM (row-major)");
         }
-        for (int w = 0; w < 3; w++) SV_CU(bsr_cu_malloc(&buf[w], bs[w] ? bs[w] : 8));
+        for (int w = 0; w < 3; w++) CS_CU(bsr_cu_malloc(&buf[w], bs[w] ? bs[w] : 8));
     }
-    SV_CU(cudaDeviceSynchronize());
+    CS_CU(cudaDeviceSynchronize());
     cudaEventRecord(e0, 0);
     for (int w = 0; w < 2; w++) {
         if (k == 1)
-            SV_SP(cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[w].d, w ? vt2 : vx, w ? vy : vt1,
+            CS_SP(cusparseSpSV_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[w].d, w ? vt2 : vx, w ? vy : vt1,
                                         dt, CUSPARSE_SPSV_ALG_DEFAULT, sv[w], buf[w]));
         else
-            SV_SP(cusparseSpSM_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+            CS_SP(cusparseSpSM_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                         m[w].d, w ? mt2 : mx, w ? my : mt1, dt, CUSPARSE_SPSM_ALG_DEFAULT, sm[w], buf[w]));
     }
     cudaEventRecord(e1, 0);
-    SV_CU(cudaEventSynchronize(e1));
+    CS_CU(cudaEventSynchronize(e1));
     {
         float f = 0;
         cudaEventElapsedTime(&f, e0, e1);
@@ -179,36 +170,35 @@ static bsr_status spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_
     for (int rep = -1; rep < reps; rep++) {
         cudaEventRecord(e0, 0);
         if (k == 1) {
-            SV_SP(cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[0].d, vx, vt1, dt,
+            CS_SP(cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[0].d, vx, vt1, dt,
                                      CUSPARSE_SPSV_ALG_DEFAULT, sv[0]));
-            SV_SP(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, vt1, &zero, vt2, dt,
+            CS_SP(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, vt1, &zero, vt2, dt,
                                CUSPARSE_SPMV_CSR_ALG2, buf[2]));
-            SV_SP(cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[1].d, vt2, vy, dt,
+            CS_SP(cusparseSpSV_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[1].d, vt2, vy, dt,
                                      CUSPARSE_SPSV_ALG_DEFAULT, sv[1]));
         } else {
-            SV_SP(cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+            CS_SP(cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                      m[0].d, mx, mt1, dt, CUSPARSE_SPSM_ALG_DEFAULT, sm[0]));
-            SV_SP(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, mt1,
+            CS_SP(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m[2].d, mt1,
                                &zero, mt2, dt, CUSPARSE_SPMM_CSR_ALG2, buf[2]));
-            SV_SP(cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+            CS_SP(cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                      m[1].d, mt2, my, dt, CUSPARSE_SPSM_ALG_DEFAULT, sm[1]));
         }
         cudaEventRecord(e1, 0);
-        SV_CU(cudaEventSynchronize(e1));
+        CS_CU(cudaEventSynchronize(e1));
         float f = 0;
         cudaEventElapsedTime(&f, e0, e1);
         if (rep >= 0) ms[rep] = f;
     }
-    qsort(ms, (size_t)reps, sizeof(double), cmp_d);
-    r->ms_solve = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    r->ms_solve = bsr_median(ms, reps);
     /* check against the host solve of the block factors */
-    SV_CU(cudaMemcpy(hy, y, sizeof(T) * (size_t)vlen, cudaMemcpyDeviceToHost));
+    CS_CU(cudaMemcpy(hy, y, sizeof(T) * (size_t)vlen, cudaMemcpyDeviceToHost));
     {
         const bsr_precision p = sizeof(T) == 8 ? BSR_DOUBLE : BSR_FLOAT;
         if (bsr_multivec_create(&X, N, k, p) || bsr_multivec_create(&Tm, N, k, p) || bsr_multivec_create(&Y, N, k, p))
-            SV_FAIL("out of host memory (check)");
+            CS_FAIL("out of host memory (check)");
         memcpy(bsr_multivec_data(X), hx, sizeof(T) * (size_t)vlen);
-        if (bsr_trsv_lower(L, NULL, X, Tm) || bsr_trsv_upper(U, NULL, Tm, Y)) SV_FAIL("host reference: %s", bsr_last_error());
+        if (bsr_trsv_lower(L, NULL, X, Tm) || bsr_trsv_upper(U, NULL, Tm, Y)) CS_FAIL("host reference: %s", bsr_last_error());
         const T *ref = (const T *)bsr_multivec_cdata(Y);
         double dmax = 0, rmax = 0;
         for (int64_t e = 0; e < vlen; e++) {

@@ -107,6 +107,7 @@ void bsr_generate_usage(FILE *f);
 int bsr_prof_on(void);
 void bsr_prof_enable(int on);
 void bsr_prof_mark(const char *what);
+double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);

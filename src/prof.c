@@ -3,6 +3,7 @@
  * bsr_prof_mark prints the wall time since the previous mark to stderr, so one
  * run shows where a setup's seconds go.  Off, a mark costs one branch. */
 #include "internal.h"
+#include <stdlib.h>
 #include <time.h>
 
 static int prof_on = -1;    /* -1: environment not read yet */
@@ -40,4 +41,19 @@ void bsr_prof_mark(const char *what)
     double t = prof_now();
     if (what) fprintf(stderr, "prof: %-44s %9.4f s\n", what, t - prof_last);
     prof_last = t;
+}
+
+/* qsort comparison of doubles, ascending. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the timings v[0..n) (sorts v; 0 when n <= 0). */
+double bsr_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
