@@ -363,7 +363,13 @@ static bsr_status assemble(bsr_ilu *F)
         }
         bsr_matrix *A = *M;
         A->dev_stale = 1;
-        if (F->mode == 0 && F->prec == BSR_DOUBLE) continue;   /* factored in place */
+        /* ILU(0) in double: factored in place; symbolic_only: the device
+         * computes the values (a copy of 2 x 0.45 GB at 1M block rows, b = 4,
+         * page faults included, saved) */
+        if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->opt.symbolic_only) {
+            if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
+            continue;
+        }
         #pragma omp parallel for schedule(static) if (n >= 1024)
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];

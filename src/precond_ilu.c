@@ -134,7 +134,10 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;
     const int dev = o->factor == BSR_FACTOR_GPU;
-    io.symbolic_only = kind == BSR_ILU0 && dev;
+    /* factored on the device: the host keeps no values (ILU(0): no numeric
+     * at all; ILUT/ILU2: the thresholds' pass, whose values only choose the
+     * pattern, is not copied into L and U) */
+    io.symbolic_only = dev;
     /* a matching needs the host's factors (the device apply gathers by its
      * rows, kernels/trsv_ilu.cu); factored on the device: none (solver.c
      * refuses factor=gpu with mpt, auto then says so in the info line) */
@@ -150,14 +153,14 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
      * block rows against ~7 s of METIS and host work for ND), and the 3D
      * stencils converged in as many or fewer iterations (bench/RESULTS.md) */
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
-    else if (io.symbolic_only) io.order.kind = BSR_ORDER_NATURAL;
+    else if (kind == BSR_ILU0 && dev) io.order.kind = BSR_ORDER_NATURAL;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
     bsr_ilu *F = NULL;
     /* ILU(0) factored on the device in natural order: its symbolic phase
      * too, when the CUDA factor is made (ilu_numeric_cuda) */
-    const int defer = io.symbolic_only && io.order.kind == BSR_ORDER_NATURAL;
+    const int defer = kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL;
     bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup(A, &io, &F);
     if (!s && (s = ilu_attach(pc, F, NULL, o, on_device))) bsr_ilu_destroy(F);
     ilu_pc *I = pc->data;

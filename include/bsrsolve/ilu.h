@@ -37,12 +37,14 @@ typedef struct {
                              * error (BSR_ERR_SINGULAR) instead */
     int prec;               /* precision of the stored factors: -1 = A's,
                              * else a bsr_precision (factoring is in double) */
-    int symbolic_only;      /* ILU(0) only: setup does the ordering, the map of A
-                             * and the L/U patterns and schedules but no numeric
-                             * factorization: the values are computed on the device
-                             * (the solver's CUDA backend); the host factors stay unset (no
-                             * scaled copy of A, pivots or per-row storage are
-                             * allocated), so apply, error_norm and refactor refuse */
+    int symbolic_only;      /* the values are computed on the device (the solver's
+                             * CUDA backend), so apply, error_norm and refactor
+                             * refuse and L, U hold patterns only.  ILU(0): setup does
+                             * the ordering, the map of A and the L/U patterns and
+                             * schedules but no numeric factorization (no scaled copy
+                             * of A, pivots or per-row storage are allocated).
+                             * ILUT/ILU2: the thresholds' factorization runs (its
+                             * values choose the pattern) but is not copied into L, U */
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
                              * as first-order (so L+U contains ILU(0)'s pattern); the
                              * thresholds then decide only the fill outside it */
