@@ -21,6 +21,11 @@ void bsr_blk_mul(int b, double *c, const double *a, const double *m);
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
 /* Frobenius norm of a. */
 double bsr_blk_fnorm(int b, const double *a);
+/* Sum of squares of a's entries, summed in another order than fnorm's (a
+ * few ulps from ||a||_F^2: for bounds with a margin). */
+double bsr_blk_sumsq(int b, const double *a);
+/* An upper bound of ||a||_2^2 up to a few ulps: min(||a||_F^2, ||a||_1 ||a||_inf). */
+double bsr_blk_norm2_bound_sq(int b, const double *a);
 /* Largest |a_ij|. */
 double bsr_blk_maxabs(int b, const double *a);
 /* Nonzero when every entry of a is finite. */

@@ -24,6 +24,7 @@ typedef struct {
     int *lcol, *ucol, *rcol;
     double *lval, *uval;
     int own;
+    double dn2, lo2;    /* threshold kinds: norm bounds of products with d_k^{-1} (ilu_row.c) */
 } ilu_row_t;
 
 /* The frozen pattern of a threshold factorization (ILUT/ILU2): the blocks the
@@ -63,7 +64,8 @@ typedef struct {
     int *heap, nh;      /* [cap] lower columns still to eliminate */
     double *tmp;        /* [b*b] */
     int *lsel, *usel, *wsel, *rsel; /* [cap] slots chosen for L, U, W, R */
-    double *lblk;       /* [b*b] the current multiplier */
+    double *lblk;       /* [b*b] the inverse pivot of the row */
+    double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
     int64_t dropped, sec_used, wkept;
     int rmax;           /* most R blocks in one row */
     int nreg;

@@ -2,6 +2,7 @@
  * form (see ilu_factor.c for the algorithm and the parallel driver). */
 #include "ilu_impl.h"
 #include "blockops.h"
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,9 @@ static int cmp_int(const void *a, const void *b)
 static int orig_row(const bsr_ilu *F, int k) { return ilu_src_row(F, k); }
 
 /* Add column j's update  x_j -= m * v  (creating the slot unless the
- * pattern is fixed). */
-static int row_update(ilu_work *w, int b, int k, int j, const double *m, const double *v,
+ * pattern is fixed); m is the multiplier at w->lbuf + moff, addressed
+ * after the slot is made because making it may move w->lbuf. */
+static int row_update(ilu_work *w, int b, int k, int j, size_t moff, const double *v,
                       int create)
 {
     int nomem = 0, had = w->pos[j] >= 0;
@@ -50,8 +52,96 @@ static int row_update(ilu_work *w, int b, int k, int j, const double *m, const d
     if (nomem) return 0;
     if (s < 0) return 1;
     if (!had && j < k) heap_push(w->heap, &w->nh, j);
-    bsr_blk_mulsub(b, w->sval + (size_t)s * b * b, m, v);
+    bsr_blk_mulsub(b, w->sval + (size_t)s * b * b, w->lbuf + moff, v);
     return 1;
+}
+
+/* The thresholds decide a block's class by its norm; bounds lo <= norm <=
+ * hi from norms of its factors decide most blocks without the product or
+ * its serial sum of squares.  The relative margin, kept on the safe side of
+ * every bound, is far above the rounding of the sums and products on either
+ * side (a few 1e-15 for b <= 10), so a class a bound gives is the one the
+ * exact test gives: the factors stay the same bit for bit. */
+#define MARGIN_HI (1.0 + 1e-10)
+#define MARGIN_LO (1.0 - 1e-10)
+
+/* Squares of t1 and t2 for the tests "hi^2 < t^2" (lt) and "lo^2 >= t^2"
+ * (ge); where squares of t could lose their relative accuracy they take
+ * values no bound passes (the exact test decides). */
+typedef struct { double t1lt, t1ge, t2lt, t2ge; } bound_thr;
+
+/* bound_thr of F's thresholds. */
+static bound_thr bound_thresholds(const bsr_ilu *F)
+{
+    bound_thr T;
+    int ok1 = F->t1 >= 1e-140 && F->t1 <= 1e140, ok2 = F->t2 >= 1e-140 && F->t2 <= 1e140;
+    T.t1lt = ok1 ? F->t1 * F->t1 : 0.0;
+    T.t1ge = ok1 ? F->t1 * F->t1 : INFINITY;
+    T.t2lt = ok2 ? F->t2 * F->t2 : 0.0;
+    T.t2ge = ok2 ? F->t2 * F->t2 : INFINITY;
+    return T;
+}
+
+/* Classes of a block: first order (L, U), second order (R, W), dropped;
+ * CLS_OPEN: the bounds leave it to the exact norm. */
+enum { CLS_FIRST = 0, CLS_SECOND = 1, CLS_DROP = 2, CLS_OPEN = -1 };
+
+/* Class of a block with lo2 <= norm^2 <= hi2 (margins included); a block of
+ * A's pattern (in_a) is first order whatever its norm, once the bound shows
+ * that the norm is finite. */
+static int class_by_bounds(const bound_thr *T, double lo2, double hi2, int in_a)
+{
+    if (!(hi2 <= 1e300)) return CLS_OPEN;   /* huge or not a number */
+    if (in_a || lo2 >= T->t1ge) return CLS_FIRST;
+    if (hi2 < T->t1lt) {
+        if (lo2 >= T->t2ge) return CLS_SECOND;
+        if (hi2 < T->t2lt) return CLS_DROP;
+    }
+    return CLS_OPEN;
+}
+
+/* Class of a formed block a by its exact norm (the rule of ilu_setup.c),
+ * after the quick sum of squares settled what it could; -3 when the norm is
+ * not finite. */
+static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const double *a, int in_a)
+{
+    double s = bsr_blk_sumsq(b, a);
+    int c = class_by_bounds(T, s * MARGIN_LO, s * MARGIN_HI, in_a);
+    if (c != CLS_OPEN) return c;
+    double nrm = bsr_blk_fnorm(b, a);
+    if (!isfinite(nrm)) return -3;
+    return nrm >= F->t1 || in_a ? CLS_FIRST : nrm >= F->t2 ? CLS_SECOND : CLS_DROP;
+}
+
+/* 1 when ||a||_F is finite: the quick sum of squares settles it unless it
+ * is huge or not a number, where bsr_blk_fnorm's scaled sum decides as the
+ * classification always did. */
+static int norm_finite(int b, const double *a)
+{
+    return bsr_blk_sumsq(b, a) <= 1e300 || isfinite(bsr_blk_fnorm(b, a));
+}
+
+/* Bounds of the inverse pivot dinv of a finished row, kept with the row:
+ * the computed products l = fl(x dinv) (and fl(dinv x)) satisfy
+ * lo2 ||x||_F^2 <= ||l||_F^2 <= hi2 ||x||_F^2.  hi2 from ||dinv||_2 (the
+ * product's rounding, at most b u ||x||_F ||dinv||_F, is far inside the
+ * margin).  lo2 from 1/||dinv^{-1}||_2 less that rounding (0 when nothing is
+ * left: an ill-conditioned pivot), with ||dinv^{-1}||_2 bounded through the
+ * pivot d: for E = I - d dinv, dinv^{-1} = (I - E)^{-1} d, so
+ * ||dinv^{-1}||_2 <= ||d||_2 / (1 - ||E||_F) when ||E||_F < 1; E's computed
+ * form is off by at most b u ||d||_F ||dinv||_F. */
+static void pivot_bounds(int b, const double *d, const double *dinv, double *tmp, double *hi2, double *lo2)
+{
+    *hi2 = bsr_blk_norm2_bound_sq(b, dinv) * MARGIN_HI;
+    *lo2 = 0.0;
+    const double rnd = 2.0 * b * DBL_EPSILON * sqrt(bsr_blk_sumsq(b, dinv));   /* >= 2 b u ||dinv||_F */
+    bsr_blk_mul(b, tmp, d, dinv);
+    for (int i = 0; i < b; i++) tmp[i * b + i] -= 1.0;
+    double e = (sqrt(bsr_blk_sumsq(b, tmp)) + rnd * sqrt(bsr_blk_sumsq(b, d))) * MARGIN_HI;
+    double nd2 = bsr_blk_norm2_bound_sq(b, d) * MARGIN_HI;
+    if (!(e < 0.5 && nd2 > 0.0 && nd2 <= 1e300)) return;
+    double lo = (1.0 - e) / sqrt(nd2) * MARGIN_LO - rnd;
+    if (lo > 0.0) *lo2 = lo * lo * MARGIN_LO;
 }
 
 /* Factor row k into F->rows[k] (see the file comment).  Three patterns:
@@ -72,6 +162,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
      * pattern" is a slot test; keep_pattern makes them first-order */
     const int na = F->opt.keep_pattern && !fz ? F->ap[k + 1] - F->ap[k] : 0;
     const int nlo = fz ? fz->lp[k + 1] - fz->lp[k] : 0;
+    const bound_thr T = bound_thresholds(F);
     int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0;
     w->ns = 0; w->nh = 0;
     if (fz) {
@@ -101,23 +192,34 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         const ilu_row_t *ri = &F->rows[i];
         const int *uc = ri->ucol;
         const double *uv = ri->uval;
-        double *x = w->sval + (size_t)w->pos[i] * bb;
-        bsr_blk_mul(b, w->lblk, x, uv);                 /* l_ki = x_ki d_i^{-1} */
-        memcpy(x, w->lblk, sizeof(double) * bb);
-        double nrm = bsr_blk_fnorm(b, w->lblk);
-        if (!isfinite(nrm)) {
+        const double *x = w->sval + (size_t)w->pos[i] * bb;
+        int cls = CLS_OPEN;   /* a threshold block: by the bounds of l_ki = x_ki d_i^{-1} first */
+        if (fixed) cls = CLS_FIRST;
+        else if (fz) cls = fz->lk[fz->lp[k] + w->pos[i]] ? CLS_SECOND : CLS_FIRST;
+        else {
+            double xs = bsr_blk_sumsq(b, x);
+            cls = class_by_bounds(&T, xs * ri->lo2, xs * ri->dn2, w->pos[i] < na);
+            if (cls == CLS_DROP) { w->dropped++; continue; }
+        }
+        const int open = cls == CLS_OPEN;
+        const size_t moff = (size_t)nl * bb;            /* L's next block, kept if first order */
+        bsr_blk_mul(b, w->lbuf + moff, x, uv);          /* l_ki = x_ki d_i^{-1} */
+        const double *l = w->lbuf + moff;
+        if (open) cls = class_of_block(F, &T, b, l, w->pos[i] < na);
+        else if ((fixed || fz) && !norm_finite(b, l)) cls = -3;
+        if (cls < CLS_OPEN) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block L(%d,%d) in block row %d "
                      "(row %d of A)", k, i, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        int first = fixed || (fz ? !fz->lk[fz->lp[k] + w->pos[i]] : nrm >= F->t1 || w->pos[i] < na);
-        if (!first && !fz && nrm < F->t2) { w->dropped++; continue; }
+        if (cls == CLS_DROP) { w->dropped++; continue; }
+        const int first = cls == CLS_FIRST;
         if (first) w->lsel[nl++] = i; else w->rsel[nr++] = i;
         for (int q = 1; q < ri->nu; q++)
-            if (!row_update(w, b, k, uc[q], w->lblk, uv + (size_t)q * bb, create)) goto oom;
+            if (!row_update(w, b, k, uc[q], moff, uv + (size_t)q * bb, create)) goto oom;
         if (first)   /* R * W products are never formed */
             for (int q = 0; q < ri->nw; q++)
-                if (!row_update(w, b, k, uc[ri->nu + q], w->lblk,
+                if (!row_update(w, b, k, uc[ri->nu + q], moff,
                                 uv + (size_t)(ri->nu + q) * bb, create)) goto oom;
     }
 
@@ -151,21 +253,32 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     if (nreg) bsr_blk_inv(b, dinv, F->piv + (size_t)k * bb, 0.0);
     else memcpy(F->piv + (size_t)k * bb, d, sizeof(double) * bb);
 
-    /* upper part: classify on the normalized block d_k^{-1} z_kj */
+    /* upper part: classify on the normalized block d_k^{-1} z_kj, its
+     * product formed only where the bounds leave the class open */
+    double dn2 = 0.0, lo2 = 0.0;
+    if (create) pivot_bounds(b, F->piv + (size_t)k * bb, dinv, lu, &dn2, &lo2);
     for (int s = 0; s < w->ns; s++) {
         int j = w->scol[s];
         if (j <= k) continue;
         const double *z = w->sval + (size_t)s * bb;
-        double nrm;
-        if (fixed || fz) nrm = bsr_blk_finite(b, z) ? 1.0 : NAN;
-        else { bsr_blk_mul(b, lu, dinv, z); nrm = bsr_blk_fnorm(b, lu); }
-        if (!isfinite(nrm)) {
+        int cls;
+        if (fixed || fz) {
+            cls = !bsr_blk_finite(b, z) ? -3 : fixed || !fz->uk[fz->up[k] + s - nlo] ? CLS_FIRST : CLS_SECOND;
+        } else {
+            double zs = bsr_blk_sumsq(b, z);
+            cls = class_by_bounds(&T, zs * lo2, zs * dn2, s < na);
+            if (cls == CLS_OPEN) {
+                bsr_blk_mul(b, lu, dinv, z);
+                cls = class_of_block(F, &T, b, lu, s < na);
+            }
+        }
+        if (cls < CLS_OPEN) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block U(%d,%d) in block row %d "
                      "(row %d of A)", k, j, k, orig_row(F, k));
             return BSR_ERR_SINGULAR;
         }
-        if (fixed || (fz ? !fz->uk[fz->up[k] + s - nlo] : nrm >= F->t1 || s < na)) w->usel[nu++] = j;
-        else if (fz || nrm >= F->t2) w->wsel[nw++] = j;
+        if (cls == CLS_FIRST) w->usel[nu++] = j;
+        else if (cls == CLS_SECOND) w->wsel[nw++] = j;
         else w->dropped++;
     }
     qsort(w->usel, nu, sizeof(int), cmp_int);
@@ -195,10 +308,12 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         rk->uval = rk->lval + (size_t)nl * bb;
         memcpy(rk->rcol, w->rsel, sizeof(int) * nr);   /* ascending: the heap's order */
     }
-    for (int t = 0; t < nl; t++) {
-        rk->lcol[t] = w->lsel[t];
-        memcpy(rk->lval + (size_t)t * bb, w->sval + (size_t)w->pos[w->lsel[t]] * bb, sizeof(double) * bb);
+    if (nl) {   /* (ILU(0)'s row pointers may be NULL where L is empty) */
+        memcpy(rk->lcol, w->lsel, sizeof(int) * nl);
+        memcpy(rk->lval, w->lbuf, sizeof(double) * (size_t)nl * bb);
     }
+    rk->dn2 = dn2;
+    rk->lo2 = lo2;
     rk->ucol[0] = k;
     memcpy(rk->uval, dinv, sizeof(double) * bb);
     int e = 1;

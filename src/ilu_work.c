@@ -22,8 +22,10 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     w->wsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->rsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->sval = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
+    w->lbuf = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
     w->tmp = bsr_malloc(sizeof(double) * 3 * bb, "ILU workspace");
-    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->rsel || !w->sval || !w->tmp) {
+    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->rsel || !w->sval || !w->lbuf ||
+        !w->tmp) {
         ilu_work_free(w);
         return BSR_ERR_NOMEM;
     }
@@ -70,7 +72,7 @@ void ilu_work_free(ilu_work *w)
 {
     ilu_arena_free(w);
     free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel); free(w->rsel);
-    free(w->sval); free(w->tmp);
+    free(w->sval); free(w->lbuf); free(w->tmp);
     memset(w, 0, sizeof *w);
 }
 
@@ -87,6 +89,9 @@ static int work_grow(ilu_work *w, int b)
     double *v = bsr_realloc(w->sval, sizeof(double) * (size_t)cap * b * b, "ILU workspace");
     if (!v) return 0;
     w->sval = v;
+    v = bsr_realloc(w->lbuf, sizeof(double) * (size_t)cap * b * b, "ILU workspace");
+    if (!v) return 0;
+    w->lbuf = v;
     w->cap = cap;
     return 1;
 }
