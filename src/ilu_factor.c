@@ -82,7 +82,7 @@ static int near_dist(const int *dp, const int *dc, int k)
 /* Cut rows [r0, r1) into runs of consecutive rows for nt threads: run r =
  * rows [run[r], run[r+1]); returns the number of runs.  A run starts at a row
  * that reads none of the D rows before it (or after cap rows), with the
- * largest D of RUN_D that still gives 2 runs a thread, else at every row that
+ * largest D of D[] that still gives 2 runs a thread, else at every row that
  * does not read its predecessor (cap LV_RUN).  In natural 3D order that makes
  * a run one plane (one line where planes are too few): the next plane reads
  * this one a few lines behind, so the runs advance together, and a thread
