@@ -101,6 +101,18 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
 DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
 
+/* The n updates of bsr_blk_mulsub_n with b fixed: one dispatch for all of
+ * them, the multiplier's loads shared. */
+#define DEFINE_BLK_N(B)                                                                 \
+    static void mulsub_n_##B(int n, double *c, const int *cs, const double *restrict a, \
+                             const double *m, const int *ms)                            \
+    {                                                                                   \
+        for (int t = 0; t < n; t++)                                                     \
+            mulsub_##B(c + (size_t)cs[t] * (B * B), a, m + (size_t)ms[t] * (B * B));     \
+    }
+DEFINE_BLK_N(1) DEFINE_BLK_N(2) DEFINE_BLK_N(3) DEFINE_BLK_N(4) DEFINE_BLK_N(5)
+DEFINE_BLK_N(6) DEFINE_BLK_N(7) DEFINE_BLK_N(8) DEFINE_BLK_N(9) DEFINE_BLK_N(10)
+
 /* c = a * m for b x b row-major blocks (unrolled per b through DEFINE_BLK). */
 void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 {
@@ -150,6 +162,27 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
             for (int j = 0; j < b; j++) ci[j] -= aik * mk[j];
         }
     }
+}
+
+/* c_{cs[t]} -= a * m_{ms[t]} for t < n, c_i and m_i the i-th b x b blocks of
+ * c and m (the targets distinct, none overlapping a or an m block). */
+void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
+                      const int *ms)
+{
+    switch (b) {
+    case 1: mulsub_n_1(n, c, cs, a, m, ms); return;
+    case 2: mulsub_n_2(n, c, cs, a, m, ms); return;
+    case 3: mulsub_n_3(n, c, cs, a, m, ms); return;
+    case 4: mulsub_n_4(n, c, cs, a, m, ms); return;
+    case 5: mulsub_n_5(n, c, cs, a, m, ms); return;
+    case 6: mulsub_n_6(n, c, cs, a, m, ms); return;
+    case 7: mulsub_n_7(n, c, cs, a, m, ms); return;
+    case 8: mulsub_n_8(n, c, cs, a, m, ms); return;
+    case 9: mulsub_n_9(n, c, cs, a, m, ms); return;
+    case 10: mulsub_n_10(n, c, cs, a, m, ms); return;
+    }
+    const size_t bb = (size_t)b * b;
+    for (int t = 0; t < n; t++) bsr_blk_mulsub(b, c + cs[t] * bb, a, m + ms[t] * bb);
 }
 
 /* Plain sum of squares, redone with scaling when it over- or underflows

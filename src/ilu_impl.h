@@ -64,6 +64,7 @@ typedef struct {
     int *heap, nh;      /* [cap] lower columns still to eliminate */
     double *tmp;        /* [b*b] */
     int *lsel, *usel, *wsel, *rsel; /* [cap] slots chosen for L, U, W, R */
+    int *tslot, *tq;    /* [cap] the updates by one row: target slot, source block */
     double *lblk;       /* [b*b] the inverse pivot of the row */
     double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
     int64_t dropped, sec_used, wkept;

@@ -41,18 +41,26 @@ static int cmp_int(const void *a, const void *b)
 /* Original block row of permuted row k (for messages). */
 static int orig_row(const bsr_ilu *F, int k) { return ilu_src_row(F, k); }
 
-/* Add column j's update  x_j -= m * v  (creating the slot unless the
- * pattern is fixed); m is the multiplier at w->lbuf + moff, addressed
- * after the slot is made because making it may move w->lbuf. */
-static int row_update(ilu_work *w, int b, int k, int j, size_t moff, const double *v,
-                      int create)
+/* The updates x_j -= l v_j of row k by row i's blocks q = 1..q1-1 (U's,
+ * then W's), l the multiplier at w->lbuf + moff: the slots first (created
+ * unless the pattern is fixed; creating one may move w->sval and w->lbuf),
+ * then all products in one call. */
+static int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, size_t moff, int create)
 {
-    int nomem = 0, had = w->pos[j] >= 0;
-    int s = ilu_slot(w, b, j, create, &nomem);
-    if (nomem) return 0;
-    if (s < 0) return 1;
-    if (!had && j < k) heap_push(w->heap, &w->nh, j);
-    bsr_blk_mulsub(b, w->sval + (size_t)s * b * b, w->lbuf + moff, v);
+    int n = 0;
+    for (int q = 1; q < q1; q++) {
+        int j = ri->ucol[q], s = w->pos[j];
+        if (s < 0) {
+            if (!create) continue;
+            int nomem = 0;
+            s = ilu_slot(w, b, j, 1, &nomem);
+            if (nomem) return 0;
+            if (j < k) heap_push(w->heap, &w->nh, j);
+        }
+        w->tslot[n] = s;
+        w->tq[n++] = q;
+    }
+    bsr_blk_mulsub_n(b, n, w->sval, w->tslot, w->lbuf + moff, ri->uval, w->tq);
     return 1;
 }
 
@@ -190,7 +198,6 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         int i = heap_pop(w->heap, &w->nh);
         if (w->flags && !ilu_wait_row(w->flags, i)) { w->skipped = 1; return BSR_ERR_INTERNAL; }
         const ilu_row_t *ri = &F->rows[i];
-        const int *uc = ri->ucol;
         const double *uv = ri->uval;
         const double *x = w->sval + (size_t)w->pos[i] * bb;
         int cls = CLS_OPEN;   /* a threshold block: by the bounds of l_ki = x_ki d_i^{-1} first */
@@ -215,12 +222,8 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (cls == CLS_DROP) { w->dropped++; continue; }
         const int first = cls == CLS_FIRST;
         if (first) w->lsel[nl++] = i; else w->rsel[nr++] = i;
-        for (int q = 1; q < ri->nu; q++)
-            if (!row_update(w, b, k, uc[q], moff, uv + (size_t)q * bb, create)) goto oom;
-        if (first)   /* R * W products are never formed */
-            for (int q = 0; q < ri->nw; q++)
-                if (!row_update(w, b, k, uc[ri->nu + q], moff,
-                                uv + (size_t)(ri->nu + q) * bb, create)) goto oom;
+        /* R * W products are never formed */
+        if (!row_updates(w, b, k, ri, first ? ri->nu + ri->nw : ri->nu, moff, create)) goto oom;
     }
 
     /* pivot: d_k regularized by the stated rule, then inverted */
