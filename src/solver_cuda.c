@@ -202,18 +202,21 @@ bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr
 }
 
 /* ---- the solver's device setup and vectors -------------------------------- */
-/* One product and one preconditioner apply on a vector of ones at setup, so
- * that the first solve pays neither AUTO's timed trial of the SpMM kernels
- * (eight extra products at k = 1), nor the lazy loading of the SpMM and
- * triangular-solve modules, nor the preconditioner's first work-vector
- * allocation: inside the solve these made the SpMM cost 0.52 ms a call
- * against 0.34 ms in bench spmm (issue 22).  Done for one right-hand side, the
- * common case (other k pay their trial in their first solve); the two vectors
- * go to the pool, which the first solve with one right-hand side takes. */
-static bsr_status device_warm(bsr_solver *s, const bsr_matrix *A)
+/* One product and one preconditioner apply with k columns on a vector of
+ * ones (see solver_impl.h), so that no Krylov iteration pays AUTO's timed
+ * trial of the SpMM kernels (8 extra products at k = 1, ~40 at k = 9), the
+ * lazy loading of the SpMM and triangular-solve modules, or the
+ * preconditioner's first work-vector allocation: inside the solve these made
+ * the SpMM cost 0.52 ms a call against 0.34 ms in bench spmm at k = 1, 2.26
+ * against 0.65 ms at k = 9 (issue 22).  The two vectors go to the pool, which
+ * the solve then takes. */
+bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
 {
+    const uint64_t bit = k >= 1 && k <= 64 ? (uint64_t)1 << (k - 1) : 0;
+    if (s->warm_k & bit) return BSR_OK;
+    const bsr_matrix *A = s->A_work ? s->A_work : s->A_user;
     bsr_kops o;
-    BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, 1));
+    BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k));
     bsr_kops_use_pool(&o, &s->pool, 1);
     bsr_multivec *X = NULL, *Y = NULL;
     bsr_status st = o.vnew(&o, &X);
@@ -224,6 +227,7 @@ static bsr_status device_warm(bsr_solver *s, const bsr_matrix *A)
     if (!st) st = bsr_context_sync(s->ctx);
     if (Y) o.vfree(&o, Y);
     if (X) o.vfree(&o, X);
+    if (!st) s->warm_k |= bit;
     return st;
 }
 
@@ -233,7 +237,8 @@ bsr_status bsr_solver_device_setup(bsr_solver *s)
     BSR_TRY(bsr_matrix_upload(s->ctx, A));
     bsr_prof_mark("setup: upload of A");
     BSR_TRY(bsr_pc_create_device(s->ctx, A, &s->opt, s->pc, &s->pc_dev));
-    BSR_TRY(device_warm(s, A));
+    s->warm_k = 0;   /* a new operator or preconditioner */
+    BSR_TRY(bsr_solver_device_warm(s, 1));
     bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
     return BSR_OK;
 }

@@ -232,6 +232,7 @@ struct bsr_solver {
     bsr_status (*kops_hook)(void *data, bsr_kops *o);
     void *kops_hook_data;
     double copy_gbs;           /* profile: device-to-device copy bandwidth, measured once */
+    uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
@@ -244,6 +245,11 @@ bsr_status bsr_solver_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multi
 bsr_status bsr_solver_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
                                 bsr_multivec *V);
 bsr_status bsr_solver_device_setup(bsr_solver *s);
+/* One product and one apply with k columns on pooled vectors of ones, once
+ * per solver and k: AUTO's timed kernel choice for k, module loads and the
+ * apply's work vectors are paid here, before the Krylov phase, not inside
+ * its first iterations (setup does k = 1, a solve any other k). */
+bsr_status bsr_solver_device_warm(bsr_solver *s, int k);
 bsr_status bsr_solver_device_refactor(bsr_solver *s);
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
                                     bsr_multivec **W, int *own);
