@@ -200,20 +200,6 @@ double bsr_blk_fnorm(int b, const double *a)
     return m * sqrt(s);
 }
 
-/* Sum of squares of the entries in four interleaved partial sums (the
- * compiler vectorizes them): an estimate within a few ulps of ||a||_F^2 for
- * bounds, not the bits of the serial sum bsr_blk_fnorm squares. */
-double bsr_blk_sumsq(int b, const double *a)
-{
-    const int n = b * b;
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
-    int i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int t = 0; t < 4; t++) s[t] += a[i + t] * a[i + t];
-    for (; i < n; i++) s[0] += a[i] * a[i];
-    return (s[0] + s[1]) + (s[2] + s[3]);
-}
-
 /* min(||a||_F^2, ||a||_1 ||a||_inf), each an upper bound of ||a||_2^2 (up to
  * the rounding of these few sums); the second is the tighter one for the
  * near-diagonal inverse pivots of a scaled matrix. */

@@ -38,6 +38,18 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sort v[0..n) ascending: by insertion when short (a row's U and W parts
+ * mostly are; qsort's calls cost more than such a sort). */
+static void sort_ints(int *v, int n)
+{
+    if (n > 32) { qsort(v, n, sizeof(int), cmp_int); return; }
+    for (int i = 1; i < n; i++) {
+        int x = v[i], j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 /* Original block row of permuted row k (for messages). */
 static int orig_row(const bsr_ilu *F, int k) { return ilu_src_row(F, k); }
 
@@ -97,7 +109,7 @@ enum { CLS_FIRST = 0, CLS_SECOND = 1, CLS_DROP = 2, CLS_OPEN = -1 };
 /* Class of a block with lo2 <= norm^2 <= hi2 (margins included); a block of
  * A's pattern (in_a) is first order whatever its norm, once the bound shows
  * that the norm is finite. */
-static int class_by_bounds(const bound_thr *T, double lo2, double hi2, int in_a)
+static inline int class_by_bounds(const bound_thr *T, double lo2, double hi2, int in_a)
 {
     if (!(hi2 <= 1e300)) return CLS_OPEN;   /* huge or not a number */
     if (in_a || lo2 >= T->t1ge) return CLS_FIRST;
@@ -284,8 +296,8 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         else if (cls == CLS_SECOND) w->wsel[nw++] = j;
         else w->dropped++;
     }
-    qsort(w->usel, nu, sizeof(int), cmp_int);
-    qsort(w->wsel, nw, sizeof(int), cmp_int);
+    sort_ints(w->usel, nu);
+    sort_ints(w->wsel, nw);
 
     /* store: L (ascending), U (diagonal = d_k^{-1} first), W */
     ilu_row_t *rk = &F->rows[k];
