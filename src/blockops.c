@@ -97,18 +97,33 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
                 BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
             for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
         }                                                                               \
+    }                                                                                   \
+    /* c = 0 - a * m: mulsub_B's bits on a zeroed c (0 - x is not -x for x = +0) */   \
+    static void mulsub0_##B(double *restrict c, const double *restrict a,               \
+                            const double *restrict m)                                   \
+    {                                                                                   \
+        for (int i = 0; i < B; i++) {                                                   \
+            double r[B];                                                                \
+            for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
+            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
+            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
+        }                                                                               \
     }
 DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
 DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
 
 /* The n updates of bsr_blk_mulsub_n with b fixed: one dispatch for all of
- * them, the multiplier's loads shared. */
+ * them. */
 #define DEFINE_BLK_N(B)                                                                 \
     static void mulsub_n_##B(int n, double *c, const int *cs, const double *restrict a, \
                              const double *m, const int *ms)                            \
     {                                                                                   \
-        for (int t = 0; t < n; t++)                                                     \
-            mulsub_##B(c + (size_t)cs[t] * (B * B), a, m + (size_t)ms[t] * (B * B));     \
+        for (int t = 0; t < n; t++) {                                                   \
+            const double *mt = m + (size_t)ms[t] * (B * B);                              \
+            if (cs[t] >= 0) mulsub_##B(c + (size_t)cs[t] * (B * B), a, mt);              \
+            else mulsub0_##B(c + (size_t)~cs[t] * (B * B), a, mt);                       \
+        }                                                                               \
     }
 DEFINE_BLK_N(1) DEFINE_BLK_N(2) DEFINE_BLK_N(3) DEFINE_BLK_N(4) DEFINE_BLK_N(5)
 DEFINE_BLK_N(6) DEFINE_BLK_N(7) DEFINE_BLK_N(8) DEFINE_BLK_N(9) DEFINE_BLK_N(10)
@@ -165,7 +180,9 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 }
 
 /* c_{cs[t]} -= a * m_{ms[t]} for t < n, c_i and m_i the i-th b x b blocks of
- * c and m (the targets distinct, none overlapping a or an m block). */
+ * c and m (the targets distinct, none overlapping a or an m block); a target
+ * cs[t] < 0 is block ~cs[t], unset before: it gets the bits of a zeroed block
+ * less a * m (the caller saves the zeroing). */
 void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
                       const int *ms)
 {
@@ -182,7 +199,11 @@ void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, c
     case 10: mulsub_n_10(n, c, cs, a, m, ms); return;
     }
     const size_t bb = (size_t)b * b;
-    for (int t = 0; t < n; t++) bsr_blk_mulsub(b, c + cs[t] * bb, a, m + ms[t] * bb);
+    for (int t = 0; t < n; t++) {
+        double *ct = c + (size_t)(cs[t] >= 0 ? cs[t] : ~cs[t]) * bb;
+        if (cs[t] < 0) memset(ct, 0, sizeof(double) * bb);
+        bsr_blk_mulsub(b, ct, a, m + ms[t] * bb);
+    }
 }
 
 /* Plain sum of squares, redone with scaling when it over- or underflows

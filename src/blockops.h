@@ -20,7 +20,8 @@ void bsr_blk_mul(int b, double *c, const double *a, const double *m);
 /* c -= a * m. */
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
 /* c_{cs[t]} -= a * m_{ms[t]} for t < n (c_i, m_i: the i-th b x b blocks of
- * c and m; targets distinct), each with bsr_blk_mulsub's bits. */
+ * c and m; targets distinct), each with bsr_blk_mulsub's bits; cs[t] < 0:
+ * block ~cs[t], unset, becomes 0 - a * m (a zeroed block's bits). */
 void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
                       const int *ms);
 /* Frobenius norm of a. */

@@ -151,6 +151,9 @@ void ilu_work_free(ilu_work *w);
 void *ilu_arena_alloc(ilu_work *w, size_t bytes);
 void ilu_arena_free(ilu_work *w);
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
+/* A new slot for column j, absent from the row, its block left unset (the
+ * caller writes it whole); -1 when memory runs out. */
+int ilu_slot_new(ilu_work *w, int b, int j);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);
 /* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */

@@ -62,12 +62,12 @@ static int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, s
     int n = 0;
     for (int q = 1; q < q1; q++) {
         int j = ri->ucol[q], s = w->pos[j];
-        if (s < 0) {
+        if (s < 0) {   /* fill: a new slot, written whole by its first update */
             if (!create) continue;
-            int nomem = 0;
-            s = ilu_slot(w, b, j, 1, &nomem);
-            if (nomem) return 0;
+            s = ilu_slot_new(w, b, j);
+            if (s < 0) return 0;
             if (j < k) heap_push(w->heap, &w->nh, j);
+            s = ~s;
         }
         w->tslot[n] = s;
         w->tq[n++] = q;
@@ -197,12 +197,13 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
             if (s >= 0) memcpy(w->sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
         }
     } else {
+        /* A's row (columns unique) in slots 0.., its blocks copied at once */
         for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            int j = F->ac[p], s = ilu_slot(w, b, j, 1, &nomem);
-            if (nomem) goto oom;
-            memcpy(w->sval + (size_t)s * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
+            int j = F->ac[p];
+            if (ilu_slot_new(w, b, j) < 0) goto oom;
             if (j < k) heap_push(w->heap, &w->nh, j);
         }
+        memcpy(w->sval, F->aval + (size_t)F->ap[k] * bb, sizeof(double) * bb * (F->ap[k + 1] - F->ap[k]));
     }
     if (ilu_slot(w, b, k, 1, &nomem) < 0) goto oom;   /* the diagonal is always there */
 

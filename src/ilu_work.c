@@ -98,16 +98,24 @@ static int work_grow(ilu_work *w, int b)
     return 1;
 }
 
+/* A new slot for column j, absent from the row, its block left unset (the
+ * caller writes it whole); -1 when memory runs out. */
+int ilu_slot_new(ilu_work *w, int b, int j)
+{
+    if (w->ns == w->cap && !work_grow(w, b)) return -1;
+    int s = w->ns++;
+    w->pos[j] = s;
+    w->scol[s] = j;
+    return s;
+}
+
 /* Slot of block column j in the row workspace; a new zero block when absent and create is set,
  * else -1 (*nomem set when memory runs out). */
 int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
 {
     int s = w->pos[j];
     if (s >= 0 || !create) return s;
-    if (w->ns == w->cap && !work_grow(w, b)) { *nomem = 1; return -1; }
-    s = w->ns++;
-    w->pos[j] = s;
-    w->scol[s] = j;
+    if ((s = ilu_slot_new(w, b, j)) < 0) { *nomem = 1; return -1; }
     memset(w->sval + (size_t)s * b * b, 0, sizeof(double) * b * b);
     return s;
 }
