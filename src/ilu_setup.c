@@ -300,26 +300,37 @@ static void set_tau(bsr_ilu *F, double tau)
     F->st.tau1 = tau;
 }
 
-/* fill = F: tau1 by bisection in log(tau1) over [1e-4, 0.5] (the stored fill
- * falls as tau1 grows), one threshold factorization a trial, at most 8; the
- * largest fill not above the target (or the smallest reached) is kept. */
+/* fill = F: tau1 (tau2 = tau1^2 for ILU2) for a stored fill near F, one
+ * threshold factorization a trial, at most 8.  The fill falls as tau1 grows,
+ * and a trial costs more the smaller tau1 is (near 1e-4 the factorization is
+ * almost complete: a bisection over [1e-4, 0.5] that tried 1e-4 second took
+ * 141 s on stencil3d:50:4, bench/RESULTS.md), so the search walks down from
+ * 0.5 by factors of sqrt(10) until the fill passes F, then bisects in
+ * log(tau1) between the last two.  The largest fill not above F is kept (the
+ * smallest reached when even tau1 = 0.5 fills more). */
 static bsr_status numeric_fill(bsr_ilu *F, const bsr_matrix *A)
 {
-    const double target = F->opt.fill;
-    double lo = log(1e-4), hi = log(0.5), best = hi;   /* fill(lo) >= fill(hi) */
+    const double target = F->opt.fill, step = 0.5 * log(10.0), bottom = log(1e-4);
+    double hi = log(0.5), lo = 0.0;   /* fill(hi) <= target; fill(lo) > target once found */
+    int bracketed = 0;
     for (int t = 0; t < 8; t++) {
-        double x = t == 0 ? hi : t == 1 ? lo : 0.5 * (lo + hi);
+        double x = t == 0 ? hi : bracketed ? 0.5 * (lo + hi) : hi - step;
+        if (x < bottom) x = bottom;
         set_tau(F, exp(x));
         BSR_TRY(numeric(F, A, 0));
         double f = F->st.fill;
         if (fabs(f - target) <= 0.02 * target) return BSR_OK;
-        if (t == 0 && f > target) return BSR_OK;    /* even tau1 = 0.5 fills more: keep it */
-        if (t == 1 && f <= target) return BSR_OK;   /* even tau1 = 1e-4 fills less */
-        if (f <= target) { best = x; hi = x; }
-        else lo = x;
+        if (f > target) {
+            if (t == 0) return BSR_OK;   /* even tau1 = 0.5 fills more: keep it */
+            lo = x;
+            bracketed = 1;
+        } else {
+            hi = x;
+            if (x <= bottom) return BSR_OK;   /* even tau1 = 1e-4 fills less */
+        }
     }
-    if (F->st.tau1 == exp(best)) return BSR_OK;
-    set_tau(F, exp(best));
+    if (F->st.tau1 == exp(hi)) return BSR_OK;
+    set_tau(F, exp(hi));
     return numeric(F, A, 0);
 }
 
