@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "ilu_impl.h"
+#include "blockops.h"
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -447,6 +448,139 @@ static void test_b1_equals_scalar(void)
         }
     free(Ad); free(L); free(U); free(pat); free(Lp); free(Up);
     bsr_matrix_destroy(A);
+}
+
+/* ---- b > 1 against a dense block reference ------------------------------------ */
+
+/* The threshold row kernel of ilu_row.c in its plain form on dense block
+ * arrays, from F's scaled matrix (natural order): each candidate's
+ * product and norm formed, classified by the norm alone.  The kernel
+ * classifies most blocks by norm bounds instead; they must give the same
+ * classes, hence the same bits.  Fills L, U (U's diagonal: the inverted
+ * pivot) with presence flags Lp, Up. */
+static void block_ref(const bsr_ilu *F, double *L, char *Lp, double *U, char *Up)
+{
+    const int n = F->n, b = F->b, bb = b * b;
+    double *W = calloc((size_t)n * n * bb, sizeof(double)), *w = calloc((size_t)n * bb, sizeof(double));
+    char *Wp = calloc((size_t)n * n, 1), *pr = malloc(n), *ina = malloc(n);
+    double l[100], t[100], lu[100];
+    int piv[10];
+    memset(Lp, 0, (size_t)n * n); memset(Up, 0, (size_t)n * n);
+    for (int k = 0; k < n; k++) {
+        memset(pr, 0, n); memset(ina, 0, n);
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            memcpy(w + (size_t)F->ac[p] * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
+            pr[F->ac[p]] = 1;
+            ina[F->ac[p]] = (char)F->opt.keep_pattern;
+        }
+        if (!pr[k]) { memset(w + (size_t)k * bb, 0, sizeof(double) * bb); pr[k] = 1; }
+        for (int i = 0; i < k; i++) {
+            if (!pr[i]) continue;
+            bsr_blk_mul(b, l, w + (size_t)i * bb, U + ((size_t)i * n + i) * bb);
+            double nrm = bsr_blk_fnorm(b, l);
+            int first = nrm >= F->t1 || ina[i];
+            if (!first && nrm < F->t2) continue;
+            if (first) { memcpy(L + ((size_t)k * n + i) * bb, l, sizeof(double) * bb); Lp[k * n + i] = 1; }
+            for (int j = i + 1; j < n; j++) {
+                int u = Up[i * n + j];
+                if (!u && !(first && Wp[i * n + j])) continue;
+                if (!pr[j]) { memset(w + (size_t)j * bb, 0, sizeof(double) * bb); pr[j] = 1; }
+                bsr_blk_mulsub(b, w + (size_t)j * bb, l, (u ? U : W) + ((size_t)i * n + j) * bb);
+            }
+        }
+        memcpy(lu, w + (size_t)k * bb, sizeof(double) * bb);
+        bsr_blk_lu(b, lu, piv, F->pivot_rel * F->rowref[k]);
+        double *dinv = U + ((size_t)k * n + k) * bb;
+        bsr_blk_lu_inv(b, lu, piv, dinv);
+        Up[k * n + k] = 1;
+        for (int j = k + 1; j < n; j++) {
+            if (!pr[j]) continue;
+            bsr_blk_mul(b, t, dinv, w + (size_t)j * bb);
+            double nrm = bsr_blk_fnorm(b, t);
+            if (nrm >= F->t1 || ina[j]) {
+                memcpy(U + ((size_t)k * n + j) * bb, w + (size_t)j * bb, sizeof(double) * bb);
+                Up[k * n + j] = 1;
+            } else if (nrm >= F->t2) {
+                memcpy(W + ((size_t)k * n + j) * bb, w + (size_t)j * bb, sizeof(double) * bb);
+                Wp[k * n + j] = 1;
+            }
+        }
+    }
+    free(W); free(w); free(Wp); free(pr); free(ina);
+}
+
+/* Block matrix whose blocks span 1e-4..1e4 in size, with near-singular and
+ * ill-conditioned diagonal blocks in some rows: every bound of the kernel
+ * meets blocks near the thresholds and pivots it cannot bound. */
+static bsr_matrix *mk_rough(int nb, int b)
+{
+    int *rp = malloc(sizeof(int) * (nb + 1)), *ci = malloc(sizeof(int) * nb * nb), nz = 0;
+    double *v = malloc(sizeof(double) * (size_t)nb * nb * b * b);
+    rp[0] = 0;
+    for (int i = 0; i < nb; i++) {
+        for (int j = 0; j < nb; j++) {
+            if (!(abs(i - j) <= 2 || (i * 7 + j * 3) % 11 == 0)) continue;
+            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 4.0 * urand());
+            for (int e = 0; e < b * b; e++) blk[e] = sc * urand();
+            if (i == j) {
+                for (int r = 0; r < b; r++) blk[r * b + r] += 2.0 * sc;
+                if (i % 5 == 1)   /* two rows nearly equal: nearly singular */
+                    for (int c = 0; c < b; c++) blk[b + c] = blk[c] * (1.0 + 1e-9 * urand());
+                if (i % 5 == 3) for (int c = 0; c < b; c++) blk[c] *= 1e6;   /* badly scaled */
+            }
+            ci[nz++] = j;
+        }
+        rp[i + 1] = nz;
+    }
+    bsr_matrix *A = NULL;
+    bsr_matrix_create(&A, nb, nb, b, rp, ci, v, BSR_DOUBLE, 0);
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* Test: ILUT/ILU2 for b = 2..5 equal the dense block reference bit for bit. */
+static void test_blocks_equal_reference(void)
+{
+    const int nb = 48;
+    const double taus[4] = {0.3, 0.05, 0.01, 1e-3};
+    for (int b = 2; b <= 5; b++) {
+        bsr_matrix *A = mk_rough(nb, b);
+        const int bb = b * b;
+        double *L = calloc((size_t)nb * nb * bb, sizeof(double)), *U = calloc((size_t)nb * nb * bb, sizeof(double));
+        char *Lp = malloc((size_t)nb * nb), *Up = malloc((size_t)nb * nb);
+        for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
+            for (int keep = 0; keep <= 1; keep++)
+                for (int t = 0; t < 4; t++) {
+                    bsr_ilu_options o = opts(kind, taus[t]);
+                    o.keep_pattern = keep;
+                    bsr_ilu *F = NULL;
+                    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+                    block_ref(F, L, Lp, U, Up);
+                    bsr_ilu_factors f;
+                    bsr_ilu_get_factors(F, &f);
+                    int bad = 0, nref = 0;
+                    for (int e = 0; e < nb * nb; e++) nref += Lp[e] + Up[e];
+                    for (int i = 0; i < nb; i++) {
+                        for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++) {
+                            int j = f.L->colind[p];
+                            bad += !Lp[i * nb + j] || memcmp((double *)f.L->val + (size_t)p * bb,
+                                                             L + ((size_t)i * nb + j) * bb, sizeof(double) * bb);
+                        }
+                        for (int p = f.U->rowptr[i]; p < f.U->rowptr[i + 1]; p++) {
+                            int j = f.U->colind[p];
+                            bad += !Up[i * nb + j] || memcmp((double *)f.U->val + (size_t)p * bb,
+                                                             U + ((size_t)i * nb + j) * bb, sizeof(double) * bb);
+                        }
+                    }
+                    bad += f.L->nnzb + f.U->nnzb != nref;
+                    CU_ASSERT_EQUAL(bad, 0);
+                    if (bad) printf("\n  b %d kind %d keep %d tau %g: %d blocks differ from the reference\n",
+                                    b, kind, keep, taus[t], bad);
+                    bsr_ilu_destroy(F);
+                }
+        free(L); free(U); free(Lp); free(Up);
+        bsr_matrix_destroy(A);
+    }
 }
 
 /* ---- behaviour in tau on convection-diffusion -------------------------------- */
@@ -1395,6 +1529,7 @@ int main(int argc, char **argv)
         {"ILU(0) exact when LU has no fill", test_ilu0_no_fill_exact},
         {"factor layout", test_factor_layout},
         {"b=1 equals scalar reference", test_b1_equals_scalar},
+        {"b=2..5 ILUT/ILU2 equal a dense block reference", test_blocks_equal_reference},
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},
