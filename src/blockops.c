@@ -87,29 +87,23 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
             for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
         }                                                                               \
     }                                                                                   \
-    static void mulsub_##B(double *restrict c, const double *restrict a,                \
-                           const double *restrict m)                                    \
+    /* c -= a * m (load) or c = 0 - a * m (!load: mulsub_B's bits on a zeroed   \
+     * c, 0 - x is not -x for x = +0); inlined with load constant */               \
+    static inline void msub_##B(double *restrict c, const double *restrict a,          \
+                                const double *restrict m, int load)                     \
     {                                                                                   \
         for (int i = 0; i < B; i++) {                                                   \
             double r[B];                                                                \
-            for (int j = 0; j < B; j++) r[j] = c[i * B + j];                            \
+            for (int j = 0; j < B; j++) r[j] = load ? c[i * B + j] : 0.0;               \
             BLK_UNROLL for (int k = 0; k < B; k++)                                      \
                 BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
             for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
         }                                                                               \
     }                                                                                   \
-    /* c = 0 - a * m: mulsub_B's bits on a zeroed c (0 - x is not -x for x = +0) */   \
+    static void mulsub_##B(double *restrict c, const double *restrict a,                \
+                           const double *restrict m) { msub_##B(c, a, m, 1); }          \
     static void mulsub0_##B(double *restrict c, const double *restrict a,               \
-                            const double *restrict m)                                   \
-    {                                                                                   \
-        for (int i = 0; i < B; i++) {                                                   \
-            double r[B];                                                                \
-            for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
-            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
-                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
-            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
-        }                                                                               \
-    }
+                            const double *restrict m) { msub_##B(c, a, m, 0); }
 DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
 DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
 
