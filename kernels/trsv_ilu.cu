@@ -494,6 +494,9 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     if (!S) BSR_TRY(check_factors(&f));
     else if (F->b < 1 || F->b > TRSV_MAXB)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu: block size %d outside 1..%d", F->b, TRSV_MAXB);
+    if (F->opt.symbolic_only && !(o && o->values_later))
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: F was set up symbolic_only: its values are computed on the "
+                         "device, so the factors must be created with values_later");
     bsr_gpu_ilu *G = (bsr_gpu_ilu *)bsr_calloc(1, sizeof *G, "bsr_gpu_ilu");
     if (!G) return BSR_ERR_NOMEM;
     if (o) G->opt = *o;
@@ -526,6 +529,8 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
 extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
 {
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
+    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_gpu_ilu_refactor: F was set up symbolic_only: its values are computed "
+                  "on the device (bsr_gpu_ilu0_factor), there are none on the host to upload");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));

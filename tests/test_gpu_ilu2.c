@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "ilu_impl.h"
+#include "gpu_ilu.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,52 @@ static void test_failed_refactor(void)
     bsr_problem_free(&P);
 }
 
+/* An ILU2 plan set up symbolic_only holds no host values: device factors
+ * made from it must wait for the device numeric (values_later), and a
+ * re-upload of host values is refused; made that way, the device numeric
+ * fills them and they apply. */
+static void test_symbolic_only_plan(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("cfd3d:6,4,10", BSR_DOUBLE, &P));
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU2);
+    o.tau1 = 0.05;
+    o.order.kind = BSR_ORDER_NATURAL;
+    o.symbolic_only = 1;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+    bsr_gpu_ilu *G = NULL;
+    bsr_gpu_ilu_options go;
+    bsr_gpu_ilu_options_default(&go);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_create(ctx, F, &go, &G), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(G);
+    go.values_later = 1;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+    CU_ASSERT_EQUAL(bsr_gpu_ilu_refactor(G, F), BSR_ERR_ARG);
+    bsr_gpu_ilu0 *D = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+    BSR_ASSERT_OK(bsr_matrix_upload(ctx, P.A));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, P.A, G));
+    /* the device numeric filled them: they apply as a full setup's host factors do */
+    o.symbolic_only = 0;
+    bsr_ilu *H = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &H));
+    bsr_multivec *Y = NULL, *Z = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Z, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, P.rhs, Y));   /* host X: Y comes back to the host */
+    BSR_ASSERT_OK(bsr_ilu_apply(H, P.rhs, Z));
+    CU_ASSERT(bsr_test_max_rel_err(Y, Z) <= 1e-12);
+    bsr_multivec_destroy(Y);
+    bsr_multivec_destroy(Z);
+    bsr_ilu_destroy(H);
+    bsr_gpu_ilu0_destroy(D);
+    bsr_gpu_ilu_destroy(G);
+    bsr_ilu_destroy(F);
+    bsr_problem_free(&P);
+}
+
 /* pattern=refresh: every refactor a new pattern; auto: frozen until the
  * iterations grow past pattern_growth times the first solve's. */
 static void test_pattern_modes(void)
@@ -261,6 +308,7 @@ int main(int argc, char **argv)
         {"time step on CUDA: CPU's iterations after changed dropping", test_time_step},
         {"failed refactor: no stale factors", test_failed_refactor},
         {"pattern=refresh|auto", test_pattern_modes},
+        {"symbolic_only plan: values_later only, no host re-upload", test_symbolic_only_plan},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
 }

@@ -854,6 +854,51 @@ static void test_fill_target(void)
     bsr_matrix_destroy(A);
 }
 
+/* ILUT/ILU2 set up symbolic_only (the solver's CUDA backend: values computed
+ * on the device): the thresholds choose the same L and U patterns as a full
+ * setup, and the host factors, which hold no values, refuse to be used. */
+static void test_symbolic_only_threshold(void)
+{
+    bsr_matrix *A = mk_convdiff(12, 40, 3);
+    for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
+        bsr_ilu_options o = opts(kind, 0.02);
+        bsr_ilu *F = NULL, *S = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        o.symbolic_only = 1;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &S));
+        bsr_ilu_factors ff, fs;
+        bsr_ilu_stats sf, ss;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &ff));
+        BSR_ASSERT_OK(bsr_ilu_get_factors(S, &fs));
+        BSR_ASSERT_OK(bsr_ilu_get_stats(F, &sf));
+        BSR_ASSERT_OK(bsr_ilu_get_stats(S, &ss));
+        CU_ASSERT(sf.dropped > 0);
+        CU_ASSERT_EQUAL(ss.dropped, sf.dropped);
+        for (int t = 0; t < 2; t++) {
+            const bsr_matrix *M = t ? ff.U : ff.L, *N = t ? fs.U : fs.L;
+            const int n = bsr_matrix_nbrows(M), nz = bsr_matrix_nnzb(M);
+            CU_ASSERT_EQUAL_FATAL(bsr_matrix_nnzb(N), nz);
+            CU_ASSERT(!memcmp(bsr_matrix_rowptr(M), bsr_matrix_rowptr(N), sizeof(int) * ((size_t)n + 1)));
+            CU_ASSERT(!memcmp(bsr_matrix_colind(M), bsr_matrix_colind(N), sizeof(int) * (size_t)nz));
+        }
+        bsr_multivec *X = NULL, *Y = NULL;
+        const int64_t rows = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+        BSR_ASSERT_OK(bsr_multivec_create(&X, rows, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&Y, rows, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 1.0));
+        CU_ASSERT_EQUAL(bsr_ilu_apply(S, X, Y), BSR_ERR_ARG);
+        CU_ASSERT_EQUAL(bsr_ilu_refactor(S, A), BSR_ERR_ARG);
+        double rel = 0;
+        CU_ASSERT_EQUAL(bsr_ilu_error_norm(S, &rel), BSR_ERR_ARG);
+        BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y));   /* the full setup's factors do apply */
+        bsr_multivec_destroy(X);
+        bsr_multivec_destroy(Y);
+        bsr_ilu_destroy(F);
+        bsr_ilu_destroy(S);
+    }
+    bsr_matrix_destroy(A);
+}
+
 /* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
  * unusable until the next good refactor, which equals a fresh setup. */
 static void test_refactor_after_failure(void)
@@ -1535,6 +1580,7 @@ int main(int argc, char **argv)
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},
         {"frozen ILUT: LU = A on its pattern", test_frozen_ilut_identity},
         {"fill target chooses tau1", test_fill_target},
+        {"ILUT/ILU2 symbolic_only: the same pattern, host factors refused", test_symbolic_only_threshold},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},
         {"refactor after a failed refactor", test_refactor_after_failure},
