@@ -254,11 +254,13 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     bsr_prof_mark(NULL);
     bsr_kops o;
     bsr_status st;
-    if (s->device && (st = bsr_solver_device_warm(s, k))) return st;
-    if (s->device) bsr_prof_mark("solve: first product + apply with k columns (once a k)");
-    if (s->device) st = bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k);
-    else { bsr_kops_cpu(&o, A, s->pc, k); st = BSR_OK; }
-    if (st) return st;
+    if (s->device) {
+        BSR_TRY(bsr_solver_device_warm(s, k));
+        bsr_prof_mark("solve: first product + apply with k columns (once a k)");
+        BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k));
+    } else {
+        bsr_kops_cpu(&o, A, s->pc, k);
+    }
     bsr_kops_use_pool(&o, &s->pool, s->device);
     if (s->kops_hook && (st = s->kops_hook(s->kops_hook_data, &o))) return st;
     struct bsr_kprof prof;

@@ -476,7 +476,6 @@ static void test_sor_wavefront(void)
     }
 }
 
-/* Test: invalid parameters rejected. */
 /* bsr_generate_limit_rows (the fuzzing harness's cap): specs over it fail
  * with BSR_ERR_UNSUPPORTED and build nothing, for the structured and the row
  * generators; specs at the cap build; 0 lifts it. */
@@ -504,6 +503,7 @@ static void test_size_cap(void)
     bsr_problem_free(&P);
 }
 
+/* Test: invalid parameters rejected. */
 static void test_invalid(void)
 {
     static const struct { const char *spec, *msg; } t[] = {
