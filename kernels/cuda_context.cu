@@ -125,6 +125,7 @@ extern "C" void bsr_cuda_matrix_release(bsr_matrix *A)
     cudaGetDevice(&cur);
     cudaSetDevice(d->device);
     bsr_cu_free(d->rowptr); bsr_cu_free(d->colind); bsr_cu_free(d->val); /* cudaFree synchronises */
+    bsr_spmm_sell_release(d);
     if (cur >= 0) cudaSetDevice(cur);
     (void)cudaGetLastError();
     free(d);
@@ -171,6 +172,7 @@ extern "C" bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A)
     /* stale until the values arrived: after a failed copy the next upload
      * retries instead of taking the mirror for current */
     A->dev_stale = 1;
+    if (d->sell > 1) d->sell = 1; /* the sliced copy's values follow at its next use */
     /* synchronous: the caller may change A's host values afterwards */
     BSR_TRY(bsr_cuda_h2d(ctx, d->val, A->val, vb));
     A->dev_stale = 0;

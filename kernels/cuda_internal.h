@@ -52,6 +52,12 @@ struct bsr_dev_matrix {
      * (0: not tried yet) */
     unsigned char auto_j[17];
     short auto_t[17];
+    /* the sliced copy the fastest SpMM kernels read (kernels/spmm_sell.cuh),
+     * built at the first SpMM that wants it; sell: 0 not built, 1 pattern
+     * built and values stale, 2 current, -1 not kept (padding or memory) */
+    int sell;
+    int *sptr, *scol;
+    void *sval;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -155,6 +161,11 @@ bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, co
                          double beta, void *y, int k, int j0, int kk, int J, int T);
 bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                               double beta, void *y, int k, int j0, int kk);
+/* Makes A's sliced copy current on the device (kernels/spmm_sell.cu); sets
+ * *avail to 0 where it is not kept (too much padding, or no device memory
+ * for it: the BSR kernels then do the work, with the same results). */
+bsr_status bsr_spmm_sell_prepare(bsr_context *ctx, const bsr_matrix *A, int *avail);
+void bsr_spmm_sell_release(bsr_dev_matrix *d);
 /* Vectors per thread ROWJ uses for a chunk of kk vectors. */
 int bsr_spmm_rowj_cols(int b, int kk);
 /* Threads per row group and blocks handled at once by the warp kernel for A. */

@@ -12,6 +12,14 @@ template <typename T> __device__ __forceinline__ void spmm_put(T *y, double acc,
     *y = beta == 0 ? (T)v : (T)(v + beta * (double)*y);
 }
 
+/* ROWJ's J codes: 1..5 the r-split layout, 11..15 layout V with J - 10
+ * vectors, 21..25 layout V on the sliced copy, 31..35 its column walk
+ * (kernels/spmm_rowj.cuh, spmm_sell.cuh). */
+static inline int rowj_valid(int J)
+{
+    return (J >= 1 && J <= 5) || (J >= 11 && J <= 15) || (J >= 21 && J <= 25) || (J >= 31 && J <= 35);
+}
+
 /* Call F<T, B>::run(args...) for the runtime block size b = 1..10. */
 #define BSR_SWITCH_B(b, CALL)                      \
     switch (b) {                                   \

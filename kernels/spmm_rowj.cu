@@ -7,20 +7,18 @@
 BSR_FOR_EACH_B(ROWJ_DECL)
 #undef ROWJ_DECL
 
-/* Vectors per thread (J code) for a chunk of kk vectors.  Rule from the
- * sweeps on the H100 (bench/RESULTS.md, stencil3d b = 4, 5, 9): J = 1 wins or
- * ties at k <= 2, J = 3 at k = 3..4, J = 5 at k = 5..9 (b=4: 84.8% / 67.0% of
- * copy at k = 5 / 9 against 79.1% / 62.6% at J = 3), layout V with two
- * vectors a thread at k = 16 (b=4: 79.0% against 64.3% at J = 4).  AUTO does
- * not use the rule: it times the candidates.  BSR_ROWJ_J (1..5, 11..15)
- * overrides it. */
+/* Vectors per thread (J code) for a chunk of kk vectors: layout V on the
+ * sliced copy with one vector a thread at kk <= 2, two above (H100 sweeps,
+ * bench/RESULTS.md: within a few points of the best candidate at b = 4, 5).
+ * AUTO does not use the rule: it times the candidates.  BSR_ROWJ_J (1..5,
+ * 11..15, 21..25, 31..35) overrides it. */
 int bsr_spmm_rowj_cols(int b, int kk)
 {
     static int env_j = -1; /* sweep knob, read once (README, "Environment variables") */
     if (env_j < 0) env_j = getenv("BSR_ROWJ_J") ? atoi(getenv("BSR_ROWJ_J")) : 0;
     if (rowj_valid(env_j)) return env_j;
     (void)b;
-    return kk <= 2 ? 1 : kk <= 4 ? 3 : kk <= 10 ? 5 : 12;
+    return kk <= 2 ? 21 : 22;
 }
 
 bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
@@ -33,22 +31,34 @@ bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, co
 #undef ROWJ_FN
     if (A->nbrows == 0) return BSR_OK;
     if (A->b < 1 || A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", A->b);
+    if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(A->b, kk);
+    if (J > 20) {
+        int avail = 0;
+        BSR_TRY(bsr_spmm_sell_prepare(ctx, A, &avail)); /* not kept: rowj_b falls back */
+    }
     return fn[A->b - 1](ctx, A, alpha, x, beta, y, k, j0, kk, J, T);
 }
 
 /* AUTO: ROWJ with (J, T) chosen once per matrix and chunk width by timing
  * each candidate on the device (one warm-up and one timed launch into
- * scratch, beta = 0).  Every candidate sums each output in the same order
- * (blocks ascending, then columns within a block, in double), so the result
- * is bit-identical whichever wins: the choice cannot break determinism. */
+ * scratch, beta = 0): the r-split layout and the sliced copy's kernels (or
+ * layout V on BSR where the sliced copy is not kept).  Every candidate sums
+ * each output in the same order (blocks ascending, then columns within a
+ * block, in double), so the result is bit-identical whichever wins: the
+ * choice cannot break determinism. */
 bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                               double beta, void *y, int k, int j0, int kk)
 {
     bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
     if (!d->auto_j[kk]) {
         /* J = 5: one group at k = 5, two at k = 9 (H100: b=4 k=9 67.6% of
-         * copy against 62.6% at J = 3; J = 8, 9 lost everywhere) */
-        static const int Js[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15}, Ts[] = {128, 256};
+         * copy against 62.6% at J = 3; J = 8, 9 lost everywhere); 512
+         * threads only for layout V on the sliced copy (its 128-register
+         * instantiation: b = 5, k = 5, 6) */
+        int sliced = 0;
+        BSR_TRY(bsr_spmm_sell_prepare(ctx, A, &sliced));
+        static const int Js[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 21, 22, 23, 24, 25, 31, 32, 33, 34, 35},
+                         Ts[] = {128, 256, 512};
         size_t bytes = (size_t)A->nbrows * A->b * k * bsr_precision_size(A->prec);
         void *scr;
         BSR_TRY(bsr_cuda_scratch(ctx, bytes > 0 ? bytes : 8, &scr));
@@ -59,9 +69,11 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
         float best = 1e30f;
         bsr_status s = BSR_OK;
         for (int a = 0; a < (int)(sizeof Js / sizeof Js[0]) && s == BSR_OK; a++)
-            for (int b = 0; b < 2 && s == BSR_OK; b++) {
-                const int Jv = Js[a] > 10 ? Js[a] - 10 : Js[a];
-                if ((Jv > 1 && Jv > kk) || (Js[a] > 10 && !ROWV_FITS(A->b, Jv))) continue;
+            for (int b = 0; b < 3 && s == BSR_OK; b++) {
+                const int Jv = Js[a] % 10, V = Js[a] > 10 && Js[a] < 30;
+                if ((Jv > 1 && Jv > kk) || (V && !ROWV_FITS(A->b, Jv)) || (Js[a] > 30 && !SELLC_FITS(A->b, Jv))) continue;
+                if ((Js[a] > 20) != (sliced != 0) && Js[a] > 10) continue; /* layout V on one copy only */
+                if (Ts[b] > 256 && (Js[a] < 21 || Js[a] > 25)) continue;
                 float ms = 0;
                 s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);
                 if (s == BSR_OK && (ce = cudaEventRecord(e0, ctx->cuda->stream)) != cudaSuccess) s = bsr_cuda_fail(ce, "cudaEventRecord", __FILE__, __LINE__);

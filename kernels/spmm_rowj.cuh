@@ -15,7 +15,7 @@
  * best choice for k <= 2.  Sums run in a fixed order: deterministic. */
 #ifndef BSR_SPMM_ROWJ_CUH
 #define BSR_SPMM_ROWJ_CUH
-#include "spmm_common.h"
+#include "spmm_sell.cuh"
 
 #define ROWJ_THREADS 256
 
@@ -145,27 +145,34 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
 /* Layout V only where its B x J accumulators fit in registers. */
 #define ROWV_FITS(B, J) ((B) * (J) <= 25)
 
-/* J codes: 1..5 the r-split layout, 11..15 layout V with J - 10 vectors. */
-static inline int rowj_valid(int J) { return (J >= 1 && J <= 5) || (J >= 11 && J <= 15); }
-
 template <typename T, int B>
 static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, const T *x, double beta, T *y,
                          int k, int j0, int kk, int J, int target)
 {
     const bsr_dev_matrix *d = bsr_cuda_dmat(A);
     if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(B, kk);
-    int V = J > 10;
-    if (V) J -= 10;
-    if (V && !ROWV_FITS(B, J)) V = 0; /* too many accumulators: the r-split layout */
-    int G = (kk + J - 1) / J;
     if (target <= 0) {
         /* fewer rows per CUDA block when row lengths are very uneven, so one
          * long row holds back fewer threads */
         target = d->maxlen > 8 * d->meanlen + 8 ? ROWJ_THREADS / 2 : ROWJ_THREADS;
         static int env_t = -1; /* sweep knob, read once (README, "Environment variables") */
         if (env_t < 0) env_t = getenv("BSR_ROWJ_T") ? atoi(getenv("BSR_ROWJ_T")) : 0;
-        if (env_t >= 32 && env_t <= ROWJ_THREADS) target = env_t;
+        if (env_t >= 32 && env_t <= 2 * ROWJ_THREADS) target = env_t;
     }
+    if (J > 20) {
+        /* the sliced copy, made current by the caller; else (not kept, or a
+         * code not built for B) the BSR kernel of the same mapping */
+        if (d->sell == 2 && sell_b<T, B>(ctx->cuda->stream, A, d, alpha, x, beta, y, k, j0, kk, J, target)) {
+            CU_LAUNCHED("sell_kernel");
+            return BSR_OK;
+        }
+        J = J > 30 ? J - 30 : J - 10;
+    }
+    if (target > ROWJ_THREADS) target = ROWJ_THREADS;
+    int V = J > 10;
+    if (V) J -= 10;
+    if (V && !ROWV_FITS(B, J)) V = 0; /* too many accumulators: the r-split layout */
+    int G = (kk + J - 1) / J;
     const int per = V ? G : B * G; /* threads of a block row */
     int R = target / per < 1 ? 1 : target / per;
     int th = R * per, grid = (int)(((long long)A->nbrows + R - 1) / R);

@@ -212,8 +212,10 @@ extern "C" bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k)
     return BSR_KERNEL_ROWJ;
 }
 
-extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
-                                    const bsr_multivec *X, double beta, bsr_multivec *Y)
+/* Y = alpha*A*X + beta*Y with `kernel` (ROWJ: J code and threads, 0 for
+ * the static rule; autopick: AUTO's timed choice). */
+static bsr_status spmm_run(bsr_context *ctx, bsr_kernel kernel, int autopick, int code, int threads, double alpha,
+                           const bsr_matrix *A, const bsr_multivec *X, double beta, bsr_multivec *Y)
 {
     BSR_TRY(bsr_cuda_enter(ctx));
     BSR_TRY(bsr_spmm_check("bsr_ctx_spmm", A, X, Y));
@@ -223,8 +225,6 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
     if (beta != 0 && !(Y->where & BSR_ON_DEVICE))
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: beta != 0 but Y's device copy is not current");
     if (A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_ctx_spmm: GPU kernels support blocks 1..10, A has %d", A->b);
-    int autopick = kernel == BSR_KERNEL_AUTO;
-    if (autopick) kernel = bsr_cuda_kernel_auto(A, X->k);
     int k = X->k;
     const void *x = bsr_cuda_multivec_data(X);
     void *y = bsr_cuda_multivec_data(Y);
@@ -241,10 +241,25 @@ extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double 
             else if (kernel == BSR_KERNEL_P14) s = bsr_spmm_p14(ctx, A, alpha, x, beta, y, k, j0, kk);
             else if (kernel == BSR_KERNEL_WARP) s = bsr_spmm_warp(ctx, A, alpha, x, beta, y, k, j0, kk);
             else if (autopick) s = bsr_spmm_rowj_auto(ctx, A, alpha, x, beta, y, k, j0, kk);
-            else s = bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, 0, 0);
+            else s = bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, code, threads);
         }
     } else
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: %s is not a GPU kernel", bsr_kernel_name(kernel));
     if (s == BSR_OK) Y->where = BSR_ON_DEVICE;
     return s;
+}
+
+extern "C" bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
+                                    const bsr_multivec *X, double beta, bsr_multivec *Y)
+{
+    const int autopick = kernel == BSR_KERNEL_AUTO;
+    if (autopick) kernel = bsr_cuda_kernel_auto(A, X ? X->k : 1);
+    return spmm_run(ctx, kernel, autopick, 0, 0, alpha, A, X, beta, Y);
+}
+
+extern "C" bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double alpha, const bsr_matrix *A,
+                                         const bsr_multivec *X, double beta, bsr_multivec *Y)
+{
+    if (!rowj_valid(code)) return bsr_error(BSR_ERR_ARG, "ROWJ SpMM: J code %d not in 1..5, 11..15, 21..25, 31..35", code);
+    return spmm_run(ctx, BSR_KERNEL_ROWJ, 0, code, threads, alpha, A, X, beta, Y);
 }

@@ -188,6 +188,14 @@ bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X);
 bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
                          const bsr_multivec *X, double beta, bsr_multivec *Y);
 bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k);
+/* bsr_cuda_spmm with the ROWJ kernel of J code `code` (1..5, 11..15, 21..25,
+ * 31..35: kernels/spmm_rowj.cuh) and about `threads` threads a CUDA block
+ * (0: the default): the candidates AUTO times, one at a time (tests). */
+bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double alpha, const bsr_matrix *A,
+                              const bsr_multivec *X, double beta, bsr_multivec *Y);
+/* 1 when A's sliced device copy (kernels/spmm_sell.cuh) is built and current,
+ * -1 when it is not kept for A, 0 otherwise. */
+int bsr_cuda_matrix_sliced(const bsr_matrix *A);
 /* Device multivector ops (operands current on the device, same shape; ctx
  * NULL: the output's owner).  Semantics as the bsr_ctx_* calls. */
 bsr_status bsr_cuda_mv_fill(bsr_context *ctx, bsr_multivec *X, double value);

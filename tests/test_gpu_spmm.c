@@ -53,10 +53,11 @@ static bsr_multivec *random_mv(int64_t n, int k, bsr_precision p, uint64_t seed)
 }
 
 /* Run kernel on A with k vectors and (alpha, beta) through device-resident
- * operands; returns the status and, on success, the error vs the reference
- * in *err and the result in Yout (host, caller frees). */
-static bsr_status run_kernel(bsr_kernel kern, bsr_matrix *A, int k, double alpha, double beta,
-                             uint64_t seed, double *err, bsr_multivec **Yout)
+ * operands (code > 0: ROWJ with that J code and `threads`); returns the
+ * status and, on success, the error vs the reference in *err and the result
+ * in Yout (host, caller frees). */
+static bsr_status run_code(bsr_kernel kern, int code, int threads, bsr_matrix *A, int k, double alpha, double beta,
+                           uint64_t seed, double *err, bsr_multivec **Yout)
 {
     bsr_precision p = bsr_matrix_precision(A);
     int b = bsr_matrix_block(A);
@@ -67,7 +68,8 @@ static bsr_status run_kernel(bsr_kernel kern, bsr_matrix *A, int k, double alpha
     BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
     BSR_ASSERT_OK(bsr_multivec_upload(ctx, X));
     BSR_ASSERT_OK(bsr_multivec_upload(ctx, Y));
-    bsr_status s = bsr_ctx_spmm(ctx, kern, alpha, A, X, beta, Y);
+    bsr_status s = code ? bsr_cuda_spmm_rowj(ctx, code, threads, alpha, A, X, beta, Y)
+                        : bsr_ctx_spmm(ctx, kern, alpha, A, X, beta, Y);
     if (s == BSR_OK) {
         CU_ASSERT(bsr_multivec_on_device(Y));
         BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
@@ -78,6 +80,12 @@ static bsr_status run_kernel(bsr_kernel kern, bsr_matrix *A, int k, double alpha
     bsr_multivec_destroy(X);
     bsr_multivec_destroy(Y0);
     return s;
+}
+
+static bsr_status run_kernel(bsr_kernel kern, bsr_matrix *A, int k, double alpha, double beta, uint64_t seed,
+                             double *err, bsr_multivec **Yout)
+{
+    return run_code(kern, 0, 0, A, k, alpha, beta, seed, err, Yout);
 }
 
 /* Every kernel, b = 1..10, all k, both precisions, on a matrix with rows of
@@ -145,14 +153,15 @@ static void test_kernels_vs_reference(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
-/* ROWJ with every vector-group width J and both layouts (BSR_ROWJ_J 1..5,
- * 11..15: the AUTO candidates) against the reference, and bit for bit
- * against J = 1: every choice sums an output in the same order, so AUTO's
- * timed choice cannot change results. */
+/* ROWJ with every vector-group width J and every layout (J codes 1..5,
+ * 11..15 on BSR, 21..25, 31..35 on the sliced copy: the AUTO candidates)
+ * against the reference, and bit for bit against J = 1: every choice sums an
+ * output in the same order, so AUTO's timed choice cannot change results. */
 static void test_rowj_widths(void)
 {
     if (!bsr_test_have_gpu()) return;
-    static const char *const Js[] = {"1", "2", "3", "4", "5", "11", "12", "13", "14", "15"};
+    static const int Js[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 21, 22, 23, 24, 25, 31, 32, 33, 34, 35};
+    const int nj = (int)(sizeof Js / sizeof Js[0]);
     /* b = 2, 4, 8, 10: layout V's 16-byte loads of A (float2/float4, double2) */
     static const int bs[] = {1, 2, 4, 5, 8, 9, 10}, kk[] = {3, 5, 9, 16};
     int fails = 0;
@@ -165,13 +174,14 @@ static void test_rowj_widths(void)
             for (int ki = 0; ki < 4; ki++) {
                 if (bsr_test_quick() && ki != 0 && ki != 3) continue;   /* k = 3, 16 */
                 bsr_multivec *Y1 = NULL;
-                for (int ji = 0; ji < 10; ji++) {
-                    setenv("BSR_ROWJ_J", Js[ji], 1);
+                for (int ji = 0; ji < nj; ji++) {
                     double err = 0;
                     bsr_multivec *Y = NULL;
-                    bsr_status s = run_kernel(BSR_KERNEL_ROWJ, A, kk[ki], 0.9, 0, 11, &err, &Y);
+                    /* 512 threads: layout V's 128-register build on the sliced copy */
+                    const int threads = Js[ji] >= 21 && Js[ji] <= 25 && ki % 2 ? 512 : 0;
+                    bsr_status s = run_code(BSR_KERNEL_ROWJ, Js[ji], threads, A, kk[ki], 0.9, 0, 11, &err, &Y);
                     if (s != BSR_OK || !(err <= tol)) {
-                        printf("\n  rowj J=%s b=%d k=%d %s: %s, error %.3g", Js[ji], bs[bi], kk[ki],
+                        printf("\n  rowj J=%d b=%d k=%d %s: %s, error %.3g", Js[ji], bs[bi], kk[ki],
                                pi ? "float" : "double", bsr_status_string(s), err);
                         fails++;
                     }
@@ -179,7 +189,11 @@ static void test_rowj_widths(void)
                     if (!Y1) Y1 = Y;
                     else {
                         const size_t bytes = (size_t)bsr_multivec_rows(Y) * kk[ki] * bsr_precision_size(p);
-                        if (memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y), bytes)) fails++;
+                        if (memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y), bytes)) {
+                            printf("\n  rowj J=%d b=%d k=%d %s: not bitwise J = 1's", Js[ji], bs[bi], kk[ki],
+                                   pi ? "float" : "double");
+                            fails++;
+                        }
                         bsr_multivec_destroy(Y);
                     }
                 }
@@ -188,8 +202,84 @@ static void test_rowj_widths(void)
             bsr_matrix_destroy(A);
         }
     }
-    unsetenv("BSR_ROWJ_J");
     CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* The sliced copy follows A's values: after bsr_matrix_set_values and a new
+ * upload, every sliced kernel (and AUTO, which picked its kernel on the old
+ * values) computes with the new ones; 512 threads a block (layout V's
+ * 128-register build) included.  Rows of 0..40 blocks: slices of uneven
+ * length, empty rows. */
+static void test_sliced_refresh(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const int Js[] = {21, 22, 25, 31, 33, 0}; /* 0: AUTO */
+    int fails = 0;
+    for (int pi = 0; pi < 2; pi++) {
+        const bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
+        const double tol = p == BSR_FLOAT ? 1e-5 : 1e-13;
+        for (int b = 1; b <= 5; b += 2) {
+            bsr_matrix *A = bsr_test_random_matrix(300, 260, b, 0, 40, p, 900 + b);
+            /* other values on the same pattern: v -> 0.25 - 2 v */
+            const size_t nv = (size_t)bsr_matrix_nnzb(A) * b * b;
+            void *v2 = malloc(nv * bsr_precision_size(p) + 1);
+            for (size_t q = 0; q < nv; q++)
+                if (p == BSR_DOUBLE) ((double *)v2)[q] = 0.25 - 2 * ((const double *)bsr_matrix_values(A))[q];
+                else ((float *)v2)[q] = 0.25f - 2 * ((const float *)bsr_matrix_values(A))[q];
+            for (int ji = 0; ji < 6; ji++)
+                for (int t = 0; t < 2; t++) {
+                    for (int round = 0; round < 2; round++) {
+                        if (round) BSR_ASSERT_OK(bsr_matrix_set_values(A, v2, 0));
+                        double err = 0;
+                        bsr_multivec *Y = NULL;
+                        bsr_status s = run_code(BSR_KERNEL_AUTO, Js[ji], t ? 512 : 64, A, 6, 1.3, round ? -0.5 : 0,
+                                                40 + round, &err, &Y);
+                        if (s != BSR_OK || !(err <= tol)) {
+                            printf("\n  sliced J=%d T=%d b=%d %s round %d: %s, error %.3g", Js[ji], t ? 512 : 64, b,
+                                   pi ? "float" : "double", round, bsr_status_string(s), err);
+                            fails++;
+                        }
+                        if (s == BSR_OK) bsr_multivec_destroy(Y);
+                        if (Js[ji] && bsr_cuda_matrix_sliced(A) != 1) {
+                            printf("\n  sliced J=%d b=%d round %d: the sliced copy is not current", Js[ji], b, round);
+                            fails++;
+                        }
+                    }
+                    /* back to the first values for the next kernel */
+                    bsr_matrix_destroy(A);
+                    A = bsr_test_random_matrix(300, 260, b, 0, 40, p, 900 + b);
+                }
+            bsr_matrix_destroy(A);
+            free(v2);
+        }
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+}
+
+/* A matrix whose slices would pad past twice its blocks (one row of 850
+ * blocks) keeps no sliced copy; the sliced J codes then run the BSR kernel
+ * of the same mapping, bit for bit what the sliced copy gives on the rest. */
+static void test_sliced_declined(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    for (int b = 2; b <= 5; b += 3) {
+        bsr_matrix *R = bsr_test_random_matrix(60, 900, b, 0, 12, BSR_DOUBLE, 70 + b);
+        bsr_matrix *H = with_huge_row(R, 850, 71 + b);
+        double e1 = 1, e2 = 1;
+        bsr_multivec *Y1 = NULL, *Y2 = NULL;
+        BSR_ASSERT_OK(run_code(BSR_KERNEL_ROWJ, 22, 0, H, 5, 1.0, 0, 5, &e1, &Y1));
+        CU_ASSERT_EQUAL(bsr_cuda_matrix_sliced(H), -1);
+        CU_ASSERT(e1 <= 1e-13);
+        BSR_ASSERT_OK(run_code(BSR_KERNEL_ROWJ, 12, 0, H, 5, 1.0, 0, 5, &e2, &Y2));
+        if (Y1 && Y2) CU_ASSERT(!memcmp(bsr_multivec_data(Y1), bsr_multivec_data(Y2), sizeof(double) * bsr_multivec_rows(Y1) * 5));
+        bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
+        /* without the long row the copy is kept */
+        BSR_ASSERT_OK(run_code(BSR_KERNEL_ROWJ, 22, 0, R, 5, 1.0, 0, 5, &e1, &Y1));
+        CU_ASSERT_EQUAL(bsr_cuda_matrix_sliced(R), 1);
+        CU_ASSERT(e1 <= 1e-13);
+        bsr_multivec_destroy(Y1);
+        bsr_matrix_destroy(R); bsr_matrix_destroy(H);
+    }
 }
 
 /* Two runs on the same inputs give the same bits (no atomics, fixed orders). */
@@ -415,6 +505,8 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"kernels vs CPU reference (b 1..10, k, float/double, alpha/beta, P12 refusal)", test_kernels_vs_reference},
         {"ROWJ vector-group widths: reference and bitwise equal", test_rowj_widths},
+        {"sliced copy follows new values (set_values + upload)", test_sliced_refresh},
+        {"sliced copy declined for a very long row: BSR kernels, same bits", test_sliced_declined},
         {"bitwise determinism run to run", test_determinism},
         {"real matrices", test_real_matrices},
         {"host operands: convenience path, set_values refresh", test_host_convenience},

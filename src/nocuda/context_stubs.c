@@ -27,7 +27,14 @@ bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, cons
     (void)ctx; (void)kernel; (void)alpha; (void)A; (void)X; (void)beta; (void)Y;
     return NODEV("bsr_ctx_spmm");
 }
+bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double alpha, const bsr_matrix *A,
+                              const bsr_multivec *X, double beta, bsr_multivec *Y)
+{
+    (void)ctx; (void)code; (void)threads; (void)alpha; (void)A; (void)X; (void)beta; (void)Y;
+    return NODEV("ROWJ SpMM");
+}
 bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k) { (void)A; (void)k; return BSR_KERNEL_OMP; }
+int bsr_cuda_matrix_sliced(const bsr_matrix *A) { (void)A; return 0; }
 bsr_status bsr_cuda_mv_fill(bsr_context *ctx, bsr_multivec *X, double value) { (void)ctx; (void)X; (void)value; return NODEV("multivector fill"); }
 bsr_status bsr_cuda_mv_copy(bsr_context *ctx, bsr_multivec *Y, const bsr_multivec *X) { (void)ctx; (void)Y; (void)X; return NODEV("multivector copy"); }
 bsr_status bsr_cuda_mv_scale(bsr_context *ctx, bsr_multivec *X, const double *a) { (void)ctx; (void)X; (void)a; return NODEV("multivector scale"); }

@@ -1,0 +1,199 @@
+/* The sliced copy of a device matrix (SELL-32 over block rows) and the ROWJ
+ * kernels that read it; instantiated per block size with the ROWJ kernels
+ * (kernels/spmm_rowj_bB.cu).
+ *
+ * Why a second layout: in BSR a thread of layout V reads its row's blocks,
+ * and the rows of a warp sit a row length apart, so every 16-byte load of A
+ * touches as many cache lines as the warp has rows.  On the H100 that L1/L2
+ * traffic, not DRAM, bounded ROWJ at larger k (b=4 k=9: L2 at ~90% of its
+ * peak, DRAM at ~60%).  Here the 32 block rows of a slice store their p-th
+ * blocks side by side, value by value: a warp's load of one value of A for
+ * its rows is one contiguous run (bench/RESULTS.md, issue 22).
+ *
+ * Slice s holds block rows 32s .. 32s+31 in entries sptr[s] .. sptr[s+1]:
+ * 32 x (longest row of the slice) entries, entry e = sptr[s] + 32p + l for
+ * the p-th block of row 32s + l.  scol[e] is its block column.  The values
+ * of the 32 entries e0 = sptr[s] + 32p .. e0 + 31 occupy b*b*32 values from
+ * e0*b*b: row r of the block, columns c = 2h, 2h+1 as a pair at
+ * r*b*32 + h*64 + 2l, an odd b's last column at r*b*32 + (b-1)*32 + l.
+ * Entries past a row's end are never read. */
+#ifndef BSR_SPMM_SELL_CUH
+#define BSR_SPMM_SELL_CUH
+#include "spmm_common.h"
+
+#define SELL_C 32
+
+/* offset of A(r, c) of slice lane l inside its entry group (see above) */
+__host__ __device__ __forceinline__ int sell_off(int B, int r, int c, int l)
+{
+    const int o = r * B * SELL_C;
+    return c < 2 * (B / 2) ? o + (c >> 1) * 2 * SELL_C + 2 * l + (c & 1) : o + (B - 1) * SELL_C + l;
+}
+
+template <typename T> struct sell_pair;
+template <> struct sell_pair<double> { typedef double2 type; };
+template <> struct sell_pair<float> { typedef float2 type; };
+
+/* Row r of a block (B values, as doubles), from the entry group at g, lane l.
+ * (Loads that skip L1 for A measured no faster: bench/RESULTS.md.) */
+template <typename T, int B>
+__device__ __forceinline__ void sell_ld_row(const T *g, int r, int l, double *v)
+{
+    typedef typename sell_pair<T>::type P;
+    const T *q = g + r * B * SELL_C;
+#pragma unroll
+    for (int h = 0; h < B / 2; h++) {
+        const P t = __ldg((const P *)(q + h * 2 * SELL_C + 2 * l));
+        v[2 * h] = (double)t.x; v[2 * h + 1] = (double)t.y;
+    }
+    if constexpr (B % 2) v[B - 1] = (double)__ldg(q + (B - 1) * SELL_C + l);
+}
+
+/* The J values of X at xb (columns jb.. of one scalar row), jn of them valid;
+ * pairs (16 or 8 bytes) when the caller found them aligned. */
+template <typename T, int J>
+__device__ __forceinline__ void sell_ld_x(const T *xb, int jn, bool pairs, double *xv)
+{
+    typedef typename sell_pair<T>::type P;
+    if (J % 2 == 0 && pairs) {
+#pragma unroll
+        for (int h = 0; h < J / 2; h++) {
+            const P t = __ldg((const P *)xb + h);
+            xv[2 * h] = (double)t.x; xv[2 * h + 1] = (double)t.y;
+        }
+    } else {
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) xv[jj] = (J == 1 || jj < jn) ? (double)__ldg(xb + jj) : 0.0;
+    }
+}
+
+/* Layout V on the sliced copy: thread (block row i, group of J vectors from
+ * jb) computes the B x J outputs of its row; per block it loads the B x J
+ * values of X, then A row by row.  Each output sums its blocks in order and
+ * each block's columns in order, as every ROWJ kernel does: results are
+ * bit-identical to theirs.  THR caps the registers (512: at most 128). */
+template <typename T, int B, int J, int THR>
+__global__ void __launch_bounds__(THR)
+sellv_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const int *__restrict__ rowptr,
+             const int *__restrict__ sptr, const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
+             const T *__restrict__ x, double beta, T *__restrict__ y)
+{
+    const int t = threadIdx.x, lr = t / G, g = t - lr * G, i = blockIdx.x * R + lr;
+    if (lr >= R || i >= nbrows) return;
+    const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
+    const bool vx = pairs && jn == J;
+    double acc[B][J];
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    const T *xb0 = x + j0 + jb;
+    const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
+    for (int p = 0; p < len; p++) {
+        const int e = e0 + p * SELL_C;
+        const T *gv = sval + (size_t)e * B * B;
+        const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
+        double xv[B][J];
+#pragma unroll
+        for (int c = 0; c < B; c++) sell_ld_x<T, J>(xb + c * k, jn, vx, xv[c]);
+#pragma unroll
+        for (int r = 0; r < B; r++) {
+            double av[B];
+            sell_ld_row<T, B>(gv, r, l, av);
+#pragma unroll
+            for (int c = 0; c < B; c++)
+#pragma unroll
+                for (int jj = 0; jj < J; jj++) acc[r][jj] += av[c] * xv[c][jj];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+        for (int jj = 0; jj < J; jj++)
+            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
+    }
+}
+
+/* The same outputs walking each block column by column (J values of X, then
+ * A(:, c)), under a 64-register cap: fewer values live at once, more
+ * threads resident (H100: b=4 k=7..9). */
+template <typename T, int B, int J>
+__global__ void __launch_bounds__(256, 4)
+sellc_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const int *__restrict__ rowptr,
+             const int *__restrict__ sptr, const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
+             const T *__restrict__ x, double beta, T *__restrict__ y)
+{
+    const int t = threadIdx.x, lr = t / G, g = t - lr * G, i = blockIdx.x * R + lr;
+    if (lr >= R || i >= nbrows) return;
+    const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
+    const bool vx = pairs && jn == J;
+    double acc[B][J];
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    const T *xb0 = x + j0 + jb;
+    const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
+    for (int p = 0; p < len; p++) {
+        const int e = e0 + p * SELL_C;
+        const T *gv = sval + (size_t)e * B * B;
+        const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
+#pragma unroll
+        for (int c = 0; c < B; c++) {
+            double xv[J], av[B];
+            sell_ld_x<T, J>(xb + c * k, jn, vx, xv);
+#pragma unroll
+            for (int r = 0; r < B; r++) av[r] = (double)__ldg(gv + sell_off(B, r, c, l));
+#pragma unroll
+            for (int r = 0; r < B; r++)
+#pragma unroll
+                for (int jj = 0; jj < J; jj++) acc[r][jj] += av[r] * xv[jj];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+        for (int jj = 0; jj < J; jj++)
+            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
+    }
+}
+
+/* Layout V where its B x J accumulators fit in registers; the column walk
+ * where they stay under its cap. */
+#define SELLV_FITS(B, J) ((B) * (J) <= 25)
+#define SELLC_FITS(B, J) ((B) * (J) <= 16)
+
+/* The sliced kernels for J code 21..25 (layout V, J - 20 vectors; 512
+ * threads a block: the 128-register instantiation) and 31..35 (column
+ * walk); false when the code does not apply to B (the caller falls back). */
+template <typename T, int B>
+static bool sell_b(cudaStream_t st, const bsr_matrix *A, const bsr_dev_matrix *d, double alpha, const T *x,
+                   double beta, T *y, int k, int j0, int kk, int code, int target)
+{
+    const int col = code >= 31, J = code - (col ? 30 : 20);
+    if (col ? !SELLC_FITS(B, J) : !SELLV_FITS(B, J)) return false;
+    if (col && target > 256) target = 256;
+    const int G = (kk + J - 1) / J, R = target / G < 1 ? 1 : target / G;
+    const int th = R * G, grid = (int)(((long long)A->nbrows + R - 1) / R);
+    /* pairs of X: every offset (col*B + c)*k + j0 + jb even, the base aligned */
+    const int pairs = J % 2 == 0 && k % 2 == 0 && j0 % 2 == 0 && (uintptr_t)x % (2 * sizeof(T)) == 0;
+    const T *v = (const T *)d->sval;
+#define SELL_ARGS A->nbrows, k, j0, kk, G, R, pairs, d->rowptr, d->sptr, d->scol, v, alpha, x, beta, y
+#define SELL_CASE(JJ)                                                                              \
+    case JJ:                                                                                       \
+        if (col) {                                                                                 \
+            if constexpr (SELLC_FITS(B, JJ)) sellc_kernel<T, B, JJ><<<grid, th, 0, st>>>(SELL_ARGS); \
+        } else if constexpr (SELLV_FITS(B, JJ)) {                                                   \
+            if (target > 256) sellv_kernel<T, B, JJ, 512><<<grid, th, 0, st>>>(SELL_ARGS);         \
+            else sellv_kernel<T, B, JJ, 256><<<grid, th, 0, st>>>(SELL_ARGS);                      \
+        }                                                                                          \
+        break;
+    switch (J) { SELL_CASE(1) SELL_CASE(2) SELL_CASE(3) SELL_CASE(4) SELL_CASE(5) default: return false; }
+#undef SELL_CASE
+#undef SELL_ARGS
+    return true;
+}
+
+#endif
