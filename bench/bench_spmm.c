@@ -257,6 +257,12 @@ static int bench_matrix(bench *B, bsr_context *ctx, const char *name, bsr_matrix
             }
             double err = rel_err(Y, Yref);
             row_out(B, name, A, kname, k, ms, bytes, cus, s1, omp, bsr_kernel_deterministic(kern), err, NULL);
+            if (kern == BSR_KERNEL_AUTO) {
+                int code = 0, th = 0;
+                bsr_cuda_spmm_auto_pick(A, k < 16 ? k : 16, &code, &th);
+                if (code) printf("          (ROWJ code %d, %d threads; sliced copy %s)\n", code, th,
+                                 bsr_cuda_matrix_sliced(A) == 1 ? "current" : bsr_cuda_matrix_sliced(A) < 0 ? "not kept" : "not built");
+            }
             if (k == B->plot_k) B->py[kern][mi] = s1 / ms;
         }
         free(t);

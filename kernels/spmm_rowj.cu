@@ -89,3 +89,11 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
     }
     return bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, d->auto_j[kk], d->auto_t[kk]);
 }
+
+extern "C" void bsr_cuda_spmm_auto_pick(const bsr_matrix *A, int kk, int *code, int *threads)
+{
+    const bsr_dev_matrix *d = bsr_cuda_dmat(A);
+    const int ok = d && kk >= 1 && kk <= 16;
+    *code = ok ? d->auto_j[kk] : 0;
+    *threads = ok ? d->auto_t[kk] : 0;
+}

@@ -50,12 +50,12 @@ __device__ __forceinline__ void sell_ld_row(const T *g, int r, int l, double *v)
 }
 
 /* The J values of X at xb (columns jb.. of one scalar row), jn of them valid;
- * pairs (16 or 8 bytes) when the caller found them aligned. */
-template <typename T, int J>
-__device__ __forceinline__ void sell_ld_x(const T *xb, int jn, bool pairs, double *xv)
+ * PX: as pairs (16 or 8 bytes; the caller found them aligned and jn = J). */
+template <typename T, int J, bool PX>
+__device__ __forceinline__ void sell_ld_x(const T *xb, int jn, double *xv)
 {
     typedef typename sell_pair<T>::type P;
-    if (J % 2 == 0 && pairs) {
+    if constexpr (PX && J % 2 == 0) {
 #pragma unroll
         for (int h = 0; h < J / 2; h++) {
             const P t = __ldg((const P *)xb + h);
@@ -67,35 +67,34 @@ __device__ __forceinline__ void sell_ld_x(const T *xb, int jn, bool pairs, doubl
     }
 }
 
-/* Layout V on the sliced copy: thread (block row i, group of J vectors from
- * jb) computes the B x J outputs of its row; per block it loads the B x J
- * values of X, then A row by row.  Each output sums its blocks in order and
- * each block's columns in order, as every ROWJ kernel does: results are
- * bit-identical to theirs.  THR caps the registers (512: at most 128). */
-template <typename T, int B, int J, int THR>
-__global__ void __launch_bounds__(THR)
-sellv_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const int *__restrict__ rowptr,
-             const int *__restrict__ sptr, const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
-             const T *__restrict__ x, double beta, T *__restrict__ y)
+/* acc += the products of the p-th block of block row i (slice s, lane l)
+ * with the vectors at xb0: layout V loads the block's B x J values of X,
+ * then A row by row; COL walks column by column (J values of X and A(:, c):
+ * fewer live values).  Each output sums its blocks in order and each block's
+ * columns in order, as every ROWJ kernel does: results are bit-identical to
+ * theirs. */
+template <typename T, int B, int J, bool COL, bool PX>
+__device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const int *__restrict__ scol,
+                                           const T *__restrict__ sval, const T *__restrict__ xb0, double (*acc)[J])
 {
-    const int t = threadIdx.x, lr = t / G, g = t - lr * G, i = blockIdx.x * R + lr;
-    if (lr >= R || i >= nbrows) return;
-    const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
-    const bool vx = pairs && jn == J;
-    double acc[B][J];
+    const T *gv = sval + (size_t)e * B * B;
+    const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
+    if constexpr (COL) {
 #pragma unroll
-    for (int r = 0; r < B; r++)
+        for (int c = 0; c < B; c++) {
+            double xv[J], av[B];
+            sell_ld_x<T, J, PX>(xb + c * k, jn, xv);
 #pragma unroll
-        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
-    const T *xb0 = x + j0 + jb;
-    const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
-    for (int p = 0; p < len; p++) {
-        const int e = e0 + p * SELL_C;
-        const T *gv = sval + (size_t)e * B * B;
-        const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
+            for (int r = 0; r < B; r++) av[r] = (double)__ldg(gv + sell_off(B, r, c, l));
+#pragma unroll
+            for (int r = 0; r < B; r++)
+#pragma unroll
+                for (int jj = 0; jj < J; jj++) acc[r][jj] += av[r] * xv[jj];
+        }
+    } else {
         double xv[B][J];
 #pragma unroll
-        for (int c = 0; c < B; c++) sell_ld_x<T, J>(xb + c * k, jn, vx, xv[c]);
+        for (int c = 0; c < B; c++) sell_ld_x<T, J, PX>(xb + c * k, jn, xv[c]);
 #pragma unroll
         for (int r = 0; r < B; r++) {
             double av[B];
@@ -106,6 +105,44 @@ sellv_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const i
                 for (int jj = 0; jj < J; jj++) acc[r][jj] += av[c] * xv[c][jj];
         }
     }
+}
+
+/* The row's blocks in order.  Layout V keeps its loop rolled (each block's
+ * loads are many already; H100: unrolling only raised registers); the
+ * register-capped column walk lets the compiler overlap blocks. */
+template <typename T, int B, int J, bool COL, bool PX>
+__device__ __forceinline__ void sell_rowsum(int len, int e0, int l, int k, int jn, const int *__restrict__ scol,
+                                            const T *__restrict__ sval, const T *__restrict__ xb0, double (*acc)[J])
+{
+    if constexpr (COL) {
+        for (int p = 0; p < len; p++) sell_block<T, B, J, COL, PX>(e0 + p * SELL_C, l, k, jn, scol, sval, xb0, acc);
+    } else {
+#pragma unroll 1
+        for (int p = 0; p < len; p++) sell_block<T, B, J, COL, PX>(e0 + p * SELL_C, l, k, jn, scol, sval, xb0, acc);
+    }
+}
+
+/* Thread (block row i, group of J vectors from jb) of the sliced kernels:
+ * its row's B x J outputs. */
+template <typename T, int B, int J, bool COL>
+__device__ __forceinline__ void sell_thread(int nbrows, int k, int j0, int kk, int G, int R, int pairs,
+                                            const int *__restrict__ rowptr, const int *__restrict__ sptr,
+                                            const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
+                                            const T *__restrict__ x, double beta, T *__restrict__ y)
+{
+    const int t = threadIdx.x, lr = t / G, g = t - lr * G, i = blockIdx.x * R + lr;
+    if (lr >= R || i >= nbrows) return;
+    const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
+    double acc[B][J];
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    const T *xb0 = x + j0 + jb;
+    const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
+    /* (the column walk without pairs: two copies of its loop spill under the cap) */
+    if (!COL && pairs && jn == J) sell_rowsum<T, B, J, COL, true>(len, e0, l, k, jn, scol, sval, xb0, acc);
+    else sell_rowsum<T, B, J, COL, false>(len, e0, l, k, jn, scol, sval, xb0, acc);
 #pragma unroll
     for (int r = 0; r < B; r++) {
         T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
@@ -115,49 +152,28 @@ sellv_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const i
     }
 }
 
-/* The same outputs walking each block column by column (J values of X, then
- * A(:, c)), under a 64-register cap: fewer values live at once, more
- * threads resident (H100: b=4 k=7..9). */
+/* Layout V on the sliced copy; THR caps the registers (512: at most 128).
+ * One block a multiprocessor is the bound the compiler plans for: it then
+ * keeps a block's loads in flight together (H100, b = 4, J = 3: 106
+ * registers against 66 without the minimum, and the faster kernel). */
+template <typename T, int B, int J, int THR>
+__global__ void __launch_bounds__(THR, 1)
+sellv_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const int *__restrict__ rowptr,
+             const int *__restrict__ sptr, const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
+             const T *__restrict__ x, double beta, T *__restrict__ y)
+{
+    sell_thread<T, B, J, false>(nbrows, k, j0, kk, G, R, pairs, rowptr, sptr, scol, sval, alpha, x, beta, y);
+}
+
+/* The column walk under a 64-register cap: more threads resident (H100:
+ * b = 4, k = 7..9). */
 template <typename T, int B, int J>
 __global__ void __launch_bounds__(256, 4)
 sellc_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const int *__restrict__ rowptr,
              const int *__restrict__ sptr, const int *__restrict__ scol, const T *__restrict__ sval, double alpha,
              const T *__restrict__ x, double beta, T *__restrict__ y)
 {
-    const int t = threadIdx.x, lr = t / G, g = t - lr * G, i = blockIdx.x * R + lr;
-    if (lr >= R || i >= nbrows) return;
-    const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
-    const bool vx = pairs && jn == J;
-    double acc[B][J];
-#pragma unroll
-    for (int r = 0; r < B; r++)
-#pragma unroll
-        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
-    const T *xb0 = x + j0 + jb;
-    const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
-    for (int p = 0; p < len; p++) {
-        const int e = e0 + p * SELL_C;
-        const T *gv = sval + (size_t)e * B * B;
-        const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
-#pragma unroll
-        for (int c = 0; c < B; c++) {
-            double xv[J], av[B];
-            sell_ld_x<T, J>(xb + c * k, jn, vx, xv);
-#pragma unroll
-            for (int r = 0; r < B; r++) av[r] = (double)__ldg(gv + sell_off(B, r, c, l));
-#pragma unroll
-            for (int r = 0; r < B; r++)
-#pragma unroll
-                for (int jj = 0; jj < J; jj++) acc[r][jj] += av[r] * xv[jj];
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < B; r++) {
-        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
-#pragma unroll
-        for (int jj = 0; jj < J; jj++)
-            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
-    }
+    sell_thread<T, B, J, true>(nbrows, k, j0, kk, G, R, pairs, rowptr, sptr, scol, sval, alpha, x, beta, y);
 }
 
 /* Layout V where its B x J accumulators fit in registers; the column walk

@@ -193,6 +193,8 @@ bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k);
  * (0: the default): the candidates AUTO times, one at a time (tests). */
 bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double alpha, const bsr_matrix *A,
                               const bsr_multivec *X, double beta, bsr_multivec *Y);
+/* AUTO's pick for A and a chunk of kk <= 16 columns (0, 0 before its trial). */
+void bsr_cuda_spmm_auto_pick(const bsr_matrix *A, int kk, int *code, int *threads);
 /* 1 when A's sliced device copy (kernels/spmm_sell.cuh) is built and current,
  * -1 when it is not kept for A, 0 otherwise. */
 int bsr_cuda_matrix_sliced(const bsr_matrix *A);

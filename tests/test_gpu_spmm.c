@@ -256,15 +256,15 @@ static void test_sliced_refresh(void)
     CU_ASSERT_EQUAL(fails, 0);
 }
 
-/* A matrix whose slices would pad past twice its blocks (one row of 850
- * blocks) keeps no sliced copy; the sliced J codes then run the BSR kernel
+/* A matrix whose slices would pad past twice its blocks plus 32K entries
+ * (one row of 4000 blocks) keeps no sliced copy; the sliced J codes then run the BSR kernel
  * of the same mapping, bit for bit what the sliced copy gives on the rest. */
 static void test_sliced_declined(void)
 {
     if (!bsr_test_have_gpu()) return;
     for (int b = 2; b <= 5; b += 3) {
-        bsr_matrix *R = bsr_test_random_matrix(60, 900, b, 0, 12, BSR_DOUBLE, 70 + b);
-        bsr_matrix *H = with_huge_row(R, 850, 71 + b);
+        bsr_matrix *R = bsr_test_random_matrix(60, 5000, b, 0, 12, BSR_DOUBLE, 70 + b);
+        bsr_matrix *H = with_huge_row(R, 4000, 71 + b);
         double e1 = 1, e2 = 1;
         bsr_multivec *Y1 = NULL, *Y2 = NULL;
         BSR_ASSERT_OK(run_code(BSR_KERNEL_ROWJ, 22, 0, H, 5, 1.0, 0, 5, &e1, &Y1));

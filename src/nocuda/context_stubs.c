@@ -35,6 +35,7 @@ bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double al
 }
 bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k) { (void)A; (void)k; return BSR_KERNEL_OMP; }
 int bsr_cuda_matrix_sliced(const bsr_matrix *A) { (void)A; return 0; }
+void bsr_cuda_spmm_auto_pick(const bsr_matrix *A, int kk, int *code, int *threads) { (void)A; (void)kk; *code = *threads = 0; }
 bsr_status bsr_cuda_mv_fill(bsr_context *ctx, bsr_multivec *X, double value) { (void)ctx; (void)X; (void)value; return NODEV("multivector fill"); }
 bsr_status bsr_cuda_mv_copy(bsr_context *ctx, bsr_multivec *Y, const bsr_multivec *X) { (void)ctx; (void)Y; (void)X; return NODEV("multivector copy"); }
 bsr_status bsr_cuda_mv_scale(bsr_context *ctx, bsr_multivec *X, const double *a) { (void)ctx; (void)X; (void)a; return NODEV("multivector scale"); }
