@@ -52,13 +52,13 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
     bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
     if (!d->auto_j[kk]) {
         /* J = 5: one group at k = 5, two at k = 9 (H100: b=4 k=9 67.6% of
-         * copy against 62.6% at J = 3; J = 8, 9 lost everywhere); 512
-         * threads only for layout V on the sliced copy (its 128-register
-         * instantiation: b = 5, k = 5, 6) */
+         * copy against 62.6% at J = 3; J = 8, 9 lost everywhere); 64 and
+         * 512 threads only on the sliced copy (512: layout V's 128-register
+         * build, b = 5, k = 5, 6; 128 beat 256 at almost every point) */
         int sliced = 0;
         BSR_TRY(bsr_spmm_sell_prepare(ctx, A, &sliced));
         static const int Js[] = {1, 2, 3, 4, 5, 11, 12, 13, 14, 15, 21, 22, 23, 24, 25, 31, 32, 33, 34, 35},
-                         Ts[] = {128, 256, 512};
+                         Ts[] = {64, 128, 256, 512};
         size_t bytes = (size_t)A->nbrows * A->b * k * bsr_precision_size(A->prec);
         void *scr;
         BSR_TRY(bsr_cuda_scratch(ctx, bytes > 0 ? bytes : 8, &scr));
@@ -69,11 +69,11 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
         float best = 1e30f;
         bsr_status s = BSR_OK;
         for (int a = 0; a < (int)(sizeof Js / sizeof Js[0]) && s == BSR_OK; a++)
-            for (int b = 0; b < 3 && s == BSR_OK; b++) {
+            for (int b = 0; b < 4 && s == BSR_OK; b++) {
                 const int Jv = Js[a] % 10, V = Js[a] > 10 && Js[a] < 30;
                 if ((Jv > 1 && Jv > kk) || (V && !ROWV_FITS(A->b, Jv)) || (Js[a] > 30 && !SELLC_FITS(A->b, Jv))) continue;
                 if ((Js[a] > 20) != (sliced != 0) && Js[a] > 10) continue; /* layout V on one copy only */
-                if (Ts[b] > 256 && (Js[a] < 21 || Js[a] > 25)) continue;
+                if ((Ts[b] < 128 && Js[a] < 21) || (Ts[b] > 256 && (Js[a] < 21 || Js[a] > 25))) continue;
                 float ms = 0;
                 s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);
                 if (s == BSR_OK && (ce = cudaEventRecord(e0, ctx->cuda->stream)) != cudaSuccess) s = bsr_cuda_fail(ce, "cudaEventRecord", __FILE__, __LINE__);
