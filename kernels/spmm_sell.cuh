@@ -34,19 +34,27 @@ template <typename T> struct sell_pair;
 template <> struct sell_pair<double> { typedef double2 type; };
 template <> struct sell_pair<float> { typedef float2 type; };
 
-/* Row r of a block (B values, as doubles), from the entry group at g, lane l.
+/* A(r, c) of the lane whose pairs start at g2 = group + 2l and whose odd
+ * column sits at g1 = group + l: r, c compile-time, so every load of a block
+ * is a constant offset from two per-block pointers. */
+template <typename T, int B>
+__device__ __forceinline__ const T *sell_at(const T *g2, const T *g1, int r, int c)
+{
+    return (c < 2 * (B / 2) ? g2 : g1) + sell_off(B, r, c, 0);
+}
+
+/* Row r of a block (B values, as doubles), pairs with one load each.
  * (Loads that skip L1 for A measured no faster: bench/RESULTS.md.) */
 template <typename T, int B>
-__device__ __forceinline__ void sell_ld_row(const T *g, int r, int l, double *v)
+__device__ __forceinline__ void sell_ld_row(const T *g2, const T *g1, int r, double *v)
 {
     typedef typename sell_pair<T>::type P;
-    const T *q = g + r * B * SELL_C;
 #pragma unroll
     for (int h = 0; h < B / 2; h++) {
-        const P t = __ldg((const P *)(q + h * 2 * SELL_C + 2 * l));
+        const P t = __ldg((const P *)sell_at<T, B>(g2, g1, r, 2 * h));
         v[2 * h] = (double)t.x; v[2 * h + 1] = (double)t.y;
     }
-    if constexpr (B % 2) v[B - 1] = (double)__ldg(q + (B - 1) * SELL_C + l);
+    if constexpr (B % 2) v[B - 1] = (double)__ldg(sell_at<T, B>(g2, g1, r, B - 1));
 }
 
 /* The J values of X at xb (columns jb.. of one scalar row), jn of them valid;
@@ -77,7 +85,7 @@ template <typename T, int B, int J, bool COL, bool PX>
 __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const int *__restrict__ scol,
                                            const T *__restrict__ sval, const T *__restrict__ xb0, double (*acc)[J])
 {
-    const T *gv = sval + (size_t)e * B * B;
+    const T *gv = sval + (size_t)e * B * B, *g2 = gv + 2 * l, *g1 = gv + l;
     const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
     if constexpr (COL) {
 #pragma unroll
@@ -85,7 +93,7 @@ __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const in
             double xv[J], av[B];
             sell_ld_x<T, J, PX>(xb + c * k, jn, xv);
 #pragma unroll
-            for (int r = 0; r < B; r++) av[r] = (double)__ldg(gv + sell_off(B, r, c, l));
+            for (int r = 0; r < B; r++) av[r] = (double)__ldg(sell_at<T, B>(g2, g1, r, c));
 #pragma unroll
             for (int r = 0; r < B; r++)
 #pragma unroll
@@ -98,7 +106,7 @@ __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const in
 #pragma unroll
         for (int r = 0; r < B; r++) {
             double av[B];
-            sell_ld_row<T, B>(gv, r, l, av);
+            sell_ld_row<T, B>(g2, g1, r, av);
 #pragma unroll
             for (int c = 0; c < B; c++)
 #pragma unroll
