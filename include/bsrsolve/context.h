@@ -52,7 +52,12 @@ int bsr_device_count(void);
 /* ---- device residency ---------------------------------------------------- */
 /* Create (first call) or refresh (values only, after bsr_matrix_set_values;
  * the pattern of a matrix never changes) the device mirror of A.  No-op on
- * a CPU context or when the mirror is current. */
+ * a CPU context or when the mirror is current.  The first GPU product with A
+ * adds a second, sliced copy of its values (32 block rows side by side: the
+ * layout the fastest SpMM kernels read), about A's size again; it follows
+ * later refreshes and is left out (the BSR kernels then run, with the same
+ * results) where a few very long rows would pad it past twice A's blocks or
+ * the device has no memory for it. */
 bsr_status bsr_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 /* Nonzero when A has a current device mirror. */
 int bsr_matrix_on_device(const bsr_matrix *A);
@@ -88,9 +93,10 @@ bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k);
 /* Nonzero when the kernel gives bit-identical results run to run. */
 int bsr_kernel_deterministic(bsr_kernel k);
 /* The kernel AUTO runs for A with k vectors on ctx's backend.  On CUDA it is
- * "rowj" (one thread per scalar row and group of vectors), whose vectors per thread and threads per block AUTO picks by a short
- * on-device trial at the first product with A for each k (cached in A's
- * device mirror; uses a Y-sized scratch).  All candidates sum in the same
+ * "rowj" (one thread per scalar row and group of vectors), whose vectors per thread, layout (BSR or the sliced copy,
+ * bsr_matrix_upload) and threads per block AUTO picks by a short on-device
+ * trial at the first product with A for each k (cached in A's device mirror;
+ * uses a Y-sized scratch).  All candidates sum in the same
  * order, so AUTO is deterministic bit for bit whatever it picks. */
 bsr_kernel bsr_kernel_auto(const bsr_context *ctx, const bsr_matrix *A, int k);
 
