@@ -8,17 +8,17 @@ BSR_FOR_EACH_B(ROWJ_DECL)
 #undef ROWJ_DECL
 
 /* Vectors per thread (J code) for a chunk of kk vectors: layout V on the
- * sliced copy with one vector a thread at kk <= 2, two above (H100 sweeps,
- * bench/RESULTS.md: within a few points of the best candidate at b = 4, 5).
- * AUTO does not use the rule: it times the candidates.  BSR_ROWJ_J (1..5,
- * 11..15, 21..25, 31..35) overrides it. */
+ * sliced copy with one vector a thread at kk <= 2, two at kk <= 4, three
+ * above: AUTO's usual picks at b = 4, 5 on the H100 (bench/RESULTS.md, issue
+ * 22 (c)).  AUTO does not use the rule: it times the candidates.  BSR_ROWJ_J
+ * (1..5, 11..15, 21..25, 31..35) overrides it. */
 int bsr_spmm_rowj_cols(int b, int kk)
 {
     static int env_j = -1; /* sweep knob, read once (README, "Environment variables") */
     if (env_j < 0) env_j = getenv("BSR_ROWJ_J") ? atoi(getenv("BSR_ROWJ_J")) : 0;
     if (rowj_valid(env_j)) return env_j;
     (void)b;
-    return kk <= 2 ? 21 : 22;
+    return kk <= 2 ? 21 : kk <= 4 ? 22 : 23;
 }
 
 bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
