@@ -64,14 +64,20 @@ static int *slice_offsets(const bsr_matrix *A, int ns)
 }
 
 /* The pattern part: slice offsets and column indices; -1 in d->sell where
- * the copy is not kept. */
+ * the copy is not kept.  It is kept only while as much device memory stays
+ * free after it as it takes itself: a faster product must not make a solve
+ * that fits (factors, Krylov vectors allocated later) run out of memory. */
 static bsr_status sell_pattern(bsr_context *ctx, const bsr_matrix *A, bsr_dev_matrix *d)
 {
     const int n = A->nbrows, ns = (n + SELL_C - 1) / SELL_C;
     bsr_spmm_sell_release(d); /* what a failed earlier try left */
+    size_t mfree = 0, mtotal = 0;
+    CU_TRY(cudaMemGetInfo(&mfree, &mtotal));
     int *sp = slice_offsets(A, ns);
     if (!sp) { d->sell = -1; return BSR_OK; }
     const size_t tot = (size_t)sp[ns], vb = tot * A->b * A->b * bsr_precision_size(A->prec);
+    const size_t need = vb + sizeof(int) * (tot + ns + 1);
+    if (mfree < 2 * need) { free(sp); d->sell = -1; return BSR_OK; }
     cudaError_t e = bsr_cu_malloc(&d->sptr, sizeof(int) * ((size_t)ns + 1));
     if (e == cudaSuccess) e = bsr_cu_malloc(&d->scol, sizeof(int) * (tot ? tot : 1));
     if (e == cudaSuccess) e = bsr_cu_malloc(&d->sval, vb ? vb : 8);

@@ -57,7 +57,7 @@ int bsr_device_count(void);
  * layout the fastest SpMM kernels read), about A's size again; it follows
  * later refreshes and is left out (the BSR kernels then run, with the same
  * results) where a few very long rows would pad it past twice A's blocks or
- * the device has no memory for it. */
+ * where it would leave less device memory free than it takes. */
 bsr_status bsr_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 /* Nonzero when A has a current device mirror. */
 int bsr_matrix_on_device(const bsr_matrix *A);
