@@ -221,8 +221,8 @@ static void test_determinism(void)
     bsr_problem_free(&P);
 }
 
-/* The sync-free kernel's tuning variants (BSR_TRSV_PERSIST 0/1/2, TEAM,
- * WIDE, GRAB, SLEEP, PIPE, PAIR, RR: see kernels/trsv_level.cu) against the CPU solves, on random b = 1, 4,
+/* The sync-free kernel's tuning variants (bsr_trsv_tuning: persist 0/1/2,
+ * team, wide, grab, sleep, pipe, pair, rr; see kernels/trsv_level.cuh) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
  * renumber storage and full; the schedules of one lane layout (PERSIST) must
  * give identical bits, since each row is summed in the same order.  Quick:
@@ -284,15 +284,17 @@ static void test_variants(void)
                              * 6, 7: pipelined with chunks by ticket / round robin whatever the team size
                              * (by default round robin for teams of 16 or 32 lanes) */
                             for (int ps = 0; ps < 8; ps++) {
-                                char pv[2] = {(char)('0' + (ps < 3 ? ps : 2)), 0};
-                                setenv("BSR_TRSV_PERSIST", pv, 1);
-                                setenv("BSR_TRSV_PIPE", ps == 4 ? "0" : "", 1);
-                                setenv("BSR_TRSV_PAIR", ps == 5 ? "0" : "", 1);
-                                setenv("BSR_TRSV_RR", ps == 6 ? "0" : ps == 7 ? "1" : "", 1);
-                                setenv("BSR_TRSV_GRAB", ps == 3 ? "4" : "", 1);
-                                setenv("BSR_TRSV_SLEEP", ps == 3 ? "0" : "", 1);
-                                setenv("BSR_TRSV_TEAM", teams[t], 1);
-                                setenv("BSR_TRSV_WIDE", wides[w], 1);
+                                /* the kernels' tuning (bsr_trsv_set_tuning: they read no
+                                 * environment; -1 keeps a rule) */
+                                const bsr_trsv_tuning tu = {.team = t ? atoi(teams[t]) : -1,
+                                                            .persist = ps < 3 ? ps : 2,
+                                                            .wide = atoi(wides[w]),
+                                                            .grab = ps == 3 ? 4 : -1,
+                                                            .sleep = ps == 3 ? 0 : -1,
+                                                            .pipe = ps == 4 ? 0 : -1,
+                                                            .pair = ps == 5 ? 0 : -1,
+                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1};
+                                bsr_trsv_set_tuning(&tu);
                                 bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
                                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
                                 BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
@@ -312,14 +314,7 @@ static void test_variants(void)
                     bsr_multivec_destroy(X);
                     bsr_multivec_destroy(R);
                 }
-            unsetenv("BSR_TRSV_PERSIST");
-            unsetenv("BSR_TRSV_TEAM");
-            unsetenv("BSR_TRSV_WIDE");
-            unsetenv("BSR_TRSV_GRAB");
-            unsetenv("BSR_TRSV_SLEEP");
-            unsetenv("BSR_TRSV_PIPE");
-            unsetenv("BSR_TRSV_PAIR");
-            unsetenv("BSR_TRSV_RR");
+            bsr_trsv_set_tuning(NULL);
             bsr_gpu_ilu_destroy(G);
             bsr_ilu_destroy(F);
         }
