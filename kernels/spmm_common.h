@@ -12,6 +12,32 @@ template <typename T> __device__ __forceinline__ void spmm_put(T *y, double acc,
     *y = beta == 0 ? (T)v : (T)(v + beta * (double)*y);
 }
 
+/* Layout V (a thread: one block row, J vectors, B x J accumulators) where
+ * the accumulators fit in registers (BSR and the sliced copy alike). */
+#define ROWV_FITS(B, J) ((B) * (J) <= 25)
+
+/* The B x J accumulators of layout V set to zero, and written out as rows
+ * r of block row i, columns j0 + jb .. (jn of the J valid). */
+template <int B, int J> __device__ __forceinline__ void rowv_zero(double (*acc)[J])
+{
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+}
+template <typename T, int B, int J>
+__device__ __forceinline__ void rowv_put(T *y, int i, int k, int j0, int jb, int jn, double (*acc)[J], double alpha,
+                                         double beta)
+{
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+        for (int jj = 0; jj < J; jj++)
+            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
+    }
+}
+
 /* ROWJ's J codes: 1..5 the r-split layout, 11..15 layout V with J - 10
  * vectors, 21..25 layout V on the sliced copy, 31..35 its column walk
  * (kernels/spmm_rowj.cuh, spmm_sell.cuh). */

@@ -108,10 +108,7 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
     if (lr >= R || i >= nbrows) return;
     int jb = g * J, jn = kk - jb < J ? kk - jb : J;
     double acc[B][J];
-#pragma unroll
-    for (int r = 0; r < B; r++)
-#pragma unroll
-        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    rowv_zero<B, J>(acc);
     const T *xb0 = x + j0 + jb;
     int p1 = __ldg(rowptr + i + 1);
     for (int p = __ldg(rowptr + i); p < p1; p++) {
@@ -133,24 +130,14 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
                 for (int jj = 0; jj < J; jj++) acc[r][jj] += av[c] * xv[c][jj];
         }
     }
-#pragma unroll
-    for (int r = 0; r < B; r++) {
-        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
-#pragma unroll
-        for (int jj = 0; jj < J; jj++)
-            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
-    }
+    rowv_put<T, B, J>(y, i, k, j0, jb, jn, acc, alpha, beta);
 }
-
-/* Layout V only where its B x J accumulators fit in registers. */
-#define ROWV_FITS(B, J) ((B) * (J) <= 25)
 
 template <typename T, int B>
 static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, const T *x, double beta, T *y,
                          int k, int j0, int kk, int J, int target)
 {
-    const bsr_dev_matrix *d = bsr_cuda_dmat(A);
-    if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(B, kk);
+    const bsr_dev_matrix *d = bsr_cuda_dmat(A);   /* J: a valid code (bsr_spmm_rowj) */
     if (target <= 0) {
         /* fewer rows per CUDA block when row lengths are very uneven, so one
          * long row holds back fewer threads */

@@ -142,22 +142,13 @@ __device__ __forceinline__ void sell_thread(int nbrows, int k, int j0, int kk, i
     if (lr >= R || i >= nbrows) return;
     const int s = i / SELL_C, l = i - s * SELL_C, jb = g * J, jn = kk - jb < J ? kk - jb : J;
     double acc[B][J];
-#pragma unroll
-    for (int r = 0; r < B; r++)
-#pragma unroll
-        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+    rowv_zero<B, J>(acc);
     const T *xb0 = x + j0 + jb;
     const int len = __ldg(rowptr + i + 1) - __ldg(rowptr + i), e0 = __ldg(sptr + s);
     /* (the column walk without pairs: two copies of its loop spill under the cap) */
     if (!COL && pairs && jn == J) sell_rowsum<T, B, J, COL, true>(len, e0, l, k, jn, scol, sval, xb0, acc);
     else sell_rowsum<T, B, J, COL, false>(len, e0, l, k, jn, scol, sval, xb0, acc);
-#pragma unroll
-    for (int r = 0; r < B; r++) {
-        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
-#pragma unroll
-        for (int jj = 0; jj < J; jj++)
-            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
-    }
+    rowv_put<T, B, J>(y, i, k, j0, jb, jn, acc, alpha, beta);
 }
 
 /* Layout V on the sliced copy; THR caps the registers (512: at most 128).
@@ -184,9 +175,7 @@ sellc_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const i
     sell_thread<T, B, J, true>(nbrows, k, j0, kk, G, R, pairs, rowptr, sptr, scol, sval, alpha, x, beta, y);
 }
 
-/* Layout V where its B x J accumulators fit in registers; the column walk
- * where they stay under its cap. */
-#define SELLV_FITS(B, J) ((B) * (J) <= 25)
+/* The column walk where its accumulators stay under its register cap. */
 #define SELLC_FITS(B, J) ((B) * (J) <= 16)
 
 /* The sliced kernels for J code 21..25 (layout V, J - 20 vectors; 512
@@ -197,7 +186,7 @@ static bool sell_b(cudaStream_t st, const bsr_matrix *A, const bsr_dev_matrix *d
                    double beta, T *y, int k, int j0, int kk, int code, int target)
 {
     const int col = code >= 31, J = code - (col ? 30 : 20);
-    if (col ? !SELLC_FITS(B, J) : !SELLV_FITS(B, J)) return false;
+    if (col ? !SELLC_FITS(B, J) : !ROWV_FITS(B, J)) return false;
     if (col && target > 256) target = 256;
     const int G = (kk + J - 1) / J, R = target / G < 1 ? 1 : target / G;
     const int th = R * G, grid = (int)(((long long)A->nbrows + R - 1) / R);
@@ -209,7 +198,7 @@ static bool sell_b(cudaStream_t st, const bsr_matrix *A, const bsr_dev_matrix *d
     case JJ:                                                                                       \
         if (col) {                                                                                 \
             if constexpr (SELLC_FITS(B, JJ)) sellc_kernel<T, B, JJ><<<grid, th, 0, st>>>(SELL_ARGS); \
-        } else if constexpr (SELLV_FITS(B, JJ)) {                                                   \
+        } else if constexpr (ROWV_FITS(B, JJ)) {                                                   \
             if (target > 256) sellv_kernel<T, B, JJ, 512><<<grid, th, 0, st>>>(SELL_ARGS);         \
             else sellv_kernel<T, B, JJ, 256><<<grid, th, 0, st>>>(SELL_ARGS);                      \
         }                                                                                          \
