@@ -75,18 +75,18 @@ __device__ __forceinline__ void sell_ld_x(const T *xb, int jn, double *xv)
     }
 }
 
-/* acc += the products of the p-th block of block row i (slice s, lane l)
- * with the vectors at xb0: layout V loads the block's B x J values of X,
+/* acc += the products of the p-th block of block row i (slice s, lane l,
+ * block column col) with the vectors at xb0: layout V loads the block's B x J values of X,
  * then A row by row; COL walks column by column (J values of X and A(:, c):
  * fewer live values).  Each output sums its blocks in order and each block's
  * columns in order, as every ROWJ kernel does: results are bit-identical to
  * theirs. */
 template <typename T, int B, int J, bool COL, bool PX>
-__device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const int *__restrict__ scol,
-                                           const T *__restrict__ sval, const T *__restrict__ xb0, double (*acc)[J])
+__device__ __forceinline__ void sell_block(int e, int l, int k, int jn, int col, const T *__restrict__ sval,
+                                           const T *__restrict__ xb0, double (*acc)[J])
 {
     const T *gv = sval + (size_t)e * B * B, *g2 = gv + 2 * l, *g1 = gv + l;
-    const T *xb = xb0 + (size_t)__ldg(scol + e + l) * B * k;
+    const T *xb = xb0 + (size_t)col * B * k;
     if constexpr (COL) {
 #pragma unroll
         for (int c = 0; c < B; c++) {
@@ -116,17 +116,28 @@ __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, const in
 }
 
 /* The row's blocks in order.  Layout V keeps its loop rolled (each block's
- * loads are many already; H100: unrolling only raised registers); the
- * register-capped column walk lets the compiler overlap blocks. */
+ * loads are many already; H100: unrolling only raised registers) and loads
+ * the next block's column while this block's X and A are in flight: else
+ * each block waits for two dependent loads in turn, the column and then X
+ * (H100, b = 4 and 5, k = 9: +9-10%).  The register-capped column walk lets
+ * the compiler overlap blocks. */
 template <typename T, int B, int J, bool COL, bool PX>
 __device__ __forceinline__ void sell_rowsum(int len, int e0, int l, int k, int jn, const int *__restrict__ scol,
                                             const T *__restrict__ sval, const T *__restrict__ xb0, double (*acc)[J])
 {
     if constexpr (COL) {
-        for (int p = 0; p < len; p++) sell_block<T, B, J, COL, PX>(e0 + p * SELL_C, l, k, jn, scol, sval, xb0, acc);
+        for (int p = 0; p < len; p++) {
+            const int e = e0 + p * SELL_C;
+            sell_block<T, B, J, COL, PX>(e, l, k, jn, __ldg(scol + e + l), sval, xb0, acc);
+        }
     } else {
+        int next = len > 0 ? __ldg(scol + e0 + l) : 0;
 #pragma unroll 1
-        for (int p = 0; p < len; p++) sell_block<T, B, J, COL, PX>(e0 + p * SELL_C, l, k, jn, scol, sval, xb0, acc);
+        for (int p = 0; p < len; p++) {
+            const int e = e0 + p * SELL_C, col = next;
+            if (p + 1 < len) next = __ldg(scol + e + SELL_C + l);
+            sell_block<T, B, J, COL, PX>(e, l, k, jn, col, sval, xb0, acc);
+        }
     }
 }
 
