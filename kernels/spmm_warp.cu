@@ -120,6 +120,9 @@ bsr_status bsr_spmm_warp(bsr_context *ctx, const bsr_matrix *A, double alpha, co
 static bsr_status cusparse_mm(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                               int x_rowint, double beta, void *ycol, int k)
 {
+    if (A->b == 1)   /* documented: blockDim > 1 only (it answers "invalid value") */
+        return bsr_error(BSR_ERR_UNSUPPORTED, "cuSPARSE SpMM: bsrmv/bsrmm take blocks of 2 x 2 and larger, A has "
+                         "1 x 1 blocks (the ROWJ and AUTO kernels take them)");
     const bsr_dev_matrix *d = bsr_cuda_dmat(A);
     cusparseHandle_t h = ctx->cuda->sparse;
     cusparseMatDescr_t ds = ctx->cuda->descr;

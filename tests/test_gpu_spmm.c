@@ -127,8 +127,9 @@ static void test_kernels_vs_reference(void)
                                 continue;
                             }
                         }
-                        if (kern == BSR_KERNEL_CUSPARSE && s != BSR_OK && b == 1) {
-                            printf("\n  [note] cuSPARSE refused b=1: %s", bsr_last_error());
+                        if (kern == BSR_KERNEL_CUSPARSE && b == 1) {   /* bsrmv/bsrmm: blocks of 2 and more */
+                            CU_ASSERT_EQUAL(s, BSR_ERR_UNSUPPORTED);
+                            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "1 x 1 blocks"));
                             continue;
                         }
                         if (s != BSR_OK) {
@@ -321,7 +322,7 @@ static void test_real_matrices(void)
                     double err = 0;
                     bsr_multivec *Y = NULL;
                     bsr_status s = run_kernel(gpu_kernels[kn], A, k, 1, 0, 3, &err, &Y);
-                    if (s == BSR_ERR_UNSUPPORTED) continue; /* P12 on long rows */
+                    if (s == BSR_ERR_UNSUPPORTED) continue; /* P12 on long rows, cuSPARSE at b = 1 */
                     CU_ASSERT_EQUAL(s, BSR_OK);
                     if (s != BSR_OK) { printf("\n  %s %s: %s", path, bsr_kernel_name(gpu_kernels[kn]), bsr_last_error()); continue; }
                     if (!(err <= (pi ? 1e-5 : 1e-13)))
