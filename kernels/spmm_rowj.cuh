@@ -110,12 +110,10 @@ rowv_kernel(int nbrows, int k, int j0, int kk, int G, int R, const int *__restri
     double acc[B][J];
     rowv_zero<B, J>(acc);
     const T *xb0 = x + j0 + jb;
-    const int p0 = __ldg(rowptr + i), p1 = __ldg(rowptr + i + 1);
-    int next = p0 < p1 ? __ldg(colind + p0) : 0;   /* the next block's column, loaded ahead (spmm_sell.cuh) */
-    for (int p = p0; p < p1; p++) {
+    int p1 = __ldg(rowptr + i + 1);
+    for (int p = __ldg(rowptr + i); p < p1; p++) {
         const T *a = val + (size_t)p * B * B;
-        const T *xb = xb0 + (size_t)next * B * k;
-        if (p + 1 < p1) next = __ldg(colind + p + 1);
+        const T *xb = xb0 + (size_t)__ldg(colind + p) * B * k;
         double xv[B][J];
 #pragma unroll
         for (int c = 0; c < B; c++)

@@ -76,9 +76,9 @@ __device__ __forceinline__ void sell_ld_x(const T *xb, int jn, double *xv)
 }
 
 /* acc += the products of the p-th block of block row i (slice s, lane l,
- * block column col) with the vectors at xb0: layout V loads the block's B x J values of X,
- * then A row by row; COL walks column by column (J values of X and A(:, c):
- * fewer live values).  Each output sums its blocks in order and each block's
+ * block column col) with the vectors at xb0: layout V loads the block's
+ * B x J values of X, then A row by row; COL walks column by column (J values
+ * of X and A(:, c): fewer live values).  Each output sums its blocks in order and each block's
  * columns in order, as every ROWJ kernel does: results are bit-identical to
  * theirs. */
 template <typename T, int B, int J, bool COL, bool PX>
@@ -119,7 +119,8 @@ __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, int col,
  * loads are many already; H100: unrolling only raised registers) and loads
  * the next block's column while this block's X and A are in flight: else
  * each block waits for two dependent loads in turn, the column and then X
- * (H100, k = 9: b = 4 80 -> 89% of copy, b = 5 77 -> 87%).  The
+ * (H100, k = 9: b = 4 80 -> 89% of copy, b = 5 77 -> 87%; the same change
+ * in the BSR layout V lost up to 11 points: bench/RESULTS.md).  The
  * register-capped column walk lets the compiler overlap blocks. */
 template <typename T, int B, int J, bool COL, bool PX>
 __device__ __forceinline__ void sell_rowsum(int len, int e0, int l, int k, int jn, const int *__restrict__ scol,
