@@ -83,7 +83,8 @@ typedef enum {
      * (named "p11", "p12", "p13", "p14", "warp", "rowj" by bsr_kernel_name) */
     BSR_KERNEL_CUSPARSE = 9, /* CUDA: cuSPARSE bsrmv (k = 1) / bsrmm (through a
                                 column-major scratch copy of Y; not deterministic
-                                by contract) */
+                                by contract; blocks of 2 x 2 and larger: b = 1 is
+                                BSR_ERR_UNSUPPORTED) */
     BSR_KERNEL_COUNT = 10
 } bsr_kernel;
 /* Short name ("auto", "s1", "omp", "p11", ..., "warp", "rowj", "cusparse"). */
