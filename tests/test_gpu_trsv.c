@@ -34,14 +34,6 @@ static uint64_t seed_counter = 1000;
 static double tol_of(int mode) { return mode == MODE_DOUBLE ? 1e-10 : 2e-3; }
 static const char *what_name[] = {"L", "U", "apply"};
 
-/* The host reference of `what` (0: L, 1: U, 2: the whole preconditioner) on X, into R. */
-static void host_ref(const bsr_ilu *F, const bsr_ilu_factors *f, int what, const bsr_multivec *X, bsr_multivec *R)
-{
-    if (what == 0) BSR_ASSERT_OK(bsr_trsv_lower(f->L, NULL, X, R));
-    else if (what == 1) BSR_ASSERT_OK(bsr_trsv_upper(f->U, NULL, X, R));
-    else BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-}
-
 /* A copy of factor M with every value moved by a relative delta, random signs. */
 static bsr_matrix *perturbed(const bsr_matrix *M, double delta)
 {
@@ -71,6 +63,13 @@ static void host_chain(const bsr_matrix *L, const bsr_matrix *U, int what, const
     BSR_ASSERT_OK(bsr_trsv_lower(L, NULL, X, T));
     BSR_ASSERT_OK(bsr_trsv_upper(U, NULL, T, R));
     bsr_multivec_destroy(T);
+}
+
+/* The host reference of `what` (0: L, 1: U, 2: the whole preconditioner) on X, into R. */
+static void host_ref(const bsr_ilu *F, const bsr_ilu_factors *f, int what, const bsr_multivec *X, bsr_multivec *R)
+{
+    if (what == 2) BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+    else host_chain(f->L, f->U, what, X, R);
 }
 
 /* Tolerance of the comparisons of `what` with the host reference: tol_of(mode),
