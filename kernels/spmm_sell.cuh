@@ -78,9 +78,9 @@ __device__ __forceinline__ void sell_ld_x(const T *xb, int jn, double *xv)
 /* acc += the products of the p-th block of block row i (slice s, lane l,
  * block column col) with the vectors at xb0: layout V loads the block's
  * B x J values of X, then A row by row; COL walks column by column (J values
- * of X and A(:, c): fewer live values).  Each output sums its blocks in order and each block's
- * columns in order, as every ROWJ kernel does: results are bit-identical to
- * theirs. */
+ * of X and A(:, c): fewer live values).  Each output sums its blocks in order
+ * and each block's columns in order, as every ROWJ kernel does: results are
+ * bit-identical to theirs. */
 template <typename T, int B, int J, bool COL, bool PX>
 __device__ __forceinline__ void sell_block(int e, int l, int k, int jn, int col, const T *__restrict__ sval,
                                            const T *__restrict__ xb0, double (*acc)[J])

@@ -72,43 +72,49 @@ static void host_ref(const bsr_ilu *F, const bsr_ilu_factors *f, int what, const
     else host_chain(f->L, f->U, what, X, R);
 }
 
-/* Tolerance of the comparisons of `what` with the host reference: tol_of(mode),
- * or more where the factors amplify rounding so much that no other summation
- * order (nor float factors) can agree with the reference that closely.  A
- * triangular solve's rounding is a relative perturbation of the factors'
- * values of a few units of roundoff (its backward error), so the amplification
- * is measured as how far the host solves move, per unit, when every factor
- * value moves by a relative delta with random signs; the comparison allows 100
- * x amplification x the factors' unit roundoff.  (The nested-dissection ILU(0)
- * factors of the FIDAP matrices e05r0000 and fasp_e05r0500 amplify by 1e15 and
- * more: there no digit of the result is determined, and the check says only
- * that it is finite, and prints so.) */
-static double tol_measured(const bsr_ilu_factors *f, int what, int mode, int64_t n, const char *name,
-                           const char *order)
+/* Tolerances of the comparisons with the host reference, tol[what] (0: L,
+ * 1: U, 2: the whole preconditioner): tol_of(mode), or more where the factors
+ * amplify rounding so much that no other summation order (nor float factors)
+ * can agree with the reference that closely.  A triangular solve's rounding is
+ * a relative perturbation of the factors' values of a few units of roundoff
+ * (its backward error), so the amplification is measured as how far the host
+ * solves move, per unit, when every factor value moves by a relative delta
+ * with random signs; the comparison allows 100 x amplification x the factors'
+ * unit roundoff.  (The nested-dissection ILU(0) factors of the FIDAP matrices
+ * e05r0000 and fasp_e05r0500 amplify by 1e15 and more: there no digit of the
+ * result is determined, and the check says only that it is finite, and prints
+ * so.) */
+static void tols_measured(const bsr_ilu_factors *f, int mode, int64_t n, const char *name, const char *order,
+                          double tol[3])
 {
     const bsr_precision p = mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE;
     const double delta = p == BSR_DOUBLE ? 1e-10 : 1e-4, u = mode == MODE_DOUBLE ? 0x1p-53 : 0x1p-24;
     bsr_matrix *Lp = perturbed(f->L, delta), *Up = perturbed(f->U, delta);
-    bsr_multivec *X = NULL, *R = NULL, *Rp = NULL;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, p));
-    BSR_ASSERT_OK(bsr_multivec_create(&R, n, 1, p));
-    BSR_ASSERT_OK(bsr_multivec_create(&Rp, n, 1, p));
-    BSR_ASSERT_OK(bsr_multivec_random(X, seed_counter++));
-    host_chain(f->L, f->U, what, X, R);
-    host_chain(Lp, Up, what, X, Rp);
-    const double amp = bsr_test_max_rel_err(Rp, R) / delta, t = 100 * amp * u;
-    bsr_multivec_destroy(X); bsr_multivec_destroy(R); bsr_multivec_destroy(Rp);
-    bsr_matrix_destroy(Lp); bsr_matrix_destroy(Up);
-    if (!(t > tol_of(mode))) return tol_of(mode);
-    if (t >= 1 || amp * delta > 1e-2) {   /* no digit determined (or beyond the linear response) */
-        printf("\n  [note] %s %s %s %s: the host solves amplify rounding in the factors %.2g-fold: "
-               "the result is determined to no digit, checked finite only\n", name, order, mode_name[mode],
-               what_name[what], amp);
-        return INFINITY;
+    for (int what = 0; what < 3; what++) {
+        bsr_multivec *X = NULL, *R = NULL, *Rp = NULL;
+        BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, p));
+        BSR_ASSERT_OK(bsr_multivec_create(&R, n, 1, p));
+        BSR_ASSERT_OK(bsr_multivec_create(&Rp, n, 1, p));
+        BSR_ASSERT_OK(bsr_multivec_random(X, seed_counter++));
+        host_chain(f->L, f->U, what, X, R);
+        host_chain(Lp, Up, what, X, Rp);
+        const double amp = bsr_test_max_rel_err(Rp, R) / delta, t = 100 * amp * u;
+        bsr_multivec_destroy(X); bsr_multivec_destroy(R); bsr_multivec_destroy(Rp);
+        tol[what] = tol_of(mode);
+        if (!(t > tol_of(mode))) continue;
+        if (t >= 1 || amp * delta > 1e-2) {   /* no digit determined (or beyond the linear response) */
+            printf("\n  [note] %s %s %s %s: the host solves amplify rounding in the factors %.2g-fold: "
+                   "the result is determined to no digit, checked finite only\n", name, order, mode_name[mode],
+                   what_name[what], amp);
+            tol[what] = INFINITY;
+        } else {
+            printf("\n  [note] %s %s %s %s: the host solves amplify rounding in the factors %.2g-fold: compared to "
+                   "%.2g\n", name, order, mode_name[mode], what_name[what], amp, t);
+            tol[what] = t;
+        }
     }
-    printf("\n  [note] %s %s %s %s: the host solves amplify rounding in the factors %.2g-fold: compared to %.2g\n",
-           name, order, mode_name[mode], what_name[what], amp, t);
-    return t;
+    bsr_matrix_destroy(Lp);
+    bsr_matrix_destroy(Up);
 }
 
 /* Every kernel and k on the ILU(0) of A under ordering `ord`, precision `mode`;
@@ -135,7 +141,7 @@ static void check_factors(const char *name, const bsr_matrix *A0, int oi, int mo
     const int64_t n = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
     const bsr_precision vp = mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE;
     double tol[3];
-    for (int w = 0; w < 3; w++) tol[w] = tol_measured(&f, w, mode, n, name, order_name[oi]);
+    tols_measured(&f, mode, n, name, order_name[oi], tol);
     for (int c = 0; c < NKC; c++) {
         /* quick: the tree kernels where there is a tree (elsewhere one sequential CUDA block) */
         if (bsr_test_quick() && kcases[c].kernel != BSR_TRSV_LEVEL && orders[oi] != BSR_ORDER_ND) continue;

@@ -94,11 +94,12 @@ bsr_status bsr_kernel_parse(const char *name, bsr_kernel *k);
 /* Nonzero when the kernel gives bit-identical results run to run. */
 int bsr_kernel_deterministic(bsr_kernel k);
 /* The kernel AUTO runs for A with k vectors on ctx's backend.  On CUDA it is
- * "rowj" (one thread per scalar row and group of vectors), whose vectors per thread, layout (BSR or the sliced copy,
- * bsr_matrix_upload) and threads per block AUTO picks by a short on-device
- * trial at the first product with A for each k (cached in A's device mirror;
- * uses a Y-sized scratch).  All candidates sum in the same
- * order, so AUTO is deterministic bit for bit whatever it picks. */
+ * "rowj" (one thread per scalar row and group of vectors), whose vectors per
+ * thread, layout (BSR or the sliced copy, bsr_matrix_upload) and threads per
+ * block AUTO picks by a short on-device trial at the first product with A for
+ * each k (cached in A's device mirror; uses a Y-sized scratch).  All
+ * candidates sum in the same order, so AUTO is deterministic bit for bit
+ * whatever it picks. */
 bsr_kernel bsr_kernel_auto(const bsr_context *ctx, const bsr_matrix *A, int k);
 
 /* Y = alpha*A*X + beta*Y on ctx's backend with the given kernel (beta == 0:
