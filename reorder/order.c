@@ -17,6 +17,7 @@ void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
      * gives leaves 6x apart for ~2 points less border (stencil3d:64) */
     o->ufactor = kind == BSR_ORDER_ND ? 30 : 0;
     o->nsm = 0;
+    o->sepcolor = kind == BSR_ORDER_ND;
 }
 
 /* Short name of an ordering kind ("natural", "rcm", ...). */
@@ -82,10 +83,11 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
             else if (!strcmp(opts, "nseps")) ok = parse_int(v, -1000, 1000, &o->nseps);
             else if (!strcmp(opts, "ufactor")) ok = parse_int(v, -100000, 100000, &o->ufactor);
             else if (!strcmp(opts, "nsm")) ok = parse_int(v, 0, 1 << 20, &o->nsm);
+            else if (!strcmp(opts, "sepcolor")) ok = parse_int(v, 0, 1, &o->sepcolor);
             *eq = '=';
         }
         if (!ok) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': bad option '%s' "
-                                  "(seed=S, nseps=N, ufactor=U, nsm=M)", spec, opts);
+                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1)", spec, opts);
         opts = next;
     }
     return BSR_OK;

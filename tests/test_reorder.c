@@ -260,6 +260,91 @@ static void test_nd_grids(void)
     CU_ASSERT_EQUAL(bsr_nd_auto_depth(1 << 24, 132), 12);
 }
 
+/* Runs into which the own rows of every separator (leaves excluded) split
+ * when read in order, a run ending where a row lies within distance 2 (in
+ * A's symmetrized graph) of a row of the run; the most of any separator. */
+static int separator_runs(const bsr_matrix *A, const bsr_ordering *o)
+{
+    const int n = bsr_matrix_nbrows(A);
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    /* symmetrized adjacency as a dense-ish check: i and j within distance 2 */
+    int *run = malloc(sizeof(int) * (size_t)n), worst = 0;
+    for (int i = 0; i < n; i++) run[i] = -1;
+    for (int q = 0; q < o->nnodes; q++) {
+        const bsr_tree_node *t = &o->nodes[q];
+        if (t->child[0] < 0 || t->last - t->sep_first < 2) continue;
+        int runs = 1;
+        for (int k = t->sep_first; k < t->last; k++) {
+            const int u = o->perm[k];
+            int clash = 0;
+            /* u's neighbours and theirs (A is structurally symmetric here) */
+            for (int p = rp[u]; p < rp[u + 1] && !clash; p++) {
+                const int w = ci[p];
+                if (w != u && run[w] == runs) clash = 1;
+                for (int r = rp[w]; r < rp[w + 1] && !clash; r++)
+                    if (ci[r] != u && run[ci[r]] == runs) clash = 1;
+            }
+            if (clash) runs++;
+            run[u] = runs;
+        }
+        for (int k = t->sep_first; k < t->last; k++) run[o->perm[k]] = -1;
+        if (runs > worst) worst = runs;
+    }
+    free(run);
+    return worst;
+}
+
+/* sepcolor: each separator's own rows in the classes of a distance-2
+ * colouring (few runs free of distance-2 pairs; METIS's order has as many
+ * runs as rows nearly), the same tree and rows per node, and ILU2's fill no
+ * longer chains the separators into deep level schedules. */
+static void test_nd_sepcolor(void)
+{
+    bsr_matrix *A = stencil3d(16, 2);
+    bsr_order_options oc, op;
+    bsr_order_options_default(&oc, BSR_ORDER_ND);
+    CU_ASSERT_EQUAL(oc.sepcolor, 1);
+    BSR_ASSERT_OK(bsr_order_parse("nd:auto,sepcolor=0", &op));
+    CU_ASSERT_EQUAL(op.sepcolor, 0);
+    bsr_ordering *c = roundtrip(A, "nd:auto"), *pl = roundtrip(A, "nd:auto,sepcolor=0");
+    CU_ASSERT_EQUAL(c->nnodes, pl->nnodes);
+    int same = 1;
+    for (int q = 0; q < c->nnodes && same; q++) {
+        const bsr_tree_node *a = &c->nodes[q], *b = &pl->nodes[q];
+        same = a->first == b->first && a->sep_first == b->sep_first && a->last == b->last;
+        /* the same rows in each separator, reordered only */
+        long sa = 0, sb = 0;
+        for (int k = a->sep_first; same && k < a->last; k++) { sa += c->perm[k]; sb += pl->perm[k]; }
+        same = same && sa == sb;
+    }
+    CU_ASSERT(same);
+    /* a 7-point stencil's distance-2 neighbourhood has 24 rows: at most 25 classes */
+    const int rc = separator_runs(A, c), rpl = separator_runs(A, pl);
+    CU_ASSERT(rc <= 25);
+    CU_ASSERT(rpl > 2 * rc);
+    bsr_ordering_free(c);
+    bsr_ordering_free(pl);
+    /* ILU2 with fill: L's levels well below those of METIS's separator order */
+    int lv[2];
+    for (int v = 0; v < 2; v++) {
+        bsr_ilu_options io;
+        bsr_ilu_options_default(&io, BSR_ILU2);
+        io.tau1 = 0.05;
+        io.tau2 = 0.0025;
+        io.keep_pattern = 1;
+        io.order.sepcolor = v;
+        bsr_ilu *F = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+        bsr_ilu_factors f;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+        lv[v] = f.lvL->nlevels;
+        bsr_ilu_destroy(F);
+    }
+    CU_ASSERT(3 * lv[1] < 2 * lv[0]);   /* 28 against 54 */
+    if (!(3 * lv[1] < 2 * lv[0])) fprintf(stderr, "\n  ILU2 levels: sepcolor 0 %d, 1 %d\n", lv[0], lv[1]);
+    bsr_matrix_destroy(A);
+}
+
 /* ND on disconnected matrices: empty separators where components split for free. */
 static void test_nd_disconnected(void)
 {
@@ -683,6 +768,7 @@ int main(int argc, char **argv)
         {"permute_vec", test_permute_vec},
         {"nd_grids", test_nd_grids},
         {"nd_disconnected", test_nd_disconnected},
+        {"nd_sepcolor", test_nd_sepcolor},
         {"checker_fails", test_checker_fails},
         {"depth_too_large", test_depth_too_large},
         {"tiny", test_tiny},

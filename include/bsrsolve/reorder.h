@@ -27,6 +27,11 @@ typedef struct {
     int nseps;     /* METIS_OPTION_NSEPS */
     int ufactor;   /* METIS_OPTION_UFACTOR (0 = METIS default) */
     int nsm;       /* multiprocessor count used by depth auto (0 = 132) */
+    int sepcolor;  /* ND: 1 (default) orders each separator's own rows by the
+                      colour classes of a greedy distance-2 colouring, METIS's
+                      order kept within a class; 0 keeps METIS's order.  Fill
+                      (ILUT, ILU2) couples separator rows at distance 2, which
+                      in METIS's order chains them into deep level schedules */
 } bsr_order_options;
 
 /* Fill o with defaults for kind (depth auto, seed 1, nseps METIS default;
@@ -71,7 +76,7 @@ void bsr_ordering_free(bsr_ordering *ord);
 /* Name of an ordering kind ("natural", "rcm", "nd", "metis", "amd", "levels"). */
 const char *bsr_order_kind_name(bsr_order_kind k);
 /* Parse an ordering spec into o: natural | rcm | nd[:auto|:H] | metis | amd,
- * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M (e.g.
+ * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1 (e.g.
  * "nd:auto,seed=3,nsm=114").  BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o);
 /* Depth chosen by ND depth auto for n block rows and nsm multiprocessors
