@@ -181,6 +181,12 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     return BSR_OK;
 }
 
+/* Neighbours of at most this degree pass distance-2 conflicts on.  Through a
+ * hub (a row coupled to thousands) the walk would cost its degree for every
+ * separator row beside it, and the fill through a hub couples all its
+ * neighbours anyway, which no order of them can make parallel. */
+#define ND_COLOR_MAXDEG 256
+
 /* Colours of the rows within distance 2 of u that are coloured already (col[]
  * indexed by the separator-local mark[]), set in used[] to val. */
 static void nd_near_colours(const bsr_graph *G, int u, const int *mark, const int *col, unsigned char *used,
@@ -189,6 +195,7 @@ static void nd_near_colours(const bsr_graph *G, int u, const int *mark, const in
     for (int p = G->xadj[u]; p < G->xadj[u + 1]; p++) {
         const int w = G->adj[p];
         if (mark[w] >= 0 && col[mark[w]] >= 0) used[col[mark[w]]] = val;
+        if (G->xadj[w + 1] - G->xadj[w] > ND_COLOR_MAXDEG) continue;
         for (int r = G->xadj[w]; r < G->xadj[w + 1]; r++) {
             const int x = G->adj[r];
             if (x != u && mark[x] >= 0 && col[mark[x]] >= 0) used[col[mark[x]]] = val;
