@@ -48,6 +48,6 @@ else()
   message(STATUS "bsrsolve: Python package tested with ${_bsr_py}")
   add_test(NAME python COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python.sh)
   set_tests_properties(python PROPERTIES ENVIRONMENT
-    "PYTHON=${_bsr_py};CC=${CMAKE_C_COMPILER};BSR_BUILD=${PROJECT_BINARY_DIR};BSR_SOURCE=${PROJECT_SOURCE_DIR};BSR_REAL_DIR=${PROJECT_SOURCE_DIR}/../shared/matrices/real")
+    "PYTHON=${_bsr_py};CC=${CMAKE_C_COMPILER};BSR_BUILD=${PROJECT_BINARY_DIR};BSR_SOURCE=${PROJECT_SOURCE_DIR};BSR_REAL_DIR=${BSR_REAL_DIR}")
 endif()
 set_tests_properties(python PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
