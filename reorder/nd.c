@@ -187,18 +187,18 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
  * neighbours anyway, which no order of them can make parallel. */
 #define ND_COLOR_MAXDEG 256
 
-/* Colours of the rows within distance 2 of u that are coloured already (col[]
- * indexed by the separator-local mark[]), set in used[] to val. */
-static void nd_near_colours(const bsr_graph *G, int u, const int *mark, const int *col, unsigned char *used,
-                            unsigned char val)
+/* Marks the colours of the rows within distance 2 of u that are coloured
+ * already (col[] indexed by the separator-local mark[]): seen[c] = stamp, a
+ * value no earlier row used, so nothing has to be cleared afterwards. */
+static void nd_near_colours(const bsr_graph *G, int u, const int *mark, const int *col, int *seen, int stamp)
 {
     for (int p = G->xadj[u]; p < G->xadj[u + 1]; p++) {
         const int w = G->adj[p];
-        if (mark[w] >= 0 && col[mark[w]] >= 0) used[col[mark[w]]] = val;
+        if (mark[w] >= 0 && col[mark[w]] >= 0) seen[col[mark[w]]] = stamp;
         if (G->xadj[w + 1] - G->xadj[w] > ND_COLOR_MAXDEG) continue;
         for (int r = G->xadj[w]; r < G->xadj[w + 1]; r++) {
             const int x = G->adj[r];
-            if (x != u && mark[x] >= 0 && col[mark[x]] >= 0) used[col[mark[x]]] = val;
+            if (x != u && mark[x] >= 0 && col[mark[x]] >= 0) seen[col[mark[x]]] = stamp;
         }
     }
 }
@@ -220,21 +220,22 @@ static bsr_status nd_color_separators(const bsr_graph *G, const bsr_tree_node *n
         if (m > maxsep) maxsep = m;
     }
     if (maxsep < 2) return BSR_OK;
-    /* a row's colour is at most the rows before it: maxsep + 1 classes */
-    int *col = bsr_malloc(sizeof(int) * ((size_t)3 * maxsep + 2), "separator colours");
-    unsigned char *used = bsr_calloc((size_t)maxsep + 1, 1, "separator colour marks");
-    if (!col || !used) { free(col); free(used); return BSR_ERR_NOMEM; }
-    int *cnt = col + maxsep, *tmp = cnt + maxsep + 2;
+    /* a row's colour is at most the rows before it: maxsep + 1 classes;
+     * seen: the stamp (rows coloured so far, + 1) of the last row that met
+     * each colour near it */
+    int *col = bsr_malloc(sizeof(int) * ((size_t)4 * maxsep + 3), "separator colours");
+    if (!col) return BSR_ERR_NOMEM;
+    int *cnt = col + maxsep, *tmp = cnt + maxsep + 2, *seen = tmp + maxsep, stamp = 0;
+    for (int c = 0; c <= maxsep; c++) seen[c] = 0;
     for (int q = 0; q < nnodes; q++) {
         const int f = nodes[q].sep_first, m = nodes[q].last - f;
         if (m < 2 || nodes[q].child[0] < 0) continue;
         int *vs = perm + f, nc = 0;
         for (int k = 0; k < m; k++) { mark[vs[k]] = k; col[k] = -1; }
         for (int k = 0; k < m; k++) {
-            nd_near_colours(G, vs[k], mark, col, used, 1);
+            nd_near_colours(G, vs[k], mark, col, seen, ++stamp);
             int c = 0;
-            while (used[c]) c++;
-            nd_near_colours(G, vs[k], mark, col, used, 0);
+            while (seen[c] == stamp) c++;
             col[k] = c;
             if (c + 1 > nc) nc = c + 1;
         }
@@ -246,7 +247,6 @@ static bsr_status nd_color_separators(const bsr_graph *G, const bsr_tree_node *n
         for (int k = 0; k < m; k++) { mark[vs[k]] = -1; vs[k] = tmp[k]; }
     }
     free(col);
-    free(used);
     return BSR_OK;
 }
 
