@@ -250,15 +250,14 @@ template <int B, typename TF, typename TV> struct narrow_pre {
 };
 
 /* Load row i's independent data ([s0, s1): the row's blocks, pivot first
- * when upper). */
+ * when upper) in the lane geometry ge.  The geometry is the caller's: a
+ * persistent team builds it once (rebuilt for every row, its two integer
+ * divisions and loop were a third of the row loop's instructions). */
 template <int B, typename TF, typename TV, bool PIV = true>
 __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
                                             const int *__restrict__ colind, const TF *__restrict__ val,
-                                            const TV *x, int k, int TS, int tl, int j0, int kc,
-                                            const narrow_geom *pg = nullptr)
+                                            const TV *x, int k, int tl, const narrow_geom &ge)
 {
-    if (kc == 0) kc = k;
-    const narrow_geom ge = pg ? *pg : narrow_geom(B, k, TS, tl, j0, kc);
     q.i = i;
     if (upper) {
         if (PIV) {
@@ -283,10 +282,9 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
 /* The pivot row of an upper row loaded by narrow_load<.., false> (its blocks
  * start after the pivot, at q.s0). */
 template <int B, typename TF, typename TV>
-__device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF *__restrict__ val, int k, int TS,
-                                             int tl, const narrow_geom *pg = nullptr)
+__device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF *__restrict__ val,
+                                             const narrow_geom &ge)
 {
-    const narrow_geom ge = pg ? *pg : narrow_geom(B, k, TS, tl, 0, k);
     const TF *D = val + (size_t)(q.s0 - 1) * B * B + ge.r * B;
 #pragma unroll
     for (int c = 0; c < B; c++) q.dv[c] = D[c];
@@ -298,11 +296,9 @@ template <int B, typename TF, typename TV, bool WAIT, bool GP = false>
 __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
                                               const int *__restrict__ colind, const TF *__restrict__ val,
                                               TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc,
-                                              unsigned vmask = 0, const narrow_geom *pg = nullptr)
+                                              const narrow_geom &ge, unsigned vmask = 0)
 {
-    if (kc == 0) kc = k;
     if (vmask == 0) vmask = tmask;
-    const narrow_geom ge = pg ? *pg : narrow_geom(B, k, TS, tl, j0, kc);
     const int bk = B * k;
     TV acc = 0;
     TV yv[B];
@@ -380,9 +376,11 @@ __device__ __forceinline__ void team_row(int i, int s0, int s1, int upper, const
                                          int tl, unsigned tmask, TV *sm, int nap, int j0 = 0, int kc = 0)
 {
     if constexpr (MODE == TM_NARROW) {
+        if (kc == 0) kc = k;
+        const narrow_geom ge(B, k, TS, tl, j0, kc);
         narrow_pre<B, TF, TV> q;
-        narrow_load<B, TF, TV>(q, i, s0, s1, upper, colind, val, x, k, TS, tl, j0, kc);
-        narrow_finish<B, TF, TV, WAIT>(q, upper, colind, val, y, k, TS, tl, tmask, nap, j0, kc);
+        narrow_load<B, TF, TV>(q, i, s0, s1, upper, colind, val, x, k, tl, ge);
+        narrow_finish<B, TF, TV, WAIT>(q, upper, colind, val, y, k, TS, tl, tmask, nap, j0, kc, ge);
         return;
     }
     const TF *D = NULL;
@@ -631,13 +629,11 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
      * holds registers (H100, natural 64^3 b=5 k=1: 0.574 vs 0.610 ms L+U; at
      * b=4 it cost: 96^3 0.989-0.994 vs 0.960-0.963) */
     constexpr bool PIV_AHEAD = B <= 4;
-    /* the lane geometry once: rebuilt for every row it cost two integer
-     * divisions and a loop a call, a third of the loop's instructions */
-    const narrow_geom ge(B, k, TS, tl, 0, k);
+    const narrow_geom ge(B, k, TS, tl, 0, k);   /* once: see narrow_load */
     narrow_pre<B, TF, TV> cur, nxt;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n)
-        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, TS, tl, 0, 0, &ge);
+        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, tl, ge);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
     if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pend[p1]; }
     while (c0 < nchunks) { /* warp-uniform */
@@ -645,17 +641,17 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
         if (c1 < nchunks && p1 < n)
-            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, TS, tl, 0, 0, &ge);
+            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge);
         unsigned vmask = tmask;
         if (lvstart) {
             const int q2 = c0 * rpw + (t | 1);   /* the pair's second row */
             if (q2 < n && !lvstart[q2]) vmask = pmask;
         }
-        if (p < n) narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, 0, vmask, &ge);
+        if (p < n) narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge, vmask);
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
-        if (!PIV_AHEAD && UP && c0 < nchunks && p < n) narrow_pivot<B, TF, TV>(cur, val, k, TS, tl, &ge);
+        if (!PIV_AHEAD && UP && c0 < nchunks && p < n) narrow_pivot<B, TF, TV>(cur, val, ge);
         p1 = p2; i1 = i2; a1 = a2; e1 = e2; c1 = c2;
         c2 = c3;
     }
