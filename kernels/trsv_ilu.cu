@@ -246,7 +246,7 @@ __global__ void level_starts(int nl, const int *__restrict__ lp, int n, unsigned
     if (l < nl && lp[l] < n) out[lp[l]] = 1;
 }
 
-/* T->lvstart from T->level_ptr (the pipelined kernel's pair votes). */
+/* T->lvstart from T->level_ptr (the pipelined kernel's level-segment votes). */
 static bsr_status mark_level_starts(bsr_gpu_ilu *G, bsr_trsv_tri *T)
 {
     const int n = T->n, nl = T->nlevels;

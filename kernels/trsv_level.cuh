@@ -591,6 +591,27 @@ team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *_
     }
 }
 
+/* Whether row c + lane of the level order starts a level segment of the
+ * chunk [c, c + 32/TS) (lane 0, a row past n, or a level's first row): the
+ * calling lane's part of level_vmask, loaded a row ahead of the vote. */
+__device__ __forceinline__ bool level_start(const unsigned char *__restrict__ lvstart, int c, int n, int TS)
+{
+    const int lane = threadIdx.x & 31;
+    return lane < 32 / TS && (lane == 0 || c + lane >= n || lvstart[c + lane]);
+}
+
+/* Lanes of the level segment of team t in its chunk (start: level_start of
+ * each lane): the teams from the last segment start at or before t to the
+ * next one after it.  Called by the whole warp. */
+__device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t)
+{
+    const unsigned S = __ballot_sync(0xffffffffu, start) | 1u;   /* bit u: team u starts a segment */
+    const unsigned upto = (2u << t) - 1u;
+    const int lo = 31 - __clz(S & upto), hi = S & ~upto ? __ffs(S & ~upto) - 1 : 32 / TS;
+    const unsigned hib = hi * TS >= 32 ? 0xffffffffu : (1u << (hi * TS)) - 1u;
+    return hib & ~((1u << (lo * TS)) - 1u);
+}
+
 /* Persistent narrow-layout kernel with a row pipeline per team: while a team
  * waits on row R it already holds R+1's independent data (loads in flight),
  * R+2's indices and R+3's chunk, so a row that becomes ready costs the
@@ -613,12 +634,11 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     int t, tl;
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
-    /* lvstart set: teams 2m and 2m+1 poll with one vote when their rows are in
-     * one level (neither reads the other, so the vote cannot deadlock): one
-     * poll loop a pair instead of one a team (H100, 16-lane teams = one loop
-     * a warp: natural 96^3 b=4 k=1 1.239 vs 1.276 ms L+U, 64^3 0.574 vs 0.603).
-     * Tuning pair = 0 turns it off. */
-    const unsigned pmask = 2 * TS == 32 ? 0xffffffffu : (((1u << (2 * TS)) - 1u) << ((t >> 1) * 2 * TS));
+    /* lvstart set: the teams of a warp whose rows are in one level poll with
+     * one vote (none reads another, so the vote cannot deadlock): one poll
+     * loop a level segment of the chunk instead of one a team (H100, 16-lane
+     * teams, pairs of teams: natural 96^3 b=4 k=1 1.239 vs 1.276 ms L+U,
+     * 64^3 0.574 vs 0.603).  Tuning pair = 0 turns it off. */
     const int rpw = 32 / TS, nchunks = (n + rpw - 1) / rpw;
     const int rs = gridDim.x * LS_WARPS, rb = blockIdx.x * LS_WARPS + (threadIdx.x >> 5);
     int c0 = counter ? next_chunk(counter) : rb, c1 = counter ? next_chunk(counter) : rb + rs,
@@ -636,17 +656,15 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, tl, ge);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
     if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pend[p1]; }
+    bool st0 = lvstart && c0 < nchunks && level_start(lvstart, c0 * rpw, n, TS);
     while (c0 < nchunks) { /* warp-uniform */
         const int p2 = c2 * rpw + t;
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
         if (c1 < nchunks && p1 < n)
             narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge);
-        unsigned vmask = tmask;
-        if (lvstart) {
-            const int q2 = c0 * rpw + (t | 1);   /* the pair's second row */
-            if (q2 < n && !lvstart[q2]) vmask = pmask;
-        }
+        const unsigned vmask = lvstart ? level_vmask(st0, TS, t) : tmask;
+        if (lvstart) st0 = c1 < nchunks && level_start(lvstart, c1 * rpw, n, TS);
         if (p < n) narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge, vmask);
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
@@ -843,14 +861,13 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
     return BSR_OK;
 }
 
-/* Pipelined persistent launch (narrow layout).  Teams of 16 or 32 lanes (at
- * most 2 rows a warp) take their chunks round robin, the grid launched
- * cooperatively so that every block is resident (else a warp could wait for
- * a row of a block that never starts; H100, natural k=1, round robin vs
- * tickets: 96^3 b=4 0.956 vs 1.196 ms, 64^3 b=5 0.603 vs 0.715).  Narrower
- * teams take tickets (b = 1, 8 rows a warp: 128^3 1.50 ms by ticket vs
- * 1.64-1.75 round robin, before the gathered poll), and so does a refused
- * cooperative launch.  Tuning rr = 0|1 forces either. */
+/* Pipelined persistent launch (narrow layout).  Teams take their chunks
+ * round robin, the grid launched cooperatively so that every block is
+ * resident (else a warp could wait for a row of a block that never starts;
+ * H100, natural k=1, round robin vs tickets: 96^3 b=4 0.956 vs 1.196 ms,
+ * 64^3 b=5 0.603 vs 0.715; with the level-segment vote also for narrow teams,
+ * 128^3 b=1 1.134 vs 1.365, 100^3 b=2 0.757 vs 0.869).  A refused
+ * cooperative launch takes tickets.  Tuning rr = 0|1 forces either. */
 template <int B, typename TF, typename TV, bool UP>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st)
@@ -859,7 +876,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     const auto kern = team_pipe_kernel<B, TF, TV, UP>;
     BSR_TRY(resident_grid(kern, occ, &nb));
     const unsigned char *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->lvstart : NULL;
-    const int rr = knob(bsr_trsv_tune.rr, TS >= 16);
+    const int rr = knob(bsr_trsv_tune.rr, 1);
     if (coop < 0) {
         int dev = 0, c = 0;
         CU_TRY(cudaGetDevice(&dev));
@@ -954,15 +971,21 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
         return BSR_OK;
     }
     const double mean_len = (double)(T->nnzb - (T->upper ? T->n : 0)) / T->n;
-    int persist = 0, halve = 0;
+    int persist = 0, halve = 0, pipe_rule = 0;
     if (sched == TRSV_S_SYNCFREE) {
         sf_rule(T, B * k, &persist, &halve);
+        pipe_rule = persist == 2;
         const int ep = bsr_trsv_tune.persist;
         if (ep >= 0 && ep <= 2) persist = ep;
     }
     const int forced = team_override();
     int TS = team_size(B * k, mean_len, forced);
     if (halve && !forced && TS > 4 && TS / 2 >= B * k) TS /= 2;
+    /* where the rule picks the pipelined kernel, at least 8 lanes a row (4
+     * rows a warp; H100, natural 128^3 b=1 round robin: 1.000 vs 1.134 ms
+     * with 4 lanes, 8 rows a warp); the same for the other sync-free
+     * schedules, so that every schedule of a triangle sums in one order */
+    if (pipe_rule && !forced && TS < 8) TS = 8;
     const int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
     if (wide == 3) { /* split by vectors: the lanes of one part; the ticket kernel only */
         int nh, kc;

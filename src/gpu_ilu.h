@@ -106,7 +106,7 @@ typedef struct {
     int grab;    /* chunks per ticket in the persistent ticket mode (1..1024) */
     int sleep;   /* ns between polls of a value not yet solved (0..10000) */
     int pipe;    /* 0: the plain persistent kernel for the narrow layout too */
-    int pair;    /* 0: no paired poll in the pipelined kernel */
+    int pair;    /* 0: each team of the pipelined kernel votes alone (no level-segment vote) */
     int rr;      /* pipelined kernel: 1 round robin (cooperative launch), 0 tickets */
 } bsr_trsv_tuning;
 /* Use t for the following solves of this process (NULL: the rules again).

@@ -364,9 +364,9 @@ static void test_variants(void)
                             bsr_multivec *Y0 = NULL;
                             /* 3: persistent by ticket, 4 chunks a ticket, no sleep; 4: persistent
                              * by ticket without the row pipeline; 5: pipelined, every team
-                             * voting alone (by default pairs of teams vote together within a level);
-                             * 6, 7: pipelined with chunks by ticket / round robin whatever the team size
-                             * (by default round robin for teams of 16 or 32 lanes) */
+                             * voting alone (by default the teams of a warp vote together within a level);
+                             * 6, 7: pipelined with chunks by ticket / round robin (by default round
+                             * robin, tickets only when the cooperative launch is refused) */
                             for (int ps = 0; ps < 8; ps++) {
                                 /* the kernels' tuning (bsr_trsv_set_tuning: they read no
                                  * environment; -1 keeps a rule) */
