@@ -8,9 +8,11 @@
 # ILU(0) iteration's fraction of its bandwidth bound are timed tree after tree,
 # ROUNDS times, so that drift of the card shows as spread rather than as a
 # difference; last the GPU suites of each variant (BSR_TEST_QUICK=1 unless
-# FULL_TESTS=1), with the real matrices when REAL names their folder.
+# FULL_TESTS=1), with the real matrices when REAL names their folder; NCU=1
+# adds Nsight Compute's warp-state and scheduler sections of the pipelined
+# kernel (natural 100^3, b = 4) for the first and the last tree.
 # From the repository root, after `. .devdeps/env.sh`:
-#   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [REAL=dir] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
+#   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [REAL=dir] [NCU=1] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
 OUT=${1:?OUT}; shift
 [ $# -ge 2 ] || { echo "usage: sh bench/ab_gpu.sh OUT BASE VARIANT [VARIANT ...]"; exit 2; }
 ROUNDS=${ROUNDS:-2}
@@ -61,6 +63,16 @@ done
 grep -E "^== |level-syncfree" "$OUT/trsv.log" | cut -c1-160 > "$OUT/trsv-summary.txt"
 grep -E "^== |of the bound" "$OUT/solve.log" | cut -c1-220 > "$OUT/solve-summary.txt"
 cat "$OUT/trsv-summary.txt" "$OUT/solve-summary.txt"
+if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
+    for i in 0 $((n - 1)); do
+        timeout -s KILL 240 ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+            -k regex:team_pipe_kernel --launch-skip 2 --launch-count 2 /tmp/ab-$i/bsrsolve bench trsv \
+            --gen stencil3d:100:4 --k 1 --orders natural --kernels level-syncfree --reps 2 > "$OUT/ncu_tree$i.txt" 2>&1
+        echo "ncu tree $i rc=$?"
+        grep -E "team_pipe|Issue Slots Busy|Eligible Warps|No Eligible|Stall|Warp Cycles Per Issued|L2 Hit|DRAM Through" \
+            "$OUT/ncu_tree$i.txt" | head -40
+    done
+fi
 i=1
 while [ $i -lt $n ]; do
     for s in test_gpu_trsv test_gpu_ilu test_solver; do
