@@ -73,6 +73,8 @@ struct bsr_dmatrix {
     int values_bad;     /* the last set_values failed on some rank: the ranks hold a mix of old
                          * and new values, refused by products and solvers until a good one */
     struct bsr_dhalo_buf *buf; /* exchange buffers, by k and backend (dist_spmm.c) */
+    bsr_multivec *px, *py;     /* bsr_dmatrix_spmm's X and Y in the internal row order, kept
+                                * between products of one k and precision */
 };
 
 /* BSR_ERR_VALUE naming fn when A's last set_values failed (the same on
@@ -93,6 +95,8 @@ bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multiv
  * host multivectors of the same shape. */
 bsr_status bsr_dmatrix_permute(const bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y, int to);
 void bsr_dhalo_buf_free(bsr_dmatrix *A);
+/* Free A->px, A->py (bsr_dmatrix_spmm's buffers). */
+void bsr_dmatrix_perm_free(bsr_dmatrix *A);
 
 /* Test hook: when set to n > 0, the n-th local operation of a distributed
  * solve on this rank fails (BSR_ERR_INTERNAL, "injected"); 0: off. */

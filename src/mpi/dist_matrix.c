@@ -367,6 +367,7 @@ void bsr_dmatrix_destroy(bsr_dmatrix *A)
 {
     if (!A) return;
     bsr_dhalo_buf_free(A);
+    bsr_dmatrix_perm_free(A);
     bsr_matrix_destroy(A->Aoo);
     bsr_matrix_destroy(A->Aint);
     bsr_matrix_destroy(A->Aifc);

@@ -228,6 +228,26 @@ bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multiv
     return st;
 }
 
+void bsr_dmatrix_perm_free(bsr_dmatrix *A)
+{
+    bsr_multivec_destroy(A->px);
+    bsr_multivec_destroy(A->py);
+    A->px = A->py = NULL;
+}
+
+/* A->px, A->py for k columns of precision prec: the last product's when
+ * they fit, else new (a product in a loop allocates nothing). */
+static bsr_status perm_buffers(bsr_dmatrix *A, int k, bsr_precision prec)
+{
+    if (A->px && A->px->k == k && A->px->prec == prec) return BSR_OK;
+    bsr_dmatrix_perm_free(A);
+    const int64_t n = (int64_t)A->nrows * A->b;
+    bsr_status st = bsr_multivec_create(&A->px, n, k, prec);
+    if (!st) st = bsr_multivec_create(&A->py, n, k, prec);
+    if (st) bsr_dmatrix_perm_free(A);
+    return st;
+}
+
 bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y)
 {
     BSR_CHECK_ARG(A && X && Y, "bsr_dmatrix_spmm: NULL argument");
@@ -241,16 +261,10 @@ bsr_status bsr_dmatrix_spmm(bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec 
         st = bsr_error(BSR_ERR_ARG, "bsr_dmatrix_spmm: A, X and Y must have the same precision");
     else if (!X->data || !Y->data)
         st = bsr_error(BSR_ERR_ARG, "bsr_dmatrix_spmm: host multivectors expected");
-    bsr_multivec *Xi = NULL, *Yi = NULL;
-    if (!st) st = bsr_multivec_create(&Xi, n, X->k, X->prec);
-    if (!st) st = bsr_multivec_create(&Yi, n, X->k, X->prec);
-    if (!st) st = bsr_dmatrix_permute(A, X, Xi, 1);
-    if ((st = bsr_dist_agree(A->d, st))) goto done;
-    st = bsr_dmatrix_spmm_internal(A, NULL, Xi, Yi, NULL);
-    if (!st) st = bsr_dmatrix_permute(A, Yi, Y, 0);
-    st = bsr_dist_agree(A->d, st);
-done:
-    bsr_multivec_destroy(Xi);
-    bsr_multivec_destroy(Yi);
-    return st;
+    if (!st) st = perm_buffers(A, X->k, X->prec);
+    if (!st) st = bsr_dmatrix_permute(A, X, A->px, 1);
+    if ((st = bsr_dist_agree(A->d, st))) return st;
+    st = bsr_dmatrix_spmm_internal(A, NULL, A->px, A->py, NULL);
+    if (!st) st = bsr_dmatrix_permute(A, A->py, Y, 0);
+    return bsr_dist_agree(A->d, st);
 }

@@ -89,6 +89,9 @@ static int all_ranks(int ok)
     return all;
 }
 
+/* Host allocations made by the last same_product's bsr_dmatrix_spmm. */
+static long spmm_allocs;
+
 /* D X against the serial A X, bit for bit, on rows [r0, r1). */
 static int same_product(bsr_dmatrix *D, const bsr_matrix *A, int k, int64_t r0, int64_t r1)
 {
@@ -101,7 +104,9 @@ static int same_product(bsr_dmatrix *D, const bsr_matrix *A, int k, int64_t r0, 
     bsr_spmm(1.0, A, X, 0.0, Y);
     bsr_multivec *Xl = slice(X, b, r0, r1), *Yl = slice(Y, b, r0, r1), *Zl = slice(Y, b, r0, r1);
     bsr_multivec_fill(Zl, -7);
+    bsr_fault_arm(BSR_FAULT_HOST_ALLOC, 0);   /* disarmed: counts only */
     bsr_status st = bsr_dmatrix_spmm(D, Xl, Zl);
+    spmm_allocs = bsr_fault_count(BSR_FAULT_HOST_ALLOC);
     CU_ASSERT_EQUAL(st, BSR_OK);
     size_t bytes = (size_t)(r1 - r0) * b * k * bsr_precision_size(p);
     int same = !st && memcmp(bsr_multivec_cdata(Yl), bsr_multivec_cdata(Zl), bytes) == 0;
@@ -130,6 +135,12 @@ static void test_spmm_bitwise(void)
                     if (!same) printf("\n  b %d k %d %s, rank without rows %d: product differs\n", bs[ib], ks[ik],
                                       ip ? "float" : "double", empty);
                     CU_ASSERT_TRUE(same);
+                    /* the product's buffers are kept between calls: another k, then this k
+                     * again, twice (the second time nothing is allocated) */
+                    CU_ASSERT_TRUE(same_product(D, A, ks[1 - ik], r0, r1));
+                    CU_ASSERT_TRUE(same_product(D, A, ks[ik], r0, r1));
+                    CU_ASSERT_TRUE(same_product(D, A, ks[ik], r0, r1));
+                    CU_ASSERT_EQUAL(spmm_allocs, 0);
                     bsr_dmatrix_info info;
                     BSR_ASSERT_OK(bsr_dmatrix_get_info(D, &info));
                     CU_ASSERT_EQUAL(info.interior + info.interface, r1 - r0);
