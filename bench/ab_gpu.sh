@@ -27,15 +27,18 @@ J=$(( 16 / $# )); [ $J -lt 2 ] && J=2
 T0=$(date +%s)
 i=0
 for t in "$@"; do
-    (cmake -S "$t" -B /tmp/ab-$i $CF && cmake --build /tmp/ab-$i -j$J --target bsrsolve_cli test_gpu_trsv test_gpu_ilu test_solver) \
-        > "$OUT/build_$i.log" 2>&1 &
+    # a fresh folder: a warm machine keeps /tmp, whose cache may name another
+    # tree (cmake then refuses, and the old binaries would be timed)
+    (rm -rf /tmp/ab-$i && cmake -S "$t" -B /tmp/ab-$i $CF &&
+        cmake --build /tmp/ab-$i -j$J --target bsrsolve_cli test_gpu_trsv test_gpu_ilu test_solver &&
+        touch /tmp/ab-$i/built) > "$OUT/build_$i.log" 2>&1 &
     i=$((i + 1))
 done
 wait
 echo "builds: $(( $(date +%s) - T0 )) s"
 i=0
 for t in "$@"; do
-    [ -x /tmp/ab-$i/bsrsolve ] || { echo "build of tree $i ($t) failed"; tail -30 "$OUT/build_$i.log"; exit 1; }
+    [ -f /tmp/ab-$i/built ] || { echo "build of tree $i ($t) failed"; tail -30 "$OUT/build_$i.log"; exit 1; }
     echo "tree $i: $t"
     i=$((i + 1))
 done

@@ -32,7 +32,8 @@ typedef struct {
     int *tl_ptr;               /* host [ntl+1]: nodes of tree level l (root = 0) */
     int *node_range;           /* device [2*nnodes]: own rows [sep_first, last) of each node, by tree level */
     int tree_ok;               /* rows of a node depend only on its subtree (L) / ancestors (U) */
-    unsigned char *lvstart;    /* device [n]: 1 where a level starts (pair votes), or NULL */
+    int *pendl;                /* device [n]: pend with bit 31 set at each level's first position
+                                  (the pipelined kernel's level-segment votes), or NULL */
     int *flags;                /* device [n] sync-free completion flags */
     int *counter;              /* device ticket counter */
 } bsr_trsv_tri;

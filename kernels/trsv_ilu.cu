@@ -8,6 +8,7 @@
 #include "trsv_cuda.h"
 #include "ilu0_sym_gpu.cuh"
 #include <cub/cub.cuh>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -239,22 +240,25 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     return s;
 }
 
-/* out[level_ptr[l]] = 1: the first position of every level. */
-__global__ void level_starts(int nl, const int *__restrict__ lp, int n, unsigned char *out)
+/* Bit 31 of pendl at the first position of every level (pendl = pend). */
+__global__ void level_starts(int nl, const int *__restrict__ lp, int n, int *pendl)
 {
     const int l = blockIdx.x * blockDim.x + threadIdx.x;
-    if (l < nl && lp[l] < n) out[lp[l]] = 1;
+    if (l < nl && lp[l] < n) atomicOr(pendl + lp[l], INT_MIN); /* an empty level shares its start */
 }
 
-/* T->lvstart from T->level_ptr (the pipelined kernel's level-segment votes). */
+/* T->pendl from T->pend and T->level_ptr (the pipelined kernel's
+ * level-segment votes): the flag travels in the index the kernel loads two
+ * rows ahead anyway, so it costs the kernel no load and no register of its
+ * own. */
 static bsr_status mark_level_starts(bsr_gpu_ilu *G, bsr_trsv_tri *T)
 {
     const int n = T->n, nl = T->nlevels;
     int *dlp = NULL;
-    CU_TRY(bsr_cu_malloc((void **)&T->lvstart, n ? (size_t)n : 1));
-    CU_TRY(cudaMemsetAsync(T->lvstart, 0, n ? (size_t)n : 1, G->stream));
+    CU_TRY(bsr_cu_malloc((void **)&T->pendl, (size_t)(n ? n : 1) * sizeof(int)));
+    if (n) CU_TRY(cudaMemcpyAsync(T->pendl, T->pend, (size_t)n * sizeof(int), cudaMemcpyDeviceToDevice, G->stream));
     BSR_TRY(upload_ints(G, &dlp, T->level_ptr, (size_t)nl + 1));
-    if (nl > 0) level_starts<<<(nl + 255) / 256, 256, 0, G->stream>>>(nl, dlp, n, T->lvstart);
+    if (nl > 0) level_starts<<<(nl + 255) / 256, 256, 0, G->stream>>>(nl, dlp, n, T->pendl);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     bsr_cu_free(dlp);
@@ -340,7 +344,7 @@ static void tri_free(bsr_trsv_tri *T)
 {
     bsr_cu_free(T->rows); bsr_cu_free(T->rstart); bsr_cu_free(T->rend); bsr_cu_free(T->colind);
     bsr_cu_free(T->pbeg); bsr_cu_free(T->pend);
-    bsr_cu_free(T->val); bsr_cu_free(T->node_range); bsr_cu_free(T->flags); bsr_cu_free(T->counter); bsr_cu_free(T->lvstart);
+    bsr_cu_free(T->val); bsr_cu_free(T->node_range); bsr_cu_free(T->flags); bsr_cu_free(T->counter); bsr_cu_free(T->pendl);
     free(T->level_ptr); free(T->tl_ptr);
     memset(T, 0, sizeof *T);
 }

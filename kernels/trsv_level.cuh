@@ -23,6 +23,7 @@
 #define BSR_TRSV_LEVEL_CUH
 #include "trsv_cuda.h"
 #include "sync_mm.cuh"
+#include <limits.h>
 
 #define LS_WARPS 8 /* warps per CUDA block */
 /* Lane layouts of a row (team_row's MODE): b*k <= TS lanes; b*k > 32 with a
@@ -242,7 +243,9 @@ struct narrow_geom {
 };
 
 /* A row's independent data: pivot row r (upper), x entry, the group's first
- * block (column col, row r of the block); col < 0: no first block. */
+ * block (column col, row r of the block); col < 0: no first block.  Bit 31
+ * of s1 is a flag of the caller's (the pipelined kernel's level start),
+ * ignored here. */
 template <int B, typename TF, typename TV> struct narrow_pre {
     int i, s0, s1, col;
     TV xv;
@@ -271,7 +274,7 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
     q.xv = tl < ge.bkc ? x[(size_t)i * B * k + ge.e] : (TV)0;
     const int p = s0 + ge.g;
     q.col = -1;
-    if (ge.g < ge.G && p < s1) {
+    if (ge.g < ge.G && p < (s1 & INT_MAX)) {
         q.col = colind[p];
         const TF *a = val + (size_t)p * B * B + ge.r * B;
 #pragma unroll
@@ -291,13 +294,19 @@ __device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF 
 }
 
 /* Finish the row loaded by narrow_load: wait for (WAIT) and gather the
- * solved values, reduce, apply the pivot (upper), store. */
-template <int B, typename TF, typename TV, bool WAIT, bool GP = false>
+ * solved values, reduce, apply the pivot (upper), store.  FULL: the whole
+ * warp calls it and votes together (tmask and vmask all lanes), so every
+ * shuffle and the vote take the constant full mask; with a mask known only
+ * at run time the compiler checks before each shuffle that the mask's lanes
+ * are converged (MATCH.ANY, REDUX.OR and a divergent-path branch on sm_90:
+ * four such checks on an upper row's path after its poll). */
+template <int B, typename TF, typename TV, bool WAIT, bool GP = false, bool FULL = false>
 __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
                                               const int *__restrict__ colind, const TF *__restrict__ val,
                                               TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc,
                                               const narrow_geom &ge, unsigned vmask = 0)
 {
+    if (FULL) tmask = vmask = 0xffffffffu;
     if (vmask == 0) vmask = tmask;
     const int bk = B * k;
     TV acc = 0;
@@ -341,7 +350,7 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
     if (q.col >= 0) {
 #pragma unroll
         for (int c = 0; c < B; c++) acc += (TV)q.av[c] * yv[c];
-        for (int p = q.s0 + ge.g + ge.G; p < q.s1; p += ge.G) {
+        for (int p = q.s0 + ge.g + ge.G, s1 = q.s1 & INT_MAX; p < s1; p += ge.G) {
             TF av[B];
             const TF *a = val + (size_t)p * B * B + ge.r * B;
 #pragma unroll
@@ -591,25 +600,18 @@ team_persist_kernel(int n, int upper, const int *__restrict__ rows, const int *_
     }
 }
 
-/* Whether row c + lane of the level order starts a level segment of the
- * chunk [c, c + 32/TS) (lane 0, a row past n, or a level's first row): the
- * calling lane's part of level_vmask, loaded a row ahead of the vote. */
-__device__ __forceinline__ bool level_start(const unsigned char *__restrict__ lvstart, int c, int n, int TS)
+/* Lanes of the level segment of team t in its chunk: the teams from the
+ * last segment start at or before t to the next one after it.  start: the
+ * calling team's row starts a segment (it begins a level or the chunk, or
+ * lies past the last row).  Called by the whole warp. */
+__device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int tl)
 {
-    const int lane = threadIdx.x & 31;
-    return lane < 32 / TS && (lane == 0 || c + lane >= n || lvstart[c + lane]);
-}
-
-/* Lanes of the level segment of team t in its chunk (start: level_start of
- * each lane): the teams from the last segment start at or before t to the
- * next one after it.  Called by the whole warp. */
-__device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t)
-{
-    const unsigned S = __ballot_sync(0xffffffffu, start) | 1u;   /* bit u: team u starts a segment */
-    const unsigned upto = (2u << t) - 1u;
-    const int lo = 31 - __clz(S & upto), hi = S & ~upto ? __ffs(S & ~upto) - 1 : 32 / TS;
-    const unsigned hib = hi * TS >= 32 ? 0xffffffffu : (1u << (hi * TS)) - 1u;
-    return hib & ~((1u << (lo * TS)) - 1u);
+    /* bit t*TS: team t starts a segment; team 0 always does */
+    const unsigned S = __ballot_sync(0xffffffffu, start && tl == 0) | 1u;
+    const unsigned upto = (2u << (t * TS)) - 1u;
+    const int lo = 31 - __clz(S & upto), hi = S & ~upto ? __ffs(S & ~upto) - 1 : 32;
+    const unsigned hib = hi >= 32 ? 0xffffffffu : (1u << hi) - 1u;
+    return hib & ~((1u << lo) - 1u);
 }
 
 /* Persistent narrow-layout kernel with a row pipeline per team: while a team
@@ -629,16 +631,21 @@ template <int B, typename TF, typename TV, bool UP>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                 int *counter, int nap, const unsigned char *__restrict__ lvstart)
+                 int *counter, int nap, const int *__restrict__ pendl)
 {
     int t, tl;
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
-    /* lvstart set: the teams of a warp whose rows are in one level poll with
+    /* pendl set: the teams of a warp whose rows are in one level poll with
      * one vote (none reads another, so the vote cannot deadlock): one poll
      * loop a level segment of the chunk instead of one a team (H100, 16-lane
      * teams, pairs of teams: natural 96^3 b=4 k=1 1.239 vs 1.276 ms L+U,
-     * 64^3 0.574 vs 0.603).  Tuning pair = 0 turns it off. */
+     * 64^3 0.574 vs 0.603).  The level starts come as bit 31 of the row ends
+     * (pendl), loaded two rows ahead with the other indices: a flag array of
+     * its own was read a row ahead, but the compiler waited for that load at
+     * once, a memory round trip in every row's path.  Tuning pair = 0 turns
+     * the vote off. */
+    const int *__restrict__ pe = pendl ? pendl : pend;
     const int rpw = 32 / TS, nchunks = (n + rpw - 1) / rpw;
     const int rs = gridDim.x * LS_WARPS, rb = blockIdx.x * LS_WARPS + (threadIdx.x >> 5);
     int c0 = counter ? next_chunk(counter) : rb, c1 = counter ? next_chunk(counter) : rb + rs,
@@ -653,19 +660,25 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     narrow_pre<B, TF, TV> cur, nxt;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n)
-        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pend[p], UP, colind, val, x, k, tl, ge);
+        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
-    if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pend[p1]; }
-    bool st0 = lvstart && c0 < nchunks && level_start(lvstart, c0 * rpw, n, TS);
+    if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pe[p1]; }
     while (c0 < nchunks) { /* warp-uniform */
         const int p2 = c2 * rpw + t;
         int i2 = 0, a2 = 0, e2 = 0;
-        if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pend[p2]; }
+        if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pe[p2]; }
         if (c1 < nchunks && p1 < n)
             narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge);
-        const unsigned vmask = lvstart ? level_vmask(st0, TS, t) : tmask;
-        if (lvstart) st0 = c1 < nchunks && level_start(lvstart, c1 * rpw, n, TS);
-        if (p < n) narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge, vmask);
+        /* a row past n is a segment of its own (its team does not vote) */
+        const unsigned vmask = pendl ? level_vmask(p >= n || cur.s1 < 0 || t == 0, TS, t, tl) : tmask;
+        /* one level segment over the whole warp (every chunk but about one
+         * a level): all its rows exist, since a row past n starts a segment
+         * (H100, natural L+U: 100^3 b=4 1.063 -> 1.014 ms, 128^3 b=1 1.01 ->
+         * 0.90, 100^3 b=2 0.775 -> 0.690) */
+        if (vmask == 0xffffffffu)
+            narrow_finish<B, TF, TV, true, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge);
+        else if (p < n)
+            narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge, vmask);
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
@@ -875,7 +888,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     static int occ = 0, coop = -1; /* found once, like the occupancy (two launches an apply) */
     const auto kern = team_pipe_kernel<B, TF, TV, UP>;
     BSR_TRY(resident_grid(kern, occ, &nb));
-    const unsigned char *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->lvstart : NULL;
+    const int *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->pendl : NULL;
     const int rr = knob(bsr_trsv_tune.rr, 1);
     if (coop < 0) {
         int dev = 0, c = 0;
