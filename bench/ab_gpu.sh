@@ -4,19 +4,24 @@
 # the sources carried with the call, e.g. made here by
 #   mkdir -p .ab/base && git archive HEAD | tar -x -C .ab/base
 #   cp -r .ab/base .ab/v1 && (cd .ab/v1 && patch -p1 < ../../bench/diag/X.patch)
-# All are built side by side, then the natural-order triangular solves and the
-# ILU(0) iteration's fraction of its bandwidth bound are timed tree after tree,
-# ROUNDS times, so that drift of the card shows as spread rather than as a
-# difference; last the GPU suites of each variant (BSR_TEST_QUICK=1 unless
-# FULL_TESTS=1), with the real matrices when REAL names their folder; NCU=1
-# adds Nsight Compute's warp-state and scheduler sections of the pipelined
-# kernel (natural 100^3, b = 4) for the first and the last tree.
+# All are built side by side, then the natural-order triangular solves of
+# GENS and the ILU(0) solves of SOLVES (generators, or Matrix Market files
+# relative to the repository root), with their profile (the iteration's
+# fraction of its bandwidth bound), are timed tree after tree, ROUNDS times,
+# so that drift of the card shows as spread rather than as a difference; last
+# the GPU SUITES of each variant (BSR_TEST_QUICK=1 unless FULL_TESTS=1), with
+# the real matrices when REAL names their folder; NCU=1 adds Nsight Compute's
+# warp-state and scheduler sections of the pipelined kernel (natural 100^3,
+# b = 4) for the first and the last tree.
 # From the repository root, after `. .devdeps/env.sh`:
-#   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [REAL=dir] [NCU=1] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
+#   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [SOLVES="stencil3d:100:4 .realm/af23560.mtx"]
+#   [SUITES="test_gpu_trsv ..."] [REAL=dir] [NCU=1] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
 OUT=${1:?OUT}; shift
 [ $# -ge 2 ] || { echo "usage: sh bench/ab_gpu.sh OUT BASE VARIANT [VARIANT ...]"; exit 2; }
 ROUNDS=${ROUNDS:-2}
-GENS=${GENS:-"stencil3d:100:4 stencil3d:128:1 stencil3d:64:5 stencil3d:100:2"}
+GENS=${GENS-"stencil3d:100:4 stencil3d:128:1 stencil3d:64:5 stencil3d:100:2"}
+SOLVES=${SOLVES:-stencil3d:100:4}
+SUITES=${SUITES:-"test_gpu_trsv test_gpu_ilu test_solver"}
 R=$PWD
 RD=; [ -n "${REAL:-}" ] && RD=$(cd "$REAL" && pwd)
 mkdir -p "$OUT"
@@ -30,7 +35,7 @@ for t in "$@"; do
     # a fresh folder: a warm machine keeps /tmp, whose cache may name another
     # tree (cmake then refuses, and the old binaries would be timed)
     (rm -rf /tmp/ab-$i && cmake -S "$t" -B /tmp/ab-$i $CF &&
-        cmake --build /tmp/ab-$i -j$J --target bsrsolve_cli test_gpu_trsv test_gpu_ilu test_solver &&
+        cmake --build /tmp/ab-$i -j$J --target bsrsolve_cli $SUITES &&
         touch /tmp/ab-$i/built) > "$OUT/build_$i.log" 2>&1 &
     i=$((i + 1))
 done
@@ -54,17 +59,20 @@ while [ $r -le "$ROUNDS" ]; do
             i=$((i + 1))
         done
     done
-    i=0
-    while [ $i -lt $n ]; do
-        echo "== tree $i ilu0 natural round $r" >> "$OUT/solve.log"
-        timeout -s KILL 90 /tmp/ab-$i/bsrsolve --gen stencil3d:100:4 --backend cuda \
-            --config precond=ilu0,rtol=1e-8,profile=1 >> "$OUT/solve.log" 2>&1
-        i=$((i + 1))
+    for P in $SOLVES; do
+        case $P in *.mtx) A=$P ;; *) A="--gen $P" ;; esac
+        i=0
+        while [ $i -lt $n ]; do
+            echo "== tree $i ilu0 $P round $r" >> "$OUT/solve.log"
+            timeout -s KILL 90 /tmp/ab-$i/bsrsolve $A --backend cuda \
+                --config precond=ilu0,rtol=1e-8,profile=1 >> "$OUT/solve.log" 2>&1
+            i=$((i + 1))
+        done
     done
     r=$((r + 1))
 done
 grep -E "^== |level-syncfree" "$OUT/trsv.log" | cut -c1-160 > "$OUT/trsv-summary.txt"
-grep -E "^== |of the bound" "$OUT/solve.log" | cut -c1-220 > "$OUT/solve-summary.txt"
+grep -E "^== |of the bound|^profile     SpMM|converged|diverged" "$OUT/solve.log" | cut -c1-220 > "$OUT/solve-summary.txt"
 cat "$OUT/trsv-summary.txt" "$OUT/solve-summary.txt"
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     for i in 0 $((n - 1)); do
@@ -78,7 +86,7 @@ if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
 fi
 i=1
 while [ $i -lt $n ]; do
-    for s in test_gpu_trsv test_gpu_ilu test_solver; do
+    for s in $SUITES; do
         ( cd /tmp/ab-$i && BSR_SOURCE_DIR=$R BSR_REAL_DIR=$RD BSR_TEST_QUICK=$([ "${FULL_TESTS:-0}" = 1 ] && echo 0 || echo 1) \
             timeout -s KILL 200 ./$s > "$OUT/tree${i}_$s.log" 2>&1 )
         echo "tree $i $s rc=$?: $(grep -E 'asserts' "$OUT/tree${i}_$s.log" | head -1)"

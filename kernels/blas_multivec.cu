@@ -1,7 +1,8 @@
 /* Device multivector operations (row-interleaved n x k, per-column scalars):
  * fill, copy with precision conversion, fused a*X + b*Y + c*Z updates with a
- * per-column freeze mask, and dot products with a fixed-shape two-pass
- * reduction tree (no atomics: bit-identical run to run). */
+ * per-column freeze mask, and dot products with a fixed-shape reduction
+ * tree in one launch (the block counter only picks which block sums the
+ * partials, not their order: bit-identical run to run). */
 #include "cuda_internal.h"
 #include <math.h>
 #include <string.h>
@@ -62,23 +63,24 @@ __device__ static void block_tree(double *s, int t, int k, int rp)
     }
 }
 
-/* One pass of the per-column sums of x*y (y NULL: of x) and, when x2 is
- * given, of x2*y2 over m = rows*k values, in the same sweep.  Thread t < L =
- * (256/k)*k of block g owns column t % k and visits e = g*L + t, stepping by
- * gridDim*L (consecutive threads, consecutive addresses: one coalesced pass
- * over all k columns); the block then sums its L partials per column in a
- * fixed binary tree and writes part[g*np*k + p*k + j] (np = 1 or 2 pairs).
- * Nothing depends on timing. */
-template <typename T>
-__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part)
+/* Block g of G's per-column sums of x*y (y NULL: of x) and, when x2 is
+ * given, of x2*y2 over m = rows*k values.  Thread t < L = (256/k)*k owns
+ * column t % k and visits e = g*L + t, stepping by G*L (consecutive threads,
+ * consecutive addresses: one coalesced pass over all k columns); the block
+ * then sums its L partials per column in a fixed binary tree and writes
+ * out[p*k + j] (np = 1 or 2 pairs).  CG: the values were written by other
+ * blocks of this grid, so they are read from L2.  Nothing depends on timing. */
+template <typename T, bool CG>
+__device__ static void block_dot(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, int64_t g,
+                                 int64_t G, double *s, double *out)
 {
-    __shared__ double s[2 * MV_THREADS];
     int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1, np = x2 ? 2 : 1;
     while (rp < rows) rp <<= 1;
     double acc = 0, acc2 = 0;
     if (t < L)
-        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L) {
-            acc += y ? (double)x[e] * (double)y[e] : (double)x[e];
+        for (int64_t e = g * L + t; e < m; e += G * L) {
+            const double xe = CG ? (double)__ldcg(x + e) : (double)x[e];
+            acc += y ? xe * (double)y[e] : xe;
             if (x2) acc2 += (double)x2[e] * (double)y2[e];
         }
     for (int p = 0; p < np; p++) {
@@ -87,9 +89,31 @@ __global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2
         if (t < L) s[t] = p ? acc2 : acc;
         __syncthreads();
         block_tree(s, t, k, rp);
-        if (t < k) part[((int64_t)blockIdx.x * np + p) * k + t] = s[t];
+        if (t < k) out[p * k + t] = s[t];
         __syncthreads();
     }
+}
+
+/* The dot products in one launch: each block writes its partial sums to
+ * part[g*np*k ..], and the block that finishes last (count, reset by it for
+ * the next call) sums the G rows of partials per column with the same tree,
+ * in a fixed order whichever block that is, into res (mapped host memory:
+ * no transfer to wait for after the kernel). */
+template <typename T>
+__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part,
+                           unsigned *count, double *res)
+{
+    __shared__ double s[2 * MV_THREADS];
+    __shared__ bool last;
+    const int np = x2 ? 2 : 1;
+    block_dot<T, false>(m, k, x, y, x2, y2, blockIdx.x, gridDim.x, s, part + (int64_t)blockIdx.x * np * k);
+    __threadfence();   /* the partials before the count that publishes them */
+    if (threadIdx.x == 0) last = atomicAdd(count, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    block_dot<double, true>((int64_t)gridDim.x * np * k, np * k, part, NULL, NULL, NULL, 0, 1, s, res);
+    if (threadIdx.x == 0) *count = 0;
 }
 
 template <typename T> __global__ void to_col_kernel(int64_t n, int k, const T *x, T *c)
@@ -179,7 +203,10 @@ static bsr_status update(bsr_context *ctx, const double *a, const bsr_multivec *
         if (done && done[j]) s.done |= 1ull << j;
     }
     int64_t m = Z->n * Z->k;
-    if (m == 0) return BSR_OK;
+    /* every column frozen (BiCGStab's half-step update of x, most steps): Z
+     * stays as it is without a sweep over it */
+    const unsigned long long all = Z->k == 64 ? ~0ull : (1ull << Z->k) - 1;
+    if (m == 0 || s.done == all) return BSR_OK;
     cudaStream_t st = ctx->cuda->stream;
     if (Z->prec == BSR_DOUBLE)
         update_kernel<double><<<grid_for(m), MV_THREADS, 0, st>>>(
@@ -208,8 +235,26 @@ extern "C" bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, co
 }
 
 /* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
- * sweep: pass 1 per block, pass 2 one block over the G partials of the np*k
- * columns, one transfer of the np*k results and one synchronization. */
+ * sweep: one launch (the last block sums the partials and writes the np*k
+ * results into mapped host memory) and one synchronization.  The context's
+ * reduction buffer holds the launch's block counter in its first slot, then
+ * the partials. */
+/* The context's mapped host buffer of reduction results (MV_THREADS
+ * doubles) and its device address; none is kept when either step fails. */
+static bsr_status map_results(bsr_cuda_ctx *c)
+{
+    double *h = NULL, *d = NULL;
+    CU_TRY(bsr_cu_host_alloc(&h, MV_THREADS * sizeof(double), cudaHostAllocMapped));
+    cudaError_t e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : cudaHostGetDevicePointer((void **)&d, h, 0);
+    if (e != cudaSuccess) {
+        bsr_cu_free_host(h);
+        return bsr_cuda_fail(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
+    }
+    c->red_host = h;
+    c->red_mapped = d;
+    return BSR_OK;
+}
+
 static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, const bsr_multivec *X2,
                        const bsr_multivec *Y2, double *out, double *out2, const char *fn)
 {
@@ -227,31 +272,31 @@ static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multiv
     int64_t g64 = (m + L - 1) / L;
     int G = (int)(g64 < 1 ? 1 : g64 > DOT_BLOCKS ? DOT_BLOCKS : g64);
     bsr_cuda_ctx *c = ctx->cuda;
-    size_t need = (size_t)(G + 1) * np * k;
+    size_t need = 1 + (size_t)G * np * k;
     if (need > c->red_cap) {
         if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(bsr_cu_free(c->red)); }
         c->red = NULL; c->red_cap = 0;
         CU_TRY(bsr_cu_malloc(&c->red, need * sizeof(double)));
+        CU_TRY(cudaMemsetAsync(c->red, 0, sizeof(double), c->stream));   /* the block counter */
         c->red_cap = need;
     }
-    double *part = c->red, *res = c->red + (size_t)G * np * k;
-    double hres[2 * MV_MAXK > MV_THREADS ? 2 * MV_MAXK : MV_THREADS];
+    if (!c->red_host) BSR_TRY(map_results(c));
+    unsigned *count = (unsigned *)c->red;
+    double *part = c->red + 1, *res = c->red_mapped;
     if (X->prec == BSR_DOUBLE)
         dot_kernel<double><<<G, MV_THREADS, 0, c->stream>>>(
             m, k, (const double *)bsr_cuda_multivec_data(X), (const double *)bsr_cuda_multivec_data(Y),
-            X2 ? (const double *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const double *)bsr_cuda_multivec_data(Y2) : NULL, part);
+            X2 ? (const double *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const double *)bsr_cuda_multivec_data(Y2) : NULL,
+            part, count, res);
     else
         dot_kernel<float><<<G, MV_THREADS, 0, c->stream>>>(
             m, k, (const float *)bsr_cuda_multivec_data(X), (const float *)bsr_cuda_multivec_data(Y),
-            X2 ? (const float *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const float *)bsr_cuda_multivec_data(Y2) : NULL, part);
-    CU_LAUNCHED("dot_kernel (pass 1)");
-    /* pass 2: the partials are G rows of np*k columns, summed by the same tree */
-    dot_kernel<double><<<1, MV_THREADS, 0, c->stream>>>((int64_t)G * np * k, np * k, part, NULL, NULL, NULL, res);
-    CU_LAUNCHED("dot_kernel (pass 2)");
-    CU_TRY(cudaMemcpyAsync(hres, res, sizeof(double) * np * k, cudaMemcpyDeviceToHost, c->stream));
+            X2 ? (const float *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const float *)bsr_cuda_multivec_data(Y2) : NULL,
+            part, count, res);
+    CU_LAUNCHED("dot_kernel");
     CU_TRY(cudaStreamSynchronize(c->stream));
-    memcpy(out, hres, sizeof(double) * k);
-    if (X2) memcpy(out2, hres + k, sizeof(double) * k);
+    memcpy(out, c->red_host, sizeof(double) * k);
+    if (X2) memcpy(out2, c->red_host + k, sizeof(double) * k);
     return BSR_OK;
 }
 

@@ -55,6 +55,7 @@ static void ctx_free(bsr_cuda_ctx *c)
 {
     if (c->stream) cudaStreamSynchronize(c->stream);
     if (c->red) bsr_cu_free(c->red);
+    if (c->red_host) bsr_cu_free_host(c->red_host);
     if (c->scratch) bsr_cu_free(c->scratch);
     bsr_cuda_xfer_free(c);
     if (c->descr) cusparseDestroyMatDescr(c->descr);

@@ -29,8 +29,10 @@ struct bsr_cuda_ctx {
     cusparseMatDescr_t descr; /* general, zero-based: for bsrmv/bsrmm */
     int nsm;                /* multiprocessors */
     int smem_optin;         /* max dynamic shared memory per block after opt-in */
-    double *red;            /* reduction partials [red_cap doubles] */
+    double *red;            /* reductions: block counter, partials [red_cap doubles] */
     size_t red_cap;
+    double *red_host;       /* mapped pinned host memory: a reduction's results (256 doubles) */
+    double *red_mapped;     /* its device address */
     void *scratch;          /* cuSPARSE column-major copies etc. */
     size_t scratch_cap;
     void *pin[2];           /* pinned staging buffers of the large transfers (cuda_xfer.cu) */

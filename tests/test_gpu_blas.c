@@ -1,4 +1,4 @@
-/* Device multivector reductions and updates the Krylov loop uses: the fused two-pair dot (one sweep, one transfer) and
+/* Device multivector reductions and updates the Krylov loop uses: the fused two-pair dot (one sweep, one launch) and
  * the masked update against CPU references, double and float, k = 1..16,
  * sizes that exercise the 32-bit column index and several grid shapes;
  * reductions bit-identical run to run; norms of columns whose squares leave
@@ -78,6 +78,32 @@ static void test_dot2(void)
                 CU_ASSERT(col_err(k, c1, r1, s1) < 1e-13);
                 for (int v = 0; v < 3; v++) { bsr_multivec_destroy(H[v]); bsr_multivec_destroy(D[v]); }
             }
+    /* A CUDA call failing at each point of a dot2 (the launch reported
+     * failed after it ran, the transfer refused, ...): an error, and the next
+     * call still gives the same bits (the launch's block counter is reset by
+     * the block that finishes last, not left counting). */
+    {
+        bsr_multivec *H = NULL, *D = NULL;
+        BSR_ASSERT_OK(bsr_multivec_create(&H, 300007, 3, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_random(H, 11));
+        D = to_dev(ctx, H);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+        double r1[3], r2[3], a1[3], a2[3];
+        BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D, D, r1, D, D, r2));
+        int failed = 0;
+        for (long f = 1; f <= 8; f++) {
+            bsr_fault_arm(BSR_FAULT_CUDA_CALL, f);
+            bsr_status st = bsr_cuda_mv_dot2(ctx, D, D, a1, D, D, a2);
+            bsr_fault_arm(BSR_FAULT_CUDA_CALL, 0);
+            failed += st == BSR_ERR_CUDA;
+            CU_ASSERT(st == BSR_OK || st == BSR_ERR_CUDA);
+            BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D, D, a1, D, D, a2));
+            CU_ASSERT(!memcmp(a1, r1, sizeof r1) && !memcmp(a2, r2, sizeof r2));
+        }
+        CU_ASSERT(failed >= 2);   /* at least the launch and the transfer */
+        bsr_multivec_destroy(D);
+        bsr_multivec_destroy(H);
+    }
     /* shape mismatch is an error, not garbage */
     bsr_multivec *X = NULL, *Y = NULL;
     BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &X, 100, 2, BSR_DOUBLE));
@@ -91,8 +117,8 @@ static void test_dot2(void)
 }
 
 /* Masked Z = a X + b Y (c = 0, Z write-only) against the CPU formula (to an
- * FMA's rounding); the
- * frozen columns keep their (poisoned) values bit for bit. */
+ * FMA's rounding); the frozen columns keep their (poisoned) values bit for
+ * bit, and with every column frozen all of Z does. */
 static void test_update_mask(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -125,6 +151,14 @@ static void test_update_mask(void)
             else bad += !(fabs(z[e] - (a[j] * x[e] + b[j] * y[e])) <= 1e-15 * (fabs(a[j] * x[e]) + fabs(b[j] * y[e])));
         }
         CU_ASSERT_EQUAL(bad, 0);
+        /* every column frozen: Z keeps its values bit for bit */
+        for (int j = 0; j < k; j++) done[j] = 1;
+        double *z2 = malloc(sizeof(double) * (size_t)n * k);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(z2);
+        BSR_ASSERT_OK(bsr_ctx_axpbypcz(ctx, a, D[0], b, D[1], c, D[2], done));
+        BSR_ASSERT_OK(bsr_cuda_multivec_xfer(ctx, D[2], z2, 0));
+        CU_ASSERT(!memcmp(z, z2, sizeof(double) * (size_t)n * k));
+        free(z2);
         free(z);
         for (int v = 0; v < 3; v++) { bsr_multivec_destroy(H[v]); bsr_multivec_destroy(D[v]); }
     }
