@@ -99,8 +99,10 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest)) ||   /* one pass, c = 0: s write-only */
             (st = bsr_kops_norm2(o, s, sn)))
             goto done;
-        for (int j = 0; j < k; j++) half[j] = rest[j] && sn[j] <= ks->tol[j];
-        if ((st = o->axpby(o, X, alpha, phat, one, half))) goto done;
+        int nhalf = 0;
+        for (int j = 0; j < k; j++) nhalf += half[j] = rest[j] && sn[j] <= ks->tol[j];
+        /* most steps no column converges here: no sweep over x for nothing */
+        if (nhalf && (st = o->axpby(o, X, alpha, phat, one, half))) goto done;
         for (int j = 0; j < k; j++) if (half[j]) rest[j] = 0;
         /* shat = M^{-1} s; t = A shat; omega = (t,s)/(t,t) */
         if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
