@@ -234,11 +234,6 @@ extern "C" bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, co
     return update(ctx, a, X, b, Y, c, Z, done, 0, "multivector update");
 }
 
-/* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
- * sweep: one launch (the last block sums the partials and writes the np*k
- * results into mapped host memory) and one synchronization.  The context's
- * reduction buffer holds the launch's block counter in its first slot, then
- * the partials. */
 /* The context's mapped host buffer of reduction results (MV_THREADS
  * doubles) and its device address; none is kept when either step fails. */
 static bsr_status map_results(bsr_cuda_ctx *c)
@@ -255,6 +250,11 @@ static bsr_status map_results(bsr_cuda_ctx *c)
     return BSR_OK;
 }
 
+/* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
+ * sweep: one launch (the last block sums the partials and writes the np*k
+ * results into mapped host memory) and one synchronization.  The context's
+ * reduction buffer holds the launch's block counter in its first slot, then
+ * the partials. */
 static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, const bsr_multivec *X2,
                        const bsr_multivec *Y2, double *out, double *out2, const char *fn)
 {
