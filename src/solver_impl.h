@@ -89,7 +89,7 @@ struct bsr_kops {
     /* out[j] = X(:,j).Y(:,j), deterministic, accumulated in double */
     bsr_status (*dot)(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
                       double *out);
-    /* out1 = (X1, Y1) and out2 = (X2, Y2) at once (one sweep, one transfer on
+    /* out1 = (X1, Y1) and out2 = (X2, Y2) at once (one sweep, one launch on
      * the device); NULL: bsr_kops_dot2 makes two dot calls */
     bsr_status (*dot2)(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
                        const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
