@@ -11,7 +11,8 @@
 # so that drift of the card shows as spread rather than as a difference; last
 # the GPU SUITES of each variant (BSR_TEST_QUICK=1 unless FULL_TESTS=1), with
 # the real matrices when REAL names their folder; NCU=1 adds Nsight Compute's
-# warp-state and scheduler sections of the pipelined kernel (natural 100^3,
+# warp-state, scheduler, memory and source-counter (the stalls sampled by SASS
+# line) sections of the pipelined kernel (natural 100^3,
 # b = 4) for the first and the last tree.
 # From the repository root, after `. .devdeps/env.sh`:
 #   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [SOLVES="stencil3d:100:4 .realm/af23560.mtx"]
@@ -76,7 +77,7 @@ grep -E "^== |of the bound|^profile     SpMM|converged|diverged" "$OUT/solve.log
 cat "$OUT/trsv-summary.txt" "$OUT/solve-summary.txt"
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     for i in 0 $((n - 1)); do
-        timeout -s KILL 240 ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+        timeout -s KILL 240 ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
             -k regex:team_pipe_kernel --launch-skip 2 --launch-count 2 /tmp/ab-$i/bsrsolve bench trsv \
             --gen stencil3d:100:4 --k 1 --orders natural --kernels level-syncfree --reps 2 > "$OUT/ncu_tree$i.txt" 2>&1
         echo "ncu tree $i rc=$?"
