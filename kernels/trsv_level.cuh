@@ -255,20 +255,23 @@ template <int B, typename TF, typename TV> struct narrow_pre {
 /* Load row i's independent data ([s0, s1): the row's blocks, pivot first
  * when upper) in the lane geometry ge.  The geometry is the caller's: a
  * persistent team builds it once (rebuilt for every row, its two integer
- * divisions and loop were a third of the row loop's instructions). */
+ * divisions and loop were a third of the row loop's instructions).  S (lower
+ * rows only): the block-diagonal scaling of the right-hand side, whose row r
+ * of block i takes the pivot row's registers (a lower row has no pivot). */
 template <int B, typename TF, typename TV, bool PIV = true>
 __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
                                             const int *__restrict__ colind, const TF *__restrict__ val,
-                                            const TV *x, int k, int tl, const narrow_geom &ge)
+                                            const TV *x, int k, int tl, const narrow_geom &ge,
+                                            const TF *__restrict__ S = nullptr)
 {
     q.i = i;
-    if (upper) {
+    if (upper || S) {
         if (PIV) {
-            const TF *D = val + (size_t)s0 * B * B + ge.r * B;
+            const TF *D = upper ? val + (size_t)s0 * B * B + ge.r * B : S + (size_t)i * B * B + ge.r * B;
 #pragma unroll
             for (int c = 0; c < B; c++) q.dv[c] = D[c];
         }
-        s0++;
+        if (upper) s0++;
     }
     q.s0 = s0; q.s1 = s1;
     q.xv = tl < ge.bkc ? x[(size_t)i * B * k + ge.e] : (TV)0;
@@ -293,6 +296,16 @@ __device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF 
     for (int c = 0; c < B; c++) q.dv[c] = D[c];
 }
 
+/* The same for the scaling row of a lower row (narrow_load<.., false> with S). */
+template <int B, typename TF, typename TV>
+__device__ __forceinline__ void narrow_scale(narrow_pre<B, TF, TV> &q, const TF *__restrict__ S,
+                                             const narrow_geom &ge)
+{
+    const TF *D = S + (size_t)q.i * B * B + ge.r * B;
+#pragma unroll
+    for (int c = 0; c < B; c++) q.dv[c] = D[c];
+}
+
 /* Finish the row loaded by narrow_load: wait for (WAIT) and gather the
  * solved values, reduce, apply the pivot (upper), store.  FULL: the whole
  * warp calls it and votes together (tmask and vmask all lanes), so every
@@ -300,7 +313,7 @@ __device__ __forceinline__ void narrow_pivot(narrow_pre<B, TF, TV> &q, const TF 
  * at run time the compiler checks before each shuffle that the mask's lanes
  * are converged (MATCH.ANY, REDUX.OR and a divergent-path branch on sm_90:
  * four such checks on an upper row's path after its poll). */
-template <int B, typename TF, typename TV, bool WAIT, bool GP = false, bool FULL = false>
+template <int B, typename TF, typename TV, bool WAIT, bool GP = false, bool FULL = false, bool SC = false>
 __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
                                               const int *__restrict__ colind, const TF *__restrict__ val,
                                               TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc,
@@ -312,6 +325,18 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
     TV acc = 0;
     TV yv[B];
     const TV *yc = y + (size_t)(q.col < 0 ? 0 : q.col) * bk + ge.j;
+    /* SC: the right-hand side S_i x_i (q.dv the scaling row, q.xv x_i), summed
+     * in the order of the gather kernel (permscale_kernel), so the bits are
+     * those of a gather followed by the plain solve */
+    TV xv = q.xv;
+    const auto scale_rhs = [&]() {
+        if constexpr (SC) {
+            TV v = 0;
+#pragma unroll
+            for (int c = 0; c < B; c++) v += (TV)q.dv[c] * __shfl_sync(tmask, q.xv, c * kc + (ge.j - j0), TS);
+            xv = v;
+        }
+    };
     if constexpr (WAIT) {
         /* The lanes of a team poll their first blocks together and sleep
          * together (one vote per round): G divergent poll loops per team, one
@@ -329,23 +354,29 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
              * ms, 64^3 0.50 vs 0.535, 40^3 0.27 vs 0.305) */
             const TV *ye = y + (size_t)(q.col < 0 ? 0 : q.col) * bk + ge.e;
             TV v = 0;
+            /* the first poll is in flight while the right-hand side is scaled */
+            if (!ok) v = ld_relaxed(ye);
+            scale_rhs();
+            if (!ok) ok = !is_sentinel(v);
             for (;;) {
-                if (!ok) { v = ld_relaxed(ye); ok = !is_sentinel(v); }
                 if (__all_sync(vmask, ok)) break;
                 if (nap) __nanosleep(nap);
+                if (!ok) { v = ld_relaxed(ye); ok = !is_sentinel(v); }
             }
             const int base = ge.g * ge.bkc + (ge.j - j0);
 #pragma unroll
             for (int c = 0; c < B; c++) yv[c] = __shfl_sync(tmask, v, base + c * kc, TS);
         } else {
+            scale_rhs();
             for (;;) {
                 if (!ok) ok = poll_yc<B, TV>(yc, k, yv);
                 if (__all_sync(vmask, ok)) break;
                 if (nap) __nanosleep(nap);
             }
         }
-    } else if (q.col >= 0) {
-        load_yc<B, TV, false>(yc, k, yv, nap);
+    } else {
+        scale_rhs();
+        if (q.col >= 0) load_yc<B, TV, false>(yc, k, yv, nap);
     }
     if (q.col >= 0) {
 #pragma unroll
@@ -361,7 +392,7 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
         }
     }
     for (int off = ge.G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(tmask, acc, off * ge.bkc, TS);
-    TV s = q.xv - acc; /* valid in lanes tl < bkc */
+    TV s = xv - acc; /* valid in lanes tl < bkc */
     if (upper) {
         TV v = 0;
         const int jj = ge.j - j0;
@@ -627,12 +658,16 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * launch guarantees.  Either way a warp's chunks increase, so the lowest
  * unfinished chunk is always the current one of a running warp, whose
  * inputs are solved. */
-template <int B, typename TF, typename TV, bool UP>
+/* SC (lower triangles): y = L^{-1} (S x) with S block diagonal, each row's
+ * right-hand side scaled as it is formed (the scaling row rides in the pivot
+ * row's registers): no gather pass over x before the solve. */
+template <int B, typename TF, typename TV, bool UP, bool SC = false>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                 int *counter, int nap, const int *__restrict__ pendl)
+                 int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S)
 {
+    static_assert(!(UP && SC), "the scaled right-hand side is the lower triangle's");
     int t, tl;
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
@@ -658,9 +693,10 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     constexpr bool PIV_AHEAD = B <= 4;
     const narrow_geom ge(B, k, TS, tl, 0, k);   /* once: see narrow_load */
     narrow_pre<B, TF, TV> cur, nxt;
+    const TF *__restrict__ Sc = SC ? S : nullptr;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n)
-        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge);
+        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge, Sc);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
     if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pe[p1]; }
     while (c0 < nchunks) { /* warp-uniform */
@@ -668,7 +704,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pe[p2]; }
         if (c1 < nchunks && p1 < n)
-            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge);
+            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge, Sc);
         /* a row past n is a segment of its own (its team does not vote) */
         const unsigned vmask = pendl ? level_vmask(p >= n || cur.s1 < 0 || t == 0, TS, t, tl) : tmask;
         /* one level segment over the whole warp (every chunk but about one
@@ -676,13 +712,15 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
          * (H100, natural L+U: 100^3 b=4 1.063 -> 1.014 ms, 128^3 b=1 1.01 ->
          * 0.90, 100^3 b=2 0.775 -> 0.690) */
         if (vmask == 0xffffffffu)
-            narrow_finish<B, TF, TV, true, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge);
+            narrow_finish<B, TF, TV, true, true, true, SC>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge);
         else if (p < n)
-            narrow_finish<B, TF, TV, true, true>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge, vmask);
+            narrow_finish<B, TF, TV, true, true, false, SC>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge,
+                                                            vmask);
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
         if (!PIV_AHEAD && UP && c0 < nchunks && p < n) narrow_pivot<B, TF, TV>(cur, val, ge);
+        if (!PIV_AHEAD && SC && c0 < nchunks && p < n) narrow_scale<B, TF, TV>(cur, S, ge);
         p1 = p2; i1 = i2; a1 = a2; e1 = e2; c1 = c2;
         c2 = c3;
     }
@@ -881,12 +919,12 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
  * 64^3 b=5 0.603 vs 0.715; with the level-segment vote also for narrow teams,
  * 128^3 b=1 1.134 vs 1.365, 100^3 b=2 0.757 vs 0.869).  A refused
  * cooperative launch takes tickets.  Tuning rr = 0|1 forces either. */
-template <int B, typename TF, typename TV, bool UP>
+template <int B, typename TF, typename TV, bool UP, bool SC = false>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
-                              cudaStream_t st)
+                              cudaStream_t st, const TF *S = nullptr)
 {
     static int occ = 0, coop = -1; /* found once, like the occupancy (two launches an apply) */
-    const auto kern = team_pipe_kernel<B, TF, TV, UP>;
+    const auto kern = team_pipe_kernel<B, TF, TV, UP, SC>;
     BSR_TRY(resident_grid(kern, occ, &nb));
     const int *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->pendl : NULL;
     const int rr = knob(bsr_trsv_tune.rr, 1);
@@ -907,14 +945,16 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
         cfg.attrs = at;
         cfg.numAttrs = 1;
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, T->n, T->rows, T->pbeg, T->pend, T->colind,
-                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs);
+                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs, S);
         if (e == cudaSuccess) return BSR_OK;
         if (e != cudaErrorCooperativeLaunchTooLarge)
             return bsr_error(BSR_ERR_CUDA, "team_pipe_kernel (cooperative launch): %s", cudaGetErrorString(e));
         cudaGetLastError(); /* too large after all: tickets */
     }
+    /* round robin needs no counter: it is zeroed only for the tickets */
+    CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
     kern<<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS,
-                                       T->counter, nap, lvs);
+                                       T->counter, nap, lvs, S);
     CU_LAUNCHED("team_pipe_kernel");
     return BSR_OK;
 }
@@ -939,10 +979,12 @@ static int poll_nap(int dflt = TRSV_SLEEP_DEFAULT)
     return nap < 0 || nap > 10000 ? dflt : nap;
 }
 
-/* Sync-free launch (sentinels already in y) with lane layout MODE. */
+/* Sync-free launch (sentinels already in y) with lane layout MODE; S: the
+ * lower triangle's right-hand side scaling, taken by the pipelined kernel
+ * only (ls_launch gathers S x for every other kernel). */
 template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
-                            cudaStream_t st)
+                            cudaStream_t st, const TF *S = nullptr)
 {
     int nap = poll_nap(), grab = knob(bsr_trsv_tune.grab, TRSV_GRAB_DEFAULT);
     if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
@@ -954,8 +996,9 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     if constexpr (MODE == TM_NARROW)
         if (persist == 2 && knob(bsr_trsv_tune.pipe, 1)) {
             nap = poll_nap(TRSV_PIPE_SLEEP_DEFAULT);
-            return T->upper ? pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st)
-                            : pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
+            if (T->upper) return pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st);
+            if (S) return pipe_launch<B, TF, TV, false, true>(T, x, y, k, TS, nb, nap, st, S);
+            return pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
         }
     if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
         if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
@@ -965,24 +1008,13 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     return BSR_OK;
 }
 
-/* Launch the level kernel over T with the given schedule. */
-template <int B, typename TF, typename TV>
-static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y, int k,
-                            cudaStream_t st)
+/* The kernel ls_launch runs for schedule sched: persistent (0 no, 1 round
+ * robin, 2 tickets or pipelined), lanes per row, lane layout (0 narrow, else
+ * wide_rule's), and whether that is the pipelined kernel. */
+template <int B>
+static void lane_plan(const bsr_trsv_tri *T, int sched, int k, int *persist_out, int *TS_out, int *wide_out,
+                      int *pipe_out)
 {
-    const TF *val = (const TF *)T->val;
-    if (T->n == 0) return BSR_OK;
-    if (sched == TRSV_S_SYNCFREE && (const void *)x == (const void *)y) sched = TRSV_S_FLAGS;
-    if (sched == TRSV_S_FLAGS) {
-        CU_TRY(cudaMemsetAsync(T->flags, 0, (size_t)T->n * sizeof(int), st));
-        CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        int nb = (T->n + LS_WARPS - 1) / LS_WARPS;
-        ls_syncfree_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
-            T->n, T->upper, T->rows, T->rstart, T->rend, T->colind, val, x, y, k, T->flags,
-            T->counter);
-        CU_LAUNCHED("ls_syncfree_kernel");
-        return BSR_OK;
-    }
     const double mean_len = (double)(T->nnzb - (T->upper ? T->n : 0)) / T->n;
     int persist = 0, halve = 0, pipe_rule = 0;
     if (sched == TRSV_S_SYNCFREE) {
@@ -999,22 +1031,68 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
      * with 4 lanes, 8 rows a warp); the same for the other sync-free
      * schedules, so that every schedule of a triangle sums in one order */
     if (pipe_rule && !forced && TS < 8) TS = 8;
-    const int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
+    int wide = B * k <= TS ? 0 : wide_rule(T, B, sched);
     if (wide == 3) { /* split by vectors: the lanes of one part; the ticket kernel only */
         int nh, kc;
         split_shape(B, k, &nh, &kc);
         TS = team_size(B * kc, mean_len, forced);
         persist = 0;
     }
+    *persist_out = persist;
+    *TS_out = TS;
+    *wide_out = wide;
+    *pipe_out = sched == TRSV_S_SYNCFREE && wide == 0 && persist == 2 && knob(bsr_trsv_tune.pipe, 1);
+}
+
+/* Whether ls_launch solves lower triangle T with the pipelined kernel, which
+ * scales the right-hand side itself (x != y: it reads x while y fills). */
+template <int B>
+static int pipe_scales(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y)
+{
+    if (T->upper || x == y) return 0;
+    int persist, TS, wide, pipe;
+    lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
+    return pipe;
+}
+
+/* Launch the level kernel over T with the given schedule: y = T^{-1} (S x)
+ * (S NULL: T^{-1} x).  The pipelined kernel scales each row's right-hand
+ * side itself; for every other kernel S x is gathered into w first. */
+template <int B, typename TF, typename TV>
+static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w, const TV *x, TV *y, int k,
+                            cudaStream_t st)
+{
+    const TF *val = (const TF *)T->val;
+    if (T->n == 0) return BSR_OK;
+    if (S && !pipe_scales<B>(T, sched, k, x, y)) {
+        BSR_TRY(bsr_trsv_dev_permscale(T->n, B, k, NULL, S, T->fprec, x, w,
+                                       sizeof(TV) == sizeof(double) ? BSR_DOUBLE : BSR_FLOAT, 0, st));
+        x = w;
+        S = NULL;
+    }
+    if (sched == TRSV_S_SYNCFREE && (const void *)x == (const void *)y) sched = TRSV_S_FLAGS;
+    if (sched == TRSV_S_FLAGS) {
+        CU_TRY(cudaMemsetAsync(T->flags, 0, (size_t)T->n * sizeof(int), st));
+        CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        int nb = (T->n + LS_WARPS - 1) / LS_WARPS;
+        ls_syncfree_kernel<B, TF, TV><<<nb, LS_WARPS * 32, 0, st>>>(
+            T->n, T->upper, T->rows, T->rstart, T->rend, T->colind, val, x, y, k, T->flags,
+            T->counter);
+        CU_LAUNCHED("ls_syncfree_kernel");
+        return BSR_OK;
+    }
+    int persist, TS, wide, pipe;
+    lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
     const int rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
-        if (persist != 1 || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+        /* the pipelined kernel zeroes the counter itself when it takes tickets */
+        if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         if (wide == 4) return vec_launch<B, TF, TV>(T, x, y, k, poll_nap(), st);
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
-        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st);
+        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S);
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
@@ -1034,14 +1112,14 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TV *x, TV *y
 /* The level solve of block size B for the supported precision pairs
  * (instantiated once per B, in kernels/trsv_level_bB.cu). */
 template <int B>
-static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *x, void *y, int k, bsr_precision vprec,
-                           cudaStream_t st)
+static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, int k,
+                           bsr_precision vprec, cudaStream_t st)
 {
     bsr_status s = BSR_OK;
     int ok = trsv_with_types(T->fprec, vprec, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        s = ls_launch<B, TF, TV>(T, sched, (const TV *)x, (TV *)y, k, st);
+        s = ls_launch<B, TF, TV>(T, sched, (const TF *)S, (TV *)w, (const TV *)x, (TV *)y, k, st);
     });
     if (!ok)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_solve: double factors with float vectors not supported");
@@ -1049,10 +1127,10 @@ static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *x, void
 }
 
 #define TRSV_LEVEL_DEFINE(B)                                                                                     \
-    bsr_status trsv_level_b##B(const bsr_trsv_tri *T, int sched, const void *x, void *y, int k,                  \
-                               bsr_precision vprec, cudaStream_t st)                                             \
+    bsr_status trsv_level_b##B(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, \
+                               int k, bsr_precision vprec, cudaStream_t st)                                      \
     {                                                                                                            \
-        return ls_solve<B>(T, sched, x, y, k, vprec, st);                                                        \
+        return ls_solve<B>(T, sched, S, w, x, y, k, vprec, st);                                                  \
     }
 
 #endif

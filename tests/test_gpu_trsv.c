@@ -406,6 +406,94 @@ static void test_variants(void)
     bsr_problem_free(&P);
 }
 
+/* The left scaling inside the L solve: where the pipelined kernel solves L
+ * (natural order, b*k <= 8) it scales each row's right-hand side itself;
+ * every other path gathers S x first (tuning pipe = 0: the level kernel's
+ * gather; the graph schedule: the apply's).  The sync-free paths must give
+ * the same bits (in place too), all the host's apply within tolerance: b =
+ * 1, 3 (random), 4, 5 (stencils), k = 1 and 5, double, float and mixed. */
+static void test_scaled_apply(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_matrix *mats[4];
+    bsr_problem P[3];
+    static const char *const gens[] = {"stencil3d:9:1", "stencil3d:8:4", "stencil3d:7:5"};
+    for (int g = 0; g < 3; g++) {
+        BSR_ASSERT_OK(bsr_generate(gens[g], BSR_DOUBLE, &P[g]));
+        mats[g] = P[g].A;
+    }
+    bsr_matrix *R3 = bsr_test_random_matrix(200, 200, 3, 0, 6, BSR_DOUBLE, 303);
+    mats[3] = bsr_test_dominant(R3, 2.0, 0.0);
+    bsr_matrix_destroy(R3);
+    int fused_cases = 0;
+    for (int m = 0; m < 4; m++)
+        for (int mode = 0; mode < 3; mode++) {
+            bsr_matrix *A = NULL;
+            BSR_ASSERT_OK(bsr_matrix_copy(mats[m], mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &A));
+            bsr_ilu_options io;
+            bsr_ilu_options_default(&io, BSR_ILU0);
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+            bsr_ilu_factors f;
+            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+            CU_ASSERT_PTR_NOT_NULL(f.scale_left); /* the case under test */
+            bsr_gpu_ilu_options go;
+            bsr_gpu_ilu_options_default(&go);
+            go.factor_float = mode == MODE_MIXED;
+            bsr_gpu_ilu *G = NULL;
+            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+            const int b = bsr_matrix_block(A);
+            const int64_t n = (int64_t)bsr_matrix_nbrows(A) * b;
+            const bsr_precision vp = mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE;
+            const size_t vs = mode == MODE_FLOAT ? sizeof(float) : sizeof(double);
+            for (int k = 1; k <= 5; k += 4) {
+                fused_cases += b * k <= 8;
+                const uint64_t sd = seed_counter++;
+                bsr_multivec *X = bsr_test_dev_random(ctx, n, k, vp, sd), *R = NULL, *Y0 = NULL;
+                BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, vp));
+                BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
+                /* 0: default (fused where the pipelined kernel runs), 1: the level
+                 * kernel's gather, 2: the apply's gather (graph), 3: in place */
+                for (int path = 0; path < 4; path++) {
+                    const bsr_trsv_tuning tu = {.team = -1, .persist = -1, .wide = -1, .grab = -1, .sleep = -1,
+                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1};
+                    bsr_trsv_set_tuning(&tu);
+                    BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, path == 2 ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
+                    bsr_multivec *Y = NULL;
+                    if (path == 3) {
+                        Y = bsr_test_dev_random(ctx, n, k, vp, sd);
+                        BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, Y, Y));
+                    } else {
+                        Y = bsr_test_dev_poisoned(ctx, n, k, vp);
+                        BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
+                    }
+                    BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+                    const double e = bsr_test_max_rel_err(Y, R);
+                    if (!(e <= tol_of(mode)))
+                        fprintf(stderr, "\n  scaled apply m=%d %s k=%d path %d: error %.3g\n", m, mode_name[mode], k, path, e);
+                    CU_ASSERT(e <= tol_of(mode));
+                    if (!Y0) { Y0 = Y; continue; }
+                    /* the per-level launches may take other lanes per row than the
+                     * sync-free kernels (b = 1), so another sum order: the
+                     * tolerance above only */
+                    if (path == 2) { bsr_multivec_destroy(Y); continue; }
+                    const int same = memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * vs) == 0;
+                    if (!same) fprintf(stderr, "\n  scaled apply m=%d %s k=%d path %d: bits differ from path 0\n", m, mode_name[mode], k, path);
+                    CU_ASSERT(same);
+                    bsr_multivec_destroy(Y);
+                }
+                bsr_trsv_set_tuning(NULL);
+                bsr_multivec_destroy(Y0); bsr_multivec_destroy(X); bsr_multivec_destroy(R);
+            }
+            bsr_gpu_ilu_destroy(G);
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
+    CU_ASSERT(fused_cases > 0);
+    bsr_matrix_destroy(mats[3]);
+    for (int g = 0; g < 3; g++) bsr_problem_free(&P[g]);
+}
+
 /* refactor: new values, same pattern -> the device follows the CPU. */
 static void test_refactor_and_host_path(void)
 {
@@ -500,6 +588,7 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
+        {"left scaling in the L solve = gather + solve, bit for bit", test_scaled_apply},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};
