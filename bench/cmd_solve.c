@@ -159,7 +159,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
                1e3 * st->prof_s[0], st->prof_calls[0], st->prof_calls[0] ? 1e3 * st->prof_s[0] / st->prof_calls[0] : 0.0,
                1e3 * st->prof_s[1], st->prof_calls[1], st->prof_calls[1] ? 1e3 * st->prof_s[1] / st->prof_calls[1] : 0.0,
                1e3 * st->prof_s[2], st->prof_calls[2], 1e3 * st->prof_s[3], st->prof_calls[3],
-               st->device ? " (device time by events)" : "");
+               st->device ? " (device time by events; fused update + dot counted as reductions)" : "");
     profile_bound_line(st);
     if (e->steps)
         printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s, step %.3f s (%d iterations)\n",
@@ -265,6 +265,11 @@ int cmd_solve(int argc, char **argv)
         fprintf(stderr, "bsrsolve: --backend takes cpu or cuda\n");
         return 2;
     }
+
+    /* benchmark knob (issue 22): the Krylov methods' separate update and dot
+     * calls instead of the fused ones, to time one against the other */
+    const char *unf = getenv("BSR_KRYLOV_UNFUSED");
+    if (unf && unf[0] == '1') bsr_kops_set_unfused(1);
 
     bsr_solver_options opt;
     bsr_solver_options_default(&opt);

@@ -63,26 +63,13 @@ __device__ static void block_tree(double *s, int t, int k, int rp)
     }
 }
 
-/* Block g of G's per-column sums of x*y (y NULL: of x) and, when x2 is
- * given, of x2*y2 over m = rows*k values.  Thread t < L = (256/k)*k owns
- * column t % k and visits e = g*L + t, stepping by G*L (consecutive threads,
- * consecutive addresses: one coalesced pass over all k columns); the block
- * then sums its L partials per column in a fixed binary tree and writes
- * out[p*k + j] (np = 1 or 2 pairs).  CG: the values were written by other
- * blocks of this grid, so they are read from L2.  Nothing depends on timing. */
-template <typename T, bool CG>
-__device__ static void block_dot(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, int64_t g,
-                                 int64_t G, double *s, double *out)
+/* The block's per-column sums of its threads' partials acc (and acc2: np =
+ * 2) in the fixed tree, written to out[p*k + j].  Thread t < L = (256/k)*k
+ * holds column t % k. */
+__device__ static void block_sums(double acc, double acc2, int np, int k, double *s, double *out)
 {
-    int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1, np = x2 ? 2 : 1;
+    int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1;
     while (rp < rows) rp <<= 1;
-    double acc = 0, acc2 = 0;
-    if (t < L)
-        for (int64_t e = g * L + t; e < m; e += G * L) {
-            const double xe = CG ? (double)__ldcg(x + e) : (double)x[e];
-            acc += y ? xe * (double)y[e] : xe;
-            if (x2) acc2 += (double)x2[e] * (double)y2[e];
-        }
     for (int p = 0; p < np; p++) {
         for (int i = t; i < rp * k; i += blockDim.x) s[i] = 0;
         __syncthreads();
@@ -94,19 +81,35 @@ __device__ static void block_dot(int64_t m, int k, const T *x, const T *y, const
     }
 }
 
-/* The dot products in one launch: each block writes its partial sums to
- * part[g*np*k ..], and the block that finishes last (count, reset by it for
- * the next call) sums the G rows of partials per column with the same tree,
- * in a fixed order whichever block that is, into res (mapped host memory:
- * no transfer to wait for after the kernel). */
-template <typename T>
-__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part,
-                           unsigned *count, double *res)
+/* Block g of G's per-column sums of x*y (y NULL: of x) and, when x2 is
+ * given, of x2*y2 over m = rows*k values.  Thread t < L = (256/k)*k owns
+ * column t % k and visits e = g*L + t, stepping by G*L (consecutive threads,
+ * consecutive addresses: one coalesced pass over all k columns); the block
+ * then sums its L partials per column in a fixed binary tree and writes
+ * out[p*k + j] (np = 1 or 2 pairs).  CG: the values were written by other
+ * blocks of this grid, so they are read from L2.  Nothing depends on timing. */
+template <typename T, bool CG>
+__device__ static void block_dot(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, int64_t g,
+                                 int64_t G, double *s, double *out)
 {
-    __shared__ double s[2 * MV_THREADS];
+    int t = threadIdx.x, L = (MV_THREADS / k) * k;
+    double acc = 0, acc2 = 0;
+    if (t < L)
+        for (int64_t e = g * L + t; e < m; e += G * L) {
+            const double xe = CG ? (double)__ldcg(x + e) : (double)x[e];
+            acc += y ? xe * (double)y[e] : xe;
+            if (x2) acc2 += (double)x2[e] * (double)y2[e];
+        }
+    block_sums(acc, acc2, x2 ? 2 : 1, k, s, out);
+}
+
+/* After every block of the launch wrote its np*k partials to part: the block
+ * that finishes last (count, reset by it for the next call) sums the G rows
+ * of partials per column with the same tree, in a fixed order whichever
+ * block that is, into res (mapped host memory: no transfer to wait for). */
+__device__ static void last_block_sums(int np, int k, double *part, unsigned *count, double *res, double *s)
+{
     __shared__ bool last;
-    const int np = x2 ? 2 : 1;
-    block_dot<T, false>(m, k, x, y, x2, y2, blockIdx.x, gridDim.x, s, part + (int64_t)blockIdx.x * np * k);
     __threadfence();   /* the partials before the count that publishes them */
     if (threadIdx.x == 0) last = atomicAdd(count, 1u) == gridDim.x - 1;
     __syncthreads();
@@ -114,6 +117,61 @@ __global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2
     __threadfence();
     block_dot<double, true>((int64_t)gridDim.x * np * k, np * k, part, NULL, NULL, NULL, 0, 1, s, res);
     if (threadIdx.x == 0) *count = 0;
+}
+
+/* The dot products in one launch: partials per block, then last_block_sums. */
+template <typename T>
+__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part,
+                           unsigned *count, double *res)
+{
+    __shared__ double s[2 * MV_THREADS];
+    const int np = x2 ? 2 : 1;
+    block_dot<T, false>(m, k, x, y, x2, y2, blockIdx.x, gridDim.x, s, part + (int64_t)blockIdx.x * np * k);
+    last_block_sums(np, k, part, count, res, s);
+}
+
+/* One update of element e as update_kernel computes it (keepz 0); returns
+ * the value stored. */
+template <typename T>
+__device__ __forceinline__ T upd_elem(int64_t e, int j, const T *x, const T *y, T *z, const colscal &s)
+{
+    double v = 0;
+    if (x) v = s.a[j] * (double)x[e];
+    if (y) v += s.b[j] * (double)y[e];
+    if (s.c[j] != 0) v += s.c[j] * (double)z[e];
+    return z[e] = (T)v;
+}
+
+/* Up to two updates z_u = a_u x_u + b_u y_u + c_u z_u (update_kernel's
+ * arithmetic, s[0].done their mask), then the sums of d*w1 (w1 NULL: d*d)
+ * and d*w2 of the last updated vector d, in dot_kernel's grid, element order
+ * and trees: the bits of the separate update and dot calls in one pass over
+ * the vectors and one launch (BiCGStab: s = r - alpha v with ||s||^2; x and r
+ * with (r, r) and (rhat, r)). */
+template <typename T>
+__global__ void upd_dot_kernel(int64_t m, int k, int nu, const T *x0, const T *y0, T *z0, const T *x1, const T *y1,
+                               T *z1, colscal s0, colscal s1, const T *w1, const T *w2, double *part, unsigned *count,
+                               double *res)
+{
+    __shared__ double s[2 * MV_THREADS];
+    const int t = threadIdx.x, L = (MV_THREADS / k) * k, np = w2 ? 2 : 1;
+    const T *d = nu == 2 ? z1 : z0;
+    double acc = 0, acc2 = 0;
+    if (t < L)
+        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L) {
+            const int j = m <= 0xffffffffll ? (int)((unsigned)e % (unsigned)k) : (int)(e % k);
+            T dv;
+            if ((s0.done >> j) & 1ull) dv = d[e];
+            else {
+                dv = upd_elem(e, j, x0, y0, z0, s0);
+                if (nu == 2) dv = upd_elem(e, j, x1, y1, z1, s1);
+            }
+            const double de = (double)dv;
+            acc += de * (w1 ? (double)w1[e] : de);
+            if (w2) acc2 += de * (double)w2[e];
+        }
+    block_sums(acc, acc2, np, k, s, part + (int64_t)blockIdx.x * np * k);
+    last_block_sums(np, k, part, count, res, s);
 }
 
 template <typename T> __global__ void to_col_kernel(int64_t n, int k, const T *x, T *c)
@@ -184,6 +242,20 @@ extern "C" bsr_status bsr_cuda_mv_copy(bsr_context *ctx, bsr_multivec *Y, const 
     return BSR_OK;
 }
 
+/* Per-column scalars and mask of an update (c NULL: c = 1). */
+static bsr_status col_scalars(const double *a, const double *b, const double *c, const int *done, int k, colscal *s,
+                              const char *fn)
+{
+    if (k > MV_MAXK)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, device updates support up to %d", fn, k, MV_MAXK);
+    memset(s, 0, sizeof *s);
+    for (int j = 0; j < k; j++) {
+        s->a[j] = a ? a[j] : 0; s->b[j] = b ? b[j] : 0; s->c[j] = c ? c[j] : 1;
+        if (done && done[j]) s->done |= 1ull << j;
+    }
+    return BSR_OK;
+}
+
 static bsr_status update(bsr_context *ctx, const double *a, const bsr_multivec *X, const double *b,
                          const bsr_multivec *Y, const double *c, bsr_multivec *Z, const int *done,
                          int keepz, const char *fn)
@@ -194,14 +266,8 @@ static bsr_status update(bsr_context *ctx, const double *a, const bsr_multivec *
     if (Y) BSR_TRY(on_dev(Y, Z, fn, "Y"));
     if ((X && X->prec != Z->prec) || (Y && Y->prec != Z->prec))
         return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
-    if (Z->k > MV_MAXK)
-        return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, device updates support up to %d", fn, Z->k, MV_MAXK);
     colscal s;
-    memset(&s, 0, sizeof s);
-    for (int j = 0; j < Z->k; j++) {
-        s.a[j] = a ? a[j] : 0; s.b[j] = b ? b[j] : 0; s.c[j] = c ? c[j] : 1;
-        if (done && done[j]) s.done |= 1ull << j;
-    }
+    BSR_TRY(col_scalars(a, b, c, done, Z->k, &s, fn));
     int64_t m = Z->n * Z->k;
     /* every column frozen (BiCGStab's half-step update of x, most steps): Z
      * stays as it is without a sweep over it */
@@ -250,11 +316,44 @@ static bsr_status map_results(bsr_cuda_ctx *c)
     return BSR_OK;
 }
 
+/* Grid of the reductions over m = n*k values: fixed by the shape alone, so
+ * the summation order is too. */
+static int red_grid(int64_t m, int k)
+{
+    const int L = (MV_THREADS / k) * k;
+    const int64_t g64 = (m + L - 1) / L;
+    return (int)(g64 < 1 ? 1 : g64 > DOT_BLOCKS ? DOT_BLOCKS : g64);
+}
+
+/* The context's reduction buffer for G blocks of np*k partials (its first
+ * slot the launch's block counter, zeroed when allocated) and the mapped
+ * result buffer. */
+static bsr_status red_buffers(bsr_cuda_ctx *c, int G, int np, int k)
+{
+    size_t need = 1 + (size_t)G * np * k;
+    if (need > c->red_cap) {
+        if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(bsr_cu_free(c->red)); }
+        c->red = NULL; c->red_cap = 0;
+        CU_TRY(bsr_cu_malloc(&c->red, need * sizeof(double)));
+        CU_TRY(cudaMemsetAsync(c->red, 0, sizeof(double), c->stream));   /* the block counter */
+        c->red_cap = need;
+    }
+    if (!c->red_host) BSR_TRY(map_results(c));
+    return BSR_OK;
+}
+
+/* Wait for the launch and copy its np*k results out. */
+static bsr_status red_results(bsr_cuda_ctx *c, int k, double *out, double *out2)
+{
+    CU_TRY(cudaStreamSynchronize(c->stream));
+    memcpy(out, c->red_host, sizeof(double) * k);
+    if (out2) memcpy(out2, c->red_host + k, sizeof(double) * k);
+    return BSR_OK;
+}
+
 /* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
  * sweep: one launch (the last block sums the partials and writes the np*k
- * results into mapped host memory) and one synchronization.  The context's
- * reduction buffer holds the launch's block counter in its first slot, then
- * the partials. */
+ * results into mapped host memory) and one synchronization. */
 static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, const bsr_multivec *X2,
                        const bsr_multivec *Y2, double *out, double *out2, const char *fn)
 {
@@ -267,20 +366,9 @@ static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multiv
     int k = X->k, np = X2 ? 2 : 1;
     if (np * k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS / np);
     int64_t m = X->n * k;
-    int L = (MV_THREADS / k) * k;
-    /* grid fixed by the shape alone, so the summation order is too */
-    int64_t g64 = (m + L - 1) / L;
-    int G = (int)(g64 < 1 ? 1 : g64 > DOT_BLOCKS ? DOT_BLOCKS : g64);
+    const int G = red_grid(m, k);
     bsr_cuda_ctx *c = ctx->cuda;
-    size_t need = 1 + (size_t)G * np * k;
-    if (need > c->red_cap) {
-        if (c->red) { CU_TRY(cudaStreamSynchronize(c->stream)); CU_TRY(bsr_cu_free(c->red)); }
-        c->red = NULL; c->red_cap = 0;
-        CU_TRY(bsr_cu_malloc(&c->red, need * sizeof(double)));
-        CU_TRY(cudaMemsetAsync(c->red, 0, sizeof(double), c->stream));   /* the block counter */
-        c->red_cap = need;
-    }
-    if (!c->red_host) BSR_TRY(map_results(c));
+    BSR_TRY(red_buffers(c, G, np, k));
     unsigned *count = (unsigned *)c->red;
     double *part = c->red + 1, *res = c->red_mapped;
     if (X->prec == BSR_DOUBLE)
@@ -294,10 +382,65 @@ static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multiv
             X2 ? (const float *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const float *)bsr_cuda_multivec_data(Y2) : NULL,
             part, count, res);
     CU_LAUNCHED("dot_kernel");
-    CU_TRY(cudaStreamSynchronize(c->stream));
-    memcpy(out, c->red_host, sizeof(double) * k);
-    if (X2) memcpy(out2, c->red_host + k, sizeof(double) * k);
-    return BSR_OK;
+    return red_results(c, k, out, X2 ? out2 : NULL);
+}
+
+extern "C" bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z, const double *const *a,
+                                          const bsr_multivec *const *X, const double *const *b,
+                                          const bsr_multivec *const *Y, const double *const *c, const int *done,
+                                          const bsr_multivec *W1, double *out1, const bsr_multivec *W2, double *out2)
+{
+    const char *fn = "multivector update + dot";
+    BSR_CHECK_ARG(Z && (nu == 1 || nu == 2) && Z[0] && (nu == 1 || Z[1]) && a && b && c && X && Y && out1 &&
+                      (!W2 || out2), "%s: bad arguments", fn);
+    bsr_multivec *D = Z[nu - 1];
+    BSR_TRY(pick(&ctx, D, fn));
+    const int k = D->k, np = W2 ? 2 : 1;
+    colscal s[2];
+    memset(s, 0, sizeof s);
+    const void *xs[2] = {NULL, NULL}, *ys[2] = {NULL, NULL};
+    void *zs[2] = {NULL, NULL};
+    for (int u = 0; u < nu; u++) {
+        /* a term of coefficient c != 0 reads Z: it must be current (a
+         * write-only Z needs only its device copy) */
+        BSR_TRY(col_scalars(a[u], b[u], c[u], done, k, &s[u], fn));
+        int reads = 0;
+        for (int j = 0; j < k; j++) reads |= s[u].c[j] != 0;
+        if (reads) BSR_TRY(on_dev(Z[u], D, fn, "Z"));
+        else if (!Z[u]->dev || Z[u]->n != D->n || Z[u]->k != k)
+            return bsr_error(BSR_ERR_ARG, "%s: Z has no device copy of D's shape", fn);
+        if (X[u]) BSR_TRY(on_dev(X[u], D, fn, "X"));
+        if (Y[u]) BSR_TRY(on_dev(Y[u], D, fn, "Y"));
+        if (Z[u]->prec != D->prec || (X[u] && X[u]->prec != D->prec) || (Y[u] && Y[u]->prec != D->prec))
+            return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+        zs[u] = bsr_cuda_multivec_data(Z[u]);
+        xs[u] = X[u] ? bsr_cuda_multivec_data(X[u]) : NULL;
+        ys[u] = Y[u] ? bsr_cuda_multivec_data(Y[u]) : NULL;
+    }
+    if (W1) BSR_TRY(on_dev(W1, D, fn, "W1"));
+    if (W2) BSR_TRY(on_dev(W2, D, fn, "W2"));
+    if ((W1 && W1->prec != D->prec) || (W2 && W2->prec != D->prec))
+        return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+    if (np * k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS / np);
+    const int64_t m = D->n * k;
+    const int G = red_grid(m, k);
+    bsr_cuda_ctx *cc = ctx->cuda;
+    BSR_TRY(red_buffers(cc, G, np, k));
+    unsigned *count = (unsigned *)cc->red;
+    double *part = cc->red + 1, *res = cc->red_mapped;
+    const void *w1 = W1 ? bsr_cuda_multivec_data(W1) : NULL, *w2 = W2 ? bsr_cuda_multivec_data(W2) : NULL;
+    if (D->prec == BSR_DOUBLE)
+        upd_dot_kernel<double><<<G, MV_THREADS, 0, cc->stream>>>(
+            m, k, nu, (const double *)xs[0], (const double *)ys[0], (double *)zs[0], (const double *)xs[1],
+            (const double *)ys[1], (double *)zs[1], s[0], s[1], (const double *)w1, (const double *)w2, part, count,
+            res);
+    else
+        upd_dot_kernel<float><<<G, MV_THREADS, 0, cc->stream>>>(
+            m, k, nu, (const float *)xs[0], (const float *)ys[0], (float *)zs[0], (const float *)xs[1],
+            (const float *)ys[1], (float *)zs[1], s[0], s[1], (const float *)w1, (const float *)w2, part, count, res);
+    CU_LAUNCHED("upd_dot_kernel");
+    for (int u = 0; u < nu; u++) Z[u]->where = BSR_ON_DEVICE;
+    return red_results(cc, k, out1, W2 ? out2 : NULL);
 }
 
 extern "C" bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,

@@ -234,6 +234,18 @@ bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps, double *g
  * accepts the product, its name into name; Y receives the product. */
 bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr, const bsr_matrix *A, const bsr_multivec *X,
                                            bsr_multivec *Y, int warm, int reps, double *ms, char *name, size_t nlen);
+/* Fused Krylov vector updates + inner products on the device
+ * (kernels/blas_multivec.cu; the solver's kops upd_dot, src/solver_impl.h):
+ * Z[u] = a[u] X[u] + b[u] Y[u] + c[u] Z[u] for u < nu (done[j]: column j
+ * frozen), then out1 = (D, W1 or D), out2 = (D, W2), D = Z[nu-1]. */
+bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z, const double *const *a,
+                               const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                               const double *const *c, const int *done, const bsr_multivec *W1, double *out1,
+                               const bsr_multivec *W2, double *out2);
+/* Benchmark and test hook (bsrsolve's BSR_KRYLOV_UNFUSED=1): 1 makes the
+ * Krylov methods use separate update and dot calls, 0 (default) the fused
+ * ones where the backend has them. */
+void bsr_kops_set_unfused(int on);
 /* Event timing of operations on ctx's stream (kernels/prof_events.cu, the
  * solver's profile=1): begin records an event and returns a pair handle (-1
  * when none could be recorded: that operation is not counted), end records

@@ -95,10 +95,9 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             alpha[j] = rho[j] / d2[j];
             c3[j] = -alpha[j];
         }
-        /* s = r - alpha v; half-step convergence test on ||s|| */
-        if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest)) ||   /* one pass, c = 0: s write-only */
-            (st = bsr_kops_norm2(o, s, sn)))
-            goto done;
+        /* s = r - alpha v (c = 0: s write-only) and ||s|| in one pass; half-step
+         * convergence test on ||s|| */
+        if ((st = bsr_kops_upd_norm2(o, s, one, w.r, c3, w.v, zero, rest, sn))) goto done;
         int nhalf = 0;
         for (int j = 0; j < k; j++) nhalf += half[j] = rest[j] && sn[j] <= ks->tol[j];
         /* most steps no column converges here: no sweep over x for nothing */
@@ -119,12 +118,14 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             }
             c3[j] = -omega[j];
         }
-        /* x += alpha phat + omega shat; r = s - omega t */
-        if ((st = o->axpbypcz(o, X, alpha, phat, omega, shat, one, rest)) ||
-            (st = o->axpbypcz(o, w.r, one, s, c3, t, zero, rest)))
-            goto done;
-        /* ||r||^2 and the next iteration's (rhat, r) in one sweep */
-        if ((st = bsr_kops_dot2(o, w.r, w.r, rn, w.rhat, w.r, d1))) goto done;
+        /* x += alpha phat + omega shat; r = s - omega t; ||r||^2 and the next
+         * iteration's (rhat, r): one pass where the backend fuses them */
+        {
+            bsr_multivec *Z2[2] = {X, w.r};
+            const double *a2[2] = {alpha, one}, *b2[2] = {omega, c3}, *cz[2] = {one, zero};
+            const bsr_multivec *X2[2] = {phat, s}, *Y2[2] = {shat, t};
+            if ((st = bsr_kops_upd_dot(o, 2, Z2, a2, X2, b2, Y2, cz, rest, NULL, rn, w.rhat, d1))) goto done;
+        }
         have_d1 = 1;
         for (int j = 0; j < k; j++) rn[j] = sqrt(rn[j] > 0 ? rn[j] : (rn[j] == rn[j] ? 0 : rn[j]));
         ks->it++;

@@ -195,6 +195,14 @@ static bsr_status prof_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multiv
 {
     PROF(o, BSR_PROF_REDUCE, o->prof->inner.dotm(&o->prof->inner, X, Y, m, out));
 }
+static bsr_status prof_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
+                               const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                               const double *const *c, const unsigned char *m, const bsr_multivec *W1, double *o1,
+                               const bsr_multivec *W2, double *o2)
+{
+    /* counted with the reductions: each ends in one */
+    PROF(o, BSR_PROF_REDUCE, o->prof->inner.upd_dot(&o->prof->inner, nu, Z, a, X, b, Y, c, m, W1, o1, W2, o2));
+}
 static bsr_status prof_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     PROF(o, BSR_PROF_MATVEC, o->prof->inner.matvec(&o->prof->inner, X, Y));
@@ -214,6 +222,7 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     o->dot = prof_dot;
     if (o->dot2) o->dot2 = prof_dot2;
     if (o->dotm) o->dotm = prof_dotm;
+    if (o->upd_dot) o->upd_dot = prof_upd_dot;
     o->matvec = prof_matvec;
 }
 
@@ -246,11 +255,11 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
     return o->axpby(o, R, one, B, mone, NULL);
 }
 
-/* Columns whose sum of squares left the double range are summed again scaled
- * by a power of 2 (exact; bsr_norm_scales). */
-bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
+/* out[j] = sqrt of the sum of squares out[j] of X's column j: columns whose
+ * sum left the double range are summed again scaled by a power of 2 (exact;
+ * bsr_norm_scales). */
+static bsr_status norm2_finish(const bsr_kops *o, const bsr_multivec *X, double *out)
 {
-    BSR_TRY(o->dot(o, X, X, out));
     double sc[BSR_KMAX], zero[BSR_KMAX] = {0}, d[BSR_KMAX];
     if (bsr_norm_scales(out, o->k, sc)) {
         bsr_multivec *T = NULL;
@@ -264,6 +273,37 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
     }
     for (int j = 0; j < o->k; j++) out[j] = sqrt(out[j] > 0 ? out[j] : (out[j] == out[j] ? 0 : out[j])) / sc[j];
     return BSR_OK;
+}
+
+bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
+{
+    BSR_TRY(o->dot(o, X, X, out));
+    return norm2_finish(o, X, out);
+}
+
+static int kops_unfused; /* bsr_kops_set_unfused: benchmark and test hook */
+void bsr_kops_set_unfused(int on) { kops_unfused = on != 0; }
+
+bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
+                            const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                            const double *const *c, const unsigned char *mask, const bsr_multivec *W1, double *out1,
+                            const bsr_multivec *W2, double *out2)
+{
+    if (o->upd_dot && !kops_unfused) return o->upd_dot(o, nu, Z, a, X, b, Y, c, mask, W1, out1, W2, out2);
+    for (int u = 0; u < nu; u++) BSR_TRY(o->axpbypcz(o, Z[u], a[u], X[u], b[u], Y[u], c[u], mask));
+    const bsr_multivec *D = Z[nu - 1];
+    if (W2) return bsr_kops_dot2(o, D, W1 ? W1 : D, out1, W2, D, out2);
+    return o->dot(o, D, W1 ? W1 : D, out1);
+}
+
+bsr_status bsr_kops_upd_norm2(const bsr_kops *o, bsr_multivec *Z, const double *a, const bsr_multivec *X,
+                              const double *b, const bsr_multivec *Y, const double *c, const unsigned char *mask,
+                              double *out)
+{
+    const double *A[1] = {a}, *Bc[1] = {b}, *C[1] = {c};
+    const bsr_multivec *Xs[1] = {X}, *Ys[1] = {Y};
+    BSR_TRY(bsr_kops_upd_dot(o, 1, &Z, A, Xs, Bc, Ys, C, mask, NULL, out, NULL, NULL));
+    return norm2_finish(o, Z, out);
 }
 
 bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks,

@@ -263,6 +263,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     }
     bsr_kops_use_pool(&o, &s->pool, s->device);
     if (s->kops_hook && (st = s->kops_hook(s->kops_hook_data, &o))) return st;
+    /* a wrapping layer (the distributed solve) makes the reductions global:
+     * the fused update + dot would sum this rank's rows only */
+    if (s->kops_hook) o.upd_dot = NULL;
     struct bsr_kprof prof;
     if (s->opt.profile) bsr_kops_profile(&o, &prof, s->device ? s->ctx : NULL);
     bsr_col_stats *col = bsr_calloc((size_t)k, sizeof *col, "solver stats");

@@ -76,6 +76,15 @@ static bsr_status dev_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_
     return bsr_cuda_mv_dot2(o->be, X1, Y1, out1, X2, Y2, out2);
 }
 
+static bsr_status dev_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
+                              const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                              const double *const *c, const unsigned char *mask, const bsr_multivec *W1, double *out1,
+                              const bsr_multivec *W2, double *out2)
+{
+    int done[BSR_KMAX];
+    return bsr_cuda_mv_upd_dot(o->be, nu, Z, a, X, b, Y, c, done_of(o, mask, done), W1, out1, W2, out2);
+}
+
 static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     return bsr_ctx_spmm(o->be, BSR_KERNEL_AUTO, 1.0, o->A, X, 0.0, Y);
@@ -110,6 +119,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->dot = dev_dot;
     o->dot2 = dev_dot2;
     o->matvec = dev_matvec;
+    o->upd_dot = dev_upd_dot;
     o->absnorm = dev_absnorm;
     return BSR_OK;
 }

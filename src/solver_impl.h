@@ -99,6 +99,15 @@ struct bsr_kops {
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
+    /* Fused updates and inner products (issue 22; NULL: bsr_kops_upd_dot makes
+     * the separate calls): for u < nu (1 or 2), Z[u] = a[u] X[u] + b[u] Y[u] +
+     * c[u] Z[u] (axpbypcz's rules, one mask), then out1 = (D, W1) (W1 NULL:
+     * (D, D)) and, with W2, out2 = (D, W2), D = Z[nu-1]; the bits of the
+     * separate calls, in one pass over the vectors */
+    bsr_status (*upd_dot)(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
+                          const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                          const double *const *c, const unsigned char *mask, const bsr_multivec *W1, double *out1,
+                          const bsr_multivec *W2, double *out2);
     /* out[j] = || |A| |X(:,j)| + |B(:,j)| ||_2, the scale of the rounding error
      * of B - A X (krylov_floor.c); NULL: unknown, no floor test */
     bsr_status (*absnorm)(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *out);
@@ -148,6 +157,18 @@ bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
 /* out1 = (X1, Y1), out2 = (X2, Y2) per column, fused when the backend can. */
 bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
                          const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+
+/* o->upd_dot, or its separate calls (axpbypcz for each update, then dot or
+ * dot2) when the backend has none or bsr_kops_set_unfused(1) was called. */
+bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
+                            const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
+                            const double *const *c, const unsigned char *mask, const bsr_multivec *W1, double *out1,
+                            const bsr_multivec *W2, double *out2);
+/* One update and the norms of its result: Z = a X + b Y + c Z (mask), out[j] =
+ * ||Z(:,j)||_2 with bsr_kops_norm2's rescaling when the squares leave range. */
+bsr_status bsr_kops_upd_norm2(const bsr_kops *o, bsr_multivec *Z, const double *a, const bsr_multivec *X,
+                              const double *b, const bsr_multivec *Y, const double *c, const unsigned char *mask,
+                              double *out);
 
 /* out[l*k + j] = (X(:,j), Y[l](:,j)), l < m, fused when the backend can. */
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
