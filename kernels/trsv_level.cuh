@@ -660,14 +660,17 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * inputs are solved. */
 /* SC (lower triangles): y = L^{-1} (S x) with S block diagonal, each row's
  * right-hand side scaled as it is formed (the scaling row rides in the pivot
- * row's registers): no gather pass over x before the solve. */
-template <int B, typename TF, typename TV, bool UP, bool SC = false>
+ * row's registers): no gather pass over x before the solve.  TSC > 0: k = 1
+ * and TS = TSC are constants, so the lane geometry, the shuffle widths and
+ * offsets and the index arithmetic of a row's path fold at compile time. */
+template <int B, typename TF, typename TV, bool UP, bool SC = false, int TSC = 0>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
-                 const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k, int TS,
-                 int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S)
+                 const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k_arg,
+                 int TS_arg, int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S)
 {
     static_assert(!(UP && SC), "the scaled right-hand side is the lower triangle's");
+    const int k = TSC ? 1 : k_arg, TS = TSC ? TSC : TS_arg;
     int t, tl;
     unsigned tmask;
     team_of(TS, &t, &tl, &tmask);
@@ -923,9 +926,12 @@ template <int B, typename TF, typename TV, bool UP, bool SC = false>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st, const TF *S = nullptr)
 {
-    static int occ = 0, coop = -1; /* found once, like the occupancy (two launches an apply) */
-    const auto kern = team_pipe_kernel<B, TF, TV, UP, SC>;
-    BSR_TRY(resident_grid(kern, occ, &nb));
+    static int occ[3] = {0, 0, 0}, coop = -1; /* found once, like the occupancy (two launches an apply) */
+    /* one vector with 8 or 16 lanes a row: the kernel with both constant */
+    const int v = k == 1 && TS == 16 ? 1 : k == 1 && TS == 8 ? 2 : 0;
+    const auto kern = v == 1 ? team_pipe_kernel<B, TF, TV, UP, SC, 16>
+                      : v == 2 ? team_pipe_kernel<B, TF, TV, UP, SC, 8> : team_pipe_kernel<B, TF, TV, UP, SC>;
+    BSR_TRY(resident_grid(kern, occ[v], &nb));
     const int *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->pendl : NULL;
     const int rr = knob(bsr_trsv_tune.rr, 1);
     if (coop < 0) {
