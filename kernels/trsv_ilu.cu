@@ -755,8 +755,8 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
      * scaling) are plain copies when there is nothing to do: the solves then
      * read x or write y themselves (two vector passes less each; issue 22).
      * A left scaling without an ordering goes into the exact L solve, which
-     * applies it row by row where its kernel can (a gather kernel and its
-     * two passes less: 0.06 of a 1.0 ms apply at 100^3, b = 4, H100) */
+     * applies it row by row where its kernel can (H100, 100^3, b = 4: the
+     * gather kernel took 0.06 ms, the apply went 0.999 -> 0.961 ms) */
     const int *pout = G->matched ? G->perm_out : G->perm;
     const int scaled_l = !G->perm && G->sl && G->opt.jacobi <= 0 &&
                          !(G->opt.kernel == BSR_TRSV_LEVEL && G->opt.sched == BSR_TRSV_GRAPH);

@@ -657,8 +657,8 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * L+U), but it needs every block resident at once, which only a cooperative
  * launch guarantees.  Either way a warp's chunks increase, so the lowest
  * unfinished chunk is always the current one of a running warp, whose
- * inputs are solved. */
-/* SC (lower triangles): y = L^{-1} (S x) with S block diagonal, each row's
+ * inputs are solved.
+ * SC (lower triangles): y = L^{-1} (S x) with S block diagonal, each row's
  * right-hand side scaled as it is formed (the scaling row rides in the pivot
  * row's registers): no gather pass over x before the solve.  TSC > 0: k = 1
  * and TS = TSC are constants, so the lane geometry, the shuffle widths and
