@@ -13,7 +13,10 @@
 # the real matrices when REAL names their folder; NCU=1 adds Nsight Compute's
 # warp-state, scheduler, memory and source-counter (the stalls sampled by SASS
 # line) sections of the pipelined kernel (natural 100^3,
-# b = 4) for the first and the last tree.
+# b = 4) for the first and the last tree.  Output in OUT (the device returns
+# only a few files, the first by name): summary.txt (the timing lines and each
+# suite's result), trsv.log, solve.log, tests.log, gpu.txt, ncu_tree*.txt, and
+# build_i.log only for a build that failed.
 # From the repository root, after `. .devdeps/env.sh`:
 #   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [SOLVES="stencil3d:100:4 .realm/af23560.mtx"]
 #   [SUITES="test_gpu_trsv ..."] [REAL=dir] [NCU=1] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
@@ -46,6 +49,7 @@ i=0
 for t in "$@"; do
     [ -f /tmp/ab-$i/built ] || { echo "build of tree $i ($t) failed"; tail -30 "$OUT/build_$i.log"; exit 1; }
     echo "tree $i: $t"
+    rm -f "$OUT/build_$i.log"   # kept only when it failed: the device returns a few files
     i=$((i + 1))
 done
 n=$#
@@ -72,9 +76,9 @@ while [ $r -le "$ROUNDS" ]; do
     done
     r=$((r + 1))
 done
-grep -E "^== |level-syncfree" "$OUT/trsv.log" | cut -c1-160 > "$OUT/trsv-summary.txt"
-grep -E "^== |of the bound|^profile     SpMM|converged|diverged" "$OUT/solve.log" | cut -c1-220 > "$OUT/solve-summary.txt"
-cat "$OUT/trsv-summary.txt" "$OUT/solve-summary.txt"
+{ [ -f "$OUT/trsv.log" ] && grep -E "^== |level-syncfree" "$OUT/trsv.log" | cut -c1-160
+  grep -E "^== |of the bound|^profile     SpMM|converged|diverged" "$OUT/solve.log" | cut -c1-220; } > "$OUT/summary.txt"
+cat "$OUT/summary.txt"
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     for i in 0 $((n - 1)); do
         timeout -s KILL 240 ncu --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters \
@@ -89,8 +93,11 @@ i=1
 while [ $i -lt $n ]; do
     for s in $SUITES; do
         ( cd /tmp/ab-$i && BSR_SOURCE_DIR=$R BSR_REAL_DIR=$RD BSR_TEST_QUICK=$([ "${FULL_TESTS:-0}" = 1 ] && echo 0 || echo 1) \
-            timeout -s KILL 200 ./$s > "$OUT/tree${i}_$s.log" 2>&1 )
-        echo "tree $i $s rc=$?: $(grep -E 'asserts' "$OUT/tree${i}_$s.log" | head -1)"
+            timeout -s KILL 200 ./$s > "$OUT/test.tmp" 2>&1 )
+        line="tree $i $s rc=$?: $(grep -E 'asserts' "$OUT/test.tmp" | head -1)"
+        echo "$line" | tee -a "$OUT/summary.txt"
+        { echo "== $line"; cat "$OUT/test.tmp"; } >> "$OUT/tests.log"
     done
     i=$((i + 1))
 done
+rm -f "$OUT/test.tmp"
