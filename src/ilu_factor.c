@@ -96,15 +96,17 @@ static int cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *r
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
     int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
+    /* run[k - r0] holds row k's distance until the second pass overwrites it
+     * with run starts, which never pass the row being read */
     for (int k = r0; k < r1; k++) {
-        const int d = near_dist(dp, dc, k);
+        const int d = run[k - r0] = near_dist(dp, dc, k);
         for (int c = 0; c < 4; c++)
             if (k == r0 || d >= D[c] || k - start[c] >= cap[c]) { cnt[c]++; start[c] = k; }
     }
     while (t < 3 && cnt[t] < 2 * nt) t++;
     int nr = 0;
     for (int k = r0; k < r1; k++)
-        if (k == r0 || near_dist(dp, dc, k) >= D[t] || k - run[nr - 1] >= cap[t]) run[nr++] = k;
+        if (k == r0 || run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]) run[nr++] = k;
     run[nr] = r1;
     return nr;
 }
