@@ -374,3 +374,9 @@ bsr_multivec *bsr_test_dev_poisoned(bsr_context *ctx, int64_t n, int k, bsr_prec
     bsr_multivec_upload(ctx, Y);
     return Y;
 }
+
+int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B)
+{
+    size_t bytes = (size_t)bsr_multivec_rows(A) * bsr_multivec_cols(A) * bsr_precision_size(bsr_multivec_precision(A));
+    return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
+}

@@ -72,6 +72,8 @@ double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R);
 bsr_multivec *bsr_test_dev_random(bsr_context *ctx, int64_t n, int k, bsr_precision p, uint64_t seed);
 /* n x k of NaN on the host and ctx's device: output a kernel must overwrite. */
 bsr_multivec *bsr_test_dev_poisoned(bsr_context *ctx, int64_t n, int k, bsr_precision p);
+/* Nonzero when the host copies of A and B (same shape and precision) are equal bit for bit. */
+int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B);
 /* Read the file at path into buf (NUL-terminated, truncated to cap - 1
  * bytes; empty when it cannot be opened). */
 void bsr_test_slurp(const char *path, char *buf, size_t cap);

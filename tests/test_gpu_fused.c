@@ -14,16 +14,6 @@
 static bsr_context *ctx;
 static uint64_t seed = 9000;
 
-/* Random host vector uploaded (host copy kept). */
-static bsr_multivec *dev_random(int64_t n, int k, bsr_precision p)
-{
-    bsr_multivec *X = NULL;
-    bsr_multivec_create(&X, n, k, p);
-    bsr_multivec_random(X, seed++);
-    bsr_multivec_upload(ctx, X);
-    return X;
-}
-
 /* A device copy of X (host copy too). */
 static bsr_multivec *dev_copy(const bsr_multivec *X)
 {
@@ -40,12 +30,6 @@ static double val(const bsr_multivec *X, int64_t e)
     return bsr_multivec_precision(X) == BSR_DOUBLE ? ((const double *)d)[e] : ((const float *)d)[e];
 }
 
-static int same_bits(const bsr_multivec *A, const bsr_multivec *B)
-{
-    size_t bytes = (size_t)bsr_multivec_rows(A) * bsr_multivec_cols(A) * bsr_precision_size(bsr_multivec_precision(A));
-    return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
-}
-
 /* One case: nu updates (Z0 = a0 X0 + b0 Y0 + c0 Z0, Z1 = a1 X1 + b1 Y1 + c1 Z1
  * with c1 = 0: write-only), then (D, D) and, with two, (D, W). */
 static void check_case(int64_t n, int k, bsr_precision p, int nu, int two, int masked)
@@ -57,9 +41,10 @@ static void check_case(int64_t n, int k, bsr_precision p, int nu, int two, int m
         a[1][j] = 1; b[1][j] = -0.75 + 0.1 * j; c[1][j] = 0;
         done[j] = masked && j % 3 == 1;
     }
-    bsr_multivec *X0 = dev_random(n, k, p), *Y0 = dev_random(n, k, p), *Z0 = dev_random(n, k, p);
-    bsr_multivec *X1 = dev_random(n, k, p), *Y1 = dev_random(n, k, p), *Z1 = dev_random(n, k, p);
-    bsr_multivec *W = dev_random(n, k, p);
+    bsr_multivec *X0 = bsr_test_dev_random(ctx, n, k, p, seed++), *Y0 = bsr_test_dev_random(ctx, n, k, p, seed++);
+    bsr_multivec *Z0 = bsr_test_dev_random(ctx, n, k, p, seed++), *X1 = bsr_test_dev_random(ctx, n, k, p, seed++);
+    bsr_multivec *Y1 = bsr_test_dev_random(ctx, n, k, p, seed++), *Z1 = bsr_test_dev_random(ctx, n, k, p, seed++);
+    bsr_multivec *W = bsr_test_dev_random(ctx, n, k, p, seed++);
     bsr_multivec *Z0s = dev_copy(Z0), *Z1s = dev_copy(Z1);
     bsr_multivec *Z0h = dev_copy(Z0), *Z1h = dev_copy(Z1); /* host reference starts */
     /* fused */
@@ -78,8 +63,8 @@ static void check_case(int64_t n, int k, bsr_precision p, int nu, int two, int m
     if (two) CU_ASSERT(!memcmp(o2, r2, sizeof(double) * k));
     BSR_ASSERT_OK(bsr_multivec_download(ctx, Z0)); BSR_ASSERT_OK(bsr_multivec_download(ctx, Z0s));
     BSR_ASSERT_OK(bsr_multivec_download(ctx, Z1)); BSR_ASSERT_OK(bsr_multivec_download(ctx, Z1s));
-    CU_ASSERT(same_bits(Z0, Z0s));
-    if (nu == 2) CU_ASSERT(same_bits(Z1, Z1s));
+    CU_ASSERT(bsr_test_same_bits(Z0, Z0s));
+    if (nu == 2) CU_ASSERT(bsr_test_same_bits(Z1, Z1s));
     /* host reference in double */
     const double tol = p == BSR_DOUBLE ? 1e-12 : 1e-5;
     double worst = 0, dots[2][64];
@@ -141,8 +126,8 @@ static void solve_both(const char *name, const bsr_matrix *A, const char *cfg)
     }
     bsr_kops_set_unfused(0);
     CU_ASSERT(its[0][0] == its[1][0] && its[0][1] == its[1][1]);
-    CU_ASSERT(same_bits(X[0], X[1]));
-    if (!same_bits(X[0], X[1])) fprintf(stderr, "\n  %s: fused and separate solves differ\n", name);
+    CU_ASSERT(bsr_test_same_bits(X[0], X[1]));
+    if (!bsr_test_same_bits(X[0], X[1])) fprintf(stderr, "\n  %s: fused and separate solves differ\n", name);
     bsr_multivec_destroy(B); bsr_multivec_destroy(X[0]); bsr_multivec_destroy(X[1]);
 }
 

@@ -17,13 +17,6 @@ static uint64_t seed = 5000;
 enum { MODE_DOUBLE, MODE_FLOAT, MODE_MIXED };
 static const char *mode_name[] = {"double", "float", "mixed"};
 
-/* Host copies bit for bit equal. */
-static int same_bits(const bsr_multivec *A, const bsr_multivec *B)
-{
-    size_t bytes = (size_t)bsr_multivec_rows(A) * bsr_multivec_cols(A) * bsr_precision_size(bsr_multivec_precision(A));
-    return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
-}
-
 /* Scaling block (row i, entry e) of s (n blocks of b*b in precision sp). */
 static double sblk(const void *s, bsr_precision sp, size_t e)
 {
@@ -130,7 +123,7 @@ static void check_factors(const char *name, const bsr_matrix *A0, int mode)
                     fprintf(stderr, "\n  %s %s N=%d k=%d %s: error %.3g\n", name, mode_name[mode], N, k,
                             which == 0 ? "L" : which == 1 ? "U" : "apply", e);
                 CU_ASSERT(e <= tol);
-                CU_ASSERT(same_bits(Y, Y2));   /* deterministic */
+                CU_ASSERT(bsr_test_same_bits(Y, Y2));   /* deterministic */
                 bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Y2); bsr_multivec_destroy(R);
             }
         }
@@ -312,7 +305,7 @@ static void test_many_rhs(void)
             bsr_multivec *Xc = columns(X, j0, kk), *Yc = bsr_test_dev_poisoned(ctx, n, kk, BSR_DOUBLE), *Ye = columns(Y, j0, kk);
             BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, Xc, Yc));
             BSR_ASSERT_OK(bsr_multivec_download(ctx, Yc));
-            same &= same_bits(Yc, Ye);
+            same &= bsr_test_same_bits(Yc, Ye);
             bsr_multivec_destroy(Xc); bsr_multivec_destroy(Yc); bsr_multivec_destroy(Ye);
         }
         CU_ASSERT(same);
