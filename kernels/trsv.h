@@ -76,30 +76,14 @@ enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
  * no synchronization (so it can be captured in a CUDA graph). */
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);
-/* The sentinel hand-off between consecutive sync-free solves.  A sync-free
- * solve's output must hold the sentinel before it starts: a fill pass over
- * it otherwise (H100, 100^3 b = 4: 9 us and a launch gap, four an
- * iteration).  The pipelined kernel can leave the sentinel in a buffer z as
- * a side job of the rows it solves (row i's n*b*k-layout entries, stored
- * right after the row's right-hand side is read), where its latency-bound
- * loop hides the stores: z = the next solve's output, or x itself when x is
- * a work vector of the caller's that nothing reads after this solve. */
-typedef struct {
-    int y_ready; /* in: y already holds the sentinel in its n*b*k values: no fill pass */
-    void *z;     /* in: buffer to leave holding the sentinel (n*b*k values, not y), or NULL */
-    int z_done;  /* out: z holds the sentinel once the solve is done (the caller zeroes it) */
-} bsr_trsv_handoff;
-
 /* y = T^{-1} (S x) for a lower triangle T, S block diagonal (n blocks of
  * b x b in T's precision and row numbering), the same bits as
  * bsr_trsv_dev_permscale (no permutation) followed by bsr_trsv_dev_solve.
  * The pipelined level kernel scales each row's right-hand side as it forms
  * it; every other kernel gathers S x into w (n*b*k values, distinct from x
- * and y) first.  S NULL: bsr_trsv_dev_solve.  h (may be NULL): the sentinel
- * hand-off above; only the pipelined kernel fills z. */
+ * and y) first.  S NULL: bsr_trsv_dev_solve. */
 bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kernel, int sched, const void *S, void *w,
-                                     const void *x, void *y, int k, bsr_precision vprec, void *stream,
-                                     bsr_trsv_handoff *h);
+                                     const void *x, void *y, int k, bsr_precision vprec, void *stream);
 
 /* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv_jacobi.cu;
  * the host reference is bsr_trsv_jacobi_host): x, y and the work vector w

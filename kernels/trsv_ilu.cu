@@ -43,8 +43,6 @@ struct bsr_gpu_ilu {
     void *cx, *cy;                /* k > TRSV_MAXK: one chunk of columns in and out (issue 22) */
     size_t c_bytes;
     size_t t_bytes;
-    size_t t2_sent;               /* leading bytes of t2 that hold the sentinel, left there by the
-                                     last apply's U solve (the hand-off of trsv.h); 0: none */
     void *hx;                     /* staging for the host convenience calls */
     size_t hx_bytes;
     graph_entry graphs[NGRAPH];
@@ -627,14 +625,12 @@ extern "C" void bsr_gpu_ilu_apply_bytes(const bsr_gpu_ilu *G, double *fixed, dou
 }
 
 /* out = T^{-1} in for triangle `which` with the current kernel; with the graph
- * schedule through a cached CUDA graph of the per-level launches.  h: the
- * sentinel hand-off of trsv.h, or NULL. */
-static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp,
-                            bsr_trsv_handoff *h)
+ * schedule through a cached CUDA graph of the per-level launches. */
+static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out, int k, bsr_precision vp)
 {
     const bsr_trsv_tri *T = &G->tri[which];
     if (G->opt.kernel != BSR_TRSV_LEVEL || G->opt.sched != BSR_TRSV_GRAPH)
-        return bsr_trsv_dev_solve_scaled(T, G->opt.kernel, G->opt.sched, NULL, NULL, in, out, k, vp, G->stream, h);
+        return bsr_trsv_dev_solve(T, G->opt.kernel, G->opt.sched, in, out, k, vp, G->stream);
     for (int g = 0; g < G->ngraphs; g++) {
         graph_entry *e = &G->graphs[g];
         if (e->tri == which && e->in == in && e->out == out && e->k == k && e->vp == vp) {
@@ -669,14 +665,12 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
 
 /* out = T^{-1} in for triangle `which`: the exact solve, or its Jacobi
  * approximation with opt.jacobi sweeps (w: a work vector distinct from in
- * and out, used by the sweeps only).  h: the exact solve's sentinel
- * hand-off (trsv.h), or NULL. */
-static bsr_status tri_apply(bsr_gpu_ilu *G, int which, const void *in, void *out, void *w, int k, bsr_precision vp,
-                            bsr_trsv_handoff *h)
+ * and out, used by the sweeps only). */
+static bsr_status tri_apply(bsr_gpu_ilu *G, int which, const void *in, void *out, void *w, int k, bsr_precision vp)
 {
     if (G->opt.jacobi > 0)
         return bsr_trsv_dev_jacobi(&G->tri[which], G->opt.jacobi, in, out, w, k, vp, G->stream);
-    return tri_solve(G, which, in, out, k, vp, h);
+    return tri_solve(G, which, in, out, k, vp);
 }
 
 /* Make the work vector hold n*b*k values of vp. */
@@ -685,7 +679,6 @@ static bsr_status ensure_work(bsr_gpu_ilu *G, int k, bsr_precision vp)
     size_t need = (size_t)(G->n ? G->n : 1) * G->b * k * bsr_precision_size(vp);
     if (need <= G->t_bytes) return BSR_OK;
     graphs_clear(G); /* graphs hold the old pointer */
-    G->t2_sent = 0;
     bsr_cu_free(G->t);
     bsr_cu_free(G->t2);
     G->t = G->t2 = NULL;
@@ -769,25 +762,14 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
                          !(G->opt.kernel == BSR_TRSV_LEVEL && G->opt.sched == BSR_TRSV_GRAPH);
     const int gather = (G->perm || G->sl) && !scaled_l, scatter = pout || G->sr;
     if (gather) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
-    const void *lin = gather ? G->t : x;
-    void *uout = scatter ? G->t : y;
-    /* the sentinel hand-off (trsv.h): the L solve leaves the sentinel in U's
-     * output (unless that is L's input), the U solve in t2, its input and the
-     * next apply's L output, as it reads it; anything else that writes t2
-     * forgets it (t2_sent) */
-    const size_t need = (size_t)G->n * G->b * k * bsr_precision_size(vp);
-    bsr_trsv_handoff hl = {G->t2_sent >= need, uout != lin ? uout : NULL, 0}, hu = {0, G->t2, 0};
-    G->t2_sent = 0;
     /* the sweeps' work vectors, distinct from each solve's input and output:
      * y is free until the scatter (or the U solve) writes it, x was consumed
      * by the gather (or by the L solve) */
     if (scaled_l)
         BSR_TRY(bsr_trsv_dev_solve_scaled(&G->tri[0], G->opt.kernel, G->opt.sched, G->sl, G->t, x, G->t2, k, vp,
-                                          G->stream, &hl));
-    else BSR_TRY(tri_apply(G, 0, lin, G->t2, gather ? y : G->t, k, vp, &hl));
-    hu.y_ready = hl.z_done;
-    BSR_TRY(tri_apply(G, 1, G->t2, uout, scatter ? y : G->t, k, vp, &hu));
-    if (hu.z_done) G->t2_sent = need;
+                                          G->stream));
+    else BSR_TRY(tri_apply(G, 0, gather ? G->t : x, G->t2, gather ? y : G->t, k, vp));
+    BSR_TRY(tri_apply(G, 1, G->t2, scatter ? G->t : y, scatter ? y : G->t, k, vp));
     if (scatter) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, pout, G->sr, G->fprec, G->t, y, vp, 1, G->stream));
     return BSR_OK;
 }
@@ -808,13 +790,12 @@ static bsr_status ensure_hx(bsr_gpu_ilu *G, size_t need)
 static bsr_status one_triangle(bsr_gpu_ilu *G, int which, const void *x, void *y, int k, bsr_precision vp,
                                size_t bytes)
 {
-    G->t2_sent = 0; /* t2 is written below */
     if (G->qrow) {
         BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, x, G->t2, vp, 0, G->stream));
-        BSR_TRY(tri_apply(G, which, G->t2, G->t, y, k, vp, NULL));   /* y: free until the scatter */
+        BSR_TRY(tri_apply(G, which, G->t2, G->t, y, k, vp));   /* y: free until the scatter */
         return bsr_trsv_dev_permscale(G->n, G->b, k, G->qrow, NULL, G->fprec, G->t, y, vp, 1, G->stream);
     }
-    BSR_TRY(tri_apply(G, which, x, G->t, G->t2, k, vp, NULL));
+    BSR_TRY(tri_apply(G, which, x, G->t, G->t2, k, vp));
     if (bytes) CU_TRY(cudaMemcpyAsync(y, G->t, bytes, cudaMemcpyDeviceToDevice, G->stream));
     return BSR_OK;
 }
@@ -908,7 +889,7 @@ static bsr_status time_region(bsr_gpu_ilu *G, int which, void *x, void *y, int k
     int r = 0;
     for (int w = -1; s == BSR_OK && r < reps; w++) {
         cudaEventRecord(e0, G->stream);
-        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_apply(G, which, x, y, G->t, k, vp, NULL);
+        s = which == 2 ? bsr_gpu_ilu_apply_dev(G, x, y, k, vp) : tri_apply(G, which, x, y, G->t, k, vp);
         cudaEventRecord(e1, G->stream);
         if (s != BSR_OK) break;
         cudaError_t e = cudaEventSynchronize(e1);

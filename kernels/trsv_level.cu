@@ -6,7 +6,7 @@
 #include "trsv_cuda.h"
 
 /* No override: every field < 0 (the rules of trsv_level.cuh). */
-static const bsr_trsv_tuning rules = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+static const bsr_trsv_tuning rules = {-1, -1, -1, -1, -1, -1, -1, -1};
 bsr_trsv_tuning bsr_trsv_tune = rules;
 
 extern "C" void bsr_trsv_set_tuning(const bsr_trsv_tuning *t)
@@ -20,14 +20,13 @@ bsr_status trsv_tree_solve(const bsr_trsv_tri *T, int kernel, const void *x, voi
 
 extern "C" bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kernel, int sched, const void *S,
                                                 void *w, const void *x, void *y, int k, bsr_precision vprec,
-                                                void *stream, bsr_trsv_handoff *h)
+                                                void *stream)
 {
     BSR_CHECK_ARG(T && x && y, "bsr_trsv_dev_solve: NULL argument");
     BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK, "bsr_trsv_dev_solve: k = %d outside 1..%d", k,
                   TRSV_MAXK);
     BSR_CHECK_ARG(!S || (!T->upper && w && w != x && w != y),
                   "bsr_trsv_dev_solve_scaled: a scaling needs a lower triangle and a distinct work vector");
-    BSR_CHECK_ARG(!h || !h->z || h->z != y, "bsr_trsv_dev_solve_scaled: the hand-off buffer is the output");
     if (T->b < 1 || T->b > TRSV_MAXB)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_solve: block size %d outside 1..%d",
                          T->b, TRSV_MAXB);
@@ -44,14 +43,14 @@ extern "C" bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kerne
 #define TRSV_LEVEL_FN(B) trsv_level_b##B,
     static const trsv_level_fn fn[TRSV_MAXB] = {BSR_FOR_EACH_B(TRSV_LEVEL_FN)};
 #undef TRSV_LEVEL_FN
-    return fn[T->b - 1](T, sched, S, w, x, y, k, vprec, st, h);
+    return fn[T->b - 1](T, sched, S, w, x, y, k, vprec, st);
 }
 
 extern "C" bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched,
                                          const void *x, void *y, int k, bsr_precision vprec,
                                          void *stream)
 {
-    return bsr_trsv_dev_solve_scaled(T, kernel, sched, NULL, NULL, x, y, k, vprec, stream, NULL);
+    return bsr_trsv_dev_solve_scaled(T, kernel, sched, NULL, NULL, x, y, k, vprec, stream);
 }
 
 /* ---- permutation + block-diagonal scaling ---------------------------------- */

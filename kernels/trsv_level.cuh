@@ -66,11 +66,6 @@ template <bool SF, typename T> __device__ __forceinline__ T ld_y(const T *p)
 /* All bits set: a NaN that floating-point arithmetic never returns. */
 __device__ __forceinline__ bool is_sentinel(double v) { return __double_as_longlong(v) == -1LL; }
 __device__ __forceinline__ bool is_sentinel(float v) { return __float_as_int(v) == -1; }
-template <typename TV> __device__ __forceinline__ TV sentinel_value()
-{
-    if (sizeof(TV) == sizeof(double)) return (TV)__longlong_as_double(-1LL);
-    return (TV)__int_as_float(-1);
-}
 /* A computed value that happens to be the sentinel (only from a NaN input kept
  * bit for bit) is stored as an ordinary NaN, so no reader can wait forever. */
 template <typename TV> __device__ __forceinline__ TV unsentinel(TV v) { return is_sentinel(v) ? (TV)NAN : v; }
@@ -262,14 +257,12 @@ template <int B, typename TF, typename TV> struct narrow_pre {
  * persistent team builds it once (rebuilt for every row, its two integer
  * divisions and loop were a third of the row loop's instructions).  S (lower
  * rows only): the block-diagonal scaling of the right-hand side, whose row r
- * of block i takes the pivot row's registers (a lower row has no pivot).
- * z: row i's entries of z get the sentinel (the hand-off of trsv.h), by the
- * lanes that read x's, after they read them (z may be x). */
+ * of block i takes the pivot row's registers (a lower row has no pivot). */
 template <int B, typename TF, typename TV, bool PIV = true>
 __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
                                             const int *__restrict__ colind, const TF *__restrict__ val,
                                             const TV *x, int k, int tl, const narrow_geom &ge,
-                                            const TF *__restrict__ S = nullptr, TV *z = nullptr)
+                                            const TF *__restrict__ S = nullptr)
 {
     q.i = i;
     if (upper || S) {
@@ -282,7 +275,6 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
     }
     q.s0 = s0; q.s1 = s1;
     q.xv = tl < ge.bkc ? x[(size_t)i * B * k + ge.e] : (TV)0;
-    if (z && tl < ge.bkc) z[(size_t)i * B * k + ge.e] = sentinel_value<TV>();
     const int p = s0 + ge.g;
     q.col = -1;
     if (ge.g < ge.G && p < (s1 & INT_MAX)) {
@@ -670,14 +662,12 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * right-hand side scaled as it is formed (the scaling row rides in the pivot
  * row's registers): no gather pass over x before the solve.  TSC > 0: k = 1
  * and TS = TSC are constants, so the lane geometry, the shuffle widths and
- * offsets and the index arithmetic of a row's path fold at compile time.
- * z (or NULL): the sentinel hand-off of trsv.h, filled row by row. */
+ * offsets and the index arithmetic of a row's path fold at compile time. */
 template <int B, typename TF, typename TV, bool UP, bool SC = false, int TSC = 0>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k_arg,
-                 int TS_arg, int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S,
-                 TV *z)
+                 int TS_arg, int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S)
 {
     static_assert(!(UP && SC), "the scaled right-hand side is the lower triangle's");
     const int k = TSC ? 1 : k_arg, TS = TSC ? TSC : TS_arg;
@@ -709,7 +699,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     const TF *__restrict__ Sc = SC ? S : nullptr;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n)
-        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge, Sc, z);
+        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge, Sc);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
     if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pe[p1]; }
     while (c0 < nchunks) { /* warp-uniform */
@@ -717,7 +707,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pe[p2]; }
         if (c1 < nchunks && p1 < n)
-            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge, Sc, z);
+            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge, Sc);
         /* a row past n is a segment of its own (its team does not vote) */
         const unsigned vmask = pendl ? level_vmask(p >= n || cur.s1 < 0 || t == 0, TS, t, tl) : tmask;
         /* one level segment over the whole warp (every chunk but about one
@@ -934,7 +924,7 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
  * cooperative launch takes tickets.  Tuning rr = 0|1 forces either. */
 template <int B, typename TF, typename TV, bool UP, bool SC = false>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
-                              cudaStream_t st, const TF *S, TV *z)
+                              cudaStream_t st, const TF *S = nullptr)
 {
     static int occ[3] = {0, 0, 0}, coop = -1; /* found once, like the occupancy (two launches an apply) */
     /* one vector with 8 or 16 lanes a row: the kernel with both constant */
@@ -961,7 +951,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
         cfg.attrs = at;
         cfg.numAttrs = 1;
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, T->n, T->rows, T->pbeg, T->pend, T->colind,
-                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs, S, z);
+                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs, S);
         if (e == cudaSuccess) return BSR_OK;
         if (e != cudaErrorCooperativeLaunchTooLarge)
             return bsr_error(BSR_ERR_CUDA, "team_pipe_kernel (cooperative launch): %s", cudaGetErrorString(e));
@@ -970,7 +960,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     /* round robin needs no counter: it is zeroed only for the tickets */
     CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
     kern<<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS,
-                                       T->counter, nap, lvs, S, z);
+                                       T->counter, nap, lvs, S);
     CU_LAUNCHED("team_pipe_kernel");
     return BSR_OK;
 }
@@ -996,12 +986,11 @@ static int poll_nap(int dflt = TRSV_SLEEP_DEFAULT)
 }
 
 /* Sync-free launch (sentinels already in y) with lane layout MODE; S: the
- * lower triangle's right-hand side scaling, and z the sentinel hand-off,
- * taken by the pipelined kernel only (ls_launch gathers S x for every other
- * kernel and asks a hand-off of the pipelined one only). */
+ * lower triangle's right-hand side scaling, taken by the pipelined kernel
+ * only (ls_launch gathers S x for every other kernel). */
 template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
-                            cudaStream_t st, const TF *S = nullptr, TV *z = nullptr)
+                            cudaStream_t st, const TF *S = nullptr)
 {
     int nap = poll_nap(), grab = knob(bsr_trsv_tune.grab, TRSV_GRAB_DEFAULT);
     if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
@@ -1013,9 +1002,9 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
     if constexpr (MODE == TM_NARROW)
         if (persist == 2 && knob(bsr_trsv_tune.pipe, 1)) {
             nap = poll_nap(TRSV_PIPE_SLEEP_DEFAULT);
-            if (T->upper) return pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st, nullptr, z);
-            if (S) return pipe_launch<B, TF, TV, false, true>(T, x, y, k, TS, nb, nap, st, S, z);
-            return pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st, nullptr, z);
+            if (T->upper) return pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st);
+            if (S) return pipe_launch<B, TF, TV, false, true>(T, x, y, k, TS, nb, nap, st, S);
+            return pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
         }
     if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
         if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
@@ -1074,11 +1063,10 @@ static int pipe_scales(const bsr_trsv_tri *T, int sched, int k, const void *x, c
 
 /* Launch the level kernel over T with the given schedule: y = T^{-1} (S x)
  * (S NULL: T^{-1} x).  The pipelined kernel scales each row's right-hand
- * side itself; for every other kernel S x is gathered into w first.  h (or
- * NULL): the sentinel hand-off of trsv.h. */
+ * side itself; for every other kernel S x is gathered into w first. */
 template <int B, typename TF, typename TV>
 static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w, const TV *x, TV *y, int k,
-                            cudaStream_t st, bsr_trsv_handoff *h)
+                            cudaStream_t st)
 {
     const TF *val = (const TF *)T->val;
     if (T->n == 0) return BSR_OK;
@@ -1103,20 +1091,14 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w
     lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
     const int rows_per_block = LS_WARPS * (32 / TS);
     if (sched == TRSV_S_SYNCFREE) {
-        const int hand = h && knob(bsr_trsv_tune.handoff, 1);
-        if (!(hand && h->y_ready))
-            CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
+        CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         /* the pipelined kernel zeroes the counter itself when it takes tickets */
         if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
         if (wide == 4) return vec_launch<B, TF, TV>(T, x, y, k, poll_nap(), st);
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
-        TV *z = hand && pipe ? (TV *)h->z : nullptr;
-        const bsr_status s = sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S, z);
-        if (s) return s;
-        if (z) h->z_done = 1;
-        return BSR_OK;
+        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S);
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
@@ -1137,13 +1119,13 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w
  * (instantiated once per B, in kernels/trsv_level_bB.cu). */
 template <int B>
 static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, int k,
-                           bsr_precision vprec, cudaStream_t st, bsr_trsv_handoff *h)
+                           bsr_precision vprec, cudaStream_t st)
 {
     bsr_status s = BSR_OK;
     int ok = trsv_with_types(T->fprec, vprec, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        s = ls_launch<B, TF, TV>(T, sched, (const TF *)S, (TV *)w, (const TV *)x, (TV *)y, k, st, h);
+        s = ls_launch<B, TF, TV>(T, sched, (const TF *)S, (TV *)w, (const TV *)x, (TV *)y, k, st);
     });
     if (!ok)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_solve: double factors with float vectors not supported");
@@ -1152,9 +1134,9 @@ static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *S, void
 
 #define TRSV_LEVEL_DEFINE(B)                                                                                     \
     bsr_status trsv_level_b##B(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, \
-                               int k, bsr_precision vprec, cudaStream_t st, bsr_trsv_handoff *h)                 \
+                               int k, bsr_precision vprec, cudaStream_t st)                                      \
     {                                                                                                            \
-        return ls_solve<B>(T, sched, S, w, x, y, k, vprec, st, h);                                               \
+        return ls_solve<B>(T, sched, S, w, x, y, k, vprec, st);                                                  \
     }
 
 #endif

@@ -377,8 +377,7 @@ static void test_variants(void)
                                                             .sleep = ps == 3 ? 0 : -1,
                                                             .pipe = ps == 4 ? 0 : -1,
                                                             .pair = ps == 5 ? 0 : -1,
-                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1,
-                                                            .handoff = -1};
+                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1};
                                 bsr_trsv_set_tuning(&tu);
                                 bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
                                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
@@ -457,7 +456,7 @@ static void test_scaled_apply(void)
                  * kernel's gather, 2: the apply's gather (graph), 3: in place */
                 for (int path = 0; path < 4; path++) {
                     const bsr_trsv_tuning tu = {.team = -1, .persist = -1, .wide = -1, .grab = -1, .sleep = -1,
-                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1, .handoff = -1};
+                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1};
                     bsr_trsv_set_tuning(&tu);
                     BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, path == 2 ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
                     bsr_multivec *Y = NULL;
@@ -493,83 +492,6 @@ static void test_scaled_apply(void)
     CU_ASSERT(fused_cases > 0);
     bsr_matrix_destroy(mats[3]);
     for (int g = 0; g < 3; g++) bsr_problem_free(&P[g]);
-}
-
-/* The sentinel hand-off between the apply's solves (kernels/trsv.h): the L
- * solve fills U's output, the U solve refills its input t2, the next
- * apply's L output.  Applies on changing inputs with calls between them
- * that must end the hand-off (a single triangle, which writes t2; k = 2
- * after k = 1, more than t2 holds; an in-place apply, whose L input is U's
- * output) give the bits of the same calls without it and the host's values.
- * Stale hand-off state would have a solve read the last call's values as
- * solved ones. */
-static void test_handoff(void)
-{
-    if (!bsr_test_have_gpu()) return;
-    static const char *const gens[] = {"stencil3d:9:1", "stencil3d:8:4"};
-    enum { NSTEP = 8 };
-    static const int ks[NSTEP] = {1, 1, 1, 1, 2, 1, 1, 1};
-    for (int g = 0; g < 2; g++)
-        for (int mode = 0; mode < 3; mode++) {
-            bsr_problem P;
-            BSR_ASSERT_OK(bsr_generate(gens[g], mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &P));
-            bsr_ilu_options io;
-            bsr_ilu_options_default(&io, BSR_ILU0);
-            bsr_ilu *F = NULL;
-            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
-            bsr_gpu_ilu_options go;
-            bsr_gpu_ilu_options_default(&go);
-            go.factor_float = mode == MODE_MIXED;
-            bsr_gpu_ilu *G = NULL;
-            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
-            const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * bsr_matrix_block(P.A);
-            const bsr_precision vp = mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE;
-            bsr_multivec *out[2][NSTEP] = {{NULL}};
-            const uint64_t sd = seed_counter;
-            seed_counter += NSTEP;
-            for (int ho = 0; ho < 2; ho++) {
-                const bsr_trsv_tuning tu = {.team = -1, .persist = -1, .wide = -1, .grab = -1, .sleep = -1,
-                                            .pipe = -1, .pair = -1, .rr = -1, .handoff = ho};
-                bsr_trsv_set_tuning(&tu);
-                for (int s = 0; s < NSTEP; s++) {
-                    bsr_multivec *X = bsr_test_dev_random(ctx, n, ks[s], vp, sd + s), *Y = NULL;
-                    if (s == 6) { /* in place */
-                        Y = bsr_test_dev_random(ctx, n, ks[s], vp, sd + s);
-                        BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, Y, Y));
-                    } else {
-                        Y = bsr_test_dev_poisoned(ctx, n, ks[s], vp);
-                        if (s == 2) BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, 0, X, Y));
-                        else BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, X, Y));
-                    }
-                    BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-                    if (ho && s != 2) { /* the host's apply on the same input */
-                        bsr_multivec *R = NULL;
-                        BSR_ASSERT_OK(bsr_multivec_create(&R, n, ks[s], vp));
-                        BSR_ASSERT_OK(bsr_multivec_download(ctx, X));
-                        BSR_ASSERT_OK(bsr_ilu_apply(F, X, R));
-                        const double e = bsr_test_max_rel_err(Y, R);
-                        if (!(e <= tol_of(mode)))
-                            fprintf(stderr, "\n  hand-off %s %s step %d: error %.3g\n", gens[g], mode_name[mode], s, e);
-                        CU_ASSERT(e <= tol_of(mode));
-                        bsr_multivec_destroy(R);
-                    }
-                    out[ho][s] = Y;
-                    bsr_multivec_destroy(X);
-                }
-            }
-            bsr_trsv_set_tuning(NULL);
-            for (int s = 0; s < NSTEP; s++) {
-                const int same = bsr_test_same_bits(out[0][s], out[1][s]);
-                if (!same) fprintf(stderr, "\n  hand-off %s %s step %d: bits differ from the calls without it\n",
-                                   gens[g], mode_name[mode], s);
-                CU_ASSERT(same);
-                bsr_multivec_destroy(out[0][s]);
-                bsr_multivec_destroy(out[1][s]);
-            }
-            bsr_gpu_ilu_destroy(G);
-            bsr_ilu_destroy(F);
-            bsr_problem_free(&P);
-        }
 }
 
 /* refactor: new values, same pattern -> the device follows the CPU. */
@@ -667,7 +589,6 @@ int main(int argc, char **argv)
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
         {"left scaling in the L solve = gather + solve, bit for bit", test_scaled_apply},
-        {"sentinel hand-off between solves = without it, bit for bit", test_handoff},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};
