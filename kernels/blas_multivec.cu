@@ -10,6 +10,7 @@
 #define MV_MAXK 64   /* per-column scalars travel as kernel parameters */
 #define MV_THREADS 256
 #define DOT_BLOCKS 1024
+#define DOT_MAXP 3   /* inner products of one sweep */
 
 struct colscal {
     double a[MV_MAXK], b[MV_MAXK], c[MV_MAXK];
@@ -63,17 +64,19 @@ __device__ static void block_tree(double *s, int t, int k, int rp)
     }
 }
 
-/* The block's per-column sums of its threads' partials acc (and acc2: np =
- * 2) in the fixed tree, written to out[p*k + j].  Thread t < L = (256/k)*k
+/* The block's per-column sums of its threads' partials acc[p], p < np, each
+ * in the fixed tree, written to out[p*k + j].  Thread t < L = (256/k)*k
  * holds column t % k. */
-__device__ static void block_sums(double acc, double acc2, int np, int k, double *s, double *out)
+__device__ static void block_sums(const double (&acc)[DOT_MAXP], int np, int k, double *s, double *out)
 {
     int t = threadIdx.x, L = (MV_THREADS / k) * k, rows = L / k, rp = 1;
     while (rp < rows) rp <<= 1;
-    for (int p = 0; p < np; p++) {
+#pragma unroll
+    for (int p = 0; p < DOT_MAXP; p++) {
+        if (p >= np) break;
         for (int i = t; i < rp * k; i += blockDim.x) s[i] = 0;
         __syncthreads();
-        if (t < L) s[t] = p ? acc2 : acc;
+        if (t < L) s[t] = acc[p];
         __syncthreads();
         block_tree(s, t, k, rp);
         if (t < k) out[p * k + t] = s[t];
@@ -81,32 +84,13 @@ __device__ static void block_sums(double acc, double acc2, int np, int k, double
     }
 }
 
-/* Block g of G's per-column sums of x*y (y NULL: of x) and, when x2 is
- * given, of x2*y2 over m = rows*k values.  Thread t < L = (256/k)*k owns
- * column t % k and visits e = g*L + t, stepping by G*L (consecutive threads,
- * consecutive addresses: one coalesced pass over all k columns); the block
- * then sums its L partials per column in a fixed binary tree and writes
- * out[p*k + j] (np = 1 or 2 pairs).  CG: the values were written by other
- * blocks of this grid, so they are read from L2.  Nothing depends on timing. */
-template <typename T, bool CG>
-__device__ static void block_dot(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, int64_t g,
-                                 int64_t G, double *s, double *out)
-{
-    int t = threadIdx.x, L = (MV_THREADS / k) * k;
-    double acc = 0, acc2 = 0;
-    if (t < L)
-        for (int64_t e = g * L + t; e < m; e += G * L) {
-            const double xe = CG ? (double)__ldcg(x + e) : (double)x[e];
-            acc += y ? xe * (double)y[e] : xe;
-            if (x2) acc2 += (double)x2[e] * (double)y2[e];
-        }
-    block_sums(acc, acc2, x2 ? 2 : 1, k, s, out);
-}
-
-/* After every block of the launch wrote its np*k partials to part: the block
- * that finishes last (count, reset by it for the next call) sums the G rows
- * of partials per column with the same tree, in a fixed order whichever
- * block that is, into res (mapped host memory: no transfer to wait for). */
+/* After every block of the launch wrote its np*k partials to part (row g:
+ * part[g*np*k + p*k + j]): the block that finishes last (count, reset by it
+ * for the next call) sums the G rows of each pair's partials per column with
+ * the same tree, in a fixed order whichever block that is, into res[p*k + j]
+ * (mapped host memory: no transfer to wait for).  Each pair is summed as a
+ * lone pair would be, so an inner product has the same bits whatever else
+ * its sweep computes. */
 __device__ static void last_block_sums(int np, int k, double *part, unsigned *count, double *res, double *s)
 {
     __shared__ bool last;
@@ -115,18 +99,41 @@ __device__ static void last_block_sums(int np, int k, double *part, unsigned *co
     __syncthreads();
     if (!last) return;
     __threadfence();
-    block_dot<double, true>((int64_t)gridDim.x * np * k, np * k, part, NULL, NULL, NULL, 0, 1, s, res);
+    /* the partials were written by other blocks: read from L2 */
+    const int t = threadIdx.x, L = (MV_THREADS / k) * k;
+    const int64_t m = (int64_t)gridDim.x * k;
+    for (int p = 0; p < np; p++) {
+        double acc[DOT_MAXP] = {0, 0, 0};
+        if (t < L)
+            for (int64_t e = t; e < m; e += L) acc[0] += __ldcg(part + (e / k * np + p) * k + e % k);
+        block_sums(acc, 1, k, s, res + p * k);
+    }
     if (threadIdx.x == 0) *count = 0;
 }
 
-/* The dot products in one launch: partials per block, then last_block_sums. */
+/* Operands of up to DOT_MAXP inner products. */
+template <typename T> struct dot_pairs {
+    const T *x[DOT_MAXP], *y[DOT_MAXP];
+};
+
+/* The np inner products (x[p], y[p]) per column in one launch: block g of G
+ * visits e = g*L + t, stepping by G*L (thread t < L = (256/k)*k owns column
+ * t % k: consecutive threads, consecutive addresses, one coalesced pass over
+ * all k columns), sums its L partials per column in a fixed binary tree,
+ * then last_block_sums.  Nothing depends on timing. */
 template <typename T>
-__global__ void dot_kernel(int64_t m, int k, const T *x, const T *y, const T *x2, const T *y2, double *part,
-                           unsigned *count, double *res)
+__global__ void dot_kernel(int64_t m, int k, int np, dot_pairs<T> v, double *part, unsigned *count, double *res)
 {
     __shared__ double s[2 * MV_THREADS];
-    const int np = x2 ? 2 : 1;
-    block_dot<T, false>(m, k, x, y, x2, y2, blockIdx.x, gridDim.x, s, part + (int64_t)blockIdx.x * np * k);
+    const int t = threadIdx.x, L = (MV_THREADS / k) * k;
+    double acc[DOT_MAXP] = {0, 0, 0};
+    if (t < L)
+        for (int64_t e = (int64_t)blockIdx.x * L + t; e < m; e += (int64_t)gridDim.x * L) {
+#pragma unroll
+            for (int p = 0; p < DOT_MAXP; p++)
+                if (p < np) acc[p] = fma((double)v.x[p][e], (double)v.y[p][e], acc[p]);
+        }
+    block_sums(acc, np, k, s, part + (int64_t)blockIdx.x * np * k);
     last_block_sums(np, k, part, count, res, s);
 }
 
@@ -167,10 +174,11 @@ __global__ void upd_dot_kernel(int64_t m, int k, int nu, const T *x0, const T *y
                 if (nu == 2) dv = upd_elem(e, j, x1, y1, z1, s1);
             }
             const double de = (double)dv;
-            acc += de * (w1 ? (double)w1[e] : de);
-            if (w2) acc2 += de * (double)w2[e];
+            acc = fma(de, w1 ? (double)w1[e] : de, acc);
+            if (w2) acc2 = fma(de, (double)w2[e], acc2);
         }
-    block_sums(acc, acc2, np, k, s, part + (int64_t)blockIdx.x * np * k);
+    const double a3[DOT_MAXP] = {acc, acc2, 0};
+    block_sums(a3, np, k, s, part + (int64_t)blockIdx.x * np * k);
     last_block_sums(np, k, part, count, res, s);
 }
 
@@ -342,47 +350,52 @@ static bsr_status red_buffers(bsr_cuda_ctx *c, int G, int np, int k)
     return BSR_OK;
 }
 
-/* Wait for the launch and copy its np*k results out. */
-static bsr_status red_results(bsr_cuda_ctx *c, int k, double *out, double *out2)
+/* Wait for the launch and copy its np*k results out (pair p into out[p]). */
+static bsr_status red_results(bsr_cuda_ctx *c, int np, int k, double *const *out)
 {
     CU_TRY(cudaStreamSynchronize(c->stream));
-    memcpy(out, c->red_host, sizeof(double) * k);
-    if (out2) memcpy(out2, c->red_host + k, sizeof(double) * k);
+    for (int p = 0; p < np; p++) memcpy(out[p], c->red_host + (size_t)p * k, sizeof(double) * k);
     return BSR_OK;
 }
 
-/* out[j] = (X_j, Y_j) and, with X2, out2[j] = (X2_j, Y2_j) from the same
- * sweep: one launch (the last block sums the partials and writes the np*k
- * results into mapped host memory) and one synchronization. */
-static bsr_status dots(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, const bsr_multivec *X2,
-                       const bsr_multivec *Y2, double *out, double *out2, const char *fn)
+/* dot_kernel for element type T. */
+template <typename T>
+static void dot_launch(bsr_cuda_ctx *c, int G, int64_t m, int k, int np, const bsr_multivec *const *X,
+                       const bsr_multivec *const *Y)
 {
-    BSR_TRY(pick(&ctx, X, fn));
-    BSR_TRY(on_dev(X, X, fn, "X"));
-    BSR_TRY(on_dev(Y, X, fn, "Y"));
-    if (X2) { BSR_TRY(on_dev(X2, X, fn, "X2")); BSR_TRY(on_dev(Y2, X, fn, "Y2")); }
-    if (X->prec != Y->prec || (X2 && (X2->prec != X->prec || Y2->prec != X->prec)))
-        return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
-    int k = X->k, np = X2 ? 2 : 1;
+    dot_pairs<T> v = {};
+    for (int p = 0; p < np; p++) {
+        v.x[p] = (const T *)bsr_cuda_multivec_data(X[p]);
+        v.y[p] = (const T *)bsr_cuda_multivec_data(Y[p]);
+    }
+    dot_kernel<T><<<G, MV_THREADS, 0, c->stream>>>(m, k, np, v, c->red + 1, (unsigned *)c->red, c->red_mapped);
+}
+
+/* out[p][j] = (X[p]_j, Y[p]_j), p < np, from one sweep: one launch (the last
+ * block sums the partials and writes the np*k results into mapped host
+ * memory) and one synchronization. */
+static bsr_status dots(bsr_context *ctx, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                       double *const *out, const char *fn)
+{
+    BSR_CHECK_ARG(np >= 1 && np <= DOT_MAXP && X && Y && out, "%s: bad arguments", fn);
+    BSR_TRY(pick(&ctx, X[0], fn));
+    for (int p = 0; p < np; p++) {
+        BSR_CHECK_ARG(out[p], "%s: NULL output %d", fn, p);
+        BSR_TRY(on_dev(X[p], X[0], fn, "X"));
+        BSR_TRY(on_dev(Y[p], X[0], fn, "Y"));
+        if (X[p]->prec != X[0]->prec || Y[p]->prec != X[0]->prec)
+            return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+    }
+    const int k = X[0]->k;
     if (np * k > MV_THREADS) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, at most %d", fn, k, MV_THREADS / np);
-    int64_t m = X->n * k;
+    const int64_t m = X[0]->n * k;
     const int G = red_grid(m, k);
     bsr_cuda_ctx *c = ctx->cuda;
     BSR_TRY(red_buffers(c, G, np, k));
-    unsigned *count = (unsigned *)c->red;
-    double *part = c->red + 1, *res = c->red_mapped;
-    if (X->prec == BSR_DOUBLE)
-        dot_kernel<double><<<G, MV_THREADS, 0, c->stream>>>(
-            m, k, (const double *)bsr_cuda_multivec_data(X), (const double *)bsr_cuda_multivec_data(Y),
-            X2 ? (const double *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const double *)bsr_cuda_multivec_data(Y2) : NULL,
-            part, count, res);
-    else
-        dot_kernel<float><<<G, MV_THREADS, 0, c->stream>>>(
-            m, k, (const float *)bsr_cuda_multivec_data(X), (const float *)bsr_cuda_multivec_data(Y),
-            X2 ? (const float *)bsr_cuda_multivec_data(X2) : NULL, X2 ? (const float *)bsr_cuda_multivec_data(Y2) : NULL,
-            part, count, res);
+    if (X[0]->prec == BSR_DOUBLE) dot_launch<double>(c, G, m, k, np, X, Y);
+    else dot_launch<float>(c, G, m, k, np, X, Y);
     CU_LAUNCHED("dot_kernel");
-    return red_results(c, k, out, X2 ? out2 : NULL);
+    return red_results(c, np, k, out);
 }
 
 extern "C" bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z, const double *const *a,
@@ -440,20 +453,20 @@ extern "C" bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec
             (const float *)ys[1], (float *)zs[1], s[0], s[1], (const float *)w1, (const float *)w2, part, count, res);
     CU_LAUNCHED("upd_dot_kernel");
     for (int u = 0; u < nu; u++) Z[u]->where = BSR_ON_DEVICE;
-    return red_results(cc, k, out1, W2 ? out2 : NULL);
+    double *const outs[2] = {out1, out2};
+    return red_results(cc, np, k, outs);
 }
 
 extern "C" bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
                                       double *out)
 {
-    return dots(ctx, X, Y, NULL, NULL, out, NULL, "multivector dot");
+    return dots(ctx, 1, &X, &Y, &out, "multivector dot");
 }
 
-extern "C" bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_multivec *Y1,
-                                       double *out1, const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+extern "C" bsr_status bsr_cuda_mv_dotp(bsr_context *ctx, int np, const bsr_multivec *const *X,
+                                       const bsr_multivec *const *Y, double *const *out)
 {
-    BSR_CHECK_ARG(X2 && Y2 && out2, "multivector dot2: NULL second pair");
-    return dots(ctx, X1, Y1, X2, Y2, out1, out2, "multivector dot2");
+    return dots(ctx, np, X, Y, out, "multivector dotp");
 }
 
 bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,

@@ -152,10 +152,10 @@ bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X);
 bsr_status bsr_cuda_multivec_upload(bsr_context *ctx, bsr_multivec *X);
 bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec *X);
-/* perf7: out1 = (X1, Y1) and out2 = (X2, Y2) per column in one sweep and one
- * transfer (blas_multivec.cu). */
-bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                            const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+/* out[p][j] = (X[p](:,j), Y[p](:,j)) for p < np (1..3) in one sweep and one
+ * synchronization, each the bits of a lone dot (blas_multivec.cu). */
+bsr_status bsr_cuda_mv_dotp(bsr_context *ctx, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                            double *const *out);
 /* perf7: host buffer h <-> X's device buffer (to_dev 1: upload), synchronous. */
 bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev);
 /* Sums of squares outside [BSR_NORM_LO, inf) lost digits to underflow or

@@ -87,7 +87,11 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         /* phat = M^{-1} p; v = A phat (all columns, one call each) */
         if ((st = bsr_kops_precond(o, w.p, phat)) || (st = o->matvec(o, phat, w.v))) goto done;
         /* (rhat, v) and ||v||^2 in one sweep */
-        if ((st = bsr_kops_dot2(o, w.rhat, w.v, d2, w.v, w.v, c2))) goto done;
+        {
+            const bsr_multivec *Xp[2] = {w.rhat, w.v}, *Yp[2] = {w.v, w.v};
+            double *const outp[2] = {d2, c2};
+            if ((st = bsr_kops_dotp(o, 2, Xp, Yp, outp))) goto done;
+        }
         for (int j = 0; j < k; j++) c2[j] = sqrt(c2[j] > 0 ? c2[j] : (c2[j] == c2[j] ? 0 : c2[j]));
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
@@ -95,18 +99,24 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             alpha[j] = rho[j] / d2[j];
             c3[j] = -alpha[j];
         }
-        /* s = r - alpha v (c = 0: s write-only) and ||s|| in one pass; half-step
-         * convergence test on ||s|| */
-        if ((st = bsr_kops_upd_norm2(o, s, one, w.r, c3, w.v, zero, rest, sn))) goto done;
+        /* s = r - alpha v (c = 0: s write-only); shat = M^{-1} s; t = A shat;
+         * (t, s), (t, t) and ||s||^2 in one sweep: the half-step test on ||s||
+         * waits for omega's synchronization, not one of its own (the
+         * preconditioner and the product run on all columns either way) */
+        if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest)) || (st = bsr_kops_precond(o, s, shat)) ||
+            (st = o->matvec(o, shat, t)))
+            goto done;
+        {
+            const bsr_multivec *Xp[3] = {t, t, s}, *Yp[3] = {s, t, s};
+            double *const outp[3] = {d1, d2, sn};
+            if ((st = bsr_kops_dotp(o, 3, Xp, Yp, outp)) || (st = bsr_kops_norm2_finish(o, s, sn))) goto done;
+        }
         int nhalf = 0;
         for (int j = 0; j < k; j++) nhalf += half[j] = rest[j] && sn[j] <= ks->tol[j];
         /* most steps no column converges here: no sweep over x for nothing */
         if (nhalf && (st = o->axpby(o, X, alpha, phat, one, half))) goto done;
         for (int j = 0; j < k; j++) if (half[j]) rest[j] = 0;
-        /* shat = M^{-1} s; t = A shat; omega = (t,s)/(t,t) */
-        if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
-            (st = bsr_kops_dot2(o, t, s, d1, t, t, d2)))
-            goto done;
+        /* omega = (t,s)/(t,t) */
         for (int j = 0; j < k; j++) {
             if (!rest[j]) continue;
             if (!(d2[j] > 0) || !(fabs(d1[j]) > BD_EPS * sqrt(d2[j]) * sn[j]) || !isfinite(d1[j] / d2[j])) {

@@ -36,7 +36,7 @@ double bsr_krylov_iter_bytes(const bsr_kops *o, bsr_method m)
     switch (m) {
     case BSR_BICGSTAB:
         /* p = r + beta (p - omega v): r, p, v read, p written (4); (rhat, v), (v, v): 2;
-         * s = r - alpha v with ||s||: 3; (t, s), (t, t): 2; x += alpha phat + omega shat:
+         * s = r - alpha v: 3; (t, s), (t, t), (s, s): 2; x += alpha phat + omega shat:
          * 4; r = s - omega t with (r, r), (rhat, r): 4; two products, two applies */
         return 2 * Ab + 2 * Mb + 19 * V;
     case BSR_CG:

@@ -186,10 +186,10 @@ static bsr_status prof_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_m
 {
     PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot(&o->prof->inner, X, Y, out));
 }
-static bsr_status prof_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *o1,
-                           const bsr_multivec *X2, const bsr_multivec *Y2, double *o2)
+static bsr_status prof_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                           double *const *out)
 {
-    PROF(o, BSR_PROF_REDUCE, o->prof->inner.dot2(&o->prof->inner, X1, Y1, o1, X2, Y2, o2));
+    PROF(o, BSR_PROF_REDUCE, o->prof->inner.dotp(&o->prof->inner, np, X, Y, out));
 }
 static bsr_status prof_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)
 {
@@ -220,7 +220,7 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     o->axpby = prof_axpby;
     o->axpbypcz = prof_axpbypcz;
     o->dot = prof_dot;
-    if (o->dot2) o->dot2 = prof_dot2;
+    if (o->dotp) o->dotp = prof_dotp;
     if (o->dotm) o->dotm = prof_dotm;
     if (o->upd_dot) o->upd_dot = prof_upd_dot;
     o->matvec = prof_matvec;
@@ -258,7 +258,7 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
 /* out[j] = sqrt of the sum of squares out[j] of X's column j: columns whose
  * sum left the double range are summed again scaled by a power of 2 (exact;
  * bsr_norm_scales). */
-static bsr_status norm2_finish(const bsr_kops *o, const bsr_multivec *X, double *out)
+bsr_status bsr_kops_norm2_finish(const bsr_kops *o, const bsr_multivec *X, double *out)
 {
     double sc[BSR_KMAX], zero[BSR_KMAX] = {0}, d[BSR_KMAX];
     if (bsr_norm_scales(out, o->k, sc)) {
@@ -278,7 +278,7 @@ static bsr_status norm2_finish(const bsr_kops *o, const bsr_multivec *X, double 
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out)
 {
     BSR_TRY(o->dot(o, X, X, out));
-    return norm2_finish(o, X, out);
+    return bsr_kops_norm2_finish(o, X, out);
 }
 
 static int kops_unfused; /* bsr_kops_set_unfused: benchmark and test hook */
@@ -292,18 +292,12 @@ bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, c
     if (o->upd_dot && !kops_unfused) return o->upd_dot(o, nu, Z, a, X, b, Y, c, mask, W1, out1, W2, out2);
     for (int u = 0; u < nu; u++) BSR_TRY(o->axpbypcz(o, Z[u], a[u], X[u], b[u], Y[u], c[u], mask));
     const bsr_multivec *D = Z[nu - 1];
-    if (W2) return bsr_kops_dot2(o, D, W1 ? W1 : D, out1, W2, D, out2);
+    if (W2) {
+        const bsr_multivec *Xp[2] = {D, W2}, *Yp[2] = {W1 ? W1 : D, D};
+        double *const outp[2] = {out1, out2};
+        return bsr_kops_dotp(o, 2, Xp, Yp, outp);
+    }
     return o->dot(o, D, W1 ? W1 : D, out1);
-}
-
-bsr_status bsr_kops_upd_norm2(const bsr_kops *o, bsr_multivec *Z, const double *a, const bsr_multivec *X,
-                              const double *b, const bsr_multivec *Y, const double *c, const unsigned char *mask,
-                              double *out)
-{
-    const double *A[1] = {a}, *Bc[1] = {b}, *C[1] = {c};
-    const bsr_multivec *Xs[1] = {X}, *Ys[1] = {Y};
-    BSR_TRY(bsr_kops_upd_dot(o, 1, &Z, A, Xs, Bc, Ys, C, mask, NULL, out, NULL, NULL));
-    return norm2_finish(o, Z, out);
 }
 
 bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks,
@@ -338,12 +332,13 @@ bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multi
     return st;
 }
 
-bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+bsr_status bsr_kops_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                         double *const *out)
 {
-    if (o->dot2) return o->dot2(o, X1, Y1, out1, X2, Y2, out2);
-    BSR_TRY(o->dot(o, X1, Y1, out1));
-    return o->dot(o, X2, Y2, out2);
+    if (np < 1 || np > BSR_KOPS_MAXP) return bsr_error(BSR_ERR_ARG, "bsr_kops_dotp: %d pairs, 1..%d", np, BSR_KOPS_MAXP);
+    if (o->dotp) return o->dotp(o, np, X, Y, out);
+    for (int p = 0; p < np; p++) BSR_TRY(o->dot(o, X[p], Y[p], out[p]));
+    return BSR_OK;
 }
 
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)

@@ -70,10 +70,10 @@ static bsr_status dev_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_mu
     return bsr_ctx_dot(o->be, X, Y, out);
 }
 
-static bsr_status dev_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                           const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+static bsr_status dev_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                           double *const *out)
 {
-    return bsr_cuda_mv_dot2(o->be, X1, Y1, out1, X2, Y2, out2);
+    return bsr_cuda_mv_dotp(o->be, np, X, Y, out);
 }
 
 static bsr_status dev_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
@@ -117,7 +117,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->axpby = dev_axpby;
     o->axpbypcz = dev_axpbypcz;
     o->dot = dev_dot;
-    o->dot2 = dev_dot2;
+    o->dotp = dev_dotp;
     o->matvec = dev_matvec;
     o->upd_dot = dev_upd_dot;
     o->absnorm = dev_absnorm;

@@ -89,10 +89,11 @@ struct bsr_kops {
     /* out[j] = X(:,j).Y(:,j), deterministic, accumulated in double */
     bsr_status (*dot)(const bsr_kops *o, const bsr_multivec *X, const bsr_multivec *Y,
                       double *out);
-    /* out1 = (X1, Y1) and out2 = (X2, Y2) at once (one sweep, one launch on
-     * the device); NULL: bsr_kops_dot2 makes two dot calls */
-    bsr_status (*dot2)(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                       const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+    /* out[p][j] = (X[p](:,j), Y[p](:,j)) for p < np (1..BSR_KOPS_MAXP) at
+     * once (one sweep, one launch and one global reduction), each with the
+     * bits of its lone dot; NULL: bsr_kops_dotp makes np dot calls */
+    bsr_status (*dotp)(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                       double *const *out);
     /* out[l*k + j] = (X(:,j), Y[l](:,j)) for l < m: m inner products with one
      * global reduction (GMRES's classical Gram-Schmidt); NULL: bsr_kops_dotm
      * makes m dot calls */
@@ -154,21 +155,20 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
                              bsr_multivec *R);
 /* out[j] = ||X(:,j)||_2. */
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out);
-/* out1 = (X1, Y1), out2 = (X2, Y2) per column, fused when the backend can. */
-bsr_status bsr_kops_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2);
+/* o->dotp, or its np dot calls. */
+#define BSR_KOPS_MAXP 3
+bsr_status bsr_kops_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                         double *const *out);
+/* out[j] = sqrt(out[j]), out holding the sums of squares of X's columns,
+ * with bsr_kops_norm2's rescaling of the columns whose sum left range. */
+bsr_status bsr_kops_norm2_finish(const bsr_kops *o, const bsr_multivec *X, double *out);
 
 /* o->upd_dot, or its separate calls (axpbypcz for each update, then dot or
- * dot2) when the backend has none or bsr_kops_set_unfused(1) was called. */
+ * dotp) when the backend has none or bsr_kops_set_unfused(1) was called. */
 bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, const double *const *a,
                             const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
                             const double *const *c, const unsigned char *mask, const bsr_multivec *W1, double *out1,
                             const bsr_multivec *W2, double *out2);
-/* One update and the norms of its result: Z = a X + b Y + c Z (mask), out[j] =
- * ||Z(:,j)||_2 with bsr_kops_norm2's rescaling when the squares leave range. */
-bsr_status bsr_kops_upd_norm2(const bsr_kops *o, bsr_multivec *Z, const double *a, const bsr_multivec *X,
-                              const double *b, const bsr_multivec *Y, const double *c, const unsigned char *mask,
-                              double *out);
 
 /* out[l*k + j] = (X(:,j), Y[l](:,j)), l < m, fused when the backend can. */
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);

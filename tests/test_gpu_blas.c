@@ -1,4 +1,5 @@
-/* Device multivector reductions and updates the Krylov loop uses: the fused two-pair dot (one sweep, one launch) and
+/* Device multivector reductions and updates the Krylov loop uses: the fused dot of up to three pairs (one sweep, one
+ * launch, each pair the bits of its lone dot) and
  * the masked update against CPU references, double and float, k = 1..16,
  * sizes that exercise the 32-bit column index and several grid shapes;
  * reductions bit-identical run to run; norms of columns whose squares leave
@@ -29,7 +30,15 @@ static double col_err(int k, const double *a, const double *r, const double *sca
     return e;
 }
 
-static void test_dot2(void)
+/* dotp of three pairs: (x0, x1), (x2, x2), (x1, x2). */
+static bsr_status dot3(bsr_context *ctx, bsr_multivec *const *D, double *o1, double *o2, double *o3)
+{
+    const bsr_multivec *X[3] = {D[0], D[2], D[1]}, *Y[3] = {D[1], D[2], D[2]};
+    double *const out[3] = {o1, o2, o3};
+    return bsr_cuda_mv_dotp(ctx, 3, X, Y, out);
+}
+
+static void test_dotp(void)
 {
     if (!bsr_test_have_gpu()) return;
     bsr_context *ctx = NULL;
@@ -50,12 +59,14 @@ static void test_dot2(void)
                     D[v] = to_dev(ctx, H[v]);
                     CU_ASSERT_PTR_NOT_NULL_FATAL(D[v]);
                 }
-                double r1[16], r2[16], a1[16], a2[16], b1[16], b2[16], s1[16], s2[16];
+                double r1[16], r2[16], r3[16], a1[16], a2[16], a3[16], b1[16], b2[16], b3[16], s1[16], s2[16],
+                    s3[16];
                 BSR_ASSERT_OK(bsr_multivec_dot(H[0], H[1], r1));
                 BSR_ASSERT_OK(bsr_multivec_dot(H[2], H[2], r2));
+                BSR_ASSERT_OK(bsr_multivec_dot(H[1], H[2], r3));
                 /* scale: sum |x||y| (the size cancellation can reach) */
                 for (int j = 0; j < k; j++) {
-                    s1[j] = s2[j] = 0;
+                    s1[j] = s2[j] = s3[j] = 0;
                     for (int64_t i = 0; i < n; i++) {
                         int64_t e = i * k + j;
                         double x = prec ? ((float *)H[0]->data)[e] : ((double *)H[0]->data)[e];
@@ -63,22 +74,34 @@ static void test_dot2(void)
                         double z = prec ? ((float *)H[2]->data)[e] : ((double *)H[2]->data)[e];
                         s1[j] += fabs(x * y);
                         s2[j] += z * z;
+                        s3[j] += fabs(y * z);
                     }
                 }
-                for (int j = 0; j < 16; j++) a1[j] = a2[j] = b1[j] = b2[j] = NAN;   /* poisoned */
-                BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D[0], D[1], a1, D[2], D[2], a2));
-                BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D[0], D[1], b1, D[2], D[2], b2));
+                for (int j = 0; j < 16; j++) a1[j] = a2[j] = a3[j] = b1[j] = b2[j] = b3[j] = NAN;   /* poisoned */
+                BSR_ASSERT_OK(dot3(ctx, D, a1, a2, a3));
+                BSR_ASSERT_OK(dot3(ctx, D, b1, b2, b3));
                 CU_ASSERT(col_err(k, a1, r1, s1) < 1e-13);
                 CU_ASSERT(col_err(k, a2, r2, s2) < 1e-13);
-                CU_ASSERT(!memcmp(a1, b1, sizeof(double) * k) && !memcmp(a2, b2, sizeof(double) * k));
-                for (int j = k; j < 16; j++) CU_ASSERT(isnan(a1[j]) && isnan(a2[j]));   /* nothing past k */
-                /* the single dot agrees with the first pair */
-                double c1[16];
-                BSR_ASSERT_OK(bsr_ctx_dot(ctx, D[0], D[1], c1));
-                CU_ASSERT(col_err(k, c1, r1, s1) < 1e-13);
+                CU_ASSERT(col_err(k, a3, r3, s3) < 1e-13);
+                CU_ASSERT(!memcmp(a1, b1, sizeof(double) * k) && !memcmp(a2, b2, sizeof(double) * k) &&
+                          !memcmp(a3, b3, sizeof(double) * k));
+                for (int j = k; j < 16; j++) CU_ASSERT(isnan(a1[j]) && isnan(a2[j]) && isnan(a3[j]));   /* nothing past k */
+                /* each pair the bits of its lone dot, and of the same pair swept with one other */
+                double c[3][16];
+                BSR_ASSERT_OK(bsr_ctx_dot(ctx, D[0], D[1], c[0]));
+                BSR_ASSERT_OK(bsr_ctx_dot(ctx, D[2], D[2], c[1]));
+                BSR_ASSERT_OK(bsr_ctx_dot(ctx, D[1], D[2], c[2]));
+                CU_ASSERT(!memcmp(a1, c[0], sizeof(double) * k) && !memcmp(a2, c[1], sizeof(double) * k) &&
+                          !memcmp(a3, c[2], sizeof(double) * k));
+                {
+                    const bsr_multivec *X2[2] = {D[2], D[1]}, *Y2[2] = {D[2], D[2]};
+                    double *const o2[2] = {b2, b3};
+                    BSR_ASSERT_OK(bsr_cuda_mv_dotp(ctx, 2, X2, Y2, o2));
+                    CU_ASSERT(!memcmp(a2, b2, sizeof(double) * k) && !memcmp(a3, b3, sizeof(double) * k));
+                }
                 for (int v = 0; v < 3; v++) { bsr_multivec_destroy(H[v]); bsr_multivec_destroy(D[v]); }
             }
-    /* A CUDA call failing at each point of a dot2 (the launch reported
+    /* A CUDA call failing at each point of a dotp (the launch reported
      * failed after it ran, the transfer refused, ...): an error, and the next
      * call still gives the same bits (the launch's block counter is reset by
      * the block that finishes last, not left counting). */
@@ -88,17 +111,18 @@ static void test_dot2(void)
         BSR_ASSERT_OK(bsr_multivec_random(H, 11));
         D = to_dev(ctx, H);
         CU_ASSERT_PTR_NOT_NULL_FATAL(D);
-        double r1[3], r2[3], a1[3], a2[3];
-        BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D, D, r1, D, D, r2));
+        double r1[3], r2[3], r3[3], a1[3], a2[3], a3[3];
+        bsr_multivec *const DD[3] = {D, D, D};
+        BSR_ASSERT_OK(dot3(ctx, DD, r1, r2, r3));
         int failed = 0;
         for (long f = 1; f <= 8; f++) {
             bsr_fault_arm(BSR_FAULT_CUDA_CALL, f);
-            bsr_status st = bsr_cuda_mv_dot2(ctx, D, D, a1, D, D, a2);
+            bsr_status st = dot3(ctx, DD, a1, a2, a3);
             bsr_fault_arm(BSR_FAULT_CUDA_CALL, 0);
             failed += st == BSR_ERR_CUDA;
             CU_ASSERT(st == BSR_OK || st == BSR_ERR_CUDA);
-            BSR_ASSERT_OK(bsr_cuda_mv_dot2(ctx, D, D, a1, D, D, a2));
-            CU_ASSERT(!memcmp(a1, r1, sizeof r1) && !memcmp(a2, r2, sizeof r2));
+            BSR_ASSERT_OK(dot3(ctx, DD, a1, a2, a3));
+            CU_ASSERT(!memcmp(a1, r1, sizeof r1) && !memcmp(a2, r2, sizeof r2) && !memcmp(a3, r3, sizeof r3));
         }
         CU_ASSERT(failed >= 2);   /* at least the launch and the transfer */
         bsr_multivec_destroy(D);
@@ -111,7 +135,12 @@ static void test_dot2(void)
     bsr_ctx_fill(ctx, X, 1.0);
     bsr_ctx_fill(ctx, Y, 1.0);
     double o1[4], o2[4];
-    CU_ASSERT_EQUAL(bsr_cuda_mv_dot2(ctx, X, X, o1, X, Y, o2), BSR_ERR_SIZE);
+    {
+        const bsr_multivec *Xs[2] = {X, X}, *Ys[2] = {X, Y};
+        double *const os[2] = {o1, o2};
+        CU_ASSERT_EQUAL(bsr_cuda_mv_dotp(ctx, 2, Xs, Ys, os), BSR_ERR_SIZE);
+        CU_ASSERT_EQUAL(bsr_cuda_mv_dotp(ctx, 4, Xs, Ys, os), BSR_ERR_ARG);
+    }
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     bsr_context_destroy(ctx);
 }
@@ -261,7 +290,7 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"host <-> device transfers, small and staged", test_transfers},
-        {"fused two-pair dot vs CPU, deterministic", test_dot2},
+        {"fused dot of up to three pairs vs CPU, each the bits of its lone dot, deterministic", test_dotp},
         {"masked update vs CPU", test_update_mask},
         {"norms out of the squares' range", test_norm_range},
         {NULL, NULL}};

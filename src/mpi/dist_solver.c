@@ -109,18 +109,19 @@ static bsr_status d_dot(const bsr_kops *o, const bsr_multivec *X, const bsr_mult
     return reduce(kd, part, o->k, out);
 }
 
-static bsr_status d_dot2(const bsr_kops *o, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                         const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
+static bsr_status d_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                         double *const *out)
 {
     kdist *kd = KD(o);
-    double part[2 * BSR_KMAX] = {0}, sum[2 * BSR_KMAX];
+    double part[BSR_KOPS_MAXP * BSR_KMAX] = {0}, sum[BSR_KOPS_MAXP * BSR_KMAX];
     if (!kd->pending) {
-        bsr_status st = bsr_kops_dot2(LOCAL(o), X1, Y1, part, X2, Y2, part + o->k);
+        double *pp[BSR_KOPS_MAXP];
+        for (int p = 0; p < np; p++) pp[p] = part + (size_t)p * o->k;
+        bsr_status st = bsr_kops_dotp(LOCAL(o), np, X, Y, pp);
         if (st) kd->pending = st;
     }
-    BSR_TRY(reduce(kd, part, 2 * o->k, sum));
-    memcpy(out1, sum, sizeof(double) * (size_t)o->k);
-    memcpy(out2, sum + o->k, sizeof(double) * (size_t)o->k);
+    BSR_TRY(reduce(kd, part, np * o->k, sum));
+    for (int p = 0; p < np; p++) memcpy(out[p], sum + (size_t)p * o->k, sizeof(double) * (size_t)o->k);
     return BSR_OK;
 }
 
@@ -179,7 +180,7 @@ static bsr_status wrap_kops(void *data, bsr_kops *o)
     o->ext = kd;
     o->vnew = d_vnew; o->vfree = d_vfree; o->zero = d_zero; o->copy = d_copy;
     o->axpby = d_axpby; o->axpbypcz = d_axpbypcz;
-    o->dot = d_dot; o->dot2 = d_dot2; o->dotm = d_dotm; o->matvec = d_matvec;
+    o->dot = d_dot; o->dotp = d_dotp; o->dotm = d_dotm; o->matvec = d_matvec;
     o->absnorm = NULL; /* the local |A| misses the other ranks' columns: no floor test */
     return BSR_OK;
 }

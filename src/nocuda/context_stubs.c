@@ -16,9 +16,9 @@ bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A) { (void)ctx; 
 bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X) { (void)ctx; (void)X; return NODEV("bsr_multivec_create_device"); }
 bsr_status bsr_cuda_multivec_upload(bsr_context *ctx, bsr_multivec *X) { (void)ctx; (void)X; return NODEV("bsr_multivec_upload"); }
 bsr_status bsr_cuda_multivec_download(bsr_context *ctx, bsr_multivec *X) { (void)ctx; (void)X; return NODEV("bsr_multivec_download"); }
-bsr_status bsr_cuda_mv_dot2(bsr_context *ctx, const bsr_multivec *X1, const bsr_multivec *Y1, double *out1,
-                            const bsr_multivec *X2, const bsr_multivec *Y2, double *out2)
-{ (void)ctx; (void)X1; (void)Y1; (void)out1; (void)X2; (void)Y2; (void)out2; return NODEV("multivector dot2"); }
+bsr_status bsr_cuda_mv_dotp(bsr_context *ctx, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,
+                            double *const *out)
+{ (void)ctx; (void)np; (void)X; (void)Y; (void)out; return NODEV("multivector dotp"); }
 bsr_status bsr_cuda_multivec_xfer(bsr_context *ctx, bsr_multivec *X, void *h, int to_dev) { (void)ctx; (void)X; (void)h; (void)to_dev; return NODEV("multivector transfer"); }
 bsr_context *bsr_cuda_multivec_context(const bsr_multivec *X) { (void)X; return NULL; }
 bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, const bsr_matrix *A,
