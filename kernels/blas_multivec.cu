@@ -35,9 +35,22 @@ template <typename TO, typename TI> __global__ void copy_kernel(int64_t m, const
         y[e] = (TO)x[e];
 }
 
-/* Z = a*X + b*Y + c*Z per column in double (X, Y may be NULL: term absent;
- * keepz: c*Z is computed even when c == 0, as scaling does; otherwise c == 0
- * makes Z write-only). */
+/* z[e] = a x[e] + b y[e] + c z[e] with column j's scalars, in double (x, y
+ * may be NULL: term absent; keepz: c z[e] is computed even when c == 0, as
+ * scaling does; otherwise c == 0 makes z write-only); returns the value
+ * stored.  The one arithmetic of update_kernel and upd_dot_kernel, so that
+ * the fused kernel has the bits of the separate update. */
+template <typename T>
+__device__ __forceinline__ T upd_elem(int64_t e, int j, const T *x, const T *y, T *z, const colscal &s, int keepz)
+{
+    double v = 0;
+    if (x) v = s.a[j] * (double)x[e];
+    if (y) v += s.b[j] * (double)y[e];
+    if (keepz || s.c[j] != 0) v += s.c[j] * (double)z[e];
+    return z[e] = (T)v;
+}
+
+/* Z = a*X + b*Y + c*Z per column (upd_elem), frozen columns skipped. */
 template <typename T>
 __global__ void update_kernel(int64_t m, int k, const T *x, const T *y, T *z, colscal s, int keepz)
 {
@@ -45,11 +58,7 @@ __global__ void update_kernel(int64_t m, int k, const T *x, const T *y, T *z, co
         /* 32-bit remainder when it fits (a 64-bit one costs ~as much as the memory traffic) */
         int j = m <= 0xffffffffll ? (int)((unsigned)e % (unsigned)k) : (int)(e % k);
         if ((s.done >> j) & 1ull) continue;
-        double v = 0;
-        if (x) v = s.a[j] * (double)x[e];
-        if (y) v += s.b[j] * (double)y[e];
-        if (keepz || s.c[j] != 0) v += s.c[j] * (double)z[e];
-        z[e] = (T)v;
+        upd_elem(e, j, x, y, z, s, keepz);
     }
 }
 
@@ -137,18 +146,6 @@ __global__ void dot_kernel(int64_t m, int k, int np, dot_pairs<T> v, double *par
     last_block_sums(np, k, part, count, res, s);
 }
 
-/* One update of element e as update_kernel computes it (keepz 0); returns
- * the value stored. */
-template <typename T>
-__device__ __forceinline__ T upd_elem(int64_t e, int j, const T *x, const T *y, T *z, const colscal &s)
-{
-    double v = 0;
-    if (x) v = s.a[j] * (double)x[e];
-    if (y) v += s.b[j] * (double)y[e];
-    if (s.c[j] != 0) v += s.c[j] * (double)z[e];
-    return z[e] = (T)v;
-}
-
 /* Up to two updates z_u = a_u x_u + b_u y_u + c_u z_u (update_kernel's
  * arithmetic, s[0].done their mask), then the sums of d*w1 (w1 NULL: d*d)
  * and d*w2 of the last updated vector d, in dot_kernel's grid, element order
@@ -170,8 +167,8 @@ __global__ void upd_dot_kernel(int64_t m, int k, int nu, const T *x0, const T *y
             T dv;
             if ((s0.done >> j) & 1ull) dv = d[e];
             else {
-                dv = upd_elem(e, j, x0, y0, z0, s0);
-                if (nu == 2) dv = upd_elem(e, j, x1, y1, z1, s1);
+                dv = upd_elem(e, j, x0, y0, z0, s0, 0);
+                if (nu == 2) dv = upd_elem(e, j, x1, y1, z1, s1, 0);
             }
             const double de = (double)dv;
             acc = fma(de, w1 ? (double)w1[e] : de, acc);
