@@ -16,7 +16,7 @@ static void usage(FILE *f)
         "usage: bsrsolve bench ilu [FILE.mtx | --gen SPEC] [options]\n"
         "  --tau LIST        tau1 values for ILUT/ILU2 (default 1e-1,3e-2,1e-2)\n"
         "  --kinds LIST      ilu0,ilut,ilu2 (default all)\n"
-        "  --orders LIST     natural,rcm,nd,metis,amd (default natural,rcm,nd)\n"
+        "  --orders LIST     natural,rcm,center,nd,metis,amd (default natural,rcm,nd)\n"
         "  --nd-depth H      ND tree depth (default auto)\n"
         "  --repeat R        setups per case, the median is printed (default 3)\n"
         "  --error-limit N   compute ||A-LU||_F/||A||_F up to N scalar rows (default 2e6)\n"

@@ -98,7 +98,7 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
  * A NULL: only check every spec (nothing printed unless an error). */
 int cli_reorder_info(const bsr_matrix *A, const char *spec, int json)
 {
-    static const char *const all[] = {"natural", "rcm", "nd:auto", "metis", "amd", NULL};
+    static const char *const all[] = {"natural", "rcm", "center", "nd:auto", "metis", "amd", NULL};
     char buf[512];
     if (strlen(spec) >= sizeof buf) { fprintf(stderr, "bsrsolve: --reorder spec too long\n"); return 2; }
     int first = 1, rc = 0;

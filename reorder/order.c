@@ -30,6 +30,7 @@ const char *bsr_order_kind_name(bsr_order_kind k)
     case BSR_ORDER_METIS_ND: return "metis";
     case BSR_ORDER_AMD: return "amd";
     case BSR_ORDER_LEVELS: return "levels";
+    case BSR_ORDER_CENTER: return "center";
     }
     return "?";
 }
@@ -61,8 +62,9 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
     else if (!strcmp(buf, "nd")) k = BSR_ORDER_ND;
     else if (!strcmp(buf, "metis")) k = BSR_ORDER_METIS_ND;
     else if (!strcmp(buf, "amd")) k = BSR_ORDER_AMD;
+    else if (!strcmp(buf, "center")) k = BSR_ORDER_CENTER;
     else return bsr_error(BSR_ERR_ARG, "ordering spec '%s': unknown ordering '%s' "
-                          "(natural, rcm, nd[:auto|:H], metis, amd)", spec, buf);
+                          "(natural, rcm, center, nd[:auto|:H], metis, amd)", spec, buf);
     bsr_order_options_default(o, k);
     if (arg) {
         if (k != BSR_ORDER_ND)
@@ -146,14 +148,14 @@ bsr_status bsr_ordering_identity(int n, bsr_ordering **ord)
     return BSR_OK;
 }
 
-/* Ordering of A's block graph under opt (natural, RCM, ND, METIS, AMD, levels). */
+/* Ordering of A's block graph under opt (natural, RCM, centre, ND, METIS, AMD). */
 bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord)
 {
     BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
     *ord = NULL;
     BSR_CHECK_ARG(opt->kind != BSR_ORDER_LEVELS,
                   "bsr_order: level-ordered renumbering comes from bsr_order_levels");
-    BSR_CHECK_ARG(opt->kind >= BSR_ORDER_NATURAL && opt->kind <= BSR_ORDER_AMD,
+    BSR_CHECK_ARG((opt->kind >= BSR_ORDER_NATURAL && opt->kind <= BSR_ORDER_AMD) || opt->kind == BSR_ORDER_CENTER,
                   "bsr_order: unknown ordering kind %d", (int)opt->kind);
     BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,
                   "bsr_order: depth %d out of range -1..%d", opt->depth, BSR_TREE_MAX_LEVELS - 2);
@@ -174,6 +176,7 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
             case BSR_ORDER_RCM: s = bsr_order_rcm(&G, o->perm); break;
             case BSR_ORDER_METIS_ND: s = bsr_order_metis_nd(&G, opt, o->perm); break;
             case BSR_ORDER_AMD: s = bsr_order_amd(&G, o->perm); break;
+            case BSR_ORDER_CENTER: s = bsr_order_center(&G, o->perm); break;
             default: s = bsr_order_nd(&G, opt, o); break;
             }
             bsr_graph_free(&G);

@@ -26,6 +26,7 @@ bsr_status bsr_order_rcm(const bsr_graph *G, int *perm);                      /*
 bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o,
                               int *perm);                                     /* metis_nd.c */
 bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /* amd.c */
+bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o,
                         bsr_ordering *ord);                                   /* nd.c */
 /* Fill METIS options from o (metis_nd.c). */

@@ -135,7 +135,7 @@ static bsr_ordering *roundtrip(const bsr_matrix *A, const char *spec)
     return ord;
 }
 
-static const char *const specs[] = {"natural", "rcm", "nd:auto", "nd:0", "nd:3", "metis", "amd", NULL};
+static const char *const specs[] = {"natural", "rcm", "center", "nd:auto", "nd:0", "nd:3", "metis", "amd", NULL};
 
 /* Every ordering on 2D/3D grids (with holes): perm is a bijection and P^T (P A P^T) P = A bit
  * for bit, float too. */
@@ -536,6 +536,10 @@ static void test_parse(void)
     CU_ASSERT_EQUAL(o.depth, 5);
     BSR_ASSERT_OK(bsr_order_parse("amd", &o));
     CU_ASSERT_EQUAL(o.kind, BSR_ORDER_AMD);
+    BSR_ASSERT_OK(bsr_order_parse("center", &o));
+    CU_ASSERT_EQUAL(o.kind, BSR_ORDER_CENTER);
+    CU_ASSERT_STRING_EQUAL(bsr_order_kind_name(BSR_ORDER_CENTER), "center");
+    CU_ASSERT_EQUAL(bsr_order_parse("center:2", &o), BSR_ERR_ARG);
     const char *bad[] = {"foo", "nd:x", "nd:-2", "rcm:3", "nd,seed", "nd,bogus=1", "nd:99", NULL};
     for (int k = 0; bad[k]; k++) CU_ASSERT_EQUAL(bsr_order_parse(bad[k], &o), BSR_ERR_ARG);
 }
@@ -722,6 +726,78 @@ static void test_rcm_band(void)
     bsr_matrix_destroy(G);
 }
 
+/* Lower-triangle levels of A permuted by spec. */
+static int levels_after(const bsr_matrix *A, const char *spec)
+{
+    bsr_ordering *o = roundtrip(A, spec);
+    bsr_matrix *B = NULL;
+    bsr_levels *lv = NULL;
+    int nl = -1;
+    if (!bsr_permute(A, o, &B) && !bsr_levels_build(B, 0, &lv)) nl = lv->nlevels;
+    bsr_levels_free(lv);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+    return nl;
+}
+
+/* The centre ordering: a grid's triangles get about half the levels of the
+ * natural order (its radius, not its diameter: every edge points towards
+ * the centre), each distance in index order, the same permutation every
+ * time; a path from its middle; isolated rows and a second component. */
+static void test_center(void)
+{
+    /* g^3 grid: natural 3g - 2 levels; from the centre 3 ceil((g-1)/2) + 1 */
+    const int gs[2] = {9, 10};
+    for (int t = 0; t < 2; t++) {
+        const int g = gs[t];
+        bsr_matrix *A = stencil3d(g, 1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(A);
+        CU_ASSERT_EQUAL(levels_after(A, "natural"), 3 * g - 2);
+        CU_ASSERT_EQUAL(levels_after(A, "center"), 3 * (g / 2) + 1);
+        bsr_matrix_destroy(A);
+    }
+    bsr_matrix *G = grid2d(37, 23, 1, 0);
+    CU_ASSERT_EQUAL(levels_after(G, "natural"), 37 + 23 - 1);
+    CU_ASSERT_EQUAL(levels_after(G, "center"), 18 + 11 + 1);
+    /* by decreasing distance from the last row (the centre), index order
+     * within a distance; deterministic */
+    bsr_order_options oo;
+    bsr_ordering *o1, *o2;
+    bsr_order_options_default(&oo, BSR_ORDER_CENTER);
+    BSR_ASSERT_OK(bsr_order(G, &oo, &o1));
+    BSR_ASSERT_OK(bsr_order(G, &oo, &o2));
+    CU_ASSERT(!memcmp(o1->perm, o2->perm, sizeof(int) * 37 * 23));
+    const int c = o1->perm[37 * 23 - 1], cx = c % 37, cy = c / 37;
+    CU_ASSERT(cx == 18 && cy == 11);
+    int bad = 0;
+    for (int k = 1; k < 37 * 23; k++) {
+        const int a = o1->perm[k - 1], b = o1->perm[k];
+        const int da = abs(a % 37 - cx) + abs(a / 37 - cy), db = abs(b % 37 - cx) + abs(b / 37 - cy);
+        if (da < db || (da == db && a > b)) bad++;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    bsr_ordering_free(o1);
+    bsr_ordering_free(o2);
+    bsr_matrix_destroy(G);
+    /* a path of 41 rows and a separate path of 3, an isolated row: the long
+     * path ends in its middle row, the components in order of their first row */
+    int pi[200], pj[200], m = 0;
+    for (int i = 0; i < 45; i++) {
+        pi[m] = i; pj[m++] = i;
+        if (i < 40 || (i >= 41 && i < 43)) { pi[m] = i; pj[m++] = i + 1; pi[m] = i + 1; pj[m++] = i; }
+    }
+    bsr_matrix *P = from_pairs(45, 2, m, pi, pj);
+    BSR_ASSERT_OK(bsr_order(P, &oo, &o1));
+    CU_ASSERT(is_bijection(o1));
+    CU_ASSERT_EQUAL(o1->perm[0], 0);
+    CU_ASSERT_EQUAL(o1->perm[1], 40);
+    CU_ASSERT_EQUAL(o1->perm[40], 20);
+    CU_ASSERT_EQUAL(o1->perm[43], 42);
+    CU_ASSERT_EQUAL(o1->perm[44], 44);
+    bsr_ordering_free(o1);
+    bsr_matrix_destroy(P);
+}
+
 /* Every ordering and the p-bordered checker on the real matrices (skipped when absent). */
 static void test_real_matrices(void)
 {
@@ -740,6 +816,7 @@ static void test_real_matrices(void)
         printf(", nd depth %d, %d leaves", o->depth, o->nleaves);
         bsr_ordering_free(o);
         bsr_ordering_free(roundtrip(A, "rcm"));
+        bsr_ordering_free(roundtrip(A, "center"));
         bsr_matrix_destroy(A);
         done++;
     }
@@ -777,6 +854,7 @@ int main(int argc, char **argv)
         {"levels", test_levels},
         {"levels_range", test_levels_range},
         {"rcm_band", test_rcm_band},
+        {"center", test_center},
         {"real_matrices", test_real_matrices},
         {"cli", test_cli},
         {NULL, NULL}};

@@ -17,7 +17,9 @@ typedef enum {
     BSR_ORDER_ND,         /* METIS vertex-separator bisection to depth h: p-bordered, with tree */
     BSR_ORDER_METIS_ND,   /* METIS_NodeND (fill-reducing, no tree) */
     BSR_ORDER_AMD,        /* SuiteSparse AMD */
-    BSR_ORDER_LEVELS      /* level-ordered renumbering (bsr_order_levels only) */
+    BSR_ORDER_LEVELS,     /* level-ordered renumbering (bsr_order_levels only) */
+    BSR_ORDER_CENTER      /* each component by decreasing graph distance from its centre:
+                             level schedules about the radius deep, not the diameter */
 } bsr_order_kind;
 
 typedef struct {
@@ -73,9 +75,9 @@ typedef struct {
 /* Compute the ordering of A's block graph (pattern symmetrized, self loops dropped). */
 bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord);
 void bsr_ordering_free(bsr_ordering *ord);
-/* Name of an ordering kind ("natural", "rcm", "nd", "metis", "amd", "levels"). */
+/* Name of an ordering kind ("natural", "rcm", "nd", "metis", "amd", "levels", "center"). */
 const char *bsr_order_kind_name(bsr_order_kind k);
-/* Parse an ordering spec into o: natural | rcm | nd[:auto|:H] | metis | amd,
+/* Parse an ordering spec into o: natural | rcm | center | nd[:auto|:H] | metis | amd,
  * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1 (e.g.
  * "nd:auto,seed=3,nsm=114").  BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o);
