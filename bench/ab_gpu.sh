@@ -19,7 +19,11 @@
 # build_i.log only for a build that failed.
 # From the repository root, after `. .devdeps/env.sh`:
 #   [ROUNDS=2] [GENS="stencil3d:100:4 ..."] [SOLVES="stencil3d:100:4 .realm/af23560.mtx"]
+#   [ORDERS=natural/center] [CONFS="reorder=natural reorder=center"]
 #   [SUITES="test_gpu_trsv ..."] [REAL=dir] [NCU=1] sh bench/ab_gpu.sh OUT TREE1 TREE2 [TREE3 ...]
+# ORDERS: the triangular solves' orderings (default natural); CONFS: solver
+# options added to the solves' configuration, each solve run under each
+# (default none).
 OUT=${1:?OUT}; shift
 [ $# -ge 2 ] || { echo "usage: sh bench/ab_gpu.sh OUT BASE VARIANT [VARIANT ...]"; exit 2; }
 ROUNDS=${ROUNDS:-2}
@@ -59,25 +63,28 @@ while [ $r -le "$ROUNDS" ]; do
         i=0
         while [ $i -lt $n ]; do
             echo "== tree $i $G round $r" >> "$OUT/trsv.log"
-            timeout -s KILL 90 /tmp/ab-$i/bsrsolve bench trsv --gen "$G" --k 1 --orders natural \
+            timeout -s KILL 90 /tmp/ab-$i/bsrsolve bench trsv --gen "$G" --k 1 --orders "${ORDERS:-natural}" \
                 --kernels level-syncfree >> "$OUT/trsv.log" 2>&1
             i=$((i + 1))
         done
     done
     for P in $SOLVES; do
         case $P in *.mtx) A=$P ;; *) A="--gen $P" ;; esac
-        i=0
-        while [ $i -lt $n ]; do
-            echo "== tree $i ilu0 $P round $r" >> "$OUT/solve.log"
-            timeout -s KILL 90 /tmp/ab-$i/bsrsolve $A --backend cuda \
-                --config precond=ilu0,rtol=1e-8,profile=1 >> "$OUT/solve.log" 2>&1
-            i=$((i + 1))
+        for C in ${CONFS:-"-"}; do
+            X=; [ "$C" = - ] || X=",$C"
+            i=0
+            while [ $i -lt $n ]; do
+                echo "== tree $i ilu0$X $P round $r" >> "$OUT/solve.log"
+                timeout -s KILL 90 /tmp/ab-$i/bsrsolve $A --backend cuda \
+                    --config "precond=ilu0,rtol=1e-8,profile=1$X" >> "$OUT/solve.log" 2>&1
+                i=$((i + 1))
+            done
         done
     done
     r=$((r + 1))
 done
 { [ -f "$OUT/trsv.log" ] && grep -E "^== |level-syncfree" "$OUT/trsv.log" | cut -c1-160
-  grep -E "^== |of the bound|^profile     SpMM|converged|diverged" "$OUT/solve.log" | cut -c1-220; } > "$OUT/summary.txt"
+  grep -E "^== |of the bound|^profile     SpMM|^time|converged|diverged" "$OUT/solve.log" | cut -c1-220; } > "$OUT/summary.txt"
 cat "$OUT/summary.txt"
 if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     for i in 0 $((n - 1)); do

@@ -76,14 +76,14 @@ enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
  * no synchronization (so it can be captured in a CUDA graph). */
 bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
                               int k, bsr_precision vprec, void *stream);
-/* y = T^{-1} (S x) for a lower triangle T, S block diagonal (n blocks of
- * b x b in T's precision and row numbering), the same bits as
- * bsr_trsv_dev_permscale (no permutation) followed by bsr_trsv_dev_solve.
- * The pipelined level kernel scales each row's right-hand side as it forms
- * it; every other kernel gathers S x into w (n*b*k values, distinct from x
- * and y) first.  S NULL: bsr_trsv_dev_solve. */
-bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kernel, int sched, const void *S, void *w,
-                                     const void *x, void *y, int k, bsr_precision vprec, void *stream);
+/* y = T^{-1} (S P x) for a lower triangle T: (P x)_i = x_{perm[i]}, S
+ * block diagonal (n blocks of b x b in T's precision and row numbering);
+ * the same bits as bsr_trsv_dev_permscale followed by bsr_trsv_dev_solve.
+ * The pipelined level kernel gathers and scales each row's right-hand side
+ * as it forms it; every other kernel gathers S P x into w (n*b*k values,
+ * distinct from x and y) first.  perm and S NULL: bsr_trsv_dev_solve. */
+bsr_status bsr_trsv_dev_solve_gather(const bsr_trsv_tri *T, int kernel, int sched, const int *perm, const void *S,
+                                     void *w, const void *x, void *y, int k, bsr_precision vprec, void *stream);
 
 /* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv_jacobi.cu;
  * the host reference is bsr_trsv_jacobi_host): x, y and the work vector w

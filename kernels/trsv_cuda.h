@@ -42,13 +42,14 @@ template <typename Fn> static inline int trsv_with_types(bsr_precision fp, bsr_p
 #define TRSV_MAXK_APPLY 64 /* vectors per ILU apply: in chunks of TRSV_MAXK (the solver's BSR_KMAX) */
 
 /* Level-scheduled solve of one block size (kernels/trsv_level_bB.cu):
- * y = T^{-1} (S x), S NULL or lower T's right-hand side scaling (w: work
- * vector for the kernels that gather S x first). */
-typedef bsr_status (*trsv_level_fn)(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x,
-                                    void *y, int k, bsr_precision vprec, cudaStream_t st);
+ * y = T^{-1} (S P x), P and S NULL or lower T's right-hand side gather
+ * permutation and scaling (w: work vector for the kernels that gather S P x
+ * first). */
+typedef bsr_status (*trsv_level_fn)(const bsr_trsv_tri *T, int sched, const int *P, const void *S, void *w,
+                                    const void *x, void *y, int k, bsr_precision vprec, cudaStream_t st);
 #define TRSV_LEVEL_DECL(B)                                                                                       \
-    bsr_status trsv_level_b##B(const bsr_trsv_tri *, int, const void *, void *, const void *, void *, int,       \
-                               bsr_precision, cudaStream_t);
+    bsr_status trsv_level_b##B(const bsr_trsv_tri *, int, const int *, const void *, void *, const void *,       \
+                               void *, int, bsr_precision, cudaStream_t);
 BSR_FOR_EACH_B(TRSV_LEVEL_DECL)
 #undef TRSV_LEVEL_DECL
 #define TRSV_MAXB 10   /* block size */

@@ -754,20 +754,20 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     /* the gather (ordering, left scaling) and the scatter (ordering, right
      * scaling) are plain copies when there is nothing to do: the solves then
      * read x or write y themselves (two vector passes less each; issue 22).
-     * A left scaling without an ordering goes into the exact L solve, which
-     * applies it row by row where its kernel can (H100, 100^3, b = 4: the
-     * gather kernel took 0.06 ms, the apply went 0.999 -> 0.961 ms) */
+     * The gather goes into the exact L solve, which applies it row by row
+     * where its kernel can (H100, 100^3, b = 4, natural: the gather kernel
+     * took 0.06 ms, the apply went 0.999 -> 0.961 ms) */
     const int *pout = G->matched ? G->perm_out : G->perm;
-    const int scaled_l = !G->perm && G->sl && G->opt.jacobi <= 0 &&
+    const int gather_l = (G->perm || G->sl) && G->opt.jacobi <= 0 &&
                          !(G->opt.kernel == BSR_TRSV_LEVEL && G->opt.sched == BSR_TRSV_GRAPH);
-    const int gather = (G->perm || G->sl) && !scaled_l, scatter = pout || G->sr;
+    const int gather = (G->perm || G->sl) && !gather_l, scatter = pout || G->sr;
     if (gather) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, G->perm, G->sl, G->fprec, x, G->t, vp, 0, G->stream));
     /* the sweeps' work vectors, distinct from each solve's input and output:
      * y is free until the scatter (or the U solve) writes it, x was consumed
      * by the gather (or by the L solve) */
-    if (scaled_l)
-        BSR_TRY(bsr_trsv_dev_solve_scaled(&G->tri[0], G->opt.kernel, G->opt.sched, G->sl, G->t, x, G->t2, k, vp,
-                                          G->stream));
+    if (gather_l)
+        BSR_TRY(bsr_trsv_dev_solve_gather(&G->tri[0], G->opt.kernel, G->opt.sched, G->perm, G->sl, G->t, x, G->t2,
+                                          k, vp, G->stream));
     else BSR_TRY(tri_apply(G, 0, gather ? G->t : x, G->t2, gather ? y : G->t, k, vp));
     BSR_TRY(tri_apply(G, 1, G->t2, scatter ? G->t : y, scatter ? y : G->t, k, vp));
     if (scatter) BSR_TRY(bsr_trsv_dev_permscale(G->n, G->b, k, pout, G->sr, G->fprec, G->t, y, vp, 1, G->stream));

@@ -18,22 +18,22 @@ extern "C" void bsr_trsv_set_tuning(const bsr_trsv_tuning *t)
 bsr_status trsv_tree_solve(const bsr_trsv_tri *T, int kernel, const void *x, void *y, int k,
                            bsr_precision vprec, cudaStream_t st);
 
-extern "C" bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kernel, int sched, const void *S,
-                                                void *w, const void *x, void *y, int k, bsr_precision vprec,
-                                                void *stream)
+extern "C" bsr_status bsr_trsv_dev_solve_gather(const bsr_trsv_tri *T, int kernel, int sched, const int *perm,
+                                                const void *S, void *w, const void *x, void *y, int k,
+                                                bsr_precision vprec, void *stream)
 {
     BSR_CHECK_ARG(T && x && y, "bsr_trsv_dev_solve: NULL argument");
     BSR_CHECK_ARG(k >= 1 && k <= TRSV_MAXK, "bsr_trsv_dev_solve: k = %d outside 1..%d", k,
                   TRSV_MAXK);
-    BSR_CHECK_ARG(!S || (!T->upper && w && w != x && w != y),
-                  "bsr_trsv_dev_solve_scaled: a scaling needs a lower triangle and a distinct work vector");
+    BSR_CHECK_ARG(!(S || perm) || (!T->upper && w && w != x && w != y),
+                  "bsr_trsv_dev_solve_gather: a gather needs a lower triangle and a distinct work vector");
     if (T->b < 1 || T->b > TRSV_MAXB)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_solve: block size %d outside 1..%d",
                          T->b, TRSV_MAXB);
     cudaStream_t st = (cudaStream_t)stream;
     if (kernel != TRSV_K_LEVEL) {
-        if (S) {
-            BSR_TRY(bsr_trsv_dev_permscale(T->n, T->b, k, NULL, S, T->fprec, x, w, vprec, 0, st));
+        if (S || perm) {
+            BSR_TRY(bsr_trsv_dev_permscale(T->n, T->b, k, perm, S, T->fprec, x, w, vprec, 0, st));
             x = w;
         }
         return trsv_tree_solve(T, kernel, x, y, k, vprec, st);
@@ -43,14 +43,14 @@ extern "C" bsr_status bsr_trsv_dev_solve_scaled(const bsr_trsv_tri *T, int kerne
 #define TRSV_LEVEL_FN(B) trsv_level_b##B,
     static const trsv_level_fn fn[TRSV_MAXB] = {BSR_FOR_EACH_B(TRSV_LEVEL_FN)};
 #undef TRSV_LEVEL_FN
-    return fn[T->b - 1](T, sched, S, w, x, y, k, vprec, st);
+    return fn[T->b - 1](T, sched, perm, S, w, x, y, k, vprec, st);
 }
 
 extern "C" bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched,
                                          const void *x, void *y, int k, bsr_precision vprec,
                                          void *stream)
 {
-    return bsr_trsv_dev_solve_scaled(T, kernel, sched, NULL, NULL, x, y, k, vprec, stream);
+    return bsr_trsv_dev_solve_gather(T, kernel, sched, NULL, NULL, NULL, x, y, k, vprec, stream);
 }
 
 /* ---- permutation + block-diagonal scaling ---------------------------------- */

@@ -253,7 +253,8 @@ template <int B, typename TF, typename TV> struct narrow_pre {
 };
 
 /* Load row i's independent data ([s0, s1): the row's blocks, pivot first
- * when upper) in the lane geometry ge.  The geometry is the caller's: a
+ * when upper) in the lane geometry ge; P (lower rows only): the right-hand
+ * side's row of factor row i is x's row P[i].  The geometry is the caller's: a
  * persistent team builds it once (rebuilt for every row, its two integer
  * divisions and loop were a third of the row loop's instructions).  S (lower
  * rows only): the block-diagonal scaling of the right-hand side, whose row r
@@ -262,7 +263,7 @@ template <int B, typename TF, typename TV, bool PIV = true>
 __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int s0, int s1, int upper,
                                             const int *__restrict__ colind, const TF *__restrict__ val,
                                             const TV *x, int k, int tl, const narrow_geom &ge,
-                                            const TF *__restrict__ S = nullptr)
+                                            const TF *__restrict__ S = nullptr, const int *__restrict__ P = nullptr)
 {
     q.i = i;
     if (upper || S) {
@@ -274,7 +275,7 @@ __device__ __forceinline__ void narrow_load(narrow_pre<B, TF, TV> &q, int i, int
         if (upper) s0++;
     }
     q.s0 = s0; q.s1 = s1;
-    q.xv = tl < ge.bkc ? x[(size_t)i * B * k + ge.e] : (TV)0;
+    q.xv = tl < ge.bkc ? x[(size_t)(P ? P[i] : i) * B * k + ge.e] : (TV)0;
     const int p = s0 + ge.g;
     q.col = -1;
     if (ge.g < ge.G && p < (s1 & INT_MAX)) {
@@ -660,14 +661,17 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * inputs are solved.
  * SC (lower triangles): y = L^{-1} (S x) with S block diagonal, each row's
  * right-hand side scaled as it is formed (the scaling row rides in the pivot
- * row's registers): no gather pass over x before the solve.  TSC > 0: k = 1
+ * row's registers): no gather pass over x before the solve.  P (lower
+ * triangles, NULL: none): the rows of x permuted as they are read, the
+ * gather of an ordering, also without a pass of its own.  TSC > 0: k = 1
  * and TS = TSC are constants, so the lane geometry, the shuffle widths and
  * offsets and the index arithmetic of a row's path fold at compile time. */
 template <int B, typename TF, typename TV, bool UP, bool SC = false, int TSC = 0>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k_arg,
-                 int TS_arg, int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S)
+                 int TS_arg, int *counter, int nap, const int *__restrict__ pendl, const TF *__restrict__ S,
+                 const int *__restrict__ P)
 {
     static_assert(!(UP && SC), "the scaled right-hand side is the lower triangle's");
     const int k = TSC ? 1 : k_arg, TS = TSC ? TSC : TS_arg;
@@ -697,9 +701,10 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
     const narrow_geom ge(B, k, TS, tl, 0, k);   /* once: see narrow_load */
     narrow_pre<B, TF, TV> cur, nxt;
     const TF *__restrict__ Sc = SC ? S : nullptr;
+    const int *__restrict__ Pc = UP ? nullptr : P;
     int p = c0 * rpw + t;
     if (c0 < nchunks && p < n)
-        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge, Sc);
+        narrow_load<B, TF, TV>(cur, rows[p], pbeg[p], pe[p], UP, colind, val, x, k, tl, ge, Sc, Pc);
     int p1 = c1 * rpw + t, i1 = 0, a1 = 0, e1 = 0;
     if (c1 < nchunks && p1 < n) { i1 = rows[p1]; a1 = pbeg[p1]; e1 = pe[p1]; }
     while (c0 < nchunks) { /* warp-uniform */
@@ -707,7 +712,7 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
         int i2 = 0, a2 = 0, e2 = 0;
         if (c2 < nchunks && p2 < n) { i2 = rows[p2]; a2 = pbeg[p2]; e2 = pe[p2]; }
         if (c1 < nchunks && p1 < n)
-            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge, Sc);
+            narrow_load<B, TF, TV, PIV_AHEAD>(nxt, i1, a1, e1, UP, colind, val, x, k, tl, ge, Sc, Pc);
         /* a row past n is a segment of its own (its team does not vote) */
         const unsigned vmask = pendl ? level_vmask(p >= n || cur.s1 < 0 || t == 0, TS, t, tl) : tmask;
         /* one level segment over the whole warp (every chunk but about one
@@ -924,7 +929,7 @@ static bsr_status persist_launch(const bsr_trsv_tri *T, int persist, const TV *x
  * cooperative launch takes tickets.  Tuning rr = 0|1 forces either. */
 template <int B, typename TF, typename TV, bool UP, bool SC = false>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
-                              cudaStream_t st, const TF *S = nullptr)
+                              cudaStream_t st, const TF *S = nullptr, const int *P = nullptr)
 {
     static int occ[3] = {0, 0, 0}, coop = -1; /* found once, like the occupancy (two launches an apply) */
     /* one vector with 8 or 16 lanes a row: the kernel with both constant */
@@ -951,7 +956,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
         cfg.attrs = at;
         cfg.numAttrs = 1;
         const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, T->n, T->rows, T->pbeg, T->pend, T->colind,
-                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs, S);
+                                                 (const TF *)T->val, x, y, k, TS, (int *)NULL, nap, lvs, S, P);
         if (e == cudaSuccess) return BSR_OK;
         if (e != cudaErrorCooperativeLaunchTooLarge)
             return bsr_error(BSR_ERR_CUDA, "team_pipe_kernel (cooperative launch): %s", cudaGetErrorString(e));
@@ -960,7 +965,7 @@ static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, 
     /* round robin needs no counter: it is zeroed only for the tickets */
     CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
     kern<<<nb, LS_WARPS * 32, 0, st>>>(T->n, T->rows, T->pbeg, T->pend, T->colind, (const TF *)T->val, x, y, k, TS,
-                                       T->counter, nap, lvs, S);
+                                       T->counter, nap, lvs, S, P);
     CU_LAUNCHED("team_pipe_kernel");
     return BSR_OK;
 }
@@ -985,12 +990,12 @@ static int poll_nap(int dflt = TRSV_SLEEP_DEFAULT)
     return nap < 0 || nap > 10000 ? dflt : nap;
 }
 
-/* Sync-free launch (sentinels already in y) with lane layout MODE; S: the
- * lower triangle's right-hand side scaling, taken by the pipelined kernel
- * only (ls_launch gathers S x for every other kernel). */
+/* Sync-free launch (sentinels already in y) with lane layout MODE; S, P:
+ * the lower triangle's right-hand side scaling and gather permutation, taken
+ * by the pipelined kernel only (ls_launch gathers for every other kernel). */
 template <int B, typename TF, typename TV, int MODE>
 static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV *y, int k, int TS,
-                            cudaStream_t st, const TF *S = nullptr)
+                            cudaStream_t st, const TF *S = nullptr, const int *P = nullptr)
 {
     int nap = poll_nap(), grab = knob(bsr_trsv_tune.grab, TRSV_GRAB_DEFAULT);
     if (grab < 1 || grab > 1024) grab = TRSV_GRAB_DEFAULT;
@@ -1003,8 +1008,8 @@ static bsr_status sf_launch(const bsr_trsv_tri *T, int persist, const TV *x, TV 
         if (persist == 2 && knob(bsr_trsv_tune.pipe, 1)) {
             nap = poll_nap(TRSV_PIPE_SLEEP_DEFAULT);
             if (T->upper) return pipe_launch<B, TF, TV, true>(T, x, y, k, TS, nb, nap, st);
-            if (S) return pipe_launch<B, TF, TV, false, true>(T, x, y, k, TS, nb, nap, st, S);
-            return pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st);
+            if (S) return pipe_launch<B, TF, TV, false, true>(T, x, y, k, TS, nb, nap, st, S, P);
+            return pipe_launch<B, TF, TV, false>(T, x, y, k, TS, nb, nap, st, nullptr, P);
         }
     if constexpr (MODE != TM_SPLIT) /* no persistent split kernel */
         if (persist) return persist_launch<B, TF, TV, MODE>(T, persist, x, y, k, TS, nb, grab, nap, st);
@@ -1051,30 +1056,37 @@ static void lane_plan(const bsr_trsv_tri *T, int sched, int k, int *persist_out,
 }
 
 /* Whether ls_launch solves lower triangle T with the pipelined kernel, which
- * scales the right-hand side itself (x != y: it reads x while y fills). */
+ * gathers and scales the right-hand side itself (x != y: it reads x while y
+ * fills).  With a permutation only for b <= 4: x's row is a load that waits
+ * for P's, a round trip more in a row's data, which b > 4 loads one row
+ * later (H100, 64^3 b = 5 in centre order: 1.49-1.57 against 1.44 ms a
+ * BiCGStab iteration with the gather pass; 100^3 b = 4: 0.755 against 0.792
+ * ms an apply). */
 template <int B>
-static int pipe_scales(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y)
+static int pipe_scales(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y, const int *P)
 {
-    if (T->upper || x == y) return 0;
+    if (T->upper || x == y || (P && B > 4)) return 0;
     int persist, TS, wide, pipe;
     lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
     return pipe;
 }
 
-/* Launch the level kernel over T with the given schedule: y = T^{-1} (S x)
- * (S NULL: T^{-1} x).  The pipelined kernel scales each row's right-hand
- * side itself; for every other kernel S x is gathered into w first. */
+/* Launch the level kernel over T with the given schedule: y = T^{-1} (S P x)
+ * (S, P NULL: none).  The pipelined kernel gathers and scales each row's
+ * right-hand side itself; for every other kernel S P x is gathered into w
+ * first. */
 template <int B, typename TF, typename TV>
-static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w, const TV *x, TV *y, int k,
-                            cudaStream_t st)
+static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, const TF *S, TV *w, const TV *x, TV *y,
+                            int k, cudaStream_t st)
 {
     const TF *val = (const TF *)T->val;
     if (T->n == 0) return BSR_OK;
-    if (S && !pipe_scales<B>(T, sched, k, x, y)) {
-        BSR_TRY(bsr_trsv_dev_permscale(T->n, B, k, NULL, S, T->fprec, x, w,
+    if ((S || P) && !pipe_scales<B>(T, sched, k, x, y, P)) {
+        BSR_TRY(bsr_trsv_dev_permscale(T->n, B, k, P, S, T->fprec, x, w,
                                        sizeof(TV) == sizeof(double) ? BSR_DOUBLE : BSR_FLOAT, 0, st));
         x = w;
         S = NULL;
+        P = NULL;
     }
     if (sched == TRSV_S_SYNCFREE && (const void *)x == (const void *)y) sched = TRSV_S_FLAGS;
     if (sched == TRSV_S_FLAGS) {
@@ -1098,7 +1110,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w
         if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
         if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
         if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
-        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S);
+        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S, P);
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
@@ -1118,14 +1130,14 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const TF *S, TV *w
 /* The level solve of block size B for the supported precision pairs
  * (instantiated once per B, in kernels/trsv_level_bB.cu). */
 template <int B>
-static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, int k,
-                           bsr_precision vprec, cudaStream_t st)
+static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const int *P, const void *S, void *w, const void *x,
+                           void *y, int k, bsr_precision vprec, cudaStream_t st)
 {
     bsr_status s = BSR_OK;
     int ok = trsv_with_types(T->fprec, vprec, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        s = ls_launch<B, TF, TV>(T, sched, (const TF *)S, (TV *)w, (const TV *)x, (TV *)y, k, st);
+        s = ls_launch<B, TF, TV>(T, sched, P, (const TF *)S, (TV *)w, (const TV *)x, (TV *)y, k, st);
     });
     if (!ok)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_trsv_dev_solve: double factors with float vectors not supported");
@@ -1133,10 +1145,10 @@ static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const void *S, void
 }
 
 #define TRSV_LEVEL_DEFINE(B)                                                                                     \
-    bsr_status trsv_level_b##B(const bsr_trsv_tri *T, int sched, const void *S, void *w, const void *x, void *y, \
-                               int k, bsr_precision vprec, cudaStream_t st)                                      \
+    bsr_status trsv_level_b##B(const bsr_trsv_tri *T, int sched, const int *P, const void *S, void *w,           \
+                               const void *x, void *y, int k, bsr_precision vprec, cudaStream_t st)              \
     {                                                                                                            \
-        return ls_solve<B>(T, sched, S, w, x, y, k, vprec, st);                                                  \
+        return ls_solve<B>(T, sched, P, S, w, x, y, k, vprec, st);                                               \
     }
 
 #endif

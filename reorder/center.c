@@ -107,8 +107,10 @@ bsr_status bsr_order_center(const bsr_graph *G, int *perm)
         const int cnt = bfs_dist(G, s, d, q, &ecc, &far);
         if (cnt > 2) find_center(G, s, d, m, q, cnt, &ecc);
         /* by decreasing distance, by index within a distance: a stable
-         * counting sort of the component in index order */
-        qsort(q, (size_t)cnt, sizeof(int), cmp_int);
+         * counting sort of the component in index order (a connected graph
+         * is 0..n-1 already) */
+        if (cnt == n) for (int i = 0; i < n; i++) q[i] = i;
+        else qsort(q, (size_t)cnt, sizeof(int), cmp_int);
         memset(cntd, 0, sizeof(int) * ((size_t)ecc + 2));
         for (int i = 0; i < cnt; i++) cntd[ecc - d[q[i]] + 1]++;
         for (int l = 0; l <= ecc; l++) cntd[l + 1] += cntd[l];

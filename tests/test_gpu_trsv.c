@@ -406,12 +406,13 @@ static void test_variants(void)
     bsr_problem_free(&P);
 }
 
-/* The left scaling inside the L solve: where the pipelined kernel solves L
- * (natural order, b*k <= 8) it scales each row's right-hand side itself;
- * every other path gathers S x first (tuning pipe = 0: the level kernel's
- * gather; the graph schedule: the apply's).  The sync-free paths must give
- * the same bits (in place too), all the host's apply within tolerance: b =
- * 1, 3 (random), 4, 5 (stencils), k = 1 and 5, double, float and mixed. */
+/* The gather inside the L solve: where the pipelined kernel solves L (b*k
+ * <= 8, narrow levels) it permutes (an ordering) and scales each row's
+ * right-hand side itself; every other path gathers S P x first (tuning pipe
+ * = 0: the level kernel's gather; the graph schedule: the apply's).  The
+ * sync-free paths must give the same bits (in place too), all the host's
+ * apply within tolerance: natural and centre order, b = 1, 3 (random), 4, 5
+ * (stencils), k = 1 and 5, double, float and mixed. */
 static void test_scaled_apply(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -426,12 +427,14 @@ static void test_scaled_apply(void)
     mats[3] = bsr_test_dominant(R3, 2.0, 0.0);
     bsr_matrix_destroy(R3);
     int fused_cases = 0;
+    for (int ord = 0; ord < 2; ord++)
     for (int m = 0; m < 4; m++)
         for (int mode = 0; mode < 3; mode++) {
             bsr_matrix *A = NULL;
             BSR_ASSERT_OK(bsr_matrix_copy(mats[m], mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &A));
             bsr_ilu_options io;
             bsr_ilu_options_default(&io, BSR_ILU0);
+            bsr_order_options_default(&io.order, ord ? BSR_ORDER_CENTER : BSR_ORDER_NATURAL);
             bsr_ilu *F = NULL;
             BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
             bsr_ilu_factors f;
@@ -470,7 +473,7 @@ static void test_scaled_apply(void)
                     BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
                     const double e = bsr_test_max_rel_err(Y, R);
                     if (!(e <= tol_of(mode)))
-                        fprintf(stderr, "\n  scaled apply m=%d %s k=%d path %d: error %.3g\n", m, mode_name[mode], k, path, e);
+                        fprintf(stderr, "\n  scaled apply ord=%d m=%d %s k=%d path %d: error %.3g\n", ord, m, mode_name[mode], k, path, e);
                     CU_ASSERT(e <= tol_of(mode));
                     if (!Y0) { Y0 = Y; continue; }
                     /* the per-level launches may take other lanes per row than the
@@ -478,7 +481,7 @@ static void test_scaled_apply(void)
                      * tolerance above only */
                     if (path == 2) { bsr_multivec_destroy(Y); continue; }
                     const int same = memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * vs) == 0;
-                    if (!same) fprintf(stderr, "\n  scaled apply m=%d %s k=%d path %d: bits differ from path 0\n", m, mode_name[mode], k, path);
+                    if (!same) fprintf(stderr, "\n  scaled apply ord=%d m=%d %s k=%d path %d: bits differ from path 0\n", ord, m, mode_name[mode], k, path);
                     CU_ASSERT(same);
                     bsr_multivec_destroy(Y);
                 }
@@ -588,7 +591,7 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
-        {"left scaling in the L solve = gather + solve, bit for bit", test_scaled_apply},
+        {"gather (ordering, left scaling) in the L solve = gather + solve, bit for bit", test_scaled_apply},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},
         {NULL, NULL}};
