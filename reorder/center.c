@@ -16,25 +16,62 @@
  * needs about three. */
 #define CENTER_ROUNDS 16
 
+/* Levels wider than this are searched by all threads. */
+#define CENTER_PAR_FRONTIER 4096
+
 /* Distances from r over r's component into d (-1: not reached; only the
- * component's entries are touched); q receives the component by distance.
- * Returns the count, *ecc the largest distance and *far the vertex at that
- * distance of smallest degree, then smallest index. */
+ * component's entries are touched); q receives the component level by level
+ * (within a level in no fixed order when threads share it: nothing below
+ * depends on that order).  Returns the count, *ecc the largest distance and
+ * *far the vertex at that distance of smallest degree, then smallest index. */
 static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *far)
 {
-    int h = 0, t = 0;
-    q[t++] = r;
+    int lo = 0, t = 1, lvl = 0;
+    q[0] = r;
     d[r] = 0;
-    while (h < t) {
-        const int v = q[h++];
-        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-            const int u = G->adj[p];
-            if (d[u] < 0) { d[u] = d[v] + 1; q[t++] = u; }
+    while (lo < t) {
+        const int hi = t;
+        if (hi - lo < CENTER_PAR_FRONTIER) {
+            for (int i = lo; i < hi; i++) {
+                const int v = q[i];
+                for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+                    const int u = G->adj[p];
+                    if (d[u] < 0) { d[u] = lvl + 1; q[t++] = u; }
+                }
+            }
+        } else {
+#pragma omp parallel
+            {
+                int buf[256], nb = 0;
+#pragma omp for schedule(static)
+                for (int i = lo; i < hi; i++) {
+                    const int v = q[i];
+                    for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+                        const int u = G->adj[p];
+                        int unseen = -1;
+                        if (d[u] < 0 && __atomic_compare_exchange_n(&d[u], &unseen, lvl + 1, 0, __ATOMIC_RELAXED,
+                                                                    __ATOMIC_RELAXED)) {
+                            buf[nb++] = u;
+                            if (nb == 256) {
+                                const int at = __atomic_fetch_add(&t, nb, __ATOMIC_RELAXED);
+                                memcpy(q + at, buf, sizeof buf);
+                                nb = 0;
+                            }
+                        }
+                    }
+                }
+                if (nb) {
+                    const int at = __atomic_fetch_add(&t, nb, __ATOMIC_RELAXED);
+                    memcpy(q + at, buf, sizeof(int) * (size_t)nb);
+                }
+            }
         }
+        lo = hi;
+        if (t > hi) lvl++;
     }
-    *ecc = d[q[t - 1]];
+    *ecc = lvl;
     int best = q[t - 1];
-    for (int i = t - 1; i >= 0 && d[q[i]] == *ecc; i--) {
+    for (int i = t - 1; i >= 0 && d[q[i]] == lvl; i--) {
         const int v = q[i], dv = G->xadj[v + 1] - G->xadj[v], db = G->xadj[best + 1] - G->xadj[best];
         if (dv < db || (dv == db && v < best)) best = v;
     }

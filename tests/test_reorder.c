@@ -2,6 +2,7 @@
  * on grids / disconnected / real matrices and on a violating matrix, depth
  * degradation, tiny matrices, METIS failure status, level schedules. */
 #include "harness.h"
+#include <omp.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -796,6 +797,31 @@ static void test_center(void)
     CU_ASSERT_EQUAL(o1->perm[44], 44);
     bsr_ordering_free(o1);
     bsr_matrix_destroy(P);
+    /* a broom (a path of 100 rows, 12000 leaves on its last row): the level of
+     * leaves is searched by all threads, the permutation is one thread's */
+    const int nb = 12100;
+    int *bi = malloc(sizeof(int) * 3 * (size_t)nb), *bj = malloc(sizeof(int) * 3 * (size_t)nb);
+    m = 0;
+    for (int i = 0; i < nb; i++) {
+        bi[m] = i; bj[m++] = i;
+        const int j = i < 99 ? i + 1 : i > 99 ? 99 : -1;
+        if (j >= 0 && (i < 99 || i > 99)) { bi[m] = i; bj[m++] = j; bi[m] = j; bj[m++] = i; }
+    }
+    bsr_matrix *Br = from_pairs(nb, 1, m, bi, bj);
+    const int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    BSR_ASSERT_OK(bsr_order(Br, &oo, &o1));
+    omp_set_num_threads(nt > 1 ? nt : 4);
+    BSR_ASSERT_OK(bsr_order(Br, &oo, &o2));
+    omp_set_num_threads(nt);
+    CU_ASSERT(is_bijection(o2));
+    CU_ASSERT(!memcmp(o1->perm, o2->perm, sizeof(int) * (size_t)nb));
+    CU_ASSERT_EQUAL(o1->perm[0], 0);   /* the path's far end first, then the leaves */
+    bsr_ordering_free(o1);
+    bsr_ordering_free(o2);
+    bsr_matrix_destroy(Br);
+    free(bi);
+    free(bj);
 }
 
 /* Every ordering and the p-bordered checker on the real matrices (skipped when absent). */
