@@ -49,8 +49,9 @@ static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *fa
                     for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
                         const int u = G->adj[p];
                         int unseen = -1;
-                        if (d[u] < 0 && __atomic_compare_exchange_n(&d[u], &unseen, lvl + 1, 0, __ATOMIC_RELAXED,
-                                                                    __ATOMIC_RELAXED)) {
+                        if (__atomic_load_n(&d[u], __ATOMIC_RELAXED) < 0 &&
+                            __atomic_compare_exchange_n(&d[u], &unseen, lvl + 1, 0, __ATOMIC_RELAXED,
+                                                        __ATOMIC_RELAXED)) {
                             buf[nb++] = u;
                             if (nb == 256) {
                                 const int at = __atomic_fetch_add(&t, nb, __ATOMIC_RELAXED);
