@@ -93,19 +93,18 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A centre of the component of s (q: its cnt vertices; d left holding the
- * centre's distances, *ecc its eccentricity): the vertex whose largest
- * distance to a set of peripheral vertices is smallest, the set grown by the
- * farthest vertex of each new centre, until the centre's eccentricity is
- * within one of half the largest distance seen (no vertex can do better than
- * half) or the centre repeats. */
-static int find_center(const bsr_graph *G, int s, int *d, int *m, int *q, int cnt, int *ecc)
+/* A centre of the component of the peripheral vertex far (q: its cnt
+ * vertices; d left holding the centre's distances, *ecc its eccentricity):
+ * the vertex whose largest distance to a set of peripheral vertices is
+ * smallest, the set grown by the farthest vertex of each new centre, until
+ * the centre's eccentricity is within one of half the largest distance seen
+ * (no vertex can do better than half) or the centre repeats. */
+static int find_center(const bsr_graph *G, int far, int *d, int *m, int *q, int cnt, int *ecc)
 {
-    int far, diam;
-    bfs_again(G, s, d, q, cnt, ecc, &far);
+    int diam;
     bfs_again(G, far, d, q, cnt, &diam, &far);
     for (int i = 0; i < cnt; i++) m[q[i]] = d[q[i]];
-    int best = s, best_ecc = cnt, prev = -1, held = -1;   /* held: whose distances d holds */
+    int best = far, best_ecc = cnt, prev = -1, held = -1;   /* held: whose distances d holds */
     for (int r = 0; r < CENTER_ROUNDS; r++) {
         int e;
         bfs_again(G, far, d, q, cnt, &e, &far);
@@ -143,7 +142,7 @@ bsr_status bsr_order_center(const bsr_graph *G, int *perm)
         if (d[s] >= 0) continue;   /* numbered with an earlier component */
         int ecc, far;
         const int cnt = bfs_dist(G, s, d, q, &ecc, &far);
-        if (cnt > 2) find_center(G, s, d, m, q, cnt, &ecc);
+        if (cnt > 2) find_center(G, far, d, m, q, cnt, &ecc);
         /* by decreasing distance, by index within a distance: a stable
          * counting sort of the component in index order (a connected graph
          * is 0..n-1 already) */
