@@ -87,12 +87,6 @@ static void bfs_again(const bsr_graph *G, int r, int *d, int *q, int cnt, int *e
     bfs_dist(G, r, d, q, ecc, far);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    const int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* A centre of the component of the peripheral vertex far (q: its cnt
  * vertices; d left holding the centre's distances, *ecc its eccentricity):
  * the vertex whose largest distance to a set of peripheral vertices is
@@ -147,7 +141,7 @@ bsr_status bsr_order_center(const bsr_graph *G, int *perm)
          * counting sort of the component in index order (a connected graph
          * is 0..n-1 already) */
         if (cnt == n) for (int i = 0; i < n; i++) q[i] = i;
-        else qsort(q, (size_t)cnt, sizeof(int), cmp_int);
+        else qsort(q, (size_t)cnt, sizeof(int), bsr_cmp_int);
         memset(cntd, 0, sizeof(int) * ((size_t)ecc + 2));
         for (int i = 0; i < cnt; i++) cntd[ecc - d[q[i]] + 1]++;
         for (int l = 0; l <= ecc; l++) cntd[l + 1] += cntd[l];

@@ -2,13 +2,6 @@
 #include "reorder_impl.h"
 #include <string.h>
 
-/* qsort comparison of ints, ascending. */
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* G = pattern(A + A^T) minus the diagonal.  Counts both directions of every
  * off-diagonal block, then removes duplicates row by row (linear in nnzb
  * apart from the per-row sorts). */
@@ -40,7 +33,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     int w = 0;
     for (int i = 0; i < n; i++) {
         int b = cnt[i], e = cnt[i + 1];
-        qsort(adj + b, (size_t)(e - b), sizeof(int), cmp_int);
+        qsort(adj + b, (size_t)(e - b), sizeof(int), bsr_cmp_int);
         cnt[i] = w;
         for (int p = b; p < e; p++)
             if (p == b || adj[p] != adj[p - 1]) adj[w++] = adj[p];

@@ -11,7 +11,7 @@ void bsr_csr_free(bsr_csr *C)
 }
 
 /* qsort comparison of ints, ascending. */
-static int cmp_int(const void *a, const void *b)
+int bsr_cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
@@ -107,7 +107,7 @@ bsr_status bsr_from_csr(const bsr_csr *C, int b, double max_fill, bsr_precision 
                 int J = C->colind[p] / b;
                 if (stamp[J] != I) { stamp[J] = I; B->colind[pos++] = J; }
             }
-        qsort(B->colind + start, (size_t)(pos - start), sizeof(int), cmp_int);
+        qsort(B->colind + start, (size_t)(pos - start), sizeof(int), bsr_cmp_int);
         B->rowptr[I + 1] = pos;
         for (int q = start; q < pos; q++) mark[B->colind[q]] = q;
         for (int r = I * b; r < (I + 1) * b; r++)

@@ -31,18 +31,11 @@ static int heap_pop(int *h, int *nh)
     return top;
 }
 
-/* qsort comparison of ints, ascending. */
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort v[0..n) ascending: by insertion when short (a row's U and W parts
  * mostly are; qsort's calls cost more than such a sort). */
 static void sort_ints(int *v, int n)
 {
-    if (n > 32) { qsort(v, n, sizeof(int), cmp_int); return; }
+    if (n > 32) { qsort(v, n, sizeof(int), bsr_cmp_int); return; }
     for (int i = 1; i < n; i++) {
         int x = v[i], j = i;
         for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];

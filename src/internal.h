@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* qsort comparison of ints, ascending (csr.c). */
+int bsr_cmp_int(const void *a, const void *b);
+
 /* Host/device residency bits of a matrix or multivector. */
 enum { BSR_ON_HOST = 1, BSR_ON_DEVICE = 2 };
 
