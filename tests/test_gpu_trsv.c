@@ -427,9 +427,9 @@ static void test_scaled_apply(void)
     mats[3] = bsr_test_dominant(R3, 2.0, 0.0);
     bsr_matrix_destroy(R3);
     int fused_cases = 0;
-    for (int ord = 0; ord < 2; ord++)
-    for (int m = 0; m < 4; m++)
+    for (int om = 0; om < 8; om++) /* natural, then centre order; four matrices */
         for (int mode = 0; mode < 3; mode++) {
+            const int ord = om / 4, m = om % 4;
             bsr_matrix *A = NULL;
             BSR_ASSERT_OK(bsr_matrix_copy(mats[m], mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &A));
             bsr_ilu_options io;
