@@ -1057,9 +1057,9 @@ static void lane_plan(const bsr_trsv_tri *T, int sched, int k, int *persist_out,
 
 /* Whether ls_launch solves lower triangle T with the pipelined kernel, which
  * gathers and scales the right-hand side itself (x != y: it reads x while y
- * fills).  With a permutation only for b <= 4: x's row is a load that waits
- * for P's, a round trip more in a row's data, which b > 4 loads one row
- * later (H100, centre order, an apply: 64^3 b = 5 0.472-0.477 against
+ * fills).  With a permutation only for b <= 4: x's row is then a load that
+ * waits for P's, which pays for the pass it saves at b <= 4 only (H100,
+ * centre order, an apply: 64^3 b = 5 0.472-0.477 against
  * 0.446-0.447 ms with the gather pass, 50^3 b = 7 0.379-0.388 against 0.366,
  * 40^3 b = 9 the same; 100^3 b = 4: 0.755 against 0.792 ms). */
 template <int B>
