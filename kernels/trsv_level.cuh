@@ -1063,7 +1063,7 @@ static void lane_plan(const bsr_trsv_tri *T, int sched, int k, int *persist_out,
  * 0.446-0.447 ms with the gather pass, 50^3 b = 7 0.379-0.388 against 0.366,
  * 40^3 b = 9 the same; 100^3 b = 4: 0.755 against 0.792 ms). */
 template <int B>
-static int pipe_scales(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y, const int *P)
+static int pipe_gathers(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y, const int *P)
 {
     if (T->upper || x == y || (P && B > 4)) return 0;
     int persist, TS, wide, pipe;
@@ -1081,7 +1081,7 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, cons
 {
     const TF *val = (const TF *)T->val;
     if (T->n == 0) return BSR_OK;
-    if ((S || P) && !pipe_scales<B>(T, sched, k, x, y, P)) {
+    if ((S || P) && !pipe_gathers<B>(T, sched, k, x, y, P)) {
         BSR_TRY(bsr_trsv_dev_permscale(T->n, B, k, P, S, T->fprec, x, w,
                                        sizeof(TV) == sizeof(double) ? BSR_DOUBLE : BSR_FLOAT, 0, st));
         x = w;
