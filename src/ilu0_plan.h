@@ -77,7 +77,7 @@ BSR_HD static inline int bsr_ilu0_updates_of(int i, int l, const int *Lp, const 
                                              const int *Uc, const unsigned char *lk, const unsigned char *uk,
                                              int nL, int *out)
 {
-    const int k = Lc[l], second = lk && lk[l];
+    const int k = Lc[l], second = lk && lk[l] == 1;
     int len = 1, a = l + 1, a1 = Lp[i + 1], u = Up[i], u1 = Up[i + 1];
     if (out) { out[0] = nL + Up[k]; out[1] = k; }
     for (int q = Up[k] + 1; q < Up[k + 1]; q++) {

@@ -13,15 +13,17 @@ extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
  * (diagonal first, holding the INVERTED pivot, then columns ascending)
  * followed by nw blocks of W (second-order upper part, ILU2 only, columns
  * ascending) at ucol/uval; the nr columns of R (second-order lower part,
- * values not kept: only the frozen pattern needs them) at rcol.  Threshold
+ * values not kept: only the frozen pattern needs them) at rcol; the nx
+ * columns of first-order lower blocks past the row's cap (ilu_row_cap: they
+ * updated the row as L blocks do, then were left out of L) at xcol.  Threshold
  * kinds: storage from the factoring thread's chunks (own = 2; own = 1: a
  * malloc of its own), freed once L and U are assembled.
  * ILU(0): the pattern is known at setup, so the rows point into the BSR
  * arrays of L and U (double factors) or into a double pool laid out like
  * them (float factors), kept for refactor. */
 typedef struct {
-    int nl, nu, nw, nr;
-    int *lcol, *ucol, *rcol;
+    int nl, nu, nw, nr, nx;
+    int *lcol, *ucol, *rcol, *xcol;
     double *lval, *uval;
     int own;
     double dn2, lo2;    /* threshold kinds: norm bounds of products with d_k^{-1} (ilu_row.c) */
@@ -32,7 +34,9 @@ typedef struct {
  * (nothing outside it is created; an entry that becomes small is kept).  Per
  * row the lower blocks (L and R, columns ascending) and the upper ones (the
  * pivot first, then U and W, columns ascending), each with its class: 0 first
- * order (stored in L, U), 1 second order (R, W: used while factoring only).
+ * order (stored in L, U), 1 second order (R, W: used while factoring only),
+ * 2 (lower only) first order past the row's cap: updates as an L block, not
+ * stored.
  * The same arrays drive the CPU numeric (ilu_row) and the device one
  * (kernels/ilu0_gpu.cu).  lmap/umap: index in the lower / upper pattern of
  * each block of L / U (NULL when there is no second-order part: the same). */
@@ -40,7 +44,7 @@ typedef struct {
     int n;
     int *lp, *lc, *up, *uc;     /* [n+1], [nlo], [n+1], [nup] */
     unsigned char *lk, *uk;     /* classes */
-    int64_t nlo, nup, nsec;     /* blocks, of which second order */
+    int64_t nlo, nup, nsec;     /* blocks, of which second order or capped out (class 1 or 2) */
     int *lmap, *umap;
     bsr_levels *lv;             /* level schedule of the lower pattern (row k reads the rows of lc) */
 } ilu_pattern;
@@ -65,6 +69,8 @@ typedef struct {
     double *tmp;        /* [b*b] */
     int *lsel, *usel, *wsel, *rsel; /* [cap] slots chosen for L, U, W, R */
     int *tslot, *tq;    /* [cap] the updates by one row: target slot, source block */
+    int *xsel;          /* [cap] lower columns past the row's cap (ilu_row_t.xcol) */
+    double *key;        /* [cap] ranking keys of the cap's candidates */
     double *lblk;       /* [b*b] the inverse pivot of the row */
     double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
     int64_t dropped, sec_used, wkept;
@@ -158,6 +164,15 @@ int ilu_slot_new(ilu_work *w, int b, int j);
 void ilu_work_clear(ilu_work *w);
 /* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
 bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Most fill blocks (outside A's pattern) row k of a threshold factorization
+ * keeps in L, in U and in W each (ilu.h, bsr_ilu_options.cap; INT_MAX: no
+ * cap). */
+int ilu_row_cap(const bsr_ilu *F, int k);
+/* The cap's choice among m candidates (ranking key key[t], column col[t]):
+ * keep[t] = 1 for the p with the largest keys, ties to the smaller column;
+ * returns how many were kept.  The device kernel ranks by the same rule. */
+int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep);
 
 /* Wait until row i of a concurrent factorization is done (flags: its
  * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */

@@ -16,32 +16,37 @@ void ilu_pattern_free(ilu_pattern *P)
     free(P);
 }
 
-/* Merge the ascending lists a (class 0) and r (class 1) into col/cls; where
- * the i-th entry of a lands goes to amap[i] (when amap is set), as base + its
- * index in the merged row. */
-static void merge_row(const int *a, int na, const int *r, int nr, int *col, unsigned char *cls,
-                      int *amap, int base)
+/* Merge the ascending lists a (class 0), r (class 1) and x (class 2) into
+ * col/cls; where the i-th entry of a lands goes to amap[i] (when amap is
+ * set), as base + its index in the merged row. */
+static void merge_row(const int *a, int na, const int *r, int nr, const int *x, int nx, int *col,
+                      unsigned char *cls, int *amap, int base)
 {
-    int i = 0, j = 0, t = 0;
-    while (i < na || j < nr) {
-        if (j >= nr || (i < na && a[i] < r[j])) {
+    int i = 0, j = 0, h = 0, t = 0;
+    while (i < na || j < nr || h < nx) {
+        const int va = i < na ? a[i] : INT_MAX, vr = j < nr ? r[j] : INT_MAX, vx = h < nx ? x[h] : INT_MAX;
+        if (va <= vr && va <= vx) {
             if (amap) amap[i] = base + t;
             col[t] = a[i++]; cls[t++] = 0;
-        } else {
+        } else if (vr <= vx) {
             col[t] = r[j++]; cls[t++] = 1;
+        } else {
+            col[t] = x[h++]; cls[t++] = 2;
         }
     }
 }
 
-/* Row k of the pattern: lower = L + R, upper = the pivot, then U + W. */
+/* Row k of the pattern: lower = L + R + the capped-out L blocks, upper = the
+ * pivot, then U + W. */
 static void pattern_row(ilu_pattern *P, const ilu_row_t *rk, int k, const int *l0, const int *u0)
 {
     const int lb = P->lp[k], ub = P->up[k];
-    merge_row(rk->lcol, rk->nl, rk->rcol, rk->nr, P->lc + lb, P->lk + lb, P->lmap ? P->lmap + l0[k] : NULL, lb);
+    merge_row(rk->lcol, rk->nl, rk->rcol, rk->nr, rk->xcol, rk->nx, P->lc + lb, P->lk + lb,
+              P->lmap ? P->lmap + l0[k] : NULL, lb);
     P->uc[ub] = k;   /* the pivot: always first order */
     P->uk[ub] = 0;
     if (P->umap) P->umap[u0[k]] = ub;
-    merge_row(rk->ucol + 1, rk->nu - 1, rk->ucol + rk->nu, rk->nw, P->uc + ub + 1, P->uk + ub + 1,
+    merge_row(rk->ucol + 1, rk->nu - 1, rk->ucol + rk->nu, rk->nw, NULL, 0, P->uc + ub + 1, P->uk + ub + 1,
               P->umap ? P->umap + u0[k] + 1 : NULL, ub + 1);
 }
 
@@ -64,11 +69,11 @@ bsr_status ilu_pattern_build(bsr_ilu *F)
         #pragma omp parallel for schedule(static) reduction(+ : nsec) if (n >= BSR_PAR_ROWS)
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
-            P->lp[k + 1] = r->nl + r->nr;
+            P->lp[k + 1] = r->nl + r->nr + r->nx;
             P->up[k + 1] = r->nu + r->nw;
             l0[k + 1] = r->nl;
             u0[k + 1] = r->nu;
-            nsec += r->nr + r->nw;
+            nsec += r->nr + r->nw + r->nx;
         }
         P->nlo = bsr_scan_par(P->lp + 1, n);
         P->nup = bsr_scan_par(P->up + 1, n);
@@ -84,7 +89,7 @@ bsr_status ilu_pattern_build(bsr_ilu *F)
         P->uc = bsr_malloc(sizeof(int) * ((size_t)P->nup + 1), "ILU pattern");
         P->lk = bsr_malloc((size_t)P->nlo + 1, "ILU pattern");
         P->uk = bsr_malloc((size_t)P->nup + 1, "ILU pattern");
-        if (nsec) {   /* without a second-order part L, U are the patterns themselves */
+        if (nsec) {   /* without a second-order part (or capped-out L blocks) L, U are the patterns themselves */
             P->lmap = bsr_malloc(sizeof(int) * ((size_t)l0[n] + 1), "ILU pattern");
             P->umap = bsr_malloc(sizeof(int) * ((size_t)u0[n] + 1), "ILU pattern");
         }

@@ -3,6 +3,7 @@
 #include "ilu_impl.h"
 #include "blockops.h"
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,112 @@ static void sort_ints(int *v, int n)
         for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
         v[j] = x;
     }
+}
+
+/* Sum of squares of a's entries in index order: the ranking key of the
+ * cap (the device kernel sums in the same order, so both rank alike). */
+static double sumsq_serial(int b, const double *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < b * b; i++) s += a[i] * a[i];
+    return s;
+}
+
+int ilu_row_cap(const bsr_ilu *F, int k)
+{
+    const int len = F->ap[k + 1] - F->ap[k];
+    int p = F->opt.cap > 0 ? F->opt.cap : F->opt.cap == 0 ? len : INT_MAX;
+    if (F->opt.fill > 0) {   /* L + U <= fill * len: the fill blocks split between L and U */
+        double q = floor((F->opt.fill - 1.0) * len / 2.0);
+        int qf = q < 0 ? 0 : q > INT_MAX ? INT_MAX : (int)q;
+        p = F->opt.cap > 0 && F->opt.cap < qf ? F->opt.cap : qf;
+    }
+    return p;
+}
+
+int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep)
+{
+    int kept = 0;
+    for (int t = 0; t < m; t++) {
+        int rank = 0;
+        for (int u = 0; u < m && rank < p; u++)
+            rank += key[u] > key[t] || (key[u] == key[t] && col[u] < col[t]);
+        keep[t] = rank < p;
+        kept += keep[t];
+    }
+    return kept;
+}
+
+/* The cap on row k's L: of the nl first-order lower blocks (columns lsel,
+ * multipliers in lbuf), those outside A's pattern (slots >= lenA) beyond
+ * the cap p are moved to xsel (by the norm of their multiplier); they made
+ * their updates already, as the frozen refactor repeats (class 2).  Returns
+ * the new nl. */
+static int cap_lower(ilu_work *w, int b, int nl, int p, int lenA, int *nx)
+{
+    const int bb = b * b;
+    int m = 0;
+    unsigned char *keep = (unsigned char *)w->tslot;
+    for (int t = 0; t < nl; t++)
+        if (w->pos[w->lsel[t]] >= lenA) {
+            w->key[m] = sumsq_serial(b, w->lbuf + (size_t)t * bb);
+            w->tq[m++] = w->lsel[t];
+        }
+    if (m <= p) return nl;
+    ilu_cap_select(m, w->key, w->tq, p, keep);
+    int out = 0, c = 0;
+    for (int t = 0; t < nl; t++) {
+        if (w->pos[w->lsel[t]] >= lenA && !keep[c++]) { w->xsel[(*nx)++] = w->lsel[t]; continue; }
+        if (out != t) {
+            w->lsel[out] = w->lsel[t];
+            memcpy(w->lbuf + (size_t)out * bb, w->lbuf + (size_t)t * bb, sizeof(double) * bb);
+        }
+        out++;
+    }
+    return out;
+}
+
+/* The ranking key of upper block z of row k: ||dinv z||^2, dinv the inverse
+ * pivot (the normalized block the thresholds classify). */
+static double upper_key(int b, const double *dinv, const double *z, double *tmp)
+{
+    bsr_blk_mul(b, tmp, dinv, z);
+    return sumsq_serial(b, tmp);
+}
+
+/* The cap on row k's U and W: first-order upper blocks outside A's pattern
+ * beyond the cap p become second order (by the norm of d_k^{-1} z), then W
+ * keeps its p largest; the rest is dropped. */
+static void cap_upper(ilu_work *w, int b, const double *dinv, int p, int lenA, int *nu, int *nw)
+{
+    const int bb = b * b;
+    unsigned char *keep = (unsigned char *)w->tslot;
+    int m = 0;
+    for (int t = 0; t < *nu; t++) {
+        int s = w->pos[w->usel[t]];
+        if (s >= lenA) {
+            w->key[m] = upper_key(b, dinv, w->sval + (size_t)s * bb, w->tmp);
+            w->tq[m++] = w->usel[t];
+        }
+    }
+    if (m > p) {
+        ilu_cap_select(m, w->key, w->tq, p, keep);
+        int out = 0, c = 0;
+        for (int t = 0; t < *nu; t++) {
+            if (w->pos[w->usel[t]] >= lenA && !keep[c++]) { w->wsel[(*nw)++] = w->usel[t]; continue; }
+            w->usel[out++] = w->usel[t];
+        }
+        *nu = out;
+    }
+    if (*nw <= p) return;
+    for (int t = 0; t < *nw; t++) w->key[t] = upper_key(b, dinv, w->sval + (size_t)w->pos[w->wsel[t]] * bb, w->tmp);
+    ilu_cap_select(*nw, w->key, w->wsel, p, keep);
+    int out = 0;
+    for (int t = 0; t < *nw; t++) {
+        if (keep[t]) w->wsel[out++] = w->wsel[t];
+        else w->dropped++;
+    }
+    *nw = out;
 }
 
 /* Original block row of permuted row k (for messages). */
@@ -175,8 +282,9 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
      * pattern" is a slot test; keep_pattern makes them first-order */
     const int na = F->opt.keep_pattern && !fz ? F->ap[k + 1] - F->ap[k] : 0;
     const int nlo = fz ? fz->lp[k + 1] - fz->lp[k] : 0;
+    const int lenA = F->ap[k + 1] - F->ap[k];   /* threshold rows: A's blocks are slots 0..lenA-1 */
     const bound_thr T = bound_thresholds(F);
-    int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0;
+    int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0, nx = 0;
     w->ns = 0; w->nh = 0;
     if (fz) {
         for (int q = fz->lp[k]; q < fz->lp[k + 1]; q++) {
@@ -207,9 +315,13 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         const double *uv = ri->uval;
         const double *x = w->sval + (size_t)w->pos[i] * bb;
         int cls = CLS_OPEN;   /* a threshold block: by the bounds of l_ki = x_ki d_i^{-1} first */
+        int hidden = 0;       /* frozen class 2: updates as an L block, not stored */
         if (fixed) cls = CLS_FIRST;
-        else if (fz) cls = fz->lk[fz->lp[k] + w->pos[i]] ? CLS_SECOND : CLS_FIRST;
-        else {
+        else if (fz) {
+            const int c = fz->lk[fz->lp[k] + w->pos[i]];
+            cls = c == 1 ? CLS_SECOND : CLS_FIRST;
+            hidden = c == 2;
+        } else {
             double xs = bsr_blk_sumsq(b, x);
             cls = class_by_bounds(&T, xs * ri->lo2, xs * ri->dn2, w->pos[i] < na);
             if (cls == CLS_DROP) { w->dropped++; continue; }
@@ -227,10 +339,15 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         }
         if (cls == CLS_DROP) { w->dropped++; continue; }
         const int first = cls == CLS_FIRST;
-        if (first) w->lsel[nl++] = i; else w->rsel[nr++] = i;
+        if (hidden) w->xsel[nx++] = i;
+        else if (first) w->lsel[nl++] = i;
+        else w->rsel[nr++] = i;
         /* R * W products are never formed */
         if (!row_updates(w, b, k, ri, first ? ri->nu + ri->nw : ri->nu, moff, create)) goto oom;
     }
+
+    const int cap = create ? ilu_row_cap(F, k) : INT_MAX;
+    if (nl > cap) nl = cap_lower(w, b, nl, cap, lenA, &nx);
 
     /* pivot: d_k regularized by the stated rule, then inverted */
     double *lu = w->tmp, *dinv = w->lblk;
@@ -290,6 +407,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         else if (cls == CLS_SECOND) w->wsel[nw++] = j;
         else w->dropped++;
     }
+    if (nu > cap || nw > cap) cap_upper(w, b, dinv, cap, lenA, &nu, &nw);
     sort_ints(w->usel, nu);
     sort_ints(w->wsel, nw);
 
@@ -305,17 +423,19 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (rk->own == 1) { free(rk->lcol); free(rk->lval); }
         int tot = nl + 1 + nu + nw;
         rk->lval = ilu_arena_alloc(w, sizeof(double) * (size_t)tot * bb);
-        rk->lcol = ilu_arena_alloc(w, sizeof(int) * (size_t)(tot + nr));
+        rk->lcol = ilu_arena_alloc(w, sizeof(int) * (size_t)(tot + nr + nx));
         rk->own = 2;
         if (!rk->lcol || !rk->lval) {
             memset(rk, 0, sizeof *rk);
             goto oom;
         }
-        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw; rk->nr = nr;
+        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw; rk->nr = nr; rk->nx = nx;
         rk->ucol = rk->lcol + nl;
         rk->rcol = rk->lcol + tot;
+        rk->xcol = rk->rcol + nr;
         rk->uval = rk->lval + (size_t)nl * bb;
         memcpy(rk->rcol, w->rsel, sizeof(int) * nr);   /* ascending: the heap's order */
+        memcpy(rk->xcol, w->xsel, sizeof(int) * nx);
     }
     if (nl) {   /* (ILU(0)'s row pointers may be NULL where L is empty) */
         memcpy(rk->lcol, w->lsel, sizeof(int) * nl);

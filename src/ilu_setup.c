@@ -43,6 +43,7 @@ void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
     o->pivot_rel = 1e-8;
     o->strict_pivots = 0;
     o->prec = -1;
+    o->cap = BSR_ILU_CAP_NONE;   /* the solver's default is auto (bsr_solver_options.cap) */
 }
 
 /* Wall-clock seconds (OpenMP timer). */
@@ -82,6 +83,8 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     BSR_CHECK_ARG(o->pattern == BSR_PATTERN_FROZEN || o->pattern == BSR_PATTERN_REFRESH,
                   "bsr_ilu_setup: pattern = %d (0 frozen, 1 refresh)", o->pattern);
     BSR_CHECK_ARG(isfinite(o->fill) && o->fill >= 0, "bsr_ilu_setup: fill = %g must be >= 0", o->fill);
+    BSR_CHECK_ARG(o->cap >= BSR_ILU_CAP_NONE, "bsr_ilu_setup: cap = %d (0 auto, P > 0, %d none)", o->cap,
+                  BSR_ILU_CAP_NONE);
     F->mode = o->kind == BSR_ILU0 ? 0 : 1;
     F->t1 = o->tau1 * sqrt((double)b);
     F->t2 = tau2 * sqrt((double)b);
@@ -291,49 +294,6 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     return BSR_OK;
 }
 
-/* Thresholds tau1 and tau1^2 (ILUT: tau1 alone). */
-static void set_tau(bsr_ilu *F, double tau)
-{
-    const double sb = sqrt((double)F->b);
-    F->t1 = tau * sb;
-    F->t2 = (F->opt.kind == BSR_ILU2 ? tau * tau : tau) * sb;
-    F->st.tau1 = tau;
-}
-
-/* fill = F: tau1 (tau2 = tau1^2 for ILU2) for a stored fill near F, one
- * threshold factorization a trial, at most 8.  The fill falls as tau1 grows,
- * and a trial costs more the smaller tau1 is (near 1e-4 the factorization is
- * almost complete: a bisection over [1e-4, 0.5] that tried 1e-4 second took
- * 141 s on stencil3d:50:4, bench/RESULTS.md), so the search walks down from
- * 0.5 by factors of sqrt(10) until the fill passes F, then bisects in
- * log(tau1) between the last two.  The largest fill not above F is kept (the
- * smallest reached when even tau1 = 0.5 fills more). */
-static bsr_status numeric_fill(bsr_ilu *F, const bsr_matrix *A)
-{
-    const double target = F->opt.fill, step = 0.5 * log(10.0), bottom = log(1e-4);
-    double hi = log(0.5), lo = 0.0;   /* fill(hi) <= target; fill(lo) > target once found */
-    int bracketed = 0;
-    for (int t = 0; t < 8; t++) {
-        double x = t == 0 ? hi : bracketed ? 0.5 * (lo + hi) : hi - step;
-        if (x < bottom) x = bottom;
-        set_tau(F, exp(x));
-        BSR_TRY(numeric(F, A, 0));
-        double f = F->st.fill;
-        if (fabs(f - target) <= 0.02 * target) return BSR_OK;
-        if (f > target) {
-            if (t == 0) return BSR_OK;   /* even tau1 = 0.5 fills more: keep it */
-            lo = x;
-            bracketed = 1;
-        } else {
-            hi = x;
-            if (x <= bottom) return BSR_OK;   /* even tau1 = 1e-4 fills less */
-        }
-    }
-    if (F->st.tau1 == exp(hi)) return BSR_OK;
-    set_tau(F, exp(hi));
-    return numeric(F, A, 0);
-}
-
 /* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere):
  * patterns of nL + nU blocks, schedules of nlevL and nlevU levels. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU)
@@ -434,7 +394,6 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     else if (!s) s = symbolic(F, A);
     if (!s && !defer) {
         if (symbolic_only) symbolic_stats(F);
-        else if (F->mode == 1 && opt->fill > 0) s = numeric_fill(F, A);
         else s = numeric(F, A, 0);
     }
     bsr_prof_mark("ilu setup: numeric");

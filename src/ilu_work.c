@@ -23,10 +23,12 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     w->rsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->tslot = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
     w->tq = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->xsel = bsr_malloc(sizeof(int) * w->cap, "ILU workspace");
+    w->key = bsr_malloc(sizeof(double) * w->cap, "ILU workspace");
     w->sval = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
     w->lbuf = bsr_malloc(sizeof(double) * (size_t)w->cap * bb, "ILU workspace");
     w->tmp = bsr_malloc(sizeof(double) * 3 * bb, "ILU workspace");
-    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->rsel || !w->tslot || !w->tq || !w->sval || !w->lbuf ||
+    if (!w->pos || !w->scol || !w->heap || !w->lsel || !w->usel || !w->wsel || !w->rsel || !w->tslot || !w->tq || !w->xsel || !w->key || !w->sval || !w->lbuf ||
         !w->tmp) {
         ilu_work_free(w);
         return BSR_ERR_NOMEM;
@@ -73,7 +75,7 @@ void ilu_arena_free(ilu_work *w)
 void ilu_work_free(ilu_work *w)
 {
     ilu_arena_free(w);
-    free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel); free(w->rsel); free(w->tslot); free(w->tq);
+    free(w->pos); free(w->scol); free(w->heap); free(w->lsel); free(w->usel); free(w->wsel); free(w->rsel); free(w->tslot); free(w->tq); free(w->xsel); free(w->key);
     free(w->sval); free(w->lbuf); free(w->tmp);
     memset(w, 0, sizeof *w);
 }
@@ -82,13 +84,16 @@ void ilu_work_free(ilu_work *w)
 static int work_grow(ilu_work *w, int b)
 {
     int cap = 2 * w->cap;
-    int **a[8] = {&w->scol, &w->heap, &w->lsel, &w->usel, &w->wsel, &w->rsel, &w->tslot, &w->tq};
-    for (int t = 0; t < 8; t++) {
+    int **a[9] = {&w->scol, &w->heap, &w->lsel, &w->usel, &w->wsel, &w->rsel, &w->tslot, &w->tq, &w->xsel};
+    for (int t = 0; t < 9; t++) {
         int *p = bsr_realloc(*a[t], sizeof(int) * cap, "ILU workspace");
         if (!p) return 0;
         *a[t] = p;   /* stored back at once so that a later failure leaks nothing */
     }
-    double *v = bsr_realloc(w->sval, sizeof(double) * (size_t)cap * b * b, "ILU workspace");
+    double *v = bsr_realloc(w->key, sizeof(double) * cap, "ILU workspace");
+    if (!v) return 0;
+    w->key = v;
+    v = bsr_realloc(w->sval, sizeof(double) * (size_t)cap * b * b, "ILU workspace");
     if (!v) return 0;
     w->sval = v;
     v = bsr_realloc(w->lbuf, sizeof(double) * (size_t)cap * b * b, "ILU workspace");

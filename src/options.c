@@ -81,7 +81,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", "overlap", "match", "pivot", "trisolve", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "match", "pivot", "trisolve", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -161,8 +161,13 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         else if (!strcmp(val, "auto")) o->pattern = BSR_SOLVER_PATTERN_AUTO;
         else BAD("expected frozen, refresh or auto");
     } else if (!strcmp(key, "fill")) {
-        if (!parse_double(val, &dv) || dv < 0 || dv > 1e3) BAD("expected a number >= 0 (0: tau1 as given)");
+        if (!parse_double(val, &dv) || dv < 0 || dv > 1e3) BAD("expected a number >= 0 (0: the cap alone)");
         o->fill = dv;
+    } else if (!strcmp(key, "cap")) {
+        if (!strcmp(val, "auto")) o->cap = 0;
+        else if (!strcmp(val, "none")) o->cap = BSR_ILU_CAP_NONE;
+        else if (!parse_int(val, &iv) || iv < 1) BAD("expected auto, none or a count >= 1 of fill blocks a row");
+        else o->cap = iv;
     } else if (!strcmp(key, "overlap")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
@@ -187,7 +192,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, overlap, match, pivot, trisolve)", key);
+                         "pattern_growth, fill, cap, overlap, match, pivot, trisolve)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -289,6 +294,11 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%s%s", num(n1, o->tau1), keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%s,tau2=%s%s", num(n1, o->tau1),
                                             num(n2, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1), keep);
+    if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) {
+        if (o->fill > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
+        if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);
+        if (o->cap < 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");
+    }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,

@@ -44,12 +44,15 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (bsr_ilu_get_stats(F, &st)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
     pc->pivots_regularized = f ? f->nreg : st.pivots_regularized;
-    char tau[80] = "";
+    char tau[160] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
-    const double t1 = st.tau1, t2 = o->tau2 > 0 && o->fill <= 0 ? o->tau2 : t1 * t1;
-    const char *chosen = o->fill > 0 ? ",chosen for fill" : "";
-    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, chosen, keep);
-    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, chosen, keep);
+    const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;
+    char cap[48] = ",cap=auto";
+    if (o->cap > 0) snprintf(cap, sizeof cap, ",cap=%d", o->cap);
+    if (o->cap < 0) snprintf(cap, sizeof cap, ",cap=none");
+    if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);
     char ord[64] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (F->ord) {
@@ -130,6 +133,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     bsr_ilu_options_default(&io, kind);
     io.tau1 = o->tau1;
     io.fill = o->fill;
+    io.cap = o->cap;
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
     io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;

@@ -824,32 +824,73 @@ static void test_frozen_ilut_identity(void)
     bsr_matrix_destroy(A1); bsr_matrix_destroy(A2);
 }
 
-/* fill = F chooses tau1 so that the stored fill comes out near F (within 2%,
- * or the largest below it), more fill for a larger F; bad values refused. */
-static void test_fill_target(void)
+/* Fill blocks (columns absent from A's row k, natural order) of row k of
+ * M in [lo, hi) of its columns. */
+static int fill_blocks(const bsr_matrix *A, const bsr_matrix *M, int k, int lo, int hi)
+{
+    int c = 0;
+    for (int p = M->rowptr[k]; p < M->rowptr[k + 1]; p++) {
+        int j = M->colind[p];
+        if (j < lo || j >= hi) continue;
+        int inA = 0;
+        for (int q = A->rowptr[k]; q < A->rowptr[k + 1]; q++) inA |= A->colind[q] == j;
+        c += !inA && j != k;
+    }
+    return c;
+}
+
+/* The per-row cap: row k of L and of U holds at most P fill blocks; fill = F
+ * bounds the stored fill in one pass (tau1 as given, the cap from F); a
+ * frozen refactor of the setup's values equals the setup bit for bit (the
+ * capped-out L blocks, class 2 of the pattern, update as in the setup);
+ * bad values refused. */
+static void test_cap_and_fill(void)
 {
     bsr_matrix *A = mk_convdiff(20, 80, 3);
+    const int n = bsr_matrix_nbrows(A);
     for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
-        double tau[2];
+        for (int P = 1; P <= 3; P += 2) {
+            bsr_ilu_options o = opts(kind, 1e-4);
+            o.cap = P;
+            bsr_ilu *F = NULL, *G = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            bsr_ilu_factors f;
+            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+            int worst = 0;
+            for (int k = 0; k < n; k++) {
+                int cl = fill_blocks(A, f.L, k, 0, k), cu = fill_blocks(A, f.U, k, k + 1, n);
+                if (cl > worst) worst = cl;
+                if (cu > worst) worst = cu;
+            }
+            CU_ASSERT_EQUAL(worst, P);   /* reached (tau1 = 1e-4 keeps much more), never passed */
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &G));
+            BSR_ASSERT_OK(bsr_ilu_refactor(G, A));   /* frozen, the same values */
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_destroy(F); bsr_ilu_destroy(G);
+        }
+        double fill[2];
         const double want[2] = {1.6, 3.0};
         for (int t = 0; t < 2; t++) {
-            bsr_ilu_options o = opts(kind, 0.01);
+            bsr_ilu_options o = opts(kind, 1e-4);
             o.fill = want[t];
             bsr_ilu *F = NULL;
             BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
             bsr_ilu_stats st;
             BSR_ASSERT_OK(bsr_ilu_get_stats(F, &st));
-            tau[t] = st.tau1;
-            CU_ASSERT(st.fill <= want[t] * 1.02);
+            fill[t] = st.fill;
+            CU_ASSERT(st.fill <= want[t]);
             CU_ASSERT(st.fill >= want[t] * 0.7);
-            CU_ASSERT(st.tau1 >= 1e-4 && st.tau1 <= 0.5);
+            CU_ASSERT_EQUAL(st.tau1, 1e-4);
             bsr_ilu_destroy(F);
         }
-        CU_ASSERT(tau[1] < tau[0]);
+        CU_ASSERT(fill[1] > fill[0]);
     }
     bsr_ilu_options o = opts(BSR_ILU2, 0.01);
-    o.fill = -1;
     bsr_ilu *F = NULL;
+    o.fill = -1;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_ARG);
+    o.fill = 0;
+    o.cap = -2;
     CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &F), BSR_ERR_ARG);
     bsr_matrix_destroy(A);
 }
@@ -1579,7 +1620,7 @@ int main(int argc, char **argv)
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},
         {"frozen ILUT: LU = A on its pattern", test_frozen_ilut_identity},
-        {"fill target chooses tau1", test_fill_target},
+        {"per-row cap, fill bound in one pass", test_cap_and_fill},
         {"ILUT/ILU2 symbolic_only: the same pattern, host factors refused", test_symbolic_only_threshold},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},

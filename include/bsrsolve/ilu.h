@@ -48,11 +48,21 @@ typedef struct {
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
                              * as first-order (so L+U contains ILU(0)'s pattern); the
                              * thresholds then decide only the fill outside it */
-    double fill;            /* > 0, ILUT/ILU2: choose tau1 (tau2 = tau1^2 for ILU2) so that the
-                             * stored fill (L+U blocks / A's) comes out near fill: bisection
-                             * in log(tau1) over [1e-4, 0.5], one factorization a trial, at
-                             * most 8, within 2% or the largest fill not above it; the tau1
-                             * chosen is stats.tau1.  0 (default): tau1, tau2 as given */
+    double fill;            /* > 0, ILUT/ILU2: a bound on the stored fill (L+U blocks / A's),
+                             * met in one pass by the per-row cap: row k keeps at most
+                             * floor((fill - 1) len_k / 2) fill blocks in L and in U each
+                             * (len_k its blocks in A; min with cap when cap > 0).  tau1
+                             * and tau2 stay as given.  0 (default): cap alone */
+    int cap;                /* ILUT/ILU2, the per-row cap (ILUT(p, tau)'s p): row k keeps at most
+                             * P fill blocks (blocks outside A's row) in L, in U and in W each,
+                             * the largest by the norm their class is decided by (ties: the
+                             * smaller column); U blocks past it become second order (W),
+                             * W blocks past it are dropped, L blocks past it are not stored
+                             * (they made their updates: the frozen pattern keeps them as
+                             * class 2).  It bounds the work and memory of the factorization
+                             * by the fill kept.  0 ("auto", the solver's default): P = len_k,
+                             * the row's blocks in A; > 0: P; BSR_ILU_CAP_NONE (-1, the
+                             * default of bsr_ilu_options_default): no cap */
     int pattern;            /* ILUT/ILU2 refactor: BSR_PATTERN_FROZEN (default) factors the
                              * new values into the pattern the setup chose (L, U and ILU2's
                              * second-order R, W), BSR_PATTERN_REFRESH drops by the
@@ -70,6 +80,9 @@ typedef struct {
                              * device): auto = none */
 } bsr_ilu_options;
 
+/* bsr_ilu_options.cap: no per-row cap (the thresholds alone decide). */
+#define BSR_ILU_CAP_NONE (-1)
+
 /* Values of bsr_ilu_options.pattern. */
 enum { BSR_PATTERN_FROZEN = 0, BSR_PATTERN_REFRESH = 1 };
 /* Values of bsr_ilu_options.match (bsr_solver_options.match too). */
@@ -77,7 +90,7 @@ enum { BSR_MATCH_NONE = 0, BSR_MATCH_MPT = 1, BSR_MATCH_AUTO = 2 };
 
 /* Defaults: tau1 = 1e-2 (ILUT/ILU2), tau2 = tau1^2, ND ordering (depth auto),
  * parallel on, pivot_rel 1e-8, factors in A's precision, keep_pattern off,
- * pattern frozen. */
+ * pattern frozen, cap none (the solver's default is auto), fill 0. */
 void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind);
 
 /* Opaque factorization: scaling, ordering, L, U, their level schedules. */
@@ -144,7 +157,7 @@ typedef struct {
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
     int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks; 2: without a
                                   * tree, by concurrent rows waiting for the rows they read; 0: serial */
-    double tau1;               /* ILUT/ILU2: the first-order threshold used (chosen with fill) */
+    double tau1;               /* ILUT/ILU2: the first-order threshold used */
     int pattern_id;            /* bumped whenever L, U and their level schedules are
                                 * rebuilt (ILUT/ILU2 refactor with a new pattern);
                                 * same id = same patterns, same pointers: a device

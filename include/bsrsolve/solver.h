@@ -91,9 +91,11 @@ typedef struct {
                                   of the first solve on the pattern; the next refactor then
                                   is a full setup) */
     double pattern_growth;     /* pattern=auto's factor (default 1.5) */
-    double fill;               /* ILUT/ILU2: > 0 chooses tau1 (tau2 = tau1^2) for this stored fill
-                                  (bsr_ilu_options.fill; reported in the info line), 0 (default):
-                                  tau1 and tau2 as given */
+    double fill;               /* ILUT/ILU2: > 0 bounds the stored fill by a per-row cap, in one
+                                  pass (bsr_ilu_options.fill), 0 (default): the cap alone */
+    int cap;                   /* ILUT/ILU2: fill blocks a row keeps in L, U and W each
+                                  (bsr_ilu_options.cap): 0 (default, "auto") the row's blocks
+                                  in A, P > 0, -1 ("none") no cap */
     int overlap;               /* distributed solves (bsrsolve_mpi.h): 0 (default) block Jacobi over
                                   the ranks (each rank's preconditioner on its own rows), 1 restricted
                                   additive Schwarz: each rank's preconditioner built on its rows and
@@ -140,7 +142,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
- * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, overlap (0|1),
+ * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, cap (auto|none|P), overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),
  * history (0|1), progress, profile (0|1), trisolve (exact|jacobi:N).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
