@@ -253,6 +253,8 @@ void ilu_rows_free(bsr_ilu *F, int all)
     for (int t = 0; t < F->nwork; t++) ilu_arena_free(&F->work[t]);   /* own == 2: the rows' chunks */
     free(F->rows);
     F->rows = NULL;
+    free(F->rowbuf);   /* own == 0 of a threshold kind: the device's rows */
+    F->rowbuf = NULL;
 }
 
 /* Blocks of permuted row k of A strictly below (*nl) and on or above (*nu,
@@ -429,7 +431,19 @@ bsr_status ilu_factor(bsr_ilu *F)
         F->rows = bsr_calloc((size_t)(F->n > 0 ? F->n : 1), sizeof(ilu_row_t), "ILU rows");
         if (!F->rows) return BSR_ERR_NOMEM;
     }
-    if (tree) {
+    /* a symbolic_only threshold setup for a device: its rows there, unless
+     * the device cannot bound them (then here, as without one) */
+    int on_dev = 0;
+    ilu_dev_counts cnt = {0, 0, 0, 0, 0};
+    if (inside && F->dev && F->opt.symbolic_only) {
+        s = bsr_gpu_ilut_rows(F->dev, F, &cnt);
+        if (s && s != BSR_ERR_UNSUPPORTED) return s;
+        on_dev = !s;
+        s = BSR_OK;
+    }
+    if (on_dev) {
+        tree = levels = 0;
+    } else if (tree) {
         /* a threshold setup: separators' rows may run concurrently (run_sep) */
         if (inside && nt > 1 && (R.flag = bsr_malloc(sizeof *R.flag * ((size_t)F->n + 1), "ILU row flags"))) {
             for (int k = 0; k < F->n; k++) atomic_init(&R.flag[k], 0);
@@ -448,9 +462,9 @@ bsr_status ilu_factor(bsr_ilu *F)
     }
     bsr_prof_mark("ilu factor: rows");
     if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
-    int64_t dropped = 0, sec = 0, wk = 0;
-    int rmax = 0, nreg = 0;
-    for (int t = 0; t < F->nwork; t++) {
+    int64_t dropped = cnt.dropped, sec = cnt.sec_used, wk = cnt.wkept;
+    int rmax = cnt.rmax, nreg = cnt.nreg;
+    for (int t = 0; t < F->nwork && !on_dev; t++) {
         dropped += R.work[t].dropped; sec += R.work[t].sec_used; wk += R.work[t].wkept;
         nreg += R.work[t].nreg;
         if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
@@ -461,7 +475,7 @@ bsr_status ilu_factor(bsr_ilu *F)
         F->st.second_order_peak = wk + rmax;
     }
     F->st.pivots_regularized = nreg;
-    F->st.tree_parallel = tree ? 1 : levels ? 2 : 0;
+    F->st.tree_parallel = on_dev ? 3 : tree ? 1 : levels ? 2 : 0;
     if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
     bsr_prof_mark("ilu factor: frozen pattern");
     if (!s) s = assemble(F);

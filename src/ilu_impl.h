@@ -74,6 +74,7 @@ typedef struct {
     double *lblk;       /* [b*b] the inverse pivot of the row */
     double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
     int64_t dropped, sec_used, wkept;
+    int lfill, lfmax;   /* lower fill slots the row tried to create, and its budget (2 x its cap) */
     int rmax;           /* most R blocks in one row */
     int nreg;
     const void *flags;  /* rows factored concurrently, their dependencies found while
@@ -127,6 +128,9 @@ struct bsr_ilu {
      * bsr_ilu_symbolic_host builds the host ones after all. */
     int deferred;
     void *dsym;             /* device patterns and schedules (kernels/ilu0_sym_gpu.cu) */
+    bsr_context *dev;       /* threshold kinds set up symbolic_only for a CUDA context: the
+                             * pattern-choosing rows run on its device (kernels/ilut_gpu.cu) */
+    int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
     void (*dsym_free)(void *);
 };
 
@@ -211,6 +215,20 @@ void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
 /* Build F->fz from the rows of a finished threshold factorization (ilu_pattern.c). */
 bsr_status ilu_pattern_build(bsr_ilu *F);
 void ilu_pattern_free(ilu_pattern *P);
+
+/* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
+ * current) factored on ctx's device (kernels/ilut_gpu.cu): F->rows get the
+ * columns of every row (L, U, W, R, class 2; no values: symbolic_only) and
+ * *c the counters the host's workspaces would hold.  The rows, classes and
+ * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error
+ * set) when the device cannot bound a row (cap none, a row past its
+ * workspace): the caller factors on the host; BSR_ERR_SINGULAR naming the
+ * row as the host would; BSR_ERR_NODEVICE without CUDA. */
+typedef struct { int64_t dropped, sec_used, wkept; int nreg, rmax; } ilu_dev_counts;
+bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c);
+/* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
+ * device (dev NULL: bsr_ilu_setup). */
+bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
 
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
  * per-thread workspaces. */

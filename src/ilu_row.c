@@ -164,6 +164,7 @@ static int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, s
         int j = ri->ucol[q], s = w->pos[j];
         if (s < 0) {   /* fill: a new slot, written whole by its first update */
             if (!create) continue;
+            if (j < k && w->lfill++ >= w->lfmax) continue;   /* the row's lower fill budget is spent */
             s = ilu_slot_new(w, b, j);
             if (s < 0) return 0;
             if (j < k) heap_push(w->heap, &w->nh, j);
@@ -285,7 +286,13 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     const int lenA = F->ap[k + 1] - F->ap[k];   /* threshold rows: A's blocks are slots 0..lenA-1 */
     const bound_thr T = bound_thresholds(F);
     int nomem = 0, nl = 0, nu = 0, nw = 0, nr = 0, nx = 0;
+    const int cap = create ? ilu_row_cap(F, k) : INT_MAX;
     w->ns = 0; w->nh = 0;
+    /* the cap bounds the work too: at most 2 cap lower fill blocks are
+     * created (each one is eliminated in turn), later lower fill is dropped
+     * unformed, as its updates would be outside the frozen pattern */
+    w->lfill = 0;
+    w->lfmax = cap < INT_MAX / 2 ? 2 * cap : INT_MAX;
     if (fz) {
         for (int q = fz->lp[k]; q < fz->lp[k + 1]; q++) {
             if (ilu_slot(w, b, fz->lc[q], 1, &nomem) < 0) goto oom;
@@ -346,7 +353,6 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (!row_updates(w, b, k, ri, first ? ri->nu + ri->nw : ri->nu, moff, create)) goto oom;
     }
 
-    const int cap = create ? ilu_row_cap(F, k) : INT_MAX;
     if (nl > cap) nl = cap_lower(w, b, nl, cap, lenA, &nx);
 
     /* pivot: d_k regularized by the stated rule, then inverted */

@@ -359,7 +359,8 @@ bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A)
 
 /* Scaling, ordering, symbolic work and first numeric factorization of A;
  * defer: the symbolic phase is left to the caller (bsr_ilu_setup_deferred). */
-static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int defer, bsr_ilu **Fout)
+static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int defer, bsr_context *dev,
+                        bsr_ilu **Fout)
 {
     BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
     *Fout = NULL;
@@ -376,6 +377,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     F->b = A->b;
     F->nnzbA = A->nnzb;
     F->prec = opt->prec < 0 ? A->prec : (bsr_precision)opt->prec;
+    F->dev = dev;
     bsr_status s = check_options(opt, A->b, F);
     bsr_matrix *PA = NULL;   /* P A's pattern when a matching is applied: the ordering's graph */
     int *match = NULL;
@@ -410,12 +412,18 @@ bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_il
      * values factored on the device it is none (ilu_match_start says so) */
     if (A && Fout && opt && opt->match == BSR_MATCH_AUTO && !(opt->symbolic_only && opt->kind == BSR_ILU0))
         return ilu_setup_auto(A, opt, Fout);
-    return setup(A, opt, 0, Fout);
+    return setup(A, opt, 0, NULL, Fout);
 }
 
 bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
-    return setup(A, opt, 1, Fout);
+    return setup(A, opt, 1, NULL, Fout);
+}
+
+bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    if (!dev) return bsr_ilu_setup(A, opt, Fout);
+    return setup(A, opt, 0, dev, Fout);
 }
 
 /* New values of A on the setup's pattern: rescale and refactor, reusing ordering and

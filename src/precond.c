@@ -14,14 +14,14 @@ bsr_status bsr_pc_none(bsr_pc **pc)
     return BSR_OK;
 }
 
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc)
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc)
 {
     *pc = NULL;
     switch (o->precond) {
     case BSR_PC_NONE: return bsr_pc_none(pc);
     case BSR_PC_JACOBI: return bsr_pc_jacobi(A, o->precond_precision, pc);
     case BSR_PC_SSOR: return bsr_pc_ssor(A, o->omega, o->precond_precision, pc);
-    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2: return bsr_pc_ilu(A, o, on_device, pc);
+    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2: return bsr_pc_ilu(A, o, dev, pc);
     }
     return bsr_error(BSR_ERR_ARG, "bsr_pc_create: unknown preconditioner %d", (int)o->precond);
 }

@@ -126,8 +126,9 @@ static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_sol
     return BSR_OK;
 }
 
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **out)
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **out)
 {
+    const int on_device = ctx != NULL;
     bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
     bsr_ilu_options io;
     bsr_ilu_options_default(&io, kind);
@@ -151,13 +152,13 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     if (!on_device && o->trisolve > 0)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
-    /* unset: the ILU default (nested dissection: the CPU factors over its tree),
-     * but natural order for an ILU(0) factored on the device, whose level
-     * schedule needs no tree: its setup stays on the device (~0.05 s at 1M
-     * block rows against ~7 s of METIS and host work for ND), and the 3D
-     * stencils converged in as many or fewer iterations (bench/RESULTS.md) */
+    /* unset: the ILU default (nested dissection: the CPU factors over its
+     * tree), but natural order for an ILU factored on the device, whose
+     * sync-free rows and solves need no tree: its setup stays off the host's
+     * critical path (METIS takes ~7 s at 1M block rows), and the 3D systems
+     * converged in as many or fewer iterations (bench/RESULTS.md) */
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
-    else if (kind == BSR_ILU0 && dev) io.order.kind = BSR_ORDER_NATURAL;
+    else if (dev) io.order.kind = BSR_ORDER_NATURAL;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
@@ -165,7 +166,8 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_d
     /* ILU(0) factored on the device in natural order: its symbolic phase
      * too, when the CUDA factor is made (ilu_numeric_cuda) */
     const int defer = kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL;
-    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup(A, &io, &F);
+    /* ILUT/ILU2 factored on the device: the thresholds' rows there too */
+    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, &F);
     if (!s && (s = ilu_attach(pc, F, NULL, o, on_device))) bsr_ilu_destroy(F);
     ilu_pc *I = pc->data;
     if (!s && !dev) s = ilu_numeric_cpu(F, &I->num);

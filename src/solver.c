@@ -128,7 +128,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     double t1 = now();
     /* (A's upload stays after the host work: on a second thread, overlapped
      * with it, the setup was slower in the median, bench/RESULTS.md) */
-    if ((st = bsr_pc_create(work_matrix(s), &s->opt, s->device, &s->pc))) goto fail;
+    if ((st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc))) goto fail;
     double t2 = now();
     bsr_prof_mark("setup: host preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_setup(s))) goto fail;

@@ -26,8 +26,9 @@ struct bsr_pc {
 };
 
 /* Build the preconditioner o->precond for A (working precision) on the CPU;
- * on_device: the solve applies it on the device (an ILU then takes no matching). */
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc);
+ * dev: the CUDA context the solve applies it on (NULL: the CPU; an ILU then
+ * takes no matching, and ILUT/ILU2 choose their pattern on dev's device). */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
 /* Same preconditioner on the device, when one exists: wraps or uploads a CPU
  * one (cpu stays owned by the caller), or returns BSR_ERR_UNSUPPORTED. */
 bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
@@ -37,7 +38,7 @@ void bsr_pc_destroy(bsr_pc *pc);
 bsr_status bsr_pc_none(bsr_pc **pc);
 bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, int on_device, bsr_pc **pc);
+bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
 int bsr_ilu_diagonal_weak(const bsr_matrix *A);

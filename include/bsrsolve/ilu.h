@@ -156,7 +156,8 @@ typedef struct {
     int64_t second_order_total;/* ILU2: second-order blocks used (R + W) */
     int nlevels_L, nlevels_U;  /* level-schedule lengths (0 when not built) */
     int tree_parallel;         /* 1: factored over the ND tree with OpenMP tasks; 2: without a
-                                  * tree, by concurrent rows waiting for the rows they read; 0: serial */
+                                * tree, by concurrent rows waiting for the rows they read; 3: the
+                                * pattern's rows on the device (the solver's CUDA backend); 0: serial */
     double tau1;               /* ILUT/ILU2: the first-order threshold used */
     int pattern_id;            /* bumped whenever L, U and their level schedules are
                                 * rebuilt (ILUT/ILU2 refactor with a new pattern);

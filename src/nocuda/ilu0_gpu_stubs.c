@@ -36,3 +36,9 @@ bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, in
     return nodev("bsr_gpu_ilu0_stats");
 }
 void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D) { (void)D; }
+
+bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c)
+{
+    (void)ctx; (void)F; (void)c;
+    return nodev("bsr_gpu_ilut_rows");
+}
