@@ -13,6 +13,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->tau1 = 1e-2;
     o->tau2 = 0;
     o->keep_pattern = -1;
+    o->cap = BSR_ILU_CAP_NONE;   /* measured: the cap costs rotconv3d its convergence (bench/RESULTS.md) */
     o->pattern = BSR_SOLVER_PATTERN_FROZEN;
     o->pattern_growth = 1.5;
     o->omega = 1.0;
@@ -297,7 +298,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) {
         if (o->fill > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
         if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);
-        if (o->cap < 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");
+        if (o->cap == 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=auto");
     }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
     char gm[48] = "";

@@ -153,12 +153,13 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
     /* unset: the ILU default (nested dissection: the CPU factors over its
-     * tree), but natural order for an ILU factored on the device, whose
-     * sync-free rows and solves need no tree: its setup stays off the host's
-     * critical path (METIS takes ~7 s at 1M block rows), and the 3D systems
-     * converged in as many or fewer iterations (bench/RESULTS.md) */
+     * tree), but natural order for an ILU whose rows are factored on the
+     * device (ILU(0); ILUT/ILU2 with a cap), whose sync-free rows and solves
+     * need no tree: its setup stays off the host's critical path (METIS takes
+     * ~7 s at 1M block rows), and stencil3d and cfd3d converged in as many or
+     * fewer iterations (bench/RESULTS.md) */
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
-    else if (dev) io.order.kind = BSR_ORDER_NATURAL;
+    else if (dev && (kind == BSR_ILU0 || o->cap != BSR_ILU_CAP_NONE)) io.order.kind = BSR_ORDER_NATURAL;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
