@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve: command-line front end.  Dispatches to the subcommand files;
  * under mpiexec (MPI builds), a solve on several ranks to the distributed one. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve FILE --info`: what the matrix is (sizes, blocks, symmetry, dominance). */
 #include "cli.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve [FILE.mtx | --gen SPEC] [options]`: read or generate a system, set
  * up the solver, solve, and report (one screen, or one JSON object with
  * --json).  Optional UMFPACK reference and cuSPARSE ILU(0)+BiCGStab comparison

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed solve's report (rank 0): problem, ranks, partition (rows
  * per rank, interface share, halo volume), times (the slowest rank's),
  * communication (halo exchanges and reductions), per-rank figures; one

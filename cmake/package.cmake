@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed package: the shared library libbsrsolve.so (SONAME from the
 # version), the public headers, the CLI, a CMake package config exporting
 # bsrsolve::bsrsolve, and bsrsolve.pc for pkg-config.  Included from the top

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Duration model of the pyramid solver: the original closed formulas, a
  * pipelined prediction from exact per-subdomain volumes, and the search for
  * the decomposition and height that minimise it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve core: status codes, BSR matrices, multivectors, CSR conversion,
  * Matrix Market I/O and the CPU SpMM reference.  Included by bsrsolve.h. */
 #ifndef BSRSOLVE_CORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve out-of-core pyramid solver for explicit schemes.
  *
  * Problems on a structured grid of n[0] x n[1] x n[2] points (n[0] fastest,

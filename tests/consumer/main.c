@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An outside program using the installed bsrsolve: builds a 3D grid problem
  * with 3 x 3 blocks by hand, solves it for a known solution, refactors with
  * new values and solves again, and checks every solution against the

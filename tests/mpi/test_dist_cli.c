@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed command line: `mpiexec -n $BSR_NP bsrsolve ...` (ctest
  * runs 2 and 4 ranks; this program itself is not an MPI program).  One
  * report and one JSON object from rank 0 with the partition and
