@@ -25,6 +25,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     -P ${CMAKE_CURRENT_LIST_FILE})
   return()
 endif()
+cmake_minimum_required(VERSION 3.24)  # script mode: this project's policies
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
