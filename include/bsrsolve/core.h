@@ -31,6 +31,12 @@ typedef enum {
     BSR_ERR_INTERNAL      /* a bug: please report */
 } bsr_status;
 
+/* ---- version --------------------------------------------------------- */
+/* The library's version, "MAJOR.MINOR.PATCH": BSR_VERSION of the headers it
+ * was built from (bsrsolve.h), which may differ from the headers a program
+ * was compiled with. */
+const char *bsr_version(void);
+
 /* Short fixed text of a status code. */
 const char *bsr_status_string(bsr_status s);
 /* Detail of the last error raised in this thread ("" if none), e.g.
