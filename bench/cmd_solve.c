@@ -223,7 +223,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     }
     printf("\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
-    printf("\n}\n");
+    printf(",\n\"version\": \"%s\"\n}\n", bsr_version());
 }
 
 /* --warm: one untimed setup + solve of each pipeline first, so the timed run

@@ -149,6 +149,6 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 1);
     printf("},\n\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
-    printf("\n}\n");
+    printf(",\n\"version\": \"%s\"\n}\n", bsr_version());
 }
 #endif
