@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Thin wrapper around CMake: `make demo`, `make test`, `make asan`, `make fuzz`.
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B of source trees on the GPU machine in one call: TREE1 (the baseline)
 # against TREE2.. (variants; "." is the work tree).  Each tree is a copy of
 # the sources carried with the call, e.g. made here by

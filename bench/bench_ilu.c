@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench ilu`: fill, setup time and accuracy of block ILU(0), ILUT
  * and ILU2 under several orderings.  Anchors measured in the same run: the
  * same factorization on one CPU core (serial row order, 1 thread), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench pyramid`: explicit heat scheme on a grid larger than the
  * device budget.  Prints ns per point update for in-core (plain and
  * temporally blocked), trivial and pyramid (strips, tiles), the model's

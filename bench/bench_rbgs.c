@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench rbgs`: red-black Gauss-Seidel on elliptic2d (or another
  * scalar structured generator) to a relative-increment tolerance, GPU vs the
  * OpenMP CPU version vs one CPU core, in the same run.  The GPU's rate is

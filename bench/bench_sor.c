@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench sor`: wavefront SSOR (or SOR) on a 3D 7-point grid, a fixed
  * number of sweeps: GPU in natural and in hyperplane storage vs the OpenMP
  * wavefront CPU sweep (both storages) vs the one-core lexicographic sweep,

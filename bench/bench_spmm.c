@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench spmm`: the T1 harness for Y = A*X (issue 3).
  *
  * Per matrix and per k: every selected GPU kernel timed with CUDA events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench trsv` (issue 6, the T2 harness): GPU block triangular
  * solves L then U of the ILU factors, for each ordering and kernel: levels,
  * median time of L+U, effective GB/s (factors once + vectors), and in the same

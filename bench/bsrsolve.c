@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve: command-line front end.  Dispatches to the subcommand files;
  * under mpiexec (MPI builds), a solve on several ranks to the distributed one. */
 #include "cli.h"
@@ -21,6 +22,7 @@ static void usage(FILE *f)
         "  --float           single precision: matrix, Krylov vectors, preconditioner (default double)\n"
         "  --json            one JSON object on stdout\n"
         "  --help            this text; `bsrsolve bench NAME --help` for a benchmark's options\n"
+        "  --version         the version (every JSON report has it too, \"version\")\n"
         "exit codes: 0 done, 1 error, 2 usage (bad option or value), 3 not converged\n",
         BSR_MAX_BLOCK);
     cli_usage_solve(f);
@@ -36,11 +38,12 @@ static void usage(FILE *f)
 }
 
 /* What argv asks for. */
-typedef enum { CMD_BENCH, CMD_HELP, CMD_INFO, CMD_SOLVE } command;
+typedef enum { CMD_BENCH, CMD_HELP, CMD_VERSION, CMD_INFO, CMD_SOLVE } command;
 static command which(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "bench")) return CMD_BENCH;
     if (cli_flag(argc, argv, "--help") || cli_flag(argc, argv, "-h")) return CMD_HELP;
+    if (cli_flag(argc, argv, "--version")) return CMD_VERSION;
     if (cli_flag(argc, argv, "--info")) return CMD_INFO;
     return CMD_SOLVE;
 }
@@ -60,6 +63,7 @@ static int run(command c, int argc, char **argv)
         fprintf(stderr, "bsrsolve: unknown benchmark '%s'\n", argv[2]);
         return 2;
     case CMD_HELP: usage(stdout); return 0;
+    case CMD_VERSION: printf("bsrsolve %s\n", bsr_version()); return 0;
     case CMD_INFO: return cmd_info(argc, argv);
     default: return cmd_solve(argc, argv);
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Option parsing, problem loading and small utilities for the CLI. */
 #include "cli.h"
 #include "internal.h"

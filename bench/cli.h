@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the bsrsolve command-line tool. */
 #ifndef BSR_CLI_H
 #define BSR_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `mpiexec -n P bsrsolve FILE.mtx|--gen SPEC [options]` (MPI builds, P > 1):
  * the distributed solve.  A generator builds each rank's rows in place
  * (equal consecutive ranges: slabs of the grid); a matrix file is read by

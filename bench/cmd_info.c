@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve FILE --info`: what the matrix is (sizes, blocks, symmetry, dominance). */
 #include "cli.h"
 #include <string.h>
@@ -30,11 +31,11 @@ int cmd_info(int argc, char **argv)
                "\"nnz\": %lld, \"fill_ratio\": %.6g, \"structurally_symmetric\": %s, "
                "\"numerically_symmetric\": %s, \"diag_dominant_rows\": %d, \"empty_rows\": %d, "
                "\"missing_diag_blocks\": %d, \"row_blocks_min\": %g, \"row_blocks_mean\": %.4g, "
-               "\"row_blocks_max\": %d, \"read_s\": %.4g",
+               "\"row_blocks_max\": %d, \"read_s\": %.4g, \"version\": \"%s\"",
                (long long)f.n, f.b, f.nbrows, f.nnzb, (long long)f.nnz_nonzero, f.fill_ratio,
                f.structurally_symmetric ? "true" : "false", f.numerically_symmetric ? "true" : "false",
                f.diag_dominant_rows, f.empty_rows, f.missing_diag, f.min_row_len, f.mean_row_len,
-               f.max_row_len, tread);
+               f.max_row_len, tread, bsr_version());
     } else {
         printf("matrix        %s\n", P.name);
         printf("n             %lld (block rows %d x block size %d)\n", (long long)f.n, f.nbrows, f.b);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --reorder SPEC summary: for each ordering, time, separator tree (ND),
  * p-bordered check, bandwidth, and level counts of the lower/upper triangles. */
 #include "cli.h"

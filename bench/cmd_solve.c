@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve [FILE.mtx | --gen SPEC] [options]`: read or generate a system, set
  * up the solver, solve, and report (one screen, or one JSON object with
  * --json).  Optional UMFPACK reference and cuSPARSE ILU(0)+BiCGStab comparison
@@ -222,7 +223,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     }
     printf("\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
-    printf("\n}\n");
+    printf(",\n\"version\": \"%s\"\n}\n", bsr_version());
 }
 
 /* --warm: one untimed setup + solve of each pipeline first, so the timed run

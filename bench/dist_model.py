@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Model of a distributed BiCGStab + block-Jacobi ILU solve on p GPUs on
 separate hosts, one rank per GPU (bench/RESULTS.md, "Distributed solves").
 

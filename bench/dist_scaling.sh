@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Scaling runs of the distributed solver (bench/RESULTS.md, "Distributed solves"):
 #   bench/dist_scaling.sh CLI OUTDIR [cpu-ranks] [phases]
 # CLI: the bsrsolve binary; OUTDIR gets runs.jsonl (one JSON object per run,

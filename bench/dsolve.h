@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed solve of the bsrsolve CLI (MPI builds): what rank 0
  * reports, shared by bench/cmd_dsolve.c (the run) and bench/dsolve_report.c
  * (text and JSON). */

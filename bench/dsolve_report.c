@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed solve's report (rank 0): problem, ranks, partition (rows
  * per rank, interface share, halo volume), times (the slowest rank's),
  * communication (halo exchanges and reductions), per-rank figures; one
@@ -148,6 +149,6 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 1);
     printf("},\n\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
-    printf("\n}\n");
+    printf(",\n\"version\": \"%s\"\n}\n", bsr_version());
 }
 #endif

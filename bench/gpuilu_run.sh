@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # On-device ILU(0) factorization (gpuilu): build, its tests, the solver /
 # regression / gpu_trsv suites and the stencil3d:100:4 time-step benchmark
 # against cuSPARSE, in one device call (about 4-5 minutes).  From the

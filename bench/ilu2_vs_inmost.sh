@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ILU2 of bsrsolve (CPU backend) beside INMOST's inner_ilu2, the only other
 # public ILU2, on every real matrix: BiCGStab, rtol 1e-8, right-hand side of
 # ones (the file's own when FILE_rhs.mtx exists), tau1 = 1e-2, tau2 = tau1^2

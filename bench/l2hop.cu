@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* l2hop: the latency floor of a sync-free dependency chain on the GPU (issue 6
  * diagnostic, bench/RESULTS.md): H dependent hops between CUDA blocks through
  * global memory, each a warp that polls (relaxed device-scope loads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* plot_png: line plots rendered into an RGB raster with a 5x7 bitmap font and
  * written as a PNG, deflated with zlib when the build has it (stored, i.e.
  * uncompressed, deflate blocks otherwise), so the benchmarks need no plotting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tiny dependency-free PNG line plots for the benchmarks (bench/plot.c). */
 #ifndef BSR_PLOT_H
 #define BSR_PLOT_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Robustness table over real matrices (issue 21; bench/RESULTS.md).
 
     python3 bench/robustness.py CLI [DIR] > table.md

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 7 on the GPU machine: build, GPU solver tests, end-to-end comparison
 # with the cuSPARSE ILU(0)+BiCGStab pipeline.  Run from the repository root
 # after `. .devdeps/env.sh`; OUT = folder for logs.

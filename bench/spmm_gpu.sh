@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # GPU checks and the T1 SpMM benchmark in one go (issue 3), for the GPU machine:
 #   sh bench/spmm_gpu.sh OUTDIR      (from the repository root, deps on the paths)
 # Builds in /tmp/gpuspmm-b, runs the GPU/context tests, the T1 tables (double,

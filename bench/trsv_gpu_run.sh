@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 6 on the GPU machine: build, GPU trsv tests, benchmarks.  Run from the
 # repository root after `. .devdeps/env.sh`; OUT = folder for logs/CSV/PNG.
 # usage: sh bench/trsv_gpu_run.sh OUT [GEN]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 6 tuning of the sync-free level kernel, one device call: build, GPU
 # trsv tests (every variant against the CPU), then every variant timed next
 # to cuSPARSE in the same process, natural and ND, storage and full

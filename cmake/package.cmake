@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed package: the shared library libbsrsolve.so (SONAME from the
 # version), the public headers, the CLI, a CMake package config exporting
 # bsrsolve::bsrsolve, and bsrsolve.pc for pkg-config.  Included from the top
@@ -25,6 +26,30 @@ set_target_properties(bsrsolve_shared PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION}
   INSTALL_RPATH_USE_LINK_PATH ON)
 set_target_properties(bsrsolve_cli PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+
+# It exports the public API and nothing else: a linker version script lists
+# the functions declared in the public headers (cmake/exports.cmake reads
+# them at build time, so it follows the headers), everything else is local.
+# The library's internal functions (ilu_factor, gen_args_parse, ...) then
+# neither clash with a program's own functions of the same name nor get
+# replaced by them; the CLI and the tests link the static library.
+file(GLOB BSR_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/bsrsolve.h
+     ${PROJECT_SOURCE_DIR}/include/bsrsolve/*.h ${PROJECT_SOURCE_DIR}/include/bsrsolve_mpi.h)
+set(BSR_EXPORTS_MAP ${CMAKE_CURRENT_BINARY_DIR}/bsrsolve.map)
+add_custom_command(OUTPUT ${BSR_EXPORTS_MAP}
+  COMMAND ${CMAKE_COMMAND} -DINCLUDE=${PROJECT_SOURCE_DIR}/include -DWITH_MPI=${BSR_HAVE_MPI}
+          -DOUT=${BSR_EXPORTS_MAP} -P ${CMAKE_CURRENT_LIST_DIR}/exports.cmake
+  DEPENDS ${BSR_PUBLIC_HEADERS} ${CMAKE_CURRENT_LIST_DIR}/exports.cmake
+  COMMENT "Listing the public functions for libbsrsolve.so's exports" VERBATIM)
+target_sources(bsrsolve_shared PRIVATE ${BSR_EXPORTS_MAP})
+set_target_properties(bsrsolve_shared PROPERTIES LINK_DEPENDS ${BSR_EXPORTS_MAP})
+target_link_options(bsrsolve_shared PRIVATE "LINKER:--version-script=${BSR_EXPORTS_MAP}")
+# lld refuses a version script naming a symbol the library lacks
+include(CheckLinkerFlag)
+check_linker_flag(C "LINKER:--undefined-version" BSR_LD_UNDEFINED_VERSION)
+if(BSR_LD_UNDEFINED_VERSION)
+  target_link_options(bsrsolve_shared PRIVATE "LINKER:--undefined-version")
+endif()
 
 set(BSR_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/bsrsolve)
 install(TARGETS bsrsolve_shared EXPORT bsrsolveTargets

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Reads the library version from include/bsrsolve.h, its one definition, into
 # BSR_VERSION_FROM_HEADER ("MAJOR.MINOR.PATCH"); stops when the string macro
 # and the numeric ones disagree.

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! bsrsolve: Fortran 2003 interface (ISO_C_BINDING) to the block-CSR ILU/Krylov
 ! solvers of the C library.  Every function returns a status, BSR_OK (0) on
 ! success; bsr_status_message(status) says what failed.  Matrices are double

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* C side of the Fortran module (bsrsolve.f90): the calls whose arguments do
  * not map directly onto ISO_C_BINDING types (1-based indices, 64-bit CSR row
  * pointers, the stats structure, whose layout stays private to C). */

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Example and test of the Fortran module: a 2D grid problem with two coupled
 ! unknowns per point (2 x 2 blocks, nonsymmetric), built by hand as 0-based BSR
 ! and as 1-based CSR, solved for a known solution; setup, solve with two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve: block-CSR incomplete-LU Krylov solvers on CPU and GPU.
  * The one public header; the module headers it includes are not meant to be
  * included on their own. */

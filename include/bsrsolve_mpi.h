@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve on MPI: distributed block-CSR matrices and solvers, one MPI
  * process per node or GPU.  Include this header instead of bsrsolve.h in an
  * MPI program; it exists when the library was built with MPI (BSR_HAVE_MPI).

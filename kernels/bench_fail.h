@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Error exits of the cuSPARSE anchors of `bsrsolve bench trsv`
  * (trsv_cusparse.cu, trsv_spsv.cu): a failed call writes what failed into
  * r->why (the report says why the anchor is missing instead of stopping the

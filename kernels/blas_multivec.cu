@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device multivector operations (row-interleaved n x k, per-column scalars):
  * fill, copy with precision conversion, fused a*X + b*Y + c*Z updates with a
  * per-column freeze mask, and dot products with a fixed-shape reduction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's one allocator (kernels/cuda_alloc.h): cudaMalloc and
  * cudaHostAlloc behind the fault hook's device-allocation events, with the
  * count of live allocations the tests check for leaks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every device and pinned host allocation of the CUDA backend goes through
  * these (kernels/cuda_alloc.cu), with the signatures of the CUDA calls they
  * replace: each allocation is a device-allocation event of the fault hook

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend: contexts, device mirrors, transfers, error reporting and the
  * benchmark's timing helpers (issue 3). */
 #include "cuda_internal.h"

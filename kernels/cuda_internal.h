@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend internals shared by kernels/*.cu (issue 3, gpuspmm): the CUDA
  * half of a context, the device mirrors behind bsr_matrix.dev and
  * bsr_multivec.dev, error checking, and raw accessors for other CUDA modules

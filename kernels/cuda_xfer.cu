@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host <-> device transfers of large arrays.  cudaMemcpy from pageable
  * memory is staged by the driver through one thread's memcpy (~10-20 GB/s);
  * here the matrix and vector transfers go through two pinned buffers of

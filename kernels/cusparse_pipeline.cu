@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The cuSPARSE comparison pipeline of `bsrsolve --compare cusparse`: what a
  * user would build from the vendor library alone.  Setup = upload A, bsrilu02
  * ILU(0) in A's own (natural) order without scaling (analysis + factor), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Halo staging for the distributed product: pinned host and device buffers,
  * a row gather (the rows a neighbour needs, packed), asynchronous copies on
  * the context's stream. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host side of the GPU pyramid solver: pinned grids, the stream/event
  * pipeline that runs a subdomain plan (trivial, pyramid, in-core blocked),
  * the plain in-core run, calibration of the duration model, and the cuBLAS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device side of the pyramid solver: the heat / Jacobi step kernels (1D, 2D,
  * 3D; float, double) and the long-vector boundary restore.  Every operation
  * is an explicitly rounded intrinsic (__dadd_rn, __dmul_rn, ...) so nvcc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pieces shared by the SpMM kernel files: the block-size switch and the
  * output update that matches the CPU reference's formula. */
 #ifndef BSR_SPMM_COMMON_H

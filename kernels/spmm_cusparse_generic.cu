@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Anchors of `bench spmm` stronger than the deprecated bsrmv/bsrmm (issue 22):
  * cuSPARSE's generic API on the same product Y = A X, with a BSR descriptor
  * of A as it is (CUSPARSE_SPMV_BSR_ALG1 at k = 1, CUSPARSE_SPMM_BSR_ALG1

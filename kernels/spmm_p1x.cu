@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The seed study's GPU SpMM kernels P11-P14 for Y = alpha*A*X + beta*Y with
  * row-interleaved multivectors (x[(col*b + c)*k + j]).  All accumulate in
  * double and sum in a fixed order: deterministic bit for bit. */

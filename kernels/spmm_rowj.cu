@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ROWJ dispatch (kernels in spmm_rowj.cuh, one module per block size), the
  * static choice of the vectors per thread, and AUTO's timed choice. */
 #include "spmm_rowj.cuh"

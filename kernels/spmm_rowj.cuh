@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ROWJ: our best SpMM kernel on the H100 (measured, bench/RESULTS.md); the
  * kernels and their launch for one block size, instantiated per block size
  * in kernels/spmm_rowj_bB.cu (one module each: CUDA loads a module's image on

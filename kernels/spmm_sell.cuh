@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sliced copy of a device matrix (SELL-32 over block rows) and the ROWJ
  * kernels that read it; instantiated per block size with the ROWJ kernels
  * (kernels/spmm_rowj_bB.cu).

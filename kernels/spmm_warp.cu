@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* WARP: our SpMM kernel for the H100, and the GPU SpMM dispatch (AUTO,
  * cuSPARSE wrapper).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wavefront SOR / SSOR on the GPU (issue 8): one kernel per hyperplane
  * i+j+k = d, launched in sequence (forward: d ascending, backward:
  * descending), so each point sees W, S, B already updated and E, N, T not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory-model-correct accesses of the sync-free kernels (issue 24).
  *
  * A sync-free kernel hands values from one thread to another inside one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface of the GPU block triangular solves (issue 6): raw device
  * arrays in, so the kernels do not depend on the device-object API.  Shared by
  * kernels/trsv_*.cu, src/nocuda/trsv_stubs.c and bench/bench_trsv.c. */

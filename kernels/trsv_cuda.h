@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA-side helpers of the GPU triangular solves (issue 6): the
  * precision/block-size dispatch shared by kernels/trsv_*.cu. */
 #ifndef BSR_TRSV_CUDA_H

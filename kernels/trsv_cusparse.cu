@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuSPARSE anchor of `bsrsolve bench trsv` (issue 6): bsrsv2 (k = 1) or
  * bsrsm2 (k > 1) on the same ILU factors, L then U.  cuSPARSE wants U with
  * its pivot blocks as they are (not inverted): they are inverted back on the

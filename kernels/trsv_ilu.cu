@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ILU preconditioner on the GPU (issue 6): the CPU factors are uploaded
  * once (optionally as float: mixed precision), each triangle's block rows
  * stored in its level order, optionally with the unknowns renumbered in L's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Approximate triangular solves by Jacobi sweeps (trisolve=jacobi:N, issue 22).
  *
  * The level-scheduled solves of the ILU factors wait level after level (298

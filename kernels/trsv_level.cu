@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dispatch of the level-scheduled solves (kernels in trsv_level.cuh, one
  * module per block size in trsv_level_bB.cu: CUDA loads a module's image on
  * the first launch of one of its kernels, and one module for all ten block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Level-scheduled block triangular solve on the GPU (issue 6, the production
  * kernel "level-scheduled P24"): a team of TS lanes (TS = 4..32, a power of
  * two chosen from b*k and the mean row length) per block row; the lanes of a

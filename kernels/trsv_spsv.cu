@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Anchor of `bench trsv` stronger than the deprecated bsrsv2/bsrsm2 (issue 22):
  * cuSPARSE's generic triangular solve (cusparseSpSV at k = 1, cusparseSpSM
  * above) on the scalar CSR form of the same block ILU factors.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Build of the bsrsolve extension against a built or installed libbsrsolve.
 
 Where the library is, first found wins:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SuiteSparse AMD on the symmetrized block graph. */
 #include "reorder_impl.h"
 #include <amd.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Distance-from-centre ordering: the rows of each connected component by
  * decreasing graph distance from an approximate centre of the component,
  * in index order within a distance.  Every edge between two distances then

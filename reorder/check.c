@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checker of the p-bordered form: tree consistency and no block coupling
  * two subtrees except through an ancestor's separator. */
 #include "reorder_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block graph of a BSR matrix: symmetrized pattern, self loops dropped. */
 #include "reorder_impl.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Level schedules of the block triangles and the level-ordered renumbering. */
 #include "reorder_impl.h"
 #include <omp.h>

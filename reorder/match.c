@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Maximum-product transversal and its scaling (MC64 job 5, Olschowka and
  * Neumaier; Duff and Koster 2001) on A's block graph.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* METIS_NodeND fill-reducing ordering (no tree) and the METIS glue shared with nd.c. */
 #include "reorder_impl.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Nested dissection to depth h with vertex separators: the p-bordered form
  * and its separator tree.  Each node's rows are numbered [left subtree |
  * right subtree | own separator], so subtrees are contiguous and a subtree

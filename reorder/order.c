@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsr_order: options, spec parsing, dispatch to the orderings, lifetime. */
 #include "reorder_impl.h"
 #include <string.h>

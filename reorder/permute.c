@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symmetric permutation B = P A P^T of a BSR matrix and of multivectors. */
 #include "reorder_impl.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reverse Cuthill-McKee from a pseudo-peripheral vertex (George-Liu), per component. */
 #include "reorder_impl.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Private helpers of the reordering module (reorder/). */
 #ifndef BSR_REORDER_IMPL_H
 #define BSR_REORDER_IMPL_H

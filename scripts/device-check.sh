@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole GPU check in one device call: build with CUDA, every ctest suite (the
 # GPU ones run there), then short benchmark spot checks.  From the repository
 # root, with dependencies on the paths (. .devdeps/env.sh on the lent machine):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ILU2 at GPU speed, in one device call: build with CUDA, the ILU suites (the
 # GPU ones run there), then the figures of the ILU2 issue, each beside its
 # anchor measured in the same process (cuSPARSE ILU(0)+BiCGStab, UMFPACK, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The four compute-sanitizer tools (memcheck, racecheck, synccheck, initcheck)
 # over the GPU test suites (tests/test_gpu_*, small inputs: BSR_TEST_QUICK=1)
 # and bsrsolve CUDA solves with ILU(0), ILU2 and ILUT, on a machine with a GPU

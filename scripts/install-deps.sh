@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Install bsrsolve's build dependencies from Debian packages, only those missing.
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -eu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small dense b x b block kernels: LU with partial pivoting, inverse,
  * products, norms.  Row-major, double; loops kept simple so the compiler
  * unrolls them for the small b (1..10) of CFD systems. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small dense b x b block kernels (row-major, double), b <= BSR_MAX_BLOCK.
  * Used by the ILU factorizations and reusable by any module that needs
  * block pivots (block Jacobi, SSOR, ...). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Execution contexts: backend selection, residency bookkeeping and the
  * bsr_ctx_* entry points.  The CUDA work itself is in kernels/ (or the
  * src/nocuda stubs); this file decides where an operation runs and checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR <-> BSR conversion, and automatic block-size detection. */
 #include "internal.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Naming the outcome of the cuSPARSE comparison for the CLI's reports (built
  * with and without CUDA, so that it can be tested on any machine). */
 #include "cusparse_ref.h"

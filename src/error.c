@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status strings, the thread-local last-error message, checked allocation. */
 #include "internal.h"
 #include <stdarg.h>

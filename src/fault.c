@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection for the tests (issue 24, declared in internal.h): event
  * counters per kind, one of which may be armed to fail at its n-th event,
  * and the device allocator's count of live allocations.  Atomic because

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parameters of the structured generators: "NAME:v1,v2,key=value,..." (',' or
  * ':' separate items; bare values are positional), strict range checks, and
  * the grid options (size, holes) every structured generator shares. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cfd3d: a FlowVision-like coupled block system on a 3D grid.
  *
  * Model: one Newton / pseudo-time step of flow on the unit cube, linearized

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* convdiff2d/3d: steady convection-diffusion on the unit square / cube,
  *   -(ax u_xx + ay u_yy [+ az u_zz]) + beta . grad u = g,  beta = pe (1, 1/2 [, 1/4]),
  * Dirichlet boundary; pe is the global Peclet number (length 1, unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* elliptic2d: d/dx(sigma du/dx) + d/dy(sigma du/dy) = f on [x0,x1]x[y0,y1],
  * u = g on the boundary, by the 5-point integro-interpolation (balance)
  * scheme with sigma evaluated at the half points:

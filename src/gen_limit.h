@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A cap on the size of generated problems, for callers that take generator
  * specs from untrusted input (the fuzzing harness tests/fuzz/fuzz_gen.c):
  * every generator checks its parsed size against it before allocating, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* poisson2d/3d and heat2d/3d: the 5-/7-point Laplacian on the unit square /
  * cube with Dirichlet boundary, optionally anisotropic,
  *   L u = -(ax u_xx + ay u_yy [+ az u_zz]),

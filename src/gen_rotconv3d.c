@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rotconv3d: a coupled convection-diffusion-reaction system in a rotating flow,
  * the "hard class" of block systems on which block ILU(0)-BiCGStab breaks down
  * or stalls while the second-order ILU2 converges.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Generated problems row by row: a row generator's rows [row0, row0 + nrows)
  * as a matrix over a window of block columns, its exact solution on rows,
  * and the whole problem for bsr_generate. */

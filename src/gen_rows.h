@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Generators whose block rows are built one at a time from a 64-bit global
  * row index (stencil3d, rotconv3d).  The same row code makes the serial
  * problem (bsr_generate) and a rank's rows in place (bsr_generate_rows), so

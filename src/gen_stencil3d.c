@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stencil3d:G:B -- a 3D 7-point block stencil on a G^3 grid with b x b blocks.
  * Diagonal blocks 6.5 I + small deterministic perturbation, neighbour blocks
  * -(I + small perturbation): nonsymmetric, block diagonally dominant, so every

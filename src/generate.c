@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsr_generate: problems from a spec "NAME:PARAMS", with exact solutions.
  * Each generator builds A, sets xexact and rhs = A*xexact. */
 #include "internal.h"

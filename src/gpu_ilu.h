@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #ifndef BSR_GPU_ILU_H
 #define BSR_GPU_ILU_H
 

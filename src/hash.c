@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small deterministic hashes shared by the generators, the multivector
  * filler and the tests (one definition of the splitmix64 mixing). */
 #include "internal.h"

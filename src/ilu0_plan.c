@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host reference of the device ILU(0)'s plan (see ilu0_plan.h): the shared
  * per-row functions in OpenMP loops, two-pass where the output is a list
  * (count, prefix sum, fill); the results do not depend on the threads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symbolic work of the device ILU(0) (kernels/ilu0_gpu.cu): where each block
  * of A lands in the factors, and the update lists of the factorization.  The
  * per-row functions are shared: the device builds the plan with them, the

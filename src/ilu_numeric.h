@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numeric block ILU factors, one per backend, on a symbolic plan.
  *
  * The plan is a bsr_ilu after setup: ordering, scaling rule, the pattern of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal definitions shared by the library's modules (not installed). */
 #ifndef BSR_INTERNAL_H
 #define BSR_INTERNAL_H

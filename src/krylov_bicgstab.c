@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Right-preconditioned BiCGStab for k right-hand sides at once.
  * Each half-step does ONE SpMM and ONE preconditioner application on all k
  * columns; the scalars (rho, alpha, omega, beta) are per column; columns that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bandwidth model of a Krylov iteration (profile=1, issue 22).
  *
  * A sparse iteration is bound by memory traffic: the least bytes it must

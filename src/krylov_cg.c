@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Preconditioned conjugate gradients for symmetric positive definite A and a
  * symmetric positive definite M, k right-hand sides with per-column scalars
  * and masked updates.  p'Ap <= 0 or r'M^{-1}r <= 0 stops the column as

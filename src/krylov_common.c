@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bookkeeping shared by the Krylov methods: per-column tolerances, stopping
  * tests (rtol/atol, maxit, divergence, stagnation, NaN), histories, monitor. */
 #include "solver_impl.h"

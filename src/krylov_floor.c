@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rounding floor of a true residual: b - A x computed in working precision
  * carries an error of about eps * || |A| |x| + |b| ||, so a tolerance below that
  * cannot be verified (ill-conditioned systems, e.g. fasp_lns__131, reach it

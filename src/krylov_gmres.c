@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Restarted GMRES(m) with right preconditioning, batched over k columns: the
  * Arnoldi step does one preconditioner application and one SpMM on all k
  * columns; each column has its own Hessenberg matrix, Givens rotations and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BSR matrix: creation with validation, copy, value replacement, accessors. */
 #include "internal.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host memcpy split over OpenMP threads.  One core copies ~10 GB/s, below
  * PCIe 5's ~55 GB/s: the CUDA backend's staged transfers fill their pinned
  * buffers with this so that the host side keeps up with the link (H100 host,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market reader: coordinate real|integer|pattern x general|symmetric|
  * skew-symmetric into sorted CSR (duplicates summed), and array real|integer
  * x general|symmetric|skew-symmetric into dense column-major arrays.

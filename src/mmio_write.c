@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market writers: CSR and BSR as `coordinate real general` (or
  * pattern), dense column-major arrays as `array real general`.  Values are
  * printed with %.17g so that reading them back gives the same bits.

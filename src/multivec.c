@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multivectors: n x k, row-interleaved (x[i*k + j]); host BLAS-1 per column.
  * A multivector whose only current copy is on the device is handed to the
  * CUDA backend (kernels/blas_multivec.cu) on the context that owns it.

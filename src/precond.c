@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Preconditioner factory, "none", destroy, and helpers shared by the kinds:
  * dense block inversion and the mixed-precision apply wrapper. */
 #include "precond_impl.h"

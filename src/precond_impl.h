@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the preconditioner kinds (src/precond*.c). */
 #ifndef BSR_PRECOND_IMPL_H
 #define BSR_PRECOND_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block Jacobi: M = blockdiag(A); its inverse is stored as a block-diagonal
  * BSR matrix, so applying it is an SpMM (the same kernel on every backend). */
 #include "precond_impl.h"

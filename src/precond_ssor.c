@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SSOR(omega) on A's own triangles, A = L + D + U (block parts):
  *   M = 1/(omega(2-omega)) (D + omega L) D^{-1} (D + omega U)
  *     = (I + omega L D^{-1}) * (D + omega U)/(omega(2-omega)),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Phase timer for setup profiling: with BSR_PROFILE=1 in the environment (or
  * after bsr_prof_enable(1), e.g. from the solver's profile=1 option) every
  * bsr_prof_mark prints the wall time since the previous mark to stderr, so one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU side of the pyramid solver: the reference step (OpenMP), box copies,
  * and a host executor of the same subdomain plans the GPU runs. */
 #include "pyramid_impl.h"

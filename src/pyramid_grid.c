@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host grids of the pyramid solver: allocation (pinned when possible), test
  * fields, copies and comparisons, option defaults and validation. */
 #include "pyramid_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Private pieces of the pyramid solver shared by its host files and kernels/. */
 #ifndef BSR_PYRAMID_IMPL_H
 #define BSR_PYRAMID_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Long-vector 2D heat variant on the CPU (reference for the cuBLAS version)
  * and its launch + per-wave duration model. */
 #include "pyramid_impl.h"

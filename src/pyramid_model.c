@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Duration model of the pyramid solver: the original closed formulas, a
  * pipelined prediction from exact per-subdomain volumes, and the search for
  * the decomposition and height that minimise it. */
@@ -5,18 +6,18 @@
 #include <math.h>
 #include <string.h>
 
-double bsr_pyr_model_strips(double K, double I, double J, double R, double n, double tau_c,
+double bsr_pyr_model_strips(double K, double Ni, double Nj, double R, double n, double tau_c,
                             double tau_a)
 {
     if (R <= 2 * n || n <= 0) return INFINITY;
-    return K * (I - 1) * J * (R - n) / (R - 2 * n) * (2 * tau_c / n + tau_a);
+    return K * (Ni - 1) * Nj * (R - n) / (R - 2 * n) * (2 * tau_c / n + tau_a);
 }
 
-double bsr_pyr_model_tiles(double K, double I, double J, double R, double Q, double n,
+double bsr_pyr_model_tiles(double K, double Ni, double Nj, double R, double Q, double n,
                            double tau_c, double tau_a)
 {
     if (R <= 2 * n || Q <= 2 * n || n <= 0) return INFINITY;
-    return K * (I - 1) * (J - 1) * (R - n) * (Q - n) / ((R - 2 * n) * (Q - 2 * n)) *
+    return K * (Ni - 1) * (Nj - 1) * (R - n) * (Q - n) / ((R - 2 * n) * (Q - 2 * n)) *
            (2 * tau_c / n + tau_a);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Subdomain plans of the pyramid solver: regular splits that fit a device
  * budget, input boxes with halos, shrinking step regions, neighbour lists. */
 #include "pyramid_impl.h"

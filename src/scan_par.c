@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inclusive prefix sum of ints split over the OpenMP threads: row pointers of
  * the setup's CSR-like arrays (ILU map, L/U patterns, update lists, device
  * layouts) from per-row counts computed in parallel. */

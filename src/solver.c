@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The solver object: options, setup (working-precision operator, preconditioner,
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
 #include "solver_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Backend plumbing of the solver object: which backend a context selects, and
  * working copies of the caller's B and X (precision or residency differing
  * from the iteration's). */

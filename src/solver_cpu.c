@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend of the Krylov vector operations: host multivectors, OpenMP,
  * masked per-column updates; reductions through bsr_multivec_dot (fixed
  * chunking, so results do not depend on the thread count). */

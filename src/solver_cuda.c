@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend of the solver, written in C on top of the context API
  * (bsr_ctx_*): the operator, the preconditioner and every Krylov vector are
  * device-resident; per operation only the k coefficients go down and the k

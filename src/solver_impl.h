@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Solver module internals: the backend vector-operations table the Krylov
  * loops are written against, the preconditioner interface, the solver object. */
 #ifndef BSR_SOLVER_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU SpMM Y = alpha*A*X + beta*Y for BSR A and row-interleaved multivectors.
  * S1 (sequential) and OpenMP (row-parallel) run the same per-row code, so they
  * agree bit for bit; this is the reference every GPU kernel is tested against. */

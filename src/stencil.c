@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Structured-grid scalar problems (bsr_stencil): the builder shared by the
  * scalar generators, conversion to a BSR problem, residual, and the table
  * behind bsr_stencil_generate. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Direct solve of a scalar (b = 1 or any b, via scalar CSR) system with
  * UMFPACK: the exact discrete solution the stencil tests compare against. */
 #include "stencil_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Private pieces of the stencil module (issue 8): generator parameter parsing,
  * the structured-grid builder shared by the scalar generators, and the GPU
  * entry points of RB-GS / wavefront SOR (kernels/stencil_*.cu, or the stubs

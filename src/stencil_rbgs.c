@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Red-black Gauss-Seidel on a structured 5-/7-point problem: sequential and
  * OpenMP CPU versions, dispatch to the GPU one (kernels/stencil_rbgs.cu).
  * Red points have (i+j+k) even; each colour depends only on the other, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SOR / SSOR on a structured 5-/7-point problem in lexicographic update
  * order: the sequential reference loops, and the wavefront (hyperplane
  * i+j+k = d) OpenMP versions in natural and hyperplane storage.  A point of

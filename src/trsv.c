@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU block triangular solves for k right-hand sides: Y = L^{-1} X with L
  * unit lower (strict blocks stored) and Y = U^{-1} X with U's diagonal block
  * (first in each row) holding the inverted pivot.  The sequential S2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host reference of the Jacobi triangular sweeps (trisolve=jacobi:N, issue 22;
  * the device version is kernels/trsv_jacobi.cu):
  *   L (unit lower, strict blocks stored):   y_0 = x,       y_m = x - L y_{m-1}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UMFPACK reference solve: sparse LU of A (as scalar CSR, in double) by
  * SuiteSparse UMFPACK, then one solve per column.  CSR arrays are passed as
  * the CSC arrays of A^T and solved with UMFPACK_At, which avoids a transpose. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared CUnit harness and helpers for the bsrsolve test suites. */
 #include "harness.h"
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test harness shared by the CUnit suites: registration, GPU skip, helpers. */
 #ifndef BSR_TEST_HARNESS_H
 #define BSR_TEST_HARNESS_H

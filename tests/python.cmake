@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python package (python/): built against this tree's libbsrsolve.so and
 # tested with pytest (tests/python.sh).  The interpreter is the first of
 # BSR_PYTHON, python3 on PATH and /usr/bin/python3 that imports numpy, scipy

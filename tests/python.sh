@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest's `python` test: installs the package of python/ against this build
 # tree's libbsrsolve.so into a scratch folder and runs its pytest suite there.
 # Environment (tests/python.cmake): PYTHON, CC, BSR_BUILD, BSR_SOURCE, BSR_REAL_DIR.

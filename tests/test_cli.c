@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bsrsolve CLI (binary from $BSR_CLI, set by CMake; skip 77 if unset):
  * --help, --info --json on a file and on a generator, errors on stderr with
  * file:line, non-zero exit codes on bad input. */

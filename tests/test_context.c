@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts without a GPU: the CPU backend end to end, kernel names, and the
  * error a CUDA context gives when there is no device (runs in CI). */
 #include "harness.h"

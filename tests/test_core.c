@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Core: matrix validation, CSR <-> BSR, block-size detection, multivectors, CPU SpMM. */
 #include "harness.h"
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Determinism (issue 24): the default-path solve (setup from scratch, then
  * BiCGStab with ILU(0) or ILU2), run twice, gives the same solution bit for
  * bit, in double and in float, with one and with two right-hand sides; on the

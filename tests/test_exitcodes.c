@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CLI's exit codes (0 done, 1 error, 2 usage, 3 not converged), the
  * precision it reports for --float, one block-size limit, and the benchmark
  * drivers' output on a machine without a GPU ("n/a", "needs a GPU"). */

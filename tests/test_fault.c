@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection (issue 24): every host allocation, device allocation,
  * checked CUDA call and Matrix Market read that setup, refactor, solve and
  * the reader reach is made to fail in turn (the hook of src/fault.c).  For

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device multivector reductions and updates the Krylov loop uses: the fused dot of up to three pairs (one sweep, one
  * launch, each pair the bits of its lone dot) and
  * the masked update against CPU references, double and float, k = 1..16,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The cuSPARSE comparison of `bsrsolve --compare cusparse`: b = 1 runs on
  * cuSPARSE's CSR path and converges; a structural zero pivot (a block row
  * without its diagonal block) is reported as cuSPARSE's result ("failed" with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fused Krylov update + inner products on the device (kernels/blas_multivec.cu,
  * issue 22) against the separate device calls (bit for bit) and a host
  * computation in double: one and two updates, with and without a second

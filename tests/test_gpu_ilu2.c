@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ILUT / ILU2 factored on the device into the frozen pattern of the setup
  * (kernels/ilu0_gpu.cu with classes) against the host's frozen refactor
  * (src/ilu_row.c with F->use_fz) on the same plan: factors (bit for bit in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device Jacobi triangular sweeps (trisolve=jacobi:N, issue 22) against the
  * host reference bsr_trsv_jacobi_host: each factor alone and the whole apply,
  * b = 1..10 on random dominant matrices, a stencil and a real matrix, float,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU SpMM kernels (P11-P14, WARP, cuSPARSE) against the CPU reference, device
  * multivector operations against the host ones, residency and errors.
  * Skips (exit 77) without a CUDA device.  BSR_TEST_QUICK (sanitizer runs):

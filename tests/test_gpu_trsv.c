@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU block triangular solves and the device ILU (issue 6) against the CPU S2
  * reference (bsr_trsv_lower/upper, bsr_ilu_apply): every kernel (level
  * sync-free on sentinels / graph / per-launch / sync-free on flags, P21-P24) on ILU factors of random, stencil

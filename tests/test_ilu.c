@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block ILU(0) / ILUT / ILU2: exactness limits, scalar reference, error
  * behaviour in tau, statuses, serial = parallel, refactor = setup, CPU
  * triangular solves (S2 vs level-scheduled, vs dense). */

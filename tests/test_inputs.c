@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inputs as users have them: gzip-compressed Matrix Market files (good,
  * truncated, corrupt; a clear refusal in a build without zlib), and the
  * automatic block size of files that store zeros inside their blocks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Maximum-product transversal (reorder/match.c): a permutation, scaled
  * blocks <= 1 with the matched ones = 1, a zero-diagonal matrix with a known
  * perfect matching found, structural singularity named, valid matchings of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market I/O: every valid variant, symmetric/skew expansion, pattern,
  * integer, dense arrays, bit-exact round trips (CSR, BSR b = 1..10), each
  * error path with its status and "file:line", and random byte mutations. */

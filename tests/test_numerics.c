@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numerical edge cases of the solvers: right-hand sides near the ends of the
  * double range (norms and inner products must neither overflow nor
  * underflow), and a BiCGStab that cannot progress reports breakdown promptly. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Solver option strings: every key, canonical round trip, and clear errors
  * naming the key for unknown keys and bad values (options left unchanged). */
 #include "harness.h"

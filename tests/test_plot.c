@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The benchmarks' PNG plotter writes a valid PNG (deflated when built with
  * zlib) and rejects unwritable paths. */
 #include "harness.h"

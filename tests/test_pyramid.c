@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pyramid solver: CPU reference against an independent stencil and the
  * exact decay of a Fourier mode; out-of-core plans (trivial, pyramid, every
  * decomposition and height, odd sizes, tiny budgets) bitwise equal to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Real matrices: read every *.mtx in $BSR_REAL_DIR, convert to BSR with the
  * automatic block size, check the conversion against the scalar CSR, and
  * run SpMM S1 vs OpenMP (bit for bit).  Skips (77) when the folder is absent. */

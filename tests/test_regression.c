@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Regression against exact solutions: b = A x* for generated systems, then
  * ||x - x*||/||x*|| <= 1e-10 in double (rtol 1e-12) and <= 1e-5 in float,
  * over block sizes 1, 3, 4, 5, 9, every method/preconditioner pair, several

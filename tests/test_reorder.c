@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reordering: bijections, exact P^T (P A P^T) P = A, the p-bordered checker
  * on grids / disconnected / real matrices and on a violating matrix, depth
  * degradation, tiny matrices, METIS failure status, level schedules. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rotconv3d generator: sizes, A x* = rhs, nonsymmetric dense coupling in the
  * blocks (diagonal blocks' off-diagonal entries 0.1..0.3 of the diagonal),
  * determinism, invalid parameters, a nonsingular system (UMFPACK), and the

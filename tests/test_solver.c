@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The solver object: API errors, stopping reasons (maxit, singular,
  * indefinite, NaN, zero rhs), per-column masking, refactor, histories and the
  * monitor, determinism, mixed precision, UMFPACK reference, the CLI, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stencil module (issue 8): generators (sizes, symmetry, row sums, exact
  * residual, elliptic2d second order), red-black Gauss-Seidel and wavefront
  * SOR against their sequential references, UMFPACK and the exact solution,

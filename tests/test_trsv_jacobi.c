@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The host reference of the Jacobi triangular sweeps (src/trsv_jacobi.c, the
  * check of kernels/trsv_jacobi.cu): one sweep is x - L x (lower) and
  * D^-1 (x - U_off D^-1 x) (upper) computed independently here; as many

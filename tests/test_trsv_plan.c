@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host analysis of the GPU triangular solves (issue 6, src/trsv_plan.c), no
  * GPU needed: the device layout of ILU factors (schedule order, block ranges,
  * block map, renumbering) and the schedule checks that keep the sync-free

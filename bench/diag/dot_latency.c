@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Diagnostic (issue 22, not built by CMake): wall time of one device dot
  * product bsr_ctx_dot, result on the host, for a few vector lengths, k = 1
  * and 4, as a Krylov iteration's reductions see it (launch, reduction,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Diagnostic (issue 22, not built by CMake): a kernel timeline without
  * Nsight Systems (the GPU machine has none).  A CUPTI activity tracer
  * injected with CUDA_INJECTION64_PATH writes one line per kernel, memset

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Where the natural-order triangular solve spends a level (issue 6 diagnostic).
 
 Apply bench/diag/trsv_trace.patch (git apply), build with CUDA, then on the GPU:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve execution context, device-resident objects and GPU SpMM.
  * Included by bsrsolve.h.
  *

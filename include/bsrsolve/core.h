@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve core: status codes, BSR matrices, multivectors, CSR conversion,
  * Matrix Market I/O and the CPU SpMM reference.  Included by bsrsolve.h. */
 #ifndef BSRSOLVE_CORE_H
@@ -29,6 +30,12 @@ typedef enum {
     BSR_ERR_BREAKDOWN,    /* iterative method broke down */
     BSR_ERR_INTERNAL      /* a bug: please report */
 } bsr_status;
+
+/* ---- version --------------------------------------------------------- */
+/* The library's version, "MAJOR.MINOR.PATCH": BSR_VERSION of the headers it
+ * was built from (bsrsolve.h), which may differ from the headers a program
+ * was compiled with. */
+const char *bsr_version(void);
 
 /* Short fixed text of a status code. */
 const char *bsr_status_string(bsr_status s);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve out-of-core pyramid solver for explicit schemes.
  *
  * Problems on a structured grid of n[0] x n[1] x n[2] points (n[0] fastest,
@@ -125,13 +126,14 @@ bsr_status bsr_pyr_run_gpu(bsr_grid *G, const bsr_pyr_opts *o, const bsr_pyr_mod
  * dimension and precision, using at most `budget` device bytes (0 = free). */
 bsr_status bsr_pyr_calibrate(int dim, bsr_precision prec, size_t budget, bsr_pyr_model *M);
 
-/* The original method's duration formula for 1D decomposition of an I x J grid
+/* The original method's duration formula for 1D decomposition of an Ni x Nj grid
  * into strips of R rows (halo included), height n, K steps:
- * tau = K (I-1) (R-n)/(R-2n) (2 tau_c / n + tau_a), per value of a row of J. */
-double bsr_pyr_model_strips(double K, double I, double J, double R, double n, double tau_c,
+ * tau = K (Ni-1) (R-n)/(R-2n) (2 tau_c / n + tau_a), per value of a row of Nj
+ * (the grid's sizes are not named I and J: <complex.h> defines I). */
+double bsr_pyr_model_strips(double K, double Ni, double Nj, double R, double n, double tau_c,
                             double tau_a);
 /* Its 2D-decomposition analogue for tiles of R x Q points (halo included). */
-double bsr_pyr_model_tiles(double K, double I, double J, double R, double Q, double n,
+double bsr_pyr_model_tiles(double K, double Ni, double Nj, double R, double Q, double n,
                            double tau_c, double tau_a);
 /* Predicted seconds of a run (plan built from G's shape and o) under model M,
  * overlapping transfers and kernels of different subdomains. */

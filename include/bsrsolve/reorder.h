@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve reordering: orderings of the block graph, the nested-dissection
  * separator tree (p-bordered form), symmetric permutation, level schedules.
  * Included by bsrsolve.h.  (Contract shared by reorder/, ILU and the GPU

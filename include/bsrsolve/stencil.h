@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve stencil generators, red-black Gauss-Seidel, wavefront SOR.
  * Included by bsrsolve.h.
  *

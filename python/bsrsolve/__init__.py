@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """bsrsolve: block-CSR ILU/Krylov solvers (CPU and CUDA) for scipy.sparse matrices.
 
 One call::

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve._core: the CPython extension under the `bsrsolve` package.
  *
  * Only the CPython C API and the buffer protocol are used (no numpy C API),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """bsrsolve's Python package against scipy.sparse.linalg.spsolve.
 
 Generated systems (block and scalar, diagonally dominant) and the real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed context: a duplicated communicator and the rank's backend;
  * collective error agreement and deterministic global sums. */
 #include "dist_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Generated problems on ranks: the rows [row0, row0 + nrows) of a generator's
  * problem (in place for a row generator, sliced from the whole problem for
  * the others), and a distributed matrix made of equal consecutive ranges. */

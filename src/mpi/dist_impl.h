@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals of the MPI layer (src/mpi/): the distributed context, the
  * distributed matrix with its halo plan, collective error agreement. */
 #ifndef BSR_DIST_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Distributed matrix: creation (checks agreed across ranks, interior rows
  * first, ghost columns, halo plan), values, accessors. */
 #include "dist_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Restricted additive Schwarz with one layer of overlap: each rank's
  * preconditioner is built on its rows and its ghost rows (the neighbours'
  * rows its own rows read, fetched once at setup, their values again at each

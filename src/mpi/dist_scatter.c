@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A matrix held by rank 0, distributed: its block graph partitioned (METIS
  * k-way, or equal consecutive ranges), the rows renumbered part by part, and
  * every rank's rows sent with MPI_Scatterv. */

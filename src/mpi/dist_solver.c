@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed solver: the serial solver object on the rank's diagonal
  * block (its preconditioner is then block Jacobi over the ranks), with the
  * Krylov table's product and reductions made global.  The Krylov methods are

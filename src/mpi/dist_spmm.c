@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed product Y = A X: the halo exchange (nonblocking, through
  * pinned host buffers on the CUDA backend) overlapped with the interior
  * rows' product; the interface rows once the ghosts are in. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Vectors between rank 0 and the ranks of a distributed matrix: a global
  * multivector on rank 0 (original row order) scattered into the ranks' rows
  * (the matrix's numbering), and gathered back. */

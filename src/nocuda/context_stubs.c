@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the CUDA backend's entry points refuse with BSR_ERR_NODEVICE.
  * Host code only reaches them for CUDA contexts or device-resident objects,
  * which cannot exist here, so these mostly guard against misuse. */

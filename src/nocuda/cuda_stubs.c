@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stand-ins for the CUDA backend's hooks in a CPU-only build. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the cuSPARSE comparison pipeline is not available. */
 #include "internal.h"
 #include "cusparse_ref.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the device halo staging (kernels/halo.cu) reports
  * BSR_ERR_NODEVICE; distributed products then run on the host. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the on-device ILU(0) factorization (kernels/ilu0_gpu.cu)
  * reports BSR_ERR_NODEVICE. */
 #include "ilu_impl.h"

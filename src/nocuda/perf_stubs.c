@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the device parts of issue 22 (Jacobi triangular sweeps,
  * event timing of the profile, the generic cuSPARSE anchors) report
  * BSR_ERR_NODEVICE; the profile then times on the host clock. */

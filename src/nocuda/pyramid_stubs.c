@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the pyramid solver's GPU entry points answer
  * BSR_ERR_NODEVICE; host grids fall back to ordinary (pageable) memory. */
 #include "pyramid_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the GPU entry points of the stencil module (issue 8). */
 #include "stencil_impl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the GPU triangular solves and device ILU (issue 6) report
  * BSR_ERR_NODEVICE. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An outside program using the installed bsrsolve: builds a 3D grid problem
  * with 3 x 3 blocks by hand, solves it for a known solution, refactors with
  * new values and solves again, and checks every solution against the
@@ -87,8 +88,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "consumer: header version %s (%s), expected %s\n", BSR_VERSION, v, EXPECT_VERSION);
         return 1;
     }
+    if (strcmp(bsr_version(), EXPECT_VERSION)) {
+        fprintf(stderr, "consumer: library version %s, expected %s\n", bsr_version(), EXPECT_VERSION);
+        return 1;
+    }
 #endif
-    printf("bsrsolve %s\n", BSR_VERSION);
+    printf("bsrsolve %s (library %s)\n", BSR_VERSION, bsr_version());
     static double xe[N], b[N], x[N];
     build();
     for (int i = 0; i < N; i++) xe[i] = cos(0.1 * i) + 2.0;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds and runs outside projects against bsrsolve (registered by tests.cmake):
 #   run.sh install              install the build tree into $BSR_STAGE
 #   run.sh package WORK         CMake project, find_package(bsrsolve) in $BSR_STAGE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests that build outside projects against bsrsolve (run.sh does the work):
 # the build tree installed into stage/, then a CMake project with
 # find_package, a plain compile with pkg-config, and a CMake project with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness of the dense (right-hand side) reader: bsr_mm_read_dense
  * on Matrix Market array (or coordinate) input, then what bsrsolve's --rhs /
  * --x0 do with the result (bench/cli.c, cli_read_dense): a row-interleaved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness of the problem generators' specs (bsrsolve --gen,
  * bsr_generate "NAME:PARAMS"): every spec either fails cleanly or builds a
  * problem, which is checked for shape and freed.  Sizes are capped through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness of the Matrix Market matrix reader: bsr_mm_read_csr and
  * bsr_mm_read (to BSR, block size and precision picked from the input's
  * length).  Besides the sanitizers' findings (crash, leak, UB), a matrix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness of the solver options parser (bsrsolve --config,
  * bsr_solver_options_parse), with the calls that follow it in the CLI: the
  * whole-options check, a CPU solver created and destroyed, and the canonical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the libFuzzer harnesses; see fuzz_util.h. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_util.h"

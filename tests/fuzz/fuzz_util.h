@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the libFuzzer harnesses (tests/fuzz/fuzz_*.c): the fuzz
  * input as a file the library's path-taking readers can open, and a size cap
  * read from a Matrix Market size line before the library sees it. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Write the seed corpora of the fuzzers (tests/fuzz/corpus/<target>/).
 
 Seeds: the repository's matrices/ (large ones cut to their first entries),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run every fuzzer of BUILD (default build-fuzz) for SECONDS (default 60)
 # each, over a fresh writable copy of its seed corpus under BUILD/corpus
 # (the tree's tests/fuzz/corpus is never written), with its dictionary.

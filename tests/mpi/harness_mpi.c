@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI suites' main (harness_mpi.h). */
 #include "harness_mpi.h"
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI suites' main: one CUnit suite per process, rank 0's report only,
  * the worst exit code of all ranks. */
 #ifndef BSR_TEST_HARNESS_MPI_H

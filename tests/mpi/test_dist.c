@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Distributed matrices and solvers under mpiexec -n 1, 2, 4 (ctest runs all
  * three): the product equal to the serial one bit for bit, one rank equal to
  * the serial solver, several converging to the serial solution, uneven

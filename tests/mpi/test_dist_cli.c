@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed command line: `mpiexec -n $BSR_NP bsrsolve ...` (ctest
  * runs 2 and 4 ranks; this program itself is not an MPI program).  One
  * report and one JSON object from rank 0 with the partition and
@@ -57,6 +58,7 @@ static void test_json(void)
     CU_ASSERT_EQUAL(json_num("ranks"), atoi(np));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"result\": \"ok\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"partition\": {\"method\": \"generated in place, equal row ranges\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"version\": \"" BSR_VERSION "\""));
     const char *keys[] = {"rows_min", "rows_mean", "rows_max", "interface_share", "halo_blocks_sum",
                           "halo_blocks_max", "neighbours_max", "halo_s_max", "reduce_s_mean", "share_of_solve",
                           "time_per_iteration_s", "setup_s", "solve_s", NULL};

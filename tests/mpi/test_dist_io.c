@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Input for distributed solves under mpiexec -n 1, 2, 4 (ctest runs all
  * three): generated rows equal to the serial generator's bit for bit
  * (uneven and empty ranges), a generated problem distributed in place, a
