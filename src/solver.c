@@ -187,7 +187,8 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
 
 /* Set the final true residual of every column and choose the return status;
  * a column that ran out of iterations or stagnated at the rounding floor has
- * converged as far as the precision shows (krylov_floor.c). */
+ * converged as far as the precision shows (krylov_floor.c), unless x is no
+ * answer there (no better than 0, or grown without bound: col.singular). */
 static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_multivec *B,
                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
 {
@@ -211,8 +212,9 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
     }
     if (bad < 0) return BSR_OK;
     return bsr_error(breakdown ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV,
-                     "bsr_solver_solve: column %d stopped (%s) after %d iterations at relative residual %.3e",
-                     bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres);
+                     "bsr_solver_solve: column %d stopped (%s) after %d iterations at relative residual %.3e%s",
+                     bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres,
+                     col[bad].singular ? ": system singular or too ill-conditioned in this precision" : "");
 }
 
 /* profile=1 on the device: the Krylov phase's least traffic by the model of

@@ -78,6 +78,105 @@ static void test_api_errors(void)
     bsr_problem_free(&Q);
 }
 
+/* 1D convection-diffusion with Neumann ends, n rows: each row sums to zero,
+ * so A is singular (null vector ones); c = 0 is the symmetric Laplacian. */
+static bsr_matrix *neumann_matrix(int n, double c)
+{
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * 3 * n);
+    double *v = malloc(sizeof(double) * 3 * n);
+    int nz = 0;
+    for (int i = 0; i < n; i++) {
+        rp[i] = nz;
+        double d = 0;
+        if (i > 0) { ci[nz] = i - 1; v[nz++] = -1 - c; d += 1 + c; }
+        int dq = nz++;
+        if (i < n - 1) { ci[nz] = i + 1; v[nz++] = -1 + c; d += 1 - c; }
+        ci[dq] = i;
+        v[dq] = d;
+    }
+    rp[n] = nz;
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* A singular system's iterate may grow without bound along the null vector
+ * while the residual stalls; the rounding floor eps*|| |A||x| + |b| || grows
+ * with it and once covered any residual ("converged at the rounding floor",
+ * status OK, with a true relres of 1 or more, issue 40).  Such a column stays
+ * maxit (or stagnated), not converged, marked singular, and the error says
+ * "system singular or too ill-conditioned in this precision":
+ *  - inconsistent Neumann Laplacian, b = ones, GMRES + ILU(0): relres 1, x ~ 1e29;
+ *  - convection-diffusion, GMRES + ILU(0) in float: relres ~0.6 < 1, but the
+ *    floor above ||b||/10 (x grown as only a singular A makes it);
+ *  - fidapm05 (FIDAP, singular) from the real matrices when present: GMRES +
+ *    ILU(0) in float (relres 0.18, x ~ 2e8), and in double plain maxit. */
+static void test_floor_singular(void)
+{
+    enum { N = 40 };
+    static const struct { double c; int rhs; const char *cfg; double relres_lo, relres_hi; } cases[] = {
+        {0.0, 0, "method=gmres,precond=ilu0,maxit=100", 0.99, 1e300},
+        {0.3, 1, "method=gmres,precond=ilu0,maxit=500,precision=float,precond_precision=float", 1e-3, 1},
+    };
+    for (int t = 0; t < 2; t++) {
+        bsr_matrix *A = neumann_matrix(N, cases[t].c);
+        bsr_multivec *B, *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&B, N, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
+        double b[N];
+        for (int i = 0; i < N; i++) b[i] = cases[t].rhs ? sin(0.6 * i) + 0.04 : 1.0;
+        BSR_ASSERT_OK(bsr_multivec_from_colmajor(B, b, N));
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[t].cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, A));
+        CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_NOCONV);
+        const bsr_col_stats *c = &st.col[0];
+        if (c->reason == BSR_CONVERGED_FLOOR || !c->singular)
+            printf("\n  %s: %s (floor: %d), singular %d, relres %.3e", cases[t].cfg, bsr_reason_string(c->reason),
+                   c->reason == BSR_CONVERGED_FLOOR, c->singular, c->relres);
+        CU_ASSERT(c->reason == BSR_DIVERGED_MAXIT || c->reason == BSR_DIVERGED_STAGNATION);
+        CU_ASSERT(!bsr_reason_converged(c->reason));
+        CU_ASSERT_EQUAL(c->singular, 1);
+        CU_ASSERT(c->relres >= cases[t].relres_lo && c->relres < cases[t].relres_hi);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "system singular or too ill-conditioned in this precision"));
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+        bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+        bsr_matrix_destroy(A);
+    }
+    /* the real one */
+    const char *dir = bsr_test_real_dir();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fidapm05.mtx", dir);
+    if (!dir[0] || access(path, R_OK)) {
+        BSR_TEST_SKIP("fidapm05.mtx not among the real matrices");
+        return;
+    }
+    for (int prec = 0; prec < 2; prec++) {
+        bsr_matrix *A;
+        BSR_ASSERT_OK(bsr_mm_read(path, 1, BSR_DOUBLE, &A, NULL));
+        bsr_multivec *B, *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&B, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_fill(B, 1.0));
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, prec ? "method=gmres,precond=ilu0,maxit=2000"
+                                                           : "method=gmres,precond=ilu0,maxit=2000,precision=float,"
+                                                             "precond_precision=float"));
+        BSR_ASSERT_OK(bsr_solver_setup(s, A));
+        CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
+        if (!prec) CU_ASSERT_EQUAL(st.col[0].singular, 1); /* double: far above the floor, plain maxit */
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+        bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+        bsr_matrix_destroy(A);
+    }
+}
+
 /* maxit reached: status NOCONV, reason maxit, exact iteration count, X is the last iterate. */
 static void test_maxit(void)
 {
@@ -778,6 +877,7 @@ int main(int argc, char **argv)
         {"API errors", test_api_errors},
         {"maxit", test_maxit},
         {"rtol below the rounding floor", test_rounding_floor},
+        {"no floor verdict for a singular system", test_floor_singular},
         {"singular and indefinite", test_singular_indefinite},
         {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
         {"BiCGStab breakdown and restart", test_breakdown},
