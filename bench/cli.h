@@ -61,9 +61,11 @@ void cli_json_str(FILE *f, const char *s);
  * when v is NULL), then "," when comma, and a newline. */
 void cli_json_array_d(const char *key, const double *v, int k, int comma);
 /* The per-column fields of a solve's JSON object on stdout: "status",
- * "iterations", "restarts", "at_rounding_floor", "true_relres", each followed by ",". */
+ * "iterations", "restarts", "at_rounding_floor", "singular", "true_relres", each followed by ",". */
 void cli_json_columns(const bsr_solver_stats *st, int k);
-/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR). */
+/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR), and one
+ * for each column whose floor verdict was refused (col.singular): "rhs J stopped at maxit,
+ * system singular or too ill-conditioned in this precision". */
 void cli_floor_note(const bsr_solver_stats *st);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"

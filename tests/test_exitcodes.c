@@ -66,6 +66,31 @@ static void test_codes(void)
     CU_ASSERT_PTR_NULL(strstr(out, "\"iterations\": [1000]"));
 }
 
+/* A singular system (1D Laplacian with Neumann ends, b = ones: inconsistent)
+ * whose GMRES + ILU(0) iterate grows without bound: not "converged at the
+ * rounding floor" with exit 0 (issue 40), but maxit, exit 3, and the note. */
+static void test_floor_singular(void)
+{
+    enum { N = 8 };
+    char text[2048], p[512], args[1024];
+    int o = snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", N, N, 3 * N - 2);
+    for (int i = 1; i <= N; i++) {
+        if (i > 1) o += snprintf(text + o, sizeof text - o, "%d %d -1\n", i, i - 1);
+        o += snprintf(text + o, sizeof text - o, "%d %d %d\n", i, i, (i > 1) + (i < N));
+        if (i < N) o += snprintf(text + o, sizeof text - o, "%d %d -1\n", i, i + 1);
+    }
+    put("neumann.mtx", text, p);
+    snprintf(args, sizeof args, "'%s' --backend cpu --config method=gmres,precond=ilu0,maxit=100", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stopped at maxit, system singular or too ill-conditioned in this precision"));
+    CU_ASSERT_PTR_NULL(strstr(out, "converged at the rounding floor"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  maxit "));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config method=gmres,precond=ilu0,maxit=100 --json", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"singular\": [true]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"at_rounding_floor\": [false]"));
+}
+
 /* --float is reported as single precision; --config can still ask for double. */
 static void test_float(void)
 {
@@ -119,6 +144,7 @@ int main(int argc, char **argv)
     if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
     static const bsr_test tests[] = {
         {"exit codes 0/1/2/3", test_codes},
+        {"a singular system is not converged at the floor", test_floor_singular},
         {"--float reports float", test_float},
         {"one block-size limit", test_block_limit},
         {"benchmarks without a GPU", test_bench_nogpu},
