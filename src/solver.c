@@ -68,6 +68,23 @@ bsr_status bsr_solver_create_str(bsr_solver **out, bsr_context *ctx, const char 
 
 const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s) { return s ? &s->opt : NULL; }
 
+bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, int maxit)
+{
+    BSR_CHECK_ARG(s, "bsr_solver_set_tolerances: solver is NULL");
+    /* the option parser's ranges (rtol=, atol=, maxit=) */
+    if (!(rtol >= 0 && rtol < 1e300))
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: rtol=%g: expected a number >= 0", rtol);
+    if (!(atol >= 0 && atol < 1e300))
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: atol=%g: expected a number >= 0", atol);
+    if (maxit < 0)
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: maxit=%d: expected an integer >= 0", maxit);
+    /* read by each solve's stopping tests only (bsr_kstate_init, bsr_kstate_update) */
+    s->opt.rtol = rtol;
+    s->opt.atol = atol;
+    s->opt.maxit = maxit;
+    return BSR_OK;
+}
+
 /* Free what setup built. */
 static void teardown(bsr_solver *s)
 {

@@ -177,6 +177,66 @@ static void test_floor_singular(void)
     }
 }
 
+/* bsr_solver_set_tolerances: one setup, then a loose, a tight and a capped
+ * solve with their own iteration counts (setup_s unchanged: no new setup);
+ * bad values refused as the option parser refuses them, s unchanged. */
+static void test_set_tolerances(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:8:3", BSR_DOUBLE, &P));
+    int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_solver *s;
+    bsr_solver_stats st;
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    CU_ASSERT_EQUAL(bsr_solver_set_tolerances(NULL, 1e-6, 0, 10), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=gmres,precond=jacobi,rtol=1e-8"));
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-3, 0, 500));   /* before setup too */
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    const double setup_s = st.setup_s;
+    const int loose = st.col[0].iterations;
+    CU_ASSERT(st.col[0].relres <= 1e-3 && st.col[0].relres > 1e-10);
+    bsr_solver_stats_free(&st);
+    /* tighter: more iterations, from zero again */
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-10, 0, 500));
+    const bsr_solver_options *o = bsr_solver_get_options(s);
+    CU_ASSERT(o->rtol == 1e-10 && o->atol == 0 && o->maxit == 500);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT(st.col[0].iterations > loose);
+    CU_ASSERT(st.col[0].relres <= 1e-10);
+    CU_ASSERT(st.setup_s == setup_s);
+    const int tight = st.col[0].iterations;
+    bsr_solver_stats_free(&st);
+    /* atol decides; then maxit caps */
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 0, 1e-4, 500));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_CONVERGED_ATOL);
+    CU_ASSERT(st.col[0].iterations < tight);
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-10, 0, 3));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_ERR_NOCONV);
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
+    CU_ASSERT_EQUAL(st.col[0].iterations, 3);
+    CU_ASSERT(st.setup_s == setup_s);
+    bsr_solver_stats_free(&st);
+    /* refused: the parser's ranges; the solver keeps 1e-10, 0, 3 */
+    static const struct { double rtol, atol; int maxit; const char *key; } bad[] = {
+        {-1, 0, 10, "rtol"}, {NAN, 0, 10, "rtol"}, {INFINITY, 0, 10, "rtol"}, {1e300, 0, 10, "rtol"},
+        {1e-6, -1e-9, 10, "atol"}, {1e-6, NAN, 10, "atol"}, {1e-6, 0, -1, "maxit"}};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        CU_ASSERT_EQUAL(bsr_solver_set_tolerances(s, bad[i].rtol, bad[i].atol, bad[i].maxit), BSR_ERR_ARG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), bad[i].key));
+        CU_ASSERT(o->rtol == 1e-10 && o->atol == 0 && o->maxit == 3);
+    }
+    bsr_multivec_destroy(X);
+    bsr_solver_destroy(s);
+    bsr_problem_free(&P);
+}
+
 /* maxit reached: status NOCONV, reason maxit, exact iteration count, X is the last iterate. */
 static void test_maxit(void)
 {
@@ -878,6 +938,7 @@ int main(int argc, char **argv)
         {"maxit", test_maxit},
         {"rtol below the rounding floor", test_rounding_floor},
         {"no floor verdict for a singular system", test_floor_singular},
+        {"set tolerances without a new setup", test_set_tolerances},
         {"singular and indefinite", test_singular_indefinite},
         {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
         {"BiCGStab breakdown and restart", test_breakdown},

@@ -249,6 +249,11 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
 void bsr_solver_destroy(bsr_solver *s);
 /* Options in use. */
 const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s);
+/* New stopping tolerances and iteration limit for the next solves (rtol, atol:
+ * finite, >= 0 and < 1e300; maxit >= 0, as the option string takes them):
+ * no new setup, the preconditioner stays.  BSR_ERR_ARG naming the value (s
+ * unchanged) otherwise.  Not during a solve on s. */
+bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, int maxit);
 
 /* UMFPACK reference: X = A^{-1} B by sparse LU (SuiteSparse), column by column,
  * in double.  times (may be NULL): [0] symbolic+numeric, [1] solves. */
