@@ -1,6 +1,8 @@
 /* The solver object: options, setup (working-precision operator, preconditioner,
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
 #include "solver_impl.h"
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -110,6 +112,42 @@ static const bsr_matrix *work_matrix(const bsr_solver *s)
     return s->A_work ? s->A_work : s->A_user;
 }
 
+/* A block row of the user's A whose largest |a| is nonzero but below the
+ * smallest normal number of the precision the preconditioner works in
+ * (DBL_MIN, or FLT_MIN when the operator or the preconditioner is float) is
+ * badly scaled, not zero: its inverse diagonal block (Jacobi, SSOR, the ILUs'
+ * scaling) overflows, and so would x for b = O(1); in float the working copy
+ * even holds zeros there.  BSR_ERR_VALUE naming the first such row
+ * ("rescale") instead of the preconditioner's "zero" or "singular" (issue
+ * 40); a zero row is left to the preconditioner's own message.  Each row's
+ * scan stops at its first value >= tiny: one read per row in practice. */
+static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
+{
+    if (s->opt.precond == BSR_PC_NONE) return BSR_OK;
+    const int single = s->opt.precision == BSR_FLOAT || s->opt.precond_precision == BSR_FLOAT;
+    const double tiny = single ? FLT_MIN : DBL_MIN;
+    const int bb = A->b * A->b;
+    int bad = INT_MAX;
+    double badmax = 0;
+    #pragma omp parallel for schedule(static) reduction(min : bad) if (A->nbrows >= 4096)
+    for (int i = 0; i < A->nbrows; i++) {
+        double m = 0;
+        for (int64_t e = (int64_t)A->rowptr[i] * bb; e < (int64_t)A->rowptr[i + 1] * bb && m < tiny; e++) {
+            double v = A->prec == BSR_DOUBLE ? fabs(((const double *)A->val)[e]) : fabs((double)((const float *)A->val)[e]);
+            if (v > m) m = v;   /* (a NaN never is: the preconditioner reports it) */
+        }
+        if (m > 0 && m < tiny && i < bad) bad = i;
+    }
+    if (bad == INT_MAX) return BSR_OK;
+    for (int64_t e = (int64_t)A->rowptr[bad] * bb; e < (int64_t)A->rowptr[bad + 1] * bb; e++) {
+        double v = A->prec == BSR_DOUBLE ? fabs(((const double *)A->val)[e]) : fabs((double)((const float *)A->val)[e]);
+        if (v > badmax) badmax = v;
+    }
+    return bsr_error(BSR_ERR_VALUE, "block row %d of A has only subnormal values (|a| < %.3g, the smallest normal "
+                     "%s-precision number; the largest is %.3g): rescale A (and b)", bad, tiny,
+                     single ? "single" : "double", badmax);
+}
+
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
@@ -123,6 +161,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
+    if ((st = check_subnormal_rows(s, A))) goto fail;
     /* factor=auto: an ILU is factored on the device when the solve runs there */
     const int ilu = s->opt.precond >= BSR_PC_ILU0;
     if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || !ilu)) {
@@ -191,6 +230,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     bsr_matrix_destroy(s->A_work);
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
+    BSR_TRY(check_subnormal_rows(s, A));
     double t1 = now();
     if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
     double t2 = now();

@@ -64,6 +64,13 @@ static void test_codes(void)
     expect_rc(args, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"breakdown\""));
     CU_ASSERT_PTR_NULL(strstr(out, "\"iterations\": [1000]"));
+    /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */
+    put("denormal.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e-320\n2 1 0.5\n2 2 1\n3 3 1\n", p);
+    snprintf(args, sizeof args, "'%s' --backend cpu", p);
+    expect_rc(args, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "block row 0 of A has only subnormal values"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "rescale"));
+    CU_ASSERT_PTR_NULL(strstr(err, "is zero"));
 }
 
 /* A singular system (1D Laplacian with Neumann ends, b = ones: inconsistent)
