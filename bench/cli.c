@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* 1 when s is one of the NULL-terminated list. */
 static int in_list(const char *s, const char *const *list)
@@ -60,6 +61,18 @@ int cli_check_options(int argc, char **argv, const char *const *known, const cha
         }
     }
     return 0;
+}
+
+/* A --rhs value that is none of the forms (random only where allowed): 2
+ * with the accepted forms on stderr, else 0.  A name that is no keyword is a
+ * file when it exists; one that does not is a usage error, not "cannot open". */
+int cli_check_rhs(const char *rhs, int random)
+{
+    if (!rhs || !strcmp(rhs, "ones") || (random && !strncmp(rhs, "random:", 7))) return 0;
+    if (!access(rhs, F_OK)) return 0;
+    fprintf(stderr, "bsrsolve: --rhs '%s': no such file, and not a keyword; --rhs takes B.mtx (a Matrix Market "
+            "file), ones%s\n", rhs, random ? " or random:K (K = 1..64 random columns)" : "");
+    return 2;
 }
 
 /* BSR_ERR_ARG for a matrix file and --gen together, or --block without a file. */

@@ -40,6 +40,9 @@ int cli_flag(int argc, char **argv, const char *name);
 const char *cli_positional(int argc, char **argv, const char *const *valued);
 /* Reject any option not in `known` (NULL-terminated, valued ones too); prints and returns nonzero. */
 int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued);
+/* 0 when the --rhs value is ones, random:K (where random is nonzero) or an existing file;
+ * else 2 with the accepted forms on stderr (a usage error). */
+int cli_check_rhs(const char *rhs, int random);
 /* BSR_ERR_ARG for a matrix file with --gen, or --block without a file. */
 bsr_status cli_load_args(const char *file, const char *gen, const char *block);
 /* Load the problem: from FILE (Matrix Market, --block B|auto) or --gen SPEC;

@@ -265,6 +265,7 @@ int cmd_solve(int argc, char **argv)
         fprintf(stderr, "bsrsolve: --backend takes cpu or cuda\n");
         return 2;
     }
+    if (cli_check_rhs(rhs, 1)) return 2;   /* before the matrix is read */
 
     /* benchmark knob (issue 22): the Krylov methods' separate update and dot
      * calls instead of the fused ones, to time one against the other */

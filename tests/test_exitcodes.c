@@ -41,6 +41,14 @@ static void test_codes(void)
     expect_rc("--gen poisson2d:8 --backend cpu --config bogus=1", 2);
     expect_rc("--gen poisson2d:8 --backend cpu --config rtol=x", 2);
     expect_rc("--gen nosuch:3", 2);
+    /* a --rhs that is no keyword and no file: a usage error naming the forms (issue 40) */
+    expect_rc("--gen poisson2d:8 --backend cpu --rhs zeros", 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'zeros'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "ones"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "random:K"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "B.mtx"));
+    CU_ASSERT_PTR_NULL(strstr(err, "cannot open"));
+    expect_rc("--gen poisson2d:8 --backend cpu --rhs random:0", 2);
     /* a combination the solver refuses is refused before the matrix is read */
     expect_rc("no-such-file.mtx --backend cpu --config method=cg,precond=ilut", 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "method=cg"));
@@ -50,6 +58,9 @@ static void test_codes(void)
     snprintf(args, sizeof args, "'%s' --backend cpu", p);
     expect_rc(args, 1);
     snprintf(args, sizeof args, "'%s/none.mtx' --info", dir);
+    expect_rc(args, 1);
+    /* an existing --rhs file that is not a right-hand side stays an error (1) */
+    snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --rhs '%s'", p);
     expect_rc(args, 1);
     /* a --plot that cannot be written is an error naming the path */
     snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --plot '%s/no/such/dir/h.png'", dir);
