@@ -75,6 +75,22 @@ static void test_codes(void)
     expect_rc(args, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"breakdown\""));
     CU_ASSERT_PTR_NULL(strstr(out, "\"iterations\": [1000]"));
+    /* its zero diagonal is what match=auto solves: the failure says so (issue 40) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hint_config\": \"precond=ilu0,match=auto\""));
+    snprintf(args, sizeof args, "'%s' --backend cpu", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "zero, missing or singular diagonal block"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "try --config match=auto"));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config precond=ilu2,pivot=strict", p);
+    expect_rc(args, 1);   /* a singular pivot at setup: the hint on stderr */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "hint: A has a zero, missing or singular diagonal block"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "try --config precond=ilu2,pivot=strict,match=auto"));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config precond=ilu0,match=auto", p);
+    expect_rc(args, 0);   /* which solves it */
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
+    /* no hint where the diagonal is regular */
+    expect_rc("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
     /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */
     put("denormal.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e-320\n2 1 0.5\n2 2 1\n3 3 1\n", p);
     snprintf(args, sizeof args, "'%s' --backend cpu", p);
