@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* 1 when s is one of the NULL-terminated list. */
 static int in_list(const char *s, const char *const *list)
@@ -61,6 +62,18 @@ int cli_check_options(int argc, char **argv, const char *const *known, const cha
         }
     }
     return 0;
+}
+
+/* A --rhs value that is none of the forms (random only where allowed): 2
+ * with the accepted forms on stderr, else 0.  A name that is no keyword is a
+ * file when it exists; one that does not is a usage error, not "cannot open". */
+int cli_check_rhs(const char *rhs, int random)
+{
+    if (!rhs || !strcmp(rhs, "ones") || (random && !strncmp(rhs, "random:", 7))) return 0;
+    if (!access(rhs, F_OK)) return 0;
+    fprintf(stderr, "bsrsolve: --rhs '%s': no such file, and not a keyword; --rhs takes B.mtx (a Matrix Market "
+            "file), ones%s\n", rhs, random ? " or random:K (K = 1..64 random columns)" : "");
+    return 2;
 }
 
 /* BSR_ERR_ARG for a matrix file and --gen together, or --block without a file. */
@@ -171,6 +184,8 @@ void cli_json_columns(const bsr_solver_stats *st, int k)
     for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].restarts);
     printf("],\n\"at_rounding_floor\": [");
     for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].reason == BSR_CONVERGED_FLOOR ? "true" : "false");
+    printf("],\n\"singular\": [");
+    for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].singular ? "true" : "false");
     printf("],\n");
     double rr[CLI_KMAX];
     for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].relres;
@@ -182,8 +197,15 @@ void cli_floor_note(const bsr_solver_stats *st)
 {
     int n = 0;
     for (int j = 0; j < st->k; j++) n += st->col[j].reason == BSR_CONVERGED_FLOOR;
-    if (!n) return;
-    printf("note        %d column(s) converged at the rounding floor: the true residual is above rtol*||b|| but "
-           "within eps*|| |A||x| + |b| ||, the accuracy to which the working precision can evaluate it "
-           "(rtol asks for more than this system allows)\n", n);
+    if (n)
+        printf("note        %d column(s) converged at the rounding floor: the true residual is above rtol*||b|| but "
+               "within eps*|| |A||x| + |b| ||, the accuracy to which the working precision can evaluate it "
+               "(rtol asks for more than this system allows)\n", n);
+    /* within the floor, but with no answer: no better than x = 0, or x grown without bound */
+    for (int j = 0; j < st->k; j++)
+        if (st->col[j].singular)
+            printf("note        rhs %d %s, system singular or too ill-conditioned in this precision (true relres "
+                   "%.3e; the floor eps*|| |A||x| + |b| || is no verdict when x is no better than 0 or has grown "
+                   "without bound)\n", j, st->col[j].reason == BSR_DIVERGED_MAXIT ? "stopped at maxit" : "stagnated",
+                   st->col[j].relres);
 }

@@ -41,6 +41,9 @@ int cli_flag(int argc, char **argv, const char *name);
 const char *cli_positional(int argc, char **argv, const char *const *valued);
 /* Reject any option not in `known` (NULL-terminated, valued ones too); prints and returns nonzero. */
 int cli_check_options(int argc, char **argv, const char *const *known, const char *const *valued);
+/* 0 when the --rhs value is ones, random:K (where random is nonzero) or an existing file;
+ * else 2 with the accepted forms on stderr (a usage error). */
+int cli_check_rhs(const char *rhs, int random);
 /* BSR_ERR_ARG for a matrix file with --gen, or --block without a file. */
 bsr_status cli_load_args(const char *file, const char *gen, const char *block);
 /* Load the problem: from FILE (Matrix Market, --block B|auto) or --gen SPEC;
@@ -62,9 +65,11 @@ void cli_json_str(FILE *f, const char *s);
  * when v is NULL), then "," when comma, and a newline. */
 void cli_json_array_d(const char *key, const double *v, int k, int comma);
 /* The per-column fields of a solve's JSON object on stdout: "status",
- * "iterations", "restarts", "at_rounding_floor", "true_relres", each followed by ",". */
+ * "iterations", "restarts", "at_rounding_floor", "singular", "true_relres", each followed by ",". */
 void cli_json_columns(const bsr_solver_stats *st, int k);
-/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR). */
+/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR), and one
+ * for each column whose floor verdict was refused (col.singular): "rhs J stopped at maxit,
+ * system singular or too ill-conditioned in this precision". */
 void cli_floor_note(const bsr_solver_stats *st);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"

@@ -51,6 +51,7 @@ static int usage_rank0(int argc, char **argv, const char *const *known, const ch
         fprintf(stderr, "bsrsolve: --rhs random:K is not supported in a distributed solve (ones or a file)\n");
         return 2;
     }
+    if (cli_check_rhs(rhs, 0)) return 2;
     char *end;
     long ns = steps ? strtol(steps, &end, 10) : 1;
     if (steps && (*end || ns < 1 || ns > 1000)) {

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "cusparse_ref.h"
 #include "plot.h"
+#include "solver_impl.h"   /* bsr_ilu_diagonal_weak: where match=auto acts */
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,9 +118,32 @@ static void profile_bound_line(const bsr_solver_stats *st)
            100 * bound / st->prof_krylov_s);
 }
 
+/* The --config that adds match=auto to the user's (factor=auto too when it
+ * said factor=gpu, which takes no matching) into buf, when an ILU failed --
+ * a breakdown, a singular pivot, or no convergence with regularized pivots --
+ * on an A whose diagonal has a zero, missing or singular block, without a
+ * matching: what match=auto is for (perm.mtx, issue 40).  NULL otherwise. */
+static const char *match_hint(const bsr_solver_options *opt, const char *config, const bsr_matrix *A, int failed,
+                              char *buf, size_t n)
+{
+    if (!failed || opt->precond < BSR_PC_ILU0 || opt->match != BSR_MATCH_NONE || !bsr_ilu_diagonal_weak(A))
+        return NULL;
+    snprintf(buf, n, "%s%smatch=auto%s", config && config[0] ? config : "", config && config[0] ? "," : "",
+             opt->factor == BSR_FACTOR_GPU ? ",factor=auto" : "");
+    return buf;
+}
+
+/* The hint line of match_hint's suggestion (f: stdout in the report, stderr after a failed setup). */
+static void print_match_hint(FILE *f, const char *cfg)
+{
+    fprintf(f, "%s A has a zero, missing or singular diagonal block, which the ILU cannot pivot on: try "
+            "--config %s (a matching moves large entries onto the diagonal first)\n",
+            f == stdout ? "hint       " : "bsrsolve: hint:", cfg);
+}
+
 static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
                         const char *backend, const bsr_solver_stats *st, bsr_status s,
-                        const extras *e, int have_ref, int ref_ok)
+                        const extras *e, int have_ref, int ref_ok, const char *hint)
 {
     printf("problem     %s\n", P->name);
     printf("            n = %lld, block %d x %d, %d block rows, %d blocks (%.1f per row)\n",
@@ -182,11 +206,12 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         }
     }
     if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
+    if (hint) print_match_hint(stdout, hint);
 }
 
 static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
                         const char *backend, const bsr_solver_stats *st, bsr_status s,
-                        const extras *e, int have_ref, int ref_ok)
+                        const extras *e, int have_ref, int ref_ok, const char *hint)
 {
     int k = st->k;
     /* the name, config and backend come from the user (file names may hold any byte) */
@@ -220,6 +245,11 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
         printf(", \"iterations\": %d, \"true_relres\": %.6e, \"setup_s\": %.6f, \"factor_s\": %.6f, "
                "\"solve_s\": %.6f},\n",
                c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
+    }
+    if (hint) {   /* the --config to try (match_hint) */
+        printf("\"hint_config\": ");
+        cli_json_str(stdout, hint);
+        printf(",\n");
     }
     printf("\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
@@ -266,6 +296,7 @@ int cmd_solve(int argc, char **argv)
         fprintf(stderr, "bsrsolve: --backend takes cpu or cuda\n");
         return 2;
     }
+    if (cli_check_rhs(rhs, 1)) return 2;   /* before the matrix is read */
 
     /* benchmark knob (issue 22): the Krylov methods' separate update and dot
      * calls instead of the fused ones, to time one against the other */
@@ -338,7 +369,14 @@ int cmd_solve(int argc, char **argv)
     fflush(stdout);
     e.warm = cli_flag(argc, argv, "--warm");
     if (e.warm && (s = warm_up(S, &P, B, cmp != NULL, &opt))) goto fail;
-    if ((s = bsr_solver_setup(S, P.A))) goto fail;
+    char hintbuf[600];
+    if ((s = bsr_solver_setup(S, P.A))) {
+        rc = cli_fail(s);
+        const char *h = match_hint(&opt, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
+                                   sizeof hintbuf);
+        if (h) print_match_hint(stderr, h);
+        goto out;
+    }
     bsr_status ss = bsr_solver_solve(S, B, X, &st);
     if (ss != BSR_OK && ss != BSR_ERR_NOCONV && ss != BSR_ERR_BREAKDOWN) { s = ss; goto fail; }
     char errbuf[1024];
@@ -393,8 +431,11 @@ int cmd_solve(int argc, char **argv)
     char cfg[512];
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
-    if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok);
-    else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok);
+    const char *hint = match_hint(&opt, cli_opt(argc, argv, "--config"), P.A,
+                                  ss == BSR_ERR_BREAKDOWN || (ss != BSR_OK && st.pivots_regularized > 0), hintbuf,
+                                  sizeof hintbuf);
+    if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
+    else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
     const char *outf = cli_opt(argc, argv, "--out");
     if (outf) {
         double *v = malloc(sizeof(double) * (size_t)f.n * k);

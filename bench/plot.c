@@ -170,6 +170,60 @@ static void tick_label(char *buf, size_t n, double v, int islog)
     else snprintf(buf, n, "%.3g", v);
 }
 
+/* The n-th (n >= 0) step of the 1, 2, 5 x 10^k sequence from 10^k0, as
+ * exact as decimals go (10^-k divided, not multiplied by 0.1^k). */
+static double nice_step(int k0, int n)
+{
+    static const double m[3] = {1, 2, 5};
+    int k = k0 + n / 3;
+    return k >= 0 ? m[n % 3] * pow(10, k) : m[n % 3] / pow(10, -k);
+}
+
+/* The multiples of step from *lo down to *hi up into t, [*lo, *hi] widened to
+ * the first and last: their count, or maxt + 1 (t, lo, hi untouched) when
+ * more than maxt would be needed. */
+static int ticks_at(double *lo, double *hi, double step, int maxt, double *t)
+{
+    /* a hair of slack: 0.30000000000000004 / 0.1 is a multiple */
+    double i0 = floor(*lo / step + 1e-9), i1 = ceil(*hi / step - 1e-9);
+    if (!(i1 - i0 + 1 <= maxt)) return maxt + 1;
+    int n = (int)(i1 - i0) + 1;
+    for (int j = 0; j < n; j++) t[j] = (i0 + j) * step;
+    *lo = t[0];
+    *hi = t[n - 1];
+    return n;
+}
+
+int plot_ticks_linear(double *lo, double *hi, int maxt, int integer, double *t)
+{
+    /* an empty (or, for its magnitude, vanishing) range: a little around it */
+    double mag = fmax(fabs(*lo), fabs(*hi));
+    if (!(*hi - *lo > 1e-9 * mag)) {
+        double w = mag > 0 ? 1e-3 * mag : 0.5;
+        *lo -= w;
+        *hi += w;
+    }
+    double raw = (*hi - *lo) / (maxt - 1);
+    int k0 = (int)floor(log10(raw)) - 1, n = 0;
+    for (int q = 0;; q++) {
+        double step = nice_step(k0, q), l = *lo, h = *hi;
+        if (integer && step < 1) continue;
+        if ((n = ticks_at(&l, &h, step, maxt, t)) <= maxt) { *lo = l; *hi = h; return n; }
+    }
+}
+
+int plot_ticks_log(double *lo, double *hi, int maxt, double *t)
+{
+    *lo = floor(*lo);
+    *hi = ceil(*hi);
+    if (*hi <= *lo) *hi = *lo + 1;
+    for (int q = 0;; q++) {
+        double step = nice_step(0, q), l = *lo, h = *hi;
+        int n = ticks_at(&l, &h, step, maxt, t);
+        if (n <= maxt) { *lo = l; *hi = h; return n; }
+    }
+}
+
 /* Write a line plot of the series as a PNG at path. */
 int plot_png(const char *path, const char *title, const char *xlabel, const char *ylabel,
              const plot_series *s, int ns, int logx, int logy)
@@ -181,31 +235,38 @@ int plot_png(const char *path, const char *title, const char *xlabel, const char
     if (!c.px) return -1;
     memset(c.px, 255, (size_t)W * H * 3);
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    int xint = 1, yint = 1;   /* every value an integer (iterations): integer ticks */
     for (int k = 0; k < ns; k++)
         for (int i = 0; i < s[k].n; i++) {
             if (!usable(s[k].x[i], s[k].y[i], logx, logy)) continue;
             double x = logx ? log10(s[k].x[i]) : s[k].x[i], y = logy ? log10(s[k].y[i]) : s[k].y[i];
             x0 = fmin(x0, x); x1 = fmax(x1, x); y0 = fmin(y0, y); y1 = fmax(y1, y);
+            xint &= x == floor(x);
+            yint &= y == floor(y);
         }
     if (x0 > x1) { x0 = 0; x1 = 1; y0 = 0; y1 = 1; }
-    if (logx) { x0 = floor(x0); x1 = ceil(x1); }
-    if (logy) { y0 = floor(y0); y1 = ceil(y1); }
-    if (x1 - x0 < 1e-12) { x0 -= 0.5; x1 += 0.5; }
-    if (y1 - y0 < 1e-12) { y0 -= 0.5; y1 += 0.5; }
     if (!logy && y0 > 0 && y0 < 0.5 * y1) y0 = 0;
+    /* ticks at round values: steps of 1, 2, 5 x 10^k (integers on an integer
+     * axis), every decade of a log axis (a regular stride when too many);
+     * the axes end at ticks.  At most 6 labels across (up to 7 characters
+     * each), 8 on a log axis (1E-10: 5), 16 up (28 pixels apart). */
+    enum { TMAX = 16 };
+    double xt[TMAX], yt[TMAX];
+    int nxt = logx ? plot_ticks_log(&x0, &x1, 8, xt) : plot_ticks_linear(&x0, &x1, 6, xint, xt);
+    int nyt = logy ? plot_ticks_log(&y0, &y1, TMAX, yt) : plot_ticks_linear(&y0, &y1, TMAX, yint, yt);
     int pw = W - L - R, ph = H - T - B;
 #define PX(v) (L + (int)lround(((v) - x0) / (x1 - x0) * pw))
 #define PY(v) (T + ph - (int)lround(((v) - y0) / (y1 - y0) * ph))
     char buf[64];
-    for (int t = 0; t <= 5; t++) { /* grid and ticks */
-        double xv = logx ? x0 + round((x1 - x0) * t / 5) : x0 + (x1 - x0) * t / 5;
-        double yv = logy ? y0 + round((y1 - y0) * t / 5) : y0 + (y1 - y0) * t / 5;
-        line(&c, PX(xv), T, PX(xv), T + ph, grey);
-        line(&c, L, PY(yv), L + pw, PY(yv), grey);
-        tick_label(buf, sizeof buf, xv, logx);
-        text(&c, PX(xv) - 6 * (int)strlen(buf), T + ph + 8, buf, black, 0);
-        tick_label(buf, sizeof buf, yv, logy);
-        text(&c, L - 8 - 12 * (int)strlen(buf), PY(yv) - 7, buf, black, 0);
+    for (int t = 0; t < nxt; t++) { /* grid and ticks */
+        line(&c, PX(xt[t]), T, PX(xt[t]), T + ph, grey);
+        tick_label(buf, sizeof buf, xt[t], logx);
+        text(&c, PX(xt[t]) - 6 * (int)strlen(buf), T + ph + 8, buf, black, 0);
+    }
+    for (int t = 0; t < nyt; t++) {
+        line(&c, L, PY(yt[t]), L + pw, PY(yt[t]), grey);
+        tick_label(buf, sizeof buf, yt[t], logy);
+        text(&c, L - 8 - 12 * (int)strlen(buf), PY(yt[t]) - 7, buf, black, 0);
     }
     line(&c, L, T + ph, L + pw, T + ph, black);
     line(&c, L, T, L, T + ph, black);

@@ -13,6 +13,7 @@
 !   ierr = bsr_solver_setup(s, A)
 !   ierr = bsr_solver_solve(s, B, X, st);  ierr = bsr_multivec_get(X, x)
 !   ... each time step: bsr_matrix_set_csr_values(A, ...); bsr_solver_refactor(s, A); solve
+!   ierr = bsr_solver_set_tolerances(s, rtol, atol, maxit)    ! no new setup
 !   call bsr_solver_free(s); call bsr_multivec_free(B); ... call bsr_matrix_free(A)
 !   call bsr_stats_free(st)
 ! An object passed as intent(out) to a *_new / *_from_* function is overwritten:
@@ -56,7 +57,7 @@ module bsrsolve
        bsr_matrix_set_csr_values, bsr_matrix_rows, bsr_matrix_blocksize, bsr_matrix_free
   public :: bsr_multivec_new, bsr_multivec_set, bsr_multivec_get, bsr_multivec_free
   public :: bsr_solver_new, bsr_solver_setup, bsr_solver_refactor, bsr_solver_solve, &
-       bsr_solver_free, bsr_stats_free
+       bsr_solver_free, bsr_stats_free, bsr_solver_set_tolerances
   public :: bsr_status_name, bsr_error_message, bsr_status_message, bsr_reason_name
 
   interface bsr_multivec_set
@@ -183,6 +184,13 @@ module bsrsolve
        type(c_ptr), value :: s, A
        integer(c_int) :: c_solver_refactor
      end function c_solver_refactor
+     function c_solver_set_tolerances(s, rtol, atol, maxit) bind(c, name="bsr_solver_set_tolerances")
+       import :: c_ptr, c_double, c_int
+       type(c_ptr), value :: s
+       real(c_double), value :: rtol, atol
+       integer(c_int), value :: maxit
+       integer(c_int) :: c_solver_set_tolerances
+     end function c_solver_set_tolerances
      function c_solver_solve(s, B, X, st) bind(c, name="bsr_solver_solve")
        import :: c_ptr, c_int
        type(c_ptr), value :: s, B, X, st
@@ -454,6 +462,15 @@ contains
     type(bsr_matrix), intent(in) :: A
     ierr = c_solver_refactor(s%ptr, A%ptr)
   end function bsr_solver_refactor
+
+  ! New rtol, atol and maxit for the next solves, without a new setup (the
+  ! preconditioner stays); BSR_ERR_ARG for a value the option string refuses.
+  integer function bsr_solver_set_tolerances(s, rtol, atol, maxit) result(ierr)
+    type(bsr_solver), intent(inout) :: s
+    real(c_double), intent(in) :: rtol, atol
+    integer, intent(in) :: maxit
+    ierr = c_solver_set_tolerances(s%ptr, rtol, atol, int(maxit, c_int))
+  end function bsr_solver_set_tolerances
 
   ! Solve A X = B, X holding the initial guess; stats per right-hand side.
   ! BSR_ERR_NOCONV or BSR_ERR_BREAKDOWN when a column did not converge.

@@ -73,6 +73,20 @@ program example
        ", relres", st%relres(1), ", ", st%precond_info
   call expect(x(:, 1), rhs(:, 1), xe)
 
+  ! Looser, then tighter tolerances on the same setup: fewer, then more iterations.
+  call check(bsr_solver_set_tolerances(s2, 1d-3, 0d0, 500), "set tolerances")
+  x(:, 1) = 0
+  call check(bsr_multivec_set(X1, x(:, 1)), "zero X")
+  call check(bsr_solver_solve(s2, B, X1, st), "loose solve")
+  i = st%iterations(1)
+  if (st%relres(1) > 1d-3) call fail("loose solve: relres above 1e-3")
+  call check(bsr_solver_set_tolerances(s2, 1d-12, 0d0, 500), "set tolerances")
+  call check(bsr_multivec_set(X1, x(:, 1)), "zero X")
+  call check(bsr_solver_solve(s2, B, X1, st), "tight solve")
+  if (st%iterations(1) <= i .or. st%relres(1) > 1d-12) call fail("tight solve: no more iterations")
+  print '(a, 2i5)', " set_tolerances 1e-3, 1e-12: iterations", i, st%iterations(1)
+  if (bsr_solver_set_tolerances(s2, -1d0, 0d0, 10) /= BSR_ERR_ARG) call fail("rtol < 0 accepted")
+
   ! Errors come back as a status with a message.
   ierr = bsr_solver_new(s3, "method=nonsense")
   if (ierr /= BSR_ERR_ARG .or. len(bsr_error_message()) == 0) call fail("bad option accepted")

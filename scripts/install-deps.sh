@@ -7,7 +7,7 @@ pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g
 # Optional: the build skips the Fortran module, the pkg-config test, the
 # Python package's test (python/) and the MPI layer (src/mpi/) without them;
 # `make fuzz` needs clang with its libFuzzer runtime and OpenMP library.
-optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-pip clang libclang-rt-dev libomp-dev"
+optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-wheel python3-pip clang libclang-rt-dev libomp-dev"
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -53,6 +53,7 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
     python3-scipy) py_has scipy ;;
     python3-pytest) py_has pytest ;;
     python3-setuptools) py_has setuptools ;;
+    python3-wheel) py_has wheel ;;
     python3-pip) py_has pip ;;
     clang) command -v clang >/dev/null 2>&1 ;;
     libclang-rt-dev) echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |

@@ -202,12 +202,14 @@ void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, c
 }
 
 /* Plain sum of squares, redone with scaling when it over- or underflows
- * (entries beyond ~1e150 or below ~1e-150 are legal input). */
+ * (entries beyond ~1e150 or below ~1e-150 are legal input; a sum of 0 is
+ * checked too: the squares of entries below ~1e-162 all underflow to 0, and
+ * such a block is not zero). */
 double bsr_blk_fnorm(int b, const double *a)
 {
     double s = 0.0;
     for (int i = 0; i < b * b; i++) s += a[i] * a[i];
-    if (s <= 1e300 && (s >= 1e-290 || s == 0.0)) return sqrt(s);
+    if (s <= 1e300 && s >= 1e-290) return sqrt(s);
     if (isnan(s)) return s;
     double m = bsr_blk_maxabs(b, a);
     if (m == 0.0 || !isfinite(m)) return m;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Parameters of the structured generators: "NAME:v1,v2,key=value,..." (',' or
- * ':' separate items; bare values are positional), strict range checks, and
- * the grid options (size, holes) every structured generator shares. */
+/* Parameters of the generators: "NAME:v1,v2,key=value,..." (',' or ':'
+ * separate items, for every generator; bare values are positional), strict
+ * range checks, and the grid options (size, holes) every structured generator
+ * shares. */
 #include "stencil_impl.h"
 #include "gen_limit.h"
 #include <errno.h>

@@ -3,6 +3,7 @@
  * Diagonal blocks 6.5 I + small deterministic perturbation, neighbour blocks
  * -(I + small perturbation): nonsymmetric, block diagonally dominant, so every
  * method converges; exact solution x*(i) = sin-like deterministic values. */
+#include "stencil_impl.h"
 #include "gen_rows.h"
 #include <math.h>
 #include <stdio.h>
@@ -15,21 +16,17 @@ static double hash01(uint64_t a, uint64_t b)
     return 2.0 * bsr_hash01(a, b) - 1.0; /* exact: scaling by 2 */
 }
 
-/* Parse "G[:B]" strictly. */
+/* Parse "G[:B]" strictly, items separated by ':' or ',' as every generator's
+ * (gen_args_parse; also g=, b=). */
 static bsr_status parse(const char *params, int *G, int *B)
 {
-    char *end;
-    long g = strtol(params, &end, 10), bb = 4;
-    if (end == params || g < 1 || g > 2000)
-        return bsr_error(BSR_ERR_ARG, "stencil3d: grid size '%s' must be an integer 1..2000", params);
-    if (*end == ':') {
-        const char *q = end + 1;
-        bb = strtol(q, &end, 10);
-        if (end == q || bb < 1 || bb > BSR_MAX_BLOCK)
-            return bsr_error(BSR_ERR_ARG, "stencil3d: block size '%s' must be 1..%d", q, BSR_MAX_BLOCK);
-    }
-    if (*end) return bsr_error(BSR_ERR_ARG, "stencil3d: unexpected '%s' in parameters", end);
-    *G = (int)g; *B = (int)bb;
+    static const char *const pos[] = {"g", "b", NULL};
+    gen_args a;
+    BSR_TRY(gen_args_parse("stencil3d", params, pos, &a));
+    BSR_TRY(gen_arg_int(&a, "g", 0, 1, 2000, G));
+    BSR_TRY(gen_arg_int(&a, "b", 4, 1, BSR_MAX_BLOCK, B));
+    BSR_TRY(gen_args_done(&a));
+    if (*G == 0) return bsr_error(BSR_ERR_ARG, "stencil3d: the grid size is missing (stencil3d:G[:B], G 1..2000)");
     return BSR_OK;
 }
 

@@ -54,9 +54,29 @@ bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_mu
     return BSR_OK;
 }
 
+/* The floor verdict also needs x to be a real answer.  Two stops run into the
+ * floor without one (issue 40):
+ *  - the residual is no better than x = 0's (||r|| >= ||b||): nothing was solved;
+ *  - x has grown without bound along a (near) null direction of a singular A
+ *    (GMRES/ILU on an inconsistent singular system): the floor grows with
+ *    ||x|| until it passes any residual.
+ * A bounded x cannot do that: x = A^{-1}(b - r) with ||r|| < ||b|| gives
+ * ||x|| < 2 ||b|| / sigma_min(A), so eps || |A||x| || >= BSR_FLOOR_MAX ||b||
+ * means sigma_min(A) <= (2 eps / BSR_FLOOR_MAX) || |A| ||: A is within 20 eps
+ * (relative) of a singular matrix, and a residual at the floor says nothing
+ * about x.  Measured: legitimate floors sit at eps||.||/||b|| 7e-7 (fasp_lns__131,
+ * double) to 0.09 (bcsstk13 in float), the growing iterates at 0.87
+ * (fidapm05, GMRES + ILU(0) in float) and beyond.  Such a column keeps its
+ * reason (maxit or stagnated) and is marked singular. */
+#define BSR_FLOOR_MAX 0.1
+
 int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor)
 {
     if (!(resnorm > tol) || !(resnorm <= floor)) return 0;
+    if (!(resnorm < c->bnorm) || !(floor <= BSR_FLOOR_MAX * c->bnorm)) {
+        c->singular = c->bnorm > 0;   /* b = 0: x = 0 is the answer, no diagnosis */
+        return 0;
+    }
     c->reason = BSR_CONVERGED_FLOOR;
     return 1;
 }

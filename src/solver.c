@@ -2,6 +2,8 @@
 /* The solver object: options, setup (working-precision operator, preconditioner,
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
 #include "solver_impl.h"
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +71,23 @@ bsr_status bsr_solver_create_str(bsr_solver **out, bsr_context *ctx, const char 
 
 const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s) { return s ? &s->opt : NULL; }
 
+bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, int maxit)
+{
+    BSR_CHECK_ARG(s, "bsr_solver_set_tolerances: solver is NULL");
+    /* the option parser's ranges (rtol=, atol=, maxit=) */
+    if (!(rtol >= 0 && rtol < 1e300))
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: rtol=%g: expected a number >= 0", rtol);
+    if (!(atol >= 0 && atol < 1e300))
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: atol=%g: expected a number >= 0", atol);
+    if (maxit < 0)
+        return bsr_error(BSR_ERR_ARG, "bsr_solver_set_tolerances: maxit=%d: expected an integer >= 0", maxit);
+    /* read by each solve's stopping tests only (bsr_kstate_init, bsr_kstate_update) */
+    s->opt.rtol = rtol;
+    s->opt.atol = atol;
+    s->opt.maxit = maxit;
+    return BSR_OK;
+}
+
 /* Free what setup built. */
 static void teardown(bsr_solver *s)
 {
@@ -94,6 +113,42 @@ static const bsr_matrix *work_matrix(const bsr_solver *s)
     return s->A_work ? s->A_work : s->A_user;
 }
 
+/* A block row of the user's A whose largest |a| is nonzero but below the
+ * smallest normal number of the precision the preconditioner works in
+ * (DBL_MIN, or FLT_MIN when the operator or the preconditioner is float) is
+ * badly scaled, not zero: its inverse diagonal block (Jacobi, SSOR, the ILUs'
+ * scaling) overflows, and so would x for b = O(1); in float the working copy
+ * even holds zeros there.  BSR_ERR_VALUE naming the first such row
+ * ("rescale") instead of the preconditioner's "zero" or "singular" (issue
+ * 40); a zero row is left to the preconditioner's own message.  Each row's
+ * scan stops at its first value >= tiny: one read per row in practice. */
+static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
+{
+    if (s->opt.precond == BSR_PC_NONE) return BSR_OK;
+    const int single = s->opt.precision == BSR_FLOAT || s->opt.precond_precision == BSR_FLOAT;
+    const double tiny = single ? FLT_MIN : DBL_MIN;
+    const int bb = A->b * A->b;
+    int bad = INT_MAX;
+    double badmax = 0;
+    #pragma omp parallel for schedule(static) reduction(min : bad) if (A->nbrows >= 4096)
+    for (int i = 0; i < A->nbrows; i++) {
+        double m = 0;
+        for (int64_t e = (int64_t)A->rowptr[i] * bb; e < (int64_t)A->rowptr[i + 1] * bb && m < tiny; e++) {
+            double v = A->prec == BSR_DOUBLE ? fabs(((const double *)A->val)[e]) : fabs((double)((const float *)A->val)[e]);
+            if (v > m) m = v;   /* (a NaN never is: the preconditioner reports it) */
+        }
+        if (m > 0 && m < tiny && i < bad) bad = i;
+    }
+    if (bad == INT_MAX) return BSR_OK;
+    for (int64_t e = (int64_t)A->rowptr[bad] * bb; e < (int64_t)A->rowptr[bad + 1] * bb; e++) {
+        double v = A->prec == BSR_DOUBLE ? fabs(((const double *)A->val)[e]) : fabs((double)((const float *)A->val)[e]);
+        if (v > badmax) badmax = v;
+    }
+    return bsr_error(BSR_ERR_VALUE, "block row %d of A has only subnormal values (|a| < %.3g, the smallest normal "
+                     "%s-precision number; the largest is %.3g): rescale A (and b)", bad, tiny,
+                     single ? "single" : "double", badmax);
+}
+
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
@@ -107,6 +162,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
+    if ((st = check_subnormal_rows(s, A))) goto fail;
     /* factor=auto: an ILU is factored on the device when the solve runs there */
     const int ilu = s->opt.precond >= BSR_PC_ILU0;
     if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || !ilu)) {
@@ -175,6 +231,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     bsr_matrix_destroy(s->A_work);
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
+    BSR_TRY(check_subnormal_rows(s, A));
     double t1 = now();
     if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
     double t2 = now();
@@ -188,7 +245,8 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
 
 /* Set the final true residual of every column and choose the return status;
  * a column that ran out of iterations or stagnated at the rounding floor has
- * converged as far as the precision shows (krylov_floor.c). */
+ * converged as far as the precision shows (krylov_floor.c), unless x is no
+ * answer there (no better than 0, or grown without bound: col.singular). */
 static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_multivec *B,
                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
 {
@@ -212,8 +270,9 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
     }
     if (bad < 0) return BSR_OK;
     return bsr_error(breakdown ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV,
-                     "bsr_solver_solve: column %d stopped (%s) after %d iterations at relative residual %.3e",
-                     bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres);
+                     "bsr_solver_solve: column %d stopped (%s) after %d iterations at relative residual %.3e%s",
+                     bad, bsr_reason_string(col[bad].reason), col[bad].iterations, col[bad].relres,
+                     col[bad].singular ? ": system singular or too ill-conditioned in this precision" : "");
 }
 
 /* profile=1 on the device: the Krylov phase's least traffic by the model of

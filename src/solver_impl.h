@@ -212,7 +212,10 @@ int bsr_kstate_nactive(const bsr_kstate *ks);
  * in the working precision's eps (0 when o->absnorm is NULL). */
 bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *floor);
 /* A column whose true residual misses tol but lies at or under the floor
- * converged as far as the precision shows: reason BSR_CONVERGED_FLOOR, 1. */
+ * converged as far as the precision shows: reason BSR_CONVERGED_FLOOR, 1;
+ * unless the residual is no better than x = 0's or the floor exceeds
+ * ||b||/10 (x grown as only a numerically singular A makes it): then
+ * c->singular = 1 (b != 0), the reason stays, 0. */
 int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor);
 /* || |A| |X(:,j)| + |B(:,j)| ||_2 from host data in A's precision (k columns). */
 void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out);

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The Python package (python/): built against this tree's libbsrsolve.so and
 # tested with pytest (tests/python.sh).  The interpreter is the first of
-# BSR_PYTHON, python3 on PATH and /usr/bin/python3 that imports numpy, scipy
-# and pytest and has Python.h; without one the test skips and says what is
-# missing.  Included from the top CMakeLists.txt in the tests section.
+# BSR_PYTHON, python3 on PATH and /usr/bin/python3 that imports numpy, scipy,
+# pytest, setuptools and wheel (pip builds a wheel) and has Python.h; without
+# one the test skips and says what is missing.  Included from the top CMakeLists.txt in the tests section.
 set(BSR_PYTHON "" CACHE FILEPATH "Python interpreter for the Python package test (default: searched)")
 set(_bsr_py_skip "")
 if(BSR_ASAN)
@@ -27,6 +27,14 @@ for m in ("numpy", "scipy", "pytest", "setuptools"):
         __import__(m)
     except ImportError:
         missing.append(m)
+# pip --no-build-isolation (python.sh) builds a wheel: wheel, or a setuptools with its own bdist_wheel (70.1)
+try:
+    import wheel
+except ImportError:
+    try:
+        import setuptools.command.bdist_wheel
+    except ImportError:
+        missing.append("wheel")
 if not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
     missing.append("Python.h (python3-dev)")
 print(" ".join(missing), end="")
@@ -38,7 +46,7 @@ print(" ".join(missing), end="")
     endif()
   endforeach()
   if(NOT _bsr_py)
-    set(_bsr_py_skip "skipped: no Python 3 with numpy, scipy, pytest, setuptools and Python.h found:${_bsr_py_why} scripts/install-deps.sh installs them, or set -DBSR_PYTHON=")
+    set(_bsr_py_skip "skipped: no Python 3 with numpy, scipy, pytest, setuptools, wheel and Python.h found:${_bsr_py_why} scripts/install-deps.sh installs them, or set -DBSR_PYTHON=")
   endif()
 endif()
 

@@ -42,6 +42,14 @@ static void test_codes(void)
     expect_rc("--gen poisson2d:8 --backend cpu --config bogus=1", 2);
     expect_rc("--gen poisson2d:8 --backend cpu --config rtol=x", 2);
     expect_rc("--gen nosuch:3", 2);
+    /* a --rhs that is no keyword and no file: a usage error naming the forms (issue 40) */
+    expect_rc("--gen poisson2d:8 --backend cpu --rhs zeros", 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'zeros'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "ones"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "random:K"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "B.mtx"));
+    CU_ASSERT_PTR_NULL(strstr(err, "cannot open"));
+    expect_rc("--gen poisson2d:8 --backend cpu --rhs random:0", 2);
     /* a combination the solver refuses is refused before the matrix is read */
     expect_rc("no-such-file.mtx --backend cpu --config method=cg,precond=ilut", 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "method=cg"));
@@ -51,6 +59,9 @@ static void test_codes(void)
     snprintf(args, sizeof args, "'%s' --backend cpu", p);
     expect_rc(args, 1);
     snprintf(args, sizeof args, "'%s/none.mtx' --info", dir);
+    expect_rc(args, 1);
+    /* an existing --rhs file that is not a right-hand side stays an error (1) */
+    snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --rhs '%s'", p);
     expect_rc(args, 1);
     /* a --plot that cannot be written is an error naming the path */
     snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --plot '%s/no/such/dir/h.png'", dir);
@@ -65,6 +76,54 @@ static void test_codes(void)
     expect_rc(args, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"breakdown\""));
     CU_ASSERT_PTR_NULL(strstr(out, "\"iterations\": [1000]"));
+    /* its zero diagonal is what match=auto solves: the failure says so (issue 40) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hint_config\": \"precond=ilu0,match=auto\""));
+    snprintf(args, sizeof args, "'%s' --backend cpu", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "zero, missing or singular diagonal block"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "try --config match=auto"));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config precond=ilu2,pivot=strict", p);
+    expect_rc(args, 1);   /* a singular pivot at setup: the hint on stderr */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "hint: A has a zero, missing or singular diagonal block"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "try --config precond=ilu2,pivot=strict,match=auto"));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config precond=ilu0,match=auto", p);
+    expect_rc(args, 0);   /* which solves it */
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
+    /* no hint where the diagonal is regular */
+    expect_rc("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
+    /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */
+    put("denormal.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e-320\n2 1 0.5\n2 2 1\n3 3 1\n", p);
+    snprintf(args, sizeof args, "'%s' --backend cpu", p);
+    expect_rc(args, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "block row 0 of A has only subnormal values"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "rescale"));
+    CU_ASSERT_PTR_NULL(strstr(err, "is zero"));
+}
+
+/* A singular system (1D Laplacian with Neumann ends, b = ones: inconsistent)
+ * whose GMRES + ILU(0) iterate grows without bound: not "converged at the
+ * rounding floor" with exit 0 (issue 40), but maxit, exit 3, and the note. */
+static void test_floor_singular(void)
+{
+    enum { N = 8 };
+    char text[2048], p[512], args[1024];
+    int o = snprintf(text, sizeof text, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", N, N, 3 * N - 2);
+    for (int i = 1; i <= N; i++) {
+        if (i > 1) o += snprintf(text + o, sizeof text - o, "%d %d -1\n", i, i - 1);
+        o += snprintf(text + o, sizeof text - o, "%d %d %d\n", i, i, (i > 1) + (i < N));
+        if (i < N) o += snprintf(text + o, sizeof text - o, "%d %d -1\n", i, i + 1);
+    }
+    put("neumann.mtx", text, p);
+    snprintf(args, sizeof args, "'%s' --backend cpu --config method=gmres,precond=ilu0,maxit=100", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stopped at maxit, system singular or too ill-conditioned in this precision"));
+    CU_ASSERT_PTR_NULL(strstr(out, "converged at the rounding floor"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  maxit "));
+    snprintf(args, sizeof args, "'%s' --backend cpu --config method=gmres,precond=ilu0,maxit=100 --json", p);
+    expect_rc(args, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"singular\": [true]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"at_rounding_floor\": [false]"));
 }
 
 /* --float is reported as single precision; --config can still ask for double. */
@@ -120,6 +179,7 @@ int main(int argc, char **argv)
     if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
     static const bsr_test tests[] = {
         {"exit codes 0/1/2/3", test_codes},
+        {"a singular system is not converged at the floor", test_floor_singular},
         {"--float reports float", test_float},
         {"one block-size limit", test_block_limit},
         {"benchmarks without a GPU", test_bench_nogpu},

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Numerical edge cases of the solvers: right-hand sides near the ends of the
  * double range (norms and inner products must neither overflow nor
- * underflow), and a BiCGStab that cannot progress reports breakdown promptly. */
+ * underflow), rows of tiny or subnormal values, and a BiCGStab that cannot
+ * progress reports breakdown promptly. */
 #include "harness.h"
+#include "blockops.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,92 @@ static void test_solve_range(void)
     bsr_problem_free(&P);
 }
 
+/* Tridiagonal [-1 4 -1] of n rows with row 0 times f. */
+static bsr_matrix *tridiag_row0(int n, double f)
+{
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * 3 * n);
+    double *v = malloc(sizeof(double) * 3 * n);
+    int nz = 0;
+    for (int i = 0; i < n; i++) {
+        rp[i] = nz;
+        for (int j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < n) { ci[nz] = j; v[nz++] = (j == i ? 4.0 : -1.0) * (i ? 1.0 : f); }
+    }
+    rp[n] = nz;
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* A row of tiny values is not a zero row (issue 40): the squares of 1e-170
+ * underflow to 0, and the ILU scaling read that as "block row 0 of A is
+ * zero"; now it solves.  A row of subnormal values (1e-320, denormal.mtx) is
+ * refused by every preconditioner that inverts diagonal blocks with "has only
+ * subnormal values ...: rescale" (BSR_ERR_VALUE), in float already a row
+ * below FLT_MIN; a row of stored zeros is still "zero". */
+static void test_tiny_rows(void)
+{
+    /* the block norm itself */
+    const double t170[4] = {1e-170, 0, 0, 1e-170}, t320[4] = {1e-320, 0, 0, 0}, z[4] = {0, 0, 0, 0};
+    CU_ASSERT_DOUBLE_EQUAL(bsr_blk_fnorm(2, t170) / (sqrt(2.0) * 1e-170), 1, 1e-14);
+    CU_ASSERT(bsr_blk_fnorm(2, t320) > 0);
+    CU_ASSERT_EQUAL(bsr_blk_fnorm(2, z), 0.0);
+    enum { N = 30 };
+    static const char *const pcs[] = {"precond=ilu0", "precond=ilu2", "precond=ilut", "precond=jacobi",
+                                      "method=gmres,precond=ssor"};
+    bsr_multivec *Xs, *B, *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&Xs, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&B, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
+    double *xs = bsr_multivec_data(Xs);
+    for (int i = 0; i < N; i++) xs[i] = 1 + 0.1 * i;
+    bsr_matrix *T = tridiag_row0(N, 1e-170), *D = tridiag_row0(N, 1e-320), *Z = tridiag_row0(N, 0);
+    BSR_ASSERT_OK(bsr_spmm(1.0, T, Xs, 0.0, B));
+    for (int c = 0; c < 5; c++) {
+        bsr_solver *s;
+        bsr_solver_stats st;
+        char cfg[128];
+        snprintf(cfg, sizeof cfg, "%s,rtol=1e-12", pcs[c]);
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+        /* 1e-170: normal doubles, solved */
+        bsr_status r = bsr_solver_setup(s, T);
+        if (r) printf("\n  %s, row 0 x 1e-170: %s", cfg, bsr_last_error());
+        CU_ASSERT_EQUAL(r, BSR_OK);
+        if (!r) {
+            BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+            BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+            CU_ASSERT(bsr_test_rel_err(X, Xs) < 1e-9);
+            bsr_solver_stats_free(&st);
+        }
+        /* 1e-320: subnormal, refused with the reason */
+        CU_ASSERT_EQUAL(bsr_solver_setup(s, D), BSR_ERR_VALUE);
+        if (!strstr(bsr_last_error(), "block row 0 of A has only subnormal values"))
+            printf("\n  %s, row 0 x 1e-320: %s", cfg, bsr_last_error());
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 0 of A has only subnormal values"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "rescale"));
+        CU_ASSERT_PTR_NULL(strstr(bsr_last_error(), "zero"));
+        /* refactor to it from a good setup: the same */
+        BSR_ASSERT_OK(bsr_solver_setup(s, T));
+        CU_ASSERT_EQUAL(bsr_solver_refactor(s, D), BSR_ERR_VALUE);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "only subnormal values"));
+        bsr_solver_destroy(s);
+    }
+    /* float: 1e-170 is below FLT_MIN (zero in the working copy) */
+    bsr_solver *s;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=ilu0,precision=float,precond_precision=float"));
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, T), BSR_ERR_VALUE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 0 of A has only subnormal values (|a| < 1.18e-38"));
+    bsr_solver_destroy(s);
+    /* stored zeros: a zero row, as before */
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "precond=ilu0"));
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, Z), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 0 of A is zero"));
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(T); bsr_matrix_destroy(D); bsr_matrix_destroy(Z);
+    bsr_multivec_destroy(Xs); bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+}
+
 /* A 3 x 3 cyclic permutation: ILU(0) has only regularized pivots, so the
  * preconditioned operator is numerically rank one and BiCGStab stops moving;
  * it reports breakdown within a few dozen iterations instead of using maxit. */
@@ -115,6 +203,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"norms of 1e300 and 1e-300 vectors", test_norm_range},
         {"solves with b x 1e300, 1e-300", test_solve_range},
+        {"rows of tiny and of subnormal values", test_tiny_rows},
         {"BiCGStab without progress: breakdown", test_bicgstab_stall},
         {NULL, NULL},
     };

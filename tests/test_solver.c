@@ -79,6 +79,165 @@ static void test_api_errors(void)
     bsr_problem_free(&Q);
 }
 
+/* 1D convection-diffusion with Neumann ends, n rows: each row sums to zero,
+ * so A is singular (null vector ones); c = 0 is the symmetric Laplacian. */
+static bsr_matrix *neumann_matrix(int n, double c)
+{
+    int *rp = malloc(sizeof(int) * (n + 1)), *ci = malloc(sizeof(int) * 3 * n);
+    double *v = malloc(sizeof(double) * 3 * n);
+    int nz = 0;
+    for (int i = 0; i < n; i++) {
+        rp[i] = nz;
+        double d = 0;
+        if (i > 0) { ci[nz] = i - 1; v[nz++] = -1 - c; d += 1 + c; }
+        int dq = nz++;
+        if (i < n - 1) { ci[nz] = i + 1; v[nz++] = -1 + c; d += 1 - c; }
+        ci[dq] = i;
+        v[dq] = d;
+    }
+    rp[n] = nz;
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* A singular system's iterate may grow without bound along the null vector
+ * while the residual stalls; the rounding floor eps*|| |A||x| + |b| || grows
+ * with it and once covered any residual ("converged at the rounding floor",
+ * status OK, with a true relres of 1 or more, issue 40).  Such a column stays
+ * maxit (or stagnated), not converged, marked singular, and the error says
+ * "system singular or too ill-conditioned in this precision":
+ *  - inconsistent Neumann Laplacian, b = ones, GMRES + ILU(0): relres 1, x ~ 1e29;
+ *  - convection-diffusion, GMRES + ILU(0) in float: relres ~0.6 < 1, but the
+ *    floor above ||b||/10 (x grown as only a singular A makes it);
+ *  - fidapm05 (FIDAP, singular) from the real matrices when present: GMRES +
+ *    ILU(0) in float (relres 0.18, x ~ 2e8), and in double plain maxit. */
+static void test_floor_singular(void)
+{
+    enum { N = 40 };
+    static const struct { double c; int rhs; const char *cfg; double relres_lo, relres_hi; } cases[] = {
+        {0.0, 0, "method=gmres,precond=ilu0,maxit=100", 0.99, 1e300},
+        {0.3, 1, "method=gmres,precond=ilu0,maxit=500,precision=float,precond_precision=float", 1e-3, 1},
+    };
+    for (int t = 0; t < 2; t++) {
+        bsr_matrix *A = neumann_matrix(N, cases[t].c);
+        bsr_multivec *B, *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&B, N, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
+        double b[N];
+        for (int i = 0; i < N; i++) b[i] = cases[t].rhs ? sin(0.6 * i) + 0.04 : 1.0;
+        BSR_ASSERT_OK(bsr_multivec_from_colmajor(B, b, N));
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[t].cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, A));
+        CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_NOCONV);
+        const bsr_col_stats *c = &st.col[0];
+        if (c->reason == BSR_CONVERGED_FLOOR || !c->singular)
+            printf("\n  %s: %s (floor: %d), singular %d, relres %.3e", cases[t].cfg, bsr_reason_string(c->reason),
+                   c->reason == BSR_CONVERGED_FLOOR, c->singular, c->relres);
+        CU_ASSERT(c->reason == BSR_DIVERGED_MAXIT || c->reason == BSR_DIVERGED_STAGNATION);
+        CU_ASSERT(!bsr_reason_converged(c->reason));
+        CU_ASSERT_EQUAL(c->singular, 1);
+        CU_ASSERT(c->relres >= cases[t].relres_lo && c->relres < cases[t].relres_hi);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "system singular or too ill-conditioned in this precision"));
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+        bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+        bsr_matrix_destroy(A);
+    }
+    /* the real one */
+    const char *dir = bsr_test_real_dir();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fidapm05.mtx", dir);
+    if (!dir[0] || access(path, R_OK)) {
+        BSR_TEST_SKIP("fidapm05.mtx not among the real matrices");
+        return;
+    }
+    for (int prec = 0; prec < 2; prec++) {
+        bsr_matrix *A;
+        BSR_ASSERT_OK(bsr_mm_read(path, 1, BSR_DOUBLE, &A, NULL));
+        bsr_multivec *B, *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&B, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_fill(B, 1.0));
+        bsr_solver *s;
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, prec ? "method=gmres,precond=ilu0,maxit=2000"
+                                                           : "method=gmres,precond=ilu0,maxit=2000,precision=float,"
+                                                             "precond_precision=float"));
+        BSR_ASSERT_OK(bsr_solver_setup(s, A));
+        CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
+        if (!prec) CU_ASSERT_EQUAL(st.col[0].singular, 1); /* double: far above the floor, plain maxit */
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+        bsr_multivec_destroy(B); bsr_multivec_destroy(X);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* bsr_solver_set_tolerances: one setup, then a loose, a tight and a capped
+ * solve with their own iteration counts (setup_s unchanged: no new setup);
+ * bad values refused as the option parser refuses them, s unchanged. */
+static void test_set_tolerances(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:8:3", BSR_DOUBLE, &P));
+    int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_solver *s;
+    bsr_solver_stats st;
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    CU_ASSERT_EQUAL(bsr_solver_set_tolerances(NULL, 1e-6, 0, 10), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=gmres,precond=jacobi,rtol=1e-8"));
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-3, 0, 500));   /* before setup too */
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    const double setup_s = st.setup_s;
+    const int loose = st.col[0].iterations;
+    CU_ASSERT(st.col[0].relres <= 1e-3 && st.col[0].relres > 1e-10);
+    bsr_solver_stats_free(&st);
+    /* tighter: more iterations, from zero again */
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-10, 0, 500));
+    const bsr_solver_options *o = bsr_solver_get_options(s);
+    CU_ASSERT(o->rtol == 1e-10 && o->atol == 0 && o->maxit == 500);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT(st.col[0].iterations > loose);
+    CU_ASSERT(st.col[0].relres <= 1e-10);
+    CU_ASSERT(st.setup_s == setup_s);
+    const int tight = st.col[0].iterations;
+    bsr_solver_stats_free(&st);
+    /* atol decides; then maxit caps */
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 0, 1e-4, 500));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_CONVERGED_ATOL);
+    CU_ASSERT(st.col[0].iterations < tight);
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-10, 0, 3));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, P.rhs, X, &st), BSR_ERR_NOCONV);
+    CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
+    CU_ASSERT_EQUAL(st.col[0].iterations, 3);
+    CU_ASSERT(st.setup_s == setup_s);
+    bsr_solver_stats_free(&st);
+    /* refused: the parser's ranges; the solver keeps 1e-10, 0, 3 */
+    static const struct { double rtol, atol; int maxit; const char *key; } bad[] = {
+        {-1, 0, 10, "rtol"}, {NAN, 0, 10, "rtol"}, {INFINITY, 0, 10, "rtol"}, {1e300, 0, 10, "rtol"},
+        {1e-6, -1e-9, 10, "atol"}, {1e-6, NAN, 10, "atol"}, {1e-6, 0, -1, "maxit"}};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        CU_ASSERT_EQUAL(bsr_solver_set_tolerances(s, bad[i].rtol, bad[i].atol, bad[i].maxit), BSR_ERR_ARG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), bad[i].key));
+        CU_ASSERT(o->rtol == 1e-10 && o->atol == 0 && o->maxit == 3);
+    }
+    bsr_multivec_destroy(X);
+    bsr_solver_destroy(s);
+    bsr_problem_free(&P);
+}
+
 /* maxit reached: status NOCONV, reason maxit, exact iteration count, X is the last iterate. */
 static void test_maxit(void)
 {
@@ -779,6 +938,8 @@ int main(int argc, char **argv)
         {"API errors", test_api_errors},
         {"maxit", test_maxit},
         {"rtol below the rounding floor", test_rounding_floor},
+        {"no floor verdict for a singular system", test_floor_singular},
+        {"set tolerances without a new setup", test_set_tolerances},
         {"singular and indefinite", test_singular_indefinite},
         {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
         {"BiCGStab breakdown and restart", test_breakdown},

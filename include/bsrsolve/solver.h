@@ -174,7 +174,9 @@ typedef enum {
                                 eps*|| |A||x| + |b| ||: the true residual is at the rounding
                                 floor of its own evaluation in the working precision, which
                                 no representable x lowers reliably (an rtol below what an
-                                ill-conditioned system allows); serial solves only */
+                                ill-conditioned system allows); serial solves only.  Never
+                                with ||r|| >= ||b|| nor with a floor above ||b||/10 (x grown
+                                without bound): those stay maxit/stagnated, col.singular = 1 */
 } bsr_reason;
 /* "converged" for the three converged reasons, else "maxit", "diverged",
  * "stagnated", "breakdown", "indefinite", "nan", "none". */
@@ -191,6 +193,12 @@ typedef struct {
     int restarts;        /* breakdown restarts (and residual-drift restarts) */
     int hist_len;        /* history[0..hist_len): relres at iteration 0, 1, ... */
     double *history;
+    int singular;        /* 1: stopped (maxit or stagnated) with the true residual within the
+                            rounding floor, but the floor verdict was refused: the residual is
+                            no better than x = 0's, or eps*|| |A||x| || > ||b||/10 (x grown
+                            as only a system singular in the working precision makes it,
+                            src/krylov_floor.c); "system singular or too ill-conditioned in
+                            this precision".  0 otherwise */
 } bsr_col_stats;
 
 typedef struct {
@@ -246,6 +254,11 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
 void bsr_solver_destroy(bsr_solver *s);
 /* Options in use. */
 const bsr_solver_options *bsr_solver_get_options(const bsr_solver *s);
+/* New stopping tolerances and iteration limit for the next solves (rtol, atol:
+ * finite, >= 0 and < 1e300; maxit >= 0, as the option string takes them):
+ * no new setup, the preconditioner stays.  BSR_ERR_ARG naming the value (s
+ * unchanged) otherwise.  Not during a solve on s. */
+bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, int maxit);
 
 /* UMFPACK reference: X = A^{-1} B by sparse LU (SuiteSparse), column by column,
  * in double.  times (may be NULL): [0] symbolic+numeric, [1] solves. */

@@ -141,6 +141,20 @@ class Solver:
         n = self._s.rows
         return None if n is None else (n, n)
 
+    @property
+    def tolerances(self):
+        """(rtol, atol, maxit) of the next solves."""
+        return self._s.tolerances
+
+    def set_tolerances(self, rtol=None, atol=None, maxit=None):
+        """New rtol, atol and/or maxit for the next solves (None keeps the one in
+        use), without a new setup: the preconditioner stays.  Values are checked
+        as in the options string (ArgumentError); returns self."""
+        r, a, m = self._s.tolerances
+        self._s.set_tolerances(r if rtol is None else float(rtol), a if atol is None else float(atol),
+                               m if maxit is None else int(maxit))
+        return self
+
     def setup(self, A):
         """Preconditioner (ordering, pattern, factors) for A; returns self."""
         self._s.setup(*_matrix_args(A, self._blocksize))

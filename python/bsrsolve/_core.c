@@ -454,6 +454,27 @@ out:
     return ret;
 }
 
+/* set_tolerances(rtol, atol, maxit): the next solves' stopping tests, no new setup. */
+static PyObject *Solver_set_tolerances(SolverObject *self, PyObject *args)
+{
+    double rtol, atol;
+    int maxit;
+    if (!PyArg_ParseTuple(args, "ddi", &rtol, &atol, &maxit)) return NULL;
+    if (enter(self)) return NULL;
+    bsr_status s = bsr_solver_set_tolerances(self->s, rtol, atol, maxit);
+    self->busy = 0;
+    if (s) return raise_status(s);
+    Py_RETURN_NONE;
+}
+
+/* (rtol, atol, maxit) in use. */
+static PyObject *Solver_get_tolerances(SolverObject *self, void *unused)
+{
+    (void)unused;
+    const bsr_solver_options *o = bsr_solver_get_options(self->s);
+    return Py_BuildValue("(ddi)", o->rtol, o->atol, o->maxit);
+}
+
 static PyObject *Solver_get_options(SolverObject *self, void *unused)
 {
     (void)unused;
@@ -485,10 +506,13 @@ static PyMethodDef Solver_methods[] = {
     {"setup", (PyCFunction)Solver_setup, METH_VARARGS, "setup(kind, ...): preconditioner for a new matrix"},
     {"refactor", (PyCFunction)Solver_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
     {"solve", (PyCFunction)Solver_solve, METH_VARARGS, "solve(b, x, n, k) -> (converged, stats)"},
+    {"set_tolerances", (PyCFunction)Solver_set_tolerances, METH_VARARGS,
+     "set_tolerances(rtol, atol, maxit): new stopping tests, no new setup"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Solver_getset[] = {
     {"options", (getter)Solver_get_options, NULL, "options in use, canonical string", NULL},
+    {"tolerances", (getter)Solver_get_tolerances, NULL, "(rtol, atol, maxit) in use", NULL},
     {"backend", (getter)Solver_get_backend, NULL, "'cpu' or the CUDA device description", NULL},
     {"rows", (getter)Solver_get_rows, NULL, "scalar rows of the matrix set up (None before setup)", NULL},
     {"block_size", (getter)Solver_get_block, NULL, "block size of the matrix set up (None before setup)", NULL},

@@ -309,6 +309,27 @@ def test_low_level_arguments_checked():
     assert s.solve(np.ones(2), x, 2, 1)[0] and np.allclose(x, 1.0)
 
 
+def test_set_tolerances():
+    """one setup, a loose then a tight solve: more iterations, no new setup."""
+    A = dominant(150, 2, seed=21)
+    b = rhs(A.shape[0])
+    s = Solver("method=gmres,precond=jacobi,rtol=1e-8").setup(A)
+    assert s.tolerances == (1e-8, 0.0, 1000)
+    x1, st1 = s.set_tolerances(rtol=1e-3).solve(b)
+    assert s.tolerances == (1e-3, 0.0, 1000) and "rtol=0.001" in s.options
+    assert 1e-10 < st1["relres"][0] <= 1e-3
+    x2, st2 = s.set_tolerances(rtol=1e-11, maxit=500).solve(b)
+    assert st2["iterations"][0] > st1["iterations"][0] and st2["relres"][0] <= 1e-11
+    assert st2["setup_s"] == st1["setup_s"]  # no new setup
+    assert relerr(x2, spla.spsolve(A.tocsc(), b)) < 1e-9
+    with pytest.raises(bsrsolve.ConvergenceError, match="maxit"):
+        s.set_tolerances(maxit=1).solve(b)
+    for bad in ({"rtol": -1.0}, {"atol": float("nan")}, {"rtol": float("inf")}, {"maxit": -1}):
+        with pytest.raises(bsrsolve.ArgumentError):
+            s.set_tolerances(**bad)
+    assert s.tolerances == (1e-11, 0.0, 1)
+
+
 def test_not_converged():
     A = dominant(200, 1, seed=12, density=0.05)
     b = rhs(200)

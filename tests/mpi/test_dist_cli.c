@@ -125,9 +125,11 @@ static void test_failures(void)
     CU_ASSERT_EQUAL(count(err, "unknown key 'bogus'"), 1);
     expect_rc("--gen nosuch:3 --backend cpu", 2);
     expect_rc("--gen stencil3d:6 --block 4 --backend cpu", 2);
+    /* a --rhs that is no keyword and no file: a usage error naming the forms */
     snprintf(args, sizeof args, "'%s/matrices/stencil3d_4_4.mtx' --rhs '%s/none.mtx' --backend cpu", src, dir);
-    expect_rc(args, 1);
+    expect_rc(args, 2);
     CU_ASSERT_EQUAL(count(err, "none.mtx"), 1);
+    CU_ASSERT_EQUAL(count(err, "--rhs takes B.mtx (a Matrix Market file), ones"), 1);
     expect_rc("--gen stencil3d:6 --backend cpu --config maxit=2,rtol=1e-12", 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "maxit"));
     if (!bsr_test_have_gpu()) {
