@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ILU2 set up on the device (issue 39): the device-against-host tests, then
 # first setup, refactor and solve of ILU2 at its defaults on the issue's
 # problems, each beside our ILU(0) and cuSPARSE's ILU(0) + BiCGStab in the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* On-device numeric block ILU: scaling and factorization of the ILU module's
  * ILU(0), or of ILUT/ILU2 into the frozen pattern of their setup
  * (src/ilu_pattern.c), on the GPU, for CFD codes that refactor every time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device code of the on-device block ILU(0) (see ilu0_gpu.cu): the block
  * kernels and the launchers of one block size, instantiated once per block
  * size in kernels/ilu0_gpu_bB.cu (one module each: CUDA loads a module's image
@@ -128,7 +129,7 @@ template <int B> __device__ double blk_fnorm(const double *a)
 {
     double s = 0.0;
     for (int i = 0; i < B * B; i++) s += a[i] * a[i];
-    if (s <= 1e300 && (s >= 1e-290 || s == 0.0)) return sqrt(s);
+    if (s <= 1e300 && s >= 1e-290) return sqrt(s);   /* as src/blockops.c: a sum that underflowed to 0 is rescaled */
     if (isnan(s)) return s;
     double m = blk_maxabs<B>(a);
     if (m == 0.0 || !isfinite(m)) return m;

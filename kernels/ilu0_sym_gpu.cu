@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symbolic phase of the device ILU(0) done on the device (natural order):
  * the L/U patterns and the level schedules of both triangles built from A's
  * device mirror, so that the setup of the CUDA backend touches no host

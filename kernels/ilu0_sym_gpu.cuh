@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ILU(0) symbolic phase done on the device (kernels/ilu0_sym_gpu.cu):
  * what the device preconditioner (trsv_ilu.cu) and the device factorization
  * (ilu0_gpu.cu) read instead of the host's patterns when F->dsym is set. */

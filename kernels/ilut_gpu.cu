@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The threshold rows of ILUT / ILU2 on the device: the factorization that
  * chooses the pattern (src/ilu_row.c with the thresholds, dynamic fill and
  * the per-row cap), one warp a block row, sync-free.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Applying the block ILU: Y = M^{-1} X = P^T U^{-1} L^{-1} Ds P X (with a
  * matching Dc Q^T U^{-1} L^{-1} Ds Dr Q P X: Dr is folded into the left
  * scaling, the row permutation into the gather, Dc into the scatter), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numeric block ILU(0) / ILUT(tau) / ILU2(tau1,tau2) factorization.
  *
  * Row (IKJ) form of the Crout recurrences of the design note: row k of the

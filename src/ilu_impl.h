@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Private definitions of the ILU module (src/ilu_*.c). */
 #ifndef BSR_ILU_IMPL_H
 #define BSR_ILU_IMPL_H

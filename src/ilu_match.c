@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matching step of the ILU setup (bsr_ilu_options.match): before the
  * ordering, a maximum-product transversal P and scalings Dr, Dc
  * (reorder/match.c) put large blocks on the diagonal; the ordering Q is then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The host numeric ILU factor (ilu_numeric.h): the values of the plan itself,
  * factored by the row kernel (ilu_factor.c) and applied by bsr_ilu_apply. */
 #include "ilu_numeric.h"

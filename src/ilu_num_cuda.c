@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA numeric ILU factor (ilu_numeric.h): device factors and scaling in
  * the layout of the plan's pattern (bsr_gpu_ilu, applied by the level or
  * sync-free triangular solves), their values computed on the device

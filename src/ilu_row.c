@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ILU row kernel: one block row of ILU(0) / ILUT / ILU2 in row (IKJ)
  * form (see ilu_factor.c for the algorithm and the parallel driver). */
 #include "ilu_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block ILU set-up: options, ordering, symbolic map, scaling, refactor,
  * accessors.
  *

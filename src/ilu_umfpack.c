@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Anchor for `bench ilu`: the complete sparse LU of the same matrix by
  * UMFPACK (its own fill-reducing ordering), for its fill and time. */
 #include "ilu_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-thread workspace of the ILU row kernel: a sparse accumulator of b x b
  * blocks (pos[] maps a column to its slot) that grows on demand, and the
  * per-factorization set of workspaces kept in F for refactor. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Solver options: defaults, the "key=value,..." string parser, canonical form. */
 #include "solver_impl.h"
 #include <ctype.h>

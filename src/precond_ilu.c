@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block ILU(0) / ILUT / ILU2 preconditioners: a symbolic plan (bsr_ilu after
  * setup: ordering, scaling rule, pattern, schedules) and a numeric factor of
  * one backend behind ilu_numeric_ops.  The host and the device preconditioner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The threshold rows of ILUT / ILU2 on the device (kernels/ilut_gpu.cu)
  * against the host's (src/ilu_row.c) on the same ordering and options: the
  * same frozen pattern, classes included (L, R, capped-out, U, W), the same

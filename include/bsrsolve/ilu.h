@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve incomplete factorizations: block ILU(0), ILUT(tau), ILU2(tau1,tau2)
  * and the CPU block triangular solves.  Included by bsrsolve.h.
  * (Contract shared by src/ilu*, the GPU triangular solves and the solvers.) */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve Krylov solvers and the solver object.
  * Included by bsrsolve.h.
  *
