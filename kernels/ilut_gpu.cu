@@ -14,8 +14,8 @@
  * target of an update by one lane, and new slots are numbered in lane order,
  * so the classes, the cap's choices and the pattern are the host's, and
  * deterministic.  A finished row publishes its inverse pivot, U and W
- * (columns ascending) in a slot sized by the cap (1 + A's upper blocks + 2P;
- * without a cap, what the memory allows); its lower columns (L, R and the
+ * (columns ascending) in a slot sized by the cap (1 + A's upper blocks + 2P),
+ * which is why the device needs a cap; its lower columns (L, R and the
  * capped-out class 2) go to a pool.  A row that outgrows its workspace, its
  * slot or the pool sends the whole factorization back to the host.  The host then builds the frozen pattern
  * from the columns (ilu_pattern_build): the values are factored into it by
@@ -451,11 +451,10 @@ bsr_status thr_error(const bsr_ilu *F, unsigned long long key)
     }
 }
 
-/* Fill blocks of U and of W that row k's upper slot holds: its cap (no more
- * than the workspace can fill), or without a cap pn, what the memory allows. */
-long long slot_fill(const bsr_ilu *F, int k, long long pn)
+/* Fill blocks of U and of W that row k's upper slot holds: its cap, no more
+ * than the workspace can fill. */
+long long slot_fill(const bsr_ilu *F, int k)
 {
-    if (F->opt.cap == BSR_ILU_CAP_NONE) return pn;
     const long long P = ilu_row_cap(F, k), len = F->ap[k + 1] - F->ap[k];
     return P < len + 64 ? P : len + 64;
 }
@@ -465,18 +464,15 @@ long long slot_fill(const bsr_ilu *F, int k, long long pn)
 extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *out)
 {
     const int n = F->n, b = F->b, bb = b * b;
-    if (F->mode != 1 || b < 1 || b > 10 || n < 1) return BSR_ERR_UNSUPPORTED;
+    /* without a cap a row's slot is unbounded: measured, rotconv3d's and
+     * cfd3d's separator rows outgrew every workspace (bench/RESULTS.md) */
+    if (F->mode != 1 || F->opt.cap == BSR_ILU_CAP_NONE || b < 1 || b > 10 || n < 1) return BSR_ERR_UNSUPPORTED;
     BSR_TRY(bsr_cuda_enter(ctx));
     cudaStream_t st = bsr_cuda_stream(ctx);
     const int nnz = F->ap[n];
     const int smax = b <= 5 ? 1024 : 512;
-    /* without a cap, each row's slot takes what a quarter of the free memory
-     * allows (a row that outgrows it sends the factorization to the host) */
     size_t fr = 0, total = 0;
     if (cudaMemGetInfo(&fr, &total) != cudaSuccess) fr = 0;
-    long long pn = ((long long)(fr / 4 / ((size_t)n * bb * sizeof(double) + 1)) - 1 - 2 * (long long)(nnz / n)) / 2;
-    if (pn > smax / 2) pn = smax / 2;
-    if (F->opt.cap == BSR_ILU_CAP_NONE && pn < 8) return BSR_ERR_UNSUPPORTED;
     /* each row's upper slot: the pivot, A's upper blocks, P of U's fill, P of W */
     long long *uoff = (long long *)bsr_malloc(sizeof(long long) * ((size_t)n + 1), "device ILU rows");
     if (!uoff) return BSR_ERR_NOMEM;
@@ -485,7 +481,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     for (int k = 0; k < n; k++) {
         int nau = 0, len = F->ap[k + 1] - F->ap[k];
         for (int p = F->ap[k]; p < F->ap[k + 1]; p++) nau += F->ac[p] > k;
-        const long long P = slot_fill(F, k, pn);
+        const long long P = slot_fill(F, k);
         uoff[k + 1] = uoff[k] + 1 + nau + 2 * P;
         lcap += 2 * len + 8 * P + 16;
     }
@@ -600,7 +596,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
             c += nlo;
             int nau = 0;
             for (int p = F->ap[k]; p < F->ap[k + 1]; p++) nau += F->ac[p] > k;
-            const long long P = slot_fill(F, k, pn);
+            const long long P = slot_fill(F, k);
             memcpy(c, ucol + uo, sizeof(int) * (size_t)nup);
             r->ucol = c;
             c += nup;

@@ -222,8 +222,8 @@ void ilu_pattern_free(ilu_pattern *P);
  * columns of every row (L, U, W, R, class 2; no values: symbolic_only) and
  * *c the counters the host's workspaces would hold.  The rows, classes and
  * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error
- * set) when a row outgrows its workspace or slot (likelier without a cap):
- * the caller factors on the host; BSR_ERR_SINGULAR naming the
+ * set) without a cap, or when a row outgrows its workspace or slot: the
+ * caller factors on the host; BSR_ERR_SINGULAR naming the
  * row as the host would; BSR_ERR_NODEVICE without CUDA. */
 typedef struct { int64_t dropped, sec_used, wkept; int nreg, rmax; } ilu_dev_counts;
 bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c);

@@ -384,7 +384,9 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     int *match = NULL;
     if (!s) s = ilu_match_start(F, A, &PA, &match);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
+        double t = now_s();
         s = bsr_order(PA ? PA : A, &opt->order, &F->ord);
+        F->st.order_s = now_s() - t;
     }
     bsr_status sm = ilu_match_finish(F, PA, match);
     if (!s) s = sm;

@@ -168,6 +168,7 @@ typedef struct {
     int match_nperm;           /* its permuted block rows (match[j] != j) */
     double match_s;            /* seconds of the auto test, the matching and P A's pattern */
     const char *match_note;    /* why auto ended at none, "" otherwise (static) */
+    double order_s;            /* seconds of the ordering (0 for natural) */
     double match_est_none;     /* auto with a weak diagonal: ||(LU)^{-1} e||_inf of the factors
                                 * without / with the matching; -1 when not computed */
     double match_est_mpt;
