@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "bsrsolve_mpi.h"
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,7 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
     f[DR_SOLVE_S] = st->solve_s;
     f[DR_HALO_S] = c.halo_s;
     f[DR_REDUCE_S] = c.reduce_s;
+    f[DR_THREADS] = omp_get_max_threads();   /* as bsr_dist_create left it (README: Threads) */
     *all = NULL;
     bsr_status s = BSR_OK;
     if (rank0 && !(*all = malloc(sizeof f * (size_t)bsr_dist_size(d))))
