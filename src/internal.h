@@ -107,10 +107,14 @@ bsr_status bsr_problem_make_rhs(bsr_problem *P);
 void bsr_generate_usage(FILE *f);
 
 /* Phase timer (prof.c): with BSR_PROFILE=1 (or bsr_prof_enable(1)) each mark
- * prints the seconds since the previous one to stderr. */
+ * prints the seconds since the previous one to stderr.  Progress: with
+ * BSR_PROGRESS=S (or bsr_progress_enable(S), S > 0 seconds; 0 turns it off)
+ * a mark ending a phase of at least S seconds prints "bsrsolve: WHAT T s". */
 int bsr_prof_on(void);
 void bsr_prof_enable(int on);
 void bsr_prof_mark(const char *what);
+double bsr_progress_min(void);
+void bsr_progress_enable(double min_s);
 double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
