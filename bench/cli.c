@@ -32,6 +32,13 @@ int cli_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+void cli_progress(int argc, char **argv, int show)
+{
+    if (!show || cli_flag(argc, argv, "--no-progress")) { bsr_progress_enable(0); return; }
+    if (bsr_progress_min() > 0) return;   /* BSR_PROGRESS: already on, its threshold kept */
+    if (cli_flag(argc, argv, "--progress") || isatty(STDERR_FILENO)) bsr_progress_enable(1.0);
+}
+
 /* First argument that is neither an option nor the value of a valued option, or NULL. */
 const char *cli_positional(int argc, char **argv, const char *const *valued)
 {

@@ -36,6 +36,11 @@ int cli_reorder_info(const bsr_matrix *A, const char *spec, int json);
 const char *cli_opt(int argc, char **argv, const char *name);
 /* Nonzero when flag `name` is present. */
 int cli_flag(int argc, char **argv, const char *name);
+/* Progress of long setups (the library's phase marks, prof.c): each phase of
+ * 1 s or more reported on stderr as it ends, with --progress or when stderr is
+ * a terminal (BSR_PROGRESS=S in the environment: the threshold, and on without
+ * a terminal); off with --no-progress or when show is 0 (ranks other than 0). */
+void cli_progress(int argc, char **argv, int show);
 /* First argument that is not an option or an option's value (the matrix file), or NULL.
  * valued: NULL-terminated list of options that take a value. */
 const char *cli_positional(int argc, char **argv, const char *const *valued);

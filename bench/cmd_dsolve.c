@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "bsrsolve_mpi.h"
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,7 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
     f[DR_SOLVE_S] = st->solve_s;
     f[DR_HALO_S] = c.halo_s;
     f[DR_REDUCE_S] = c.reduce_s;
+    f[DR_THREADS] = omp_get_max_threads();   /* as bsr_dist_create left it (README: Threads) */
     *all = NULL;
     bsr_status s = BSR_OK;
     if (rank0 && !(*all = malloc(sizeof f * (size_t)bsr_dist_size(d))))
@@ -245,13 +247,14 @@ int cmd_dsolve(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--rhs", "--x0", "--out", "--backend", "--config",
                                          "--reference", "--compare", "--exact", "--plot", "--steps", NULL};
-    static const char *const known[] = {"--json", "--float", "--warm", NULL};
+    static const char *const known[] = {"--json", "--float", "--warm", "--progress", "--no-progress", NULL};
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rank0 = rank == 0;
     int rc = check_usage(argc, argv, known, valued);
     if (rc) return rc;
+    cli_progress(argc, argv, rank0);   /* rank 0's phases only */
     int json = cli_flag(argc, argv, "--json"), fl = cli_flag(argc, argv, "--float");
     const char *backend = cli_opt(argc, argv, "--backend"), *steps = cli_opt(argc, argv, "--steps");
 

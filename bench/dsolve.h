@@ -10,7 +10,7 @@
 /* One rank's figures, gathered on rank 0: partition, times, communication. */
 enum {
     DR_ROWS, DR_INTERFACE, DR_GHOSTS, DR_SENT, DR_NEIGHBOURS, DR_NNZB, DR_PC_NNZB,
-    DR_SETUP_S, DR_SOLVE_S, DR_HALO_S, DR_REDUCE_S, DR_FIGURES
+    DR_SETUP_S, DR_SOLVE_S, DR_HALO_S, DR_REDUCE_S, DR_THREADS, DR_FIGURES
 };
 
 typedef struct {

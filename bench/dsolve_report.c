@@ -60,7 +60,13 @@ void dsolve_report_text(const dsolve_report *r)
     printf("            n = %lld, block %d x %d, %lld block rows, %lld blocks (%.1f per row)\n",
            (long long)(r->nglobal * r->b), r->b, r->b, (long long)r->nglobal, (long long)r->nnzb,
            r->nglobal > 0 ? (double)r->nnzb / r->nglobal : 0.0);
-    printf("solver      %s  [%s, %d ranks]\n", r->config, r->backend, r->ranks);
+    spread th = over_ranks(r, DR_THREADS);
+    if (th.min == th.max)
+        printf("solver      %s  [%s, %d ranks x %.0f thread%s]\n", r->config, r->backend, r->ranks, th.max,
+               th.max == 1 ? "" : "s");
+    else
+        printf("solver      %s  [%s, %d ranks x %.0f-%.0f threads]\n", r->config, r->backend, r->ranks, th.min,
+               th.max);
     printf("precond     rank 0: %s\n", st->precond_info[0] ? st->precond_info : "-");
     printf("            fill %.2f (%.0f blocks on all ranks)%s\n", s.fill, s.pcnnz.sum,
            st->pivots_regularized ? ", pivots regularized on rank 0" : "");
@@ -146,7 +152,8 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "setup_s", DR_SETUP_S, 0, 0);
     json_ranks(r, "solve_s", DR_SOLVE_S, 0, 0);
     json_ranks(r, "halo_s", DR_HALO_S, 0, 0);
-    json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 1);
+    json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 0);
+    json_ranks(r, "threads", DR_THREADS, 1, 1);
     printf("},\n\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
     printf(",\n\"version\": \"%s\"\n}\n", bsr_version());

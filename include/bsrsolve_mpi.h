@@ -35,7 +35,11 @@ extern "C" {
 /* ---- the distributed context ------------------------------------------------ */
 typedef struct bsr_dist bsr_dist;
 /* A duplicate of comm and the rank's backend context (borrowed, NULL = CPU;
- * a CUDA context: the rank's GPU, e.g. device = local rank % devices). */
+ * a CUDA context: the rank's GPU, e.g. device = local rank % devices).
+ * The ranks of a node share its cores: unless OMP_NUM_THREADS is set, the
+ * calling thread's OpenMP thread count (omp_set_num_threads) becomes
+ * max(1, CPUs of the node's ranks / ranks of comm on the node), at most the
+ * CPUs this process may run on. */
 bsr_status bsr_dist_create(bsr_dist **d, MPI_Comm comm, bsr_context *ctx);
 void bsr_dist_destroy(bsr_dist *d);
 int bsr_dist_rank(const bsr_dist *d);

@@ -66,7 +66,7 @@ bsr_status bsr_permute(const bsr_matrix *A, const bsr_ordering *ord, bsr_matrix 
     if (!buf) { bsr_matrix_destroy(C); return BSR_ERR_NOMEM; }
     const char *av = A->val;
     char *cv = C->val;
-#pragma omp parallel num_threads(nth)
+#pragma omp parallel num_threads(nth) if (n >= BSR_PAR_ROWS)
     {
         int t = 0;
 #ifdef _OPENMP
@@ -108,7 +108,7 @@ static bsr_status permute_vec(const char *fn, const bsr_ordering *ord, int b,
     const char *x = X->data;
     char *y = Y->data;
     const int *p = ord->perm;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bsr_par_worth((int64_t)ord->n * b * X->k))
     for (int i = 0; i < ord->n; i++) {
         if (inverse) memcpy(y + (size_t)p[i] * rs, x + (size_t)i * rs, rs);
         else memcpy(y + (size_t)i * rs, x + (size_t)p[i] * rs, rs);

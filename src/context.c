@@ -247,7 +247,7 @@ bsr_status bsr_ctx_axpbypcz(bsr_context *ctx, const double *a, const bsr_multive
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_axpbypcz: X, Y and Z must have the same precision");
     if (ctx->backend == BSR_BACKEND_CUDA) return bsr_cuda_mv_axpbypcz(ctx, a, X, b, Y, c, Z, done);
     int k = Z->k;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bsr_par_worth(Z->n * k))
     for (int64_t i = 0; i < Z->n; i++)
         for (int j = 0; j < k; j++) {
             if (done && done[j]) continue;
@@ -267,7 +267,7 @@ bsr_status bsr_ctx_axpby(bsr_context *ctx, const double *a, const bsr_multivec *
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_axpby: X and Y must have the same precision");
     if (ctx->backend == BSR_BACKEND_CUDA) return bsr_cuda_mv_axpbypcz(ctx, a, X, NULL, NULL, b, Y, done);
     int k = Y->k;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bsr_par_worth(Y->n * k))
     for (int64_t i = 0; i < Y->n; i++)
         for (int j = 0; j < k; j++) {
             if (done && done[j]) continue;

@@ -15,7 +15,7 @@
     {                                                                                       \
         const int b = F->b, bb = b * b;                                                     \
         const REAL *ds = (const REAL *)F->scale_left;                                       \
-        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
+        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)F->n * bb * k))") \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = ilu_src_row(F, i);                                                      \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
@@ -32,7 +32,7 @@
     static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \
     {                                                                                       \
         const int b = F->b;                                                                 \
-        _Pragma("omp parallel for schedule(static) if (F->n * k >= 2048)")                   \
+        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)F->n * b * k))") \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             double c = F->dc ? F->dc[r] : 1.0;                                              \
@@ -102,7 +102,7 @@ bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
     double *rowerr = bsr_calloc((size_t)n + 1, 2 * sizeof(double), "ILU error norm");
     if (!rowerr) return BSR_ERR_NOMEM;
     int fail = 0;
-    #pragma omp parallel reduction(| : fail)
+    #pragma omp parallel reduction(| : fail) if (n >= BSR_PAR_ROWS)
     {
         ilu_work w;
         double *lk = bsr_malloc(sizeof(double) * 2 * bb, "ILU error norm");

@@ -25,6 +25,7 @@
  * factoring the rows in double (freed after L and U are assembled). */
 #include "ilu_impl.h"
 #include "blockops.h"
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -184,7 +185,8 @@ static int tree_usable(const bsr_ilu *F)
 /* Fill F->aval = Ds P A P^T (double), F->dl = Ds, scale_left = Ds and rowref
  * from A's current values; with a matching Ds Q (P Dr A Dc) Q^T and
  * scale_left = Ds Dr (the row scaling folded into the left one).  Errors:
- * non-finite A (BSR_ERR_VALUE), zero row. */
+ * non-finite A (BSR_ERR_VALUE), zero row, a row of only subnormal values
+ * (BSR_ERR_VALUE). */
 static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n, b = F->b, bb = b * b;
@@ -195,7 +197,7 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
         double *ds = F->dl + (size_t)k * bb;
         int piv[BSR_MAX_BLOCK], diag = -1, kind = 0, col = 0;
-        double smax = 0.0;
+        double smax = 0.0, rowmax = 0.0;
         for (int p = F->ap[k]; p < F->ap[k + 1] && !kind; p++) {
             size_t src = (size_t)F->asrc[p] * bb;
             for (int e = 0; e < bb; e++) {
@@ -207,9 +209,13 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
             }
             double nr = bsr_blk_fnorm(b, F->aval + (size_t)p * bb);
             if (nr > smax) smax = nr;
+            rowmax = fmax(rowmax, bsr_blk_maxabs(b, F->aval + (size_t)p * bb));
             if (F->ac[p] == k) diag = p;
         }
         if (!kind && smax == 0.0) kind = 2;
+        /* only subnormal values: their inverse overflows (kind 3 would blame
+         * the diagonal block) */
+        if (!kind && rowmax < DBL_MIN) kind = 4;
         if (kind) {
             #pragma omp critical(bsr_ilu_scale)
             if (r < bad_row) { bad_row = r; bad_kind = kind; bad_col = col; }
@@ -258,6 +264,9 @@ static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
     if (bad_kind == 3)
         return bsr_error(BSR_ERR_SINGULAR, "ILU: scaling block row %d by its inverse diagonal block "
                          "overflows (diagonal block nearly singular)", bad_row);
+    if (bad_kind == 4)
+        return bsr_error(BSR_ERR_VALUE, "ILU: block row %d of A has only subnormal values (|a| < %.3g): rescale A",
+                         bad_row, DBL_MIN);
     F->st.scaling_fallbacks = fallbacks;
     return BSR_OK;
 }

@@ -107,10 +107,14 @@ bsr_status bsr_problem_make_rhs(bsr_problem *P);
 void bsr_generate_usage(FILE *f);
 
 /* Phase timer (prof.c): with BSR_PROFILE=1 (or bsr_prof_enable(1)) each mark
- * prints the seconds since the previous one to stderr. */
+ * prints the seconds since the previous one to stderr.  Progress: with
+ * BSR_PROGRESS=S (or bsr_progress_enable(S), S > 0 seconds; 0 turns it off)
+ * a mark ending a phase of at least S seconds prints "bsrsolve: WHAT T s". */
 int bsr_prof_on(void);
 void bsr_prof_enable(int on);
 void bsr_prof_mark(const char *what);
+double bsr_progress_min(void);
+void bsr_progress_enable(double min_s);
 double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
@@ -124,6 +128,28 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
  * chunks fixed independently of the thread count; returns the total (in 64
  * bits: callers check it against INT_MAX before using the entries). */
 #define BSR_PAR_ROWS 2048
+/* ---- when a loop is worth a team of threads (issue 40) ----------------------
+ * Opening a parallel region costs a few microseconds on an idle machine, and
+ * a scheduler time slice or more on a loaded one (a thread of the team that
+ * was descheduled holds every other at the barrier: small solves ran 10-20x
+ * slower with 2 threads than with 1 on a busy 2-core machine).  The kernels
+ * of a solve (BLAS-1 on multivectors, SpMM, triangular solves, scalings) run
+ * on the calling thread below BSR_PAR_WORK scalar operations (elements
+ * touched, or multiply-adds: nnzb*b*b*k for a product): their
+ * `#pragma omp parallel ... if (bsr_par_worth(work))`.  Which thread computes
+ * what never changes the bits (reductions are chunked independently of the
+ * team), so the threshold changes times only. */
+#define BSR_PAR_WORK 32768
+static inline int bsr_par_worth(int64_t work) { return work >= BSR_PAR_WORK; }
+/* OpenMP threads for a rank of a distributed run (threads.c): 0 (leave the
+ * OpenMP setting alone) when the user chose (user_set: OMP_NUM_THREADS is
+ * set), else max(1, min(node_cores / local_ranks, avail)): the node's cores
+ * shared by the ranks on it, no more than the cores this process may run on
+ * (avail: omp_get_num_procs(), its affinity mask).  node_cores <= 0: unknown
+ * (avail is used); local_ranks <= 0 counts as 1. */
+int bsr_threads_per_rank(int node_cores, int local_ranks, int avail, int user_set);
+/* Nonzero when OMP_NUM_THREADS is set (to anything but the empty string). */
+int bsr_omp_threads_user_set(void);
 int64_t bsr_scan_par(int *a, int n);
 /* Level schedules of L's lower and U's upper triangle, as two
  * bsr_levels_build calls but with the two sequential walks run concurrently

@@ -312,9 +312,12 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
     if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
-    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d,precision=%s,precond_precision=%s",
+    char lim[80] = "";  /* the stopping tests beyond rtol/atol/maxit, only when not the defaults */
+    if (o->stag != 0) snprintf(lim, sizeof lim, ",stag=%d", o->stag);
+    if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
+    snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
-             o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit,
+             o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,
              o->precision == BSR_DOUBLE ? "double" : "float",
              o->precond_precision == BSR_DOUBLE ? "double" : "float");
     return buf;

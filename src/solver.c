@@ -223,6 +223,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         return BSR_OK;
     }
     double t0 = now();
+    bsr_prof_mark(NULL);   /* the refactor's phases from here */
     s->pattern_new = 0;
     s->A_user = A;
     s->refactor_failed = 1;   /* until the operator and every factor hold A's values */

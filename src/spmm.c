@@ -37,7 +37,7 @@
     static void spmm_##SUF(const bsr_matrix *A, REAL alpha, const REAL *x, REAL beta,       \
                            REAL *y, int k, int parallel)                                    \
     {                                                                                       \
-        if (parallel) {                                                                     \
+        if (parallel && bsr_par_worth((int64_t)A->nnzb * A->b * A->b * k)) {                \
             _Pragma("omp parallel for schedule(dynamic, 64)")                               \
             for (int i = 0; i < A->nbrows; i++) spmm_row_##SUF(A, i, alpha, x, beta, y, k); \
         } else {                                                                            \

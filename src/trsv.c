@@ -62,7 +62,10 @@
             return;                                                                         \
         }                                                                                   \
         const int *lp = lv->level_ptr;                                                      \
-        _Pragma("omp parallel if (n >= TRSV_MIN_PAR)")                                      \
+        /* a team only when some level is wide and the solve worth one */                  \
+        const int par = lv->max_width >= TRSV_MIN_PAR &&                                    \
+                        bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
+        _Pragma("omp parallel if (par)")                                                    \
         for (int l = 0; l < lv->nlevels;) {                                                 \
             if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {                                        \
                 _Pragma("omp for schedule(static)")                                         \

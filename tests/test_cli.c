@@ -192,6 +192,47 @@ static void test_solve_json_name(void)
     CU_ASSERT(json_valid("{\"problem\": \"a\\\"b\\\\\", \"k\": [1, 2e-3, null]}"));
 }
 
+/* Test: progress of long setups (issue 40: a 73 s ILU2 setup printed one
+ * line in 73 s).  Each phase of at least the threshold is reported on stderr
+ * as it ends ("bsrsolve: ilu setup: ordering 0.0 s"): BSR_PROGRESS=S sets the
+ * threshold (and turns it on); --progress turns it on at 1 s (these phases
+ * are far shorter: nothing), --no-progress off; by default only when stderr
+ * is a terminal (here it is a file: nothing).  stdout is never touched. */
+static void test_progress(void)
+{
+    static const char *const args = "--gen stencil3d:6:4 --backend cpu --config precond=ilu2 --json";
+    char a[256];
+    unsetenv("BSR_PROGRESS");
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NULL(strstr(err, "bsrsolve: ilu"));
+    snprintf(a, sizeof a, "%s --progress", args);
+    CU_ASSERT_EQUAL(run(a), 0);
+    CU_ASSERT_PTR_NULL(strstr(err, "bsrsolve: ilu"));
+    setenv("BSR_PROGRESS", "1e-9", 1);
+    CU_ASSERT_EQUAL(run(args), 0);
+    const char *phases[] = {"bsrsolve: ilu setup: ordering ", "bsrsolve: ilu factor: rows ",
+                            "bsrsolve: solve: Krylov iterations ", NULL};
+    for (int i = 0; phases[i]; i++) {
+        const char *p = strstr(err, phases[i]);
+        CU_ASSERT_PTR_NOT_NULL(p);
+        if (!p) { printf("\n  no '%s' in stderr:\n%s", phases[i], err); continue; }
+        char *end;
+        double t = strtod(p + strlen(phases[i]), &end);
+        CU_ASSERT(t >= 0 && !strncmp(end, " s\n", 3));
+    }
+    CU_ASSERT_PTR_NULL(strstr(out, "bsrsolve: ilu"));
+    CU_ASSERT(json_valid(out));
+    snprintf(a, sizeof a, "%s --no-progress", args);
+    CU_ASSERT_EQUAL(run(a), 0);
+    CU_ASSERT_PTR_NULL(strstr(err, "bsrsolve: ilu"));
+    /* a refactor's phases too (--steps) */
+    snprintf(a, sizeof a, "%s --steps 1", args);
+    CU_ASSERT_EQUAL(run(a), 0);
+    const char *f = strstr(err, "bsrsolve: ilu numeric: scaling");
+    CU_ASSERT(f && strstr(f + 1, "bsrsolve: ilu numeric: scaling"));   /* setup, then the step's refactor */
+    unsetenv("BSR_PROGRESS");
+}
+
 /* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
@@ -247,6 +288,7 @@ int main(int argc, char **argv)
         {"--gen --info --json", test_info_gen},
         {"errors: exit code and file:line on stderr", test_errors},
         {"solve --json escapes the file name", test_solve_json_name},
+        {"progress of the setup phases", test_progress},
         {NULL, NULL},
     };
     return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);

@@ -159,6 +159,41 @@ static void test_tiny_rows(void)
     bsr_multivec_destroy(Xs); bsr_multivec_destroy(B); bsr_multivec_destroy(X);
 }
 
+/* bsr_ilu_setup called directly (not through the solver, whose setup checks
+ * A first) on a row of only subnormal values: the ILU scaling names the row
+ * and the cause, "only subnormal values ...: rescale A" (BSR_ERR_VALUE),
+ * instead of "overflows (diagonal block nearly singular)" (issue 40); the
+ * same row of 1e-170 still factors, a row of stored zeros is still "zero". */
+static void test_ilu_subnormal_row(void)
+{
+    enum { N = 30 };
+    bsr_matrix *T = tridiag_row0(N, 1e-170), *D = tridiag_row0(N, 1e-320), *Z = tridiag_row0(N, 0);
+    static const bsr_ilu_kind kinds[] = {BSR_ILU0, BSR_ILUT, BSR_ILU2};
+    for (int q = 0; q < 3; q++)
+        for (int nat = 0; nat < 2; nat++) {
+            bsr_ilu_options o;
+            bsr_ilu_options_default(&o, kinds[q]);
+            if (nat) bsr_order_options_default(&o.order, BSR_ORDER_NATURAL);
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(T, &o, &F));
+            bsr_ilu_destroy(F);
+            F = NULL;
+            CU_ASSERT_EQUAL(bsr_ilu_setup(D, &o, &F), BSR_ERR_VALUE);
+            CU_ASSERT_PTR_NULL(F);
+            const char *e = bsr_last_error();
+            if (!strstr(e, "ILU: block row 0 of A has only subnormal values (|a| < 2.23e-308): rescale A"))
+                printf("\n  kind %d, order %s: %s", (int)kinds[q], nat ? "natural" : "nd", e);
+            CU_ASSERT_PTR_NOT_NULL(strstr(e, "ILU: block row 0 of A has only subnormal values (|a| < 2.23e-308): rescale A"));
+            CU_ASSERT_PTR_NULL(strstr(e, "overflows"));
+            bsr_ilu_destroy(F);
+            F = NULL;
+            CU_ASSERT_EQUAL(bsr_ilu_setup(Z, &o, &F), BSR_ERR_SINGULAR);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 0 of A is zero"));
+            bsr_ilu_destroy(F);
+        }
+    bsr_matrix_destroy(T); bsr_matrix_destroy(D); bsr_matrix_destroy(Z);
+}
+
 /* A 3 x 3 cyclic permutation: ILU(0) has only regularized pivots, so the
  * preconditioned operator is numerically rank one and BiCGStab stops moving;
  * it reports breakdown within a few dozen iterations instead of using maxit. */
@@ -204,6 +239,7 @@ int main(int argc, char **argv)
         {"norms of 1e300 and 1e-300 vectors", test_norm_range},
         {"solves with b x 1e300, 1e-300", test_solve_range},
         {"rows of tiny and of subnormal values", test_tiny_rows},
+        {"bsr_ilu_setup on a row of subnormal values", test_ilu_subnormal_row},
         {"BiCGStab without progress: breakdown", test_bicgstab_stall},
         {NULL, NULL},
     };

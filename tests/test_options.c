@@ -211,6 +211,45 @@ static void test_roundtrip(void)
     CU_ASSERT_EQUAL(p.precond_precision, o.precond_precision);
 }
 
+/* The printed options (the CLI's "solver" line and the "config" of --json)
+ * reproduce the run: non-default stag, dtol, fill and cap parse back to the
+ * same options, field for field (issue 40: stag and dtol were not printed);
+ * at their defaults stag and dtol are not printed (the strings of existing
+ * runs stay as they were). */
+static void test_roundtrip_limits(void)
+{
+    static const char *const cfgs[] = {
+        "method=gmres,precond=ilu2,tau1=3e-2,tau2=1e-3,keep_pattern=1,fill=3.5,cap=12,stag=25,dtol=1e6",
+        "method=bicgstab,precond=ilut,tau1=0.015,keep_pattern=0,fill=0,cap=auto,stag=7,dtol=123.456",
+        "method=bicgstab,precond=ilut,tau1=0.015,keep_pattern=0,fill=2,cap=none,stag=1,dtol=1.0000000001",
+        "method=cg,precond=jacobi,stag=40,dtol=1e300",
+    };
+    char buf[512];
+    for (int c = 0; c < 4; c++) {
+        bsr_solver_options o, p;
+        bsr_solver_options_default(&o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
+        bsr_solver_options_string(&o, buf, sizeof buf);
+        bsr_solver_options_default(&p);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
+        int same = !memcmp(&o, &p, sizeof o);
+        if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfgs[c], buf);
+        CU_ASSERT(same);
+        CU_ASSERT_EQUAL(p.stag, o.stag);
+        CU_ASSERT_EQUAL(p.dtol, o.dtol);
+        CU_ASSERT_EQUAL(p.fill, o.fill);
+        CU_ASSERT_EQUAL(p.cap, o.cap);
+        CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",stag="));
+        CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",dtol="));
+    }
+    /* defaults: neither is printed */
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    bsr_solver_options_string(&o, buf, sizeof buf);
+    CU_ASSERT_PTR_NULL(strstr(buf, "stag="));
+    CU_ASSERT_PTR_NULL(strstr(buf, "dtol="));
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -221,6 +260,7 @@ int main(int argc, char **argv)
         {"nested error message", test_nested_message},
         {"combinations checked", test_check},
         {"canonical round trip", test_roundtrip},
+        {"round trip of stag, dtol, fill, cap", test_roundtrip_limits},
         {NULL, NULL},
     };
     return bsr_test_main("options", tests, argc, argv);

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The distributed context: a duplicated communicator and the rank's backend;
  * collective error agreement and deterministic global sums. */
+#ifdef __linux__
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
 #include "dist_impl.h"
+#include <omp.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* OpenMPI's MPIX_CUDA_AWARE_SUPPORT */
 #endif
@@ -25,6 +31,53 @@ bsr_status bsr_mpi_fail(int err, const char *call)
     return bsr_error(BSR_ERR_INTERNAL, "MPI: %s failed: %s", call, msg);
 }
 
+/* CPUs the ranks of node (a communicator of one node's ranks) may run on
+ * together: the union of their affinity masks (a container's cpuset, or the
+ * cores mpiexec bound them to), else the node's online CPUs; 0 if unknown.
+ * Collective over node. */
+static int node_cpus(MPI_Comm node)
+{
+#ifdef __linux__
+    enum { W = sizeof(cpu_set_t) / sizeof(unsigned long) };
+    unsigned long mine[W + 1], all[W + 1];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int failed = sched_getaffinity(0, sizeof set, &set) != 0;
+    memcpy(mine, &set, sizeof set);
+    mine[W] = (unsigned long)failed;   /* every rank takes part, failed or not */
+    if (MPI_Allreduce(mine, all, W + 1, MPI_UNSIGNED_LONG, MPI_BOR, node) == MPI_SUCCESS && !all[W]) {
+        memcpy(&set, all, sizeof set);
+        int c = CPU_COUNT(&set);
+        if (c > 0) return c;
+    }
+#else
+    (void)node;
+#endif
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c > 0 && c < (1L << 20) ? (int)c : 0;
+}
+
+/* The ranks of a node share its cores (issue 40): each rank's OpenMP team
+ * took every core (mpiexec -n 4 on a 64-core host: 4 x 64 threads on 64
+ * cores, each rank waiting at its barriers for threads the others had
+ * displaced).  Unless OMP_NUM_THREADS is set, the calling thread's OpenMP
+ * thread count becomes max(1, min(node CPUs / ranks of comm on this node,
+ * CPUs this process may run on)) (bsr_threads_per_rank).  Collective over
+ * d->comm. */
+static void share_node_cores(bsr_dist *d)
+{
+    int local = 1, cpus = 0;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &local);
+        cpus = node_cpus(node);
+        MPI_Comm_free(&node);
+    }
+    int t = bsr_threads_per_rank(cpus, local, omp_get_num_procs(), bsr_omp_threads_user_set());
+    if (t > 0) omp_set_num_threads(t);
+    d->local_ranks = local;
+}
+
 bsr_status bsr_dist_create(bsr_dist **out, MPI_Comm comm, bsr_context *ctx)
 {
     BSR_CHECK_ARG(out, "bsr_dist_create: NULL argument");
@@ -40,6 +93,7 @@ bsr_status bsr_dist_create(bsr_dist **out, MPI_Comm comm, bsr_context *ctx)
     MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(d->comm, &d->rank);
     MPI_Comm_size(d->comm, &d->size);
+    share_node_cores(d);
     d->ctx = ctx;
     d->device = ctx && bsr_context_backend(ctx) == BSR_BACKEND_CUDA;
     /* every rank must take the same halo path: on only where all ranks can */

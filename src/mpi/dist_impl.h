@@ -13,6 +13,7 @@ struct bsr_dist {
     bsr_context *ctx;   /* the rank's backend (NULL: CPU) */
     int device;         /* ctx is a CUDA context */
     int cuda_aware;     /* halos go to MPI as device pointers (else through pinned host buffers) */
+    int local_ranks;    /* ranks of comm on this rank's node */
 };
 
 /* Every rank learns whether any rank failed: st is this rank's status; the

@@ -71,6 +71,7 @@ static void test_json(void)
     CU_ASSERT(json_num("interface_share") > 0 && json_num("interface_share") < 1);
     CU_ASSERT(json_num("halo_blocks_sum") > 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"per_rank\": {"));
+    CU_ASSERT_EQUAL(json_num("threads"), 1);   /* OMP_NUM_THREADS=1 (the ctest's), left as it is */
     CU_ASSERT(json_num("true_relres") <= 1e-8);
     CU_ASSERT(json_num("error_vs_exact") < 1e-6);
     /* --steps: the medians of refactor + solve */

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Threads that never oversubscribe (issue 40): work too small to pay for a
+ * team runs on the calling thread (bsr_par_worth), and the ranks of a
+ * distributed run share their node's cores (bsr_threads_per_rank).
+ *
+ * "A small solve opens no team" is checked on the parallel regions
+ * themselves: this program defines GNU OpenMP's GOMP_parallel and
+ * GOMP_parallel_sections (the library is linked into it statically, so its
+ * regions call these), counts the regions that ask for more than one thread
+ * (GCC passes num_threads = 1 for a region whose if clause is false) and
+ * forwards to libgomp.  Under another OpenMP runtime the hook is never
+ * reached and that test skips. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "internal.h"
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the hook ---------------------------------------------------------------- */
+#define MAX_SITES 64
+static atomic_long regions, teams;          /* regions opened; those asking for > 1 thread */
+static void *sites[MAX_SITES];              /* callers of the regions asking for a team */
+static int nsites;
+
+static void record(unsigned num_threads, void *caller)
+{
+    atomic_fetch_add(&regions, 1);
+    if (num_threads == 1) return;
+    atomic_fetch_add(&teams, 1);
+    for (int i = 0; i < nsites; i++)
+        if (sites[i] == caller) return;
+    if (nsites < MAX_SITES) sites[nsites++] = caller;
+}
+
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
+{
+    static void (*real)(void (*)(void *), void *, unsigned, unsigned);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "GOMP_parallel");
+    record(num_threads, __builtin_return_address(0));
+    real(fn, data, num_threads, flags);
+}
+
+void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count, unsigned flags);
+void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned num_threads, unsigned count, unsigned flags)
+{
+    static void (*real)(void (*)(void *), void *, unsigned, unsigned, unsigned);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "GOMP_parallel_sections");
+    record(num_threads, __builtin_return_address(0));
+    real(fn, data, num_threads, count, flags);
+}
+
+/* Team requests since the last reset; on > 0 and what given, the functions
+ * that asked are named (addr2line on this executable). */
+static long teams_since(const char *what)
+{
+    long t = atomic_load(&teams);
+    if (t > 0 && what) {
+        printf("\n  %s: %ld parallel region(s) asked for a team, opened in:\n", what, t);
+        fflush(stdout);
+        for (int i = 0; i < nsites; i++) {
+            Dl_info di;
+            if (!dladdr(sites[i], &di)) continue;
+            char cmd[256];
+            snprintf(cmd, sizeof cmd, "addr2line -f -s -e /proc/%ld/exe %p 2>/dev/null | paste -sd ' ' | sed 's/^/    /'",
+                     (long)getpid(), (void *)((char *)sites[i] - (char *)di.dli_fbase));
+            if (system(cmd) != 0) printf("    %p\n", sites[i]);
+        }
+    }
+    atomic_store(&teams, 0);
+    atomic_store(&regions, 0);
+    nsites = 0;
+    return t;
+}
+
+/* ---- the threshold ------------------------------------------------------------ */
+static void test_threshold(void)
+{
+    CU_ASSERT_FALSE(bsr_par_worth(0));
+    CU_ASSERT_FALSE(bsr_par_worth(BSR_PAR_WORK - 1));
+    CU_ASSERT_TRUE(bsr_par_worth(BSR_PAR_WORK));
+    CU_ASSERT_TRUE(bsr_par_worth((int64_t)1 << 40));
+    /* a poisson2d:40 vector (1444 rows) is far below, a 100^3 grid far above */
+    CU_ASSERT_FALSE(bsr_par_worth(1444));
+    CU_ASSERT_TRUE(bsr_par_worth(1000000));
+}
+
+/* ---- the rule for the ranks of a node ----------------------------------------- */
+static void test_rank_rule(void)
+{
+    /* OMP_NUM_THREADS set: left alone (0) */
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 64, 1), 0);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 1, 2, 1), 0);
+    /* not set: the node's cores shared by its ranks */
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 64, 0), 16);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 1, 64, 0), 64);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 3, 64, 0), 21);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 2, 2, 0), 1);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 4, 2, 0), 1);     /* oversubscribed: never 0 */
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(16, 64, 16, 0), 1);
+    /* no more than the process may run on (mpiexec bound it to a socket or a core) */
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 32, 0), 16);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 2, 16, 0), 16);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 1, 0), 1);
+    /* unknown node size or rank count */
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(0, 4, 8, 0), 2);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(8, 0, 8, 0), 8);
+    CU_ASSERT_EQUAL(bsr_threads_per_rank(0, 0, 0, 0), 1);
+    /* the environment test */
+    const char *e = getenv("OMP_NUM_THREADS");
+    char *saved = e ? strdup(e) : NULL;
+    setenv("OMP_NUM_THREADS", "3", 1);
+    CU_ASSERT_TRUE(bsr_omp_threads_user_set());
+    setenv("OMP_NUM_THREADS", "", 1);
+    CU_ASSERT_FALSE(bsr_omp_threads_user_set());
+    unsetenv("OMP_NUM_THREADS");
+    CU_ASSERT_FALSE(bsr_omp_threads_user_set());
+    if (saved) setenv("OMP_NUM_THREADS", saved, 1);
+    free(saved);
+}
+
+/* ---- a small solve opens no team ---------------------------------------------- */
+static void test_small_solve(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(4);   /* a team would be asked for even on a 1-core machine */
+    /* the hook works: a large fill opens a team */
+    bsr_multivec *big;
+    BSR_ASSERT_OK(bsr_multivec_create(&big, 1 << 20, 1, BSR_DOUBLE));
+    teams_since(NULL);
+    BSR_ASSERT_OK(bsr_multivec_fill(big, 1.0));
+    long r = atomic_load(&regions), t = atomic_load(&teams);
+    teams_since(NULL);
+    bsr_multivec_destroy(big);
+    if (r == 0) {
+        BSR_TEST_SKIP("the parallel regions do not go through GOMP_parallel (not GNU OpenMP)");
+        omp_set_num_threads(nt0);
+        return;
+    }
+    CU_ASSERT(t >= 1);
+
+    bsr_problem P;
+    /* small: every kernel below BSR_PAR_WORK (the products of stencil3d:4:4
+     * with k = 4: 20k multiply-adds), and below the 256 rows from which the
+     * ILU scaling (ilu_setup.c) takes a team */
+    BSR_ASSERT_OK(bsr_generate("poisson2d:16", BSR_DOUBLE, &P));   /* 196 rows */
+    CU_ASSERT_EQUAL(teams_since("poisson2d:16 generated"), 0);
+    bsr_problem Q;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:4:4", BSR_DOUBLE, &Q));  /* 64 block rows of 4 x 4 */
+    CU_ASSERT_EQUAL(teams_since("stencil3d:4:4 generated"), 0);
+    /* natural order: every setup is serial at this size; ND: ILU's setup
+     * factors over the ND tree with a team at any size (src/ilu_factor.c,
+     * counted, not asserted), its solves are serial */
+    static const struct { const char *cfg; int setup_serial; } cases[] = {
+        {"method=bicgstab,precond=none", 1},
+        {"method=cg,precond=jacobi", 1},
+        {"method=gmres,precond=ssor", 1},
+        {"method=bicgstab,precond=ilu0,reorder=natural", 1},
+        {"method=gmres,precond=ilu0,reorder=natural,restart=8", 1},
+        {"method=bicgstab,precond=ilut,reorder=natural", 1},
+        {"method=gmres,precond=ilu2,reorder=natural", 1},
+        {"method=bicgstab,precond=ilu0", 0},
+        {"method=gmres,precond=ilu2", 0},
+        {"method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural", 1},
+    };
+    long nd_teams = 0;
+    for (int p = 0; p < 2; p++) {
+        const bsr_problem *pb = p ? &Q : &P;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int k = 1; k <= 4; k += 3) {
+                bsr_precision prec = strstr(cases[c].cfg, "precision=float") ? BSR_FLOAT : BSR_DOUBLE;
+                bsr_matrix *A = pb->A, *Af = NULL;
+                if (prec == BSR_FLOAT) {
+                    BSR_ASSERT_OK(bsr_matrix_copy(pb->A, BSR_FLOAT, &Af));
+                    A = Af;
+                }
+                char what[256];
+                snprintf(what, sizeof what, "%s, %s, k = %d", pb->name, cases[c].cfg, k);
+                bsr_solver *s;
+                BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c].cfg));
+                bsr_multivec *B, *X;
+                int64_t n = bsr_multivec_rows(pb->rhs);
+                BSR_ASSERT_OK(bsr_multivec_create(&B, n, k, prec));
+                BSR_ASSERT_OK(bsr_multivec_create(&X, n, k, prec));
+                BSR_ASSERT_OK(bsr_multivec_random(B, 7));
+                teams_since(NULL);
+                BSR_ASSERT_OK(bsr_solver_setup(s, A));
+                char sw[300];
+                snprintf(sw, sizeof sw, "setup of %s", what);
+                long ts = teams_since(cases[c].setup_serial ? sw : NULL);
+                if (cases[c].setup_serial) {
+                    CU_ASSERT_EQUAL(ts, 0);
+                } else {
+                    nd_teams += ts;
+                }
+                bsr_solver_stats st;
+                bsr_status ss = bsr_solver_solve(s, B, X, &st);
+                CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
+                snprintf(sw, sizeof sw, "solve of %s (%d iterations)", what, st.col[0].iterations);
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
+                CU_ASSERT(st.col[0].iterations > 0);
+                bsr_solver_stats_free(&st);
+                /* a refactor and a second solve likewise */
+                BSR_ASSERT_OK(bsr_solver_refactor(s, A));
+                snprintf(sw, sizeof sw, "refactor of %s", what);
+                ts = teams_since(cases[c].setup_serial ? sw : NULL);
+                if (cases[c].setup_serial) {
+                    CU_ASSERT_EQUAL(ts, 0);
+                } else {
+                    nd_teams += ts;
+                }
+                BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+                ss = bsr_solver_solve(s, B, X, &st);
+                CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
+                bsr_solver_stats_free(&st);
+                snprintf(sw, sizeof sw, "second solve of %s", what);
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
+                bsr_multivec_destroy(B);
+                bsr_multivec_destroy(X);
+                bsr_solver_destroy(s);
+                bsr_matrix_destroy(Af);
+            }
+    }
+    printf("\n  ILU setups and refactors in ND order: %ld team(s) (the ND tree's, src/ilu_factor.c) ", nd_teams);
+    bsr_problem_free(&P);
+    bsr_problem_free(&Q);
+    omp_set_num_threads(nt0);
+}
+
+/* A large solve still uses the team (the threshold is not "never"). */
+static void test_large_solve(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(4);
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:24:4", BSR_DOUBLE, &P));   /* 13824 block rows of 4 x 4 */
+    bsr_solver *s;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, "method=bicgstab,precond=ilu0,maxit=3"));
+    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    teams_since(NULL);
+    bsr_solver_stats st;
+    bsr_status ss = bsr_solver_solve(s, P.rhs, X, &st);
+    CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
+    bsr_solver_stats_free(&st);
+    long r = atomic_load(&regions), t = atomic_load(&teams);
+    teams_since(NULL);
+    if (r) CU_ASSERT(t > 0);   /* 0 regions: not GNU OpenMP (the small solve skips) */
+    bsr_multivec_destroy(X);
+    bsr_solver_destroy(s);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt0);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"the threshold of a team", test_threshold},
+        {"threads per rank of a node", test_rank_rule},
+        {"a small solve opens no team", test_small_solve},
+        {"a large solve does", test_large_solve},
+        {NULL, NULL},
+    };
+    return bsr_test_main("threads", tests, argc, argv);
+}
