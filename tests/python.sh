@@ -11,7 +11,8 @@ rm -rf "$work"
 mkdir -p "$work/site/bsrsolve"
 # copies: the sources stay clean (no __pycache__), and the modules are
 # the tree's as they are now, edited since the build or not
-cp "$BSR_SOURCE"/python/bsrsolve/*.py "$work/site/bsrsolve/"
+cp "$BSR_SOURCE"/python/bsrsolve/*.py "$BSR_SOURCE"/python/bsrsolve/*.pyi \
+   "$BSR_SOURCE"/python/bsrsolve/py.typed "$work/site/bsrsolve/"
 cp "$BSR_EXTENSION" "$work/site/bsrsolve/"
 cp -R "$BSR_SOURCE/python/tests" "$work/tests"
 cd "$work"
