@@ -13,6 +13,11 @@ Time steps (same pattern, new values)::
     s.refactor(A1)
     x, stats = s.solve(b1, x0=x)
 
+The preconditioner alone, for SciPy's Krylov methods::
+
+    M = bsrsolve.preconditioner(A, "precond=ilu2")
+    x, info = scipy.sparse.linalg.gmres(A, b, M=M)
+
 A is a scipy.sparse matrix or array (bsr is used as is, with its blocksize;
 any other format goes through CSR, the block size is then found by the
 library unless ``blocksize`` is given); b is an array of shape (n,) or (n, k)
@@ -28,12 +33,13 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
 from . import _core
 from ._core import ArgumentError, ConvergenceError, Error
 
-__all__ = ["solve", "Solver", "SolveStats", "Error", "ArgumentError", "ConvergenceError", "has_cuda",
-           "device_count", "MAX_RHS", "__version__"]
+__all__ = ["solve", "Solver", "SolveStats", "preconditioner", "Preconditioner", "Error",
+           "ArgumentError", "ConvergenceError", "has_cuda", "device_count", "MAX_RHS", "__version__"]
 __version__: str = _core.LIBRARY_VERSION
 
 #: Right-hand sides one library solve takes; more are solved in batches of at most this many.
@@ -152,9 +158,10 @@ def _matrix_args(A: Any, blocksize: Optional[int]) -> Tuple[Any, ...]:
             np.ascontiguousarray(C.data, dtype=np.float64))
 
 
-def _columns(v: Any, n: int, what: str) -> Tuple[NDArray[np.float64], bool]:
+def _columns(v: Any, n: int, what: str, finite: bool = True) -> Tuple[NDArray[np.float64], bool]:
     """v as a C-contiguous float64 (n, k) array (a copy) and whether v was 1-D.
-    NaN and Inf are refused (ValueError): no iteration can make sense of them."""
+    With finite, NaN and Inf are refused (ValueError): no iteration can make
+    sense of them."""
     if sp.issparse(v):
         v = v.toarray()
     v = np.asarray(v)
@@ -167,8 +174,8 @@ def _columns(v: Any, n: int, what: str) -> Tuple[NDArray[np.float64], bool]:
     if v.ndim == 2 and v.shape[1] == 0:
         raise ValueError("%s has no columns" % what)
     V = np.array(v, dtype=np.float64, order="C", copy=True).reshape(n, -1)
-    bad = ~np.isfinite(V)
-    if bad.any():
+    bad = ~np.isfinite(V) if finite else None
+    if bad is not None and bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError("%s has %d non-finite values (NaN or Inf), the first %s at row %d%s"
                          % (what, int(bad.sum()), V[i, j], i, "" if v.ndim == 1 else ", column %d" % j))
@@ -311,3 +318,67 @@ def solve(A: Any, b: Any, options: str = "", backend: str = "auto", x0: Any = No
     """Solve A x = b once: Solver(options, backend).setup(A).solve(b).
     Returns (x, stats); see Solver.solve."""
     return Solver(options, backend, blocksize=blocksize).setup(A).solve(b, x0=x0, check=check)
+
+
+class Preconditioner(LinearOperator):  # type: ignore[misc]  # (scipy has no type hints)
+    """M^{-1} for an incomplete factorization M ~ A (block ILU(0), ILUT or
+    ILU2, factored and applied on the CPU), as a scipy LinearOperator: pass it
+    as ``M=`` to scipy.sparse.linalg's gmres, bicgstab, cg, ...; ``M @ x`` and
+    ``M.matvec(x)`` apply it.  See preconditioner()."""
+
+    def __init__(self, A: Any, options: str = "precond=ilu0", blocksize: Optional[int] = None) -> None:
+        if not isinstance(options, str):
+            raise TypeError("options must be a string like 'precond=ilu2,tau1=1e-3'")
+        self._p = _core.Preconditioner(options, *_matrix_args(A, blocksize))
+        n = int(self._p.rows)
+        super().__init__(dtype=np.dtype(np.float64), shape=(n, n))
+
+    @property
+    def options(self) -> str:
+        """The options in use (the solver's canonical string; the ILU's keys count)."""
+        return str(self._p.options)
+
+    @property
+    def block_size(self) -> int:
+        """The block size of the factored matrix."""
+        return int(self._p.block_size)
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """The factorization in numbers: fill ((L+U blocks) / A's), nnzb_L, nnzb_U,
+        nnzb_A, pivots_regularized, scaling_fallbacks, dropped, setup_s, factor_s, match_used."""
+        return dict(self._p.stats)
+
+    def refactor(self, A: Any) -> "Preconditioner":
+        """New values of A on the pattern factored (entries absent now count as
+        zeros): the ordering and, for ILUT/ILU2, the pattern are kept; returns self."""
+        self._p.refactor(*_matrix_args(A, self.block_size))
+        return self
+
+    def _matmat(self, X: Any) -> NDArray[np.float64]:
+        n = self.shape[0]
+        # (a NaN of a broken-down iteration passes through, as through any operator)
+        V, one = _columns(X, n, "x", finite=False)
+        Y = np.empty_like(V)
+        self._p.apply(V, Y, n, V.shape[1])
+        return Y[:, 0] if one else Y
+
+    def _matvec(self, x: Any) -> NDArray[np.float64]:
+        return self._matmat(np.asarray(x).reshape(-1)).reshape(np.shape(x))
+
+    def _adjoint(self) -> LinearOperator:
+        raise NotImplementedError("the transpose of an ILU preconditioner is not available")
+
+
+def preconditioner(A: Any, options: str = "precond=ilu0", blocksize: Optional[int] = None) -> Preconditioner:
+    """The preconditioner of the options string, factored for A, as a
+    LinearOperator applying M^{-1} (CPU), for SciPy's Krylov methods::
+
+        M = bsrsolve.preconditioner(A, "precond=ilu2,tau1=1e-3")
+        x, info = scipy.sparse.linalg.gmres(A, b, M=M, rtol=1e-10)
+
+    options: the solver's keys that shape an ILU: precond (ilu0, ilut, ilu2;
+    default ilu0), tau1, tau2, fill, cap, keep_pattern, reorder, match, pivot,
+    precond_precision (others are accepted and ignored; precond=none, jacobi,
+    ssor raise ArgumentError).  blocksize as for Solver."""
+    return Preconditioner(A, options, blocksize)
