@@ -7,7 +7,20 @@ pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g
 # Optional: the build skips the Fortran module, the pkg-config test, the
 # Python package's test (python/) and the MPI layer (src/mpi/) without them;
 # `make fuzz` needs clang with its libFuzzer runtime and OpenMP library.
-optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-setuptools python3-wheel python3-pip clang libclang-rt-dev libomp-dev"
+# python3-pip and python3-venv: `pip install ./python` into a virtual
+# environment (README.md).
+optional="libopenmpi-dev openmpi-bin gfortran pkg-config python3-dev python3-numpy python3-scipy python3-pytest python3-pip python3-venv clang libclang-rt-dev libomp-dev"
+# The Python package's build backend, scikit-build-core >= 1.0
+# (python/pyproject.toml), where Debian has one that recent (bookworm has
+# none, trixie 0.11): otherwise pip fetches it from PyPI into its isolated
+# build environment, and only an offline build (--no-build-isolation) needs
+# it installed: pip install "scikit-build-core>=1.0" in the virtual environment.
+if command -v apt-cache >/dev/null 2>&1; then
+  case $(apt-cache policy python3-scikit-build-core 2>/dev/null | sed -n 's/^ *Candidate: *//p') in
+    ""|"(none)"|0.*) ;;
+    *) optional="$optional python3-scikit-build-core" ;;
+  esac
+fi
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -52,9 +65,9 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
     python3-numpy) py_has numpy ;;
     python3-scipy) py_has scipy ;;
     python3-pytest) py_has pytest ;;
-    python3-setuptools) py_has setuptools ;;
-    python3-wheel) py_has wheel ;;
     python3-pip) py_has pip ;;
+    python3-venv) py_has ensurepip ;;
+    python3-scikit-build-core) py_has scikit_build_core ;;
     clang) command -v clang >/dev/null 2>&1 ;;
     libclang-rt-dev) echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
                      clang_links -fsanitize=fuzzer,address,undefined ;;

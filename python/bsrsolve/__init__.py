@@ -13,40 +13,116 @@ Time steps (same pattern, new values)::
     s.refactor(A1)
     x, stats = s.solve(b1, x0=x)
 
+The preconditioner alone, for SciPy's Krylov methods::
+
+    M = bsrsolve.preconditioner(A, "precond=ilu2")
+    x, info = scipy.sparse.linalg.gmres(A, b, M=M)
+
 A is a scipy.sparse matrix or array (bsr is used as is, with its blocksize;
 any other format goes through CSR, the block size is then found by the
 library unless ``blocksize`` is given); b is an array of shape (n,) or (n, k)
-(k right-hand sides solved together).  The options string is the library's
-(bsr_solver_options_parse: method, precond, rtol, maxit, reorder, ...).
+(k right-hand sides solved together, 64 at a time).  The options string is
+the library's (bsr_solver_options_parse: method, precond, rtol, maxit,
+reorder, ...).
 """
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
 import numpy as np
+from numpy.typing import NDArray
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
 from . import _core
 from ._core import ArgumentError, ConvergenceError, Error
 
-__all__ = ["solve", "Solver", "Error", "ArgumentError", "ConvergenceError", "has_cuda",
-           "device_count", "__version__"]
-__version__ = _core.LIBRARY_VERSION
+__all__ = ["solve", "Solver", "SolveStats", "preconditioner", "Preconditioner", "Error",
+           "ArgumentError", "ConvergenceError", "has_cuda", "device_count", "MAX_RHS", "__version__"]
+__version__: str = _core.LIBRARY_VERSION
+
+#: Right-hand sides one library solve takes; more are solved in batches of at most this many.
+MAX_RHS = 64
 
 _INT32_MAX = 2**31 - 1
 
 
-def device_count():
+def device_count() -> int:
     """Number of usable CUDA devices (0 when the library was built without CUDA)."""
-    return _core.device_count()
+    return int(_core.device_count())
 
 
-def has_cuda():
+def has_cuda() -> bool:
     """True when the library was built with CUDA and a device is usable."""
     return _core.device_count() > 0
 
 
-def _matrix_args(A, blocksize):
+@dataclasses.dataclass
+class SolveStats(Mapping[str, Any]):
+    """What a solve did, per right-hand side (the lists, one entry per column of b)
+    and as a whole.  Attributes, and for code written against the dict of
+    earlier versions also keys: ``stats.relres`` and ``stats["relres"]`` are
+    the same list (``dict(stats)`` or ``dataclasses.asdict(stats)`` copies it)."""
+
+    #: "converged", or why the first column that failed stopped ("maxit", "breakdown", ...)
+    status: str
+    #: every column converged
+    converged: bool
+    iterations: List[int]
+    #: per column: "converged", "maxit", "stagnated", "breakdown", "diverged", "indefinite", "nan"
+    reason: List[str]
+    #: the true relative residual ||b - A x|| / ||b||, recomputed after the solve
+    relres: List[float]
+    resnorm: List[float]
+    bnorm: List[float]
+    restarts: List[int]
+    #: seconds of the last setup or refactor, of its preconditioner part, of its device part
+    setup_s: float
+    setup_pc_s: float
+    setup_dev_s: float
+    #: seconds of the solve (all batches)
+    solve_s: float
+    #: preconditioner blocks / blocks of A
+    fill: float
+    pc_nnzb: int
+    pivots_regularized: int
+    #: the iteration ran on the CUDA device
+    device: bool
+    #: ILUT/ILU2: the last setup or refactor chose a new pattern; refactors that did so
+    pattern_new: bool
+    pattern_refreshes: int
+    #: the preconditioner in words
+    precond_info: str
+    #: the options in use (canonical string)
+    options: str
+    #: "cpu" or the CUDA device in words
+    backend: str
+    block_size: int
+    #: library solves the columns took (more than one past MAX_RHS columns)
+    batches: int = 1
+    #: per-column residual histories (relres at iteration 0, 1, ...), with the option history=1
+    history: Optional[List[List[float]]] = None
+
+    # ---- the read-only mapping of the dict that stats were before ----
+    def _keys(self) -> List[str]:
+        return [f.name for f in dataclasses.fields(self)
+                if not (f.name == "history" and self.history is None)]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+
+def _matrix_args(A: Any, blocksize: Optional[int]) -> Tuple[Any, ...]:
     """The argument tuple of _core.Solver.setup/refactor for the sparse matrix A."""
-    try:
-        import scipy.sparse as sp
-    except ImportError as e:  # pragma: no cover - scipy is a dependency
-        raise TypeError("A must be a scipy.sparse matrix (scipy is not installed)") from e
     if not sp.issparse(A):
         raise TypeError("A must be a scipy.sparse matrix or array (bsr, csr, ...), not %s"
                         % type(A).__name__)
@@ -82,14 +158,12 @@ def _matrix_args(A, blocksize):
             np.ascontiguousarray(C.data, dtype=np.float64))
 
 
-def _columns(v, n, what):
-    """v as a C-contiguous float64 (n, k) array (a copy) and whether v was 1-D."""
-    try:
-        import scipy.sparse as sp
-        if sp.issparse(v):
-            v = v.toarray()
-    except ImportError:  # pragma: no cover
-        pass
+def _columns(v: Any, n: int, what: str, finite: bool = True) -> Tuple[NDArray[np.float64], bool]:
+    """v as a C-contiguous float64 (n, k) array (a copy) and whether v was 1-D.
+    With finite, NaN and Inf are refused (ValueError): no iteration can make
+    sense of them."""
+    if sp.issparse(v):
+        v = v.toarray()
     v = np.asarray(v)
     if v.dtype.kind not in "biuf":
         raise TypeError("%s must be real (dtype %s is not supported)" % (what, v.dtype))
@@ -99,7 +173,35 @@ def _columns(v, n, what):
         raise ValueError("%s has %d rows, the matrix %d" % (what, v.shape[0], n))
     if v.ndim == 2 and v.shape[1] == 0:
         raise ValueError("%s has no columns" % what)
-    return np.array(v, dtype=np.float64, order="C", copy=True).reshape(n, -1), v.ndim == 1
+    V = np.array(v, dtype=np.float64, order="C", copy=True).reshape(n, -1)
+    bad = ~np.isfinite(V) if finite else None
+    if bad is not None and bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError("%s has %d non-finite values (NaN or Inf), the first %s at row %d%s"
+                         % (what, int(bad.sum()), V[i, j], i, "" if v.ndim == 1 else ", column %d" % j))
+    return V, v.ndim == 1
+
+
+def _batches(k: int) -> List[slice]:
+    """Columns 0..k-1 as consecutive slices of at most MAX_RHS, of sizes that differ by 1 at most."""
+    nb = -(-k // MAX_RHS)
+    edges = [k * i // nb for i in range(nb + 1)]
+    return [slice(edges[i], edges[i + 1]) for i in range(nb)]
+
+
+def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One stats record of the batches' (in column order)."""
+    if len(parts) == 1:
+        return parts[0]
+    d = dict(parts[-1])  # setup, preconditioner and pattern as after the last batch
+    for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts"):
+        d[key] = [v for p in parts for v in p[key]]
+    if any("history" in p for p in parts):
+        d["history"] = [h for p in parts for h in p.get("history", [[]] * len(p["iterations"]))]
+    d["solve_s"] = sum(p["solve_s"] for p in parts)
+    d["converged"] = all(p["converged"] for p in parts)
+    d["status"] = next((p["status"] for p in parts if not p["converged"]), "converged")
+    return d
 
 
 class Solver:
@@ -112,7 +214,8 @@ class Solver:
     size for matrices that are not bsr (default: the library picks one).
     """
 
-    def __init__(self, options="", backend="auto", device=0, blocksize=None):
+    def __init__(self, options: str = "", backend: str = "auto", device: int = 0,
+                 blocksize: Optional[int] = None) -> None:
         if not isinstance(options, str):
             raise TypeError("options must be a string like 'method=bicgstab,precond=ilu2'")
         if not isinstance(backend, str):
@@ -121,32 +224,33 @@ class Solver:
         self._blocksize = blocksize
 
     @property
-    def options(self):
+    def options(self) -> str:
         """The options in use, as the library's canonical string."""
-        return self._s.options
+        return str(self._s.options)
 
     @property
-    def backend(self):
+    def backend(self) -> str:
         """'cpu', or the CUDA device in words."""
-        return self._s.backend
+        return str(self._s.backend)
 
     @property
-    def block_size(self):
+    def block_size(self) -> Optional[int]:
         """The block size of the matrix set up (None before setup)."""
         return self._s.block_size
 
     @property
-    def shape(self):
+    def shape(self) -> Optional[Tuple[int, int]]:
         """The shape of the matrix set up (None before setup)."""
         n = self._s.rows
         return None if n is None else (n, n)
 
     @property
-    def tolerances(self):
+    def tolerances(self) -> Tuple[float, float, int]:
         """(rtol, atol, maxit) of the next solves."""
-        return self._s.tolerances
+        return tuple(self._s.tolerances)  # type: ignore[return-value]
 
-    def set_tolerances(self, rtol=None, atol=None, maxit=None):
+    def set_tolerances(self, rtol: Optional[float] = None, atol: Optional[float] = None,
+                       maxit: Optional[int] = None) -> "Solver":
         """New rtol, atol and/or maxit for the next solves (None keeps the one in
         use), without a new setup: the preconditioner stays.  Values are checked
         as in the options string (ArgumentError); returns self."""
@@ -155,22 +259,24 @@ class Solver:
                                m if maxit is None else int(maxit))
         return self
 
-    def setup(self, A):
+    def setup(self, A: Any) -> "Solver":
         """Preconditioner (ordering, pattern, factors) for A; returns self."""
         self._s.setup(*_matrix_args(A, self._blocksize))
         return self
 
-    def refactor(self, A):
+    def refactor(self, A: Any) -> "Solver":
         """New values of A on the pattern given to setup (entries absent now
         count as zeros): numeric refactorization only; returns self."""
         self._s.refactor(*_matrix_args(A, self._s.block_size))
         return self
 
-    def solve(self, b, x0=None, check=True):
+    def solve(self, b: Any, x0: Any = None, check: bool = True) -> Tuple[NDArray[Any], SolveStats]:
         """Solve A x = b for b of shape (n,) or (n, k).  Returns (x, stats),
-        x shaped as b (float32 when b is float32, else float64).  With check
-        (default) a column that did not converge raises ConvergenceError
-        (its .x and .stats hold the result); else stats["converged"] says."""
+        x shaped as b (float32 when b is float32, else float64).  More than
+        MAX_RHS columns are solved in batches of at most MAX_RHS (stats.batches).
+        b and x0 must be finite (ValueError).  With check (default) a column
+        that did not converge raises ConvergenceError (its .x and .stats hold
+        the result); else stats.converged says."""
         n = self._s.rows
         if n is None:
             raise Error("solve: call setup first")
@@ -181,21 +287,98 @@ class Solver:
             X, _ = _columns(x0, n, "x0")
             if X.shape != B.shape:
                 raise ValueError("x0 has shape %s, b %s" % (X.shape, B.shape))
-        converged, stats = self._s.solve(B, X, n, B.shape[1])
+        parts = []
+        batches = _batches(B.shape[1])
+        for cols in batches:
+            if len(batches) == 1:
+                Bj, Xj = B, X
+            else:
+                Bj, Xj = np.ascontiguousarray(B[:, cols]), np.ascontiguousarray(X[:, cols])
+            converged, d = self._s.solve(Bj, Xj, n, Bj.shape[1])
+            if Xj is not X:
+                X[:, cols] = Xj
+            d["converged"] = bool(converged)
+            parts.append(d)
+        stats = SolveStats(batches=len(parts), **_merge(parts))
         x = X[:, 0] if one else X
         if np.asarray(b).dtype == np.float32:
             x = x.astype(np.float32)
-        if check and not converged:
+        if check and not stats.converged:
             e = ConvergenceError("%s after %s iterations (relative residuals %s)"
-                                 % (stats["status"], stats["iterations"], stats["relres"]))
+                                 % (stats.status, stats.iterations, stats.relres))
             # the library's codes for these two (bsr_status)
-            e.status = 14 if stats["status"] == "breakdown" else 13
-            e.status_name, e.x, e.stats = stats["status"], x, stats
+            e.status = 14 if stats.status == "breakdown" else 13
+            e.status_name, e.x, e.stats = stats.status, x, stats
             raise e
         return x, stats
 
 
-def solve(A, b, options="", backend="auto", x0=None, blocksize=None, check=True):
+def solve(A: Any, b: Any, options: str = "", backend: str = "auto", x0: Any = None,
+          blocksize: Optional[int] = None, check: bool = True) -> Tuple[NDArray[Any], SolveStats]:
     """Solve A x = b once: Solver(options, backend).setup(A).solve(b).
     Returns (x, stats); see Solver.solve."""
     return Solver(options, backend, blocksize=blocksize).setup(A).solve(b, x0=x0, check=check)
+
+
+class Preconditioner(LinearOperator):  # type: ignore[misc]  # (scipy has no type hints)
+    """M^{-1} for an incomplete factorization M ~ A (block ILU(0), ILUT or
+    ILU2, factored and applied on the CPU), as a scipy LinearOperator: pass it
+    as ``M=`` to scipy.sparse.linalg's gmres, bicgstab, cg, ...; ``M @ x`` and
+    ``M.matvec(x)`` apply it.  See preconditioner()."""
+
+    def __init__(self, A: Any, options: str = "precond=ilu0", blocksize: Optional[int] = None) -> None:
+        if not isinstance(options, str):
+            raise TypeError("options must be a string like 'precond=ilu2,tau1=1e-3'")
+        self._p = _core.Preconditioner(options, *_matrix_args(A, blocksize))
+        n = int(self._p.rows)
+        super().__init__(dtype=np.dtype(np.float64), shape=(n, n))
+
+    @property
+    def options(self) -> str:
+        """The options in use (the solver's canonical string; the ILU's keys count)."""
+        return str(self._p.options)
+
+    @property
+    def block_size(self) -> int:
+        """The block size of the factored matrix."""
+        return int(self._p.block_size)
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """The factorization in numbers: fill ((L+U blocks) / A's), nnzb_L, nnzb_U,
+        nnzb_A, pivots_regularized, scaling_fallbacks, dropped, setup_s, factor_s, match_used."""
+        return dict(self._p.stats)
+
+    def refactor(self, A: Any) -> "Preconditioner":
+        """New values of A on the pattern factored (entries absent now count as
+        zeros): the ordering and, for ILUT/ILU2, the pattern are kept; returns self."""
+        self._p.refactor(*_matrix_args(A, self.block_size))
+        return self
+
+    def _matmat(self, X: Any) -> NDArray[np.float64]:
+        n = self.shape[0]
+        # (a NaN of a broken-down iteration passes through, as through any operator)
+        V, one = _columns(X, n, "x", finite=False)
+        Y = np.empty_like(V)
+        self._p.apply(V, Y, n, V.shape[1])
+        return Y[:, 0] if one else Y
+
+    def _matvec(self, x: Any) -> NDArray[np.float64]:
+        return self._matmat(np.asarray(x).reshape(-1)).reshape(np.shape(x))
+
+    def _adjoint(self) -> LinearOperator:
+        raise NotImplementedError("the transpose of an ILU preconditioner is not available")
+
+
+def preconditioner(A: Any, options: str = "precond=ilu0", blocksize: Optional[int] = None) -> Preconditioner:
+    """The preconditioner of the options string, factored for A, as a
+    LinearOperator applying M^{-1} (CPU), for SciPy's Krylov methods::
+
+        M = bsrsolve.preconditioner(A, "precond=ilu2,tau1=1e-3")
+        x, info = scipy.sparse.linalg.gmres(A, b, M=M, rtol=1e-10)
+
+    options: the solver's keys that shape an ILU: precond (ilu0, ilut, ilu2;
+    default ilu0), tau1, tau2, fill, cap, keep_pattern, reorder, match, pivot,
+    precond_precision (others are accepted and ignored; precond=none, jacobi,
+    ssor raise ArgumentError).  blocksize as for Solver."""
+    return Preconditioner(A, options, blocksize)

@@ -530,6 +530,235 @@ static PyTypeObject SolverType = {
     .tp_new = Solver_new,
 };
 
+/* ---- the Preconditioner type: an incomplete factorization alone ------------ */
+
+/* M ~ A from bsr_ilu_setup, applied as M^{-1} by bsr_ilu_apply (CPU).  Owns
+ * the matrix it was factored from: refactor scatters new values into it. */
+typedef struct {
+    PyObject_HEAD
+    bsr_ilu *F;
+    bsr_matrix *A;
+    char options[512]; /* the options in use, the solver's canonical string */
+    int busy;          /* refactor runs without the GIL: nothing else may enter */
+    int applying;      /* apply calls running without the GIL (any number at once) */
+} IluObject;
+
+static void Ilu_dealloc(IluObject *self)
+{
+    bsr_ilu_destroy(self->F);
+    bsr_matrix_destroy(self->A);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The factorization's options from the solver's option string: precond
+ * (ilu0, ilut, ilu2), tau1, tau2, fill, cap, keep_pattern, reorder, match,
+ * pivot, precond_precision, as the solver's ILU takes them on the CPU. */
+static int ilu_options_from(const char *options, bsr_ilu_options *io, char *canon, size_t len)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    bsr_status s = bsr_solver_options_parse(&o, options);
+    if (s) {
+        raise_status(s);
+        return -1;
+    }
+    if (o.precond != BSR_PC_ILU0 && o.precond != BSR_PC_ILUT && o.precond != BSR_PC_ILU2) {
+        PyErr_Format(ArgumentError, "preconditioner: precond=%s is no incomplete factorization "
+                                    "(ilu0, ilut or ilu2)", bsr_pc_name(o.precond));
+        return -1;
+    }
+    bsr_solver_options_string(&o, canon, len);
+    bsr_ilu_kind kind = o.precond == BSR_PC_ILU0 ? BSR_ILU0 : o.precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    bsr_ilu_options_default(io, kind);
+    io->tau1 = o.tau1;
+    io->tau2 = kind == BSR_ILUT ? 0 : o.tau2;
+    io->fill = o.fill;
+    io->cap = o.cap;
+    /* keep_pattern auto (-1): on for ILU2, off for ILUT, as the solver */
+    io->keep_pattern = o.keep_pattern < 0 ? kind == BSR_ILU2 : o.keep_pattern;
+    io->prec = o.precond_precision;
+    io->match = o.match;
+    if (o.pivot > 0) io->pivot_rel = o.pivot;
+    io->strict_pivots = o.pivot < 0;
+    if (o.reorder[0] && (s = bsr_order_parse(o.reorder, &io->order))) {
+        raise_status(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Preconditioner(options, kind, ...): options as the solver's, the matrix as
+ * for matrix_from_args. */
+static PyObject *Ilu_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    if (kw && PyDict_Size(kw)) {
+        PyErr_SetString(PyExc_TypeError, "Preconditioner takes positional arguments only");
+        return NULL;
+    }
+    Py_ssize_t na = PyTuple_Size(args);
+    if (na < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "Preconditioner(options, kind, ...): options must be a string");
+        return NULL;
+    }
+    const char *options = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 0));
+    if (!options) return NULL;
+    bsr_clear_error();
+    bsr_ilu_options io;
+    char canon[512];
+    if (ilu_options_from(options, &io, canon, sizeof canon)) return NULL;
+    PyObject *rest = PyTuple_GetSlice(args, 1, na);
+    if (!rest) return NULL;
+    bsr_matrix *A = matrix_from_args(rest);
+    Py_DECREF(rest);
+    if (!A) return NULL;
+    IluObject *self = (IluObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        bsr_matrix_destroy(A);
+        return NULL;
+    }
+    self->A = A;
+    memcpy(self->options, canon, sizeof canon);
+    bsr_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_ilu_setup(A, &io, &self->F);
+    Py_END_ALLOW_THREADS
+    if (s) {
+        raise_status(s);
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* apply(x, y, n, k): y = M^{-1} x for float64 buffers of n*k values
+ * (C-contiguous n x k arrays). */
+static PyObject *Ilu_apply(IluObject *self, PyObject *args)
+{
+    Py_buffer xv = {0}, yv = {0};
+    Py_ssize_t n, k;
+    if (!PyArg_ParseTuple(args, "y*w*nn", &xv, &yv, &n, &k)) return NULL;
+    PyObject *ret = NULL;
+    bsr_multivec *X = NULL, *Y = NULL;
+    int64_t rows = (int64_t)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A);
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Preconditioner is being refactored by another thread");
+        goto out;
+    }
+    if (n != rows || k < 1 || k > INT_MAX || n > PY_SSIZE_T_MAX / 8 / k) {
+        PyErr_Format(PyExc_ValueError, "vector: %zd x %zd, the preconditioner has %lld rows", n, k,
+                     (long long)rows);
+        goto out;
+    }
+    if (check_len(&xv, n * k, 8, "x") || check_len(&yv, n * k, 8, "y")) goto out;
+    bsr_clear_error();
+    bsr_status s = bsr_multivec_create(&X, n, (int)k, BSR_DOUBLE);
+    if (!s) s = bsr_multivec_create(&Y, n, (int)k, BSR_DOUBLE);
+    if (s) {
+        raise_status(s);
+        goto out;
+    }
+    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(n * k) * 8);
+    /* bsr_ilu_apply is thread-safe on a const factorization: apply calls in
+     * several threads at once are fine, a refactor meanwhile is not */
+    self->applying++;
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_ilu_apply(self->F, X, Y);
+    Py_END_ALLOW_THREADS
+    self->applying--;
+    if (s) {
+        raise_status(s);
+        goto out;
+    }
+    memcpy(yv.buf, bsr_multivec_cdata(Y), (size_t)(n * k) * 8);
+    ret = Py_NewRef(Py_None);
+out:
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    PyBuffer_Release(&xv);
+    PyBuffer_Release(&yv);
+    return ret;
+}
+
+/* refactor(kind, ...): new values on the pattern factored (or a part of it). */
+static PyObject *Ilu_refactor(IluObject *self, PyObject *args)
+{
+    if (self->busy || self->applying) {
+        PyErr_SetString(PyExc_RuntimeError, "Preconditioner is in use by another thread");
+        return NULL;
+    }
+    self->busy = 1;
+    bsr_clear_error();
+    PyObject *ret = NULL;
+    bsr_matrix *T = matrix_from_args(args);
+    if (T && scatter_values(self->A, T) == 0) {
+        bsr_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = bsr_ilu_refactor(self->F, self->A);
+        Py_END_ALLOW_THREADS
+        if (s) raise_status(s);
+        else ret = Py_NewRef(Py_None);
+    }
+    bsr_matrix_destroy(T);
+    self->busy = 0;
+    return ret;
+}
+
+/* The factorization's statistics as a dict. */
+static PyObject *Ilu_get_stats(IluObject *self, void *unused)
+{
+    (void)unused;
+    bsr_ilu_stats st;
+    bsr_clear_error();
+    bsr_status s = bsr_ilu_get_stats(self->F, &st);
+    if (s) return raise_status(s);
+    return Py_BuildValue("{s:d,s:L,s:L,s:L,s:i,s:i,s:L,s:d,s:d,s:i}", "fill", st.fill, "nnzb_L", (long long)st.nnzb_L, "nnzb_U", (long long)st.nnzb_U,
+                         "nnzb_A", (long long)st.nnzb_A, "pivots_regularized", st.pivots_regularized,
+                         "scaling_fallbacks", st.scaling_fallbacks, "dropped", (long long)st.dropped,
+                         "setup_s", st.setup_s, "factor_s", st.factor_s, "match_used", st.match_used);
+}
+
+static PyObject *Ilu_get_options(IluObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(self->options);
+}
+
+static PyObject *Ilu_get_rows(IluObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong((long long)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A));
+}
+
+static PyObject *Ilu_get_block(IluObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(bsr_matrix_block(self->A));
+}
+
+static PyMethodDef Ilu_methods[] = {
+    {"apply", (PyCFunction)Ilu_apply, METH_VARARGS, "apply(x, y, n, k): y = M^{-1} x"},
+    {"refactor", (PyCFunction)Ilu_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Ilu_getset[] = {
+    {"stats", (getter)Ilu_get_stats, NULL, "the factorization's statistics (dict)", NULL},
+    {"options", (getter)Ilu_get_options, NULL, "options in use, the solver's canonical string", NULL},
+    {"rows", (getter)Ilu_get_rows, NULL, "scalar rows", NULL},
+    {"block_size", (getter)Ilu_get_block, NULL, "block size", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject IluType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bsrsolve._core.Preconditioner",
+    .tp_basicsize = sizeof(IluObject),
+    .tp_dealloc = (destructor)Ilu_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Low-level incomplete factorization; use bsrsolve.preconditioner.",
+    .tp_methods = Ilu_methods,
+    .tp_getset = Ilu_getset,
+    .tp_new = Ilu_new,
+};
+
 /* ---- module ---------------------------------------------------------------- */
 
 static PyObject *device_count(PyObject *m, PyObject *unused)
@@ -548,7 +777,7 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "bsrsolve._core",
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&SolverType) < 0) return NULL;
+    if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&IluType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     Error = PyErr_NewExceptionWithDoc("bsrsolve.Error",
@@ -567,6 +796,7 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddObjectRef(m, "ArgumentError", ArgumentError) ||
         PyModule_AddObjectRef(m, "ConvergenceError", ConvergenceError) ||
         PyModule_AddObjectRef(m, "Solver", (PyObject *)&SolverType) ||
+        PyModule_AddObjectRef(m, "Preconditioner", (PyObject *)&IluType) ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", BSR_VERSION)) {
         Py_DECREF(m);
         return NULL;

@@ -213,6 +213,167 @@ def test_solver_time_steps():
         s.refactor(dominant(10, 3))
 
 
+def test_more_rhs_than_one_solve_takes():
+    """Past MAX_RHS (64) columns, b is solved in batches of at most 64: 65
+    columns are two solves (33 + 32), not an error."""
+    A = dominant(60, 2, seed=22)
+    n = A.shape[0]
+    assert bsrsolve.MAX_RHS == 64
+    for k, batches in ((64, 1), (65, 2), (150, 3)):
+        B = rhs(n, k, seed=k)
+        X, st = solve(A, B, "method=gmres,precond=ilu0," + TIGHT)
+        assert X.shape == (n, k) and st.batches == batches
+        assert relerr(X, spla.spsolve(A.tocsc(), B)) < 1e-9
+        for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts"):
+            assert len(st[key]) == k, key
+        assert st.converged and st.status == "converged" and max(st.relres) <= 1e-12
+    # the initial guess goes with its columns; histories are per column
+    B = rhs(n, 70, seed=3)
+    ref = spla.spsolve(A.tocsc(), B)
+    x0 = ref.copy()
+    x0[:, 40:] = 0.0
+    X, st = solve(A, B, "method=bicgstab,precond=ilu0,history=1," + TIGHT, x0=x0)
+    assert st.iterations[:35] == [0] * 35 and min(st.iterations[40:]) > 0
+    assert len(st.history) == 70 and all(len(h) == i + 1 for h, i in zip(st.history, st.iterations))
+    assert relerr(X, ref) < 1e-9
+    # one float32 b of 100 columns: float32 back
+    X32, st = solve(A, B[:, :66].astype(np.float32), "rtol=1e-6")
+    assert X32.dtype == np.float32 and X32.shape == (n, 66) and st.batches == 2
+    # not converged: every column's result, the first failure's status
+    with pytest.raises(bsrsolve.ConvergenceError, match="maxit") as e:
+        solve(A, rhs(n, 100), "precond=none,maxit=1,rtol=1e-14")
+    assert e.value.x.shape == (n, 100) and e.value.stats.status == "maxit"
+    assert e.value.stats.batches == 2 and e.value.stats.reason == ["maxit"] * 100
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nonfinite_rhs_is_a_value_error(bad):
+    """NaN or Inf in b (or x0) is refused before the library runs: ValueError
+    naming where, not a ConvergenceError after maxit iterations."""
+    A = dominant(20, 1, seed=23)
+    s = Solver("method=gmres,precond=ilu0").setup(A)
+    b = rhs(20)
+    b[7] = bad
+    with pytest.raises(ValueError, match="non-finite.*row 7") as e:
+        s.solve(b)
+    assert not isinstance(e.value, bsrsolve.Error)
+    B = rhs(20, 3)
+    B[4, 2] = bad
+    with pytest.raises(ValueError, match="row 4, column 2"):
+        s.solve(B)
+    x0 = np.zeros(20)
+    x0[0] = bad
+    with pytest.raises(ValueError, match="x0"):
+        s.solve(rhs(20), x0=x0)
+    with pytest.raises(ValueError):
+        solve(A, B)
+    # the solver is as it was
+    x, st = s.solve(rhs(20))
+    assert st.converged and relerr(x, spla.spsolve(A.tocsc(), rhs(20))) < 1e-6
+
+
+def test_stats_are_a_dataclass():
+    import dataclasses
+    import typing
+    A = dominant(30, 2, seed=24)
+    x, st = solve(A, rhs(60, 2), "method=gmres,precond=ilu2," + TIGHT)
+    assert isinstance(st, bsrsolve.SolveStats) and dataclasses.is_dataclass(st)
+    # attributes, typed
+    hints = typing.get_type_hints(bsrsolve.SolveStats)
+    for f in dataclasses.fields(st):
+        assert f.name in hints, f.name
+    assert hints["relres"] == typing.List[float] and hints["converged"] is bool
+    assert st.converged is True and st.status == "converged" and isinstance(st.iterations[0], int)
+    assert st.block_size == 2 and st.fill > 0 and "ilu2" in st.precond_info and st.batches == 1
+    assert st.history is None
+    # the dict of earlier versions: keys, in, get, dict()
+    assert st["fill"] == st.fill and st["relres"] is st.relres
+    assert "history" not in st and st.get("history") is None and "fill" in st
+    with pytest.raises(KeyError):
+        st["no_such_key"]
+    d = dict(st)
+    assert d["status"] == "converged" and len(d) == len(st) and "history" not in d
+    assert dataclasses.asdict(st)["options"] == st.options
+    _, sth = solve(A, rhs(60), "history=1," + TIGHT)
+    assert "history" in sth and sth["history"] is sth.history and len(sth.history[0]) > 1
+    # the package says it is typed (PEP 561)
+    assert os.path.exists(os.path.join(os.path.dirname(bsrsolve.__file__), "py.typed"))
+
+
+def convection_diffusion(m, peclet=30.0):
+    """The 5-point upwind convection-diffusion matrix on an m x m grid
+    (nonsymmetric; CSR): what unpreconditioned Krylov methods find hard."""
+    h = 1.0 / (m + 1)
+    T = sp.diags([-1 - peclet * h, 2 + peclet * h, -1], [-1, 0, 1], shape=(m, m))
+    I = sp.identity(m)
+    return (sp.kron(I, T) + sp.kron(T, I)).tocsr()
+
+
+def krylov(method, A, b, M=None, rtol=1e-8):
+    """scipy's gmres or bicgstab: (x, info, iterations), rtol named as the
+    installed scipy names it (tol before 1.12)."""
+    import inspect
+    count = [0]
+
+    def tick(*_):
+        count[0] += 1
+    f = getattr(spla, method)
+    kw = {"rtol" if "rtol" in inspect.signature(f).parameters else "tol": rtol, "atol": 0.0, "maxiter": 2000, "M": M,
+          "callback": tick}
+    if method == "gmres":
+        kw.update(restart=30, callback_type="pr_norm")
+    x, info = f(A, b, **kw)
+    return x, info, count[0]
+
+
+@pytest.mark.parametrize("options", ["precond=ilu0", "precond=ilu2", "precond=ilut,tau1=1e-3"])
+@pytest.mark.parametrize("method", ["gmres", "bicgstab"])
+def test_preconditioner_for_scipy_krylov(method, options):
+    """bsrsolve.preconditioner as M= of scipy's gmres and bicgstab: converged,
+    in far fewer iterations than without it."""
+    A = convection_diffusion(40)
+    b = A @ np.random.default_rng(25).uniform(-1, 1, A.shape[0])
+    M = bsrsolve.preconditioner(A, options)
+    assert isinstance(M, spla.LinearOperator) and M.shape == A.shape and M.dtype == np.float64
+    x, info, its = krylov(method, A, b, M=M)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-7 * np.linalg.norm(b)
+    _, info0, its0 = krylov(method, A, b)
+    assert its * 3 <= its0, (its, its0, info0)
+
+
+def test_preconditioner_operator():
+    # tridiagonal: ILU(0) is the exact LU, so M^{-1} = A^{-1}
+    A = sp.diags([-1.0, 4.0, -1.5], [-1, 0, 1], shape=(50, 50), format="csr")
+    M = bsrsolve.preconditioner(A)
+    v = rhs(50)
+    assert np.allclose(M @ (A @ v), v, rtol=1e-12, atol=1e-12)
+    assert np.allclose(M.matvec(A @ v), v) and M.matvec((A @ v).reshape(-1, 1)).shape == (50, 1)
+    V = rhs(50, 3)
+    Y = M.matmat(A @ V)
+    assert Y.shape == (50, 3) and np.allclose(Y, V)
+    assert "precond=ilu0" in M.options and M.info["fill"] == pytest.approx(1.0)
+    # block matrices; refactor with new values on the pattern
+    Ab = dominant(30, 3, seed=26).tobsr(blocksize=(3, 3))
+    Mb = bsrsolve.Preconditioner(Ab, "precond=ilu2,tau1=1e-4")
+    assert Mb.block_size == 3 and Mb.info["nnzb_A"] == Ab.nnz // 9
+    r0 = np.linalg.norm(Ab @ (Mb @ rhs(90)) - rhs(90))
+    Ab2 = Ab.copy()
+    Ab2.data *= 2.0
+    Mb.refactor(Ab2)
+    r1 = np.linalg.norm(Ab2 @ (Mb @ rhs(90)) - rhs(90))
+    assert r1 == pytest.approx(r0, rel=1e-9, abs=1e-12)
+    # no incomplete factorization, bad options, bad sizes
+    for bad in ("precond=jacobi", "precond=none", "precond=ssor", "tau1=-1", "frobnicate=1"):
+        with pytest.raises(bsrsolve.ArgumentError):
+            bsrsolve.preconditioner(A, bad)
+    with pytest.raises(ValueError):
+        M @ np.ones(49)
+    with pytest.raises(TypeError):
+        bsrsolve.preconditioner(A.toarray())
+    with pytest.raises(bsrsolve.ArgumentError, match="pattern"):
+        M.refactor(A + sp.csr_matrix(([1.0], ([0], [49])), shape=A.shape))
+
+
 # ---- errors -----------------------------------------------------------------
 
 def test_bad_inputs_raise():
