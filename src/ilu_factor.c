@@ -45,7 +45,18 @@ typedef struct {
                          * (0 pending, 1 done, 2 failed/skipped), so that a separator's rows
                          * can run concurrently (run_sep); NULL otherwise */
     int nt;             /* threads of the run */
+    int progress;       /* report rows done during the run (bsr_progress_tick) */
+    _Atomic int64_t ndone;
 } run_t;
+
+/* One more row done: with progress on, say now and then how many (a long
+ * threshold setup is not silent until it ends). */
+static inline void row_done(run_t *R)
+{
+    if (!R->progress) return;
+    const int64_t d = atomic_fetch_add_explicit(&R->ndone, 1, memory_order_relaxed) + 1;
+    bsr_progress_tick("ilu factor", d, R->F->n, "rows");
+}
 
 /* Record a failure of row k; the smallest row wins, which is the row the
  * serial factorization stops at (see the file comment). */
@@ -66,6 +77,7 @@ static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
         bsr_status s = ilu_row(R->F, w, k);
         if (R->flag) atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
         if (s) { run_fail(R, k, s, w->msg); return 0; }
+        row_done(R);
     }
     return 1;
 }
@@ -125,6 +137,7 @@ static void run_tickets(run_t *R, const int *run, int nr, atomic_int *ticket)
             if (s && !w->skipped) run_fail(R, k, s, w->msg);
             w->skipped = 0;
             atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
+            row_done(R);
         }
 }
 
@@ -235,6 +248,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
                     w->skipped = 0;
                 }
                 atomic_store_explicit(&flag[k], ok ? 1 : 2, memory_order_release);
+                row_done(R);
             }
         }
         w->flags = NULL;
@@ -424,7 +438,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     int levels = !tree && F->opt.parallel && dp && omp_get_max_threads() > 1 && F->n >= 1024 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels ? omp_get_max_threads() : 1;
-    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt};
+    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0};
     bsr_status s = ilu_get_work(F, nt);
     if (s) return s;
     R.work = F->work;

@@ -115,6 +115,11 @@ void bsr_prof_enable(int on);
 void bsr_prof_mark(const char *what);
 double bsr_progress_min(void);
 void bsr_progress_enable(double min_s);
+/* Within a long phase (progress on): "bsrsolve: WHAT: DONE of TOTAL UNIT (P%)
+ * after T s" when the threshold has passed since the phase began or since the
+ * last such line.  Any thread may call it (one reports at a time, the others
+ * return at once). */
+void bsr_progress_tick(const char *what, int64_t done, int64_t total, const char *unit);
 double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */

@@ -222,6 +222,12 @@ static void test_progress(void)
     }
     CU_ASSERT_PTR_NULL(strstr(out, "bsrsolve: ilu"));
     CU_ASSERT(json_valid(out));
+    /* within the factorization: its rows counted now and then */
+    const char *tick = strstr(err, "bsrsolve: ilu factor: ");
+    long long done = -1, total = -1;
+    while (tick && sscanf(tick, "bsrsolve: ilu factor: %lld of %lld rows", &done, &total) != 2)
+        tick = strstr(tick + 1, "bsrsolve: ilu factor: ");
+    CU_ASSERT(tick && done >= 1 && done <= total && total == 216);
     snprintf(a, sizeof a, "%s --no-progress", args);
     CU_ASSERT_EQUAL(run(a), 0);
     CU_ASSERT_PTR_NULL(strstr(err, "bsrsolve: ilu"));
