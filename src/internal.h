@@ -133,7 +133,7 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
  * chunks fixed independently of the thread count; returns the total (in 64
  * bits: callers check it against INT_MAX before using the entries). */
 #define BSR_PAR_ROWS 2048
-/* ---- when a loop is worth a team of threads (issue 40) ----------------------
+/* ---- when a loop is worth a team of threads ------------------------------------
  * Opening a parallel region costs a few microseconds on an idle machine, and
  * a scheduler time slice or more on a loaded one (a thread of the team that
  * was descheduled holds every other at the barrier: small solves ran 10-20x

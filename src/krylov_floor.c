@@ -55,7 +55,7 @@ bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_mu
 }
 
 /* The floor verdict also needs x to be a real answer.  Two stops run into the
- * floor without one (issue 40):
+ * floor without one:
  *  - the residual is no better than x = 0's (||r|| >= ||b||): nothing was solved;
  *  - x has grown without bound along a (near) null direction of a singular A
  *    (GMRES/ILU on an inconsistent singular system): the floor grows with

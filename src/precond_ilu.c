@@ -61,7 +61,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
                                      F->ord->depth, F->ord->nleaves);
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
-    if (F->ord && st.order_s > 0)   /* what the ordering cost (issue 39: off the critical path or said) */
+    if (F->ord && st.order_s > 0)   /* what the ordering cost: the report says it */
         snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s)", st.order_s);
     char mw[160];
     match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);

@@ -4,7 +4,7 @@
  * bsr_prof_mark prints the wall time since the previous mark to stderr, so one
  * run shows where a setup's seconds go.  Off, a mark costs one branch.
  *
- * Progress (issue 40: a 73 s ILU2 setup printed nothing for 73 s): with
+ * Progress (a long setup is otherwise silent until it ends): with
  * BSR_PROGRESS=S (S > 0 seconds) in the environment, or after
  * bsr_progress_enable(S) (the CLI's --progress, and its default when stderr
  * is a terminal), a phase that took at least S seconds is reported as it ends,

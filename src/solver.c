@@ -119,8 +119,7 @@ static const bsr_matrix *work_matrix(const bsr_solver *s)
  * badly scaled, not zero: its inverse diagonal block (Jacobi, SSOR, the ILUs'
  * scaling) overflows, and so would x for b = O(1); in float the working copy
  * even holds zeros there.  BSR_ERR_VALUE naming the first such row
- * ("rescale") instead of the preconditioner's "zero" or "singular" (issue
- * 40); a zero row is left to the preconditioner's own message.  Each row's
+ * ("rescale") instead of the preconditioner's "zero" or "singular"; a zero row is left to the preconditioner's own message.  Each row's
  * scan stops at its first value >= tiny: one read per row in practice. */
 static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
 {

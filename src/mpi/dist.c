@@ -57,7 +57,7 @@ static int node_cpus(MPI_Comm node)
     return c > 0 && c < (1L << 20) ? (int)c : 0;
 }
 
-/* The ranks of a node share its cores (issue 40): each rank's OpenMP team
+/* The ranks of a node share its cores: each rank's OpenMP team
  * took every core (mpiexec -n 4 on a 64-core host: 4 x 64 threads on 64
  * cores, each rank waiting at its barriers for threads the others had
  * displaced).  Unless OMP_NUM_THREADS is set, the calling thread's OpenMP
