@@ -342,6 +342,18 @@ int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *o
     return WEXITSTATUS(st);
 }
 
+double bsr_test_rel_diff(const double *d, const void *c, bsr_precision p, size_t m)
+{
+    double dm = 0, cm = 0;
+    for (size_t e = 0; e < m; e++) {
+        double x = p == BSR_DOUBLE ? ((const double *)c)[e] : ((const float *)c)[e];
+        if (!isfinite(d[e])) return INFINITY;
+        if (fabs(d[e] - x) > dm) dm = fabs(d[e] - x);
+        if (fabs(x) > cm) cm = fabs(x);
+    }
+    return dm / (cm > 0 ? cm : 1);
+}
+
 double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R)
 {
     int64_t m = bsr_multivec_rows(R) * bsr_multivec_cols(R);

@@ -69,6 +69,9 @@ double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
 /* max |Y - R| / max |R| over the host copies, any precisions (INFINITY when Y
  * holds a NaN or Inf: a kernel that left its NaN-poisoned output unwritten). */
 double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R);
+/* max |d - c| / max |c| over m values, c of precision p (device factors
+ * against the host's); INFINITY when some d is not finite. */
+double bsr_test_rel_diff(const double *d, const void *c, bsr_precision p, size_t m);
 /* n x k random values of precision p (seed), uploaded to ctx's device, host copy kept. */
 bsr_multivec *bsr_test_dev_random(bsr_context *ctx, int64_t n, int k, bsr_precision p, uint64_t seed);
 /* n x k of NaN on the host and ctx's device: output a kernel must overwrite. */

@@ -25,19 +25,6 @@ static bsr_context *ctx;
 static const bsr_order_kind orders[] = {BSR_ORDER_NATURAL, BSR_ORDER_RCM, BSR_ORDER_ND};
 static const char *order_name[] = {"natural", "rcm", "nd"};
 
-/* max |d - c| / max |c| over m values; c of precision p; non-finite d: INFINITY. */
-static double rel_diff(const double *d, const void *c, bsr_precision p, size_t m)
-{
-    double dm = 0, cm = 0;
-    for (size_t e = 0; e < m; e++) {
-        double x = p == BSR_DOUBLE ? ((const double *)c)[e] : ((const float *)c)[e];
-        if (!isfinite(d[e])) return INFINITY;
-        if (fabs(d[e] - x) > dm) dm = fabs(d[e] - x);
-        if (fabs(x) > cm) cm = fabs(x);
-    }
-    return dm / (cm > 0 ? cm : 1);
-}
-
 /* A copy of A with every value multiplied by (1 + eps * hash(e)): same
  * pattern, other values. */
 static bsr_matrix *perturbed(const bsr_matrix *A, double eps)
@@ -89,9 +76,9 @@ static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec
     BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
     BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A, NULL));
     BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, Lv, Uv, S));
-    double eL = rel_diff(Lv, bsr_matrix_values(f.L), hp, (size_t)nL * bb);
-    double eU = rel_diff(Uv, bsr_matrix_values(f.U), hp, (size_t)nU * bb);
-    double eS = rel_diff(S, f.scale_left, hp, (size_t)n * bb);
+    double eL = bsr_test_rel_diff(Lv, bsr_matrix_values(f.L), hp, (size_t)nL * bb);
+    double eU = bsr_test_rel_diff(Uv, bsr_matrix_values(f.U), hp, (size_t)nU * bb);
+    double eS = bsr_test_rel_diff(S, f.scale_left, hp, (size_t)n * bb);
     int nreg = -1, nfb = -1;
     double fs = -1;
     BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, &nfb, &fs));
@@ -142,8 +129,8 @@ static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec
     BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, Lv, Uv, S));
     bsr_ilu_factors f2;
     BSR_ASSERT_OK(bsr_ilu_get_factors(F2, &f2));
-    CU_ASSERT(rel_diff(Lv, bsr_matrix_values(f2.L), hp, (size_t)nL * bb) <= tol);
-    CU_ASSERT(rel_diff(Uv, bsr_matrix_values(f2.U), hp, (size_t)nU * bb) <= tol);
+    CU_ASSERT(bsr_test_rel_diff(Lv, bsr_matrix_values(f2.L), hp, (size_t)nL * bb) <= tol);
+    CU_ASSERT(bsr_test_rel_diff(Uv, bsr_matrix_values(f2.U), hp, (size_t)nU * bb) <= tol);
 
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
     bsr_gpu_ilu_destroy(G);

@@ -42,18 +42,6 @@ static bsr_matrix *offdiag_scaled(const bsr_matrix *A, double f, bsr_precision p
     return B;
 }
 
-/* max |d - c| / max |c| over m doubles. */
-static double rel_diff(const double *d, const double *c, size_t m)
-{
-    double dm = 0, cm = 0;
-    for (size_t e = 0; e < m; e++) {
-        if (!isfinite(d[e])) return INFINITY;
-        if (fabs(d[e] - c[e]) > dm) dm = fabs(d[e] - c[e]);
-        if (fabs(c[e]) > cm) cm = fabs(c[e]);
-    }
-    return dm / (cm > 0 ? cm : 1);
-}
-
 /* Setup of kind on A (host), then A2 factored into the frozen pattern on the
  * host and on the device; factors and scaling compared. */
 static void check(const char *what, const bsr_matrix *A, const bsr_matrix *A2, bsr_ilu_kind kind, bsr_order_kind ord)
@@ -86,8 +74,8 @@ static void check(const char *what, const bsr_matrix *A, const bsr_matrix *A2, b
     for (size_t e = 0; e < (size_t)n * bb; e++)
         hS[e] = f.L->prec == BSR_DOUBLE ? ((const double *)f.scale_left)[e] : ((const float *)f.scale_left)[e];
     const double tol = A->prec == BSR_DOUBLE ? 0.0 : 1e-5;   /* double: the same bits */
-    double eL = rel_diff(Lv, hL, (size_t)nL * bb), eU = rel_diff(Uv, hU, (size_t)nU * bb);
-    double eS = rel_diff(S, hS, (size_t)n * bb);
+    double eL = bsr_test_rel_diff(Lv, hL, BSR_DOUBLE, (size_t)nL * bb), eU = bsr_test_rel_diff(Uv, hU, BSR_DOUBLE, (size_t)nU * bb);
+    double eS = bsr_test_rel_diff(S, hS, BSR_DOUBLE, (size_t)n * bb);
     int nreg = -1;
     BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, NULL, NULL));
     if (!(eL <= tol && eU <= tol && eS <= tol) || nreg != st.pivots_regularized)

@@ -31,27 +31,6 @@ static int same_pattern(const bsr_ilu *F, const bsr_ilu *G)
            !memcmp(p->uk, q->uk, (size_t)p->nup);
 }
 
-/* max |d - c| / max |c| over m doubles. */
-static double rel_diff(const double *d, const double *c, size_t m)
-{
-    double dm = 0, cm = 0;
-    for (size_t e = 0; e < m; e++) {
-        if (!isfinite(d[e])) return INFINITY;
-        if (fabs(d[e] - c[e]) > dm) dm = fabs(d[e] - c[e]);
-        if (fabs(c[e]) > cm) cm = fabs(c[e]);
-    }
-    return dm / (cm > 0 ? cm : 1);
-}
-
-/* A's values as doubles. */
-static double *values(const bsr_matrix *M)
-{
-    const size_t m = (size_t)M->nnzb * M->b * M->b;
-    double *v = malloc(sizeof(double) * (m + 1));
-    for (size_t e = 0; e < m; e++) v[e] = M->prec == BSR_DOUBLE ? ((double *)M->val)[e] : ((float *)M->val)[e];
-    return v;
-}
-
 /* Host setup (full and symbolic_only) against the device's rows on the same
  * options: pattern, counters, and the factors of the device's pattern. */
 static void check(const char *what, const bsr_matrix *A, const bsr_ilu_options *o0)
@@ -93,12 +72,12 @@ static void check(const char *what, const bsr_matrix *A, const bsr_ilu_options *
     double *Lv = malloc(sizeof(double) * (mL + 1)), *Uv = malloc(sizeof(double) * (mU + 1));
     double *Sc = malloc(sizeof(double) * ((size_t)A->nbrows * bb + 1));
     BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, Lv, Uv, Sc));
-    double *hl = values(f.L), *hu = values(f.U);
-    double eL = rel_diff(Lv, hl, mL), eU = rel_diff(Uv, hu, mU);
+    double eL = bsr_test_rel_diff(Lv, bsr_matrix_values(f.L), f.L->prec, mL);
+    double eU = bsr_test_rel_diff(Uv, bsr_matrix_values(f.U), f.U->prec, mU);
     CU_ASSERT(eL <= 1e-12);
     CU_ASSERT(eU <= 1e-12);
     if (eL > 1e-12 || eU > 1e-12) printf("\n  %s: factors differ by %.3g (L), %.3g (U)", what, eL, eU);
-    free(hl); free(hu); free(Lv); free(Uv); free(Sc);
+    free(Lv); free(Uv); free(Sc);
     bsr_gpu_ilu0_destroy(D);
 out:
     bsr_ilu_destroy(H); bsr_ilu_destroy(S); bsr_ilu_destroy(G); bsr_ilu_destroy(G2);
