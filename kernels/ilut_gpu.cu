@@ -413,6 +413,12 @@ typedef int (*occ_fn)(void);
 const struct { launch_fn launch; occ_fn occ; } thr_table[] = {BSR_FOR_EACH_B(THR_ROW)};
 #undef THR_ROW
 
+/* A host allocation freed when the run returns, on every path. */
+struct host_buf {
+    void *p;
+    ~host_buf() { free(p); }
+};
+
 /* Device allocations of one run, freed together. */
 struct thr_mem {
     void *p[24];
@@ -476,6 +482,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     /* each row's upper slot: the pivot, A's upper blocks, P of U's fill, P of W */
     long long *uoff = (long long *)bsr_malloc(sizeof(long long) * ((size_t)n + 1), "device ILU rows");
     if (!uoff) return BSR_ERR_NOMEM;
+    host_buf uoff_buf = {uoff};   /* kept: the columns come back in these slots */
     long long lcap = 0;
     uoff[0] = 0;
     for (int k = 0; k < n; k++) {
@@ -535,7 +542,6 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = bsr_cuda_h2d(ctx, rowref, F->rowref, sizeof(double) * (size_t)n);
     if (!s) s = bsr_cuda_h2d(ctx, duoff, uoff, sizeof(long long) * ((size_t)n + 1));
     const long long utot = uoff[n];
-    free(uoff);
     if (s) return s;
     a.ap = ap; a.ac = ac; a.aval = aval; a.rowref = rowref; a.uoff = duoff;
     CU_TRY(cudaMemsetAsync(a.done, 0, sizeof(int) * ((size_t)n + 1), st));
@@ -583,7 +589,6 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     }
     if (!s) {
         int *c = F->rowbuf;
-        long long uo = 0;
         for (int k = 0; k < n; k++) {
             ilu_row_t *r = &F->rows[k];
             r->nl = lcnt[3 * k]; r->nr = lcnt[3 * k + 1]; r->nx = lcnt[3 * k + 2];
@@ -594,13 +599,9 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
             memcpy(c, lpool + loff[k], sizeof(int) * (size_t)nlo);
             r->lcol = c; r->rcol = c + r->nl; r->xcol = c + r->nl + r->nr;
             c += nlo;
-            int nau = 0;
-            for (int p = F->ap[k]; p < F->ap[k + 1]; p++) nau += F->ac[p] > k;
-            const long long P = slot_fill(F, k);
-            memcpy(c, ucol + uo, sizeof(int) * (size_t)nup);
+            memcpy(c, ucol + uoff[k], sizeof(int) * (size_t)nup);
             r->ucol = c;
             c += nup;
-            uo += 1 + nau + 2 * P;
         }
         out->dropped = (int64_t)cnt[0];
         out->sec_used = (int64_t)cnt[1];
