@@ -439,15 +439,10 @@ bsr_status ilu_factor(bsr_ilu *F)
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels ? omp_get_max_threads() : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0};
-    bsr_status s = ilu_get_work(F, nt);
-    if (s) return s;
-    R.work = F->work;
-    if (!F->rows) {
-        F->rows = bsr_calloc((size_t)(F->n > 0 ? F->n : 1), sizeof(ilu_row_t), "ILU rows");
-        if (!F->rows) return BSR_ERR_NOMEM;
-    }
-    /* a symbolic_only threshold setup for a device: its rows there, unless
-     * the device cannot bound them (then here, as without one) */
+    bsr_status s = BSR_OK;
+    /* a symbolic_only threshold setup for a device: its rows there (no host
+     * workspaces then), unless the device cannot bound them (then here, as
+     * without one) */
     int on_dev = 0;
     ilu_dev_counts cnt = {0, 0, 0, 0, 0};
     if (inside && F->dev && F->opt.symbolic_only) {
@@ -455,6 +450,14 @@ bsr_status ilu_factor(bsr_ilu *F)
         if (s && s != BSR_ERR_UNSUPPORTED) return s;
         on_dev = !s;
         s = BSR_OK;
+    }
+    if (!on_dev) {
+        if ((s = ilu_get_work(F, nt))) return s;
+        R.work = F->work;
+        if (!F->rows) {
+            F->rows = bsr_calloc((size_t)(F->n > 0 ? F->n : 1), sizeof(ilu_row_t), "ILU rows");
+            if (!F->rows) return BSR_ERR_NOMEM;
+        }
     }
     if (on_dev) {
         tree = levels = 0;

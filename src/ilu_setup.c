@@ -45,7 +45,7 @@ void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
     o->pivot_rel = 1e-8;
     o->strict_pivots = 0;
     o->prec = -1;
-    o->cap = BSR_ILU_CAP_NONE;   /* the solver's default is auto (bsr_solver_options.cap) */
+    o->cap = BSR_ILU_CAP_NONE;   /* as the solver's (bsr_solver_options.cap) */
 }
 
 /* Wall-clock seconds (OpenMP timer). */
