@@ -22,6 +22,8 @@
  * the frozen numeric (kernels/ilu0_gpu.cu), which repeats this arithmetic. */
 #include "ilu0_gpu.cuh"
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 namespace {
 
@@ -29,7 +31,7 @@ enum { WARPS = 4 };   /* warps a CUDA block */
 
 /* What the kernel reads and writes (device pointers unless said). */
 struct thr_args {
-    int n, smax;
+    int n, smax, nctx;          /* nctx: rows in flight a warp */
     const int *ap, *ac;
     const double *aval, *rowref;
     double t1, t2, pivot_rel, fill;
@@ -108,307 +110,415 @@ __device__ int cand_rank(int m, const double *key, const int *col, const int *fl
     return r;
 }
 
+/* The scalars of one row in flight, kept in shared memory while its warp
+ * works on its other rows. */
+struct row_st {
+    int k, a0, lenA, na, ns, sd;   /* k < 0: the context holds no row */
+    int nle, last, lfill, lfmax, P, tomb, ovf, status;
+    int pi, psi;                   /* the next lower column and its slot (-1: to find, INT_MAX: none left) */
+    unsigned long long rdrop;
+};
+
+/* The workspace of one row context: hash keys and values, then 8 S ints;
+ * S blocks, then 2 S keys. */
+struct row_ws {
+    int *hkey, *hval, *scol, *hpos, *lec, *lef, *ucc, *ucf, *ucs, *pos;
+    double *sval, *lek, *uck;
+};
+
+template <int B> __device__ row_ws ws_of(const thr_args &a, long long w)
+{
+    const int S = a.smax, H = 2 * S;
+    row_ws r;
+    r.hkey = a.wsi + w * (2 * (long long)H + 8 * (long long)S);
+    r.hval = r.hkey + H; r.scol = r.hval + H; r.hpos = r.scol + S;
+    r.lec = r.hpos + S; r.lef = r.lec + S;   /* eliminated lower blocks: column, flags */
+    r.ucc = r.lef + S; r.ucf = r.ucc + S; r.ucs = r.ucf + S; r.pos = r.ucs + S;   /* upper candidates */
+    r.sval = a.wsd + w * ((long long)S * B * B + 2 * (long long)S);
+    r.lek = r.sval + (size_t)S * B * B; r.uck = r.lek + S;
+    return r;
+}
+
+/* Per-warp counters of the rows it finished. */
+struct row_cnt {
+    unsigned long long dropped, secu, wk, nregs, rpeak, polls, blocked;
+};
+
+/* Row k of the scaled, permuted A into the context's slots, then its diagonal. */
+template <int B>
+__device__ void row_start(const thr_args &a, const row_ws &w, row_st &s, int k, int lane)
+{
+    constexpr int BB = B * B;
+    const unsigned FULL = 0xffffffffu;
+    const int S = a.smax, H = 2 * S;
+    s.k = k;
+    s.a0 = a.ap[k];
+    s.lenA = a.ap[k + 1] - s.a0;
+    s.na = a.keep ? s.lenA : 0;
+    s.status = 1; s.ovf = 0; s.ns = s.lenA; s.sd = -1;
+    s.nle = 0; s.last = -1; s.lfill = 0; s.tomb = 0; s.pi = -1; s.psi = -1; s.rdrop = 0;
+    s.P = row_cap(a, s.lenA);
+    s.lfmax = s.P < INT_MAX / 2 ? 2 * s.P : INT_MAX;   /* ilu_row's lower fill budget */
+    if (s.lenA + 1 > S) { s.ovf = 1; return; }   /* ovf: 1 the slots, 2 the row's upper slot, 3 the pool */
+    int sd = -1;
+    for (int p = lane; p < s.lenA; p += 32) {
+        int j = a.ac[s.a0 + p], hp;
+        hash_find(w.hkey, w.hval, H, j, &hp);
+        w.hval[hp] = p; w.scol[p] = j; w.hpos[p] = hp;
+        if (j == k) sd = p;
+    }
+    for (int e = lane; e < s.lenA * BB; e += 32) w.sval[e] = a.aval[(size_t)s.a0 * BB + e];
+    unsigned bd = __ballot_sync(FULL, sd >= 0);
+    sd = bd ? __shfl_sync(FULL, sd, __ffs(bd) - 1) : -1;
+    if (sd < 0) {
+        sd = s.ns++;
+        if (lane == 0) {
+            int hp;
+            hash_find(w.hkey, w.hval, H, k, &hp);
+            w.hval[hp] = sd; w.scol[sd] = k; w.hpos[sd] = hp;
+        }
+        for (int e = lane; e < BB; e += 32) w.sval[(size_t)sd * BB + e] = 0.0;
+    }
+    s.sd = sd;
+    __syncwarp();
+}
+
+/* The eliminations of row s.k's lower columns in ascending order, as far as
+ * the rows they read are published: 0 when the next one waits on a pending
+ * row before any progress, 1 after progress, 2 when none is left. */
+template <int B>
+__device__ int row_eliminate(const thr_args &a, const row_ws &w, row_st &s, double *lb, int *tsl, int lane,
+                             row_cnt &q)
+{
+    constexpr int BB = B * B;
+    const unsigned FULL = 0xffffffffu;
+    const int S = a.smax, H = 2 * S, k = s.k;
+    int progressed = 0;
+    while (!s.ovf && s.status == 1) {
+        if (s.pi < 0) {
+            unsigned long long best = ~0ull;
+            for (int t = lane; t < s.ns; t += 32) {
+                int c = w.scol[t];
+                if (c > s.last && c < k) {
+                    unsigned long long v = ((unsigned long long)c << 32) | (unsigned)t;
+                    best = v < best ? v : best;
+                }
+            }
+            best = warp_min(best);
+            if (best == ~0ull) { s.pi = INT_MAX; break; }
+            s.pi = (int)(best >> 32); s.psi = (int)(best & 0xffffffffu);
+        }
+        if (s.pi == INT_MAX) break;
+        const int i = s.pi, si = s.psi;
+        q.polls++;
+        const int di = ld_acquire(a.done + i);   /* each lane its own acquire */
+        if (!__all_sync(FULL, di != 0)) { q.blocked++; return progressed; }
+        progressed = 1;
+        s.last = i; s.pi = -1;
+        if (di == 2) { s.status = 3; break; }   /* skipped: no error of its own */
+        const long long uo = a.uoff[i];
+        const int2 uc = a.ucnt[i];
+        const double *x = w.sval + (size_t)si * BB, *u0 = a.uval + (size_t)uo * BB;
+        for (int e = lane; e < BB; e += 32) {
+            const int r = e / B, c = e % B;
+            double acc = 0.0;
+            for (int m = 0; m < B; m++) acc += x[r * B + m] * u0[m * B + c];
+            lb[e] = acc;
+        }
+        __syncwarp();
+        int cls = 0;
+        double key = 0.0;
+        if (lane == 0) {
+            double nrm = blk_fnorm<B>(lb);
+            cls = !isfinite(nrm) ? -3 : nrm >= a.t1 || si < s.na ? 0 : nrm >= a.t2 ? 1 : 2;
+            key = sumsq_serial<B>(lb);
+        }
+        cls = __shfl_sync(FULL, cls, 0);
+        key = __shfl_sync(FULL, key, 0);
+        if (cls == -3) {
+            if (lane == 0) fail(a.err, k, E_LBLK, (unsigned)i);
+            s.status = 2;
+            break;
+        }
+        if (cls == 2) { s.rdrop++; continue; }
+        if (lane == 0) { w.lec[s.nle] = i; w.lef[s.nle] = cls | (si >= s.lenA ? 2 : 0); w.lek[s.nle] = key; }
+        s.nle++;
+        const int qn = cls == 0 ? uc.x + uc.y : uc.x;
+        for (int base = 1; base < qn && !s.ovf; base += 32) {
+            const int qq0 = base + lane, act = qq0 < qn;
+            int slot = -1, hp = -1;
+            if (act) slot = hash_find(w.hkey, w.hval, H, a.ucol[uo + qq0], &hp);
+            if (__any_sync(FULL, act && slot < 0 && hp < 0)) { s.ovf = 1; break; }
+            /* lower fill past the budget: dropped unformed (host: ilu_row's lfill) */
+            const unsigned low = __ballot_sync(FULL, act && slot < 0 && a.ucol[uo + qq0] < k);
+            const int room = s.lfmax - s.lfill, lrank = __popc(low & ((1u << lane) - 1));
+            const int skip = ((low >> lane) & 1) && lrank >= (room > 0 ? room : 0);
+            s.lfill = s.lfill + __popc(low) < s.lfmax ? s.lfill + __popc(low) : s.lfmax;
+            if (skip) { w.hval[hp] = -1; s.tomb = 1; }   /* known absent for the rest of the row */
+            const unsigned need = __ballot_sync(FULL, act && slot < 0 && !skip);
+            if (s.ns + __popc(need) > S) { s.ovf = 1; break; }
+            if (act && slot < 0 && !skip) {
+                slot = s.ns + __popc(need & ((1u << lane) - 1));
+                w.hval[hp] = slot; w.scol[slot] = a.ucol[uo + qq0]; w.hpos[slot] = hp;
+                for (int e = 0; e < BB; e++) w.sval[(size_t)slot * BB + e] = 0.0;
+            }
+            s.ns += __popc(need);
+            tsl[lane] = act && !skip ? slot : -1;
+            __syncwarp();
+            const int nact = min(32, qn - base);
+            for (int t = lane; t < nact * BB; t += 32) {
+                const int qq = t / BB, e = t % BB, r = e / B, c = e % B;
+                if (tsl[qq] < 0) continue;
+                const double *v = a.uval + (size_t)(uo + base + qq) * BB;
+                double *tg = w.sval + (size_t)tsl[qq] * BB;
+                double y = tg[e];
+                for (int m = 0; m < B; m++) y -= lb[r * B + m] * v[m * B + c];
+                tg[e] = y;
+            }
+            __syncwarp();
+        }
+        s.tomb = __any_sync(FULL, s.tomb);
+    }
+    return 2;
+}
+
+/* Row s.k once eliminated: its pivot, the classes and caps of its blocks,
+ * then U, W and its lower columns published, its slots cleared and its flag
+ * released. */
+template <int B>
+__device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double *dv, int lane, row_cnt &q)
+{
+    constexpr int BB = B * B;
+    const unsigned FULL = 0xffffffffu;
+    const int H = 2 * a.smax, k = s.k, ns = s.ns, nle = s.nle, P = s.P, lenA = s.lenA, na = s.na;
+    int ovf = s.ovf, status = s.status;
+    unsigned long long rdrop = s.rdrop;
+    /* the pivot */
+    if (!ovf && status == 1) {
+        int bad = 0;
+        if (lane == 0) {
+            const double *d = w.sval + (size_t)s.sd * BB;
+            if (!blk_finite<B>(d)) { fail(a.err, k, E_PIV, 0); bad = 1; }
+            else {
+                double lu[BB];
+                int piv[B];
+                for (int e = 0; e < BB; e++) lu[e] = d[e];
+                const int nreg = blk_lu<B>(lu, piv, a.pivot_rel * a.rowref[k]);
+                if (nreg && a.strict) { fail(a.err, k, E_STRICT, (unsigned)nreg); bad = 1; }
+                else {
+                    q.nregs += nreg != 0;
+                    blk_lu_inv<B>(lu, piv, dv);
+                    if (!blk_finite<B>(dv)) { fail(a.err, k, E_INV, 0); bad = 1; }
+                }
+            }
+        }
+        if (__shfl_sync(FULL, bad, 0)) status = 2;
+        __syncwarp();
+    }
+    /* L's cap: first-order fill past P becomes class 2 (flag 4) */
+    if (!ovf && status == 1) {
+        int m = 0;
+        for (int t = 0; t < nle; t++) m += (w.lef[t] & 3) == 2;
+        if (m > P)
+            for (int t = lane; t < nle; t += 32)
+                if ((w.lef[t] & 3) == 2 && cand_rank(nle, w.lek, w.lec, w.lef, 2, 3, t) >= P) w.lef[t] |= 4;
+        __syncwarp();
+    }
+    /* the upper blocks: classes by the norm of d_k^{-1} z */
+    int m = 0;
+    if (!ovf && status == 1) {
+        int bad = 0;
+        for (int base = 0; base < ns; base += 32) {
+            const int t = base + lane;
+            int cls = -1;
+            double key = 0.0;
+            if (t < ns && w.scol[t] > k) {
+                double y[BB];
+                blk_mul<B>(y, dv, w.sval + (size_t)t * BB);
+                double nrm = blk_fnorm<B>(y);
+                cls = !isfinite(nrm) ? -3 : nrm >= a.t1 || t < na ? 0 : nrm >= a.t2 ? 1 : 2;
+                key = sumsq_serial<B>(y);
+            }
+            const unsigned nf = __ballot_sync(FULL, cls == -3);
+            if (nf) {   /* the smallest such column, as the host's loop over slots finds first */
+                if (lane == __ffs(nf) - 1) fail(a.err, k, E_UBLK, (unsigned)w.scol[t]);
+                bad = 1;
+                break;
+            }
+            rdrop += __popc(__ballot_sync(FULL, cls == 2));
+            const unsigned keep = __ballot_sync(FULL, cls == 0 || cls == 1);
+            if (cls == 0 || cls == 1) {
+                const int at = m + __popc(keep & ((1u << lane) - 1));
+                w.ucc[at] = w.scol[t]; w.ucs[at] = t; w.ucf[at] = cls | (t >= lenA ? 2 : 0); w.uck[at] = key;
+            }
+            m += __popc(keep);
+        }
+        if (bad) status = 2;
+        __syncwarp();
+    }
+    int nu = 0, nw = 0;
+    if (!ovf && status == 1) {
+        /* U's fill past P becomes W, then W keeps its P largest */
+        int mu = 0;
+        for (int t = 0; t < m; t++) mu += (w.ucf[t] & 3) == 2;
+        if (mu > P) {
+            for (int t = lane; t < m; t += 32)
+                w.pos[t] = (w.ucf[t] & 3) == 2 && cand_rank(m, w.uck, w.ucc, w.ucf, 2, 3, t) >= P;
+            __syncwarp();
+            for (int t = lane; t < m; t += 32) if (w.pos[t]) w.ucf[t] |= 1;
+            __syncwarp();
+        }
+        int mw = 0;
+        for (int t = 0; t < m; t++) mw += w.ucf[t] & 1;
+        if (mw > P) {
+            for (int t = lane; t < m; t += 32) w.pos[t] = (w.ucf[t] & 1) && cand_rank(m, w.uck, w.ucc, w.ucf, 1, 1, t) >= P;
+            __syncwarp();
+            for (int t = lane; t < m; t += 32) if (w.pos[t]) w.ucf[t] = 8;   /* dropped */
+            __syncwarp();
+            rdrop += mw - P;
+        }
+        for (int t = 0; t < m; t++) { nu += w.ucf[t] == 0 || w.ucf[t] == 2; nw += w.ucf[t] == 1 || w.ucf[t] == 3; }
+        /* publish: the inverse pivot, U then W, columns ascending */
+        const long long uo = a.uoff[k];
+        if (1 + nu + nw > a.uoff[k + 1] - uo) ovf = 2;
+        else {
+            for (int t = lane; t < m; t += 32) {
+                const int f = w.ucf[t];
+                if (f == 8) continue;
+                const int wf = f & 1;
+                int at = 0;
+                for (int u = 0; u < m; u++) at += (w.ucf[u] != 8) && (w.ucf[u] & 1) == wf && w.ucc[u] < w.ucc[t];
+                at += 1 + (wf ? nu : 0);
+                a.ucol[uo + at] = w.ucc[t];
+                const double *z = w.sval + (size_t)w.ucs[t] * BB;
+                double *o = a.uval + (size_t)(uo + at) * BB;
+                for (int e = 0; e < BB; e++) o[e] = z[e];
+            }
+            for (int e = lane; e < BB; e += 32) a.uval[(size_t)uo * BB + e] = dv[e];
+            if (lane == 0) { a.ucol[uo] = k; a.ucnt[k] = make_int2(1 + nu, nw); }
+        }
+    }
+    /* the lower columns: L, R, class 2 (each ascending: the elimination's order) */
+    if (!ovf && status == 1) {
+        int nl = 0, nr = 0, nx = 0;
+        for (int t = 0; t < nle; t++) {
+            const int f = w.lef[t];
+            nl += !(f & 1) && !(f & 4); nr += f & 1; nx += (f & 4) != 0;
+        }
+        long long off = 0;
+        if (lane == 0) off = (long long)atomicAdd(a.ltop, (unsigned long long)(nl + nr + nx));
+        off = __shfl_sync(FULL, off, 0);
+        if (off + nl + nr + nx > a.lcap) ovf = 3;
+        else {
+            if (lane == 0) {
+                int il = 0, ir = 0, ix = 0;
+                for (int t = 0; t < nle; t++) {
+                    const int f = w.lef[t];
+                    if (f & 4) a.lpool[off + nl + nr + ix++] = w.lec[t];
+                    else if (f & 1) a.lpool[off + nl + ir++] = w.lec[t];
+                    else a.lpool[off + il++] = w.lec[t];
+                }
+                a.loff[k] = off;
+                a.lcnt[3 * (size_t)k] = nl; a.lcnt[3 * (size_t)k + 1] = nr; a.lcnt[3 * (size_t)k + 2] = nx;
+            }
+            q.dropped += rdrop;
+            q.secu += nr + nw;
+            q.wk += nw;
+            if ((unsigned long long)nr > q.rpeak) q.rpeak = nr;
+        }
+    }
+    if (ovf || s.tomb) {   /* the table may hold stray claims or tombstones */
+        if (ovf && lane == 0) atomicMax(a.ovf, ovf);
+        if (ovf) status = 2;
+        for (int h = lane; h < H; h += 32) w.hkey[h] = -1;
+    } else {
+        for (int t = lane; t < ns; t += 32) w.hkey[w.hpos[t]] = -1;
+    }
+    __syncwarp();   /* every lane's writes of row k, before its flag (cumulative release) */
+    if (lane == 0) st_release(a.done + k, status == 1 ? 1 : 2);
+}
+
+/* The threshold rows: each warp holds up to a.nctx rows taken by ticket and
+ * works on whichever can progress, so a row waiting on its predecessor does
+ * not idle the warp, and the rows in flight (the window of the ordering that
+ * can progress at once) are warps x contexts, not warps. */
 template <int B>
 __global__ void __launch_bounds__(WARPS * 32) ilut_rows(thr_args a)
 {
     constexpr int BB = B * B;
     const unsigned FULL = 0xffffffffu;
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, R = a.nctx;
     const long long gw = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     __shared__ double sh_l[WARPS][BB], sh_d[WARPS][BB];
     __shared__ int sh_t[WARPS][32];
+    extern __shared__ row_st sh_r[];   /* [WARPS][R] */
     double *lb = sh_l[wib], *dv = sh_d[wib];
     int *tsl = sh_t[wib];
-    const int S = a.smax, H = 2 * S;
-    int *hkey = a.wsi + gw * (2 * (long long)H + 8 * (long long)S);
-    int *hval = hkey + H, *scol = hval + H, *hpos = scol + S;
-    int *lec = hpos + S, *lef = lec + S;      /* eliminated lower blocks: column, flags */
-    int *ucc = lef + S, *ucf = ucc + S, *ucs = ucf + S, *pos = ucs + S;   /* upper candidates */
-    double *sval = a.wsd + gw * ((long long)S * BB + 2 * (long long)S);
-    double *lek = sval + (size_t)S * BB, *uck = lek + S;
-    for (int h = lane; h < H; h += 32) hkey[h] = -1;
+    row_st *rs = sh_r + (size_t)wib * R;
+    const int H = 2 * a.smax;
+    for (int c = 0; c < R; c++) {
+        int *hk = ws_of<B>(a, gw * R + c).hkey;
+        for (int h = lane; h < H; h += 32) hk[h] = -1;
+        if (lane == 0) rs[c].k = -1;
+    }
     __syncwarp();
-    unsigned long long dropped = 0, secu = 0, wk = 0, nregs = 0, rpeak = 0;
-    for (;;) {
-        int k = 0;
-        if (lane == 0) k = atomicAdd(a.done + a.n, 1);
-        k = __shfl_sync(FULL, k, 0);
-        if (k >= a.n) break;
-        const int a0 = a.ap[k], lenA = a.ap[k + 1] - a0, na = a.keep ? lenA : 0;
-        int status = 1, ovf = 0, ns = lenA;
-        if (lenA + 1 > S) ovf = 1;   /* ovf: 1 the slots, 2 the row's upper slot, 3 the pool */
-        /* A's row in slots 0..lenA-1, then the diagonal */
-        int sd = -1;
-        if (!ovf) {
-            for (int p = lane; p < lenA; p += 32) {
-                int j = a.ac[a0 + p], hp;
-                hash_find(hkey, hval, H, j, &hp);
-                hval[hp] = p; scol[p] = j; hpos[p] = hp;
-                if (j == k) sd = p;
-            }
-            for (int e = lane; e < lenA * BB; e += 32) sval[e] = a.aval[(size_t)a0 * BB + e];
-            unsigned bd = __ballot_sync(FULL, sd >= 0);
-            sd = bd ? __shfl_sync(FULL, sd, __ffs(bd) - 1) : -1;
-            if (sd < 0) {
-                sd = ns++;
-                if (lane == 0) {
-                    int hp;
-                    hash_find(hkey, hval, H, k, &hp);
-                    hval[hp] = sd; scol[sd] = k; hpos[sd] = hp;
-                }
-                for (int e = lane; e < BB; e += 32) sval[(size_t)sd * BB + e] = 0.0;
-            }
-            __syncwarp();
+    row_cnt q = {0, 0, 0, 0, 0, 0, 0};
+    int live = 0, more = 1, any = 0;
+    for (int c = 0;; c = c + 1 == R ? 0 : c + 1) {
+        if (c == 0) {
+            if (!more && !live) break;
+            if (!any) __nanosleep(64);   /* a round without progress: spare the working warps' issue slots */
+            any = 0;
         }
-        /* elimination of the lower columns in ascending order */
-        int nle = 0, last = -1, lfill = 0, tomb = 0;
-        const int P = row_cap(a, lenA), lfmax = P < INT_MAX / 2 ? 2 * P : INT_MAX;   /* ilu_row's lower fill budget */
-        unsigned long long rdrop = 0;
-        while (!ovf && status == 1) {
-            unsigned long long best = ~0ull;
-            for (int s = lane; s < ns; s += 32) {
-                int c = scol[s];
-                if (c > last && c < k) {
-                    unsigned long long v = ((unsigned long long)c << 32) | (unsigned)s;
-                    best = v < best ? v : best;
-                }
-            }
-            best = warp_min(best);
-            if (best == ~0ull) break;
-            const int i = (int)(best >> 32), si = (int)(best & 0xffffffffu);
-            last = i;
-            int di;
-            while ((di = ld_acquire(a.done + i)) == 0) __nanosleep(100);   /* spare the working warps' issue slots */
-            if (di == 2) { status = 3; break; }   /* skipped: no error of its own */
-            const long long uo = a.uoff[i];
-            const int2 uc = a.ucnt[i];
-            const double *x = sval + (size_t)si * BB, *u0 = a.uval + (size_t)uo * BB;
-            for (int e = lane; e < BB; e += 32) {
-                const int r = e / B, c = e % B;
-                double acc = 0.0;
-                for (int m = 0; m < B; m++) acc += x[r * B + m] * u0[m * B + c];
-                lb[e] = acc;
-            }
-            __syncwarp();
-            int cls = 0;
-            double key = 0.0;
-            if (lane == 0) {
-                double nrm = blk_fnorm<B>(lb);
-                cls = !isfinite(nrm) ? -3 : nrm >= a.t1 || si < na ? 0 : nrm >= a.t2 ? 1 : 2;
-                key = sumsq_serial<B>(lb);
-            }
-            cls = __shfl_sync(FULL, cls, 0);
-            key = __shfl_sync(FULL, key, 0);
-            if (cls == -3) {
-                if (lane == 0) fail(a.err, k, E_LBLK, (unsigned)i);
-                status = 2;
-                break;
-            }
-            if (cls == 2) { rdrop++; continue; }
-            if (lane == 0) { lec[nle] = i; lef[nle] = cls | (si >= lenA ? 2 : 0); lek[nle] = key; }
-            nle++;
-            const int qn = cls == 0 ? uc.x + uc.y : uc.x;
-            for (int base = 1; base < qn && !ovf; base += 32) {
-                const int q = base + lane, act = q < qn;
-                int slot = -1, hp = -1;
-                if (act) slot = hash_find(hkey, hval, H, a.ucol[uo + q], &hp);
-                if (__any_sync(FULL, act && slot < 0 && hp < 0)) { ovf = 1; break; }
-                /* lower fill past the budget: dropped unformed (host: ilu_row's lfill) */
-                const unsigned low = __ballot_sync(FULL, act && slot < 0 && a.ucol[uo + q] < k);
-                const int room = lfmax - lfill, lrank = __popc(low & ((1u << lane) - 1));
-                const int skip = ((low >> lane) & 1) && lrank >= (room > 0 ? room : 0);
-                lfill = lfill + __popc(low) < lfmax ? lfill + __popc(low) : lfmax;
-                if (skip) { hval[hp] = -1; tomb = 1; }   /* known absent for the rest of the row */
-                const unsigned need = __ballot_sync(FULL, act && slot < 0 && !skip);
-                if (ns + __popc(need) > S) { ovf = 1; break; }
-                if (act && slot < 0 && !skip) {
-                    slot = ns + __popc(need & ((1u << lane) - 1));
-                    hval[hp] = slot; scol[slot] = a.ucol[uo + q]; hpos[slot] = hp;
-                    for (int e = 0; e < BB; e++) sval[(size_t)slot * BB + e] = 0.0;
-                }
-                ns += __popc(need);
-                tsl[lane] = act && !skip ? slot : -1;
-                __syncwarp();
-                const int nact = min(32, qn - base);
-                for (int t = lane; t < nact * BB; t += 32) {
-                    const int qq = t / BB, e = t % BB, r = e / B, c = e % B;
-                    if (tsl[qq] < 0) continue;
-                    const double *v = a.uval + (size_t)(uo + base + qq) * BB;
-                    double *tg = sval + (size_t)tsl[qq] * BB;
-                    double y = tg[e];
-                    for (int m = 0; m < B; m++) y -= lb[r * B + m] * v[m * B + c];
-                    tg[e] = y;
-                }
-                __syncwarp();
-            }
+        row_st s = rs[c];
+        __syncwarp();
+        if (s.k < 0) {
+            if (!more) continue;
+            int k = 0;
+            if (lane == 0) k = atomicAdd(a.done + a.n, 1);
+            k = __shfl_sync(FULL, k, 0);
+            if (k >= a.n) { more = 0; continue; }
+            row_start<B>(a, ws_of<B>(a, gw * R + c), s, k, lane);
+            live++;
+            any = 1;
         }
-        /* the pivot */
-        if (!ovf && status == 1) {
-            int bad = 0;
-            if (lane == 0) {
-                const double *d = sval + (size_t)sd * BB;
-                if (!blk_finite<B>(d)) { fail(a.err, k, E_PIV, 0); bad = 1; }
-                else {
-                    double lu[BB];
-                    int piv[B];
-                    for (int e = 0; e < BB; e++) lu[e] = d[e];
-                    const int nreg = blk_lu<B>(lu, piv, a.pivot_rel * a.rowref[k]);
-                    if (nreg && a.strict) { fail(a.err, k, E_STRICT, (unsigned)nreg); bad = 1; }
-                    else {
-                        nregs += nreg != 0;
-                        blk_lu_inv<B>(lu, piv, dv);
-                        if (!blk_finite<B>(dv)) { fail(a.err, k, E_INV, 0); bad = 1; }
-                    }
-                }
-            }
-            if (__shfl_sync(FULL, bad, 0)) status = 2;
-            __syncwarp();
+        const row_ws w = ws_of<B>(a, gw * R + c);
+        const int e = row_eliminate<B>(a, w, s, lb, tsl, lane, q);
+        if (e == 2) {
+            row_finish<B>(a, w, s, dv, lane, q);
+            s.k = -1;
+            live--;
         }
-        /* L's cap: first-order fill past P becomes class 2 (flag 4) */
-        if (!ovf && status == 1) {
-            int m = 0;
-            for (int t = 0; t < nle; t++) m += (lef[t] & 3) == 2;
-            if (m > P)
-                for (int t = lane; t < nle; t += 32)
-                    if ((lef[t] & 3) == 2 && cand_rank(nle, lek, lec, lef, 2, 3, t) >= P) lef[t] |= 4;
-            __syncwarp();
-        }
-        /* the upper blocks: classes by the norm of d_k^{-1} z */
-        int m = 0;
-        if (!ovf && status == 1) {
-            int bad = 0;
-            for (int base = 0; base < ns; base += 32) {
-                const int s = base + lane;
-                int cls = -1;
-                double key = 0.0;
-                if (s < ns && scol[s] > k) {
-                    double y[BB];
-                    blk_mul<B>(y, dv, sval + (size_t)s * BB);
-                    double nrm = blk_fnorm<B>(y);
-                    cls = !isfinite(nrm) ? -3 : nrm >= a.t1 || s < na ? 0 : nrm >= a.t2 ? 1 : 2;
-                    key = sumsq_serial<B>(y);
-                }
-                const unsigned nf = __ballot_sync(FULL, cls == -3);
-                if (nf) {   /* the smallest such column, as the host's loop over slots finds first */
-                    if (lane == __ffs(nf) - 1) fail(a.err, k, E_UBLK, (unsigned)scol[s]);
-                    bad = 1;
-                    break;
-                }
-                rdrop += __popc(__ballot_sync(FULL, cls == 2));
-                const unsigned keep = __ballot_sync(FULL, cls == 0 || cls == 1);
-                if (cls == 0 || cls == 1) {
-                    const int at = m + __popc(keep & ((1u << lane) - 1));
-                    ucc[at] = scol[s]; ucs[at] = s; ucf[at] = cls | (s >= lenA ? 2 : 0); uck[at] = key;
-                }
-                m += __popc(keep);
-            }
-            if (bad) status = 2;
-            __syncwarp();
-        }
-        int nu = 0, nw = 0;
-        if (!ovf && status == 1) {
-            /* U's fill past P becomes W, then W keeps its P largest */
-            int mu = 0;
-            for (int t = 0; t < m; t++) mu += (ucf[t] & 3) == 2;
-            if (mu > P) {
-                for (int t = lane; t < m; t += 32)
-                    pos[t] = (ucf[t] & 3) == 2 && cand_rank(m, uck, ucc, ucf, 2, 3, t) >= P;
-                __syncwarp();
-                for (int t = lane; t < m; t += 32) if (pos[t]) ucf[t] |= 1;
-                __syncwarp();
-            }
-            int mw = 0;
-            for (int t = 0; t < m; t++) mw += ucf[t] & 1;
-            if (mw > P) {
-                for (int t = lane; t < m; t += 32) pos[t] = (ucf[t] & 1) && cand_rank(m, uck, ucc, ucf, 1, 1, t) >= P;
-                __syncwarp();
-                for (int t = lane; t < m; t += 32) if (pos[t]) ucf[t] = 8;   /* dropped */
-                __syncwarp();
-                rdrop += mw - P;
-            }
-            for (int t = 0; t < m; t++) { nu += ucf[t] == 0 || ucf[t] == 2; nw += ucf[t] == 1 || ucf[t] == 3; }
-            /* publish: the inverse pivot, U then W, columns ascending */
-            const long long uo = a.uoff[k];
-            if (1 + nu + nw > a.uoff[k + 1] - uo) ovf = 2;
-            else {
-                for (int t = lane; t < m; t += 32) {
-                    const int f = ucf[t];
-                    if (f == 8) continue;
-                    const int w = f & 1;
-                    int at = 0;
-                    for (int u = 0; u < m; u++) at += (ucf[u] != 8) && (ucf[u] & 1) == w && ucc[u] < ucc[t];
-                    at += 1 + (w ? nu : 0);
-                    a.ucol[uo + at] = ucc[t];
-                    const double *z = sval + (size_t)ucs[t] * BB;
-                    double *o = a.uval + (size_t)(uo + at) * BB;
-                    for (int e = 0; e < BB; e++) o[e] = z[e];
-                }
-                for (int e = lane; e < BB; e += 32) a.uval[(size_t)uo * BB + e] = dv[e];
-                if (lane == 0) { a.ucol[uo] = k; a.ucnt[k] = make_int2(1 + nu, nw); }
-            }
-        }
-        /* the lower columns: L, R, class 2 (each ascending: the elimination's order) */
-        if (!ovf && status == 1) {
-            int nl = 0, nr = 0, nx = 0;
-            for (int t = 0; t < nle; t++) {
-                const int f = lef[t];
-                nl += !(f & 1) && !(f & 4); nr += f & 1; nx += (f & 4) != 0;
-            }
-            long long off = 0;
-            if (lane == 0) off = (long long)atomicAdd(a.ltop, (unsigned long long)(nl + nr + nx));
-            off = __shfl_sync(FULL, off, 0);
-            if (off + nl + nr + nx > a.lcap) ovf = 3;
-            else {
-                if (lane == 0) {
-                    int il = 0, ir = 0, ix = 0;
-                    for (int t = 0; t < nle; t++) {
-                        const int f = lef[t];
-                        if (f & 4) a.lpool[off + nl + nr + ix++] = lec[t];
-                        else if (f & 1) a.lpool[off + nl + ir++] = lec[t];
-                        else a.lpool[off + il++] = lec[t];
-                    }
-                    a.loff[k] = off;
-                    a.lcnt[3 * (size_t)k] = nl; a.lcnt[3 * (size_t)k + 1] = nr; a.lcnt[3 * (size_t)k + 2] = nx;
-                }
-                dropped += rdrop;
-                secu += nr + nw;
-                wk += nw;
-                if ((unsigned long long)nr > rpeak) rpeak = nr;
-            }
-        }
-        if (ovf || __any_sync(FULL, tomb)) {   /* the table may hold stray claims or tombstones */
-            if (ovf && lane == 0) atomicMax(a.ovf, ovf);
-            if (ovf) status = 2;
-            for (int h = lane; h < H; h += 32) hkey[h] = -1;
-        } else {
-            for (int s = lane; s < ns; s += 32) hkey[hpos[s]] = -1;
-        }
-        __syncwarp();   /* every lane's writes of row k, before its flag (cumulative release) */
-        if (lane == 0) st_release(a.done + k, status == 1 ? 1 : 2);
+        any |= e != 0;
+        __syncwarp();
+        if (lane == 0) rs[c] = s;
+        __syncwarp();
     }
     if (lane == 0) {
-        atomicAdd(&a.cnt[0], dropped);
-        atomicAdd(&a.cnt[1], secu);
-        atomicAdd(&a.cnt[2], wk);
-        atomicAdd(&a.cnt[3], nregs);
-        atomicMax(&a.cnt[4], rpeak);
+        atomicAdd(&a.cnt[0], q.dropped);
+        atomicAdd(&a.cnt[1], q.secu);
+        atomicAdd(&a.cnt[2], q.wk);
+        atomicAdd(&a.cnt[3], q.nregs);
+        atomicMax(&a.cnt[4], q.rpeak);
+        atomicAdd(&a.cnt[5], q.polls);
+        atomicAdd(&a.cnt[6], q.blocked);
     }
 }
 
 template <int B> void launch(const thr_args &a, int blocks, cudaStream_t st)
 {
-    ilut_rows<B><<<blocks, WARPS * 32, 0, st>>>(a);
+    ilut_rows<B><<<blocks, WARPS * 32, WARPS * (size_t)a.nctx * sizeof(row_st), st>>>(a);
 }
 
-template <int B> int occupancy(void)
+template <int B> int occupancy(int nctx)
 {
     int nb = 0;
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, ilut_rows<B>, WARPS * 32, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, ilut_rows<B>, WARPS * 32, WARPS * (size_t)nctx * sizeof(row_st));
     return nb;
 }
 
 typedef void (*launch_fn)(const thr_args &, int, cudaStream_t);
-typedef int (*occ_fn)(void);
+typedef int (*occ_fn)(int);
 #define THR_ROW(B) {launch<B>, occupancy<B>},
 const struct { launch_fn launch; occ_fn occ; } thr_table[] = {BSR_FOR_EACH_B(THR_ROW)};
 #undef THR_ROW
@@ -501,19 +611,27 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     int dev = 0, nsm = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev);
-    int occ = thr_table[b - 1].occ();
+    /* every resident warp, each holding up to RMAX rows: rows are taken in
+     * order, so the rows in flight are the window of the ordering that can
+     * progress at once (in natural order a wavefront through a few grid
+     * planes); the workspaces within a quarter of the free memory */
+    enum { RMAX = 16 };
+    int occ = thr_table[b - 1].occ(RMAX);
     if (occ < 1) occ = 1;
-    /* every resident warp: rows are taken in order, so the warps in flight
-     * are the window of rows that can progress (in natural order a few
-     * grid lines of a wavefront); the workspaces within a quarter of memory */
     int blocks = nsm * occ;
-    const size_t ws = (size_t)WARPS * ((2 * 2 * (size_t)smax + 8 * (size_t)smax) * sizeof(int) +
-                                       ((size_t)smax * bb + 2 * (size_t)smax) * sizeof(double));
-    if (fr && (size_t)blocks * ws > fr / 4) blocks = (int)(fr / 4 / ws);
+    const size_t wsc = (2 * 2 * (size_t)smax + 8 * (size_t)smax) * sizeof(int) +
+                       ((size_t)smax * bb + 2 * (size_t)smax) * sizeof(double);   /* one row context */
+    const size_t room = fr ? fr / 4 / wsc : (size_t)blocks * WARPS * RMAX;       /* contexts that fit */
+    if ((size_t)blocks * WARPS > room) blocks = (int)(room / WARPS);
     if (blocks < 1) blocks = 1;
     if ((long long)blocks * WARPS > n) blocks = (n + WARPS - 1) / WARPS;
+    long long nctx = (long long)(room / ((size_t)blocks * WARPS));
+    if (nctx > RMAX) nctx = RMAX;
+    if (nctx > (n + (long long)blocks * WARPS - 1) / ((long long)blocks * WARPS))
+        nctx = (n + (long long)blocks * WARPS - 1) / ((long long)blocks * WARPS);
+    a.nctx = nctx < 1 ? 1 : (int)nctx;
     a.smax = smax;
-    const long long nw = (long long)blocks * WARPS, H = 2 * (long long)a.smax;
+    const long long nw = (long long)blocks * WARPS * a.nctx, H = 2 * (long long)a.smax;   /* row contexts */
     bsr_status s = BSR_OK;
     int *ap = NULL, *ac = NULL;
     double *aval = NULL, *rowref = NULL;
@@ -533,7 +651,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = dalloc(M, &a.done, (size_t)n + 1);
     if (!s) s = dalloc(M, &a.err, 1);
     if (!s) s = dalloc(M, &a.ovf, 1);
-    if (!s) s = dalloc(M, &a.cnt, 5);
+    if (!s) s = dalloc(M, &a.cnt, 10);
     if (!s) s = dalloc(M, &a.wsi, (size_t)(nw * (2 * H + 8 * (long long)a.smax)));
     if (!s) s = dalloc(M, &a.wsd, (size_t)(nw * ((long long)a.smax * bb + 2 * (long long)a.smax)));
     if (!s) s = bsr_cuda_h2d(ctx, ap, F->ap, sizeof(int) * ((size_t)n + 1));
@@ -548,10 +666,14 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemsetAsync(a.ltop, 0, sizeof(unsigned long long), st));
     CU_TRY(cudaMemsetAsync(a.err, 0xff, sizeof(unsigned long long), st));
     CU_TRY(cudaMemsetAsync(a.ovf, 0, sizeof(int), st));
-    CU_TRY(cudaMemsetAsync(a.cnt, 0, 5 * sizeof(unsigned long long), st));
+    CU_TRY(cudaMemsetAsync(a.cnt, 0, 10 * sizeof(unsigned long long), st));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0); cudaEventCreate(&e1);
+    cudaEventRecord(e0, st);
     thr_table[b - 1].launch(a, blocks, st);
     CU_LAUNCHED("ilut_rows");
-    unsigned long long err = 0, cnt[5] = {0, 0, 0, 0, 0}, ltop = 0;
+    cudaEventRecord(e1, st);
+    unsigned long long err = 0, cnt[10] = {0}, ltop = 0;
     int ovf = 0;
     CU_TRY(cudaMemcpyAsync(&err, a.err, sizeof err, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaMemcpyAsync(&ovf, a.ovf, sizeof ovf, cudaMemcpyDeviceToHost, st));
@@ -559,6 +681,16 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemcpyAsync(&ltop, a.ltop, sizeof ltop, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaStreamSynchronize(st));
     bsr_prof_mark("ilu factor: device threshold rows");
+    if (getenv("BSR_ILUT_STATS")) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        int clk = 0;
+        cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev);
+        const double hz = clk * 1e3;
+        fprintf(stderr, "ILUT_STATS n %d contexts %lld (%d a warp) occ %d kernel %.3f ms; polls %llu blocked %llu (%.1f%%)\n",
+                n, nw, a.nctx, occ, ms, cnt[5], cnt[6], 100.0 * cnt[6] / (cnt[5] ? cnt[5] : 1));
+        (void)hz;
+    }
     if (err != ~0ull) return thr_error(F, err);
     if (ovf) {   /* a row outgrew its workspace: the host factors */
         bsr_prof_mark(ovf == 1 ? "ilu factor: device rows past their slots (host rows follow)"
