@@ -154,8 +154,9 @@ __device__ __forceinline__ void fail(unsigned long long *err, int row, int kind,
 enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
 
 /* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
- * file comment and src/ilu_setup.c scale()).  asrc NULL: the identity map
- * (natural order, symbolic phase on the device). */
+ * file comment and src/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
+ * (natural order, symbolic phase on the device); adst NULL: W in the layout
+ * of P A P^T itself; diagw NULL: no diagonal added where A lacks one. */
 template <int B, typename TA>
 __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
                            const int *__restrict__ adst, const int *__restrict__ adiag,
@@ -199,7 +200,8 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     double rmax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
         const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
-        double *out = W + (size_t)(adst[p] < 0 ? 0 : adst[p]) * BB;
+        const int dst = adst ? adst[p] : p;   /* adst NULL: W in A's (permuted) layout */
+        double *out = W + (size_t)(dst < 0 ? 0 : dst) * BB;
         for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
         if (p == dp && !singular) {
             for (int e = 0; e < BB; e++) lu[e] = 0.0;
@@ -207,11 +209,11 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
         } else {
             blk_mul<B>(lu, ds, blk);
         }
-        if (adst[p] >= 0) for (int e = 0; e < BB; e++) out[e] = lu[e];   /* < 0: outside a frozen pattern */
+        if (dst >= 0) for (int e = 0; e < BB; e++) out[e] = lu[e];   /* < 0: outside a frozen pattern */
         double nr = blk_fnorm<B>(lu);
         if (nr > rmax) rmax = nr;
     }
-    if (dp < 0) { /* the diagonal of the pattern is there even when A lacks it */
+    if (dp < 0 && diagw) { /* the diagonal of the pattern is there even when A lacks it */
         double *out = W + (size_t)diagw[k] * BB;
         for (int e = 0; e < BB; e++) out[e] = 0.0;
     }

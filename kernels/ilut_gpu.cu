@@ -100,6 +100,14 @@ __device__ int hash_find(int *hkey, const int *hval, int H, int j, int *hp)
     return -1;
 }
 
+/* Over t < m: how many x[t] satisfy pred (every lane gets the count). */
+template <class Pred> __device__ int warp_count(int m, int lane, Pred pred)
+{
+    int c = 0;
+    for (int t = lane; t < m; t += 32) c += pred(t);
+    return __reduce_add_sync(0xffffffffu, c);
+}
+
 /* The rank of candidate t among m (key descending, column ascending) of
  * those with sel[u] set. */
 __device__ int cand_rank(int m, const double *key, const int *col, const int *flag, int want, int mask, int t)
@@ -317,8 +325,7 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
     }
     /* L's cap: first-order fill past P becomes class 2 (flag 4) */
     if (!ovf && status == 1) {
-        int m = 0;
-        for (int t = 0; t < nle; t++) m += (w.lef[t] & 3) == 2;
+        const int m = warp_count(nle, lane, [&](int t) { return (w.lef[t] & 3) == 2; });
         if (m > P)
             for (int t = lane; t < nle; t += 32)
                 if ((w.lef[t] & 3) == 2 && cand_rank(nle, w.lek, w.lec, w.lef, 2, 3, t) >= P) w.lef[t] |= 4;
@@ -359,8 +366,7 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
     int nu = 0, nw = 0;
     if (!ovf && status == 1) {
         /* U's fill past P becomes W, then W keeps its P largest */
-        int mu = 0;
-        for (int t = 0; t < m; t++) mu += (w.ucf[t] & 3) == 2;
+        const int mu = warp_count(m, lane, [&](int t) { return (w.ucf[t] & 3) == 2; });
         if (mu > P) {
             for (int t = lane; t < m; t += 32)
                 w.pos[t] = (w.ucf[t] & 3) == 2 && cand_rank(m, w.uck, w.ucc, w.ucf, 2, 3, t) >= P;
@@ -368,8 +374,7 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
             for (int t = lane; t < m; t += 32) if (w.pos[t]) w.ucf[t] |= 1;
             __syncwarp();
         }
-        int mw = 0;
-        for (int t = 0; t < m; t++) mw += w.ucf[t] & 1;
+        const int mw = warp_count(m, lane, [&](int t) { return w.ucf[t] & 1; });
         if (mw > P) {
             for (int t = lane; t < m; t += 32) w.pos[t] = (w.ucf[t] & 1) && cand_rank(m, w.uck, w.ucc, w.ucf, 1, 1, t) >= P;
             __syncwarp();
@@ -377,7 +382,8 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
             __syncwarp();
             rdrop += mw - P;
         }
-        for (int t = 0; t < m; t++) { nu += w.ucf[t] == 0 || w.ucf[t] == 2; nw += w.ucf[t] == 1 || w.ucf[t] == 3; }
+        nu = warp_count(m, lane, [&](int t) { return w.ucf[t] == 0 || w.ucf[t] == 2; });
+        nw = warp_count(m, lane, [&](int t) { return w.ucf[t] == 1 || w.ucf[t] == 3; });
         /* publish: the inverse pivot, U then W, columns ascending */
         const long long uo = a.uoff[k];
         if (1 + nu + nw > a.uoff[k + 1] - uo) ovf = 2;
@@ -400,24 +406,25 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
     }
     /* the lower columns: L, R, class 2 (each ascending: the elimination's order) */
     if (!ovf && status == 1) {
-        int nl = 0, nr = 0, nx = 0;
-        for (int t = 0; t < nle; t++) {
-            const int f = w.lef[t];
-            nl += !(f & 1) && !(f & 4); nr += f & 1; nx += (f & 4) != 0;
-        }
+        const int nl = warp_count(nle, lane, [&](int t) { return !(w.lef[t] & 5); });
+        const int nr = warp_count(nle, lane, [&](int t) { return w.lef[t] & 1; });
+        const int nx = warp_count(nle, lane, [&](int t) { return (w.lef[t] & 4) != 0; });
         long long off = 0;
         if (lane == 0) off = (long long)atomicAdd(a.ltop, (unsigned long long)(nl + nr + nx));
         off = __shfl_sync(FULL, off, 0);
         if (off + nl + nr + nx > a.lcap) ovf = 3;
         else {
+            int il = 0, ir = 0, ix = 0;
+            for (int base = 0; base < nle; base += 32) {   /* each class in the elimination's order */
+                const int t = base + lane, f = t < nle ? w.lef[t] : 8;
+                const unsigned below = (1u << lane) - 1, bx = __ballot_sync(FULL, f & 4),
+                               br = __ballot_sync(FULL, f != 8 && (f & 1)), bl = __ballot_sync(FULL, f != 8 && !(f & 5));
+                if (f & 4) a.lpool[off + nl + nr + ix + __popc(bx & below)] = w.lec[t];
+                else if (f != 8 && (f & 1)) a.lpool[off + nl + ir + __popc(br & below)] = w.lec[t];
+                else if (f != 8) a.lpool[off + il + __popc(bl & below)] = w.lec[t];
+                ix += __popc(bx); ir += __popc(br); il += __popc(bl);
+            }
             if (lane == 0) {
-                int il = 0, ir = 0, ix = 0;
-                for (int t = 0; t < nle; t++) {
-                    const int f = w.lef[t];
-                    if (f & 4) a.lpool[off + nl + nr + ix++] = w.lec[t];
-                    else if (f & 1) a.lpool[off + nl + ir++] = w.lec[t];
-                    else a.lpool[off + il++] = w.lec[t];
-                }
                 a.loff[k] = off;
                 a.lcnt[3 * (size_t)k] = nl; a.lcnt[3 * (size_t)k + 1] = nr; a.lcnt[3 * (size_t)k + 2] = nx;
             }
@@ -523,6 +530,19 @@ typedef int (*occ_fn)(int);
 const struct { launch_fn launch; occ_fn occ; } thr_table[] = {BSR_FOR_EACH_B(THR_ROW)};
 #undef THR_ROW
 
+template <int B, typename TA>
+void scale_launch(int n, const int *ap, const int *asrc, const int *adiag, const void *A, double *W, double *dl,
+                  double *rowref, int *cnt, unsigned long long *err, cudaStream_t st)
+{
+    ilu0_scale<B, TA><<<(n + 127) / 128, 128, 0, st>>>(n, ap, asrc, NULL, adiag, NULL, NULL, (const TA *)A, W, dl,
+                                                     rowref, cnt, err);
+}
+typedef void (*scale_fn)(int, const int *, const int *, const int *, const void *, double *, double *, double *,
+                         int *, unsigned long long *, cudaStream_t);
+#define SCALE_ROW(B) {scale_launch<B, double>, scale_launch<B, float>},
+const scale_fn scale_table[][2] = {BSR_FOR_EACH_B(SCALE_ROW)};
+#undef SCALE_ROW
+
 /* A host allocation freed when the run returns, on every path. */
 struct host_buf {
     void *p;
@@ -531,7 +551,7 @@ struct host_buf {
 
 /* Device allocations of one run, freed together. */
 struct thr_mem {
-    void *p[24];
+    void *p[32];
     int n;
     ~thr_mem() { for (int i = 0; i < n; i++) bsr_cu_free(p[i]); }
 };
@@ -541,6 +561,44 @@ template <class T> static bsr_status dalloc(thr_mem &M, T **p, size_t count)
     *p = NULL;
     CU_TRY(bsr_cu_malloc(p, (count ? count : 1) * sizeof(T)));
     M.p[M.n++] = *p;
+    return BSR_OK;
+}
+
+/* aval = Ds P A P^T and rowref from A's own values, scaled on the device
+ * (ilu0_scale: the host's arithmetic); scaling fallbacks into F's stats.
+ * BSR_ERR_UNSUPPORTED (no error set) on any value the scaling refuses: the
+ * host scales and names it. */
+bsr_status scale_on_device(bsr_context *ctx, thr_mem &M, bsr_ilu *F, const int *adiag, const int *ap, double *aval,
+                           double *rowref)
+{
+    const bsr_matrix *A = F->araw;
+    const int n = F->n, b = F->b, bb = b * b, nnz = F->ap[n];
+    const size_t vs = A->prec == BSR_FLOAT ? sizeof(float) : sizeof(double);
+    cudaStream_t st = bsr_cuda_stream(ctx);
+    int *asrc = NULL, *dadiag = NULL, *cnt = NULL;
+    char *val = NULL;
+    double *dl = NULL;
+    unsigned long long *err = NULL;
+    BSR_TRY(dalloc(M, &asrc, (size_t)nnz));
+    BSR_TRY(dalloc(M, &dadiag, (size_t)n));
+    BSR_TRY(dalloc(M, &val, (size_t)A->nnzb * bb * vs));
+    BSR_TRY(dalloc(M, &dl, (size_t)n * bb));
+    BSR_TRY(dalloc(M, &cnt, 2));
+    BSR_TRY(dalloc(M, &err, 1));
+    BSR_TRY(bsr_cuda_h2d(ctx, asrc, F->asrc, sizeof(int) * (size_t)nnz));
+    BSR_TRY(bsr_cuda_h2d(ctx, dadiag, adiag, sizeof(int) * (size_t)n));
+    BSR_TRY(bsr_cuda_h2d(ctx, val, A->val, (size_t)A->nnzb * bb * vs));
+    CU_TRY(cudaMemsetAsync(cnt, 0, 2 * sizeof(int), st));
+    CU_TRY(cudaMemsetAsync(err, 0xff, sizeof(unsigned long long), st));
+    scale_table[b - 1][A->prec == BSR_FLOAT](n, ap, asrc, dadiag, val, aval, dl, rowref, cnt, err, st);
+    CU_LAUNCHED("ilu0_scale");
+    unsigned long long e = 0;
+    int c[2] = {0, 0};
+    CU_TRY(cudaMemcpyAsync(&e, err, sizeof e, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaMemcpyAsync(c, cnt, sizeof c, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    if (e != ~0ull) return BSR_ERR_UNSUPPORTED;
+    F->st.scaling_fallbacks = c[1];
     return BSR_OK;
 }
 
@@ -593,11 +651,18 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     long long *uoff = (long long *)bsr_malloc(sizeof(long long) * ((size_t)n + 1), "device ILU rows");
     if (!uoff) return BSR_ERR_NOMEM;
     host_buf uoff_buf = {uoff};   /* kept: the columns come back in these slots */
+    int *adiag = F->araw ? (int *)bsr_malloc(sizeof(int) * (size_t)n, "device ILU rows") : NULL;
+    if (F->araw && !adiag) return BSR_ERR_NOMEM;
+    host_buf adiag_buf = {adiag};
     long long lcap = 0;
     uoff[0] = 0;
     for (int k = 0; k < n; k++) {
         int nau = 0, len = F->ap[k + 1] - F->ap[k];
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) nau += F->ac[p] > k;
+        if (adiag) adiag[k] = -1;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            nau += F->ac[p] > k;
+            if (adiag && F->ac[p] == k) adiag[k] = p;
+        }
         const long long P = slot_fill(F, k);
         uoff[k + 1] = uoff[k] + 1 + nau + 2 * P;
         lcap += 2 * len + 8 * P + 16;
@@ -656,8 +721,9 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = dalloc(M, &a.wsd, (size_t)(nw * ((long long)a.smax * bb + 2 * (long long)a.smax)));
     if (!s) s = bsr_cuda_h2d(ctx, ap, F->ap, sizeof(int) * ((size_t)n + 1));
     if (!s) s = bsr_cuda_h2d(ctx, ac, F->ac, sizeof(int) * (size_t)nnz);
-    if (!s) s = bsr_cuda_h2d(ctx, aval, F->aval, sizeof(double) * (size_t)nnz * bb);
-    if (!s) s = bsr_cuda_h2d(ctx, rowref, F->rowref, sizeof(double) * (size_t)n);
+    if (!s && F->araw) s = scale_on_device(ctx, M, F, adiag, ap, aval, rowref);
+    else if (!s) s = bsr_cuda_h2d(ctx, aval, F->aval, sizeof(double) * (size_t)nnz * bb);
+    if (!s && !F->araw) s = bsr_cuda_h2d(ctx, rowref, F->rowref, sizeof(double) * (size_t)n);
     if (!s) s = bsr_cuda_h2d(ctx, duoff, uoff, sizeof(long long) * ((size_t)n + 1));
     const long long utot = uoff[n];
     if (s) return s;
@@ -710,31 +776,11 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = bsr_cuda_d2h(ctx, lcnt, a.lcnt, sizeof(int) * 3 * (size_t)n);
     if (!s) s = bsr_cuda_d2h(ctx, loff, a.loff, sizeof(long long) * (size_t)n);
     if (!s && ltop) s = bsr_cuda_d2h(ctx, lpool, a.lpool, sizeof(int) * (size_t)ltop);
-    if (!s && !F->rows && !(F->rows = (ilu_row_t *)bsr_calloc((size_t)n, sizeof(ilu_row_t), "ILU rows")))
-        s = BSR_ERR_NOMEM;
-    size_t tot = 0;
     if (!s) {
-        for (int k = 0; k < n; k++)
-            tot += (size_t)lcnt[3 * k] + lcnt[3 * k + 1] + lcnt[3 * k + 2] + ucnt[k].x + ucnt[k].y;
-        free(F->rowbuf);
-        if (!(F->rowbuf = (int *)bsr_malloc(sizeof(int) * (tot + 1), "ILU rows"))) s = BSR_ERR_NOMEM;
+        const ilu_dev_cols cols = {(const int *)ucnt, ucol, lcnt, lpool, uoff, loff};
+        s = ilu_rows_from_dev(F, &cols);
     }
     if (!s) {
-        int *c = F->rowbuf;
-        for (int k = 0; k < n; k++) {
-            ilu_row_t *r = &F->rows[k];
-            r->nl = lcnt[3 * k]; r->nr = lcnt[3 * k + 1]; r->nx = lcnt[3 * k + 2];
-            r->nu = ucnt[k].x; r->nw = ucnt[k].y;
-            r->lval = r->uval = NULL;
-            r->own = 0;
-            const int nlo = r->nl + r->nr + r->nx, nup = r->nu + r->nw;
-            memcpy(c, lpool + loff[k], sizeof(int) * (size_t)nlo);
-            r->lcol = c; r->rcol = c + r->nl; r->xcol = c + r->nl + r->nr;
-            c += nlo;
-            memcpy(c, ucol + uoff[k], sizeof(int) * (size_t)nup);
-            r->ucol = c;
-            c += nup;
-        }
         out->dropped = (int64_t)cnt[0];
         out->sec_used = (int64_t)cnt[1];
         out->wkept = (int64_t)cnt[2];

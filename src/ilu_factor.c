@@ -451,6 +451,11 @@ bsr_status ilu_factor(bsr_ilu *F)
         on_dev = !s;
         s = BSR_OK;
     }
+    if (!on_dev && F->araw) {   /* the host rows (or the host's error message) need A scaled here */
+        s = ilu_scale(F, F->araw);
+        F->araw = NULL;
+        if (s) return s;
+    }
     if (!on_dev) {
         if ((s = ilu_get_work(F, nt))) return s;
         R.work = F->work;

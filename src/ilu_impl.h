@@ -132,6 +132,8 @@ struct bsr_ilu {
     bsr_context *dev;       /* threshold kinds set up symbolic_only for a CUDA context: the
                              * pattern-choosing rows run on its device (kernels/ilut_gpu.cu) */
     int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
+    const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
+                             * device scales (aval, rowref, dl on the host are not filled) */
     void (*dsym_free)(void *);
 };
 
@@ -227,6 +229,18 @@ void ilu_pattern_free(ilu_pattern *P);
  * row as the host would; BSR_ERR_NODEVICE without CUDA. */
 typedef struct { int64_t dropped, sec_used, wkept; int nreg, rmax; } ilu_dev_counts;
 bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c);
+/* The columns the device published, copied to the host: per row k the upper
+ * slot ucol + uoff[k] holds ucnt[2k] U then ucnt[2k+1] W columns (the pivot
+ * first), the pool lpool + loff[k] its lcnt[3k] L, lcnt[3k+1] R and lcnt[3k+2]
+ * class-2 columns.  ilu_rows_from_dev (ilu_dev_rows.c) makes F->rows of them. */
+typedef struct {
+    const int *ucnt, *ucol, *lcnt, *lpool;
+    const long long *uoff, *loff;
+} ilu_dev_cols;
+bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c);
+/* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
+ * (ilu_setup.c): the host scaling every factorization starts from. */
+bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
 /* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
  * device (dev NULL: bsr_ilu_setup). */
 bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);

@@ -187,7 +187,7 @@ static int tree_usable(const bsr_ilu *F)
  * scale_left = Ds Dr (the row scaling folded into the left one).  Errors:
  * non-finite A (BSR_ERR_VALUE), zero row, a row of only subnormal values
  * (BSR_ERR_VALUE). */
-static bsr_status scale(bsr_ilu *F, const bsr_matrix *A)
+bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n, b = F->b, bb = b * b;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
@@ -285,10 +285,15 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
 {
     F->valid = 0;
     F->use_fz = frozen && F->fz;
-    BSR_TRY(scale(F, A));
+    /* rows made on the device start from A scaled there */
+    F->araw = F->mode == 1 && !F->use_fz && F->dev && F->opt.symbolic_only && !F->dr &&
+              F->opt.cap != BSR_ILU_CAP_NONE ? A : NULL;
+    if (!F->araw) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
     double t0 = now_s();
-    BSR_TRY(ilu_factor(F));
+    bsr_status fs = ilu_factor(F);
+    F->araw = NULL;
+    BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
     F->st.factor_s = now_s() - t0;
     F->st.nnzb_A = A->nnzb;

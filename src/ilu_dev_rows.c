@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The rows of a threshold factorization made on the device: F->rows pointing
+ * into one buffer, filled from the columns the device published (its upper
+ * slots and its pool of lower columns), in parallel over rows. */
+#include "ilu_impl.h"
+#include <limits.h>
+#include <string.h>
+
+bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c)
+{
+    const int n = F->n;
+    int *len = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU rows");   /* row k's columns start at len[k] */
+    if (!len) return BSR_ERR_NOMEM;
+    len[0] = 0;
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++)
+        len[k + 1] = c->lcnt[3 * (size_t)k] + c->lcnt[3 * (size_t)k + 1] + c->lcnt[3 * (size_t)k + 2] +
+                     c->ucnt[2 * (size_t)k] + c->ucnt[2 * (size_t)k + 1];
+    const int64_t tot = bsr_scan_par(len + 1, n);
+    bsr_status s = BSR_OK;
+    if (tot > INT_MAX) s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU rows: %lld blocks (> INT_MAX)", (long long)tot);
+    if (!s && !F->rows && !(F->rows = bsr_malloc(sizeof(ilu_row_t) * ((size_t)n + 1), "ILU rows")))
+        s = BSR_ERR_NOMEM;
+    if (!s) {
+        free(F->rowbuf);
+        if (!(F->rowbuf = bsr_malloc(sizeof(int) * ((size_t)tot + 1), "ILU rows"))) s = BSR_ERR_NOMEM;
+    }
+    if (!s) {
+        #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+        for (int k = 0; k < n; k++) {
+            ilu_row_t *r = &F->rows[k];
+            int *col = F->rowbuf + len[k];
+            memset(r, 0, sizeof *r);
+            r->nl = c->lcnt[3 * (size_t)k]; r->nr = c->lcnt[3 * (size_t)k + 1]; r->nx = c->lcnt[3 * (size_t)k + 2];
+            r->nu = c->ucnt[2 * (size_t)k]; r->nw = c->ucnt[2 * (size_t)k + 1];
+            const int nlo = r->nl + r->nr + r->nx, nup = r->nu + r->nw;
+            memcpy(col, c->lpool + c->loff[k], sizeof(int) * (size_t)nlo);
+            r->lcol = col; r->rcol = col + r->nl; r->xcol = col + r->nl + r->nr;
+            memcpy(col + nlo, c->ucol + c->uoff[k], sizeof(int) * (size_t)nup);
+            r->ucol = col + nlo;
+        }
+    }
+    free(len);
+    return s;
+}
