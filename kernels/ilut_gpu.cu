@@ -4,30 +4,36 @@
  * the per-row cap), one warp a block row, sync-free.
  *
  * Warps take rows in increasing order by ticket and factor each in row (IKJ)
- * form, as the host does: row k of the scaled, permuted A in a sparse
- * accumulator (a hash of column -> slot and the slots' blocks, in a global
- * slice of the warp's own), its lower columns eliminated in ascending order,
- * each after the row it reads is published (its flag, acquire / release as
- * in sync_mm.cuh).  A row waits only for rows of smaller tickets, taken by
- * running warps: no deadlock.  Every block is formed by the host's arithmetic
- * in the host's order (this file is compiled without FMA contraction), each
- * target of an update by one lane, and new slots are numbered in lane order,
- * so the classes, the cap's choices and the pattern are the host's, and
- * deterministic.  A finished row publishes its inverse pivot, U and W
- * (columns ascending) in a slot sized by the cap (1 + A's upper blocks + 2P),
- * which is why the device needs a cap; its lower columns (L, R and the
- * capped-out class 2) go to a pool.  A row that outgrows its workspace, its
- * slot or the pool sends the whole factorization back to the host.  The host then builds the frozen pattern
- * from the columns (ilu_pattern_build): the values are factored into it by
+ * form, as the host does: row k of A, scaled on the device (ilu0_scale), in a
+ * sparse accumulator (a hash of column -> slot and the slots' blocks, in a
+ * global slice of the row's context), its lower columns eliminated in
+ * ascending order, each after the row it reads is published (its flag,
+ * polled relaxed, then acquired; release as in sync_mm.cuh).  Each warp holds
+ * up to RMAX rows in flight, one context each, and works on whichever can
+ * progress: in natural order a row mostly waits for its predecessor, so the
+ * rows in flight, not the warps, are what the wavefront can use.  A row
+ * waits only for rows of smaller tickets, all taken by running warps that
+ * poll every row they hold: no deadlock.  Every block is formed by the host's
+ * arithmetic in the host's order (this file is compiled without FMA
+ * contraction), each target of an update by one lane, and new slots are
+ * numbered in lane order, so the classes, the cap's choices and the pattern
+ * are the host's, and deterministic.  A finished row publishes its inverse
+ * pivot, U and W (columns ascending) in a slot sized by the cap (1 + A's
+ * upper blocks + 2P), which is why the device needs a cap; its lower columns
+ * (L, R and the capped-out class 2) go to a pool.  A row that outgrows its
+ * workspace, its slot or the pool sends the whole factorization back to the
+ * host.  The host then makes the rows and the frozen pattern from the columns
+ * (ilu_rows_from_dev, ilu_pattern_build): the values are factored into it by
  * the frozen numeric (kernels/ilu0_gpu.cu), which repeats this arithmetic. */
 #include "ilu0_gpu.cuh"
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 namespace {
 
-enum { WARPS = 4 };   /* warps a CUDA block */
+/* warps a CUDA block; blocks an SM the registers are bounded for (measured
+ * on H100: 4 gave 16 warps an SM against 8 unbounded, device rows 0.36 ->
+ * 0.27 s at 1M block rows) */
+enum { WARPS = 4, MINB = 4 };
 
 /* What the kernel reads and writes (device pointers unless said). */
 struct thr_args {
@@ -149,7 +155,7 @@ template <int B> __device__ row_ws ws_of(const thr_args &a, long long w)
 
 /* Per-warp counters of the rows it finished. */
 struct row_cnt {
-    unsigned long long dropped, secu, wk, nregs, rpeak, polls, blocked;
+    unsigned long long dropped, secu, wk, nregs, rpeak;
 };
 
 /* Row k of the scaled, permuted A into the context's slots, then its diagonal. */
@@ -218,9 +224,12 @@ __device__ int row_eliminate(const thr_args &a, const row_ws &w, row_st &s, doub
         }
         if (s.pi == INT_MAX) break;
         const int i = s.pi, si = s.psi;
-        q.polls++;
-        const int di = ld_acquire(a.done + i);   /* each lane its own acquire */
-        if (!__all_sync(FULL, di != 0)) { q.blocked++; return progressed; }
+        /* a relaxed poll (an acquire would invalidate the SM's L1 for every
+         * warp on it at each failed poll), then the acquire once it is set */
+        int di = 0;
+        if (lane == 0) di = ld_relaxed(a.done + i);
+        if (!__shfl_sync(FULL, di, 0)) return progressed;
+        di = ld_acquire(a.done + i);   /* final once nonzero: the same in every lane */
         progressed = 1;
         s.last = i; s.pi = -1;
         if (di == 2) { s.status = 3; break; }   /* skipped: no error of its own */
@@ -450,7 +459,7 @@ __device__ void row_finish(const thr_args &a, const row_ws &w, row_st &s, double
  * not idle the warp, and the rows in flight (the window of the ordering that
  * can progress at once) are warps x contexts, not warps. */
 template <int B>
-__global__ void __launch_bounds__(WARPS * 32) ilut_rows(thr_args a)
+__global__ void __launch_bounds__(WARPS * 32, MINB) ilut_rows(thr_args a)
 {
     constexpr int BB = B * B;
     const unsigned FULL = 0xffffffffu;
@@ -469,7 +478,7 @@ __global__ void __launch_bounds__(WARPS * 32) ilut_rows(thr_args a)
         if (lane == 0) rs[c].k = -1;
     }
     __syncwarp();
-    row_cnt q = {0, 0, 0, 0, 0, 0, 0};
+    row_cnt q = {0, 0, 0, 0, 0};
     int live = 0, more = 1, any = 0;
     for (int c = 0;; c = c + 1 == R ? 0 : c + 1) {
         if (c == 0) {
@@ -507,8 +516,6 @@ __global__ void __launch_bounds__(WARPS * 32) ilut_rows(thr_args a)
         atomicAdd(&a.cnt[2], q.wk);
         atomicAdd(&a.cnt[3], q.nregs);
         atomicMax(&a.cnt[4], q.rpeak);
-        atomicAdd(&a.cnt[5], q.polls);
-        atomicAdd(&a.cnt[6], q.blocked);
     }
 }
 
@@ -680,7 +687,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
      * order, so the rows in flight are the window of the ordering that can
      * progress at once (in natural order a wavefront through a few grid
      * planes); the workspaces within a quarter of the free memory */
-    enum { RMAX = 16 };
+    enum { RMAX = 32 };   /* measured on H100, stencil3d:100:4: 8, 16, 32, 64 rows a warp gave kernels of 477, 363, 300, 269 ms */
     int occ = thr_table[b - 1].occ(RMAX);
     if (occ < 1) occ = 1;
     int blocks = nsm * occ;
@@ -716,7 +723,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = dalloc(M, &a.done, (size_t)n + 1);
     if (!s) s = dalloc(M, &a.err, 1);
     if (!s) s = dalloc(M, &a.ovf, 1);
-    if (!s) s = dalloc(M, &a.cnt, 10);
+    if (!s) s = dalloc(M, &a.cnt, 5);
     if (!s) s = dalloc(M, &a.wsi, (size_t)(nw * (2 * H + 8 * (long long)a.smax)));
     if (!s) s = dalloc(M, &a.wsd, (size_t)(nw * ((long long)a.smax * bb + 2 * (long long)a.smax)));
     if (!s) s = bsr_cuda_h2d(ctx, ap, F->ap, sizeof(int) * ((size_t)n + 1));
@@ -732,14 +739,10 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemsetAsync(a.ltop, 0, sizeof(unsigned long long), st));
     CU_TRY(cudaMemsetAsync(a.err, 0xff, sizeof(unsigned long long), st));
     CU_TRY(cudaMemsetAsync(a.ovf, 0, sizeof(int), st));
-    CU_TRY(cudaMemsetAsync(a.cnt, 0, 10 * sizeof(unsigned long long), st));
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0); cudaEventCreate(&e1);
-    cudaEventRecord(e0, st);
+    CU_TRY(cudaMemsetAsync(a.cnt, 0, 5 * sizeof(unsigned long long), st));
     thr_table[b - 1].launch(a, blocks, st);
     CU_LAUNCHED("ilut_rows");
-    cudaEventRecord(e1, st);
-    unsigned long long err = 0, cnt[10] = {0}, ltop = 0;
+    unsigned long long err = 0, cnt[5] = {0, 0, 0, 0, 0}, ltop = 0;
     int ovf = 0;
     CU_TRY(cudaMemcpyAsync(&err, a.err, sizeof err, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaMemcpyAsync(&ovf, a.ovf, sizeof ovf, cudaMemcpyDeviceToHost, st));
@@ -747,16 +750,6 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemcpyAsync(&ltop, a.ltop, sizeof ltop, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaStreamSynchronize(st));
     bsr_prof_mark("ilu factor: device threshold rows");
-    if (getenv("BSR_ILUT_STATS")) {
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        int clk = 0;
-        cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, dev);
-        const double hz = clk * 1e3;
-        fprintf(stderr, "ILUT_STATS n %d contexts %lld (%d a warp) occ %d kernel %.3f ms; polls %llu blocked %llu (%.1f%%)\n",
-                n, nw, a.nctx, occ, ms, cnt[5], cnt[6], 100.0 * cnt[6] / (cnt[5] ? cnt[5] : 1));
-        (void)hz;
-    }
     if (err != ~0ull) return thr_error(F, err);
     if (ovf) {   /* a row outgrew its workspace: the host factors */
         bsr_prof_mark(ovf == 1 ? "ilu factor: device rows past their slots (host rows follow)"
