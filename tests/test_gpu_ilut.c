@@ -192,6 +192,24 @@ static void test_errors_and_fallback(void)
     CU_ASSERT_STRING_EQUAL(bsr_last_error(), msg);
     CU_ASSERT_PTR_NULL(G);
     bsr_ilu_destroy(H);
+    /* values the scaling refuses (a NaN, a zero row): the host's status and message */
+    for (int t = 0; t < 2; t++) {
+        double *av = (double *)bsr_matrix_values(A);
+        const double keep = av[7];
+        if (t == 0) av[7] = NAN;
+        else for (int p = A->rowptr[60]; p < A->rowptr[61]; p++) av[p] = 0.0;
+        H = G = NULL;
+        sh = bsr_ilu_setup(A, &o, &H);
+        snprintf(msg, sizeof msg, "%s", bsr_last_error());
+        sg = bsr_ilu_setup_on(ctx, A, &o, &G);
+        CU_ASSERT_NOT_EQUAL(sh, BSR_OK);
+        CU_ASSERT_EQUAL(sg, sh);
+        CU_ASSERT_STRING_EQUAL(bsr_last_error(), msg);
+        CU_ASSERT_PTR_NULL(G);
+        bsr_ilu_destroy(H); bsr_ilu_destroy(G);
+        if (t == 0) av[7] = keep;
+        else for (int p = A->rowptr[60]; p < A->rowptr[61]; p++) av[p] = 1.0;
+    }
     bsr_matrix_destroy(A);
     bsr_problem P;
     /* no cap, or a row longer than the device's workspace (1200 blocks):
