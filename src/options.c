@@ -14,7 +14,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->tau1 = 1e-2;
     o->tau2 = 0;
     o->keep_pattern = -1;
-    o->cap = BSR_ILU_CAP_NONE;   /* measured: the cap costs rotconv3d its convergence (bench/RESULTS.md) */
+    o->cap = BSR_CAP_DEFAULT;   /* by where the rows are factored: bsr_cap_resolved */
     o->pattern = BSR_SOLVER_PATTERN_FROZEN;
     o->pattern_growth = 1.5;
     o->omega = 1.0;
@@ -273,6 +273,16 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     return BSR_OK;
 }
 
+/* cap resolved for where the threshold rows run (factor_gpu: on the device).
+ * The default there is "auto": the device rows need a cap, and with it the
+ * setup's work is bounded on any system (uncapped host rows took 16-48 s on
+ * dense coupled systems); on the host "none", whose nested dissection keeps
+ * rotconv3d's convergence (bench/RESULTS.md). */
+int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu)
+{
+    return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu ? 0 : BSR_ILU_CAP_NONE;
+}
+
 /* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 only). */
 int bsr_keep_pattern(const bsr_solver_options *o)
 {
@@ -300,6 +310,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         if (o->fill > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
         if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);
         if (o->cap == 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=auto");
+        if (o->cap == BSR_ILU_CAP_NONE) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");
     }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
     char gm[48] = "";

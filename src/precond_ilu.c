@@ -137,7 +137,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
     bsr_ilu_options_default(&io, kind);
     io.tau1 = o->tau1;
     io.fill = o->fill;
-    io.cap = o->cap;
+    io.cap = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU);
     io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
     io.keep_pattern = bsr_keep_pattern(o);
     io.prec = o->precond_precision;
@@ -156,13 +156,15 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
     /* unset: the ILU default (nested dissection: the CPU factors over its
-     * tree), but natural order for an ILU whose rows are factored on the
-     * device (ILU(0); ILUT/ILU2 with a cap), whose sync-free rows and solves
-     * need no tree: its setup stays off the host's critical path (METIS takes
-     * ~7 s at 1M block rows), and stencil3d and cfd3d converged in as many or
-     * fewer iterations (bench/RESULTS.md) */
+     * tree), but no METIS for an ILU whose rows are factored on the device
+     * (ILU(0); ILUT/ILU2 with a cap), whose sync-free rows and solves need no
+     * tree (METIS takes ~7 s at 1M block rows): ILU(0) in natural order, the
+     * threshold kinds in RCM, where the capped rows of rotconv3d converge
+     * (natural order broke down at 40^3) and stencil3d takes as many
+     * iterations (bench/RESULTS.md) */
     if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
-    else if (dev && (kind == BSR_ILU0 || o->cap != BSR_ILU_CAP_NONE)) io.order.kind = BSR_ORDER_NATURAL;
+    else if (dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
+    else if (dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);

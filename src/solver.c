@@ -181,6 +181,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     }
     if (s->opt.factor == BSR_FACTOR_AUTO)
         s->opt.factor = s->device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
+    if (s->opt.factor == BSR_FACTOR_GPU) s->opt.cap = bsr_cap_resolved(&s->opt, 1);   /* printed as it ran */
     double t1 = now();
     /* (A's upload stays after the host work: on a second thread, overlapped
      * with it, the setup was slower in the median, bench/RESULTS.md) */

@@ -43,6 +43,9 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
 int bsr_ilu_diagonal_weak(const bsr_matrix *A);
+/* o->cap resolved: the default (BSR_CAP_DEFAULT) is auto for rows factored on
+ * the device (factor_gpu), none on the host (options.c). */
+int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:

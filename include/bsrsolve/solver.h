@@ -95,11 +95,13 @@ typedef struct {
     double fill;               /* ILUT/ILU2: > 0 bounds the stored fill by a per-row cap, in one
                                   pass (bsr_ilu_options.fill), 0 (default): the cap alone */
     int cap;                   /* ILUT/ILU2: fill blocks a row keeps in L, U and W each
-                                  (bsr_ilu_options.cap): -1 (default, "none") no cap, 0 ("auto")
-                                  the row's blocks in A, P > 0.  With a cap the work is bounded
-                                  and, on the CUDA backend, the pattern's rows run on the device
-                                  in natural order; without one they run on the host in nested
-                                  dissection order (rotconv3d converges only so: RESULTS.md) */
+                                  (bsr_ilu_options.cap): -1 ("none") no cap, 0 ("auto") the
+                                  row's blocks in A, P > 0; BSR_CAP_DEFAULT (the default): auto
+                                  where the rows are factored on the device (the CUDA backend),
+                                  none on the host.  With a cap the work is bounded and, on the
+                                  CUDA backend, the pattern's rows run on the device in RCM
+                                  order; without one they run on the host in nested dissection
+                                  order (rotconv3d converges fastest so: RESULTS.md) */
     int overlap;               /* distributed solves (bsrsolve_mpi.h): 0 (default) block Jacobi over
                                   the ranks (each rank's preconditioner on its own rows), 1 restricted
                                   additive Schwarz: each rank's preconditioner built on its rows and
@@ -128,6 +130,9 @@ typedef struct {
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
+
+/* bsr_solver_options.cap: the backend's default (auto on the device, none on the host). */
+#define BSR_CAP_DEFAULT (-2)
 
 /* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
  * On the device, ILU(0) is scaled and factored there (setup and refactor);

@@ -573,7 +573,7 @@ static int ilu_options_from(const char *options, bsr_ilu_options *io, char *cano
     io->tau1 = o.tau1;
     io->tau2 = kind == BSR_ILUT ? 0 : o.tau2;
     io->fill = o.fill;
-    io->cap = o.cap;
+    io->cap = o.cap == BSR_CAP_DEFAULT ? BSR_ILU_CAP_NONE : o.cap;   /* factored on the CPU */
     /* keep_pattern auto (-1): on for ILU2, off for ILUT, as the solver */
     io->keep_pattern = o.keep_pattern < 0 ? kind == BSR_ILU2 : o.keep_pattern;
     io->prec = o.precond_precision;
