@@ -4,7 +4,12 @@
  * setup, and copy their ghosts out of it device to device (no host
  * staging).  The order between processes is kept by zero-byte MPI
  * messages (dist_impl.h has the protocol).  The CUDA calls are in
- * kernels/halo_ipc.cu (src/nocuda/halo_stubs.c: unsupported). */
+ * kernels/halo_ipc.cu (src/nocuda/halo_stubs.c: unsupported).
+ *
+ * Test hook bsr_dipc_host (dist_impl.h): the same protocol on host vectors,
+ * the exported buffers then segments of an MPI shared-memory window of the
+ * host's ranks and the copies memcpy, so that a CPU build runs every
+ * message of the GPU path (ordering, failures, growth, teardown). */
 #include "dist_impl.h"
 #include <string.h>
 
@@ -13,8 +18,12 @@
 #define IPC_TAG_READY 7313
 #define IPC_TAG_CLOSED 7314
 
+int bsr_dipc_host = 0;
+
 struct bsr_dipc {
-    bsr_context *ctx;
+    bsr_context *ctx;       /* NULL: the host emulation (bsr_dipc_host) */
+    MPI_Comm node;          /* host emulation: the ranks of this host, and their window */
+    MPI_Win win;
     size_t row_max;         /* bytes of a row the send buffer holds */
     void *dsend;            /* this rank's packed send rows, exported */
     void **peer;            /* [nrecv] the owners' send buffers, opened here */
@@ -47,10 +56,15 @@ static bsr_status wait_all(MPI_Request *req, int *n, const char *what)
 static void release(struct bsr_dipc *P, const bsr_halo *h)
 {
     if (!P) return;
-    for (int q = 0; P->peer && q < h->nrecv; q++)
-        if (P->peer[q]) bsr_cuda_ipc_close(P->ctx, P->peer[q]);
-    bsr_cuda_ipc_free(P->ctx, P->dsend);
-    bsr_cuda_event_free(P->copied);
+    if (P->ctx) {
+        for (int q = 0; P->peer && q < h->nrecv; q++)
+            if (P->peer[q]) bsr_cuda_ipc_close(P->ctx, P->peer[q]);
+        bsr_cuda_ipc_free(P->ctx, P->dsend);
+        bsr_cuda_event_free(P->copied);
+    } else {   /* collective over the host's ranks, as every release is (setup failure, destroy) */
+        if (P->win != MPI_WIN_NULL) MPI_Win_free(&P->win);
+        if (P->node != MPI_COMM_NULL) MPI_Comm_free(&P->node);
+    }
     free(P->peer); free(P->peer_off);
     free(P->sdone); free(P->sready); free(P->rready);
     free(P);
@@ -88,8 +102,8 @@ static int neighbours_reachable(bsr_dmatrix *A, bsr_context *ctx, char *why, siz
         MPI_Comm_free(&node);
     }
     if (e != MPI_SUCCESS) { *st = bsr_mpi_fail(e, "MPI_Comm_split_type (IPC halo setup)"); return 0; }
-    char bus[BSR_CUDA_BUSID_BYTES] = "";
-    if (bsr_cuda_ipc_busid(ctx, bus, sizeof bus) != BSR_OK) {
+    char bus[BSR_CUDA_BUSID_BYTES] = "host";
+    if (ctx && bsr_cuda_ipc_busid(ctx, bus, sizeof bus) != BSR_OK) {
         snprintf(why, wlen, "no PCI bus id of its GPU: %s", bsr_last_error());
         ok = 0;
         bus[0] = 0;
@@ -118,7 +132,7 @@ static int neighbours_reachable(bsr_dmatrix *A, bsr_context *ctx, char *why, siz
             } else if (!rb[0]) {
                 snprintf(why, wlen, "rank %d has no GPU bus id", r);
                 ok = 0;
-            } else if (bsr_cuda_ipc_peer_ok(ctx, rb, why, wlen) != BSR_OK) {
+            } else if (ctx && bsr_cuda_ipc_peer_ok(ctx, rb, why, wlen) != BSR_OK) {
                 ok = 0;   /* why says which device and what */
             }
         }
@@ -152,6 +166,18 @@ static int exchange_handles(bsr_dmatrix *A, struct bsr_dipc *P, const unsigned c
     }
     for (int q = 0; q < h->nrecv; q++) {
         P->peer_off[q] = in[q].off;
+        if (!P->ctx) {   /* host emulation: the handle is the owner's rank on the host */
+            int owner;
+            MPI_Aint size;
+            int disp;
+            memcpy(&owner, in[q].handle, sizeof owner);
+            if (MPI_Win_shared_query(P->win, owner, &size, &disp, &P->peer[q]) != MPI_SUCCESS) {
+                snprintf(why, wlen, "MPI_Win_shared_query failed");
+                P->peer[q] = NULL;
+                return 0;
+            }
+            continue;
+        }
         if (bsr_cuda_ipc_open(P->ctx, in[q].handle, &P->peer[q]) != BSR_OK) {
             snprintf(why, wlen, "opening rank %d's buffer: %s", h->recv_rank[q], bsr_last_error());
             P->peer[q] = NULL;
@@ -189,11 +215,29 @@ bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max)
         }
     }
     size_t bytes = row_max * (size_t)h->send_off[h->nsend];
-    if (ok && bsr_cuda_ipc_alloc(ctx, bytes, &P->dsend, handle) != BSR_OK) {
+    if (P) { P->node = MPI_COMM_NULL; P->win = MPI_WIN_NULL; }
+    if (!ctx) {   /* host emulation: one window over the host's ranks, every rank of it taking part */
+        MPI_Comm node = MPI_COMM_NULL;
+        MPI_Win win = MPI_WIN_NULL;
+        void *base = NULL;
+        int e = MPI_Comm_split_type(A->d->comm, MPI_COMM_TYPE_SHARED, A->d->rank, MPI_INFO_NULL, &node);
+        if (e == MPI_SUCCESS)
+            e = MPI_Win_allocate_shared((MPI_Aint)(ok ? bytes : 0), 1, MPI_INFO_NULL, node, &base, &win);
+        if (e != MPI_SUCCESS) {
+            if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+            free(P);
+            return bsr_mpi_fail(e, "MPI_Win_allocate_shared (IPC halo emulation)");
+        }
+        int me = 0;
+        MPI_Comm_rank(node, &me);
+        memcpy(handle, &me, sizeof me);
+        if (P) { P->node = node; P->win = win; P->dsend = base; }
+        else { MPI_Win_free(&win); MPI_Comm_free(&node); }   /* (the others' frees match at agreement) */
+    } else if (ok && bsr_cuda_ipc_alloc(ctx, bytes, &P->dsend, handle) != BSR_OK) {
         snprintf(why, sizeof why, "exporting a %zu-byte device buffer: %s", bytes, bsr_last_error());
         ok = 0;
     }
-    if (ok && bsr_cuda_event_new(ctx, &P->copied) != BSR_OK) {
+    if (ok && ctx && bsr_cuda_event_new(ctx, &P->copied) != BSR_OK) {
         snprintf(why, sizeof why, "%s", bsr_last_error());
         ok = 0;
     }
@@ -212,7 +256,7 @@ bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max)
         /* opened buffers closed on every rank before any rank frees its own:
          * the agreement above was the last point all ranks passed, so one more */
         for (int q = 0; q < h->nrecv; q++)
-            if (P->peer[q]) { bsr_cuda_ipc_close(ctx, P->peer[q]); P->peer[q] = NULL; }
+            if (P->peer[q]) { if (ctx) bsr_cuda_ipc_close(ctx, P->peer[q]); P->peer[q] = NULL; }
         MPI_Barrier(A->d->comm);
         release(P, h);
         return st;
@@ -271,9 +315,12 @@ bsr_status bsr_dipc_finish(bsr_dmatrix *A, char *ghosts, size_t row)
         return bsr_error(BSR_ERR_INTERNAL, "IPC halo: rows of %zu bytes, the buffers hold %zu", row, P->row_max);
     for (int q = 0; q < h->nrecv && !st; q++) {
         size_t n = (size_t)(h->recv_off[q + 1] - h->recv_off[q]);
-        st = bsr_cuda_copy_async(P->ctx, ghosts + (size_t)h->recv_off[q] * row,
-                                 (const char *)P->peer[q] + (size_t)P->peer_off[q] * row, n * row);
+        char *to = ghosts + (size_t)h->recv_off[q] * row;
+        const char *from = (const char *)P->peer[q] + (size_t)P->peer_off[q] * row;
+        if (P->ctx) st = bsr_cuda_copy_async(P->ctx, to, from, n * row);
+        else memcpy(to, from, n * row);
     }
+    if (!P->ctx) return st;
     if (!st) st = bsr_cuda_event_record(P->ctx, P->copied);
     if (!st) P->copies_pending = 1;
     return st;
@@ -300,7 +347,7 @@ void bsr_dipc_destroy(bsr_dmatrix *A)
     bsr_dipc_quiesce(A);
     /* close the owners' buffers and say so; free this rank's once its receivers have */
     for (int q = 0; q < h->nrecv; q++)
-        if (P->peer[q]) { bsr_cuda_ipc_close(P->ctx, P->peer[q]); P->peer[q] = NULL; }
+        if (P->peer[q]) { if (P->ctx) bsr_cuda_ipc_close(P->ctx, P->peer[q]); P->peer[q] = NULL; }
     int n = 0;
     for (int q = 0; q < h->nrecv; q++)
         if (MPI_Isend(NULL, 0, MPI_BYTE, h->recv_rank[q], IPC_TAG_CLOSED, A->d->comm, &P->sdone[n]) == MPI_SUCCESS) n++;

@@ -123,6 +123,10 @@ struct bsr_dmatrix {
  * left in flight.  destroy: buffers closed and freed, waiting for the
  * receivers to close this rank's buffer first (point to point). */
 bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max);
+/* Test hook: when set (on every rank), CPU solves with halo=ipc or auto run
+ * the IPC protocol on host vectors through an MPI shared-memory window
+ * (setup with ctx NULL), so that a build without GPUs tests its messages. */
+extern int bsr_dipc_host;
 bsr_status bsr_dipc_begin(bsr_dmatrix *A);
 bsr_status bsr_dipc_post(bsr_dmatrix *A);
 bsr_status bsr_dipc_finish(bsr_dmatrix *A, char *ghosts, size_t row);

@@ -244,7 +244,15 @@ static bsr_status choose_halo(bsr_dsolver *S, int k)
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     const int mode = S->opt.halo;
     A->halo_note[0] = 0;
-    if (!ctx) A->halo_path = BSR_DHALO_CPU;
+    if (!ctx && bsr_dipc_host && mode != BSR_HALO_HOST && mode != BSR_HALO_MPI && S->d->size > 1) {
+        BSR_TRY(bsr_dipc_setup(A, NULL, (size_t)A->b * (size_t)k * sizeof(double)));
+        A->halo_path = A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    } else if (!ctx) {
+        A->halo_path = BSR_DHALO_CPU;
+        if (mode == BSR_HALO_IPC || mode == BSR_HALO_MPI)
+            snprintf(A->halo_note, sizeof A->halo_note, "halo=%s applies to the CUDA backend: host vectors here",
+                     mode == BSR_HALO_IPC ? "ipc" : "mpi");
+    }
     else if (mode == BSR_HALO_HOST) A->halo_path = BSR_DHALO_HOST;
     else if (mode == BSR_HALO_MPI) {
         A->halo_path = S->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;

@@ -114,6 +114,14 @@ static void lap(bsr_dtimes *tm, int part, double *t0)
     *t0 = t;
 }
 
+/* The path of a product on ctx (NULL: host vectors, the IPC protocol only
+ * in the host emulation of the tests). */
+static int path_of(const bsr_dmatrix *A, const bsr_context *ctx)
+{
+    if (!ctx) return A->halo_path == BSR_DHALO_IPC && A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    return bsr_dhalo_device_path(A);
+}
+
 int bsr_dhalo_device_path(const bsr_dmatrix *A)
 {
     if (A->halo_path == BSR_DHALO_IPC && A->ipc) return BSR_DHALO_IPC;
@@ -172,8 +180,10 @@ static bsr_status ipc_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec
     bsr_status st = bsr_dipc_begin(A);
     lap(tm, DT_WAIT, &t0);
     int nsend = h->send_off[h->nsend];
-    if (!st) st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)A->b * X->k, bsr_dipc_send_buffer(A));
-    if (!st) st = bsr_context_sync(ctx);   /* packed before the receivers read */
+    if (!ctx && !st)   /* the host emulation */
+        pack_host(X, h->send_idx, nsend, (size_t)A->b * X->k * bsr_precision_size(X->prec), bsr_dipc_send_buffer(A));
+    else if (!st) st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)A->b * X->k, bsr_dipc_send_buffer(A));
+    if (ctx && !st) st = bsr_context_sync(ctx);   /* packed before the receivers read */
     lap(tm, DT_PACK, &t0);
     bsr_status s2 = bsr_dipc_post(A);
     lap(tm, DT_POST, &t0);
@@ -196,7 +206,7 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     bsr_status st = get_buf(A, ctx, X->k, X->prec, &B);
     if (st) { halo_skip(A); return st; }
     *Bout = B;
-    const int path = ctx ? bsr_dhalo_device_path(A) : BSR_DHALO_CPU;
+    const int path = path_of(A, ctx);
     settle(ctx, tm);   /* the work queued before is not the halo's */
     if (path == BSR_DHALO_IPC) return ipc_start(A, ctx, X, B, tm);
     double t0 = MPI_Wtime();
@@ -234,9 +244,9 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
 static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo_buf *B, int nreq,
                               bsr_status st, bsr_dtimes *tm)
 {
-    const int path = ctx ? bsr_dhalo_device_path(A) : BSR_DHALO_CPU;
+    const int path = path_of(A, ctx);
     size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
-    char *dghosts = ctx ? (char *)dev_data(B->xref) + (size_t)A->nifc_own * row : NULL;
+    char *dghosts = (char *)(ctx ? dev_data(B->xref) : B->xref->data) + (size_t)A->nifc_own * row;
     double t0 = MPI_Wtime();
     if (path == BSR_DHALO_IPC) {
         bsr_status s2 = bsr_dipc_finish(A, st ? NULL : dghosts, row);  /* waits, then copies */
