@@ -203,6 +203,7 @@ bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ct
     bsr_solver_options oe = *o;
     oe.overlap = 0;
     if (!st) st = bsr_solver_create(&R->ext, ctx, &oe);
+    if (!st) R->ext->op_external = 1;   /* only its preconditioner is used */
     if (!st) st = bsr_solver_setup(R->ext, R->Aext);
     if ((st = bsr_dist_agree(A->d, st))) goto fail;
     *out = R;

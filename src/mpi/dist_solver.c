@@ -223,6 +223,7 @@ bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_o
     S->d = d;
     S->local->kops_hook = wrap_kops;
     S->local->kops_hook_data = S;
+    S->local->op_external = 1;   /* the product is A's own (Aint, Aifc): Aoo not kept on the device */
     *out = S;
     return BSR_OK;
 }
