@@ -265,9 +265,9 @@ bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max)
     return BSR_OK;
 }
 
-void *bsr_dipc_send_buffer(const bsr_dmatrix *A)
+void *bsr_dipc_send_buffer(const bsr_dmatrix *A, size_t row)
 {
-    return A->ipc ? A->ipc->dsend : NULL;
+    return A->ipc && row <= A->ipc->row_max ? A->ipc->dsend : NULL;
 }
 
 bsr_status bsr_dipc_begin(bsr_dmatrix *A)

@@ -130,7 +130,8 @@ extern int bsr_dipc_host;
 bsr_status bsr_dipc_begin(bsr_dmatrix *A);
 bsr_status bsr_dipc_post(bsr_dmatrix *A);
 bsr_status bsr_dipc_finish(bsr_dmatrix *A, char *ghosts, size_t row);
-void *bsr_dipc_send_buffer(const bsr_dmatrix *A);
+/* The exported send buffer for rows of row bytes (NULL when they do not fit). */
+void *bsr_dipc_send_buffer(const bsr_dmatrix *A, size_t row);
 bsr_status bsr_dipc_quiesce(bsr_dmatrix *A);
 void bsr_dipc_destroy(bsr_dmatrix *A);
 /* The device path of a product on ctx: IPC when set up, else as A->halo_path. */

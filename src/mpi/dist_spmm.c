@@ -180,9 +180,13 @@ static bsr_status ipc_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec
     bsr_status st = bsr_dipc_begin(A);
     lap(tm, DT_WAIT, &t0);
     int nsend = h->send_off[h->nsend];
+    size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
+    void *sbuf = bsr_dipc_send_buffer(A, row);
+    if (!st && !sbuf)
+        st = bsr_error(BSR_ERR_INTERNAL, "IPC halo: rows of %zu bytes do not fit the buffers set up", row);
     if (!ctx && !st)   /* the host emulation */
-        pack_host(X, h->send_idx, nsend, (size_t)A->b * X->k * bsr_precision_size(X->prec), bsr_dipc_send_buffer(A));
-    else if (!st) st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)A->b * X->k, bsr_dipc_send_buffer(A));
+        pack_host(X, h->send_idx, nsend, row, sbuf);
+    else if (!st) st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)A->b * X->k, sbuf);
     if (ctx && !st) st = bsr_context_sync(ctx);   /* packed before the receivers read */
     lap(tm, DT_PACK, &t0);
     bsr_status s2 = bsr_dipc_post(A);
