@@ -110,6 +110,7 @@ extern "C" bsr_status bsr_cuda_event_wait(void *ev)
     return BSR_OK;
 }
 
+/* Destroy an event of bsr_cuda_event_new (NULL: nothing). */
 extern "C" void bsr_cuda_event_free(void *ev)
 {
     if (ev) cudaEventDestroy((cudaEvent_t)ev);
