@@ -65,6 +65,9 @@ typedef struct bsr_dmatrix bsr_dmatrix;
 bsr_status bsr_dmatrix_create(bsr_dmatrix **A, bsr_dist *d, int64_t nglobal, int nrows, int b,
                               const int *rowptr, const int64_t *colind, const void *val,
                               bsr_precision prec, unsigned flags);
+/* Free A.  After a solve on the CUDA IPC halo path it waits for the ranks
+ * that read this rank's send buffer to close it (their own destroy), so all
+ * ranks destroy it, as they created it. */
 void bsr_dmatrix_destroy(bsr_dmatrix *A);
 /* New values in the layout given to create (refactor path).  Collective.
  * When it fails on any rank (a NaN, say), the ranks hold a mix of old and
