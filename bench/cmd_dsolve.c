@@ -219,8 +219,10 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
 {
     bsr_dmatrix_info in;
     bsr_dsolver_comm c;
+    bsr_dsolver_profile p;
     bsr_dmatrix_get_info(A, &in);
     bsr_dsolver_get_comm(S, &c);
+    bsr_dsolver_get_profile(S, &p);
     double f[DR_FIGURES];
     f[DR_ROWS] = in.nrows;
     f[DR_INTERFACE] = in.interface;
@@ -234,6 +236,16 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
     f[DR_HALO_S] = c.halo_s;
     f[DR_REDUCE_S] = c.reduce_s;
     f[DR_THREADS] = omp_get_max_threads();   /* as bsr_dist_create left it (README: Threads) */
+    f[DR_P_INT] = p.spmm_interior_s;
+    f[DR_P_IFC] = p.spmm_interface_s;
+    f[DR_P_PACK] = p.halo_pack_s;
+    f[DR_P_POST] = p.halo_post_s;
+    f[DR_P_WAIT] = p.halo_wait_s;
+    f[DR_P_UNPACK] = p.halo_unpack_s;
+    f[DR_P_PRECOND] = p.precond_s;
+    f[DR_P_IDLE] = p.reduce_idle_s;
+    for (int q = 0; q < 4; q++) f[DR_K_SPMM + q] = st->prof_s[q];
+    f[DR_HALO_PATH] = p.halo_path;
     *all = NULL;
     bsr_status s = BSR_OK;
     if (rank0 && !(*all = malloc(sizeof f * (size_t)bsr_dist_size(d))))
@@ -279,6 +291,7 @@ int cmd_dsolve(int argc, char **argv)
     bsr_solver_stats st;
     memset(&st, 0, sizeof st);
     double *figures = NULL, *err = NULL;
+    char halo_note[192] = "";
     const char *partition = "";
     rc = 1;
     if ((s = bsr_dist_create(&d0, MPI_COMM_WORLD, NULL))) goto fail;
@@ -327,6 +340,11 @@ int cmd_dsolve(int argc, char **argv)
         r.st = &st;
         r.err = err;
         r.result = ss;
+        r.profiled = opt.profile;
+        bsr_dsolver_profile pr;
+        bsr_dsolver_get_profile(S, &pr);   /* the path and its note: the same on every rank */
+        snprintf(halo_note, sizeof halo_note, "%s", pr.halo_note);
+        r.halo_note = halo_note;
         if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
         if (json) dsolve_report_json(&r);
         else dsolve_report_text(&r);

@@ -10,7 +10,14 @@
 /* One rank's figures, gathered on rank 0: partition, times, communication. */
 enum {
     DR_ROWS, DR_INTERFACE, DR_GHOSTS, DR_SENT, DR_NEIGHBOURS, DR_NNZB, DR_PC_NNZB,
-    DR_SETUP_S, DR_SOLVE_S, DR_HALO_S, DR_REDUCE_S, DR_THREADS, DR_FIGURES
+    DR_SETUP_S, DR_SOLVE_S, DR_HALO_S, DR_REDUCE_S, DR_THREADS,
+    /* profile=1 (bsr_dsolver_profile): the product's parts, the halo's, the
+     * preconditioner, the idle time in reductions (-1: unknown) */
+    DR_P_INT, DR_P_IFC, DR_P_PACK, DR_P_POST, DR_P_WAIT, DR_P_UNPACK, DR_P_PRECOND, DR_P_IDLE,
+    /* the serial solver's per-operation profile on this rank (stats.prof_s):
+     * Krylov products (with their halo), preconditioner, updates, reductions */
+    DR_K_SPMM, DR_K_PC, DR_K_UPD, DR_K_RED,
+    DR_HALO_PATH, DR_FIGURES
 };
 
 typedef struct {
@@ -26,6 +33,8 @@ typedef struct {
     int steps;                  /* --steps: refactor + solve steps after the first solve */
     double step_refactor, step_solve; /* their medians of the slowest rank's seconds */
     int step_iters;             /* iterations of the last step (worst column) */
+    int profiled;               /* the DR_P_* and DR_K_* figures were measured (profile=1) */
+    const char *halo_note;      /* why the halo path is not the one asked for ("" if it is) */
 } dsolve_report;
 
 /* The report on stdout: one screen, or one JSON object. */

@@ -6,6 +6,7 @@
 #ifdef BSR_HAVE_MPI
 #include "cli.h"
 #include "dsolve.h"
+#include "bsrsolve_mpi.h"
 #include <string.h>
 
 /* Minimum, mean, maximum and sum of figure f over the ranks. */
@@ -52,6 +53,61 @@ static summary summarize(const dsolve_report *r)
     return s;
 }
 
+/* The profiled figures: label, figure, JSON key. */
+static const struct { const char *label, *key; int f; } prof_rows[] = {
+    {"product interior rows", "spmm_interior_s", DR_P_INT},
+    {"product interface rows", "spmm_interface_s", DR_P_IFC},
+    {"halo pack", "halo_pack_s", DR_P_PACK},
+    {"halo post (transfer start)", "halo_post_s", DR_P_POST},
+    {"halo wait", "halo_wait_s", DR_P_WAIT},
+    {"halo unpack", "halo_unpack_s", DR_P_UNPACK},
+    {"preconditioner", "precond_s", DR_P_PRECOND},
+    {"reductions (collective)", "reduce_s", DR_REDUCE_S},
+    {"  of which idle (later ranks)", "reduce_idle_s", DR_P_IDLE},
+    {"Krylov: products", "krylov_spmm_s", DR_K_SPMM},
+    {"Krylov: preconditioner", "krylov_precond_s", DR_K_PC},
+    {"Krylov: vector updates", "krylov_update_s", DR_K_UPD},
+    {"Krylov: reductions", "krylov_reduce_s", DR_K_RED},
+};
+enum { NPROF = sizeof prof_rows / sizeof prof_rows[0] };
+
+/* What the halo path does, in words. */
+static const char *path_words(int path)
+{
+    switch (path) {
+    case BSR_DHALO_CPU: return "host vectors (CPU backend)";
+    case BSR_DHALO_HOST: return "device rows staged through pinned host buffers";
+    case BSR_DHALO_MPI: return "device pointers to CUDA-aware MPI";
+    case BSR_DHALO_IPC: return "GPU to GPU by CUDA IPC";
+    default: return "?";
+    }
+}
+
+/* The per-rank profile (profile=1): min / mean / max over the ranks of each
+ * part, then each rank's parts (up to 16 ranks). */
+static void profile_text(const dsolve_report *r, const summary *s)
+{
+    printf("profile     seconds of this solve per rank (device synchronized at each part's end)%s\n",
+           r->ranks > 1 ? ":  min / mean / max over the ranks" : "");
+    for (int q = 0; q < NPROF; q++) {
+        spread v = over_ranks(r, prof_rows[q].f);
+        if (prof_rows[q].f == DR_P_IDLE && v.min < 0) {
+            printf("            %-30s unknown (the ranks share no host clock)\n", prof_rows[q].label);
+            continue;
+        }
+        printf("            %-30s %9.4f / %9.4f / %9.4f  (%4.1f%% of the solve, max rank)\n", prof_rows[q].label,
+               v.min, v.mean, v.max, s->solve.max > 0 ? 100 * v.max / s->solve.max : 0.0);
+    }
+    if (r->ranks > 16) return;
+    printf("per rank    rank   int s   ifc s  pack s  post s  wait s unpack s  prec s   red s  idle s\n");
+    for (int p = 0; p < r->ranks; p++) {
+        const double *f = r->rank + (size_t)p * DR_FIGURES;
+        printf("            %4d %7.4f %7.4f %7.4f %7.4f %7.4f %8.4f %7.4f %7.4f %7.4f\n", p, f[DR_P_INT],
+               f[DR_P_IFC], f[DR_P_PACK], f[DR_P_POST], f[DR_P_WAIT], f[DR_P_UNPACK], f[DR_P_PRECOND],
+               f[DR_REDUCE_S], f[DR_P_IDLE]);
+    }
+}
+
 void dsolve_report_text(const dsolve_report *r)
 {
     const bsr_solver_stats *st = r->st;
@@ -78,6 +134,10 @@ void dsolve_report_text(const dsolve_report *r)
            s.setup.max, s.solve.max, s.iters, 1e3 * s.per_iter);
     printf("comm        halo %.3f s max, %.3f s mean; reductions %.3f s max, %.3f s mean; %.1f%% of the solve\n",
            s.halo.max, s.halo.mean, s.reduce.max, s.reduce.mean, 100 * s.comm_share);
+    int path = (int)r->rank[DR_HALO_PATH];
+    printf("halo path   %s: %s\n", bsr_dhalo_path_name(path), path_words(path));
+    if (r->halo_note && r->halo_note[0]) printf("            note: %s\n", r->halo_note);
+    if (r->profiled) profile_text(r, &s);
     if (r->steps)
         printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s (%d iterations)\n",
                r->steps, r->step_refactor, r->step_solve, r->step_iters);
@@ -142,6 +202,18 @@ void dsolve_report_json(const dsolve_report *r)
            s.rows.min, s.rows.mean, s.rows.max, s.ifc.sum, s.ifc_share, s.ghosts.sum, s.ghosts.max, s.nbr.max);
     printf("\"comm\": {\"halo_s_max\": %.6f, \"halo_s_mean\": %.6f, \"reduce_s_max\": %.6f, \"reduce_s_mean\": %.6f, "
            "\"share_of_solve\": %.6f},\n", s.halo.max, s.halo.mean, s.reduce.max, s.reduce.mean, s.comm_share);
+    printf("\"halo_path\": \"%s\",\n\"halo_note\": ", bsr_dhalo_path_name((int)r->rank[DR_HALO_PATH]));
+    cli_json_str(stdout, r->halo_note ? r->halo_note : "");
+    printf(",\n\"profiled\": %d,\n", r->profiled);
+    if (r->profiled) {   /* min / mean / max over the ranks of each part */
+        printf("\"profile\": {");
+        for (int q = 0; q < NPROF; q++) {
+            spread v = over_ranks(r, prof_rows[q].f);
+            printf("%s\n  \"%s\": {\"min\": %.6f, \"mean\": %.6f, \"max\": %.6f}", q ? "," : "", prof_rows[q].key,
+                   v.min, v.mean, v.max);
+        }
+        printf("\n},\n");
+    }
     printf("\"per_rank\": {\n");
     json_ranks(r, "rows", DR_ROWS, 1, 0);
     json_ranks(r, "interface_rows", DR_INTERFACE, 1, 0);
@@ -153,6 +225,9 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "solve_s", DR_SOLVE_S, 0, 0);
     json_ranks(r, "halo_s", DR_HALO_S, 0, 0);
     json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 0);
+    if (r->profiled)
+        for (int q = 0; q < NPROF; q++)
+            if (prof_rows[q].f != DR_REDUCE_S) json_ranks(r, prof_rows[q].key, prof_rows[q].f, 0, 0);
     json_ranks(r, "threads", DR_THREADS, 1, 1);
     printf("},\n\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);

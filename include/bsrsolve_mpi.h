@@ -45,9 +45,11 @@ void bsr_dist_destroy(bsr_dist *d);
 int bsr_dist_rank(const bsr_dist *d);
 int bsr_dist_size(const bsr_dist *d);
 MPI_Comm bsr_dist_comm(const bsr_dist *d);
-/* 1 when halos on the CUDA backend go to MPI as device pointers: the MPI
- * library says it is CUDA-aware (MPIX_Query_cuda_support) on every rank; the
- * default then.  Otherwise (0) they go through pinned host buffers. */
+/* 1 when halos on the CUDA backend may go to MPI as device pointers: the
+ * MPI library says it is CUDA-aware (MPIX_Query_cuda_support) on every
+ * rank.  Otherwise (0) they go through pinned host buffers.  The solver
+ * option halo= chooses among the paths (CUDA IPC between the GPUs of one
+ * host first, by default: bsr_dsolver_profile.halo_path says which ran). */
 int bsr_dist_cuda_aware(const bsr_dist *d);
 /* Choose (on = 1 only where available, else BSR_ERR_UNSUPPORTED) or turn
  * off the device-pointer path.  Collective in effect: call it alike on all ranks. */
@@ -63,6 +65,9 @@ typedef struct bsr_dmatrix bsr_dmatrix;
 bsr_status bsr_dmatrix_create(bsr_dmatrix **A, bsr_dist *d, int64_t nglobal, int nrows, int b,
                               const int *rowptr, const int64_t *colind, const void *val,
                               bsr_precision prec, unsigned flags);
+/* Free A.  After a solve on the CUDA IPC halo path it waits for the ranks
+ * that read this rank's send buffer to close it (their own destroy), so all
+ * ranks destroy it, as they created it. */
 void bsr_dmatrix_destroy(bsr_dmatrix *A);
 /* New values in the layout given to create (refactor path).  Collective.
  * When it fails on any rank (a NaN, say), the ranks hold a mix of old and
@@ -105,6 +110,41 @@ void bsr_dsolver_destroy(bsr_dsolver *s);
  * included) during the last solve. */
 typedef struct { double halo_s, reduce_s; int64_t halo_calls, reduce_calls; } bsr_dsolver_comm;
 bsr_status bsr_dsolver_get_comm(const bsr_dsolver *s, bsr_dsolver_comm *c);
+/* How the halo of the last solve travelled on this rank (the same on every rank). */
+enum {
+    BSR_DHALO_CPU = 0,  /* host vectors (the CPU backend) */
+    BSR_DHALO_HOST = 1, /* device rows staged through pinned host buffers, MPI between hosts */
+    BSR_DHALO_MPI = 2,  /* device pointers to a CUDA-aware MPI */
+    BSR_DHALO_IPC = 3   /* device to device by CUDA IPC (ranks on one host) */
+};
+/* "cpu", "host", "mpi", "ipc" (else "?"). */
+const char *bsr_dhalo_path_name(int path);
+/* Where this rank's time in the last solve went, in seconds of wall clock.
+ * The parts are measured with profile=1 in the options (the device is then
+ * synchronized at each part's end, so that the clock sees its work: a
+ * profiled solve is slower); without it they are 0 and only the totals of
+ * bsr_dsolver_comm and the halo path are filled in.  The product's parts
+ * add up to its time; the preconditioner's (with overlap=1) includes its
+ * own halo exchange, counted in the halo parts too. */
+typedef struct {
+    double spmm_interior_s;  /* product: interior rows (no ghost column) */
+    double spmm_interface_s; /* product: interface rows, once the ghosts are in */
+    double halo_pack_s;      /* rows the neighbours need gathered (device: and copied out or synchronized) */
+    double halo_post_s;      /* messages posted (IPC: "ready" sent) */
+    double halo_wait_s;      /* waiting for the neighbours' rows (IPC: also for their reads of ours) */
+    double halo_unpack_s;    /* ghosts into place (host path: copied in; IPC: copied from the
+                                neighbours' GPUs), the interface rows' own columns gathered */
+    double precond_s;        /* preconditioner applies */
+    double reduce_s;         /* global sums (inner products, norms), waiting included */
+    double reduce_idle_s;    /* of reduce_s, waiting for the last rank to arrive (its clock stamp
+                                against this rank's; -1 when the ranks do not share a host) */
+    int64_t halo_calls, reduce_calls, precond_calls;
+    int profiled;            /* the parts were measured (profile=1) */
+    int halo_path;           /* BSR_DHALO_* */
+    char halo_note[192];     /* why the path is not the one asked for (halo=ipc or auto on the
+                                device: which rank could not and why; "" otherwise) */
+} bsr_dsolver_profile;
+bsr_status bsr_dsolver_get_profile(const bsr_dsolver *s, bsr_dsolver_profile *p);
 
 /* ---- agreement, input read on one rank, generated rows ----------------------- */
 /* Every rank learns whether any rank failed: st is this rank's status; the

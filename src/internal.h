@@ -255,6 +255,24 @@ void bsr_cuda_buffer_free(void *p);
 bsr_status bsr_cuda_gather_rows(bsr_context *ctx, const bsr_multivec *X, const int *idx, int n,
                                 size_t rowlen, void *dst);
 bsr_status bsr_cuda_copy_async(bsr_context *ctx, void *dst, const void *src, size_t bytes);
+/* CUDA IPC of the distributed halo (kernels/halo_ipc.cu; CPU-only builds:
+ * BSR_ERR_UNSUPPORTED).  busid: the PCI bus id of ctx's GPU; peer_ok: the
+ * GPU of bus id busid is visible here and ctx's GPU can access it (BSR_OK),
+ * else why says what is missing; alloc: a device buffer of its own
+ * allocation (cudaMalloc) and its IPC handle; open/close: another process's
+ * buffer mapped here; event_*: a host-waitable event on ctx's stream. */
+#define BSR_CUDA_IPC_HANDLE_BYTES 64
+#define BSR_CUDA_BUSID_BYTES 32
+bsr_status bsr_cuda_ipc_busid(bsr_context *ctx, char *buf, int len);
+bsr_status bsr_cuda_ipc_peer_ok(bsr_context *ctx, const char *busid, char *why, size_t wlen);
+bsr_status bsr_cuda_ipc_alloc(bsr_context *ctx, size_t bytes, void **p, unsigned char *handle);
+void bsr_cuda_ipc_free(bsr_context *ctx, void *p);
+bsr_status bsr_cuda_ipc_open(bsr_context *ctx, const unsigned char *handle, void **p);
+void bsr_cuda_ipc_close(bsr_context *ctx, void *p);
+bsr_status bsr_cuda_event_new(bsr_context *ctx, void **ev);
+bsr_status bsr_cuda_event_record(bsr_context *ctx, void *ev);
+bsr_status bsr_cuda_event_wait(void *ev);
+void bsr_cuda_event_free(void *ev);
 /* Benchmark support (bench/bench_spmm.c).  Time fn(arg) reps times with CUDA
  * events on ctx's stream after warm calls; ms[rep] gets each time. */
 bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, int warm,

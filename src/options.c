@@ -33,6 +33,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
 static const char *const method_names[] = {"bicgstab", "gmres", "cg"};
 static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
+static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
 
 const char *bsr_method_name(bsr_method m)
 {
@@ -83,7 +84,7 @@ static int parse_prec(const char *v, bsr_precision *p)
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
                                    "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
-                                   "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "match", "pivot", "trisolve", NULL};
+                                   "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", NULL};
 
 /* Is s (up to its '=' or end) a known key? */
 static int starts_with_key(const char *s, size_t len)
@@ -173,6 +174,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "overlap")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
+    } else if (!strcmp(key, "halo")) {
+        if ((idx = lookup(val, halo_names, 4)) < 0)
+            BAD("expected auto (IPC where possible), host (pinned host buffers), ipc or mpi (device pointers to MPI)");
+        o->halo = idx;
     } else if (!strcmp(key, "pivot")) {
         if (!strcmp(val, "strict")) o->pivot = -1;
         else if (!parse_double(val, &dv) || !(dv > 0 && dv < 1)) BAD("expected strict or a level in (0, 1)");
@@ -194,7 +199,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
                          "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
                          "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, cap, overlap, match, pivot, trisolve)", key);
+                         "pattern_growth, fill, cap, overlap, halo, match, pivot, trisolve)", key);
     }
 #undef BAD
     return BSR_OK;
@@ -260,9 +265,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
-        (unsigned)o->trisolve > 100)
+        (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI)
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
-                         "overlap, match or trisolve out of range");
+                         "overlap, halo, match or trisolve out of range");
     BSR_TRY(check_taus(o));
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
@@ -326,8 +331,12 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char lim[80] = "";  /* the stopping tests beyond rtol/atol/maxit, only when not the defaults */
     if (o->stag != 0) snprintf(lim, sizeof lim, ",stag=%d", o->stag);
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
+    char ov[32] = "";   /* the distributed keys, only when not the defaults */
+    if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
+    if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_MPI)
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
-             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, o->overlap ? ",overlap=1" : "",
+             bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, ov,
              o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,
              o->precision == BSR_DOUBLE ? "double" : "float",
              o->precond_precision == BSR_DOUBLE ? "double" : "float");

@@ -233,7 +233,7 @@ bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
     bsr_status st = o.vnew(&o, &X);
     if (!st) st = o.vnew(&o, &Y);
     if (!st) st = bsr_ctx_fill(s->ctx, X, 1.0);
-    if (!st) st = o.matvec(&o, X, Y);
+    if (!st && !s->op_external) st = o.matvec(&o, X, Y);
     if (!st && s->pc_dev && s->pc_dev->apply) st = s->pc_dev->apply(s->pc_dev, X, Y);
     if (!st) st = bsr_context_sync(s->ctx);
     if (Y) o.vfree(&o, Y);
@@ -248,6 +248,7 @@ bsr_status bsr_solver_device_setup(bsr_solver *s)
     BSR_TRY(bsr_matrix_upload(s->ctx, A));
     bsr_prof_mark("setup: upload of A");
     BSR_TRY(bsr_pc_create_device(s->ctx, A, &s->opt, s->pc, &s->pc_dev));
+    if (s->op_external) bsr_cuda_matrix_release(A);   /* the preconditioner holds what it needs */
     s->warm_k = 0;   /* a new operator or preconditioner */
     BSR_TRY(bsr_solver_device_warm(s, 1));
     bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
@@ -258,8 +259,9 @@ bsr_status bsr_solver_device_refactor(bsr_solver *s)
 {
     bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user;
     BSR_TRY(bsr_matrix_upload(s->ctx, A));
-    if (s->pc_dev && s->pc_dev->refactor) BSR_TRY(s->pc_dev->refactor(s->pc_dev, A));
-    return BSR_OK;
+    bsr_status st = s->pc_dev && s->pc_dev->refactor ? s->pc_dev->refactor(s->pc_dev, A) : BSR_OK;
+    if (s->op_external) bsr_cuda_matrix_release(A);
+    return st;
 }
 
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,

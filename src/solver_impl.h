@@ -260,6 +260,11 @@ struct bsr_solver {
      * built; NULL for a serial solver. */
     bsr_status (*kops_hook)(void *data, bsr_kops *o);
     void *kops_hook_data;
+    int op_external;           /* the operator's product is not this solver's (a distributed solve: the
+                                  product runs on the rank's own matrices; overlap: only the
+                                  preconditioner is used): A's device copy serves the device
+                                  preconditioner's setup and refactor only and is released after
+                                  them, so that the rank's rows are not held twice on the device */
     double copy_gbs;           /* profile: device-to-device copy bandwidth, measured once */
     uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
 };

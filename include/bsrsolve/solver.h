@@ -107,6 +107,15 @@ typedef struct {
                                   additive Schwarz: each rank's preconditioner built on its rows and
                                   their neighbours' (one layer of overlap), its result kept on its
                                   own rows; ignored by the serial solver */
+    int halo;                  /* distributed solves on the CUDA backend: how ghost rows travel
+                                  between the ranks' GPUs (option halo=auto|host|ipc|mpi):
+                                  BSR_HALO_AUTO (default) device to device by CUDA IPC where every
+                                  neighbour pair shares a host and peer access, else device
+                                  pointers to a CUDA-aware MPI, else pinned host buffers;
+                                  _HOST pinned host buffers; _IPC CUDA IPC (falling back to host
+                                  buffers, said in the profile, where it cannot be set up); _MPI
+                                  device pointers to MPI (host buffers unless CUDA-aware).
+                                  Ignored on the CPU and by the serial solver */
     int match;                 /* ILU: BSR_MATCH_NONE (default), _MPT or _AUTO (ilu.h): a
                                   maximum-product transversal and scaling before the ordering
                                   (the preconditioner owns the transform: the Krylov iteration
@@ -133,6 +142,9 @@ typedef struct {
 
 /* bsr_solver_options.cap: the backend's default (auto on the device, none on the host). */
 #define BSR_CAP_DEFAULT (-2)
+
+/* Values of bsr_solver_options.halo. */
+enum { BSR_HALO_AUTO = 0, BSR_HALO_HOST = 1, BSR_HALO_IPC = 2, BSR_HALO_MPI = 3 };
 
 /* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
  * On the device, ILU(0) is scaled and factored there (setup and refactor);

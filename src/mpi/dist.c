@@ -8,6 +8,7 @@
 #include "dist_impl.h"
 #include <omp.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* OpenMPI's MPIX_CUDA_AWARE_SUPPORT */
@@ -145,16 +146,26 @@ bsr_status bsr_dist_agree(bsr_dist *d, bsr_status st)
     return bsr_error((bsr_status)m.status, "rank %d: %s", first, m.msg[0] ? m.msg : bsr_status_string(m.status));
 }
 
-/* Values [v0, v0+c) of the virtual array (part[0..n), flag) gathered from
- * every rank into all (c values per rank, rank-major). */
-static int gather_chunk(bsr_dist *d, const double *part, int n, double flag, int v0, int c, double *all)
+/* Values [v0, v0+c) of the virtual array (part[0..n), flag[, stamp])
+ * gathered from every rank into all (c values per rank, rank-major). */
+static int gather_chunk(bsr_dist *d, const double *part, int n, double flag, double stamp, int v0, int c,
+                        double *all)
 {
     double mine[64];
-    for (int t = 0; t < c; t++) mine[t] = v0 + t < n ? part[v0 + t] : flag;
+    for (int t = 0; t < c; t++) mine[t] = v0 + t < n ? part[v0 + t] : v0 + t == n ? flag : stamp;
     return MPI_Allgather(mine, c, MPI_DOUBLE, all, c, MPI_DOUBLE, d->comm);
 }
 
-bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags)
+/* Seconds of a clock shared by the processes of one host. */
+static double host_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+bsr_status bsr_dist_sum_late(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags,
+                             double *late)
 {
     /* chunks of at most 64 values through a fixed buffer: nothing here can
      * fail on one rank alone and leave the others in the collective */
@@ -163,16 +174,31 @@ bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, dou
     int chunk = CAP / d->size;
     if (chunk > 64) chunk = 64;
     if (chunk < 1) return bsr_error(BSR_ERR_UNSUPPORTED, "global sum: more than %d ranks", CAP);
+    /* the arrival stamp travels as one more value, its maximum taken instead of the sum */
+    const int nv = n + 1 + (late != NULL);
+    const double stamp = late ? host_clock() : 0;
+    double latest = stamp;
     *flags = 0;
-    for (int v0 = 0; v0 < n + 1; v0 += chunk) {
-        int c = n + 1 - v0 < chunk ? n + 1 - v0 : chunk;
-        int e = gather_chunk(d, part, n, flag, v0, c, all);
+    for (int v0 = 0; v0 < nv; v0 += chunk) {
+        int c = nv - v0 < chunk ? nv - v0 : chunk;
+        int e = gather_chunk(d, part, n, flag, stamp, v0, c, all);
         if (e != MPI_SUCCESS) return bsr_mpi_fail(e, "MPI_Allgather (global sum)");
         for (int t = 0; t < c; t++) {
+            if (v0 + t == n + 1) {
+                for (int r = 0; r < d->size; r++)
+                    if (all[(size_t)r * c + t] > latest) latest = all[(size_t)r * c + t];
+                continue;
+            }
             double s = all[t];
             for (int r = 1; r < d->size; r++) s += all[(size_t)r * c + t];
             if (v0 + t < n) out[v0 + t] = s; else *flags = s;
         }
     }
+    if (late) *late = d->local_ranks == d->size ? latest - stamp : -1;
     return BSR_OK;
+}
+
+bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags)
+{
+    return bsr_dist_sum_late(d, part, out, n, flag, flags, NULL);
 }

@@ -26,6 +26,12 @@ bsr_status bsr_dist_agree(bsr_dist *d, bsr_status st);
  * values, in the same call).  Needs no memory of its own: it cannot fail on
  * one rank alone. */
 bsr_status bsr_dist_sum(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags);
+/* bsr_dist_sum that also measures this rank's idle time in it: *late (NULL:
+ * not measured) = the latest rank's arrival minus this rank's, by a clock
+ * stamp gathered with the values (>= 0), or -1 when the ranks do not share
+ * a host (their clocks are not comparable).  The sums are bsr_dist_sum's bits. */
+bsr_status bsr_dist_sum_late(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags,
+                             double *late);
 /* MPI error -> BSR_ERR_INTERNAL naming the call (MPI's own text appended). */
 bsr_status bsr_mpi_fail(int err, const char *call);
 #define MPI_TRY(call)                                                 \
@@ -47,6 +53,20 @@ typedef struct {
     int nghost;
     int64_t *ghost_gid; /* [nghost] global block row of each ghost, ascending */
 } bsr_halo;
+
+/* Seconds of the parts of distributed products on one rank.  on: measure
+ * them (profile=1), synchronizing the device at each part's end so that
+ * the host clock sees its work; halo_s is measured always (pack, post,
+ * wait, unpack together, without synchronizing). */
+enum { DT_INT, DT_IFC, DT_PACK, DT_POST, DT_WAIT, DT_UNPACK, DT_N };
+typedef struct {
+    double t[DT_N];
+    double halo_s;
+    int on;
+} bsr_dtimes;
+
+/* CUDA IPC halo state (dist_halo_ipc.c). */
+struct bsr_dipc;
 
 /* The distributed matrix.  Local rows are kept in an internal order:
  * interior rows (no ghost column) first, interface rows last; perm[i] is the
@@ -77,22 +97,60 @@ struct bsr_dmatrix {
     struct bsr_dhalo_buf *buf; /* exchange buffers, by k and backend (dist_spmm.c) */
     bsr_multivec *px, *py;     /* bsr_dmatrix_spmm's X and Y in the internal row order, kept
                                 * between products of one k and precision */
+    int halo_path;             /* BSR_DHALO_* of device products (set by the solve; 0: not chosen,
+                                * the device-pointer path where MPI is CUDA-aware, else host) */
+    char halo_note[192];       /* why the path differs from the one asked ("" when it does not) */
+    struct bsr_dipc *ipc;      /* CUDA IPC buffers (NULL: none set up) */
 };
+
+/* The CUDA IPC halo (dist_halo_ipc.c): each rank's packed send rows live in
+ * a device buffer that its receivers have opened; a receiver copies its
+ * ghosts straight from the owner's buffer, device to device.  Ordering is
+ * by zero-byte MPI messages: "ready" (owner to receiver, the rows are
+ * packed) and "done" (receiver to owner, the previous rows were copied out,
+ * the buffer may be packed again; sent at the start of the next exchange).
+ *
+ * setup: collective; tries to open every neighbour's buffer for rows of up
+ * to row_max bytes (ranks on one host, peer access, every CUDA call
+ * succeeding on every rank); A->ipc stays NULL and A->halo_note says why
+ * when not possible anywhere.  Fails only on an MPI error.
+ * begin: wait for the previous copies, send "done", wait for the
+ * receivers' "done" (the send buffer is free); then the caller packs.
+ * post: send "ready" to the receivers, post the receives of the owners'.
+ * finish: wait for "ready" and, when copy (ghosts, row bytes), copy each
+ * owner's rows into ghosts (device, in ghost order) on ctx's stream.
+ * quiesce: end of a solve: the last "done" messages exchanged, no message
+ * left in flight.  destroy: buffers closed and freed, waiting for the
+ * receivers to close this rank's buffer first (point to point). */
+bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max);
+/* Test hook: when set (on every rank), CPU solves with halo=ipc or auto run
+ * the IPC protocol on host vectors through an MPI shared-memory window
+ * (setup with ctx NULL), so that a build without GPUs tests its messages. */
+extern int bsr_dipc_host;
+bsr_status bsr_dipc_begin(bsr_dmatrix *A);
+bsr_status bsr_dipc_post(bsr_dmatrix *A);
+bsr_status bsr_dipc_finish(bsr_dmatrix *A, char *ghosts, size_t row);
+/* The exported send buffer for rows of row bytes (NULL when they do not fit). */
+void *bsr_dipc_send_buffer(const bsr_dmatrix *A, size_t row);
+bsr_status bsr_dipc_quiesce(bsr_dmatrix *A);
+void bsr_dipc_destroy(bsr_dmatrix *A);
+/* The device path of a product on ctx: IPC when set up, else as A->halo_path. */
+int bsr_dhalo_device_path(const bsr_dmatrix *A);
 
 /* BSR_ERR_VALUE naming fn when A's last set_values failed (the same on
  * every rank, so callers may return it without agreeing). */
 bsr_status bsr_dmatrix_check_values(const bsr_dmatrix *A, const char *fn);
 
 /* Y = A X with X, Y in the internal row order (dist_spmm.c); ctx: the
- * backend of X and Y (NULL: host).  comm_s (may be NULL) += seconds spent
- * packing, waiting for and unpacking the halo.  X NULL: exchange only, for a
+ * backend of X and Y (NULL: host).  tm (may be NULL): the parts' seconds
+ * added (bsr_dtimes).  X NULL: exchange only, for a
  * rank that skips its local work after a failure (dist_solver.c). */
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
-                                     bsr_multivec *Y, double *comm_s);
+                                     bsr_multivec *Y, bsr_dtimes *tm);
 /* G = the ghost rows of X (nghost*b rows, X's k and precision, on ctx's
  * backend), received from their owners; X NULL: exchange only, as above. */
 bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, bsr_multivec *G,
-                              double *comm_s);
+                              bsr_dtimes *tm);
 /* Y(internal row i) = X(caller's row perm[i]) (to = 1), or back (to = 0);
  * host multivectors of the same shape. */
 bsr_status bsr_dmatrix_permute(const bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y, int to);
@@ -113,7 +171,7 @@ struct bsr_dras;
 bsr_status bsr_dras_setup(struct bsr_dras **R, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o);
 bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A);
 bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
-                          double *comm_s);
+                          bsr_dtimes *tm);
 void bsr_dras_stats(const struct bsr_dras *R, bsr_solver_stats *st);
 void bsr_dras_destroy(struct bsr_dras *R);
 

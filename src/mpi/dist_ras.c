@@ -203,6 +203,7 @@ bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ct
     bsr_solver_options oe = *o;
     oe.overlap = 0;
     if (!st) st = bsr_solver_create(&R->ext, ctx, &oe);
+    if (!st) R->ext->op_external = 1;   /* only its preconditioner is used */
     if (!st) st = bsr_solver_setup(R->ext, R->Aext);
     if ((st = bsr_dist_agree(A->d, st))) goto fail;
     *out = R;
@@ -234,24 +235,27 @@ static bsr_pc *ext_pc(const struct bsr_dras *R)
 }
 
 bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
-                          double *comm_s)
+                          bsr_dtimes *tm)
 {
-    if (!X) return bsr_dmatrix_ghosts(A, R->ctx, NULL, NULL, comm_s);  /* keep step after a failure */
+    if (!X) return bsr_dmatrix_ghosts(A, R->ctx, NULL, NULL, tm);  /* keep step after a failure */
     bsr_context *dev = R->ext->device ? R->ctx : NULL;
     int64_t ne = (int64_t)(R->n + R->nghost) * R->b, no = (int64_t)R->n * R->b;
     if (!R->R || R->R->k != X->k || R->R->prec != X->prec) {
         bsr_multivec_destroy(R->R); bsr_multivec_destroy(R->Z);
         R->R = R->Z = NULL;
-        if (dev) {
-            BSR_TRY(bsr_multivec_create_device(dev, &R->R, ne, X->k, X->prec));
-            BSR_TRY(bsr_multivec_create_device(dev, &R->Z, ne, X->k, X->prec));
-        } else {
-            BSR_TRY(bsr_multivec_create(&R->R, ne, X->k, X->prec));
-            BSR_TRY(bsr_multivec_create(&R->Z, ne, X->k, X->prec));
+        bsr_status st = dev ? bsr_multivec_create_device(dev, &R->R, ne, X->k, X->prec)
+                            : bsr_multivec_create(&R->R, ne, X->k, X->prec);
+        if (!st) st = dev ? bsr_multivec_create_device(dev, &R->Z, ne, X->k, X->prec)
+                          : bsr_multivec_create(&R->Z, ne, X->k, X->prec);
+        if (st) {   /* the exchange still runs, so that no neighbour waits for it */
+            bsr_multivec_destroy(R->R); bsr_multivec_destroy(R->Z);
+            R->R = R->Z = NULL;
+            bsr_dmatrix_ghosts(A, R->ctx, NULL, NULL, tm);
+            return st;
         }
     }
     bsr_mv_view vo, vg, vz;
-    BSR_TRY(bsr_dmatrix_ghosts(A, dev, X, bsr_multivec_view(R->R, no, ne - no, &vg), comm_s));
+    BSR_TRY(bsr_dmatrix_ghosts(A, dev, X, bsr_multivec_view(R->R, no, ne - no, &vg), tm));
     bsr_multivec *Ro = bsr_multivec_view(R->R, 0, no, &vo);
     BSR_TRY(dev ? bsr_ctx_copy(dev, Ro, X) : bsr_multivec_copy(Ro, X));
     bsr_pc *pc = ext_pc(R);

@@ -29,6 +29,11 @@ struct bsr_dsolver {
     double setup_s;         /* last setup or refactor, this rank, wall clock */
     kdist kd;
     bsr_dsolver_comm comm;
+    bsr_dtimes tm;          /* the products' parts (profile=1), the halo total always */
+    double precond_s, idle_s;
+    int64_t precond_calls;
+    int halo_path;          /* BSR_DHALO_* of the last solve */
+    char halo_note[192];
 };
 
 /* Test hook (dist_impl.h): the n-th local operation of this rank fails. */
@@ -90,8 +95,9 @@ static bsr_status d_axpbypcz(const bsr_kops *o, bsr_multivec *Y, const double *a
 static bsr_status reduce(kdist *kd, const double *part, int n, double *out)
 {
     bsr_dsolver *S = kd->S;
-    double t0 = MPI_Wtime(), failed = 0;
-    bsr_status st = bsr_dist_sum(S->d, part, out, n, kd->pending ? 1 : 0, &failed);
+    double t0 = MPI_Wtime(), failed = 0, late = 0;
+    bsr_status st = bsr_dist_sum_late(S->d, part, out, n, kd->pending ? 1 : 0, &failed, S->tm.on ? &late : NULL);
+    if (S->tm.on && S->idle_s >= 0) S->idle_s = late >= 0 ? S->idle_s + late : -1;
     if (!st && failed != 0) st = bsr_dist_agree(S->d, kd->pending);
     S->comm.reduce_s += MPI_Wtime() - t0;
     S->comm.reduce_calls++;
@@ -143,20 +149,18 @@ static bsr_status d_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multive
     bsr_dsolver *S = kd->S;
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     if (!kd->pending) kd->pending = injected();
-    bsr_status st = bsr_dmatrix_spmm_internal(S->A, ctx, kd->pending ? NULL : X, kd->pending ? NULL : Y,
-                                              &S->comm.halo_s);
+    bsr_status st = bsr_dmatrix_spmm_internal(S->A, ctx, kd->pending ? NULL : X, kd->pending ? NULL : Y, &S->tm);
     S->comm.halo_calls++;
     if (st && !kd->pending) kd->pending = st;
     return BSR_OK;
 }
 
-static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+/* The preconditioner's apply, timed (profile=1: to the end of its device work). */
+static bsr_status pc_apply(kdist *kd, const bsr_multivec *X, bsr_multivec *Y)
 {
-    kdist *kd = pc->data;
     bsr_dsolver *S = kd->S;
-    if (!kd->pending) kd->pending = injected();
     if (S->ras) {   /* its halo exchange runs even when a failure is pending */
-        bsr_status st = bsr_dras_apply(S->ras, S->A, kd->pending ? NULL : X, Y, &S->comm.halo_s);
+        bsr_status st = bsr_dras_apply(S->ras, S->A, kd->pending ? NULL : X, Y, &S->tm);
         S->comm.halo_calls++;
         if (st && !kd->pending) kd->pending = st;
         return BSR_OK;
@@ -166,6 +170,22 @@ static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
     bsr_status st = in && in->apply ? in->apply(in, X, Y) : kd->local.copy(&kd->local, Y, X, NULL);
     if (st) kd->pending = st;
     return BSR_OK;
+}
+
+static bsr_status d_pc_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    kdist *kd = pc->data;
+    bsr_dsolver *S = kd->S;
+    if (!kd->pending) kd->pending = injected();
+    double t0 = MPI_Wtime();
+    bsr_status st = pc_apply(kd, X, Y);
+    if (S->tm.on && S->local->device && !kd->pending) {
+        bsr_status s2 = bsr_context_sync(S->local->ctx);
+        if (s2) kd->pending = s2;
+    }
+    S->precond_s += MPI_Wtime() - t0;
+    S->precond_calls++;
+    return st;
 }
 
 /* The hook bsr_solver_solve calls on its table. */
@@ -203,6 +223,7 @@ bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_o
     S->d = d;
     S->local->kops_hook = wrap_kops;
     S->local->kops_hook_data = S;
+    S->local->op_external = 1;   /* the product is A's own (Aint, Aifc): Aoo not kept on the device */
     *out = S;
     return BSR_OK;
 }
@@ -213,6 +234,43 @@ void bsr_dsolver_destroy(bsr_dsolver *S)
     bsr_dras_destroy(S->ras);
     bsr_solver_destroy(S->local);
     free(S);
+}
+
+/* The halo path of a solve with k columns (collective, the same on every
+ * rank): as the option halo= asks where possible (A->halo_path), with
+ * A->halo_note saying why not. */
+static bsr_status choose_halo(bsr_dsolver *S, int k)
+{
+    bsr_dmatrix *A = S->A;
+    bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
+    const int mode = S->opt.halo;
+    A->halo_note[0] = 0;
+    if (!ctx && bsr_dipc_host && mode != BSR_HALO_HOST && mode != BSR_HALO_MPI && S->d->size > 1) {
+        BSR_TRY(bsr_dipc_setup(A, NULL, (size_t)A->b * (size_t)k * sizeof(double)));
+        A->halo_path = A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    } else if (!ctx) {
+        A->halo_path = BSR_DHALO_CPU;
+        if (mode == BSR_HALO_IPC || mode == BSR_HALO_MPI)
+            snprintf(A->halo_note, sizeof A->halo_note, "halo=%s applies to the CUDA backend: host vectors here",
+                     mode == BSR_HALO_IPC ? "ipc" : "mpi");
+    }
+    else if (mode == BSR_HALO_HOST) A->halo_path = BSR_DHALO_HOST;
+    else if (mode == BSR_HALO_MPI) {
+        A->halo_path = S->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
+        if (!S->d->cuda_aware)
+            snprintf(A->halo_note, sizeof A->halo_note, "MPI takes no device pointers here (not CUDA-aware, "
+                     "or turned off by bsr_dist_set_cuda_aware)");
+    } else if (S->d->size == 1) {
+        A->halo_path = BSR_DHALO_HOST;
+        snprintf(A->halo_note, sizeof A->halo_note, "one rank: no halo");
+    } else {   /* auto, ipc: CUDA IPC where every rank can, rows of k doubles at most */
+        BSR_TRY(bsr_dipc_setup(A, ctx, (size_t)A->b * (size_t)k * sizeof(double)));
+        A->halo_path = A->ipc ? BSR_DHALO_IPC
+                     : mode == BSR_HALO_AUTO && S->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
+    }
+    S->halo_path = A->halo_path;
+    snprintf(S->halo_note, sizeof S->halo_note, "%s", A->halo_note);
+    return BSR_OK;
 }
 
 bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
@@ -226,6 +284,7 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
     BSR_TRY(bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo)));
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     if (S->opt.overlap) BSR_TRY(bsr_dras_setup(&S->ras, A, ctx, &S->opt));
+    BSR_TRY(choose_halo(S, 1));   /* the IPC buffers for one column: a solve with more grows them */
     S->setup_s = MPI_Wtime() - t0;
     return BSR_OK;
 }
@@ -268,8 +327,15 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
     if (!st) st = bsr_dmatrix_permute(S->A, B, Bi, 1);
     if (!st) st = bsr_dmatrix_permute(S->A, X, Xi, 1);
     memset(&S->comm, 0, sizeof S->comm);
-    if (!(st = bsr_dist_agree(S->d, st))) {
+    memset(&S->tm, 0, sizeof S->tm);
+    S->tm.on = S->opt.profile;
+    S->precond_s = S->idle_s = 0;
+    S->precond_calls = 0;
+    if (!(st = bsr_dist_agree(S->d, st)) && !(st = choose_halo(S, B->k))) {
         st = bsr_solver_solve(S->local, Bi, Xi, stats);
+        bsr_status sq = bsr_dipc_quiesce(S->A);   /* no IPC message left in flight */
+        if (sq && global_outcome(st)) st = sq;
+        S->comm.halo_s = S->tm.halo_s;
         if (S->ras && stats && stats->col) bsr_dras_stats(S->ras, stats);
         if (stats && stats->col) stats->setup_s = S->setup_s;
         if (global_outcome(st)) {
@@ -282,6 +348,35 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
     bsr_multivec_destroy(Bi);
     bsr_multivec_destroy(Xi);
     return st;
+}
+
+const char *bsr_dhalo_path_name(int path)
+{
+    static const char *const names[] = {"cpu", "host", "mpi", "ipc"};
+    return path >= 0 && path <= BSR_DHALO_IPC ? names[path] : "?";
+}
+
+bsr_status bsr_dsolver_get_profile(const bsr_dsolver *S, bsr_dsolver_profile *p)
+{
+    BSR_CHECK_ARG(S && p, "bsr_dsolver_get_profile: NULL argument");
+    memset(p, 0, sizeof *p);
+    const double *t = S->tm.t;
+    p->spmm_interior_s = t[DT_INT];
+    p->spmm_interface_s = t[DT_IFC];
+    p->halo_pack_s = t[DT_PACK];
+    p->halo_post_s = t[DT_POST];
+    p->halo_wait_s = t[DT_WAIT];
+    p->halo_unpack_s = t[DT_UNPACK];
+    p->precond_s = S->tm.on ? S->precond_s : 0;
+    p->reduce_s = S->comm.reduce_s;
+    p->reduce_idle_s = S->tm.on ? S->idle_s : 0;
+    p->halo_calls = S->comm.halo_calls;
+    p->reduce_calls = S->comm.reduce_calls;
+    p->precond_calls = S->precond_calls;
+    p->profiled = S->tm.on;
+    p->halo_path = S->halo_path;
+    snprintf(p->halo_note, sizeof p->halo_note, "%s", S->halo_note);
+    return BSR_OK;
 }
 
 bsr_status bsr_dsolver_get_comm(const bsr_dsolver *S, bsr_dsolver_comm *c)

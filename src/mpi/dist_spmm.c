@@ -99,11 +99,50 @@ static bsr_status local_spmm(bsr_context *ctx, bsr_matrix *M, const bsr_multivec
     return bsr_ctx_spmm(ctx, BSR_KERNEL_AUTO, 1.0, M, X, 0.0, Y);
 }
 
+/* Profiling: wait for ctx's queued work, so that the host clock sees it. */
+static void settle(bsr_context *ctx, const bsr_dtimes *tm)
+{
+    if (ctx && tm && tm->on) (void)bsr_context_sync(ctx); /* a failure shows at the next call */
+}
+
+/* Profiling: tm->t[part] += the seconds since *t0, and *t0 = now. */
+static void lap(bsr_dtimes *tm, int part, double *t0)
+{
+    if (!tm || !tm->on) return;
+    double t = MPI_Wtime();
+    tm->t[part] += t - *t0;
+    *t0 = t;
+}
+
+/* The path of a product on ctx (NULL: host vectors, the IPC protocol only
+ * in the host emulation of the tests). */
+static int path_of(const bsr_dmatrix *A, const bsr_context *ctx)
+{
+    if (!ctx) return A->halo_path == BSR_DHALO_IPC && A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    return bsr_dhalo_device_path(A);
+}
+
+int bsr_dhalo_device_path(const bsr_dmatrix *A)
+{
+    if (A->halo_path == BSR_DHALO_IPC && A->ipc) return BSR_DHALO_IPC;
+    if (A->halo_path == BSR_DHALO_HOST || A->halo_path == BSR_DHALO_MPI) return A->halo_path;
+    return A->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
+}
+
+/* The IPC exchange of a rank that skips its work: the "done" and "ready"
+ * messages as in a real exchange, nothing copied. */
+static bsr_status ipc_skip(bsr_dmatrix *A)
+{
+    bsr_status st = bsr_dipc_begin(A), s2 = bsr_dipc_post(A), s3 = bsr_dipc_finish(A, NULL, 0);
+    return st ? st : s2 ? s2 : s3;
+}
+
 /* The halo exchange of a rank that skips its local work after a failure:
  * whatever its send buffer holds (nothing without one) goes out, and what
  * comes in is received and dropped, so that no neighbour waits forever. */
 static bsr_status halo_skip(bsr_dmatrix *A)
 {
+    if (A->halo_path == BSR_DHALO_IPC && A->ipc) return ipc_skip(A);
     const bsr_halo *h = &A->h;
     struct bsr_dhalo_buf *B = A->buf;
     MPI_Datatype type = B && B->prec == BSR_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
@@ -130,11 +169,40 @@ static bsr_status halo_skip(bsr_dmatrix *A)
     return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "halo exchange after a local failure");
 }
 
+/* The IPC start: wait until the receivers have copied the previous rows
+ * out, pack the rows into the exported buffer, tell the receivers.  A
+ * failure still completes the exchange's messages (no neighbour waits). */
+static bsr_status ipc_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, struct bsr_dhalo_buf *B,
+                            bsr_dtimes *tm)
+{
+    const bsr_halo *h = &A->h;
+    double t0 = MPI_Wtime();
+    bsr_status st = bsr_dipc_begin(A);
+    lap(tm, DT_WAIT, &t0);
+    int nsend = h->send_off[h->nsend];
+    size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
+    void *sbuf = bsr_dipc_send_buffer(A, row);
+    if (!st && !sbuf)
+        st = bsr_error(BSR_ERR_INTERNAL, "IPC halo: rows of %zu bytes do not fit the buffers set up", row);
+    if (!ctx && !st)   /* the host emulation */
+        pack_host(X, h->send_idx, nsend, row, sbuf);
+    else if (!st) st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)A->b * X->k, sbuf);
+    if (ctx && !st) st = bsr_context_sync(ctx);   /* packed before the receivers read */
+    lap(tm, DT_PACK, &t0);
+    bsr_status s2 = bsr_dipc_post(A);
+    lap(tm, DT_POST, &t0);
+    if (st || s2) {
+        bsr_dipc_finish(A, NULL, 0);
+        return st ? st : s2;
+    }
+    return BSR_OK;
+}
+
 /* Pack the rows the neighbours need and post the exchange (*nreq requests
  * in B->req).  If packing fails the exchange is still completed (halo_skip),
  * so that no neighbour waits, and the failure is returned. */
 static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
-                             struct bsr_dhalo_buf **Bout, int *nreq)
+                             struct bsr_dhalo_buf **Bout, int *nreq, bsr_dtimes *tm)
 {
     const bsr_halo *h = &A->h;
     struct bsr_dhalo_buf *B;
@@ -142,10 +210,14 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     bsr_status st = get_buf(A, ctx, X->k, X->prec, &B);
     if (st) { halo_skip(A); return st; }
     *Bout = B;
+    const int path = path_of(A, ctx);
+    settle(ctx, tm);   /* the work queued before is not the halo's */
+    if (path == BSR_DHALO_IPC) return ipc_start(A, ctx, X, B, tm);
+    double t0 = MPI_Wtime();
     MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
     int vals = A->b * X->k, nsend = h->send_off[h->nsend];
-    const int aware = ctx && A->d->cuda_aware;
+    const int aware = path == BSR_DHALO_MPI;
     if (ctx) {  /* gathered on the device, copied out to pinned memory unless MPI reads device memory */
         st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, nsend, (size_t)vals, B->dsend);
         if (!st && !aware) st = bsr_cuda_copy_async(ctx, B->sbuf, B->dsend, row * (size_t)nsend);
@@ -154,6 +226,7 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     } else {
         pack_host(X, h->send_idx, nsend, row, B->sbuf);
     }
+    lap(tm, DT_PACK, &t0);
     char *ghosts = aware ? (char *)dev_data(B->xref) + (size_t)A->nifc_own * row
                  : ctx ? B->rbuf : (char *)B->xref->data + (size_t)A->nifc_own * row;
     char *sbuf = aware ? B->dsend : B->sbuf;
@@ -164,65 +237,87 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     for (int q = 0; q < h->nsend && e == MPI_SUCCESS; q++)
         e = MPI_Isend(sbuf + (size_t)h->send_off[q] * row, (h->send_off[q + 1] - h->send_off[q]) * vals,
                       type, h->send_rank[q], HALO_TAG, A->d->comm, &B->req[(*nreq)++]);
+    lap(tm, DT_POST, &t0);
     return e == MPI_SUCCESS ? BSR_OK : bsr_mpi_fail(e, "MPI_Isend/MPI_Irecv (halo)");
 }
 
 /* Wait for the exchange; the ghosts then sit in B->xref's rows after the
- * own ones (copied there from pinned memory on the device).  st: a failure
- * since the start, returned after the wait. */
+ * own ones (copied there from pinned memory, or from the owners' device
+ * buffers by IPC, on the device).  st: a failure since the start, returned
+ * after the wait. */
 static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo_buf *B, int nreq,
-                              bsr_status st)
+                              bsr_status st, bsr_dtimes *tm)
 {
+    const int path = path_of(A, ctx);
+    size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
+    char *dghosts = (char *)(ctx ? dev_data(B->xref) : B->xref->data) + (size_t)A->nifc_own * row;
+    double t0 = MPI_Wtime();
+    if (path == BSR_DHALO_IPC) {
+        bsr_status s2 = bsr_dipc_finish(A, st ? NULL : dghosts, row);  /* waits, then copies */
+        if (!st) st = s2;
+        lap(tm, DT_WAIT, &t0);  /* the copies are queued: their time is the unpack's (profiling) */
+        settle(ctx, tm);
+        lap(tm, DT_UNPACK, &t0);
+        return st;
+    }
     int e = MPI_Waitall(nreq, B->req, MPI_STATUSES_IGNORE);  /* even after a local failure: no hang */
     if (e != MPI_SUCCESS && !st) st = bsr_mpi_fail(e, "MPI_Waitall (halo)");
-    size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
-    if (!st && ctx && !A->d->cuda_aware)
-        st = bsr_cuda_copy_async(ctx, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row, B->rbuf,
-                                 row * (size_t)A->h.nghost);
+    lap(tm, DT_WAIT, &t0);
+    if (!st && path == BSR_DHALO_HOST)
+        st = bsr_cuda_copy_async(ctx, dghosts, B->rbuf, row * (size_t)A->h.nghost);
+    settle(ctx, tm);
+    lap(tm, DT_UNPACK, &t0);
     return st;
 }
 
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
-                                     bsr_multivec *Y, double *comm_s)
+                                     bsr_multivec *Y, bsr_dtimes *tm)
 {
     if (!X) return halo_skip(A);
     if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
     struct bsr_dhalo_buf *B = NULL;
     int nreq = 0;
     double t0 = MPI_Wtime();
-    BSR_TRY(halo_start(A, ctx, X, &B, &nreq));
-    double tc = MPI_Wtime() - t0;
+    BSR_TRY(halo_start(A, ctx, X, &B, &nreq, tm));
+    double t1 = MPI_Wtime(), tc = t1 - t0;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
     /* interior rows while the halo is in flight */
     bsr_mv_view vi, vf;
     bsr_status st = BSR_OK;
     if (A->nint > 0) st = local_spmm(ctx, A->Aint, X, bsr_multivec_view(Y, 0, (int64_t)A->nint * A->b, &vi));
+    settle(ctx, tm);
+    lap(tm, DT_INT, &t1);
     /* own columns of the interface rows, next to the ghosts */
     if (!st) {
         if (ctx) st = bsr_cuda_gather_rows(ctx, X, B->difc_own, A->nifc_own, (size_t)A->b * X->k, dev_data(B->xref));
         else pack_host(X, A->ifc_own, A->nifc_own, row, B->xref->data);
     }
-    double t1 = MPI_Wtime();
-    st = halo_finish(A, ctx, B, nreq, st);
-    tc += MPI_Wtime() - t1;
+    settle(ctx, tm);
+    lap(tm, DT_UNPACK, &t1);
+    t1 = MPI_Wtime();
+    st = halo_finish(A, ctx, B, nreq, st, tm);
+    double t2 = MPI_Wtime();
+    tc += t2 - t1;
     if (!st && A->nrows > A->nint)
         st = local_spmm(ctx, A->Aifc, B->xref,
                         bsr_multivec_view(Y, (int64_t)A->nint * A->b, (int64_t)(A->nrows - A->nint) * A->b, &vf));
-    if (comm_s) *comm_s += tc;
+    settle(ctx, tm);
+    lap(tm, DT_IFC, &t2);
+    if (tm) tm->halo_s += tc;
     return st;
 }
 
 bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, bsr_multivec *G,
-                              double *comm_s)
+                              bsr_dtimes *tm)
 {
     if (!X) return halo_skip(A);
     if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
     struct bsr_dhalo_buf *B = NULL;
     int nreq = 0;
     double t0 = MPI_Wtime();
-    BSR_TRY(halo_start(A, ctx, X, &B, &nreq));
-    bsr_status st = halo_finish(A, ctx, B, nreq, BSR_OK);
-    if (comm_s) *comm_s += MPI_Wtime() - t0;
+    BSR_TRY(halo_start(A, ctx, X, &B, &nreq, tm));
+    bsr_status st = halo_finish(A, ctx, B, nreq, BSR_OK, tm);
+    if (tm) tm->halo_s += MPI_Wtime() - t0;
     bsr_mv_view vg;
     const bsr_multivec *from = bsr_multivec_view(B->xref, (int64_t)A->nifc_own * A->b, (int64_t)A->h.nghost * A->b, &vg);
     if (!st) st = ctx ? bsr_ctx_copy(ctx, G, from) : bsr_multivec_copy(G, from);

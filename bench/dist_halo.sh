@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# The distributed solver's halo paths on a multi-GPU host: pinned host
+# buffers (halo=host) against GPU to GPU by CUDA IPC (halo=ipc), on 1, 2
+# and 4 ranks (one GPU each, as many as there are GPUs):
+#   bench/dist_halo.sh OUTDIR [CLI] [ranks]
+# OUTDIR gets, per run, NAME.json (the timing run: --json, no profile),
+# NAME.txt (the same solve with profile=1: the report with each rank's
+# product, halo pack / post / wait / unpack, preconditioner, reductions and
+# their idle time; the device is synchronized at each part's end, so its
+# times are slower), NAME.err (stderr of both), and at the end runs.jsonl
+# (every timing run) and summary.md (one table: path that ran, iterations,
+# ms per iteration, halo and reduction seconds, IPC speedup over host).
+# CLI: the bsrsolve binary of a CUDA + MPI build (default build-gpu/bsrsolve).
+# ranks: the rank counts (default "1 2 4", cut at the GPUs found).
+# Cases (CASES="weak strong hard" by default):
+#   weak    stencil3d, about 100^3 block rows of b = 4 per rank
+#   strong  stencil3d:160:4 on every rank count
+#   hard    rotconv3d:48,4 with ILU2 (tau1 = 1e-2), the halo-heavy class
+#   tiny    stencil3d:16:4 (a smoke test of the script itself)
+# BACKEND=cpu runs the same on the CPU (halo= then has no effect).
+# OMP_NUM_THREADS is the cores / ranks (the ranks' host work: setup).
+# MPIEXEC (default mpiexec) and MPIEXEC_FLAGS (e.g. "--bind-to none") pass
+# to the launcher; as root, OpenMPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 and
+# OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
+set -eu
+out=${1:?usage: bench/dist_halo.sh OUTDIR [CLI] [ranks]}
+cli=${2:-build-gpu/bsrsolve}
+ranks=${3:-1 2 4}
+cases=${CASES:-weak strong hard}
+backend=${BACKEND:-cuda}
+mpiexec=${MPIEXEC:-mpiexec}
+flags=${MPIEXEC_FLAGS:-}
+mkdir -p "$out"
+[ -x "$cli" ] || { echo "dist_halo.sh: no executable $cli (build: cmake -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j)" >&2; exit 2; }
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[ "$ngpu" -ge 1 ] || { echo "dist_halo.sh: no GPU found (nvidia-smi -L)" >&2; exit 2; }
+cores=$(nproc)
+{
+  echo "host $(hostname), $cores cores, $ngpu GPUs; $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  nvidia-smi -L
+  nvidia-smi topo -m 2>/dev/null || true
+  "$mpiexec" --version 2>/dev/null | head -1 || true
+  git -C "$(dirname "$0")/.." log --oneline -1 2>/dev/null || true
+} > "$out/machine.txt"
+cat "$out/machine.txt" >&2
+runs="$out/runs.jsonl"; : > "$runs"
+
+# one case: NAME RANKS SPEC CONFIG (halo= and profile= added here)
+run() {
+  rn=$1; rp=$2; rs=$3; rc_=$4
+  threads=$((cores / rp)); [ "$threads" -ge 1 ] || threads=1
+  echo "== $rn: $rp rank(s), $rs, $rc_, OMP_NUM_THREADS=$threads" >&2
+  rc=0
+  OMP_NUM_THREADS=$threads "$mpiexec" -n "$rp" $flags "$cli" --gen "$rs" --backend "$backend" --config "$rc_" --json \
+    --no-progress > "$out/$rn.json" 2> "$out/$rn.err" || rc=$?
+  [ "$rc" -eq 0 ] || echo "   timing run exit $rc: $(tail -1 "$out/$rn.err")" >&2
+  rc2=0
+  OMP_NUM_THREADS=$threads "$mpiexec" -n "$rp" $flags "$cli" --gen "$rs" --backend "$backend" --config "$rc_,profile=1" \
+    --no-progress > "$out/$rn.txt" 2>> "$out/$rn.err" || rc2=$?
+  [ "$rc2" -eq 0 ] || echo "   profile run exit $rc2: $(tail -1 "$out/$rn.err")" >&2
+  grep -E '^(time|comm|halo path|            note)' "$out/$rn.txt" >&2 || true
+  python3 - "$out/$rn.json" "$rn" "$rs" "$rc_" "$rp" "$rc" >> "$runs" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    r = {"error": str(e)}
+r.update(name=sys.argv[2], spec=sys.argv[3], cfg=sys.argv[4], nranks=int(sys.argv[5]), exit=int(sys.argv[6]))
+print(json.dumps(r))
+PY
+}
+
+for case in $cases; do
+  for p in $ranks; do
+    [ "$p" -le "$ngpu" ] || { echo "(skip $case on $p ranks: $ngpu GPUs)" >&2; continue; }
+    case $case in
+      weak) g=$(python3 -c "print(round(($p * 100**3) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu0" ;;
+      strong) spec="stencil3d:160:4"; cfg="precond=ilu0" ;;
+      hard) spec="rotconv3d:48,4"; cfg="precond=ilu2,tau1=0.01,rtol=1e-8,maxit=500" ;;
+      tiny) spec="stencil3d:16:4"; cfg="precond=ilu0" ;;
+      *) echo "dist_halo.sh: unknown case $case" >&2; exit 2 ;;
+    esac
+    if [ "$p" -eq 1 ]; then   # one rank: the serial solver, no halo
+      run "${case}_p1" 1 "$spec" "$cfg"
+      continue
+    fi
+    for halo in host ipc; do run "${case}_p${p}_$halo" "$p" "$spec" "$cfg,halo=$halo"; done
+  done
+done
+
+python3 - "$runs" > "$out/summary.md" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+base = {}
+for r in rows:
+    if "solve_s" in r and r["name"].endswith("_host"):
+        base[r["name"][:-5]] = r["solve_s"]
+print("| run | spec | ranks | halo path | its | setup s | solve s | ms/it | halo s max | reduce s max | comm share | solve vs host |")
+print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    if "solve_s" not in r:
+        print(f"| {r['name']} | {r['spec']} | {r['nranks']} | failed (exit {r['exit']}): {r.get('error', r.get('result', '?'))} |")
+        continue
+    its = max(r["iterations"]) if isinstance(r.get("iterations"), list) else r.get("iterations", 0)
+    tpi = r.get("time_per_iteration_s", r["solve_s"] / max(its, 1))
+    c = r.get("comm", {})
+    path = r.get("halo_path", "serial")
+    note = r.get("halo_note", "")
+    if note: path += " (" + note + ")"
+    sp = ""
+    if r["name"].endswith("_ipc") and r["name"][:-4] in base:
+        sp = f"{base[r['name'][:-4]] / r['solve_s']:.2f}x"
+    print(f"| {r['name']} | {r['spec']} | {r['nranks']} | {path} | {its} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | "
+          f"{tpi * 1e3:.3f} | {c.get('halo_s_max', 0):.3f} | {c.get('reduce_s_max', 0):.3f} | "
+          f"{c.get('share_of_solve', 0):.1%} | {sp} |")
+PY
+cat "$out/summary.md"
