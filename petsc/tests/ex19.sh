@@ -6,7 +6,8 @@
 # preconditioner when every linear solve reaches 1e-12, so the SNES monitor
 # lines of bsrilu and bsrsolve must equal those of PETSc's LU exactly.
 #   ex19.sh EX19 PLUGIN serial          bsrilu (ilu0, ilut, ilu2; baij and aij),
-#                                       bsrsolve with -ksp_type preonly
+#                                       bsrsolve with -ksp_type preonly, and its
+#                                       unconverged solve as a failed PC
 #   ex19.sh EX19 PLUGIN mpi MPIEXEC     2 ranks: bsrilu under bjacobi and asm
 #   ex19.sh EX19 PLUGIN bad HAVE_CUDA   bad options: a PETSc error naming them
 set -eu
@@ -89,6 +90,11 @@ serial)
   same bsrsolve
   has bsrsolve "type: bsrsolve"
   has bsrsolve "full setups 1, refactors"
+  # a library solve that stops short fails the PC, and Newton says so
+  run noconv "$ex19" $common -dll_append "$plugin" -ksp_type preonly -pc_type bsrsolve \
+    -pc_bsrsolve_config maxit=2 -snes_converged_reason -ksp_converged_reason
+  has noconv "PC failed due to SUBPC_ERROR"
+  has noconv "DIVERGED_LINEAR_SOLVE"
   ;;
 mpi)
   mpiexec=$4
@@ -116,6 +122,9 @@ bad)
     "$ex19" $common -dll_append "$plugin" -pc_type bjacobi -sub_pc_type bsrilu -sub_pc_bsrilu_config tau1=-1
   bad solve "-pc_bsrsolve_config method=foo: solver options: method=foo" \
     "$ex19" $common -dll_append "$plugin" -ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_config method=foo
+  # the same, where a linear solve that does not converge is an error
+  bad noconv "bsrsolve: solve: maxit after 2 iterations" "$ex19" $common -dll_append "$plugin" -ksp_type preonly \
+    -pc_type bsrsolve -pc_bsrsolve_config maxit=2 -ksp_error_if_not_converged
   if [ "$have_cuda" = OFF ]; then
     bad cuda "-pc_bsrsolve_cuda (device 0): no CUDA device" \
       "$ex19" $common -dll_append "$plugin" -ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_cuda
