@@ -26,7 +26,7 @@ typedef struct {
     bsr_solver *s;
     bsr_multivec *B, *X;
     int setups, refactors;
-    long applies, iterations;   /* solves and their iterations since the last setup or refactor */
+    long applies, iterations;   /* solves and their iterations, in all */
     int last_its;
     double last_relres;
     bsr_reason last_reason;
@@ -94,7 +94,6 @@ static PetscErrorCode PCSetUp_BsrSolve(PC pc)
     PetscCall(solve_options(pc, d, &o));
     snprintf(built, sizeof built, "%s|%d:%d", d->config, (int)d->cuda, (int)d->device);
     PetscCall(BsrPetscMatUpdate(pc, &d->mat, &fresh));
-    d->applies = d->iterations = 0;
     if (d->mat.empty) {
         free_solver(d);
         PetscFunctionReturn(0);
@@ -190,7 +189,7 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
                                      d->ctx ? bsr_context_describe(d->ctx) : "the CPU"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
     if (d->applies)
-        PetscCall(PetscViewerASCIIPrintf(viewer, "  %ld solves since, %ld iterations; last: %s, %d iterations, relres %g\n",
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  %ld solves, %ld iterations in all; last: %s, %d iterations, relres %g\n",
                                          d->applies, d->iterations, bsr_reason_string(d->last_reason), d->last_its,
                                          d->last_relres));
     PetscFunctionReturn(0);
