@@ -32,7 +32,7 @@ trap 'rm -f "$out"' EXIT INT TERM
 
 # the 4th field of -log_view's line for event $1 (its time, seconds)
 event() {
-  awk -v e="$1" '$1 == e { print $4; exit }' "$out"
+  awk -v e="$1" '$1 == e { print $4; f = 1; exit } END { if (!f) print "nan" }' "$out"
 }
 
 echo "# bench/petsc_ex19.sh $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs, OMP_NUM_THREADS=$OMP_NUM_THREADS"
