@@ -102,10 +102,12 @@ mpi)
     -sub_pc_type bsrilu -sub_pc_bsrilu_type ilu2 -snes_view
   same np2_bjacobi
   has np2_bjacobi "type: bsrilu"
+  has np2_bjacobi "full setups 1, refactors 1"
   run np2_asm "$mpiexec" -n 2 --oversubscribe "$ex19" $common -dll_append "$plugin" \
     -pc_type asm -sub_pc_type bsrilu -sub_pc_bsrilu_type ilu2 -snes_view
   same np2_asm
   has np2_asm "type: bsrilu"
+  has np2_asm "full setups 1, refactors 1"
   # the whole parallel matrix is not ours: an error that says what to do
   bad np2_whole "-sub_pc_type bsrilu" "$mpiexec" -n 2 --oversubscribe "$ex19" $common -dll_append "$plugin" -pc_type bsrilu
   ;;
