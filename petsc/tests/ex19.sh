@@ -47,7 +47,8 @@ same() {
 has() {
   grep -F -q -- "$2" "$work/$1.out" || { cat "$work/$1.out"; fail "$1: no '$2' in the output"; }
 }
-# bad NAME TEXT CMD...: CMD fails cleanly (a PETSc error, no signal) naming TEXT
+# bad NAME TEXT CMD...: CMD fails cleanly (a PETSc error, no signal, no sanitizer
+# report) naming TEXT
 bad() {
   name=$1
   text=$2
@@ -58,7 +59,7 @@ bad() {
   [ "$rc" -ne 0 ] || { cat "$work/$name.out"; fail "$name: exited 0"; }
   [ "$rc" -lt 128 ] || { cat "$work/$name.out"; fail "$name: killed by a signal (exit $rc)"; }
   grep -q "PETSC ERROR" "$work/$name.out" || { cat "$work/$name.out"; fail "$name: no PETSc error"; }
-  if grep -q -i -e "Caught signal" -e "Segmentation" "$work/$name.out"; then
+  if grep -q -i -e "Caught signal" -e "Segmentation" -e "Sanitizer" -e "runtime error" "$work/$name.out"; then
     cat "$work/$name.out"
     fail "$name: crashed"
   fi
