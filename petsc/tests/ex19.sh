@@ -10,6 +10,8 @@
 #                                       unconverged solve as a failed PC
 #   ex19.sh EX19 PLUGIN mpi MPIEXEC     2 ranks: bsrilu under bjacobi and asm
 #   ex19.sh EX19 PLUGIN bad HAVE_CUDA   bad options: a PETSc error naming them
+#   ex19.sh EX19 PLUGIN cuda            bsrsolve on the CUDA backend (exit 77, a
+#                                       skip, where the library finds no device)
 set -eu
 ex19=$1
 plugin=$2
@@ -132,6 +134,21 @@ bad)
     bad cuda "-pc_bsrsolve_cuda (device 0): no CUDA device" \
       "$ex19" $common -dll_append "$plugin" -ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_cuda
   fi
+  ;;
+cuda)
+  cfg="-ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_cuda -pc_bsrsolve_config method=gmres,precond=ilu2,rtol=1e-12"
+  rc=0
+  "$ex19" $common -dll_append "$plugin" $cfg -snes_view >"$work/cuda.out" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "no CUDA device" "$work/cuda.out"; then
+    grep -m1 "no CUDA device" "$work/cuda.out"
+    echo "skipped: the library finds no CUDA device"
+    exit 77
+  fi
+  [ "$rc" -eq 0 ] || { cat "$work/cuda.out"; fail "cuda exited with $rc"; }
+  same cuda
+  has cuda "type: bsrsolve"
+  has cuda "full setups 1, refactors"
+  has cuda " on cuda"
   ;;
 *) fail "unknown mode $mode" ;;
 esac
