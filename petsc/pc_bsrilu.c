@@ -96,7 +96,9 @@ static PetscErrorCode PCSetUp_BsrIlu(PC pc)
     PetscFunctionBegin;
     PetscCall(ilu_options(pc, d, &io, &kind));
     snprintf(built, sizeof built, "%s|%s", bsr_pc_name(kind), d->config);
-    PetscCall(BsrPetscMatUpdate(pc, &d->mat, &fresh));
+    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
+    if (ierr) free_factors(d);   /* no factors of a matrix that failed to load */
+    PetscCall(ierr);
     if (d->mat.empty) {
         free_factors(d);
         PetscFunctionReturn(0);
@@ -126,6 +128,7 @@ static PetscErrorCode PCApply_BsrIlu(PC pc, Vec x, Vec y)
         PetscCall(VecCopy(x, y));
         PetscFunctionReturn(0);
     }
+    PetscCheck(d->F, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER, "bsrilu: not set up (the last PCSetUp failed)");
     PetscCall(BsrPetscVecToMultivec(x, d->X));
     BsrPetscCall(pc, "bsrilu: apply", bsr_ilu_apply(d->F, d->X, d->X));
     PetscCall(BsrPetscMultivecToVec(d->X, y));

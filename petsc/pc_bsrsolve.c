@@ -93,7 +93,9 @@ static PetscErrorCode PCSetUp_BsrSolve(PC pc)
     PetscFunctionBegin;
     PetscCall(solve_options(pc, d, &o));
     snprintf(built, sizeof built, "%s|%d:%d", d->config, (int)d->cuda, (int)d->device);
-    PetscCall(BsrPetscMatUpdate(pc, &d->mat, &fresh));
+    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
+    if (ierr) free_solver(d);   /* the solver holds the matrix that failed to load */
+    PetscCall(ierr);
     if (d->mat.empty) {
         free_solver(d);
         PetscFunctionReturn(0);
@@ -126,6 +128,8 @@ static PetscErrorCode PCApply_BsrSolve(PC pc, Vec x, Vec y)
         PetscCall(VecCopy(x, y));
         PetscFunctionReturn(0);
     }
+    PetscCheck(d->s && d->B, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER,
+               "bsrsolve: not set up (the last PCSetUp failed)");
     PetscCall(BsrPetscVecToMultivec(x, d->B));
     BsrPetscCall(pc, "bsrsolve: solve", bsr_multivec_fill(d->X, 0.0));
     memset(&st, 0, sizeof st);

@@ -6,8 +6,10 @@
  * another matrix with a wider pattern, a new size with blocks of 2, and the
  * same as MATSEQAIJ.  Every solve must reach the exact solution, and the
  * PC's view must count the full setups and refactors that each change asks
- * for.  Exit 0 when all do. */
+ * for.  Then a NaN in the matrix must be a PETSc error with the library's
+ * message, after which the same KSP solves again.  Exit 0 when all do. */
 #include <petscksp.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +188,67 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscFunctionReturn(0);
 }
 
+/* A NaN in the matrix: KSPSolve fails with PETSc's floating-point error
+ * carrying the library's message (no crash), and the same KSP then solves
+ * once the value is finite again. */
+static PetscErrorCode nan_then_recover(const char *pc_type, const char *ksp_type)
+{
+    KSP ksp;
+    PC pc;
+    Mat A;
+    Vec b, x;
+    PetscInt row = 7;
+    const char *text;
+    char *specific = NULL;
+
+    PetscFunctionBeginUser;
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "-pc_type %s with a NaN in the matrix\n", pc_type));
+    PetscCall(make_matrix(20, 2, 1, 1.0, &A));
+    PetscCall(MatSetValue(A, row, row, (PetscScalar)NAN, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatCreateVecs(A, &x, &b));
+    PetscCall(VecSet(b, 1.0));
+    PetscCall(KSPCreate(PETSC_COMM_SELF, &ksp));
+    PetscCall(KSPSetType(ksp, ksp_type));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, pc_type));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    PetscErrorCode ierr = KSPSolve(ksp, b, x);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscErrorMessage(ierr, &text, &specific));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%-40s error %d: %s\n", "", (int)ierr, specific ? specific : "(none)"));
+    PetscCheck(ierr == PETSC_ERR_FP, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a NaN in the matrix gave error %d, not %d",
+               (int)ierr, PETSC_ERR_FP);
+    PetscCheck(specific && strstr(specific, "non-finite value"), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "the error lacks the library's message: %s", specific ? specific : "(none)");
+    PetscCall(MatSetValue(A, row, row, 12.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(solve_check(ksp, A, 1, 0, "finite again: setup"));
+    /* the same on the refactor path: new values with a NaN on the same pattern */
+    PetscCall(MatSetValue(A, row, row, (PetscScalar)NAN, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSolve(ksp, b, x);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscErrorMessage(ierr, &text, &specific));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%-40s error %d: %s\n", "", (int)ierr, specific ? specific : "(none)"));
+    PetscCheck(ierr == PETSC_ERR_FP && specific && strstr(specific, "non-finite value"), PETSC_COMM_SELF,
+               PETSC_ERR_PLIB, "new values with a NaN gave error %d: %s", (int)ierr, specific ? specific : "(none)");
+    PetscCall(MatSetValue(A, row, row, 13.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(solve_check(ksp, A, 2, 0, "finite again after a failed refactor"));
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&x));
+    PetscCall(MatDestroy(&A));
+    PetscCall(KSPDestroy(&ksp));
+    PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
     PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -193,6 +256,8 @@ int main(int argc, char **argv)
     PetscCall(sequence("bsrilu", "-pc_bsrilu_type", "ilut", KSPGMRES));
     PetscCall(sequence("bsrilu", "-pc_bsrilu_type", "ilu2", KSPGMRES));
     PetscCall(sequence("bsrsolve", "-pc_bsrsolve_config", "method=gmres,precond=ilu2,rtol=1e-12", KSPPREONLY));
+    PetscCall(nan_then_recover("bsrilu", KSPGMRES));
+    PetscCall(nan_then_recover("bsrsolve", KSPPREONLY));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "PASS\n"));
     PetscCall(PetscFinalize());
     return 0;
