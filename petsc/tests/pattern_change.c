@@ -3,22 +3,25 @@
  * per preconditioner (bsrilu ilu0/ilut/ilu2 under GMRES, bsrsolve with
  * preonly) solves A x = b while A gets new values on its pattern (a
  * refactor), a new block on the same matrix (a new pattern: a full setup),
- * another matrix with a wider pattern, a new size with blocks of 2, and the
- * same as MATSEQAIJ.  Every solve must reach the exact solution, and the
+ * another matrix with a wider pattern, new sizes with blocks of 2 and 10, and
+ * the same as MATSEQAIJ.  Every solve must reach the exact solution, and the
  * PC's view must count the full setups and refactors that each change asks
  * for.  Then a NaN in the matrix must be a PETSc error with the library's
- * message, after which the same KSP solves again.  Exit 0 when all do. */
+ * message, after which the PC recovers, and blocks of 11 an error naming
+ * the block size.  Exit 0 when all do. */
 #include <petscksp.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#define BSR_TEST_BMAX 10   /* the library's largest block (BSR_MAX_BLOCK) */
 
 /* Sets the blocks (i, j), |i - j| <= width, of A (nb block rows of b x b
  * blocks): nonsymmetric, diagonally dominant; scale varies the off-diagonal
  * blocks against the diagonal ones. */
 static PetscErrorCode set_values(Mat A, PetscInt nb, PetscInt b, PetscInt width, PetscReal scale)
 {
-    PetscScalar v[100];
+    PetscScalar v[(BSR_TEST_BMAX + 1) * (BSR_TEST_BMAX + 1)];
 
     PetscFunctionBeginUser;
     for (PetscInt i = 0; i < nb; i++)
@@ -135,7 +138,7 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
 {
     KSP ksp;
     PC pc;
-    Mat A1, A2, A3, A4;
+    Mat A1, A2, A3, A4, A5;
     PetscInt i = 0, j, nb = 60;
     PetscScalar blk[9];
     char what[96];
@@ -172,17 +175,21 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscCall(make_matrix(45, 2, 1, 1.3, &A3));
     PetscCall(solve_check(ksp, A3, 4, 2, "a new size, b = 2: full setup"));
     PetscCall(KSPReset(ksp));
+    PetscCall(make_matrix(12, BSR_TEST_BMAX, 1, 0.9, &A5));
+    PetscCall(solve_check(ksp, A5, 5, 2, "b = 10 (the largest): full setup"));
+    PetscCall(KSPReset(ksp));
     PetscCall(MatConvert(A2, MATSEQAIJ, MAT_INITIAL_MATRIX, &A4));
     snprintf(what, sizeof what, "MATSEQAIJ (b = 1): full setup");
-    PetscCall(solve_check(ksp, A4, 5, 2, what));
+    PetscCall(solve_check(ksp, A4, 6, 2, what));
     PetscCall(MatShift(A4, 5.0));
-    PetscCall(solve_check(ksp, A4, 5, 3, "MATSEQAIJ new values: refactor"));
+    PetscCall(solve_check(ksp, A4, 6, 3, "MATSEQAIJ new values: refactor"));
     PetscCall(same_as_fresh(ksp, A4, "MATSEQAIJ new values: refactor"));
 
     PetscCall(MatDestroy(&A1));
     PetscCall(MatDestroy(&A2));
     PetscCall(MatDestroy(&A3));
     PetscCall(MatDestroy(&A4));
+    PetscCall(MatDestroy(&A5));
     PetscCall(KSPDestroy(&ksp));
     PetscCall(PetscOptionsClearValue(NULL, name));
     PetscFunctionReturn(0);
@@ -268,6 +275,35 @@ static PetscErrorCode nan_then_recover(const char *pc_type, const char *ksp_type
     PetscFunctionReturn(0);
 }
 
+/* Blocks of BSR_TEST_BMAX + 1: PCSetUp fails with PETSc's "not supported"
+ * error naming the block size, no crash. */
+static PetscErrorCode block_too_large(const char *pc_type)
+{
+    PC pc;
+    Mat A;
+    PetscErrorCode ierr;
+    const char *text;
+    char *specific = NULL, want[64];
+
+    PetscFunctionBeginUser;
+    PetscCall(make_matrix(4, BSR_TEST_BMAX + 1, 1, 1.0, &A));
+    PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
+    PetscCall(PCSetType(pc, pc_type));
+    PetscCall(PCSetOperators(pc, A, A));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = PCSetUp(pc);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscErrorMessage(ierr, &text, &specific));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "-pc_type %s, blocks of %d: error %d: %s\n", pc_type, BSR_TEST_BMAX + 1,
+                          (int)ierr, specific ? specific : "(none)"));
+    snprintf(want, sizeof want, "block size %d is not supported", BSR_TEST_BMAX + 1);
+    PetscCheck(ierr == PETSC_ERR_SUP && specific && strstr(specific, want), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "blocks of %d: error %d: %s", BSR_TEST_BMAX + 1, (int)ierr, specific ? specific : "(none)");
+    PetscCall(PCDestroy(&pc));
+    PetscCall(MatDestroy(&A));
+    PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
     PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -277,6 +313,8 @@ int main(int argc, char **argv)
     PetscCall(sequence("bsrsolve", "-pc_bsrsolve_config", "method=gmres,precond=ilu2,rtol=1e-12", KSPPREONLY));
     PetscCall(nan_then_recover("bsrilu", KSPGMRES));
     PetscCall(nan_then_recover("bsrsolve", KSPPREONLY));
+    PetscCall(block_too_large("bsrilu"));
+    PetscCall(block_too_large("bsrsolve"));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "PASS\n"));
     PetscCall(PetscFinalize());
     return 0;
