@@ -21,6 +21,16 @@ if command -v apt-cache >/dev/null 2>&1; then
     *) optional="$optional python3-scikit-build-core" ;;
   esac
 fi
+# PETSc (optional): the plugin petsc/ builds against petsc-dev, and its tests
+# build PETSc's SNES ex19 from the example sources, whose package is named
+# after PETSc's version (libpetsc3.18-dev-examples on bookworm): the newest
+# apt knows.
+optional="$optional petsc-dev"
+if command -v apt-cache >/dev/null 2>&1; then
+  petsc_ex=$(apt-cache search --names-only '^libpetsc[0-9.]*-dev-examples$' 2>/dev/null |
+             sed 's/ .*//' | sort -V | tail -n 1)
+  if [ -n "$petsc_ex" ]; then optional="$optional $petsc_ex"; fi
+fi
 missing=""
 # A package counts as present when dpkg has it, or when what it provides is
 # already reachable (a tool on PATH, a header under CPATH / CMAKE_PREFIX_PATH /
@@ -71,6 +81,8 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
     clang) command -v clang >/dev/null 2>&1 ;;
     libclang-rt-dev) echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' |
                      clang_links -fsanitize=fuzzer,address,undefined ;;
+    petsc-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists PETSc ;;
+    libpetsc*-dev-examples) ls /usr/share/petsc/*/share/petsc/examples/src/snes/tutorials/ex19.c >/dev/null 2>&1 ;;
     libomp-dev) printf '#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n' | clang_links -fopenmp ;;
     *) return 1 ;;
   esac

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The PETSc plugin's shared parts: a PETSc sequential matrix held as a
+ * bsrsolve matrix (new values or a new pattern told apart), PETSc vectors
+ * through host multivectors, and library errors raised as PETSc errors. */
+#ifndef BSRPETSC_H
+#define BSRPETSC_H
+
+#include <petsc/private/pcimpl.h>
+#include <bsrsolve.h>
+
+#if defined(PETSC_USE_COMPLEX)
+#error "the bsrsolve PETSc plugin needs a PETSc with real scalars"
+#endif
+#if defined(PETSC_USE_REAL_DOUBLE)
+#define BSRPETSC_PREC BSR_DOUBLE
+#elif defined(PETSC_USE_REAL_SINGLE)
+#define BSRPETSC_PREC BSR_FLOAT
+#else
+#error "the bsrsolve PETSc plugin needs PetscScalar double or float"
+#endif
+
+/* A MATSEQBAIJ / MATSEQAIJ matrix as a bsrsolve matrix, with what tells a
+ * later call whether the pattern is the one A was made from. */
+typedef struct {
+    bsr_matrix *A;             /* NULL before the first update, or for 0 rows */
+    PetscInt64 id;             /* the PETSc matrix A was last updated from */
+    PetscObjectState nzstate;  /* its nonzero state then */
+    int nbrows, b, nnzb;
+    int *rowptr, *colind;      /* A's pattern as given to bsr_matrix_create */
+    PetscBool empty;           /* 0 rows: nothing for the library to do */
+} BsrPetscMat;
+
+/* Brings the values of pc's pmat into m.  *fresh = PETSC_TRUE when m->A was
+ * created anew (first call or a new pattern: the caller then sets up from
+ * scratch), PETSC_FALSE when only its values were replaced (refactor). */
+PetscErrorCode BsrPetscMatUpdate(PC pc, BsrPetscMat *m, PetscBool *fresh);
+/* Frees what m holds and zeroes it. */
+PetscErrorCode BsrPetscMatReset(BsrPetscMat *m);
+
+/* The PETSc error code for a library status. */
+PetscErrorCode BsrPetscErrorCode(bsr_status s);
+
+/* X(:,0) = x (X a host multivector of x's local length). */
+PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X);
+/* y = X(:,0). */
+PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y);
+
+/* "-<prefix>name": the option as the user types it for pc. */
+void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len);
+
+/* Runs a library call; on failure raises a PETSc error on pc's communicator
+ * that names `what` and carries the library's message. */
+#define BsrPetscCall(pc, what, call)                                                               \
+    do {                                                                                           \
+        bsr_status bsr_s_ = (call);                                                                \
+        if (bsr_s_)                                                                                \
+            SETERRQ(PetscObjectComm((PetscObject)(pc)), BsrPetscErrorCode(bsr_s_), "%s: %s: %s", \
+                    (what), bsr_status_string(bsr_s_), bsr_last_error());                          \
+    } while (0)
+
+/* The two preconditioners' constructors, registered by name. */
+PetscErrorCode PCCreate_BsrIlu(PC pc);
+PetscErrorCode PCCreate_BsrSolve(PC pc);
+
+#endif

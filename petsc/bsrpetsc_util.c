@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The plugin's small helpers: library statuses as PETSc error codes, vector
+ * copies between PETSc and the library, option names with the PC's prefix. */
+#include "bsrpetsc.h"
+#include <string.h>
+
+PetscErrorCode BsrPetscErrorCode(bsr_status s)
+{
+    switch (s) {
+    case BSR_OK: return 0;
+    case BSR_ERR_ARG: return PETSC_ERR_ARG_WRONG;
+    case BSR_ERR_SIZE: return PETSC_ERR_ARG_SIZ;
+    case BSR_ERR_NOMEM: return PETSC_ERR_MEM;
+    case BSR_ERR_IO: return PETSC_ERR_FILE_READ;
+    case BSR_ERR_VALUE: return PETSC_ERR_FP;
+    case BSR_ERR_STRUCTURE: return PETSC_ERR_ARG_WRONG;
+    case BSR_ERR_SINGULAR: return PETSC_ERR_MAT_LU_ZRPVT;
+    case BSR_ERR_UNSUPPORTED: return PETSC_ERR_SUP;
+    case BSR_ERR_CUDA: return PETSC_ERR_GPU;
+    case BSR_ERR_NODEVICE: return PETSC_ERR_SUP_SYS;
+    case BSR_ERR_NOCONV:
+    case BSR_ERR_BREAKDOWN: return PETSC_ERR_NOT_CONVERGED;
+    default: return PETSC_ERR_LIB;
+    }
+}
+
+PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X)
+{
+    const PetscScalar *xa;
+    PetscInt n;
+
+    PetscFunctionBegin;
+    PetscCall(VecGetLocalSize(x, &n));
+    PetscCheck(n == bsr_multivec_rows(X) && bsr_multivec_cols(X) == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+               "bsrsolve: vector of %" PetscInt_FMT " entries for a matrix of %lld rows", n,
+               (long long)bsr_multivec_rows(X));
+    PetscCall(VecGetArrayRead(x, &xa));
+    PetscCall(PetscArraycpy((PetscScalar *)bsr_multivec_data(X), xa, n));
+    PetscCall(VecRestoreArrayRead(x, &xa));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y)
+{
+    PetscScalar *ya;
+    PetscInt n;
+
+    PetscFunctionBegin;
+    PetscCall(VecGetLocalSize(y, &n));
+    PetscCheck(n == bsr_multivec_rows(X) && bsr_multivec_cols(X) == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+               "bsrsolve: vector of %" PetscInt_FMT " entries for a matrix of %lld rows", n,
+               (long long)bsr_multivec_rows(X));
+    PetscCall(VecGetArrayWrite(y, &ya));
+    PetscCall(PetscArraycpy(ya, (const PetscScalar *)bsr_multivec_cdata(X), n));
+    PetscCall(VecRestoreArrayWrite(y, &ya));
+    PetscFunctionReturn(0);
+}
+
+void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len)
+{
+    const char *prefix = ((PetscObject)pc)->prefix;
+    snprintf(buf, len, "-%s%s", prefix ? prefix : "", name);
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* PC type "bsrilu": the library's block ILU(0), ILUT or ILU2 as PETSc's
+ * preconditioner (one PCApply = one application of M^{-1} = (LU)^{-1}, on
+ * the CPU) under PETSc's own Krylov methods.  Options:
+ *   -pc_bsrilu_type ilu0|ilut|ilu2   the factorization (default: the config's
+ *                                    precond, else ilu0)
+ *   -pc_bsrilu_config key=value,...  the library's solver options string; its
+ *                                    preconditioner keys (tau1, tau2, fill, cap,
+ *                                    keep_pattern, reorder, match, pivot,
+ *                                    pattern, precond_precision) apply
+ * The first PCSetUp, and any on a new pattern, sets the factorization up;
+ * a later one on the same pattern refactors the new values into it. */
+#include "bsrpetsc.h"
+#include <string.h>
+
+static const char *const kind_names[] = {"ilu0", "ilut", "ilu2"};
+
+typedef struct {
+    BsrPetscMat mat;
+    bsr_pc_kind kind;           /* -pc_bsrilu_type */
+    PetscBool kind_set;
+    char config[1024];          /* -pc_bsrilu_config */
+    char built[1100];           /* kind and config of the factorization held ("" none) */
+    bsr_pc_kind kind_used;
+    bsr_ilu *F;
+    bsr_multivec *X;            /* apply's work vector (in place) */
+    int setups, refactors;
+} PC_BsrIlu;
+
+/* The ILU options that pc's options ask for, and the kind; a PETSc error
+ * naming the option and the library's message when they are not valid. */
+static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io, bsr_pc_kind *kind)
+{
+    MPI_Comm comm = PetscObjectComm((PetscObject)pc);
+    bsr_solver_options o;
+    char name[256];
+
+    PetscFunctionBegin;
+    BsrPetscOptionName(pc, "pc_bsrilu_config", name, sizeof name);
+    bsr_solver_options_default(&o);
+    if (bsr_solver_options_parse(&o, d->config))
+        SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
+    if (d->kind_set) o.precond = d->kind;
+    PetscCheck(o.precond == BSR_PC_ILU0 || o.precond == BSR_PC_ILUT || o.precond == BSR_PC_ILU2, comm,
+               PETSC_ERR_ARG_WRONG, "%s %s: precond=%s is not an ILU (ilu0|ilut|ilu2); -pc_type bsrsolve runs the "
+               "library's other preconditioners", name, d->config, bsr_pc_name(o.precond));
+    if (bsr_solver_options_check(&o))
+        SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
+    PetscCheck(o.factor != BSR_FACTOR_GPU, comm, PETSC_ERR_SUP,
+               "%s %s: factor=gpu: bsrilu factors on the CPU (-pc_type bsrsolve -pc_bsrsolve_cuda runs on the device)",
+               name, d->config);
+    PetscCheck(o.trisolve == 0, comm, PETSC_ERR_SUP,
+               "%s %s: trisolve=jacobi is a device apply; bsrilu solves the triangles exactly on the CPU", name, d->config);
+    PetscCheck(o.pattern != BSR_SOLVER_PATTERN_AUTO, comm, PETSC_ERR_SUP,
+               "%s %s: pattern=auto follows the solver's iteration counts, which a preconditioner does not see: "
+               "pattern=frozen or pattern=refresh", name, d->config);
+    const bsr_ilu_kind k = o.precond == BSR_PC_ILU0 ? BSR_ILU0 : o.precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    /* as the library's solver makes its CPU ILU from the same options */
+    bsr_ilu_options_default(io, k);
+    io->tau1 = o.tau1;
+    io->tau2 = k == BSR_ILUT ? 0 : o.tau2;
+    io->fill = o.fill;
+    io->cap = o.cap;
+    io->keep_pattern = o.keep_pattern >= 0 ? o.keep_pattern : k == BSR_ILU2;
+    io->prec = o.precond_precision;
+    io->match = o.match;
+    if (o.pivot > 0) io->pivot_rel = o.pivot;
+    io->strict_pivots = o.pivot < 0;
+    io->pattern = o.pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
+    if (o.reorder[0] && bsr_order_parse(o.reorder, &io->order))
+        SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
+    *kind = o.precond;
+    PetscFunctionReturn(0);
+}
+
+/* Frees the factorization and the work vector. */
+static void free_factors(PC_BsrIlu *d)
+{
+    bsr_ilu_destroy(d->F);
+    bsr_multivec_destroy(d->X);
+    d->F = NULL;
+    d->X = NULL;
+    d->built[0] = 0;
+}
+
+/* Sets up the factorization of pc's matrix, or refactors new values on the
+ * pattern it was set up for. */
+static PetscErrorCode PCSetUp_BsrIlu(PC pc)
+{
+    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
+    bsr_ilu_options io;
+    bsr_pc_kind kind;
+    PetscBool fresh;
+    char built[sizeof d->built];
+
+    PetscFunctionBegin;
+    PetscCall(ilu_options(pc, d, &io, &kind));
+    snprintf(built, sizeof built, "%s|%s", bsr_pc_name(kind), d->config);
+    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
+    if (ierr) free_factors(d);   /* no factors of a matrix that failed to load */
+    PetscCall(ierr);
+    if (d->mat.empty) {
+        free_factors(d);
+        PetscFunctionReturn(0);
+    }
+    if (!fresh && d->F && !strcmp(built, d->built)) {
+        BsrPetscCall(pc, "bsrilu: refactor", bsr_ilu_refactor(d->F, d->mat.A));
+        d->refactors++;
+        PetscFunctionReturn(0);
+    }
+    free_factors(d);
+    BsrPetscCall(pc, "bsrilu: setup", bsr_ilu_setup(d->mat.A, &io, &d->F));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(d->mat.A) * bsr_matrix_block(d->mat.A);
+    BsrPetscCall(pc, "bsrilu: setup", bsr_multivec_create(&d->X, n, 1, BSRPETSC_PREC));
+    memcpy(d->built, built, sizeof built);
+    d->kind_used = kind;
+    d->setups++;
+    PetscFunctionReturn(0);
+}
+
+/* y = M^{-1} x. */
+static PetscErrorCode PCApply_BsrIlu(PC pc, Vec x, Vec y)
+{
+    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
+
+    PetscFunctionBegin;
+    if (d->mat.empty) {
+        PetscCall(VecCopy(x, y));
+        PetscFunctionReturn(0);
+    }
+    PetscCheck(d->F, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER, "bsrilu: not set up (the last PCSetUp failed)");
+    PetscCall(BsrPetscVecToMultivec(x, d->X));
+    BsrPetscCall(pc, "bsrilu: apply", bsr_ilu_apply(d->F, d->X, d->X));
+    PetscCall(BsrPetscMultivecToVec(d->X, y));
+    PetscFunctionReturn(0);
+}
+
+/* Reads -pc_bsrilu_type and -pc_bsrilu_config, and refuses bad ones now. */
+static PetscErrorCode PCSetFromOptions_BsrIlu(PC pc, PetscOptionItems *PetscOptionsObject)
+{
+    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
+    PetscInt idx = d->kind - BSR_PC_ILU0;
+    PetscBool set;
+    bsr_ilu_options io;
+    bsr_pc_kind kind;
+
+    PetscFunctionBegin;
+    PetscOptionsHeadBegin(PetscOptionsObject, "bsrsolve block ILU (bsrilu) options");
+    PetscCall(PetscOptionsEList("-pc_bsrilu_type", "Factorization", "PCBSRILU", kind_names, 3, kind_names[idx], &idx, &set));
+    if (set) {
+        d->kind = (bsr_pc_kind)(BSR_PC_ILU0 + idx);
+        d->kind_set = PETSC_TRUE;
+    }
+    PetscCall(PetscOptionsString("-pc_bsrilu_config", "bsrsolve options string (key=value,...)", "PCBSRILU",
+                                 d->config, d->config, sizeof d->config, NULL));
+    PetscOptionsHeadEnd();
+    PetscCall(ilu_options(pc, d, &io, &kind));
+    PetscFunctionReturn(0);
+}
+
+/* The factorization in words: kind, options, fill, setups and refactors. */
+static PetscErrorCode PCView_BsrIlu(PC pc, PetscViewer viewer)
+{
+    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
+    PetscBool ascii;
+    bsr_ilu_stats st;
+
+    PetscFunctionBegin;
+    PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+    if (!ascii) PetscFunctionReturn(0);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s, config \"%s\"\n",
+                                     bsr_pc_name(d->F ? d->kind_used : d->kind), d->config));
+    if (d->F && !bsr_ilu_get_stats(d->F, &st))
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  fill %.3g (L+U %lld blocks of %d x %d, A %lld), %d pivots regularized\n",
+                                         st.fill, (long long)(st.nnzb_L + st.nnzb_U), d->mat.b, d->mat.b,
+                                         (long long)st.nnzb_A, st.pivots_regularized));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
+    PetscFunctionReturn(0);
+}
+
+/* Frees everything that depends on the matrix. */
+static PetscErrorCode PCReset_BsrIlu(PC pc)
+{
+    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
+
+    PetscFunctionBegin;
+    free_factors(d);
+    PetscCall(BsrPetscMatReset(&d->mat));
+    PetscFunctionReturn(0);
+}
+
+/* Frees the PC's data. */
+static PetscErrorCode PCDestroy_BsrIlu(PC pc)
+{
+    PetscFunctionBegin;
+    PetscCall(PCReset_BsrIlu(pc));
+    PetscCall(PetscFree(pc->data));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCCreate_BsrIlu(PC pc)
+{
+    PC_BsrIlu *d;
+
+    PetscFunctionBegin;
+    PetscCall(PetscNew(&d));
+    d->kind = BSR_PC_ILU0;
+    pc->data = d;
+    pc->ops->setup = PCSetUp_BsrIlu;
+    pc->ops->apply = PCApply_BsrIlu;
+    pc->ops->setfromoptions = PCSetFromOptions_BsrIlu;
+    pc->ops->view = PCView_BsrIlu;
+    pc->ops->reset = PCReset_BsrIlu;
+    pc->ops->destroy = PCDestroy_BsrIlu;
+    PetscFunctionReturn(0);
+}
