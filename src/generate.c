@@ -44,9 +44,9 @@ void bsr_generate_usage(FILE *f)
 {
     for (size_t i = 0; i < NGEN; i++) fprintf(f, "    %s\n", generators[i].usage);
     fprintf(f, "    every generator: items separated by ',' or ':', bare values are positional in the order shown,\n"
-               "    or key=value (stencil3d: g=, b=); the structured ones (all but stencil3d, rotconv3d, coupled3d) also take\n"
-               "    nx=,ny=[,nz=] (points per direction incl. boundary), holes=F (fraction 0..0.9 of cells switched\n"
-               "    off), seed=S.\n"
+               "    or key=value (stencil3d: g=, b=); the structured ones (all but stencil3d, rotconv3d,\n"
+               "    coupled3d) also take nx=,ny=[,nz=] (points per direction incl. boundary), holes=F (fraction\n"
+               "    0..0.9 of cells switched off), seed=S.\n"
                "    Unless stated, xexact is a smooth manufactured field and rhs = A*xexact, so\n"
                "    error_vs_exact measures the solver alone.\n");
 }
