@@ -10,6 +10,7 @@
 static const struct { const char *name; bsr_status (*make)(const char *, bsr_rowgen *); } rowgens[] = {
     {"stencil3d", bsr_rowgen_stencil3d},
     {"rotconv3d", bsr_rowgen_rotconv3d},
+    {"coupled3d", bsr_rowgen_coupled3d},
 };
 
 /* The table of row generators by name. */

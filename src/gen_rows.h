@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Generators whose block rows are built one at a time from a 64-bit global
- * row index (stencil3d, rotconv3d).  The same row code makes the serial
+ * row index (stencil3d, rotconv3d, coupled3d).  The same row code makes the serial
  * problem (bsr_generate) and a rank's rows in place (bsr_generate_rows), so
  * that the two are equal bit for bit. */
 #ifndef BSR_GEN_ROWS_H
@@ -29,6 +29,7 @@ struct bsr_rowgen {
 /* The row generators' constructors from their parameters (after "NAME:"). */
 bsr_status bsr_rowgen_stencil3d(const char *params, bsr_rowgen *g); /* gen_stencil3d.c */
 bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g); /* gen_rotconv3d.c */
+bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g); /* gen_coupled3d.c */
 
 /* The row generator a spec "NAME:PARAMS" names: *found = 0 (and BSR_OK) when
  * NAME has none; an error for bad parameters. */

@@ -16,6 +16,7 @@ bsr_status bsr_gen_convdiff2d(const char *params, bsr_precision prec, bsr_proble
 bsr_status bsr_gen_convdiff3d(const char *params, bsr_precision prec, bsr_problem *P);
 bsr_status bsr_gen_cfd3d(const char *params, bsr_precision prec, bsr_problem *P);
 bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem *P);
+bsr_status bsr_gen_coupled3d(const char *params, bsr_precision prec, bsr_problem *P);
 
 typedef bsr_status (*gen_fn)(const char *params, bsr_precision prec, bsr_problem *P);
 static const struct { const char *name; gen_fn fn; const char *usage; } generators[] = {
@@ -32,6 +33,9 @@ static const struct { const char *name; gen_fn fn; const char *usage; } generato
                             "linearized flow (u,v,w,p[,T]), b = 4|5, dense coupling blocks (default 12,4,10)"},
     {"rotconv3d", bsr_gen_rotconv3d, "rotconv3d:N,B[,conv=,nu=,couple=,kcouple=,cfl=,swirl=,seed=]  b coupled species in a vortex, "
                                     "N^3 cells, upwind, dense nonsymmetric blocks: ILU(0) fails, ILU2 converges (default 20,4)"},
+    {"coupled3d", bsr_gen_coupled3d, "coupled3d:N,B[,pemin=,pemax=,couple=,ncouple=,shift=,seed=]  b unknowns a cell, N^3 cells, "
+                                    "rotating upwind convection (cell Peclet pemin..pemax), zero-row-sum diffusion, blocks "
+                                    "d(I+S+C) and -w(I+ncouple C): smooth modes indefinite, ILU(0) fails (default 20,5)"},
 };
 #define NGEN (sizeof generators / sizeof generators[0])
 
@@ -40,9 +44,9 @@ void bsr_generate_usage(FILE *f)
 {
     for (size_t i = 0; i < NGEN; i++) fprintf(f, "    %s\n", generators[i].usage);
     fprintf(f, "    every generator: items separated by ',' or ':', bare values are positional in the order shown,\n"
-               "    or key=value (stencil3d: g=, b=); the structured ones (all but stencil3d, rotconv3d) also take\n"
-               "    nx=,ny=[,nz=] (points per direction incl. boundary), holes=F (fraction 0..0.9 of cells switched\n"
-               "    off), seed=S.\n"
+               "    or key=value (stencil3d: g=, b=); the structured ones (all but stencil3d, rotconv3d,\n"
+               "    coupled3d) also take nx=,ny=[,nz=] (points per direction incl. boundary), holes=F (fraction\n"
+               "    0..0.9 of cells switched off), seed=S.\n"
                "    Unless stated, xexact is a smooth manufactured field and rhs = A*xexact, so\n"
                "    error_vs_exact measures the solver alone.\n");
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rotconv3d generator: sizes, A x* = rhs, nonsymmetric dense coupling in the
- * blocks (diagonal blocks' off-diagonal entries 0.1..0.3 of the diagonal),
- * determinism, invalid parameters, a nonsingular system (UMFPACK), and the
- * class it was made for: block ILU(0)-BiCGStab fails at 20^3 cells while ILU2
- * converges to the exact solution. */
+/* The hard-class generators.  rotconv3d: sizes, A x* = rhs, nonsymmetric
+ * dense coupling in the blocks (diagonal blocks' off-diagonal entries 0.1..0.3
+ * of the diagonal), determinism, invalid parameters, a nonsingular system
+ * (UMFPACK), and the class it was made for: block ILU(0)-BiCGStab fails at
+ * 20^3 cells while ILU2 converges to the exact solution.  coupled3d: sizes,
+ * the block structure it states, A x* = rhs, determinism, invalid
+ * parameters, smooth-mode symbols with eigenvalues in the left half-plane
+ * (rough modes' in the right), and ILU(0)-BiCGStab failing where UMFPACK
+ * solves. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
@@ -257,6 +261,311 @@ static void test_ilu0_fails_ilu2_converges(void)
     omp_set_num_threads(nt);
 }
 
+/* ---- coupled3d --------------------------------------------------------- */
+
+/* Coefficients c[0..n] of det(lambda I - M) (c[n] = 1) of the row-major n x n
+ * M, by the Faddeev-LeVerrier recursion. */
+static void charpoly(int n, const double *M, double *c)
+{
+    double Mk[100], T[100];
+    memset(Mk, 0, sizeof Mk);
+    c[n] = 1;
+    for (int k = 1; k <= n; k++) {
+        /* T = M Mk (Mk = M_{k-1}), then M_k = T + c[n-k+1] I; c[n-k] = -tr(M M_k) / k */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int l = 0; l < n; l++) s += M[i * n + l] * Mk[l * n + j];
+                T[i * n + j] = s + (i == j ? c[n - k + 1] : 0);
+            }
+        memcpy(Mk, T, sizeof(double) * (size_t)n * n);
+        double tr = 0;
+        for (int i = 0; i < n; i++)
+            for (int l = 0; l < n; l++) tr += M[i * n + l] * Mk[l * n + i];
+        c[n - k] = -tr / k;
+    }
+}
+
+/* Number of eigenvalues of the row-major n x n M (n <= 10) with negative real
+ * part: the sign changes of the first column of the Routh array of
+ * det(-lambda I - M), whose roots are M's eigenvalues negated (a zero in the
+ * first column is replaced by a tiny positive value). */
+static int left_eigs(int n, const double *M)
+{
+    double c[11], R[12][12];
+    charpoly(n, M, c);
+    memset(R, 0, sizeof R);
+    for (int i = 0; i <= n; i++) { /* q(lambda) = p(-lambda): coefficient of lambda^i times (-1)^i */
+        double q = (i % 2 ? -1 : 1) * c[i];
+        int from_top = n - i; /* position from the highest power */
+        R[from_top % 2][from_top / 2] = q;
+    }
+    int changes = 0;
+    for (int r = 2; r <= n; r++)
+        for (int j = 0; j < 11; j++) {
+            double p = R[r - 1][0];
+            if (p == 0) p = R[r - 1][0] = 1e-300;
+            R[r][j] = (p * R[r - 2][j + 1] - R[r - 2][0] * R[r - 1][j + 1]) / p;
+        }
+    for (int r = 1; r <= n; r++) {
+        double a = R[r - 1][0], b2 = R[r][0] == 0 ? 1e-300 : R[r][0];
+        changes += (a > 0) != (b2 > 0);
+    }
+    return changes;
+}
+
+/* Number of negative eigenvalues of the symmetric part of the row-major n x n
+ * M: the negative pivots of its LDL^T factorization (Sylvester's inertia;
+ * -1 when a pivot is zero). */
+static int sym_negative(int n, const double *M)
+{
+    double S[100];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) S[i * n + j] = 0.5 * (M[i * n + j] + M[j * n + i]);
+    int neg = 0;
+    for (int k = 0; k < n; k++) {
+        double p = S[k * n + k];
+        if (p == 0) return -1;
+        neg += p < 0;
+        for (int i = k + 1; i < n; i++) {
+            double l = S[i * n + k] / p;
+            for (int j = k + 1; j < n; j++) S[i * n + j] -= l * S[k * n + j];
+        }
+    }
+    return neg;
+}
+
+/* Test: the eigenvalue counters on matrices of known spectra. */
+static void test_counters(void)
+{
+    const double d3[9] = {1, 0, 0, 0, -1, 0, 0, 0, 2};
+    CU_ASSERT_EQUAL(left_eigs(3, d3), 1);
+    CU_ASSERT_EQUAL(sym_negative(3, d3), 1);
+    const double rot[4] = {-0.1, 2, -2, -0.1}; /* -0.1 +- 2i: two on the left, symmetric part -0.1 I */
+    CU_ASSERT_EQUAL(left_eigs(2, rot), 2);
+    CU_ASSERT_EQUAL(sym_negative(2, rot), 2);
+    const double up[9] = {1, 5, 0, 0, 2, 5, 0, 0, 3}; /* stable, symmetric part indefinite */
+    CU_ASSERT_EQUAL(left_eigs(3, up), 0);
+    CU_ASSERT(sym_negative(3, up) > 0);
+    double m5[25]; /* blocks of diag(-1, -2) and a 3 x 3 with eigenvalues 1, 2 +- i */
+    memset(m5, 0, sizeof m5);
+    m5[0] = -1; m5[6] = -2; m5[12] = 1; m5[18] = 2; m5[19] = 1; m5[23] = -1; m5[24] = 2;
+    CU_ASSERT_EQUAL(left_eigs(5, m5), 2);
+}
+
+/* Smooth- and rough-mode symbols of the interior rows of a coupled3d problem
+ * of n^3 cells: the row's diagonal block plus cos(theta) times the sum of its
+ * neighbour blocks, theta = pi/(n+1) (the lowest Dirichlet mode) and pi.
+ * Counts the rows whose smooth symbol has an eigenvalue of negative real part
+ * (*left), an indefinite symmetric part (*indef), and whose rough symbol has
+ * any eigenvalue of negative real part (*rough_left); returns the interior
+ * rows. */
+static int symbols(const bsr_matrix *A, int n, int *left, int *indef, int *rough_left)
+{
+    const int b = A->b;
+    int rows = 0;
+    *left = *indef = *rough_left = 0;
+    const double ct = cos(3.14159265358979323846 / (n + 1));
+    for (int i = 0; i < A->nbrows; i++) {
+        if (A->rowptr[i + 1] - A->rowptr[i] != 7) continue;
+        double S[100], R[100];
+        int q = find_block(A, i, i);
+        for (int e = 0; e < b * b; e++) S[e] = R[e] = ent(A, q, e / b, e % b);
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (p != q)
+                for (int e = 0; e < b * b; e++) {
+                    S[e] += ct * ent(A, p, e / b, e % b);
+                    R[e] -= ent(A, p, e / b, e % b);
+                }
+        double sc = 1 / ent(A, q, 0, 0); /* O(1) entries for the characteristic polynomial */
+        for (int e = 0; e < b * b; e++) { S[e] *= sc; R[e] *= sc; }
+        int ns = sym_negative(b, S);
+        *left += left_eigs(b, S) > 0;
+        *indef += ns > 0 && ns < b;
+        *rough_left += left_eigs(b, R) > 0;
+        rows++;
+    }
+    return rows;
+}
+
+/* Test: sizes, the stated block structure (zero-row-sum scalar part, shifts,
+ * coupling sizes), A x* = rhs, determinism, another seed, float. */
+static void test_coupled_structure(void)
+{
+    for (int b = 4; b <= 5; b++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "coupled3d:6,%d", b);
+        bsr_problem P = gen(spec, BSR_DOUBLE);
+        const bsr_matrix *A = P.A;
+        CU_ASSERT_EQUAL(bsr_matrix_nbrows(A), 216);
+        CU_ASSERT_EQUAL(bsr_matrix_block(A), b);
+        CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 7 * 216 - 6 * 36);
+        CU_ASSERT_EQUAL(bsr_multivec_rows(P.rhs), 216 * b);
+        double res = exact_resid(&P);
+        if (res > 1e-14) printf("\n  %s: |A x* - rhs| %.2e\n", spec, res);
+        CU_ASSERT(res <= 1e-14);
+        const double *x = bsr_multivec_cdata(P.xexact);
+        double xmax = 0;
+        for (int64_t i = 0; i < 216 * b; i++) xmax = fmax(xmax, fabs(x[i]));
+        CU_ASSERT(xmax > 0.5);
+        /* interior rows: the scalar part (the blocks' diagonals) sums to d s_p, s_p in [0, 0.05];
+         * diagonal block d (I + S + C): |C_pq| in [0.35/3, 0.35]; neighbours -w (I + 0.1 C):
+         * off-diagonal over diagonal 0.1 C_pq; upstream weights 1 + |P_a| <= 1 + 2.6 */
+        double smin = 1e300, smax = -1e300, cmin = 1e300, cmax = 0, nbad = 0, wmax = 0, skew = 0;
+        for (int i = 0; i < A->nbrows; i++) {
+            int q = find_block(A, i, i), interior = A->rowptr[i + 1] - A->rowptr[i] == 7;
+            for (int r = 0; r < b; r++) {
+                double rs = 0, dr = ent(A, q, r, r);
+                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) rs += ent(A, p, r, r);
+                double d = 0; /* d = sum of the six face weights = the neighbours' |diagonal| + boundary faces' 1 */
+                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                    if (p != q) d -= ent(A, p, r, r);
+                if (!interior) continue;
+                smin = fmin(smin, rs / d);
+                smax = fmax(smax, rs / d);
+                for (int c = 0; c < b; c++) {
+                    if (c == r) continue;
+                    double cpq = ent(A, q, r, c) / d;
+                    cmin = fmin(cmin, fabs(cpq));
+                    cmax = fmax(cmax, fabs(cpq));
+                    skew = fmax(skew, fabs(cpq - ent(A, q, c, r) / d));
+                    for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                        if (p != q) nbad += fabs(ent(A, p, r, c) / ent(A, p, r, r) - 0.1 * cpq) > 1e-14;
+                }
+                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                    if (p != q) wmax = fmax(wmax, -ent(A, p, r, r));
+                CU_ASSERT(dr > d);
+            }
+        }
+        printf("\n  %s: interior scalar row sums / d in [%.3f, %.3f], |C| in [%.3f, %.3f], max |C - C^T| %.2f, "
+               "max face weight %.2f", spec, smin, smax, cmin, cmax, skew, wmax);
+        CU_ASSERT(smin >= 0 && smin < 0.01);
+        CU_ASSERT(smax <= 0.05 && smax > 0.04);
+        CU_ASSERT(cmin >= 0.35 / 3 - 1e-12 && cmin < 0.13);
+        CU_ASSERT(cmax <= 0.35 + 1e-12 && cmax > 0.33);
+        CU_ASSERT(skew > 0.3);
+        CU_ASSERT_EQUAL(nbad, 0);
+        CU_ASSERT(wmax > 1.8 && wmax <= 3.6 + 1e-12);
+
+        /* deterministic, float is the rounding, another seed another matrix */
+        bsr_problem Q = gen(spec, BSR_DOUBLE), F = gen(spec, BSR_FLOAT);
+        size_t nv = (size_t)A->nnzb * b * b;
+        CU_ASSERT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
+        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(P.rhs), bsr_multivec_cdata(Q.rhs), 216 * b * sizeof(double)), 0);
+        int fbad = 0;
+        for (size_t e = 0; e < nv; e++) fbad += ((const float *)F.A->val)[e] != (float)((const double *)A->val)[e];
+        CU_ASSERT_EQUAL(fbad, 0);
+        bsr_problem_free(&Q);
+        bsr_problem_free(&F);
+        snprintf(spec, sizeof spec, "coupled3d:6,%d,seed=9", b);
+        Q = gen(spec, BSR_DOUBLE);
+        CU_ASSERT_NOT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
+        bsr_problem_free(&Q);
+        bsr_problem_free(&P);
+    }
+    /* the default size, a size with b = 1 and an odd n (a cell on the axis) */
+    bsr_problem P = gen("coupled3d", BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 8000);
+    CU_ASSERT_EQUAL(bsr_matrix_block(P.A), 5);
+    bsr_problem_free(&P);
+    P = gen("coupled3d:n=5,b=1", BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 125);
+    CU_ASSERT(exact_resid(&P) <= 1e-14);
+    bsr_problem_free(&P);
+}
+
+/* Test: invalid parameters give BSR_ERR_ARG naming generator, key and value. */
+static void test_coupled_invalid(void)
+{
+    static const struct { const char *spec, *msg; } t[] = {
+        {"coupled3d:2,5", "n=2 out of range"},
+        {"coupled3d:6,11", "b=11 out of range"},
+        {"coupled3d:6,0", "b=0 out of range"},
+        {"coupled3d:6,5,couple=-0.1", "couple=-0.1 out of range"},
+        {"coupled3d:6,5,ncouple=1.5", "ncouple=1.5 out of range"},
+        {"coupled3d:6,5,shift=-1", "shift=-1 out of range"},
+        {"coupled3d:6,5,pemin=-1", "pemin=-1 out of range"},
+        {"coupled3d:6,5,pemin=3", "pemax=2.6 below pemin=3"},
+        {"coupled3d:6,5,shift=x", "shift='x' is not a finite number"},
+        {"coupled3d:6,5,conv=1", "unknown parameter 'conv'"},
+        {"coupled3d:6,5,4", "too many positional"},
+        {"coupled3d:6,5,b=4", "given twice"},
+        {"coupled3d:6,5,seed=1.5", "seed='1.5' is not an integer"},
+        {"coupled3d:6,5,", "trailing separator"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        bsr_problem P;
+        bsr_status s = bsr_generate(t[i].spec, BSR_DOUBLE, &P);
+        CU_ASSERT_EQUAL(s, BSR_ERR_ARG);
+        const char *m = bsr_last_error();
+        if (!strstr(m, t[i].msg) || !strstr(m, "coupled3d"))
+            printf("\n  %s: message '%s' lacks '%s'\n", t[i].spec, m, t[i].msg);
+        CU_ASSERT_PTR_NOT_NULL(strstr(m, t[i].msg));
+        CU_ASSERT_PTR_NOT_NULL(strstr(m, "coupled3d"));
+        CU_ASSERT_PTR_NULL(P.A);
+    }
+}
+
+/* Test: the intended property.  At the default parameters most interior
+ * cells' smooth-mode symbol has an eigenvalue with negative real part and an
+ * indefinite symmetric part, while every rough-mode symbol is stable; without
+ * the coupling (couple=0) no smooth symbol is on the left. */
+static void test_coupled_indefinite(void)
+{
+    static const struct { const char *spec; int n; double left_min, left_max; } t[] = {
+        {"coupled3d:10,5", 10, 0.5, 1}, {"coupled3d:10,4", 10, 0.3, 1},
+        {"coupled3d:10,5,couple=0", 10, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        bsr_problem P = gen(t[i].spec, BSR_DOUBLE);
+        int left, indef, rough;
+        int rows = symbols(P.A, t[i].n, &left, &indef, &rough);
+        printf("\n  %s: of %d interior cells, smooth symbol with a left eigenvalue %d, indefinite symmetric part "
+               "%d; rough symbol with a left eigenvalue %d", t[i].spec, rows, left, indef, rough);
+        CU_ASSERT_EQUAL(rows, (t[i].n - 2) * (t[i].n - 2) * (t[i].n - 2));
+        CU_ASSERT(left >= t[i].left_min * rows && left <= t[i].left_max * rows);
+        if (t[i].left_max > 0) CU_ASSERT(indef >= left);
+        if (t[i].left_max == 0) CU_ASSERT_EQUAL(indef, 0);
+        CU_ASSERT_EQUAL(rough, 0);
+        bsr_problem_free(&P);
+    }
+}
+
+/* Test: the class it was made for, at 1000 block rows: UMFPACK recovers x*
+ * (defaults, b = 4 and 5) and ILU(0)-BiCGStab fails (couple 0.5: at this
+ * size the defaults still converge, they fail at 20^3 cells). */
+static void test_coupled_ilu0_fails(void)
+{
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const char *direct[] = {"coupled3d:10,5", "coupled3d:10,4", "coupled3d:10,5,couple=0.5"};
+    for (int i = 0; i < 3; i++) {
+        bsr_problem P = gen(direct[i], BSR_DOUBLE);
+        bsr_multivec *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_umfpack_solve(P.A, P.rhs, X, NULL));
+        double e = bsr_test_rel_err(X, P.xexact);
+        printf("\n  %s: UMFPACK error vs exact %.1e", direct[i], e);
+        CU_ASSERT(e < 1e-10);
+        bsr_multivec_destroy(X);
+        bsr_problem_free(&P);
+    }
+    bsr_problem P = gen("coupled3d:10,5,couple=0.5", BSR_DOUBLE);
+    bsr_solver_stats st;
+    memset(&st, 0, sizeof st);
+    double err;
+    bsr_status s = solve(&P, "method=bicgstab,precond=ilu0,rtol=1e-10,maxit=1000", &err, &st);
+    bsr_reason why = st.k > 0 ? st.col[0].reason : BSR_REASON_NONE;
+    printf("\n  coupled3d:10,5,couple=0.5 ILU(0)-BiCGStab: %s, %d iterations, error vs exact %.1e",
+           bsr_reason_string(why), st.k > 0 ? st.col[0].iterations : -1, err);
+    CU_ASSERT(s == BSR_ERR_NOCONV || s == BSR_ERR_BREAKDOWN);
+    CU_ASSERT(!bsr_reason_converged(why));
+    CU_ASSERT(!(err <= 1e-6));
+    bsr_solver_stats_free(&st);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -264,6 +573,11 @@ int main(int argc, char **argv)
         {"rotconv3d nonsingular (UMFPACK recovers x*)", test_direct},
         {"rotconv3d invalid parameters rejected", test_invalid},
         {"rotconv3d:20,4: ILU(0)-BiCGStab fails, ILU2 converges", test_ilu0_fails_ilu2_converges},
+        {"eigenvalue counters (Routh array, LDL^T inertia)", test_counters},
+        {"coupled3d sizes, block structure, A x* = rhs, determinism", test_coupled_structure},
+        {"coupled3d invalid parameters rejected", test_coupled_invalid},
+        {"coupled3d: smooth-mode symbols indefinite, rough ones stable", test_coupled_indefinite},
+        {"coupled3d:10,5: UMFPACK solves, ILU(0)-BiCGStab fails", test_coupled_ilu0_fails},
         {NULL, NULL},
     };
     return bsr_test_main("rotconv", tests, argc, argv);

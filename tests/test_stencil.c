@@ -483,9 +483,10 @@ static void test_sor_wavefront(void)
 static void test_size_cap(void)
 {
     static const char *const over[] = {"stencil3d:5:4", "rotconv3d:5,2", "poisson2d:12", "poisson3d:7",
-                                       "cfd3d:7,4,10", "convdiff2d:9,ny=17", "stencil3d:600:4"};
+                                       "cfd3d:7,4,10", "convdiff2d:9,ny=17", "stencil3d:600:4",
+                                       "coupled3d:5,3"};
     static const char *const at[] = {"stencil3d:4:4", "rotconv3d:4,2", "poisson2d:10", "poisson3d:6",
-                                     "cfd3d:6,4,10", "convdiff2d:10,ny=10"};
+                                     "cfd3d:6,4,10", "convdiff2d:10,ny=10", "coupled3d:4,3"};
     bsr_generate_limit_rows(64);
     for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
         bsr_problem P;
@@ -512,7 +513,8 @@ static void test_separators(void)
 {
     static const char *const specs[] = {"stencil3d:4:2", "poisson2d:8:ax=2", "poisson3d:6:ax=2", "heat2d:8:0.01",
                                         "heat3d:6:0.01:scheme=cn", "elliptic2d:8:sigma=one", "convdiff2d:8:5",
-                                        "convdiff3d:6:5", "cfd3d:6:4:10", "rotconv3d:5:2"};
+                                        "convdiff3d:6:5", "cfd3d:6:4:10", "rotconv3d:5:2",
+                                        "coupled3d:5:3:shift=0.2"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         char comma[64];
         snprintf(comma, sizeof comma, "%s", specs[i]);

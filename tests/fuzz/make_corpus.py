@@ -129,7 +129,9 @@ def main():
             "cfd3d:6,4,200,scheme=central,holes=0.1", "cfd3d:7,b=5,model=comp,dt=0.01,holes=0.1",
             "cfd3d:n=6,b=5,model=comp,nx=7", "rotconv3d:6,4", "rotconv3d:5,3,conv=100,nu=0.1,couple=0.5,seed=7",
             "rotconv3d:n=4,b=10,cfl=1,swirl=2,kcouple=1", "stencil3d:2000:4", "rotconv3d:640,10", "poisson2d:20000",
-            "cfd3d:8,6", "convdiff2d:4,30,ny=4,holes=0.7", "convdiff2d:9,1e400", "elliptic2d:9,x0=2,x1=1", "unknown:3", "poisson2d"]):
+            "cfd3d:8,6", "convdiff2d:4,30,ny=4,holes=0.7", "convdiff2d:9,1e400", "elliptic2d:9,x0=2,x1=1", "unknown:3", "poisson2d",
+            "coupled3d:6,5", "coupled3d:5,4,couple=0.5,ncouple=0.2,shift=0.1,pemin=0.5,pemax=3,seed=3",
+            "coupled3d:640,10", "coupled3d:5,3,pemin=3"]):
         write("fuzz_gen", "spec_%02d" % i, s)
     total = sum(os.path.getsize(f) for f in glob.glob(os.path.join(OUT, "*", "*")))
     print("corpus: %d files, %d bytes" % (len(glob.glob(os.path.join(OUT, "*", "*"))), total))

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* coupled3d: a coupled convection-diffusion system whose coupling makes the
+ * operator indefinite at the grid's smooth modes, as velocity-pressure and
+ * species couplings of CFD systems do.  Block ILU(0) fails on it; a direct
+ * solver does not.
+ *
+ * Model: b coupled unknowns per cell on the unit cube, cell-centred finite
+ * volumes on N^3 cells (h = 1/N, one block row per cell, x fastest,
+ * homogeneous Dirichlet ghost cells outside), rows scaled by h^2/nu.
+ * Scalar part: central diffusion (weight 1 a face) plus first-order upwind
+ * convection by a rotating flow, in cell-Peclet units P = U h / nu:
+ *   P = (-t(r) (y-1/2)/r, t(r) (x-1/2)/r, pemin),  r = distance to the axis
+ *   x = y = 1/2, t(r) = sqrt(pemax^2 - pemin^2) r / sqrt(1/2),
+ * so that |P| runs from pemin on the axis to pemax in the corners (defaults
+ * 0.7 and 2.6, independent of N).  Face f of axis a has the weight
+ * w_f = 1 + |P_a| on the upstream face, 1 on the other; the scalar diagonal
+ * is d = sum_f w_f over all six faces (boundary faces too), so that every
+ * interior row of the scalar part sums to zero.
+ * Blocks of the row of cell c:
+ *   diagonal   d (I + S_c + C_c),
+ *   neighbour  -w_f (I + ncouple C_c) on each face f inside the cube,
+ * with S_c = diag(s_1..s_b), s_p in [0, shift] (small shifts), and C_c a
+ * dense nonsymmetric coupling of zero diagonal whose entries have sizes in
+ * [couple/3, couple] and hashed signs.  S and C vary from cell to cell:
+ * hashed from (seed, cell, i, j) with bsr_hash01, so the matrix is the same
+ * in every run and with any number of threads.
+ * For a field constant in space the interior rows give
+ *   d (S_c + (1 - ncouple) C_c),
+ * and the lowest Dirichlet mode (Laplacian eigenvalue
+ * lambda_min = 12 sin^2(pi / (2 (N + 1))) in these units) adds about
+ * lambda_min (I + ncouple C_c).  C_c has zero trace, so where the shifts
+ * are small against (1 - ncouple) C_c's spread this symbol has eigenvalues
+ * with negative real part and an indefinite symmetric part: the smooth modes
+ * of the operator reach the left half-plane while its rough modes (Laplacian
+ * eigenvalues up to about 2 d, symbol about d (2 I + S + (1 + ncouple) C_c))
+ * stay on the right.  Defaults: couple 0.35, ncouple 0.1, shift 0.05,
+ * pemin 0.7, pemax 2.6, seed 1.  There, at N = 20 (8000 block rows, b = 5),
+ * block ILU(0)-BiCGStab (rtol 1e-10) does not converge in 1000 iterations,
+ * ILU2 at its defaults converges (fill about 6), and UMFPACK solves the
+ * system to the exact solution; ILU(0) still converges at N = 10 (couple 0.5
+ * makes it fail there too).  The difficulty grows with N (the lowest modes
+ * come closer to where the symbol crosses zero) and with couple; larger
+ * shift or larger ncouple moves the smooth symbols right; couple = 0 leaves
+ * the scalar convection-diffusion operator plus positive shifts, an
+ * M-matrix.
+ * Manufactured exact solution: a smooth trigonometric field per component,
+ * rhs = A x*, so error_vs_exact measures the solver alone. */
+#include "stencil_impl.h"
+#include "gen_rows.h"
+#include <math.h>
+#include <string.h>
+
+bsr_status bsr_gen_coupled3d(const char *params, bsr_precision prec, bsr_problem *P);
+
+#define CP_MAXB 10
+
+typedef struct {
+    int n, b;
+    double h, pemin, pemax, couple, ncouple, shift;
+    uint64_t seed;
+} cp_par;
+
+/* Deterministic value of cell's entry (i, j): in [0, 1) for tag 0 (the
+ * shifts), else |value| in [1/3, 1) with a hashed sign (the coupling). */
+static double cp_hash(const cp_par *c, int64_t cell, int tag, int i, int j)
+{
+    uint64_t key = ((uint64_t)tag * CP_MAXB + (uint64_t)i) * CP_MAXB + (uint64_t)j;
+    double u = bsr_hash01(c->seed * 0x100000001b3ull + (uint64_t)cell + 0x5bd1e995ull, key);
+    if (tag == 0) return u;
+    double m = 1.0 / 3 + (2.0 / 3) * (u < 0.5 ? 2 * u : 2 * u - 1);
+    return (u < 0.5 ? -1 : 1) * m;
+}
+
+/* Cell-Peclet velocity P at the point x. */
+static void cp_flow(const cp_par *c, const double x[3], double P[3])
+{
+    double dx = x[0] - 0.5, dy = x[1] - 0.5, r = sqrt(dx * dx + dy * dy);
+    double t = sqrt(c->pemax * c->pemax - c->pemin * c->pemin) / sqrt(0.5); /* t(r) / r */
+    P[0] = r > 0 ? -t * dy : 0;
+    P[1] = r > 0 ? t * dx : 0;
+    P[2] = c->pemin;
+}
+
+/* Diagonal block D and neighbour blocks Nb[2a + (upper)] (row-major b x b)
+ * of cell (i, j, k), flat index cell. */
+static void cp_blocks(const cp_par *c, int i, int j, int k, int64_t cell, double *D, double Nb[6][CP_MAXB * CP_MAXB])
+{
+    const int b = c->b;
+    double x[3] = {(i + 0.5) * c->h, (j + 0.5) * c->h, (k + 0.5) * c->h}, P[3], w[6], d = 0;
+    cp_flow(c, x, P);
+    for (int a = 0; a < 3; a++) { /* diffusion on every face, upwind convection on the upstream one */
+        w[2 * a] = 1 + (P[a] > 0 ? P[a] : 0);
+        w[2 * a + 1] = 1 + (P[a] < 0 ? -P[a] : 0);
+        d += w[2 * a] + w[2 * a + 1];
+    }
+    double C[CP_MAXB * CP_MAXB];
+    for (int p = 0; p < b; p++)
+        for (int q = 0; q < b; q++)
+            C[p * b + q] = p == q ? 0 : c->couple * cp_hash(c, cell, 1, p, q);
+    for (int p = 0; p < b; p++)
+        for (int q = 0; q < b; q++)
+            D[p * b + q] = d * ((p == q ? 1 + c->shift * cp_hash(c, cell, 0, p, p) : 0) + C[p * b + q]);
+    for (int f = 0; f < 6; f++)
+        for (int p = 0; p < b; p++)
+            for (int q = 0; q < b; q++)
+                Nb[f][p * b + q] = -w[f] * ((p == q) + c->ncouple * C[p * b + q]);
+}
+
+/* Manufactured exact solution, component q at x. */
+static double cp_exact(int q, const double x[3])
+{
+    return sin(STC_PI * (x[0] + 0.2 * q)) * cos(STC_PI * (x[1] - 0.1 * q)) * sin(STC_PI * (x[2] + 0.3 * q)) + 0.1 * q;
+}
+
+/* Cell (i, j, k) of block row r. */
+static void cp_cell(const cp_par *c, int64_t r, int ijk[3])
+{
+    ijk[0] = (int)(r % c->n);
+    ijk[1] = (int)(r / c->n % c->n);
+    ijk[2] = (int)(r / ((int64_t)c->n * c->n));
+}
+
+/* Number of blocks of row r: its cell and the neighbours inside the cube. */
+static int cp_count(const bsr_rowgen *g, int64_t r)
+{
+    const cp_par *c = g->par;
+    int ijk[3], n = c->n;
+    cp_cell(c, r, ijk);
+    return 7 - (ijk[0] == 0) - (ijk[0] == n - 1) - (ijk[1] == 0) - (ijk[1] == n - 1) - (ijk[2] == 0) - (ijk[2] == n - 1);
+}
+
+/* Row r: the blocks of its cell in increasing column order -z, -y, -x,
+ * centre, +x, +y, +z (faces on the boundary left out). */
+static int cp_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
+{
+    static const int ax[7] = {2, 1, 0, -1, 0, 1, 2}, sg[7] = {-1, -1, -1, 0, 1, 1, 1};
+    const cp_par *c = g->par;
+    const int n = c->n, bb = c->b * c->b;
+    const int64_t stride[3] = {1, n, (int64_t)n * n};
+    int ijk[3], m = 0;
+    cp_cell(c, r, ijk);
+    double D[CP_MAXB * CP_MAXB], Nb[6][CP_MAXB * CP_MAXB];
+    cp_blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
+    for (int q = 0; q < 7; q++) {
+        if (ax[q] >= 0 && (ijk[ax[q]] + sg[q] < 0 || ijk[ax[q]] + sg[q] >= n)) continue;
+        const double *blk = ax[q] < 0 ? D : Nb[2 * ax[q] + (sg[q] > 0)];
+        cols[m] = ax[q] < 0 ? r : r + sg[q] * stride[ax[q]];
+        memcpy(val + (size_t)m * bb, blk, sizeof(double) * (size_t)bb);
+        m++;
+    }
+    return m;
+}
+
+/* x* at the centre of row r's cell. */
+static void cp_row_exact(const bsr_rowgen *g, int64_t r, double *x)
+{
+    const cp_par *c = g->par;
+    int ijk[3];
+    cp_cell(c, r, ijk);
+    double p[3] = {(ijk[0] + 0.5) * c->h, (ijk[1] + 0.5) * c->h, (ijk[2] + 0.5) * c->h};
+    for (int q = 0; q < c->b; q++) x[q] = cp_exact(q, p);
+}
+
+/* Row generator of coupled3d: n (cells per direction, N^3 block rows), b,
+ * the model's parameters. */
+bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
+{
+    static const char *const pos[] = {"n", "b", NULL};
+    gen_args a;
+    cp_par c;
+    int seed;
+    memset(g, 0, sizeof *g);
+    memset(&c, 0, sizeof c);
+    BSR_TRY(gen_args_parse("coupled3d", params, pos, &a));
+    BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.n));
+    BSR_TRY(gen_arg_int(&a, "b", 5, 1, CP_MAXB, &c.b));
+    BSR_TRY(gen_arg_real(&a, "pemin", 0.7, 0, 1e4, &c.pemin));
+    BSR_TRY(gen_arg_real(&a, "pemax", 2.6, 0, 1e4, &c.pemax));
+    BSR_TRY(gen_arg_real(&a, "couple", 0.35, 0, 2, &c.couple));
+    BSR_TRY(gen_arg_real(&a, "ncouple", 0.1, 0, 1, &c.ncouple));
+    BSR_TRY(gen_arg_real(&a, "shift", 0.05, 0, 10, &c.shift));
+    BSR_TRY(gen_arg_int(&a, "seed", 1, 0, 1 << 30, &seed));
+    BSR_TRY(gen_args_done(&a));
+    if (c.pemax < c.pemin)
+        return bsr_error(BSR_ERR_ARG, "coupled3d: pemax=%g below pemin=%g (the Peclet range runs from pemin on the axis "
+                         "to pemax in the corners)", c.pemax, c.pemin);
+    c.seed = (uint64_t)seed;
+    c.h = 1.0 / c.n;
+    cp_par *keep = bsr_malloc(sizeof *keep, "coupled3d parameters");
+    if (!keep) return BSR_ERR_NOMEM;
+    *keep = c;
+    g->par = keep;
+    g->n = (int64_t)c.n * c.n * c.n;
+    g->b = c.b;
+    g->reach = (int64_t)c.n * c.n;
+    g->count = cp_count;
+    g->row = cp_row;
+    g->exact = cp_row_exact;
+    return BSR_OK;
+}
+
+/* bsr_generate entry of coupled3d; rhs = A x* for the manufactured x*. */
+bsr_status bsr_gen_coupled3d(const char *params, bsr_precision prec, bsr_problem *P)
+{
+    bsr_rowgen g;
+    BSR_TRY(bsr_rowgen_coupled3d(params, &g));
+    bsr_status st = bsr_rowgen_problem(&g, prec, P);
+    bsr_rowgen_free(&g);
+    return st;
+}
