@@ -19,7 +19,8 @@ bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c)
     const int64_t tot = bsr_scan_par(len + 1, n);
     bsr_status s = BSR_OK;
     if (tot > INT_MAX) s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU rows: %lld blocks (> INT_MAX)", (long long)tot);
-    if (!s && !F->rows && !(F->rows = bsr_malloc(sizeof(ilu_row_t) * ((size_t)n + 1), "ILU rows")))
+    /* zeroed: on a failure below the rows own nothing for ilu_rows_free */
+    if (!s && !F->rows && !(F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows")))
         s = BSR_ERR_NOMEM;
     if (!s) {
         free(F->rowbuf);
