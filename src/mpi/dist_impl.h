@@ -145,6 +145,10 @@ bsr_status bsr_dmatrix_check_values(const bsr_dmatrix *A, const char *fn);
  * backend of X and Y (NULL: host).  tm (may be NULL): the parts' seconds
  * added (bsr_dtimes).  X NULL: exchange only, for a
  * rank that skips its local work after a failure (dist_solver.c). */
+/* The device product's kernel choices for k columns made now (a product of
+ * Aint and Aifc each with zero vectors), so that a solve's first product
+ * does not time the candidates inside the Krylov loop; no-op on the host. */
+bsr_status bsr_dmatrix_warm(bsr_dmatrix *A, bsr_context *ctx, int k);
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
                                      bsr_multivec *Y, bsr_dtimes *tm);
 /* G = the ghost rows of X (nghost*b rows, X's k and precision, on ctx's

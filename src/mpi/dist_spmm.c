@@ -270,6 +270,29 @@ static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo
     return st;
 }
 
+/* One product of M with k zero columns on ctx's device: its kernel choice
+ * (the AUTO kernel's timed trial, the sliced copy) made outside a solve. */
+static bsr_status warm_one(bsr_context *ctx, bsr_matrix *M, int k)
+{
+    bsr_multivec *X = NULL, *Y = NULL;
+    bsr_status st = bsr_matrix_upload(ctx, M);
+    if (!st) st = bsr_multivec_create_device(ctx, &X, (int64_t)M->nbcols * M->b, k, M->prec);
+    if (!st) st = bsr_multivec_create_device(ctx, &Y, (int64_t)M->nbrows * M->b, k, M->prec);
+    if (!st) st = bsr_ctx_fill(ctx, X, 0.0);
+    if (!st) st = bsr_ctx_spmm(ctx, BSR_KERNEL_AUTO, 1.0, M, X, 0.0, Y);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    return st;
+}
+
+bsr_status bsr_dmatrix_warm(bsr_dmatrix *A, bsr_context *ctx, int k)
+{
+    if (!ctx || bsr_context_backend(ctx) != BSR_BACKEND_CUDA) return BSR_OK;
+    if (A->nint > 0) BSR_TRY(warm_one(ctx, A->Aint, k));
+    if (A->nrows > A->nint) BSR_TRY(warm_one(ctx, A->Aifc, k));
+    return BSR_OK;
+}
+
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
                                      bsr_multivec *Y, bsr_dtimes *tm)
 {
