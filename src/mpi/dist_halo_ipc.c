@@ -187,6 +187,11 @@ static int exchange_handles(bsr_dmatrix *A, struct bsr_dipc *P, const unsigned c
     return 1;
 }
 
+int bsr_dipc_for(const bsr_dmatrix *A, const bsr_context *ctx)
+{
+    return A->ipc && A->ipc->ctx == ctx;
+}
+
 bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max)
 {
     const bsr_halo *h = &A->h;

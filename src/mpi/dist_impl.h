@@ -123,6 +123,10 @@ struct bsr_dmatrix {
  * left in flight.  destroy: buffers closed and freed, waiting for the
  * receivers to close this rank's buffer first (point to point). */
 bsr_status bsr_dipc_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row_max);
+/* Nonzero when A's IPC buffers were set up for products on ctx (NULL: the
+ * host emulation): a product elsewhere (host vectors after a device solve)
+ * must not pack into them. */
+int bsr_dipc_for(const bsr_dmatrix *A, const bsr_context *ctx);
 /* Test hook: when set (on every rank), CPU solves with halo=ipc or auto run
  * the IPC protocol on host vectors through an MPI shared-memory window
  * (setup with ctx NULL), so that a build without GPUs tests its messages. */

@@ -118,13 +118,13 @@ static void lap(bsr_dtimes *tm, int part, double *t0)
  * in the host emulation of the tests). */
 static int path_of(const bsr_dmatrix *A, const bsr_context *ctx)
 {
-    if (!ctx) return A->halo_path == BSR_DHALO_IPC && A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    if (!ctx) return A->halo_path == BSR_DHALO_IPC && bsr_dipc_for(A, NULL) ? BSR_DHALO_IPC : BSR_DHALO_CPU;
     return bsr_dhalo_device_path(A);
 }
 
 int bsr_dhalo_device_path(const bsr_dmatrix *A)
 {
-    if (A->halo_path == BSR_DHALO_IPC && A->ipc) return BSR_DHALO_IPC;
+    if (A->halo_path == BSR_DHALO_IPC && A->ipc && !bsr_dipc_for(A, NULL)) return BSR_DHALO_IPC;
     if (A->halo_path == BSR_DHALO_HOST || A->halo_path == BSR_DHALO_MPI) return A->halo_path;
     return A->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
 }
