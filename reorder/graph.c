@@ -5,7 +5,8 @@
 
 /* G = pattern(A + A^T) minus the diagonal.  Counts both directions of every
  * off-diagonal block, then removes duplicates row by row (linear in nnzb
- * apart from the per-row sorts). */
+ * apart from the per-row sorts; the rows in parallel).  The result does not
+ * depend on the number of threads. */
 bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
 {
     int n = A->nbrows;
@@ -30,16 +31,35 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
             int j = A->colind[p];
             if (j != i) { adj[pos[i]++] = j; adj[pos[j]++] = i; }
         }
-    /* sort and compact each row in place; cnt becomes the new xadj */
-    int w = 0;
+    /* sort and deduplicate each row in place (rows in parallel: short rows
+     * by insertion, the rare long ones by qsort), then compact into a new
+     * array by the rows' unique counts; cnt becomes the new xadj */
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
     for (int i = 0; i < n; i++) {
-        int b = cnt[i], e = cnt[i + 1];
-        qsort(adj + b, (size_t)(e - b), sizeof(int), bsr_cmp_int);
-        cnt[i] = w;
-        for (int p = b; p < e; p++)
-            if (p == b || adj[p] != adj[p - 1]) adj[w++] = adj[p];
+        int *r = adj + cnt[i], m = cnt[i + 1] - cnt[i], u = 0;
+        if (m > 32) qsort(r, (size_t)m, sizeof(int), bsr_cmp_int);
+        else
+            for (int p = 1; p < m; p++) {
+                int v = r[p], q = p;
+                while (q > 0 && r[q - 1] > v) { r[q] = r[q - 1]; q--; }
+                r[q] = v;
+            }
+        for (int p = 0; p < m; p++)
+            if (p == 0 || r[p] != r[p - 1]) r[u++] = r[p];
+        pos[i] = u;
     }
-    cnt[n] = w;
+    int *old = bsr_malloc(sizeof(int) * ((size_t)n + 1), "graph positions");
+    if (!old) { free(cnt); free(adj); free(pos); return BSR_ERR_NOMEM; }
+    memcpy(old, cnt, sizeof(int) * ((size_t)n + 1));
+    cnt[0] = 0;
+    for (int i = 0; i < n; i++) cnt[i + 1] = cnt[i] + pos[i];
+    int *adj2 = bsr_malloc(sizeof(int) * ((size_t)cnt[n] + 1), "graph adjacency");
+    if (!adj2) { free(cnt); free(adj); free(pos); free(old); return BSR_ERR_NOMEM; }
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    for (int i = 0; i < n; i++) memcpy(adj2 + cnt[i], adj + old[i], sizeof(int) * (size_t)pos[i]);
+    free(adj);
+    free(old);
+    adj = adj2;
     free(pos);
     G->n = n;
     G->xadj = cnt;
