@@ -321,16 +321,24 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char gm[48] = "";
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
-    char mt[96] = "";   /* only when set: the strings of existing runs stay as they were */
+    char mt[192] = "";   /* only when set: the strings of existing runs stay as they were */
     if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
     if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
     if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
     if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
-    char lim[80] = "";  /* the stopping tests beyond rtol/atol/maxit, only when not the defaults */
+    /* the threshold kinds' refactor pattern, only when not the default */
+    static const char *const pattern_names[] = {"frozen", "refresh", "auto"};   /* BSR_SOLVER_PATTERN_* */
+    if ((o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) && o->pattern > 0 && o->pattern <= BSR_SOLVER_PATTERN_AUTO)
+        snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pattern=%s", pattern_names[o->pattern]);
+    if ((o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) && o->pattern == BSR_SOLVER_PATTERN_AUTO &&
+        o->pattern_growth != 1.5)
+        snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pattern_growth=%s", num(n1, o->pattern_growth));
+    char lim[112] = "";  /* the stopping tests beyond rtol/atol/maxit, only when not the defaults */
     if (o->stag != 0) snprintf(lim, sizeof lim, ",stag=%d", o->stag);
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
+    if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
     char ov[32] = "";   /* the distributed keys, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
     if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_MPI)

@@ -223,9 +223,11 @@ static void test_roundtrip_limits(void)
         "method=bicgstab,precond=ilut,tau1=0.015,keep_pattern=0,fill=0,cap=auto,stag=7,dtol=123.456",
         "method=bicgstab,precond=ilut,tau1=0.015,keep_pattern=0,fill=2,cap=none,stag=1,dtol=1.0000000001",
         "method=cg,precond=jacobi,stag=40,dtol=1e300",
+        "method=gmres,precond=ilu2,tau1=0.02,tau2=4e-4,keep_pattern=1,pattern=auto,pattern_growth=2.25,max_restarts=9,stag=3,dtol=1e7",
+        "method=bicgstab,precond=ilut,tau1=0.02,keep_pattern=0,pattern=refresh,max_restarts=0,stag=2,dtol=1e5",
     };
     char buf[512];
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 6; c++) {
         bsr_solver_options o, p;
         bsr_solver_options_default(&o);
         BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
@@ -239,6 +241,9 @@ static void test_roundtrip_limits(void)
         CU_ASSERT_EQUAL(p.dtol, o.dtol);
         CU_ASSERT_EQUAL(p.fill, o.fill);
         CU_ASSERT_EQUAL(p.cap, o.cap);
+        CU_ASSERT_EQUAL(p.pattern, o.pattern);
+        CU_ASSERT_EQUAL(p.pattern_growth, o.pattern_growth);
+        CU_ASSERT_EQUAL(p.max_restarts, o.max_restarts);
         CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",stag="));
         CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",dtol="));
     }
@@ -248,6 +253,8 @@ static void test_roundtrip_limits(void)
     bsr_solver_options_string(&o, buf, sizeof buf);
     CU_ASSERT_PTR_NULL(strstr(buf, "stag="));
     CU_ASSERT_PTR_NULL(strstr(buf, "dtol="));
+    CU_ASSERT_PTR_NULL(strstr(buf, "max_restarts="));
+    CU_ASSERT_PTR_NULL(strstr(buf, "pattern="));
 }
 
 int main(int argc, char **argv)
