@@ -112,52 +112,30 @@ static double cp_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.2 * q)) * cos(STC_PI * (x[1] - 0.1 * q)) * sin(STC_PI * (x[2] + 0.3 * q)) + 0.1 * q;
 }
 
-/* Cell (i, j, k) of block row r. */
-static void cp_cell(const cp_par *c, int64_t r, int ijk[3])
-{
-    ijk[0] = (int)(r % c->n);
-    ijk[1] = (int)(r / c->n % c->n);
-    ijk[2] = (int)(r / ((int64_t)c->n * c->n));
-}
-
-/* Number of blocks of row r: its cell and the neighbours inside the cube. */
+/* Blocks of row r: its cell and the neighbours inside the cube. */
 static int cp_count(const bsr_rowgen *g, int64_t r)
 {
-    const cp_par *c = g->par;
-    int ijk[3], n = c->n;
-    cp_cell(c, r, ijk);
-    return 7 - (ijk[0] == 0) - (ijk[0] == n - 1) - (ijk[1] == 0) - (ijk[1] == n - 1) - (ijk[2] == 0) - (ijk[2] == n - 1);
+    return gen_cube_count(((const cp_par *)g->par)->n, r);
 }
 
-/* Row r: the blocks of its cell in increasing column order -z, -y, -x,
- * centre, +x, +y, +z (faces on the boundary left out). */
+/* Row r: the blocks of its cell and of its faces inside the cube (gen_cube_row). */
 static int cp_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
 {
-    static const int ax[7] = {2, 1, 0, -1, 0, 1, 2}, sg[7] = {-1, -1, -1, 0, 1, 1, 1};
     const cp_par *c = g->par;
-    const int n = c->n, bb = c->b * c->b;
-    const int64_t stride[3] = {1, n, (int64_t)n * n};
-    int ijk[3], m = 0;
-    cp_cell(c, r, ijk);
+    int ijk[3];
+    gen_cube_cell(c->n, r, ijk);
     double D[CP_MAXB * CP_MAXB], Nb[6][CP_MAXB * CP_MAXB];
     cp_blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
-    for (int q = 0; q < 7; q++) {
-        if (ax[q] >= 0 && (ijk[ax[q]] + sg[q] < 0 || ijk[ax[q]] + sg[q] >= n)) continue;
-        const double *blk = ax[q] < 0 ? D : Nb[2 * ax[q] + (sg[q] > 0)];
-        cols[m] = ax[q] < 0 ? r : r + sg[q] * stride[ax[q]];
-        memcpy(val + (size_t)m * bb, blk, sizeof(double) * (size_t)bb);
-        m++;
-    }
-    return m;
+    const double *const nb[6] = {Nb[0], Nb[1], Nb[2], Nb[3], Nb[4], Nb[5]};
+    return gen_cube_row(c->n, c->b, r, D, nb, cols, val);
 }
 
 /* x* at the centre of row r's cell. */
 static void cp_row_exact(const bsr_rowgen *g, int64_t r, double *x)
 {
     const cp_par *c = g->par;
-    int ijk[3];
-    cp_cell(c, r, ijk);
-    double p[3] = {(ijk[0] + 0.5) * c->h, (ijk[1] + 0.5) * c->h, (ijk[2] + 0.5) * c->h};
+    double p[3];
+    gen_cube_centre(c->n, c->h, r, p);
     for (int q = 0; q < c->b; q++) x[q] = cp_exact(q, p);
 }
 

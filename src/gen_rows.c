@@ -31,6 +31,44 @@ bsr_status bsr_rowgen_parse(const char *spec, bsr_rowgen *g, int *found)
 }
 
 /* The parameters' storage; g itself is the caller's. */
+void gen_cube_cell(int n, int64_t r, int ijk[3])
+{
+    ijk[0] = (int)(r % n);
+    ijk[1] = (int)(r / n % n);
+    ijk[2] = (int)(r / ((int64_t)n * n));
+}
+
+int gen_cube_count(int n, int64_t r)
+{
+    int ijk[3];
+    gen_cube_cell(n, r, ijk);
+    return 7 - (ijk[0] == 0) - (ijk[0] == n - 1) - (ijk[1] == 0) - (ijk[1] == n - 1) - (ijk[2] == 0) - (ijk[2] == n - 1);
+}
+
+int gen_cube_row(int n, int b, int64_t r, const double *D, const double *const Nb[6], int64_t *cols, double *val)
+{
+    static const int ax[7] = {2, 1, 0, -1, 0, 1, 2}, sg[7] = {-1, -1, -1, 0, 1, 1, 1};
+    const int bb = b * b;
+    const int64_t stride[3] = {1, n, (int64_t)n * n};
+    int ijk[3], m = 0;
+    gen_cube_cell(n, r, ijk);
+    for (int q = 0; q < 7; q++) {
+        if (ax[q] >= 0 && (ijk[ax[q]] + sg[q] < 0 || ijk[ax[q]] + sg[q] >= n)) continue;
+        const double *blk = ax[q] < 0 ? D : Nb[2 * ax[q] + (sg[q] > 0)];
+        cols[m] = ax[q] < 0 ? r : r + sg[q] * stride[ax[q]];
+        memcpy(val + (size_t)m * bb, blk, sizeof(double) * (size_t)bb);
+        m++;
+    }
+    return m;
+}
+
+void gen_cube_centre(int n, double h, int64_t r, double p[3])
+{
+    int ijk[3];
+    gen_cube_cell(n, r, ijk);
+    for (int d = 0; d < 3; d++) p[d] = (ijk[d] + 0.5) * h;
+}
+
 void bsr_rowgen_free(bsr_rowgen *g)
 {
     if (!g) return;

@@ -31,6 +31,17 @@ bsr_status bsr_rowgen_stencil3d(const char *params, bsr_rowgen *g); /* gen_stenc
 bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g); /* gen_rotconv3d.c */
 bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g); /* gen_coupled3d.c */
 
+/* Cubes of n^3 cells numbered x fastest, with 7-point rows (rotconv3d,
+ * coupled3d): cell (i, j, k) of block row r; the blocks of row r (the cell
+ * and its neighbours inside the cube); the row itself from the cell's
+ * diagonal block D and its six face blocks Nb[2 axis + (side > 0)], columns
+ * ascending (-z, -y, -x, centre, +x, +y, +z), b x b row-major; the centre of
+ * the cell at spacing h. */
+void gen_cube_cell(int n, int64_t r, int ijk[3]);
+int gen_cube_count(int n, int64_t r);
+int gen_cube_row(int n, int b, int64_t r, const double *D, const double *const Nb[6], int64_t *cols, double *val);
+void gen_cube_centre(int n, double h, int64_t r, double p[3]);
+
 /* The row generator a spec "NAME:PARAMS" names: *found = 0 (and BSR_OK) when
  * NAME has none; an error for bad parameters. */
 bsr_status bsr_rowgen_parse(const char *spec, bsr_rowgen *g, int *found);
