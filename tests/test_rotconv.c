@@ -24,6 +24,29 @@ static bsr_problem gen(const char *spec, bsr_precision prec)
     return P;
 }
 
+/* P (6^3 cells, generated from spec) is deterministic: the same matrix and
+ * rhs again, the float problem is its rounding, and the spec other_fmt (with
+ * the block size for %d: another seed) gives another matrix. */
+static void same_again(const bsr_problem *P, const char *spec, const char *other_fmt)
+{
+    const bsr_matrix *A = P->A;
+    const int b = bsr_matrix_block(A);
+    bsr_problem Q = gen(spec, BSR_DOUBLE), F = gen(spec, BSR_FLOAT);
+    size_t nv = (size_t)A->nnzb * b * b;
+    CU_ASSERT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(P->rhs), bsr_multivec_cdata(Q.rhs), 216 * b * sizeof(double)), 0);
+    int fbad = 0;
+    for (size_t e = 0; e < nv; e++) fbad += ((const float *)F.A->val)[e] != (float)((const double *)A->val)[e];
+    CU_ASSERT_EQUAL(fbad, 0);
+    bsr_problem_free(&Q);
+    bsr_problem_free(&F);
+    char other[64];
+    snprintf(other, sizeof other, other_fmt, b);
+    Q = gen(other, BSR_DOUBLE);
+    CU_ASSERT_NOT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
+    bsr_problem_free(&Q);
+}
+
 /* Entry (r, c) of block q of A (double). */
 static double ent(const bsr_matrix *A, int q, int r, int c)
 {
@@ -130,20 +153,7 @@ static void test_structure(void)
         CU_ASSERT(ncoup > 0.3);
 
         /* deterministic: the same matrix again, and the float version is its rounding */
-        bsr_problem Q = gen(spec, BSR_DOUBLE), F = gen(spec, BSR_FLOAT);
-        size_t nv = (size_t)A->nnzb * b * b;
-        CU_ASSERT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
-        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(P.rhs), bsr_multivec_cdata(Q.rhs), 216 * b * sizeof(double)), 0);
-        int fbad = 0;
-        for (size_t e = 0; e < nv; e++) fbad += ((const float *)F.A->val)[e] != (float)((const double *)A->val)[e];
-        CU_ASSERT_EQUAL(fbad, 0);
-        bsr_problem_free(&Q);
-        bsr_problem_free(&F);
-        /* another seed: another matrix */
-        snprintf(spec, sizeof spec, "rotconv3d:6,%d,seed=7", b);
-        Q = gen(spec, BSR_DOUBLE);
-        CU_ASSERT_NOT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
-        bsr_problem_free(&Q);
+        same_again(&P, spec, "rotconv3d:6,%d,seed=7");
         bsr_problem_free(&P);
     }
     /* the default size and a rectangular-free odd size */
@@ -448,19 +458,7 @@ static void test_coupled_structure(void)
         CU_ASSERT(wmax > 1.8 && wmax <= 3.6 + 1e-12);
 
         /* deterministic, float is the rounding, another seed another matrix */
-        bsr_problem Q = gen(spec, BSR_DOUBLE), F = gen(spec, BSR_FLOAT);
-        size_t nv = (size_t)A->nnzb * b * b;
-        CU_ASSERT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
-        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(P.rhs), bsr_multivec_cdata(Q.rhs), 216 * b * sizeof(double)), 0);
-        int fbad = 0;
-        for (size_t e = 0; e < nv; e++) fbad += ((const float *)F.A->val)[e] != (float)((const double *)A->val)[e];
-        CU_ASSERT_EQUAL(fbad, 0);
-        bsr_problem_free(&Q);
-        bsr_problem_free(&F);
-        snprintf(spec, sizeof spec, "coupled3d:6,%d,seed=9", b);
-        Q = gen(spec, BSR_DOUBLE);
-        CU_ASSERT_NOT_EQUAL(memcmp(A->val, Q.A->val, nv * sizeof(double)), 0);
-        bsr_problem_free(&Q);
+        same_again(&P, spec, "coupled3d:6,%d,seed=9");
         bsr_problem_free(&P);
     }
     /* the default size, a size with b = 1 and an odd n (a cell on the axis) */
