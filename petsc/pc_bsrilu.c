@@ -54,20 +54,8 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
     PetscCheck(o.pattern != BSR_SOLVER_PATTERN_AUTO, comm, PETSC_ERR_SUP,
                "%s %s: pattern=auto follows the solver's iteration counts, which a preconditioner does not see: "
                "pattern=frozen or pattern=refresh", name, d->config);
-    const bsr_ilu_kind k = o.precond == BSR_PC_ILU0 ? BSR_ILU0 : o.precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
     /* as the library's solver makes its CPU ILU from the same options */
-    bsr_ilu_options_default(io, k);
-    io->tau1 = o.tau1;
-    io->tau2 = k == BSR_ILUT ? 0 : o.tau2;
-    io->fill = o.fill;
-    io->cap = o.cap;
-    io->keep_pattern = o.keep_pattern >= 0 ? o.keep_pattern : k == BSR_ILU2;
-    io->prec = o.precond_precision;
-    io->match = o.match;
-    if (o.pivot > 0) io->pivot_rel = o.pivot;
-    io->strict_pivots = o.pivot < 0;
-    io->pattern = o.pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
-    if (o.reorder[0] && bsr_order_parse(o.reorder, &io->order))
+    if (bsr_ilu_options_from_solver(&o, io))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
     *kind = o.precond;
     PetscFunctionReturn(0);

@@ -129,19 +129,36 @@ static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_sol
     return BSR_OK;
 }
 
+bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_options *io)
+{
+    BSR_CHECK_ARG(o && io, "bsr_ilu_options_from_solver: NULL argument");
+    BSR_CHECK_ARG(o->precond == BSR_PC_ILU0 || o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2,
+                  "bsr_ilu_options_from_solver: precond=%s is not an ILU (ilu0, ilut, ilu2)", bsr_pc_name(o->precond));
+    const bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    bsr_ilu_options_default(io, kind);
+    io->tau1 = o->tau1;
+    io->tau2 = kind == BSR_ILUT ? 0 : o->tau2;
+    io->fill = o->fill;
+    io->cap = bsr_cap_resolved(o, 0);
+    io->keep_pattern = bsr_keep_pattern(o);
+    io->prec = o->precond_precision;
+    io->match = o->match;
+    if (o->pivot > 0) io->pivot_rel = o->pivot;
+    io->strict_pivots = o->pivot < 0;
+    io->pattern = o->pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
+    if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io->order));
+    return BSR_OK;
+}
+
 bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **out)
 {
     const int on_device = ctx != NULL;
     bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
     bsr_ilu_options io;
-    bsr_ilu_options_default(&io, kind);
-    io.tau1 = o->tau1;
-    io.fill = o->fill;
-    io.cap = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU);
-    io.tau2 = o->precond == BSR_PC_ILUT ? 0 : o->tau2;
-    io.keep_pattern = bsr_keep_pattern(o);
-    io.prec = o->precond_precision;
+    BSR_TRY(bsr_ilu_options_from_solver(o, &io));
     const int dev = o->factor == BSR_FACTOR_GPU;
+    io.cap = bsr_cap_resolved(o, dev);
+    io.pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
     /* factored on the device: the host keeps no values (ILU(0): no numeric
      * at all; ILUT/ILU2: the thresholds' pass, whose values only choose the
      * pattern, is not copied into L and U) */
@@ -150,8 +167,6 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
      * rows, kernels/trsv_ilu.cu); factored on the device: none (solver.c
      * refuses factor=gpu with mpt, auto then says so in the info line) */
     io.match = dev ? BSR_MATCH_NONE : o->match;
-    if (o->pivot > 0) io.pivot_rel = o->pivot;
-    io.strict_pivots = o->pivot < 0;
     if (!on_device && o->trisolve > 0)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
@@ -162,9 +177,8 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
      * threshold kinds in RCM, where the capped rows of rotconv3d converge
      * (natural order broke down at 40^3) and stencil3d takes as many
      * iterations (bench/RESULTS.md) */
-    if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io.order));
-    else if (dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
-    else if (dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
+    if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
+    else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);

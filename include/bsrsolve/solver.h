@@ -30,6 +30,7 @@
 
 #include "core.h"
 #include "reorder.h"
+#include "ilu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,14 @@ typedef struct {
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
 } bsr_solver_options;
+
+/* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
+ * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
+ * ilu2), tau1, tau2 (0 for ILUT), fill, cap (the CPU's default for
+ * BSR_CAP_DEFAULT), keep_pattern, precision, match, pivot, pattern (frozen
+ * unless refresh) and the reorder string parsed.  BSR_ERR_ARG when precond is
+ * not an ILU or reorder does not parse. */
+bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_options *io);
 
 /* bsr_solver_options.cap: the backend's default (auto on the device, none on the host). */
 #define BSR_CAP_DEFAULT (-2)

@@ -568,19 +568,7 @@ static int ilu_options_from(const char *options, bsr_ilu_options *io, char *cano
         return -1;
     }
     bsr_solver_options_string(&o, canon, len);
-    bsr_ilu_kind kind = o.precond == BSR_PC_ILU0 ? BSR_ILU0 : o.precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
-    bsr_ilu_options_default(io, kind);
-    io->tau1 = o.tau1;
-    io->tau2 = kind == BSR_ILUT ? 0 : o.tau2;
-    io->fill = o.fill;
-    io->cap = o.cap == BSR_CAP_DEFAULT ? BSR_ILU_CAP_NONE : o.cap;   /* factored on the CPU */
-    /* keep_pattern auto (-1): on for ILU2, off for ILUT, as the solver */
-    io->keep_pattern = o.keep_pattern < 0 ? kind == BSR_ILU2 : o.keep_pattern;
-    io->prec = o.precond_precision;
-    io->match = o.match;
-    if (o.pivot > 0) io->pivot_rel = o.pivot;
-    io->strict_pivots = o.pivot < 0;
-    if (o.reorder[0] && (s = bsr_order_parse(o.reorder, &io->order))) {
+    if ((s = bsr_ilu_options_from_solver(&o, io))) {
         raise_status(s);
         return -1;
     }
