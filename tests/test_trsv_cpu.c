@@ -117,6 +117,14 @@ static int check_paths(const bsr_matrix *T, const bsr_levels *lv, int upper, int
     /* the reference without a schedule (natural order) */
     BSR_ASSERT_OK(bsr_trsv_cpu(T, NULL, upper, BSR_TRSV_CPU_REFERENCE, X, Y));
     CU_ASSERT(!memcmp(bsr_multivec_cdata(Y), bsr_multivec_cdata(R), bytes));
+    /* x = -0 everywhere: the signs of the zeros (U: the pivot product starts
+     * from +0, so -0 entries come out +0) */
+    BSR_ASSERT_OK(bsr_multivec_fill(X, -0.0));
+    BSR_ASSERT_OK(bsr_trsv_cpu(T, lv, upper, BSR_TRSV_CPU_REFERENCE, X, R));
+    for (int q = 0; q < 2; q++) {
+        BSR_ASSERT_OK(bsr_trsv_cpu(T, lv, upper, q ? BSR_TRSV_CPU_LEVELS : BSR_TRSV_CPU_NATURAL, X, Y));
+        CU_ASSERT(!memcmp(bsr_multivec_cdata(Y), bsr_multivec_cdata(R), bytes));
+    }
     bsr_multivec_destroy(X); bsr_multivec_destroy(R); bsr_multivec_destroy(Y);
     return n + 1;
 }
