@@ -60,7 +60,7 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
     io->tau1 = o.tau1;
     io->tau2 = k == BSR_ILUT ? 0 : o.tau2;
     io->fill = o.fill;
-    io->cap = o.cap;
+    io->cap = o.cap == BSR_CAP_DEFAULT ? BSR_ILU_CAP_NONE : o.cap;   /* the host's default: bsrilu factors on the CPU */
     io->keep_pattern = o.keep_pattern >= 0 ? o.keep_pattern : k == BSR_ILU2;
     io->prec = o.precond_precision;
     io->match = o.match;
