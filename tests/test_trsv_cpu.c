@@ -154,7 +154,8 @@ static void test_random(void)
 }
 
 /* ILU(0) factors of stencil3d:12:4 under natural and ND orderings, double
- * and float factors, with the factorization's own schedules. */
+ * and float factors, with the factorization's own schedules; and the whole
+ * apply with one vector against the same vector among two. */
 static void test_stencil(void)
 {
     bsr_problem P;
@@ -177,6 +178,28 @@ static void test_stencil(void)
                 check_paths(f.L, f.lvL, 0, k, 5 + k);
                 check_paths(f.U, f.lvU, 1, k, 9 + k);
             }
+            /* the whole apply: one vector (the b-specialized gather and row
+             * kernels) = the first of two (the generic loops), bit for bit */
+            const int64_t N = (int64_t)f.L->nbrows * f.L->b;
+            bsr_multivec *X1, *Y1, *X2, *Y2;
+            BSR_ASSERT_OK(bsr_multivec_create(&X1, N, 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_create(&Y1, N, 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_create(&X2, N, 2, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_create(&Y2, N, 2, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_random(X2, 31));
+            double *x1 = bsr_multivec_data(X1);
+            const double *x2 = bsr_multivec_cdata(X2);
+            for (int64_t e = 0; e < N; e++) x1[e] = x2[2 * e];
+            BSR_ASSERT_OK(bsr_ilu_apply(F, X1, Y1));
+            BSR_ASSERT_OK(bsr_ilu_apply(F, X2, Y2));
+            const double *y1 = bsr_multivec_cdata(Y1), *y2 = bsr_multivec_cdata(Y2);
+            int same = 1, moved = 0;
+            for (int64_t e = 0; e < N; e++) {
+                if (memcmp(&y1[e], &y2[2 * e], sizeof(double))) same = 0;
+                if (y1[e] != x1[e]) moved = 1;
+            }
+            CU_ASSERT(same && moved);
+            bsr_multivec_destroy(X1); bsr_multivec_destroy(Y1); bsr_multivec_destroy(X2); bsr_multivec_destroy(Y2);
             bsr_ilu_destroy(F);
         }
         if (A != P.A) bsr_matrix_destroy(A);
