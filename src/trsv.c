@@ -30,13 +30,14 @@
  * the calling thread (trsv_use_levels): TRSV_PAR_MIN_THREADS threads or
  * more, a solve of BSR_PAR_WORK operations or more, some level of
  * TRSV_MIN_PAR rows, and on average TRSV_PAR_MEAN_ROWS rows per level per
- * thread.  The level order alone costs 1.5-4x on one thread (each level
- * sweeps the whole factor, rows scattered: no streaming), and every wide
- * level a barrier (microseconds idle, a time slice on a loaded machine), so
- * two threads lose: on a shared 2-core machine, stencil3d:40:4 under natural,
- * RCM and ND orderings ran the level path on 2 threads 1.3-4x slower than the
- * natural path on 1.  From 4 threads on, wide levels can repay it (not
- * measured here: no such machine). */
+ * thread.  The level order alone costs up to 6x on one thread (each level
+ * sweeps the whole factor, rows scattered: no streaming; little under RCM,
+ * whose levels are nearly index ranges), and every wide level a barrier
+ * (microseconds idle, a time slice on a loaded machine), so two threads
+ * lose: on a shared 2-core machine, stencil3d:40:4 and 60:4 under natural,
+ * RCM and ND orderings ran the level path on 2 threads 1.3-15x slower than
+ * the natural path on 1 (bench/RESULTS.md).  From 4 threads on, wide levels
+ * can repay it (not measured: no such machine here). */
 #define TRSV_PAR_MIN_THREADS 4
 #define TRSV_PAR_MEAN_ROWS 128
 
