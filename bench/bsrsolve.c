@@ -16,7 +16,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: bsrsolve [FILE.mtx | --gen SPEC] [options]     solve (default: the embedded problem)\n"
         "       bsrsolve FILE.mtx|--gen SPEC --info [--json] [--block B|auto] [--reorder SPEC]\n"
-        "       bsrsolve bench spmm|ilu|trsv|rbgs|sor|pyramid [options]\n"
+        "       bsrsolve bench spmm|ilu|trsv|trsvcpu|rbgs|sor|pyramid [options]\n"
         "common options:\n"
         "  --block B|auto    block size 1..%d for Matrix Market input (default auto)\n"
         "  --float           single precision: matrix, Krylov vectors, preconditioner (default double)\n"
@@ -52,7 +52,7 @@ static command which(int argc, char **argv)
 static int run(command c, int argc, char **argv)
 {
     static const struct { const char *name; int (*fn)(int, char **); } benches[] = {
-        {"spmm", bench_spmm}, {"ilu", bench_ilu}, {"trsv", bench_trsv},
+        {"spmm", bench_spmm}, {"ilu", bench_ilu}, {"trsv", bench_trsv}, {"trsvcpu", bench_trsvcpu},
         {"rbgs", bench_rbgs}, {"sor", bench_sor}, {"pyramid", bench_pyramid},
     };
     switch (c) {

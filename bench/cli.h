@@ -11,6 +11,7 @@
 int bench_spmm(int argc, char **argv);    /* bench/bench_spmm.c */
 int bench_ilu(int argc, char **argv);     /* bench/bench_ilu.c */
 int bench_trsv(int argc, char **argv);    /* bench/bench_trsv.c */
+int bench_trsvcpu(int argc, char **argv); /* bench/bench_trsvcpu.c */
 int bench_rbgs(int argc, char **argv);    /* bench/bench_rbgs.c */
 int bench_sor(int argc, char **argv);     /* bench/bench_sor.c */
 int bench_pyramid(int argc, char **argv); /* bench/bench_pyramid.c */

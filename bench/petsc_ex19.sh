@@ -14,7 +14,11 @@
 #          (default build)
 #   G      grid sizes (default 64 128)
 # Environment: OMP_NUM_THREADS (default 1: PETSc runs on one core, so do the
-# library's solves), KSP_MAX_IT (default 10000, PETSc's), RTOL (default 1e-8).
+# library's solves), KSP_MAX_IT (default 10000, PETSc's), RTOL (default 1e-8),
+# PCS (the preconditioners run, default "lu ilu bsrilu:ilu0 bsrilu:ilu2
+# bsrsolve"), BSRILU_CONFIG (passed as -pc_bsrilu_config to bsrilu:*, e.g.
+# reorder=natural), EX19_ARGS (more ex19 options for every run, e.g.
+# -snes_max_it 1).  apply_ms: PCApply's time over its count.
 BUILD=${1:-build}
 [ $# -gt 0 ] && shift
 GRIDS=${*:-64 128}
@@ -38,19 +42,20 @@ event() {
 echo "# bench/petsc_ex19.sh $(date -u +%Y-%m-%dT%H:%MZ), $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs, OMP_NUM_THREADS=$OMP_NUM_THREADS"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 echo "# ex19 -lidvelocity 100 -grashof 1e4 -dm_mat_type baij -ksp_rtol $RTOL -ksp_max_it $KSP_MAX_IT -log_view"
-printf '%-5s %-12s %6s %8s %9s %9s %9s %8s  %s\n' grid pc newton lin_its snes_s pcsetup_s pcapply_s wall_s result
+echo "# PCS=${PCS:-default} BSRILU_CONFIG=${BSRILU_CONFIG:-} EX19_ARGS=${EX19_ARGS:-}"
+printf '%-5s %-12s %6s %8s %9s %9s %9s %8s %8s  %s\n' grid pc newton lin_its snes_s pcsetup_s pcapply_s apply_ms wall_s result
 for g in $GRIDS; do
-  for pc in lu ilu bsrilu:ilu0 bsrilu:ilu2 bsrsolve; do
+  for pc in ${PCS:-lu ilu bsrilu:ilu0 bsrilu:ilu2 bsrsolve}; do
     case $pc in
     lu | ilu) args="-pc_type $pc" ;;
-    bsrilu:*) args="-pc_type bsrilu -pc_bsrilu_type ${pc#bsrilu:}" ;;
+    bsrilu:*) args="-pc_type bsrilu -pc_bsrilu_type ${pc#bsrilu:}${BSRILU_CONFIG:+ -pc_bsrilu_config $BSRILU_CONFIG}" ;;
     bsrsolve) args="-ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_config method=gmres,precond=ilu2,rtol=$RTOL,maxit=$KSP_MAX_IT" ;;
     esac
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
     "$EX19" -da_grid_x "$g" -da_grid_y "$g" -lidvelocity 100 -grashof 1e4 -dm_mat_type baij \
       -ksp_rtol "$RTOL" -ksp_max_it "$KSP_MAX_IT" -snes_converged_reason -ksp_converged_reason \
-      -dll_append "$PLUGIN" $args -snes_view -log_view >"$out" 2>&1
+      -dll_append "$PLUGIN" $args ${EX19_ARGS:-} -snes_view -log_view >"$out" 2>&1
     rc=$?
     t1=$(date +%s.%N)
     newton=$(sed -n 's/.*Nonlinear solve.* iterations \([0-9]*\).*/\1/p' "$out")
@@ -61,7 +66,10 @@ for g in $GRIDS; do
     fi
     result=$(sed -n 's/.*Nonlinear solve \(.*\) due to \([A-Z_]*\).*/\1 (\2)/p' "$out")
     [ $rc -eq 0 ] || result="exit $rc: $(grep -m1 'PETSC ERROR: [^-]' "$out" | sed 's/.*PETSC ERROR: //')"
-    printf '%-5s %-12s %6s %8s %9.3f %9.3f %9.3f %8.2f  %s\n' "${g}^2" "$pc" "${newton:--}" "${its:--}" \
-      "$(event SNESSolve)" "$(event PCSetUp)" "$(event PCApply)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$result"
+    napply=$(awk '$1 == "PCApply" { print $2; f = 1; exit } END { if (!f) print 0 }' "$out")
+    printf '%-5s %-12s %6s %8s %9.3f %9.3f %9.3f %8.3f %8.2f  %s\n' "${g}^2" "$pc" "${newton:--}" "${its:--}" \
+      "$(event SNESSolve)" "$(event PCSetUp)" "$(event PCApply)" \
+      "$(awk -v t="$(event PCApply)" -v n="$napply" 'BEGIN { print (n > 0 ? 1e3 * t / n : "nan") }')" \
+      "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$result"
   done
 done

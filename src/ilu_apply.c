@@ -8,14 +8,36 @@
 #include <math.h>
 #include <string.h>
 
+/* One vector (k = 1) with b = B fixed, inside gather_SUF: the loops below
+ * with B known, so that the block product unrolls (same sums, same order). */
+#define GATHER1_CASE(B)                                                                     \
+    case B:                                                                                 \
+        _Pragma("omp parallel for schedule(static) if (par)")                               \
+        for (int i = 0; i < F->n; i++) {                                                    \
+            const xreal_t *xr = x + (size_t)ilu_src_row(F, i) * B;                          \
+            real_t *ti = t + (size_t)i * B;                                                 \
+            const real_t *d = ds + (size_t)i * (B * B);                                     \
+            for (int a = 0; a < B; a++) {                                                   \
+                double s = 0.0;                                                             \
+                for (int c = 0; c < B; c++) s += (double)d[a * B + c] * xr[c];              \
+                ti[a] = (real_t)s;                                                          \
+            }                                                                               \
+        }                                                                                   \
+        return;
+#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
 /* t_k = Ds_k x_{perm[k]} (gather + scaling fused; perm[k] the source row,
  * ilu_src_row), in the factors' precision; scatter y_{perm[i]} = Dc t_i. */
 #define DEFINE_GATHER(SUF, REAL, XREAL)                                                     \
     static void gather_##SUF(const bsr_ilu *F, const XREAL *x, REAL *t, int k)              \
     {                                                                                       \
+        typedef REAL real_t;                                                                \
+        typedef XREAL xreal_t;                                                              \
         const int b = F->b, bb = b * b;                                                     \
         const REAL *ds = (const REAL *)F->scale_left;                                       \
-        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)F->n * bb * k))") \
+        const int par = bsr_par_worth((int64_t)F->n * bb * k);                              \
+        if (k == 1) switch (b) { BSR_FOR_EACH_B(GATHER1_CASE) }                             \
+        _Pragma("omp parallel for schedule(static) if (par)")                               \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = ilu_src_row(F, i);                                                      \
             const XREAL *xr = x + (size_t)r * b * k;                                        \

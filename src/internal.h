@@ -156,6 +156,16 @@ int bsr_threads_per_rank(int node_cores, int local_ranks, int avail, int user_se
 /* Nonzero when OMP_NUM_THREADS is set (to anything but the empty string). */
 int bsr_omp_threads_user_set(void);
 int64_t bsr_scan_par(int *a, int n);
+/* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks
+ * NATURAL or LEVELS by the rule in trsv.c; NATURAL runs rows in index order
+ * (U: reverse) on the calling thread; LEVELS runs the schedule lv (a team
+ * when some level is wide and the solve large); REFERENCE is the generic,
+ * not unrolled row kernel in lv's order (natural without lv) on one thread.
+ * All give the same bits. */
+typedef enum { BSR_TRSV_CPU_AUTO, BSR_TRSV_CPU_NATURAL, BSR_TRSV_CPU_LEVELS, BSR_TRSV_CPU_REFERENCE } bsr_trsv_cpu_path;
+/* Y = T^{-1} X (upper: U with inverted pivots first; else unit lower L) along path. */
+bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bsr_trsv_cpu_path path,
+                        const bsr_multivec *X, bsr_multivec *Y);
 /* Level schedules of L's lower and U's upper triangle, as two
  * bsr_levels_build calls but with the two sequential walks run concurrently
  * (reorder/levels.c). */

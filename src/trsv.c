@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU block triangular solves for k right-hand sides: Y = L^{-1} X with L
  * unit lower (strict blocks stored) and Y = U^{-1} X with U's diagonal block
- * (first in each row) holding the inverted pivot.  The sequential S2
- * reference and the level-scheduled OpenMP solve run the same per-row code
- * (accumulation in double, blocks in column order), so they agree bit for bit. */
+ * (first in each row) holding the inverted pivot.
+ *
+ * Every path computes a row the same way: acc = x_i, then acc -= T_p y_col(p)
+ * over the row's off-diagonal blocks in stored order, each block's columns in
+ * ascending order, in double; then y_i = acc (L) or y_i = 0 + sum_c
+ * Dinv(r,c) acc_c (U).  A row reads only finished rows, so any order that
+ * respects the dependencies (natural, level schedule, any thread split) gives
+ * the same bits.  Paths:
+ *   natural  rows in index order (L) or reverse (U) on the calling thread:
+ *            contiguous, so the factor streams through the cache once;
+ *   levels   rows of a level schedule, a level's rows split among a team;
+ *   reference the generic row kernel (b and k loops not unrolled), in the
+ *            schedule's order when one is given: the kernel the others are
+ *            tested against.
+ * The natural and level paths use row kernels with b fixed at compile time
+ * (1..BSR_MAX_BLOCK), k = 1 separately, so that the block products unroll. */
 #include "internal.h"
+#include <omp.h>
 #include <string.h>
 
 #define KC 16   /* right-hand sides per accumulator chunk */
@@ -12,12 +26,30 @@
  * (one barrier instead of one per level); which thread computes a row never
  * changes its bits. */
 #define TRSV_MIN_PAR 32
+/* When the level schedule on a team is used instead of the natural order on
+ * the calling thread (trsv_use_levels): TRSV_PAR_MIN_THREADS threads or
+ * more, a solve of BSR_PAR_WORK operations or more, some level of
+ * TRSV_MIN_PAR rows, and on average TRSV_PAR_MEAN_ROWS rows per level per
+ * thread.  The level order alone costs up to 6x on one thread (each level
+ * sweeps the whole factor, rows scattered: no streaming; little under RCM,
+ * whose levels are nearly index ranges), and every wide level a barrier
+ * (microseconds idle, a time slice on a loaded machine), so two threads
+ * lose: on a shared 2-core machine, stencil3d:40:4 and 60:4 under natural,
+ * RCM and ND orderings ran the level path on 2 threads 1.3-15x slower than
+ * the natural path on 1 (bench/RESULTS.md).  From 4 threads on, wide levels
+ * can repay it (not measured: no such machine here). */
+#define TRSV_PAR_MIN_THREADS 4
+#define TRSV_PAR_MEAN_ROWS 128
 
-/* Row i of the solve: acc = x_i - sum_{off-diagonal p} T_p y_col(p); then
- * y_i = acc (lower) or y_i = T_diag acc (upper, diagonal = inverted pivot). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TRSV_UNROLL _Pragma("GCC unroll 10")
+#else
+#define TRSV_UNROLL
+#endif
+
+/* Reference row i (any b, k): the generic loops. */
 #define DEFINE_TRSV_ROW(SUF, REAL)                                                          \
-    static void trsv_row_##SUF(const bsr_matrix *T, int upper, int i, const REAL *x,        \
-                               REAL *y, int k)                                              \
+    static void trsv_row_##SUF(const bsr_matrix *T, int upper, int i, REAL *y, int k)       \
     {                                                                                       \
         const int b = T->b, bb = b * b;                                                     \
         const REAL *val = (const REAL *)T->val;                                             \
@@ -25,9 +57,9 @@
         int p0 = T->rowptr[i] + (upper ? 1 : 0), p1 = T->rowptr[i + 1];                     \
         for (int j0 = 0; j0 < k; j0 += KC) {                                                \
             int kk = k - j0 < KC ? k - j0 : KC;                                             \
-            const REAL *xi = x + (size_t)i * b * k + j0;                                    \
+            REAL *yi = y + (size_t)i * b * k + j0;                                          \
             for (int r = 0; r < b; r++)                                                     \
-                for (int j = 0; j < kk; j++) acc[r * kk + j] = xi[r * k + j];               \
+                for (int j = 0; j < kk; j++) acc[r * kk + j] = yi[r * k + j];               \
             for (int p = p0; p < p1; p++) {                                                 \
                 const REAL *blk = val + (size_t)p * bb;                                     \
                 const REAL *yc = y + (size_t)T->colind[p] * b * k + j0;                     \
@@ -37,7 +69,6 @@
                         for (int j = 0; j < kk; j++) acc[r * kk + j] -= a * yc[c * k + j];  \
                     }                                                                       \
             }                                                                               \
-            REAL *yi = y + (size_t)i * b * k + j0;                                          \
             if (!upper) {                                                                   \
                 for (int r = 0; r < b; r++)                                                 \
                     for (int j = 0; j < kk; j++) yi[r * k + j] = (REAL)acc[r * kk + j];     \
@@ -52,39 +83,172 @@
             }                                                                               \
         }                                                                                   \
     }                                                                                       \
-    static void trsv_##SUF(const bsr_matrix *T, const bsr_levels *lv, int upper,            \
-                           const REAL *x, REAL *y, int k)                                   \
+    /* Reference rows rows[q0..q1) (rows NULL: q itself; U runs q downwards). */            \
+    static void trsv_rows_ref_##SUF(const bsr_matrix *T, int upper, const int *rows, int q0, \
+                                    int q1, REAL *y, int k)                                 \
     {                                                                                       \
-        const int n = T->nbrows;                                                            \
-        if (!lv) {                                                                          \
-            if (!upper) for (int i = 0; i < n; i++) trsv_row_##SUF(T, 0, i, x, y, k);       \
-            else for (int i = n - 1; i >= 0; i--) trsv_row_##SUF(T, 1, i, x, y, k);         \
-            return;                                                                         \
-        }                                                                                   \
-        const int *lp = lv->level_ptr;                                                      \
-        /* a team only when some level is wide and the solve worth one */                  \
-        const int par = lv->max_width >= TRSV_MIN_PAR &&                                    \
-                        bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
-        _Pragma("omp parallel if (par)")                                                    \
-        for (int l = 0; l < lv->nlevels;) {                                                 \
-            if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {                                        \
-                _Pragma("omp for schedule(static)")                                         \
-                for (int q = lp[l]; q < lp[l + 1]; q++)                                     \
-                    trsv_row_##SUF(T, upper, lv->rows[q], x, y, k);                         \
-                l++;                                                                        \
-            } else { /* a run of narrow levels: one thread, one barrier */                  \
-                int l1 = l;                                                                 \
-                while (l1 < lv->nlevels && lp[l1 + 1] - lp[l1] < TRSV_MIN_PAR) l1++;        \
-                _Pragma("omp single")                                                       \
-                for (int q = lp[l]; q < lp[l1]; q++)                                        \
-                    trsv_row_##SUF(T, upper, lv->rows[q], x, y, k);                         \
-                l = l1;                                                                     \
-            }                                                                               \
-        }                                                                                   \
+        if (!rows && upper)                                                                 \
+            for (int q = q1 - 1; q >= q0; q--) trsv_row_##SUF(T, 1, q, y, k);               \
+        else                                                                                \
+            for (int q = q0; q < q1; q++) trsv_row_##SUF(T, upper, rows ? rows[q] : q, y, k); \
     }
 
 DEFINE_TRSV_ROW(d, double)
 DEFINE_TRSV_ROW(f, float)
+
+/* Rows rows[q0..q1) (rows NULL: row q; U runs q downwards) with b = B fixed:
+ * k = 1 keeps the row's B accumulators in registers, k > 1 runs the
+ * reference loops with b known.  Same operations, same order per entry, as
+ * trsv_row_SUF. */
+#define DEFINE_TRSV_ROWS_B(SUF, REAL, B)                                                    \
+    static inline void trsv_row1_##SUF##_##B(const int *restrict rowptr,                   \
+                                             const int *restrict colind,                    \
+                                             const REAL *restrict val, int upper, int i,    \
+                                             REAL *y)                                       \
+    {                                                                                       \
+        double acc[B];                                                                      \
+        REAL *yi = y + (size_t)i * B;                                                       \
+        for (int r = 0; r < B; r++) acc[r] = yi[r];                                         \
+        const int p1 = rowptr[i + 1];                                                       \
+        for (int p = rowptr[i] + upper; p < p1; p++) {                                      \
+            const REAL *blk = val + (size_t)p * (B * B);                                    \
+            const REAL *yc = y + (size_t)colind[p] * B;                                     \
+            double v[B];                                                                    \
+            TRSV_UNROLL for (int c = 0; c < B; c++) v[c] = yc[c];                           \
+            TRSV_UNROLL for (int r = 0; r < B; r++)                                         \
+                TRSV_UNROLL for (int c = 0; c < B; c++) acc[r] -= (double)blk[r * B + c] * v[c]; \
+        }                                                                                   \
+        if (!upper) {                                                                       \
+            for (int r = 0; r < B; r++) yi[r] = (REAL)acc[r];                               \
+        } else {                                                                            \
+            const REAL *dinv = val + (size_t)rowptr[i] * (B * B);                           \
+            TRSV_UNROLL for (int r = 0; r < B; r++) {                                       \
+                double s = 0.0;                                                             \
+                TRSV_UNROLL for (int c = 0; c < B; c++) s += (double)dinv[r * B + c] * acc[c]; \
+                yi[r] = (REAL)s;                                                            \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    static void trsv_rowk_##SUF##_##B(const bsr_matrix *T, int upper, int i, REAL *y, int k) \
+    {                                                                                       \
+        const REAL *val = (const REAL *)T->val;                                             \
+        double acc[B * KC];                                                                 \
+        int p0 = T->rowptr[i] + upper, p1 = T->rowptr[i + 1];                               \
+        for (int j0 = 0; j0 < k; j0 += KC) {                                                \
+            int kk = k - j0 < KC ? k - j0 : KC;                                             \
+            REAL *yi = y + (size_t)i * B * k + j0;                                          \
+            for (int r = 0; r < B; r++)                                                     \
+                for (int j = 0; j < kk; j++) acc[r * kk + j] = yi[r * k + j];               \
+            for (int p = p0; p < p1; p++) {                                                 \
+                const REAL *blk = val + (size_t)p * (B * B);                                \
+                const REAL *yc = y + (size_t)T->colind[p] * B * k + j0;                     \
+                TRSV_UNROLL for (int r = 0; r < B; r++)                                     \
+                    TRSV_UNROLL for (int c = 0; c < B; c++) {                               \
+                        double a = blk[r * B + c];                                          \
+                        for (int j = 0; j < kk; j++) acc[r * kk + j] -= a * yc[c * k + j];  \
+                    }                                                                       \
+            }                                                                               \
+            if (!upper) {                                                                   \
+                for (int r = 0; r < B; r++)                                                 \
+                    for (int j = 0; j < kk; j++) yi[r * k + j] = (REAL)acc[r * kk + j];     \
+            } else {                                                                        \
+                const REAL *dinv = val + (size_t)T->rowptr[i] * (B * B);                    \
+                for (int r = 0; r < B; r++)                                                 \
+                    for (int j = 0; j < kk; j++) {                                          \
+                        double s = 0.0;                                                     \
+                        TRSV_UNROLL for (int c = 0; c < B; c++)                             \
+                            s += (double)dinv[r * B + c] * acc[c * kk + j];                 \
+                        yi[r * k + j] = (REAL)s;                                            \
+                    }                                                                       \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    static void trsv_rows_##SUF##_##B(const bsr_matrix *T, int upper, const int *rows, int q0, \
+                                      int q1, REAL *y, int k)                               \
+    {                                                                                       \
+        const int *rowptr = T->rowptr, *colind = T->colind;                                 \
+        const REAL *val = (const REAL *)T->val;                                             \
+        if (k == 1) {                                                                       \
+            if (rows)                                                                       \
+                for (int q = q0; q < q1; q++) trsv_row1_##SUF##_##B(rowptr, colind, val, upper, rows[q], y); \
+            else if (upper)                                                                 \
+                for (int q = q1 - 1; q >= q0; q--) trsv_row1_##SUF##_##B(rowptr, colind, val, 1, q, y); \
+            else                                                                            \
+                for (int q = q0; q < q1; q++) trsv_row1_##SUF##_##B(rowptr, colind, val, 0, q, y); \
+        } else {                                                                            \
+            if (!rows && upper)                                                             \
+                for (int q = q1 - 1; q >= q0; q--) trsv_rowk_##SUF##_##B(T, 1, q, y, k);    \
+            else                                                                            \
+                for (int q = q0; q < q1; q++) trsv_rowk_##SUF##_##B(T, upper, rows ? rows[q] : q, y, k); \
+        }                                                                                   \
+    }
+#define TRSV_ROWS_D(B) DEFINE_TRSV_ROWS_B(d, double, B)
+#define TRSV_ROWS_F(B) DEFINE_TRSV_ROWS_B(f, float, B)
+#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+BSR_FOR_EACH_B(TRSV_ROWS_D)
+BSR_FOR_EACH_B(TRSV_ROWS_F)
+
+typedef void trsv_rows_fn_d(const bsr_matrix *, int, const int *, int, int, double *, int);
+typedef void trsv_rows_fn_f(const bsr_matrix *, int, const int *, int, int, float *, int);
+#define TRSV_ENTRY_D(B) trsv_rows_d_##B,
+#define TRSV_ENTRY_F(B) trsv_rows_f_##B,
+static trsv_rows_fn_d *const trsv_rows_d_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ENTRY_D)};
+static trsv_rows_fn_f *const trsv_rows_f_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ENTRY_F)};
+
+/* Nonzero when the level schedule lv on a team is expected to beat the
+ * natural order on one thread (the rule at TRSV_PAR_MEAN_ROWS). */
+static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
+{
+    if (!lv || lv->nlevels <= 0 || omp_in_parallel()) return 0;
+    int nt = omp_get_max_threads();
+    if (nt < TRSV_PAR_MIN_THREADS || lv->max_width < TRSV_MIN_PAR) return 0;
+    if (!bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k)) return 0;
+    return (int64_t)lv->n >= (int64_t)lv->nlevels * TRSV_PAR_MEAN_ROWS * nt;
+}
+
+/* The solve on y in place along the chosen path; rows(T, upper, rows, q0, q1,
+ * y, k) computes rows rows[q0..q1) (natural order when rows is NULL). */
+#define DEFINE_TRSV(SUF, REAL)                                                              \
+    static void trsv_##SUF(const bsr_matrix *T, const bsr_levels *lv, int upper,            \
+                           bsr_trsv_cpu_path path, REAL *y, int k)                          \
+    {                                                                                       \
+        const int n = T->nbrows;                                                            \
+        trsv_rows_fn_##SUF *rows = path == BSR_TRSV_CPU_REFERENCE ? trsv_rows_ref_##SUF     \
+                                                                  : trsv_rows_##SUF##_tab[T->b - 1]; \
+        if (path == BSR_TRSV_CPU_AUTO) path = trsv_use_levels(T, lv, k) ? BSR_TRSV_CPU_LEVELS \
+                                                                       : BSR_TRSV_CPU_NATURAL; \
+        if (!lv || path == BSR_TRSV_CPU_NATURAL) {                                          \
+            rows(T, upper, NULL, 0, n, y, k);                                               \
+            return;                                                                         \
+        }                                                                                   \
+        const int *lp = lv->level_ptr;                                                      \
+        /* a team only when some level is wide and the solve worth one */                  \
+        const int par = path == BSR_TRSV_CPU_LEVELS && lv->max_width >= TRSV_MIN_PAR &&     \
+                        bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
+        _Pragma("omp parallel if (par)")                                                    \
+        {                                                                                   \
+            const int nt = omp_get_num_threads(), t = omp_get_thread_num();                 \
+            for (int l = 0; l < lv->nlevels;) {                                             \
+                if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {                                    \
+                    /* contiguous static share of the level, then its barrier */            \
+                    int64_t w = lp[l + 1] - lp[l];                                          \
+                    int q0 = lp[l] + (int)(w * t / nt), q1 = lp[l] + (int)(w * (t + 1) / nt); \
+                    rows(T, upper, lv->rows, q0, q1, y, k);                                 \
+                    _Pragma("omp barrier")                                                  \
+                    l++;                                                                    \
+                } else { /* a run of narrow levels: one thread, one barrier */              \
+                    int l1 = l;                                                             \
+                    while (l1 < lv->nlevels && lp[l1 + 1] - lp[l1] < TRSV_MIN_PAR) l1++;    \
+                    _Pragma("omp single")                                                   \
+                    rows(T, upper, lv->rows, lp[l], lp[l1], y, k);                          \
+                    l = l1;                                                                 \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+DEFINE_TRSV(d, double)
+DEFINE_TRSV(f, float)
 
 /* Checks shared by both solves. */
 static bsr_status trsv_check(const char *fn, const bsr_matrix *T, const bsr_levels *lv, int upper,
@@ -93,6 +257,8 @@ static bsr_status trsv_check(const char *fn, const bsr_matrix *T, const bsr_leve
     if (!T || !X || !Y) return bsr_error(BSR_ERR_ARG, "%s: NULL argument", fn);
     if (T->nbrows != T->nbcols)
         return bsr_error(BSR_ERR_SIZE, "%s: triangle is %d x %d blocks", fn, T->nbrows, T->nbcols);
+    if (T->b < 1 || T->b > BSR_MAX_BLOCK)
+        return bsr_error(BSR_ERR_ARG, "%s: block size %d outside 1..%d", fn, T->b, BSR_MAX_BLOCK);
     if (X->n != (int64_t)T->nbrows * T->b || Y->n != X->n || X->k != Y->k)
         return bsr_error(BSR_ERR_SIZE, "%s: triangle has %lld rows, X is %lld x %d, Y %lld x %d", fn,
                          (long long)T->nbrows * T->b, (long long)X->n, X->k, (long long)Y->n, Y->k);
@@ -115,31 +281,33 @@ static bsr_status trsv_check(const char *fn, const bsr_matrix *T, const bsr_leve
     return BSR_OK;
 }
 
-/* Both solves: copy X into Y (if distinct), then solve in place in Y (a
- * row reads its own x_i before writing y_i, and only finished y_j). */
-static bsr_status trsv(const char *fn, const bsr_matrix *T, const bsr_levels *lv, int upper,
-                       const bsr_multivec *X, bsr_multivec *Y)
+/* Y = T^{-1} X along path: copy X into Y (if distinct), then solve in place
+ * in Y (a row reads its own x_i before writing y_i, and only finished y_j). */
+bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bsr_trsv_cpu_path path,
+                        const bsr_multivec *X, bsr_multivec *Y)
 {
+    const char *fn = upper ? "bsr_trsv_upper" : "bsr_trsv_lower";
     BSR_TRY(trsv_check(fn, T, lv, upper, X, Y));
     if (Y != X) memcpy(Y->data, X->data, bsr_precision_size(X->prec) * (size_t)X->n * X->k);
-    if (T->prec == BSR_DOUBLE) trsv_d(T, lv, upper, Y->data, Y->data, Y->k);
-    else trsv_f(T, lv, upper, Y->data, Y->data, Y->k);
+    if (T->prec == BSR_DOUBLE) trsv_d(T, lv, upper, path, Y->data, Y->k);
+    else trsv_f(T, lv, upper, path, Y->data, Y->k);
     Y->where = BSR_ON_HOST;
     return BSR_OK;
 }
 
-/* Y = L^{-1} X for unit lower block L (strict part stored); lv NULL: sequential S2, else
- * level-scheduled OpenMP. */
+/* Y = L^{-1} X for unit lower block L (strict part stored); lv NULL: natural
+ * order on the calling thread, else natural or level-scheduled OpenMP by
+ * trsv_use_levels. */
 bsr_status bsr_trsv_lower(const bsr_matrix *L, const bsr_levels *lv, const bsr_multivec *X,
                           bsr_multivec *Y)
 {
-    return trsv("bsr_trsv_lower", L, lv, 0, X, Y);
+    return bsr_trsv_cpu(L, lv, 0, BSR_TRSV_CPU_AUTO, X, Y);
 }
 
-/* Y = U^{-1} X for block upper U whose diagonal holds inverted pivots; lv NULL: S2, else
- * level-scheduled. */
+/* Y = U^{-1} X for block upper U whose diagonal holds inverted pivots; lv as
+ * for bsr_trsv_lower. */
 bsr_status bsr_trsv_upper(const bsr_matrix *U, const bsr_levels *lv, const bsr_multivec *X,
                           bsr_multivec *Y)
 {
-    return trsv("bsr_trsv_upper", U, lv, 1, X, Y);
+    return bsr_trsv_cpu(U, lv, 1, BSR_TRSV_CPU_AUTO, X, Y);
 }

@@ -1380,6 +1380,10 @@ static void test_apply_levels(void)
     BSR_ASSERT_OK(bsr_trsv_lower(f.L, f.lvL, X, Y2));
     BSR_ASSERT_OK(bsr_trsv_upper(f.U, f.lvU, Y2, Y2));
     CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2), sizeof(double) * N * 3));
+    /* the level path itself (the entry points above take it only from 4 threads on) */
+    BSR_ASSERT_OK(bsr_trsv_cpu(f.L, f.lvL, 0, BSR_TRSV_CPU_LEVELS, X, Y2));
+    BSR_ASSERT_OK(bsr_trsv_cpu(f.U, f.lvU, 1, BSR_TRSV_CPU_LEVELS, Y2, Y2));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(Y1), bsr_multivec_cdata(Y2), sizeof(double) * N * 3));
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y2);
     bsr_ilu_destroy(F);
     bsr_matrix_destroy(A);

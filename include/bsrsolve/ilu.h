@@ -183,8 +183,10 @@ bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel);
 
 /* CPU block triangular solves on multivectors (block rows of L's b):
  * Y = L^{-1} X (L unit lower, strict part stored) and Y = U^{-1} X (U's
- * diagonal holds inverted pivots).  lv = NULL: sequential S2 reference;
- * otherwise level-scheduled OpenMP.  X and Y may alias. */
+ * diagonal holds inverted pivots).  lv = NULL: rows in natural order on the
+ * calling thread; otherwise the level schedule lv on an OpenMP team where it
+ * pays (4 threads or more and wide levels), natural order elsewhere; the
+ * same bits either way.  X and Y may alias.  b at most BSR_MAX_BLOCK. */
 bsr_status bsr_trsv_lower(const bsr_matrix *L, const bsr_levels *lv, const bsr_multivec *X,
                           bsr_multivec *Y);
 bsr_status bsr_trsv_upper(const bsr_matrix *U, const bsr_levels *lv, const bsr_multivec *X,
