@@ -22,7 +22,7 @@
  * the host at setup, and every refactor uploads A's new values and factors
  * them into the pattern on the device; on the device:
  * none, jacobi, ilu0/ilut/ilu2 (up to BSR_KMAX = 64 right-hand sides a solve
- * on either backend: the device ILU applies them 16 columns at a time); ssor is CPU-only.
+ * on either backend: the device ILU applies them 16 columns at a time); ssor and ic0 are CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
@@ -46,7 +46,9 @@ typedef enum {
     BSR_PC_SSOR,     /* symmetric SOR(omega) on A's own triangles */
     BSR_PC_ILU0,     /* block ILU(0) (bsr_ilu) */
     BSR_PC_ILUT,     /* block ILUT(tau1) */
-    BSR_PC_ILU2      /* block ILU2(tau1, tau2), Kaporin's second order */
+    BSR_PC_ILU2,     /* block ILU2(tau1, tau2), Kaporin's second order */
+    BSR_PC_IC0       /* block incomplete Cholesky IC(0), M = L D L^T on A's pattern:
+                        symmetric positive definite A, for method=cg; CPU backend only */
 } bsr_pc_kind;
 
 typedef enum { BSR_ORTH_MGS = 0, BSR_ORTH_CGS2 } bsr_orth;
