@@ -45,7 +45,9 @@ void cli_usage_solve(FILE *f)
         "                              reorder=nd:auto,rtol=1e-8,maxit=500; keys: method precond tau1 tau2\n"
         "                              keep_pattern fill omega reorder factor pattern pattern_growth rtol\n"
         "                              atol dtol maxit restart orth stag max_restarts precision\n"
-        "                              precond_precision history progress profile (README: Solver options)\n"
+        "                              precond_precision history progress profile (README: Solver options);\n"
+        "                              precond: ilu0 (default) none jacobi ssor ilut ilu2 ic0 (block IC(0),\n"
+        "                              SPD A, CPU only); method=cg takes none, jacobi, ssor or ic0\n"
         "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
         "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
         "                              (b = 1: csrilu02 + SpSV + SpMV); a zero pivot shows as failed\n"
@@ -129,7 +131,7 @@ static void profile_bound_line(const bsr_solver_stats *st)
 static const char *match_hint(const bsr_solver_options *opt, const char *config, const bsr_matrix *A, int failed,
                               char *buf, size_t n)
 {
-    if (!failed || opt->precond < BSR_PC_ILU0 || opt->match != BSR_MATCH_NONE || !bsr_ilu_diagonal_weak(A))
+    if (!failed || opt->precond < BSR_PC_ILU0 || opt->precond > BSR_PC_ILU2 || opt->match != BSR_MATCH_NONE || !bsr_ilu_diagonal_weak(A))
         return NULL;
     snprintf(buf, n, "%s%smatch=auto%s", config && config[0] ? config : "", config && config[0] ? "," : "",
              opt->factor == BSR_FACTOR_GPU ? ",factor=auto" : "");

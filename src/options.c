@@ -31,7 +31,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
 }
 
 static const char *const method_names[] = {"bicgstab", "gmres", "cg"};
-static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
+static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
 static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
 
@@ -42,7 +42,7 @@ const char *bsr_method_name(bsr_method m)
 
 const char *bsr_pc_name(bsr_pc_kind p)
 {
-    return (unsigned)p < 6 ? pc_names[p] : "?";
+    return (unsigned)p < 7 ? pc_names[p] : "?";
 }
 
 /* Index of v in names[0..n), or -1. */
@@ -109,8 +109,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "precond")) {
         if (!strcmp(val, "ilu") || !strcmp(val, "ilu(0)")) idx = BSR_PC_ILU0;
         else if (!strcmp(val, "bjacobi")) idx = BSR_PC_JACOBI;
-        else if ((idx = lookup(val, pc_names, 6)) < 0)
-            BAD("expected none, jacobi, ssor, ilu0, ilut or ilu2");
+        else if (!strcmp(val, "ic") || !strcmp(val, "ic(0)") || !strcmp(val, "icc")) idx = BSR_PC_IC0;
+        else if ((idx = lookup(val, pc_names, 7)) < 0)
+            BAD("expected none, jacobi, ssor, ilu0, ilut, ilu2 or ic0");
         o->precond = (bsr_pc_kind)idx;
     } else if (!strcmp(key, "tau1") || !strcmp(key, "tau2")) {
         if (!parse_double(val, &dv) || dv < 0 || dv >= 1) BAD("expected a number in [0,1)");
@@ -262,7 +263,7 @@ static bsr_status check_taus(const bsr_solver_options *o)
 bsr_status bsr_solver_options_check(const bsr_solver_options *o)
 {
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
-    if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_ILU2 || !(o->rtol >= 0) ||
+    if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_IC0 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI)
@@ -272,9 +273,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
     /* CG's short recurrences need M symmetric: the ILU factors are not */
-    if (o->method == BSR_CG && o->precond >= BSR_PC_ILU0)
+    if (o->method == BSR_CG && BSR_PC_IS_ILU(o->precond))
         return bsr_error(BSR_ERR_ARG, "solver options: method=cg needs a symmetric preconditioner "
-                         "(precond=none, jacobi or ssor), not precond=%s", bsr_pc_name(o->precond));
+                         "(precond=none, jacobi, ssor or ic0), not precond=%s", bsr_pc_name(o->precond));
     return BSR_OK;
 }
 
@@ -322,11 +323,11 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
                                          o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
     char mt[192] = "";   /* only when set: the strings of existing runs stay as they were */
-    if (o->precond >= BSR_PC_ILU0 && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
+    if (BSR_PC_IS_ILU(o->precond) && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
-    if (o->precond >= BSR_PC_ILU0 && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
-    if (o->precond >= BSR_PC_ILU0 && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
-    if (o->precond >= BSR_PC_ILU0 && o->trisolve > 0)
+    if (BSR_PC_IS_ILU(o->precond) && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
+    if (BSR_PC_IS_ILU(o->precond) && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
+    if (BSR_PC_IS_ILU(o->precond) && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
     /* the threshold kinds' refactor pattern, only when not the default */
     static const char *const pattern_names[] = {"frozen", "refresh", "auto"};   /* BSR_SOLVER_PATTERN_* */

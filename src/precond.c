@@ -23,6 +23,7 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     case BSR_PC_JACOBI: return bsr_pc_jacobi(A, o->precond_precision, pc);
     case BSR_PC_SSOR: return bsr_pc_ssor(A, o->omega, o->precond_precision, pc);
     case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2: return bsr_pc_ilu(A, o, dev, pc);
+    case BSR_PC_IC0: return bsr_pc_ic0(A, o->precond_precision, pc);
     }
     return bsr_error(BSR_ERR_ARG, "bsr_pc_create: unknown preconditioner %d", (int)o->precond);
 }

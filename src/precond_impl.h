@@ -26,6 +26,11 @@ bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision pre
 /* The block-diagonal inverse held by a Jacobi preconditioner (NULL for other kinds). */
 const bsr_matrix *bsr_pc_jacobi_matrix(const bsr_pc *pc);
 
+/* The stored factors of an IC(0) preconditioner (precond_ic0.c): L unit
+ * lower (strict part) and U = D L^T (inverted diagonal blocks); NULL for
+ * other kinds. */
+void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix **U);
+
 /* Device version of an ILU preconditioner (precond_ilu.c): uploads the
  * factors of cpu into pc (whose name/info are set already). */
 bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,

@@ -163,7 +163,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = check_subnormal_rows(s, A))) goto fail;
     /* factor=auto: an ILU is factored on the device when the solve runs there */
-    const int ilu = s->opt.precond >= BSR_PC_ILU0;
+    const int ilu = BSR_PC_IS_ILU(s->opt.precond);
     if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || !ilu)) {
         st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and an ILU "
                        "preconditioner (ilu0, ilut, ilu2)");

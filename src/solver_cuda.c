@@ -206,6 +206,10 @@ bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr
         s = bsr_error(BSR_ERR_UNSUPPORTED, "precond=ssor has no device version yet (use jacobi or an ILU "
                       "on the CUDA backend, or --backend cpu)");
         break;
+    case BSR_PC_IC0:
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "precond=ic0 has no device version yet (use precond=jacobi with "
+                      "method=cg on the CUDA backend, or --backend cpu)");
+        break;
     }
     if (s) { bsr_pc_destroy(pc); return s; }
     *out = pc;

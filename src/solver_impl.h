@@ -40,6 +40,9 @@ bsr_status bsr_pc_none(bsr_pc **pc);
 bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
 bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
+bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
+/* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those bsr_pc_ilu builds. */
+#define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
 int bsr_ilu_diagonal_weak(const bsr_matrix *A);

@@ -101,7 +101,7 @@ static void test_methods_blocks(void)
         }
 }
 
-/* SPD systems: CG with none, Jacobi and SSOR (and BiCGStab/GMRES as well). */
+/* SPD systems: CG with none, Jacobi, SSOR and IC(0) (and BiCGStab/GMRES as well). */
 static void test_cg_spd(void)
 {
     static const char *specs[] = {"poisson3d:17", "poisson2d:40", "heat3d:14,1e-2"};
@@ -115,6 +115,7 @@ static void test_cg_spd(void)
                          p == 2 ? ",omega=1.2" : "");
                 check(&S, cfg, NULL, 1e-10);
             }
+            check(&S, "method=cg,precond=ic0,rtol=1e-13,maxit=3000", NULL, 1e-10);
             check(&S, "method=bicgstab,precond=ilu2,rtol=1e-13", NULL, 1e-10);
             check(&S, "method=gmres,precond=ilu0,rtol=1e-13,restart=40", NULL, 1e-10);
             sys_free(&S);

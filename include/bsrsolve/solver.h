@@ -22,7 +22,7 @@
  * the host at setup, and every refactor uploads A's new values and factors
  * them into the pattern on the device; on the device:
  * none, jacobi, ilu0/ilut/ilu2 (up to BSR_KMAX = 64 right-hand sides a solve
- * on either backend: the device ILU applies them 16 columns at a time); ssor is CPU-only.
+ * on either backend: the device ILU applies them 16 columns at a time); ssor and ic0 are CPU-only.
  * One Krylov implementation serves both backends (src/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
@@ -47,7 +47,9 @@ typedef enum {
     BSR_PC_SSOR,     /* symmetric SOR(omega) on A's own triangles */
     BSR_PC_ILU0,     /* block ILU(0) (bsr_ilu) */
     BSR_PC_ILUT,     /* block ILUT(tau1) */
-    BSR_PC_ILU2      /* block ILU2(tau1, tau2), Kaporin's second order */
+    BSR_PC_ILU2,     /* block ILU2(tau1, tau2), Kaporin's second order */
+    BSR_PC_IC0       /* block incomplete Cholesky IC(0), M = L D L^T on A's pattern:
+                        symmetric positive definite A, for method=cg; CPU backend only */
 } bsr_pc_kind;
 
 typedef enum { BSR_ORTH_MGS = 0, BSR_ORTH_CGS2 } bsr_orth;
@@ -168,7 +170,7 @@ enum { BSR_SOLVER_PATTERN_FROZEN = 0, BSR_SOLVER_PATTERN_REFRESH, BSR_SOLVER_PAT
  * double/double, no history, no progress. */
 void bsr_solver_options_default(bsr_solver_options *o);
 /* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg),
- * precond (none|jacobi|ssor|ilu0|ilut|ilu2), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
+ * precond (none|jacobi|ssor|ilu0|ilut|ilu2|ic0), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
  * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
@@ -177,7 +179,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * history (0|1), progress, profile (0|1), trisolve (exact|jacobi:N).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
- * allowed (method=cg takes precond none, jacobi or ssor only).  BSR_ERR_ARG
+ * allowed (method=cg takes precond none, jacobi, ssor or ic0 only).  BSR_ERR_ARG
  * naming the options otherwise.  bsr_solver_create calls it; call it after
  * bsr_solver_options_parse to refuse a bad combination before loading a matrix. */
 bsr_status bsr_solver_options_check(const bsr_solver_options *o);

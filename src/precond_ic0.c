@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Block incomplete Cholesky IC(0) for symmetric positive definite block
+ * matrices: M = L D L^T with L unit lower on A's strict lower pattern (no
+ * fill, natural order) and D block diagonal, chosen so that M equals A on
+ * A's lower pattern up to the dropped fill:
+ *   F_ij = A_ij - sum_{k<j} F_ik L_jk^T     (j < i, (i,j) and (j,k), (i,k) in the pattern)
+ *   L_ij = F_ij D_j^{-1}
+ *   D_i  = A_ii - sum_{k<i} F_ik L_ik^T     (then symmetrized, checked positive definite)
+ * Stored as the ILU triangular solves take it: L (strict lower) and
+ * U = D L^T (diagonal blocks hold D_i^{-1}, U_ij = D_i L_ji^T), so applying
+ * M^{-1} is one level-scheduled lower and one upper solve.  Only A's lower
+ * triangle enters the factors; setup and refactor check that A is square
+ * and symmetric (pattern exactly, values to sqrt(eps) of A's precision) so
+ * that M approximates A and not its lower half's symmetric extension.  The
+ * factorization is sequential in natural order: deterministic bits. */
+#include "precond_impl.h"
+#include "blockops.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    bsr_precision prec;
+    bsr_matrix *L, *U;     /* stored factors, precision prec */
+    int *amap;             /* A's position of L's entry p */
+    int *adiag;            /* A's position of block row i's diagonal block */
+    int *umap;             /* U's position of the transpose of L's entry p */
+    double *Lw, *D, *Dinv; /* L, D and D^{-1} in double (factorization workspace) */
+    double *F;             /* one row's unscaled F_ij, longest row of L */
+    int *pos;              /* pos[k]: index in the current row of L's column k, or -1 */
+    bsr_levels *lvL, *lvU;
+    bsr_pc_mixed mix;
+} ic0;
+
+/* A square, with a pattern that is its own transpose and values within a
+ * relative sqrt(eps) of A^T's: BSR_ERR_SIZE, _STRUCTURE or _VALUE naming the
+ * first offending block otherwise. */
+static bsr_status ic0_check_symmetric(const bsr_matrix *A)
+{
+    if (A->nbrows != A->nbcols)
+        return bsr_error(BSR_ERR_SIZE, "precond=ic0: matrix is not square (%d x %d blocks)", A->nbrows, A->nbcols);
+    const int b = A->b, bb = b * b;
+    const double tol = A->prec == BSR_DOUBLE ? 1.5e-8 : 3.5e-4;
+    for (int i = 0; i < A->nbrows; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int j = A->colind[p];
+            if (j < i) continue;
+            int q = bsr_matrix_find(A, j, i);
+            if (q < 0)
+                return bsr_error(BSR_ERR_STRUCTURE, "precond=ic0 needs a symmetric matrix: block (%d,%d) is "
+                                 "stored but (%d,%d) is not (use ssor, jacobi or an ILU with bicgstab/gmres)",
+                                 i, j, j, i);
+            for (int r = 0; r < b; r++)
+                for (int c = 0; c < b; c++) {
+                    double x = bsr_val_get(A->val, A->prec, (size_t)p * bb + r * b + c);
+                    double y = bsr_val_get(A->val, A->prec, (size_t)q * bb + c * b + r);
+                    if (!(fabs(x - y) <= tol * fmax(fabs(x), fabs(y))))
+                        return bsr_error(BSR_ERR_VALUE, "precond=ic0 needs a symmetric matrix: block (%d,%d) "
+                                         "entry (%d,%d) = %.17g but block (%d,%d) entry (%d,%d) = %.17g "
+                                         "(use ssor, jacobi or an ILU with bicgstab/gmres)",
+                                         i, j, r, c, x, j, i, c, r, y);
+                }
+        }
+    return BSR_OK;
+}
+
+/* Patterns of L (A's strict lower part) and U (diagonal, then A's strict
+ * upper part), the maps from their entries to A's and from L's entries to
+ * their transposes in U, and the workspace. */
+static bsr_status ic0_pattern(ic0 *S, const bsr_matrix *A)
+{
+    int n = A->nbrows, b = A->b, bb = b * b, nl = 0, nu = 0, maxrow = 0;
+    for (int i = 0; i < n; i++) {
+        int rl = 0;
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            if (A->colind[p] < i) { nl++; rl++; }
+            else if (A->colind[p] > i) nu++;
+        }
+        if (rl > maxrow) maxrow = rl;
+    }
+    BSR_TRY(bsr_matrix_alloc(&S->L, n, n, b, nl, S->prec));
+    BSR_TRY(bsr_matrix_alloc(&S->U, n, n, b, nu + n, S->prec));
+    S->amap = bsr_malloc(sizeof(int) * (size_t)(nl ? nl : 1), "IC(0) map");
+    S->umap = bsr_malloc(sizeof(int) * (size_t)(nl ? nl : 1), "IC(0) map");
+    S->adiag = bsr_malloc(sizeof(int) * (size_t)(n ? n : 1), "IC(0) map");
+    S->pos = bsr_malloc(sizeof(int) * (size_t)(n ? n : 1), "IC(0) workspace");
+    S->Lw = bsr_malloc(sizeof(double) * ((size_t)nl * bb + 1), "IC(0) workspace");
+    S->D = bsr_malloc(sizeof(double) * ((size_t)n * bb + 1), "IC(0) workspace");
+    S->Dinv = bsr_malloc(sizeof(double) * ((size_t)n * bb + 1), "IC(0) workspace");
+    S->F = bsr_malloc(sizeof(double) * ((size_t)maxrow * bb + 1), "IC(0) workspace");
+    if (!S->amap || !S->umap || !S->adiag || !S->pos || !S->Lw || !S->D || !S->Dinv || !S->F) return BSR_ERR_NOMEM;
+    int pl = 0, pu = 0;
+    S->L->rowptr[0] = S->U->rowptr[0] = 0;
+    for (int i = 0; i < n; i++) {
+        S->adiag[i] = -1;
+        S->pos[i] = -1;
+        S->U->colind[pu++] = i; /* diagonal first: the row stays sorted */
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int j = A->colind[p];
+            if (j < i) { S->amap[pl] = p; S->L->colind[pl++] = j; }
+            else if (j > i) S->U->colind[pu++] = j;
+            else S->adiag[i] = p;
+        }
+        S->L->rowptr[i + 1] = pl;
+        S->U->rowptr[i + 1] = pu;
+        if (S->adiag[i] < 0)
+            return bsr_error(BSR_ERR_SINGULAR, "precond=ic0: block row %d has no diagonal block", i);
+    }
+    for (int i = 0; i < n; i++)
+        for (int p = S->L->rowptr[i]; p < S->L->rowptr[i + 1]; p++) {
+            int q = bsr_matrix_find(S->U, S->L->colind[p], i);
+            if (q < 0) return bsr_error(BSR_ERR_INTERNAL, "precond=ic0: U lacks the transpose of L(%d,%d)", i, S->L->colind[p]);
+            S->umap[p] = q;
+        }
+    return BSR_OK;
+}
+
+/* c -= a * m^T for b x b row-major blocks. */
+static void mulsub_t(int b, double *c, const double *a, const double *m)
+{
+    for (int r = 0; r < b; r++)
+        for (int s = 0; s < b; s++) {
+            double v = 0;
+            for (int q = 0; q < b; q++) v += a[r * b + q] * m[s * b + q];
+            c[r * b + s] -= v;
+        }
+}
+
+/* Nonzero when the symmetric b x b block a is positive definite (a Cholesky
+ * factorization with every pivot above a tiny fraction of the largest
+ * diagonal entry succeeds). */
+static int spd_block(int b, const double *a)
+{
+    double c[BSR_MAX_BLOCK * BSR_MAX_BLOCK], dmax = 0;
+    memcpy(c, a, sizeof(double) * (size_t)b * b);
+    for (int r = 0; r < b; r++) dmax = fmax(dmax, fabs(a[r * b + r]));
+    for (int k = 0; k < b; k++) {
+        double d = c[k * b + k];
+        for (int q = 0; q < k; q++) d -= c[k * b + q] * c[k * b + q];
+        if (!(d > 1e-14 * dmax)) return 0;
+        d = sqrt(d);
+        c[k * b + k] = d;
+        for (int r = k + 1; r < b; r++) {
+            double v = c[r * b + k];
+            for (int q = 0; q < k; q++) v -= c[r * b + q] * c[k * b + q];
+            c[r * b + k] = v / d;
+        }
+    }
+    return 1;
+}
+
+/* The numeric factorization of A's values into the fixed pattern, then the
+ * stored L and U = D L^T in the storage precision.  BSR_ERR_SINGULAR names
+ * the first block row whose pivot D_i is not positive definite. */
+static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
+{
+    const int n = A->nbrows, b = A->b, bb = b * b;
+    const int *Lp = S->L->rowptr, *Lc = S->L->colind;
+    for (int i = 0; i < n; i++) {
+        const int p0 = Lp[i], p1 = Lp[i + 1];
+        double *F = S->F;
+        for (int p = p0; p < p1; p++) {
+            S->pos[Lc[p]] = p - p0;
+            for (int e = 0; e < bb; e++) F[(size_t)(p - p0) * bb + e] = bsr_val_get(A->val, A->prec, (size_t)S->amap[p] * bb + e);
+        }
+        /* F_ij -= F_ik L_jk^T over the k < j shared by rows i and j, then L_ij = F_ij D_j^{-1} */
+        for (int p = p0; p < p1; p++) {
+            const int j = Lc[p];
+            double *Fij = F + (size_t)(p - p0) * bb;
+            for (int q = Lp[j]; q < Lp[j + 1]; q++) {
+                int t = S->pos[Lc[q]];
+                if (t >= 0) mulsub_t(b, Fij, F + (size_t)t * bb, S->Lw + (size_t)q * bb);
+            }
+            bsr_blk_mul(b, S->Lw + (size_t)p * bb, Fij, S->Dinv + (size_t)j * bb);
+        }
+        /* D_i = A_ii - sum_k F_ik L_ik^T, symmetrized */
+        double *Di = S->D + (size_t)i * bb, *Dv = S->Dinv + (size_t)i * bb;
+        for (int e = 0; e < bb; e++) Di[e] = bsr_val_get(A->val, A->prec, (size_t)S->adiag[i] * bb + e);
+        for (int p = p0; p < p1; p++) {
+            mulsub_t(b, Di, F + (size_t)(p - p0) * bb, S->Lw + (size_t)p * bb);
+            S->pos[Lc[p]] = -1;
+        }
+        for (int r = 0; r < b; r++)
+            for (int c = r + 1; c < b; c++) Di[r * b + c] = Di[c * b + r] = 0.5 * (Di[r * b + c] + Di[c * b + r]);
+        if (!spd_block(b, Di) || bsr_block_invert(b, Di, Dv))
+            return bsr_error(BSR_ERR_SINGULAR, "precond=ic0: the pivot block of block row %d is not positive "
+                             "definite (A is not SPD, or IC(0) breaks down on it: use ssor or jacobi)", i);
+        for (int r = 0; r < b; r++)
+            for (int c = r + 1; c < b; c++) Dv[r * b + c] = Dv[c * b + r] = 0.5 * (Dv[r * b + c] + Dv[c * b + r]);
+    }
+    /* stored factors: L, U's inverted diagonal, U_ji = D_j L_ij^T */
+    const size_t nl = (size_t)S->L->nnzb * bb;
+    for (size_t e = 0; e < nl; e++) bsr_val_set(S->L->val, S->prec, e, S->Lw[e]);
+    for (int i = 0; i < n; i++) {
+        size_t u0 = (size_t)S->U->rowptr[i] * bb;
+        for (int e = 0; e < bb; e++) bsr_val_set(S->U->val, S->prec, u0 + e, S->Dinv[(size_t)i * bb + e]);
+    }
+    for (int i = 0; i < n; i++)
+        for (int p = Lp[i]; p < Lp[i + 1]; p++) {
+            const double *Dj = S->D + (size_t)Lc[p] * bb, *l = S->Lw + (size_t)p * bb;
+            size_t u0 = (size_t)S->umap[p] * bb;
+            for (int r = 0; r < b; r++)
+                for (int c = 0; c < b; c++) {
+                    double v = 0;
+                    for (int q = 0; q < b; q++) v += Dj[r * b + q] * l[c * b + q];
+                    bsr_val_set(S->U->val, S->prec, u0 + r * b + c, v);
+                }
+        }
+    return BSR_OK;
+}
+
+/* Y = U^{-1} L^{-1} X = M^{-1} X in the storage precision. */
+static bsr_status solve_fn(void *data, const bsr_multivec *X, bsr_multivec *Y)
+{
+    ic0 *S = data;
+    BSR_TRY(bsr_trsv_lower(S->L, S->lvL, X, Y));
+    return bsr_trsv_upper(S->U, S->lvU, Y, Y);
+}
+
+/* Y = M^{-1} X in the vectors' precision. */
+static bsr_status ic0_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    ic0 *S = pc->data;
+    return bsr_pc_mixed_apply(&S->mix, S->prec, X, Y, solve_fn, S);
+}
+
+/* New values of A on the pattern of setup: the same factorization, so the
+ * same bits as a fresh setup with these values. */
+static bsr_status ic0_refactor(bsr_pc *pc, const bsr_matrix *A)
+{
+    BSR_TRY(ic0_check_symmetric(A));
+    return ic0_values(pc->data, A);
+}
+
+/* Free the factors, maps, workspace and schedules. */
+static void ic0_destroy(bsr_pc *pc)
+{
+    ic0 *S = pc->data;
+    if (!S) return;
+    bsr_matrix_destroy(S->L);
+    bsr_matrix_destroy(S->U);
+    free(S->amap); free(S->umap); free(S->adiag); free(S->pos);
+    free(S->Lw); free(S->D); free(S->Dinv); free(S->F);
+    bsr_levels_free(S->lvL);
+    bsr_levels_free(S->lvU);
+    bsr_pc_mixed_free(&S->mix);
+    free(S);
+}
+
+/* The stored factors of an IC(0) preconditioner: L (unit lower, strict part)
+ * and U = D L^T (inverted diagonal blocks); both NULL for other kinds. */
+void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix **U)
+{
+    const int mine = pc && pc->apply == ic0_apply;
+    *L = mine ? ((const ic0 *)pc->data)->L : NULL;
+    *U = mine ? ((const ic0 *)pc->data)->U : NULL;
+}
+
+/* Setup: the symmetry check, patterns, numeric factorization and the
+ * triangular solves' level schedules. */
+bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **out)
+{
+    BSR_TRY(ic0_check_symmetric(A));
+    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
+    ic0 *S = bsr_calloc(1, sizeof *S, "IC(0) preconditioner");
+    if (!pc || !S) { free(pc); free(S); return BSR_ERR_NOMEM; }
+    S->prec = prec;
+    pc->name = "ic0";
+    pc->data = S;
+    pc->apply = ic0_apply;
+    pc->refactor = ic0_refactor;
+    pc->destroy = ic0_destroy;
+    bsr_status s;
+    if ((s = ic0_pattern(S, A)) || (s = ic0_values(S, A)) || (s = bsr_levels_build_pair(S->L, S->U, &S->lvL, &S->lvU))) {
+        bsr_pc_destroy(pc);
+        return s;
+    }
+    pc->nnzb = (int64_t)S->L->nnzb + S->U->nnzb;
+    snprintf(pc->info, sizeof pc->info, "block IC(0), M = L D L^T on A's pattern, natural order, levels L %d U %d",
+             S->lvL->nlevels, S->lvU->nlevels);
+    *out = pc;
+    return BSR_OK;
+}
