@@ -8,6 +8,8 @@
 #include "cusparse_ref.h"
 #include "plot.h"
 #include "solver_impl.h"   /* bsr_ilu_diagonal_weak: where match=auto acts */
+#include "ilu_impl.h"      /* bsr_ilu_stability: diag=1 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,9 @@ typedef struct {
     bsr_cusparse_result cus;
     int have_cus;
     int warm;                   /* --warm: both pipelines ran once untimed first */
+    int diag;                   /* diag=1: stab (or, when not computed, stab_note) is reported */
+    const char *stab_note;
+    bsr_ilu_stab stab;
 } extras;
 
 /* A CUDA context on device 0 for --backend cuda. */
@@ -146,6 +151,85 @@ static void print_match_hint(FILE *f, const char *cfg)
             f == stdout ? "hint       " : "bsrsolve: hint:", cfg);
 }
 
+/* diag=1: the stability figures of the solver's host ILU factors into e
+ * (e->stab_note says why there are none). */
+static void stability_compute(const bsr_solver *S, extras *e)
+{
+    e->diag = 1;
+    const bsr_ilu *F = bsr_solver_host_ilu(S);
+    if (!F) { e->stab_note = "no ILU preconditioner"; return; }
+    if (F->opt.symbolic_only) { e->stab_note = "host factors only (factor=cpu)"; return; }
+    memset(&e->stab, 0, sizeof e->stab);
+    if (bsr_ilu_stability(F, &e->stab)) { e->stab_note = "not computed (no valid host factors)"; bsr_clear_error(); }
+}
+
+/* Where factor row k lies: "row R (0.97 of the order, separator level 0)". */
+static void stab_where(char *buf, size_t len, const bsr_ilu_stab *t, int k, int src, int lev)
+{
+    if (k < 0) { snprintf(buf, len, "-"); return; }
+    snprintf(buf, len, "row %d (%.3f of the order, %s", src, t->n ? (double)k / t->n : 0.0, lev >= 0 ? "separator level " : "leaf");
+    if (lev >= 0) snprintf(buf + strlen(buf), len - strlen(buf), "%d", lev);
+    snprintf(buf + strlen(buf), len - strlen(buf), ")");
+}
+
+/* The report's stability line (diag=1). */
+static void stability_text(const extras *e)
+{
+    if (!e->diag) return;
+    if (e->stab_note) { printf("stability   %s\n", e->stab_note); return; }
+    const bsr_ilu_stab *t = &e->stab;
+    char wl[96], wu[96], wf[96];
+    stab_where(wl, sizeof wl, t, t->l_at, t->l_src, t->l_sep_level);
+    stab_where(wu, sizeof wu, t, t->u_at, t->u_src, t->u_sep_level);
+    stab_where(wf, sizeof wf, t, t->first, t->first_src, t->first_sep_level);
+    printf("stability   ||L^-1|| est %.2e at %s, ||U^-1|| est %.2e at %s, worst pivot cond %.2e (row %d); "
+           "first past %.0e: %s%s%s; %d rows past (%d in separators of %d rows), max leaf %.2e, separator %.2e\n",
+           t->l_max, wl, t->u_max, wu, t->piv_max, t->piv_src, t->thresh, t->first >= 0 ? (t->first_which == 'U' ? "U at " : "L at ") : "",
+           t->first >= 0 ? wf : "none", "", t->over, t->over_sep, t->sep_rows, t->max_leaf, t->max_sep);
+}
+
+/* v as JSON (null when not finite). */
+static void json_num(const char *key, double v, const char *sep)
+{
+    if (isfinite(v)) printf("\"%s\": %.6e%s", key, v, sep);
+    else printf("\"%s\": null%s", key, sep);
+}
+
+/* The JSON report's "stability" member (diag=1). */
+static void stability_json(const extras *e)
+{
+    if (!e->diag) return;
+    if (e->stab_note) {
+        printf("\"stability\": {\"note\": ");
+        cli_json_str(stdout, e->stab_note);
+        printf("},\n");
+        return;
+    }
+    const bsr_ilu_stab *t = &e->stab;
+    const double n = t->n ? t->n : 1;
+    printf("\"stability\": {");
+    json_num("l_max", t->l_max, ", ");
+    printf("\"l_row\": %d, \"l_pos\": %.4f, \"l_sep_level\": %d, ", t->l_src, t->l_at / n, t->l_sep_level);
+    json_num("u_max", t->u_max, ", ");
+    printf("\"u_row\": %d, \"u_pos\": %.4f, \"u_sep_level\": %d, ", t->u_src, t->u_at / n, t->u_sep_level);
+    json_num("pivot_cond_max", t->piv_max, ", ");
+    printf("\"pivot_row\": %d, \"pivot_pos\": %.4f, ", t->piv_src, t->piv_at / n);
+    printf("\"thresh\": %g, \"first_row\": %d, \"first_pos\": %.4f, \"first_which\": \"%s\", \"first_sep_level\": %d, ",
+           t->thresh, t->first_src, t->first >= 0 ? t->first / n : -1.0, t->first < 0 ? "" : t->first_which == 'U' ? "U" : "L",
+           t->first_sep_level);
+    printf("\"rows_over\": %d, \"rows_over_sep\": %d, \"sep_rows\": %d, ", t->over, t->over_sep, t->sep_rows);
+    json_num("max_leaf", t->max_leaf, ", ");
+    json_num("max_sep", t->max_sep, ", ");
+    const int64_t *h[3] = {t->hist_l, t->hist_u, t->hist_piv};
+    const char *hn[3] = {"hist_l", "hist_u", "hist_pivot"};
+    for (int q = 0; q < 3; q++) {
+        printf("\"%s\": [", hn[q]);
+        for (int d = 0; d < BSR_STAB_DECADES; d++) printf("%lld%s", (long long)h[q][d], d + 1 < BSR_STAB_DECADES ? ", " : "");
+        printf("]%s", q < 2 ? ", " : "");
+    }
+    printf("},\n");
+}
+
 static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
                         const char *backend, const bsr_solver_stats *st, bsr_status s,
                         const extras *e, int have_ref, int ref_ok, const char *hint)
@@ -210,6 +294,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
             printf("cuSPARSE    %s: %s\n", bsr_cusparse_outcome(c), c->message);
         }
     }
+    stability_text(e);
     if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
     if (hint) print_match_hint(stdout, hint);
 }
@@ -251,6 +336,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                "\"solve_s\": %.6f},\n",
                c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
     }
+    stability_json(e);
     if (hint) {   /* the --config to try (match_hint) */
         printf("\"hint_config\": ");
         cli_json_str(stdout, hint);
@@ -434,6 +520,7 @@ int cmd_solve(int argc, char **argv)
         e.have_cus = 1;
         bsr_cusparse_run(P.A, B, opt.rtol, opt.maxit, &e.cus);
     }
+    if (opt.diag) stability_compute(S, &e);
     char cfg[512];
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);

@@ -154,6 +154,34 @@ bsr_status ilu_condest(const bsr_ilu *F, double *est);
  * they look unstable, with the matching; the more stable kept (ilu_match.c). */
 bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
 
+/* Stability diagnostics of host factors (ilu_stab.c), per factor row k
+ * (permuted numbering): l_row[k] = ||x_k||_inf of L x = c with c in
+ * {-1,+1} chosen greedily (a lower bound of the largest scalar row 1-norm of
+ * L^{-1} in block row k), u_row[k] likewise for U^T y = c (of the column
+ * 1-norms of U^{-1}), piv_cond[k] = ||D_k||_1 ||D_k^{-1}||_1 of the pivot
+ * block.  Histograms by decades: bin d < BSR_STAB_DECADES-1 counts values in
+ * [10^d, 10^(d+1)) (bin 0 also below 1, the second-to-last everything above),
+ * the last bin Inf/NaN.  Separator figures refer to the ND tree of the
+ * ordering (none: every row counts as a leaf row). */
+#define BSR_STAB_DECADES 18
+typedef struct {
+    double thresh;              /* in: growth threshold for `first` (<= 0: 1e4) */
+    double *l_row, *u_row, *piv_cond;   /* in: [n] per-row figures wanted, or NULL */
+    int n, b;
+    double l_max, u_max, piv_max;       /* largest per-row figure */
+    int l_at, u_at, piv_at;             /* its factor row (-1: n = 0) */
+    int l_src, u_src, piv_src;          /* the same rows in A's numbering */
+    int l_sep_level, u_sep_level;       /* tree level of the separator holding l_at / u_at, -1: leaf */
+    int first, first_src;               /* first factor row whose L or U figure exceeds thresh (-1: none) */
+    int first_which;                    /* 'L' or 'U': which one did */
+    int first_sep_level;                /* as l_sep_level, for first */
+    int over, over_sep;                 /* rows past thresh, of which in separators */
+    int sep_rows;                       /* rows in separators */
+    double max_leaf, max_sep;           /* largest of the L and U figures over leaf / separator rows */
+    int64_t hist_l[BSR_STAB_DECADES], hist_u[BSR_STAB_DECADES], hist_piv[BSR_STAB_DECADES];
+} bsr_ilu_stab;
+bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out);
+
 /* Workspace: create for n columns of b x b blocks, free; slot of column j
  * (a new zero block when absent and create is set; -1 when absent otherwise
  * or when memory runs out: *nomem is then set). */

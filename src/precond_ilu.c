@@ -211,3 +211,12 @@ bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_so
     if (I->num->on_device) ilu_describe(host, H->F, o, I->num);
     return BSR_OK;
 }
+
+/* The host plan of S's ILU preconditioner (its host factors unless it was
+ * set up symbolic_only, factor=gpu), NULL when S's preconditioner is no ILU. */
+const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S)
+{
+    const bsr_pc *pc = S ? S->pc : NULL;
+    if (!pc || pc->apply != ilu_apply) return NULL;
+    return ((const ilu_pc *)pc->data)->F;
+}

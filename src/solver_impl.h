@@ -46,6 +46,9 @@ bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
 int bsr_ilu_diagonal_weak(const bsr_matrix *A);
+/* The host plan of S's ILU preconditioner, NULL when it is no ILU
+ * (precond_ilu.c); its values are the host factors unless symbolic_only. */
+const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
 /* o->cap resolved: the default (BSR_CAP_DEFAULT) is auto for rows factored on
  * the device (factor_gpu), none on the host (options.c). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu);

@@ -284,6 +284,31 @@ static void test_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "square"));
 }
 
+/* Test: diag=1 adds the stability line (text) and object (JSON) of the host
+ * ILU factors; nothing without it; a preconditioner that is no ILU says so. */
+static void test_solve_diag(void)
+{
+    const char *gen = "--gen coupled3d:6,5 --backend cpu --no-progress";
+    char args[512];
+    snprintf(args, sizeof args, "%s --config method=gmres,precond=ilu2", gen);
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "stability"));
+    snprintf(args, sizeof args, "%s --config method=gmres,precond=ilu2,diag=1", gen);
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stability   ||L^-1|| est "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, ",diag=1"));
+    snprintf(args, sizeof args, "%s --json --config method=gmres,precond=ilu2,diag=1", gen);
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT(json_valid(out));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"stability\": {"));
+    double l = json_num(out, "l_max"), u = json_num(out, "u_max"), pc = json_num(out, "pivot_cond_max");
+    CU_ASSERT(l >= 1.0 && u > 0.0 && pc >= 1.0);
+    if (!(l >= 1.0 && u > 0.0 && pc >= 1.0)) printf("\n%s", out);
+    snprintf(args, sizeof args, "%s --config precond=jacobi,diag=1", gen);
+    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stability   no ILU preconditioner"));
+}
+
 int main(int argc, char **argv)
 {
     cli = getenv("BSR_CLI");
@@ -295,6 +320,7 @@ int main(int argc, char **argv)
         {"errors: exit code and file:line on stderr", test_errors},
         {"solve --json escapes the file name", test_solve_json_name},
         {"progress of the setup phases", test_progress},
+        {"solve diag=1: the stability report", test_solve_diag},
         {NULL, NULL},
     };
     return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);

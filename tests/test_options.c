@@ -104,6 +104,20 @@ static void test_every_key(void)
     CU_ASSERT_EQUAL(q.tau1, o.tau1);
     CU_ASSERT_EQUAL(q.rtol, o.rtol);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&q, buf, sizeof buf), "atol=0,"));
+    /* diag: printed only when set, and read back */
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(o.diag, 0);
+    CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "diag"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,diag=1,overlap=1,halo=auto"));
+    CU_ASSERT_EQUAL(o.diag, 1);
+    bsr_solver_options_default(&q);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    CU_ASSERT_EQUAL(q.diag, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",diag=1"));
+    BSR_ASSERT_OK(bsr_solver_options_check(&q));
+    q.diag = 2;
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&q), BSR_ERR_ARG);
+    bsr_clear_error();
 }
 
 /* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
@@ -147,6 +161,7 @@ static void test_errors(void)
     expect_error("maxit=10,rtol", "rtol");          /* not key=value */
     expect_error("method=gmres,rtol=nan", "rtol");
     expect_error("dtol=0.5", "dtol");
+    expect_error("diag=2", "diag");
     /* a solver created from a bad string reports the same error */
     bsr_solver *s = NULL;
     CU_ASSERT_EQUAL(bsr_solver_create_str(&s, NULL, "rtol=x"), BSR_ERR_ARG);

@@ -141,6 +141,9 @@ typedef struct {
                                   a pivot is an error (BSR_ERR_SINGULAR naming the row) */
     bsr_monitor_fn monitor;    /* called every iteration when set */
     void *monitor_data;
+    int diag;                  /* option diag=0|1: the CLI reports the stability of host ILU
+                                  factors (growth estimates of L^{-1} and U^{-1}, pivot
+                                  conditioning); the solve itself is unchanged.  Default 0 */
 } bsr_solver_options;
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
@@ -176,7 +179,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, cap (auto|none|P), overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),
- * history (0|1), progress, profile (0|1), trisolve (exact|jacobi:N).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
+ * history (0|1), progress, profile (0|1), trisolve (exact|jacobi:N), diag (0|1).  BSR_ERR_ARG naming the key and the value on error; o is unchanged then. */
 bsr_status bsr_solver_options_parse(bsr_solver_options *o, const char *str);
 /* The options as a whole are usable: every value in range and the combinations
  * allowed (method=cg takes precond none, jacobi, ssor or ic0 only).  BSR_ERR_ARG
