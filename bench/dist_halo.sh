@@ -18,6 +18,15 @@
 #   strong  stencil3d:160:4 on every rank count
 #   hard    rotconv3d:48,4 with ILU2 (tau1 = 1e-2), the halo-heavy class
 #   tiny    stencil3d:16:4 (a smoke test of the script itself)
+# and the eight-GPU runs (ILU(0) and ILU2; set ranks to "1 2 4 8"; on 4 GPUs
+# they run at the sizes a rank count allows):
+#   weak2   stencil3d, 100^3 block rows a rank, ILU2 (ILU(0) is weak)
+#   weak10  stencil3d, about 10M block rows of b = 4 a rank, ILU(0)
+#   strong16 stencil3d:252:4 (16.0M block rows) on every rank count
+#   big0, big2  coupled3d with b = 5 (the hard class, generated in place on
+#           each rank), 12.5M block rows a rank (100M on 8): ILU(0), and
+#           ILU2 with overlap=1; at most 200 iterations (time an iteration)
+# HALOS (default "host ipc") names the halo paths each multi-rank case runs.
 # BACKEND=cpu runs the same on the CPU (halo= then has no effect).
 # OMP_NUM_THREADS is the cores / ranks (the ranks' host work: setup).
 # MPIEXEC (default mpiexec) and MPIEXEC_FLAGS (e.g. "--bind-to none") pass
@@ -79,13 +88,18 @@ for case in $cases; do
       strong) spec="stencil3d:160:4"; cfg="precond=ilu0" ;;
       hard) spec="rotconv3d:48,4"; cfg="precond=ilu2,tau1=0.01,rtol=1e-8,maxit=500" ;;
       tiny) spec="stencil3d:16:4"; cfg="precond=ilu0" ;;
+      weak2) g=$(python3 -c "print(round(($p * 100**3) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu2" ;;
+      weak10) g=$(python3 -c "print(round(($p * 10**7) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu0" ;;
+      strong16) spec="stencil3d:252:4"; cfg="precond=ilu0" ;;
+      big0|big2) g=$(python3 -c "print(round(($p * 12.5e6) ** (1/3)))"); spec="coupled3d:$g,5"
+              cfg=$([ "$case" = big0 ] && echo "precond=ilu0,maxit=200" || echo "precond=ilu2,overlap=1,maxit=200") ;;
       *) echo "dist_halo.sh: unknown case $case" >&2; exit 2 ;;
     esac
     if [ "$p" -eq 1 ]; then   # one rank: the serial solver, no halo
       run "${case}_p1" 1 "$spec" "$cfg"
       continue
     fi
-    for halo in host ipc; do run "${case}_p${p}_$halo" "$p" "$spec" "$cfg,halo=$halo"; done
+    for halo in ${HALOS:-host ipc}; do run "${case}_p${p}_$halo" "$p" "$spec" "$cfg,halo=$halo"; done
   done
 done
 
