@@ -22,7 +22,19 @@ cube of n cells has 6 n^(2/3) face neighbours).
 
 Iterations grow with p under block Jacobi; the measured counts are fitted
 as its(p) = a + c * log2(p) and extrapolated.
+
+--measured RUNS.jsonl (bench/dist_halo.sh's runs.jsonl, or a file of the
+same fields) fits the model to one machine instead: t_row from the 1-rank
+runs (time an iteration over block rows, scaled by (b / b_measured)^2 to
+the model's b: the product and the solves move b^2 values a block), and
+the cost of one halo exchange (latency; its bytes are small on NVLink)
+from the multi-rank runs of one halo path (--path, default ipc): their
+halo seconds over iterations and exchanges.  It then prints each measured
+run next to the model's time an iteration, the upper bound (halo not
+hidden) and the lower one (hidden behind the interior product), before the
+predictions.
 """
+import json
 import argparse
 import math
 
@@ -47,11 +59,52 @@ def fit_log(points):
     return my - c * mx, c
 
 
+def run_figures(r):
+    """(ranks, block rows, b, iterations, seconds an iteration, halo seconds) of one run."""
+    its = max(r["iterations"]) if isinstance(r.get("iterations"), list) else r.get("iterations", 0)
+    tpi = r.get("time_per_iteration_s", r["solve_s"] / max(its, 1))
+    return (r.get("nranks", r.get("ranks", 1)), r["block_rows"], r["block"], its, tpi,
+            r.get("comm", {}).get("halo_s_max", 0.0))
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+
+
+def fit_measured(a):
+    """Set a.t_row and a.latency (bandwidth: the halo's fixed cost dominates
+    on NVLink) from measured runs; print each run against the model."""
+    runs = [json.loads(l) for l in open(a.measured) if l.strip()]
+    runs = [r for r in runs if "solve_s" in r and r.get("exit", 0) == 0]
+    one = [run_figures(r) for r in runs if r.get("nranks", 1) == 1]
+    many = [(r, run_figures(r)) for r in runs if r.get("nranks", 1) > 1 and r.get("halo_path", a.path) == a.path]
+    if not one or not many:
+        raise SystemExit("dist_model.py: --measured needs 1-rank runs and multi-rank runs of halo path " + a.path)
+    bm = one[0][2]
+    t_row = median([tpi / rows for _, rows, _, _, tpi, _ in one])
+    per_exch = median([h / max(its, 1) / a.exchanges for _, (_, _, _, its, _, h) in many])
+    a.t_row = t_row * (a.b / bm) ** 2
+    a.latency, a.bandwidth, a.staging = per_exch / max(a.neighbours, 1), 1e30, 0.0
+    print(f"fitted on {a.measured}: t_row {t_row:.3g} s (b = {bm}; {a.t_row:.3g} s at b = {a.b}), "
+          f"one halo exchange {per_exch * 1e3:.3f} ms ({a.path}; {len(many)} runs)")
+    print("| run | ranks | rows/rank | measured ms/it | model, halo not hidden | model, halo hidden |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in runs:
+        p, rows, _, its, tpi, _ = run_figures(r)
+        comp = t_row * rows / p
+        comm = 0.0 if p == 1 else a.exchanges * per_exch + a.reductions * a.red_latency * math.ceil(math.log2(p))
+        print(f"| {r.get('name', '?')} | {p} | {rows / p:.3g} | {tpi * 1e3:.2f} | {(comp + comm) * 1e3:.2f} | "
+              f"{max(comp, comm) * 1e3:.2f} |")
+    print("(a cost fitted on one host's NVLink: past 8 GPUs the ranks span hosts, whose links it does not measure)")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cells", type=float, default=100e6, help="global block rows N (default 1e8)")
     ap.add_argument("--b", type=int, default=5)
-    ap.add_argument("--t-row", type=float, required=True,
+    ap.add_argument("--t-row", type=float, default=0.0,
                     help="seconds per block row per iteration on one GPU (measured, same b)")
     ap.add_argument("--shape", type=float, default=1.0, help="ghosts / (6 n^(2/3)) of the real partition")
     ap.add_argument("--neighbours", type=int, default=6)
@@ -65,7 +118,13 @@ def main():
     ap.add_argument("--iters", default="", help="measured iterations 'p:its,p:its,...' (fit a + c log2 p)")
     ap.add_argument("--weak-rows", type=float, default=12.5e6, help="block rows per GPU for weak scaling")
     ap.add_argument("--gpus", default="8,64,512")
+    ap.add_argument("--measured", default="", help="runs.jsonl of bench/dist_halo.sh: fit t_row and the halo cost")
+    ap.add_argument("--path", default="ipc", help="the halo path whose runs fit the halo cost (--measured)")
     a = ap.parse_args()
+    if a.measured:
+        fit_measured(a)
+    if a.t_row <= 0:
+        raise SystemExit("dist_model.py: --t-row (or --measured) is needed")
 
     pts = [tuple(map(float, t.split(":"))) for t in a.iters.split(",") if t]
     ia, ic = fit_log(pts) if pts else (1.0, 0.0)
@@ -81,7 +140,7 @@ def main():
 
     gpus = [int(g) for g in a.gpus.split(",")]
     print(f"model: N = {a.cells:.3g} block rows, b = {a.b}, t_row = {a.t_row:.3g} s, shape factor {a.shape:.2f}, "
-          f"{a.neighbours} neighbours, link {a.bandwidth / 1e9:.0f} GB/s + {a.latency * 1e6:.0f} us, staging "
+          f"{a.neighbours} neighbours, link {'latency-bound' if a.bandwidth >= 1e29 else f'{a.bandwidth / 1e9:.0f} GB/s'} + {a.latency * 1e6:.0f} us, staging "
           f"{'none' if a.staging <= 0 else f'{a.staging / 1e9:.0f} GB/s'}, {a.reductions} reductions x "
           f"{a.red_latency * 1e6:.0f} us x log2 p")
     if pts:
