@@ -128,27 +128,41 @@ static void profile_bound_line(const bsr_solver_stats *st)
            100 * bound / st->prof_krylov_s);
 }
 
-/* The --config that adds match=auto to the user's (factor=auto too when it
- * said factor=gpu, which takes no matching) into buf, when an ILU failed --
- * a breakdown, a singular pivot, or no convergence with regularized pivots --
- * on an A whose diagonal has a zero, missing or singular block, without a
- * matching: what match=auto is for (perm.mtx, issue 40).  NULL otherwise. */
-static const char *match_hint(const bsr_solver_options *opt, const char *config, const bsr_matrix *A, int failed,
-                              char *buf, size_t n)
+/* The --config to try after an ILU failed, into buf, with *why the reason
+ * (NULL: no hint).  A failure (a breakdown, a singular pivot, or no
+ * convergence with regularized pivots) on an A whose diagonal has a zero,
+ * missing or singular block, without a matching: match=auto (factor=auto
+ * too after factor=gpu, which takes no matching), what it is for.  Else an
+ * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default): cap=none,
+ * whose nested dissection without the cap converged on rotconv3d where the
+ * capped rows broke down. */
+static const char *ilu_hint(const bsr_solver_options *opt, const char *config, const bsr_matrix *A, int failed,
+                            char *buf, size_t n, const char **why)
 {
-    if (!failed || opt->precond < BSR_PC_ILU0 || opt->precond > BSR_PC_ILU2 || opt->match != BSR_MATCH_NONE || !bsr_ilu_diagonal_weak(A))
-        return NULL;
-    snprintf(buf, n, "%s%smatch=auto%s", config && config[0] ? config : "", config && config[0] ? "," : "",
-             opt->factor == BSR_FACTOR_GPU ? ",factor=auto" : "");
-    return buf;
+    const char *c = config && config[0] ? config : "", *sep = config && config[0] ? "," : "";
+    *why = NULL;
+    if (!failed || opt->precond < BSR_PC_ILU0 || opt->precond > BSR_PC_ILU2) return NULL;
+    if (opt->match == BSR_MATCH_NONE && bsr_ilu_diagonal_weak(A)) {
+        snprintf(buf, n, "%s%smatch=auto%s", c, sep, opt->factor == BSR_FACTOR_GPU ? ",factor=auto" : "");
+        *why = "A has a zero, missing or singular diagonal block, which the ILU cannot pivot on: try --config %s "
+               "(a matching moves large entries onto the diagonal first)";
+        return buf;
+    }
+    if (opt->precond != BSR_PC_ILU0 && opt->cap != BSR_ILU_CAP_NONE && opt->cap != BSR_CAP_DEFAULT) {
+        snprintf(buf, n, "%s%scap=none", c, sep);
+        *why = "the per-row cap bounds the setup but can cost a coupled system its convergence: try --config %s "
+               "(nested dissection without a cap, the pattern's rows on the host: a longer setup)";
+        return buf;
+    }
+    return NULL;
 }
 
-/* The hint line of match_hint's suggestion (f: stdout in the report, stderr after a failed setup). */
-static void print_match_hint(FILE *f, const char *cfg)
+/* The hint line of ilu_hint's suggestion (f: stdout in the report, stderr after a failed setup). */
+static void print_hint(FILE *f, const char *why, const char *cfg)
 {
-    fprintf(f, "%s A has a zero, missing or singular diagonal block, which the ILU cannot pivot on: try "
-            "--config %s (a matching moves large entries onto the diagonal first)\n",
-            f == stdout ? "hint       " : "bsrsolve: hint:", cfg);
+    fputs(f == stdout ? "hint        " : "bsrsolve: hint: ", f);
+    fprintf(f, why, cfg);
+    fputc('\n', f);
 }
 
 /* diag=1: the stability figures of the solver's host ILU factors into e
@@ -232,7 +246,7 @@ static void stability_json(const extras *e)
 
 static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
                         const char *backend, const bsr_solver_stats *st, bsr_status s,
-                        const extras *e, int have_ref, int ref_ok, const char *hint)
+                        const extras *e, int have_ref, int ref_ok, const char *hint, const char *why)
 {
     printf("problem     %s\n", P->name);
     printf("            n = %lld, block %d x %d, %d block rows, %d blocks (%.1f per row)\n",
@@ -296,7 +310,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     }
     stability_text(e);
     if (s != BSR_OK) printf("result      %s: %s\n", bsr_status_string(s), bsr_last_error());
-    if (hint) print_match_hint(stdout, hint);
+    if (hint) print_hint(stdout, why, hint);
 }
 
 static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const char *cfg,
@@ -337,7 +351,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                c->iterations, c->relres, c->setup_s, c->factor_s, c->solve_s);
     }
     stability_json(e);
-    if (hint) {   /* the --config to try (match_hint) */
+    if (hint) {   /* the --config to try (ilu_hint) */
         printf("\"hint_config\": ");
         cli_json_str(stdout, hint);
         printf(",\n");
@@ -464,9 +478,9 @@ int cmd_solve(int argc, char **argv)
     char hintbuf[600];
     if ((s = bsr_solver_setup(S, P.A))) {
         rc = cli_fail(s);
-        const char *h = match_hint(&opt, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
-                                   sizeof hintbuf);
-        if (h) print_match_hint(stderr, h);
+        const char *why, *h = ilu_hint(&opt, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
+                                       sizeof hintbuf, &why);
+        if (h) print_hint(stderr, why, h);
         goto out;
     }
     bsr_status ss = bsr_solver_solve(S, B, X, &st);
@@ -522,13 +536,15 @@ int cmd_solve(int argc, char **argv)
     }
     if (opt.diag) stability_compute(S, &e);
     char cfg[512];
+    opt.cap = bsr_solver_get_options(S)->cap;   /* as the setup resolved it: the printed options reproduce the run */
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
-    const char *hint = match_hint(&opt, cli_opt(argc, argv, "--config"), P.A,
-                                  ss == BSR_ERR_BREAKDOWN || (ss != BSR_OK && st.pivots_regularized > 0), hintbuf,
-                                  sizeof hintbuf);
+    const char *why, *hint = ilu_hint(&opt, cli_opt(argc, argv, "--config"), P.A,
+                                      ss == BSR_ERR_BREAKDOWN || ss == BSR_ERR_NOCONV ||
+                                          (ss != BSR_OK && st.pivots_regularized > 0),
+                                      hintbuf, sizeof hintbuf, &why);
     if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
-    else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
+    else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint, why);
     const char *outf = cli_opt(argc, argv, "--out");
     if (outf) {
         double *v = malloc(sizeof(double) * (size_t)f.n * k);

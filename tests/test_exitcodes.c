@@ -92,6 +92,14 @@ static void test_codes(void)
     /* no hint where the diagonal is regular */
     expect_rc("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3);
     CU_ASSERT_PTR_NULL(strstr(out, "hint"));
+    /* ILU2 with a per-row cap that fails: the hint is the run without the cap */
+    expect_rc("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12 --json", 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hint_config\": \"precond=ilu2,cap=auto,maxit=1,rtol=1e-12,cap=none\""));
+    expect_rc("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "can cost a coupled system its convergence"));
+    /* without a cap (the CPU's default) no such hint */
+    expect_rc("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
     /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */
     put("denormal.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e-320\n2 1 0.5\n2 2 1\n3 3 1\n", p);
     snprintf(args, sizeof args, "'%s' --backend cpu", p);
