@@ -83,6 +83,25 @@ static double exact_resid(const bsr_problem *P)
     return num / den;
 }
 
+/* P (spec: 6^3 cells, blocks of b): its sizes, A x* = rhs, and a nontrivial
+ * exact solution. */
+static void check_cube6(const bsr_problem *P, const char *spec, int b)
+{
+    const bsr_matrix *A = P->A;
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(A), 216);
+    CU_ASSERT_EQUAL(bsr_matrix_block(A), b);
+    CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 7 * 216 - 6 * 36);
+    CU_ASSERT_EQUAL(bsr_multivec_rows(P->rhs), 216 * b);
+    CU_ASSERT_EQUAL(bsr_multivec_rows(P->xexact), 216 * b);
+    double res = exact_resid(P);
+    if (res > 1e-14) printf("\n  %s: |A x* - rhs| %.2e\n", spec, res);
+    CU_ASSERT(res <= 1e-14);
+    const double *x = bsr_multivec_cdata(P->xexact);
+    double xmax = 0;
+    for (int64_t i = 0; i < 216 * b; i++) xmax = fmax(xmax, fabs(x[i]));
+    CU_ASSERT(xmax > 0.5); /* a nontrivial exact solution */
+}
+
 /* Test: sizes, A x* = rhs, nonsymmetry, the dense couplings, determinism, float. */
 static void test_structure(void)
 {
@@ -91,18 +110,7 @@ static void test_structure(void)
         snprintf(spec, sizeof spec, "rotconv3d:6,%d", b);
         bsr_problem P = gen(spec, BSR_DOUBLE);
         const bsr_matrix *A = P.A;
-        CU_ASSERT_EQUAL(bsr_matrix_nbrows(A), 216);
-        CU_ASSERT_EQUAL(bsr_matrix_block(A), b);
-        CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 7 * 216 - 6 * 36);
-        CU_ASSERT_EQUAL(bsr_multivec_rows(P.rhs), 216 * b);
-        CU_ASSERT_EQUAL(bsr_multivec_rows(P.xexact), 216 * b);
-        double res = exact_resid(&P);
-        if (res > 1e-14) printf("\n  %s: |A x* - rhs| %.2e\n", spec, res);
-        CU_ASSERT(res <= 1e-14);
-        const double *x = bsr_multivec_cdata(P.xexact);
-        double xmax = 0;
-        for (int64_t i = 0; i < 216 * b; i++) xmax = fmax(xmax, fabs(x[i]));
-        CU_ASSERT(xmax > 0.5); /* a nontrivial exact solution */
+        check_cube6(&P, spec, b);
 
         /* diagonal blocks: positive diagonal, dense off-diagonal part of relative size
          * 0.1..0.3 (times the convective fraction of the diagonal, 0.9..1 here), both
@@ -407,17 +415,7 @@ static void test_coupled_structure(void)
         snprintf(spec, sizeof spec, "coupled3d:6,%d", b);
         bsr_problem P = gen(spec, BSR_DOUBLE);
         const bsr_matrix *A = P.A;
-        CU_ASSERT_EQUAL(bsr_matrix_nbrows(A), 216);
-        CU_ASSERT_EQUAL(bsr_matrix_block(A), b);
-        CU_ASSERT_EQUAL(bsr_matrix_nnzb(A), 7 * 216 - 6 * 36);
-        CU_ASSERT_EQUAL(bsr_multivec_rows(P.rhs), 216 * b);
-        double res = exact_resid(&P);
-        if (res > 1e-14) printf("\n  %s: |A x* - rhs| %.2e\n", spec, res);
-        CU_ASSERT(res <= 1e-14);
-        const double *x = bsr_multivec_cdata(P.xexact);
-        double xmax = 0;
-        for (int64_t i = 0; i < 216 * b; i++) xmax = fmax(xmax, fabs(x[i]));
-        CU_ASSERT(xmax > 0.5);
+        check_cube6(&P, spec, b);
         /* interior rows: the scalar part (the blocks' diagonals) sums to d s_p, s_p in [0, 0.05];
          * diagonal block d (I + S + C): |C_pq| in [0.35/3, 0.35]; neighbours -w (I + 0.1 C):
          * off-diagonal over diagonal 0.1 C_pq; upstream weights 1 + |P_a| <= 1 + 2.6 */
