@@ -6,6 +6,7 @@
  * depend on the number of threads. */
 #include "reorder_impl.h"
 #include <limits.h>
+#include <omp.h>
 #include <string.h>
 
 /* A level this wide or wider is searched by the team; narrower ones serially. */
@@ -59,8 +60,27 @@ static int children(const rcm_bfs *S, const int *q, int pos, int t, int cm, int 
 static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
 {
     const bsr_graph *G = S->G;
-    const int w = b - a, par = w >= RCM_PAR_WIDTH;
-    #pragma omp parallel for schedule(static) if (par)
+    const int w = b - a;
+    if (w < RCM_PAR_WIDTH || omp_get_max_threads() == 1) {   /* the serial queue itself */
+        int at = b;
+        for (int pos = a; pos < b; pos++) {
+            int v = q[pos], c = at;
+            for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+                int u = G->adj[p];
+                if (S->lev[u] != -1) continue;
+                S->lev[u] = t + 1;
+                S->par[u] = pos;
+                int j = at++;
+                while (cm && j > c && (DEG(q[j - 1]) > DEG(u) || (DEG(q[j - 1]) == DEG(u) && q[j - 1] > u))) {
+                    q[j] = q[j - 1];
+                    j--;
+                }
+                q[j] = u;
+            }
+        }
+        return at;
+    }
+    #pragma omp parallel for schedule(static)
     for (int pos = a; pos < b; pos++) {
         int v = q[pos];
         for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
@@ -73,11 +93,11 @@ static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
             if (l == t + 1) min_into(S->par, u, pos);
         }
     }
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static)
     for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
     int at = b;
     for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
-    #pragma omp parallel for schedule(static) if (par)
+    #pragma omp parallel for schedule(static)
     for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
     return at;
 }

@@ -243,8 +243,11 @@ bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix 
 /* Statistics of a symbolic phase done on the device (patterns of nL + nU
  * blocks, schedules of nlevL and nlevU levels); marks F valid. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
-/* Build F->fz from the rows of a finished threshold factorization (ilu_pattern.c). */
+/* Build F->fz from the rows of a finished threshold factorization
+ * (ilu_pattern.c); its level schedule (fz->lv) is left to the caller. */
 bsr_status ilu_pattern_build(bsr_ilu *F);
+/* The lower pattern of P as a matrix view without values (its schedule's input). */
+bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
 void ilu_pattern_free(ilu_pattern *P);
 
 /* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
