@@ -269,6 +269,12 @@ typedef struct {
     const long long *uoff, *loff;
 } ilu_dev_cols;
 bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c);
+/* The device rows' slots (ilu_dev_rows.c): uoff[k] = start of row k's upper
+ * slot (the pivot, A's upper blocks, then the cap's U and W fill, bounded by
+ * what the workspace fills), uoff[n] their total; adiag[k] = position of A's
+ * diagonal block of row k or -1 (when adiag is set).  Returns the lower pool's
+ * size in columns. */
+long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
 /* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
  * (ilu_setup.c): the host scaling every factorization starts from. */
 bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
