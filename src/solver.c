@@ -92,10 +92,9 @@ bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, in
 static void teardown(bsr_solver *s)
 {
     bsr_vpool_clear(&s->pool);
-    bsr_pc_destroy(s->pc_dev);
     bsr_pc_destroy(s->pc);
     bsr_matrix_destroy(s->A_work);
-    s->pc = s->pc_dev = NULL;
+    s->pc = NULL;
     s->A_work = NULL;
     s->A_user = NULL;
 }
@@ -182,16 +181,26 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (s->opt.factor == BSR_FACTOR_AUTO)
         s->opt.factor = s->device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     if (s->opt.factor == BSR_FACTOR_GPU) s->opt.cap = bsr_cap_resolved(&s->opt, 1);   /* printed as it ran */
+    /* the device preconditioner reads A's device mirror (A's upload is not
+     * overlapped with the host work on a second thread: the setup was slower
+     * in the median, bench/RESULTS.md) */
+    double tu = now();
+    if (s->device && (st = bsr_solver_device_upload(s))) goto fail;
+    if (s->device) bsr_prof_mark("setup: upload of A");
     double t1 = now();
-    /* (A's upload stays after the host work: on a second thread, overlapped
-     * with it, the setup was slower in the median, bench/RESULTS.md) */
-    if ((st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc))) goto fail;
+    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc);
+    if (s->device) bsr_solver_device_release(s);
+    if (st) goto fail;
     double t2 = now();
-    bsr_prof_mark("setup: host preconditioner (rest)");
-    if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
+    bsr_prof_mark("setup: preconditioner (rest)");
+    if (s->device) {
+        s->warm_k = 0;   /* a new operator or preconditioner */
+        if ((st = bsr_solver_device_warm(s, 1))) goto fail;
+        bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
+    }
     s->setup_s = now() - t0;
-    s->setup_pc_s = t2 - t1;
-    s->setup_dev_s = s->device ? now() - t2 : 0;
+    s->setup_pc_s = t2 - t1 - s->pc->dev_s;
+    s->setup_dev_s = s->device ? (t1 - tu) + s->pc->dev_s + (now() - t2) : 0;
     s->pattern_new = 1;
     s->pattern_refreshes = 0;
     s->refactor_failed = 0;
@@ -233,14 +242,17 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     BSR_TRY(check_subnormal_rows(s, A));
+    double tu = now();
+    if (s->device) BSR_TRY(bsr_solver_device_upload(s));
     double t1 = now();
-    if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
+    bsr_status st = s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
+    if (s->device) bsr_solver_device_release(s);
+    BSR_TRY(st);
     double t2 = now();
-    if (s->device) BSR_TRY(bsr_solver_device_refactor(s));
     s->refactor_failed = 0;
     s->setup_s = now() - t0;
-    s->setup_pc_s = t2 - t1;
-    s->setup_dev_s = s->device ? now() - t2 : 0;
+    s->setup_pc_s = t2 - t1 - s->pc->dev_s;
+    s->setup_dev_s = s->device ? (t1 - tu) + s->pc->dev_s : 0;
     return BSR_OK;
 }
 
@@ -318,7 +330,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (s->device) {
         BSR_TRY(bsr_solver_device_warm(s, k));
         bsr_prof_mark("solve: first product + apply with k columns (once a k)");
-        BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k));
+        BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc, k));
     } else {
         bsr_kops_cpu(&o, A, s->pc, k);
     }

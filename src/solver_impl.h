@@ -21,27 +21,23 @@ struct bsr_pc {
      * bytes of matrix / factor data read, and passes over n x k vectors; both 0
      * when unknown (the bound then counts only what the Krylov method moves) */
     double bytes_fixed, bytes_passes;
+    /* seconds of the last setup or refactor spent in device work (uploads,
+     * factorization and analysis on the device; 0 on the CPU): the solver's
+     * setup_dev_s counts them, setup_pc_s the rest */
+    double dev_s;
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);
 };
 
-/* Build the preconditioner o->precond for A (working precision) on the CPU;
- * dev: the CUDA context the solve applies it on (NULL: the CPU; an ILU then
- * takes no matching, and ILUT/ILU2 choose their pattern on dev's device). */
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
-/* Same preconditioner on the device, when one exists: wraps or uploads a CPU
- * one (cpu stays owned by the caller), or returns BSR_ERR_UNSUPPORTED. */
-bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
-                                bsr_pc *cpu, bsr_pc **pc);
+/* Build the preconditioner o->precond for A (working precision) on the
+ * backend it is applied on: ctx a CUDA context, the device (A's device
+ * mirror current); NULL (or a CPU context), the host.  The one object of
+ * (A, ctx), made by the table's row for (kind, backend) (precond_table.c):
+ * BSR_ERR_UNSUPPORTED naming both when there is none. */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **pc);
 void bsr_pc_destroy(bsr_pc *pc);
-/* The individual kinds (src/precond_*.c). */
-bsr_status bsr_pc_none(bsr_pc **pc);
-bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
-bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
-/* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those bsr_pc_ilu builds. */
+/* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
@@ -252,7 +248,7 @@ struct bsr_solver {
     int device;                /* iterate on the device */
     const bsr_matrix *A_user;
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
-    bsr_pc *pc, *pc_dev;       /* CPU preconditioner; device one (NULL on the CPU) */
+    bsr_pc *pc;                /* the preconditioner, on the backend the solve runs on */
     bsr_vpool pool;            /* work vectors reused between solves */
     double setup_s;
     double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
@@ -284,13 +280,17 @@ bsr_status bsr_solver_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multi
 /* V = W (copy back to the caller's precision/residency). */
 bsr_status bsr_solver_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
                                 bsr_multivec *V);
-bsr_status bsr_solver_device_setup(bsr_solver *s);
+/* The working matrix's device mirror made current (before the
+ * preconditioner's setup or refactor on the device, and the products). */
+bsr_status bsr_solver_device_upload(bsr_solver *s);
+/* After the preconditioner's setup or refactor: the device mirror released
+ * when the product is not this solver's (op_external). */
+void bsr_solver_device_release(bsr_solver *s);
 /* One product and one apply with k columns on pooled vectors of ones, once
  * per solver and k: AUTO's timed kernel choice for k, module loads and the
  * apply's work vectors are paid here, before the Krylov phase, not inside
  * its first iterations (setup does k = 1, a solve any other k). */
 bsr_status bsr_solver_device_warm(bsr_solver *s, int k);
-bsr_status bsr_solver_device_refactor(bsr_solver *s);
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
                                     bsr_multivec **W, int *own);
 bsr_status bsr_solver_cuda_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,

@@ -231,7 +231,7 @@ bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A)
 /* The ext preconditioner (on the backend the solve runs on). */
 static bsr_pc *ext_pc(const struct bsr_dras *R)
 {
-    return R->ext->device ? R->ext->pc_dev : R->ext->pc;
+    return R->ext->pc;
 }
 
 bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
