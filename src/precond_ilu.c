@@ -134,18 +134,33 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     return BSR_OK;
 }
 
-/* The symbolic plan of A for the ILU kind o->precond, its values factored
- * on ctx's device when o->factor is gpu (ctx NULL: the host row, which
- * factors on the host).  ILU(0) factored on the device in natural order
- * leaves its symbolic phase deferred (*defer = 1) to ilu_plan_finish. */
+/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
+static int symbolic_on_host;
+void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
+
+/* The deferred symbolic phase of plan F (ILU(0), natural order) on ctx's
+ * device (A's device mirror current), else on the host. */
+static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
+{
+    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, F, A);
+    if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
+    return s;
+}
+
+/* The finished symbolic plan of A for the ILU kind o->precond, its values
+ * to be factored on ctx's device when o->factor is gpu (ctx NULL: the host
+ * row, which factors on the host; the plan then holds the setup's first
+ * factorization).  ILU(0) factored on the device in natural order does its
+ * symbolic phase last, on the device where it can (A's device mirror
+ * current): *dev_s = its seconds (else 0). */
 static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_ilu **F,
-                           int *defer)
+                           double *dev_s)
 {
     *F = NULL;
-    *defer = 0;
-    bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    *dev_s = 0;
     bsr_ilu_options io;
     BSR_TRY(bsr_ilu_options_from_solver(o, &io));
+    const bsr_ilu_kind kind = io.kind;
     const int dev = o->factor == BSR_FACTOR_GPU;
     if (dev && !ctx)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor=gpu factors on the device (--backend cuda); the CPU "
@@ -172,23 +187,15 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
      * iterations (bench/RESULTS.md) */
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
-    /* ILU(0) factored on the device in natural order: its symbolic phase
-     * too (ilu_plan_finish) */
-    *defer = kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL;
     /* ILUT/ILU2 factored on the device: the thresholds' rows there too */
-    return *defer ? bsr_ilu_setup_deferred(A, &io, F) : bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
-}
-
-/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
-static int symbolic_on_host;
-void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
-
-/* The deferred symbolic phase of plan F (ILU(0), natural order) on ctx's
- * device (A's device mirror current), else on the host. */
-static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
-{
-    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, F, A);
-    if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
+    if (!(kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL))
+        return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
+    /* ILU(0) factored on the device in natural order: its symbolic phase too */
+    BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
+    double t = omp_get_wtime();
+    bsr_status s = ilu_plan_finish(ctx, *F, A);
+    *dev_s = omp_get_wtime() - t;
+    if (s) { bsr_ilu_destroy(*F); *F = NULL; }
     return s;
 }
 
@@ -209,31 +216,30 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
 {
     (void)ctx;
     ilu_pc *I;
-    int defer;
+    double dev_s;
     BSR_TRY(ilu_new(pc, o, 0, &I));
-    BSR_TRY(ilu_plan(A, o, NULL, &I->F, &defer));
+    BSR_TRY(ilu_plan(A, o, NULL, &I->F, &dev_s));
     BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
     ilu_describe(pc, I->F, o, I->num);
     return BSR_OK;
 }
 
-/* The device row on ctx (A's device mirror current): the plan, finished,
+/* The device row on ctx (A's device mirror current): the finished plan,
  * then the CUDA factor of (plan, A) with the numeric options resolved here. */
 static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     ilu_pc *I;
-    int defer;
+    double dev_s;
     BSR_TRY(ilu_new(pc, o, 1, &I));
-    BSR_TRY(ilu_plan(A, o, ctx, &I->F, &defer));
+    BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
     double t = omp_get_wtime();
-    if (defer) BSR_TRY(ilu_plan_finish(ctx, I->F, A));
     ilu_numeric_options no;
     no.on_device = o->factor == BSR_FACTOR_GPU;
     /* float factors serve double vectors (mixed) and float vectors alike */
     no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
     no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
-    pc->dev_s = omp_get_wtime() - t;
+    pc->dev_s = dev_s + omp_get_wtime() - t;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);

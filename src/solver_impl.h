@@ -37,6 +37,20 @@ struct bsr_pc {
  * BSR_ERR_UNSUPPORTED naming both when there is none. */
 bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **pc);
 void bsr_pc_destroy(bsr_pc *pc);
+/* What a preconditioner's user settles before bsr_pc_create (solver.c; the
+ * solver and the distributed overlap preconditioner alike):
+ * o->factor and o->cap resolved for A (working precision) applied on the
+ * device (device) or the host; BSR_ERR_UNSUPPORTED for factor=gpu without
+ * the device or an ILU, or with a matching. */
+bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_matrix *A);
+/* BSR_ERR_VALUE naming the first block row of A (the user's precision)
+ * whose values are all subnormal in the precision o's preconditioner works
+ * in ("rescale A"); BSR_OK for precond=none. */
+bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matrix *A);
+/* Nonzero when a refactor of ILUT/ILU2 chooses a new pattern by a new setup:
+ * pattern=refresh, or auto once iters_last grew past pattern_growth times
+ * iters_base (the first solve's on this pattern; 0: none yet). */
+int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last);
 /* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
