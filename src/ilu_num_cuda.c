@@ -51,7 +51,9 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
                             ilu_numeric **out)
 {
     *out = NULL;
-    if (plan->deferred)
+    /* a deferred symbolic phase is done once the host built the patterns
+     * (deferred cleared) or the device did (dsym attached) */
+    if (plan->deferred && !plan->dsym)
         return bsr_error(BSR_ERR_INTERNAL, "device ILU factor: the plan's symbolic phase is not done");
     const int dev = no->on_device;
     cuda_numeric *c = bsr_calloc(1, sizeof *c, "device ILU factor");

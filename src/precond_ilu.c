@@ -16,8 +16,15 @@ typedef struct {
     bsr_ilu *F;         /* the finished symbolic plan (owned) */
     ilu_numeric *num;   /* the numeric factor on the row's backend */
     bsr_solver_options o;   /* what the info line reports */
-    int device;         /* the device row: numeric work counts in pc->dev_s */
+    bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
 } ilu_pc;
+
+/* A's device mirror in ctx made current, where device work reads it (A
+ * gains a mirror: its owner keeps or releases it). */
+static bsr_status ilu_mirror(bsr_context *ctx, const bsr_matrix *A)
+{
+    return bsr_matrix_upload(ctx, (bsr_matrix *)A);
+}
 
 /* The matching's part of the info line ("" for match=none); dev_factor: the
  * values are factored on the device, which the solver chooses for auto only
@@ -97,8 +104,9 @@ static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
     double t = omp_get_wtime();
-    bsr_status s = I->num->ops->numeric(I->num, A);
-    pc->dev_s = I->device ? omp_get_wtime() - t : 0;
+    bsr_status s = I->ctx ? ilu_mirror(I->ctx, A) : BSR_OK;
+    if (!s) s = I->num->ops->numeric(I->num, A);
+    pc->dev_s = I->ctx ? omp_get_wtime() - t : 0;
     BSR_TRY(s);
     ilu_describe(pc, I->F, &I->o, I->num);
     return BSR_OK;
@@ -151,8 +159,8 @@ static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix
  * to be factored on ctx's device when o->factor is gpu (ctx NULL: the host
  * row, which factors on the host; the plan then holds the setup's first
  * factorization).  ILU(0) factored on the device in natural order does its
- * symbolic phase last, on the device where it can (A's device mirror
- * current): *dev_s = its seconds (else 0). */
+ * symbolic phase last, on the device where it can (from A's device mirror,
+ * made current here): *dev_s = its seconds (else 0). */
 static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_ilu **F,
                            double *dev_s)
 {
@@ -193,19 +201,20 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
     /* ILU(0) factored on the device in natural order: its symbolic phase too */
     BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
     double t = omp_get_wtime();
-    bsr_status s = ilu_plan_finish(ctx, *F, A);
+    bsr_status s = ilu_mirror(ctx, A);
+    if (!s) s = ilu_plan_finish(ctx, *F, A);
     *dev_s = omp_get_wtime() - t;
     if (s) { bsr_ilu_destroy(*F); *F = NULL; }
     return s;
 }
 
 /* The ILU object on pc: options kept for the info line. */
-static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, int device, ilu_pc **out)
+static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *ctx, ilu_pc **out)
 {
     ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
     if (!I) return BSR_ERR_NOMEM;
     I->o = *o;
-    I->device = device;
+    I->ctx = ctx;
     pc->data = I;
     *out = I;
     return BSR_OK;
@@ -217,22 +226,24 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     (void)ctx;
     ilu_pc *I;
     double dev_s;
-    BSR_TRY(ilu_new(pc, o, 0, &I));
+    BSR_TRY(ilu_new(pc, o, NULL, &I));
     BSR_TRY(ilu_plan(A, o, NULL, &I->F, &dev_s));
     BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
     ilu_describe(pc, I->F, o, I->num);
     return BSR_OK;
 }
 
-/* The device row on ctx (A's device mirror current): the finished plan,
- * then the CUDA factor of (plan, A) with the numeric options resolved here. */
+/* The device row on ctx: the finished plan, then A's device mirror made
+ * current and the CUDA factor of (plan, A) with the numeric options
+ * resolved here. */
 static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     ilu_pc *I;
     double dev_s;
-    BSR_TRY(ilu_new(pc, o, 1, &I));
+    BSR_TRY(ilu_new(pc, o, ctx, &I));
     BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
     double t = omp_get_wtime();
+    BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
     ilu_numeric_options no;
     no.on_device = o->factor == BSR_FACTOR_GPU;
     /* float factors serve double vectors (mixed) and float vectors alike */

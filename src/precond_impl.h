@@ -33,8 +33,10 @@ void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix
  * setup builds it for A on pc (calloc'ed, name and the three functions below
  * already set from the row; ctx: the CUDA context of a device row, NULL for
  * a host one); on failure the caller destroys pc, so destroy must take
- * whatever part setup made (pc->data NULL included).  A new kind or backend
- * is one file defining its ops and one row of the table. */
+ * whatever part setup made (pc->data NULL included).  A device row that
+ * reads A's device mirror (setup or refactor) makes it current itself, after
+ * its host work; the caller keeps or releases it.  A new kind or backend is
+ * one file defining its ops and one row of the table. */
 typedef struct {
     bsr_status (*setup)(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx);
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);   /* NULL: nothing to redo */

@@ -198,26 +198,24 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
     if ((st = bsr_pc_options_resolve(&s->opt, s->device, work_matrix(s)))) goto fail;
-    /* the device preconditioner reads A's device mirror (A's upload is not
-     * overlapped with the host work on a second thread: the setup was slower
-     * in the median, bench/RESULTS.md) */
-    double tu = now();
-    if (s->device && (st = bsr_solver_device_upload(s))) goto fail;
-    if (s->device) bsr_prof_mark("setup: upload of A");
     double t1 = now();
+    /* a device row uploads A after its host work (A's upload is not
+     * overlapped with that work on a second thread: the setup was slower in
+     * the median, bench/RESULTS.md) */
     st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc);
-    if (s->device) bsr_solver_device_release(s);
-    if (st) goto fail;
     double t2 = now();
     bsr_prof_mark("setup: preconditioner (rest)");
+    if (s->device && (st = bsr_solver_device_operator(s, st))) goto fail;
+    if (st) goto fail;
     if (s->device) {
+        bsr_prof_mark("setup: upload of A");
         s->warm_k = 0;   /* a new operator or preconditioner */
         if ((st = bsr_solver_device_warm(s, 1))) goto fail;
         bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
     }
     s->setup_s = now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
-    s->setup_dev_s = s->device ? (t1 - tu) + s->pc->dev_s + (now() - t2) : 0;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
     s->pattern_new = 1;
     s->pattern_refreshes = 0;
     s->refactor_failed = 0;
@@ -256,17 +254,15 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     BSR_TRY(bsr_check_subnormal_rows(&s->opt, A));
-    double tu = now();
-    if (s->device) BSR_TRY(bsr_solver_device_upload(s));
     double t1 = now();
     bsr_status st = s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
-    if (s->device) bsr_solver_device_release(s);
-    BSR_TRY(st);
     double t2 = now();
+    if (s->device) st = bsr_solver_device_operator(s, st);
+    BSR_TRY(st);
     s->refactor_failed = 0;
     s->setup_s = now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
-    s->setup_dev_s = s->device ? (t1 - tu) + s->pc->dev_s : 0;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
     return BSR_OK;
 }
 

@@ -155,16 +155,14 @@ bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
     return st;
 }
 
-bsr_status bsr_solver_device_upload(bsr_solver *s)
+bsr_status bsr_solver_device_operator(bsr_solver *s, bsr_status st)
 {
     bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user; /* gains a device mirror */
-    return bsr_matrix_upload(s->ctx, A);
-}
-
-void bsr_solver_device_release(bsr_solver *s)
-{
-    /* the preconditioner holds what it needs */
-    if (s->op_external) bsr_cuda_matrix_release(s->A_work ? s->A_work : (bsr_matrix *)s->A_user);
+    if (s->op_external) {
+        bsr_cuda_matrix_release(A);
+        return st;
+    }
+    return st ? st : bsr_matrix_upload(s->ctx, A);
 }
 
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,

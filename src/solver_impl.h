@@ -31,8 +31,9 @@ struct bsr_pc {
 };
 
 /* Build the preconditioner o->precond for A (working precision) on the
- * backend it is applied on: ctx a CUDA context, the device (A's device
- * mirror current); NULL (or a CPU context), the host.  The one object of
+ * backend it is applied on: ctx a CUDA context, the device (A may gain a
+ * current device mirror, the caller's to keep or release); NULL (or a CPU
+ * context), the host.  The one object of
  * (A, ctx), made by the table's row for (kind, backend) (precond_table.c):
  * BSR_ERR_UNSUPPORTED naming both when there is none. */
 bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **pc);
@@ -294,12 +295,11 @@ bsr_status bsr_solver_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multi
 /* V = W (copy back to the caller's precision/residency). */
 bsr_status bsr_solver_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
                                 bsr_multivec *V);
-/* The working matrix's device mirror made current (before the
- * preconditioner's setup or refactor on the device, and the products). */
-bsr_status bsr_solver_device_upload(bsr_solver *s);
-/* After the preconditioner's setup or refactor: the device mirror released
- * when the product is not this solver's (op_external). */
-void bsr_solver_device_release(bsr_solver *s);
+/* After the preconditioner's setup or refactor (its status st): the working
+ * matrix's device mirror made current for the products, or released when the
+ * product is not this solver's (op_external: the preconditioner holds what it
+ * needs); st, else the upload's status. */
+bsr_status bsr_solver_device_operator(bsr_solver *s, bsr_status st);
 /* One product and one apply with k columns on pooled vectors of ones, once
  * per solver and k: AUTO's timed kernel choice for k, module loads and the
  * apply's work vectors are paid here, before the Krylov phase, not inside

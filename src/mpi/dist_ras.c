@@ -193,16 +193,15 @@ static bsr_status ras_work(struct bsr_dras *R)
     return bsr_check_subnormal_rows(&R->opt, R->Aext);
 }
 
-/* setup (pc NULL) or refactor of the preconditioner on the working matrix:
- * on the device with the matrix's mirror uploaded for it and released after
- * (the solve's products run on the rank's own matrices). */
+/* setup or refactor of the preconditioner on the working matrix; the device
+ * mirror a device row made of it is released after (the solve's products
+ * run on the rank's own matrices). */
 static bsr_status ras_pc(struct bsr_dras *R, int setup)
 {
     bsr_matrix *W = R->Awork ? R->Awork : R->Aext;
-    if (R->dev) BSR_TRY(bsr_matrix_upload(R->dev, W));
     bsr_status st = setup ? bsr_pc_create(W, &R->opt, R->dev, &R->pc)
                           : R->pc->refactor ? R->pc->refactor(R->pc, W) : BSR_OK;
-    if (R->dev) bsr_cuda_matrix_release(W);
+    bsr_cuda_matrix_release(W);
     return st;
 }
 
