@@ -4,6 +4,7 @@
  * gives BSR_ERR_UNSUPPORTED with a message naming kind and backend. */
 #include "harness.h"
 #include "precond_impl.h"
+#include <stdlib.h>
 #include <string.h>
 
 static const bsr_pc_kind all_kinds[] = {BSR_PC_NONE, BSR_PC_JACOBI, BSR_PC_SSOR, BSR_PC_ILU0,
@@ -116,7 +117,10 @@ static void test_create_cpu(void)
 }
 
 /* On a GPU: the solver on the CUDA backend asks the table too, so ssor and
- * ic0 are refused at setup with the kind and backend named. */
+ * ic0 are refused at setup with the kind and backend named, and each CUDA
+ * row (the ILUs factored on the device and, with match=mpt, on the host)
+ * solves, refactors with new values and solves again to rtol, reporting
+ * its kind. */
 static void test_solver_cuda(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -124,15 +128,51 @@ static void test_solver_cuda(void)
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("poisson2d:12", BSR_DOUBLE, &P));
-    static const char *cfg[] = {"method=cg,precond=ssor", "method=cg,precond=ic0"};
+    static const char *bad[] = {"method=cg,precond=ssor", "method=cg,precond=ic0"};
     static const char *want[] = {"(kind ssor, backend cuda)", "(kind ic0, backend cuda)"};
     for (int i = 0; i < 2; i++) {
         bsr_solver *s = NULL;
-        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, cfg[i]));
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, bad[i]));
         CU_ASSERT_EQUAL(bsr_solver_setup(s, P.A), BSR_ERR_UNSUPPORTED);
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want[i]));
         bsr_solver_destroy(s);
     }
+    static const char *good[] = {"precond=none", "precond=jacobi", "precond=ilu0", "precond=ilut",
+                                 "precond=ilu2", "precond=ilu0,match=mpt", "precond=ilu2,factor=cpu"};
+    bsr_matrix *A2 = NULL;   /* new values on A's pattern: A scaled by 2 */
+    BSR_ASSERT_OK(bsr_matrix_copy(P.A, BSR_DOUBLE, &A2));
+    const int b = bsr_matrix_block(A2);
+    const size_t nv = (size_t)bsr_matrix_nnzb(A2) * b * b;
+    double *v = malloc(sizeof(double) * nv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (size_t e = 0; e < nv; e++) v[e] = 2.0 * ((const double *)bsr_matrix_values(P.A))[e];
+    BSR_ASSERT_OK(bsr_matrix_set_values(A2, v, 0));
+    free(v);
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char cfg[128];
+        snprintf(cfg, sizeof cfg, "%s,rtol=1e-9,maxit=2000", good[i]);
+        bsr_solver *s = NULL;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        bsr_multivec *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass) BSR_ASSERT_OK(bsr_solver_refactor(s, A2));
+            BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+            bsr_solver_stats st;
+            memset(&st, 0, sizeof st);
+            BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+            CU_ASSERT(st.device);
+            CU_ASSERT(st.col[0].relres <= 1e-9 * 1.0001);
+            const char *name = good[i] + strlen("precond=");
+            CU_ASSERT_EQUAL(strncmp(st.precond_info, name, strcspn(name, ",")), 0);
+            printf("\n    %s, pass %d: %d iterations, %s", cfg, pass, st.col[0].iterations, st.precond_info);
+            bsr_solver_stats_free(&st);
+        }
+        bsr_multivec_destroy(X);
+        bsr_solver_destroy(s);
+    }
+    bsr_matrix_destroy(A2);
     bsr_problem_free(&P);
     bsr_context_destroy(ctx);
 }
