@@ -735,7 +735,13 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemcpyAsync(&ltop, a.ltop, sizeof ltop, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaStreamSynchronize(st));
     bsr_prof_mark("ilu factor: device threshold rows (kernel)");
-    if (err != ~0ull) return thr_error(F, err);
+    if (err != ~0ull) {
+        /* scaled here: the failing row's reference size, which the message names, is on the device */
+        const int row = (int)(err >> 36);
+        if (F->araw && F->rowref && row >= 0 && row < n)
+            BSR_TRY(bsr_cuda_d2h(ctx, F->rowref + row, rowref + row, sizeof(double)));
+        return thr_error(F, err);
+    }
     if (ovf) {   /* a row outgrew its workspace: the host factors */
         bsr_prof_mark(ovf == 1 ? "ilu factor: device rows past their slots (host rows follow)"
                       : ovf == 2 ? "ilu factor: device rows past their upper slot (host rows follow)"
