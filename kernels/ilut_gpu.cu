@@ -583,18 +583,25 @@ bsr_status scale_on_device(bsr_context *ctx, thr_mem &M, bsr_ilu *F, const int *
     const size_t vs = A->prec == BSR_FLOAT ? sizeof(float) : sizeof(double);
     cudaStream_t st = bsr_cuda_stream(ctx);
     int *asrc = NULL, *dadiag = NULL, *cnt = NULL;
-    char *val = NULL;
+    const char *val = NULL;
     double *dl = NULL;
     unsigned long long *err = NULL;
     BSR_TRY(dalloc(M, &asrc, (size_t)nnz));
     BSR_TRY(dalloc(M, &dadiag, (size_t)n));
-    BSR_TRY(dalloc(M, &val, (size_t)A->nnzb * bb * vs));
+    /* A's values: its current device mirror in this context, else a copy */
+    if (A->dev && !A->dev_stale && bsr_cuda_dmat(A)->ctx == ctx) {
+        val = (const char *)bsr_cuda_matrix_val(A);
+    } else {
+        char *v = NULL;
+        BSR_TRY(dalloc(M, &v, (size_t)A->nnzb * bb * vs));
+        BSR_TRY(bsr_cuda_h2d(ctx, v, A->val, (size_t)A->nnzb * bb * vs));
+        val = v;
+    }
     BSR_TRY(dalloc(M, &dl, (size_t)n * bb));
     BSR_TRY(dalloc(M, &cnt, 2));
     BSR_TRY(dalloc(M, &err, 1));
     BSR_TRY(bsr_cuda_h2d(ctx, asrc, F->asrc, sizeof(int) * (size_t)nnz));
     BSR_TRY(bsr_cuda_h2d(ctx, dadiag, adiag, sizeof(int) * (size_t)n));
-    BSR_TRY(bsr_cuda_h2d(ctx, val, A->val, (size_t)A->nnzb * bb * vs));
     CU_TRY(cudaMemsetAsync(cnt, 0, 2 * sizeof(int), st));
     CU_TRY(cudaMemsetAsync(err, 0xff, sizeof(unsigned long long), st));
     scale_table[b - 1][A->prec == BSR_FLOAT](n, ap, asrc, dadiag, val, aval, dl, rowref, cnt, err, st);

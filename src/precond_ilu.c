@@ -195,7 +195,10 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
      * iterations (bench/RESULTS.md) */
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
-    /* ILUT/ILU2 factored on the device: the thresholds' rows there too */
+    /* ILUT/ILU2 factored on the device: the thresholds' rows there too, which
+     * scale A from its device mirror (made current first: one upload of A's
+     * values serves the rows and the solver) */
+    if (dev && kind != BSR_ILU0) BSR_TRY(ilu_mirror(ctx, A));
     if (!(kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL))
         return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
     /* ILU(0) factored on the device in natural order: its symbolic phase too */
