@@ -155,6 +155,34 @@ static inline int bsr_par_worth(int64_t work) { return work >= BSR_PAR_WORK; }
 int bsr_threads_per_rank(int node_cores, int local_ranks, int avail, int user_set);
 /* Nonzero when OMP_NUM_THREADS is set (to anything but the empty string). */
 int bsr_omp_threads_user_set(void);
+/* The default team (threads.c): 0 (leave OpenMP's setting alone) when the
+ * user chose (user_set), else max(1, avail) lowered to quota_cpus when that is
+ * positive and smaller (avail: the CPUs of the affinity mask; quota_cpus: the
+ * cgroup CPU quota in whole CPUs, 0 when none). */
+int bsr_threads_default_rule(int avail, int quota_cpus, int user_set);
+/* Whole CPUs of a CFS quota of quota_us per period_us, rounded down, at least
+ * 1; 0 when there is no quota (quota_us <= 0, cgroup v1's -1) or no period. */
+int bsr_quota_cpus(long long quota_us, long long period_us);
+/* The same from a cgroup v2 cpu.max line ("max 100000": 0; "800000 100000": 8). */
+int bsr_cpu_max_parse(const char *text);
+/* The CPU quota of this process's cgroups (v2 cpu.max of its cgroup and its
+ * ancestors, v1 cpu.cfs_quota_us), the smallest, in whole CPUs; 0: none. */
+int bsr_cgroup_cpus(void);
+/* CPUs this process may use: the affinity mask's (omp_get_num_procs), no
+ * more than the cgroup quota's. */
+int bsr_cpus_available(void);
+/* Once per process: unless OMP_NUM_THREADS is set, lower the calling thread's
+ * default team to the cgroup CPU quota (bsr_threads_default_rule).  Called by
+ * bsr_context_create, bsr_solver_create and bsr_generate. */
+void bsr_threads_default(void);
+/* Threads for a loop of `work` units, one per `grain` units:
+ * min(omp_get_max_threads(), work / grain), at least 1 (a loop of less than
+ * two grains runs on the calling thread).  For num_threads clauses: which
+ * thread computes what never changes the results. */
+int bsr_team(int64_t work, int64_t grain);
+/* Block rows per thread of the setup's loops over rows (their team:
+ * bsr_team(n, BSR_ROW_GRAIN); from BSR_PAR_ROWS rows on, 2 threads or more). */
+#define BSR_ROW_GRAIN (BSR_PAR_ROWS / 2)
 int64_t bsr_scan_par(int *a, int n);
 /* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks
  * NATURAL or LEVELS by the rule in trsv.c; NATURAL runs rows in index order

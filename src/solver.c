@@ -47,6 +47,7 @@ bsr_status bsr_solver_create(bsr_solver **out, bsr_context *ctx, const bsr_solve
 {
     BSR_CHECK_ARG(out, "bsr_solver_create: solver pointer is NULL");
     *out = NULL;
+    bsr_threads_default();
     bsr_solver *s = bsr_calloc(1, sizeof *s, "solver");
     if (!s) return BSR_ERR_NOMEM;
     if (o) s->opt = *o; else bsr_solver_options_default(&s->opt);

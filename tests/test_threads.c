@@ -125,6 +125,63 @@ static void test_rank_rule(void)
     free(saved);
 }
 
+/* ---- the default team: affinity mask and cgroup quota ------------------------- */
+static void test_default_rule(void)
+{
+    /* OMP_NUM_THREADS set: left alone (0), whatever the quota */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 8, 1), 0);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 0, 1), 0);
+    /* no quota: the affinity mask's CPUs */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 0, 0), 64);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(2, 0, 0), 2);
+    /* a quota below the mask lowers the team, one above does not raise it */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 8, 0), 8);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(4, 16, 0), 4);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(16, 16, 0), 16);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 1, 0), 1);
+    /* unknown mask: one thread */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(0, 0, 0), 1);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(-1, 4, 0), 1);
+
+    /* quota / period in whole CPUs, rounded down, at least 1; none: 0 */
+    CU_ASSERT_EQUAL(bsr_quota_cpus(800000, 100000), 8);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(150000, 100000), 1);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(50000, 100000), 1);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(-1, 100000), 0);      /* cgroup v1: no quota */
+    CU_ASSERT_EQUAL(bsr_quota_cpus(100000, 0), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("max 100000\n"), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("1600000 100000\n"), 16);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("250000 100000"), 2);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("garbage"), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse(""), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse(NULL), 0);
+
+    /* this machine: never more than the affinity mask, never 0 */
+    const int avail = bsr_cpus_available();
+    CU_ASSERT(avail >= 1 && avail <= omp_get_num_procs());
+    CU_ASSERT(bsr_cgroup_cpus() >= 0);
+}
+
+/* ---- a loop's team from its work ------------------------------------------------ */
+static void test_team(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(64);
+    CU_ASSERT_EQUAL(bsr_team(0, 1024), 1);
+    CU_ASSERT_EQUAL(bsr_team(2047, 1024), 1);
+    CU_ASSERT_EQUAL(bsr_team(2048, 1024), 2);
+    CU_ASSERT_EQUAL(bsr_team(16 * 1024, 1024), 16);
+    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 64);        /* capped at the team */
+    CU_ASSERT_EQUAL(bsr_team((int64_t)1 << 40, 1), 64);   /* no overflow */
+    CU_ASSERT_EQUAL(bsr_team(5, 0), 5);                   /* grain < 1 counts as 1 */
+    /* from BSR_PAR_ROWS rows on, a setup loop has 2 threads or more */
+    CU_ASSERT_EQUAL(bsr_team(BSR_PAR_ROWS - 1, BSR_ROW_GRAIN), 1);
+    CU_ASSERT_EQUAL(bsr_team(BSR_PAR_ROWS, BSR_ROW_GRAIN), 2);
+    omp_set_num_threads(3);
+    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 3);
+    omp_set_num_threads(nt0);
+}
+
 /* ---- a small solve opens no team ---------------------------------------------- */
 static void test_small_solve(void)
 {
@@ -264,6 +321,8 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"the threshold of a team", test_threshold},
         {"threads per rank of a node", test_rank_rule},
+        {"the default team: affinity and cgroup quota", test_default_rule},
+        {"a loop's team from its work", test_team},
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
         {NULL, NULL},
