@@ -34,7 +34,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     /* sort and deduplicate each row in place (rows in parallel: short rows
      * by insertion, the rare long ones by qsort), then compact into a new
      * array by the rows' unique counts; cnt becomes the new xadj */
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         int *r = adj + cnt[i], m = cnt[i + 1] - cnt[i], u = 0;
         if (m > 32) qsort(r, (size_t)m, sizeof(int), bsr_cmp_int);
@@ -55,7 +55,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     for (int i = 0; i < n; i++) cnt[i + 1] = cnt[i] + pos[i];
     int *adj2 = bsr_malloc(sizeof(int) * ((size_t)cnt[n] + 1), "graph adjacency");
     if (!adj2) { free(cnt); free(adj); free(pos); free(old); return BSR_ERR_NOMEM; }
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) memcpy(adj2 + cnt[i], adj + old[i], sizeof(int) * (size_t)pos[i]);
     free(adj);
     free(old);

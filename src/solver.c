@@ -130,7 +130,7 @@ static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
     const int bb = A->b * A->b;
     int bad = INT_MAX;
     double badmax = 0;
-    #pragma omp parallel for schedule(static) reduction(min : bad) if (A->nbrows >= 4096)
+    #pragma omp parallel for schedule(static) reduction(min : bad) num_threads(bsr_team(A->nbrows, 2048))
     for (int i = 0; i < A->nbrows; i++) {
         double m = 0;
         for (int64_t e = (int64_t)A->rowptr[i] * bb; e < (int64_t)A->rowptr[i + 1] * bb && m < tiny; e++) {
