@@ -25,12 +25,15 @@
 /* ---- the hook ---------------------------------------------------------------- */
 #define MAX_SITES 64
 static atomic_long regions, teams;          /* regions opened; those asking for > 1 thread */
+static atomic_long widest;                  /* the largest team asked for (0: the default, counted as such) */
 static void *sites[MAX_SITES];              /* callers of the regions asking for a team */
 static int nsites;
 
 static void record(unsigned num_threads, void *caller)
 {
     atomic_fetch_add(&regions, 1);
+    long w = num_threads ? (long)num_threads : (long)omp_get_max_threads();
+    for (long m = atomic_load(&widest); w > m && !atomic_compare_exchange_weak(&widest, &m, w);) {}
     if (num_threads == 1) return;
     atomic_fetch_add(&teams, 1);
     for (int i = 0; i < nsites; i++)
@@ -75,6 +78,7 @@ static long teams_since(const char *what)
     }
     atomic_store(&teams, 0);
     atomic_store(&regions, 0);
+    atomic_store(&widest, 0);
     nsites = 0;
     return t;
 }
@@ -204,43 +208,43 @@ static void test_small_solve(void)
 
     bsr_problem P;
     /* small: every kernel below BSR_PAR_WORK (the products of stencil3d:4:4
-     * with k = 4: 20k multiply-adds), and below the 256 rows from which the
-     * ILU scaling (ilu_setup.c) takes a team */
+     * with k = 4: 20k multiply-adds), and below the 512 rows from which the
+     * ILU scaling (ilu_setup.c) takes two threads */
     BSR_ASSERT_OK(bsr_generate("poisson2d:16", BSR_DOUBLE, &P));   /* 196 rows */
     CU_ASSERT_EQUAL(teams_since("poisson2d:16 generated"), 0);
     bsr_problem Q;
     BSR_ASSERT_OK(bsr_generate("stencil3d:4:4", BSR_DOUBLE, &Q));  /* 64 block rows of 4 x 4 */
     CU_ASSERT_EQUAL(teams_since("stencil3d:4:4 generated"), 0);
-    /* natural order: every setup is serial at this size; ND: ILU's setup
-     * factors over the ND tree with a team at any size (src/ilu_factor.c,
-     * counted, not asserted), its solves are serial */
-    static const struct { const char *cfg; int setup_serial; } cases[] = {
-        {"method=bicgstab,precond=none", 1},
-        {"method=cg,precond=jacobi", 1},
-        {"method=gmres,precond=ssor", 1},
-        {"method=bicgstab,precond=ilu0,reorder=natural", 1},
-        {"method=gmres,precond=ilu0,reorder=natural,restart=8", 1},
-        {"method=bicgstab,precond=ilut,reorder=natural", 1},
-        {"method=gmres,precond=ilu2,reorder=natural", 1},
-        {"method=bicgstab,precond=ilu0", 0},
-        {"method=gmres,precond=ilu2", 0},
-        {"method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural", 1},
+    /* every setup is serial at this size, in every order: the ND tree's
+     * factorization too (one thread per 512 rows, src/ilu_factor.c) */
+    static const char *const cases[] = {
+        "method=bicgstab,precond=none",
+        "method=cg,precond=jacobi",
+        "method=gmres,precond=ssor",
+        "method=bicgstab,precond=ilu0,reorder=natural",
+        "method=gmres,precond=ilu0,reorder=natural,restart=8",
+        "method=bicgstab,precond=ilut,reorder=natural",
+        "method=gmres,precond=ilu2,reorder=natural",
+        "method=bicgstab,precond=ilu0",
+        "method=gmres,precond=ilu2",
+        "method=bicgstab,precond=ilu0,reorder=center",
+        "method=bicgstab,precond=ilu0,reorder=rcm",
+        "method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural",
     };
-    long nd_teams = 0;
     for (int p = 0; p < 2; p++) {
         const bsr_problem *pb = p ? &Q : &P;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (int k = 1; k <= 4; k += 3) {
-                bsr_precision prec = strstr(cases[c].cfg, "precision=float") ? BSR_FLOAT : BSR_DOUBLE;
+                bsr_precision prec = strstr(cases[c], "precision=float") ? BSR_FLOAT : BSR_DOUBLE;
                 bsr_matrix *A = pb->A, *Af = NULL;
                 if (prec == BSR_FLOAT) {
                     BSR_ASSERT_OK(bsr_matrix_copy(pb->A, BSR_FLOAT, &Af));
                     A = Af;
                 }
                 char what[256];
-                snprintf(what, sizeof what, "%s, %s, k = %d", pb->name, cases[c].cfg, k);
+                snprintf(what, sizeof what, "%s, %s, k = %d", pb->name, cases[c], k);
                 bsr_solver *s;
-                BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c].cfg));
+                BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c]));
                 bsr_multivec *B, *X;
                 int64_t n = bsr_multivec_rows(pb->rhs);
                 BSR_ASSERT_OK(bsr_multivec_create(&B, n, k, prec));
@@ -250,12 +254,7 @@ static void test_small_solve(void)
                 BSR_ASSERT_OK(bsr_solver_setup(s, A));
                 char sw[300];
                 snprintf(sw, sizeof sw, "setup of %s", what);
-                long ts = teams_since(cases[c].setup_serial ? sw : NULL);
-                if (cases[c].setup_serial) {
-                    CU_ASSERT_EQUAL(ts, 0);
-                } else {
-                    nd_teams += ts;
-                }
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
                 bsr_solver_stats st;
                 bsr_status ss = bsr_solver_solve(s, B, X, &st);
                 CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
@@ -266,12 +265,7 @@ static void test_small_solve(void)
                 /* a refactor and a second solve likewise */
                 BSR_ASSERT_OK(bsr_solver_refactor(s, A));
                 snprintf(sw, sizeof sw, "refactor of %s", what);
-                ts = teams_since(cases[c].setup_serial ? sw : NULL);
-                if (cases[c].setup_serial) {
-                    CU_ASSERT_EQUAL(ts, 0);
-                } else {
-                    nd_teams += ts;
-                }
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
                 BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
                 ss = bsr_solver_solve(s, B, X, &st);
                 CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
@@ -284,9 +278,41 @@ static void test_small_solve(void)
                 bsr_matrix_destroy(Af);
             }
     }
-    printf("\n  ILU setups and refactors in ND order: %ld team(s) (the ND tree's, src/ilu_factor.c) ", nd_teams);
     bsr_problem_free(&P);
     bsr_problem_free(&Q);
+    omp_set_num_threads(nt0);
+}
+
+/* A setup of a few thousand rows on a large team: every region asks for one
+ * thread per grain of its work, never the whole team (ILU's scaling: 256
+ * rows a thread, its factorization 512, the other loops over rows 1024, the
+ * centre ordering's search 2048 vertices of a level), and some do ask for
+ * several. */
+static void test_medium_setup(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(64);
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:16:4", BSR_DOUBLE, &P));   /* 4096 block rows */
+    static const char *const cases[] = {
+        "precond=ilu0,reorder=natural", "precond=ilu0,reorder=center", "precond=ilu0",
+        "precond=ilu2,reorder=natural", "precond=ilu2", "precond=ilu0,reorder=rcm",
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bsr_solver *s;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c]));
+        teams_since(NULL);
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        long r = atomic_load(&regions), t = atomic_load(&teams), w = atomic_load(&widest);
+        teams_since(NULL);
+        if (r) {   /* 0 regions: not GNU OpenMP (the small solve skips) */
+            CU_ASSERT(t > 0);
+            CU_ASSERT(w <= 4096 / 256);
+            if (w > 4096 / 256) printf("\n  setup of stencil3d:16:4, %s: a region asked for %ld threads\n", cases[c], w);
+        }
+        bsr_solver_destroy(s);
+    }
+    bsr_problem_free(&P);
     omp_set_num_threads(nt0);
 }
 
@@ -325,6 +351,7 @@ int main(int argc, char **argv)
         {"a loop's team from its work", test_team},
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
+        {"a medium setup's teams are sized by its work", test_medium_setup},
         {NULL, NULL},
     };
     return bsr_test_main("threads", tests, argc, argv);
