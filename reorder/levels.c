@@ -130,7 +130,7 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
     bsr_status s = levels_alloc(n, &a);
     if (!s) s = levels_alloc(n, &b);
     if (!s) {
-        #pragma omp parallel sections num_threads(2) if (n >= BSR_PAR_ROWS && omp_get_max_threads() > 1)
+        #pragma omp parallel sections num_threads(bsr_team(n, BSR_ROW_GRAIN) > 1 ? 2 : 1)
         {
             #pragma omp section
             a->nlevels = level_walk(L, 0, 0, n, a->level_of);

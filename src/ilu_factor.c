@@ -35,10 +35,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Rows a thread of the factorization and of its per-row loops (their rows
- * cost more than a scan's): from 1024 rows on, two threads. */
-#define ILU_ROW_GRAIN 512
-
 /* Shared state of one factorization run. */
 typedef struct {
     bsr_ilu *F;
@@ -433,7 +429,7 @@ static bsr_status assemble(bsr_ilu *F)
             if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
             continue;
         }
-        #pragma omp parallel for schedule(static) num_threads(bsr_team(n, ILU_ROW_GRAIN))
+        #pragma omp parallel for schedule(static) num_threads(bsr_team((int64_t)A->nnzb * bb, ILU_TEAM_GRAIN))
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
             int cnt = upper ? r->nu : r->nl;
@@ -461,9 +457,9 @@ bsr_status ilu_factor(bsr_ilu *F)
      * a threshold factorization finds its dependencies as it goes */
     const int inside = F->mode == 1 && !fz;
     if (inside) { dp = F->ap; dc = F->ac; }
-    /* a team of one thread per ILU_ROW_GRAIN rows: a small factorization
-     * runs serially (the same rows, the same bits) */
-    const int team = bsr_team(F->n, ILU_ROW_GRAIN);
+    /* a team of one thread per ILU_TEAM_GRAIN entries of A: a small
+     * factorization runs serially (the same rows, the same bits) */
+    const int team = bsr_team((int64_t)F->nnzbA * F->b * F->b, ILU_TEAM_GRAIN);
     if (team < 2) tree = 0;
     int levels = !tree && F->opt.parallel && dp && team > 1 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));

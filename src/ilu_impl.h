@@ -209,6 +209,13 @@ int ilu_row_cap(const bsr_ilu *F, int k);
  * returns how many were kept.  The device kernel ranks by the same rule. */
 int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep);
 
+/* Entries of A (block entries nnzb b^2) a thread of the factorization and of
+ * the scaling: 512 rows of a 7-point b = 4 stencil, 13000 of a b = 1 one.  A
+ * row's cost grows with its blocks and their size; a team over a b = 1
+ * problem of a few thousand rows cost more than it gave (poisson2d:64 on 2
+ * threads of a loaded 2-core machine: 26-84 ms for rows that take 1 ms on one). */
+#define ILU_TEAM_GRAIN 65536
+
 /* Wait until row i of a concurrent factorization is done (flags: its
  * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */
 int ilu_wait_row(const void *flags, int i);

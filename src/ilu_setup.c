@@ -191,7 +191,7 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n, b = F->b, bb = b * b;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
-    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) num_threads(bsr_team(n, 256))
+    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) num_threads(bsr_team((int64_t)F->nnzbA * bb, ILU_TEAM_GRAIN))
     for (int k = 0; k < n; k++) {
         int r = ilu_src_row(F, k);
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];

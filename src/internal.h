@@ -126,8 +126,10 @@ double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
 
 /* ---- parallel setup helpers (setup2) ---------------------------------------
- * Setup loops over rows run in parallel from BSR_PAR_ROWS rows on (below, the
- * threads cost more than they give), two-pass where they build CSR-like
+ * Setup loops over rows run on one thread per BSR_ROW_GRAIN rows (bsr_team;
+ * below two grains on the calling thread: the threads would cost more than
+ * they give; BSR_PAR_ROWS: the ILU apply's and the level sort's threshold),
+ * two-pass where they build CSR-like
  * arrays: count per row, bsr_scan_par, fill per row; results do not depend on
  * the number of threads.  a[i] = a[0] + ... + a[i] for i < n, in place, by
  * chunks fixed independently of the thread count; returns the total (in 64
@@ -180,9 +182,18 @@ void bsr_threads_default(void);
  * two grains runs on the calling thread).  For num_threads clauses: which
  * thread computes what never changes the results. */
 int bsr_team(int64_t work, int64_t grain);
-/* Block rows per thread of the setup's loops over rows (their team:
- * bsr_team(n, BSR_ROW_GRAIN); from BSR_PAR_ROWS rows on, 2 threads or more). */
-#define BSR_ROW_GRAIN (BSR_PAR_ROWS / 2)
+/* Tests: with on != 0, every grain counts as 1 (the parallel paths run on
+ * problems of a few rows, to be compared with the serial ones). */
+void bsr_team_force(int on);
+/* Block rows a thread of the setup's loops over rows (their team:
+ * bsr_team(n, BSR_ROW_GRAIN): 2 threads from 8192 rows on).  Their rows cost
+ * 50-200 ns each (a map row, a pattern row, a permuted row): a thread gets
+ * 0.2 ms of work at least, more than the few microseconds opening a team
+ * costs on an idle machine.  On a loaded one a team costs a time slice
+ * whenever one of its threads is descheduled: poisson2d:64's (3844 rows) map
+ * of A took 30-90 ms on 2 threads of a loaded 2-core machine against 0.2 ms
+ * on one with a grain of 1024. */
+#define BSR_ROW_GRAIN 4096
 int64_t bsr_scan_par(int *a, int n);
 /* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks
  * NATURAL or LEVELS by the rule in trsv.c; NATURAL runs rows in index order

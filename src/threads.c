@@ -160,13 +160,17 @@ void bsr_threads_default(void)
 #endif
 }
 
+static atomic_int team_forced;
+
+void bsr_team_force(int on) { atomic_store(&team_forced, on != 0); }
+
 int bsr_team(int64_t work, int64_t grain)
 {
     int max = 1;
 #ifdef _OPENMP
     max = omp_get_max_threads();
 #endif
-    if (grain < 1) grain = 1;
+    if (grain < 1 || atomic_load_explicit(&team_forced, memory_order_relaxed)) grain = 1;
     const int64_t t = work / grain;
     return t < 1 ? 1 : t < max ? (int)t : max;
 }

@@ -178,9 +178,11 @@ static void test_team(void)
     CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 64);        /* capped at the team */
     CU_ASSERT_EQUAL(bsr_team((int64_t)1 << 40, 1), 64);   /* no overflow */
     CU_ASSERT_EQUAL(bsr_team(5, 0), 5);                   /* grain < 1 counts as 1 */
-    /* from BSR_PAR_ROWS rows on, a setup loop has 2 threads or more */
-    CU_ASSERT_EQUAL(bsr_team(BSR_PAR_ROWS - 1, BSR_ROW_GRAIN), 1);
-    CU_ASSERT_EQUAL(bsr_team(BSR_PAR_ROWS, BSR_ROW_GRAIN), 2);
+    /* a setup loop over rows: serial below two grains (poisson2d:64's 3844
+     * rows among them), 2 threads from there */
+    CU_ASSERT_EQUAL(bsr_team(3844, BSR_ROW_GRAIN), 1);
+    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN - 1, BSR_ROW_GRAIN), 1);
+    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN, BSR_ROW_GRAIN), 2);
     omp_set_num_threads(3);
     CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 3);
     omp_set_num_threads(nt0);
@@ -285,7 +287,7 @@ static void test_small_solve(void)
 
 /* A setup of a few thousand rows on a large team: every region asks for one
  * thread per grain of its work, never the whole team (ILU's scaling: 256
- * rows a thread, its factorization 512, the other loops over rows 1024, the
+ * rows a thread, its factorization 512, the other loops over rows 4096, the
  * centre ordering's search 2048 vertices of a level), and some do ask for
  * several. */
 static void test_medium_setup(void)
