@@ -3,9 +3,9 @@
  *
  * - The default team: GNU OpenMP starts with as many threads as the CPUs of
  *   the process's affinity mask (sched_getaffinity: omp_get_num_procs), but
- *   knows nothing of a cgroup CPU quota: a container shown 64 CPUs with a
- *   quota of 8 ran 64 threads that spent the quota in an eighth of each
- *   period and then all waited, the thread others spun on among them.
+ *   knows nothing of a cgroup CPU quota: 64 threads in a container shown 64
+ *   CPUs with a quota of 8 spend the quota in the first eighth of each
+ *   period and then all wait, the threads the others spin on among them.
  *   bsr_threads_default() lowers the team to the quota once, unless
  *   OMP_NUM_THREADS is set (the user's value always stands).
  * - A rank that shares its node with other ranks: by default every rank's
