@@ -50,12 +50,19 @@ typedef struct {
     _Atomic int64_t ndone;
 } run_t;
 
-/* One more row done: with progress on, say now and then how many (a long
- * threshold setup is not silent until it ends). */
-static inline void row_done(run_t *R)
+/* Rows a thread factors between two looks at the shared progress count. */
+#define PROGRESS_ROWS 1024
+
+/* One more row done by the thread of workspace w: with progress on, say now
+ * and then how many (a long threshold setup is not silent until it ends).
+ * Counted per thread and added to the shared count every PROGRESS_ROWS rows:
+ * an atomic on one counter and the reporter's flag for every row were two
+ * contended cache lines a row for all the threads. */
+static inline void row_done(run_t *R, ilu_work *w)
 {
-    if (!R->progress) return;
-    const int64_t d = atomic_fetch_add_explicit(&R->ndone, 1, memory_order_relaxed) + 1;
+    if (!R->progress || ++w->progress_rows < PROGRESS_ROWS) return;
+    const int64_t d = atomic_fetch_add_explicit(&R->ndone, w->progress_rows, memory_order_relaxed) + w->progress_rows;
+    w->progress_rows = 0;
     bsr_progress_tick("ilu factor", d, R->F->n, "rows");
 }
 
@@ -78,7 +85,7 @@ static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
         bsr_status s = ilu_row(R->F, w, k);
         if (R->flag) atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
         if (s) { run_fail(R, k, s, w->msg); return 0; }
-        row_done(R);
+        row_done(R, w);
     }
     return 1;
 }
@@ -150,7 +157,7 @@ static void run_tickets(run_t *R, const int *run, int nr, atomic_int *ticket)
             if (s && !w->skipped) run_fail(R, k, s, w->msg);
             w->skipped = 0;
             atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
-            row_done(R);
+            row_done(R, w);
         }
 }
 
@@ -270,7 +277,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
                     w->skipped = 0;
                 }
                 atomic_store_explicit(&flag[k], ok ? 1 : 2, memory_order_release);
-                row_done(R);
+                row_done(R, w);
             }
         }
         w->flags = NULL;

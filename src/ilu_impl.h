@@ -82,6 +82,7 @@ typedef struct {
                          * factoring (threshold kinds): the completion flags to wait on
                          * before a row is read (ilu_wait_row); NULL otherwise */
     int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
+    int progress_rows;  /* rows factored since this thread last added to the progress count */
     ilu_chunk *arena;   /* storage of the rows this workspace factored (threshold kinds) */
     char msg[256];      /* error detail of the failing row (threads cannot
                          * use bsr_error: its message is thread-local) */

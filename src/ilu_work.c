@@ -157,7 +157,7 @@ bsr_status ilu_get_work(bsr_ilu *F, int nt)
     for (int t = 0; t < F->nwork; t++) {
         ilu_work *w = &F->work[t];
         w->dropped = w->sec_used = w->wkept = 0;
-        w->rmax = w->nreg = 0;
+        w->rmax = w->nreg = w->progress_rows = 0;
         w->msg[0] = 0;
     }
     return BSR_OK;
