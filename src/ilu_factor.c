@@ -48,19 +48,21 @@ typedef struct {
     int nt;             /* threads of the run */
     int progress;       /* report rows done during the run (bsr_progress_tick) */
     _Atomic int64_t ndone;
+    int batch;          /* rows a thread factors between two additions to ndone */
 } run_t;
 
-/* Rows a thread factors between two looks at the shared progress count. */
+/* The most rows a thread factors between two looks at the shared progress
+ * count (fewer in small factorizations: n / 256, at least 1). */
 #define PROGRESS_ROWS 1024
 
 /* One more row done by the thread of workspace w: with progress on, say now
  * and then how many (a long threshold setup is not silent until it ends).
- * Counted per thread and added to the shared count every PROGRESS_ROWS rows:
+ * Counted per thread and added to the shared count every R->batch rows:
  * an atomic on one counter and the reporter's flag for every row were two
  * contended cache lines a row for all the threads. */
 static inline void row_done(run_t *R, ilu_work *w)
 {
-    if (!R->progress || ++w->progress_rows < PROGRESS_ROWS) return;
+    if (!R->progress || ++w->progress_rows < R->batch) return;
     const int64_t d = atomic_fetch_add_explicit(&R->ndone, w->progress_rows, memory_order_relaxed) + w->progress_rows;
     w->progress_rows = 0;
     bsr_progress_tick("ilu factor", d, R->F->n, "rows");
@@ -471,7 +473,8 @@ bsr_status ilu_factor(bsr_ilu *F)
     int levels = !tree && F->opt.parallel && dp && team > 1 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels ? team : 1;
-    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0};
+    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0,
+               F->n / 256 < 1 ? 1 : F->n / 256 > PROGRESS_ROWS ? PROGRESS_ROWS : F->n / 256};
     bsr_status s = BSR_OK;
     /* a symbolic_only threshold setup for a device: its rows there (no host
      * workspaces then), unless the device cannot bound them (then here, as
