@@ -214,7 +214,7 @@ int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned cha
  * the scaling: 512 rows of a 7-point b = 4 stencil, 13000 of a b = 1 one.  A
  * row's cost grows with its blocks and their size; a team over a b = 1
  * problem of a few thousand rows cost more than it gave (poisson2d:64 on 2
- * threads of a loaded 2-core machine: 26-84 ms for rows that take 1 ms on one). */
+ * threads of a loaded 2-core machine: 26-84 ms for rows that take 0.6 ms on one). */
 #define ILU_TEAM_GRAIN 65536
 
 /* Wait until row i of a concurrent factorization is done (flags: its
