@@ -128,7 +128,7 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
 /* ---- parallel setup helpers (setup2) ---------------------------------------
  * Setup loops over rows run on one thread per BSR_ROW_GRAIN rows (bsr_team;
  * below two grains on the calling thread: the threads would cost more than
- * they give; BSR_PAR_ROWS: the ILU apply's and the level sort's threshold),
+ * they give; BSR_PAR_ROWS: the level sort's chunking threshold),
  * two-pass where they build CSR-like
  * arrays: count per row, bsr_scan_par, fill per row; results do not depend on
  * the number of threads.  a[i] = a[0] + ... + a[i] for i < n, in place, by

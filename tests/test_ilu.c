@@ -1509,7 +1509,7 @@ static bsr_ilu *symbolic_setup(const bsr_matrix *A, bsr_order_kind kind, int nt,
 }
 
 /* build_map, ilu_symbolic0 and bsr_levels_build give the same arrays with 1
- * and several threads (their parallel paths run from BSR_PAR_ROWS rows on),
+ * and several threads (their parallel paths forced at these sizes: bsr_team_force),
  * on a stencil (few levels: the level sort runs by chunks), an irregular
  * random pattern, and ND / RCM orderings, symbolic only and (stencil) with
  * the factors; the schedules are the exact ones. */
