@@ -160,6 +160,7 @@ static void test_equals_reference(void)
 static void test_map_mismatch(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* 4 threads at this size */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
     bsr_ilu *F = bsr_test_ilu0_symbolic(P.A, BSR_ORDER_NATURAL);
@@ -185,6 +186,7 @@ static void test_map_mismatch(void)
     free(adst); free(adiag); free(diagw);
     bsr_ilu_destroy(F);
     bsr_problem_free(&P);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 
