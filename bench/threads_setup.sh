@@ -70,7 +70,7 @@ run_one() {
     rc=$?
     t1=$(date +%s.%N)
     if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
-        echo "  $be $gen $cfg, $nt threads: exit $rc: $(grep -m1 'bsrsolve:.*error\|error' "$TMP/out")" >&2
+        echo "  $be $gen $cfg, $nt threads: exit $rc: $(grep 'bsrsolve' "$TMP/out" | tail -n 1)" >&2
         return 1
     fi
     {
