@@ -4,7 +4,8 @@
 # 2, 16 and all threads (OMP_NUM_THREADS; "all" = nproc), with profile=1, and
 # a table of the setup time and its phases (seconds, median of REPS runs).
 # No setup phase should be slower at all threads than at 16, and a small
-# problem should not be slower at 2 or all threads than at 1.  The header
+# problem should not be slower at 2 or all threads than at 1: a "# check:"
+# line under each table names what is (check() says by how much).  The header
 # shows nproc, the affinity mask, the cgroup CPU quota and the thread count
 # the library picks by itself (OMP_NUM_THREADS unset), so that
 # oversubscription is visible.  The solves are cut short (maxit=2): only the
@@ -51,6 +52,30 @@ quota() {
         fi
     done
     echo "none found"
+}
+
+# The verdict on one problem's medians (lines PHASE<TAB>THREADS<TAB>SECONDS):
+# a phase (or the setup) slower at the most threads than at 16, by 20% and
+# 10 ms or more; the setup slower at any thread count than at 1, by 50% and
+# 5 ms or more (a small problem that fans out).  "ok" when neither.
+check() {
+    awk -F '\t' -v cols="$2" '
+        { t[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; ph[++n] = $1 } }
+        END {
+            nc = split(cols, c, " "); top = c[nc]; bad = ""
+            for (i = 1; i <= n; i++) {
+                p = ph[i]
+                if (p == "wall") continue
+                a = t[p, 16]; b = t[p, top]
+                if (top != 16 && a != "" && a != "-" && b != "-" && b > 1.2 * a + 0.01)
+                    bad = bad sprintf("\n#   %s: %s s at %s threads, %s s at 16", p, b, top, a)
+            }
+            one = t["setup", 1]
+            for (j = 1; j <= nc; j++)
+                if (c[j] != 1 && one != "" && one != "-" && t["setup", c[j]] != "-" && t["setup", c[j]] > 1.5 * one + 0.005)
+                    bad = bad sprintf("\n#   setup: %s s at %s threads, %s s at 1", t["setup", c[j]], c[j], one)
+            print (bad == "" ? "# check: ok" : "# check: slower with more threads:" bad)
+        }' "$1"
 }
 
 # median of the numbers on stdin
@@ -109,13 +134,17 @@ while IFS='|' read -r gen cfg; do
         printf "%-44s" "phase \\ threads"
         for nt in $cols; do printf " %9s" "$nt"; done
         echo
+        : > "$TMP/medians"
         while IFS= read -r ph; do
             printf "%-44s" "$ph"
             for nt in $cols; do
-                printf " %9s" "$(awk -F '\t' -v p="$ph" '$1 == p { print $2 }' "$TMP/ph.$nt" | median)"
+                m=$(awk -F '\t' -v p="$ph" '$1 == p { print $2 }' "$TMP/ph.$nt" | median)
+                printf " %9s" "$m"
+                printf '%s\t%s\t%s\n' "$ph" "$nt" "$m" >> "$TMP/medians"
             done
             echo
         done < "$TMP/names"
+        check "$TMP/medians" "$cols"
     done
     IFS='|'
 done < "$TMP/problems"
