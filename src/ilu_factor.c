@@ -102,30 +102,31 @@ static int near_dist(const int *dp, const int *dc, int k)
     return d;
 }
 
-/* Cut rows [r0, r1) into runs of consecutive rows for up to nt threads: run
- * r = rows [run[r], run[r+1]); returns the number of runs and sets *team, the
- * threads worth running them.  A run starts at a row that reads none of the D
- * rows before it (or after cap rows), and holds RUN_MIN rows at least, with
- * the largest D of D[] that still gives 2 runs a thread of min(nt, RUN_TEAM)
- * threads, else at every row that does not read its predecessor (cap
- * LV_RUN); *team = min(nt, runs / 2).  In natural 3D order that makes a run
- * one plane (one line where planes are too few): the next plane reads this
- * one a few lines behind, so the runs advance together, and a thread reads
- * the previous line from its own cache.  Runs of one line each read the line
- * another thread is writing a few rows ahead: 0.61 s against 0.74-1.06 s for
- * the rows of stencil3d:100:4's ILU2 on 16 threads, 0.9 against 1.6 s for
- * poisson2d:1001 (lines of 1001 rows; bench/RESULTS.md).  So more threads
- * than RUN_TEAM do not refine the cut further: they take the plane runs
- * there are (50 threads for 100 planes), never a finer, slower schedule than
- * 16 threads get.  RUN_MIN: in centre or RCM order most rows read no row
- * near them (a level's rows read the level before), which made runs of one
- * row: a ticket (an atomic on one shared counter) and a flag sharing its
- * cache line with other threads' for every row, 62610 runs for 64000 rows. */
+/* Cut rows [r0, r1) of the pattern (dp, dc) into runs of consecutive rows
+ * for up to nt threads: run r = rows [run[r], run[r+1]); returns the number
+ * of runs and sets *team, the threads worth running them.  A run starts at a
+ * row that reads none of the D rows before it (or after cap rows), and holds
+ * RUN_MIN rows at least, with the largest D of D[] that still gives 2 runs a
+ * thread of min(nt, RUN_TEAM) threads, else at every row that does not read
+ * its predecessor (cap LV_RUN); *team = min(nt, runs / 2), at least 1.
+ * In natural 3D order that makes a run one plane (one line where planes are
+ * too few): the next plane reads this one a few lines behind, so the runs
+ * advance together, and a thread reads the previous line from its own cache.
+ * Runs of one line each read the line another thread is writing a few rows
+ * ahead: 0.61 s against 0.74-1.06 s for the rows of stencil3d:100:4's ILU2
+ * on 16 threads, 0.9 against 1.6 s for poisson2d:1001 (lines of 1001 rows;
+ * bench/RESULTS.md).  So more threads than RUN_TEAM do not refine the cut
+ * further: they take the plane runs there are (50 threads for 100 planes),
+ * never a finer, slower schedule than 16 threads get.
+ * RUN_MIN: in centre or RCM order most rows read no row near them (a level's
+ * rows read the level before), which made runs of one row: a ticket (an
+ * atomic on one shared counter) and a flag sharing its cache line with other
+ * threads' for every row, 62610 runs for 64000 rows. */
 #define LV_RUN 256
 #define RUN_CAP 65536
 #define RUN_MIN 32
 #define RUN_TEAM 16
-static int cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
+int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
     int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
@@ -177,7 +178,7 @@ static int run_sep(run_t *R, int r0, int r1)
     if (ntask < 2) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
     int *run = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 2), "ILU separator runs");
     if (!run) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
-    const int nr = cut_runs(R->F->ap, R->F->ac, r0, r1, ntask, run, &ntask);
+    const int nr = ilu_cut_runs(R->F->ap, R->F->ac, r0, r1, ntask, run, &ntask);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     for (int i = 0; i < ntask; i++) {
@@ -235,7 +236,7 @@ int ilu_wait_row(const void *flags, int i)
 /* A fixed pattern without a tree (ILU(0)'s, a frozen one), or a threshold
  * factorization in an order without a tree (natural, RCM), in parallel and
  * without barriers.  The rows are cut into runs of consecutive rows
- * (cut_runs: natural 3D order, a plane or a line a run) and streamed in index order like
+ * (ilu_cut_runs: natural 3D order, a plane or a line a run) and streamed in index order like
  * the serial loop (visiting rows level by level instead was measured 2x
  * slower on one thread: the hardware prefetch is lost).  Threads take runs by
  * ticket in index order and, row by row, wait only for the rows really read,
@@ -261,7 +262,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) atomic_init(&flag[k], 0);
-    nr = cut_runs(dp, dc, 0, n, nt, run, &nt);
+    nr = ilu_cut_runs(dp, dc, 0, n, nt, run, &nt);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)

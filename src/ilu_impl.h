@@ -217,6 +217,12 @@ int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned cha
  * threads of a loaded 2-core machine: 26-84 ms for rows that take 0.6 ms on one). */
 #define ILU_TEAM_GRAIN 65536
 
+/* The runs of consecutive rows that concurrent threads take by ticket
+ * (ilu_factor.c): run r = rows [run[r], run[r+1]) of [r0, r1), run[] holding
+ * r1 - r0 + 2 ints; returns the count and sets *team, the threads (at most
+ * nt) worth running them. */
+int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team);
+
 /* Wait until row i of a concurrent factorization is done (flags: its
  * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */
 int ilu_wait_row(const void *flags, int i);

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "internal.h"
+#include "ilu_impl.h"
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdatomic.h>
@@ -318,6 +319,49 @@ static void test_medium_setup(void)
     omp_set_num_threads(nt0);
 }
 
+/* The runs concurrent ILU rows take by ticket (ilu_cut_runs): in natural
+ * order of a 40^3 grid, its 40 planes for 16 threads and for 64 alike (64
+ * threads once cut it into lines, a slower schedule), 20 threads of them at
+ * 64; in centre order, runs of 32 rows at least (they were one row each). */
+static void test_cut_runs(void)
+{
+    const int g = 40;
+    bsr_problem P;
+    char spec[64];
+    snprintf(spec, sizeof spec, "stencil3d:%d:1", g);
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, &P));
+    const bsr_matrix *A = P.A;
+    const int n = A->nbrows;
+    int *run = malloc(sizeof(int) * ((size_t)n + 2)), team = 0;
+    for (int nt = 16; nt <= 64; nt *= 4) {
+        const int nr = ilu_cut_runs(A->rowptr, A->colind, 0, n, nt, run, &team);
+        CU_ASSERT_EQUAL(nr, g);                       /* one run a plane */
+        CU_ASSERT_EQUAL(team, nt < g / 2 ? nt : g / 2);
+        for (int r = 0; r < nr; r++) CU_ASSERT_EQUAL(run[r], r * g * g);
+        CU_ASSERT_EQUAL(run[nr], n);
+    }
+    CU_ASSERT_EQUAL(ilu_cut_runs(A->rowptr, A->colind, 0, n, 1, run, &team), g);   /* one thread: planes too */
+    CU_ASSERT_EQUAL(team, 1);
+    bsr_order_options oo;
+    BSR_ASSERT_OK(bsr_order_parse("center", &oo));
+    bsr_ordering *o;
+    BSR_ASSERT_OK(bsr_order(A, &oo, &o));
+    bsr_matrix *B;
+    BSR_ASSERT_OK(bsr_permute(A, o, &B));
+    const int nr = ilu_cut_runs(B->rowptr, B->colind, 0, n, 64, run, &team);
+    CU_ASSERT(nr >= 2 && nr <= n / 32);
+    CU_ASSERT_EQUAL(team, nr / 2 < 64 ? nr / 2 : 64);
+    int shortest = n;
+    for (int r = 0; r + 1 < nr; r++)   /* the last run may be shorter */
+        if (run[r + 1] - run[r] < shortest) shortest = run[r + 1] - run[r];
+    CU_ASSERT(shortest >= 32);
+    CU_ASSERT(run[0] == 0 && run[nr] == n);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+    free(run);
+    bsr_problem_free(&P);
+}
+
 /* A large solve still uses the team (the threshold is not "never"). */
 static void test_large_solve(void)
 {
@@ -354,6 +398,7 @@ int main(int argc, char **argv)
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
         {"a medium setup's teams are sized by its work", test_medium_setup},
+        {"ILU's concurrent rows: plane runs at 64 threads, none of one row", test_cut_runs},
         {NULL, NULL},
     };
     return bsr_test_main("threads", tests, argc, argv);
