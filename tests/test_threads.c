@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Threads that never oversubscribe (issue 40): work too small to pay for a
- * team runs on the calling thread (bsr_par_worth), and the ranks of a
- * distributed run share their node's cores (bsr_threads_per_rank).
+/* Threads that never oversubscribe: work too small to pay for a team runs
+ * on the calling thread (bsr_par_worth), larger work takes a thread per grain
+ * of it (bsr_team), the default team stays within the cgroup CPU quota
+ * (bsr_threads_default_rule), and the ranks of a distributed run share their
+ * node's cores (bsr_threads_per_rank).
  *
  * "A small solve opens no team" is checked on the parallel regions
  * themselves: this program defines GNU OpenMP's GOMP_parallel and
