@@ -9,7 +9,8 @@
 # product, halo pack / post / wait / unpack, preconditioner, reductions and
 # their idle time; the device is synchronized at each part's end, so its
 # times are slower), NAME.err (stderr of both), and at the end runs.jsonl
-# (every timing run) and summary.md (one table: path that ran, iterations,
+# (every timing run, with each GPU's most memory in use while it ran,
+# sampled by nvidia-smi every 200 ms) and summary.md (one table: path that ran, iterations,
 # ms per iteration, halo and reduction seconds, IPC speedup over host).
 # CLI: the bsrsolve binary of a CUDA + MPI build (default build-gpu/bsrsolve).
 # ranks: the rank counts (default "1 2 4", cut at the GPUs found).
@@ -17,6 +18,10 @@
 #   weak    stencil3d, about 100^3 block rows of b = 4 per rank
 #   strong  stencil3d:160:4 on every rank count
 #   hard    rotconv3d:48,4 with ILU2 (tau1 = 1e-2), the halo-heavy class
+#   hardov  the same with overlap=1 (ILU2 on overlapping subdomains)
+#   largest stencil3d with ILU(0), about 15.6M block rows of b = 4 a rank
+#           (the one-GPU maximum measured on an H100), for the largest
+#           problem the ranks hold together
 #   tiny    stencil3d:16:4 (a smoke test of the script itself)
 # and the eight-GPU runs (ILU(0) and ILU2; set ranks to "1 2 4 8"; on 4 GPUs
 # they run at the sizes a rank count allows):
@@ -61,8 +66,12 @@ run() {
   threads=$((cores / rp)); [ "$threads" -ge 1 ] || threads=1
   echo "== $rn: $rp rank(s), $rs, $rc_, OMP_NUM_THREADS=$threads" >&2
   rc=0
+  nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 200 > "$out/$rn.mem" 2>/dev/null &
+  smi=$!
   OMP_NUM_THREADS=$threads "$mpiexec" -n "$rp" $flags "$cli" --gen "$rs" --backend "$backend" --config "$rc_" --json \
     --no-progress > "$out/$rn.json" 2> "$out/$rn.err" || rc=$?
+  kill "$smi" 2>/dev/null || true
+  wait "$smi" 2>/dev/null || true
   [ "$rc" -eq 0 ] || echo "   timing run exit $rc: $(tail -1 "$out/$rn.err")" >&2
   rc2=0
   OMP_NUM_THREADS=$threads "$mpiexec" -n "$rp" $flags "$cli" --gen "$rs" --backend "$backend" --config "$rc_,profile=1" \
@@ -76,6 +85,14 @@ try:
 except Exception as e:
     r = {"error": str(e)}
 r.update(name=sys.argv[2], spec=sys.argv[3], cfg=sys.argv[4], nranks=int(sys.argv[5]), exit=int(sys.argv[6]))
+mem = {}
+try:
+    for line in open(sys.argv[1][:-5] + ".mem"):
+        g, m = (int(x) for x in line.split(","))
+        mem[g] = max(mem.get(g, 0), m)
+except Exception:
+    pass
+r["gpu_mem_mib_max"] = [mem[g] for g in sorted(mem)]
 print(json.dumps(r))
 PY
 }
@@ -87,6 +104,8 @@ for case in $cases; do
       weak) g=$(python3 -c "print(round(($p * 100**3) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu0" ;;
       strong) spec="stencil3d:160:4"; cfg="precond=ilu0" ;;
       hard) spec="rotconv3d:48,4"; cfg="precond=ilu2,tau1=0.01,rtol=1e-8,maxit=500" ;;
+      hardov) spec="rotconv3d:48,4"; cfg="precond=ilu2,tau1=0.01,rtol=1e-8,maxit=500,overlap=1" ;;
+      largest) g=$(python3 -c "print(round(($p * 15.6e6) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu0" ;;
       tiny) spec="stencil3d:16:4"; cfg="precond=ilu0" ;;
       weak2) g=$(python3 -c "print(round(($p * 100**3) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu2" ;;
       weak10) g=$(python3 -c "print(round(($p * 10**7) ** (1/3)))"); spec="stencil3d:$g:4"; cfg="precond=ilu0" ;;
@@ -110,8 +129,8 @@ base = {}
 for r in rows:
     if "solve_s" in r and r["name"].endswith("_host"):
         base[r["name"][:-5]] = r["solve_s"]
-print("| run | spec | ranks | halo path | its | setup s | solve s | ms/it | halo s max | reduce s max | comm share | solve vs host |")
-print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| run | spec | ranks | halo path | its | setup s | solve s | ms/it | halo s max | reduce s max | comm share | solve vs host | GPU MiB max |")
+print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for r in rows:
     if "solve_s" not in r:
         print(f"| {r['name']} | {r['spec']} | {r['nranks']} | failed (exit {r['exit']}): {r.get('error', r.get('result', '?'))} |")
@@ -127,6 +146,6 @@ for r in rows:
         sp = f"{base[r['name'][:-4]] / r['solve_s']:.2f}x"
     print(f"| {r['name']} | {r['spec']} | {r['nranks']} | {path} | {its} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | "
           f"{tpi * 1e3:.3f} | {c.get('halo_s_max', 0):.3f} | {c.get('reduce_s_max', 0):.3f} | "
-          f"{c.get('share_of_solve', 0):.1%} | {sp} |")
+          f"{c.get('share_of_solve', 0):.1%} | {sp} | {' '.join(str(m) for m in r.get('gpu_mem_mib_max', []))} |")
 PY
 cat "$out/summary.md"

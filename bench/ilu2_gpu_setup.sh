@@ -5,7 +5,10 @@
 # problems, each beside our ILU(0) and cuSPARSE's ILU(0) + BiCGStab in the same
 # process (--compare cusparse).  Run on the GPU machine from the repository
 # root after building into build-gpu; logs go to $OUT (or /tmp/ilu2_gpu).
-#   sh bench/ilu2_gpu_setup.sh [tests|bench|orders|all]
+#   sh bench/ilu2_gpu_setup.sh [tests|bench|orders|gens|all]
+# gens: every generator at about 1M block rows (GENS overrides the list), ILU2
+# at its defaults (maxit 500), one JSON report each; gens.md tabulates the
+# first setup, iterations, solve and status.
 set -u
 OUT=${OUT:-/tmp/ilu2_gpu}
 mkdir -p "$OUT"
@@ -38,5 +41,31 @@ if [ "$what" = orders ] || [ "$what" = all ]; then
             run "$spec ilu2 reorder=$ord" --gen "$spec" --backend cuda --config "precond=ilu2,reorder=$ord"
         done
     done
+fi
+if [ "$what" = gens ] || [ "$what" = all ]; then
+    : >"$OUT/gens.jsonl"
+    for spec in ${GENS:-stencil3d:100:4 poisson2d:1000 poisson3d:100 heat2d:1000,1e-3 heat3d:100,1e-3 elliptic2d:1000 \
+                convdiff2d:1000,10 convdiff3d:100,10 cfd3d:100,4,10 cfd3d:100,5,10,model=comp rotconv3d:100,4 \
+                rotconv3d:100,5 coupled3d:100,4 coupled3d:100,5}; do
+        out=$(timeout ${RUN_TIMEOUT:-300} "$cli" --gen "$spec" --backend "${BACKEND:-cuda}" --config "precond=ilu2,maxit=500" --json \
+              2>>"$OUT/gens.err")
+        echo "$out" | SPEC="$spec" python3 -c 'import json,os,sys
+try: r = json.load(sys.stdin)
+except Exception: r = {"result": "no report (timeout or crash)"}
+r["spec"] = os.environ["SPEC"]; print(json.dumps(r))' >>"$OUT/gens.jsonl"
+    done
+    python3 - "$OUT/gens.jsonl" >"$OUT/gens.md" <<'PY'
+import json, sys
+print("| generator | block rows | b | first setup s | its | solve s | status | precond |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    st = r.get("status", [r.get("result")])
+    its = r.get("iterations", ["-"])
+    print(f"| {r['spec']} | {r.get('block_rows', '-')} | {r.get('block', '-')} | {r.get('setup_s', float('nan')):.3f} | "
+          f"{its[0] if isinstance(its, list) else its} | {r.get('solve_s', float('nan')):.3f} | "
+          f"{st[0] if isinstance(st, list) else st} | {r.get('precond_info', '')[:90]} |")
+PY
+    cat "$OUT/gens.md"
 fi
 grep -E "^== |^time|^precond|^  0 |converged|maxit|refactor|step|cuSPARSE|rc=" "$OUT/bench.log" >"$OUT/summary.log" 2>/dev/null

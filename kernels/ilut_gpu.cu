@@ -632,14 +632,6 @@ bsr_status thr_error(const bsr_ilu *F, unsigned long long key)
     }
 }
 
-/* Fill blocks of U and of W that row k's upper slot holds: its cap, no more
- * than the workspace can fill. */
-long long slot_fill(const bsr_ilu *F, int k)
-{
-    const long long P = ilu_row_cap(F, k), len = F->ap[k + 1] - F->ap[k];
-    return P < len + 64 ? P : len + 64;
-}
-
 }   // namespace
 
 extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *out)
@@ -661,19 +653,8 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     int *adiag = F->araw ? (int *)bsr_malloc(sizeof(int) * (size_t)n, "device ILU rows") : NULL;
     if (F->araw && !adiag) return BSR_ERR_NOMEM;
     host_buf adiag_buf = {adiag};
-    long long lcap = 0;
-    uoff[0] = 0;
-    for (int k = 0; k < n; k++) {
-        int nau = 0, len = F->ap[k + 1] - F->ap[k];
-        if (adiag) adiag[k] = -1;
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            nau += F->ac[p] > k;
-            if (adiag && F->ac[p] == k) adiag[k] = p;
-        }
-        const long long P = slot_fill(F, k);
-        uoff[k + 1] = uoff[k] + 1 + nau + 2 * P;
-        lcap += 2 * len + 8 * P + 16;
-    }
+    const long long lcap = ilu_dev_slots(F, uoff, adiag);
+    bsr_prof_mark("ilu factor: device rows: slots");
     thr_mem M = {};
     thr_args a = {};
     a.n = n;
@@ -740,6 +721,10 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemsetAsync(a.err, 0xff, sizeof(unsigned long long), st));
     CU_TRY(cudaMemsetAsync(a.ovf, 0, sizeof(int), st));
     CU_TRY(cudaMemsetAsync(a.cnt, 0, 5 * sizeof(unsigned long long), st));
+    if (bsr_prof_on()) {
+        CU_TRY(cudaStreamSynchronize(st));
+        bsr_prof_mark("ilu factor: device rows: allocations, uploads, scaling");
+    }
     thr_table[b - 1].launch(a, blocks, st);
     CU_LAUNCHED("ilut_rows");
     unsigned long long err = 0, cnt[5] = {0, 0, 0, 0, 0}, ltop = 0;
@@ -749,8 +734,14 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     CU_TRY(cudaMemcpyAsync(cnt, a.cnt, sizeof cnt, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaMemcpyAsync(&ltop, a.ltop, sizeof ltop, cudaMemcpyDeviceToHost, st));
     CU_TRY(cudaStreamSynchronize(st));
-    bsr_prof_mark("ilu factor: device threshold rows");
-    if (err != ~0ull) return thr_error(F, err);
+    bsr_prof_mark("ilu factor: device threshold rows (kernel)");
+    if (err != ~0ull) {
+        /* scaled here: the failing row's reference size, which the message names, is on the device */
+        const int row = (int)(err >> 36);
+        if (F->araw && F->rowref && row >= 0 && row < n)
+            BSR_TRY(bsr_cuda_d2h(ctx, F->rowref + row, rowref + row, sizeof(double)));
+        return thr_error(F, err);
+    }
     if (ovf) {   /* a row outgrew its workspace: the host factors */
         bsr_prof_mark(ovf == 1 ? "ilu factor: device rows past their slots (host rows follow)"
                       : ovf == 2 ? "ilu factor: device rows past their upper slot (host rows follow)"
@@ -769,6 +760,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) s = bsr_cuda_d2h(ctx, lcnt, a.lcnt, sizeof(int) * 3 * (size_t)n);
     if (!s) s = bsr_cuda_d2h(ctx, loff, a.loff, sizeof(long long) * (size_t)n);
     if (!s && ltop) s = bsr_cuda_d2h(ctx, lpool, a.lpool, sizeof(int) * (size_t)ltop);
+    bsr_prof_mark("ilu factor: device rows: columns back");
     if (!s) {
         const ilu_dev_cols cols = {(const int *)ucnt, ucol, lcnt, lpool, uoff, loff};
         s = ilu_rows_from_dev(F, &cols);

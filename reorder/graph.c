@@ -3,7 +3,49 @@
 #include "reorder_impl.h"
 #include <string.h>
 
-/* G = pattern(A + A^T) minus the diagonal.  Counts both directions of every
+/* Nonzero when A's pattern is symmetric (rows sorted: (j,i) found by
+ * bisection for every (i,j)); rows in parallel. */
+static int pattern_symmetric(const bsr_matrix *A)
+{
+    int n = A->nbrows, bad = 0;
+    #pragma omp parallel for schedule(static) reduction(| : bad) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1] && !bad; p++)
+            if (A->colind[p] != i && bsr_matrix_find(A, A->colind[p], i) < 0) bad = 1;
+    return !bad;
+}
+
+/* G = A's pattern minus the diagonal, for a symmetric pattern: rows counted,
+ * summed and copied in parallel. */
+static bsr_status graph_of_symmetric(const bsr_matrix *A, bsr_graph *G)
+{
+    int n = A->nbrows;
+    int *xadj = bsr_malloc(sizeof(int) * ((size_t)n + 1), "graph degrees");
+    if (!xadj) return BSR_ERR_NOMEM;
+    xadj[0] = 0;
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++) {
+        int d = A->rowptr[i + 1] - A->rowptr[i];
+        if (bsr_matrix_find(A, i, i) >= 0) d--;
+        xadj[i + 1] = d;
+    }
+    bsr_scan_par(xadj + 1, n);
+    int *adj = bsr_malloc(sizeof(int) * ((size_t)xadj[n] + 1), "graph adjacency");
+    if (!adj) { free(xadj); return BSR_ERR_NOMEM; }
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++) {
+        int *r = adj + xadj[i];
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (A->colind[p] != i) *r++ = A->colind[p];
+    }
+    G->n = n;
+    G->xadj = xadj;
+    G->adj = adj;
+    return BSR_OK;
+}
+
+/* G = pattern(A + A^T) minus the diagonal: A's own rows when its pattern is
+ * symmetric; otherwise counts both directions of every
  * off-diagonal block, then removes duplicates row by row (linear in nnzb
  * apart from the per-row sorts; the rows in parallel).  The result does not
  * depend on the number of threads. */
@@ -14,6 +56,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     if (A->nbrows != A->nbcols)
         return bsr_error(BSR_ERR_SIZE, "block graph: matrix is %d x %d block rows, not square",
                          A->nbrows, A->nbcols);
+    if (pattern_symmetric(A)) return graph_of_symmetric(A, G);
     int *cnt = bsr_calloc((size_t)n + 1, sizeof(int), "graph degrees");
     if (!cnt) return BSR_ERR_NOMEM;
     for (int i = 0; i < n; i++)

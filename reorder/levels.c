@@ -115,9 +115,37 @@ bsr_status bsr_levels_build_range(const bsr_matrix *A, int upper, int first, int
     return BSR_OK;
 }
 
-/* Schedules of L's lower and U's upper triangle (the ILU(0) setup): equal to
- * two bsr_levels_build calls, but the two sequential walks run at the same
- * time on two threads (they dominate once the rest is parallel). */
+/* Schedules of count triangles into out[i]: M[i]'s lower part (upper[i] ==
+ * 0) or its upper part.  Equal to count bsr_levels_build calls, but the
+ * sequential walks run at the same time, one thread each (they dominate once
+ * the rest is parallel). */
+bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const int *upper, bsr_levels **out)
+{
+    BSR_CHECK_ARG(count >= 0 && (!count || (M && upper && out)), "bsr_levels_build_many: bad argument");
+    bsr_status s = BSR_OK;
+    int nmax = 0;
+    for (int i = 0; i < count; i++) out[i] = NULL;
+    for (int i = 0; i < count && !s; i++) {
+        BSR_CHECK_ARG(M[i], "bsr_levels_build_many: matrix %d is NULL", i);
+        if (M[i]->nbrows != M[i]->nbcols)
+            s = bsr_error(BSR_ERR_SIZE, "bsr_levels_build: matrix is %d x %d block rows, not square",
+                          M[i]->nbrows, M[i]->nbcols);
+        if (!s) s = levels_alloc(M[i]->nbrows, &out[i]);
+        if (M[i]->nbrows > nmax) nmax = M[i]->nbrows;
+    }
+    if (!s) {
+        #pragma omp parallel for schedule(static, 1) num_threads(bsr_team(nmax, BSR_ROW_GRAIN) > 1 ? count : 1)
+        for (int i = 0; i < count; i++)
+            out[i]->nlevels = level_walk(M[i], upper[i], 0, M[i]->nbrows, out[i]->level_of);
+    }
+    for (int i = 0; i < count && !s; i++) s = levels_finish(out[i], 0);
+    if (s)
+        for (int i = 0; i < count; i++) { bsr_levels_free(out[i]); out[i] = NULL; }
+    return s;
+}
+
+/* Schedules of L's lower and U's upper triangle (the ILU(0) setup), the two
+ * walks at the same time. */
 bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_levels **lvL, bsr_levels **lvU)
 {
     BSR_CHECK_ARG(L && U && lvL && lvU, "bsr_levels_build_pair: NULL argument");
@@ -126,23 +154,12 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
     if (L->nbcols != n || U->nbrows != n || U->nbcols != n)
         return bsr_error(BSR_ERR_SIZE, "bsr_levels_build_pair: L (%d x %d) and U (%d x %d) block rows, not square and equal",
                          L->nbrows, L->nbcols, U->nbrows, U->nbcols);
-    bsr_levels *a = NULL, *b = NULL;
-    bsr_status s = levels_alloc(n, &a);
-    if (!s) s = levels_alloc(n, &b);
-    if (!s) {
-        #pragma omp parallel sections num_threads(bsr_team(n, BSR_ROW_GRAIN) > 1 ? 2 : 1)
-        {
-            #pragma omp section
-            a->nlevels = level_walk(L, 0, 0, n, a->level_of);
-            #pragma omp section
-            b->nlevels = level_walk(U, 1, 0, n, b->level_of);
-        }
-        s = levels_finish(a, 0);
-    }
-    if (!s) s = levels_finish(b, 0);
-    if (s) { bsr_levels_free(a); bsr_levels_free(b); return s; }
-    *lvL = a;
-    *lvU = b;
+    const bsr_matrix *M[2] = {L, U};
+    const int up[2] = {0, 1};
+    bsr_levels *out[2];
+    BSR_TRY(bsr_levels_build_many(2, M, up, out));
+    *lvL = out[0];
+    *lvU = out[1];
     return BSR_OK;
 }
 

@@ -1,75 +1,164 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Reverse Cuthill-McKee from a pseudo-peripheral vertex (George-Liu), per component. */
+/* Reverse Cuthill-McKee from a pseudo-peripheral vertex (George-Liu), per
+ * component, level by level: each level of the breadth-first search is
+ * found from the previous one in parallel when it is wide, and numbered
+ * exactly as the serial queue would number it, so the ordering does not
+ * depend on the number of threads. */
 #include "reorder_impl.h"
+#include <limits.h>
+#include <omp.h>
 #include <string.h>
 
-/* BFS from r over the component (stamp marks visited): fills q with the
- * vertices by level; returns the count, *nlev the number of levels and
- * *last the start of the last level in q. */
-static int bfs(const bsr_graph *G, int r, int *stamp, int mark, int *q, int *nlev, int *last)
-{
-    int h = 0, t = 0, lvl_end = 1;
-    q[t++] = r;
-    stamp[r] = mark;
-    *nlev = 1;
-    *last = 0;
-    while (h < t) {
-        if (h == lvl_end) { (*nlev)++; *last = h; lvl_end = t; }
-        int v = q[h++];
-        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++)
-            if (stamp[G->adj[p]] != mark) { stamp[G->adj[p]] = mark; q[t++] = G->adj[p]; }
-    }
-    return t;
-}
+/* A level this wide or wider is searched in parallel (a thread per half this
+ * width); narrower ones serially. */
+#define RCM_PAR_WIDTH 1024
 
 #define DEG(v) (G->xadj[(v) + 1] - G->xadj[v])
+
+/* The search's state: lev[v] = level of v once reached (-1 before), par[v] =
+ * the queue position of the first vertex of the previous level adjacent to
+ * v (INT_MAX before); cnt: per-vertex scratch of one level. */
+typedef struct {
+    const bsr_graph *G;
+    int *lev, *par, *cnt;
+} rcm_bfs;
+
+/* par[u] = min(par[u], pos), atomically. */
+static void min_into(int *par, int u, int pos)
+{
+    int old = __atomic_load_n(&par[u], __ATOMIC_RELAXED);
+    while (pos < old &&
+           !__atomic_compare_exchange_n(&par[u], &old, pos, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+/* Children of the vertex at queue position pos (level t), written to out in
+ * the order the serial queue appends them: adjacency order (plain search),
+ * or by (degree, index) for Cuthill-McKee (cm); returns their count (out
+ * NULL: count only). */
+static int children(const rcm_bfs *S, const int *q, int pos, int t, int cm, int *out)
+{
+    const bsr_graph *G = S->G;
+    int v = q[pos], c = 0;
+    for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+        int u = G->adj[p];
+        if (S->lev[u] != t + 1 || S->par[u] != pos) continue;
+        if (out) {
+            int j = c;
+            while (cm && j > 0 && (DEG(out[j - 1]) > DEG(u) || (DEG(out[j - 1]) == DEG(u) && out[j - 1] > u))) {
+                out[j] = out[j - 1];
+                j--;
+            }
+            out[j] = u;
+        }
+        c++;
+    }
+    return c;
+}
+
+/* Level t = q[a..b): finds level t+1, appends it to q at b and returns its
+ * end.  Each new vertex belongs to the first vertex of level t (in queue
+ * order) adjacent to it, which is where the serial queue would find it. */
+static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
+{
+    const bsr_graph *G = S->G;
+    const int w = b - a, team = bsr_team(w, RCM_PAR_WIDTH / 2);   /* a thread per half width */
+    if (w < RCM_PAR_WIDTH || team < 2) {   /* the serial queue itself */
+        int at = b;
+        for (int pos = a; pos < b; pos++) {
+            int v = q[pos], c = at;
+            for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+                int u = G->adj[p];
+                if (S->lev[u] != -1) continue;
+                S->lev[u] = t + 1;
+                S->par[u] = pos;
+                int j = at++;
+                while (cm && j > c && (DEG(q[j - 1]) > DEG(u) || (DEG(q[j - 1]) == DEG(u) && q[j - 1] > u))) {
+                    q[j] = q[j - 1];
+                    j--;
+                }
+                q[j] = u;
+            }
+        }
+        return at;
+    }
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) {
+        int v = q[pos];
+        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+            int u = G->adj[p], l = __atomic_load_n(&S->lev[u], __ATOMIC_RELAXED);
+            if (l == -1) {
+                int none = -1;
+                __atomic_compare_exchange_n(&S->lev[u], &none, t + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+                l = t + 1;
+            }
+            if (l == t + 1) min_into(S->par, u, pos);
+        }
+    }
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
+    int at = b;
+    for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
+    return at;
+}
+
+/* Breadth-first search from r into q in the serial queue's order (cm: each
+ * vertex's children by degree); returns the count, *nlev the number of
+ * levels and *last the start of the last level in q.  lev/par of the
+ * reached vertices are reset unless keep. */
+static int bfs(rcm_bfs *S, int r, int *q, int cm, int keep, int *nlev, int *last)
+{
+    int a = 0, b = 1, t = 0;
+    q[0] = r;
+    S->lev[r] = 0;
+    for (;;) {
+        int e = next_level(S, q, a, b, t, cm);
+        if (e == b) break;
+        a = b; b = e; t++;
+    }
+    *nlev = t + 1;
+    *last = a;
+    if (!keep) {
+        #pragma omp parallel for schedule(static) num_threads(bsr_team(b, BSR_ROW_GRAIN))
+        for (int i = 0; i < b; i++) { S->lev[q[i]] = -1; S->par[q[i]] = INT_MAX; }
+    }
+    return b;
+}
 
 /* perm = reverse Cuthill-McKee of G (each component from a pseudo-peripheral vertex). */
 bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
 {
     int n = G->n;
-    int *stamp = bsr_calloc((size_t)n + 1, sizeof(int), "RCM marks");
+    rcm_bfs S = {G, bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM levels"),
+                 bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM parents"),
+                 bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM counts")};
     int *q = bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM queue");
-    int *done = bsr_calloc((size_t)n + 1, sizeof(int), "RCM numbered");
-    if (!stamp || !q || !done) { free(stamp); free(q); free(done); return BSR_ERR_NOMEM; }
-    int mark = 0, k = 0;
+    if (!S.lev || !S.par || !S.cnt || !q) { free(S.lev); free(S.par); free(S.cnt); free(q); return BSR_ERR_NOMEM; }
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++) { S.lev[i] = -1; S.par[i] = INT_MAX; }
+    int k = 0;
     for (int s = 0; s < n; s++) {
-        if (done[s]) continue;
+        if (S.lev[s] != -1) continue;
         /* pseudo-peripheral vertex: restart from a minimum-degree vertex of the
-         * last BFS level while the eccentricity grows */
-        int r = s, nlev, last, cnt = bfs(G, r, stamp, ++mark, q, &nlev, &last);
+         * last level while the eccentricity grows */
+        int r = s, nlev, last, cnt = bfs(&S, r, q, 0, 0, &nlev, &last);
         for (int it = 0; it < 16; it++) {
             int best = q[last];
             for (int t = last + 1; t < cnt; t++)
                 if (DEG(q[t]) < DEG(best)) best = q[t];
             int nlev2, last2;
-            bfs(G, best, stamp, ++mark, q, &nlev2, &last2);
+            bfs(&S, best, q, 0, 0, &nlev2, &last2);
             if (nlev2 <= nlev) break;
             r = best; nlev = nlev2; last = last2;
         }
-        /* Cuthill-McKee from r: neighbours in increasing degree (ties by index) */
-        int h = k;
-        perm[k++] = r;
-        done[r] = 1;
-        while (h < k) {
-            int v = perm[h++], b = k;
-            for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-                int u = G->adj[p];
-                if (done[u]) continue;
-                done[u] = 1;
-                /* insertion by (degree, index) among this vertex's new neighbours */
-                int j = k++;
-                while (j > b && (DEG(perm[j - 1]) > DEG(u) ||
-                                 (DEG(perm[j - 1]) == DEG(u) && perm[j - 1] > u))) {
-                    perm[j] = perm[j - 1];
-                    j--;
-                }
-                perm[j] = u;
-            }
-        }
+        /* Cuthill-McKee from r: its component numbered from k on (lev kept:
+         * numbered) */
+        k += bfs(&S, r, perm + k, 1, 1, &nlev, &last);
     }
     /* reverse */
-    for (int i = 0, j = n - 1; i < j; i++, j--) { int t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
-    free(stamp); free(q); free(done);
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n / 2; i++) { int t = perm[i]; perm[i] = perm[n - 1 - i]; perm[n - 1 - i] = t; }
+    free(S.lev); free(S.par); free(S.cnt); free(q);
     return BSR_OK;
 }

@@ -44,3 +44,32 @@ bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c)
     free(len);
     return s;
 }
+
+/* Fill blocks of U and of W that row k's upper slot holds: its cap, no more
+ * than the workspace can fill. */
+static long long slot_fill(const bsr_ilu *F, int k)
+{
+    const long long P = ilu_row_cap(F, k), len = F->ap[k + 1] - F->ap[k];
+    return P < len + 64 ? P : len + 64;
+}
+
+long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag)
+{
+    const int n = F->n;
+    long long lcap = 0;
+    uoff[0] = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : lcap) if (n >= BSR_PAR_ROWS)
+    for (int k = 0; k < n; k++) {
+        int nau = 0, len = F->ap[k + 1] - F->ap[k];
+        if (adiag) adiag[k] = -1;
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            nau += F->ac[p] > k;
+            if (adiag && F->ac[p] == k) adiag[k] = p;
+        }
+        const long long P = slot_fill(F, k);
+        uoff[k + 1] = 1 + nau + 2 * P;
+        lcap += 2 * len + 8 * P + 16;
+    }
+    for (int k = 0; k < n; k++) uoff[k + 1] += uoff[k];
+    return lcap;
+}

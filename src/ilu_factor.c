@@ -435,10 +435,7 @@ static bsr_status assemble(bsr_ilu *F)
         /* ILU(0) in double: factored in place; symbolic_only: the device
          * computes the values (a copy of 2 x 0.45 GB at 1M block rows, b = 4,
          * page faults included, saved) */
-        if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->opt.symbolic_only) {
-            if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
-            continue;
-        }
+        if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->opt.symbolic_only) continue;
         #pragma omp parallel for schedule(static) num_threads(bsr_team((int64_t)A->nnzb * bb, ILU_TEAM_GRAIN))
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
@@ -447,8 +444,26 @@ static bsr_status assemble(bsr_ilu *F)
             for (int q = 0; q < cnt; q++)
                 put_block(A->val, F->prec, (size_t)A->rowptr[k] + q, v + (size_t)q * bb, bb);
         }
-        if (!*lv) BSR_TRY(bsr_levels_build(A, upper, lv));
     }
+    return BSR_OK;
+}
+
+/* The level schedules missing after a factorization (L's, U's, the frozen
+ * pattern's lower one), their sequential walks at the same time. */
+static bsr_status schedules(bsr_ilu *F)
+{
+    const bsr_matrix *M[3];
+    bsr_levels **dst[3], *out[3];
+    int up[3], c = 0;
+    bsr_matrix fzl;
+    if (F->L && !F->lvL) { M[c] = F->L; up[c] = 0; dst[c++] = &F->lvL; }
+    if (F->U && !F->lvU) { M[c] = F->U; up[c] = 1; dst[c++] = &F->lvU; }
+    if (F->fz && !F->fz->lv) {
+        fzl = ilu_pattern_lower(F->fz, F->b);
+        M[c] = &fzl; up[c] = 0; dst[c++] = &F->fz->lv;
+    }
+    BSR_TRY(bsr_levels_build_many(c, M, up, out));
+    for (int i = 0; i < c; i++) *dst[i] = out[i];
     return BSR_OK;
 }
 
@@ -539,6 +554,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
     bsr_prof_mark("ilu factor: frozen pattern");
     if (!s) s = assemble(F);
+    if (!s) s = schedules(F);
     bsr_prof_mark("ilu factor: L, U and their schedules");
     ilu_rows_free(F, 0);
     return s;

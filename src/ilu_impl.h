@@ -257,8 +257,11 @@ bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix 
 /* Statistics of a symbolic phase done on the device (patterns of nL + nU
  * blocks, schedules of nlevL and nlevU levels); marks F valid. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
-/* Build F->fz from the rows of a finished threshold factorization (ilu_pattern.c). */
+/* Build F->fz from the rows of a finished threshold factorization
+ * (ilu_pattern.c); its level schedule (fz->lv) is left to the caller. */
 bsr_status ilu_pattern_build(bsr_ilu *F);
+/* The lower pattern of P as a matrix view without values (its schedule's input). */
+bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
 void ilu_pattern_free(ilu_pattern *P);
 
 /* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
@@ -280,6 +283,12 @@ typedef struct {
     const long long *uoff, *loff;
 } ilu_dev_cols;
 bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c);
+/* The device rows' slots (ilu_dev_rows.c): uoff[k] = start of row k's upper
+ * slot (the pivot, A's upper blocks, then the cap's U and W fill, bounded by
+ * what the workspace fills), uoff[n] their total; adiag[k] = position of A's
+ * diagonal block of row k or -1 (when adiag is set).  Returns the lower pool's
+ * size in columns. */
+long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
 /* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
  * (ilu_setup.c): the host scaling every factorization starts from. */
 bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);

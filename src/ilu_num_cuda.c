@@ -3,7 +3,7 @@
  * the layout of the plan's pattern (bsr_gpu_ilu, applied by the level or
  * sync-free triangular solves), their values computed on the device
  * (bsr_gpu_ilu0: ILU(0)'s pattern or ILUT/ILU2's frozen one) or, with
- * factor=cpu, on the host and uploaded.  In a CPU-only build the calls report
+ * factor=cpu, on the host (into the plan) and uploaded.  In a CPU-only build the calls report
  * BSR_ERR_NODEVICE, so this file compiles everywhere. */
 #include "ilu_numeric.h"
 
@@ -20,7 +20,8 @@ static bsr_status cuda_numeric_fn(ilu_numeric *f, const bsr_matrix *A)
     if (c->D) {
         BSR_TRY(bsr_gpu_ilu0_factor(c->D, A, c->G));
         bsr_gpu_ilu0_stats(c->D, &f->nreg, NULL, &f->factor_s);
-    } else {   /* factor=cpu: the host preconditioner refactored the plan's values first */
+    } else {   /* factored on the host (factor=cpu): the plan's values, then uploaded */
+        BSR_TRY(bsr_ilu_refactor(f->plan, A));
         BSR_TRY(bsr_gpu_ilu_refactor(c->G, f->plan));
         ilu_numeric_host_figures(f);
     }
@@ -46,20 +47,15 @@ static void cuda_destroy(ilu_numeric *f)
 
 static const ilu_numeric_ops cuda_ops = {"cuda", cuda_numeric_fn, cuda_apply, cuda_pattern, cuda_destroy};
 
-/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
-static int symbolic_on_host;
-void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
-
-bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const bsr_solver_options *o,
+bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const ilu_numeric_options *no,
                             ilu_numeric **out)
 {
     *out = NULL;
-    const int dev = o->factor == BSR_FACTOR_GPU;
-    if (plan->deferred) {   /* ILU(0), natural order: the symbolic phase on the device, else the host's */
-        bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, plan, A);
-        if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(plan, A);
-        BSR_TRY(s);
-    }
+    /* a deferred symbolic phase is done once the host built the patterns
+     * (deferred cleared) or the device did (dsym attached) */
+    if (plan->deferred && !plan->dsym)
+        return bsr_error(BSR_ERR_INTERNAL, "device ILU factor: the plan's symbolic phase is not done");
+    const int dev = no->on_device;
     cuda_numeric *c = bsr_calloc(1, sizeof *c, "device ILU factor");
     if (!c) return BSR_ERR_NOMEM;
     ilu_numeric *f = &c->base;
@@ -68,10 +64,9 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     f->on_device = dev;
     bsr_gpu_ilu_options go;
     bsr_gpu_ilu_options_default(&go);
-    /* float factors serve double vectors (mixed) and float vectors alike */
-    go.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    go.factor_float = no->factor_float;
     go.values_later = dev;
-    go.jacobi = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
+    go.jacobi = no->trisolve;
     bsr_status s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
     if (!s && dev) s = bsr_gpu_ilu0_create(ctx, plan, &c->D);
     if (!s && dev) s = cuda_numeric_fn(f, A);

@@ -6,9 +6,9 @@
  * threshold factorization) and the level schedules; it is backend-neutral.
  * A numeric factor holds the values of one factorization of A on that plan,
  * on one backend, behind one table of operations.  The ILU preconditioner
- * (precond_ilu.c) knows the factor only through this table, so the host and
- * the device preconditioner are the same code holding different factors;
- * a new backend is one file defining one table. */
+ * (precond_ilu.c) knows the factor only through this table, so its host and
+ * device rows are the same code holding different factors; a new backend is
+ * one file defining one table. */
 #ifndef BSR_ILU_NUMERIC_H
 #define BSR_ILU_NUMERIC_H
 
@@ -53,11 +53,20 @@ static inline void ilu_numeric_host_figures(ilu_numeric *f)
  * the setup's first factorization is taken over as it is. */
 bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **f);
 
-/* The CUDA factor in ctx of the plan's pattern, its values computed on the
- * device (factor=gpu) or on the host and uploaded (factor=cpu: the plan's
- * host values, refactored first by the host preconditioner).  A (device
- * mirror current) is factored once here. */
-bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const bsr_solver_options *o,
+/* The numeric options of a device factor (what the preconditioner resolved
+ * from its solver options and A). */
+typedef struct {
+    int on_device;      /* values factored on the device (factor=gpu); 0: on the host, uploaded */
+    int factor_float;   /* device factors stored in float (mixed with double vectors) */
+    int trisolve;       /* 0: exact triangular solves; N > 0: N Jacobi sweeps on each factor */
+} ilu_numeric_options;
+
+/* The CUDA factor in ctx of the plan's pattern (the plan finished: its
+ * symbolic phase done), its values computed on the device (on_device) or on
+ * the host into the plan and uploaded (the plan's setup factored them once;
+ * each later numeric refactors the plan, then uploads).  A (device mirror
+ * current) is factored once here when on_device. */
+bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const ilu_numeric_options *no,
                             ilu_numeric **f);
 
 #endif

@@ -51,6 +51,19 @@ static void pattern_row(ilu_pattern *P, const ilu_row_t *rk, int k, const int *l
               P->umap ? P->umap + u0[k] + 1 : NULL, ub + 1);
 }
 
+/* The lower pattern of P as a matrix view (no values), for its level schedule. */
+bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b)
+{
+    bsr_matrix view = {0};
+    view.nbrows = view.nbcols = P->n;
+    view.b = b;
+    view.nnzb = (int)P->nlo;
+    view.prec = BSR_DOUBLE;
+    view.rowptr = P->lp;
+    view.colind = P->lc;
+    return view;
+}
+
 bsr_status ilu_pattern_build(bsr_ilu *F)
 {
     ilu_pattern_free(F->fz);
@@ -99,14 +112,6 @@ bsr_status ilu_pattern_build(bsr_ilu *F)
     if (!s) {
         #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int k = 0; k < n; k++) pattern_row(P, &F->rows[k], k, l0, u0);
-        bsr_matrix view = {0};   /* the lower pattern as a matrix, for its level schedule */
-        view.nbrows = view.nbcols = n;
-        view.b = F->b;
-        view.nnzb = (int)P->nlo;
-        view.prec = BSR_DOUBLE;
-        view.rowptr = P->lp;
-        view.colind = P->lc;
-        s = bsr_levels_build(&view, 0, &P->lv);
     }
     free(l0); free(u0);
     if (s) { ilu_pattern_free(P); return s; }

@@ -209,6 +209,9 @@ bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bs
  * bsr_levels_build calls but with the two sequential walks run concurrently
  * (reorder/levels.c). */
 bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_levels **lvL, bsr_levels **lvU);
+/* Schedules of count triangles (M[i]'s lower part when upper[i] == 0, else
+ * its upper part) into out[i], the sequential walks at the same time. */
+bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const int *upper, bsr_levels **out);
 
 /* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
 void bsr_cuda_matrix_release(bsr_matrix *A);

@@ -1,32 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Preconditioner factory, "none", destroy, and helpers shared by the kinds:
- * dense block inversion and the mixed-precision apply wrapper. */
+/* Preconditioner "none", destroy, and helpers shared by the kinds: dense
+ * block inversion and the mixed-precision apply wrapper (the factory is the
+ * table, precond_table.c). */
 #include "precond_impl.h"
 #include <math.h>
 #include <string.h>
 
-/* "none": M = I (the Krylov code copies when apply is NULL). */
-bsr_status bsr_pc_none(bsr_pc **pc)
+/* "none": M = I on every backend (apply NULL: the Krylov code copies). */
+static bsr_status none_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
-    bsr_pc *p = bsr_calloc(1, sizeof *p, "preconditioner");
-    if (!p) return BSR_ERR_NOMEM;
-    p->name = "none";
-    *pc = p;
+    (void)pc; (void)A; (void)o; (void)ctx;
     return BSR_OK;
 }
 
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc)
-{
-    *pc = NULL;
-    switch (o->precond) {
-    case BSR_PC_NONE: return bsr_pc_none(pc);
-    case BSR_PC_JACOBI: return bsr_pc_jacobi(A, o->precond_precision, pc);
-    case BSR_PC_SSOR: return bsr_pc_ssor(A, o->omega, o->precond_precision, pc);
-    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2: return bsr_pc_ilu(A, o, dev, pc);
-    case BSR_PC_IC0: return bsr_pc_ic0(A, o->precond_precision, pc);
-    }
-    return bsr_error(BSR_ERR_ARG, "bsr_pc_create: unknown preconditioner %d", (int)o->precond);
-}
+const bsr_pc_ops bsr_pc_none_ops = {none_setup, NULL, NULL, NULL};
 
 void bsr_pc_destroy(bsr_pc *pc)
 {

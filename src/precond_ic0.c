@@ -255,28 +255,23 @@ void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix
     *U = mine ? ((const ic0 *)pc->data)->U : NULL;
 }
 
-/* Setup: the symmetry check, patterns, numeric factorization and the
- * triangular solves' level schedules. */
-bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **out)
+/* Setup: the symmetry check, patterns, numeric factorization (stored in
+ * o->precond_precision) and the triangular solves' level schedules. */
+static bsr_status ic0_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
+    (void)ctx;
     BSR_TRY(ic0_check_symmetric(A));
-    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     ic0 *S = bsr_calloc(1, sizeof *S, "IC(0) preconditioner");
-    if (!pc || !S) { free(pc); free(S); return BSR_ERR_NOMEM; }
-    S->prec = prec;
-    pc->name = "ic0";
+    if (!S) return BSR_ERR_NOMEM;
+    S->prec = o->precond_precision;
     pc->data = S;
-    pc->apply = ic0_apply;
-    pc->refactor = ic0_refactor;
-    pc->destroy = ic0_destroy;
-    bsr_status s;
-    if ((s = ic0_pattern(S, A)) || (s = ic0_values(S, A)) || (s = bsr_levels_build_pair(S->L, S->U, &S->lvL, &S->lvU))) {
-        bsr_pc_destroy(pc);
-        return s;
-    }
+    BSR_TRY(ic0_pattern(S, A));
+    BSR_TRY(ic0_values(S, A));
+    BSR_TRY(bsr_levels_build_pair(S->L, S->U, &S->lvL, &S->lvU));
     pc->nnzb = (int64_t)S->L->nnzb + S->U->nnzb;
     snprintf(pc->info, sizeof pc->info, "block IC(0), M = L D L^T on A's pattern, natural order, levels L %d U %d",
              S->lvL->nlevels, S->lvU->nlevels);
-    *out = pc;
     return BSR_OK;
 }
+
+const bsr_pc_ops bsr_pc_ic0_cpu_ops = {ic0_setup, ic0_refactor, ic0_apply, ic0_destroy};

@@ -1,21 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Block ILU(0) / ILUT / ILU2 preconditioners: a symbolic plan (bsr_ilu after
- * setup: ordering, scaling rule, pattern, schedules) and a numeric factor of
- * one backend behind ilu_numeric_ops.  The host and the device preconditioner
- * are this same code: the host one owns the plan and holds the CPU factor
- * (none when the values are factored on the device, factor=gpu); the device
- * one borrows the plan and holds the CUDA factor. */
+/* Block ILU(0) / ILUT / ILU2 preconditioners, one row per backend: a
+ * symbolic plan (bsr_ilu after setup: ordering, scaling rule, pattern,
+ * schedules), finished before any numeric work, and a numeric factor of the
+ * row's backend built from (plan, A) behind ilu_numeric_ops.  The host row
+ * holds the CPU factor, the device row the CUDA factor (its values factored
+ * on the device, factor=gpu, or on the host and uploaded, factor=cpu); both
+ * own their plan, and are otherwise the same code. */
 #include "precond_impl.h"
 #include "ilu_numeric.h"
+#include "gpu_ilu.h"
+#include <omp.h>
 #include <string.h>
 
 typedef struct {
-    bsr_ilu *F;         /* the plan: owned by the host pc, borrowed by the device pc */
-    ilu_numeric *num;   /* NULL: a host pc whose values are factored on the device */
-    bsr_pc *host;       /* device pc: the host pc, whose info line is reported too */
-    bsr_solver_options o;
-    int on_device;      /* applied on the device */
+    bsr_ilu *F;         /* the finished symbolic plan (owned) */
+    ilu_numeric *num;   /* the numeric factor on the row's backend */
+    bsr_solver_options o;   /* what the info line reports */
+    bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
 } ilu_pc;
+
+/* A's device mirror in ctx made current, where device work reads it (A
+ * gains a mirror: its owner keeps or releases it). */
+static bsr_status ilu_mirror(bsr_context *ctx, const bsr_matrix *A)
+{
+    return bsr_matrix_upload(ctx, (bsr_matrix *)A);
+}
 
 /* The matching's part of the info line ("" for match=none); dev_factor: the
  * values are factored on the device, which the solver chooses for auto only
@@ -37,14 +46,13 @@ static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bs
                   dev_factor ? "no zero or singular diagonal block; factored on the device" : st->match_note);
 }
 
-/* Refresh the statistics line and counters of pc after (re)factoring with f
- * (NULL: the plan's setup figures). */
+/* Refresh the statistics line and counters of pc after (re)factoring with f. */
 static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o, const ilu_numeric *f)
 {
     bsr_ilu_stats st;
     if (bsr_ilu_get_stats(F, &st)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
-    pc->pivots_regularized = f ? f->nreg : st.pivots_regularized;
+    pc->pivots_regularized = f->nreg;
     char tau[160] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
     const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;
@@ -66,8 +74,8 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     char mw[160];
     match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);
     char fac[64];
-    if (f && f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
-    else snprintf(fac, sizeof fac, "factor %.3f s", f ? f->factor_s : st.factor_s);
+    if (f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
+    else snprintf(fac, sizeof fac, "factor %.3f s", f->factor_s);
     /* what was done to weak rows, by row count: the stated perturbation of
      * pivots and the rows scaled without their diagonal block */
     char piv[128] = "";
@@ -86,8 +94,6 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
 static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     ilu_pc *I = pc->data;
-    if (!I->num)
-        return bsr_error(BSR_ERR_ARG, "ILU: the factors live on the device (factor=gpu); apply the device preconditioner");
     if (I->num->ops->pattern_id(I->num) != I->F->pattern_id)   /* never the factors of older values */
         return bsr_error(BSR_ERR_ARG, "ILU (%s factor): the last refactor failed; refactor (or set up) again before solving",
                          I->num->ops->name);
@@ -97,10 +103,12 @@ static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
-    if (!I->num) return BSR_OK;   /* the device pc factors */
-    BSR_TRY(I->num->ops->numeric(I->num, A));
+    double t = omp_get_wtime();
+    bsr_status s = I->ctx ? ilu_mirror(I->ctx, A) : BSR_OK;
+    if (!s) s = I->num->ops->numeric(I->num, A);
+    pc->dev_s = I->ctx ? omp_get_wtime() - t : 0;
+    BSR_TRY(s);
     ilu_describe(pc, I->F, &I->o, I->num);
-    if (I->host) ilu_describe(I->host, I->F, &I->o, I->num);
     return BSR_OK;
 }
 
@@ -109,24 +117,8 @@ static void ilu_destroy(bsr_pc *pc)
     ilu_pc *I = pc->data;
     if (!I) return;
     if (I->num) I->num->ops->destroy(I->num);
-    if (!I->host) bsr_ilu_destroy(I->F);
+    bsr_ilu_destroy(I->F);
     free(I);
-}
-
-/* A new ILU preconditioner object on pc with plan F (owned unless host). */
-static bsr_status ilu_attach(bsr_pc *pc, bsr_ilu *F, bsr_pc *host, const bsr_solver_options *o, int on_device)
-{
-    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
-    if (!I) return BSR_ERR_NOMEM;
-    I->F = F;
-    I->host = host;
-    I->o = *o;
-    I->on_device = on_device;
-    pc->data = I;
-    pc->apply = ilu_apply;
-    pc->refactor = ilu_refactor;
-    pc->destroy = ilu_destroy;
-    return BSR_OK;
 }
 
 bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_options *io)
@@ -150,13 +142,37 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     return BSR_OK;
 }
 
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **out)
+/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
+static int symbolic_on_host;
+void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
+
+/* The deferred symbolic phase of plan F (ILU(0), natural order) on ctx's
+ * device (A's device mirror current), else on the host. */
+static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
 {
-    const int on_device = ctx != NULL;
-    bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, F, A);
+    if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
+    return s;
+}
+
+/* The finished symbolic plan of A for the ILU kind o->precond, its values
+ * to be factored on ctx's device when o->factor is gpu (ctx NULL: the host
+ * row, which factors on the host; the plan then holds the setup's first
+ * factorization).  ILU(0) factored on the device in natural order does its
+ * symbolic phase last, on the device where it can (from A's device mirror,
+ * made current here): *dev_s = its seconds (else 0). */
+static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_ilu **F,
+                           double *dev_s)
+{
+    *F = NULL;
+    *dev_s = 0;
     bsr_ilu_options io;
     BSR_TRY(bsr_ilu_options_from_solver(o, &io));
+    const bsr_ilu_kind kind = io.kind;
     const int dev = o->factor == BSR_FACTOR_GPU;
+    if (dev && !ctx)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor=gpu factors on the device (--backend cuda); the CPU "
+                         "backend factors on the host");
     io.cap = bsr_cap_resolved(o, dev);
     io.pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
     /* factored on the device: the host keeps no values (ILU(0): no numeric
@@ -167,7 +183,7 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
      * rows, kernels/trsv_ilu.cu); factored on the device: none (solver.c
      * refuses factor=gpu with mpt, auto then says so in the info line) */
     io.match = dev ? BSR_MATCH_NONE : o->match;
-    if (!on_device && o->trisolve > 0)
+    if (!ctx && o->trisolve > 0)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
     /* unset: the ILU default (nested dissection: the CPU factors over its
@@ -179,41 +195,73 @@ bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_cont
      * iterations (bench/RESULTS.md) */
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
-    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
-    if (!pc) return BSR_ERR_NOMEM;
-    pc->name = bsr_pc_name(o->precond);
-    bsr_ilu *F = NULL;
-    /* ILU(0) factored on the device in natural order: its symbolic phase
-     * too, when the CUDA factor is made (ilu_numeric_cuda) */
-    const int defer = kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL;
     /* ILUT/ILU2 factored on the device: the thresholds' rows there too */
-    bsr_status s = defer ? bsr_ilu_setup_deferred(A, &io, &F) : bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, &F);
-    if (!s && (s = ilu_attach(pc, F, NULL, o, on_device))) bsr_ilu_destroy(F);
-    ilu_pc *I = pc->data;
-    if (!s && !dev) s = ilu_numeric_cpu(F, &I->num);
-    if (s) { bsr_pc_destroy(pc); return s; }
-    ilu_describe(pc, F, o, I->num);
-    *out = pc;
+    if (!(kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL))
+        return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
+    /* ILU(0) factored on the device in natural order: its symbolic phase too */
+    BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
+    double t = omp_get_wtime();
+    bsr_status s = ilu_mirror(ctx, A);
+    if (!s) s = ilu_plan_finish(ctx, *F, A);
+    *dev_s = omp_get_wtime() - t;
+    if (s) { bsr_ilu_destroy(*F); *F = NULL; }
+    return s;
+}
+
+/* The ILU object on pc: options kept for the info line. */
+static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *ctx, ilu_pc **out)
+{
+    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
+    if (!I) return BSR_ERR_NOMEM;
+    I->o = *o;
+    I->ctx = ctx;
+    pc->data = I;
+    *out = I;
     return BSR_OK;
 }
 
-bsr_status bsr_pc_ilu_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
-                             bsr_pc *host, bsr_pc *pc)
+/* The host row: plan and CPU factor (the setup's factorization taken over). */
+static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
-    ilu_pc *H = host && host->apply == ilu_apply ? host->data : NULL;
-    if (!H) return bsr_error(BSR_ERR_INTERNAL, "device ILU: host preconditioner is not an ILU");
-    BSR_TRY(ilu_attach(pc, H->F, host, o, 1));
-    ilu_pc *I = pc->data;
-    BSR_TRY(ilu_numeric_cuda(ctx, H->F, A, o, &I->num));
+    (void)ctx;
+    ilu_pc *I;
+    double dev_s;
+    BSR_TRY(ilu_new(pc, o, NULL, &I));
+    BSR_TRY(ilu_plan(A, o, NULL, &I->F, &dev_s));
+    BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
+    ilu_describe(pc, I->F, o, I->num);
+    return BSR_OK;
+}
+
+/* The device row on ctx: the finished plan, then A's device mirror made
+ * current and the CUDA factor of (plan, A) with the numeric options
+ * resolved here. */
+static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
+{
+    ilu_pc *I;
+    double dev_s;
+    BSR_TRY(ilu_new(pc, o, ctx, &I));
+    BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
+    double t = omp_get_wtime();
+    BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
+    ilu_numeric_options no;
+    no.on_device = o->factor == BSR_FACTOR_GPU;
+    /* float factors serve double vectors (mixed) and float vectors alike */
+    no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
+    BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
+    pc->dev_s = dev_s + omp_get_wtime() - t;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
-    ilu_describe(pc, H->F, o, I->num);
-    if (I->num->on_device) ilu_describe(host, H->F, o, I->num);
+    ilu_describe(pc, I->F, o, I->num);
     return BSR_OK;
 }
 
-/* The host plan of S's ILU preconditioner (its host factors unless it was
- * set up symbolic_only, factor=gpu), NULL when S's preconditioner is no ILU. */
+const bsr_pc_ops bsr_pc_ilu_cpu_ops = {ilu_cpu_setup, ilu_refactor, ilu_apply, ilu_destroy};
+const bsr_pc_ops bsr_pc_ilu_cuda_ops = {ilu_cuda_setup, ilu_refactor, ilu_apply, ilu_destroy};
+
+/* The plan of S's ILU preconditioner (its host factors unless it was set up
+ * symbolic_only, factor=gpu), NULL when S's preconditioner is no ILU. */
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S)
 {
     const bsr_pc *pc = S ? S->pc : NULL;

@@ -34,25 +34,16 @@ static void jacobi_destroy(bsr_pc *pc)
     free(J);
 }
 
-/* The block-diagonal inverse of a Jacobi preconditioner (for device wrappers). */
-const bsr_matrix *bsr_pc_jacobi_matrix(const bsr_pc *pc)
+/* Setup: the block-diagonal inverse of A in o->precond_precision. */
+static bsr_status jacobi_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
-    return pc && pc->apply == jacobi_apply ? ((const jacobi *)pc->data)->Dinv : NULL;
-}
-
-bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **out)
-{
-    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
+    (void)ctx;
     jacobi *J = bsr_calloc(1, sizeof *J, "Jacobi preconditioner");
-    if (!pc || !J) { free(pc); free(J); return BSR_ERR_NOMEM; }
-    pc->name = "jacobi";
+    if (!J) return BSR_ERR_NOMEM;
     pc->data = J;
-    pc->apply = jacobi_apply;
-    pc->refactor = jacobi_refactor;
-    pc->destroy = jacobi_destroy;
-    bsr_status s = bsr_diag_inverse(A, 1.0, prec, &J->Dinv);
-    if (s) { bsr_pc_destroy(pc); return s; }
+    BSR_TRY(bsr_diag_inverse(A, 1.0, o->precond_precision, &J->Dinv));
     pc->nnzb = A->nbrows;
-    *out = pc;
     return BSR_OK;
 }
+
+const bsr_pc_ops bsr_pc_jacobi_cpu_ops = {jacobi_setup, jacobi_refactor, jacobi_apply, jacobi_destroy};

@@ -111,28 +111,26 @@ static void ssor_destroy(bsr_pc *pc)
     free(S);
 }
 
-bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **out)
+/* Setup: A's triangles as the factors (omega = o->omega, stored in
+ * o->precond_precision) and their level schedules. */
+static bsr_status ssor_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
+    (void)ctx;
+    const double omega = o->omega;
     if (!(omega > 0 && omega < 2)) return bsr_error(BSR_ERR_ARG, "precond=ssor: omega=%g must be in (0,2)", omega);
-    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     ssor *S = bsr_calloc(1, sizeof *S, "SSOR preconditioner");
-    if (!pc || !S) { free(pc); free(S); return BSR_ERR_NOMEM; }
+    if (!S) return BSR_ERR_NOMEM;
     S->omega = omega;
-    S->prec = prec;
-    pc->name = "ssor";
+    S->prec = o->precond_precision;
     pc->data = S;
-    pc->apply = ssor_apply;
-    pc->refactor = ssor_refactor;
-    pc->destroy = ssor_destroy;
-    bsr_status s;
-    if ((s = ssor_pattern(S, A)) || (s = ssor_values(S, A)) || (s = bsr_levels_build(S->L, 0, &S->lvL)) ||
-        (s = bsr_levels_build(S->U, 1, &S->lvU))) {
-        bsr_pc_destroy(pc);
-        return s;
-    }
+    BSR_TRY(ssor_pattern(S, A));
+    BSR_TRY(ssor_values(S, A));
+    BSR_TRY(bsr_levels_build(S->L, 0, &S->lvL));
+    BSR_TRY(bsr_levels_build(S->U, 1, &S->lvU));
     pc->nnzb = (int64_t)S->L->nnzb + S->U->nnzb;
     snprintf(pc->info, sizeof pc->info, "omega %g, A's own triangles, levels L %d U %d", omega,
              S->lvL->nlevels, S->lvU->nlevels);
-    *out = pc;
     return BSR_OK;
 }
+
+const bsr_pc_ops bsr_pc_ssor_cpu_ops = {ssor_setup, ssor_refactor, ssor_apply, ssor_destroy};

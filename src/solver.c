@@ -93,10 +93,9 @@ bsr_status bsr_solver_set_tolerances(bsr_solver *s, double rtol, double atol, in
 static void teardown(bsr_solver *s)
 {
     bsr_vpool_clear(&s->pool);
-    bsr_pc_destroy(s->pc_dev);
     bsr_pc_destroy(s->pc);
     bsr_matrix_destroy(s->A_work);
-    s->pc = s->pc_dev = NULL;
+    s->pc = NULL;
     s->A_work = NULL;
     s->A_user = NULL;
 }
@@ -122,10 +121,10 @@ static const bsr_matrix *work_matrix(const bsr_solver *s)
  * even holds zeros there.  BSR_ERR_VALUE naming the first such row
  * ("rescale") instead of the preconditioner's "zero" or "singular"; a zero row is left to the preconditioner's own message.  Each row's
  * scan stops at its first value >= tiny: one read per row in practice. */
-static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
+bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matrix *A)
 {
-    if (s->opt.precond == BSR_PC_NONE) return BSR_OK;
-    const int single = s->opt.precision == BSR_FLOAT || s->opt.precond_precision == BSR_FLOAT;
+    if (o->precond == BSR_PC_NONE) return BSR_OK;
+    const int single = o->precision == BSR_FLOAT || o->precond_precision == BSR_FLOAT;
     const double tiny = single ? FLT_MIN : DBL_MIN;
     const int bb = A->b * A->b;
     int bad = INT_MAX;
@@ -149,6 +148,42 @@ static bsr_status check_subnormal_rows(const bsr_solver *s, const bsr_matrix *A)
                      single ? "single" : "double", badmax);
 }
 
+/* o->factor and o->cap resolved for the preconditioner of A (working
+ * precision) applied on the device (device) or the host: factor=auto is gpu
+ * for an ILU on the device unless a matching is applied (mpt, or auto on a
+ * weak diagonal); factor=gpu without the device or an ILU, or with a
+ * matching, is BSR_ERR_UNSUPPORTED. */
+bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_matrix *A)
+{
+    const int ilu = BSR_PC_IS_ILU(o->precond);
+    if (o->factor == BSR_FACTOR_GPU && (!device || !ilu))
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and an ILU "
+                         "preconditioner (ilu0, ilut, ilu2)");
+    /* a matching (mpt, or auto on a weak diagonal) is applied by the host
+     * factorization: its factors are uploaded, the device refactors none */
+    const int match = ilu && (o->match == BSR_MATCH_MPT ||
+                              (o->match == BSR_MATCH_AUTO && bsr_ilu_diagonal_weak(A)));
+    if (o->factor == BSR_FACTOR_GPU && match)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu takes no matching (match=%s on a "
+                         "weak diagonal): use factor=auto or cpu (host factors, applied on the device)",
+                         o->match == BSR_MATCH_MPT ? "mpt" : "auto");
+    if (o->factor == BSR_FACTOR_AUTO)
+        o->factor = device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
+    if (o->factor == BSR_FACTOR_GPU) o->cap = bsr_cap_resolved(o, 1);   /* printed as it ran */
+    return BSR_OK;
+}
+
+/* Nonzero when a refactor of ILUT/ILU2 is to choose a new pattern (a full
+ * setup): pattern=refresh, or auto once the iterations (iters_last) grew
+ * past pattern_growth times those on this pattern (iters_base, 0: none yet). */
+int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last)
+{
+    const int threshold = o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2;
+    return threshold && (o->pattern == BSR_SOLVER_PATTERN_REFRESH ||
+                         (o->pattern == BSR_SOLVER_PATTERN_AUTO && iters_base > 0 &&
+                          iters_last > o->pattern_growth * iters_base));
+}
+
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
@@ -162,37 +197,26 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
-    if ((st = check_subnormal_rows(s, A))) goto fail;
-    /* factor=auto: an ILU is factored on the device when the solve runs there */
-    const int ilu = BSR_PC_IS_ILU(s->opt.precond);
-    if (s->opt.factor == BSR_FACTOR_GPU && (!s->device || !ilu)) {
-        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and an ILU "
-                       "preconditioner (ilu0, ilut, ilu2)");
-        goto fail;
-    }
-    /* a matching (mpt, or auto on a weak diagonal) is applied by the host
-     * factorization: its factors are uploaded, the device refactors none */
-    const int match = ilu && (s->opt.match == BSR_MATCH_MPT ||
-                              (s->opt.match == BSR_MATCH_AUTO && bsr_ilu_diagonal_weak(work_matrix(s))));
-    if (s->opt.factor == BSR_FACTOR_GPU && match) {
-        st = bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu takes no matching (match=%s on a "
-                       "weak diagonal): use factor=auto or cpu (host factors, applied on the device)",
-                       s->opt.match == BSR_MATCH_MPT ? "mpt" : "auto");
-        goto fail;
-    }
-    if (s->opt.factor == BSR_FACTOR_AUTO)
-        s->opt.factor = s->device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
-    if (s->opt.factor == BSR_FACTOR_GPU) s->opt.cap = bsr_cap_resolved(&s->opt, 1);   /* printed as it ran */
+    if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
+    if ((st = bsr_pc_options_resolve(&s->opt, s->device, work_matrix(s)))) goto fail;
     double t1 = now();
-    /* (A's upload stays after the host work: on a second thread, overlapped
-     * with it, the setup was slower in the median, bench/RESULTS.md) */
-    if ((st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc))) goto fail;
+    /* a device row uploads A after its host work (A's upload is not
+     * overlapped with that work on a second thread: the setup was slower in
+     * the median, bench/RESULTS.md) */
+    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc);
     double t2 = now();
-    bsr_prof_mark("setup: host preconditioner (rest)");
-    if (s->device && (st = bsr_solver_device_setup(s))) goto fail;
+    bsr_prof_mark("setup: preconditioner (rest)");
+    if (s->device && (st = bsr_solver_device_operator(s, st))) goto fail;
+    if (st) goto fail;
+    if (s->device) {
+        bsr_prof_mark("setup: upload of A");
+        s->warm_k = 0;   /* a new operator or preconditioner */
+        if ((st = bsr_solver_device_warm(s, 1))) goto fail;
+        bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
+    }
     s->setup_s = now() - t0;
-    s->setup_pc_s = t2 - t1;
-    s->setup_dev_s = s->device ? now() - t2 : 0;
+    s->setup_pc_s = t2 - t1 - s->pc->dev_s;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
     s->pattern_new = 1;
     s->pattern_refreshes = 0;
     s->refactor_failed = 0;
@@ -214,10 +238,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         return bsr_error(BSR_ERR_STRUCTURE, "bsr_solver_refactor: the pattern differs from the one given to setup");
     /* ILUT/ILU2: a new pattern is a full setup (pattern=refresh, or auto once
      * the iterations grew past pattern_growth times those on this pattern) */
-    const int threshold = s->opt.precond == BSR_PC_ILUT || s->opt.precond == BSR_PC_ILU2;
-    if (threshold && (s->opt.pattern == BSR_SOLVER_PATTERN_REFRESH ||
-                      (s->opt.pattern == BSR_SOLVER_PATTERN_AUTO && s->iters_base > 0 &&
-                       s->iters_last > s->opt.pattern_growth * s->iters_base))) {
+    if (bsr_pc_pattern_refresh(&s->opt, s->iters_base, s->iters_last)) {
         int refreshes = s->pattern_refreshes + 1;
         BSR_TRY(bsr_solver_setup(s, A));
         s->pattern_refreshes = refreshes;
@@ -233,15 +254,16 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     bsr_matrix_destroy(s->A_work);
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
-    BSR_TRY(check_subnormal_rows(s, A));
+    BSR_TRY(bsr_check_subnormal_rows(&s->opt, A));
     double t1 = now();
-    if (s->pc->refactor) BSR_TRY(s->pc->refactor(s->pc, work_matrix(s)));
+    bsr_status st = s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
     double t2 = now();
-    if (s->device) BSR_TRY(bsr_solver_device_refactor(s));
+    if (s->device) st = bsr_solver_device_operator(s, st);
+    BSR_TRY(st);
     s->refactor_failed = 0;
     s->setup_s = now() - t0;
-    s->setup_pc_s = t2 - t1;
-    s->setup_dev_s = s->device ? now() - t2 : 0;
+    s->setup_pc_s = t2 - t1 - s->pc->dev_s;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
     return BSR_OK;
 }
 
@@ -319,7 +341,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (s->device) {
         BSR_TRY(bsr_solver_device_warm(s, k));
         bsr_prof_mark("solve: first product + apply with k columns (once a k)");
-        BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k));
+        BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc, k));
     } else {
         bsr_kops_cpu(&o, A, s->pc, k);
     }

@@ -125,97 +125,6 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     return BSR_OK;
 }
 
-/* ---- device preconditioners ---------------------------------------------- */
-typedef struct {
-    bsr_context *ctx;
-    bsr_matrix *Dinv;   /* Jacobi: block-diagonal inverse in the working precision */
-    const bsr_pc *cpu;  /* the host preconditioner it mirrors */
-} dev_jacobi;
-
-static bsr_status dev_jacobi_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
-{
-    dev_jacobi *J = pc->data;
-    return bsr_ctx_spmm(J->ctx, BSR_KERNEL_AUTO, 1.0, J->Dinv, X, 0.0, Y);
-}
-
-/* Copy (or convert) the host Jacobi inverse into J->Dinv and upload it. */
-static bsr_status dev_jacobi_load(dev_jacobi *J, bsr_precision prec)
-{
-    const bsr_matrix *D = bsr_pc_jacobi_matrix(J->cpu);
-    if (!D) return bsr_error(BSR_ERR_INTERNAL, "device Jacobi: host preconditioner is not Jacobi");
-    if (!J->Dinv) {
-        BSR_TRY(bsr_matrix_copy(D, prec, &J->Dinv));
-    } else {
-        size_t nv = (size_t)D->nnzb * D->b * D->b;
-        for (size_t e = 0; e < nv; e++) bsr_val_set(J->Dinv->val, prec, e, bsr_val_get(D->val, D->prec, e));
-        J->Dinv->dev_stale = 1;
-    }
-    return bsr_matrix_upload(J->ctx, J->Dinv);
-}
-
-static bsr_status dev_jacobi_refactor(bsr_pc *pc, const bsr_matrix *A)
-{
-    (void)A; /* the host preconditioner was refactored first */
-    dev_jacobi *J = pc->data;
-    return dev_jacobi_load(J, J->Dinv->prec);
-}
-
-static void dev_jacobi_destroy(bsr_pc *pc)
-{
-    dev_jacobi *J = pc->data;
-    if (!J) return;
-    bsr_matrix_destroy(J->Dinv);
-    free(J);
-}
-
-bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
-                                bsr_pc *cpu, bsr_pc **out)
-{
-    *out = NULL;
-    bsr_pc *pc = bsr_calloc(1, sizeof *pc, "device preconditioner");
-    if (!pc) return BSR_ERR_NOMEM;
-    pc->name = cpu->name;
-    pc->nnzb = cpu->nnzb;
-    pc->pivots_regularized = cpu->pivots_regularized;
-    memcpy(pc->info, cpu->info, sizeof pc->info);
-    bsr_status s = BSR_OK;
-    switch (o->precond) {
-    case BSR_PC_NONE:
-        break; /* apply NULL: the Krylov code copies on the device */
-    case BSR_PC_JACOBI: {
-        dev_jacobi *J = bsr_calloc(1, sizeof *J, "device Jacobi");
-        if (!J) { s = BSR_ERR_NOMEM; break; }
-        J->ctx = ctx;
-        J->cpu = cpu;
-        pc->data = J;
-        pc->apply = dev_jacobi_apply;
-        pc->refactor = dev_jacobi_refactor;
-        pc->destroy = dev_jacobi_destroy;
-        s = dev_jacobi_load(J, A->prec); /* SpMM needs the vectors' precision */
-        if (!s) {   /* an SpMM with the block diagonal (profile's bandwidth model) */
-            const bsr_matrix *D = J->Dinv;
-            pc->bytes_fixed = (double)D->nnzb * ((double)D->b * D->b * bsr_precision_size(D->prec) + 4) + 4.0 * (D->nbrows + 1);
-            pc->bytes_passes = 2;
-        }
-        break;
-    }
-    case BSR_PC_ILU0: case BSR_PC_ILUT: case BSR_PC_ILU2:
-        s = bsr_pc_ilu_device(ctx, A, o, cpu, pc);
-        break;
-    case BSR_PC_SSOR:
-        s = bsr_error(BSR_ERR_UNSUPPORTED, "precond=ssor has no device version yet (use jacobi or an ILU "
-                      "on the CUDA backend, or --backend cpu)");
-        break;
-    case BSR_PC_IC0:
-        s = bsr_error(BSR_ERR_UNSUPPORTED, "precond=ic0 has no device version yet (use precond=jacobi with "
-                      "method=cg on the CUDA backend, or --backend cpu)");
-        break;
-    }
-    if (s) { bsr_pc_destroy(pc); return s; }
-    *out = pc;
-    return BSR_OK;
-}
-
 /* ---- the solver's device setup and vectors -------------------------------- */
 /* One product and one preconditioner apply with k columns on a vector of
  * ones (see solver_impl.h), so that no Krylov iteration pays AUTO's timed
@@ -231,14 +140,14 @@ bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
     if (s->warm_k & bit) return BSR_OK;
     const bsr_matrix *A = s->A_work ? s->A_work : s->A_user;
     bsr_kops o;
-    BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc_dev, k));
+    BSR_TRY(bsr_kops_cuda(&o, s->ctx, A, s->pc, k));
     bsr_kops_use_pool(&o, &s->pool, 1);
     bsr_multivec *X = NULL, *Y = NULL;
     bsr_status st = o.vnew(&o, &X);
     if (!st) st = o.vnew(&o, &Y);
     if (!st) st = bsr_ctx_fill(s->ctx, X, 1.0);
     if (!st && !s->op_external) st = o.matvec(&o, X, Y);
-    if (!st && s->pc_dev && s->pc_dev->apply) st = s->pc_dev->apply(s->pc_dev, X, Y);
+    if (!st && s->pc && s->pc->apply) st = s->pc->apply(s->pc, X, Y);
     if (!st) st = bsr_context_sync(s->ctx);
     if (Y) o.vfree(&o, Y);
     if (X) o.vfree(&o, X);
@@ -246,26 +155,14 @@ bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
     return st;
 }
 
-bsr_status bsr_solver_device_setup(bsr_solver *s)
+bsr_status bsr_solver_device_operator(bsr_solver *s, bsr_status st)
 {
     bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user; /* gains a device mirror */
-    BSR_TRY(bsr_matrix_upload(s->ctx, A));
-    bsr_prof_mark("setup: upload of A");
-    BSR_TRY(bsr_pc_create_device(s->ctx, A, &s->opt, s->pc, &s->pc_dev));
-    if (s->op_external) bsr_cuda_matrix_release(A);   /* the preconditioner holds what it needs */
-    s->warm_k = 0;   /* a new operator or preconditioner */
-    BSR_TRY(bsr_solver_device_warm(s, 1));
-    bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
-    return BSR_OK;
-}
-
-bsr_status bsr_solver_device_refactor(bsr_solver *s)
-{
-    bsr_matrix *A = s->A_work ? s->A_work : (bsr_matrix *)s->A_user;
-    BSR_TRY(bsr_matrix_upload(s->ctx, A));
-    bsr_status st = s->pc_dev && s->pc_dev->refactor ? s->pc_dev->refactor(s->pc_dev, A) : BSR_OK;
-    if (s->op_external) bsr_cuda_matrix_release(A);
-    return st;
+    if (s->op_external) {
+        bsr_cuda_matrix_release(A);
+        return st;
+    }
+    return st ? st : bsr_matrix_upload(s->ctx, A);
 }
 
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,

@@ -21,27 +21,38 @@ struct bsr_pc {
      * bytes of matrix / factor data read, and passes over n x k vectors; both 0
      * when unknown (the bound then counts only what the Krylov method moves) */
     double bytes_fixed, bytes_passes;
+    /* seconds of the last setup or refactor spent in device work (uploads,
+     * factorization and analysis on the device; 0 on the CPU): the solver's
+     * setup_dev_s counts them, setup_pc_s the rest */
+    double dev_s;
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);
 };
 
-/* Build the preconditioner o->precond for A (working precision) on the CPU;
- * dev: the CUDA context the solve applies it on (NULL: the CPU; an ILU then
- * takes no matching, and ILUT/ILU2 choose their pattern on dev's device). */
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
-/* Same preconditioner on the device, when one exists: wraps or uploads a CPU
- * one (cpu stays owned by the caller), or returns BSR_ERR_UNSUPPORTED. */
-bsr_status bsr_pc_create_device(bsr_context *ctx, const bsr_matrix *A, const bsr_solver_options *o,
-                                bsr_pc *cpu, bsr_pc **pc);
+/* Build the preconditioner o->precond for A (working precision) on the
+ * backend it is applied on: ctx a CUDA context, the device (A may gain a
+ * current device mirror, the caller's to keep or release); NULL (or a CPU
+ * context), the host.  The one object of
+ * (A, ctx), made by the table's row for (kind, backend) (precond_table.c):
+ * BSR_ERR_UNSUPPORTED naming both when there is none. */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **pc);
 void bsr_pc_destroy(bsr_pc *pc);
-/* The individual kinds (src/precond_*.c). */
-bsr_status bsr_pc_none(bsr_pc **pc);
-bsr_status bsr_pc_jacobi(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ssor(const bsr_matrix *A, double omega, bsr_precision prec, bsr_pc **pc);
-bsr_status bsr_pc_ilu(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *dev, bsr_pc **pc);
-bsr_status bsr_pc_ic0(const bsr_matrix *A, bsr_precision prec, bsr_pc **pc);
-/* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those bsr_pc_ilu builds. */
+/* What a preconditioner's user settles before bsr_pc_create (solver.c; the
+ * solver and the distributed overlap preconditioner alike):
+ * o->factor and o->cap resolved for A (working precision) applied on the
+ * device (device) or the host; BSR_ERR_UNSUPPORTED for factor=gpu without
+ * the device or an ILU, or with a matching. */
+bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_matrix *A);
+/* BSR_ERR_VALUE naming the first block row of A (the user's precision)
+ * whose values are all subnormal in the precision o's preconditioner works
+ * in ("rescale A"); BSR_OK for precond=none. */
+bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matrix *A);
+/* Nonzero when a refactor of ILUT/ILU2 chooses a new pattern by a new setup:
+ * pattern=refresh, or auto once iters_last grew past pattern_growth times
+ * iters_base (the first solve's on this pattern; 0: none yet). */
+int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last);
+/* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
  * block: where match=auto looks further (ilu_match.c). */
@@ -252,7 +263,7 @@ struct bsr_solver {
     int device;                /* iterate on the device */
     const bsr_matrix *A_user;
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
-    bsr_pc *pc, *pc_dev;       /* CPU preconditioner; device one (NULL on the CPU) */
+    bsr_pc *pc;                /* the preconditioner, on the backend the solve runs on */
     bsr_vpool pool;            /* work vectors reused between solves */
     double setup_s;
     double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
@@ -284,13 +295,16 @@ bsr_status bsr_solver_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multi
 /* V = W (copy back to the caller's precision/residency). */
 bsr_status bsr_solver_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,
                                 bsr_multivec *V);
-bsr_status bsr_solver_device_setup(bsr_solver *s);
+/* After the preconditioner's setup or refactor (its status st): the working
+ * matrix's device mirror made current for the products, or released when the
+ * product is not this solver's (op_external: the preconditioner holds what it
+ * needs); st, else the upload's status. */
+bsr_status bsr_solver_device_operator(bsr_solver *s, bsr_status st);
 /* One product and one apply with k columns on pooled vectors of ones, once
  * per solver and k: AUTO's timed kernel choice for k, module loads and the
  * apply's work vectors are paid here, before the Krylov phase, not inside
  * its first iterations (setup does k = 1, a solve any other k). */
 bsr_status bsr_solver_device_warm(bsr_solver *s, int k);
-bsr_status bsr_solver_device_refactor(bsr_solver *s);
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,
                                     bsr_multivec **W, int *own);
 bsr_status bsr_solver_cuda_work_back(bsr_solver *s, const bsr_kops *o, const bsr_multivec *W,

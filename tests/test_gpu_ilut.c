@@ -189,6 +189,7 @@ static void test_errors_and_fallback(void)
     CU_ASSERT_EQUAL(sh, BSR_ERR_SINGULAR);
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "block row 41"));
     CU_ASSERT_EQUAL(sg, sh);
+    if (strcmp(bsr_last_error(), msg)) printf("\n    host:   %s\n    device: %s\n", msg, bsr_last_error());
     CU_ASSERT_STRING_EQUAL(bsr_last_error(), msg);
     CU_ASSERT_PTR_NULL(G);
     bsr_ilu_destroy(H);

@@ -865,6 +865,142 @@ static void test_cli(void)
     CU_ASSERT_NOT_EQUAL(system(cmd), 0);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Serial queue RCM of pattern(A + A^T) (the textbook algorithm, George-Liu
+ * pseudo-peripheral start, children by (degree, index)): the reference the
+ * level-parallel RCM must equal at any thread count. */
+static void rcm_reference(const bsr_matrix *A, int *perm)
+{
+    const int n = bsr_matrix_nbrows(A), *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    int *xadj = calloc((size_t)n + 1, sizeof(int)), *adj = malloc(sizeof(int) * (2 * (size_t)rp[n] + 1));
+    for (int i = 0; i < n; i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++)
+            if (ci[p] != i) { xadj[i + 1]++; xadj[ci[p] + 1]++; }
+    for (int i = 0; i < n; i++) xadj[i + 1] += xadj[i];
+    int *at = malloc(sizeof(int) * ((size_t)n + 1));
+    memcpy(at, xadj, sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++)
+            if (ci[p] != i) { adj[at[i]++] = ci[p]; adj[at[ci[p]]++] = i; }
+    int m = 0;   /* sort and deduplicate each list, compacting */
+    for (int i = 0; i < n; i++) {
+        int a = xadj[i], e = xadj[i + 1];
+        qsort(adj + a, (size_t)(e - a), sizeof(int), cmp_int);
+        xadj[i] = m;
+        for (int p = a; p < e; p++) if (p == a || adj[p] != adj[p - 1]) adj[m++] = adj[p];
+    }
+    xadj[n] = m;
+    free(at);
+#define RDEG(v) (xadj[(v) + 1] - xadj[v])
+    int *stamp = calloc((size_t)n + 1, sizeof(int)), *q = malloc(sizeof(int) * ((size_t)n + 1));
+    int *done = calloc((size_t)n + 1, sizeof(int)), mark = 0, k = 0;
+    for (int s = 0; s < n; s++) {
+        if (done[s]) continue;
+        int r = s, nlev = 0, last = 0, cnt = 0;
+        for (int it = 0; it < 17; it++) {   /* BFS from the candidate; keep it while levels grow */
+            int h = 0, t = 0, end = 1, nl = 1, la = 0;
+            int c = it == 0 ? s : q[last];
+            if (it > 0)
+                for (int i = last + 1; i < cnt; i++) if (RDEG(q[i]) < RDEG(c)) c = q[i];
+            q[t++] = c; stamp[c] = ++mark;
+            while (h < t) {
+                if (h == end) { nl++; la = h; end = t; }
+                int v = q[h++];
+                for (int p = xadj[v]; p < xadj[v + 1]; p++)
+                    if (stamp[adj[p]] != mark) { stamp[adj[p]] = mark; q[t++] = adj[p]; }
+            }
+            if (it > 0 && nl <= nlev) break;
+            r = c; nlev = nl; last = la; cnt = t;
+        }
+        int h = k;
+        perm[k++] = r; done[r] = 1;
+        while (h < k) {
+            int v = perm[h++], b0 = k;
+            for (int p = xadj[v]; p < xadj[v + 1]; p++) {
+                int u = adj[p];
+                if (done[u]) continue;
+                done[u] = 1;
+                int j = k++;
+                while (j > b0 && (RDEG(perm[j - 1]) > RDEG(u) || (RDEG(perm[j - 1]) == RDEG(u) && perm[j - 1] > u))) {
+                    perm[j] = perm[j - 1]; j--;
+                }
+                perm[j] = u;
+            }
+        }
+    }
+#undef RDEG
+    for (int i = 0, j = n - 1; i < j; i++, j--) { int t = perm[i]; perm[i] = perm[j]; perm[j] = t; }
+    free(xadj); free(adj); free(stamp); free(q); free(done);
+}
+
+/* The level-parallel RCM equals the serial queue RCM at 1, 2 and 4 threads:
+ * a shuffled 3D grid whose middle levels are searched by the team, and a
+ * random graph of several components with isolated vertices. */
+static void test_rcm_serial(void)
+{
+    for (int c = 0; c < 2; c++) {
+        bsr_matrix *A;
+        if (c == 0) {
+            bsr_matrix *G = stencil3d(40, 1);   /* middle levels over 1024 wide */
+            int n = bsr_matrix_nbrows(G);
+            bsr_ordering *sh;
+            BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
+            uint64_t st = 777;
+            for (int i = n - 1; i > 0; i--) {
+                st = st * 6364136223846793005ull + 1442695040888963407ull;
+                int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
+                sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
+            }
+            for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+            BSR_ASSERT_OK(bsr_permute(G, sh, &A));
+            bsr_ordering_free(sh);
+            bsr_matrix_destroy(G);
+        } else {
+            int n = 3000, m = 0;
+            int *pi = malloc(sizeof(int) * 8 * n), *pj = malloc(sizeof(int) * 8 * n);
+            uint64_t st = 99;
+            for (int i = 0; i < n; i++) {
+                pi[m] = pj[m] = i; m++;
+                if (i % 11 == 5) continue;   /* isolated */
+                for (int e = 0; e < 3; e++) {
+                    st = st * 6364136223846793005ull + 1442695040888963407ull;
+                    int j = (int)((st >> 33) % 1000) + (i / 1000) * 1000;   /* three blocks of 1000 */
+                    if (j % 11 == 5 || j == i) continue;
+                    int dup = 0;
+                    for (int q = 0; q < m; q++) dup |= pi[q] == i && pj[q] == j;
+                    if (!dup) { pi[m] = i; pj[m] = j; m++; }
+                }
+            }
+            A = from_pairs(n, 1, m, pi, pj);
+            free(pi); free(pj);
+        }
+        int n = bsr_matrix_nbrows(A);
+        int *ref = malloc(sizeof(int) * (size_t)n);
+        rcm_reference(A, ref);
+        int nt0 = omp_get_max_threads();
+        for (int nt = 1; nt <= 4; nt *= 2) {
+            omp_set_num_threads(nt);
+            bsr_order_options o;
+            bsr_ordering *ord = NULL;
+            bsr_order_options_default(&o, BSR_ORDER_RCM);
+            BSR_ASSERT_OK(bsr_order(A, &o, &ord));
+            int diff = 0;
+            for (int i = 0; i < n; i++) diff += ord->perm[i] != ref[i];
+            if (diff) printf("rcm_serial: case %d, %d threads: %d positions differ\n", c, nt, diff);
+            CU_ASSERT_EQUAL(diff, 0);
+            bsr_ordering_free(ord);
+        }
+        omp_set_num_threads(nt0);
+        free(ref);
+        bsr_matrix_destroy(A);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -881,6 +1017,7 @@ int main(int argc, char **argv)
         {"levels", test_levels},
         {"levels_range", test_levels_range},
         {"rcm_band", test_rcm_band},
+        {"rcm_serial", test_rcm_serial},
         {"center", test_center},
         {"real_matrices", test_real_matrices},
         {"cli", test_cli},

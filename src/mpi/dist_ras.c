@@ -4,7 +4,8 @@
  * rows its own rows read, fetched once at setup, their values again at each
  * refactor), restricted to the columns of those rows; applied, it takes the
  * residual on own and ghost rows (one halo exchange) and keeps the result
- * on its own rows only. */
+ * on its own rows only.  The local preconditioner is the table's object of
+ * (kind, backend) on that matrix (precond_table.c), as a solver's is. */
 #include "dist_impl.h"
 #include "solver_impl.h"
 #include <string.h>
@@ -14,9 +15,12 @@
 #define RAS_TAG_VALS 7304
 
 struct bsr_dras {
-    bsr_solver *ext;        /* the solver on Aext: only its preconditioner is used */
+    bsr_solver_options opt; /* the preconditioner's options, resolved for Aext */
     bsr_matrix *Aext;       /* own rows, then ghost rows, over own + ghost columns */
+    bsr_matrix *Awork;      /* Aext in the working precision (NULL: Aext is it) */
+    bsr_pc *pc;             /* the preconditioner of Aext on the solve's backend */
     bsr_context *ctx;       /* NULL: host */
+    bsr_context *dev;       /* ctx when the solve runs on its device, else NULL */
     int n, nghost, b;
     int *gcnt;              /* [nghost] blocks of each fetched ghost row */
     int64_t ngblk;          /* their total */
@@ -170,12 +174,65 @@ static int64_t ext_arrays(const struct bsr_dras *R, const bsr_dmatrix *A, int *r
 void bsr_dras_destroy(struct bsr_dras *R)
 {
     if (!R) return;
-    bsr_solver_destroy(R->ext);
+    bsr_pc_destroy(R->pc);
+    bsr_matrix_destroy(R->Awork);
     bsr_matrix_destroy(R->Aext);
     bsr_multivec_destroy(R->R);
     bsr_multivec_destroy(R->Z);
     free(R->gcnt); free(R->gcol); free(R->gval);
     free(R);
+}
+
+/* Aext's current values in the working precision (Awork made anew when the
+ * precisions differ), checked as a solver checks its operator. */
+static bsr_status ras_work(struct bsr_dras *R)
+{
+    bsr_matrix_destroy(R->Awork);
+    R->Awork = NULL;
+    if (R->Aext->prec != R->opt.precision) BSR_TRY(bsr_matrix_copy(R->Aext, R->opt.precision, &R->Awork));
+    return bsr_check_subnormal_rows(&R->opt, R->Aext);
+}
+
+/* setup or refactor of the preconditioner on the working matrix; the device
+ * mirror a device row made of it is released after (the solve's products
+ * run on the rank's own matrices). */
+static bsr_status ras_pc(struct bsr_dras *R, int setup)
+{
+    bsr_matrix *W = R->Awork ? R->Awork : R->Aext;
+    bsr_status st = setup ? bsr_pc_create(W, &R->opt, R->dev, &R->pc)
+                          : R->pc->refactor ? R->pc->refactor(R->pc, W) : BSR_OK;
+    bsr_cuda_matrix_release(W);
+    return st;
+}
+
+/* One apply with one column on ones, on the device: the module loads, the
+ * kernel choice and the apply's first work vectors are paid at setup, not in
+ * the first Krylov iteration (as bsr_solver_device_warm does for a solver).
+ * The vectors are those a one-column apply then uses. */
+static bsr_status ras_warm(struct bsr_dras *R)
+{
+    if (!R->dev || !R->pc->apply) return BSR_OK;
+    const int64_t ne = (int64_t)(R->n + R->nghost) * R->b;
+    BSR_TRY(bsr_multivec_create_device(R->dev, &R->R, ne, 1, R->opt.precision));
+    BSR_TRY(bsr_multivec_create_device(R->dev, &R->Z, ne, 1, R->opt.precision));
+    BSR_TRY(bsr_ctx_fill(R->dev, R->R, 1.0));
+    BSR_TRY(R->pc->apply(R->pc, R->R, R->Z));
+    return bsr_context_sync(R->dev);
+}
+
+/* A new preconditioner on Aext (setup, or a refactor that chooses a new
+ * pattern): the working matrix, the options resolved for it, the table's
+ * object, the warm apply. */
+static bsr_status ras_build(struct bsr_dras *R)
+{
+    bsr_pc_destroy(R->pc);
+    R->pc = NULL;
+    bsr_multivec_destroy(R->R); bsr_multivec_destroy(R->Z);
+    R->R = R->Z = NULL;
+    BSR_TRY(ras_work(R));
+    BSR_TRY(bsr_pc_options_resolve(&R->opt, R->dev != NULL, R->Awork ? R->Awork : R->Aext));
+    BSR_TRY(ras_pc(R, 1));
+    return ras_warm(R);
 }
 
 bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o)
@@ -184,7 +241,10 @@ bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ct
     struct bsr_dras *R = bsr_calloc(1, sizeof *R, "overlap preconditioner");
     bsr_status st = bsr_dist_agree(A->d, R ? BSR_OK : BSR_ERR_NOMEM);
     if (st) return st;
+    R->opt = *o;
+    R->opt.overlap = 0;
     R->ctx = ctx;
+    R->dev = bsr_solver_ctx_is_device(ctx) ? ctx : NULL;
     R->n = A->nrows;
     R->nghost = A->h.nghost;
     R->b = A->b;
@@ -200,11 +260,7 @@ bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ct
         st = bsr_matrix_create(&R->Aext, ne, ne, A->b, rowptr, cols, vals, A->prec, BSR_ALLOW_NONFINITE);
     }
     free(rowptr); free(cols); free(vals);
-    bsr_solver_options oe = *o;
-    oe.overlap = 0;
-    if (!st) st = bsr_solver_create(&R->ext, ctx, &oe);
-    if (!st) R->ext->op_external = 1;   /* only its preconditioner is used */
-    if (!st) st = bsr_solver_setup(R->ext, R->Aext);
+    if (!st) st = ras_build(R);
     if ((st = bsr_dist_agree(A->d, st))) goto fail;
     *out = R;
     return BSR_OK;
@@ -224,21 +280,18 @@ bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A)
         st = bsr_matrix_set_values(R->Aext, vals, BSR_ALLOW_NONFINITE);
     }
     free(vals);
-    if (!st) st = bsr_solver_refactor(R->ext, R->Aext);
+    /* ILUT/ILU2 with pattern=refresh: a new pattern is a new setup (this
+     * preconditioner never solves, so auto keeps the pattern) */
+    if (!st && bsr_pc_pattern_refresh(&R->opt, 0, 0)) st = ras_build(R);
+    else if (!st && !(st = ras_work(R))) st = ras_pc(R, 0);
     return bsr_dist_agree(A->d, st);
-}
-
-/* The ext preconditioner (on the backend the solve runs on). */
-static bsr_pc *ext_pc(const struct bsr_dras *R)
-{
-    return R->ext->device ? R->ext->pc_dev : R->ext->pc;
 }
 
 bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
                           bsr_dtimes *tm)
 {
     if (!X) return bsr_dmatrix_ghosts(A, R->ctx, NULL, NULL, tm);  /* keep step after a failure */
-    bsr_context *dev = R->ext->device ? R->ctx : NULL;
+    bsr_context *dev = R->dev;
     int64_t ne = (int64_t)(R->n + R->nghost) * R->b, no = (int64_t)R->n * R->b;
     if (!R->R || R->R->k != X->k || R->R->prec != X->prec) {
         bsr_multivec_destroy(R->R); bsr_multivec_destroy(R->Z);
@@ -258,8 +311,8 @@ bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec
     BSR_TRY(bsr_dmatrix_ghosts(A, dev, X, bsr_multivec_view(R->R, no, ne - no, &vg), tm));
     bsr_multivec *Ro = bsr_multivec_view(R->R, 0, no, &vo);
     BSR_TRY(dev ? bsr_ctx_copy(dev, Ro, X) : bsr_multivec_copy(Ro, X));
-    bsr_pc *pc = ext_pc(R);
-    if (pc && pc->apply) BSR_TRY(pc->apply(pc, R->R, R->Z));
+    bsr_pc *pc = R->pc;
+    if (pc->apply) BSR_TRY(pc->apply(pc, R->R, R->Z));
     else BSR_TRY(dev ? bsr_ctx_copy(dev, R->Z, R->R) : bsr_multivec_copy(R->Z, R->R));
     const bsr_multivec *Zo = bsr_multivec_view(R->Z, 0, no, &vz);
     return dev ? bsr_ctx_copy(dev, Y, Zo) : bsr_multivec_copy(Y, Zo);
@@ -267,7 +320,7 @@ bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec
 
 void bsr_dras_stats(const struct bsr_dras *R, bsr_solver_stats *st)
 {
-    const bsr_pc *pc = R->ext->pc;
+    const bsr_pc *pc = R->pc;
     st->pc_nnzb = pc->nnzb;
     st->fill = R->Aext->nnzb ? (double)pc->nnzb / R->Aext->nnzb : 0;
     st->pivots_regularized = pc->pivots_regularized;
