@@ -10,6 +10,7 @@
 #include "solver_impl.h"   /* bsr_ilu_diagonal_weak: where match=auto acts */
 #include "ilu_impl.h"      /* bsr_ilu_stability: diag=1 */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,7 +252,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("problem     %s\n", P->name);
     printf("            n = %lld, block %d x %d, %d block rows, %d blocks (%.1f per row)\n",
            (long long)f->n, f->b, f->b, f->nbrows, f->nnzb, f->mean_row_len);
-    printf("solver      %s  [%s]\n", cfg, backend);
+    printf("solver      %s  [%s, %d thread%s]\n", cfg, backend, omp_get_max_threads(), omp_get_max_threads() > 1 ? "s" : "");
     printf("precond     %s\n", st->precond_info[0] ? st->precond_info : "-");
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
@@ -326,6 +327,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     cli_json_str(stdout, cfg);
     printf(",\n\"backend\": ");
     cli_json_str(stdout, backend);
+    printf(",\n\"threads\": %d", omp_get_max_threads());   /* the host's OpenMP team (README: Threads) */
     printf(",\n\"k\": %d,\n\"result\": \"%s\",\n", k, bsr_status_string(s));
     cli_json_columns(st, k);
     cli_json_array_d("error_vs_exact", e->err, k, 1);

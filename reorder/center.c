@@ -17,8 +17,11 @@
  * needs about three. */
 #define CENTER_ROUNDS 16
 
-/* Levels wider than this are searched by all threads. */
-#define CENTER_PAR_FRONTIER 4096
+/* Vertices of a level a thread searches: a level of fewer than two grains is
+ * searched serially, a wider one by one thread a grain (the whole team took
+ * every level of 4096 vertices or more: 64 vertices a thread of 64, less
+ * work than opening the region, level after level, costs). */
+#define CENTER_GRAIN 2048
 
 /* Distances from r over r's component into d (-1: not reached; only the
  * component's entries are touched); q receives the component level by level
@@ -31,8 +34,8 @@ static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *fa
     q[0] = r;
     d[r] = 0;
     while (lo < t) {
-        const int hi = t;
-        if (hi - lo < CENTER_PAR_FRONTIER) {
+        const int hi = t, team = bsr_team(hi - lo, CENTER_GRAIN);
+        if (team < 2) {
             for (int i = lo; i < hi; i++) {
                 const int v = q[i];
                 for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
@@ -41,7 +44,7 @@ static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *fa
                 }
             }
         } else {
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
             {
                 int buf[256], nb = 0;
 #pragma omp for schedule(static)

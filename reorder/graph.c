@@ -8,7 +8,7 @@
 static int pattern_symmetric(const bsr_matrix *A)
 {
     int n = A->nbrows, bad = 0;
-    #pragma omp parallel for schedule(static) reduction(| : bad) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(| : bad) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++)
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1] && !bad; p++)
             if (A->colind[p] != i && bsr_matrix_find(A, A->colind[p], i) < 0) bad = 1;
@@ -23,7 +23,7 @@ static bsr_status graph_of_symmetric(const bsr_matrix *A, bsr_graph *G)
     int *xadj = bsr_malloc(sizeof(int) * ((size_t)n + 1), "graph degrees");
     if (!xadj) return BSR_ERR_NOMEM;
     xadj[0] = 0;
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         int d = A->rowptr[i + 1] - A->rowptr[i];
         if (bsr_matrix_find(A, i, i) >= 0) d--;
@@ -32,7 +32,7 @@ static bsr_status graph_of_symmetric(const bsr_matrix *A, bsr_graph *G)
     bsr_scan_par(xadj + 1, n);
     int *adj = bsr_malloc(sizeof(int) * ((size_t)xadj[n] + 1), "graph adjacency");
     if (!adj) { free(xadj); return BSR_ERR_NOMEM; }
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         int *r = adj + xadj[i];
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
@@ -77,7 +77,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     /* sort and deduplicate each row in place (rows in parallel: short rows
      * by insertion, the rare long ones by qsort), then compact into a new
      * array by the rows' unique counts; cnt becomes the new xadj */
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         int *r = adj + cnt[i], m = cnt[i + 1] - cnt[i], u = 0;
         if (m > 32) qsort(r, (size_t)m, sizeof(int), bsr_cmp_int);
@@ -98,7 +98,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     for (int i = 0; i < n; i++) cnt[i + 1] = cnt[i] + pos[i];
     int *adj2 = bsr_malloc(sizeof(int) * ((size_t)cnt[n] + 1), "graph adjacency");
     if (!adj2) { free(cnt); free(adj); free(pos); free(old); return BSR_ERR_NOMEM; }
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) memcpy(adj2 + cnt[i], adj + old[i], sizeof(int) * (size_t)pos[i]);
     free(adj);
     free(old);

@@ -47,7 +47,7 @@ static bsr_status level_sort(bsr_levels *lv, int first)
     const int cs = (n + nc - 1) / nc;
     int *cnt = bsr_calloc((size_t)nc * (nl + 1), sizeof(int), "levels counts");   /* [chunk][level] */
     if (!cnt) return BSR_ERR_NOMEM;
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc > 1 ? bsr_team(n, BSR_ROW_GRAIN) : 1)
     for (int c = 0; c < nc; c++)
         for (int i = c * cs; i < n && i < (c + 1) * cs; i++) cnt[(size_t)c * (nl + 1) + lv->level_of[i]]++;
     /* level_ptr[l+1] = rows of level l; cnt becomes each chunk's first slot per level */
@@ -62,7 +62,7 @@ static bsr_status level_sort(bsr_levels *lv, int first)
         lv->level_ptr[l + 1] = at;
         if (at - lv->level_ptr[l] > lv->max_width) lv->max_width = at - lv->level_ptr[l];
     }
-    #pragma omp parallel for schedule(static) if (nc > 1)
+    #pragma omp parallel for schedule(static) num_threads(nc > 1 ? bsr_team(n, BSR_ROW_GRAIN) : 1)
     for (int c = 0; c < nc; c++) {
         int *pos = &cnt[(size_t)c * (nl + 1)];
         for (int i = c * cs; i < n && i < (c + 1) * cs; i++) lv->rows[pos[lv->level_of[i]]++] = first + i;
@@ -134,8 +134,7 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
         if (M[i]->nbrows > nmax) nmax = M[i]->nbrows;
     }
     if (!s) {
-        #pragma omp parallel for schedule(static, 1) num_threads(count > 1 ? count : 1) \
-            if (count > 1 && nmax >= BSR_PAR_ROWS && omp_get_max_threads() > 1)
+        #pragma omp parallel for schedule(static, 1) num_threads(bsr_team(nmax, BSR_ROW_GRAIN) > 1 ? count : 1)
         for (int i = 0; i < count; i++)
             out[i]->nlevels = level_walk(M[i], upper[i], 0, M[i]->nbrows, out[i]->level_of);
     }

@@ -130,15 +130,16 @@ bsr_status bsr_ordering_finish(bsr_ordering *o, const char *who)
 {
     const int n = o->n;
     int bad = 0;
-    if (n >= BSR_PAR_ROWS) {   /* in parallel: a bijection iff every image is in range and inverts back */
-        #pragma omp parallel for schedule(static) reduction(| : bad)
+    const int team = bsr_team(n, BSR_ROW_GRAIN);
+    if (team > 1) {   /* in parallel: a bijection iff every image is in range and inverts back */
+        #pragma omp parallel for schedule(static) reduction(| : bad) num_threads(team)
         for (int k = 0; k < n; k++) {
             int i = o->perm[k];
             if (i < 0 || i >= n) bad = 1;
             else o->iperm[i] = k;
         }
         if (!bad) {
-            #pragma omp parallel for schedule(static) reduction(| : bad)
+            #pragma omp parallel for schedule(static) reduction(| : bad) num_threads(team)
             for (int k = 0; k < n; k++) bad |= o->iperm[o->perm[k]] != k;
         }
         if (!bad) return BSR_OK;   /* else the serial pass below names the first bad position */

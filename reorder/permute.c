@@ -58,15 +58,12 @@ bsr_status bsr_permute(const bsr_matrix *A, const bsr_ordering *ord, bsr_matrix 
         if (len > maxlen) maxlen = len;
     }
     size_t bs = (size_t)A->b * A->b * bsr_precision_size(A->prec);
-    int nth = 1;
-#ifdef _OPENMP
-    nth = omp_get_max_threads();
-#endif
+    const int nth = bsr_team(n, BSR_ROW_GRAIN);   /* a buffer a thread of the team */
     colsrc *buf = bsr_malloc(sizeof(colsrc) * ((size_t)maxlen + 1) * (size_t)nth, "permute row buffers");
     if (!buf) { bsr_matrix_destroy(C); return BSR_ERR_NOMEM; }
     const char *av = A->val;
     char *cv = C->val;
-#pragma omp parallel num_threads(nth) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel num_threads(nth)
     {
         int t = 0;
 #ifdef _OPENMP

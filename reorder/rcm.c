@@ -9,7 +9,8 @@
 #include <omp.h>
 #include <string.h>
 
-/* A level this wide or wider is searched by the team; narrower ones serially. */
+/* A level this wide or wider is searched in parallel (a thread per half this
+ * width); narrower ones serially. */
 #define RCM_PAR_WIDTH 1024
 
 #define DEG(v) (G->xadj[(v) + 1] - G->xadj[v])
@@ -60,8 +61,8 @@ static int children(const rcm_bfs *S, const int *q, int pos, int t, int cm, int 
 static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
 {
     const bsr_graph *G = S->G;
-    const int w = b - a;
-    if (w < RCM_PAR_WIDTH || omp_get_max_threads() == 1) {   /* the serial queue itself */
+    const int w = b - a, team = bsr_team(w, RCM_PAR_WIDTH / 2);   /* a thread per half width */
+    if (w < RCM_PAR_WIDTH || team < 2) {   /* the serial queue itself */
         int at = b;
         for (int pos = a; pos < b; pos++) {
             int v = q[pos], c = at;
@@ -80,7 +81,7 @@ static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
         }
         return at;
     }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(team)
     for (int pos = a; pos < b; pos++) {
         int v = q[pos];
         for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
@@ -93,11 +94,11 @@ static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
             if (l == t + 1) min_into(S->par, u, pos);
         }
     }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(team)
     for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
     int at = b;
     for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(team)
     for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
     return at;
 }
@@ -119,7 +120,7 @@ static int bfs(rcm_bfs *S, int r, int *q, int cm, int keep, int *nlev, int *last
     *nlev = t + 1;
     *last = a;
     if (!keep) {
-        #pragma omp parallel for schedule(static) if (b >= BSR_PAR_ROWS)
+        #pragma omp parallel for schedule(static) num_threads(bsr_team(b, BSR_ROW_GRAIN))
         for (int i = 0; i < b; i++) { S->lev[q[i]] = -1; S->par[q[i]] = INT_MAX; }
     }
     return b;
@@ -134,7 +135,7 @@ bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
                  bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM counts")};
     int *q = bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM queue");
     if (!S.lev || !S.par || !S.cnt || !q) { free(S.lev); free(S.par); free(S.cnt); free(q); return BSR_ERR_NOMEM; }
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) { S.lev[i] = -1; S.par[i] = INT_MAX; }
     int k = 0;
     for (int s = 0; s < n; s++) {
@@ -156,7 +157,7 @@ bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
         k += bfs(&S, r, perm + k, 1, 1, &nlev, &last);
     }
     /* reverse */
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n / 2; i++) { int t = perm[i]; perm[i] = perm[n - 1 - i]; perm[n - 1 - i] = t; }
     free(S.lev); free(S.par); free(S.cnt); free(q);
     return BSR_OK;

@@ -42,6 +42,7 @@ bsr_status bsr_context_create(bsr_context **ctx, bsr_backend backend, int device
     bsr_context *c = bsr_calloc(1, sizeof *c, "bsr_context");
     if (!c) return BSR_ERR_NOMEM;
     c->backend = backend;
+    bsr_threads_default();
     if (backend == BSR_BACKEND_CPU) {
         int nt = 1;
 #ifdef _OPENMP

@@ -98,7 +98,7 @@ bsr_status bsr_rowgen_matrix(const bsr_rowgen *g, bsr_precision prec, int64_t ro
     A->rowptr[0] = 0;
     for (int i = 0; i < nrows; i++) A->rowptr[i + 1] = A->rowptr[i] + g->count(g, row0 + i);
     const size_t bb = (size_t)g->b * g->b;
-#pragma omp parallel for schedule(static) if (nrows >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(nrows, BSR_ROW_GRAIN))
     for (int i = 0; i < nrows; i++) {
         int64_t cols[GEN_ROW_MAXBLK];
         double val[GEN_ROW_MAXBLK * BSR_MAX_BLOCK * BSR_MAX_BLOCK];
@@ -117,7 +117,7 @@ bsr_status bsr_rowgen_exact(const bsr_rowgen *g, bsr_precision prec, int64_t row
     BSR_TRY(bsr_multivec_create(X, (int64_t)nrows * g->b, 1, prec));
     void *x = (*X)->data;
     const int b = g->b;
-#pragma omp parallel for schedule(static) if (nrows >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(nrows, BSR_ROW_GRAIN))
     for (int i = 0; i < nrows; i++) {
         double v[BSR_MAX_BLOCK];
         g->exact(g, row0 + i, v);

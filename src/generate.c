@@ -74,6 +74,7 @@ bsr_status bsr_generate(const char *spec, bsr_precision prec, bsr_problem *P)
 {
     BSR_CHECK_ARG(spec && P, "bsr_generate: NULL argument");
     memset(P, 0, sizeof *P);
+    bsr_threads_default();
     BSR_CHECK_ARG(prec == BSR_DOUBLE || prec == BSR_FLOAT, "bsr_generate: %s: precision %d is neither BSR_DOUBLE nor BSR_FLOAT",
                   spec, (int)prec);
     const char *colon = strchr(spec, ':');

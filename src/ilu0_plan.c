@@ -33,7 +33,7 @@ bsr_status bsr_ilu0_plan_map(const bsr_ilu *F, int *adst, int *adiag, int *diagw
     int bad = n;
     bsr_ilu_fpat P;
     BSR_TRY(bsr_ilu_fpattern(F, &P));
-    #pragma omp parallel for schedule(static) reduction(min : bad) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(min : bad) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++)
         if (!bsr_ilu0_map_row(k, F->ap, F->ac, P.Lp, P.Lc, P.Up, P.Uc, P.nL, P.frozen, adst, adiag, diagw) && k < bad)
             bad = k;
@@ -51,7 +51,7 @@ bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int64_t **pptr, int **plist, 
     int64_t *ptr = bsr_malloc(((size_t)nL + 1) * sizeof(int64_t), "ILU(0) update lists");
     if (!ptr) return BSR_ERR_NOMEM;
     ptr[0] = 0;
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++)
         for (int l = P.Lp[i]; l < P.Lp[i + 1]; l++)
             ptr[l + 1] = bsr_ilu0_updates_of(i, l, P.Lp, P.Lc, P.Up, P.Uc, P.lk, P.uk, nL, NULL);
@@ -59,7 +59,7 @@ bsr_status bsr_ilu0_plan_updates(const bsr_ilu *F, int64_t **pptr, int **plist, 
     const int64_t len = ptr[nL];
     int *list = bsr_malloc(((size_t)len + 1) * 2 * sizeof(int), "ILU(0) update lists");
     if (!list) { free(ptr); return BSR_ERR_NOMEM; }
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++)
         for (int l = P.Lp[i]; l < P.Lp[i + 1]; l++)
             bsr_ilu0_updates_of(i, l, P.Lp, P.Lc, P.Up, P.Uc, P.lk, P.uk, nL, list + 2 * (size_t)ptr[l]);

@@ -124,7 +124,7 @@ bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
     double *rowerr = bsr_calloc((size_t)n + 1, 2 * sizeof(double), "ILU error norm");
     if (!rowerr) return BSR_ERR_NOMEM;
     int fail = 0;
-    #pragma omp parallel reduction(| : fail) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel reduction(| : fail) num_threads(bsr_team((int64_t)F->nnzbA * bb, ILU_TEAM_GRAIN))
     {
         ilu_work w;
         double *lk = bsr_malloc(sizeof(double) * 2 * bb, "ILU error norm");

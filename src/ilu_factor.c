@@ -33,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Shared state of one factorization run. */
 typedef struct {
@@ -47,14 +48,23 @@ typedef struct {
     int nt;             /* threads of the run */
     int progress;       /* report rows done during the run (bsr_progress_tick) */
     _Atomic int64_t ndone;
+    int batch;          /* rows a thread factors between two additions to ndone */
 } run_t;
 
-/* One more row done: with progress on, say now and then how many (a long
- * threshold setup is not silent until it ends). */
-static inline void row_done(run_t *R)
+/* The most rows a thread factors between two looks at the shared progress
+ * count (fewer in small factorizations: n / 256, at least 1). */
+#define PROGRESS_ROWS 1024
+
+/* One more row done by the thread of workspace w: with progress on, say now
+ * and then how many (a long threshold setup is not silent until it ends).
+ * Counted per thread and added to the shared count every R->batch rows:
+ * an atomic on one counter and the reporter's flag for every row were two
+ * contended cache lines a row for all the threads. */
+static inline void row_done(run_t *R, ilu_work *w)
 {
-    if (!R->progress) return;
-    const int64_t d = atomic_fetch_add_explicit(&R->ndone, 1, memory_order_relaxed) + 1;
+    if (!R->progress || ++w->progress_rows < R->batch) return;
+    const int64_t d = atomic_fetch_add_explicit(&R->ndone, w->progress_rows, memory_order_relaxed) + w->progress_rows;
+    w->progress_rows = 0;
     bsr_progress_tick("ilu factor", d, R->F->n, "rows");
 }
 
@@ -77,7 +87,7 @@ static int run_rows(run_t *R, ilu_work *w, int r0, int r1)
         bsr_status s = ilu_row(R->F, w, k);
         if (R->flag) atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
         if (s) { run_fail(R, k, s, w->msg); return 0; }
-        row_done(R);
+        row_done(R, w);
     }
     return 1;
 }
@@ -92,20 +102,31 @@ static int near_dist(const int *dp, const int *dc, int k)
     return d;
 }
 
-/* Cut rows [r0, r1) into runs of consecutive rows for nt threads: run r =
- * rows [run[r], run[r+1]); returns the number of runs.  A run starts at a row
- * that reads none of the D rows before it (or after cap rows), with the
- * largest D of D[] that still gives 2 runs a thread, else at every row that
- * does not read its predecessor (cap LV_RUN).  In natural 3D order that makes
- * a run one plane (one line where planes are too few): the next plane reads
- * this one a few lines behind, so the runs advance together, and a thread
- * reads the previous line from its own cache.  Runs of one line each read
- * the line another thread is writing a few rows ahead: 0.61 s against 0.74-1.06 s
- * for the rows of stencil3d:100:4's ILU2 on 16 threads, 0.9 against 1.6 s
- * for poisson2d:1001 (lines of 1001 rows; bench/RESULTS.md). */
+/* Cut rows [r0, r1) of the pattern (dp, dc) into runs of consecutive rows
+ * for up to nt threads: run r = rows [run[r], run[r+1]); returns the number
+ * of runs and sets *team, the threads worth running them.  A run starts at a
+ * row that reads none of the D rows before it (or after cap rows), and holds
+ * RUN_MIN rows at least, with the largest D of D[] that still gives 2 runs a
+ * thread of min(nt, RUN_TEAM) threads, else at every row that does not read
+ * its predecessor (cap LV_RUN); *team = min(nt, runs / 2), at least 1.
+ * In natural 3D order that makes a run one plane (one line where planes are
+ * too few): the next plane reads this one a few lines behind, so the runs
+ * advance together, and a thread reads the previous line from its own cache.
+ * Runs of one line each read the line another thread is writing a few rows
+ * ahead: 0.61 s against 0.74-1.06 s for the rows of stencil3d:100:4's ILU2
+ * on 16 threads, 0.9 against 1.6 s for poisson2d:1001 (lines of 1001 rows;
+ * bench/RESULTS.md).  So more threads than RUN_TEAM do not refine the cut
+ * further: they take the plane runs there are (50 threads for 100 planes),
+ * never a finer, slower schedule than 16 threads get.
+ * RUN_MIN: in centre or RCM order most rows read no row near them (a level's
+ * rows read the level before), which made runs of one row: a ticket (an
+ * atomic on one shared counter) and a flag sharing its cache line with other
+ * threads' for every row, 62610 runs for 64000 rows. */
 #define LV_RUN 256
 #define RUN_CAP 65536
-static int cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run)
+#define RUN_MIN 32
+#define RUN_TEAM 16
+int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
     int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
@@ -114,13 +135,15 @@ static int cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *r
     for (int k = r0; k < r1; k++) {
         const int d = run[k - r0] = near_dist(dp, dc, k);
         for (int c = 0; c < 4; c++)
-            if (k == r0 || d >= D[c] || k - start[c] >= cap[c]) { cnt[c]++; start[c] = k; }
+            if (k == r0 || (k - start[c] >= RUN_MIN && (d >= D[c] || k - start[c] >= cap[c]))) { cnt[c]++; start[c] = k; }
     }
-    while (t < 3 && cnt[t] < 2 * nt) t++;
+    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
+    while (t < 3 && cnt[t] < want) t++;
     int nr = 0;
     for (int k = r0; k < r1; k++)
-        if (k == r0 || run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]) run[nr++] = k;
+        if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;
     run[nr] = r1;
+    *team = nr / 2 < nt ? (nr / 2 > 1 ? nr / 2 : 1) : nt;
     return nr;
 }
 
@@ -137,7 +160,7 @@ static void run_tickets(run_t *R, const int *run, int nr, atomic_int *ticket)
             if (s && !w->skipped) run_fail(R, k, s, w->msg);
             w->skipped = 0;
             atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
-            row_done(R);
+            row_done(R, w);
         }
 }
 
@@ -155,7 +178,7 @@ static int run_sep(run_t *R, int r0, int r1)
     if (ntask < 2) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
     int *run = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 2), "ILU separator runs");
     if (!run) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
-    const int nr = cut_runs(R->F->ap, R->F->ac, r0, r1, ntask, run);
+    const int nr = ilu_cut_runs(R->F->ap, R->F->ac, r0, r1, ntask, run, &ntask);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     for (int i = 0; i < ntask; i++) {
@@ -191,12 +214,21 @@ static int run_node(run_t *R, int t)
     return run_sep(R, nd->sep_first, nd->last);
 }
 
+/* Wait until row i's flag is set; 1 when the row is done, 0 when it failed.
+ * Spins, then yields (shared cores: let the awaited thread run), then, after
+ * about a millisecond of that, sleeps between looks: a thread that waits so
+ * long waits for a descheduled one, and spinning on would only burn the CPU
+ * time (a cgroup quota's, a hyperthread sibling's) that thread needs. */
 int ilu_wait_row(const void *flags, int i)
 {
     const _Atomic int *f = (const _Atomic int *)flags + i;
-    int v, spins = 0;
-    while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0)
-        if (++spins >= 256) { sched_yield(); spins = 0; }   /* shared cores: let it run */
+    int v, spins = 0, yields = 0;
+    while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0) {
+        if (++spins < 256) continue;
+        spins = 0;
+        if (yields < 2048) { yields++; sched_yield(); }
+        else nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
     return v == 1;
 }
 
@@ -204,7 +236,7 @@ int ilu_wait_row(const void *flags, int i)
 /* A fixed pattern without a tree (ILU(0)'s, a frozen one), or a threshold
  * factorization in an order without a tree (natural, RCM), in parallel and
  * without barriers.  The rows are cut into runs of consecutive rows
- * (cut_runs: natural 3D order, a plane or a line a run) and streamed in index order like
+ * (ilu_cut_runs: natural 3D order, a plane or a line a run) and streamed in index order like
  * the serial loop (visiting rows level by level instead was measured 2x
  * slower on one thread: the hardware prefetch is lost).  Threads take runs by
  * ticket in index order and, row by row, wait only for the rows really read,
@@ -230,7 +262,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) atomic_init(&flag[k], 0);
-    nr = cut_runs(dp, dc, 0, n, nt, run);
+    nr = ilu_cut_runs(dp, dc, 0, n, nt, run, &nt);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)
@@ -248,7 +280,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
                     w->skipped = 0;
                 }
                 atomic_store_explicit(&flag[k], ok ? 1 : 2, memory_order_release);
-                row_done(R);
+                row_done(R, w);
             }
         }
         w->flags = NULL;
@@ -262,7 +294,7 @@ void ilu_rows_free(bsr_ilu *F, int all)
 {
     if (!F->rows) return;
     if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
-    #pragma omp parallel for schedule(static) if (F->n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(F->n, BSR_ROW_GRAIN))
     for (int k = 0; k < F->n; k++)
         if (F->rows[k].own == 1) { free(F->rows[k].lcol); free(F->rows[k].lval); }
     for (int t = 0; t < F->nwork; t++) ilu_arena_free(&F->work[t]);   /* own == 2: the rows' chunks */
@@ -314,7 +346,7 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
 {
     const int n = F->n, bb = F->b * F->b;
     int64_t nl = 0, nu = 0;
-    #pragma omp parallel for schedule(static) reduction(+ : nl, nu) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(+ : nl, nu) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) {
         int cl, cu;
         row_split(F, k, &cl, &cu);
@@ -336,11 +368,11 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
         uv = F->pool + (size_t)nl * bb;
     }
     F->L->rowptr[0] = F->U->rowptr[0] = 0;
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) row_split(F, k, &F->L->rowptr[k + 1], &F->U->rowptr[k + 1]);
     bsr_scan_par(F->L->rowptr + 1, n);
     bsr_scan_par(F->U->rowptr + 1, n);
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) symbolic_row(F, k, lv, uv);
     BSR_TRY(bsr_levels_build_pair(F->L, F->U, &F->lvL, &F->lvU));
     F->st.pattern_id = 1;
@@ -385,16 +417,16 @@ static bsr_status assemble(bsr_ilu *F)
             if (*lv) bsr_levels_free(*lv);
             *lv = NULL;
             int64_t nz = 0;
-            #pragma omp parallel for schedule(static) reduction(+ : nz) if (n >= BSR_PAR_ROWS)
+            #pragma omp parallel for schedule(static) reduction(+ : nz) num_threads(bsr_team(n, BSR_ROW_GRAIN))
             for (int k = 0; k < n; k++) nz += upper ? F->rows[k].nu : F->rows[k].nl;
             if (nz > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor has %lld blocks (> INT_MAX)", (long long)nz);
             BSR_TRY(bsr_matrix_alloc(M, n, n, F->b, (int)nz, F->prec));
             int *rp = (*M)->rowptr, *ci = (*M)->colind;
             rp[0] = 0;
-            #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+            #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
             for (int k = 0; k < n; k++) rp[k + 1] = upper ? F->rows[k].nu : F->rows[k].nl;
             bsr_scan_par(rp + 1, n);
-            #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+            #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
             for (int k = 0; k < n; k++)
                 memcpy(ci + rp[k], upper ? F->rows[k].ucol : F->rows[k].lcol, sizeof(int) * (size_t)(rp[k + 1] - rp[k]));
         }
@@ -404,7 +436,7 @@ static bsr_status assemble(bsr_ilu *F)
          * computes the values (a copy of 2 x 0.45 GB at 1M block rows, b = 4,
          * page faults included, saved) */
         if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->opt.symbolic_only) continue;
-        #pragma omp parallel for schedule(static) if (n >= 1024)
+        #pragma omp parallel for schedule(static) num_threads(bsr_team((int64_t)A->nnzb * bb, ILU_TEAM_GRAIN))
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
             int cnt = upper ? r->nu : r->nl;
@@ -450,10 +482,15 @@ bsr_status ilu_factor(bsr_ilu *F)
      * a threshold factorization finds its dependencies as it goes */
     const int inside = F->mode == 1 && !fz;
     if (inside) { dp = F->ap; dc = F->ac; }
-    int levels = !tree && F->opt.parallel && dp && omp_get_max_threads() > 1 && F->n >= 1024 &&
+    /* a team of one thread per ILU_TEAM_GRAIN entries of A: a small
+     * factorization runs serially (the same rows, the same bits) */
+    const int team = bsr_team((int64_t)F->nnzbA * F->b * F->b, ILU_TEAM_GRAIN);
+    if (team < 2) tree = 0;
+    int levels = !tree && F->opt.parallel && dp && team > 1 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
-    int nt = tree || levels ? omp_get_max_threads() : 1;
-    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0};
+    int nt = tree || levels ? team : 1;
+    run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0,
+               F->n / 256 < 1 ? 1 : F->n / 256 > PROGRESS_ROWS ? PROGRESS_ROWS : F->n / 256};
     bsr_status s = BSR_OK;
     /* a symbolic_only threshold setup for a device: its rows there (no host
      * workspaces then), unless the device cannot bound them (then here, as

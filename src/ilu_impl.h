@@ -82,6 +82,7 @@ typedef struct {
                          * factoring (threshold kinds): the completion flags to wait on
                          * before a row is read (ilu_wait_row); NULL otherwise */
     int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
+    int progress_rows;  /* rows factored since this thread last added to the progress count */
     ilu_chunk *arena;   /* storage of the rows this workspace factored (threshold kinds) */
     char msg[256];      /* error detail of the failing row (threads cannot
                          * use bsr_error: its message is thread-local) */
@@ -208,6 +209,19 @@ int ilu_row_cap(const bsr_ilu *F, int k);
  * keep[t] = 1 for the p with the largest keys, ties to the smaller column;
  * returns how many were kept.  The device kernel ranks by the same rule. */
 int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep);
+
+/* Entries of A (block entries nnzb b^2) a thread of the factorization and of
+ * the scaling: 512 rows of a 7-point b = 4 stencil, 13000 of a b = 1 one.  A
+ * row's cost grows with its blocks and their size; a team over a b = 1
+ * problem of a few thousand rows cost more than it gave (poisson2d:64 on 2
+ * threads of a loaded 2-core machine: 26-84 ms for rows that take 0.6 ms on one). */
+#define ILU_TEAM_GRAIN 65536
+
+/* The runs of consecutive rows that concurrent threads take by ticket
+ * (ilu_factor.c): run r = rows [run[r], run[r+1]) of [r0, r1), run[] holding
+ * r1 - r0 + 2 ints; returns the count and sets *team, the threads (at most
+ * nt) worth running them. */
+int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team);
 
 /* Wait until row i of a concurrent factorization is done (flags: its
  * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */

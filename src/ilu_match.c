@@ -38,7 +38,7 @@ int bsr_ilu_diagonal_weak(const bsr_matrix *A)
 {
     const int b = A->b, bb = b * b;
     int weak = 0;
-    #pragma omp parallel for schedule(static) reduction(| : weak) if (A->nbrows >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(| : weak) num_threads(bsr_team(A->nbrows, BSR_ROW_GRAIN))
     for (int i = 0; i < A->nbrows; i++) {
         int diag = -1;
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)

@@ -80,7 +80,7 @@ bsr_status ilu_pattern_build(bsr_ilu *F)
     int64_t nsec = 0;
     if (!s) {
         P->lp[0] = P->up[0] = l0[0] = u0[0] = 0;
-        #pragma omp parallel for schedule(static) reduction(+ : nsec) if (n >= BSR_PAR_ROWS)
+        #pragma omp parallel for schedule(static) reduction(+ : nsec) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
             P->lp[k + 1] = r->nl + r->nr + r->nx;
@@ -110,7 +110,7 @@ bsr_status ilu_pattern_build(bsr_ilu *F)
         if (!P->lc || !P->uc || !P->lk || !P->uk || (nsec && (!P->lmap || !P->umap))) s = BSR_ERR_NOMEM;
     }
     if (!s) {
-        #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+        #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int k = 0; k < n; k++) pattern_row(P, &F->rows[k], k, l0, u0);
     }
     free(l0); free(u0);

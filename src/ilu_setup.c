@@ -126,7 +126,7 @@ static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
     if (!F->ap || !F->ac || !F->asrc || !seen) { free(seen); return BSR_ERR_NOMEM; }
     int empty = n, nocol = n;
     F->ap[0] = 0;
-    #pragma omp parallel for schedule(static) reduction(min : empty) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(min : empty) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) {
         int r = ilu_src_row(F, k);
         F->ap[k + 1] = A->rowptr[r + 1] - A->rowptr[r];
@@ -138,9 +138,9 @@ static bsr_status build_map(bsr_ilu *F, const bsr_matrix *A)
                          ilu_src_row(F, empty));
     }
     bsr_scan_par(F->ap + 1, n);   /* the total is A's nnzb */
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) map_row(F, A, k, seen);
-    #pragma omp parallel for schedule(static) reduction(min : nocol) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(min : nocol) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int c = 0; c < n; c++)
         if (!seen[c] && c < nocol) nocol = c;
     free(seen);
@@ -191,7 +191,7 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A)
 {
     const int n = F->n, b = F->b, bb = b * b;
     int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
-    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) if (n >= 256)
+    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) num_threads(bsr_team((int64_t)F->nnzbA * bb, ILU_TEAM_GRAIN))
     for (int k = 0; k < n; k++) {
         int r = ilu_src_row(F, k);
         double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];

@@ -135,23 +135,29 @@ void ilu_work_clear(ilu_work *w)
 }
 
 /* Per-thread workspaces: kept in F between factorizations (refactor
- * allocates nothing here unless more threads are asked for). */
+ * allocates nothing here unless more threads are asked for).  Each holds an
+ * n-entry column map: made by the thread of the factorization's team that
+ * will use it (schedule(static, 1): thread t, workspace t), in parallel and
+ * in its memory, not nt x n entries written by one thread. */
 bsr_status ilu_get_work(bsr_ilu *F, int nt)
 {
     if (F->nwork < nt) {
         ilu_work_release(F);
         F->work = bsr_calloc((size_t)nt, sizeof(ilu_work), "ILU workspaces");
         if (!F->work) return BSR_ERR_NOMEM;
-        for (int t = 0; t < nt; t++) {
-            bsr_status s = ilu_work_init(&F->work[t], F->n, F->b);
-            if (s) { ilu_work_release(F); return s; }
-            F->nwork = t + 1;
+        F->nwork = nt;   /* zeroed workspaces free as empty ones */
+        int fail = 0;
+        #pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(| : fail)
+        for (int t = 0; t < nt; t++) fail |= ilu_work_init(&F->work[t], F->n, F->b) != BSR_OK;
+        if (fail) {   /* the threads' messages are theirs (thread-local): say it here */
+            ilu_work_release(F);
+            return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for %d thread workspaces of %d block columns", nt, F->n);
         }
     }
     for (int t = 0; t < F->nwork; t++) {
         ilu_work *w = &F->work[t];
         w->dropped = w->sec_used = w->wkept = 0;
-        w->rmax = w->nreg = 0;
+        w->rmax = w->nreg = w->progress_rows = 0;
         w->msg[0] = 0;
     }
     return BSR_OK;

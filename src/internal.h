@@ -126,8 +126,10 @@ double bsr_median(double *v, int n);   /* median of timings (sorts v) */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
 
 /* ---- parallel setup helpers (setup2) ---------------------------------------
- * Setup loops over rows run in parallel from BSR_PAR_ROWS rows on (below, the
- * threads cost more than they give), two-pass where they build CSR-like
+ * Setup loops over rows run on one thread per BSR_ROW_GRAIN rows (bsr_team;
+ * below two grains on the calling thread: the threads would cost more than
+ * they give; BSR_PAR_ROWS: the level sort's chunking threshold),
+ * two-pass where they build CSR-like
  * arrays: count per row, bsr_scan_par, fill per row; results do not depend on
  * the number of threads.  a[i] = a[0] + ... + a[i] for i < n, in place, by
  * chunks fixed independently of the thread count; returns the total (in 64
@@ -155,6 +157,43 @@ static inline int bsr_par_worth(int64_t work) { return work >= BSR_PAR_WORK; }
 int bsr_threads_per_rank(int node_cores, int local_ranks, int avail, int user_set);
 /* Nonzero when OMP_NUM_THREADS is set (to anything but the empty string). */
 int bsr_omp_threads_user_set(void);
+/* The default team (threads.c): 0 (leave OpenMP's setting alone) when the
+ * user chose (user_set), else max(1, avail) lowered to quota_cpus when that is
+ * positive and smaller (avail: the CPUs of the affinity mask; quota_cpus: the
+ * cgroup CPU quota in whole CPUs, 0 when none). */
+int bsr_threads_default_rule(int avail, int quota_cpus, int user_set);
+/* Whole CPUs of a CFS quota of quota_us per period_us, rounded down, at least
+ * 1; 0 when there is no quota (quota_us <= 0, cgroup v1's -1) or no period. */
+int bsr_quota_cpus(long long quota_us, long long period_us);
+/* The same from a cgroup v2 cpu.max line ("max 100000": 0; "800000 100000": 8). */
+int bsr_cpu_max_parse(const char *text);
+/* The CPU quota of this process's cgroups (v2 cpu.max of its cgroup and its
+ * ancestors, v1 cpu.cfs_quota_us), the smallest, in whole CPUs; 0: none. */
+int bsr_cgroup_cpus(void);
+/* CPUs this process may use: the affinity mask's (omp_get_num_procs), no
+ * more than the cgroup quota's. */
+int bsr_cpus_available(void);
+/* Once per process: unless OMP_NUM_THREADS is set, lower the calling thread's
+ * default team to the cgroup CPU quota (bsr_threads_default_rule).  Called by
+ * bsr_context_create, bsr_solver_create and bsr_generate. */
+void bsr_threads_default(void);
+/* Threads for a loop of `work` units, one per `grain` units:
+ * min(omp_get_max_threads(), work / grain), at least 1 (a loop of less than
+ * two grains runs on the calling thread).  For num_threads clauses: which
+ * thread computes what never changes the results. */
+int bsr_team(int64_t work, int64_t grain);
+/* Tests: with on != 0, every grain counts as 1 (the parallel paths run on
+ * problems of a few rows, to be compared with the serial ones). */
+void bsr_team_force(int on);
+/* Block rows a thread of the setup's loops over rows (their team:
+ * bsr_team(n, BSR_ROW_GRAIN): 2 threads from 8192 rows on).  Their rows cost
+ * 50-200 ns each (a map row, a pattern row, a permuted row): a thread gets
+ * 0.2 ms of work at least, more than the few microseconds opening a team
+ * costs on an idle machine.  On a loaded one a team costs a time slice
+ * whenever one of its threads is descheduled: poisson2d:64's (3844 rows) map
+ * of A took 30-90 ms on 2 threads of a loaded 2-core machine against 0.2 ms
+ * on one with a grain of 1024. */
+#define BSR_ROW_GRAIN 4096
 int64_t bsr_scan_par(int *a, int n);
 /* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks
  * NATURAL or LEVELS by the rule in trsv.c; NATURAL runs rows in index order

@@ -29,7 +29,8 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes)
     const size_t piece = (size_t)1 << 20;   /* below this, threads cost more than they give */
     if (bytes < 2 * piece) { memcpy(dst, src, bytes); return; }
     const long n = (long)((bytes + piece - 1) / piece);
-    #pragma omp parallel for schedule(static) num_threads(copy_threads())
+    const int ct = copy_threads(), team = n < ct ? (int)n : ct;   /* a piece a thread at least */
+    #pragma omp parallel for schedule(static) num_threads(team)
     for (long i = 0; i < n; i++) {
         size_t off = (size_t)i * piece, len = bytes - off < piece ? bytes - off : piece;
         memcpy((char *)dst + off, (const char *)src + off, len);

@@ -108,7 +108,7 @@ bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision pre
     }
     bsr_matrix *D = *Dinv;
     int bad = -1, missing = 0;
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         double a[BSR_MAX_BLOCK * BSR_MAX_BLOCK], inv[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
         int p = bsr_matrix_find(A, i, i);

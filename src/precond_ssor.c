@@ -52,7 +52,7 @@ static bsr_status ssor_values(ssor *S, const bsr_matrix *A)
     BSR_TRY(bsr_diag_inverse(A, 1.0, BSR_DOUBLE, &S->Dinv));
     int n = A->nbrows, b = A->b, bb = b * b;
     const double *Di = S->Dinv->val;
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
         int pl = S->L->rowptr[i], pu = S->U->rowptr[i];
         for (int e = 0; e < bb; e++) /* inverted diagonal of U */

@@ -47,6 +47,7 @@ bsr_status bsr_solver_create(bsr_solver **out, bsr_context *ctx, const bsr_solve
 {
     BSR_CHECK_ARG(out, "bsr_solver_create: solver pointer is NULL");
     *out = NULL;
+    bsr_threads_default();
     bsr_solver *s = bsr_calloc(1, sizeof *s, "solver");
     if (!s) return BSR_ERR_NOMEM;
     if (o) s->opt = *o; else bsr_solver_options_default(&s->opt);
@@ -128,7 +129,7 @@ bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matri
     const int bb = A->b * A->b;
     int bad = INT_MAX;
     double badmax = 0;
-    #pragma omp parallel for schedule(static) reduction(min : bad) if (A->nbrows >= 4096)
+    #pragma omp parallel for schedule(static) reduction(min : bad) num_threads(bsr_team(A->nbrows, 2048))
     for (int i = 0; i < A->nbrows; i++) {
         double m = 0;
         for (int64_t e = (int64_t)A->rowptr[i] * bb; e < (int64_t)A->rowptr[i + 1] * bb && m < tiny; e++) {

@@ -67,9 +67,9 @@ static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int 
      * twice leaves another unlisted, or disagrees with its recorded level) */
     bsr_status s = BSR_OK;
     int badp = n;
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) level_of[i] = -1;
-#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int l = 0; l < lv->nlevels; l++)
         for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
             int i = lv->rows[p];
@@ -77,14 +77,14 @@ static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int 
             else level_of[i] = l;
         }
     if (badp == n) {
-#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(dynamic, 1) reduction(min : badp) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int l = 0; l < lv->nlevels; l++)
             for (int p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++)
                 if (level_of[lv->rows[p]] != l && p < badp) badp = p;
     }
     if (badp == n) {
         int missing = n;
-#pragma omp parallel for schedule(static) reduction(min : missing) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) reduction(min : missing) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int i = 0; i < n; i++)
             if (level_of[i] < 0 && i < missing) missing = i;
         if (missing < n)
@@ -95,7 +95,7 @@ static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int 
     }
     if (s == BSR_OK) {
         int bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int i = 0; i < n; i++)
             if (i < bad && row_bad(M, upper, level_of, i)) bad = i;
         if (bad < n) s = row_error(M, upper, level_of, bad);
@@ -112,7 +112,7 @@ bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int up
         return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu: level schedule of %s does not cover its %d rows", upper ? "U" : "L", n);
     if (full) BSR_TRY(check_schedule(M, lv, upper));
     int w = 0;
-#pragma omp parallel for schedule(static) reduction(max : w) if (lv->nlevels >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) reduction(max : w) num_threads(bsr_team(lv->nlevels, BSR_ROW_GRAIN))
     for (int l = 0; l < lv->nlevels; l++) {
         int d = lv->level_ptr[l + 1] - lv->level_ptr[l];
         if (d > w) w = d;
@@ -149,15 +149,15 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
     if (renumber) {
         /* pend = inclusive prefix sum of the row lengths in schedule order,
          * pbeg the exclusive one */
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p];
             pl->pend[p] = M->rowptr[i + 1] - M->rowptr[i];
         }
         bsr_scan_par(pl->pend, n);   /* the total is nnzb */
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int p = 0; p < n; p++) pl->pbeg[p] = p ? pl->pend[p - 1] : 0;
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p], q = pl->pbeg[p];
             for (int a = M->rowptr[i]; a < M->rowptr[i + 1]; a++, q++) {
@@ -167,14 +167,14 @@ bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int up
         }
     } else {
         bsr_memcpy_par(pl->colind, M->colind, (size_t)nnzb * sizeof(int));
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int p = 0; p < n; p++) {
             int i = lv->rows[p];
             pl->pbeg[p] = M->rowptr[i];
             pl->pend[p] = M->rowptr[i + 1];
         }
     }
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int p = 0; p < n; p++) {
         int i = qpos ? qpos[lv->rows[p]] : lv->rows[p];
         pl->rows[p] = i;
@@ -213,7 +213,7 @@ bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering
         int *tp = *tl_ptr, *rg = *ranges;
         for (int v = 0; v < nn; v++) tp[nodes[v].level + 1]++;
         for (int l = 0; l < *ntl; l++) tp[l + 1] += tp[l];
-#pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int i = 0; i < n; i++) owner[i] = -1;
         for (int v = 0; v < nn && s == BSR_OK; v++) {
             const bsr_tree_node *d = &nodes[v];
@@ -228,7 +228,7 @@ bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering
             for (int i = d->sep_first; i < d->last; i++) owner[i] = v;
         }
         int orphan = n;
-#pragma omp parallel for schedule(static) reduction(min : orphan) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) reduction(min : orphan) num_threads(bsr_team(n, BSR_ROW_GRAIN))
         for (int i = 0; i < n; i++)
             if (owner[i] < 0 && i < orphan) orphan = i;
         if (s == BSR_OK && orphan < n) s = bsr_error(BSR_ERR_STRUCTURE, "bsr_gpu_ilu: row %d belongs to no tree node", orphan);
@@ -236,7 +236,7 @@ bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering
             /* L: a row reads only rows of its node's subtree; U: only rows of
              * its node or of its ancestors */
             int ok = 1;
-#pragma omp parallel for schedule(static) reduction(&& : ok) if (n >= BSR_PAR_ROWS)
+#pragma omp parallel for schedule(static) reduction(&& : ok) num_threads(bsr_team(n, BSR_ROW_GRAIN))
             for (int i = 0; i < n; i++) {
                 int v = owner[i];
                 for (int p = M->rowptr[i]; ok && p < M->rowptr[i + 1]; p++) {

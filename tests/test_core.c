@@ -333,7 +333,7 @@ static void test_generator_and_info(void)
 static void test_scan_par(void)
 {
     int nt = omp_get_max_threads();
-    const int sizes[] = {0, 1, 7, BSR_PAR_ROWS - 1, BSR_PAR_ROWS, 3 * BSR_PAR_ROWS + 5, 100003};
+    const int sizes[] = {0, 1, 7, 2 * BSR_ROW_GRAIN - 1, 2 * BSR_ROW_GRAIN, 3 * BSR_ROW_GRAIN + 5, 100003};
     uint64_t seed = 3;
     for (int s = 0; s < 7; s++) {
         const int n = sizes[s];
@@ -351,7 +351,7 @@ static void test_scan_par(void)
         }
         free(in); free(a); free(ref);
     }
-    const int n = 2 * BSR_PAR_ROWS;
+    const int n = 2 * BSR_ROW_GRAIN;
     int *big = malloc(sizeof(int) * n);
     for (int i = 0; i < n; i++) big[i] = INT_MAX / 1000;
     CU_ASSERT_EQUAL(bsr_scan_par(big, n), (int64_t)n * (INT_MAX / 1000));

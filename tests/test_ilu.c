@@ -1047,6 +1047,7 @@ static void test_float_factors(void)
 static void test_serial_equals_parallel(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     omp_set_num_threads(4);
     for (int b = 1; b <= 3; b += 2) {
         bsr_matrix *A = mk_convdiff(40, 100, b);
@@ -1087,6 +1088,7 @@ static void test_serial_equals_parallel(void)
             }
         bsr_matrix_destroy(A);
     }
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 
@@ -1098,6 +1100,7 @@ static void test_serial_equals_parallel(void)
 static void test_separators_concurrent(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("rotconv3d:18,3", BSR_DOUBLE, &P));
     for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
@@ -1137,6 +1140,7 @@ static void test_separators_concurrent(void)
             CU_ASSERT_STRING_EQUAL(msg, bsr_last_error());
         }
     bsr_problem_free(&P);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 
@@ -1147,6 +1151,7 @@ static void test_separators_concurrent(void)
 static void test_serial_equals_levels(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     omp_set_num_threads(4);
     static const char *const specs[] = {"poisson3d:16", "stencil3d:16:3", "cfd3d:20,4,10"};
     static const char *const ords[] = {"natural", "rcm"};
@@ -1202,6 +1207,7 @@ static void test_serial_equals_levels(void)
         bsr_problem_free(&P);
     }
     CU_ASSERT(nfail > 0);   /* the failure comparison did compare failures */
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 
@@ -1394,6 +1400,7 @@ static void test_apply_levels(void)
  * serial = parallel bit for bit; refactor = setup; apply is finite. */
 static void test_real_matrices(void)
 {
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     char **files;
     int nf = bsr_test_real_list(&files, 1 << 20);
     for (int fi = 0; fi < nf; fi++) {
@@ -1428,6 +1435,7 @@ static void test_real_matrices(void)
         bsr_matrix_destroy(A);
     }
     bsr_test_free_list(files, nf);
+    bsr_team_force(0);
 }
 
 /* ---- setup arrays independent of the thread count (setup2) ---------------- */
@@ -1501,13 +1509,14 @@ static bsr_ilu *symbolic_setup(const bsr_matrix *A, bsr_order_kind kind, int nt,
 }
 
 /* build_map, ilu_symbolic0 and bsr_levels_build give the same arrays with 1
- * and several threads (their parallel paths run from BSR_PAR_ROWS rows on),
+ * and several threads (their parallel paths forced at these sizes: bsr_team_force),
  * on a stencil (few levels: the level sort runs by chunks), an irregular
  * random pattern, and ND / RCM orderings, symbolic only and (stencil) with
  * the factors; the schedules are the exact ones. */
 static void test_symbolic_threads(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
     bsr_matrix *R = bsr_test_irregular_matrix(9000, 2, 7);
@@ -1564,6 +1573,7 @@ static void test_symbolic_threads(void)
     free(rp); free(ci); free(v);
     bsr_matrix_destroy(R);
     bsr_problem_free(&P);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 
@@ -1588,6 +1598,7 @@ static bsr_matrix *mk_cols(int n, const int *col)
 static void test_map_errors_threads(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
     const int n = 4 * BSR_PAR_ROWS;
     int *col = malloc(sizeof(int) * n);
     for (int e = 0; e < 2; e++) {
@@ -1610,6 +1621,7 @@ static void test_map_errors_threads(void)
         bsr_matrix_destroy(A);
     }
     free(col);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 

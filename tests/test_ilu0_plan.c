@@ -94,6 +94,7 @@ static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *ra
     memset(adiag, 0x7f, sizeof(int) * (n + 1));
     memset(diagw, 0x7f, sizeof(int) * (n + 1));
     omp_set_num_threads(nt);
+    bsr_team_force(1);   /* nt threads at these sizes too */
     BSR_ASSERT_OK(bsr_ilu0_plan_map(F, adst, adiag, diagw));
     CU_ASSERT(same_ints(adst, radst, (size_t)nA) && same_ints(adiag, radiag, (size_t)n) && same_ints(diagw, rdiagw, (size_t)n));
     int64_t *ptr = NULL;
@@ -104,6 +105,7 @@ static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *ra
     bsr_ilu_fpat P;
     BSR_ASSERT_OK(bsr_ilu_fpattern(F, &P));
     CU_ASSERT(len == rn && !memcmp(ptr, rptr, sizeof(int64_t) * ((size_t)P.nL + 1)) && same_ints(list, rlist, 2 * (size_t)rn));
+    bsr_team_force(0);
     free(adst); free(adiag); free(diagw); free(ptr); free(list);
 }
 
@@ -158,6 +160,7 @@ static void test_equals_reference(void)
 static void test_map_mismatch(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* 4 threads at this size */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
     bsr_ilu *F = bsr_test_ilu0_symbolic(P.A, BSR_ORDER_NATURAL);
@@ -183,6 +186,7 @@ static void test_map_mismatch(void)
     free(adst); free(adiag); free(diagw);
     bsr_ilu_destroy(F);
     bsr_problem_free(&P);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Threads that never oversubscribe (issue 40): work too small to pay for a
- * team runs on the calling thread (bsr_par_worth), and the ranks of a
- * distributed run share their node's cores (bsr_threads_per_rank).
+/* Threads that never oversubscribe: work too small to pay for a team runs
+ * on the calling thread (bsr_par_worth), larger work takes a thread per grain
+ * of it (bsr_team), the default team stays within the cgroup CPU quota
+ * (bsr_threads_default_rule), and the ranks of a distributed run share their
+ * node's cores (bsr_threads_per_rank).
  *
  * "A small solve opens no team" is checked on the parallel regions
  * themselves: this program defines GNU OpenMP's GOMP_parallel and
@@ -13,6 +15,7 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "internal.h"
+#include "ilu_impl.h"
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdatomic.h>
@@ -25,12 +28,15 @@
 /* ---- the hook ---------------------------------------------------------------- */
 #define MAX_SITES 64
 static atomic_long regions, teams;          /* regions opened; those asking for > 1 thread */
+static atomic_long widest;                  /* the largest team asked for (0: the default, counted as such) */
 static void *sites[MAX_SITES];              /* callers of the regions asking for a team */
 static int nsites;
 
 static void record(unsigned num_threads, void *caller)
 {
     atomic_fetch_add(&regions, 1);
+    long w = num_threads ? (long)num_threads : (long)omp_get_max_threads();
+    for (long m = atomic_load(&widest); w > m && !atomic_compare_exchange_weak(&widest, &m, w);) {}
     if (num_threads == 1) return;
     atomic_fetch_add(&teams, 1);
     for (int i = 0; i < nsites; i++)
@@ -75,6 +81,7 @@ static long teams_since(const char *what)
     }
     atomic_store(&teams, 0);
     atomic_store(&regions, 0);
+    atomic_store(&widest, 0);
     nsites = 0;
     return t;
 }
@@ -125,6 +132,65 @@ static void test_rank_rule(void)
     free(saved);
 }
 
+/* ---- the default team: affinity mask and cgroup quota ------------------------- */
+static void test_default_rule(void)
+{
+    /* OMP_NUM_THREADS set: left alone (0), whatever the quota */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 8, 1), 0);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 0, 1), 0);
+    /* no quota: the affinity mask's CPUs */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 0, 0), 64);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(2, 0, 0), 2);
+    /* a quota below the mask lowers the team, one above does not raise it */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 8, 0), 8);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(4, 16, 0), 4);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(16, 16, 0), 16);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(64, 1, 0), 1);
+    /* unknown mask: one thread */
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(0, 0, 0), 1);
+    CU_ASSERT_EQUAL(bsr_threads_default_rule(-1, 4, 0), 1);
+
+    /* quota / period in whole CPUs, rounded down, at least 1; none: 0 */
+    CU_ASSERT_EQUAL(bsr_quota_cpus(800000, 100000), 8);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(150000, 100000), 1);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(50000, 100000), 1);
+    CU_ASSERT_EQUAL(bsr_quota_cpus(-1, 100000), 0);      /* cgroup v1: no quota */
+    CU_ASSERT_EQUAL(bsr_quota_cpus(100000, 0), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("max 100000\n"), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("1600000 100000\n"), 16);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("250000 100000"), 2);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse("garbage"), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse(""), 0);
+    CU_ASSERT_EQUAL(bsr_cpu_max_parse(NULL), 0);
+
+    /* this machine: never more than the affinity mask, never 0 */
+    const int avail = bsr_cpus_available();
+    CU_ASSERT(avail >= 1 && avail <= omp_get_num_procs());
+    CU_ASSERT(bsr_cgroup_cpus() >= 0);
+}
+
+/* ---- a loop's team from its work ------------------------------------------------ */
+static void test_team(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(64);
+    CU_ASSERT_EQUAL(bsr_team(0, 1024), 1);
+    CU_ASSERT_EQUAL(bsr_team(2047, 1024), 1);
+    CU_ASSERT_EQUAL(bsr_team(2048, 1024), 2);
+    CU_ASSERT_EQUAL(bsr_team(16 * 1024, 1024), 16);
+    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 64);        /* capped at the team */
+    CU_ASSERT_EQUAL(bsr_team((int64_t)1 << 40, 1), 64);   /* no overflow */
+    CU_ASSERT_EQUAL(bsr_team(5, 0), 5);                   /* grain < 1 counts as 1 */
+    /* a setup loop over rows: serial below two grains (poisson2d:64's 3844
+     * rows among them), 2 threads from there */
+    CU_ASSERT_EQUAL(bsr_team(3844, BSR_ROW_GRAIN), 1);
+    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN - 1, BSR_ROW_GRAIN), 1);
+    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN, BSR_ROW_GRAIN), 2);
+    omp_set_num_threads(3);
+    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 3);
+    omp_set_num_threads(nt0);
+}
+
 /* ---- a small solve opens no team ---------------------------------------------- */
 static void test_small_solve(void)
 {
@@ -147,43 +213,43 @@ static void test_small_solve(void)
 
     bsr_problem P;
     /* small: every kernel below BSR_PAR_WORK (the products of stencil3d:4:4
-     * with k = 4: 20k multiply-adds), and below the 256 rows from which the
-     * ILU scaling (ilu_setup.c) takes a team */
+     * with k = 4: 20k multiply-adds), and below the 512 rows from which the
+     * ILU scaling (ilu_setup.c) takes two threads */
     BSR_ASSERT_OK(bsr_generate("poisson2d:16", BSR_DOUBLE, &P));   /* 196 rows */
     CU_ASSERT_EQUAL(teams_since("poisson2d:16 generated"), 0);
     bsr_problem Q;
     BSR_ASSERT_OK(bsr_generate("stencil3d:4:4", BSR_DOUBLE, &Q));  /* 64 block rows of 4 x 4 */
     CU_ASSERT_EQUAL(teams_since("stencil3d:4:4 generated"), 0);
-    /* natural order: every setup is serial at this size; ND: ILU's setup
-     * factors over the ND tree with a team at any size (src/ilu_factor.c,
-     * counted, not asserted), its solves are serial */
-    static const struct { const char *cfg; int setup_serial; } cases[] = {
-        {"method=bicgstab,precond=none", 1},
-        {"method=cg,precond=jacobi", 1},
-        {"method=gmres,precond=ssor", 1},
-        {"method=bicgstab,precond=ilu0,reorder=natural", 1},
-        {"method=gmres,precond=ilu0,reorder=natural,restart=8", 1},
-        {"method=bicgstab,precond=ilut,reorder=natural", 1},
-        {"method=gmres,precond=ilu2,reorder=natural", 1},
-        {"method=bicgstab,precond=ilu0", 0},
-        {"method=gmres,precond=ilu2", 0},
-        {"method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural", 1},
+    /* every setup is serial at this size, in every order: the ND tree's
+     * factorization too (one thread per 512 rows, src/ilu_factor.c) */
+    static const char *const cases[] = {
+        "method=bicgstab,precond=none",
+        "method=cg,precond=jacobi",
+        "method=gmres,precond=ssor",
+        "method=bicgstab,precond=ilu0,reorder=natural",
+        "method=gmres,precond=ilu0,reorder=natural,restart=8",
+        "method=bicgstab,precond=ilut,reorder=natural",
+        "method=gmres,precond=ilu2,reorder=natural",
+        "method=bicgstab,precond=ilu0",
+        "method=gmres,precond=ilu2",
+        "method=bicgstab,precond=ilu0,reorder=center",
+        "method=bicgstab,precond=ilu0,reorder=rcm",
+        "method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural",
     };
-    long nd_teams = 0;
     for (int p = 0; p < 2; p++) {
         const bsr_problem *pb = p ? &Q : &P;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (int k = 1; k <= 4; k += 3) {
-                bsr_precision prec = strstr(cases[c].cfg, "precision=float") ? BSR_FLOAT : BSR_DOUBLE;
+                bsr_precision prec = strstr(cases[c], "precision=float") ? BSR_FLOAT : BSR_DOUBLE;
                 bsr_matrix *A = pb->A, *Af = NULL;
                 if (prec == BSR_FLOAT) {
                     BSR_ASSERT_OK(bsr_matrix_copy(pb->A, BSR_FLOAT, &Af));
                     A = Af;
                 }
                 char what[256];
-                snprintf(what, sizeof what, "%s, %s, k = %d", pb->name, cases[c].cfg, k);
+                snprintf(what, sizeof what, "%s, %s, k = %d", pb->name, cases[c], k);
                 bsr_solver *s;
-                BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c].cfg));
+                BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c]));
                 bsr_multivec *B, *X;
                 int64_t n = bsr_multivec_rows(pb->rhs);
                 BSR_ASSERT_OK(bsr_multivec_create(&B, n, k, prec));
@@ -193,12 +259,7 @@ static void test_small_solve(void)
                 BSR_ASSERT_OK(bsr_solver_setup(s, A));
                 char sw[300];
                 snprintf(sw, sizeof sw, "setup of %s", what);
-                long ts = teams_since(cases[c].setup_serial ? sw : NULL);
-                if (cases[c].setup_serial) {
-                    CU_ASSERT_EQUAL(ts, 0);
-                } else {
-                    nd_teams += ts;
-                }
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
                 bsr_solver_stats st;
                 bsr_status ss = bsr_solver_solve(s, B, X, &st);
                 CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
@@ -209,12 +270,7 @@ static void test_small_solve(void)
                 /* a refactor and a second solve likewise */
                 BSR_ASSERT_OK(bsr_solver_refactor(s, A));
                 snprintf(sw, sizeof sw, "refactor of %s", what);
-                ts = teams_since(cases[c].setup_serial ? sw : NULL);
-                if (cases[c].setup_serial) {
-                    CU_ASSERT_EQUAL(ts, 0);
-                } else {
-                    nd_teams += ts;
-                }
+                CU_ASSERT_EQUAL(teams_since(sw), 0);
                 BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
                 ss = bsr_solver_solve(s, B, X, &st);
                 CU_ASSERT(ss == BSR_OK || ss == BSR_ERR_NOCONV || ss == BSR_ERR_BREAKDOWN);
@@ -227,10 +283,85 @@ static void test_small_solve(void)
                 bsr_matrix_destroy(Af);
             }
     }
-    printf("\n  ILU setups and refactors in ND order: %ld team(s) (the ND tree's, src/ilu_factor.c) ", nd_teams);
     bsr_problem_free(&P);
     bsr_problem_free(&Q);
     omp_set_num_threads(nt0);
+}
+
+/* A setup of a few thousand rows on a large team: every region asks for one
+ * thread per grain of its work, never the whole team (ILU's scaling: 256
+ * rows a thread, its factorization 512, the other loops over rows 4096, the
+ * centre ordering's search 2048 vertices of a level), and some do ask for
+ * several. */
+static void test_medium_setup(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(64);
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:16:4", BSR_DOUBLE, &P));   /* 4096 block rows */
+    static const char *const cases[] = {
+        "precond=ilu0,reorder=natural", "precond=ilu0,reorder=center", "precond=ilu0",
+        "precond=ilu2,reorder=natural", "precond=ilu2", "precond=ilu0,reorder=rcm",
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bsr_solver *s;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cases[c]));
+        teams_since(NULL);
+        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        long r = atomic_load(&regions), t = atomic_load(&teams), w = atomic_load(&widest);
+        teams_since(NULL);
+        if (r) {   /* 0 regions: not GNU OpenMP (the small solve skips) */
+            CU_ASSERT(t > 0);
+            CU_ASSERT(w <= 4096 / 256);
+            if (w > 4096 / 256) printf("\n  setup of stencil3d:16:4, %s: a region asked for %ld threads\n", cases[c], w);
+        }
+        bsr_solver_destroy(s);
+    }
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt0);
+}
+
+/* The runs concurrent ILU rows take by ticket (ilu_cut_runs): in natural
+ * order of a 40^3 grid, its 40 planes for 16 threads and for 64 alike (64
+ * threads once cut it into lines, a slower schedule), 20 threads of them at
+ * 64; in centre order, runs of 32 rows at least (they were one row each). */
+static void test_cut_runs(void)
+{
+    const int g = 40;
+    bsr_problem P;
+    char spec[64];
+    snprintf(spec, sizeof spec, "stencil3d:%d:1", g);
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, &P));
+    const bsr_matrix *A = P.A;
+    const int n = A->nbrows;
+    int *run = malloc(sizeof(int) * ((size_t)n + 2)), team = 0;
+    for (int nt = 16; nt <= 64; nt *= 4) {
+        const int nr = ilu_cut_runs(A->rowptr, A->colind, 0, n, nt, run, &team);
+        CU_ASSERT_EQUAL(nr, g);                       /* one run a plane */
+        CU_ASSERT_EQUAL(team, nt < g / 2 ? nt : g / 2);
+        for (int r = 0; r < nr; r++) CU_ASSERT_EQUAL(run[r], r * g * g);
+        CU_ASSERT_EQUAL(run[nr], n);
+    }
+    CU_ASSERT_EQUAL(ilu_cut_runs(A->rowptr, A->colind, 0, n, 1, run, &team), g);   /* one thread: planes too */
+    CU_ASSERT_EQUAL(team, 1);
+    bsr_order_options oo;
+    BSR_ASSERT_OK(bsr_order_parse("center", &oo));
+    bsr_ordering *o;
+    BSR_ASSERT_OK(bsr_order(A, &oo, &o));
+    bsr_matrix *B;
+    BSR_ASSERT_OK(bsr_permute(A, o, &B));
+    const int nr = ilu_cut_runs(B->rowptr, B->colind, 0, n, 64, run, &team);
+    CU_ASSERT(nr >= 2 && nr <= n / 32);
+    CU_ASSERT_EQUAL(team, nr / 2 < 64 ? nr / 2 : 64);
+    int shortest = n;
+    for (int r = 0; r + 1 < nr; r++)   /* the last run may be shorter */
+        if (run[r + 1] - run[r] < shortest) shortest = run[r + 1] - run[r];
+    CU_ASSERT(shortest >= 32);
+    CU_ASSERT(run[0] == 0 && run[nr] == n);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+    free(run);
+    bsr_problem_free(&P);
 }
 
 /* A large solve still uses the team (the threshold is not "never"). */
@@ -264,8 +395,12 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"the threshold of a team", test_threshold},
         {"threads per rank of a node", test_rank_rule},
+        {"the default team: affinity and cgroup quota", test_default_rule},
+        {"a loop's team from its work", test_team},
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
+        {"a medium setup's teams are sized by its work", test_medium_setup},
+        {"ILU's concurrent rows: plane runs at 64 threads, none of one row", test_cut_runs},
         {NULL, NULL},
     };
     return bsr_test_main("threads", tests, argc, argv);

@@ -165,12 +165,13 @@ static void make_plans(const bsr_ilu_factors *f, int w, int mode, const int *qpo
 }
 
 /* bsr_trsv_plan_build and bsr_trsv_tree_plan give the same arrays with 1 and
- * several threads (parallel from BSR_PAR_ROWS rows on) on a stencil (natural,
+ * several threads (the parallel paths forced at these sizes) on a stencil (natural,
  * ND) and an irregular random pattern, and refuse a bad schedule with the
  * same message. */
 static void test_plans_threads(void)
 {
     int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* 4 threads at these sizes */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:20:3", BSR_DOUBLE, &P));
     bsr_matrix *R = bsr_test_irregular_matrix(9000, 2, 11);
@@ -216,6 +217,7 @@ static void test_plans_threads(void)
     }
     bsr_matrix_destroy(R);
     bsr_problem_free(&P);
+    bsr_team_force(0);
     omp_set_num_threads(nt);
 }
 

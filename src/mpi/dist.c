@@ -63,7 +63,8 @@ static int node_cpus(MPI_Comm node)
  * cores, each rank waiting at its barriers for threads the others had
  * displaced).  Unless OMP_NUM_THREADS is set, the calling thread's OpenMP
  * thread count becomes max(1, min(node CPUs / ranks of comm on this node,
- * CPUs this process may run on)) (bsr_threads_per_rank).  Collective over
+ * CPUs this process may run on)) (bsr_threads_per_rank), both within the
+ * cgroup CPU quota.  Collective over
  * d->comm. */
 static void share_node_cores(bsr_dist *d)
 {
@@ -74,7 +75,10 @@ static void share_node_cores(bsr_dist *d)
         cpus = node_cpus(node);
         MPI_Comm_free(&node);
     }
-    int t = bsr_threads_per_rank(cpus, local, omp_get_num_procs(), bsr_omp_threads_user_set());
+    /* ranks of one container share its cgroup CPU quota too */
+    const int quota = bsr_cgroup_cpus();
+    if (quota > 0 && (cpus <= 0 || quota < cpus)) cpus = quota;
+    int t = bsr_threads_per_rank(cpus, local, bsr_cpus_available(), bsr_omp_threads_user_set());
     if (t > 0) omp_set_num_threads(t);
     d->local_ranks = local;
 }
