@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The "bsrsolve" lduMatrix::solver: OpenFOAM's residual and stopping test
+ * around the library's Krylov solves. */
+#include "bsrsolveSolver.H"
+#include "bsrFoamField.H"
+#include "addToRunTimeSelectionTable.H"
+#include "objectRegistry.H"
+#include <cmath>
+#include <cstring>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace Foam
+{
+    defineTypeNameAndDebug(bsrsolveSolver, 0);
+
+    lduMatrix::solver::addsymMatrixConstructorToTable<bsrsolveSolver>
+        addbsrsolveSolverSymMatrixConstructorToTable_;
+
+    lduMatrix::solver::addasymMatrixConstructorToTable<bsrsolveSolver>
+        addbsrsolveSolverAsymMatrixConstructorToTable_;
+}
+
+Foam::bsrsolveSolver::bsrsolveSolver
+(
+    const word& fieldName,
+    const lduMatrix& matrix,
+    const FieldField<Field, scalar>& interfaceBouCoeffs,
+    const FieldField<Field, scalar>& interfaceIntCoeffs,
+    const lduInterfaceFieldPtrsList& interfaces,
+    const dictionary& solverControls
+)
+:
+    lduMatrix::solver
+    (
+        fieldName,
+        matrix,
+        interfaceBouCoeffs,
+        interfaceIntCoeffs,
+        interfaces,
+        solverControls
+    )
+{}
+
+/* method and precond from the dictionary (defaults: CG with IC(0) for a
+ * symmetric matrix on the CPU, BiCGStab with ILU(0) otherwise), then the
+ * `config` string, whose keys override them. */
+std::string Foam::bsrsolveSolver::optionString() const
+{
+    const bool cuda = controlDict_.lookupOrDefault<word>("backend", "cpu") == "cuda";
+    const bool cg = matrix_.symmetric() && !cuda;
+    const word method = controlDict_.lookupOrDefault<word>("method", cg ? "cg" : "bicgstab");
+    const word precond = controlDict_.lookupOrDefault<word>("precond", cg ? "ic0" : "ilu0");
+    const string config = controlDict_.lookupOrDefault<string>("config", "");
+    std::string o = "method=" + method + ",precond=" + precond;
+    if (!config.empty()) o += "," + config;
+    return o;
+}
+
+Foam::solverPerformance Foam::bsrsolveSolver::solve
+(
+    scalarField& psi,
+    const scalarField& source,
+    const direction cmpt
+) const
+{
+    const std::string options = optionString();
+    solverPerformance perf("bsrsolve(" + options + ")", fieldName_);
+
+    // coupled patches (cyclic, processor, ...) are not in the CSR matrix
+    forAll(interfaces_, patchi)
+    {
+        if (interfaces_.set(patchi))
+        {
+            FatalErrorInFunction
+                << "bsrsolve: field " << fieldName_ << ": coupled interface "
+                << patchi << " (patch type " << interfaces_[patchi].type()
+                << ") is not supported: the plugin solves meshes without "
+                   "cyclic or processor patches (serial runs); choose another "
+                   "solver for this field" << exit(FatalError);
+        }
+    }
+
+    const word backend = controlDict_.lookupOrDefault<word>("backend", "cpu");
+    if (backend != "cpu" && backend != "cuda")
+    {
+        FatalIOErrorInFunction(controlDict_)
+            << "bsrsolve: field " << fieldName_ << ": backend " << backend
+            << " is not cpu or cuda" << exit(FatalIOError);
+    }
+    const bool cuda = backend == "cuda";
+    const label device = controlDict_.lookupOrDefault<label>("device", 0);
+    const label threads = controlDict_.lookupOrDefault<label>("threads", 0);
+    const bool verbose = controlDict_.lookupOrDefault<bool>("verbose", false);
+    if (threads < 0 || device < 0)
+    {
+        FatalIOErrorInFunction(controlDict_)
+            << "bsrsolve: field " << fieldName_ << ": threads " << threads
+            << " and device " << device << " must be >= 0" << exit(FatalIOError);
+    }
+#ifdef _OPENMP
+    if (threads > 0) omp_set_num_threads(int(threads));
+#endif
+
+    const std::string region =
+        matrix_.mesh().hasDb() ? std::string(matrix_.mesh().thisDb().name()) : std::string();
+    bsrFoam::fieldState& st = bsrFoam::fieldStateFor(region, fieldName_);
+    const std::string err = bsrFoam::prepare(st, matrix_, options, cuda, int(device));
+    if (!err.empty())
+    {
+        FatalIOErrorInFunction(controlDict_)
+            << "bsrsolve: field " << fieldName_ << " (" << options << ", "
+            << backend << "): " << err.c_str() << exit(FatalIOError);
+    }
+
+    // OpenFOAM's residual: rA = source - A psi, its L1 norm over normFactor
+    const label n = psi.size();
+    scalarField wA(n), rA(n), tmp(n);
+    matrix_.Amul(wA, psi, interfaceBouCoeffs_, interfaces_, cmpt);
+    rA = source - wA;
+    matrix().setResidualField(rA, fieldName_, true);
+    const scalar normFactor = this->normFactor(psi, source, wA, tmp);
+    perf.initialResidual() = gSumMag(rA, matrix().mesh().comm())/normFactor;
+    perf.finalResidual() = perf.initialResidual();
+
+    // The library stops on the 2-norm of its residual, OpenFOAM on the
+    // 1-norm: each pass asks for the 2-norm that meets OpenFOAM's target if
+    // the residual keeps the 1-norm/2-norm ratio it has now, then checks
+    // OpenFOAM's measure on the true residual; a pass that falls short
+    // continues from its iterate with half the 2-norm asked before.
+    double* X = static_cast<double*>(bsr_multivec_data(st.X));
+    double* B = static_cast<double*>(bsr_multivec_data(st.B));
+    std::memcpy(B, source.cdata(), n*sizeof(double));
+    double shrink = 1;
+    int passes = 0;
+    while
+    (
+        (perf.nIterations() < maxIter_ && !perf.checkConvergence(tolerance_, relTol_))
+     || perf.nIterations() < minIter_
+    )
+    {
+        const bool minOnly = perf.checkConvergence(tolerance_, relTol_);
+        const double target = normFactor*
+            (relTol_ > solverPerformance::small_
+           ? max(tolerance_, relTol_*perf.initialResidual()) : tolerance_);
+        const double l1 = gSumMag(rA), l2 = std::sqrt(gSumSqr(rA));
+        const double atol = minOnly || l1 <= 0 ? 0 : shrink*target*l2/l1;
+        const int maxit = int(minOnly ? minIter_ - perf.nIterations()
+                                      : maxIter_ - perf.nIterations());
+        bsr_status r = bsr_solver_set_tolerances(st.s, 0, atol, maxit);
+        if (r)
+        {
+            FatalErrorInFunction << "bsrsolve: field " << fieldName_ << ": "
+                << bsrFoam::libError("tolerances", r).c_str() << exit(FatalError);
+        }
+        std::memcpy(X, psi.cdata(), n*sizeof(double));
+        bsr_solver_stats stats;
+        std::memset(&stats, 0, sizeof stats);
+        r = bsr_solver_solve(st.s, st.B, st.X, &stats);
+        const int its = stats.col ? stats.col[0].iterations : 0;
+        const bsr_reason why = stats.col ? stats.col[0].reason : BSR_REASON_NONE;
+        bsr_solver_stats_free(&stats);
+        if (r && r != BSR_ERR_NOCONV && r != BSR_ERR_BREAKDOWN)
+        {
+            FatalErrorInFunction << "bsrsolve: field " << fieldName_ << ": "
+                << bsrFoam::libError("solve", r).c_str() << exit(FatalError);
+        }
+        std::memcpy(psi.data(), X, n*sizeof(double));
+        perf.nIterations() += its;
+        ++passes;
+
+        matrix_.Amul(wA, psi, interfaceBouCoeffs_, interfaces_, cmpt);
+        rA = source - wA;
+        perf.finalResidual() = gSumMag(rA, matrix().mesh().comm())/normFactor;
+        if (verbose)
+        {
+            Info<< "bsrsolve: " << fieldName_ << " pass " << passes << ": "
+                << its << " iterations (" << bsr_reason_string(why)
+                << ", 2-norm asked " << atol << "), OpenFOAM residual "
+                << perf.finalResidual() << endl;
+        }
+        if (minOnly)
+        {
+            if (its == 0) break;    // nothing more the library can do
+            continue;
+        }
+        if (perf.checkConvergence(tolerance_, relTol_)) continue;
+        // no progress: a breakdown, a stagnation or a residual at its
+        // rounding floor; OpenFOAM reports it as not converged
+        if (its == 0 && shrink < 1e-6) break;
+        if (r == BSR_ERR_BREAKDOWN || why == BSR_DIVERGED_NAN || why == BSR_DIVERGED_INDEFINITE)
+        {
+            WarningInFunction << "bsrsolve: field " << fieldName_ << ": "
+                << bsr_reason_string(why) << " after " << perf.nIterations()
+                << " iterations" << endl;
+            break;
+        }
+        shrink *= 0.5;
+    }
+    perf.checkConvergence(tolerance_, relTol_);
+    matrix().setResidualField(rA, fieldName_, false);
+    return perf;
+}
