@@ -46,9 +46,9 @@ fieldState& fieldStateFor(const std::string& region, const std::string& name)
     return *p;
 }
 
-/* A full setup when the pattern, the options or the backend changed (or
- * none was made yet, or the last one failed); otherwise new values into the
- * same matrix and a numeric refactorization. */
+/* A full setup when the pattern, the options, the sign or the backend
+ * changed (or none was made yet, or the last one failed); otherwise new
+ * values into the same matrix and a numeric refactorization. */
 std::string prepare
 (
     fieldState& st,
@@ -58,13 +58,15 @@ std::string prepare
     int device
 )
 {
-    const std::string key = options + (cuda ? "|cuda:" + std::to_string(device) : "|cpu");
     const lduAddressing& addr = M.lduAddr();
+    const double sign = M.diag().size() && max(M.diag()) < 0 ? -1 : 1;
+    const std::string key = options + (sign < 0 ? "|-A" : "|A")
+                          + (cuda ? "|cuda:" + std::to_string(device) : "|cpu");
     bsr_status r;
 
     if (st.A && st.s && st.built == key && st.csr.matches(addr))
     {
-        st.csr.values(M, st.val);
+        st.csr.values(M, sign, st.val);
         if ((r = bsr_matrix_set_values(st.A, st.val.data(), 0)))
             return libError("new matrix values", r);
         if ((r = bsr_solver_refactor(st.s, st.A)))
@@ -87,7 +89,8 @@ std::string prepare
         st.device = device;
     }
     if (!st.csr.matches(addr)) st.csr.build(addr);
-    st.csr.values(M, st.val);
+    st.sign = sign;
+    st.csr.values(M, sign, st.val);
     const int n = int(st.csr.nCells());
     if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr.rowptr(), st.csr.colind(), st.val.data(),
                                BSR_DOUBLE, BSR_SUM_DUPLICATES)))

@@ -125,13 +125,17 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     perf.finalResidual() = perf.initialResidual();
 
     // The library stops on the 2-norm of its residual, OpenFOAM on the
-    // 1-norm: each pass asks for the 2-norm that meets OpenFOAM's target if
-    // the residual keeps the 1-norm/2-norm ratio it has now, then checks
-    // OpenFOAM's measure on the true residual; a pass that falls short
-    // continues from its iterate with half the 2-norm asked before.
+    // 1-norm of the true residual: each pass asks for the 2-norm that meets
+    // OpenFOAM's target if the 1-norm/2-norm ratio grows from its value now
+    // as much as it grew over this field's last solve (the iteration damps
+    // the rough part of the residual first: the ratio rises), then checks
+    // OpenFOAM's measure on the true residual A psi - source.  A pass that
+    // falls short continues from its iterate (a Krylov restart) with the
+    // ratio it ended with, and half the 2-norm after a second miss.
+    const double ratio0 = gSumMag(rA)/max(std::sqrt(gSumSqr(rA)), VSMALL);
     double* X = static_cast<double*>(bsr_multivec_data(st.X));
     double* B = static_cast<double*>(bsr_multivec_data(st.B));
-    std::memcpy(B, source.cdata(), n*sizeof(double));
+    for (label i = 0; i < n; ++i) B[i] = st.sign*source[i];
     double shrink = 1;
     int passes = 0;
     while
@@ -145,7 +149,8 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
             (relTol_ > solverPerformance::small_
            ? max(tolerance_, relTol_*perf.initialResidual()) : tolerance_);
         const double l1 = gSumMag(rA), l2 = std::sqrt(gSumSqr(rA));
-        const double atol = minOnly || l1 <= 0 ? 0 : shrink*target*l2/l1;
+        const double ratio = passes == 0 ? l1/max(l2, VSMALL)*st.growth : l1/max(l2, VSMALL);
+        const double atol = minOnly || l1 <= 0 ? 0 : shrink*target/ratio;
         const int maxit = int(minOnly ? minIter_ - perf.nIterations()
                                       : maxIter_ - perf.nIterations());
         bsr_status r = bsr_solver_set_tolerances(st.s, 0, atol, maxit);
@@ -177,7 +182,8 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
         {
             Info<< "bsrsolve: " << fieldName_ << " pass " << passes << ": "
                 << its << " iterations (" << bsr_reason_string(why)
-                << ", 2-norm asked " << atol << "), OpenFOAM residual "
+                << ", 2-norm asked " << atol << ", ratio growth " << st.growth
+                << "), OpenFOAM residual "
                 << perf.finalResidual() << endl;
         }
         if (minOnly)
@@ -196,7 +202,12 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
                 << " iterations" << endl;
             break;
         }
-        shrink *= 0.5;
+        if (passes > 1) shrink *= 0.5;
+    }
+    if (passes > 0 && perf.finalResidual() > 0 && ratio0 > 0)
+    {
+        const double l2 = std::sqrt(gSumSqr(rA));
+        if (l2 > 0) st.growth = min(max(gSumMag(rA)/l2/ratio0, 1.0), 1e3);
     }
     perf.checkConvergence(tolerance_, relTol_);
     matrix().setResidualField(rA, fieldName_, false);

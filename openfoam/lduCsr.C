@@ -62,20 +62,20 @@ bool lduCsr::matches(const lduAddressing& addr) const
 }
 
 /* diag at each row's first slot, upper and lower at the faces' slots (a
- * symmetric matrix stores upper only: lower() returns it). */
-void lduCsr::values(const lduMatrix& A, std::vector<double>& val) const
+ * symmetric matrix stores upper only: lower() returns it), times sign. */
+void lduCsr::values(const lduMatrix& A, double sign, std::vector<double>& val) const
 {
     val.resize(colind_.size());
     const scalarField& d = A.diag();
-    for (label i = 0; i < nCells_; ++i) val[rowptr_[i]] = d[i];
+    for (label i = 0; i < nCells_; ++i) val[rowptr_[i]] = sign*d[i];
     const label nf = label(posUpper_.size());
     if (nf == 0) return;
     const scalarField& up = A.upper();
     const scalarField& lo = A.lower();
     for (label f = 0; f < nf; ++f)
     {
-        val[posUpper_[f]] = up[f];
-        val[posLower_[f]] = lo[f];
+        val[posUpper_[f]] = sign*up[f];
+        val[posLower_[f]] = sign*lo[f];
     }
 }
 

@@ -1,0 +1,136 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs an icoFoam case with OpenFOAM's stock solvers and with the plugin's
+# bsrsolve, then checks the plugin's run: every residual line meets
+# OpenFOAM's stopping test (final < tolerance or final < relTol * initial;
+# each time step's last pressure solve, pFinal, final < tolerance), and the
+# final p and U lie as close to the stock PCG run's as GAMG's do (within
+# three times GAMG's difference from PCG, or the solver tolerance).
+# usage: run_case.sh PLUGIN.so cavity|cube|refuse WORKDIR [N]
+#   cavity  the icoFoam tutorial (20 x 20 x 1, 100 steps)
+#   cube    the lid-driven cube, N^3 cells (default 40), 4 steps
+#   refuse  a cube with a cyclic patch pair, and bad options: the plugin
+#           must stop with a message naming the cause
+set -eu
+plugin=$1 what=$2 work=$3 n=${4:-40}
+here=$(cd "$(dirname "$0")" && pwd)
+command -v icoFoam >/dev/null 2>&1 && command -v blockMesh >/dev/null 2>&1 || {
+  echo "skipped: icoFoam or blockMesh not found (Debian package openfoam)"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+# Debian's OpenFOAM finds its etc/ folder through WM_PROJECT_DIR
+if [ -z "${WM_PROJECT_DIR:-}" ] && [ -d /usr/share/openfoam/etc ]; then
+  export WM_PROJECT_DIR=/usr/share/openfoam
+fi
+
+# solvers P_SOLVER U_SOLVER EXTRA: system/solvers with the cavity's tolerances
+solvers() {
+  cat <<EOS
+solvers
+{
+    p { $1 tolerance 1e-06; relTol 0.05; $3 }
+    pFinal { \$p; relTol 0; }
+    U { $2 tolerance 1e-05; relTol 0; $3 }
+}
+EOS
+}
+PCG="solver PCG; preconditioner DIC;"
+GAMG="solver GAMG; smoother GaussSeidel;"
+PBICG="solver PBiCGStab; preconditioner DILU;"
+BSR="solver bsrsolve;"
+
+# mesh CASE DIR: the case with its mesh made, in DIR
+mesh() {
+  rm -rf "$2"
+  cp -r "$here/$1" "$2"
+  sed -i "s/^n .*/n $n;/" "$2/system/blockMeshDict"
+  (cd "$2" && blockMesh > log.blockMesh 2>&1) || { cat "$2/log.blockMesh"; fail "blockMesh $1"; }
+}
+# run DIR NAME P U [EXTRA]: icoFoam on a copy DIR-NAME of DIR; the plugin
+# loaded when a solver is bsrsolve
+run() {
+  d=$1-$2
+  rm -rf "$d"
+  cp -r "$1" "$d"
+  solvers "$3" "$4" "${5:-}" > "$d/system/solvers"
+  case "$3$4" in *bsrsolve*) echo "libs (\"$plugin\");" >> "$d/system/controlDict" ;; esac
+  t0=$(date +%s.%N)
+  (cd "$d" && icoFoam > log.icoFoam 2>&1) || return 1
+  t1=$(date +%s.%N)
+  echo "$2: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, $(grep -c 'Solving for p' "$d/log.icoFoam") p solves"
+}
+# last time folder of DIR
+last() { ls -d "$1"/[0-9]* | sed 's|.*/||' | sort -g | tail -n 1; }
+# check_log LOG: OpenFOAM's stopping test on every bsrsolve residual line
+check_log() {
+  awk '
+    /^bsrsolve.*Solving for/ {
+      f = $0; sub(/.*Solving for /, "", f); sub(/,.*/, "", f)
+      a = $0; sub(/.*Initial residual = /, "", a); sub(/,.*/, "", a)
+      b = $0; sub(/.*Final residual = /, "", b); sub(/,.*/, "", b)
+      it = $0; sub(/.*No Iterations /, "", it)
+      tol = (f == "p") ? 1e-6 : 1e-5; rel = (f == "p") ? 0.05 : 0
+      lines++
+      if (!(b + 0 < tol || b + 0 < rel * a)) { print "not converged: " $0; bad++ }
+      if (a + 0 >= tol && it + 0 < 1) { print "no iterations: " $0; bad++ }
+      if (f == "p") lastp = b + 0
+    }
+    /^Time = / { if (lastp > 1e-6) { print "pFinal above tolerance: " lastp; bad++ } lastp = 0 }
+    END {
+      if (lastp > 1e-6) { print "pFinal above tolerance: " lastp; bad++ }
+      if (lines == 0) { print "no bsrsolve residual lines"; bad++ }
+      printf "%d bsrsolve residual lines checked\n", lines
+      exit bad > 0
+    }' "$1"
+}
+# compare FIELD: bsrsolve's and GAMG's final FIELD against PCG's
+compare() {
+  t=$(last "$w-pcg")
+  [ "$(last "$w-bsr")" = "$t" ] || fail "the bsrsolve run ended at $(last "$w-bsr"), PCG's at $t"
+  set -- "$1" $(awk -f "$here/fieldcmp.awk" "$w-pcg/$t/$1" "$w-bsr/$t/$1") \
+              $(awk -f "$here/fieldcmp.awk" "$w-pcg/$t/$1" "$w-gamg/$t/$1") "$2"
+  # $2 bsr-pcg, $3 max |pcg|, $5 gamg-pcg, $8 tolerance floor
+  echo "$1 at t = $t: max |bsrsolve - PCG| = $2, max |GAMG - PCG| = $5, max |PCG| = $3"
+  awk -v d="$2" -v g="$5" -v f="$8" 'BEGIN { exit !(d <= 3 * g || d <= f) }' ||
+    fail "$1: bsrsolve differs from PCG by $2, more than 3 x GAMG's $5 and than $8"
+}
+
+mkdir -p "$work"
+case $what in
+  cavity|cube)
+    w=$work/$what
+    mesh "$what" "$w"
+    run "$w" pcg "$PCG" "$PBICG" || { tail -20 "$w-pcg/log.icoFoam"; fail "icoFoam with PCG"; }
+    run "$w" gamg "$GAMG" "$PBICG" || { tail -20 "$w-gamg/log.icoFoam"; fail "icoFoam with GAMG"; }
+    run "$w" bsr "$BSR" "$BSR" || { tail -20 "$w-bsr/log.icoFoam"; fail "icoFoam with bsrsolve"; }
+    grep -m 3 '^bsrsolve' "$w-bsr/log.icoFoam"
+    check_log "$w-bsr/log.icoFoam" || fail "residual lines"
+    compare p 1e-5
+    compare U 1e-6
+    ;;
+  refuse)
+    # a cyclic pair (x = 0 and x = 1) in place of two walls
+    w=$work/refuse
+    n=8
+    mesh cube "$w"
+    sed -i 's/fixedWalls { type wall; faces ((0 4 7 3) (2 6 5 1) (1 5 4 0) (0 3 2 1) (4 5 6 7)); }/left { type cyclic; neighbourPatch right; faces ((0 4 7 3)); }\n    right { type cyclic; neighbourPatch left; faces ((2 6 5 1)); }\n    fixedWalls { type wall; faces ((1 5 4 0) (0 3 2 1) (4 5 6 7)); }/' "$w/system/blockMeshDict"
+    for f in U p; do sed -i 's/^\(    fixedWalls.*\)$/\1\n    left { type cyclic; }\n    right { type cyclic; }/' "$w/0/$f"; done
+    (cd "$w" && blockMesh > log.blockMesh 2>&1) || { cat "$w/log.blockMesh"; fail "blockMesh (cyclic)"; }
+    if run "$w" bsr "$BSR" "$BSR"; then fail "bsrsolve ran on a mesh with a cyclic patch"; fi
+    grep -q "bsrsolve: field .*coupled interface .*patch type cyclic" "$w-bsr/log.icoFoam" ||
+      { tail -20 "$w-bsr/log.icoFoam"; fail "no message naming the cyclic patch"; }
+    grep -m 1 "coupled interface" "$w-bsr/log.icoFoam"
+    # bad options: each stops the run with a message naming it
+    w=$work/badopt
+    mesh cube "$w"
+    for bad in "precond bogus;:precond=bogus" "method cg; precond ilu0;:method=cg" "backend gpu;:backend gpu" \
+               "config \"rtol=x\";:rtol" "threads -1;:threads -1"; do
+      opt=${bad%%:*} msg=${bad#*:}
+      if run "$w" bsr "$BSR $opt" "$PBICG"; then fail "bsrsolve ran with $opt"; fi
+      grep -q "bsrsolve: field p.*$msg" "$w-bsr/log.icoFoam" ||
+        { tail -20 "$w-bsr/log.icoFoam"; fail "no message naming $msg for $opt"; }
+      echo "$opt: $(grep -m 1 "bsrsolve: field p" "$w-bsr/log.icoFoam")"
+    done
+    ;;
+  *) fail "unknown case $what" ;;
+esac
+echo "PASS $what"
