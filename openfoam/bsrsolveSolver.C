@@ -6,6 +6,7 @@
 #include "addToRunTimeSelectionTable.H"
 #include "objectRegistry.H"
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #ifdef _OPENMP
 #include <omp.h>
@@ -100,7 +101,14 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
             << " and device " << device << " must be >= 0" << exit(FatalIOError);
     }
 #ifdef _OPENMP
+    // The library's OpenMP teams: `threads N`, else OMP_NUM_THREADS where
+    // set, else one thread.  OpenFOAM runs one process a core: a team of
+    // threads spinning beside the solver's own work oversubscribes the cores
+    // (cube 40^3 on a loaded 2-core machine: 36.7 s with two threads
+    // spinning, 4.7 s with one; bench/RESULTS.md)
+    const char* env = std::getenv("OMP_NUM_THREADS");
     if (threads > 0) omp_set_num_threads(int(threads));
+    else if (!env || !*env) omp_set_num_threads(1);
 #endif
 
     const std::string region =
@@ -165,6 +173,8 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
         r = bsr_solver_solve(st.s, st.B, st.X, &stats);
         const int its = stats.col ? stats.col[0].iterations : 0;
         const bsr_reason why = stats.col ? stats.col[0].reason : BSR_REASON_NONE;
+        const double setupTime = stats.setup_s, solveTime = stats.solve_s;
+        const double prof[4] = {stats.prof_s[0], stats.prof_s[1], stats.prof_s[2], stats.prof_s[3]};
         bsr_solver_stats_free(&stats);
         if (r && r != BSR_ERR_NOCONV && r != BSR_ERR_BREAKDOWN)
         {
@@ -183,8 +193,14 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
             Info<< "bsrsolve: " << fieldName_ << " pass " << passes << ": "
                 << its << " iterations (" << bsr_reason_string(why)
                 << ", 2-norm asked " << atol << ", ratio growth " << st.growth
-                << "), OpenFOAM residual "
-                << perf.finalResidual() << endl;
+                << "), OpenFOAM residual " << perf.finalResidual()
+                << "; setup " << setupTime << " s, solve " << solveTime << " s";
+            if (prof[0] + prof[1] + prof[2] + prof[3] > 0)
+            {
+                Info<< " (operator " << prof[0] << " s, preconditioner " << prof[1]
+                    << " s, vectors " << prof[2] << " s, reductions " << prof[3] << " s)";
+            }
+            Info<< endl;
         }
         if (minOnly)
         {

@@ -6,9 +6,10 @@
 # each time step's last pressure solve, pFinal, final < tolerance), and the
 # final p and U lie as close to the stock PCG run's as GAMG's do (within
 # three times GAMG's difference from PCG, or the solver tolerance).
-# usage: run_case.sh PLUGIN.so cavity|cube|refuse WORKDIR [N]
+# usage: run_case.sh PLUGIN.so cavity|cube|cavity-cuda|cube-cuda|refuse WORKDIR [N]
 #   cavity  the icoFoam tutorial (20 x 20 x 1, 100 steps)
 #   cube    the lid-driven cube, N^3 cells (default 40), 4 steps
+#   -cuda   bsrsolve on the CUDA backend (skipped without a device)
 #   refuse  a cube with a cyclic patch pair, and bad options: the plugin
 #           must stop with a message naming the cause
 set -eu
@@ -96,8 +97,17 @@ compare() {
 
 mkdir -p "$work"
 case $what in
+  *-cuda)
+    what=${what%-cuda}
+    tag=-cuda
+    BSR="$BSR backend cuda;"
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU ||
+      { echo "skipped: no CUDA device"; exit 77; }
+    ;;
+esac
+case $what in
   cavity|cube)
-    w=$work/$what
+    w=$work/$what${tag:-}
     mesh "$what" "$w"
     run "$w" pcg "$PCG" "$PBICG" || { tail -20 "$w-pcg/log.icoFoam"; fail "icoFoam with PCG"; }
     run "$w" gamg "$GAMG" "$PBICG" || { tail -20 "$w-gamg/log.icoFoam"; fail "icoFoam with GAMG"; }
