@@ -2,9 +2,10 @@
 # Compare the internalField of two OpenFOAM ascii field files (scalar or
 # vector, nonuniform or uniform): prints "maxdiff maxref n", the largest
 # absolute difference of any component, the largest absolute component of
-# the first file and the number of values; exits 2 when the files do not
+# the first file and the number of values (with -v mean=1 also the mean of
+# A - B over all components: a level offset); exits 2 when the files do not
 # hold the same number of values.
-# usage: awk -f fieldcmp.awk FILE_A FILE_B
+# usage: awk [-v mean=1] -f fieldcmp.awk FILE_A FILE_B
 function readfield(file, vals,    line, n, inlist, count, i, k, parts) {
     n = 0; inlist = 0; count = -1
     while ((getline line < file) > 0) {
@@ -32,13 +33,14 @@ function readfield(file, vals,    line, n, inlist, count, i, k, parts) {
 BEGIN {
     na = readfield(ARGV[1], a); nb = readfield(ARGV[2], b)
     if (na != nb || na == 0) { printf "fieldcmp: %s has %d values, %s has %d\n", ARGV[1], na, ARGV[2], nb; exit 2 }
-    md = 0; mr = 0
+    md = 0; mr = 0; sd = 0
     for (i = 1; i <= na; i++) {
-        d = a[i] - b[i]; if (d < 0) d = -d
+        d = a[i] - b[i]; sd += d; if (d < 0) d = -d
         r = a[i]; if (r < 0) r = -r
         if (d > md) md = d
         if (r > mr) mr = r
     }
-    printf "%.6g %.6g %d\n", md, mr, na
+    if (mean) printf "%.6g %.6g %d %.6g\n", md, mr, na, sd / na
+    else printf "%.6g %.6g %d\n", md, mr, na
     exit 0
 }

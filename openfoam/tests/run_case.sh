@@ -11,7 +11,8 @@
 #   cube    the lid-driven cube, N^3 cells (default 40), 4 steps
 #   -cuda   bsrsolve on the CUDA backend (skipped without a device)
 #   refuse  a cube with a cyclic patch pair, and bad options: the plugin
-#           must stop with a message naming the cause
+#           must stop with a message naming the cause (N = nocuda: the
+#           library has no CUDA, and backend cuda is refused too)
 set -eu
 plugin=$1 what=$2 work=$3 n=${4:-40}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -120,7 +121,7 @@ case $what in
   refuse)
     # a cyclic pair (x = 0 and x = 1) in place of two walls
     w=$work/refuse
-    n=8
+    nocuda=$n n=8
     mesh cube "$w"
     sed -i 's/fixedWalls { type wall; faces ((0 4 7 3) (2 6 5 1) (1 5 4 0) (0 3 2 1) (4 5 6 7)); }/left { type cyclic; neighbourPatch right; faces ((0 4 7 3)); }\n    right { type cyclic; neighbourPatch left; faces ((2 6 5 1)); }\n    fixedWalls { type wall; faces ((1 5 4 0) (0 3 2 1) (4 5 6 7)); }/' "$w/system/blockMeshDict"
     for f in U p; do sed -i 's/^\(    fixedWalls.*\)$/\1\n    left { type cyclic; }\n    right { type cyclic; }/' "$w/0/$f"; done
@@ -132,8 +133,13 @@ case $what in
     # bad options: each stops the run with a message naming it
     w=$work/badopt
     mesh cube "$w"
-    for bad in "precond bogus;:precond=bogus" "method cg; precond ilu0;:method=cg" "backend gpu;:backend gpu" \
-               "config \"rtol=x\";:rtol" "threads -1;:threads -1"; do
+    bads="precond bogus;:precond=bogus|method cg; precond ilu0;:method=cg|backend gpu;:backend gpu|config \"rtol=x\";:rtol|threads -1;:threads -1"
+    # a library built without CUDA: backend cuda is refused (N = nocuda)
+    [ "$nocuda" != nocuda ] || bads="$bads|backend cuda;:built without CUDA"
+    oldifs=$IFS; IFS='|'
+    set -- $bads
+    IFS=$oldifs
+    for bad in "$@"; do
       opt=${bad%%:*} msg=${bad#*:}
       if run "$w" bsr "$BSR $opt" "$PBICG"; then fail "bsrsolve ran with $opt"; fi
       grep -q "bsrsolve: field p.*$msg" "$w-bsr/log.icoFoam" ||
