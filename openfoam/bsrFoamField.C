@@ -48,7 +48,8 @@ fieldState& fieldStateFor(const std::string& region, const std::string& name)
 
 /* A full setup when the pattern, the options, the sign or the backend
  * changed (or none was made yet, or the last one failed); otherwise new
- * values into the same matrix and a numeric refactorization. */
+ * values into the same matrix and a numeric refactorization, or nothing
+ * when the values are those factored. */
 std::string prepare
 (
     fieldState& st,
@@ -66,9 +67,20 @@ std::string prepare
 
     if (st.A && st.s && st.built == key && st.csr.matches(addr))
     {
-        st.csr.values(M, sign, st.val);
+        // the same coefficients as the factored ones (PISO's second pressure
+        // corrector: the same rAU) need no refactorization
+        st.csr.values(M, sign, st.fresh);
+        if (st.fresh == st.val)
+        {
+            ++st.reuses;
+            return "";
+        }
+        st.val.swap(st.fresh);
         if ((r = bsr_matrix_set_values(st.A, st.val.data(), 0)))
+        {
+            st.clear(false);
             return libError("new matrix values", r);
+        }
         if ((r = bsr_solver_refactor(st.s, st.A)))
         {
             st.clear(false);

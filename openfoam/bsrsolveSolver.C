@@ -194,7 +194,9 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
                 << its << " iterations (" << bsr_reason_string(why)
                 << ", 2-norm asked " << atol << ", ratio growth " << st.growth
                 << "), OpenFOAM residual " << perf.finalResidual()
-                << "; setup " << setupTime << " s, solve " << solveTime << " s";
+                << "; setup " << setupTime << " s, solve " << solveTime
+                << " s; field: " << st.setups << " setups, " << st.refactors
+                << " refactors, " << st.reuses << " reuses";
             if (prof[0] + prof[1] + prof[2] + prof[3] > 0)
             {
                 Info<< " (operator " << prof[0] << " s, preconditioner " << prof[1]
