@@ -44,15 +44,19 @@ Foam::bsrsolveSolver::bsrsolveSolver
     )
 {}
 
-/* method and precond from the dictionary (defaults: CG with IC(0) for a
- * symmetric matrix on the CPU, BiCGStab with ILU(0) otherwise), then the
- * `config` string, whose keys override them. */
+/* method and precond from the dictionary, then the `config` string, whose
+ * keys override them.  Defaults on the CPU: CG with IC(0) for a symmetric
+ * matrix, BiCGStab with Jacobi for an asymmetric one (momentum, transport:
+ * a few iterations, where an ILU(0) refactorization costs more than they
+ * do: U solves of the 1M-cell cube 55.7 s with ILU(0), 11.3 s with Jacobi,
+ * bench/RESULTS.md); on the CUDA backend BiCGStab with ILU(0), factored on
+ * the device. */
 std::string Foam::bsrsolveSolver::optionString() const
 {
     const bool cuda = controlDict_.lookupOrDefault<word>("backend", "cpu") == "cuda";
     const bool cg = matrix_.symmetric() && !cuda;
     const word method = controlDict_.lookupOrDefault<word>("method", cg ? "cg" : "bicgstab");
-    const word precond = controlDict_.lookupOrDefault<word>("precond", cg ? "ic0" : "ilu0");
+    const word precond = controlDict_.lookupOrDefault<word>("precond", cg ? "ic0" : cuda ? "ilu0" : "jacobi");
     const string config = controlDict_.lookupOrDefault<string>("config", "");
     std::string o = "method=" + method + ",precond=" + precond;
     if (!config.empty()) o += "," + config;
