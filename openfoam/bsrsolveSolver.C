@@ -108,8 +108,8 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     // The library's OpenMP teams: `threads N`, else OMP_NUM_THREADS where
     // set, else one thread.  OpenFOAM runs one process a core: a team of
     // threads spinning beside the solver's own work oversubscribes the cores
-    // (cube 40^3 on a loaded 2-core machine: 36.7 s with two threads
-    // spinning, 4.7 s with one; bench/RESULTS.md)
+    // (cube 40^3 on a loaded 2-core machine: 24.2 s with two threads
+    // spinning, 3.4 s with one; bench/RESULTS.md)
     const char* env = std::getenv("OMP_NUM_THREADS");
     if (threads > 0) omp_set_num_threads(int(threads));
     else if (!env || !*env) omp_set_num_threads(1);
@@ -217,7 +217,13 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
         // no progress: a breakdown, a stagnation or a residual at its
         // rounding floor; OpenFOAM reports it as not converged
         if (its == 0 && shrink < 1e-6) break;
-        if (r == BSR_ERR_BREAKDOWN || why == BSR_DIVERGED_NAN || why == BSR_DIVERGED_INDEFINITE)
+        if (why == BSR_DIVERGED_NAN || !std::isfinite(perf.finalResidual()))
+        {
+            FatalErrorInFunction << "bsrsolve: field " << fieldName_
+                << ": the residual became non-finite after " << perf.nIterations()
+                << " iterations (" << options.c_str() << ")" << exit(FatalError);
+        }
+        if (r == BSR_ERR_BREAKDOWN || why == BSR_DIVERGED_INDEFINITE)
         {
             WarningInFunction << "bsrsolve: field " << fieldName_ << ": "
                 << bsr_reason_string(why) << " after " << perf.nIterations()
