@@ -54,6 +54,9 @@ std::string prepare
 (
     fieldState& st,
     const lduMatrix& M,
+    const std::vector<int>& row,
+    const std::vector<int>& col,
+    const std::vector<double>& couple,
     const std::string& options,
     bool cuda,
     int device
@@ -65,11 +68,11 @@ std::string prepare
                           + (cuda ? "|cuda:" + std::to_string(device) : "|cpu");
     bsr_status r;
 
-    if (st.A && st.s && st.built == key && st.csr.matches(addr))
+    if (st.A && st.s && st.built == key && st.csr.matches(addr, row, col))
     {
         // the same coefficients as the factored ones (PISO's second pressure
         // corrector: the same rAU) need no refactorization
-        st.csr.values(M, sign, st.fresh);
+        st.csr.values(M, couple, sign, st.fresh);
         if (st.fresh == st.val)
         {
             ++st.reuses;
@@ -100,9 +103,9 @@ std::string prepare
         }
         st.device = device;
     }
-    if (!st.csr.matches(addr)) st.csr.build(addr);
+    if (!st.csr.matches(addr, row, col)) st.csr.build(addr, row, col);
     st.sign = sign;
-    st.csr.values(M, sign, st.val);
+    st.csr.values(M, couple, sign, st.val);
     const int n = int(st.csr.nCells());
     if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr.rowptr(), st.csr.colind(), st.val.data(),
                                BSR_DOUBLE, BSR_SUM_DUPLICATES)))

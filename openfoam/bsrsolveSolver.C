@@ -5,6 +5,8 @@
 #include "bsrFoamField.H"
 #include "addToRunTimeSelectionTable.H"
 #include "objectRegistry.H"
+#include "cyclicLduInterface.H"
+#include "lduInterfaceField.H"
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -73,17 +75,39 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     const std::string options = optionString();
     solverPerformance perf("bsrsolve(" + options + ")", fieldName_);
 
-    // coupled patches (cyclic, processor, ...) are not in the CSR matrix
+    // Coupled patches: a plain (translational) cyclic couples each of its
+    // faces' cells with the cell across: A(cell, cell across) gets
+    // -interfaceBouCoeffs (what cyclicFvPatchField::updateInterfaceMatrix
+    // subtracts in Amul).  Others (processor: parallel runs; cyclicAMI,
+    // rotational or jump cyclics: interpolated, transformed or affine
+    // couplings) are refused.
+    std::vector<int> crow, ccol;
+    std::vector<double> cval;
     forAll(interfaces_, patchi)
     {
-        if (interfaces_.set(patchi))
+        if (!interfaces_.set(patchi)) continue;
+        const lduInterfaceField& field = interfaces_[patchi];
+        const lduInterface& iface = field.interface();
+        const cyclicLduInterface* cyc = dynamic_cast<const cyclicLduInterface*>(&iface);
+        const lduInterface* across = cyc ? dynamic_cast<const lduInterface*>(&cyc->neighbPatch()) : nullptr;
+        if (!cyc || !across || field.type() != "cyclic" || cyc->forwardT().size())
         {
             FatalErrorInFunction
                 << "bsrsolve: field " << fieldName_ << ": coupled interface "
-                << patchi << " (patch type " << interfaces_[patchi].type()
-                << ") is not supported: the plugin solves meshes without "
-                   "cyclic or processor patches (serial runs); choose another "
-                   "solver for this field" << exit(FatalError);
+                << patchi << " (patch type " << field.type()
+                << (cyc && cyc->forwardT().size() ? ", rotational" : "")
+                << ") is not supported: the plugin handles translational "
+                   "cyclic patches only (no processor patches: serial runs); "
+                   "choose another solver for this field" << exit(FatalError);
+        }
+        const labelUList& cells = iface.faceCells();
+        const labelUList& cellsAcross = across->faceCells();
+        const scalarField& coeffs = interfaceBouCoeffs_[patchi];
+        forAll(cells, i)
+        {
+            crow.push_back(int(cells[i]));
+            ccol.push_back(int(cellsAcross[i]));
+            cval.push_back(-coeffs[i]);
         }
     }
 
@@ -118,7 +142,7 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     const std::string region =
         matrix_.mesh().hasDb() ? std::string(matrix_.mesh().thisDb().name()) : std::string();
     bsrFoam::fieldState& st = bsrFoam::fieldStateFor(region, fieldName_);
-    const std::string err = bsrFoam::prepare(st, matrix_, options, cuda, int(device));
+    const std::string err = bsrFoam::prepare(st, matrix_, crow, ccol, cval, options, cuda, int(device));
     if (!err.empty())
     {
         FatalIOErrorInFunction(controlDict_)

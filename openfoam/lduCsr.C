@@ -10,10 +10,11 @@ namespace bsrFoam
 
 /* The rows: cell i holds its diagonal first, then, in face order, one entry
  * per face it owns (column: the neighbour, coefficient upper) and per face it
- * neighbours (column: the owner, coefficient lower).  Unsorted: the library
- * sorts the rows and keeps this order for its set_values; a cell pair sharing
- * two faces gives a duplicate the library sums (BSR_SUM_DUPLICATES). */
-void lduCsr::build(const lduAddressing& addr)
+ * neighbours (column: the owner, coefficient lower), then its coupled
+ * entries.  Unsorted: the library sorts the rows and keeps this order for its
+ * set_values; a cell pair sharing two faces (or a face and a cyclic face)
+ * gives a duplicate the library sums (BSR_SUM_DUPLICATES). */
+void lduCsr::build(const lduAddressing& addr, const std::vector<int>& row, const std::vector<int>& col)
 {
     const labelUList& l = addr.lowerAddr();
     const labelUList& u = addr.upperAddr();
@@ -24,12 +25,16 @@ void lduCsr::build(const lduAddressing& addr)
     lowerAddr_.assign(l.begin(), l.end());
     upperAddr_.assign(u.begin(), u.end());
 
+    coupleRow_ = row;
+    coupleCol_ = col;
+
     std::vector<int> next(n + 1, 1);    // row i's length, then its next free slot
     for (label f = 0; f < nf; ++f)
     {
         ++next[l[f]];
         ++next[u[f]];
     }
+    for (size_t k = 0; k < row.size(); ++k) ++next[row[k]];
     rowptr_.assign(n + 1, 0);
     for (label i = 0; i < n; ++i) rowptr_[i + 1] = rowptr_[i] + next[i];
     colind_.assign(rowptr_[n], 0);
@@ -47,10 +52,17 @@ void lduCsr::build(const lduAddressing& addr)
         posLower_[f] = next[u[f]]++;
         colind_[posLower_[f]] = int(l[f]);
     }
+    posCouple_.resize(row.size());
+    for (size_t k = 0; k < row.size(); ++k)
+    {
+        posCouple_[k] = next[row[k]]++;
+        colind_[posCouple_[k]] = col[k];
+    }
 }
 
-/* Same number of cells and the same owner/neighbour lists, entry for entry. */
-bool lduCsr::matches(const lduAddressing& addr) const
+/* Same number of cells, the same owner/neighbour lists and the same coupled
+ * entries, entry for entry. */
+bool lduCsr::matches(const lduAddressing& addr, const std::vector<int>& row, const std::vector<int>& col) const
 {
     const labelUList& l = addr.lowerAddr();
     const labelUList& u = addr.upperAddr();
@@ -58,16 +70,20 @@ bool lduCsr::matches(const lduAddressing& addr) const
         && size_t(l.size()) == lowerAddr_.size()
         && size_t(u.size()) == upperAddr_.size()
         && (l.empty() || std::memcmp(l.cdata(), lowerAddr_.data(), l.size()*sizeof(label)) == 0)
-        && (u.empty() || std::memcmp(u.cdata(), upperAddr_.data(), u.size()*sizeof(label)) == 0);
+        && (u.empty() || std::memcmp(u.cdata(), upperAddr_.data(), u.size()*sizeof(label)) == 0)
+        && row == coupleRow_ && col == coupleCol_;
 }
 
 /* diag at each row's first slot, upper and lower at the faces' slots (a
- * symmetric matrix stores upper only: lower() returns it), times sign. */
-void lduCsr::values(const lduMatrix& A, double sign, std::vector<double>& val) const
+ * symmetric matrix stores upper only: lower() returns it), the coupled
+ * coefficients at theirs, times sign. */
+void lduCsr::values(const lduMatrix& A, const std::vector<double>& couple, double sign,
+                    std::vector<double>& val) const
 {
     val.resize(colind_.size());
     const scalarField& d = A.diag();
     for (label i = 0; i < nCells_; ++i) val[rowptr_[i]] = sign*d[i];
+    for (size_t k = 0; k < posCouple_.size(); ++k) val[posCouple_[k]] = sign*couple[k];
     const label nf = label(posUpper_.size());
     if (nf == 0) return;
     const scalarField& up = A.upper();

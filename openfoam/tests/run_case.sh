@@ -6,11 +6,12 @@
 # each time step's last pressure solve, pFinal, final < tolerance), and the
 # final p and U lie as close to the stock PCG run's as GAMG's do (within
 # three times GAMG's difference from PCG, or the solver tolerance).
-# usage: run_case.sh PLUGIN.so cavity|cube|cavity-cuda|cube-cuda|refuse WORKDIR [N]
+# usage: run_case.sh PLUGIN.so cavity|cube|cyclic[-cuda]|refuse WORKDIR [N]
 #   cavity  the icoFoam tutorial (20 x 20 x 1, 100 steps)
 #   cube    the lid-driven cube, N^3 cells (default 40), 4 steps
+#   cyclic  the cube periodic in x (a cyclic patch pair)
 #   -cuda   bsrsolve on the CUDA backend (skipped without a device)
-#   refuse  a cube with a cyclic patch pair, and bad options: the plugin
+#   refuse  a cube with a cyclicAMI patch pair, and bad options: the plugin
 #           must stop with a message naming the cause (N = nocuda: the
 #           library has no CUDA, and backend cuda is refused too)
 set -eu
@@ -46,6 +47,39 @@ mesh() {
   cp -r "$here/$1" "$2"
   sed -i "s/^n .*/n $n;/" "$2/system/blockMeshDict"
   (cd "$2" && blockMesh > log.blockMesh 2>&1) || { cat "$2/log.blockMesh"; fail "blockMesh $1"; }
+}
+# periodic DIR TYPE: a box periodic in x, the walls x = 0 and x = 1 a coupled
+# pair of patch type TYPE (cyclic, cyclicAMI), the lid moving over x < 0.5
+# only (so that the flow varies along x and crosses the pair), the mesh made
+mesh_periodic() {
+  h=$((n / 2)) tl="" tr=""
+  # AMI finds the faces across through the translation given
+  [ "$2" = cyclic ] || tl="transform translational; separationVector (1 0 0);" tr="transform translational; separationVector (-1 0 0);"
+
+  cat > "$1/system/blockMeshDict" <<EOD
+FoamFile { version 2.0; format ascii; class dictionary; object blockMeshDict; }
+convertToMeters 1;
+vertices ((0 0 0) (0.5 0 0) (1 0 0) (0 1 0) (0.5 1 0) (1 1 0)
+          (0 0 1) (0.5 0 1) (1 0 1) (0 1 1) (0.5 1 1) (1 1 1));
+blocks (hex (0 1 4 3 6 7 10 9) ($h $n $n) simpleGrading (1 1 1)
+        hex (1 2 5 4 7 8 11 10) ($h $n $n) simpleGrading (1 1 1));
+edges ();
+boundary
+(
+    movingWall { type wall; faces ((3 9 10 4)); }
+    fixedWalls { type wall; faces ((4 10 11 5) (1 7 6 0) (2 8 7 1) (0 3 4 1) (1 4 5 2) (6 7 10 9) (7 8 11 10)); }
+    left { type $2; neighbourPatch right; $tl faces ((0 6 9 3)); }
+    right { type $2; neighbourPatch left; $tr faces ((5 11 8 2)); }
+);
+mergePatchPairs ();
+EOD
+}
+periodic() {
+  rm -rf "$1"
+  cp -r "$here/cube" "$1"
+  mesh_periodic "$1" "$2"
+  for f in U p; do sed -i "s/^\\(    fixedWalls.*\\)\$/\\1\\n    left { type $2; }\\n    right { type $2; }/" "$1/0/$f"; done
+  (cd "$1" && blockMesh > log.blockMesh 2>&1) || { cat "$1/log.blockMesh"; fail "blockMesh ($2)"; }
 }
 # run DIR NAME P U [EXTRA]: icoFoam on a copy DIR-NAME of DIR; the plugin
 # loaded when a solver is bsrsolve
@@ -118,17 +152,25 @@ case $what in
     compare p 1e-5
     compare U 1e-6
     ;;
+  cyclic)
+    # the cube with the walls x = 0 and x = 1 a cyclic pair
+    w=$work/cyclic${tag:-}
+    periodic "$w" cyclic
+    run "$w" pcg "$PCG" "$PBICG" || { tail -20 "$w-pcg/log.icoFoam"; fail "icoFoam with PCG"; }
+    run "$w" gamg "$GAMG" "$PBICG" || { tail -20 "$w-gamg/log.icoFoam"; fail "icoFoam with GAMG"; }
+    run "$w" bsr "$BSR" "$BSR" || { tail -20 "$w-bsr/log.icoFoam"; fail "icoFoam with bsrsolve"; }
+    check_log "$w-bsr/log.icoFoam" || fail "residual lines"
+    compare p 1e-5
+    compare U 1e-6
+    ;;
   refuse)
-    # a cyclic pair (x = 0 and x = 1) in place of two walls
+    # the same pair as cyclicAMI: interpolated, refused
     w=$work/refuse
     nocuda=$n n=8
-    mesh cube "$w"
-    sed -i 's/fixedWalls { type wall; faces ((0 4 7 3) (2 6 5 1) (1 5 4 0) (0 3 2 1) (4 5 6 7)); }/left { type cyclic; neighbourPatch right; faces ((0 4 7 3)); }\n    right { type cyclic; neighbourPatch left; faces ((2 6 5 1)); }\n    fixedWalls { type wall; faces ((1 5 4 0) (0 3 2 1) (4 5 6 7)); }/' "$w/system/blockMeshDict"
-    for f in U p; do sed -i 's/^\(    fixedWalls.*\)$/\1\n    left { type cyclic; }\n    right { type cyclic; }/' "$w/0/$f"; done
-    (cd "$w" && blockMesh > log.blockMesh 2>&1) || { cat "$w/log.blockMesh"; fail "blockMesh (cyclic)"; }
-    if run "$w" bsr "$BSR" "$BSR"; then fail "bsrsolve ran on a mesh with a cyclic patch"; fi
-    grep -q "bsrsolve: field .*coupled interface .*patch type cyclic" "$w-bsr/log.icoFoam" ||
-      { tail -20 "$w-bsr/log.icoFoam"; fail "no message naming the cyclic patch"; }
+    periodic "$w" cyclicAMI
+    if run "$w" bsr "$BSR" "$BSR"; then fail "bsrsolve ran on a mesh with a cyclicAMI patch"; fi
+    grep -q "bsrsolve: field .*coupled interface .*patch type cyclicAMI" "$w-bsr/log.icoFoam" ||
+      { tail -20 "$w-bsr/log.icoFoam"; fail "no message naming the cyclicAMI patch"; }
     grep -m 1 "coupled interface" "$w-bsr/log.icoFoam"
     # bad options: each stops the run with a message naming it
     w=$work/badopt
