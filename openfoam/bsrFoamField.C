@@ -37,11 +37,14 @@ fieldState::~fieldState()
     clear(true);
 }
 
-/* One entry per region and field for the life of the process. */
+/* One entry per region and field for the life of the process.  The map is
+ * never destroyed: at exit the process's memory goes with it, and freeing
+ * device memory from a static destructor could run after the CUDA
+ * runtime's own teardown. */
 fieldState& fieldStateFor(const std::string& region, const std::string& name)
 {
-    static std::map<std::string, std::unique_ptr<fieldState>> states;
-    std::unique_ptr<fieldState>& p = states[region + '\n' + name];
+    static auto* states = new std::map<std::string, std::unique_ptr<fieldState>>;
+    std::unique_ptr<fieldState>& p = (*states)[region + '\n' + name];
     if (!p) p.reset(new fieldState);
     return *p;
 }
