@@ -58,7 +58,7 @@ mesh_periodic() {
 
   cat > "$1/system/blockMeshDict" <<EOD
 FoamFile { version 2.0; format ascii; class dictionary; object blockMeshDict; }
-convertToMeters 1;
+scale 1;
 vertices ((0 0 0) (0.5 0 0) (1 0 0) (0 1 0) (0.5 1 0) (1 1 0)
           (0 0 1) (0.5 0 1) (1 0 1) (0 1 1) (0.5 1 1) (1 1 1));
 blocks (hex (0 1 4 3 6 7 10 9) ($h $n $n) simpleGrading (1 1 1)
