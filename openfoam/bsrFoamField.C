@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Per-field state of the plugin: registry, setup and refactor. */
+#include "bsrFoamField.H"
+#include <map>
+#include <memory>
+
+namespace Foam
+{
+namespace bsrFoam
+{
+
+std::string libError(const char* what, bsr_status s)
+{
+    return std::string(what) + ": " + bsr_status_string(s) + ": " + bsr_last_error();
+}
+
+void fieldState::clear(bool all)
+{
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(A);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    s = nullptr;
+    A = nullptr;
+    B = X = nullptr;
+    built.clear();
+    if (all)
+    {
+        bsr_context_destroy(ctx);
+        ctx = nullptr;
+        device = -1;
+    }
+}
+
+fieldState::~fieldState()
+{
+    clear(true);
+}
+
+/* One entry per region and field for the life of the process.  The map is
+ * never destroyed: at exit the process's memory goes with it, and freeing
+ * device memory from a static destructor could run after the CUDA
+ * runtime's own teardown. */
+fieldState& fieldStateFor(const std::string& region, const std::string& name)
+{
+    static auto* states = new std::map<std::string, std::unique_ptr<fieldState>>;
+    std::unique_ptr<fieldState>& p = (*states)[region + '\n' + name];
+    if (!p) p.reset(new fieldState);
+    return *p;
+}
+
+/* A full setup when the pattern, the options, the sign or the backend
+ * changed (or none was made yet, or the last one failed); otherwise new
+ * values into the same matrix and a numeric refactorization, or nothing
+ * when the values are those factored. */
+std::string prepare
+(
+    fieldState& st,
+    const lduMatrix& M,
+    const std::vector<int>& row,
+    const std::vector<int>& col,
+    const std::vector<double>& couple,
+    const std::string& options,
+    bool cuda,
+    int device
+)
+{
+    const lduAddressing& addr = M.lduAddr();
+    const double sign = M.diag().size() && max(M.diag()) < 0 ? -1 : 1;
+    const std::string key = options + (sign < 0 ? "|-A" : "|A")
+                          + (cuda ? "|cuda:" + std::to_string(device) : "|cpu");
+    bsr_status r;
+
+    if (st.A && st.s && st.built == key && st.csr.matches(addr, row, col))
+    {
+        // the same coefficients as the factored ones (PISO's second pressure
+        // corrector: the same rAU) need no refactorization
+        st.csr.values(M, couple, sign, st.fresh);
+        if (st.fresh == st.val)
+        {
+            ++st.reuses;
+            return "";
+        }
+        st.val.swap(st.fresh);
+        if ((r = bsr_matrix_set_values(st.A, st.val.data(), 0)))
+        {
+            st.clear(false);
+            return libError("new matrix values", r);
+        }
+        if ((r = bsr_solver_refactor(st.s, st.A)))
+        {
+            st.clear(false);
+            return libError("refactor", r);
+        }
+        ++st.refactors;
+        return "";
+    }
+
+    st.clear(!cuda || st.device != device);
+    if (cuda && !st.ctx)
+    {
+        if ((r = bsr_context_create(&st.ctx, BSR_BACKEND_CUDA, device, nullptr)))
+        {
+            st.ctx = nullptr;
+            return libError(("backend cuda (device " + std::to_string(device) + ")").c_str(), r);
+        }
+        st.device = device;
+    }
+    if (!st.csr.matches(addr, row, col)) st.csr.build(addr, row, col);
+    st.sign = sign;
+    st.csr.values(M, couple, sign, st.val);
+    const int n = int(st.csr.nCells());
+    if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr.rowptr(), st.csr.colind(), st.val.data(),
+                               BSR_DOUBLE, BSR_SUM_DUPLICATES)))
+    {
+        st.A = nullptr;
+        return libError("matrix from the LDU coefficients", r);
+    }
+    if ((r = bsr_solver_create_str(&st.s, st.ctx, options.c_str())))
+    {
+        st.s = nullptr;
+        st.clear(false);
+        return libError(("options \"" + options + "\"").c_str(), r);
+    }
+    if ((r = bsr_solver_setup(st.s, st.A)))
+    {
+        st.clear(false);
+        return libError("setup", r);
+    }
+    if ((r = bsr_multivec_create(&st.B, n, 1, BSR_DOUBLE))
+     || (r = bsr_multivec_create(&st.X, n, 1, BSR_DOUBLE)))
+    {
+        st.clear(false);
+        return libError("vectors", r);
+    }
+    st.built = key;
+    ++st.setups;
+    return "";
+}
+
+} // namespace bsrFoam
+} // namespace Foam
