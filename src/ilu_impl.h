@@ -135,6 +135,10 @@ struct bsr_ilu {
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
     void (*dsym_free)(void *);
+    /* growth-weighted dropping (ilu_grow.c): while a refactorization runs,
+     * the weights of L blocks by their column (grow_l) and of U blocks by
+     * their row (grow_u), [n] each; NULL otherwise (weight 1) */
+    double *grow_l, *grow_u;
 };
 
 /* A's block row of the factored (permuted) row k. */
@@ -272,6 +276,12 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
 /* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
  * device (dev NULL: bsr_ilu_setup). */
 bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+
+/* Growth-weighted dropping (ilu_grow.c): after a host threshold
+ * factorization with opt.grow on, estimate the growth of the inverse factors
+ * and, where it is past the trigger, factor again dropping by ||block|| times
+ * the growth of its row or column. */
+bsr_status ilu_grow_stabilize(bsr_ilu *F);
 
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
  * per-thread workspaces. */

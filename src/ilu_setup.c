@@ -293,6 +293,7 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     double t0 = now_s();
     bsr_status fs = ilu_factor(F);
     F->araw = NULL;
+    if (!fs) fs = ilu_grow_stabilize(F);
     BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
     F->st.factor_s = now_s() - t0;
