@@ -41,7 +41,7 @@
 #define ILU_GROW_MAX 1e3        /* largest weight: tau1 1e-2 becomes at most 1e-5 */
 #endif
 #ifndef ILU_GROW_PASSES
-#define ILU_GROW_PASSES 2
+#define ILU_GROW_PASSES 1
 #endif
 
 /* Weight of estimate e (Inf/NaN: the largest). */
