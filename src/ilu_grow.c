@@ -51,14 +51,60 @@ static double grow_weight(double e, double ref, double gmax)
     return e > ref ? e / ref : 1.0;
 }
 
+bsr_status ilu_grow_begin(bsr_ilu *F)
+{
+    if (F->mode != 1 || F->use_fz || F->opt.grow != 2 || F->opt.symbolic_only) return BSR_OK;
+    const size_t n = (size_t)F->n + 1;
+    F->grow_l = bsr_malloc(sizeof(double) * n, "ILU growth weights");
+    F->grow_x = bsr_malloc(sizeof(double) * n * F->b, "ILU growth estimate");
+    if (!F->grow_l || !F->grow_x) {
+        free(F->grow_l); free(F->grow_x);
+        F->grow_l = F->grow_x = NULL;
+        return BSR_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < n; k++) F->grow_l[k] = 1.0;   /* set again by each row as it is done */
+    return BSR_OK;
+}
+
+void ilu_grow_row(bsr_ilu *F, int k, const ilu_row_t *r)
+{
+    const int b = F->b, bb = b * b;
+    double sk[BSR_MAX_BLOCK] = {0}, e = 0.0;
+    for (int q = 0; q < r->nl; q++) {
+        const double *l = r->lval + (size_t)q * bb, *xi = F->grow_x + (size_t)r->lcol[q] * b;
+        for (int i = 0; i < b; i++)
+            for (int j = 0; j < b; j++) sk[i] += l[i * b + j] * xi[j];
+    }
+    double *xk = F->grow_x + (size_t)k * b;
+    for (int i = 0; i < b; i++) {   /* the sign making |x_ki| largest, as ilu_stab.c chooses it */
+        xk[i] = sk[i] > 0 ? -1.0 - sk[i] : 1.0 - sk[i];
+        if (!(fabs(xk[i]) <= e)) e = fabs(xk[i]);   /* NaN: the largest weight */
+    }
+    F->grow_l[k] = grow_weight(e, ILU_GROW_REF, ILU_GROW_MAX);
+}
+
 /* After a threshold factorization of F (its L and U assembled): estimate
  * the growth and, past the trigger, factor again with growth weights (see
  * the top of the file); the statistics say how many passes ran. */
-bsr_status ilu_grow_stabilize(bsr_ilu *F)
+bsr_status ilu_grow_stabilize(bsr_ilu *F, bsr_status fs)
 {
     F->st.grow_passes = 0;
     F->st.grow_est0 = F->st.grow_est = 0.0;
-    if (F->mode != 1 || F->use_fz || !F->opt.grow || F->opt.symbolic_only) return BSR_OK;
+    if (fs) {
+        free(F->grow_l); free(F->grow_x);
+        F->grow_l = F->grow_x = NULL;
+        return fs;
+    }
+    if (F->grow_x) {   /* grow=2: the weights were made while factoring; their largest estimate */
+        double e = 0.0;
+        for (int64_t q = 0; q < (int64_t)F->n * F->b; q++)
+            if (!(fabs(F->grow_x[q]) <= e)) e = fabs(F->grow_x[q]);
+        F->st.grow_est0 = F->st.grow_est = e;
+        free(F->grow_l); free(F->grow_x);
+        F->grow_l = F->grow_x = NULL;
+        return BSR_OK;
+    }
+    if (F->mode != 1 || F->use_fz || F->opt.grow != 1 || F->opt.symbolic_only) return BSR_OK;
     const double trig = ILU_GROW_TRIGGER, ref = ILU_GROW_REF, gmax = ILU_GROW_MAX;
     const int passes = ILU_GROW_PASSES;
     const int n = F->n;

@@ -468,6 +468,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     w->sec_used += nr + nw;
     w->wkept += nw;
     if (nr > w->rmax) w->rmax = nr;
+    if (F->grow_x && create) ilu_grow_row(F, k, rk);   /* grow=2: row k's weight, read by later rows */
     return BSR_OK;
 oom:
     snprintf(w->msg, sizeof w->msg, "ILU: out of memory in block row %d", k);

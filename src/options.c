@@ -197,8 +197,8 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         o->diag = val[0] == '1';
     } else if (!strcmp(key, "grow")) {
-        if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
-        o->grow = val[0] == '1';
+        if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "2")) BAD("expected 0, 1 or 2");
+        o->grow = val[0] - '0';
     } else if (!strcmp(key, "history") || !strcmp(key, "profile")) {
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         if (key[0] == 'h') o->history = val[0] == '1'; else o->profile = val[0] == '1';
@@ -273,7 +273,7 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
-        (o->grow != 0 && o->grow != 1))
+        (unsigned)o->grow > 2)
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
                          "overlap, halo, match, trisolve, diag or grow out of range");
     BSR_TRY(check_taus(o));
@@ -353,7 +353,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);
     if (o->diag) snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",diag=1");   /* only when asked */
     if (o->grow && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
-        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",grow=1");
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",grow=%d", o->grow);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, ov,
              o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,

@@ -80,6 +80,8 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (st.grow_passes)
         snprintf(gw, sizeof gw, ", growth %.1e -> %.1e (%d growth-weighted refactorization%s)", st.grow_est0,
                  st.grow_est, st.grow_passes, st.grow_passes > 1 ? "s" : "");
+    else if (st.grow_est0 > 0 && o->grow == 2)
+        snprintf(gw, sizeof gw, ", L^-1 growth %.1e (weighted while factoring)", st.grow_est0);
     else if (st.grow_est0 > 0)
         snprintf(gw, sizeof gw, ", growth %.1e (kept)", st.grow_est0);
     snprintf(pc->info, sizeof pc->info,

@@ -84,7 +84,10 @@ typedef struct {
                              * and, when it is past 1e3, factors again dropping a block by its
                              * norm times the growth of L^{-1} at its column (L) or of U^{-1} at
                              * its row (U), Bollhoefer's inverse-based rule (src/ilu_grow.c);
-                             * below the trigger the factors are those of grow = 0 bit for bit */
+                             * below the trigger the factors are those of grow = 0 bit for bit.
+                             * 2: one factorization, the L blocks of column i weighted by the
+                             * estimate of row i of L^{-1} made as row i was finished (no U
+                             * weights; rows whose estimate stays <= 10 weigh 1) */
 } bsr_ilu_options;
 
 /* bsr_ilu_options.cap: no per-row cap (the thresholds alone decide). */
