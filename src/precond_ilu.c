@@ -76,7 +76,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (st.scaling_fallbacks)
         snprintf(piv + strlen(piv), sizeof piv - strlen(piv), ", %d rows scaled without their diagonal block",
                  st.scaling_fallbacks);
-    char gw[96] = "";   /* grow=1: the growth estimate, and whether it refactored */
+    char gw[96] = "";   /* grow=1|2: the growth estimate, and whether it refactored */
     if (st.grow_passes)
         snprintf(gw, sizeof gw, ", growth %.1e -> %.1e (%d growth-weighted refactorization%s)", st.grow_est0,
                  st.grow_est, st.grow_passes, st.grow_passes > 1 ? "s" : "");
