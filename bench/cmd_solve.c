@@ -136,9 +136,12 @@ static void profile_bound_line(const bsr_solver_stats *st)
  * too after factor=gpu, which takes no matching), what it is for.  Else an
  * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default): cap=none,
  * whose nested dissection without the cap converged on rotconv3d where the
- * capped rows broke down. */
-static const char *ilu_hint(const bsr_solver_options *opt, const char *config, const bsr_matrix *A, int failed,
-                            char *buf, size_t n, const char **why)
+ * capped rows broke down.  Else an ILUT/ILU2 failure with host factors whose
+ * inverse factors grow past 1e3 (S's, estimated here: one pass): grow=1,
+ * whose weighted refactorization converged on coupled3d at 27k and 64k block
+ * rows where the plain factor diverged. */
+static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, const char *config,
+                            const bsr_matrix *A, int failed, char *buf, size_t n, const char **why)
 {
     const char *c = config && config[0] ? config : "", *sep = config && config[0] ? "," : "";
     *why = NULL;
@@ -153,6 +156,17 @@ static const char *ilu_hint(const bsr_solver_options *opt, const char *config, c
         snprintf(buf, n, "%s%scap=none", c, sep);
         *why = "the per-row cap bounds the setup but can cost a coupled system its convergence: try --config %s "
                "(nested dissection without a cap, the pattern's rows on the host: a longer setup)";
+        return buf;
+    }
+    const bsr_ilu *F = S ? bsr_solver_host_ilu(S) : NULL;
+    bsr_ilu_stab t;
+    memset(&t, 0, sizeof t);
+    if (opt->precond != BSR_PC_ILU0 && opt->grow != 1 && F && !F->opt.symbolic_only) {
+        if (bsr_ilu_stability(F, &t)) { bsr_clear_error(); return NULL; }
+        if (t.l_max <= 1e3 && t.u_max <= 1e3) return NULL;   /* (NaN: past it) */
+        snprintf(buf, n, "%s%sgrow=1", c, sep);
+        *why = "the inverse factors of the ILU grow past 1e3 (an indefinite or nearly singular Schur complement): "
+               "try --config %s (the factor again, dropping less where they grow: a longer setup)";
         return buf;
     }
     return NULL;
@@ -480,7 +494,7 @@ int cmd_solve(int argc, char **argv)
     char hintbuf[600];
     if ((s = bsr_solver_setup(S, P.A))) {
         rc = cli_fail(s);
-        const char *why, *h = ilu_hint(&opt, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
+        const char *why, *h = ilu_hint(&opt, NULL, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
                                        sizeof hintbuf, &why);
         if (h) print_hint(stderr, why, h);
         goto out;
@@ -541,7 +555,7 @@ int cmd_solve(int argc, char **argv)
     opt.cap = bsr_solver_get_options(S)->cap;   /* as the setup resolved it: the printed options reproduce the run */
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
-    const char *why, *hint = ilu_hint(&opt, cli_opt(argc, argv, "--config"), P.A,
+    const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,
                                       ss == BSR_ERR_BREAKDOWN || ss == BSR_ERR_NOCONV ||
                                           (ss != BSR_OK && st.pivots_regularized > 0),
                                       hintbuf, sizeof hintbuf, &why);

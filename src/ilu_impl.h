@@ -136,6 +136,12 @@ struct bsr_ilu {
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
     void (*dsym_free)(void *);
+    /* growth-weighted dropping (ilu_grow.c): while a refactorization runs,
+     * the weights of L blocks by their column (grow_l) and of U blocks by
+     * their row (grow_u), [n] each; NULL otherwise (weight 1) */
+    double *grow_l, *grow_u;
+    double *grow_x;         /* grow=2: the greedy solution of L x = c row by row ([n*b]), each
+                             * row setting its own grow_l entry when it is done */
 };
 
 /* A's block row of the factored (permuted) row k. */
@@ -295,6 +301,19 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
 /* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
  * device (dev NULL: bsr_ilu_setup). */
 bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+
+/* Growth-weighted dropping (ilu_grow.c): after a host threshold
+ * factorization with opt.grow on, estimate the growth of the inverse factors
+ * and, where it is past the trigger, factor again dropping by ||block|| times
+ * the growth of its row or column; fs: the factorization's status (on error
+ * only the weights are freed, and fs returned). */
+bsr_status ilu_grow_stabilize(bsr_ilu *F, bsr_status fs);
+/* grow=2: the arrays of the online weights, before a threshold factorization
+ * (nothing otherwise); ilu_grow_stabilize frees them. */
+bsr_status ilu_grow_begin(bsr_ilu *F);
+/* grow=2: x_k of L x = c from the stored L blocks of finished row k and the
+ * x of the rows they reference, and the weight grow_l[k] it gives. */
+void ilu_grow_row(bsr_ilu *F, int k, const ilu_row_t *r);
 
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
  * per-thread workspaces. */

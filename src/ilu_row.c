@@ -222,15 +222,16 @@ static inline int class_by_bounds(const bound_thr *T, double lo2, double hi2, in
     return CLS_OPEN;
 }
 
-/* Class of a formed block a by its exact norm (the rule of ilu_setup.c),
- * after the quick sum of squares settled what it could; -3 when the norm is
- * not finite. */
-static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const double *a, int in_a)
+/* Class of a formed block a by its exact norm times the weight g (the rule
+ * of ilu_setup.c; g = 1 but for growth-weighted dropping, ilu_grow.c), after
+ * the quick sum of squares settled what it could; -3 when the norm is not
+ * finite. */
+static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const double *a, int in_a, double g)
 {
-    double s = bsr_blk_sumsq(b, a);
+    double s = bsr_blk_sumsq(b, a) * (g * g);
     int c = class_by_bounds(T, s * MARGIN_LO, s * MARGIN_HI, in_a);
     if (c != CLS_OPEN) return c;
-    double nrm = bsr_blk_fnorm(b, a);
+    double nrm = bsr_blk_fnorm(b, a) * g;
     if (!isfinite(nrm)) return -3;
     return nrm >= F->t1 || in_a ? CLS_FIRST : nrm >= F->t2 ? CLS_SECOND : CLS_DROP;
 }
@@ -330,7 +331,9 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
             cls = c == 1 ? CLS_SECOND : CLS_FIRST;
             hidden = c == 2;
         } else {
-            double xs = bsr_blk_sumsq(b, x);
+            /* growth-weighted dropping: l_ki weighted by row i's growth of L^{-1} */
+            const double gi = F->grow_l ? F->grow_l[i] : 1.0;
+            double xs = bsr_blk_sumsq(b, x) * (gi * gi);
             cls = class_by_bounds(&T, xs * ri->lo2, xs * ri->dn2, w->pos[i] < na);
             if (cls == CLS_DROP) { w->dropped++; continue; }
         }
@@ -338,7 +341,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         const size_t moff = (size_t)nl * bb;            /* L's next block, kept if first order */
         bsr_blk_mul(b, w->lbuf + moff, x, uv);          /* l_ki = x_ki d_i^{-1} */
         const double *l = w->lbuf + moff;
-        if (open) cls = class_of_block(F, &T, b, l, w->pos[i] < na);
+        if (open) cls = class_of_block(F, &T, b, l, w->pos[i] < na, F->grow_l ? F->grow_l[i] : 1.0);
         else if ((fixed || fz) && !norm_finite(b, l)) cls = -3;
         if (cls < CLS_OPEN) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block L(%d,%d) in block row %d "
@@ -390,6 +393,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
      * product formed only where the bounds leave the class open */
     double dn2 = 0.0, lo2 = 0.0;
     if (create) pivot_bounds(b, F->piv + (size_t)k * bb, dinv, lu, &dn2, &lo2);
+    const double gk = F->grow_u ? F->grow_u[k] : 1.0;   /* u_kj weighted by column k's growth of U^{-1} */
     for (int s = 0; s < w->ns; s++) {
         int j = w->scol[s];
         if (j <= k) continue;
@@ -398,11 +402,11 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (fixed || fz) {
             cls = !bsr_blk_finite(b, z) ? -3 : fixed || !fz->uk[fz->up[k] + s - nlo] ? CLS_FIRST : CLS_SECOND;
         } else {
-            double zs = bsr_blk_sumsq(b, z);
+            double zs = bsr_blk_sumsq(b, z) * (gk * gk);
             cls = class_by_bounds(&T, zs * lo2, zs * dn2, s < na);
             if (cls == CLS_OPEN) {
                 bsr_blk_mul(b, lu, dinv, z);
-                cls = class_of_block(F, &T, b, lu, s < na);
+                cls = class_of_block(F, &T, b, lu, s < na, gk);
             }
         }
         if (cls < CLS_OPEN) {
@@ -464,6 +468,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     w->sec_used += nr + nw;
     w->wkept += nw;
     if (nr > w->rmax) w->rmax = nr;
+    if (F->grow_x && create) ilu_grow_row(F, k, rk);   /* grow=2: row k's weight, read by later rows */
     return BSR_OK;
 oom:
     snprintf(w->msg, sizeof w->msg, "ILU: out of memory in block row %d", k);

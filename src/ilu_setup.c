@@ -291,8 +291,10 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     if (!F->araw) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
     double t0 = now_s();
+    BSR_TRY(ilu_grow_begin(F));
     bsr_status fs = ilu_factor(F);
     F->araw = NULL;
+    fs = ilu_grow_stabilize(F, fs);
     BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
     F->st.factor_s = now_s() - t0;

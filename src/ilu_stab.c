@@ -55,6 +55,21 @@ static int stab_sep_level(const bsr_ordering *ord, int k)
     return -1;
 }
 
+/* lev[k] = stab_sep_level(ord, k) for every row, in O(n + nodes) instead of
+ * O(n nodes) (1M rows, 511 nodes: 5e8 steps), each node's own rows
+ * [sep_first, last) being disjoint from the others'. */
+static void stab_sep_levels(const bsr_ordering *ord, int n, int *lev)
+{
+    for (int k = 0; k < n; k++) lev[k] = -1;
+    if (!ord || !ord->nnodes) return;
+    for (int t = 0; t < ord->nnodes; t++) {
+        const bsr_tree_node *nd = &ord->nodes[t];
+        if (nd->child[0] < 0 && nd->child[1] < 0) continue;   /* a leaf: -1 */
+        for (int k = nd->sep_first; k < nd->last && k < n; k++)
+            if (k >= 0) lev[k] = nd->level;
+    }
+}
+
 /* The greedy step of U^T y = c for one block row: with M = D_k^{-T} and the
  * accumulated s (b entries), choose c in {-1,+1}^b maximizing ||M (c - s)||_inf
  * (for component i the best is sum_j |M_ij| + |(M s)_i|), write y = M (c - s)
@@ -117,7 +132,9 @@ bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out)
     out->l_max = out->u_max = out->piv_max = 0.0;
     out->max_leaf = out->max_sep = 0.0;
     double *x = bsr_malloc(sizeof(double) * ((size_t)n * b * 2 + 4 * (size_t)bb + 1), "ILU stability estimate");
-    if (!x) return BSR_ERR_NOMEM;
+    int *levs = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU stability estimate");
+    if (!x || !levs) { free(x); free(levs); return BSR_ERR_NOMEM; }
+    stab_sep_levels(F->ord, n, levs);
     double *s = x + (size_t)n * b, *blk = s + (size_t)n * b, *dinv = blk + bb, *d = dinv + bb, *mt = d + bb;
     memset(s, 0, sizeof(double) * (size_t)n * b);
     const bsr_matrix *L = F->L, *U = F->U;
@@ -168,7 +185,7 @@ bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out)
         if (out->u_at < 0 || stab_above(ue, out->u_max)) { out->u_max = ue; out->u_at = k; }
         if (out->piv_at < 0 || stab_above(pcnd, out->piv_max)) { out->piv_max = pcnd; out->piv_at = k; }
         double g = stab_above(ue, le) ? ue : le;
-        int lev = stab_sep_level(F->ord, k);
+        int lev = levs[k];
         if (lev < 0) { if (stab_above(g, out->max_leaf)) out->max_leaf = g; }
         else if (stab_above(g, out->max_sep)) out->max_sep = g;
         if (stab_above(g, th)) {
@@ -179,6 +196,7 @@ bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out)
         if (lev >= 0) out->sep_rows++;
     }
     free(x);
+    free(levs);
     if (n > 0) {
         out->l_src = ilu_src_row(F, out->l_at);
         out->u_src = ilu_src_row(F, out->u_at);

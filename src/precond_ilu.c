@@ -84,10 +84,18 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (st.scaling_fallbacks)
         snprintf(piv + strlen(piv), sizeof piv - strlen(piv), ", %d rows scaled without their diagonal block",
                  st.scaling_fallbacks);
+    char gw[96] = "";   /* grow=1|2: the growth estimate, and whether it refactored */
+    if (st.grow_passes)
+        snprintf(gw, sizeof gw, ", growth %.1e -> %.1e (%d growth-weighted refactorization%s)", st.grow_est0,
+                 st.grow_est, st.grow_passes, st.grow_passes > 1 ? "s" : "");
+    else if (st.grow_est0 > 0 && o->grow == 2)
+        snprintf(gw, sizeof gw, ", L^-1 growth %.1e (weighted while factoring)", st.grow_est0);
+    else if (st.grow_est0 > 0)
+        snprintf(gw, sizeof gw, ", growth %.1e (kept)", st.grow_est0);
     snprintf(pc->info, sizeof pc->info,
-             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized%s, %s%s",
+             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized%s%s, %s%s",
              tau, tau[0] ? ", " : "", ord, mw, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
-             (long long)st.dropped, pc->pivots_regularized, piv, fac,
+             (long long)st.dropped, pc->pivots_regularized, piv, gw, fac,
              o->precond_precision == BSR_FLOAT ? ", float factors" : "");
 }
 
@@ -135,6 +143,7 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     io->keep_pattern = bsr_keep_pattern(o);
     io->prec = o->precond_precision;
     io->match = o->match;
+    io->grow = o->grow;
     if (o->pivot > 0) io->pivot_rel = o->pivot;
     io->strict_pivots = o->pivot < 0;
     io->pattern = o->pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;

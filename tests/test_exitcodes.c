@@ -97,8 +97,17 @@ static void test_codes(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hint_config\": \"precond=ilu2,cap=auto,maxit=1,rtol=1e-12,cap=none\""));
     expect_rc("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12", 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "can cost a coupled system its convergence"));
-    /* without a cap (the CPU's default) no such hint */
+    /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
+     * there (662), so no grow=1 hint either */
     expect_rc("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NULL(strstr(out, "hint"));
+    /* ILU2 failing where its inverse factors grow past 1e3 (8e5): the hint is grow=1, not
+     * repeated once grow=1 is on */
+    expect_rc("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12 --json", 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,grow=1\""));
+    expect_rc("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "inverse factors of the ILU grow past 1e3"));
+    expect_rc("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,grow=1", 3);
     CU_ASSERT_PTR_NULL(strstr(out, "hint"));
     /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */
     put("denormal.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e-320\n2 1 0.5\n2 2 1\n3 3 1\n", p);

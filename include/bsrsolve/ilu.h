@@ -79,6 +79,15 @@ typedef struct {
                              * structurally singular A stays at none (stats.match_note says
                              * why).  Refused with symbolic_only (values factored on the
                              * device): auto = none */
+    int grow;               /* ILUT/ILU2 with host rows: nonzero estimates the growth of the
+                             * inverse factors after the factorization (as diag=1 reports it)
+                             * and, when it is past 1e3, factors again dropping a block by its
+                             * norm times the growth of L^{-1} at its column (L) or of U^{-1} at
+                             * its row (U), Bollhoefer's inverse-based rule (src/ilu_grow.c);
+                             * below the trigger the factors are those of grow = 0 bit for bit.
+                             * 2: one factorization, the L blocks of column i weighted by the
+                             * estimate of row i of L^{-1} made as row i was finished (no U
+                             * weights; rows whose estimate stays <= 10 weigh 1) */
 } bsr_ilu_options;
 
 /* bsr_ilu_options.cap: no per-row cap (the thresholds alone decide). */
@@ -172,6 +181,9 @@ typedef struct {
     double match_est_none;     /* auto with a weak diagonal: ||(LU)^{-1} e||_inf of the factors
                                 * without / with the matching; -1 when not computed */
     double match_est_mpt;
+    int grow_passes;           /* opt.grow: refactorizations with growth weights (0: stable as made) */
+    double grow_est0, grow_est;/* opt.grow: largest growth estimate of the first / the kept factors
+                                * (0: not estimated) */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 

@@ -144,6 +144,10 @@ typedef struct {
     int diag;                  /* option diag=0|1: the CLI reports the stability of host ILU
                                   factors (growth estimates of L^{-1} and U^{-1}, pivot
                                   conditioning); the solve itself is unchanged.  Default 0 */
+    int grow;                  /* option grow=0|1|2: ILUT/ILU2 factored on the host drop by the
+                                  growth of the inverse factors (bsr_ilu_options.grow): 1 refactors
+                                  with weights when the estimate passes 1e3, 2 weighs L while
+                                  factoring.  Default 0 */
 } bsr_solver_options;
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
