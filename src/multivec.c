@@ -149,6 +149,38 @@ bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
     return BSR_OK;
 }
 
+/* part[j] = sum over rows lo..hi-1 of x(i,j) y(i,j), in row order (one
+ * accumulator a column in registers: the same sums as a plain loop). */
+#define DOT_CHUNK(SUF, RX, RY)                                                                      \
+    static void dot_chunk_##SUF(const RX *x, const RY *y, int64_t lo, int64_t hi, int k, double *part) \
+    {                                                                                                \
+        if (k == 1) {                                                                                \
+            double s = 0;                                                                            \
+            for (int64_t i = lo; i < hi; i++) s += (double)x[i] * (double)y[i];                      \
+            part[0] = s;                                                                             \
+            return;                                                                                  \
+        }                                                                                            \
+        for (int j = 0; j < k; j++) {                                                                \
+            double s = 0;                                                                            \
+            for (int64_t i = lo; i < hi; i++) s += (double)x[i * k + j] * (double)y[i * k + j];      \
+            part[j] = s;                                                                             \
+        }                                                                                            \
+    }
+DOT_CHUNK(dd, double, double)
+DOT_CHUNK(ff, float, float)
+DOT_CHUNK(df, double, float)
+DOT_CHUNK(fd, float, double)
+
+/* The partial sums of rows lo..hi-1 for X, Y of any precisions. */
+static void dot_chunk(const bsr_multivec *X, const bsr_multivec *Y, int64_t lo, int64_t hi, double *part)
+{
+    const int k = X->k, xd = X->prec == BSR_DOUBLE, yd = Y->prec == BSR_DOUBLE;
+    if (xd && yd) dot_chunk_dd(X->data, Y->data, lo, hi, k, part);
+    else if (!xd && !yd) dot_chunk_ff(X->data, Y->data, lo, hi, k, part);
+    else if (xd) dot_chunk_df(X->data, Y->data, lo, hi, k, part);
+    else dot_chunk_fd(X->data, Y->data, lo, hi, k, part);
+}
+
 /* out[j] = sum_i X(i,j)*Y(i,j): per-chunk partial sums, then summed in chunk order. */
 static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
@@ -159,8 +191,7 @@ static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double 
 #pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k))
     for (int64_t c = 0; c < nchunks; c++) {
         int64_t lo = c * CHUNK, hi = lo + CHUNK < X->n ? lo + CHUNK : X->n;
-        for (int64_t i = lo; i < hi; i++)
-            for (int j = 0; j < k; j++) part[c * k + j] += get(X, i * k + j) * get(Y, i * k + j);
+        dot_chunk(X, Y, lo, hi, part + c * k);
     }
     for (int j = 0; j < k; j++) {
         double s = 0;
