@@ -334,6 +334,9 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);
     if (BSR_PC_IS_ILU(o->precond) && o->pivot < 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=strict");
     if (BSR_PC_IS_ILU(o->precond) && o->pivot > 0) snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pivot=%s", num(n1, o->pivot));
+    /* factor=cpu|gpu when given (auto resolves the same way again) */
+    if (BSR_PC_IS_ILU(o->precond) && (o->factor == BSR_FACTOR_CPU || o->factor == BSR_FACTOR_GPU))
+        snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",factor=%s", o->factor == BSR_FACTOR_CPU ? "cpu" : "gpu");
     if (BSR_PC_IS_ILU(o->precond) && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
     /* the threshold kinds' refactor pattern, only when not the default */

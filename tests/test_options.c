@@ -240,9 +240,11 @@ static void test_roundtrip_limits(void)
         "method=cg,precond=jacobi,stag=40,dtol=1e300",
         "method=gmres,precond=ilu2,tau1=0.02,tau2=4e-4,keep_pattern=1,pattern=auto,pattern_growth=2.25,max_restarts=9,stag=3,dtol=1e7",
         "method=bicgstab,precond=ilut,tau1=0.02,keep_pattern=0,pattern=refresh,max_restarts=0,stag=2,dtol=1e5",
+        "method=bicgstab,precond=ilu0,factor=cpu,stag=4,dtol=1e4",
+        "method=bicgstab,precond=ilu2,tau1=0.01,tau2=1e-4,keep_pattern=1,factor=gpu,stag=5,dtol=1e3",
     };
     char buf[512];
-    for (int c = 0; c < 6; c++) {
+    for (int c = 0; c < 8; c++) {
         bsr_solver_options o, p;
         bsr_solver_options_default(&o);
         BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
@@ -259,6 +261,8 @@ static void test_roundtrip_limits(void)
         CU_ASSERT_EQUAL(p.pattern, o.pattern);
         CU_ASSERT_EQUAL(p.pattern_growth, o.pattern_growth);
         CU_ASSERT_EQUAL(p.max_restarts, o.max_restarts);
+        CU_ASSERT_EQUAL(p.factor, o.factor);
+        CU_ASSERT_EQUAL(strstr(buf, ",factor=") != NULL, c >= 6);
         CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",stag="));
         CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",dtol="));
     }
