@@ -118,6 +118,12 @@ static int near_dist(const int *dp, const int *dc, int k)
  * bench/RESULTS.md).  So more threads than RUN_TEAM do not refine the cut
  * further: they take the plane runs there are (50 threads for 100 planes),
  * never a finer, slower schedule than 16 threads get.
+ * A cut whose longest run holds more than its share of the rows (n / 2
+ * runs a thread) is refused for the next finer one: in RCM or centre order a
+ * level narrower than D rows (the corners of the grid) reads the level just
+ * before it, so runs up to RUN_CAP rows formed there; the next run then waited
+ * for nearly all of such a run (RCM rows of stencil3d:100:4's ILU2 on 16
+ * threads: 8.8 s, about the serial time).
  * RUN_MIN: in centre or RCM order most rows read no row near them (a level's
  * rows read the level before), which made runs of one row: a ticket (an
  * atomic on one shared counter) and a flag sharing its cache line with other
@@ -129,16 +135,22 @@ static int near_dist(const int *dp, const int *dc, int k)
 int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
-    int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
+    int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, longest[4] = {0, 0, 0, 0}, t = 0;
     /* run[k - r0] holds row k's distance until the second pass overwrites it
      * with run starts, which never pass the row being read */
     for (int k = r0; k < r1; k++) {
         const int d = run[k - r0] = near_dist(dp, dc, k);
         for (int c = 0; c < 4; c++)
-            if (k == r0 || (k - start[c] >= RUN_MIN && (d >= D[c] || k - start[c] >= cap[c]))) { cnt[c]++; start[c] = k; }
+            if (k == r0 || (k - start[c] >= RUN_MIN && (d >= D[c] || k - start[c] >= cap[c]))) {
+                if (k - start[c] > longest[c]) longest[c] = k - start[c];
+                cnt[c]++;
+                start[c] = k;
+            }
     }
-    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
-    while (t < 3 && cnt[t] < want) t++;
+    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM), most = (r1 - r0) / want;
+    for (int c = 0; c < 4; c++)
+        if (r1 - start[c] > longest[c]) longest[c] = r1 - start[c];
+    while (t < 3 && (cnt[t] < want || longest[t] > most)) t++;
     int nr = 0;
     for (int k = r0; k < r1; k++)
         if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;

@@ -364,6 +364,36 @@ static void test_cut_runs(void)
     bsr_problem_free(&P);
 }
 
+/* In RCM order of an 80^3 grid the levels near the corners are narrower
+ * than the widest cut's distance (4096 rows): no run there may hold more
+ * than its share of the rows (n / 32 for 16 threads), or the next run waits
+ * for nearly all of it (the rows ran about serially). */
+static void test_cut_runs_rcm(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:80:1", BSR_DOUBLE, &P));
+    const int n = P.A->nbrows;
+    bsr_order_options oo;
+    BSR_ASSERT_OK(bsr_order_parse("rcm", &oo));
+    bsr_ordering *o;
+    BSR_ASSERT_OK(bsr_order(P.A, &oo, &o));
+    bsr_matrix *B;
+    BSR_ASSERT_OK(bsr_permute(P.A, o, &B));
+    int *run = malloc(sizeof(int) * ((size_t)n + 2)), team = 0;
+    const int nr = ilu_cut_runs(B->rowptr, B->colind, 0, n, 16, run, &team);
+    int longest = 0;
+    for (int r = 0; r < nr; r++)
+        if (run[r + 1] - run[r] > longest) longest = run[r + 1] - run[r];
+    CU_ASSERT(longest <= n / 32);
+    if (longest > n / 32) printf("\n  RCM 80^3: a run of %d rows (share %d)\n", longest, n / 32);
+    CU_ASSERT_EQUAL(team, 16);
+    CU_ASSERT(run[0] == 0 && run[nr] == n);
+    free(run);
+    bsr_matrix_destroy(B);
+    bsr_ordering_free(o);
+    bsr_problem_free(&P);
+}
+
 /* A large solve still uses the team (the threshold is not "never"). */
 static void test_large_solve(void)
 {
@@ -401,6 +431,7 @@ int main(int argc, char **argv)
         {"a large solve does", test_large_solve},
         {"a medium setup's teams are sized by its work", test_medium_setup},
         {"ILU's concurrent rows: plane runs at 64 threads, none of one row", test_cut_runs},
+        {"ILU's concurrent rows in RCM order: no run above its share", test_cut_runs_rcm},
         {NULL, NULL},
     };
     return bsr_test_main("threads", tests, argc, argv);
