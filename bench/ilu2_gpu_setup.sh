@@ -5,10 +5,14 @@
 # problems, each beside our ILU(0) and cuSPARSE's ILU(0) + BiCGStab in the same
 # process (--compare cusparse).  Run on the GPU machine from the repository
 # root after building into build-gpu; logs go to $OUT (or /tmp/ilu2_gpu).
-#   sh bench/ilu2_gpu_setup.sh [tests|bench|orders|gens|all]
+#   sh bench/ilu2_gpu_setup.sh [tests|bench|orders|gens|cpu|all]
 # gens: every generator at about 1M block rows (GENS overrides the list), ILU2
 # at its defaults (maxit 500), one JSON report each; gens.md tabulates the
 # first setup, iterations, solve and status.
+# cpu: the CPU backend's ILU2 setup (CPU_CLI, default build-cpu/bsrsolve, a
+# CPU-only build) beside the device's first setup in the same call, on
+# CPU_SPECS: the device's configuration (cap=auto, RCM) and the CPU default
+# (no cap, nested dissection), profile marks on.
 set -u
 OUT=${OUT:-/tmp/ilu2_gpu}
 mkdir -p "$OUT"
@@ -40,6 +44,15 @@ if [ "$what" = orders ] || [ "$what" = all ]; then
         for ord in natural center rcm nd; do
             run "$spec ilu2 reorder=$ord" --gen "$spec" --backend cuda --config "precond=ilu2,reorder=$ord"
         done
+    done
+fi
+if [ "$what" = cpu ]; then
+    for spec in ${CPU_SPECS:-stencil3d:100:4 rotconv3d:100,4 cfd3d:100,4,10 rotconv3d:40,4}; do
+        run "$spec gpu ilu2" --gen "$spec" --backend cuda --config "precond=ilu2,rtol=1e-8,profile=1"
+        cli=${CPU_CLI:-build-cpu/bsrsolve}
+        run "$spec cpu ilu2 cap=auto,rcm" --gen "$spec" --backend cpu --config "precond=ilu2,cap=auto,reorder=rcm,rtol=1e-8,profile=1"
+        run "$spec cpu ilu2 default" --gen "$spec" --backend cpu --config "precond=ilu2,rtol=1e-8,profile=1"
+        cli=build-gpu/bsrsolve
     done
 fi
 if [ "$what" = gens ] || [ "$what" = all ]; then

@@ -118,12 +118,14 @@ static int near_dist(const int *dp, const int *dc, int k)
  * bench/RESULTS.md).  So more threads than RUN_TEAM do not refine the cut
  * further: they take the plane runs there are (50 threads for 100 planes),
  * never a finer, slower schedule than 16 threads get.
- * A cut whose longest run holds more than its share of the rows (n / 2
- * runs a thread) is refused for the next finer one: in RCM or centre order a
- * level narrower than D rows (the corners of the grid) reads the level just
- * before it, so runs up to RUN_CAP rows formed there; the next run then waited
- * for nearly all of such a run (RCM rows of stencil3d:100:4's ILU2 on 16
- * threads: 8.8 s, about the serial time).
+ * A run longer than twice the distance at which the next run's first row
+ * reads makes that run wait for most of it; a cut where such runs hold more
+ * than an eighth of the rows is refused for the next finer one.  In RCM or
+ * centre order the levels narrower than D rows (the corners of the grid)
+ * read the level just before them, so runs up to RUN_CAP rows formed there
+ * (RCM rows of stencil3d:100:4's ILU2 on 16 threads: 9.0 s against 6.5 s on
+ * one); the finest cut makes runs of RUN_MIN rows inside a level, which read
+ * the previous level, finished by then.
  * RUN_MIN: in centre or RCM order most rows read no row near them (a level's
  * rows read the level before), which made runs of one row: a ticket (an
  * atomic on one shared counter) and a flag sharing its cache line with other
@@ -135,22 +137,21 @@ static int near_dist(const int *dp, const int *dc, int k)
 int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
-    int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, longest[4] = {0, 0, 0, 0}, t = 0;
+    int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
+    int64_t late[4] = {0, 0, 0, 0};
     /* run[k - r0] holds row k's distance until the second pass overwrites it
      * with run starts, which never pass the row being read */
     for (int k = r0; k < r1; k++) {
         const int d = run[k - r0] = near_dist(dp, dc, k);
         for (int c = 0; c < 4; c++)
             if (k == r0 || (k - start[c] >= RUN_MIN && (d >= D[c] || k - start[c] >= cap[c]))) {
-                if (k - start[c] > longest[c]) longest[c] = k - start[c];
+                if (k - start[c] > 2 * (int64_t)d) late[c] += k - start[c];
                 cnt[c]++;
                 start[c] = k;
             }
     }
-    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM), most = (r1 - r0) / want;
-    for (int c = 0; c < 4; c++)
-        if (r1 - start[c] > longest[c]) longest[c] = r1 - start[c];
-    while (t < 3 && (cnt[t] < want || longest[t] > most)) t++;
+    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
+    while (t < 3 && (cnt[t] < want || late[t] > (r1 - r0) / 8)) t++;
     int nr = 0;
     for (int k = r0; k < r1; k++)
         if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;
@@ -230,17 +231,23 @@ static int run_node(run_t *R, int t)
  * Spins, then yields (shared cores: let the awaited thread run), then, after
  * about a millisecond of that, sleeps between looks: a thread that waits so
  * long waits for a descheduled one, and spinning on would only burn the CPU
- * time (a cgroup quota's, a hyperthread sibling's) that thread needs. */
-int ilu_wait_row(const void *flags, int i)
+ * time (a cgroup quota's, a hyperthread sibling's) that thread needs.  A
+ * wait that does not find the row done is counted in w (the profile's idle
+ * time of the concurrent rows). */
+int ilu_wait_row(const void *flags, int i, ilu_work *w)
 {
     const _Atomic int *f = (const _Atomic int *)flags + i;
-    int v, spins = 0, yields = 0;
+    int v = atomic_load_explicit(f, memory_order_acquire), spins = 0, yields = 0;
+    if (v) return v == 1;
+    const double t0 = omp_get_wtime();
     while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0) {
         if (++spins < 256) continue;
         spins = 0;
         if (yields < 2048) { yields++; sched_yield(); }
         else nanosleep(&(struct timespec){0, 20000}, NULL);
     }
+    w->waits++;
+    w->wait_s += omp_get_wtime() - t0;
     return v == 1;
 }
 
@@ -281,10 +288,11 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
     {
         ilu_work *w = &R->work[omp_get_thread_num()];
         w->flags = inside ? (const void *)flag : NULL;
+        const double t0 = omp_get_wtime();
         for (int t; (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
             for (int k = run[t], ok; k < run[t + 1]; k++) {
                 ok = 1;
-                for (int q = dp[k]; q < dp[k + 1] && ok && !inside; q++) ok = ilu_wait_row((const void *)flag, dc[q]);
+                for (int q = dp[k]; q < dp[k + 1] && ok && !inside; q++) ok = ilu_wait_row((const void *)flag, dc[q], w);
                 if (ok) {
                     bsr_status s = ilu_row(R->F, w, k);
                     if (s && !w->skipped) run_fail(R, k, s, w->msg);
@@ -296,6 +304,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
             }
         }
         w->flags = NULL;
+        w->run_s += omp_get_wtime() - t0;
     }
     free((void *)flag); free(run);
     return BSR_OK;
@@ -546,6 +555,19 @@ bsr_status ilu_factor(bsr_ilu *F)
         if (s) return s;
     } else {
         run_rows(&R, &F->work[0], 0, F->n);
+    }
+    if (bsr_prof_on() && !on_dev && nt > 1) {   /* the concurrent rows' idle time */
+        double ws = 0.0, rs = 0.0;
+        int64_t nw = 0;
+        for (int t = 0; t < nt; t++) {
+            ilu_work *w = &R.work[t];
+            ws += w->wait_s; nw += w->waits; rs += w->run_s;
+            w->wait_s = w->run_s = 0.0;
+            w->waits = 0;
+        }
+        if (rs > 0.0)
+            fprintf(stderr, "prof: ilu factor: rows on %d threads: %.3f thread-s, %.3f of them waiting (%lld waits)\n",
+                    nt, rs, ws, (long long)nw);
     }
     bsr_prof_mark("ilu factor: rows");
     if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);

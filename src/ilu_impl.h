@@ -83,6 +83,9 @@ typedef struct {
                          * before a row is read (ilu_wait_row); NULL otherwise */
     int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
     int progress_rows;  /* rows factored since this thread last added to the progress count */
+    int64_t waits;      /* waits for a row not yet done (ilu_wait_row), and their seconds */
+    double wait_s;
+    double run_s;       /* seconds this thread spent in the concurrent rows */
     ilu_chunk *arena;   /* storage of the rows this workspace factored (threshold kinds) */
     char msg[256];      /* error detail of the failing row (threads cannot
                          * use bsr_error: its message is thread-local) */
@@ -231,7 +234,7 @@ int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run,
 
 /* Wait until row i of a concurrent factorization is done (flags: its
  * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */
-int ilu_wait_row(const void *flags, int i);
+int ilu_wait_row(const void *flags, int i, ilu_work *w);
 
 /* Factor block row k into F->rows[k] from the finished rows it references
  * (ilu_row.c); on failure w->msg names the row. */

@@ -319,7 +319,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 
     while (w->nh > 0) {
         int i = heap_pop(w->heap, &w->nh);
-        if (w->flags && !ilu_wait_row(w->flags, i)) { w->skipped = 1; return BSR_ERR_INTERNAL; }
+        if (w->flags && !ilu_wait_row(w->flags, i, w)) { w->skipped = 1; return BSR_ERR_INTERNAL; }
         const ilu_row_t *ri = &F->rows[i];
         const double *uv = ri->uval;
         const double *x = w->sval + (size_t)w->pos[i] * bb;
