@@ -118,14 +118,18 @@ static int near_dist(const int *dp, const int *dc, int k)
  * bench/RESULTS.md).  So more threads than RUN_TEAM do not refine the cut
  * further: they take the plane runs there are (50 threads for 100 planes),
  * never a finer, slower schedule than 16 threads get.
- * A run longer than twice the distance at which the next run's first row
- * reads makes that run wait for most of it; a cut where such runs hold more
- * than an eighth of the rows is refused for the next finer one.  In RCM or
- * centre order the levels narrower than D rows (the corners of the grid)
- * read the level just before them, so runs up to RUN_CAP rows formed there
- * (RCM rows of stencil3d:100:4's ILU2 on 16 threads: 9.0 s against 6.5 s on
- * one); the finest cut makes runs of RUN_MIN rows inside a level, which read
- * the previous level, finished by then.
+ * Level orders first: where the rows' levels in A's lower pattern come in
+ * index order (RCM, centre: BFS levels), a run is a level.  The next level
+ * reads this one in the same order, so the levels advance together as the
+ * planes of natural order do, while the fill couples the rows inside a level
+ * (a level's rows share their parents): runs of RUN_MIN rows inside a level
+ * waited for each other, and the threshold rows of stencil3d:100:4 in RCM
+ * order took 10.2 s on 16 threads (152 of 163 thread-seconds waiting)
+ * against 5.7 s on one.  Any cut is refused when its runs longer than twice
+ * the distance at which the next run's first row reads hold more than an
+ * eighth of the rows: that run waits for most of the one before (natural
+ * order's level cut; the D cuts in RCM order, whose narrow corner levels
+ * made runs of RUN_CAP rows).
  * RUN_MIN: in centre or RCM order most rows read no row near them (a level's
  * rows read the level before), which made runs of one row: a ticket (an
  * atomic on one shared counter) and a flag sharing its cache line with other
@@ -134,11 +138,54 @@ static int near_dist(const int *dp, const int *dc, int k)
 #define RUN_CAP 65536
 #define RUN_MIN 32
 #define RUN_TEAM 16
+/* The level cut of rows [r0, r1) of the pattern (dp, dc): lv(k) = 1 + the
+ * largest lv of the rows of [r0, k) that k reads (0 when none); a run starts
+ * where the running maximum of lv grows, RUN_MIN rows after the last start.
+ * Writes the starts to run[] and returns their count, and in *late the rows
+ * of runs longer than twice the distance at which the next run's first row
+ * reads (dist[k - r0]: near_dist); -1 without memory. */
+static int level_cut(const int *dp, const int *dc, int r0, int r1, const int *dist, int *run, int64_t *late)
+{
+    int *lv = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 1), "ILU level runs");
+    if (!lv) { bsr_clear_error(); return -1; }
+    int nr = 0, top = -1;
+    *late = 0;
+    for (int k = r0; k < r1; k++) {
+        int l = 0;
+        for (int q = dp[k]; q < dp[k + 1]; q++)
+            if (dc[q] >= r0 && dc[q] < k && lv[dc[q] - r0] + 1 > l) l = lv[dc[q] - r0] + 1;
+        lv[k - r0] = l;
+        if (k == r0 || (l > top && k - run[nr - 1] >= RUN_MIN)) {
+            if (nr && k - run[nr - 1] > 2 * (int64_t)dist[k - r0]) *late += k - run[nr - 1];
+            run[nr++] = k;
+        }
+        if (l > top) top = l;
+    }
+    free(lv);
+    return nr;
+}
+
 int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
     int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
     int64_t late[4] = {0, 0, 0, 0};
+    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
+    int *dist = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 1), "ILU row distances"), nr = 0;
+    if (dist) {
+        for (int k = r0; k < r1; k++) dist[k - r0] = near_dist(dp, dc, k);
+        int64_t lvlate = 0;
+        nr = level_cut(dp, dc, r0, r1, dist, run, &lvlate);
+        if (nr < want || lvlate > (r1 - r0) / 8) nr = 0;
+        free(dist);
+    } else {
+        bsr_clear_error();
+    }
+    if (nr > 0) {   /* a run a level */
+        run[nr] = r1;
+        *team = nr / 2 < nt ? (nr / 2 > 1 ? nr / 2 : 1) : nt;
+        return nr;
+    }
     /* run[k - r0] holds row k's distance until the second pass overwrites it
      * with run starts, which never pass the row being read */
     for (int k = r0; k < r1; k++) {
@@ -150,9 +197,7 @@ int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run,
                 start[c] = k;
             }
     }
-    const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
     while (t < 3 && (cnt[t] < want || late[t] > (r1 - r0) / 8)) t++;
-    int nr = 0;
     for (int k = r0; k < r1; k++)
         if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;
     run[nr] = r1;
@@ -281,7 +326,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) atomic_init(&flag[k], 0);
-    nr = ilu_cut_runs(dp, dc, 0, n, nt, run, &nt);
+    nr = ilu_cut_runs(F->ap, F->ac, 0, n, nt, run, &nt);   /* cut on A's pattern: a frozen one's fill hides its levels */
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)
