@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* `bsrsolve bench trsvcpu`: the CPU triangular solves L then U of ILU(0)
- * factors along each path of trsv.c, timed in one process: reference (the
+ * (or, with --kind, ILUT / ILU2 at --cap) factors along each path of trsv.c, timed in one process: reference (the
  * generic row kernel in level-schedule order, which is what the library ran
  * on one thread before the natural path), natural, levels and auto (what
  * bsr_trsv_lower/upper pick), plus one whole bsr_ilu_apply; every path's
@@ -13,7 +13,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: bsrsolve bench trsvcpu [FILE.mtx | --gen SPEC] [--block B|auto] [--orders natural,rcm,nd]\n"
-                    "         [--k K] [--reps N] [--float]\n");
+                    "         [--k K] [--reps N] [--float] [--kind ilu0|ilut|ilu2] [--cap auto|none|P]\n");
 }
 
 /* Median seconds of reps runs of L then U along path (Y = U^{-1} L^{-1} X). */
@@ -34,7 +34,7 @@ static double time_path(const bsr_ilu_factors *f, bsr_trsv_cpu_path path, const 
 /* Entry point: see usage(). */
 int bench_trsvcpu(int argc, char **argv)
 {
-    static const char *const valued[] = {"--gen", "--block", "--orders", "--k", "--reps", NULL};
+    static const char *const valued[] = {"--gen", "--block", "--orders", "--k", "--reps", "--kind", "--cap", NULL};
     static const char *const known[] = {"--float", "--help", NULL};
     if (cli_flag(argc, argv, "--help")) { usage(); return 0; }
     if (cli_check_options(argc, argv, known, valued)) { usage(); return 2; }
@@ -43,6 +43,14 @@ int bench_trsvcpu(int argc, char **argv)
     int reps = cli_opt(argc, argv, "--reps") ? atoi(cli_opt(argc, argv, "--reps")) : 21;
     if (k < 1 || k > 64 || reps < 1 || reps > 64) { fprintf(stderr, "bsrsolve: --k and --reps: 1..64\n"); return 2; }
     bsr_precision fp = cli_flag(argc, argv, "--float") ? BSR_FLOAT : BSR_DOUBLE;
+    const char *ks = cli_opt(argc, argv, "--kind") ? cli_opt(argc, argv, "--kind") : "ilu0";
+    const char *cs = cli_opt(argc, argv, "--cap") ? cli_opt(argc, argv, "--cap") : "none";
+    const bsr_ilu_kind kind = !strcmp(ks, "ilut") ? BSR_ILUT : !strcmp(ks, "ilu2") ? BSR_ILU2 : BSR_ILU0;
+    const int cap = !strcmp(cs, "auto") ? 0 : !strcmp(cs, "none") ? BSR_ILU_CAP_NONE : atoi(cs);
+    if ((kind == BSR_ILU0 && strcmp(ks, "ilu0")) || (cap <= 0 && strcmp(cs, "auto") && strcmp(cs, "none"))) {
+        fprintf(stderr, "bsrsolve: --kind ilu0|ilut|ilu2, --cap auto|none|P (P > 0)\n");
+        return 2;
+    }
     char olist[256];
     snprintf(olist, sizeof olist, "%s", cli_opt(argc, argv, "--orders") ? cli_opt(argc, argv, "--orders") : "natural,rcm,nd");
     bsr_problem P;
@@ -54,15 +62,16 @@ int bench_trsvcpu(int argc, char **argv)
     if (Af) A = Af;
     int b = bsr_matrix_block(A), nb = bsr_matrix_nbrows(A);
     int64_t N = (int64_t)nb * b;
-    printf("bench trsvcpu: %s  n = %lld (%d block rows, b = %d), k = %d, %d threads, factors in %s, median of %d\n",
-           P.name, (long long)N, nb, b, k, omp_get_max_threads(), fp == BSR_FLOAT ? "float" : "double", reps);
+    printf("bench trsvcpu: %s  n = %lld (%d block rows, b = %d), k = %d, %d threads, %s factors (cap %s) in %s, median of %d\n",
+           P.name, (long long)N, nb, b, k, omp_get_max_threads(), ks, cs, fp == BSR_FLOAT ? "float" : "double", reps);
     printf("%-8s %7s %6s %9s %9s %9s %9s %9s %8s %s\n", "order", "levels", "width", "ref_ms", "natural", "levels",
            "auto", "apply_ms", "speedup", "bits");
     static const bsr_trsv_cpu_path paths[3] = {BSR_TRSV_CPU_NATURAL, BSR_TRSV_CPU_LEVELS, BSR_TRSV_CPU_AUTO};
     int rc = 0;
     for (char *sv = NULL, *tok = strtok_r(olist, ",", &sv); tok && !s; tok = strtok_r(NULL, ",", &sv)) {
         bsr_ilu_options io;
-        bsr_ilu_options_default(&io, BSR_ILU0);
+        bsr_ilu_options_default(&io, kind);
+        io.cap = cap;
         if ((s = bsr_order_parse(tok, &io.order))) break;
         bsr_ilu *F = NULL;
         bsr_ilu_factors f;
