@@ -14,7 +14,16 @@ typedef struct {
     int *tmp;           /* [n] scratch for the stable 3-way partition */
     bsr_tree_node *nodes;
     int nnodes, cap, maxlevel, nleaves;
+    int64_t placed;     /* rows in finished leaves and separators: the progress count */
 } nd_ctx;
+
+/* nv more rows placed for good (a leaf, a separator): say so now and then
+ * (BSR_PROGRESS), since METIS itself is silent for seconds at 1M rows. */
+static void nd_placed(nd_ctx *c, int nv)
+{
+    c->placed += nv;
+    bsr_progress_tick("nested dissection (METIS separators)", c->placed, c->G->n, "rows placed");
+}
 
 /* Smallest subgraph we try to split; below, a subgraph is a leaf. */
 #define ND_MIN_SPLIT 3
@@ -136,7 +145,7 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     if (me < 0) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory for a tree of %d nodes", c->nnodes + 1);
     *id = me;
     int nv = last - first;
-    if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; return BSR_OK; }
+    if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; nd_placed(c, nv); return BSR_OK; }
     const bsr_graph *G = c->G;
     int *vs = c->perm + first;
     /* local subgraph: edges to vertices outside this node are dropped */
@@ -166,6 +175,7 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     if (cnt[0] == 0 || cnt[1] == 0) {   /* no useful split: keep it a leaf */
         free(xadj);
         c->nleaves++;
+        nd_placed(c, nv);
         return BSR_OK;
     }
     /* stable partition [part 0 | part 1 | separator] */
@@ -175,6 +185,7 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     free(xadj);
     int sep = first + cnt[0] + cnt[1], c0, c1;
     c->nodes[me].sep_first = sep;
+    nd_placed(c, cnt[2]);
     BSR_TRY(nd_rec(c, first, first + cnt[0], level + 1, me, hleft - 1, &c0));
     BSR_TRY(nd_rec(c, first + cnt[0], sep, level + 1, me, hleft - 1, &c1));
     c->nodes[me].child[0] = c0;

@@ -228,6 +228,11 @@ static void test_progress(void)
     while (tick && sscanf(tick, "bsrsolve: ilu factor: %lld of %lld rows", &done, &total) != 2)
         tick = strstr(tick + 1, "bsrsolve: ilu factor: ");
     CU_ASSERT(tick && done >= 1 && done <= total && total == 216);
+    /* within the nested dissection (METIS is silent): rows placed so far */
+    const char *nd = strstr(err, "bsrsolve: nested dissection (METIS separators): ");
+    done = total = -1;
+    CU_ASSERT(nd && sscanf(nd, "bsrsolve: nested dissection (METIS separators): %lld of %lld rows placed", &done,
+                           &total) == 2 && done >= 1 && done <= total && total == 216);
     snprintf(a, sizeof a, "%s --no-progress", args);
     CU_ASSERT_EQUAL(run(a), 0);
     CU_ASSERT_PTR_NULL(strstr(err, "bsrsolve: ilu"));
