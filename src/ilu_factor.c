@@ -455,16 +455,19 @@ static void put_block(void *dst, bsr_precision p, size_t at, const double *src, 
 /* Nonzero when M's pattern equals the rows' L (upper = 0) or U part. */
 static int same_pattern(const bsr_matrix *M, const bsr_ilu *F, int upper)
 {
-    int p = 0;
+    if (M->rowptr[0] != 0) return 0;
+    int same = 1;
+    /* row by row (equal counts from row 0 on make equal row pointers) */
+    #pragma omp parallel for schedule(static) reduction(&& : same) num_threads(bsr_team(F->n, BSR_ROW_GRAIN))
     for (int k = 0; k < F->n; k++) {
         const ilu_row_t *r = &F->rows[k];
-        int cnt = upper ? r->nu : r->nl;
+        const int cnt = upper ? r->nu : r->nl, p = M->rowptr[k];
         const int *col = upper ? r->ucol : r->lcol;
-        if (M->rowptr[k] != p || M->rowptr[k + 1] - p != cnt) return 0;
-        for (int q = 0; q < cnt; q++) if (M->colind[p + q] != col[q]) return 0;
-        p += cnt;
+        int ok = M->rowptr[k + 1] - p == cnt;
+        for (int q = 0; q < cnt && ok; q++) ok = M->colind[p + q] == col[q];
+        same = same && ok;
     }
-    return 1;
+    return same;
 }
 
 /* Build L and U (BSR, factors' precision) from the rows; reuse the arrays and
