@@ -10,6 +10,7 @@
 #include "plot.h"
 #include "internal.h"
 #include "../kernels/trsv.h"
+#include "anchors.h"
 #include <math.h>
 #include <string.h>
 #include <strings.h>

@@ -62,10 +62,3 @@ bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps, double *g
     (void)ctx; (void)bytes; (void)reps; (void)gbs;
     return NODEV("bsr_cuda_copy_gbs");
 }
-bsr_status bsr_cuda_cusparse_bench(bsr_context *ctx, double alpha, const bsr_matrix *A,
-                                   const bsr_multivec *X, double beta, bsr_multivec *Y, int warm,
-                                   int reps, double *ms)
-{
-    (void)ctx; (void)alpha; (void)A; (void)X; (void)beta; (void)Y; (void)warm; (void)reps; (void)ms;
-    return NODEV("bsr_cuda_cusparse_bench");
-}

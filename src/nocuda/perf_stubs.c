@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU-only build: the device parts of issue 22 (Jacobi triangular sweeps,
- * event timing of the profile, the generic cuSPARSE anchors) report
+ * event timing of the profile) report
  * BSR_ERR_NODEVICE; the profile then times on the host clock. */
 #include "internal.h"
 #include "gpu_ilu.h"
@@ -31,19 +31,6 @@ bsr_status bsr_cuda_evlog_finish(bsr_cuda_evlog *L, double *s)
 {
     (void)L; (void)s;
     return NODEV("bsr_cuda_evlog_finish");
-}
-bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr, const bsr_matrix *A, const bsr_multivec *X,
-                                           bsr_multivec *Y, int warm, int reps, double *ms, char *name, size_t nlen)
-{
-    (void)ctx; (void)csr; (void)A; (void)X; (void)Y; (void)warm; (void)reps; (void)ms;
-    if (nlen) name[0] = 0;
-    return NODEV("bsr_cuda_cusparse_generic_bench");
-}
-bsr_status bsr_trsv_spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_spsv *r)
-{
-    (void)F; (void)k; (void)reps;
-    if (r) memset(r, 0, sizeof *r);
-    return NODEV("bsr_trsv_spsv_time");
 }
 bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z, const double *const *a,
                                const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,

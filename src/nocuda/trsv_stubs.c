@@ -90,13 +90,6 @@ const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper)
     (void)G; (void)upper;
     return NULL;
 }
-bsr_status bsr_trsv_cusparse_time(const bsr_ilu_factors *F, int k, int reps, int level_policy,
-                                  bsr_trsv_cusparse *r)
-{
-    (void)F; (void)k; (void)reps; (void)level_policy;
-    if (r) memset(r, 0, sizeof *r);
-    return nodev("bsr_trsv_cusparse_time");
-}
 bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b)
 {
     (void)G;
