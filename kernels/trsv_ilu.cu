@@ -62,16 +62,6 @@ static double now_s(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-extern "C" void bsr_gpu_ilu_options_default(bsr_gpu_ilu_options *o)
-{
-    if (!o) return;
-    memset(o, 0, sizeof *o);
-    o->kernel = BSR_TRSV_LEVEL;
-    o->sched = BSR_TRSV_SYNCFREE;
-    o->factor_float = 0;
-    o->renumber = 1;
-}
-
 /* dst[q*bb + w] = src[map[q]*bb + w] (map NULL: identity), converting precision. */
 template <typename TS, typename TD>
 __global__ void gather_blocks(int64_t nblk, int bb, const int *__restrict__ map,

@@ -1,30 +1,55 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# ctest library_symbols: no comparison code in libbsrsolve.  The benchmarks'
-# vendor anchors (library bsrbench, bench/anchors/) must not reach the
-# library: none of their symbols is defined in libbsrsolve.so (its dynamic
-# table, nm -D --defined-only, and its full symbol table where not stripped)
-# or libbsrsolve.a, and with CUDA the library calls none of the cuSPARSE
-# routines only they use (ILU(0), triangular solves, the generic SpMV/SpMM).
-# So that the check can fail, the same patterns must find those symbols in
-# libbsrbench.a.
+# ctest library_symbols: no comparison code in libbsrsolve, and the device
+# entry points all there.
+#   - The benchmarks' vendor anchors (library bsrbench, bench/anchors/, their
+#     entry points listed in bench/anchors/entry_points.def) must not reach
+#     the library: none of their symbols is defined in libbsrsolve.so (its
+#     dynamic table, nm -D --defined-only, and its full symbol table where not
+#     stripped) or libbsrsolve.a, and with CUDA the library calls none of the
+#     cuSPARSE routines only they use (ILU(0), triangular solves, the generic
+#     SpMV/SpMM).  So that the check can fail, the anchors' entry points must
+#     be defined in libbsrbench.a, and with CUDA the routines called there.
+#   - Every device entry point of kernels/entry_points.def is defined in
+#     libbsrsolve.a: by kernels/ with CUDA, by the stand-ins without.
 #
 # Included from the top CMakeLists.txt in the tests section, it registers the
 # test; ctest runs this same file in script mode (cmake -P).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   add_test(NAME library_symbols COMMAND ${CMAKE_COMMAND}
     "-DNM=${CMAKE_NM}" "-DLIB_SO=$<TARGET_FILE:bsrsolve_shared>" "-DLIB_A=$<TARGET_FILE:bsrsolve>"
-    "-DBENCH_A=$<TARGET_FILE:bsrbench>" "-DCUDA=${BSR_HAVE_CUDA}" -P ${CMAKE_CURRENT_LIST_FILE})
+    "-DBENCH_A=$<TARGET_FILE:bsrbench>" "-DCUDA=${BSR_HAVE_CUDA}"
+    "-DLIB_ENTRIES=${PROJECT_SOURCE_DIR}/kernels/entry_points.def"
+    "-DANCHOR_ENTRIES=${PROJECT_SOURCE_DIR}/bench/anchors/entry_points.def" -P ${CMAKE_CURRENT_LIST_FILE})
   return()
 endif()
 cmake_minimum_required(VERSION 3.24)  # script mode: this project's policies
 
-# The anchors' functions: their entry points, and names of their own helpers
-# and device kernels (matched anywhere in a symbol, mangled C++ included).
-set(anchor_patterns
-  "^bsr_cusparse_(run|outcome)$"                  # cuSPARSE pipeline (bsrsolve --compare cusparse)
-  "^bsr_trsv_(cusparse|spsv)_time$"               # bsrsv2/bsrsm2 and SpSV/SpSM triangular solves
-  "^bsr_cuda_cusparse_(generic_)?bench$"          # bsrmv/bsrmm and generic SpMV/SpMM timings
-  "bsr_to_csr_kernel|csr_path_free|spsv_time|cusp_once|gen_once")
+# OUT = the names of the entry points listed in FILE (BSR_DEVICE_ENTRY lines).
+function(entries out file)
+  file(STRINGS ${file} lines REGEX "^BSR_DEVICE_ENTRY\\(")
+  set(names "")
+  foreach(l ${lines})
+    if(l MATCHES "^BSR_DEVICE_ENTRY\\([^,]+, *([A-Za-z_][A-Za-z0-9_]*) *,")
+      list(APPEND names ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  list(LENGTH names n)
+  if(n LESS 3)
+    message(FATAL_ERROR "only ${n} entry points read from ${file}")
+  endif()
+  set(${out} ${names} PARENT_SCOPE)
+endfunction()
+entries(lib_entries ${LIB_ENTRIES})
+entries(anchor_entries ${ANCHOR_ENTRIES})
+
+# The anchors' functions: their entry points (bsr_cusparse_outcome, the
+# pipeline's report, has no device code: it is not in the list), and names
+# of their own helpers and device kernels (matched anywhere in a symbol,
+# mangled C++ included).
+set(anchor_patterns "bsr_to_csr_kernel|csr_path_free|spsv_time|cusp_once|gen_once" "^bsr_cusparse_outcome$")
+foreach(n ${anchor_entries})
+  list(APPEND anchor_patterns "^${n}$")
+endforeach()
 # cuSPARSE routines only the anchors call (undefined references, CUDA only).
 set(vendor_patterns
   "^cusparse[DSX](bsr|csr)ilu02"                  # ILU(0)
@@ -85,13 +110,17 @@ foreach(what dyn full arch)
     string(APPEND errors "comparison code defined in the library (${what}):\n  ${t}\n")
   endif()
 endforeach()
-# the patterns find the anchors where they are
+# the anchors' entry points are where they belong (stand-ins without CUDA)
 symbols(bench ${BENCH_A} --defined-only)
-matches(hits found "${bench}" ${anchor_patterns})
-foreach(i RANGE 2)   # the entry points: present in every build (stubs without CUDA)
-  list(GET anchor_patterns ${i} p)
-  if(NOT p IN_LIST found)
-    string(APPEND errors "self-check: pattern ${p} finds nothing in ${BENCH_A}: the anchors were renamed, update tests/symbols.cmake\n")
+foreach(n ${anchor_entries} bsr_cusparse_outcome)
+  if(NOT n IN_LIST bench)
+    string(APPEND errors "self-check: ${n} is not defined in ${BENCH_A}: the anchors were renamed? update ${ANCHOR_ENTRIES} and tests/symbols.cmake\n")
+  endif()
+endforeach()
+# the device entry points are all in the library
+foreach(n ${lib_entries})
+  if(NOT n IN_LIST arch)
+    string(APPEND errors "device entry point ${n} (${LIB_ENTRIES}) is not defined in ${LIB_A}\n")
   endif()
 endforeach()
 
@@ -113,7 +142,10 @@ endif()
 
 list(LENGTH full nfull)
 list(LENGTH arch narch)
-message(STATUS "${LIB_SO}: ${nfull} defined symbols, ${LIB_A}: ${narch}; CUDA ${CUDA}")
+list(LENGTH lib_entries nle)
+list(LENGTH anchor_entries nae)
+message(STATUS "${LIB_SO}: ${nfull} defined symbols, ${LIB_A}: ${narch}; ${nle} device entry points, "
+               "${nae} anchors; CUDA ${CUDA}")
 if(errors)
   message(FATAL_ERROR "${errors}")
 endif()
