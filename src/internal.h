@@ -213,7 +213,8 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
  * its upper part) into out[i], the sequential walks at the same time. */
 bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const int *upper, bsr_levels **out);
 
-/* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
+/* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
+ * the stand-ins kernels/entry_points.def lists. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
@@ -222,8 +223,8 @@ int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
  * struct bsr_context is shared by host code; its CUDA half (bsr_cuda_ctx) and
  * the device mirrors behind bsr_matrix.dev / bsr_multivec.dev are defined in
  * kernels/cuda_internal.h, with accessors for other CUDA modules.  The
- * bsr_cuda_* functions below are implemented in kernels/ (*.cu), and by
- * src/nocuda/context_stubs.c (BSR_ERR_NODEVICE) in CPU-only builds. */
+ * bsr_cuda_* functions below are implemented in kernels/ (*.cu), and by the
+ * stand-ins of kernels/entry_points.def (BSR_ERR_NODEVICE) in CPU-only builds. */
 struct bsr_cuda_ctx;
 struct bsr_context {
     bsr_backend backend;
