@@ -231,7 +231,7 @@ int bench_trsv(int argc, char **argv)
                oname[o], setup_s, TL->nnzb, TL->nlevels, TL->max_width, TU->nnzb, TU->nlevels, TU->max_width,
                has_tree ? "" : "; no tree");
         if (has_tree) printf("   tree: %d nodes, depth %d\n", f.ord->nnodes, f.ord->depth);
-        printf("   ours (renumber %s): value upload %.1f ms, allocations %.1f ms, analysis %.2f ms = host checks+tree"
+        printf("   ours (renumber %s): value upload %.1f ms, allocations %.1f ms, analysis %.2f ms = host checks"
                " %.2f ms + structure upload %.2f ms + device layout %.2f ms\n", rn, up_s * 1e3, bd.alloc_s * 1e3,
                an_s * 1e3, bd.host_s * 1e3, bd.index_s * 1e3, bd.device_s * 1e3);
         printf("   %-15s %3s %9s %8s %9s %7s %9s %7s %9s %7s\n", "kernel", "k", "ms(L+U)", "GB/s", "cuSPARSE",

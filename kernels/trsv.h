@@ -102,9 +102,10 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
  * current kernel, k random vectors of vprec, after warm-up (at most about
  * max_s seconds per region); with_apply: also the full apply. */
 typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
-/* Seconds of create: host analysis (checks, tree), device layout (gathers),
- * allocations, host-to-device copies of values (upload_s) and of structure
- * (index_s: row pointers, columns, schedules, permutations). */
+/* Seconds of create: host analysis (checks; and the separator tree's plan
+ * once a tree kernel was selected), device layout (gathers), allocations,
+ * host-to-device copies of values (upload_s) and of structure (index_s: row
+ * pointers, columns, schedules, permutations). */
 typedef struct { double host_s, device_s, alloc_s, upload_s, index_s; } bsr_gpu_ilu_setup_breakdown;
 bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b);
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,

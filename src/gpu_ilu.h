@@ -91,8 +91,9 @@ bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k,
  * numbering, without scaling; residency as bsr_gpu_ilu_apply. */
 bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y);
 /* Seconds spent in create: uploads of the factor values, and the analysis
- * (structure uploads, device layout, renumbering, tree levels, schedule
- * checks in debug builds, graph captures so far). */
+ * (structure uploads, device layout, renumbering, schedule checks in debug
+ * builds, graph captures so far, and the tree levels once a tree kernel was
+ * selected). */
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 
