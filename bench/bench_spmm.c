@@ -17,6 +17,7 @@
  * multivector in place. */
 #include "cli.h"
 #include "internal.h"
+#include "anchors.h"
 #include "plot.h"
 #include <math.h>
 #include <stdlib.h>

@@ -10,6 +10,8 @@
 #include "plot.h"
 #include "internal.h"
 #include "../kernels/trsv.h"
+#include "anchors.h"
+#include "trsv_kernels.h"
 #include <math.h>
 #include <string.h>
 #include <strings.h>
@@ -18,14 +20,6 @@
 #define MAXO 6
 #define MAXC 8
 
-typedef struct { bsr_trsv_kernel kernel; bsr_trsv_sched sched; const char *name; } kspec;
-static const kspec all_kernels[] = {
-    {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE, "level-syncfree"}, {BSR_TRSV_LEVEL, BSR_TRSV_GRAPH, "level-graph"},
-    {BSR_TRSV_LEVEL, BSR_TRSV_LAUNCH, "level-launch"},     {BSR_TRSV_LEVEL, BSR_TRSV_SYNCFLAGS, "level-syncflags"},
-    {BSR_TRSV_P21, BSR_TRSV_SYNCFREE, "p21"},
-    {BSR_TRSV_P22, BSR_TRSV_SYNCFREE, "p22"},              {BSR_TRSV_P23, BSR_TRSV_SYNCFREE, "p23"},
-    {BSR_TRSV_P24, BSR_TRSV_SYNCFREE, "p24"}};
-#define NKERN ((int)(sizeof all_kernels / sizeof all_kernels[0]))
 
 static void usage(void)
 {
@@ -152,10 +146,12 @@ int bench_trsv(int argc, char **argv)
     set_variant(var[0]);
 
     /* kernels */
-    int kern[NKERN], nkern = 0;
+    int nrows;
+    const bsr_trsv_kernel_row *all_kernels = bsr_trsv_kernel_rows(&nrows);
+    int kern[MAXC], nkern = 0;
     const char *kl = cli_opt(argc, argv, "--kernels") ? cli_opt(argc, argv, "--kernels") : "level";
-    for (int c = 0; c < NKERN; c++) {
-        int want = !strcmp(kl, "all") || (!strcmp(kl, "level") && c < 4);
+    for (int c = 0; c < nrows && nkern < MAXC; c++) {
+        int want = !strcmp(kl, "all") || (!strcmp(kl, "level") && all_kernels[c].kernel == BSR_TRSV_LEVEL);
         if (!want) {
             const char *p = strstr(kl, all_kernels[c].name);
             size_t L = strlen(all_kernels[c].name);
@@ -235,7 +231,7 @@ int bench_trsv(int argc, char **argv)
                oname[o], setup_s, TL->nnzb, TL->nlevels, TL->max_width, TU->nnzb, TU->nlevels, TU->max_width,
                has_tree ? "" : "; no tree");
         if (has_tree) printf("   tree: %d nodes, depth %d\n", f.ord->nnodes, f.ord->depth);
-        printf("   ours (renumber %s): value upload %.1f ms, allocations %.1f ms, analysis %.2f ms = host checks+tree"
+        printf("   ours (renumber %s): value upload %.1f ms, allocations %.1f ms, analysis %.2f ms = host checks"
                " %.2f ms + structure upload %.2f ms + device layout %.2f ms\n", rn, up_s * 1e3, bd.alloc_s * 1e3,
                an_s * 1e3, bd.host_s * 1e3, bd.index_s * 1e3, bd.device_s * 1e3);
         printf("   %-15s %3s %9s %8s %9s %7s %9s %7s %9s %7s\n", "kernel", "k", "ms(L+U)", "GB/s", "cuSPARSE",
@@ -277,7 +273,7 @@ int bench_trsv(int argc, char **argv)
         }
         for (int cv = 0; cv < nkern * nvar; cv++) {
             const int c = cv / nvar, v = cv % nvar;
-            const kspec *K = &all_kernels[kern[c]];
+            const bsr_trsv_kernel_row *K = &all_kernels[kern[c]];
             if (K->kernel != BSR_TRSV_LEVEL && !has_tree && !explicit_tree) continue;
             if (v > 0 && K->kernel != BSR_TRSV_LEVEL) continue; /* the knobs are the level kernels' */
             st = bsr_gpu_ilu_set_kernel(G, K->kernel, K->sched);

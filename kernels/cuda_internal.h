@@ -147,7 +147,7 @@ static inline void *bsr_cuda_multivec_data(const bsr_multivec *X)
     return X->dev ? ((bsr_dev_multivec *)X->dev)->data : NULL;
 }
 
-/* ---- SpMM kernel families (spmm_p1x.cu, spmm_warp.cu) -------------------------
+/* ---- SpMM kernel families (spmm_p1x.cu, spmm_warp.cu, ...; the table: spmm_dispatch.cu)
  * Column chunk [j0, j0+kk) of Y = alpha*A*X + beta*Y; kk <= 16; operands on
  * the device.  Launch errors are checked inside. */
 bsr_status bsr_spmm_p11(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
@@ -164,6 +164,14 @@ bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, co
                          double beta, void *y, int k, int j0, int kk, int J, int T);
 bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
                               double beta, void *y, int k, int j0, int kk);
+/* cuSPARSE (spmm_cusparse.cu): bsrmv (k = 1) or bsrmm on column-major X
+ * (ldb = rows of X) or, with x_rowint, our row-interleaved X; C = ycol is
+ * column-major.  bsr_spmm_cusparse: whole multivectors, Y through a
+ * column-major scratch copy.  Blocks of 2 x 2 and larger. */
+bsr_status bsr_spmm_cusparse_mm(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x,
+                                int x_rowint, double beta, void *ycol, int k);
+bsr_status bsr_spmm_cusparse(bsr_context *ctx, const bsr_matrix *A, double alpha, const bsr_multivec *X,
+                             double beta, bsr_multivec *Y);
 /* Makes A's sliced copy current on the device (kernels/spmm_sell.cu); sets
  * *avail to 0 where it is not kept (too much padding, or no device memory
  * for it: the BSR kernels then do the work, with the same results). */

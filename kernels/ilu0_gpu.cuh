@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Device code of the on-device block ILU(0) (see ilu0_gpu.cu): the block
  * kernels and the launchers of one block size, instantiated once per block
- * size in kernels/ilu0_gpu_bB.cu (one module each: CUDA loads a module's image
- * on first use, so a factorization does not load the other nine sizes). */
+ * size in kernels/ilu0_gpu_bB.cu, which CMake writes into the build tree
+ * (one module each: CUDA loads a module's image on first use, so a
+ * factorization does not load the other nine sizes). */
 #ifndef BSR_ILU0_GPU_CUH
 #define BSR_ILU0_GPU_CUH
 #include "cuda_internal.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ROWJ: our best SpMM kernel on the H100 (measured, bench/RESULTS.md); the
  * kernels and their launch for one block size, instantiated per block size
- * in kernels/spmm_rowj_bB.cu (one module each: CUDA loads a module's image on
+ * in the build tree's kernels/spmm_rowj_bB.cu, which CMake writes from
+ * kernels/instance.cu.in (one module each: CUDA loads a module's image on
  * first use).
  *
  * One thread per (block row i, scalar row r of the block, group of J
@@ -192,7 +193,7 @@ static bsr_status rowj_b(bsr_context *ctx, const bsr_matrix *A, double alpha, co
     return BSR_OK;
 }
 
-/* ROWJ for block size B in either precision (kernels/spmm_rowj_bB.cu). */
+/* ROWJ for block size B in either precision (generated kernels/spmm_rowj_bB.cu). */
 #define SPMM_ROWJ_DEFINE(B)                                                                                       \
     bsr_status bsr_spmm_rowj_b##B(bsr_context *ctx, const bsr_matrix *A, double alpha, const void *x, double beta, \
                                   void *y, int k, int j0, int kk, int J, int T)                                    \

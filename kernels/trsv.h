@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface of the GPU block triangular solves (issue 6): raw device
  * arrays in, so the kernels do not depend on the device-object API.  Shared by
- * kernels/trsv_*.cu, src/nocuda/trsv_stubs.c and bench/bench_trsv.c. */
+ * kernels/trsv_*.cu, the CPU build's stubs and bench/bench_trsv.c. */
 #ifndef BSR_TRSV_H
 #define BSR_TRSV_H
 
@@ -102,9 +102,10 @@ bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const vo
  * current kernel, k random vectors of vprec, after warm-up (at most about
  * max_s seconds per region); with_apply: also the full apply. */
 typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
-/* Seconds of create: host analysis (checks, tree), device layout (gathers),
- * allocations, host-to-device copies of values (upload_s) and of structure
- * (index_s: row pointers, columns, schedules, permutations). */
+/* Seconds of create: host analysis (checks; and the separator tree's plan
+ * once a tree kernel was selected), device layout (gathers), allocations,
+ * host-to-device copies of values (upload_s) and of structure (index_s: row
+ * pointers, columns, schedules, permutations). */
 typedef struct { double host_s, device_s, alloc_s, upload_s, index_s; } bsr_gpu_ilu_setup_breakdown;
 bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b);
 bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
@@ -115,20 +116,6 @@ const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
  * layout of the host factors G was created from (double), sl the left scaling
  * (n blocks, NULL = leave); converted to G's precision and storage order. */
 bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl);
-
-/* cuSPARSE bsrsv2 (k = 1) / bsrsm2 (k > 1) on the same factors: L unit lower
- * (diag type unit), U with its pivot blocks inverted back.  Times (ms, median of
- * reps, solve only, L then U) and the analysis time of both triangles. */
-typedef struct { double ms_solve, ms_analysis; int ok; char why[160]; } bsr_trsv_cusparse;
-bsr_status bsr_trsv_cusparse_time(const bsr_ilu_factors *F, int k, int reps, int level_policy,
-                                  bsr_trsv_cusparse *r);
-/* The generic API on the scalar CSR form of the same factors (issue 22,
- * kernels/trsv_spsv.cu): SpSV (k = 1) / SpSM on L, a product with the block
- * diagonal D^-1, SpSV / SpSM on I + D^-1 U_off.  Median ms of reps (the three
- * calls), the analysis of both triangles, the relative difference from the
- * host solve, the calls' names. */
-typedef struct { double ms_solve, ms_analysis, rel_err; int ok; char why[160]; char alg[80]; } bsr_trsv_spsv;
-bsr_status bsr_trsv_spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_spsv *r);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,9 @@ struct bsr_gpu_ilu {
     int ngraphs, next_graph;
     double upload_s, host_s, device_s, alloc_s, graph_s;
     double index_s;               /* host-to-device copies of structure (part of the analysis) */
+    const bsr_ilu *hostF;         /* the host factors G was made from (NULL: symbolic phase on the
+                                     device): the tree kernels' plan is built from them */
+    int tree_planned;             /* tri[].ntl, tl_ptr, node_range, tree_ok are set (tree_setup) */
 };
 
 static double now_s(void)
@@ -57,16 +60,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-extern "C" void bsr_gpu_ilu_options_default(bsr_gpu_ilu_options *o)
-{
-    if (!o) return;
-    memset(o, 0, sizeof *o);
-    o->kernel = BSR_TRSV_LEVEL;
-    o->sched = BSR_TRSV_SYNCFREE;
-    o->factor_float = 0;
-    o->renumber = 1;
 }
 
 /* dst[q*bb + w] = src[map[q]*bb + w] (map NULL: identity), converting precision. */
@@ -267,18 +260,19 @@ static bsr_status mark_level_starts(bsr_gpu_ilu *G, bsr_trsv_tri *T)
     return BSR_OK;
 }
 
-/* Set up triangle `which` from M with schedule lv: host plan (checks, layout,
- * tree), uploads, device layout of the values.  qpos: full renumbering.
+/* Set up triangle `which` from M with schedule lv: host plan (checks,
+ * layout), uploads, device layout of the values (the tree kernels' plan:
+ * tree_setup).  qpos: full renumbering.
  * on_dev: M's row pointers and columns and lv's rows are device arrays (the
  * symbolic phase done on the device: no ordering, no renumbering, its own
  * check). */
 static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, const bsr_levels *lv,
-                            const bsr_ordering *ord, const int *qpos, int on_dev)
+                            const int *qpos, int on_dev)
 {
     bsr_trsv_tri *T = &G->tri[which];
     const int n = M->nbrows, nnzb = M->nnzb, upper = which;
     T->n = n; T->b = M->b; T->nnzb = nnzb; T->upper = upper; T->fprec = G->fprec;
-    int *rg = NULL, nrg = 0, width = 0;
+    int width = 0;
     double t0 = now_s();
     /* the ILU's own triangles and schedules: checked in debug builds only
      * (the checks cost more than the layout) */
@@ -294,22 +288,12 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     if (qpos) BSR_TRY(bsr_trsv_plan_build(M, lv, upper, 1, qpos, 0, &pl));
     bsr_prof_mark("gpu ilu:   plan (checks, layout)");
     bsr_status s = BSR_OK;
-    if (qpos) { /* tree ranges are not contiguous in the new numbering */
-        T->ntl = 1;
-        T->tl_ptr = (int *)bsr_calloc(2, sizeof(int), "tree level pointers");
-        rg = (int *)bsr_calloc(2, sizeof(int), "tree node ranges");
-        if (!T->tl_ptr || !rg) s = BSR_ERR_NOMEM;
-        else { T->tl_ptr[1] = 1; rg[1] = n; nrg = 1; T->tree_ok = 0; }
-    } else {
-        s = bsr_trsv_tree_plan(M, upper, ord, &T->ntl, &T->tl_ptr, &rg, &nrg, &T->tree_ok);
-    }
     T->nlevels = lv->nlevels;
     T->max_width = width;
     T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
     G->host_s += now_s() - t0;
-    bsr_prof_mark("gpu ilu:   tree plan");
     if (qpos) {
         if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
         if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
@@ -321,7 +305,6 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     } else if (s == BSR_OK) {
         s = tri_layout_dev(G, T, M, lv, G->opt.renumber > 0, &G->map[which], on_dev);
     }
-    if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
     if (s == BSR_OK) s = mark_level_starts(G, T);
     bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
@@ -337,7 +320,43 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     }
     if (s == BSR_OK && !G->opt.values_later) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
     bsr_trsv_plan_free(&pl);
-    free(rg);
+    return s;
+}
+
+/* The separator-tree levels of both triangles, which only the tree kernels
+ * P21-P24 read (bench trsv, tests): built when one is first selected, not in
+ * every create.  From the host factors G was made from (they must still
+ * exist then), or one root node [0,n) when the symbolic phase ran on the
+ * device.  Full renumbering (qrow) never gets here: bsr_gpu_ilu_set_kernel
+ * refuses the tree kernels first. */
+static bsr_status tree_setup(bsr_gpu_ilu *G)
+{
+    if (G->tree_planned) return BSR_OK;
+    bsr_ilu_factors f;
+    memset(&f, 0, sizeof f);
+    if (G->hostF) BSR_TRY(bsr_ilu_get_factors(G->hostF, &f));
+    bsr_matrix root;   /* no tree: the plan reads the row count only */
+    memset(&root, 0, sizeof root);
+    root.nbrows = G->n;
+    bsr_status s = BSR_OK;
+    double t0 = now_s();
+    for (int w = 0; w < 2 && s == BSR_OK; w++) {
+        bsr_trsv_tri *T = &G->tri[w];
+        int *rg = NULL, nrg = 0;
+        free(T->tl_ptr);   /* what a failed earlier attempt left */
+        T->tl_ptr = NULL;
+        bsr_cu_free(T->node_range);
+        T->node_range = NULL;
+        const bsr_matrix *M = G->hostF ? (w ? f.U : f.L) : &root;
+        s = bsr_trsv_tree_plan(M, w, G->hostF ? f.ord : NULL, &T->ntl, &T->tl_ptr, &rg, &nrg, &T->tree_ok);
+        if (s == BSR_OK) s = upload_ints(G, &T->node_range, rg, 2 * (size_t)nrg);
+        free(rg);
+    }
+    /* the solves run on a non-blocking stream: the copies land first */
+    if (s == BSR_OK && cudaDeviceSynchronize() != cudaSuccess)
+        s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_set_kernel: %s", cudaGetErrorString(cudaGetLastError()));
+    G->host_s += now_s() - t0;
+    if (s == BSR_OK) G->tree_planned = 1;
     return s;
 }
 
@@ -437,9 +456,9 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
         if (s == BSR_OK) s = upload_ints(G, &G->qrow, G->hqrow, n);
     }
     bsr_prof_mark_dev("gpu ilu: renumbering");
-    if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], f.ord, qpos, 0);
+    if (s == BSR_OK) s = tri_setup(G, 0, f.L, lv[0], qpos, 0);
     bsr_prof_mark_dev("gpu ilu: L structure + upload");
-    if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], f.ord, qpos, 0);
+    if (s == BSR_OK) s = tri_setup(G, 1, f.U, lv[1], qpos, 0);
     bsr_prof_mark_dev("gpu ilu: U structure + upload");
     if (s == BSR_OK && qpos) s = upload_ints(G, &G->perm, hperm, G->n);
     else if (s == BSR_OK && G->matched) s = upload_ints(G, &G->perm, f.gather, G->n);
@@ -479,7 +498,7 @@ static bsr_status tris_dev(bsr_gpu_ilu *G, const bsr_ilu0_dsym *S)
         lv.level_ptr = S->level_ptr[w];
         lv.rows = S->rows[w];
         lv.max_width = S->width[w];
-        s = tri_setup(G, w, &M, &lv, NULL, NULL, 1);
+        s = tri_setup(G, w, &M, &lv, NULL, 1);
         bsr_prof_mark_dev(w ? "gpu ilu: U structure (device symbolic)" : "gpu ilu: L structure (device symbolic)");
     }
     return s;
@@ -511,6 +530,7 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
     G->hprec = S ? F->prec : f.L->prec;
     G->fprec = G->opt.factor_float ? BSR_FLOAT : G->hprec;
     G->ctx = ctx;
+    G->hostF = S ? NULL : F;
     G->stream = bsr_cuda_stream(ctx);
     if (G->opt.renumber < 0 || G->opt.renumber > 2) {
         free(G);
@@ -546,6 +566,7 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
                          f.L->nbrows, f.L->nnzb, f.U->nnzb, G->n, G->tri[0].nnzb, G->tri[1].nnzb);
     if ((f.scale_left != NULL) != (G->sl != NULL) || (f.scale_right != NULL) != (G->sr != NULL))
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_refactor: scalings appeared or disappeared");
+    G->hostF = F;   /* same pattern: a tree plan made from it stays valid */
     BSR_TRY(upload_blocks(G, f.L->val, f.L->nnzb, G->map[0], G->tri[0].val));
     BSR_TRY(upload_blocks(G, f.U->val, f.U->nnzb, G->map[1], G->tri[1].val));
     if (G->sl) BSR_TRY(upload_blocks(G, f.scale_left, G->n, G->qrow, G->sl));
@@ -583,6 +604,7 @@ extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel ker
     if (kernel != BSR_TRSV_LEVEL && G->qrow)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_set_kernel: P2%d needs the separator tree's row ranges; "
                          "create with renumber <= 1 (full renumbering scatters them)", (int)kernel);
+    if (kernel != BSR_TRSV_LEVEL) BSR_TRY(tree_setup(G));
     if (kernel != BSR_TRSV_LEVEL)
         for (int w = 0; w < 2; w++)
             if (!G->tri[w].tree_ok)

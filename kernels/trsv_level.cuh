@@ -1129,7 +1129,8 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, cons
 }
 
 /* The level solve of block size B for the supported precision pairs
- * (instantiated once per B, in kernels/trsv_level_bB.cu). */
+ * (instantiated once per B, in kernels/trsv_level_bB.cu, which CMake
+ * writes into the build tree from kernels/instance.cu.in). */
 template <int B>
 static bsr_status ls_solve(const bsr_trsv_tri *T, int sched, const int *P, const void *S, void *w, const void *x,
                            void *y, int k, bsr_precision vprec, cudaStream_t st)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Execution contexts: backend selection, residency bookkeeping and the
  * bsr_ctx_* entry points.  The CUDA work itself is in kernels/ (or the
- * src/nocuda stubs); this file decides where an operation runs and checks
- * that its operands are there. */
+ * stand-ins of kernels/entry_points.def); this file decides where an
+ * operation runs and checks that its operands are there. */
 #include "internal.h"
 #include <math.h>
 #include <string.h>

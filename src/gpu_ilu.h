@@ -63,7 +63,9 @@ bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, const bsr_gpu_
 /* F was refactored (same pattern): re-upload the values only. */
 bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F);
 /* Switch kernel / schedule without re-uploading (P21-P24 need an ND tree whose
- * nodes are independent, else BSR_ERR_UNSUPPORTED). */
+ * nodes are independent, else BSR_ERR_UNSUPPORTED; the first switch to one
+ * of them plans the tree from the host factors G was created or last
+ * refactored from, which must still exist then). */
 bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched);
 /* Triangular solves of the applies from now on: 0 exact, N > 0 N Jacobi sweeps. */
 bsr_status bsr_gpu_ilu_set_jacobi(bsr_gpu_ilu *G, int sweeps);
@@ -89,8 +91,9 @@ bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void *y, int k,
  * numbering, without scaling; residency as bsr_gpu_ilu_apply. */
 bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bsr_multivec *Y);
 /* Seconds spent in create: uploads of the factor values, and the analysis
- * (structure uploads, device layout, renumbering, tree levels, schedule
- * checks in debug builds, graph captures so far). */
+ * (structure uploads, device layout, renumbering, schedule checks in debug
+ * builds, graph captures so far, and the tree levels once a tree kernel was
+ * selected). */
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 

@@ -213,7 +213,8 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
  * its upper part) into out[i], the sequential walks at the same time. */
 bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const int *upper, bsr_levels **out);
 
-/* Hooks implemented by the CUDA backend (kernels/) or by src/nocuda/ stubs. */
+/* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
+ * the stand-ins kernels/entry_points.def lists. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
@@ -222,8 +223,8 @@ int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
  * struct bsr_context is shared by host code; its CUDA half (bsr_cuda_ctx) and
  * the device mirrors behind bsr_matrix.dev / bsr_multivec.dev are defined in
  * kernels/cuda_internal.h, with accessors for other CUDA modules.  The
- * bsr_cuda_* functions below are implemented in kernels/ (*.cu), and by
- * src/nocuda/context_stubs.c (BSR_ERR_NODEVICE) in CPU-only builds. */
+ * bsr_cuda_* functions below are implemented in kernels/ (*.cu), and by the
+ * stand-ins of kernels/entry_points.def (BSR_ERR_NODEVICE) in CPU-only builds. */
 struct bsr_cuda_ctx;
 struct bsr_context {
     bsr_backend backend;
@@ -332,13 +333,6 @@ bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, 
 /* Device-to-device copy bandwidth (bytes read + written per second, median of
  * reps copies of `bytes`) in GB/s. */
 bsr_status bsr_cuda_copy_gbs(bsr_context *ctx, size_t bytes, int reps, double *gbs);
-/* Generic cuSPARSE anchors of bench spmm (kernels/spmm_cusparse_generic.cu,
- * issue 22): Y = A X by cusparseSpMV (k = 1) / cusparseSpMM with A as a BSR
- * descriptor (csr 0) or in its scalar CSR form (csr 1, built outside the
- * timing); median ms of reps after warm calls of the fastest algorithm that
- * accepts the product, its name into name; Y receives the product. */
-bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr, const bsr_matrix *A, const bsr_multivec *X,
-                                           bsr_multivec *Y, int warm, int reps, double *ms, char *name, size_t nlen);
 /* Fused Krylov vector updates + inner products on the device
  * (kernels/blas_multivec.cu; the solver's kops upd_dot, src/solver_impl.h):
  * Z[u] = a[u] X[u] + b[u] Y[u] + c[u] Z[u] for u < nu (done[j]: column j
@@ -361,12 +355,6 @@ bsr_status bsr_cuda_evlog_create(bsr_context *ctx, bsr_cuda_evlog **L);
 int bsr_cuda_evlog_begin(bsr_cuda_evlog *L);
 void bsr_cuda_evlog_end(bsr_cuda_evlog *L, int pair, int cls);
 bsr_status bsr_cuda_evlog_finish(bsr_cuda_evlog *L, double *s);
-/* cuSPARSE anchor: bsrmv (k = 1) or bsrmm with X and Y converted to
- * column-major scratch copies outside the timed region; median ms of reps
- * multiplies only; the result of the last is written back into Y. */
-bsr_status bsr_cuda_cusparse_bench(bsr_context *ctx, double alpha, const bsr_matrix *A,
-                                   const bsr_multivec *X, double beta, bsr_multivec *Y, int warm,
-                                   int reps, double *ms);
 
 /* Checks shared by every entry point. */
 #define BSR_CHECK_ARG(cond, ...) \

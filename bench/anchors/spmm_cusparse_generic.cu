@@ -9,6 +9,7 @@
  * (the algorithm name then says so).  Every algorithm that applies is timed
  * and the fastest reported; Y receives its result for the caller's check. */
 #include "cuda_internal.h"
+#include "anchors.h"
 #include <algorithm>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The cuSPARSE comparison pipeline (kernels/cusparse_pipeline.cu): bsrilu02
+/* The cuSPARSE comparison pipeline (cusparse_pipeline.cu, library bsrbench): bsrilu02
  * ILU(0) + bsrsv2 triangular solves (b = 1: csrilu02 + SpSV, SpMV for A) +
  * right-preconditioned BiCGStab with cuBLAS vector operations, on the device,
  * one right-hand side at a time. */

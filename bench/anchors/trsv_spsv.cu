@@ -13,6 +13,7 @@
  * the host solve (bsr_trsv_lower/upper). */
 #include "trsv_cuda.h"
 #include "bench_fail.h"
+#include "anchors.h"
 #include <math.h>
 #include <string.h>
 

@@ -7,6 +7,7 @@
 #define DISABLE_CUSPARSE_DEPRECATED
 #include "trsv_cuda.h"
 #include "bench_fail.h"
+#include "anchors.h"
 #include <cusparse.h>
 #include <math.h>
 #include <string.h>
