@@ -46,13 +46,14 @@ static double shadow_value(int l, int64_t row)
 }
 
 /* P = shadow vector l in every column: written into the host data, or made
- * on the host and uploaded for a device vector. */
-static bsr_status shadow_fill(const bsr_kops *o, bsr_multivec *P, int l)
+ * in stage (n x k values) and uploaded for a device vector.  A vector with
+ * neither is the placeholder of a layer whose own failure is pending (the
+ * distributed solve keeps its ranks in step): left as it is. */
+static bsr_status shadow_fill(const bsr_kops *o, bsr_multivec *P, int l, void *stage)
 {
     bsr_context *dev = bsr_cuda_multivec_context(P);
-    const size_t m = (size_t)o->n * o->k, es = bsr_precision_size(o->prec);
-    void *h = dev ? bsr_malloc(m * es + 1, "IDR shadow space") : P->data;
-    if (!h) return dev ? BSR_ERR_NOMEM : bsr_error(BSR_ERR_ARG, "IDR: a work vector has no host data");
+    void *h = dev ? stage : P->data;
+    if (!h) return BSR_OK;
     for (int64_t i = 0; i < o->n; i++) {
         const double v = shadow_value(l, i);
         for (int j = 0; j < o->k; j++) {
@@ -60,27 +61,22 @@ static bsr_status shadow_fill(const bsr_kops *o, bsr_multivec *P, int l)
             else ((float *)h)[i * o->k + j] = (float)v;
         }
     }
-    bsr_status st = BSR_OK;
-    if (dev) {
-        st = bsr_cuda_multivec_xfer(dev, P, h, 1);
-        free(h);
-    } else {
-        P->where = BSR_ON_HOST;
-    }
-    return st;
+    if (dev) return bsr_cuda_multivec_xfer(dev, P, h, 1);
+    P->where = BSR_ON_HOST;
+    return BSR_OK;
 }
 
 /* P[0..s) filled and orthonormalized (modified Gram-Schmidt in the backend's
  * inner products, alike in every column); *se = how many came out
  * independent (fewer than s only when A has fewer than s rows): the method
  * runs as IDR(se). */
-static bsr_status shadow_space(const bsr_kops *o, bsr_multivec **P, int s, int *se, double *d, double *c,
-                               const double *one, const double *zero)
+static bsr_status shadow_space(const bsr_kops *o, bsr_multivec **P, int s, void *stage, int *se, double *d,
+                               double *c, const double *one, const double *zero)
 {
     *se = 0;
     for (int l = 0; l < s; l++) {
         double n0;
-        BSR_TRY(shadow_fill(o, P[l], l));
+        BSR_TRY(shadow_fill(o, P[l], l, stage));
         BSR_TRY(bsr_kops_norm2(o, P[l], d));
         n0 = d[0];
         for (int i = 0; i < l; i++) {
@@ -189,6 +185,7 @@ static bsr_status run_idr(const bsr_kops *o, const bsr_multivec *B, bsr_multivec
     enum { R, V, VH, T, NW };
     bsr_status st = BSR_OK;
     bsr_multivec *P[SMAX] = {0}, *G[SMAX] = {0}, *U[SMAX] = {0}, *w[NW] = {0};
+    void *stage = NULL;   /* the shadow space's host values, for device vectors */
     idr_state q = {s, k, NULL, NULL, NULL, NULL};
     q.mu = bsr_calloc((size_t)k * ((size_t)s * s + 3 * (size_t)s + 1), sizeof(double), "IDR(s) scalars");
     double *sc = bsr_calloc((size_t)NS * k, sizeof(double), "IDR(s) scalars");
@@ -201,6 +198,13 @@ static bsr_status run_idr(const bsr_kops *o, const bsr_multivec *B, bsr_multivec
         if ((st = o->vnew(o, &w[i]))) goto done;
     for (int i = 0; i < s; i++)
         if ((st = o->vnew(o, &P[i])) || (st = o->vnew(o, &G[i])) || (st = o->vnew(o, &U[i]))) goto done;
+    /* allocated before the first reduction, as the scalars are: a failure
+     * here leaves every rank of a distributed solve before its first one */
+    if (bsr_cuda_multivec_context(P[0]) &&
+        !(stage = bsr_malloc((size_t)o->n * o->k * bsr_precision_size(o->prec) + 1, "IDR shadow space"))) {
+        st = BSR_ERR_NOMEM;
+        goto done;
+    }
     bsr_multivec *r = w[R], *v = w[V], *vh = w[VH], *t = w[T];
     double *omega = sc + S_OMEGA * k, *rn = sc + S_RN * k, *one = sc + S_ONE * k, *zero = sc + S_ZERO * k,
            *a = sc + S_A * k, *b = sc + S_B * k, *beta = sc + S_BETA * k, *mbeta = sc + S_MBETA * k,
@@ -213,7 +217,10 @@ static bsr_status run_idr(const bsr_kops *o, const bsr_multivec *B, bsr_multivec
     if ((st = bsr_kops_residual(o, B, X, r)) || (st = bsr_kops_norm2(o, r, rn))) goto done;
     if (!bsr_kstate_update(ks, rn)) goto done;
     int se;
-    if ((st = shadow_space(o, P, s, &se, d, a, one, zero))) goto done;
+    st = shadow_space(o, P, s, stage, &se, d, a, one, zero);
+    free(stage);
+    stage = NULL;
+    if (st) goto done;
     if (se == 0) { st = bsr_error(BSR_ERR_INTERNAL, "IDR(s): no shadow vector (A has no rows)"); goto done; }
     memset(park, 1, (size_t)k);
 
@@ -346,6 +353,7 @@ done:
         if (G[i]) o->vfree(o, G[i]);
         if (U[i]) o->vfree(o, U[i]);
     }
+    free(stage);
     free(q.mu);
     free(sc);
     free(m);
