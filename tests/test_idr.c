@@ -153,6 +153,22 @@ static void test_idr_options(void)
     CU_ASSERT_PTR_NULL(s);
     o.method = BSR_BICGSTAB;   /* not its parameter: not read */
     BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    /* the printed string reproduces the options field for field */
+    static const char *const cfgs[] = {"method=idr,idr_s=7,precond=ilut,tau1=0.02,keep_pattern=0,stag=6,dtol=1e5",
+                                       "precond=jacobi,idr_s=16,method=idr,precision=float,max_restarts=2",
+                                       "method=idr,idr_s=1,precond=none,rtol=1e-12,maxit=77"};
+    for (int c = 0; c < 3; c++) {
+        bsr_solver_options p;
+        bsr_solver_options_default(&o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
+        bsr_solver_options_string(&o, buf, sizeof buf);
+        bsr_solver_options_default(&p);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
+        int same = !memcmp(&o, &p, sizeof o);
+        if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfgs[c], buf);
+        CU_ASSERT(same);
+        CU_ASSERT_EQUAL(p.idr_s, o.idr_s);
+    }
 }
 
 /* IDR(s), s = 1, 2, 4, 8, double and float, two right-hand sides: converged
