@@ -10,7 +10,7 @@
  * (rho = (rhat, r) ~ 0, (rhat, v) ~ 0, omega ~ 0, any of them not finite, or
  * a residual that stopped moving) restart the column from its true residual,
  * at most max_restarts times; then it stops as a breakdown. */
-#include "solver_impl.h"
+#include "krylov_table.h"
 #include <math.h>
 #include <string.h>
 
@@ -179,6 +179,18 @@ done:
     free(sc);
     free(m);
     return st;
+}
+
+/* Traffic of one iteration (krylov_bytes.c's model): p = r + beta (p - omega v):
+ * r, p, v read, p written (4); (rhat, v), (v, v): 2; s = r - alpha v: 3; (t, s),
+ * (t, t), (s, s): 2; x += alpha phat + omega shat: 4; r = s - omega t with
+ * (r, r), (rhat, r): 4; two products, two applies.  The start also copies r to
+ * rhat and zeroes p and v (4). */
+int bsr_krylov_bicgstab_traffic(const bsr_solver_options *opt, bsr_krylov_traffic *t)
+{
+    (void)opt;
+    *t = (bsr_krylov_traffic){2, 2, 19, 4};
+    return 1;
 }
 
 /* The method on columns scaled so that its inner products stay in range. */

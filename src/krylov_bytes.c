@@ -7,8 +7,10 @@
  * that a step of the method reads or writes, once per step, assuming each
  * vector update is fused with the inner products that follow it (the
  * implementation may move more: the gap is what the profile's fraction
- * shows).  V = one pass over an n x k vector in the working precision. */
-#include "solver_impl.h"
+ * shows).  V = one pass over an n x k vector in the working precision.
+ * How many products, applies and passes a method's iteration makes is its
+ * row's traffic function (krylov_table.h), next to the method. */
+#include "krylov_table.h"
 
 /* One Y = A X: A's values, column indices and row pointers once, X read, Y written. */
 static double spmm_bytes(const bsr_kops *o, double V)
@@ -31,29 +33,23 @@ static double vec_bytes(const bsr_kops *o)
     return (double)o->n * o->k * bsr_precision_size(o->prec);
 }
 
-double bsr_krylov_iter_bytes(const bsr_kops *o, bsr_method m)
+double bsr_krylov_iter_bytes(const bsr_kops *o, const bsr_solver_options *opt)
 {
-    const double V = vec_bytes(o), Ab = spmm_bytes(o, V), Mb = pc_bytes(o, V);
-    switch (m) {
-    case BSR_BICGSTAB:
-        /* p = r + beta (p - omega v): r, p, v read, p written (4); (rhat, v), (v, v): 2;
-         * s = r - alpha v: 3; (t, s), (t, t), (s, s): 2; x += alpha phat + omega shat:
-         * 4; r = s - omega t with (r, r), (rhat, r): 4; two products, two applies */
-        return 2 * Ab + 2 * Mb + 19 * V;
-    case BSR_CG:
-        /* (p, Ap): 2; x += alpha p: 3; r -= alpha Ap with (r, r): 3; (r, z): 2; p = z + beta p: 3 */
-        return Ab + Mb + 13 * V;
-    default:
-        return 0; /* GMRES: the orthogonalization grows with the restart cycle, not modelled */
-    }
+    const bsr_krylov_row *row = bsr_krylov_row_of(opt->method);
+    bsr_krylov_traffic t;
+    if (!row || !row->traffic || !row->traffic(opt, &t)) return 0;
+    const double V = vec_bytes(o);
+    return t.products * spmm_bytes(o, V) + t.applies * pc_bytes(o, V) + t.passes * V;
 }
 
-double bsr_krylov_extra_bytes(const bsr_kops *o, bsr_method m)
+double bsr_krylov_extra_bytes(const bsr_kops *o, const bsr_solver_options *opt)
 {
+    const bsr_krylov_row *row = bsr_krylov_row_of(opt->method);
+    bsr_krylov_traffic t;
+    if (!row || !row->traffic || !row->traffic(opt, &t)) return 0;
     const double V = vec_bytes(o), Ab = spmm_bytes(o, V);
-    if (m != BSR_BICGSTAB && m != BSR_CG) return 0;
     /* ||b|| (1); r = b - A x (product + b read, r read and written: 3) and ||r||
-     * (1), at the start and once more to confirm convergence; BiCGStab's start
-     * also copies r to rhat and zeroes p and v (4) */
-    return 1 * V + 2 * (Ab + 4 * V) + (m == BSR_BICGSTAB ? 4 * V : 0);
+     * (1), at the start and once more to confirm convergence; and what the
+     * method's own start adds */
+    return 1 * V + 2 * (Ab + 4 * V) + t.start_passes * V;
 }

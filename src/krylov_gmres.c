@@ -8,7 +8,7 @@
  * per cycle instead of storing M^{-1} V.  A column stops inside a cycle when
  * its least-squares residual meets the tolerance; its true residual is checked
  * at the cycle's end (and it is reopened if they disagree). */
-#include "solver_impl.h"
+#include "krylov_table.h"
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Solver options: defaults, the "key=value,..." string parser, canonical form. */
-#include "solver_impl.h"
+#include "krylov_table.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -22,22 +22,36 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->atol = 0;
     o->dtol = 1e8;
     o->maxit = 1000;
-    o->restart = 30;
     o->orth = BSR_ORTH_MGS;
     o->stag = 0;
     o->max_restarts = 5;
     o->precision = BSR_DOUBLE;
     o->precond_precision = BSR_DOUBLE;
+    int n;
+    const bsr_krylov_row *r = bsr_krylov_rows(&n);
+    for (int i = 0; i < n; i++)   /* the methods' parameters (GMRES's restart 30, IDR's s 4) */
+        if (r[i].param) *bsr_krylov_param(o, &r[i]) = r[i].param_def;
 }
 
-static const char *const method_names[] = {"bicgstab", "gmres", "cg"};
 static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
 static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
 
 const char *bsr_method_name(bsr_method m)
 {
-    return (unsigned)m < 3 ? method_names[m] : "?";
+    const bsr_krylov_row *r = bsr_krylov_row_of(m);
+    return r ? r->name : "?";
+}
+
+/* "expected bicgstab, gmres, cg or idr": the table's names, for messages. */
+static const char *method_list(char *buf, size_t len)
+{
+    int n;
+    const bsr_krylov_row *r = bsr_krylov_rows(&n);
+    snprintf(buf, len, "expected");
+    for (int i = 0; i < n; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s %s", i == 0 ? "" : i == n - 1 ? " or" : ",", r[i].name);
+    return buf;
 }
 
 const char *bsr_pc_name(bsr_pc_kind p)
@@ -82,18 +96,34 @@ static int parse_prec(const char *v, bsr_precision *p)
 }
 
 static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pattern", "omega", "reorder",
-                                   "rtol", "atol", "dtol", "maxit", "restart", "orth", "stag",
+                                   "rtol", "atol", "dtol", "maxit", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", "diag", "grow", NULL};
 
-/* Is s (up to its '=' or end) a known key? */
+/* Is s (up to its '=' or end) a known key (of the list, or a method's parameter)? */
 static int starts_with_key(const char *s, size_t len)
 {
     const char *eq = memchr(s, '=', len);
     size_t kl = eq ? (size_t)(eq - s) : len;
     for (int i = 0; keys[i]; i++)
         if (strlen(keys[i]) == kl && !strncmp(s, keys[i], kl)) return 1;
+    int n;
+    const bsr_krylov_row *r = bsr_krylov_rows(&n);
+    for (int i = 0; i < n; i++)
+        if (r[i].param && strlen(r[i].param) == kl && !strncmp(s, r[i].param, kl)) return 1;
     return 0;
+}
+
+/* "method, precond, ...": every key, the methods' parameters last. */
+static const char *key_list(char *buf, size_t len)
+{
+    buf[0] = 0;
+    for (int i = 0; keys[i]; i++) snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? ", " : "", keys[i]);
+    int n;
+    const bsr_krylov_row *r = bsr_krylov_rows(&n);
+    for (int i = 0; i < n; i++)
+        if (r[i].param) snprintf(buf + strlen(buf), len - strlen(buf), ", %s", r[i].param);
+    return buf;
 }
 
 /* Apply one key=value to o. */
@@ -101,11 +131,13 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
 {
     int iv, idx;
     double dv;
+    char msg[512];
+    const bsr_krylov_row *kr;
 #define BAD(what) return bsr_error(BSR_ERR_ARG, "solver options: %s=%s: %s", key, val, what)
     if (!*val) BAD("empty value");
     if (!strcmp(key, "method")) {
-        if ((idx = lookup(val, method_names, 3)) < 0) BAD("expected bicgstab, gmres or cg");
-        o->method = (bsr_method)idx;
+        if (!(kr = bsr_krylov_row_named(val))) BAD(method_list(msg, sizeof msg));
+        o->method = kr->method;
     } else if (!strcmp(key, "precond")) {
         if (!strcmp(val, "ilu") || !strcmp(val, "ilu(0)")) idx = BSR_PC_ILU0;
         else if (!strcmp(val, "bjacobi")) idx = BSR_PC_JACOBI;
@@ -138,9 +170,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "maxit")) {
         if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");
         o->maxit = iv;
-    } else if (!strcmp(key, "restart")) {
-        if (!parse_int(val, &iv) || iv < 1 || iv > 1000) BAD("expected an integer 1..1000");
-        o->restart = iv;
+    } else if ((kr = bsr_krylov_row_param(key))) {
+        snprintf(msg, sizeof msg, "expected an integer %d..%d", kr->param_min, kr->param_max);
+        if (!parse_int(val, &iv) || iv < kr->param_min || iv > kr->param_max) BAD(msg);
+        *bsr_krylov_param(o, kr) = iv;
     } else if (!strcmp(key, "orth")) {
         if (!strcmp(val, "mgs")) o->orth = BSR_ORTH_MGS;
         else if (!strcmp(val, "cgs2")) o->orth = BSR_ORTH_CGS2;
@@ -203,10 +236,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         if (key[0] == 'h') o->history = val[0] == '1'; else o->profile = val[0] == '1';
     } else {
-        return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: method, precond, tau1, "
-                         "tau2, keep_pattern, omega, reorder, rtol, atol, dtol, maxit, restart, orth, stag, "
-                         "max_restarts, precision, precond_precision, factor, history, progress, profile, pattern, "
-                         "pattern_growth, fill, cap, overlap, halo, match, pivot, trisolve, diag, grow)", key);
+        return bsr_error(BSR_ERR_ARG, "solver options: unknown key '%s' (known: %s)", key, key_list(msg, sizeof msg));
     }
 #undef BAD
     return BSR_OK;
@@ -269,7 +299,8 @@ static bsr_status check_taus(const bsr_solver_options *o)
 bsr_status bsr_solver_options_check(const bsr_solver_options *o)
 {
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
-    if ((unsigned)o->method > BSR_CG || (unsigned)o->precond > BSR_PC_IC0 || !(o->rtol >= 0) ||
+    const bsr_krylov_row *kr = bsr_krylov_row_of(o->method);
+    if (!kr || (unsigned)o->precond > BSR_PC_IC0 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
@@ -279,10 +310,17 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     BSR_TRY(check_taus(o));
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
-    /* CG's short recurrences need M symmetric: the ILU factors are not */
-    if (o->method == BSR_CG && BSR_PC_IS_ILU(o->precond))
-        return bsr_error(BSR_ERR_ARG, "solver options: method=cg needs a symmetric preconditioner "
-                         "(precond=none, jacobi, ssor or ic0), not precond=%s", bsr_pc_name(o->precond));
+    /* the method's own parameter in the parser's range */
+    if (kr->param) {
+        int v = bsr_krylov_param_get(o, kr);
+        if (v < kr->param_min || v > kr->param_max)
+            return bsr_error(BSR_ERR_ARG, "solver options: %s=%d out of range for method=%s (%d..%d)", kr->param, v,
+                             kr->name, kr->param_min, kr->param_max);
+    }
+    /* the preconditioners the method takes (CG: the symmetric ones) */
+    if (!(kr->pcs & (1u << o->precond)))
+        return bsr_error(BSR_ERR_ARG, "solver options: method=%s needs %s, not precond=%s", kr->name, kr->pcs_need,
+                         bsr_pc_name(o->precond));
     return BSR_OK;
 }
 
@@ -326,9 +364,10 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         if (o->cap == BSR_ILU_CAP_NONE) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");
     }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
-    char gm[48] = "";
-    if (o->method == BSR_GMRES) snprintf(gm, sizeof gm, ",restart=%d,orth=%s", o->restart,
-                                         o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
+    char gm[48] = "";   /* the method's own keys */
+    const bsr_krylov_row *kr = bsr_krylov_row_of(o->method);
+    if (kr && kr->param) snprintf(gm, sizeof gm, ",%s=%d", kr->param, bsr_krylov_param_get(o, kr));
+    if (kr && kr->orth) snprintf(gm + strlen(gm), sizeof gm - strlen(gm), ",orth=%s", o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
     char mt[192] = "";   /* only when set: the strings of existing runs stay as they were */
     if (BSR_PC_IS_ILU(o->precond) && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);

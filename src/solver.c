@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The solver object: options, setup (working-precision operator, preconditioner,
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
-#include "solver_impl.h"
+#include "krylov_table.h"
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -308,8 +308,8 @@ static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats 
 {
     int its = 0;
     for (int j = 0; j < o->k; j++) if (col[j].iterations > its) its = col[j].iterations;
-    stats->prof_iter_bytes = bsr_krylov_iter_bytes(o, s->opt.method);
-    stats->prof_bytes = its * stats->prof_iter_bytes + bsr_krylov_extra_bytes(o, s->opt.method);
+    stats->prof_iter_bytes = bsr_krylov_iter_bytes(o, &s->opt);
+    stats->prof_bytes = its * stats->prof_iter_bytes + bsr_krylov_extra_bytes(o, &s->opt);
     stats->prof_krylov_s = tk;
     if (!s->device) return;
     /* 2 x 256 MiB copied 10 times (~2 ms), once per solver */
@@ -371,11 +371,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
     tk = now();
-    switch (s->opt.method) {
-    case BSR_BICGSTAB: st = bsr_krylov_bicgstab(&o, Bw, Xw, &ks); break;
-    case BSR_GMRES: st = bsr_krylov_gmres(&o, Bw, Xw, &ks); break;
-    case BSR_CG: st = bsr_krylov_cg(&o, Bw, Xw, &ks); break;
-    }
+    st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
     tk = now() - tk;
     if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");

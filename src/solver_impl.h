@@ -156,12 +156,13 @@ struct bsr_kprof {
  * bsr_kops_profile_finish then waits for them and sums them into P->s. */
 void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
 void bsr_kops_profile_finish(struct bsr_kprof *P);
-/* Bandwidth model (krylov_bytes.c): bytes one iteration of method m moves at
- * the least on o (A, the preconditioner's pc->bytes_*, the vectors), and
+/* Bandwidth model (krylov_bytes.c): bytes one iteration of the method of
+ * opt moves at the least on o (A, the preconditioner's pc->bytes_*, the
+ * vectors; the method's row says how many of each, krylov_table.h), and
  * those of the phase's work outside the iterations (the residual norms of the
  * start and of the convergence check); 0 when the method is not modelled. */
-double bsr_krylov_iter_bytes(const bsr_kops *o, bsr_method m);
-double bsr_krylov_extra_bytes(const bsr_kops *o, bsr_method m);
+double bsr_krylov_iter_bytes(const bsr_kops *o, const bsr_solver_options *opt);
+double bsr_krylov_extra_bytes(const bsr_kops *o, const bsr_solver_options *opt);
 
 /* CPU table for A and pc (o->be unused). */
 /* The backend-independent fields of o (the rest zeroed): n, k, precision, A, pc. */
@@ -240,14 +241,9 @@ int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor)
 /* || |A| |X(:,j)| + |B(:,j)| ||_2 from host data in A's precision (k columns). */
 void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out);
 
-/* The methods.  B, X backend vectors (X: initial guess in, solution out); the
- * stats columns get iterations, reasons, restarts, histories. */
-bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
-                               bsr_kstate *ks);
-bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
-                            bsr_kstate *ks);
-bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,
-                         bsr_kstate *ks);
+/* The methods are the rows of the Krylov table (krylov_table.h): each solves
+ * with B, X backend vectors (X: initial guess in, solution out); the stats
+ * columns get iterations, reasons, restarts, histories. */
 /* run(o, B, X, ks) on columns scaled by powers of 2 so that ||b|| is near 1
  * where it lies outside [2^-200, 2^200] (the methods' inner products would
  * overflow or underflow); X in and out and the stats stay in the caller's

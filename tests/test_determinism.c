@@ -45,18 +45,21 @@ static void solve_once(bsr_context *ctx, const char *spec, bsr_precision prec, c
     bsr_problem_free(&P);
 }
 
-/* Solve twice (and, on the CPU, once more on one thread) for every precision,
- * preconditioner and k in 1, 2; every run must give the first's bits. */
+/* Solve twice (and, on the CPU, once more on one thread) for BiCGStab and
+ * IDR(4), every precision, preconditioner and k in 1, 2; every run must give
+ * the first's bits. */
 static void check_backend(bsr_context *ctx, const char *spec)
 {
     static const char *const pcs[] = {"ilu0", "ilu2"};
+    static const char *const methods[] = {"bicgstab", "idr"};
     bsr_team_force(1);   /* the default team's parallel paths at these sizes too */
-    for (int p = 0; p < 2; p++)
+    for (int mp = 0; mp < 4; mp++)   /* method m, precision p */
         for (int q = 0; q < 2; q++)
             for (int k = 1; k <= 2; k++) {
+                const int m = mp >> 1, p = mp & 1;
                 const bsr_precision prec = p ? BSR_FLOAT : BSR_DOUBLE;
                 char cfg[160];
-                snprintf(cfg, sizeof cfg, "method=bicgstab,precond=%s%s", pcs[q],
+                snprintf(cfg, sizeof cfg, "method=%s,precond=%s%s", methods[m], pcs[q],
                          p ? ",precision=float,precond_precision=float,rtol=1e-5" : "");
                 char *x0, *x1;
                 size_t bytes;

@@ -262,7 +262,7 @@ static const char *const configs[] = {
     "precond=ilu0,method=bicgstab", "precond=ilu0,method=gmres", "precond=ilut,method=bicgstab",
     "precond=ilut,method=gmres",    "precond=ilu2,method=bicgstab", "precond=ilu2,method=gmres",
     "precond=jacobi,method=bicgstab", "precond=jacobi,method=gmres",
-    "precond=ilu0,method=bicgstab,precision=float,precond_precision=float",
+    "precond=ilu0,method=bicgstab,precision=float,precond_precision=float", "precond=jacobi,method=idr",
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -356,7 +356,7 @@ static void walk_cuda(bsr_fault_kind kind)
      * refactored there, Jacobi, float iteration and factors of a double matrix */
     static const char *const gcfg[] = {
         "precond=ilu0,method=bicgstab", "precond=ilu2,method=gmres", "precond=jacobi,method=bicgstab",
-        "precond=ilu0,method=bicgstab,precision=float,precond_precision=float",
+        "precond=ilu0,method=bicgstab,precision=float,precond_precision=float", "precond=jacobi,method=idr",
     };
     tally T = {{0}, 0, 0, 0, 0};
     for (size_t c = 0; c < sizeof gcfg / sizeof gcfg[0]; c++) walk_config(&F, gcfg[c], kind, &T);

@@ -30,7 +30,8 @@ static void test_norm_range(void)
 static void test_solve_range(void)
 {
     static const char *cfgs[] = {"method=bicgstab,precond=ilu0,rtol=1e-10", "method=gmres,precond=ilu0,rtol=1e-10",
-                                 "method=cg,precond=jacobi,rtol=1e-10", "method=bicgstab,precond=none,rtol=1e-10"};
+                                 "method=cg,precond=jacobi,rtol=1e-10", "method=bicgstab,precond=none,rtol=1e-10",
+                                 "method=idr,precond=ilu0,rtol=1e-10"};
     static const double scales[] = {1e300, 1e-300, 1e200};
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("poisson2d:12", BSR_DOUBLE, &P));

@@ -79,9 +79,11 @@ static int check(const sys *S, const char *cfg, bsr_context *ctx, double tol)
 }
 
 static const char *const pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2"};
+/* The methods for nonsymmetric systems. */
+static const char *const nonsym[] = {"bicgstab", "gmres", "idr"};
 
-/* Nonsymmetric block systems, b = 1, 3, 4, 5, 9: BiCGStab and GMRES with every
- * preconditioner, k = 1 and 9. */
+/* Nonsymmetric block systems, b = 1, 3, 4, 5, 9: BiCGStab, GMRES and IDR(4)
+ * with every preconditioner, k = 1 and 9. */
 static void test_methods_blocks(void)
 {
     static const char *specs[] = {"stencil3d:16:1", "stencil3d:9:3", "stencil3d:10:4", "stencil3d:8:5",
@@ -90,11 +92,11 @@ static void test_methods_blocks(void)
         for (int kk = 0; kk < 2; kk++) {
             sys S;
             sys_make(&S, specs[g], BSR_DOUBLE, kk ? 9 : 1);
-            for (int m = 0; m < 2; m++)
+            for (int m = 0; m < 3; m++)
                 for (int p = 0; p < 6; p++) {
                     char cfg[160];
-                    snprintf(cfg, sizeof cfg, "method=%s,precond=%s,rtol=1e-12,maxit=2000,orth=%s",
-                             m ? "gmres" : "bicgstab", pcs[p], p % 2 ? "cgs2" : "mgs");
+                    snprintf(cfg, sizeof cfg, "method=%s,precond=%s,rtol=1e-12,maxit=2000,orth=%s", nonsym[m],
+                             pcs[p], p % 2 ? "cgs2" : "mgs");
                     check(&S, cfg, NULL, 1e-10);
                 }
             sys_free(&S);
@@ -215,11 +217,10 @@ static void test_gpu(void)
         for (int kk = 0; kk < 2; kk++) {
             sys S;
             sys_make(&S, specs[g], BSR_DOUBLE, kk ? 9 : 1);
-            for (int m = 0; m < 2; m++)
+            for (int m = 0; m < 3; m++)
                 for (int p = 0; p < 5; p++) {
                     char cfg[160];
-                    snprintf(cfg, sizeof cfg, "method=%s,precond=%s,rtol=1e-12,maxit=2000", m ? "gmres" : "bicgstab",
-                             gpcs[p]);
+                    snprintf(cfg, sizeof cfg, "method=%s,precond=%s,rtol=1e-12,maxit=2000", nonsym[m], gpcs[p]);
                     int ic = check(&S, cfg, NULL, 1e-10), ig = check(&S, cfg, ctx, 1e-10);
                     /* rounding differs (reduction trees, SpMM order): long solves may
                      * drift by a few iterations, never by a different convergence rate */

@@ -241,10 +241,10 @@ static void test_set_tolerances(void)
 /* maxit reached: status NOCONV, reason maxit, exact iteration count, X is the last iterate. */
 static void test_maxit(void)
 {
-    static const char *methods[] = {"bicgstab", "gmres", "cg"};
+    static const char *methods[] = {"bicgstab", "gmres", "cg", "idr"};
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("poisson3d:12", BSR_DOUBLE, &P));
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 4; m++) {
         char cfg[128];
         snprintf(cfg, sizeof cfg, "method=%s,precond=none,maxit=3,rtol=1e-14,restart=2", methods[m]);
         bsr_solver *s;
@@ -461,8 +461,8 @@ static void test_nan_and_zero_rhs(void)
     double *b = bsr_multivec_data(B);
     for (int64_t i = 0; i < n; i++) b[i * 3 + 1] = 0; /* column 1: b = 0 */
     b[10 * 3 + 2] = NAN;                               /* column 2: NaN */
-    static const char *methods[] = {"bicgstab", "gmres", "cg"};
-    for (int m = 0; m < 3; m++) {
+    static const char *methods[] = {"bicgstab", "gmres", "cg", "idr"};
+    for (int m = 0; m < 4; m++) {
         char cfg[96];
         snprintf(cfg, sizeof cfg, "method=%s,precond=jacobi,rtol=1e-10", methods[m]);
         bsr_solver *s;

@@ -235,6 +235,7 @@ static void test_small_solve(void)
         "method=bicgstab,precond=ilu0,reorder=center",
         "method=bicgstab,precond=ilu0,reorder=rcm",
         "method=bicgstab,precond=ilu0,precision=float,precond_precision=float,reorder=natural",
+        "method=idr,precond=ilu0,reorder=natural",
     };
     for (int p = 0; p < 2; p++) {
         const bsr_problem *pb = p ? &Q : &P;

@@ -39,7 +39,8 @@ extern "C" {
 /* Backend context (context.h); NULL means the CPU. */
 typedef struct bsr_context bsr_context;
 
-typedef enum { BSR_BICGSTAB = 0, BSR_GMRES, BSR_CG } bsr_method;
+/* Krylov methods (src/krylov_table.c has one row per method). */
+typedef enum { BSR_BICGSTAB = 0, BSR_GMRES, BSR_CG, BSR_IDR } bsr_method;
 
 typedef enum {
     BSR_PC_NONE = 0,
@@ -74,7 +75,8 @@ typedef struct {
                                   factored on the device) */
     double rtol, atol;         /* stop when ||r|| <= max(rtol*||b||, atol) */
     double dtol;               /* diverged when ||r|| > dtol*||r0|| */
-    int maxit;                 /* iterations (BiCGStab: full steps; GMRES: inner steps) */
+    int maxit;                 /* iterations (BiCGStab: full steps; GMRES: inner steps; IDR(s):
+                                  products with A, s + 1 a cycle) */
     int restart;               /* GMRES(m) */
     bsr_orth orth;             /* GMRES orthogonalization */
     int stag;                  /* stagnated after this many iterations without a 1% gain in
@@ -148,6 +150,8 @@ typedef struct {
                                   growth of the inverse factors (bsr_ilu_options.grow): 1 refactors
                                   with weights when the estimate passes 1e3, 2 weighs L while
                                   factoring.  Default 0 */
+    int idr_s;                 /* IDR(s): the dimension s of the shadow space, 1..16 (option
+                                  idr_s=S, default 4) */
 } bsr_solver_options;
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
@@ -173,13 +177,13 @@ enum { BSR_FACTOR_AUTO = 0, BSR_FACTOR_CPU = 1, BSR_FACTOR_GPU = 2 };
 enum { BSR_SOLVER_PATTERN_FROZEN = 0, BSR_SOLVER_PATTERN_REFRESH, BSR_SOLVER_PATTERN_AUTO };
 
 /* Defaults: bicgstab, ilu0, tau1 1e-2, tau2 0 (= tau1^2), keep_pattern -1 (auto), omega 1, reorder "",
- * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, mgs, stag 0 (off), max_restarts 5,
+ * rtol 1e-8, atol 0, dtol 1e8, maxit 1000, restart 30, idr_s 4, mgs, stag 0 (off), max_restarts 5,
  * double/double, no history, no progress. */
 void bsr_solver_options_default(bsr_solver_options *o);
-/* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg),
+/* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg|idr),
  * precond (none|jacobi|ssor|ilu0|ilut|ilu2|ic0), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
- * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart,
+ * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart, idr_s,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, cap (auto|none|P), overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),

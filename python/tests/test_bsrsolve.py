@@ -63,7 +63,8 @@ def rhs(n, k=None, seed=1):
 
 @pytest.mark.parametrize("options", [
     "method=bicgstab,precond=ilu0", "method=bicgstab,precond=ilu2", "method=gmres,precond=ilut",
-    "method=gmres,precond=jacobi", "method=bicgstab,precond=none", "method=gmres,precond=ssor"])
+    "method=gmres,precond=jacobi", "method=bicgstab,precond=none", "method=gmres,precond=ssor",
+    "method=idr,precond=ilu0", "method=idr,idr_s=1,precond=jacobi"])
 def test_scalar_csr_one_rhs(options):
     A = dominant(150, 1, seed=2)
     b = rhs(150)

@@ -289,6 +289,7 @@ static void test_solve_cpu(void)
     solve_case(NULL, "stencil3d:8:1", "method=cg,precond=jacobi,rtol=1e-9", nranks > 1 ? 0 : -1);
     solve_case(NULL, "stencil3d:10:4", "precond=ilu0,overlap=1,rtol=1e-9", -1);
     solve_case(NULL, "convdiff2d:24,10", "precond=ilu2,tau1=0.05,overlap=1,rtol=1e-9", nranks > 1 ? 1 : -1);
+    solve_case(NULL, "convdiff2d:24,10", "precond=ilu0,method=idr,rtol=1e-9", nranks > 1 ? 1 : -1);
 }
 
 /* Iterations of a distributed solve of spec with opts. */
@@ -398,6 +399,7 @@ static void test_solve_gpu(void)
     solve_case(ctx, "stencil3d:10:4", "precond=ilu0,rtol=1e-9", -1);
     solve_case(ctx, "stencil3d:9:5", "precond=ilu2,tau1=0.05,rtol=1e-9", nranks > 1 ? 1 : -1);
     solve_case(ctx, "stencil3d:10:4", "precond=ilu0,overlap=1,rtol=1e-9", -1);
+    solve_case(ctx, "stencil3d:10:4", "precond=ilu0,method=idr,rtol=1e-9", -1);
     bsr_context_destroy(ctx);
 }
 
@@ -466,12 +468,12 @@ static void test_failure_midsolve(void)
     BSR_ASSERT_OK(bsr_dist_create(&d, MPI_COMM_WORLD, NULL));
     int64_t r0, r1;
     bsr_dmatrix *D = distribute(d, P.A, -1, &r0, &r1);
-    for (int ov = 0; ov < 2; ov++) {
+    for (int c = 0; c < 3; c++) {   /* BiCGStab, GMRES with overlap, IDR(4) */
         bsr_solver_options o;
         bsr_solver_options_default(&o);
         o.precond = BSR_PC_ILU0;
-        o.overlap = ov;
-        o.method = ov ? BSR_GMRES : BSR_BICGSTAB;
+        o.overlap = c == 1;
+        o.method = c == 1 ? BSR_GMRES : c == 2 ? BSR_IDR : BSR_BICGSTAB;
         o.orth = BSR_ORTH_CGS2;
         bsr_dsolver *s;
         BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
