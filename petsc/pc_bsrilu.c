@@ -14,6 +14,7 @@
  * The first PCSetUp, and any on a new pattern, sets the factorization up;
  * a later one on the same pattern refactors the new values into it. */
 #include "bsrpetsc.h"
+#include <omp.h>
 #include <string.h>
 
 static const char *const kind_names[] = {"ilu0", "ilut", "ilu2"};
@@ -185,7 +186,8 @@ static PetscErrorCode PCView_BsrIlu(PC pc, PetscViewer viewer)
                                          st.fill, (long long)(st.nnzb_L + st.nnzb_U), d->mat.b, d->mat.b,
                                          (long long)st.nnzb_A, (long long)st.second_order_total, st.pivots_regularized,
                                          st.order_s, st.factor_s));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
+                                     d->refactors, omp_get_max_threads()));
     PetscFunctionReturn(0);
 }
 

@@ -15,6 +15,7 @@
  * after PCSetErrorIfFailure().  The first PCSetUp, and any on a new pattern,
  * sets the solver up; a later one on the same pattern refactors. */
 #include "bsrpetsc.h"
+#include <omp.h>
 #include <string.h>
 
 typedef struct {
@@ -207,7 +208,8 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
     } else snprintf(buf, sizeof buf, "(invalid) %s", d->config);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s on %s\n", buf,
                                      d->ctx ? bsr_context_describe(d->ctx) : "the CPU"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
+                                     d->refactors, omp_get_max_threads()));
     if (d->applies)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  %ld solves, %ld iterations in all; last: %s, %d iterations, relres %g\n",
                                          d->applies, d->iterations, bsr_reason_string(d->last_reason), d->last_its,

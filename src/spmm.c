@@ -54,20 +54,10 @@
 #else
 #define SPMM_UNROLL
 #endif
-/* Fetches the len bytes from ptr into the cache ahead of their use: the next
- * block row's values, taken to be as many as this row's (what PETSc's BAIJ
- * MatMult does).  A prefetch never faults, so past the array's end it is
- * harmless; it changes no result.  The read stream alone left the CPU
- * kernel 1.2-1.3x behind PETSc's MatMult on stencil3d:64:4. */
-#if defined(__GNUC__)
-#define SPMM_PREFETCH(ptr, len)                                                             \
-    for (size_t pf_ = 0; pf_ < (len); pf_ += 64) __builtin_prefetch((const char *)(ptr) + pf_, 0, 0)
-#else
-#define SPMM_PREFETCH(ptr, len) ((void)0)
-#endif
 /* One vector (k = 1) with b = B fixed: spmm_row's sums (from +0, blocks in
  * stored order, each block's columns ascending, in double) with the row's B
- * accumulators in registers and the block product unrolled; same bits. */
+ * accumulators in registers and the block product unrolled; same bits.  The
+ * next block row's values (taken as many as this row's) are prefetched. */
 #define DEFINE_SPMM1(SUF, REAL, B)                                                          \
     static void spmm1_##SUF##_##B(const bsr_matrix *A, REAL alpha, const REAL *x, REAL beta, \
                                   REAL *y, int par)                                         \
@@ -79,7 +69,7 @@
             double acc[B];                                                                  \
             for (int r = 0; r < B; r++) acc[r] = 0.0;                                       \
             const int p0 = rowptr[i], p1 = rowptr[i + 1];                                   \
-            SPMM_PREFETCH(val + (size_t)p1 * (B * B), (size_t)(p1 - p0) * (B * B) * sizeof(REAL)); \
+            BSR_PREFETCH(val + (size_t)p1 * (B * B), (size_t)(p1 - p0) * (B * B) * sizeof(REAL)); \
             for (int p = p0; p < p1; p++) {                                                 \
                 const REAL *blk = val + (size_t)p * (B * B);                                \
                 const REAL *xb = x + (size_t)colind[p] * B;                                 \
