@@ -148,18 +148,6 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
  * team), so the threshold changes times only. */
 #define BSR_PAR_WORK 32768
 static inline int bsr_par_worth(int64_t work) { return work >= BSR_PAR_WORK; }
-
-/* Asks the CPU to bring the len bytes at ptr into its caches ahead of their
- * use (a row kernel's next block row, as PETSc's BAIJ kernels do).  A
- * prefetch never faults, so bytes past an array's end are harmless (the
- * addresses are formed as integers), and it changes no result. */
-#if defined(__GNUC__) && !defined(BSR_NO_PREFETCH)   /* BSR_NO_PREFETCH: for A/B timing */
-#define BSR_PREFETCH(ptr, len)                                                                     \
-    for (size_t bsr_pf_ = 0; bsr_pf_ < (size_t)(len); bsr_pf_ += 64)                             \
-    __builtin_prefetch((const void *)((uintptr_t)(const void *)(ptr) + bsr_pf_), 0, 0)
-#else
-#define BSR_PREFETCH(ptr, len) ((void)0)
-#endif
 /* OpenMP threads for a rank of a distributed run (threads.c): 0 (leave the
  * OpenMP setting alone) when the user chose (user_set: OMP_NUM_THREADS is
  * set), else max(1, min(node_cores / local_ranks, avail)): the node's cores

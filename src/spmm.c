@@ -56,8 +56,7 @@
 #endif
 /* One vector (k = 1) with b = B fixed: spmm_row's sums (from +0, blocks in
  * stored order, each block's columns ascending, in double) with the row's B
- * accumulators in registers and the block product unrolled; same bits.  The
- * next block row's values (taken as many as this row's) are prefetched. */
+ * accumulators in registers and the block product unrolled; same bits. */
 #define DEFINE_SPMM1(SUF, REAL, B)                                                          \
     static void spmm1_##SUF##_##B(const bsr_matrix *A, REAL alpha, const REAL *x, REAL beta, \
                                   REAL *y, int par)                                         \
@@ -68,9 +67,7 @@
         for (int i = 0; i < A->nbrows; i++) {                                               \
             double acc[B];                                                                  \
             for (int r = 0; r < B; r++) acc[r] = 0.0;                                       \
-            const int p0 = rowptr[i], p1 = rowptr[i + 1];                                   \
-            BSR_PREFETCH(val + (size_t)p1 * (B * B), (size_t)(p1 - p0) * (B * B) * sizeof(REAL)); \
-            for (int p = p0; p < p1; p++) {                                                 \
+            for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {                               \
                 const REAL *blk = val + (size_t)p * (B * B);                                \
                 const REAL *xb = x + (size_t)colind[p] * B;                                 \
                 double v[B];                                                                \

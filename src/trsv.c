@@ -109,12 +109,8 @@ DEFINE_TRSV_ROW(f, float)
         double acc[B];                                                                      \
         REAL *yi = y + (size_t)i * B;                                                       \
         for (int r = 0; r < B; r++) acc[r] = yi[r];                                         \
-        const int p0 = rowptr[i], p1 = rowptr[i + 1];                                       \
-        /* the row solved next (L: i + 1 after this one, U: i - 1 before), its \
-         * length taken as this row's */                                                  \
-        BSR_PREFETCH(val + (size_t)(upper ? (2 * p0 - p1 > 0 ? 2 * p0 - p1 : 0) : p1) * (B * B), \
-                     (size_t)(p1 - p0) * (B * B) * sizeof(REAL));                           \
-        for (int p = p0 + upper; p < p1; p++) {                                             \
+        const int p1 = rowptr[i + 1];                                                       \
+        for (int p = rowptr[i] + upper; p < p1; p++) {                                      \
             const REAL *blk = val + (size_t)p * (B * B);                                    \
             const REAL *yc = y + (size_t)colind[p] * B;                                     \
             double v[B];                                                                    \
