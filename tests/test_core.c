@@ -244,6 +244,52 @@ static void test_multivec_ops(void)
     free(cm); free(back);
 }
 
+/* axpy and scale on double multivectors (k = 1 and k = 3, with Y = X
+ * aliased): every entry is y + a x (a x) computed in double, bit for bit,
+ * whatever loop the library runs. */
+static void test_multivec_axpy_bits(void)
+{
+    const int64_t n = 4099;
+    for (int k = 1; k <= 3; k += 2) {
+        bsr_multivec *X, *Y;
+        BSR_ASSERT_OK(bsr_multivec_create(&X, n, k, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&Y, n, k, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_random(X, 3));
+        BSR_ASSERT_OK(bsr_multivec_random(Y, 4));
+        const double alpha[3] = {-0.3, 1.7, 1e-3};
+        const double *x = bsr_multivec_cdata(X), *y = bsr_multivec_cdata(Y);
+        double *y0 = malloc(sizeof(double) * n * k), *x0 = malloc(sizeof(double) * n * k);
+        memcpy(y0, y, sizeof(double) * n * k);
+        memcpy(x0, x, sizeof(double) * n * k);
+        BSR_ASSERT_OK(bsr_multivec_axpy(Y, alpha, X));
+        int bad = 0;
+        for (int64_t e = 0; e < n * k; e++) {
+            volatile double want = y0[e] + alpha[e % k] * x0[e];
+            bad += y[e] != want;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        BSR_ASSERT_OK(bsr_multivec_axpy(X, alpha, X));   /* X += alpha X */
+        bad = 0;
+        for (int64_t e = 0; e < n * k; e++) {
+            volatile double want = x0[e] + alpha[e % k] * x0[e];
+            bad += x[e] != want;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        memcpy(x0, x, sizeof(double) * n * k);
+        BSR_ASSERT_OK(bsr_multivec_scale(X, alpha));
+        bad = 0;
+        for (int64_t e = 0; e < n * k; e++) {
+            volatile double want = alpha[e % k] * x0[e];
+            bad += x[e] != want;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        free(y0);
+        free(x0);
+        bsr_multivec_destroy(X);
+        bsr_multivec_destroy(Y);
+    }
+}
+
 /* SpMM S1 and OpenMP against the dense reference, b = 1..10, k = 1..16. */
 static void spmm_case(bsr_precision prec, int b, int k, double alpha, double beta, uint64_t seed)
 {
@@ -367,6 +413,7 @@ int main(int argc, char **argv)
         {"CSR <-> BSR round trip, block-size detection", test_csr_roundtrip_and_detect},
         {"auto block size on random block matrices", test_detect_random},
         {"multivector ops", test_multivec_ops},
+        {"axpy and scale: y + a x per entry, k = 1 and 3, aliased", test_multivec_axpy_bits},
         {"SpMM S1/OpenMP vs dense reference, b=1..10, k=1..16", test_spmm_cpu},
         {"SpMM argument errors", test_spmm_errors},
         {"stencil3d generator and matrix info", test_generator_and_info},

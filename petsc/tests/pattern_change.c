@@ -47,9 +47,12 @@ static PetscErrorCode make_matrix(PetscInt nb, PetscInt b, PetscInt width, Petsc
 }
 
 /* Fails unless ksp's PC, as it stands after solving with A, applies as a PC
- * of the same options set up from scratch for A does (to 1e-10): a PC that
- * kept the factors of older values fails it. */
-static PetscErrorCode same_as_fresh(KSP ksp, Mat A, const char *what)
+ * of the same options set up from scratch for A does, to tol: a PC that kept
+ * the factors of older values fails it (the changes below move M^{-1} b by
+ * 1e-2 and more).  tol is 1e-10 where a refactor gives a fresh setup's
+ * factors; ILUT and ILU2 refactor into the pattern their setup chose, where
+ * a fresh setup drops by the new values: close, not equal (tol 1e-5). */
+static PetscErrorCode same_as_fresh(KSP ksp, Mat A, const char *what, PetscReal tol)
 {
     PC pc, fresh;
     Vec b, y1, y2;
@@ -73,8 +76,9 @@ static PetscErrorCode same_as_fresh(KSP ksp, Mat A, const char *what)
     PetscCall(VecAXPY(y1, -1.0, y2));
     PetscCall(VecNorm(y1, NORM_2, &diff));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "%-40s M^{-1} b against a fresh setup's: %.2e\n", "", (double)(diff / nrm)));
-    PetscCheck(diff <= 1e-10 * nrm, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "%s: the PC applies differently from a fresh setup on the same matrix (%g)", what, (double)(diff / nrm));
+    PetscCheck(diff <= tol * nrm, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "%s: the PC applies differently from a fresh setup on the same matrix (%g > %g)", what,
+               (double)(diff / nrm), (double)tol);
     PetscCall(VecDestroy(&b));
     PetscCall(VecDestroy(&y1));
     PetscCall(VecDestroy(&y2));
@@ -142,6 +146,7 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscInt i = 0, j, nb = 60;
     PetscScalar blk[9];
     char what[96];
+    const PetscReal tol = !strcmp(value, "ilut") || !strcmp(value, "ilu2") ? 1e-5 : 1e-10;
 
     PetscFunctionBeginUser;
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "-pc_type %s %s %s, -ksp_type %s\n", pc_type, name, value, ksp_type));
@@ -157,7 +162,7 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscCall(solve_check(ksp, A1, 1, 0, "first setup (b = 3)"));
     PetscCall(set_values(A1, nb, 3, 1, 2.0));   /* new values, same pattern */
     PetscCall(solve_check(ksp, A1, 1, 1, "new values: refactor"));
-    PetscCall(same_as_fresh(ksp, A1, "new values: refactor"));
+    PetscCall(same_as_fresh(ksp, A1, "new values: refactor", tol));
     PetscCall(MatSetOption(A1, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
     j = nb - 1;   /* a new block (0, nb-1): the same matrix, a new pattern */
     for (int q = 0; q < 9; q++) blk[q] = 0.01 * (q + 1);
@@ -167,7 +172,7 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscCall(solve_check(ksp, A1, 2, 1, "a new block: full setup"));
     PetscCall(set_values(A1, nb, 3, 1, 0.5));
     PetscCall(solve_check(ksp, A1, 2, 2, "new values again: refactor"));
-    PetscCall(same_as_fresh(ksp, A1, "new values again: refactor"));
+    PetscCall(same_as_fresh(ksp, A1, "new values again: refactor", tol));
     PetscCall(make_matrix(nb, 3, 2, 0.7, &A2));   /* another matrix, a wider pattern */
     PetscCall(solve_check(ksp, A2, 3, 2, "another matrix: full setup"));
     PetscCall(KSPReset(ksp));   /* PETSc needs it for a new size */
@@ -183,7 +188,7 @@ static PetscErrorCode sequence(const char *pc_type, const char *name, const char
     PetscCall(solve_check(ksp, A4, 6, 2, what));
     PetscCall(MatShift(A4, 5.0));
     PetscCall(solve_check(ksp, A4, 6, 3, "MATSEQAIJ new values: refactor"));
-    PetscCall(same_as_fresh(ksp, A4, "MATSEQAIJ new values: refactor"));
+    PetscCall(same_as_fresh(ksp, A4, "MATSEQAIJ new values: refactor", tol));
 
     PetscCall(MatDestroy(&A1));
     PetscCall(MatDestroy(&A2));

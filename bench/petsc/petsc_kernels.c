@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* petsc_kernels: the library's CPU kernels against PETSc's on the same data,
+ * in one process, on one thread (PETSc's sequential kernels):
+ *   spmv      bsr_spmm (y = A x)            MatMult on the same MATSEQBAIJ
+ *   axpy      bsr_multivec_axpy             VecAXPY
+ *   dot       bsr_multivec_dot              VecDot
+ *   norm2     bsr_multivec_norm2            VecNorm(NORM_2)
+ *   ilu0      bsr_ilu_apply (M^{-1} x, natural order)     MatSolve of PETSc's
+ *   ilu0_lu   bsr_trsv_lower + bsr_trsv_upper on the factors  ILU(0) (PCILU)
+ *   ilu0_fac  bsr_ilu_refactor              MatLUFactorNumeric (ILU(0))
+ * Each figure is the median of -reps runs, milliseconds, the library's next
+ * to PETSc's; diff is the largest relative difference of the two results
+ * (a vector: max |a - b| / max |b|; a scalar: |a - b| / |b|).  ilu0_lu's
+ * diff is against ilu0's (the same solves without scaling and permutation:
+ * U^{-1} L^{-1} of the scaled matrix, so it is compared to the library's own
+ * apply after the scaling, not to PETSc).  Exit status 1 when a diff passes
+ * -tol (default 1e-10): the ctest petsc_kernels runs a tiny size for that.
+ *
+ * usage: petsc_kernels [-gen SPEC] [-reps N] [-tol T] [-threads N]
+ *   SPEC  a bsrsolve generator (default stencil3d:100:4: 1M block rows of 4)
+ *   N     the library's OpenMP threads (default 1, as PETSc's one) */
+#include <petscksp.h>
+#include <petsc/private/petscimpl.h> /* PetscObjectStateIncrease: VecNorm caches its result by state */
+#include <bsrsolve.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXREPS 101
+
+/* Median of t[0..n-1] (sorts t). */
+static double median(double *t, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            double s = t[j]; t[j] = t[j - 1]; t[j - 1] = s;
+        }
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* max |a - b| / max |b| over n entries. */
+static double vec_diff(const double *a, const double *b, PetscInt n)
+{
+    double d = 0, m = 0;
+    for (PetscInt i = 0; i < n; i++) {
+        double e = fabs(a[i] - b[i]);
+        if (e > d || e != e) d = e;
+        if (fabs(b[i]) > m) m = fabs(b[i]);
+    }
+    return m > 0 ? d / m : d;
+}
+
+/* |a - b| / |b|. */
+static double scal_diff(double a, double b) { return b != 0 ? fabs(a - b) / fabs(b) : fabs(a - b); }
+
+/* The library's status as a PETSc error naming what failed. */
+#define BSR(what, call)                                                                                  \
+    do {                                                                                                 \
+        bsr_status s_ = (call);                                                                          \
+        PetscCheck(!s_, PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s: %s", what, bsr_status_string(s_),       \
+                   bsr_last_error());                                                                    \
+    } while (0)
+
+/* A row of the table: name, the library's and PETSc's medians (seconds), diff. */
+static void row(const char *name, const char *petsc, double tb, double tp, double diff, double tol, int *bad)
+{
+    int fail = !(diff <= tol);
+    *bad |= fail;
+    printf("%-9s %-20s %11.3f %11.3f %7.2f %10.2e%s\n", name, petsc, 1e3 * tb, 1e3 * tp, tp > 0 ? tb / tp : 0.0, diff,
+           fail ? "  FAIL" : "");
+}
+
+/* The library's matrix A as a PETSc MATSEQBAIJ with the same blocks. */
+static PetscErrorCode to_petsc(const bsr_matrix *A, Mat *P)
+{
+    const int nb = bsr_matrix_nbrows(A), b = bsr_matrix_block(A);
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    PetscInt *ia, *ja;
+
+    PetscFunctionBeginUser;
+    PetscCheck(bsr_matrix_precision(A) == BSR_DOUBLE, PETSC_COMM_SELF, PETSC_ERR_SUP, "double matrices only");
+    PetscCall(PetscMalloc2(nb + 1, &ia, rp[nb] > 0 ? rp[nb] : 1, &ja));
+    for (int i = 0; i <= nb; i++) ia[i] = rp[i];
+    for (int q = 0; q < rp[nb]; q++) ja[q] = ci[q];
+    PetscCall(MatCreate(PETSC_COMM_SELF, P));
+    PetscCall(MatSetSizes(*P, (PetscInt)nb * b, (PetscInt)nb * b, (PetscInt)nb * b, (PetscInt)nb * b));
+    PetscCall(MatSetType(*P, MATSEQBAIJ));
+    /* row-oriented (PETSc's default): each b x b block row-major, as the library stores it */
+    PetscCall(MatSeqBAIJSetPreallocationCSR(*P, b, ia, ja, (const PetscScalar *)bsr_matrix_values(A)));
+    PetscCall(PetscFree2(ia, ja));
+    PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+    char spec[256] = "stencil3d:100:4";
+    PetscInt reps = 11, threads = 1;
+    PetscReal tol = 1e-10;
+    bsr_problem prob;
+    Mat P, F;
+    PC pc;
+    Vec x, y, w;
+    bsr_multivec *X, *Y, *W, *Z;
+    double t[MAXREPS], tb, tp;
+    int bad = 0;
+
+    PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+    PetscOptionsBegin(PETSC_COMM_SELF, NULL, "petsc_kernels options", NULL);
+    PetscCall(PetscOptionsString("-gen", "bsrsolve generator", NULL, spec, spec, sizeof spec, NULL));
+    PetscCall(PetscOptionsInt("-reps", "runs a figure (median)", NULL, reps, &reps, NULL));
+    PetscCall(PetscOptionsInt("-threads", "the library's OpenMP threads", NULL, threads, &threads, NULL));
+    PetscCall(PetscOptionsReal("-tol", "largest relative difference allowed", NULL, tol, &tol, NULL));
+    PetscOptionsEnd();
+    PetscCheck(reps >= 1 && reps <= MAXREPS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "--reps: 1..%d", MAXREPS);
+    PetscCheck(threads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "--threads: 1 or more");
+    omp_set_num_threads((int)threads);
+
+    BSR("generate", bsr_generate(spec, BSR_DOUBLE, &prob));
+    const bsr_matrix *A = prob.A;
+    const int nb = bsr_matrix_nbrows(A), b = bsr_matrix_block(A);
+    const PetscInt n = (PetscInt)nb * b;
+    PetscCheck(bsr_matrix_nbcols(A) == nb, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s: not square", spec);
+    PetscCall(to_petsc(A, &P));
+    printf("petsc_kernels: %s, %d block rows of %d x %d, %d blocks, n = %" PetscInt_FMT ", %d thread(s), median of %d, "
+           "ms\n", prob.name, nb, b, b, bsr_matrix_nnzb(A), n, (int)threads, (int)reps);
+    printf("%-9s %-20s %11s %11s %7s %10s\n", "kernel", "petsc", "bsrsolve", "petsc", "ratio", "diff");
+
+    /* the same x in both; y and w are results */
+    BSR("vectors", bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR("vectors", bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR("vectors", bsr_multivec_create(&W, n, 1, BSR_DOUBLE));
+    BSR("vectors", bsr_multivec_create(&Z, n, 1, BSR_DOUBLE));
+    BSR("vectors", bsr_multivec_random(X, 11));
+    BSR("vectors", bsr_multivec_random(W, 12));
+    double *xd = bsr_multivec_data(X), *yd = bsr_multivec_data(Y), *wd = bsr_multivec_data(W);
+    PetscCall(MatCreateVecs(P, &x, &y));
+    PetscCall(VecDuplicate(x, &w));
+    {
+        PetscScalar *a;
+        PetscCall(VecGetArrayWrite(x, &a));
+        memcpy(a, xd, sizeof(double) * n);
+        PetscCall(VecRestoreArrayWrite(x, &a));
+        PetscCall(VecGetArrayWrite(w, &a));
+        memcpy(a, wd, sizeof(double) * n);
+        PetscCall(VecRestoreArrayWrite(w, &a));
+    }
+    const PetscScalar *ya;
+
+    /* spmv */
+    for (int r = 0; r < reps; r++) {
+        double t0 = omp_get_wtime();
+        BSR("spmv", bsr_spmm(1.0, A, X, 0.0, Y));
+        t[r] = omp_get_wtime() - t0;
+    }
+    tb = median(t, (int)reps);
+    for (int r = 0; r < reps; r++) {
+        double t0 = omp_get_wtime();
+        PetscCall(MatMult(P, x, y));
+        t[r] = omp_get_wtime() - t0;
+    }
+    tp = median(t, (int)reps);
+    PetscCall(VecGetArrayRead(y, &ya));
+    row("spmv", "MatMult", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+    PetscCall(VecRestoreArrayRead(y, &ya));
+
+    /* axpy: y = w, then y += alpha x, reps times on both sides */
+    {
+        const double alpha = 0.375;
+        BSR("axpy", bsr_multivec_copy(Y, W));
+        PetscCall(VecCopy(w, y));
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("axpy", bsr_multivec_axpy(Y, &alpha, X));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            PetscCall(VecAXPY(y, alpha, x));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        PetscCall(VecGetArrayRead(y, &ya));
+        row("axpy", "VecAXPY", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        PetscCall(VecRestoreArrayRead(y, &ya));
+    }
+
+    /* dot and norm2 */
+    {
+        double db = 0, nbv = 0;
+        PetscScalar dp = 0;
+        PetscReal np = 0;
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("dot", bsr_multivec_dot(X, W, &db));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            PetscCall(VecDot(x, w, &dp));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        row("dot", "VecDot", tb, tp, scal_diff(db, dp), tol, &bad);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("norm2", bsr_multivec_norm2(X, &nbv));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            /* PETSc caches a norm until the vector changes: bump the state */
+            PetscCall(PetscObjectStateIncrease((PetscObject)x));
+            PetscCall(VecNorm(x, NORM_2, &np));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        row("norm2", "VecNorm", tb, tp, scal_diff(nbv, np), tol, &bad);
+    }
+
+    /* ILU(0) in natural order on both sides: the same factorization (PETSc's
+     * of A, the library's of its block-Jacobi-scaled A: M = L U either way) */
+    {
+        bsr_ilu_options io;
+        bsr_ilu *Fb;
+        bsr_ilu_factors f;
+        bsr_ilu_options_default(&io, BSR_ILU0);
+        io.order.kind = BSR_ORDER_NATURAL;
+        BSR("ilu0 setup", bsr_ilu_setup(A, &io, &Fb));
+        BSR("ilu0 setup", bsr_ilu_get_factors(Fb, &f));
+        PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
+        PetscCall(PCSetType(pc, PCILU));
+        PetscCall(PCSetOperators(pc, P, P));
+        PetscCall(PCSetUp(pc));
+        PetscCall(PCFactorGetMatrix(pc, &F));
+
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            PetscCall(MatSolve(F, x, y));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        PetscCall(VecGetArrayRead(y, &ya));
+        row("ilu0", "MatSolve", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        PetscCall(VecRestoreArrayRead(y, &ya));
+
+        /* the two triangular solves alone, on the scaled right-hand side
+         * S x (S the left scaling, natural order: no permutation), against
+         * the library's whole apply */
+        const double *S = f.scale_left;
+        double *zd = bsr_multivec_data(Z);
+        int natural = 1;
+        for (int i = 0; f.ord && i < nb; i++) natural &= f.ord->perm[i] == i;
+        PetscCheck(!f.scale_right && !f.gather && natural, PETSC_COMM_SELF,
+                   PETSC_ERR_PLIB, "ilu0_lu: the factors are not in natural order with a left scaling only");
+        for (int i = 0; i < nb; i++)
+            for (int r = 0; r < b; r++) {
+                double s = 0;
+                for (int c = 0; c < b; c++) s += (S ? S[((size_t)i * b + r) * b + c] : (r == c)) * xd[(size_t)i * b + c];
+                zd[(size_t)i * b + r] = s;
+            }
+        BSR("vectors", bsr_multivec_copy(W, Z));
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("ilu0 L", bsr_trsv_lower(f.L, f.lvL, Z, W));
+            BSR("ilu0 U", bsr_trsv_upper(f.U, f.lvU, W, W));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        row("ilu0_lu", "MatSolve", tb, tp, vec_diff(bsr_multivec_data(W), yd, n), tol, &bad);
+
+        /* numeric refactorization of the same values */
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("ilu0 refactor", bsr_ilu_refactor(Fb, A));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            PetscCall(MatLUFactorNumeric(F, P, NULL));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y));
+        PetscCall(MatSolve(F, x, y));
+        PetscCall(VecGetArrayRead(y, &ya));
+        row("ilu0_fac", "MatLUFactorNumeric", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        PetscCall(VecRestoreArrayRead(y, &ya));
+        bsr_ilu_destroy(Fb);
+        PetscCall(PCDestroy(&pc));
+    }
+
+    printf("%s (diff tolerance %.1e)\n", bad ? "FAIL" : "ok", (double)tol);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    bsr_multivec_destroy(W);
+    bsr_multivec_destroy(Z);
+    bsr_problem_free(&prob);
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+    PetscCall(VecDestroy(&w));
+    PetscCall(MatDestroy(&P));
+    PetscCall(PetscFinalize());
+    return bad;
+}
