@@ -92,6 +92,8 @@ typedef struct {
 } ilu_work;
 
 struct bsr_ilu {
+    void *apply_ws;         /* bsr_ilu_apply's work vector, kept between calls (a size_t
+                             * capacity, then the data); taken and given back atomically */
     bsr_ilu_options opt;
     double t1, t2;          /* tau1*sqrt(b), tau2*sqrt(b) */
     double pivot_rel;

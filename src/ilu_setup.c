@@ -58,6 +58,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     ilu_rows_free(F, 1);
     ilu_work_release(F);
     free(F->pool);
+    free(F->apply_ws);
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv);
