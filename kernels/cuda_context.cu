@@ -92,6 +92,14 @@ static bsr_status ctx_setup(bsr_context *ctx, bsr_cuda_ctx *c, int device, void 
     return BSR_OK;
 }
 
+/* Device memory in use on the current device (total less free), for the
+ * profile marks; 0 when the runtime cannot say. */
+static double device_used(void)
+{
+    size_t fr = 0, tot = 0;
+    return cudaMemGetInfo(&fr, &tot) == cudaSuccess ? (double)(tot - fr) : 0.0;
+}
+
 extern "C" bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *stream)
 {
     bsr_cuda_ctx *c = (bsr_cuda_ctx *)bsr_calloc(1, sizeof *c, "CUDA context");
@@ -99,6 +107,7 @@ extern "C" bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *
     bsr_status s = ctx_setup(ctx, c, device, stream);
     if (s != BSR_OK) { ctx_free(c); return s; }
     ctx->cuda = c;
+    bsr_prof_set_memory(device_used);
     return BSR_OK;
 }
 

@@ -113,6 +113,8 @@ void bsr_generate_usage(FILE *f);
 int bsr_prof_on(void);
 void bsr_prof_enable(int on);
 void bsr_prof_mark(const char *what);
+/* used() = device memory in use in bytes, printed with each profile mark. */
+void bsr_prof_set_memory(double (*used)(void));
 double bsr_progress_min(void);
 void bsr_progress_enable(double min_s);
 /* Within a long phase (progress on): "bsrsolve: WHAT: DONE of TOTAL UNIT (P%)

@@ -65,6 +65,15 @@ void bsr_progress_enable(double min_s)
     progress_min = min_s;
 }
 
+/* Device memory in use (bytes), reported with each profile mark once a
+ * CUDA context set it (bsr_prof_set_memory); NULL in a CPU-only run. */
+static double (*prof_memory)(void);
+
+void bsr_prof_set_memory(double (*used)(void))
+{
+    prof_memory = used;
+}
+
 /* Print "prof: WHAT  seconds" since the previous mark (profiling), or
  * "bsrsolve: WHAT S s" when that took at least the progress threshold, then
  * restart the clock; what = NULL only restarts it. */
@@ -74,7 +83,9 @@ void bsr_prof_mark(const char *what)
     const double pmin = bsr_progress_min();
     if (!prof && pmin == 0) return;
     double t = prof_now(), dt = t - prof_last;
-    if (what && prof) fprintf(stderr, "prof: %-44s %9.4f s\n", what, dt);
+    if (what && prof && prof_memory)   /* where a setup's device memory goes, step by step */
+        fprintf(stderr, "prof: %-44s %9.4f s  (device memory in use %.2f GB)\n", what, dt, prof_memory() / 1e9);
+    else if (what && prof) fprintf(stderr, "prof: %-44s %9.4f s\n", what, dt);
     if (what && pmin > 0 && dt >= pmin) {
         fprintf(stderr, "bsrsolve: %s %.*f s\n", what, dt < 10 ? 1 : 0, dt);
         fflush(stderr);
