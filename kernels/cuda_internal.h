@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CUDA backend internals shared by kernels/*.cu (issue 3, gpuspmm): the CUDA
+/* CUDA backend internals shared by the CUDA sources of kernels/: the CUDA
  * half of a context, the device mirrors behind bsr_matrix.dev and
  * bsr_multivec.dev, error checking, and raw accessors for other CUDA modules
  * (triangular solves, Krylov).  Not installed; C++ (nvcc) only. */

@@ -10,8 +10,8 @@ BSR_FOR_EACH_B(ROWJ_DECL)
 
 /* Vectors per thread (J code) for a chunk of kk vectors: layout V on the
  * sliced copy with one vector a thread at kk <= 2, two at kk <= 4, three
- * above: AUTO's usual picks at b = 4, 5 on the H100 (bench/RESULTS.md, issue
- * 22 (c)).  AUTO does not use the rule: it times the candidates.  BSR_ROWJ_J
+ * above: AUTO's usual picks at b = 4, 5 on the H100 (bench/RESULTS.md).
+ * AUTO does not use the rule: it times the candidates.  BSR_ROWJ_J
  * (1..5, 11..15, 21..25, 31..35) overrides it. */
 int bsr_spmm_rowj_cols(int b, int kk)
 {

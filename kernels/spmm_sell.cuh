@@ -9,7 +9,7 @@
  * traffic, not DRAM, bounded ROWJ at larger k (b=4 k=9: L2 at ~90% of its
  * peak, DRAM at ~60%).  Here the 32 block rows of a slice store their p-th
  * blocks side by side, value by value: a warp's load of one value of A for
- * its rows is one contiguous run (bench/RESULTS.md, issue 22).
+ * its rows is one contiguous run (bench/RESULTS.md).
  *
  * Slice s holds block rows 32s .. 32s+31 in entries sptr[s] .. sptr[s+1]:
  * 32 x (longest row of the slice) entries, entry e = sptr[s] + 32p + l for

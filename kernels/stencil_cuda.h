@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared pieces of the stencil module's CUDA code (issue 8): error checks,
+/* Shared pieces of the stencil module's CUDA code: error checks,
  * the deterministic max reduction, the point update with the CPU's exact
  * operation order.  C++ (nvcc) only. */
 #ifndef BSR_STENCIL_CUDA_H

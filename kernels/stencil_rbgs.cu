@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Red-black Gauss-Seidel on the GPU (issue 8): one kernel per colour.
+/* Red-black Gauss-Seidel on the GPU: one kernel per colour.
  * A block updates the colour-c points of a (2*RB_TX) x RB_TY tile of one
  * z-plane, one point per thread, reading the other colour's values from a
  * shared-memory copy of the tile plus halo (each value feeds up to four

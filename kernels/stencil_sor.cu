@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Wavefront SOR / SSOR on the GPU (issue 8): one kernel per hyperplane
+/* Wavefront SOR / SSOR on the GPU: one kernel per hyperplane
  * i+j+k = d, launched in sequence (forward: d ascending, backward:
  * descending), so each point sees W, S, B already updated and E, N, T not
  * yet: the lexicographic update order, bit for bit (no FMA contraction).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal interface of the GPU block triangular solves (issue 6): raw device
+/* Internal interface of the GPU block triangular solves: raw device
  * arrays in, so the kernels do not depend on the device-object API.  Shared by
  * kernels/trsv_*.cu, the CPU build's stubs and bench/bench_trsv.c. */
 #ifndef BSR_TRSV_H
@@ -67,7 +67,8 @@ void bsr_trsv_plan_free(bsr_trsv_plan *pl);
 bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering *ord, int *ntl,
                               int **tl_ptr, int **ranges, int *nranges, int *tree_ok);
 
-/* Kernel families of issue 6 (values match bsr_trsv_kernel). */
+/* Kernel families: the level kernel and the tree study kernels P21-P24
+ * (values match bsr_trsv_kernel). */
 enum { TRSV_K_LEVEL = 0, TRSV_K_P21, TRSV_K_P22, TRSV_K_P23, TRSV_K_P24 };
 /* Schedules of the level kernel (values match bsr_trsv_sched). */
 enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };

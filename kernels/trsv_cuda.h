@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CUDA-side helpers of the GPU triangular solves (issue 6): the
+/* CUDA-side helpers of the GPU triangular solves: the
  * precision/block-size dispatch shared by kernels/trsv_*.cu. */
 #ifndef BSR_TRSV_CUDA_H
 #define BSR_TRSV_CUDA_H
 
-#include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors (issue 3) */
+#include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors */
 #include "trsv.h"
 
 #include <type_traits>

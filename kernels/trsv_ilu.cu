@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ILU preconditioner on the GPU (issue 6): the CPU factors are uploaded
+/* The ILU preconditioner on the GPU: the CPU factors are uploaded
  * once (optionally as float: mixed precision), each triangle's block rows
  * stored in its level order, optionally with the unknowns renumbered in L's
  * level order too (full renumbering), schedules checked (src/trsv_plan.c);
@@ -41,7 +41,7 @@ struct bsr_gpu_ilu {
     void *sl, *sr;                /* device scalings (fprec, device numbering) or NULL */
     cudaStream_t stream;          /* the context's */
     void *t, *t2;                 /* work vectors (sync-free needs output != input) */
-    void *cx, *cy;                /* k > TRSV_MAXK: one chunk of columns in and out (issue 22) */
+    void *cx, *cy;                /* k > TRSV_MAXK: one chunk of columns in and out */
     size_t c_bytes;
     size_t t_bytes;
     void *hx;                     /* staging for the host convenience calls */
@@ -776,7 +776,7 @@ extern "C" bsr_status bsr_gpu_ilu_apply_dev(bsr_gpu_ilu *G, const void *x, void 
     BSR_TRY(ensure_work(G, k, vp));
     /* the gather (ordering, left scaling) and the scatter (ordering, right
      * scaling) are plain copies when there is nothing to do: the solves then
-     * read x or write y themselves (two vector passes less each; issue 22).
+     * read x or write y themselves (two vector passes less each).
      * The gather goes into the exact L solve, which applies it row by row
      * where its kernel can (H100, 100^3, b = 4, natural: the gather kernel
      * took 0.06 ms, the apply went 0.999 -> 0.961 ms) */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Approximate triangular solves by Jacobi sweeps (trisolve=jacobi:N, issue 22).
+/* Approximate triangular solves by Jacobi sweeps (trisolve=jacobi:N).
  *
  * The level-scheduled solves of the ILU factors wait level after level (298
  * levels for a 100^3 stencil in natural order) and reach about a third of the

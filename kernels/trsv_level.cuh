@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Level-scheduled block triangular solve on the GPU (issue 6, the production
+/* Level-scheduled block triangular solve on the GPU (the production
  * kernel "level-scheduled P24"): a team of TS lanes (TS = 4..32, a power of
  * two chosen from b*k and the mean row length) per block row; the lanes of a
  * team split over (blocks of the row) x (row of the block) x (vector), every
@@ -833,7 +833,7 @@ static int team_size(int bk, double mean_len, int forced)
 }
 
 /* Default schedule and lanes per row of the sync-free kernel, from the
- * H100 tuning sweep (bench/RESULTS.md, issue 6, stencil3d:96:4, b = 4):
+ * H100 tuning sweep (bench/RESULTS.md, stencil3d:96:4, b = 4):
  * with b*k <= 8, levels narrower than 8192 rows on average (natural 3D
  * ordering: 286 levels of <= 6912 rows, the dependency chain dominates) run
  * the persistent ticket kernel (natural k=1: 1.45 vs 1.58 ms); wider levels

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Block triangular solves over the nested-dissection tree (issue 6, the study
+/* Block triangular solves over the nested-dissection tree (the study
  * kernels P21-P24): the nodes of one tree level are independent, one CUDA
  * block per node, the node's own rows solved one after another (lower: leaves
  * first and rows ascending; upper: root first and rows descending).

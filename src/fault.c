@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Fault injection for the tests (issue 24, declared in internal.h): event
+/* Fault injection for the tests (declared in internal.h): event
  * counters per kind, one of which may be armed to fail at its n-th event,
  * and the device allocator's count of live allocations.  Atomic because
  * events happen inside OpenMP regions; disarmed, an event costs one relaxed

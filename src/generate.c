@@ -6,7 +6,7 @@
 #include <string.h>
 
 bsr_status bsr_gen_stencil3d(const char *params, bsr_precision prec, bsr_problem *P);
-/* issue 8: structured generators (src/stencil.c, src/gen_cfd3d.c) */
+/* structured generators (src/stencil/stencil.c, src/gen/gen_cfd3d.c) */
 bsr_status bsr_gen_poisson2d(const char *params, bsr_precision prec, bsr_problem *P);
 bsr_status bsr_gen_poisson3d(const char *params, bsr_precision prec, bsr_problem *P);
 bsr_status bsr_gen_heat2d(const char *params, bsr_precision prec, bsr_problem *P);

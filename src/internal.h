@@ -63,7 +63,7 @@ void *bsr_malloc(size_t bytes, const char *what);
 void *bsr_calloc(size_t count, size_t size, const char *what);
 void *bsr_realloc(void *p, size_t bytes, const char *what);
 
-/* ---- fault injection (issue 24; fault.c) ------------------------------------
+/* ---- fault injection (fault.c) ----------------------------------------------
  * A test hook, not part of the public API: bsr_fault_arm(kind, n) makes the
  * n-th event of that kind from now on fail as the real failure would (one
  * event only; n <= 0 disarms), bsr_fault_count(kind) says how many events
@@ -219,7 +219,7 @@ void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
 
-/* ---- context and CUDA backend (issue 3, gpuspmm) ----------------------------
+/* ---- context and CUDA backend -----------------------------------------------
  * struct bsr_context is shared by host code; its CUDA half (bsr_cuda_ctx) and
  * the device mirrors behind bsr_matrix.dev / bsr_multivec.dev are defined in
  * kernels/cuda_internal.h, with accessors for other CUDA modules.  The

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Bandwidth model of a Krylov iteration (profile=1, issue 22).
+/* Bandwidth model of a Krylov iteration (profile=1).
  *
  * A sparse iteration is bound by memory traffic: the least bytes it must
  * move, over the device-to-device copy bandwidth, is the time no

@@ -132,7 +132,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
  * lazy loading of the SpMM and triangular-solve modules, or the
  * preconditioner's first work-vector allocation: inside the solve these made
  * the SpMM cost 0.52 ms a call against 0.34 ms in bench spmm at k = 1, 2.26
- * against 0.65 ms at k = 9 (issue 22).  The two vectors go to the pool, which
+ * against 0.65 ms at k = 9.  The two vectors go to the pool, which
  * the solve then takes. */
 bsr_status bsr_solver_device_warm(bsr_solver *s, int k)
 {

@@ -122,7 +122,7 @@ struct bsr_kops {
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
-    /* Fused updates and inner products (issue 22; NULL: bsr_kops_upd_dot makes
+    /* Fused updates and inner products, one vector pass (NULL: bsr_kops_upd_dot makes
      * the separate calls): for u < nu (1 or 2), Z[u] = a[u] X[u] + b[u] Y[u] +
      * c[u] Z[u] (axpbypcz's rules, one mask), then out1 = (D, W1) (W1 NULL:
      * (D, D)) and, with W2, out2 = (D, W2), D = Z[nu-1]; the bits of the
@@ -152,7 +152,7 @@ struct bsr_kprof {
     int calls[4];
 };
 /* On the device the operations are timed by events on the stream, so that the
- * profile adds no synchronization to the iteration it measures (issue 22);
+ * profile adds no synchronization to the iteration it measures;
  * bsr_kops_profile_finish then waits for them and sums them into P->s. */
 void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
 void bsr_kops_profile_finish(struct bsr_kprof *P);

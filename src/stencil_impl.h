@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Private pieces of the stencil module (issue 8): generator parameter parsing,
+/* Private pieces of the stencil module: generator parameter parsing,
  * the structured-grid builder shared by the scalar generators, and the GPU
  * entry points of RB-GS / wavefront SOR (kernels/stencil_*.cu, or the CPU
  * build's stand-ins, kernels/entry_points.def). */

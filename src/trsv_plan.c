@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Host side of the GPU triangular-solve analysis (issue 6): check a level
+/* Host side of the GPU triangular-solve analysis: check a level
  * schedule against its triangle, lay the triangle out for the device (rows in
  * level order, optionally renumbered), and the separator-tree levels of the
  * P21-P24 kernels.  OpenMP-parallel: this is the "analysis" the benchmark

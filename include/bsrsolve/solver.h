@@ -135,7 +135,7 @@ typedef struct {
                                   triangular solves L then U; N > 0 ("jacobi:N") N Jacobi sweeps
                                   on each factor instead (y = x - L_off y, z = D^{-1}(y - U_off z),
                                   every row in parallel: an approximate M^{-1} that changes the
-                                  iterations; bench/RESULTS.md, issue 22).  CPU backend: exact only */
+                                  iterations: fewer waits, more iterations).  CPU backend: exact only */
     double pivot;              /* ILU pivot rule (option pivot=REL|strict): 0 (default) the ILU's
                                   1e-8; REL in (0, 1): a pivot entry |p| < REL*r_k (r_k the
                                   scaled row's size, ilu.h) is set to sign(p)*REL*r_k, the stated
