@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "plot.h"
 #include "internal.h"
-#include "../kernels/trsv.h"
+#include "../kernels/trsv/trsv.h"
 #include "anchors.h"
 #include "trsv_kernels.h"
 #include <math.h>

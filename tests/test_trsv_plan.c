@@ -5,7 +5,7 @@
  * kernel from waiting forever on a row that comes later. */
 #include "harness.h"
 #include "internal.h"
-#include "../kernels/trsv.h"
+#include "../kernels/trsv/trsv.h"
 #include <omp.h>
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * P21-P24 kernels.  OpenMP-parallel: this is the "analysis" the benchmark
  * compares with cuSPARSE's. */
 #include "internal.h"
-#include "../kernels/trsv.h"
+#include "../../kernels/trsv/trsv.h"
 #include <string.h>
 
 void bsr_trsv_plan_free(bsr_trsv_plan *pl)
