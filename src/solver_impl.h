@@ -168,7 +168,7 @@ double bsr_krylov_extra_bytes(const bsr_kops *o, const bsr_solver_options *opt);
 /* The backend-independent fields of o (the rest zeroed): n, k, precision, A, pc. */
 void bsr_kops_base(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
-/* CUDA table (src/solver_cuda.c): vectors created on ctx's device; A must be
+/* CUDA table (src/krylov/solver_cuda.c): vectors created on ctx's device; A must be
  * uploaded already.  BSR_ERR_NODEVICE without CUDA. */
 bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k);
 /* Y = M^{-1} X through o->pc (identity copy when none). */

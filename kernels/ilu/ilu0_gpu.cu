@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* On-device numeric block ILU: scaling and factorization of the ILU module's
  * ILU(0), or of ILUT/ILU2 into the frozen pattern of their setup
- * (src/ilu_pattern.c), on the GPU, for CFD codes that refactor every time
+ * (src/ilu/ilu_pattern.c), on the GPU, for CFD codes that refactor every time
  * step.
  *
  * Symbolic work is done once, on the device, from a bsr_ilu after setup (its
  * ordering, map of A onto the permuted rows, the pattern and its lower
- * part's level schedule; the per-row functions of src/ilu0_plan.h, whose
+ * part's level schedule; the per-row functions of src/ilu/ilu0_plan.h, whose
  * host loops are the reference): for every A block its destination in the
  * factors (-1: outside a frozen pattern), and for every lower block (i,k) the
  * list of updates (upper block (k,j), target (i,j)) for the columns j of row
@@ -83,7 +83,7 @@ __global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, cons
 }
 
 /* BSR_ILU0_PLAN_CHECK=1: the device plan must equal the host reference
- * (src/ilu0_plan.c) array for array (tests set it). */
+ * (src/ilu/ilu0_plan.c) array for array (tests set it). */
 static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
 {
     static int on = -1;   /* read once: tests set it before the first call */

@@ -46,7 +46,7 @@ struct bsr_gpu_ilu0 {
     int valid;
 };
 
-/* ---- block kernels (ports of src/blockops.c, same operation order) ---- */
+/* ---- block kernels (ports of src/core/blockops.c, same operation order) ---- */
 
 /* LU with partial pivoting; pivots below tiny pushed to +-tiny; returns the count. */
 template <int B> __device__ int blk_lu(double *a, int *piv, double tiny)
@@ -130,7 +130,7 @@ template <int B> __device__ double blk_fnorm(const double *a)
 {
     double s = 0.0;
     for (int i = 0; i < B * B; i++) s += a[i] * a[i];
-    if (s <= 1e300 && s >= 1e-290) return sqrt(s);   /* as src/blockops.c: a sum that underflowed to 0 is rescaled */
+    if (s <= 1e300 && s >= 1e-290) return sqrt(s);   /* as src/core/blockops.c: a sum that underflowed to 0 is rescaled */
     if (isnan(s)) return s;
     double m = blk_maxabs<B>(a);
     if (m == 0.0 || !isfinite(m)) return m;
@@ -155,7 +155,7 @@ __device__ __forceinline__ void fail(unsigned long long *err, int row, int kind,
 enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
 
 /* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
- * file comment and src/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
+ * file comment and src/ilu/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
  * (natural order, symbolic phase on the device); adst NULL: W in the layout
  * of P A P^T itself; diagw NULL: no diagonal added where A lacks one. */
 template <int B, typename TA>
@@ -224,7 +224,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
 }
 
 /* Step 2: the rows rows[0..nr) of one level (see the file comment and
- * src/ilu_row.c with the pattern fixed). */
+ * src/ilu/ilu_row.c with the pattern fixed). */
 template <int B>
 __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
                            const int *__restrict__ Up, const long long *__restrict__ updp,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ILU(0) symbolic phase done on the device (kernels/ilu0_sym_gpu.cu):
+/* The ILU(0) symbolic phase done on the device (kernels/ilu/ilu0_sym_gpu.cu):
  * what the device preconditioner (trsv_ilu.cu) and the device factorization
  * (ilu0_gpu.cu) read instead of the host's patterns when F->dsym is set. */
 #ifndef BSR_ILU0_SYM_GPU_CUH

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The threshold rows of ILUT / ILU2 on the device: the factorization that
- * chooses the pattern (src/ilu_row.c with the thresholds, dynamic fill and
+ * chooses the pattern (src/ilu/ilu_row.c with the thresholds, dynamic fill and
  * the per-row cap), one warp a block row, sync-free.
  *
  * Warps take rows in increasing order by ticket and factor each in row (IKJ)
@@ -24,7 +24,7 @@
  * workspace, its slot or the pool sends the whole factorization back to the
  * host.  The host then makes the rows and the frozen pattern from the columns
  * (ilu_rows_from_dev, ilu_pattern_build): the values are factored into it by
- * the frozen numeric (kernels/ilu0_gpu.cu), which repeats this arithmetic. */
+ * the frozen numeric (kernels/ilu/ilu0_gpu.cu), which repeats this arithmetic. */
 #include "ilu0_gpu.cuh"
 #include <limits.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Launchers of the pyramid kernels (kernels/pyramid_kernels.cu), used by
- * the host side of the GPU solver (kernels/pyramid_gpu.cu). */
+/* Launchers of the pyramid kernels (kernels/pyramid/pyramid_kernels.cu), used by
+ * the host side of the GPU solver (kernels/pyramid/pyramid_gpu.cu). */
 #ifndef BSR_PYRAMID_KERN_H
 #define BSR_PYRAMID_KERN_H
 

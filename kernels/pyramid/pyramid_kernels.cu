@@ -3,7 +3,7 @@
  * 3D; float, double) and the long-vector boundary restore.  Every operation
  * is an explicitly rounded intrinsic (__dadd_rn, __dmul_rn, ...) so nvcc
  * cannot contract a*b+c into an FMA: the kernels evaluate exactly the
- * expression of the CPU reference (src/pyramid_cpu.c), bit for bit. */
+ * expression of the CPU reference (src/pyramid/pyramid_cpu.c), bit for bit. */
 #include "pyramid_kern.h"
 
 template <typename T> struct rn;

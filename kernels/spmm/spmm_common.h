@@ -41,7 +41,7 @@ __device__ __forceinline__ void rowv_put(T *y, int i, int k, int j0, int jb, int
 
 /* ROWJ's J codes: 1..5 the r-split layout, 11..15 layout V with J - 10
  * vectors, 21..25 layout V on the sliced copy, 31..35 its column walk
- * (kernels/spmm_rowj.cuh, spmm_sell.cuh). */
+ * (kernels/spmm/spmm_rowj.cuh, spmm_sell.cuh). */
 static inline int rowj_valid(int J)
 {
     return (J >= 1 && J <= 5) || (J >= 11 && J <= 15) || (J >= 21 && J <= 25) || (J >= 31 && J <= 35);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Building and refreshing a device matrix's sliced copy (layout in
- * kernels/spmm_sell.cuh): the slice offsets on the host from A's pattern,
+ * kernels/spmm/spmm_sell.cuh): the slice offsets on the host from A's pattern,
  * the column indices and values gathered on the device from the BSR mirror. */
 #include "spmm_sell.cuh"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface of the GPU block triangular solves: raw device
  * arrays in, so the kernels do not depend on the device-object API.  Shared by
- * kernels/trsv_*.cu, the CPU build's stubs and bench/bench_trsv.c. */
+ * kernels/trsv/trsv_*.cu, the CPU build's stubs and bench/bench_trsv.c. */
 #ifndef BSR_TRSV_H
 #define BSR_TRSV_H
 
@@ -39,7 +39,7 @@ typedef struct {
     int *counter;              /* device ticket counter */
 } bsr_trsv_tri;
 
-/* Host layout of one triangle for the device (src/trsv_plan.c).  Numbering:
+/* Host layout of one triangle for the device (src/trsv/trsv_plan.c).  Numbering:
  * the factor's, or new = qpos[old] with full renumbering. */
 typedef struct {
     int n, nnzb, max_width;
@@ -87,7 +87,7 @@ bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, cons
 bsr_status bsr_trsv_dev_solve_gather(const bsr_trsv_tri *T, int kernel, int sched, const int *perm, const void *S,
                                      void *w, const void *x, void *y, int k, bsr_precision vprec, void *stream);
 
-/* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv_jacobi.cu;
+/* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv/trsv_jacobi.cu;
  * the host reference is bsr_trsv_jacobi_host): x, y and the work vector w
  * distinct; pure launches on stream. */
 bsr_status bsr_trsv_dev_jacobi(const bsr_trsv_tri *T, int sweeps, const void *x, void *y, void *w,

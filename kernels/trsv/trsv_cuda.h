@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA-side helpers of the GPU triangular solves: the
- * precision/block-size dispatch shared by kernels/trsv_*.cu. */
+ * precision/block-size dispatch shared by kernels/trsv/trsv_*.cu. */
 #ifndef BSR_TRSV_CUDA_H
 #define BSR_TRSV_CUDA_H
 

@@ -2,7 +2,7 @@
 /* The ILU preconditioner on the GPU: the CPU factors are uploaded
  * once (optionally as float: mixed precision), each triangle's block rows
  * stored in its level order, optionally with the unknowns renumbered in L's
- * level order too (full renumbering), schedules checked (src/trsv_plan.c);
+ * level order too (full renumbering), schedules checked (src/trsv/trsv_plan.c);
  * refactor re-uploads values only; apply = gather+scale (ordering and
  * renumbering composed into one permutation), L solve, U solve,
  * scale+scatter, all on the device with no host round trip. */

@@ -792,7 +792,7 @@ vec_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *_
 }
 
 /* The benchmark driver's overrides of the rules below (bsr_trsv_set_tuning in
- * src/gpu_ilu.h, defined in trsv_level.cu): a plain read, no environment. */
+ * src/ilu/gpu_ilu.h, defined in trsv_level.cu): a plain read, no environment. */
 extern bsr_trsv_tuning bsr_trsv_tune;
 
 /* Override v, or dflt when v < 0 (no override). */

@@ -48,7 +48,7 @@ typedef struct {
                               fills them */
     int jacobi;            /* 0: exact triangular solves (kernel/sched above); N > 0:
                               N Jacobi sweeps on each factor instead (trisolve=jacobi:N,
-                              kernels/trsv_jacobi.cu) */
+                              kernels/trsv/trsv_jacobi.cu) */
 } bsr_gpu_ilu_options;
 
 /* Defaults: level kernel, sync-free, factors in their host precision, renumbered. */
@@ -70,12 +70,12 @@ bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_tr
 /* Triangular solves of the applies from now on: 0 exact, N > 0 N Jacobi sweeps. */
 bsr_status bsr_gpu_ilu_set_jacobi(bsr_gpu_ilu *G, int sweeps);
 /* Bytes one apply of G moves at the least (bandwidth model of the profile,
- * src/krylov_bytes.c): *fixed = factor values, indices and scalings read per
+ * src/krylov/krylov_bytes.c): *fixed = factor values, indices and scalings read per
  * apply (each Jacobi sweep reads its factor again), *passes = vector passes
  * of n*b*k values (input, output, intermediates between sweeps). */
 void bsr_gpu_ilu_apply_bytes(const bsr_gpu_ilu *G, double *fixed, double *passes);
-/* Host reference of the Jacobi sweeps on one factor T (src/trsv_jacobi.c):
- * Y = approximately T^{-1} X after `sweeps` sweeps, as kernels/trsv_jacobi.cu
+/* Host reference of the Jacobi sweeps on one factor T (src/trsv/trsv_jacobi.c):
+ * Y = approximately T^{-1} X after `sweeps` sweeps, as kernels/trsv/trsv_jacobi.cu
  * computes it (L: strict blocks; U: inverted pivot first in each row). */
 bsr_status bsr_trsv_jacobi_host(const bsr_matrix *T, int upper, int sweeps, const bsr_multivec *X, bsr_multivec *Y);
 /* Y = M^{-1} X (A's original numbering; X == Y allowed).  X current on the
@@ -97,7 +97,7 @@ bsr_status bsr_gpu_ilu_trsv(bsr_gpu_ilu *G, int upper, const bsr_multivec *X, bs
 bsr_status bsr_gpu_ilu_setup_times(const bsr_gpu_ilu *G, double *upload_s, double *analysis_s);
 void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G);
 
-/* Overrides of the level kernel's built-in tuning rules (kernels/trsv_level.cuh),
+/* Overrides of the level kernel's built-in tuning rules (kernels/trsv/trsv_level.cuh),
  * for the benchmark driver's variants (bench trsv --variants, or BSR_TRSV_*
  * variables read there); production code never sets them.  A field < 0
  * keeps the rule. */
@@ -117,7 +117,7 @@ typedef struct {
  * Set it between solves, not while one runs on another thread. */
 void bsr_trsv_set_tuning(const bsr_trsv_tuning *t);
 
-/* On-device numeric block ILU (kernels/ilu0_gpu.cu).
+/* On-device numeric block ILU (kernels/ilu/ilu0_gpu.cu).
  * The scaling and numeric factorization of bsr_ilu done on the GPU, for codes
  * that refactor every time step: ILU(0), or ILUT/ILU2 into the frozen pattern
  * of F's last threshold factorization (the refactor of bsr_ilu_refactor with

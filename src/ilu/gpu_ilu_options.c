@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The device ILU's default options (src/gpu_ilu.h), one definition for the
+/* The device ILU's default options (src/ilu/gpu_ilu.h), one definition for the
  * CUDA and the CPU-only build, so option handling runs the same everywhere. */
 #include "gpu_ilu.h"
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Symbolic work of the device ILU(0) (kernels/ilu0_gpu.cu): where each block
+/* Symbolic work of the device ILU(0) (kernels/ilu/ilu0_gpu.cu): where each block
  * of A lands in the factors, and the update lists of the factorization.  The
  * per-row functions are shared: the device builds the plan with them, the
  * host functions below (OpenMP) are the reference it is checked against. */
@@ -39,7 +39,7 @@ typedef struct {
  * diagonal block (-1: none), diagw[k] = W index of U's pivot.  Returns 0 when
  * a block is outside ILU(0)'s patterns (frozen = 0), which must hold A's
  * pattern exactly.  Shared by the host plan and the device one
- * (kernels/ilu0_gpu.cu). */
+ * (kernels/ilu/ilu0_gpu.cu). */
 BSR_HD static inline int bsr_ilu0_map_row(int k, const int *ap, const int *ac, const int *Lp, const int *Lc,
                                           const int *Up, const int *Uc, int nL, int frozen, int *adst,
                                           int *adiag, int *diagw)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Private definitions of the ILU module (src/ilu_*.c). */
+/* Private definitions of the ILU module (src/ilu/ilu_*.c). */
 #ifndef BSR_ILU_IMPL_H
 #define BSR_ILU_IMPL_H
 
@@ -39,7 +39,7 @@ typedef struct {
  * 2 (lower only) first order past the row's cap: updates as an L block, not
  * stored.
  * The same arrays drive the CPU numeric (ilu_row) and the device one
- * (kernels/ilu0_gpu.cu).  lmap/umap: index in the lower / upper pattern of
+ * (kernels/ilu/ilu0_gpu.cu).  lmap/umap: index in the lower / upper pattern of
  * each block of L / U (NULL when there is no second-order part: the same). */
 typedef struct {
     int n;
@@ -132,9 +132,9 @@ struct bsr_ilu {
      * either bsr_ilu0_symbolic_dev attaches the device patterns here, or
      * bsr_ilu_symbolic_host builds the host ones after all. */
     int deferred;
-    void *dsym;             /* device patterns and schedules (kernels/ilu0_sym_gpu.cu) */
+    void *dsym;             /* device patterns and schedules (kernels/ilu/ilu0_sym_gpu.cu) */
     bsr_context *dev;       /* threshold kinds set up symbolic_only for a CUDA context: the
-                             * pattern-choosing rows run on its device (kernels/ilut_gpu.cu) */
+                             * pattern-choosing rows run on its device (kernels/ilu/ilut_gpu.cu) */
     int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
@@ -257,7 +257,7 @@ bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *op
  * schedules: what bsr_ilu_setup does). */
 bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A);
 /* The deferred symbolic phase done on the device of ctx from A's current
- * device mirror (kernels/ilu0_sym_gpu.cu): F->dsym set, statistics filled.
+ * device mirror (kernels/ilu/ilu0_sym_gpu.cu): F->dsym set, statistics filled.
  * BSR_ERR_UNSUPPORTED (error cleared) when A's pattern is not ILU(0)'s as it
  * stands (a block row without its diagonal block): the caller then uses
  * bsr_ilu_symbolic_host.  BSR_ILU0_SYM_CHECK=1 compares every array with the
@@ -274,7 +274,7 @@ bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
 void ilu_pattern_free(ilu_pattern *P);
 
 /* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
- * current) factored on ctx's device (kernels/ilut_gpu.cu): F->rows get the
+ * current) factored on ctx's device (kernels/ilu/ilut_gpu.cu): F->rows get the
  * columns of every row (L, U, W, R, class 2; no values: symbolic_only) and
  * *c the counters the host's workspaces would hold.  The rows, classes and
  * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The frozen pattern of a threshold factorization (see ilu_impl.h): built
  * from the rows of the setup's factorization, then kept, so that refactor
- * (CPU: ilu_row with F->use_fz; device: kernels/ilu0_gpu.cu) factors new
+ * (CPU: ilu_row with F->use_fz; device: kernels/ilu/ilu0_gpu.cu) factors new
  * values into the same L, U (and ILU2's R, W) and every schedule and device
  * copy stays valid. */
 #include "ilu_impl.h"

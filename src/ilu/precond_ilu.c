@@ -189,7 +189,7 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
      * pattern, is not copied into L and U) */
     io.symbolic_only = dev;
     /* a matching needs the host's factors (the device apply gathers by its
-     * rows, kernels/trsv_ilu.cu); factored on the device: none (solver.c
+     * rows, kernels/trsv/trsv_ilu.cu); factored on the device: none (solver.c
      * refuses factor=gpu with mpt, auto then says so in the info line) */
     io.match = dev ? BSR_MATCH_NONE : o->match;
     if (!ctx && o->trisolve > 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Krylov table: one row per method (src/krylov_table.c).  The option
+/* The Krylov table: one row per method (src/krylov/krylov_table.c).  The option
  * parser, the canonical option string, the solver's dispatch and the
  * bandwidth model look a method up here instead of switching on it: a new
  * method is one file (its solve and traffic functions) and one row. */

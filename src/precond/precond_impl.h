@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Helpers shared by the preconditioner kinds (src/precond*.c). */
+/* Helpers shared by the preconditioner kinds (the files of src/precond/ and
+ * src/ilu/precond_ilu.c). */
 #ifndef BSR_PRECOND_IMPL_H
 #define BSR_PRECOND_IMPL_H
 

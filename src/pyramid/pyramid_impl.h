@@ -86,7 +86,7 @@ bsr_status pyr_check(const char *fn, const bsr_grid *G, const bsr_pyr_opts *o);
 void *pyr_grid_alt(bsr_grid *G);
 
 /* Host allocation hooks: pinned via CUDA when *pinned and possible
- * (kernels/pyramid_gpu.cu), else plain malloc (kernels/entry_points.def);
+ * (kernels/pyramid/pyramid_gpu.cu), else plain malloc (kernels/entry_points.def);
  * *pinned says which it got. */
 void *bsr_pyr_host_alloc(size_t bytes, int *pinned);
 void bsr_pyr_host_free(void *p, int pinned);

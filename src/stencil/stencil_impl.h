@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Private pieces of the stencil module: generator parameter parsing,
  * the structured-grid builder shared by the scalar generators, and the GPU
- * entry points of RB-GS / wavefront SOR (kernels/stencil_*.cu, or the CPU
+ * entry points of RB-GS / wavefront SOR (kernels/stencil/stencil_*.cu, or the CPU
  * build's stand-ins, kernels/entry_points.def). */
 #ifndef BSR_STENCIL_IMPL_H
 #define BSR_STENCIL_IMPL_H
@@ -73,7 +73,7 @@ bsr_status stc_check(const char *fn, const bsr_stencil *S, const double *u, doub
 /* x = A^{-1} rhs by UMFPACK (stencil_direct.c; the tests' exact discrete solution). */
 bsr_status stc_direct_solve(const bsr_matrix *A, const double *rhs, double *x);
 
-/* ---- GPU entry points (kernels/stencil_*.cu or CPU stand-ins) ------------- */
+/* ---- GPU entry points (kernels/stencil/stencil_*.cu or CPU stand-ins) ---- */
 bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double tol, int maxit, int check,
                         double *u, bsr_iter_info *info);
 bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, double omega, int symmetric,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Red-black Gauss-Seidel on a structured 5-/7-point problem: sequential and
- * OpenMP CPU versions, dispatch to the GPU one (kernels/stencil_rbgs.cu).
+ * OpenMP CPU versions, dispatch to the GPU one (kernels/stencil/stencil_rbgs.cu).
  * Red points have (i+j+k) even; each colour depends only on the other, so a
  * half-sweep is fully parallel and every backend gives the same bits. */
 #include "stencil_impl.h"

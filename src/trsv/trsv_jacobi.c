@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Host reference of the Jacobi triangular sweeps (trisolve=jacobi:N;
- * the device version is kernels/trsv_jacobi.cu):
+ * the device version is kernels/trsv/trsv_jacobi.cu):
  *   L (unit lower, strict blocks stored):   y_0 = x,       y_m = x - L y_{m-1}
  *   U (inverted pivot first in each row):   z_0 = D^-1 x,  z_m = D^-1 (x - U_off z_{m-1})
  * for m = 1..sweeps.  Every output is summed in double in the device's order

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The table of GPU triangular-solve kernels (src/trsv_kernels.h).  Each row
+/* The table of GPU triangular-solve kernels (src/trsv/trsv_kernels.h).  Each row
  * is tested against the host solve by tests/test_gpu_trsv.c. */
 #include "trsv_kernels.h"
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The GPU triangular-solve kernels as named rows (src/trsv_kernels.c): the
+/* The GPU triangular-solve kernels as named rows (src/trsv/trsv_kernels.c): the
  * production level-scheduled kernel under each schedule and the seed's tree
  * kernels P21-P24, selected by name (bench trsv --kernels) and switched to
  * with bsr_gpu_ilu_set_kernel.  Internal, not the public API. */
