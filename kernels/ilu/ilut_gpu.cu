@@ -59,7 +59,7 @@ struct thr_args {
     double *wsd;                /* per warp: smax blocks, then 2 smax keys */
 };
 
-/* Per-row cap: ilu_row_cap of src/ilu_row.c. */
+/* Per-row cap: ilu_row_cap of src/ilu/ilu_row.c. */
 __device__ int row_cap(const thr_args &a, int len)
 {
     int p = a.capv > 0 ? a.capv : a.capv == 0 ? len : INT_MAX;
