@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "plot.h"
 #include "internal.h"
-#include "../kernels/trsv.h"
+#include "../kernels/trsv/trsv.h"
 #include "anchors.h"
 #include "trsv_kernels.h"
 #include <math.h>
@@ -31,7 +31,7 @@ static void usage(void)
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
             "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: the\n"
-            "  fields of bsr_trsv_tuning, src/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
+            "  fields of bsr_trsv_tuning, src/ilu/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
             "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n"
             "  --jacobi: also time the approximate solves of trisolve=jacobi:N (N sweeps on each factor).\n");
 }

@@ -116,7 +116,7 @@ static int plot_history(const char *path, const bsr_solver_stats *st, const char
 }
 
 /* profile=1 on the device: the Krylov phase against its bandwidth bound
- * (issue 22): the least bytes it moves (model of src/krylov_bytes.c) over the
+ * (issue 22): the least bytes it moves (model of src/krylov/krylov_bytes.c) over the
  * copy bandwidth measured in this process, and the fraction reached. */
 static void profile_bound_line(const bsr_solver_stats *st)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend: contexts, device mirrors, transfers, error reporting and the
- * benchmark's timing helpers (issue 3). */
+ * benchmark's timing helpers. */
 #include "cuda_internal.h"
 #include <string.h>
 #include <algorithm>

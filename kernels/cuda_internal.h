@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CUDA backend internals shared by kernels/*.cu (issue 3, gpuspmm): the CUDA
+/* CUDA backend internals shared by the CUDA sources of kernels/: the CUDA
  * half of a context, the device mirrors behind bsr_matrix.dev and
  * bsr_multivec.dev, error checking, and raw accessors for other CUDA modules
  * (triangular solves, Krylov).  Not installed; C++ (nvcc) only. */
@@ -55,7 +55,7 @@ struct bsr_dev_matrix {
      * (0: not tried yet) */
     unsigned char auto_j[17];
     short auto_t[17];
-    /* the sliced copy the fastest SpMM kernels read (kernels/spmm_sell.cuh),
+    /* the sliced copy the fastest SpMM kernels read (kernels/spmm/spmm_sell.cuh),
      * built at the first SpMM that wants it; sell: 0 not built, 1 pattern
      * built and values stale, 2 current, -1 not kept (padding or memory) */
     int sell;
@@ -90,7 +90,7 @@ extern "C" bsr_status bsr_cusparse_fail(cusparseStatus_t e, const char *call, co
         if (_e != CUSPARSE_STATUS_SUCCESS) return bsr_cusparse_fail(_e, #call, __FILE__, __LINE__); \
     } while (0)
 
-/* Phase mark for setup profiling (src/prof.c) after the device has finished
+/* Phase mark for setup profiling (src/core/prof.c) after the device has finished
  * the work queued so far: only when profiling is on, so it adds no syncs. */
 static inline void bsr_prof_mark_dev(const char *what)
 {
@@ -138,7 +138,7 @@ static inline bsr_status bsr_cuda_dup_ints(int **dev, const int *src, size_t n, 
     if (s != BSR_OK) { bsr_cu_free(*dev); *dev = NULL; }
     return s;
 }
-/* dst[q] = src[map[q]] for nblk blocks of bb doubles, on stream st (kernels/trsv_ilu.cu). */
+/* dst[q] = src[map[q]] for nblk blocks of bb doubles, on stream st (kernels/trsv/trsv_ilu.cu). */
 extern "C" bsr_status bsr_cuda_gather_blocks(cudaStream_t st, int64_t nblk, int bb, const int *map,
                                              const double *src, double *dst);
 /* Device data of X (row-interleaved n*k values); NULL when X has no device copy. */
@@ -172,7 +172,7 @@ bsr_status bsr_spmm_cusparse_mm(bsr_context *ctx, const bsr_matrix *A, double al
                                 int x_rowint, double beta, void *ycol, int k);
 bsr_status bsr_spmm_cusparse(bsr_context *ctx, const bsr_matrix *A, double alpha, const bsr_multivec *X,
                              double beta, bsr_multivec *Y);
-/* Makes A's sliced copy current on the device (kernels/spmm_sell.cu); sets
+/* Makes A's sliced copy current on the device (kernels/spmm/spmm_sell.cu); sets
  * *avail to 0 where it is not kept (too much padding, or no device memory
  * for it: the BSR kernels then do the work, with the same results). */
 bsr_status bsr_spmm_sell_prepare(bsr_context *ctx, const bsr_matrix *A, int *avail);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Event timing of the Krylov operations for profile=1 (issue 22).  Timing
+/* Event timing of the Krylov operations for profile=1.  Timing
  * each operation by synchronizing the device before and after it (the CPU
  * way) stalls the stream between operations and adds a host round trip to
  * each: on the device that was several percent of the iteration being

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Memory-model-correct accesses of the sync-free kernels (issue 24).
+/* Memory-model-correct accesses of the sync-free kernels.
  *
  * A sync-free kernel hands values from one thread to another inside one
  * launch: a reader polls a word until the writer has stored it.  `volatile`

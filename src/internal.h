@@ -63,7 +63,7 @@ void *bsr_malloc(size_t bytes, const char *what);
 void *bsr_calloc(size_t count, size_t size, const char *what);
 void *bsr_realloc(void *p, size_t bytes, const char *what);
 
-/* ---- fault injection (issue 24; fault.c) ------------------------------------
+/* ---- fault injection (fault.c) ----------------------------------------------
  * A test hook, not part of the public API: bsr_fault_arm(kind, n) makes the
  * n-th event of that kind from now on fail as the real failure would (one
  * event only; n <= 0 disarms), bsr_fault_count(kind) says how many events
@@ -221,7 +221,7 @@ void bsr_cuda_matrix_release(bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
 
-/* ---- context and CUDA backend (issue 3, gpuspmm) ----------------------------
+/* ---- context and CUDA backend -----------------------------------------------
  * struct bsr_context is shared by host code; its CUDA half (bsr_cuda_ctx) and
  * the device mirrors behind bsr_matrix.dev / bsr_multivec.dev are defined in
  * kernels/cuda_internal.h, with accessors for other CUDA modules.  The
@@ -279,13 +279,13 @@ bsr_status bsr_cuda_spmm(bsr_context *ctx, bsr_kernel kernel, double alpha, cons
                          const bsr_multivec *X, double beta, bsr_multivec *Y);
 bsr_kernel bsr_cuda_kernel_auto(const bsr_matrix *A, int k);
 /* bsr_cuda_spmm with the ROWJ kernel of J code `code` (1..5, 11..15, 21..25,
- * 31..35: kernels/spmm_rowj.cuh) and about `threads` threads a CUDA block
+ * 31..35: kernels/spmm/spmm_rowj.cuh) and about `threads` threads a CUDA block
  * (0: the default): the candidates AUTO times, one at a time (tests). */
 bsr_status bsr_cuda_spmm_rowj(bsr_context *ctx, int code, int threads, double alpha, const bsr_matrix *A,
                               const bsr_multivec *X, double beta, bsr_multivec *Y);
 /* AUTO's pick for A and a chunk of kk <= 16 columns (0, 0 before its trial). */
 void bsr_cuda_spmm_auto_pick(const bsr_matrix *A, int kk, int *code, int *threads);
-/* 1 when A's sliced device copy (kernels/spmm_sell.cuh) is built and current,
+/* 1 when A's sliced device copy (kernels/spmm/spmm_sell.cuh) is built and current,
  * -1 when it is not kept for A, 0 otherwise. */
 int bsr_cuda_matrix_sliced(const bsr_matrix *A);
 /* Device multivector ops (operands current on the device, same shape; ctx
@@ -298,7 +298,7 @@ bsr_status bsr_cuda_mv_axpbypcz(bsr_context *ctx, const double *a, const bsr_mul
                                 bsr_multivec *Z, const int *done);
 bsr_status bsr_cuda_mv_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y,
                            double *out);
-/* Halo staging for distributed products (kernels/halo.cu): pinned host and
+/* Halo staging for distributed products (kernels/mpi/halo.cu): pinned host and
  * device buffers; dst (device) row t = X's row idx[t] (idx: n device ints,
  * rows of rowlen = X's b*k values counted by the caller), queued on ctx's
  * stream; a copy of bytes between any two of host, pinned and device memory
@@ -310,7 +310,7 @@ void bsr_cuda_buffer_free(void *p);
 bsr_status bsr_cuda_gather_rows(bsr_context *ctx, const bsr_multivec *X, const int *idx, int n,
                                 size_t rowlen, void *dst);
 bsr_status bsr_cuda_copy_async(bsr_context *ctx, void *dst, const void *src, size_t bytes);
-/* CUDA IPC of the distributed halo (kernels/halo_ipc.cu; CPU-only builds:
+/* CUDA IPC of the distributed halo (kernels/mpi/halo_ipc.cu; CPU-only builds:
  * BSR_ERR_UNSUPPORTED).  busid: the PCI bus id of ctx's GPU; peer_ok: the
  * GPU of bus id busid is visible here and ctx's GPU can access it (BSR_OK),
  * else why says what is missing; alloc: a device buffer of its own

@@ -72,7 +72,7 @@ static bsr_status same_shape(const bsr_multivec *X, const bsr_multivec *Y, const
 }
 
 /* Nonzero when X's only current copy is on the device: the operation then
- * runs there, on the context that owns that copy (issue 3). */
+ * runs there, on the context that owns that copy (no hidden download). */
 static int dev_only(const bsr_multivec *X)
 {
     return X && X->dev && (X->where & BSR_ON_DEVICE) && !(X->where & BSR_ON_HOST);

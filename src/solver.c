@@ -302,7 +302,7 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
 /* profile=1 on the device: the Krylov phase's least traffic by the model of
  * krylov_bytes.c (iterations = the most any column ran) and the copy
  * bandwidth measured in this process, into the stats; bound / tk is the
- * fraction of the bandwidth bound reached (issue 22). */
+ * fraction of the bandwidth bound reached. */
 static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats *col, double tk,
                           bsr_solver_stats *stats)
 {

@@ -122,7 +122,7 @@ struct bsr_kops {
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
-    /* Fused updates and inner products (issue 22; NULL: bsr_kops_upd_dot makes
+    /* Fused updates and inner products, one vector pass (NULL: bsr_kops_upd_dot makes
      * the separate calls): for u < nu (1 or 2), Z[u] = a[u] X[u] + b[u] Y[u] +
      * c[u] Z[u] (axpbypcz's rules, one mask), then out1 = (D, W1) (W1 NULL:
      * (D, D)) and, with W2, out2 = (D, W2), D = Z[nu-1]; the bits of the
@@ -152,7 +152,7 @@ struct bsr_kprof {
     int calls[4];
 };
 /* On the device the operations are timed by events on the stream, so that the
- * profile adds no synchronization to the iteration it measures (issue 22);
+ * profile adds no synchronization to the iteration it measures;
  * bsr_kops_profile_finish then waits for them and sums them into P->s. */
 void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx);
 void bsr_kops_profile_finish(struct bsr_kprof *P);
@@ -168,7 +168,7 @@ double bsr_krylov_extra_bytes(const bsr_kops *o, const bsr_solver_options *opt);
 /* The backend-independent fields of o (the rest zeroed): n, k, precision, A, pc. */
 void bsr_kops_base(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k);
-/* CUDA table (src/solver_cuda.c): vectors created on ctx's device; A must be
+/* CUDA table (src/krylov/solver_cuda.c): vectors created on ctx's device; A must be
  * uploaded already.  BSR_ERR_NODEVICE without CUDA. */
 bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr_pc *pc, int k);
 /* Y = M^{-1} X through o->pc (identity copy when none). */

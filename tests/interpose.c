@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Names of functions inside the library (src/ilu_impl.h, src/stencil_impl.h),
+/* Names of functions inside the library (src/ilu/ilu_impl.h, src/stencil/stencil_impl.h),
  * with other signatures: the dynamic linker matches names only. */
 int ilu_factor(void);
 int gen_args_parse(void);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection (issue 24): every host allocation, device allocation,
  * checked CUDA call and Matrix Market read that setup, refactor, solve and
- * the reader reach is made to fail in turn (the hook of src/fault.c).  For
+ * the reader reach is made to fail in turn (the hook of src/core/fault.c).  For
  * each failure: the call reports the right status with a message; nothing
  * leaks (ASan's leak check in `make asan`; the device allocator's own count
  * of live allocations on the GPU); and the objects stay usable -- with the

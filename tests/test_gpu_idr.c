@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* IDR(s) on the CUDA backend (src/krylov_idr.c through the device vector
+/* IDR(s) on the CUDA backend (src/krylov/krylov_idr.c through the device vector
  * table): converged to the known solution like the CPU backend (iterations
  * within rounding's drift), s = 1, 4, 8, k = 1 and 5, double and float, with
  * host and device-resident multivectors; two device runs bit-identical; the

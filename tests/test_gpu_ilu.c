@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* On-device block ILU(0) (kernels/ilu0_gpu.cu) against the CPU ILU(0) of the
+/* On-device block ILU(0) (kernels/ilu/ilu0_gpu.cu) against the CPU ILU(0) of the
  * ILU module (same scaling, ordering and pivot rule): factors and scaling of
  * random diagonally dominant matrices b = 1..10, stencil and cfd3d problems,
  * natural / RCM / ND orderings, A in double and float, factors equal bit

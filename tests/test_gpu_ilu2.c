@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ILUT / ILU2 factored on the device into the frozen pattern of the setup
- * (kernels/ilu0_gpu.cu with classes) against the host's frozen refactor
- * (src/ilu_row.c with F->use_fz) on the same plan: factors (bit for bit in
+ * (kernels/ilu/ilu0_gpu.cu with classes) against the host's frozen refactor
+ * (src/ilu/ilu_row.c with F->use_fz) on the same plan: factors (bit for bit in
  * double), scaling and regularized pivots for b = 1, 4, 5, natural and ND order, A in double and
  * float, after the values changed so much that a fresh setup would drop
  * differently (off-diagonal blocks times 0.05 or 0.5); every device plan equal

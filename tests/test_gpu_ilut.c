@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The threshold rows of ILUT / ILU2 on the device (kernels/ilut_gpu.cu)
- * against the host's (src/ilu_row.c) on the same ordering and options: the
+/* The threshold rows of ILUT / ILU2 on the device (kernels/ilu/ilut_gpu.cu)
+ * against the host's (src/ilu/ilu_row.c) on the same ordering and options: the
  * same frozen pattern, classes included (L, R, capped-out, U, W), the same
  * counters, and the device's factors on that pattern equal to the host
  * setup's within 1e-12 (they are the same bits: both sides form every block

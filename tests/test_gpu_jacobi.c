@@ -50,7 +50,7 @@ static void host_permscale(const bsr_ilu_factors *f, const void *S, bsr_precisio
 }
 
 /* The host composition of the Jacobi apply: gather + left scaling, the L and
- * U sweeps, right scaling + scatter (as kernels/trsv_ilu.cu applies it). */
+ * U sweeps, right scaling + scatter (as kernels/trsv/trsv_ilu.cu applies it). */
 static void host_apply(const bsr_ilu_factors *f, bsr_precision sp, int N, const bsr_multivec *X, bsr_multivec *R)
 {
     bsr_multivec *T = NULL, *T2 = NULL;

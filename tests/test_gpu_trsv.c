@@ -307,7 +307,7 @@ static void test_determinism(void)
 }
 
 /* The sync-free kernel's tuning variants (bsr_trsv_tuning: persist 0/1/2,
- * team, wide, grab, sleep, pipe, pair, rr; see kernels/trsv_level.cuh) against the CPU solves, on random b = 1, 4,
+ * team, wide, grab, sleep, pipe, pair, rr; see kernels/trsv/trsv_level.cuh) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
  * renumber storage and full; the schedules of one lane layout (PERSIST) must
  * give identical bits, since each row is summed in the same order.  Quick:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Host symbolic work of the device ILU numeric (src/ilu0_plan.c), no GPU
+/* Host symbolic work of the device ILU numeric (src/ilu/ilu0_plan.c), no GPU
  * needed: the destination of every block of A in the factors and the update
  * lists equal, array for array, those of a serial mark-based sweep, with 1
  * and several threads, for ILU(0)'s patterns and for the frozen patterns of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Growth-weighted dropping (bsr_ilu_options.grow, src/ilu_grow.c): factors
+/* Growth-weighted dropping (bsr_ilu_options.grow, src/ilu/ilu_grow.c): factors
  * whose inverse-factor growth stays below the trigger are those of grow = 0
  * bit for bit; unstable ones are factored again and then need fewer Krylov
  * iterations; the option string round-trips and bad values are refused. */

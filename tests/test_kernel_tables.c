@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernels selected by name: the GPU triangular-solve table
- * (src/trsv_kernels.c, `bsrsolve bench trsv --kernels`) and the SpMM kernel
+ * (src/trsv/trsv_kernels.c, `bsrsolve bench trsv --kernels`) and the SpMM kernel
  * names (bsr_kernel_name / bsr_kernel_parse, the rows of
- * kernels/spmm_dispatch.cu).  Host only: the rows' numerics are checked
+ * kernels/spmm/spmm_dispatch.cu).  Host only: the rows' numerics are checked
  * against the CPU reference by test_gpu_trsv and test_gpu_spmm. */
 #include "harness.h"
 #include "internal.h"   /* the GPU variants 3..8: BSR_KERNEL_P11 ... */

@@ -221,7 +221,7 @@ static void test_small_solve(void)
     BSR_ASSERT_OK(bsr_generate("stencil3d:4:4", BSR_DOUBLE, &Q));  /* 64 block rows of 4 x 4 */
     CU_ASSERT_EQUAL(teams_since("stencil3d:4:4 generated"), 0);
     /* every setup is serial at this size, in every order: the ND tree's
-     * factorization too (one thread per 512 rows, src/ilu_factor.c) */
+     * factorization too (one thread per 512 rows, src/ilu/ilu_factor.c) */
     static const char *const cases[] = {
         "method=bicgstab,precond=none",
         "method=cg,precond=jacobi",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CPU triangular solves' paths (src/trsv.c): natural order with the
+/* The CPU triangular solves' paths (src/trsv/trsv.c): natural order with the
  * b-specialized kernels, the level schedule (one thread and a team), and the
  * automatic choice all give the bits of the generic reference kernel run in
  * level order, for b = 1..10, float and double, several right-hand-side

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The host reference of the Jacobi triangular sweeps (src/trsv_jacobi.c, the
- * check of kernels/trsv_jacobi.cu): one sweep is x - L x (lower) and
+/* The host reference of the Jacobi triangular sweeps (src/trsv/trsv_jacobi.c, the
+ * check of kernels/trsv/trsv_jacobi.cu): one sweep is x - L x (lower) and
  * D^-1 (x - U_off D^-1 x) (upper) computed independently here; as many
  * sweeps as levels give the exact solves bsr_trsv_lower/upper; float and
  * mixed precisions; bad arguments refused. */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Host analysis of the GPU triangular solves (issue 6, src/trsv_plan.c), no
+/* Host analysis of the GPU triangular solves (issue 6, src/trsv/trsv_plan.c), no
  * GPU needed: the device layout of ILU factors (schedule order, block ranges,
  * block map, renumbering) and the schedule checks that keep the sync-free
  * kernel from waiting forever on a row that comes later. */
 #include "harness.h"
 #include "internal.h"
-#include "../kernels/trsv.h"
+#include "../kernels/trsv/trsv.h"
 #include <omp.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The bsrmv/bsrmm anchor of `bsrsolve bench spmm`: the library's kernel
- * "cusparse" (kernels/spmm_cusparse.cu) timed on column-major copies of X
+ * "cusparse" (kernels/spmm/spmm_cusparse.cu) timed on column-major copies of X
  * and Y made outside the timed region. */
 #include "spmm_common.h"
 #include "anchors.h"

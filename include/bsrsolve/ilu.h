@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* bsrsolve incomplete factorizations: block ILU(0), ILUT(tau), ILU2(tau1,tau2)
  * and the CPU block triangular solves.  Included by bsrsolve.h.
- * (Contract shared by src/ilu*, the GPU triangular solves and the solvers.) */
+ * (Contract shared by src/ilu/ilu*, the GPU triangular solves and the solvers.) */
 #ifndef BSRSOLVE_ILU_H
 #define BSRSOLVE_ILU_H
 
@@ -14,7 +14,7 @@ extern "C" {
 
 typedef enum { BSR_ILU0 = 0, BSR_ILUT, BSR_ILU2 } bsr_ilu_kind;
 
-/* Scaling and dropping (see src/ilu_setup.c for the whole story):
+/* Scaling and dropping (see src/ilu/ilu_setup.c for the whole story):
  *  - A is scaled from the left by the inverses of its diagonal blocks
  *    (block Jacobi: the scaled diagonal blocks are I); a row whose diagonal
  *    block is missing or singular is scaled by 1/s, s = its largest block
@@ -83,7 +83,7 @@ typedef struct {
                              * inverse factors after the factorization (as diag=1 reports it)
                              * and, when it is past 1e3, factors again dropping a block by its
                              * norm times the growth of L^{-1} at its column (L) or of U^{-1} at
-                             * its row (U), Bollhoefer's inverse-based rule (src/ilu_grow.c);
+                             * its row (U), Bollhoefer's inverse-based rule (src/ilu/ilu_grow.c);
                              * below the trigger the factors are those of grow = 0 bit for bit.
                              * 2: one factorization, the L blocks of column i weighted by the
                              * estimate of row i of L^{-1} made as row i was finished (no U

@@ -23,7 +23,7 @@
  * them into the pattern on the device; on the device:
  * none, jacobi, ilu0/ilut/ilu2 (up to BSR_KMAX = 64 right-hand sides a solve
  * on either backend: the device ILU applies them 16 columns at a time); ssor and ic0 are CPU-only.
- * One Krylov implementation serves both backends (src/krylov_*.c over the
+ * One Krylov implementation serves both backends (src/krylov/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
 #define BSRSOLVE_SOLVER_H
@@ -39,7 +39,7 @@ extern "C" {
 /* Backend context (context.h); NULL means the CPU. */
 typedef struct bsr_context bsr_context;
 
-/* Krylov methods (src/krylov_table.c has one row per method). */
+/* Krylov methods (src/krylov/krylov_table.c has one row per method). */
 typedef enum { BSR_BICGSTAB = 0, BSR_GMRES, BSR_CG, BSR_IDR } bsr_method;
 
 typedef enum {
@@ -135,7 +135,7 @@ typedef struct {
                                   triangular solves L then U; N > 0 ("jacobi:N") N Jacobi sweeps
                                   on each factor instead (y = x - L_off y, z = D^{-1}(y - U_off z),
                                   every row in parallel: an approximate M^{-1} that changes the
-                                  iterations; bench/RESULTS.md, issue 22).  CPU backend: exact only */
+                                  iterations: fewer waits, more iterations).  CPU backend: exact only */
     double pivot;              /* ILU pivot rule (option pivot=REL|strict): 0 (default) the ILU's
                                   1e-8; REL in (0, 1): a pivot entry |p| < REL*r_k (r_k the
                                   scaled row's size, ilu.h) is set to sign(p)*REL*r_k, the stated
@@ -237,7 +237,7 @@ typedef struct {
                             rounding floor, but the floor verdict was refused: the residual is
                             no better than x = 0's, or eps*|| |A||x| || > ||b||/10 (x grown
                             as only a system singular in the working precision makes it,
-                            src/krylov_floor.c); "system singular or too ill-conditioned in
+                            src/krylov/krylov_floor.c); "system singular or too ill-conditioned in
                             this precision".  0 otherwise */
 } bsr_col_stats;
 
@@ -264,7 +264,7 @@ typedef struct {
     /* with options.profile on the device: the Krylov phase against its
      * bandwidth bound.  prof_bytes = the bytes its operations move at the
      * least (each matrix, factor and vector read or written once per use: the
-     * model of src/krylov_bytes.c), prof_iter_bytes those of one iteration,
+     * model of src/krylov/krylov_bytes.c), prof_iter_bytes those of one iteration,
      * prof_copy_gbs the device-to-device copy bandwidth measured in the same
      * process (bytes read + written per second / 1e9), prof_krylov_s the
      * phase's wall time; bound = prof_bytes / copy bandwidth, and bound /

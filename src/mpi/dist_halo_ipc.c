@@ -4,7 +4,7 @@
  * setup, and copy their ghosts out of it device to device (no host
  * staging).  The order between processes is kept by zero-byte MPI
  * messages (dist_impl.h has the protocol).  The CUDA calls are in
- * kernels/halo_ipc.cu (without CUDA: unsupported, kernels/entry_points.def).
+ * kernels/mpi/halo_ipc.cu (without CUDA: unsupported, kernels/entry_points.def).
  *
  * Test hook bsr_dipc_host (dist_impl.h): the same protocol on host vectors,
  * the exported buffers then segments of an MPI shared-memory window of the

@@ -9,6 +9,6 @@
 #include "ilu_impl.h"
 #include "pyramid_impl.h"
 #include "stencil_impl.h"
-#include "../../kernels/trsv.h"
+#include "../../kernels/trsv/trsv.h"
 
 #include "../../kernels/entry_points.def"

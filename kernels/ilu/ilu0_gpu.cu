@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* On-device numeric block ILU: scaling and factorization of the ILU module's
+ * ILU(0), or of ILUT/ILU2 into the frozen pattern of their setup
+ * (src/ilu/ilu_pattern.c), on the GPU, for CFD codes that refactor every time
+ * step.
+ *
+ * Symbolic work is done once, on the device, from a bsr_ilu after setup (its
+ * ordering, map of A onto the permuted rows, the pattern and its lower
+ * part's level schedule; the per-row functions of src/ilu/ilu0_plan.h, whose
+ * host loops are the reference): for every A block its destination in the
+ * factors (-1: outside a frozen pattern), and for every lower block (i,k) the
+ * list of updates (upper block (k,j), target (i,j)) for the columns j of row
+ * k's upper part in row i's pattern; ILU2's rule is in the lists (a
+ * second-order block updates with first-order ones only: R * W is never
+ * formed).  Numeric phase, all on the device:
+ *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
+ *     laid out as the pattern (lower blocks, then upper blocks with the
+ *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
+ *     diagonal blocks with the CPU's fallback rule, rowref = largest scaled
+ *     block norm / sqrt(b);
+ *  2. factor row i in IKJ form exactly as ilu_row.c with a fixed pattern:
+ *     L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj; the
+ *     pivot LU-factored with the same regularization rule (|p| < pivot_rel *
+ *     rowref_i -> sign(p) * pivot_rel * rowref_i, counted per block) and
+ *     inverted in place.  b = 1..5: a warp a row, all rows in one
+ *     sync-free launch (ilu0_syncfree_warp); else one thread a row, one
+ *     launch a level.  The operation order per block equals the CPU's and
+ *     these files are compiled without FMA contraction (CMakeLists.txt), as
+ *     the C code is, so the factors equal the CPU's bit for bit: an
+ *     ill-conditioned matrix then takes the same iterations whichever side
+ *     factored it (bcsstk13: 39 against 35 with contraction);
+ *  3. L and U (without ILU2's second-order blocks, gathered when there are
+ *     some) go into the device preconditioner's level-ordered storage
+ *     (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
+ * Errors (non-finite values, zero rows, singular pivots with strict_pivots)
+ * are recorded with one 64-bit atomicMin of (row, kind, position): the
+ * smallest failing row wins, as on the CPU, and the message names it. */
+#include "ilu0_gpu.cuh"
+#include <cub/cub.cuh>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* ---- the plan, built on the device ------------------------------------------- */
+
+/* Rows of A that miss the patterns: *bad = the smallest. */
+__global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict__ ap, const int *__restrict__ ac,
+                                const int *__restrict__ Lp, const int *__restrict__ Lc, const int *__restrict__ Up,
+                                const int *__restrict__ Uc, int *adst, int *adiag, int *diagw, int *bad)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, frozen, adst, adiag, diagw)) atomicMin(bad, k);
+}
+
+/* len[l] = the update list length of L block l; *total (64 bits) = their sum. */
+__global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                  const int *__restrict__ Up, const int *__restrict__ Uc,
+                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk, long long *len,
+                                  unsigned long long *total)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long sum = 0;
+    if (i < n)
+        for (int l = Lp[i]; l < Lp[i + 1]; l++) sum += len[l] = bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, NULL);
+    for (int o = 16; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
+}
+
+__global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                 const int *__restrict__ Up, const int *__restrict__ Uc,
+                                 const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk,
+                                 const long long *__restrict__ updp, int2 *upd)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        for (int l = Lp[i]; l < Lp[i + 1]; l++)
+            bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, (int *)(upd + updp[l]));
+}
+
+/* BSR_ILU0_PLAN_CHECK=1: the device plan must equal the host reference
+ * (src/ilu/ilu0_plan.c) array for array (tests set it). */
+static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
+{
+    static int on = -1;   /* read once: tests set it before the first call */
+    if (on < 0) { const char *e = getenv("BSR_ILU0_PLAN_CHECK"); on = e && atoi(e) == 1; }
+    if (!on || bsr_ilu_dsym(D->F)) return BSR_OK;   /* device symbolic: BSR_ILU0_SYM_CHECK */
+    const bsr_ilu *F = D->F;
+    const int n = D->n;
+    int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
+    int *diagw = (int *)malloc(((size_t)n + 1) * sizeof(int)), *upd = NULL;
+    int64_t *updp = NULL;
+    int64_t hn = 0;
+    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)nupd + 2 * (size_t)D->nL + 2 * (size_t)n + 4) * sizeof(int));
+    bsr_status s = adst && adiag && diagw && dv ? BSR_OK : bsr_error(BSR_ERR_NOMEM, "ILU(0) plan check");
+    if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
+    if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &hn);
+    if (s == BSR_OK && hn != nupd) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: %lld updates on the device, %lld on the host",
+                                                 (long long)nupd, (long long)hn);
+    struct { const void *dev, *host; size_t bytes; const char *name; } arr[] = {
+        {D->adst, adst, (size_t)D->nnzA * sizeof(int), "adst"}, {D->adiag, adiag, (size_t)n * sizeof(int), "adiag"},
+        {D->diagw, diagw, (size_t)n * sizeof(int), "diagw"}, {D->updp, updp, ((size_t)D->nL + 1) * sizeof(int64_t), "updp"},
+        {D->upd, upd, 2 * (size_t)nupd * sizeof(int), "upd"}};
+    for (int a = 0; a < 5 && s == BSR_OK; a++) {
+        if (arr[a].bytes == 0) continue;
+        if (cudaMemcpy(dv, arr[a].dev, arr[a].bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+            s = bsr_error(BSR_ERR_CUDA, "ILU(0) plan check: %s", cudaGetErrorString(cudaGetLastError()));
+        else if (memcmp(dv, arr[a].host, arr[a].bytes))
+            s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: the device's %s differs from the host's", arr[a].name);
+    }
+    free(adst); free(adiag); free(diagw); free(updp); free(upd); free(dv);
+    return s;
+}
+
+/* Map of A and update lists on the device from the uploaded patterns:
+ * nothing of the plan is built or touched on the host (its arrays, ~20 ints a
+ * row, cost host time and fresh pages, then an upload). */
+static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigned char *lk, unsigned char *uk)
+{
+    const int n = D->n, nL = D->nL;
+    cudaStream_t st = D->stream;
+    const unsigned nb = (unsigned)((n + 255) / 256);
+    long long *len = NULL;
+    int *bad = NULL, hbad = n;
+    unsigned long long *tot = NULL, htot = 0;
+    void *tmp = NULL;
+    size_t tb = 0;
+    cudaError_t e = bsr_cu_malloc((void **)&D->adst, ((size_t)D->nnzA + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->adiag, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->diagw, ((size_t)n + 1) * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->updp, ((size_t)nL + 1) * sizeof(long long));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&len, ((size_t)nL + 1) * sizeof(long long));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&bad, sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&tot, sizeof(unsigned long long));
+    if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, len, D->updp, nL + 1, st);
+    if (e == cudaSuccess) e = bsr_cu_malloc(&tmp, tb ? tb : 1);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(bad, &hbad, sizeof(int), cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(len + nL, 0, sizeof(long long), st);
+    if (e == cudaSuccess && n > 0) {
+        plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->frozen, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag,
+                                            D->diagw, bad);
+        plan_count_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&htot, tot, sizeof htot, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    bsr_status s = BSR_OK;
+    if (e == cudaSuccess && hbad < n)
+        s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
+    if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
+    if (s == BSR_OK && e == cudaSuccess) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
+    if (s == BSR_OK && e == cudaSuccess && n > 0) {
+        plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, D->updp, D->upd);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    bsr_cu_free(len); bsr_cu_free(bad); bsr_cu_free(tot); bsr_cu_free(tmp);
+    if (s == BSR_OK && e != cudaSuccess) {
+        cudaGetLastError();
+        s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                      "bsr_gpu_ilu0_create: device plan (%d rows, %d + %d factor blocks): %s", n, D->nL, D->nU,
+                      cudaGetErrorString(e));
+    }
+    if (s == BSR_OK) s = plan_check(D, (int64_t)htot);
+    return s;
+}
+
+/* ---- host side ------------------------------------------------------------- */
+
+/* Threads per CUDA block of the factorization's launches: a level has at most
+ * a few thousand rows, one thread each, so small blocks spread a level over
+ * more SMs (H100, stencil3d:100:4: 14.8 ms at 32, 15.9 at 64, 18.6 at 128,
+ * 25.6 at 256).  BSR_ILU0_T (32..256) overrides, to measure. */
+static int level_threads(void)
+{
+    static int t = -1;   /* read once */
+    if (t < 0) {
+        const char *e = getenv("BSR_ILU0_T");
+        const int v = e ? atoi(e) : 0;
+        t = v >= 32 && v <= 256 && v % 32 == 0 ? v : 32;
+    }
+    return t;
+}
+
+/* The sync-free factorization serves block sizes 1..5 (a warp a row). */
+static int syncfree_rows(int b) { return b * b <= 32; }
+
+/* A fresh device copy of n host ints / bytes (staged through pinned memory when large). */
+static bsr_status up_ints(bsr_context *ctx, int **dev, const int *host, size_t n)
+{
+    CU_TRY(bsr_cu_malloc((void **)dev, (n ? n : 1) * sizeof(int)));
+    return bsr_cuda_h2d(ctx, *dev, host, n * sizeof(int));
+}
+
+static bsr_status up_bytes(bsr_context *ctx, unsigned char **dev, const unsigned char *host, size_t n)
+{
+    CU_TRY(bsr_cu_malloc((void **)dev, n ? n : 1));
+    return bsr_cuda_h2d(ctx, *dev, host, n);
+}
+
+extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
+{
+    if (!D) return;
+    if (D->ctx) bsr_cuda_enter(D->ctx);
+    if (D->stream) cudaStreamSynchronize(D->stream);
+    if (!D->borrowed) { bsr_cu_free(D->ap); bsr_cu_free(D->Lp); bsr_cu_free(D->Up); bsr_cu_free(D->lvrows); }
+    bsr_cu_free(D->asrc); bsr_cu_free(D->adst); bsr_cu_free(D->adiag); bsr_cu_free(D->diagw);
+    bsr_cu_free(D->perm); bsr_cu_free(D->updp);
+    bsr_cu_free(D->upd); bsr_cu_free(D->W); bsr_cu_free(D->dl); bsr_cu_free(D->rowref);
+    bsr_cu_free(D->cnt); bsr_cu_free(D->err);
+    bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
+    free(D->level_ptr);
+    free(D);
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **out)
+{
+    BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu0_create: NULL argument");
+    *out = NULL;
+    if (bsr_context_backend(ctx) != BSR_BACKEND_CUDA || !ctx->cuda)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);   /* ILU(0)'s symbolic phase done on the device */
+    bsr_ilu_fpat P;
+    if (!S && (!F->ap || bsr_ilu_fpattern(F, &P) != BSR_OK))
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: F is neither an ILU(0) factorization with its symbolic "
+                         "phase done nor a threshold factorization with its frozen pattern");
+    if (F->b < 1 || F->b > BSR_MAX_BLOCK)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu0_create: block size %d outside 1..%d", F->b, BSR_MAX_BLOCK);
+    BSR_TRY(bsr_cuda_enter(ctx));
+    bsr_gpu_ilu0 *D = (bsr_gpu_ilu0 *)bsr_calloc(1, sizeof *D, "bsr_gpu_ilu0");
+    if (!D) return BSR_ERR_NOMEM;
+    D->ctx = ctx;
+    D->stream = bsr_cuda_stream(ctx);
+    D->F = F;
+    D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA;
+    D->nL = S ? S->nL : P.nL;
+    D->nU = S ? S->nU : P.nU;
+    D->frozen = !S && P.frozen;
+    D->nLs = S || !P.lmap ? D->nL : F->L->nnzb;
+    D->nUs = S || !P.umap ? D->nU : F->U->nnzb;
+    const int n = D->n, bb = D->b * D->b;
+    const int lvn = S ? n : P.lv->n;
+    D->nlevels = S ? S->nlev[0] : P.lv->nlevels;
+    const int *lp = S ? S->level_ptr[0] : P.lv->level_ptr;
+    bsr_status s = BSR_OK;
+    D->level_ptr = (int *)bsr_malloc(((size_t)D->nlevels + 1) * sizeof(int), "ILU(0) levels");
+    if (!D->level_ptr) s = BSR_ERR_NOMEM;
+    else memcpy(D->level_ptr, lp, ((size_t)D->nlevels + 1) * sizeof(int));
+    if (s == BSR_OK && lvn != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lvn, n);
+    int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
+    unsigned char *lk = NULL, *uk = NULL;
+    if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm;
+                * the patterns read in place (F, which holds S, outlives D) */
+        ac = S->ac; Lc = S->Lc; Uc = S->Uc;
+        D->ap = S->ap; D->Lp = S->Lp; D->Up = S->Up; D->lvrows = S->rows[0];
+        D->borrowed = 1;
+    } else {
+        if (s == BSR_OK) s = up_ints(ctx, &D->ap, F->ap, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
+        if (s == BSR_OK) s = up_ints(ctx, &ac, F->ac, (size_t)D->nnzA);
+        if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Lp, P.Lp, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Lc, P.Lc, (size_t)D->nL);
+        if (s == BSR_OK) s = up_ints(ctx, &D->Up, P.Up, (size_t)n + 1);
+        if (s == BSR_OK) s = up_ints(ctx, &Uc, P.Uc, (size_t)D->nU);
+        if (s == BSR_OK) s = up_ints(ctx, &D->lvrows, P.lv->rows, (size_t)n);
+        if (s == BSR_OK && P.lk) s = up_bytes(ctx, &lk, P.lk, (size_t)D->nL);
+        if (s == BSR_OK && P.uk) s = up_bytes(ctx, &uk, P.uk, (size_t)D->nU);
+        if (s == BSR_OK && P.lmap) s = up_ints(ctx, &D->lmap, P.lmap, (size_t)D->nLs);
+        if (s == BSR_OK && P.umap) s = up_ints(ctx, &D->umap, P.umap, (size_t)D->nUs);
+    }
+    bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
+    if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
+    if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
+    bsr_prof_mark_dev("ilu0 gpu: device plan");
+    if (s == BSR_OK) {
+        cudaError_t e = bsr_cu_malloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->cnt, 2 * sizeof(int));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->err, sizeof(unsigned long long));
+        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
+        if (e == cudaSuccess && D->lmap) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->umap) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                          "bsr_gpu_ilu0_create: device arrays (%d + %d factor blocks of %d x %d): %s",
+                          D->nL, D->nU, D->b, D->b, cudaGetErrorString(e));
+        }
+    }
+    bsr_prof_mark_dev("ilu0 gpu: allocations");
+    if (s != BSR_OK) { bsr_gpu_ilu0_destroy(D); return s; }
+    *out = D;
+    return BSR_OK;
+}
+
+typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int);
+#define SCALE_FN(B) ilu0_scale_b##B,
+#define LEVEL_FN(B) ilu0_level_b##B,
+static const ilu0_scale_fn scale_fn[10] = {BSR_FOR_EACH_B(SCALE_FN)};
+static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
+#undef SCALE_FN
+#undef LEVEL_FN
+
+/* Column of block q of L (upper = 0) or U, for a message. */
+static int factor_col(const bsr_gpu_ilu0 *D, int upper, unsigned q)
+{
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
+    bsr_ilu_fpat P;
+    if (!S) return bsr_ilu_fpattern(D->F, &P) == BSR_OK ? (upper ? P.Uc : P.Lc)[q] : -1;
+    int c = -1;
+    if (cudaMemcpy(&c, (upper ? S->Uc : S->Lc) + q, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+    return c;
+}
+
+/* Message for an error key, in the CPU code's words. */
+static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bsr_matrix *A)
+{
+    const bsr_ilu *F = D->F;
+    const int row = (int)(key >> 36), kind = (int)((key >> 32) & 15);
+    const unsigned aux = (unsigned)(key & 0xffffffffu);
+    const int orig = F->ord ? F->ord->perm[row] : row;
+    switch (kind) {
+    case E_AVAL:
+        return bsr_error(BSR_ERR_VALUE, "ILU: A has a non-finite value in block (%d,%d)", row, A->colind[F->asrc ? F->asrc[aux] : aux]);
+    case E_ZROW:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is zero: A is singular", row);
+    case E_OVFL:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: scaling block row %d by its inverse diagonal block "
+                         "overflows (diagonal block nearly singular)", row);
+    case E_LBLK:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block L(%d,%d) in block row %d (row %d of A)",
+                         row, factor_col(D, 0, aux), row, orig);
+    case E_PIV:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite pivot block in block row %d (row %d of A)", row, orig);
+    case E_STRICT: {
+        double rr = 0;
+        if (cudaMemcpy(&rr, D->rowref + row, sizeof rr, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: singular pivot block in block row %d (row %d of A):"
+                         " %d pivot(s) below %.3g", row, orig, (int)aux, F->pivot_rel * rr);
+    }
+    case E_INV:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite inverse pivot in block row %d (row %d of A)", row, orig);
+    default:
+        return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block U(%d,%d) in block row %d (row %d of A)",
+                         row, factor_col(D, 1, aux), row, orig);
+    }
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, bsr_gpu_ilu *G)
+{
+    BSR_CHECK_ARG(D && A, "bsr_gpu_ilu0_factor: NULL argument");
+    const bsr_ilu *F = D->F;
+    if (A->nbrows != D->n || A->nbcols != D->n || A->b != D->b || A->nnzb != D->nnzA)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_factor: A (%d x %d blocks of %d, %d blocks) is not the pattern "
+                         "of the setup (%d blocks of %d, %d blocks)", A->nbrows, A->nbcols, A->b, A->nnzb, D->n, D->b, D->nnzA);
+    if (!bsr_matrix_on_device(A) || bsr_cuda_dmat(A)->ctx != D->ctx)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_factor: A has no current device mirror in this context (bsr_matrix_upload first)");
+    BSR_TRY(bsr_cuda_enter(D->ctx));
+    double t0 = now_s();
+    D->valid = 0;
+    cudaStream_t st = D->stream;
+    CU_TRY(cudaMemsetAsync(D->cnt, 0, 2 * sizeof(int), st));
+    CU_TRY(cudaMemsetAsync(D->err, 0xff, sizeof(unsigned long long), st));
+    const int n = D->n, T = level_threads(), bb = D->b * D->b;
+    /* a frozen pattern has fill outside A: those blocks start at zero */
+    if (D->frozen) CU_TRY(cudaMemsetAsync(D->W, 0, ((size_t)D->nL + D->nU) * bb * sizeof(double), st));
+    const void *av = bsr_cuda_matrix_val(A);
+    if (n > 0) {
+        unsigned nb = (unsigned)((n + T - 1) / T);
+        scale_fn[D->b - 1](D, nb, T, av, A->prec);
+        CU_LAUNCHED("ilu0_scale");
+    }
+    unsigned long long key = ~0ull;
+    CU_TRY(cudaMemcpyAsync(&key, D->err, sizeof key, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    if (key != ~0ull) return report(D, key, A);
+    if (syncfree_rows(D->b) && n > 0) {   /* one launch, rows waiting for the rows they read */
+        CU_TRY(cudaMemsetAsync(D->done, 0, ((size_t)n + 1) * sizeof(int), st));
+        level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots);
+        CU_LAUNCHED("ilu0_syncfree");
+    } else {
+        for (int v = 0; v < D->nlevels; v++) {
+            const int r0 = D->level_ptr[v], nr = D->level_ptr[v + 1] - r0;
+            if (nr <= 0) continue;
+            level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
+            CU_LAUNCHED("ilu0_level");
+        }
+    }
+    int cnt[2] = {0, 0};
+    CU_TRY(cudaMemcpyAsync(&key, D->err, sizeof key, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaMemcpyAsync(cnt, D->cnt, sizeof cnt, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    D->nreg = cnt[0];
+    D->nfb = cnt[1];
+    if (key != ~0ull) return report(D, key, A);
+    D->factor_s = now_s() - t0;
+    D->valid = 1;
+    if (G) {
+        const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
+        if (D->lmap) {   /* L, U without the second-order blocks: gathered out of the pattern */
+            BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, bb, D->lmap, Lv, D->Lg));
+            BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, bb, D->umap, Uv, D->Ug));
+            Lv = D->Lg; Uv = D->Ug;
+        }
+        BSR_TRY(bsr_gpu_ilu_set_values_dev(G, Lv, Uv, D->dl));
+    }
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale)
+{
+    BSR_CHECK_ARG(D, "bsr_gpu_ilu0_download: NULL argument");
+    BSR_CHECK_ARG(D->valid, "bsr_gpu_ilu0_download: the last factorization failed or none was done");
+    BSR_TRY(bsr_cuda_enter(D->ctx));
+    const size_t bb = (size_t)D->b * D->b;
+    const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
+    if (D->lmap) {
+        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, D->Lg));
+        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, D->Ug));
+        CU_TRY(cudaStreamSynchronize(D->stream));
+        Lv = D->Lg; Uv = D->Ug;
+    }
+    if (Lval && D->nLs) CU_TRY(cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    if (Uval && D->nUs) CU_TRY(cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    if (scale && D->n) CU_TRY(cudaMemcpy(scale, D->dl, (size_t)D->n * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, int *scaling_fallbacks,
+                                         double *factor_s)
+{
+    BSR_CHECK_ARG(D, "bsr_gpu_ilu0_stats: NULL argument");
+    if (pivots_regularized) *pivots_regularized = D->nreg;
+    if (scaling_fallbacks) *scaling_fallbacks = D->nfb;
+    if (factor_s) *factor_s = D->factor_s;
+    return BSR_OK;
+}

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Device code of the on-device block ILU(0) (see ilu0_gpu.cu): the block
+ * kernels and the launchers of one block size, instantiated once per block
+ * size in kernels/ilu0_gpu_bB.cu, which CMake writes into the build tree
+ * (one module each: CUDA loads a module's image on first use, so a
+ * factorization does not load the other nine sizes). */
+#ifndef BSR_ILU0_GPU_CUH
+#define BSR_ILU0_GPU_CUH
+#include "cuda_internal.h"
+#include "trsv.h"
+#include "ilu_impl.h"
+#include "ilu0_plan.h"
+#include "ilu0_sym_gpu.cuh"
+#include "sync_mm.cuh"
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+struct bsr_gpu_ilu0 {
+    bsr_context *ctx;
+    cudaStream_t stream;
+    const bsr_ilu *F;           /* symbolic source (borrowed; must outlive D) */
+    int n, b, nnzA, nL, nU;     /* nL, nU: blocks of the lower / upper part of the pattern */
+    int frozen;                 /* a threshold kind's frozen pattern (else ILU(0)'s) */
+    int nLs, nUs;               /* blocks of the stored L, U (frozen with a second-order part:
+                                 * fewer than nL, nU; gathered through lmap, umap) */
+    int *lmap, *umap;           /* device, or NULL */
+    double *Lg, *Ug;            /* device: the gathered L, U (with lmap only) */
+    int *done;                  /* device [n+1]: row finished (sync-free kernel), then the ticket */
+    int nlevels;
+    int *level_ptr;             /* host [nlevels+1] */
+    /* device arrays */
+    int *ap, *asrc, *adst, *adiag, *diagw, *perm;
+    int *Lp, *Up;
+    long long *updp;            /* [nL+1] 64-bit: large ILU2 patterns pass 2^31 updates */
+    int2 *upd;
+    int *lvrows;
+    int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
+    double *W;                  /* [(nL+nU)*b*b]: L then U, host layout */
+    double *dl, *rowref;        /* [n*b*b], [n] */
+    int *cnt;                   /* [2]: regularized pivots, scaling fallbacks */
+    unsigned long long *err;
+    int nreg, nfb;
+    double factor_s;
+    int valid;
+};
+
+/* ---- block kernels (ports of src/core/blockops.c, same operation order) ---- */
+
+/* LU with partial pivoting; pivots below tiny pushed to +-tiny; returns the count. */
+template <int B> __device__ int blk_lu(double *a, int *piv, double tiny)
+{
+    int nreg = 0;
+    for (int r = 0; r < B; r++) piv[r] = r;
+    for (int c = 0; c < B; c++) {
+        int p = c;
+        double big = fabs(a[c * B + c]);
+        for (int r = c + 1; r < B; r++)
+            if (fabs(a[r * B + c]) > big) { big = fabs(a[r * B + c]); p = r; }
+        if (p != c) {
+            for (int j = 0; j < B; j++) { double t = a[c * B + j]; a[c * B + j] = a[p * B + j]; a[p * B + j] = t; }
+            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
+        }
+        double d = a[c * B + c];
+        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
+            d = copysign(tiny, d);
+            a[c * B + c] = d;
+            nreg++;
+        }
+        double inv = 1.0 / d;
+        for (int r = c + 1; r < B; r++) {
+            double l = a[r * B + c] * inv;
+            a[r * B + c] = l;
+            for (int j = c + 1; j < B; j++) a[r * B + j] -= l * a[c * B + j];
+        }
+    }
+    return nreg;
+}
+
+/* inv = (P^T L U)^{-1} column by column (forward, backward substitution). */
+template <int B> __device__ void blk_lu_inv(const double *lu, const int *piv, double *inv)
+{
+    double x[B];
+    for (int j = 0; j < B; j++) {
+        for (int r = 0; r < B; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
+        for (int r = 1; r < B; r++)
+            for (int c = 0; c < r; c++) x[r] -= lu[r * B + c] * x[c];
+        for (int r = B - 1; r >= 0; r--) {
+            for (int c = r + 1; c < B; c++) x[r] -= lu[r * B + c] * x[c];
+            x[r] /= lu[r * B + r];
+        }
+        for (int r = 0; r < B; r++) inv[r * B + j] = x[r];
+    }
+}
+
+/* c = a * m (c distinct from a and m). */
+template <int B> __device__ void blk_mul(double *c, const double *a, const double *m)
+{
+    for (int i = 0; i < B; i++) {
+        double r[B];
+        for (int j = 0; j < B; j++) r[j] = 0.0;
+        for (int k = 0; k < B; k++)
+            for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j];
+        for (int j = 0; j < B; j++) c[i * B + j] = r[j];
+    }
+}
+
+/* c -= a * m. */
+template <int B> __device__ void blk_mulsub(double *c, const double *a, const double *m)
+{
+    for (int i = 0; i < B; i++) {
+        double r[B];
+        for (int j = 0; j < B; j++) r[j] = c[i * B + j];
+        for (int k = 0; k < B; k++)
+            for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j];
+        for (int j = 0; j < B; j++) c[i * B + j] = r[j];
+    }
+}
+
+template <int B> __device__ double blk_maxabs(const double *a)
+{
+    double m = 0.0;
+    for (int i = 0; i < B * B; i++) if (fabs(a[i]) > m) m = fabs(a[i]);
+    return m;
+}
+
+/* Frobenius norm, rescaled when the plain sum over- or underflows. */
+template <int B> __device__ double blk_fnorm(const double *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < B * B; i++) s += a[i] * a[i];
+    if (s <= 1e300 && s >= 1e-290) return sqrt(s);   /* as src/core/blockops.c: a sum that underflowed to 0 is rescaled */
+    if (isnan(s)) return s;
+    double m = blk_maxabs<B>(a);
+    if (m == 0.0 || !isfinite(m)) return m;
+    s = 0.0;
+    for (int i = 0; i < B * B; i++) s += (a[i] / m) * (a[i] / m);
+    return m * sqrt(s);
+}
+
+template <int B> __device__ int blk_finite(const double *a)
+{
+    for (int i = 0; i < B * B; i++) if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+/* Error key: smallest row first, then kind, then the position. */
+__device__ __forceinline__ void fail(unsigned long long *err, int row, int kind, unsigned aux)
+{
+    unsigned long long key = ((unsigned long long)row << 36) | ((unsigned long long)kind << 32) | aux;
+    atomicMin(err, key);
+}
+
+enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
+
+/* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
+ * file comment and src/ilu/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
+ * (natural order, symbolic phase on the device); adst NULL: W in the layout
+ * of P A P^T itself; diagw NULL: no diagonal added where A lacks one. */
+template <int B, typename TA>
+__global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
+                           const int *__restrict__ adst, const int *__restrict__ adiag,
+                           const int *__restrict__ diagw, const int *__restrict__ perm,
+                           const TA *__restrict__ A, double *__restrict__ W, double *__restrict__ dl,
+                           double *__restrict__ rowref, int *cnt, unsigned long long *err)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int BB = B * B, r = perm ? perm[k] : k;
+    double blk[BB], ds[BB], lu[BB];
+    int piv[B];
+    double smax = 0.0;
+    for (int p = ap[k]; p < ap[k + 1]; p++) {
+        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
+        for (int e = 0; e < BB; e++) {
+            blk[e] = (double)a[e];
+            if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
+        }   /* every block counts for the scaling, in the pattern or not (as on the host) */
+        double nr = blk_fnorm<B>(blk);
+        if (nr > smax) smax = nr;
+    }
+    if (smax == 0.0) { fail(err, r, E_ZROW, 0); return; }
+    const int dp = adiag[k];
+    int singular = 1;
+    if (dp >= 0) {
+        const TA *a = A + (size_t)(asrc ? asrc[dp] : dp) * BB;
+        for (int e = 0; e < BB; e++) lu[e] = blk[e] = (double)a[e];
+        double amax = blk_maxabs<B>(blk);
+        blk_lu<B>(lu, piv, 0.0);
+        singular = amax == 0.0;
+        for (int i = 0; i < B; i++) if (fabs(lu[i * B + i]) <= 1e-14 * amax) singular = 1;
+        if (!singular) blk_lu_inv<B>(lu, piv, ds);
+        if (!singular && !blk_finite<B>(ds)) singular = 1;
+    }
+    if (singular) {
+        for (int e = 0; e < BB; e++) ds[e] = 0.0;
+        for (int i = 0; i < B; i++) ds[i * B + i] = 1.0 * (sqrt((double)B) / smax);
+        atomicAdd(&cnt[1], 1);
+    }
+    double rmax = 0.0;
+    for (int p = ap[k]; p < ap[k + 1]; p++) {
+        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
+        const int dst = adst ? adst[p] : p;   /* adst NULL: W in A's (permuted) layout */
+        double *out = W + (size_t)(dst < 0 ? 0 : dst) * BB;
+        for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
+        if (p == dp && !singular) {
+            for (int e = 0; e < BB; e++) lu[e] = 0.0;
+            for (int i = 0; i < B; i++) lu[i * B + i] = 1.0;
+        } else {
+            blk_mul<B>(lu, ds, blk);
+        }
+        if (dst >= 0) for (int e = 0; e < BB; e++) out[e] = lu[e];   /* < 0: outside a frozen pattern */
+        double nr = blk_fnorm<B>(lu);
+        if (nr > rmax) rmax = nr;
+    }
+    if (dp < 0 && diagw) { /* the diagonal of the pattern is there even when A lacks it */
+        double *out = W + (size_t)diagw[k] * BB;
+        for (int e = 0; e < BB; e++) out[e] = 0.0;
+    }
+    if (!isfinite(rmax)) { fail(err, r, E_OVFL, 0); return; }
+    rowref[k] = rmax / sqrt((double)B);
+    for (int e = 0; e < BB; e++) dl[(size_t)k * BB + e] = ds[e];
+}
+
+/* Step 2: the rows rows[0..nr) of one level (see the file comment and
+ * src/ilu/ilu_row.c with the pattern fixed). */
+template <int B>
+__global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
+                           const int *__restrict__ Up, const long long *__restrict__ updp,
+                           const int2 *__restrict__ upd, int nL, double *W,
+                           const double *__restrict__ rowref, double pivot_rel, int strict,
+                           int *cnt, unsigned long long *err)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nr) return;
+    const int BB = B * B, i = rows[t];
+    double *Uv = W + (size_t)nL * BB;
+    double m[BB], lu[BB], inv[BB];
+    int piv[B];
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = W + (size_t)l * BB;
+        /* column k's inverted pivot is U's first block of row k: updp holds
+         * it as the first entry of the list of L block l */
+        const long long u0 = updp[l], u1 = updp[l + 1];
+        const double *uinv = W + (size_t)upd[u0].x * BB;
+        blk_mul<B>(m, x, uinv);
+        for (int e = 0; e < BB; e++) x[e] = m[e];
+        if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
+        for (long long u = u0 + 1; u < u1; u++) {
+            const int2 q = upd[u];
+            blk_mulsub<B>(W + (size_t)q.y * BB, m, W + (size_t)q.x * BB);
+        }
+    }
+    double *d = Uv + (size_t)Up[i] * BB;
+    if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
+    const double tiny = pivot_rel * rowref[i];
+    for (int e = 0; e < BB; e++) lu[e] = d[e];
+    const int nreg = blk_lu<B>(lu, piv, tiny);
+    if (nreg) {
+        if (strict) { fail(err, i, E_STRICT, (unsigned)nreg); return; }
+        atomicAdd(&cnt[0], 1);
+    }
+    blk_lu_inv<B>(lu, piv, inv);
+    if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); return; }
+    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
+        if (!blk_finite<B>(Uv + (size_t)q * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
+    for (int e = 0; e < BB; e++) d[e] = inv[e];
+}
+
+/* Step 2 with a warp a row (B = 1..5).  The warp is S = 32 / TW teams of
+ * TW lanes, lane e of a team holding entry (e / B, e % B) of a block: the
+ * block products are shuffles along the team and the blocks' loads
+ * coalesced.  For each lower block, in ascending order, every team forms the
+ * multiplier, and the teams then share its list of updates (team s takes
+ * every S-th): the targets of one list are distinct blocks, and a barrier
+ * separates the lists, so every target is still updated in ascending order
+ * of the lower block, as on the CPU.  A frozen ILU2 pattern at 1M block rows
+ * has a thousand levels of a few hundred rows, each row ~50 block updates:
+ * the time is the chain of rows, so a row's lists are split rather than the
+ * warp's lanes given to more rows (bench/RESULTS.md); the pivot block is
+ * factored and inverted by lane 0. */
+template <int B> struct ilu0_team { enum { W = B == 1 ? 1 : B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32, S = 32 / W }; };
+
+/* Step 2 in one launch, sync-free: warps take rows in the schedule's order by
+ * ticket (done[n]), wait for each row k they read (its flag, acquire loads:
+ * sync_mm.cuh), factor their row (ilu0_team), and publish it (release).  A
+ * row waited on holds a smaller ticket, taken by a warp already running: no
+ * deadlock.  Rows of different levels overlap, so a level no longer waits for
+ * its slowest row, and there is one launch instead of one a level.  A failed
+ * row is published too (its dependents compute on, the error key names the
+ * smallest failing row). */
+template <int B>
+__global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
+                                   const int *__restrict__ Up, const long long *__restrict__ updp,
+                                   const int2 *__restrict__ upd, int nL, double *W,
+                                   const double *__restrict__ rowref, double pivot_rel, int strict,
+                                   int *cnt, unsigned long long *err, int *done)
+{
+    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31, e = lane % TW, s = lane / TW;
+    int t = 0;
+    if (lane == 0) t = atomicAdd(done + n, 1);
+    t = __shfl_sync(FULL, t, 0);
+    if (t >= n) return;   /* the whole warp */
+    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
+    const int i = rows[t];
+    double *Uv = W + (size_t)nL * BB;
+    int bad = 0;
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = W + (size_t)l * BB;
+        const long long u0 = updp[l], u1 = updp[l + 1];
+        const int2 p0 = upd[u0];
+        while (ld_acquire(done + p0.y) == 0) {}
+        const double xv = x[ee], iv = W[(size_t)p0.x * BB + ee];
+        double m = 0.0;
+        for (int k = 0; k < B; k++) m += __shfl_sync(FULL, xv, r * B + k, TW) * __shfl_sync(FULL, iv, k * B + c, TW);
+        __syncwarp();   /* every team has read x before team 0 overwrites it */
+        if (s == 0 && act) x[e] = m;
+        if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
+        long long u = u0 + 1 + s;   /* this team's updates: u, u + S, ... (the next one prefetched) */
+        int2 q = u < u1 ? upd[u] : make_int2(0, 0);
+        double sv = u < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
+        for (long long base = u0 + 1; base < u1; base += S, u += S) {   /* the same trips in every lane */
+            const long long un = u + S;
+            const int2 qn = un < u1 ? upd[un] : q;
+            const double svn = un < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
+            double *tg = W + (size_t)q.y * BB;
+            double tv = u < u1 ? tg[ee] : 0.0;
+            for (int k = 0; k < B; k++) tv -= __shfl_sync(FULL, m, r * B + k, TW) * __shfl_sync(FULL, sv, k * B + c, TW);
+            if (u < u1 && act) tg[e] = tv;
+            q = qn;
+            sv = svn;
+        }
+        __syncwarp();   /* this list's updates, before the next multiplier reads its block */
+    }
+    double *d = Uv + (size_t)Up[i] * BB;
+    if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
+    double inv[BB];
+    if (!bad && lane == 0) {
+        double lu[BB];
+        int piv[B];
+        for (int q = 0; q < BB; q++) lu[q] = d[q];
+        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
+        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
+        else {
+            if (nreg) atomicAdd(&cnt[0], 1);
+            blk_lu_inv<B>(lu, piv, inv);
+            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
+        }
+    }
+    bad = __shfl_sync(FULL, bad, 0);
+    for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
+        const int q = base + s;
+        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)q * BB + ee]));
+        if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
+    }
+    if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
+    __syncwarp();         /* every lane's writes of row i, before its flag: */
+    if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
+}
+
+/* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
+ * zeroed by the caller), else the rows r0 .. r0+nr of one level. */
+template <int B>
+void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)
+{
+    if constexpr (B * B <= 32) {
+        (void)T; (void)r0;
+        ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
+            nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
+            D->done);
+    } else {
+        ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp,
+                                                                          D->upd, D->nL, D->W, D->rowref, pivot_rel,
+                                                                          strict, D->cnt, D->err);
+    }
+}
+
+/* Launch step 1 (scaling) or step 2 for block size B. */
+#define ILU0_GPU_DEFINE(B)                                                                                        \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
+    {                                                                                                             \
+        if (prec == BSR_DOUBLE)                                                                                   \
+            ilu0_scale<B, double><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,     \
+                                                           D->perm, (const double *)av, D->W, D->dl, D->rowref,   \
+                                                           D->cnt, D->err);                                       \
+        else                                                                                                      \
+            ilu0_scale<B, float><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,      \
+                                                          D->perm, (const float *)av, D->W, D->dl, D->rowref,     \
+                                                          D->cnt, D->err);                                        \
+    }                                                                                                             \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
+    {                                                                                                             \
+        ilu0_level_launch<B>(D, T, r0, nr, pivot_rel, strict);                                                    \
+    }
+
+/* The launchers, one pair per block size. */
+#define ILU0_GPU_DECL(B)                                                                      \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision); \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int);
+BSR_FOR_EACH_B(ILU0_GPU_DECL)
+#undef ILU0_GPU_DECL
+
+#endif

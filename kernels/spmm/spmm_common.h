@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Pieces shared by the SpMM kernel files: the block-size switch and the
+ * output update that matches the CPU reference's formula. */
+#ifndef BSR_SPMM_COMMON_H
+#define BSR_SPMM_COMMON_H
+#include "cuda_internal.h"
+
+/* y = alpha*acc (+ beta*y unless beta == 0: then y is write-only, so NaN in
+ * the old Y does not propagate), computed in double as the CPU reference does. */
+template <typename T> __device__ __forceinline__ void spmm_put(T *y, double acc, double alpha, double beta)
+{
+    double v = alpha * acc;
+    *y = beta == 0 ? (T)v : (T)(v + beta * (double)*y);
+}
+
+/* Layout V (a thread: one block row, J vectors, B x J accumulators) where
+ * the accumulators fit in registers (BSR and the sliced copy alike). */
+#define ROWV_FITS(B, J) ((B) * (J) <= 25)
+
+/* The B x J accumulators of layout V set to zero, and written out as rows
+ * r of block row i, columns j0 + jb .. (jn of the J valid). */
+template <int B, int J> __device__ __forceinline__ void rowv_zero(double (*acc)[J])
+{
+#pragma unroll
+    for (int r = 0; r < B; r++)
+#pragma unroll
+        for (int jj = 0; jj < J; jj++) acc[r][jj] = 0;
+}
+template <typename T, int B, int J>
+__device__ __forceinline__ void rowv_put(T *y, int i, int k, int j0, int jb, int jn, double (*acc)[J], double alpha,
+                                         double beta)
+{
+#pragma unroll
+    for (int r = 0; r < B; r++) {
+        T *yp = y + ((size_t)i * B + r) * k + j0 + jb;
+#pragma unroll
+        for (int jj = 0; jj < J; jj++)
+            if (J == 1 || jj < jn) spmm_put(yp + jj, acc[r][jj], alpha, beta);
+    }
+}
+
+/* ROWJ's J codes: 1..5 the r-split layout, 11..15 layout V with J - 10
+ * vectors, 21..25 layout V on the sliced copy, 31..35 its column walk
+ * (kernels/spmm/spmm_rowj.cuh, spmm_sell.cuh). */
+static inline int rowj_valid(int J)
+{
+    return (J >= 1 && J <= 5) || (J >= 11 && J <= 15) || (J >= 21 && J <= 25) || (J >= 31 && J <= 35);
+}
+
+/* Call F<T, B>::run(args...) for the runtime block size b = 1..10. */
+#define BSR_SWITCH_B(b, CALL)                      \
+    switch (b) {                                   \
+    case 1: { const int B_ = 1; CALL; } break;     \
+    case 2: { const int B_ = 2; CALL; } break;     \
+    case 3: { const int B_ = 3; CALL; } break;     \
+    case 4: { const int B_ = 4; CALL; } break;     \
+    case 5: { const int B_ = 5; CALL; } break;     \
+    case 6: { const int B_ = 6; CALL; } break;     \
+    case 7: { const int B_ = 7; CALL; } break;     \
+    case 8: { const int B_ = 8; CALL; } break;     \
+    case 9: { const int B_ = 9; CALL; } break;     \
+    case 10: { const int B_ = 10; CALL; } break;   \
+    default: return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", b); \
+    }
+
+#endif

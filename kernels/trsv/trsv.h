@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal interface of the GPU block triangular solves: raw device
+ * arrays in, so the kernels do not depend on the device-object API.  Shared by
+ * kernels/trsv/trsv_*.cu, the CPU build's stubs and bench/bench_trsv.c. */
+#ifndef BSR_TRSV_H
+#define BSR_TRSV_H
+
+#include "bsrsolve.h"
+#include "gpu_ilu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One triangle on the device.  Rows are visited through the schedule list
+ * rows[] (level order for the level kernels); the blocks of row i are
+ * [rstart[i], rend[i]) of colind/val, which may be stored in the original
+ * row order or, with renumbering, in level order (a level's blocks contiguous).
+ * Upper triangles hold the inverted pivot block first in each row. */
+typedef struct {
+    int n, b, nnzb, upper;
+    bsr_precision fprec;       /* precision of val on the device */
+    int *rows;                 /* [n] schedule position -> row */
+    int *rstart, *rend;        /* [n] block range of each row */
+    int *pbeg, *pend;          /* [n] block range of the row at each schedule position */
+    int *colind;               /* [nnzb] */
+    void *val;                 /* [nnzb*b*b] row-major blocks, fprec */
+    int nlevels;
+    int *level_ptr;            /* host [nlevels+1], positions in rows[] */
+    int max_width;
+    /* separator tree levels for P21-P24 (one root node [0,n) without a tree) */
+    int ntl;                   /* tree levels */
+    int *tl_ptr;               /* host [ntl+1]: nodes of tree level l (root = 0) */
+    int *node_range;           /* device [2*nnodes]: own rows [sep_first, last) of each node, by tree level */
+    int tree_ok;               /* rows of a node depend only on its subtree (L) / ancestors (U) */
+    int *pendl;                /* device [n]: pend with bit 31 set at each level's first position
+                                  (the pipelined kernel's level-segment votes), or NULL */
+    int *flags;                /* device [n] sync-free completion flags */
+    int *counter;              /* device ticket counter */
+} bsr_trsv_tri;
+
+/* Host layout of one triangle for the device (src/trsv/trsv_plan.c).  Numbering:
+ * the factor's, or new = qpos[old] with full renumbering. */
+typedef struct {
+    int n, nnzb, max_width;
+    int *rows;                 /* [n] schedule position -> row */
+    int *rstart, *rend;        /* [n] block range of each row */
+    int *pbeg, *pend;          /* [n] block range of the row at each position */
+    int *colind;               /* [nnzb] column of each stored block */
+    int *map;                  /* [nnzb] factor block stored there (NULL: same order) */
+} bsr_trsv_plan;
+/* Check that schedule lv covers triangle M's rows (full: also the checks of
+ * bsr_trsv_plan_build below); *width = widest level. */
+bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int upper, int full, int *width);
+/* With check, verify lv against triangle M (schedule covers every row once,
+ * every block off the diagonal reads a row of an earlier level, U rows start
+ * with their pivot, L has only strictly lower blocks); then lay M out:
+ * renumber = 0 keeps M's block order, else blocks in schedule order; qpos
+ * (needs renumber) renumbers rows and columns.  OpenMP-parallel.  check = 0
+ * is for schedules the library built itself for M (the ILU's). */
+bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
+                               const int *qpos, int check, bsr_trsv_plan *pl);
+void bsr_trsv_plan_free(bsr_trsv_plan *pl);
+/* Separator-tree levels (one root [0,n) without a tree): tl_ptr[ntl+1] into
+ * ranges (own rows [sep_first,last) of each node, by tree level), and whether
+ * the nodes of one tree level are independent for triangle M. */
+bsr_status bsr_trsv_tree_plan(const bsr_matrix *M, int upper, const bsr_ordering *ord, int *ntl,
+                              int **tl_ptr, int **ranges, int *nranges, int *tree_ok);
+
+/* Kernel families: the level kernel and the tree study kernels P21-P24
+ * (values match bsr_trsv_kernel). */
+enum { TRSV_K_LEVEL = 0, TRSV_K_P21, TRSV_K_P22, TRSV_K_P23, TRSV_K_P24 };
+/* Schedules of the level kernel (values match bsr_trsv_sched). */
+enum { TRSV_S_SYNCFREE = 0, TRSV_S_GRAPH, TRSV_S_LAUNCH, TRSV_S_FLAGS };
+
+/* Y = T^{-1} X on stream (a cudaStream_t): x, y device row-interleaved with k
+ * vectors of precision vprec (x == y allowed; sync-free then uses flags).  Pure launches; no allocation,
+ * no synchronization (so it can be captured in a CUDA graph). */
+bsr_status bsr_trsv_dev_solve(const bsr_trsv_tri *T, int kernel, int sched, const void *x, void *y,
+                              int k, bsr_precision vprec, void *stream);
+/* y = T^{-1} (S P x) for a lower triangle T: (P x)_i = x_{perm[i]}, S
+ * block diagonal (n blocks of b x b in T's precision and row numbering);
+ * the same bits as bsr_trsv_dev_permscale followed by bsr_trsv_dev_solve.
+ * The pipelined level kernel gathers and scales each row's right-hand side
+ * as it forms it; every other kernel gathers S P x into w (n*b*k values,
+ * distinct from x and y) first.  perm and S NULL: bsr_trsv_dev_solve. */
+bsr_status bsr_trsv_dev_solve_gather(const bsr_trsv_tri *T, int kernel, int sched, const int *perm, const void *S,
+                                     void *w, const void *x, void *y, int k, bsr_precision vprec, void *stream);
+
+/* y = approximately T^{-1} x by `sweeps` Jacobi sweeps (kernels/trsv/trsv_jacobi.cu;
+ * the host reference is bsr_trsv_jacobi_host): x, y and the work vector w
+ * distinct; pure launches on stream. */
+bsr_status bsr_trsv_dev_jacobi(const bsr_trsv_tri *T, int sweeps, const void *x, void *y, void *w,
+                               int k, bsr_precision vprec, void *stream);
+
+/* t_i = S_i x_{perm[i]} (gather, pre) or y_{perm[i]} = S_i t_i (scatter, post);
+ * perm, S may be NULL (identity); S in fprec. */
+bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *perm, const void *S,
+                                  bsr_precision fprec, const void *in, void *out,
+                                  bsr_precision vprec, int scatter, void *stream);
+
+/* Median times (ms) of the GPU L and U solves of the preconditioner G with its
+ * current kernel, k random vectors of vprec, after warm-up (at most about
+ * max_s seconds per region); with_apply: also the full apply. */
+typedef struct { double ms_L, ms_U, ms_apply, ms_graph_build; } bsr_trsv_timing;
+/* Seconds of create: host analysis (checks; and the separator tree's plan
+ * once a tree kernel was selected), device layout (gathers), allocations,
+ * host-to-device copies of values (upload_s) and of structure (index_s: row
+ * pointers, columns, schedules, permutations). */
+typedef struct { double host_s, device_s, alloc_s, upload_s, index_s; } bsr_gpu_ilu_setup_breakdown;
+bsr_status bsr_gpu_ilu_breakdown(const bsr_gpu_ilu *G, bsr_gpu_ilu_setup_breakdown *b);
+bsr_status bsr_gpu_ilu_time(bsr_gpu_ilu *G, int k, bsr_precision vprec, int reps, double max_s,
+                            int with_apply, bsr_trsv_timing *t);
+/* The device triangles of G (for levels/bytes reports). */
+const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
+/* (gpuilu) Write factor values computed on the device into G: L and U in the
+ * layout of the host factors G was created from (double), sl the left scaling
+ * (n blocks, NULL = leave); converted to G's precision and storage order. */
+bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Private definitions of the ILU module (src/ilu/ilu_*.c). */
+#ifndef BSR_ILU_IMPL_H
+#define BSR_ILU_IMPL_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
+#endif
+
+/* One factored row k (permuted numbering), built by ilu_row(): nl blocks
+ * of L (strictly lower, columns ascending) at lcol/lval; nu blocks of U
+ * (diagonal first, holding the INVERTED pivot, then columns ascending)
+ * followed by nw blocks of W (second-order upper part, ILU2 only, columns
+ * ascending) at ucol/uval; the nr columns of R (second-order lower part,
+ * values not kept: only the frozen pattern needs them) at rcol; the nx
+ * columns of first-order lower blocks past the row's cap (ilu_row_cap: they
+ * updated the row as L blocks do, then were left out of L) at xcol.  Threshold
+ * kinds: storage from the factoring thread's chunks (own = 2; own = 1: a
+ * malloc of its own), freed once L and U are assembled.
+ * ILU(0): the pattern is known at setup, so the rows point into the BSR
+ * arrays of L and U (double factors) or into a double pool laid out like
+ * them (float factors), kept for refactor. */
+typedef struct {
+    int nl, nu, nw, nr, nx;
+    int *lcol, *ucol, *rcol, *xcol;
+    double *lval, *uval;
+    int own;
+    double dn2, lo2;    /* threshold kinds: norm bounds of products with d_k^{-1} (ilu_row.c) */
+} ilu_row_t;
+
+/* The frozen pattern of a threshold factorization (ILUT/ILU2): the blocks the
+ * setup's factorization kept, which refactor factors new values into
+ * (nothing outside it is created; an entry that becomes small is kept).  Per
+ * row the lower blocks (L and R, columns ascending) and the upper ones (the
+ * pivot first, then U and W, columns ascending), each with its class: 0 first
+ * order (stored in L, U), 1 second order (R, W: used while factoring only),
+ * 2 (lower only) first order past the row's cap: updates as an L block, not
+ * stored.
+ * The same arrays drive the CPU numeric (ilu_row) and the device one
+ * (kernels/ilu/ilu0_gpu.cu).  lmap/umap: index in the lower / upper pattern of
+ * each block of L / U (NULL when there is no second-order part: the same). */
+typedef struct {
+    int n;
+    int *lp, *lc, *up, *uc;     /* [n+1], [nlo], [n+1], [nup] */
+    unsigned char *lk, *uk;     /* classes */
+    int64_t nlo, nup, nsec;     /* blocks, of which second order or capped out (class 1 or 2) */
+    int *lmap, *umap;
+    bsr_levels *lv;             /* level schedule of the lower pattern (row k reads the rows of lc) */
+} ilu_pattern;
+
+/* A chunk of row storage (the data follows the header): the threshold rows
+ * a thread factors are carved from its chunks, one allocation per few
+ * thousand rows instead of two per row, and freed with the rows; at 1M rows
+ * and 16 threads the per-row malloc/free and its page faults contend. */
+typedef struct ilu_chunk {
+    struct ilu_chunk *next;
+    size_t used, cap;
+} ilu_chunk;
+
+/* Per-thread workspace of the row kernel: a sparse accumulator (pos[j] =
+ * slot of column j or -1), the slots, and a min-heap of lower columns. */
+typedef struct {
+    int *pos;           /* [n] */
+    int *scol;          /* [cap] */
+    double *sval;       /* [cap*b*b] */
+    int ns, cap;
+    int *heap, nh;      /* [cap] lower columns still to eliminate */
+    double *tmp;        /* [b*b] */
+    int *lsel, *usel, *wsel, *rsel; /* [cap] slots chosen for L, U, W, R */
+    int *tslot, *tq;    /* [cap] the updates by one row: target slot, source block */
+    int *xsel;          /* [cap] lower columns past the row's cap (ilu_row_t.xcol) */
+    double *key;        /* [cap] ranking keys of the cap's candidates */
+    double *lblk;       /* [b*b] the inverse pivot of the row */
+    double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
+    int64_t dropped, sec_used, wkept;
+    int lfill, lfmax;   /* lower fill slots the row tried to create, and its budget (2 x its cap) */
+    int rmax;           /* most R blocks in one row */
+    int nreg;
+    const void *flags;  /* rows factored concurrently, their dependencies found while
+                         * factoring (threshold kinds): the completion flags to wait on
+                         * before a row is read (ilu_wait_row); NULL otherwise */
+    int skipped;        /* the row read a failed or skipped row: not factored, no error of its own */
+    int progress_rows;  /* rows factored since this thread last added to the progress count */
+    int64_t waits;      /* waits for a row not yet done (ilu_wait_row), and their seconds */
+    double wait_s;
+    double run_s;       /* seconds this thread spent in the concurrent rows */
+    ilu_chunk *arena;   /* storage of the rows this workspace factored (threshold kinds) */
+    char msg[256];      /* error detail of the failing row (threads cannot
+                         * use bsr_error: its message is thread-local) */
+} ilu_work;
+
+struct bsr_ilu {
+    void *apply_ws;         /* bsr_ilu_apply's work vector, kept between calls (a size_t
+                             * capacity, then the data); taken and given back atomically */
+    bsr_ilu_options opt;
+    double t1, t2;          /* tau1*sqrt(b), tau2*sqrt(b) */
+    double pivot_rel;
+    int n, b, mode;         /* mode: 0 ILU(0) pattern fixed, 1 threshold */
+    bsr_precision prec;     /* precision of the stored factors */
+    int nnzbA;
+    bsr_ordering *ord;      /* NULL: natural */
+    /* Matching (bsr_ilu_options.match, ilu_match.c), NULL when none: the
+     * factored matrix is Q (P Dr A Dc) Q^T, its row k taken from A's row
+     * rsrc[k] = match[perm[k]], columns renumbered by the ordering alone. */
+    int *rsrc;              /* [n] A's block row of permuted row k */
+    double *dr, *dc;        /* [n] scalars per A's block row / block column */
+    void *scale_right;      /* with a matching: Dc as b x b blocks in factor order (F->prec), the
+                             * scatter's scaling of the device apply (bsr_ilu_get_factors) */
+    /* A in the permuted numbering (symbolic, from setup): row k holds
+     * ap[k]..ap[k+1]-1 with column ac[] ascending, taken from A's block asrc[]. */
+    int *ap, *ac, *asrc;
+    double *aval;           /* scaled permuted A (double), refreshed by refactor */
+    double *rowref;         /* [n] r_k: largest scaled block norm of row k / sqrt(b) */
+    double *dl;             /* [n*b*b] left scaling, double (permuted rows) */
+    void *scale_left;       /* same in the factors' precision */
+    double *piv;            /* [n*b*b] pivot blocks d_k (not inverted), double */
+    ilu_row_t *rows;        /* [n] during factorization (ILU(0): kept) */
+    double *pool;           /* ILU(0) with float factors: rows' values in double */
+    bsr_matrix *L, *U;
+    bsr_levels *lvL, *lvU;
+    bsr_ilu_stats st;
+    ilu_work *work;         /* [nwork] per-thread workspaces, kept for refactor */
+    int nwork;
+    int valid;              /* the last numeric factorization succeeded */
+    int tree_ok;            /* ord's tree is usable for the parallel factorization */
+    ilu_pattern *fz;        /* threshold kinds: the frozen pattern (built by the first factorization) */
+    int use_fz;             /* factor into fz (refactor, pattern frozen) rather than by thresholds */
+    uint64_t pattern_id;    /* process-unique id of the current pattern (new at setup and at every
+                             * threshold factorization that chose its pattern again) */
+    /* Symbolic phase on the device (ILU(0), natural order, CUDA backend):
+     * setup leaves ap/ac/asrc, L, U and the schedules unset (deferred); then
+     * either bsr_ilu0_symbolic_dev attaches the device patterns here, or
+     * bsr_ilu_symbolic_host builds the host ones after all. */
+    int deferred;
+    void *dsym;             /* device patterns and schedules (kernels/ilu/ilu0_sym_gpu.cu) */
+    bsr_context *dev;       /* threshold kinds set up symbolic_only for a CUDA context: the
+                             * pattern-choosing rows run on its device (kernels/ilu/ilut_gpu.cu) */
+    int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
+    const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
+                             * device scales (aval, rowref, dl on the host are not filled) */
+    void (*dsym_free)(void *);
+    /* growth-weighted dropping (ilu_grow.c): while a refactorization runs,
+     * the weights of L blocks by their column (grow_l) and of U blocks by
+     * their row (grow_u), [n] each; NULL otherwise (weight 1) */
+    double *grow_l, *grow_u;
+    double *grow_x;         /* grow=2: the greedy solution of L x = c row by row ([n*b]), each
+                             * row setting its own grow_l entry when it is done */
+};
+
+/* A's block row of the factored (permuted) row k. */
+static inline int ilu_src_row(const bsr_ilu *F, int k)
+{
+    return F->rsrc ? F->rsrc[k] : F->ord ? F->ord->perm[k] : k;
+}
+/* Matching of A for F->opt.match (ilu_match.c): decides auto, fills F->dr,
+ * F->dc and the statistics; *PA = P A's pattern (values unset) for the
+ * ordering, NULL when no matching is applied, freed by ilu_match_finish,
+ * which sets F->rsrc once the ordering is known. */
+bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int **match);
+bsr_status ilu_match_finish(bsr_ilu *F, bsr_matrix *PA, int *match);
+/* Chow & Saad's estimate ||(LU)^{-1} e||_inf of the stored factors (ilu_match.c). */
+bsr_status ilu_condest(const bsr_ilu *F, double *est);
+/* bsr_ilu_setup with match=auto on the host: factors without and, when
+ * they look unstable, with the matching; the more stable kept (ilu_match.c). */
+bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+
+/* Stability diagnostics of host factors (ilu_stab.c), per factor row k
+ * (permuted numbering): l_row[k] = ||x_k||_inf of L x = c with c in
+ * {-1,+1} chosen greedily (a lower bound of the largest scalar row 1-norm of
+ * L^{-1} in block row k), u_row[k] likewise for U^T y = c (of the column
+ * 1-norms of U^{-1}), piv_cond[k] = ||D_k||_1 ||D_k^{-1}||_1 of the pivot
+ * block.  Histograms by decades: bin d < BSR_STAB_DECADES-1 counts values in
+ * [10^d, 10^(d+1)) (bin 0 also below 1, the second-to-last everything above),
+ * the last bin Inf/NaN.  Separator figures refer to the ND tree of the
+ * ordering (none: every row counts as a leaf row). */
+#define BSR_STAB_DECADES 18
+typedef struct {
+    double thresh;              /* in: growth threshold for `first` (<= 0: 1e4) */
+    double *l_row, *u_row, *piv_cond;   /* in: [n] per-row figures wanted, or NULL */
+    int n, b;
+    double l_max, u_max, piv_max;       /* largest per-row figure */
+    int l_at, u_at, piv_at;             /* its factor row (-1: n = 0) */
+    int l_src, u_src, piv_src;          /* the same rows in A's numbering */
+    int l_sep_level, u_sep_level;       /* tree level of the separator holding l_at / u_at, -1: leaf */
+    int first, first_src;               /* first factor row whose L or U figure exceeds thresh (-1: none) */
+    int first_which;                    /* 'L' or 'U': which one did */
+    int first_sep_level;                /* as l_sep_level, for first */
+    int over, over_sep;                 /* rows past thresh, of which in separators */
+    int sep_rows;                       /* rows in separators */
+    double max_leaf, max_sep;           /* largest of the L and U figures over leaf / separator rows */
+    int64_t hist_l[BSR_STAB_DECADES], hist_u[BSR_STAB_DECADES], hist_piv[BSR_STAB_DECADES];
+} bsr_ilu_stab;
+bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out);
+
+/* Workspace: create for n columns of b x b blocks, free; slot of column j
+ * (a new zero block when absent and create is set; -1 when absent otherwise
+ * or when memory runs out: *nomem is then set). */
+bsr_status ilu_work_init(ilu_work *w, int n, int b);
+void ilu_work_free(ilu_work *w);
+/* bytes (16-aligned) of row storage from w's chunks (NULL: out of memory);
+ * ilu_arena_free frees them all. */
+void *ilu_arena_alloc(ilu_work *w, size_t bytes);
+void ilu_arena_free(ilu_work *w);
+int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
+/* A new slot for column j, absent from the row, its block left unset (the
+ * caller writes it whole); -1 when memory runs out. */
+int ilu_slot_new(ilu_work *w, int b, int j);
+/* Forget the slots of the current row (pos[] back to -1). */
+void ilu_work_clear(ilu_work *w);
+/* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
+bsr_status ilu_get_work(bsr_ilu *F, int nt);
+
+/* Most fill blocks (outside A's pattern) row k of a threshold factorization
+ * keeps in L, in U and in W each (ilu.h, bsr_ilu_options.cap; INT_MAX: no
+ * cap). */
+int ilu_row_cap(const bsr_ilu *F, int k);
+/* The cap's choice among m candidates (ranking key key[t], column col[t]):
+ * keep[t] = 1 for the p with the largest keys, ties to the smaller column;
+ * returns how many were kept.  The device kernel ranks by the same rule. */
+int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep);
+
+/* Entries of A (block entries nnzb b^2) a thread of the factorization and of
+ * the scaling: 512 rows of a 7-point b = 4 stencil, 13000 of a b = 1 one.  A
+ * row's cost grows with its blocks and their size; a team over a b = 1
+ * problem of a few thousand rows cost more than it gave (poisson2d:64 on 2
+ * threads of a loaded 2-core machine: 26-84 ms for rows that take 0.6 ms on one). */
+#define ILU_TEAM_GRAIN 65536
+
+/* The runs of consecutive rows that concurrent threads take by ticket
+ * (ilu_factor.c): run r = rows [run[r], run[r+1]) of [r0, r1), run[] holding
+ * r1 - r0 + 2 ints; returns the count and sets *team, the threads (at most
+ * nt) worth running them. */
+int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team);
+
+/* Wait until row i of a concurrent factorization is done (flags: its
+ * completion flags); 1 when it succeeded, 0 when it failed or was skipped. */
+int ilu_wait_row(const void *flags, int i, ilu_work *w);
+
+/* Factor block row k into F->rows[k] from the finished rows it references
+ * (ilu_row.c); on failure w->msg names the row. */
+bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k);
+
+/* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
+ * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
+bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
+
+/* Numeric factorization of F->aval into F->rows and then F->L, F->U
+ * (ilu_factor.c).  Serial or over the ND tree. */
+bsr_status ilu_factor(bsr_ilu *F);
+/* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
+ * schedules, and the rows pointing into them (ilu_factor.c). */
+bsr_status ilu_symbolic0(bsr_ilu *F);
+/* Setup of an ILU(0) symbolic_only factorization in natural order with
+ * the symbolic phase deferred (F->deferred; ilu_setup.c). */
+bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+/* The deferred symbolic phase done on the host after all (map of A, patterns,
+ * schedules: what bsr_ilu_setup does). */
+bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A);
+/* The deferred symbolic phase done on the device of ctx from A's current
+ * device mirror (kernels/ilu/ilu0_sym_gpu.cu): F->dsym set, statistics filled.
+ * BSR_ERR_UNSUPPORTED (error cleared) when A's pattern is not ILU(0)'s as it
+ * stands (a block row without its diagonal block): the caller then uses
+ * bsr_ilu_symbolic_host.  BSR_ILU0_SYM_CHECK=1 compares every array with the
+ * host's symbolic phase (tests). */
+bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A);
+/* Statistics of a symbolic phase done on the device (patterns of nL + nU
+ * blocks, schedules of nlevL and nlevU levels); marks F valid. */
+void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
+/* Build F->fz from the rows of a finished threshold factorization
+ * (ilu_pattern.c); its level schedule (fz->lv) is left to the caller. */
+bsr_status ilu_pattern_build(bsr_ilu *F);
+/* The lower pattern of P as a matrix view without values (its schedule's input). */
+bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
+void ilu_pattern_free(ilu_pattern *P);
+
+/* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
+ * current) factored on ctx's device (kernels/ilu/ilut_gpu.cu): F->rows get the
+ * columns of every row (L, U, W, R, class 2; no values: symbolic_only) and
+ * *c the counters the host's workspaces would hold.  The rows, classes and
+ * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error
+ * set) without a cap, or when a row outgrows its workspace or slot: the
+ * caller factors on the host; BSR_ERR_SINGULAR naming the
+ * row as the host would; BSR_ERR_NODEVICE without CUDA. */
+typedef struct { int64_t dropped, sec_used, wkept; int nreg, rmax; } ilu_dev_counts;
+bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c);
+/* The columns the device published, copied to the host: per row k the upper
+ * slot ucol + uoff[k] holds ucnt[2k] U then ucnt[2k+1] W columns (the pivot
+ * first), the pool lpool + loff[k] its lcnt[3k] L, lcnt[3k+1] R and lcnt[3k+2]
+ * class-2 columns.  ilu_rows_from_dev (ilu_dev_rows.c) makes F->rows of them. */
+typedef struct {
+    const int *ucnt, *ucol, *lcnt, *lpool;
+    const long long *uoff, *loff;
+} ilu_dev_cols;
+bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c);
+/* The device rows' slots (ilu_dev_rows.c): uoff[k] = start of row k's upper
+ * slot (the pivot, A's upper blocks, then the cap's U and W fill, bounded by
+ * what the workspace fills), uoff[n] their total; adiag[k] = position of A's
+ * diagonal block of row k or -1 (when adiag is set).  Returns the lower pool's
+ * size in columns. */
+long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
+/* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
+ * (ilu_setup.c): the host scaling every factorization starts from. */
+bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
+/* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
+ * device (dev NULL: bsr_ilu_setup). */
+bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+
+/* Growth-weighted dropping (ilu_grow.c): after a host threshold
+ * factorization with opt.grow on, estimate the growth of the inverse factors
+ * and, where it is past the trigger, factor again dropping by ||block|| times
+ * the growth of its row or column; fs: the factorization's status (on error
+ * only the weights are freed, and fs returned). */
+bsr_status ilu_grow_stabilize(bsr_ilu *F, bsr_status fs);
+/* grow=2: the arrays of the online weights, before a threshold factorization
+ * (nothing otherwise); ilu_grow_stabilize frees them. */
+bsr_status ilu_grow_begin(bsr_ilu *F);
+/* grow=2: x_k of L x = c from the stored L blocks of finished row k and the
+ * x of the rows they reference, and the weight grow_l[k] it gives. */
+void ilu_grow_row(bsr_ilu *F, int k, const ilu_row_t *r);
+
+/* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows); free the
+ * per-thread workspaces. */
+void ilu_rows_free(bsr_ilu *F, int all);
+void ilu_work_release(bsr_ilu *F);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

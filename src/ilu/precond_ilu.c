@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Block ILU(0) / ILUT / ILU2 preconditioners, one row per backend: a
+ * symbolic plan (bsr_ilu after setup: ordering, scaling rule, pattern,
+ * schedules), finished before any numeric work, and a numeric factor of the
+ * row's backend built from (plan, A) behind ilu_numeric_ops.  The host row
+ * holds the CPU factor, the device row the CUDA factor (its values factored
+ * on the device, factor=gpu, or on the host and uploaded, factor=cpu); both
+ * own their plan, and are otherwise the same code. */
+#include "precond_impl.h"
+#include "ilu_numeric.h"
+#include "gpu_ilu.h"
+#include <omp.h>
+#include <string.h>
+
+typedef struct {
+    bsr_ilu *F;         /* the finished symbolic plan (owned) */
+    ilu_numeric *num;   /* the numeric factor on the row's backend */
+    bsr_solver_options o;   /* what the info line reports */
+    bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
+} ilu_pc;
+
+/* A's device mirror in ctx made current, where device work reads it (A
+ * gains a mirror: its owner keeps or releases it). */
+static bsr_status ilu_mirror(bsr_context *ctx, const bsr_matrix *A)
+{
+    return bsr_matrix_upload(ctx, (bsr_matrix *)A);
+}
+
+/* The matching's part of the info line ("" for match=none); dev_factor: the
+ * values are factored on the device, which the solver chooses for auto only
+ * on a regular diagonal. */
+static void match_words(char *buf, size_t len, const bsr_ilu_stats *st, const bsr_solver_options *o, int dev_factor)
+{
+    buf[0] = 0;
+    if (o->match == BSR_MATCH_NONE) return;
+    char est[64] = "";   /* auto's stability estimates, when it computed them */
+    if (!dev_factor && o->match == BSR_MATCH_AUTO && (st->match_est_none >= 0 || st->match_est_mpt >= 0)) {
+        char e0[16] = "failed", e1[16] = "-";
+        if (st->match_est_none >= 0) snprintf(e0, sizeof e0, "%.2g", st->match_est_none);
+        if (st->match_est_mpt >= 0) snprintf(e1, sizeof e1, "%.2g", st->match_est_mpt);
+        snprintf(est, sizeof est, "est none %s, mpt %s; ", e0, e1);
+    }
+    if (st->match_used) snprintf(buf, len, ", match: %s (%s%d rows permuted, %.3f s)",
+                                 o->match == BSR_MATCH_AUTO ? "auto -> mpt" : "mpt", est, st->match_nperm, st->match_s);
+    else snprintf(buf, len, ", match: auto -> none (%s%s)", est,
+                  dev_factor ? "no zero or singular diagonal block; factored on the device" : st->match_note);
+}
+
+/* Refresh the statistics line and counters of pc after (re)factoring with f. */
+static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options *o, const ilu_numeric *f)
+{
+    bsr_ilu_stats st;
+    if (bsr_ilu_get_stats(F, &st)) return;
+    pc->nnzb = st.nnzb_L + st.nnzb_U;
+    pc->pivots_regularized = f->nreg;
+    char tau[160] = "";
+    const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
+    const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;
+    char cap[48] = ",cap=auto";
+    if (o->cap > 0) snprintf(cap, sizeof cap, ",cap=%d", o->cap);
+    if (o->cap < 0) snprintf(cap, sizeof cap, ",cap=none");
+    if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
+    if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
+    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);
+    char ord[64] = "natural";
+    if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
+    if (F->ord) {
+        if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(F->ord->kind),
+                                     F->ord->depth, F->ord->nleaves);
+        else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
+    }
+    if (F->ord && st.order_s > 0)   /* what the ordering cost: the report says it */
+        snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s)", st.order_s);
+    char mw[160];
+    match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);
+    char fac[64];
+    if (f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
+    else snprintf(fac, sizeof fac, "factor %.3f s", f->factor_s);
+    /* what was done to weak rows, by row count: the stated perturbation of
+     * pivots and the rows scaled without their diagonal block */
+    char piv[128] = "";
+    if (pc->pivots_regularized)
+        snprintf(piv, sizeof piv, " (pivot entries below %.0e r_k set to +-%.0e r_k)", F->pivot_rel, F->pivot_rel);
+    if (st.scaling_fallbacks)
+        snprintf(piv + strlen(piv), sizeof piv - strlen(piv), ", %d rows scaled without their diagonal block",
+                 st.scaling_fallbacks);
+    char gw[96] = "";   /* grow=1|2: the growth estimate, and whether it refactored */
+    if (st.grow_passes)
+        snprintf(gw, sizeof gw, ", growth %.1e -> %.1e (%d growth-weighted refactorization%s)", st.grow_est0,
+                 st.grow_est, st.grow_passes, st.grow_passes > 1 ? "s" : "");
+    else if (st.grow_est0 > 0 && o->grow == 2)
+        snprintf(gw, sizeof gw, ", L^-1 growth %.1e (weighted while factoring)", st.grow_est0);
+    else if (st.grow_est0 > 0)
+        snprintf(gw, sizeof gw, ", growth %.1e (kept)", st.grow_est0);
+    snprintf(pc->info, sizeof pc->info,
+             "%s%sorder %s%s, levels L %d U %d, L+U %lld blocks, %lld dropped, %d pivots regularized%s%s, %s%s",
+             tau, tau[0] ? ", " : "", ord, mw, st.nlevels_L, st.nlevels_U, (long long)(st.nnzb_L + st.nnzb_U),
+             (long long)st.dropped, pc->pivots_regularized, piv, gw, fac,
+             o->precond_precision == BSR_FLOAT ? ", float factors" : "");
+}
+
+static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
+{
+    ilu_pc *I = pc->data;
+    if (I->num->ops->pattern_id(I->num) != I->F->pattern_id)   /* never the factors of older values */
+        return bsr_error(BSR_ERR_ARG, "ILU (%s factor): the last refactor failed; refactor (or set up) again before solving",
+                         I->num->ops->name);
+    return I->num->ops->apply(I->num, X, Y);
+}
+
+static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
+{
+    ilu_pc *I = pc->data;
+    double t = omp_get_wtime();
+    bsr_status s = I->ctx ? ilu_mirror(I->ctx, A) : BSR_OK;
+    if (!s) s = I->num->ops->numeric(I->num, A);
+    pc->dev_s = I->ctx ? omp_get_wtime() - t : 0;
+    BSR_TRY(s);
+    ilu_describe(pc, I->F, &I->o, I->num);
+    return BSR_OK;
+}
+
+static void ilu_destroy(bsr_pc *pc)
+{
+    ilu_pc *I = pc->data;
+    if (!I) return;
+    if (I->num) I->num->ops->destroy(I->num);
+    bsr_ilu_destroy(I->F);
+    free(I);
+}
+
+bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_options *io)
+{
+    BSR_CHECK_ARG(o && io, "bsr_ilu_options_from_solver: NULL argument");
+    BSR_CHECK_ARG(o->precond == BSR_PC_ILU0 || o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2,
+                  "bsr_ilu_options_from_solver: precond=%s is not an ILU (ilu0, ilut, ilu2)", bsr_pc_name(o->precond));
+    const bsr_ilu_kind kind = o->precond == BSR_PC_ILU0 ? BSR_ILU0 : o->precond == BSR_PC_ILUT ? BSR_ILUT : BSR_ILU2;
+    bsr_ilu_options_default(io, kind);
+    io->tau1 = o->tau1;
+    io->tau2 = kind == BSR_ILUT ? 0 : o->tau2;
+    io->fill = o->fill;
+    io->cap = bsr_cap_resolved(o, 0);
+    io->keep_pattern = bsr_keep_pattern(o);
+    io->prec = o->precond_precision;
+    io->match = o->match;
+    io->grow = o->grow;
+    if (o->pivot > 0) io->pivot_rel = o->pivot;
+    io->strict_pivots = o->pivot < 0;
+    io->pattern = o->pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
+    if (o->reorder[0]) BSR_TRY(bsr_order_parse(o->reorder, &io->order));
+    return BSR_OK;
+}
+
+/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
+static int symbolic_on_host;
+void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
+
+/* The deferred symbolic phase of plan F (ILU(0), natural order) on ctx's
+ * device (A's device mirror current), else on the host. */
+static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
+{
+    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, F, A);
+    if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
+    return s;
+}
+
+/* The finished symbolic plan of A for the ILU kind o->precond, its values
+ * to be factored on ctx's device when o->factor is gpu (ctx NULL: the host
+ * row, which factors on the host; the plan then holds the setup's first
+ * factorization).  ILU(0) factored on the device in natural order does its
+ * symbolic phase last, on the device where it can (from A's device mirror,
+ * made current here): *dev_s = its seconds (else 0). */
+static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_ilu **F,
+                           double *dev_s)
+{
+    *F = NULL;
+    *dev_s = 0;
+    bsr_ilu_options io;
+    BSR_TRY(bsr_ilu_options_from_solver(o, &io));
+    const bsr_ilu_kind kind = io.kind;
+    const int dev = o->factor == BSR_FACTOR_GPU;
+    if (dev && !ctx)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor=gpu factors on the device (--backend cuda); the CPU "
+                         "backend factors on the host");
+    io.cap = bsr_cap_resolved(o, dev);
+    io.pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
+    /* factored on the device: the host keeps no values (ILU(0): no numeric
+     * at all; ILUT/ILU2: the thresholds' pass, whose values only choose the
+     * pattern, is not copied into L and U) */
+    io.symbolic_only = dev;
+    /* a matching needs the host's factors (the device apply gathers by its
+     * rows, kernels/trsv/trsv_ilu.cu); factored on the device: none (solver.c
+     * refuses factor=gpu with mpt, auto then says so in the info line) */
+    io.match = dev ? BSR_MATCH_NONE : o->match;
+    if (!ctx && o->trisolve > 0)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
+                         "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
+    /* unset: the ILU default (nested dissection: the CPU factors over its
+     * tree), but no METIS for an ILU whose rows are factored on the device
+     * (ILU(0); ILUT/ILU2 with a cap), whose sync-free rows and solves need no
+     * tree (METIS takes ~7 s at 1M block rows): ILU(0) in natural order, the
+     * threshold kinds in RCM, where the capped rows of rotconv3d converge
+     * (natural order broke down at 40^3) and stencil3d takes as many
+     * iterations (bench/RESULTS.md) */
+    if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
+    else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
+    /* ILUT/ILU2 factored on the device: the thresholds' rows there too, which
+     * scale A from its device mirror (made current first: one upload of A's
+     * values serves the rows and the solver) */
+    if (dev && kind != BSR_ILU0) BSR_TRY(ilu_mirror(ctx, A));
+    if (!(kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL))
+        return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
+    /* ILU(0) factored on the device in natural order: its symbolic phase too */
+    BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
+    double t = omp_get_wtime();
+    bsr_status s = ilu_mirror(ctx, A);
+    if (!s) s = ilu_plan_finish(ctx, *F, A);
+    *dev_s = omp_get_wtime() - t;
+    if (s) { bsr_ilu_destroy(*F); *F = NULL; }
+    return s;
+}
+
+/* The ILU object on pc: options kept for the info line. */
+static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *ctx, ilu_pc **out)
+{
+    ilu_pc *I = bsr_calloc(1, sizeof *I, "ILU preconditioner");
+    if (!I) return BSR_ERR_NOMEM;
+    I->o = *o;
+    I->ctx = ctx;
+    pc->data = I;
+    *out = I;
+    return BSR_OK;
+}
+
+/* The host row: plan and CPU factor (the setup's factorization taken over). */
+static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
+{
+    (void)ctx;
+    ilu_pc *I;
+    double dev_s;
+    BSR_TRY(ilu_new(pc, o, NULL, &I));
+    BSR_TRY(ilu_plan(A, o, NULL, &I->F, &dev_s));
+    BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
+    ilu_describe(pc, I->F, o, I->num);
+    return BSR_OK;
+}
+
+/* The device row on ctx: the finished plan, then A's device mirror made
+ * current and the CUDA factor of (plan, A) with the numeric options
+ * resolved here. */
+static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
+{
+    ilu_pc *I;
+    double dev_s;
+    BSR_TRY(ilu_new(pc, o, ctx, &I));
+    BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
+    double t = omp_get_wtime();
+    BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
+    ilu_numeric_options no;
+    no.on_device = o->factor == BSR_FACTOR_GPU;
+    /* float factors serve double vectors (mixed) and float vectors alike */
+    no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
+    BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
+    pc->dev_s = dev_s + omp_get_wtime() - t;
+    pc->bytes_fixed = I->num->bytes_fixed;
+    pc->bytes_passes = I->num->bytes_passes;
+    ilu_describe(pc, I->F, o, I->num);
+    return BSR_OK;
+}
+
+const bsr_pc_ops bsr_pc_ilu_cpu_ops = {ilu_cpu_setup, ilu_refactor, ilu_apply, ilu_destroy};
+const bsr_pc_ops bsr_pc_ilu_cuda_ops = {ilu_cuda_setup, ilu_refactor, ilu_apply, ilu_destroy};
+
+/* The plan of S's ILU preconditioner (its host factors unless it was set up
+ * symbolic_only, factor=gpu), NULL when S's preconditioner is no ILU. */
+const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S)
+{
+    const bsr_pc *pc = S ? S->pc : NULL;
+    if (!pc || pc->apply != ilu_apply) return NULL;
+    return ((const ilu_pc *)pc->data)->F;
+}
