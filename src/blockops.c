@@ -3,57 +3,20 @@
  * products, norms.  Row-major, double; loops kept simple so the compiler
  * unrolls them for the small b (1..10) of CFD systems. */
 #include "blockops.h"
+#include "blocklu.h"
 #include <math.h>
 #include <string.h>
 
-/* Doolittle LU with row pivoting on the largest |entry| of each column;
- * tiny pivots are pushed to +-tiny so that the factor stays finite. */
+/* LU with partial pivoting, tiny pivots pushed to +-tiny (blocklu.h). */
 int bsr_blk_lu(int b, double *a, int *piv, double tiny)
 {
-    int nreg = 0;
-    for (int r = 0; r < b; r++) piv[r] = r;
-    for (int c = 0; c < b; c++) {
-        int p = c;
-        double big = fabs(a[c * b + c]);
-        for (int r = c + 1; r < b; r++)
-            if (fabs(a[r * b + c]) > big) { big = fabs(a[r * b + c]); p = r; }
-        if (p != c) {
-            for (int j = 0; j < b; j++) {
-                double t = a[c * b + j]; a[c * b + j] = a[p * b + j]; a[p * b + j] = t;
-            }
-            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
-        }
-        double d = a[c * b + c];
-        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
-            d = copysign(tiny, d);
-            a[c * b + c] = d;
-            nreg++;
-        }
-        double inv = 1.0 / d;
-        for (int r = c + 1; r < b; r++) {
-            double l = a[r * b + c] * inv;
-            a[r * b + c] = l;
-            for (int j = c + 1; j < b; j++) a[r * b + j] -= l * a[c * b + j];
-        }
-    }
-    return nreg;
+    return bsr_blklu_factor(b, a, piv, tiny, 0);
 }
 
-/* Column j of the inverse solves L U x = P e_j: forward then backward
- * substitution per column. */
+/* The inverse from bsr_blk_lu's factors (blocklu.h). */
 void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv)
 {
-    double x[16];
-    for (int j = 0; j < b; j++) {
-        for (int r = 0; r < b; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
-        for (int r = 1; r < b; r++)
-            for (int c = 0; c < r; c++) x[r] -= lu[r * b + c] * x[c];
-        for (int r = b - 1; r >= 0; r--) {
-            for (int c = r + 1; c < b; c++) x[r] -= lu[r * b + c] * x[c];
-            x[r] /= lu[r * b + r];
-        }
-        for (int r = 0; r < b; r++) inv[r * b + j] = x[r];
-    }
+    bsr_blklu_inverse(b, lu, piv, inv);
 }
 
 /* inv = a^{-1} for a b x b block by LU with partial pivoting; returns the number of pivots

@@ -121,6 +121,11 @@ void bsr_progress_enable(double min_s);
  * return at once). */
 void bsr_progress_tick(const char *what, int64_t done, int64_t total, const char *unit);
 double bsr_median(double *v, int n);   /* median of timings (sorts v) */
+/* Monotonic wall-clock seconds (prof.c): every timing of the library. */
+double bsr_now(void);
+/* The second-order drop tolerance in force (ilu_setup.c): for ILU2, tau2 when
+ * given (> 0), else tau1^2; for the other kinds tau1 (no second class). */
+double bsr_ilu_tau2(bsr_ilu_kind kind, double tau1, double tau2);
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);
