@@ -8,6 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* X(1) ... X(BSR_MAX_BLOCK): the block sizes, one expansion each: the one
+ * list every block-size dispatch is written from (unrolled host kernels,
+ * their tables and switches; the device's per-b modules and bsr_with_b,
+ * kernels/cuda_internal.h). */
+#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
 /* qsort comparison of ints, ascending (csr.c). */
 int bsr_cmp_int(const void *a, const void *b);
 
