@@ -56,6 +56,22 @@ void bsr_kstate_stop(bsr_kstate *ks, int j, bsr_reason r)
     ks->col[j].iterations = ks->it;
 }
 
+int bsr_kstate_breakdowns(bsr_kstate *ks, unsigned char *bd)
+{
+    int n = 0;
+    for (int j = 0; j < ks->k; j++) {
+        if (!bd[j] || !ks->active[j]) { bd[j] = 0; continue; }
+        if (ks->col[j].restarts >= ks->opt->max_restarts) {
+            bsr_kstate_stop(ks, j, BSR_DIVERGED_BREAKDOWN);
+            bd[j] = 0;
+            continue;
+        }
+        ks->col[j].restarts++;
+        n++;
+    }
+    return n;
+}
+
 /* Append v to column j's history (grown geometrically; a failed growth just stops recording). */
 static void push_history(bsr_kstate *ks, int j, double v)
 {

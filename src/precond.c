@@ -77,6 +77,30 @@ void bsr_pc_mixed_free(bsr_pc_mixed *m)
     m->X = m->Y = NULL;
 }
 
+/* Y = U^{-1} L^{-1} X in the storage precision (bsr_pc_mixed_apply's fn). */
+static bsr_status tri_solve(void *data, const bsr_multivec *X, bsr_multivec *Y)
+{
+    const bsr_pc_tri *T = data;
+    BSR_TRY(bsr_trsv_lower(T->L, T->lvL, X, Y));
+    return bsr_trsv_upper(T->U, T->lvU, Y, Y);
+}
+
+bsr_status bsr_pc_tri_apply(bsr_pc_tri *T, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return bsr_pc_mixed_apply(&T->mix, T->prec, X, Y, tri_solve, T);
+}
+
+void bsr_pc_tri_free(bsr_pc_tri *T)
+{
+    bsr_matrix_destroy(T->L);
+    bsr_matrix_destroy(T->U);
+    bsr_levels_free(T->lvL);
+    bsr_levels_free(T->lvU);
+    bsr_pc_mixed_free(&T->mix);
+    T->L = T->U = NULL;
+    T->lvL = T->lvU = NULL;
+}
+
 bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision prec, bsr_matrix **Dinv)
 {
     int n = A->nbrows, b = A->b, bb = b * b;
