@@ -41,6 +41,25 @@ void gen_cube_cell(int n, int64_t r, int ijk[3]);
 int gen_cube_count(int n, int64_t r);
 int gen_cube_row(int n, int b, int64_t r, const double *D, const double *const Nb[6], int64_t *cols, double *val);
 void gen_cube_centre(int n, double h, int64_t r, double p[3]);
+/* A model on the cube (rotconv3d, coupled3d): its parameters start with a
+ * gen_cube: n cells per direction, b, the spacing h = 1/n, the blocks of
+ * cell (i, j, k) of block row r (D and Nb as gen_cube_row takes them) and
+ * component q of the exact solution at the point x. */
+typedef struct gen_cube gen_cube;
+struct gen_cube {
+    int n, b;
+    double h;
+    void (*blocks)(const gen_cube *c, int i, int j, int k, int64_t r, double *D,
+                   double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK]);
+    double (*exact)(int q, const double x[3]);
+};
+/* g = the row generator of the cube model par (size bytes with a gen_cube
+ * first, its n, b, blocks and exact set; h = 1/n is set here), kept in a copy
+ * (what: the allocation's name). */
+bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, bsr_rowgen *g);
+/* bsr_generate's entry of the row generator make: the whole problem of params. */
+bsr_status gen_rowgen_generate(bsr_status (*make)(const char *, bsr_rowgen *), const char *params,
+                               bsr_precision prec, bsr_problem *P);
 
 /* The row generator a spec "NAME:PARAMS" names: *found = 0 (and BSR_OK) when
  * NAME has none; an error for bad parameters. */
