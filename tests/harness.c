@@ -365,6 +365,20 @@ double bsr_test_json_num(const char *json, const char *key)
     return end == p ? NAN : v;
 }
 
+int bsr_test_options_round_trip(const char *cfg, bsr_solver_options *o, bsr_solver_options *p, char *buf,
+                                size_t cap)
+{
+    bsr_solver_options_default(o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(o, cfg));
+    bsr_solver_options_string(o, buf, cap);
+    bsr_solver_options_default(p);
+    BSR_ASSERT_OK(bsr_solver_options_parse(p, buf));
+    int same = !memcmp(o, p, sizeof *o);
+    if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfg, buf);
+    CU_ASSERT(same);
+    return same;
+}
+
 int bsr_test_same_ints(const int *a, const int *b, size_t n)
 {
     return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;

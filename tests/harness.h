@@ -101,6 +101,11 @@ int bsr_test_cli_main(const char *suite, const bsr_test *tests, int argc, char *
 /* The number after "key": in a JSON text (spaces and an opening '[' passed
  * over); NAN when the key is absent, json is NULL or no number follows. */
 double bsr_test_json_num(const char *json, const char *key);
+/* Solver options *o parsed from cfg, printed into buf (cap bytes) and parsed
+ * back into *p: asserts that p equals o byte for byte (printing cfg and buf
+ * when not); returns whether. */
+int bsr_test_options_round_trip(const char *cfg, bsr_solver_options *o, bsr_solver_options *p, char *buf,
+                                size_t cap);
 /* Nonzero when a[0..n) and b[0..n) are equal. */
 int bsr_test_same_ints(const int *a, const int *b, size_t n);
 /* Assert a status and print the last error if it differs. */
