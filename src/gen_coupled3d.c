@@ -118,15 +118,10 @@ static double cp_exact(int q, const double x[3])
  * the model's parameters. */
 bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
 {
-    static const char *const pos[] = {"n", "b", NULL};
     gen_args a;
     cp_par c;
     int seed;
-    memset(g, 0, sizeof *g);
-    memset(&c, 0, sizeof c);
-    BSR_TRY(gen_args_parse("coupled3d", params, pos, &a));
-    BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.cube.n));
-    BSR_TRY(gen_arg_int(&a, "b", 5, 1, CP_MAXB, &c.cube.b));
+    BSR_TRY(gen_cube_args("coupled3d", params, 5, &c.cube, sizeof c, &a, g));
     BSR_TRY(gen_arg_real(&a, "pemin", 0.7, 0, 1e4, &c.pemin));
     BSR_TRY(gen_arg_real(&a, "pemax", 2.6, 0, 1e4, &c.pemax));
     BSR_TRY(gen_arg_real(&a, "couple", 0.35, 0, 2, &c.couple));

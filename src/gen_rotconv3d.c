@@ -110,15 +110,10 @@ static double rc_exact(int q, const double x[3])
  * the model's parameters. */
 bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
 {
-    static const char *const pos[] = {"n", "b", NULL};
     gen_args a;
     rc_par c;
     int seed;
-    memset(g, 0, sizeof *g);
-    memset(&c, 0, sizeof c);
-    BSR_TRY(gen_args_parse("rotconv3d", params, pos, &a));
-    BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.cube.n));
-    BSR_TRY(gen_arg_int(&a, "b", 4, 1, RC_MAXB, &c.cube.b));
+    BSR_TRY(gen_cube_args("rotconv3d", params, 4, &c.cube, sizeof c, &a, g));
     BSR_TRY(gen_arg_real(&a, "conv", 2000, 0, 1e8, &c.conv));
     BSR_TRY(gen_arg_real(&a, "nu", 1, 1e-8, 1e8, &c.nu));
     BSR_TRY(gen_arg_real(&a, "couple", 0.9, 0, 4, &c.couple));

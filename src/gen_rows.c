@@ -96,6 +96,17 @@ static void cube_exact(const bsr_rowgen *g, int64_t r, double *x)
     for (int q = 0; q < c->b; q++) x[q] = c->exact(q, p);
 }
 
+bsr_status gen_cube_args(const char *name, const char *params, int bdef, gen_cube *c, size_t size, gen_args *a,
+                         bsr_rowgen *g)
+{
+    static const char *const pos[] = {"n", "b", NULL};
+    memset(g, 0, sizeof *g);
+    memset(c, 0, size);
+    BSR_TRY(gen_args_parse(name, params, pos, a));
+    BSR_TRY(gen_arg_int(a, "n", 20, 3, 640, &c->n));
+    return gen_arg_int(a, "b", bdef, 1, BSR_MAX_BLOCK, &c->b);
+}
+
 bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, bsr_rowgen *g)
 {
     gen_cube *keep = bsr_malloc(size, what);

@@ -7,6 +7,7 @@
 #define BSR_GEN_ROWS_H
 
 #include "internal.h"
+#include "stencil_impl.h" /* gen_args */
 
 #define GEN_ROW_MAXBLK 7 /* blocks of a row at most: 7-point stencils */
 
@@ -53,6 +54,12 @@ struct gen_cube {
                    double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK]);
     double (*exact)(int q, const double x[3]);
 };
+/* The start of a cube model's parsing: g and its parameters (size bytes, a
+ * gen_cube first) zeroed, params of generator name parsed into *a
+ * (positional n, b), n (default 20, 3..640) and b (default bdef,
+ * 1..BSR_MAX_BLOCK) read into c; the model reads its own keys after. */
+bsr_status gen_cube_args(const char *name, const char *params, int bdef, gen_cube *c, size_t size, gen_args *a,
+                         bsr_rowgen *g);
 /* g = the row generator of the cube model par (size bytes with a gen_cube
  * first, its n, b, blocks and exact set; h = 1/n is set here), kept in a copy
  * (what: the allocation's name). */
