@@ -7,7 +7,6 @@
 #include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors (issue 3) */
 #include "trsv.h"
 
-
 /* Call f(TF(), TV()) for the supported (factor, vector) precisions: double/double,
  * float/float and float factors with double vectors (mixed).  Returns 0 when
  * the pair is not supported (double factors with float vectors). */
