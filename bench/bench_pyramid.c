@@ -110,7 +110,7 @@ int bench_pyramid(int argc, char **argv)
     int64_t n[3] = {N, N, N};
     bsr_grid *G = NULL, *init = NULL, *ref = NULL;
     bsr_status s;
-    double t0 = cli_now();
+    double t0 = bsr_now();
     if ((s = bsr_grid_create(&G, dim, n, prec, 1)) || (s = bsr_grid_create(&init, dim, n, prec, 0)) ||
         (s = bsr_grid_create(&ref, dim, n, prec, 0)) ||
         (s = bsr_grid_fill_test(init, 1, 0))) {
@@ -122,7 +122,7 @@ int bench_pyramid(int argc, char **argv)
     const double gbytes = (double)bsr_grid_points(G) * vs;
     printf("pyramid: heat %dD, %lld^%d %s points (%.2f GiB), K = %d steps, r = %.3f, %d slots, set-up %.1f s\n",
            dim, (long long)N, dim, prec == BSR_DOUBLE ? "double" : "float", gbytes / (1 << 30), K,
-           0.9 / (2 * dim), slots, cli_now() - t0);
+           0.9 / (2 * dim), slots, bsr_now() - t0);
     bsr_pyr_model M;
     if ((s = bsr_pyr_calibrate(dim, prec, budget, &M))) {
         cli_fail(s);

@@ -98,9 +98,9 @@ static double time_cpu(bsr_spmm_kernel kern, const bsr_matrix *A, const bsr_mult
 {
     double *t = malloc(sizeof(double) * reps);
     for (int r = 0; r < reps; r++) {
-        double t0 = cli_now();
+        double t0 = bsr_now();
         bsr_spmm_cpu(kern, 1.0, A, X, 0.0, Y);
-        t[r] = cli_now() - t0;
+        t[r] = bsr_now() - t0;
     }
     double m = bsr_median(t, reps);
     free(t);
@@ -340,10 +340,10 @@ int bench_spmm(int argc, char **argv)
     char *save = NULL;
     for (char *spec = file ? NULL : strtok_r(specs, ",", &save); file || spec; spec = strtok_r(NULL, ",", &save)) {
         bsr_problem P;
-        double t0 = cli_now();
+        double t0 = bsr_now();
         s = cli_load(file, file ? NULL : spec, cli_opt(argc, argv, "--block"), prec, NULL, &P, NULL);
         if (s) { rc = cli_fail(s); break; }
-        fprintf(stderr, "(loaded %s in %.1f s)\n", P.name, cli_now() - t0);
+        fprintf(stderr, "(loaded %s in %.1f s)\n", P.name, bsr_now() - t0);
         if (bsr_matrix_block(P.A) > BSR_MAX_BLOCK) printf("\n== %s: b = %d > %d, GPU kernels not built for it\n", P.name, bsr_matrix_block(P.A), BSR_MAX_BLOCK);
         else rc = bench_matrix(&B, ctx, P.name, P.A);
         bsr_problem_free(&P);

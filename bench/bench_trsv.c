@@ -98,11 +98,11 @@ static double cpu_time(const bsr_ilu_factors *f, int use_levels, bsr_multivec *X
     double v[32], spent = 0;
     int r = 0;
     for (; r < reps && r < 32; r++) {
-        double t0 = cli_now();
+        double t0 = bsr_now();
         if (bsr_trsv_lower(f->L, use_levels ? f->lvL : NULL, X, Y) ||
             bsr_trsv_upper(f->U, use_levels ? f->lvU : NULL, Y, Y))
             return NAN;
-        v[r] = cli_now() - t0;
+        v[r] = bsr_now() - t0;
         spent += v[r];
         if (spent > max_s) { r++; break; }
     }
@@ -206,10 +206,10 @@ int bench_trsv(int argc, char **argv)
     for (int o = 0; o < no; o++) {
         io.order = oo[o];
         bsr_ilu *F = NULL;
-        double t0 = cli_now();
+        double t0 = bsr_now();
         st = bsr_ilu_setup(P.A, &io, &F);
         if (st) { cli_fail(st); continue; }
-        double setup_s = cli_now() - t0;
+        double setup_s = bsr_now() - t0;
         bsr_ilu_factors f;
         bsr_ilu_get_factors(F, &f);
         const int has_tree = f.ord && f.ord->nnodes > 0;

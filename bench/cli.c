@@ -138,14 +138,6 @@ bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int k
     return s;
 }
 
-/* Monotonic wall-clock seconds. */
-double cli_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 /* Print the status and last error on stderr; return the exit code: 2 for a
  * bad argument (a value given on the command line: --block, --config, a
  * generator spec), 1 for any other error. */

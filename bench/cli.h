@@ -4,6 +4,7 @@
 #define BSR_CLI_H
 
 #include "bsrsolve.h"
+#include "internal.h" /* bsr_now: the library's timer */
 #include <stdio.h>
 
 /* Subcommands, one file each: `bsrsolve bench NAME ...` calls bench_NAME(argc, argv)
@@ -59,8 +60,6 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
 /* A dense Matrix Market file as an n x k multivector (k = its columns;
  * kwant > 0: it must have that many). */
 bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int kwant, bsr_multivec **X);
-/* Wall-clock seconds. */
-double cli_now(void);
 /* Print "bsrsolve: <status>: <detail>" to stderr and return the exit code:
  * 2 for BSR_ERR_ARG (a bad command-line value), else 1. */
 int cli_fail(bsr_status s);

@@ -15,13 +15,13 @@ int cmd_info(int argc, char **argv)
     if (ro && cli_reorder_info(NULL, ro, 0)) return 2; /* a bad spec fails before any output */
     bsr_problem P;
     bsr_convert_info ci;
-    double t0 = cli_now();
+    double t0 = bsr_now();
     bsr_status s = cli_load(cli_positional(argc, argv, valued), cli_opt(argc, argv, "--gen"),
                             cli_opt(argc, argv, "--block"),
                             cli_flag(argc, argv, "--float") ? BSR_FLOAT : BSR_DOUBLE,
                             CLI_DEFAULT_PROBLEM, &P, &ci);
     if (s) return cli_fail(s);
-    double tread = cli_now() - t0;
+    double tread = bsr_now() - t0;
     bsr_matrix_info f;
     if ((s = bsr_matrix_get_info(P.A, &f))) { bsr_problem_free(&P); return cli_fail(s); }
     if (json) {

@@ -28,11 +28,11 @@ static int one(const bsr_matrix *A, const char *spec, int json, int *first)
     bsr_ordering *ord = NULL;
     bsr_matrix *B = NULL;
     bsr_levels *lo = NULL, *up = NULL;
-    double t0 = cli_now();
+    double t0 = bsr_now();
     s = bsr_order(A, &o, &ord);
-    double tord = cli_now() - t0;
-    if (!s) { t0 = cli_now(); s = bsr_permute(A, ord, &B); }
-    double tperm = cli_now() - t0;
+    double tord = bsr_now() - t0;
+    if (!s) { t0 = bsr_now(); s = bsr_permute(A, ord, &B); }
+    double tperm = bsr_now() - t0;
     if (!s) s = bsr_levels_build(B, 0, &lo);
     if (!s) s = bsr_levels_build(B, 1, &up);
     bsr_pbordered_report r;

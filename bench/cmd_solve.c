@@ -515,9 +515,9 @@ int cmd_solve(int argc, char **argv)
         if ((s = bsr_multivec_create(&X2, f.n, k, prec))) goto fail;
         for (long i = 0; i < ns; i++) {
             bsr_solver_stats s2;
-            double t0 = cli_now();
+            double t0 = bsr_now();
             if ((s = bsr_solver_refactor(S, P.A))) { bsr_multivec_destroy(X2); goto fail; }
-            tr[i] = cli_now() - t0;
+            tr[i] = bsr_now() - t0;
             bsr_multivec_fill(X2, 0.0); /* every step from zero: comparable with the first solve */
             bsr_solver_solve(S, B, X2, &s2);
             ts[i] = s2.solve_s;

@@ -13,12 +13,20 @@
 #include <cusparse.h>
 #include "cuda_alloc.h" /* bsr_cu_malloc & co.: every device allocation */
 
-/* X(1) ... X(10): one expansion per block size, for the kernels built one
- * module per block size (their declarations and dispatch tables). */
-#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
-
 extern "C" {
 #include "internal.h"
+}
+#include <type_traits>
+
+/* Call f(std::integral_constant<int, B>()) for the block size b, one
+ * instantiation per B of BSR_FOR_EACH_B (internal.h); returns 1, or 0 when b
+ * is not one of them (f not called). */
+template <typename Fn> static inline int bsr_with_b(int b, Fn f)
+{
+#define BSR_WITH_B_CASE(B) case B: f(std::integral_constant<int, B>()); return 1;
+    switch (b) { BSR_FOR_EACH_B(BSR_WITH_B_CASE) }
+#undef BSR_WITH_B_CASE
+    return 0;
 }
 
 /* CUDA half of a bsr_context. */

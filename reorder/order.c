@@ -1,8 +1,49 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* bsr_order: options, spec parsing, dispatch to the orderings, lifetime. */
 #include "reorder_impl.h"
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+
+/* The orderings computed from A's block graph, in one signature. */
+typedef bsr_status (*order_fn)(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord);
+static bsr_status run_rcm(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
+{ (void)o; return bsr_order_rcm(G, ord->perm); }
+static bsr_status run_center(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
+{ (void)o; return bsr_order_center(G, ord->perm); }
+static bsr_status run_metis(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
+{ return bsr_order_metis_nd(G, o, ord->perm); }
+static bsr_status run_amd(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
+{ (void)o; return bsr_order_amd(G, ord->perm); }
+
+/* One row per ordering kind: what the spec parser, the defaults, the name
+ * and bsr_order know of it.  The rows' order is the order of the unknown-
+ * ordering message's list. */
+static const struct order_row {
+    bsr_order_kind kind;
+    const char *name;       /* bsr_order_kind_name, and the spec's word */
+    const char *listed;     /* in the parser's list of orderings; NULL: no spec gives it */
+    int tree;               /* makes a tree (ND): takes ':depth', balance and separator defaults */
+    order_fn run;           /* from A's block graph; NULL: the identity (no graph built) */
+    const char *elsewhere;  /* not bsr_order's: where it comes from instead */
+} order_rows[] = {
+    {BSR_ORDER_NATURAL, "natural", "natural", 0, NULL, NULL},
+    {BSR_ORDER_RCM, "rcm", "rcm", 0, run_rcm, NULL},
+    {BSR_ORDER_CENTER, "center", "center", 0, run_center, NULL},
+    {BSR_ORDER_ND, "nd", "nd[:auto|:H]", 1, bsr_order_nd, NULL},
+    {BSR_ORDER_METIS_ND, "metis", "metis", 0, run_metis, NULL},
+    {BSR_ORDER_AMD, "amd", "amd", 0, run_amd, NULL},
+    {BSR_ORDER_LEVELS, "levels", NULL, 0, NULL, "level-ordered renumbering comes from bsr_order_levels"},
+};
+enum { ORDER_ROWS = (int)(sizeof order_rows / sizeof order_rows[0]) };
+
+/* The row of kind k, or NULL. */
+static const struct order_row *order_row_of(bsr_order_kind k)
+{
+    for (int i = 0; i < ORDER_ROWS; i++)
+        if (order_rows[i].kind == k) return &order_rows[i];
+    return NULL;
+}
 
 /* Defaults for kind (ND: auto depth, METIS seed/nseps/ufactor defaults). */
 void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
@@ -16,24 +57,18 @@ void bsr_order_options_default(bsr_order_options *o, bsr_order_kind kind)
     /* ND: tighter balance than METIS's vertex-separator default (200): with
      * per-SM leaves the largest leaf sets the pace, and at depth 8 the default
      * gives leaves 6x apart for ~2 points less border (stencil3d:64) */
-    o->ufactor = kind == BSR_ORDER_ND ? 30 : 0;
+    const struct order_row *r = order_row_of(kind);
+    const int tree = r && r->tree;
+    o->ufactor = tree ? 30 : 0;
     o->nsm = 0;
-    o->sepcolor = kind == BSR_ORDER_ND;
+    o->sepcolor = tree;
 }
 
 /* Short name of an ordering kind ("natural", "rcm", ...). */
 const char *bsr_order_kind_name(bsr_order_kind k)
 {
-    switch (k) {
-    case BSR_ORDER_NATURAL: return "natural";
-    case BSR_ORDER_RCM: return "rcm";
-    case BSR_ORDER_ND: return "nd";
-    case BSR_ORDER_METIS_ND: return "metis";
-    case BSR_ORDER_AMD: return "amd";
-    case BSR_ORDER_LEVELS: return "levels";
-    case BSR_ORDER_CENTER: return "center";
-    }
-    return "?";
+    const struct order_row *r = order_row_of(k);
+    return r ? r->name : "?";
 }
 
 /* Parse a decimal int in [lo,hi] from s (whole string). */
@@ -57,18 +92,17 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
     if (opts) *opts++ = 0;
     char *arg = strchr(buf, ':');
     if (arg) *arg++ = 0;
-    bsr_order_kind k;
-    if (!strcmp(buf, "natural")) k = BSR_ORDER_NATURAL;
-    else if (!strcmp(buf, "rcm")) k = BSR_ORDER_RCM;
-    else if (!strcmp(buf, "nd")) k = BSR_ORDER_ND;
-    else if (!strcmp(buf, "metis")) k = BSR_ORDER_METIS_ND;
-    else if (!strcmp(buf, "amd")) k = BSR_ORDER_AMD;
-    else if (!strcmp(buf, "center")) k = BSR_ORDER_CENTER;
-    else return bsr_error(BSR_ERR_ARG, "ordering spec '%s': unknown ordering '%s' "
-                          "(natural, rcm, center, nd[:auto|:H], metis, amd)", spec, buf);
-    bsr_order_options_default(o, k);
+    const struct order_row *row = NULL;
+    char list[128] = "";
+    for (int i = 0; i < ORDER_ROWS; i++) {
+        if (!order_rows[i].listed) continue;
+        if (!strcmp(buf, order_rows[i].name)) row = &order_rows[i];
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", order_rows[i].listed);
+    }
+    if (!row) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': unknown ordering '%s' (%s)", spec, buf, list);
+    bsr_order_options_default(o, row->kind);
     if (arg) {
-        if (k != BSR_ORDER_ND)
+        if (!row->tree)
             return bsr_error(BSR_ERR_ARG, "ordering spec '%s': only nd takes ':depth'", spec);
         if (strcmp(arg, "auto") && !parse_int(arg, 0, BSR_TREE_MAX_LEVELS - 2, &o->depth))
             return bsr_error(BSR_ERR_ARG, "ordering spec '%s': depth '%s' is not auto or 0..%d",
@@ -170,10 +204,9 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
 {
     BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
     *ord = NULL;
-    BSR_CHECK_ARG(opt->kind != BSR_ORDER_LEVELS,
-                  "bsr_order: level-ordered renumbering comes from bsr_order_levels");
-    BSR_CHECK_ARG((opt->kind >= BSR_ORDER_NATURAL && opt->kind <= BSR_ORDER_AMD) || opt->kind == BSR_ORDER_CENTER,
-                  "bsr_order: unknown ordering kind %d", (int)opt->kind);
+    const struct order_row *row = order_row_of(opt->kind);
+    BSR_CHECK_ARG(!row || !row->elsewhere, "bsr_order: %s", row->elsewhere);
+    BSR_CHECK_ARG(row, "bsr_order: unknown ordering kind %d", (int)opt->kind);
     BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,
                   "bsr_order: depth %d out of range -1..%d", opt->depth, BSR_TREE_MAX_LEVELS - 2);
     if (A->nbrows != A->nbcols)
@@ -183,23 +216,17 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
     bsr_ordering *o;
     BSR_TRY(bsr_ordering_alloc(n, opt->kind, &o));
     bsr_status s = BSR_OK;
-    if (opt->kind == BSR_ORDER_NATURAL) {
+    if (!row->run) {
         for (int i = 0; i < n; i++) o->perm[i] = i;
     } else {
         bsr_graph G;
         s = bsr_graph_build(A, &G);
         if (!s) {
-            switch (opt->kind) {
-            case BSR_ORDER_RCM: s = bsr_order_rcm(&G, o->perm); break;
-            case BSR_ORDER_METIS_ND: s = bsr_order_metis_nd(&G, opt, o->perm); break;
-            case BSR_ORDER_AMD: s = bsr_order_amd(&G, o->perm); break;
-            case BSR_ORDER_CENTER: s = bsr_order_center(&G, o->perm); break;
-            default: s = bsr_order_nd(&G, opt, o); break;
-            }
+            s = row->run(&G, opt, o);
             bsr_graph_free(&G);
         }
     }
-    if (!s) s = bsr_ordering_finish(o, bsr_order_kind_name(opt->kind));
+    if (!s) s = bsr_ordering_finish(o, row->name);
     if (s) { bsr_ordering_free(o); return s; }
     *ord = o;
     return BSR_OK;

@@ -8,6 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* X(1) ... X(BSR_MAX_BLOCK): the block sizes, one expansion each: the one
+ * list every block-size dispatch is written from (unrolled host kernels,
+ * their tables and switches; the device's per-b modules and bsr_with_b,
+ * kernels/cuda_internal.h). */
+#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
+
 /* qsort comparison of ints, ascending (csr.c). */
 int bsr_cmp_int(const void *a, const void *b);
 
@@ -123,6 +129,11 @@ void bsr_progress_enable(double min_s);
  * return at once). */
 void bsr_progress_tick(const char *what, int64_t done, int64_t total, const char *unit);
 double bsr_median(double *v, int n);   /* median of timings (sorts v) */
+/* Monotonic wall-clock seconds (prof.c): every timing of the library. */
+double bsr_now(void);
+/* The second-order drop tolerance in force (ilu_setup.c): for ILU2, tau2 when
+ * given (> 0), else tau1^2; for the other kinds tau1 (no second class). */
+double bsr_ilu_tau2(bsr_ilu_kind kind, double tau1, double tau2);
 
 /* memcpy split over the OpenMP threads (memcpy_par.c). */
 void bsr_memcpy_par(void *dst, const void *src, size_t bytes);

@@ -356,7 +356,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern=1" : ",keep_pattern=0";
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%s%s", num(n1, o->tau1), keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%s,tau2=%s%s", num(n1, o->tau1),
-                                            num(n2, o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1), keep);
+                                            num(n2, bsr_ilu_tau2(BSR_ILU2, o->tau1, o->tau2)), keep);
     if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) {
         if (o->fill > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
         if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);

@@ -8,13 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 const char *bsr_reason_string(bsr_reason r)
 {
     switch (r) {
@@ -190,7 +183,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (A->nbrows != A->nbcols)
         return bsr_error(BSR_ERR_SIZE, "bsr_solver_setup: matrix is not square (%d x %d blocks)",
                          A->nbrows, A->nbcols);
-    double t0 = now();
+    double t0 = bsr_now();
     if (s->opt.profile) bsr_prof_enable(1);
     bsr_prof_mark(NULL);
     teardown(s);
@@ -199,12 +192,12 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
     if ((st = bsr_pc_options_resolve(&s->opt, s->device, work_matrix(s)))) goto fail;
-    double t1 = now();
+    double t1 = bsr_now();
     /* a device row uploads A after its host work (A's upload is not
      * overlapped with that work on a second thread: the setup was slower in
      * the median, bench/RESULTS.md) */
     st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc);
-    double t2 = now();
+    double t2 = bsr_now();
     bsr_prof_mark("setup: preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_operator(s, st))) goto fail;
     if (st) goto fail;
@@ -214,9 +207,9 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
         if ((st = bsr_solver_device_warm(s, 1))) goto fail;
         bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
     }
-    s->setup_s = now() - t0;
+    s->setup_s = bsr_now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
-    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (bsr_now() - t2) : 0;
     s->pattern_new = 1;
     s->pattern_refreshes = 0;
     s->refactor_failed = 0;
@@ -244,7 +237,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         s->pattern_refreshes = refreshes;
         return BSR_OK;
     }
-    double t0 = now();
+    double t0 = bsr_now();
     bsr_prof_mark(NULL);   /* the refactor's phases from here */
     s->pattern_new = 0;
     s->A_user = A;
@@ -255,15 +248,15 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     s->A_work = NULL;
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     BSR_TRY(bsr_check_subnormal_rows(&s->opt, A));
-    double t1 = now();
+    double t1 = bsr_now();
     bsr_status st = s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
-    double t2 = now();
+    double t2 = bsr_now();
     if (s->device) st = bsr_solver_device_operator(s, st);
     BSR_TRY(st);
     s->refactor_failed = 0;
-    s->setup_s = now() - t0;
+    s->setup_s = bsr_now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
-    s->setup_dev_s = s->device ? s->pc->dev_s + (now() - t2) : 0;
+    s->setup_dev_s = s->device ? s->pc->dev_s + (bsr_now() - t2) : 0;
     return BSR_OK;
 }
 
@@ -334,7 +327,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                          (long long)n, (long long)B->n, B->k, (long long)X->n, X->k);
     if (k > BSR_KMAX) return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_solve: %d right-hand sides (at most %d)", k, BSR_KMAX);
     if (X == B) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: B and X must be different multivectors");
-    double t0 = now();
+    double t0 = bsr_now();
     bsr_prof_mark(NULL);
     bsr_kops o;
     bsr_status st;
@@ -370,9 +363,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
-    tk = now();
+    tk = bsr_now();
     st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
-    tk = now() - tk;
+    tk = bsr_now() - tk;
     if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");
     st = finish(&o, &ks, Bw, Xw, R, col);
@@ -399,7 +392,7 @@ done:
         stats->setup_s = s->setup_s;
         stats->setup_pc_s = s->setup_pc_s;
         stats->setup_dev_s = s->setup_dev_s;
-        stats->solve_s = now() - t0;
+        stats->solve_s = bsr_now() - t0;
         stats->pc_nnzb = s->pc->nnzb;
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
         stats->pivots_regularized = s->pc->pivots_regularized;

@@ -227,6 +227,10 @@ void bsr_kstate_stop(bsr_kstate *ks, int j, bsr_reason r);
 int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *was_active,
                       const bsr_multivec *B, const bsr_multivec *X, bsr_multivec *R,
                       unsigned char *reopen, bsr_status *st);
+/* Columns that broke down (bd[j] != 0): an active one restarts (its restart
+ * counted; bd[j] stays 1) unless it has had max_restarts, then it stops as
+ * BSR_DIVERGED_BREAKDOWN; bd[j] = 0 for all others.  Returns how many restart. */
+int bsr_kstate_breakdowns(bsr_kstate *ks, unsigned char *bd);
 /* Number of active columns. */
 int bsr_kstate_nactive(const bsr_kstate *ks);
 /* The rounding floor (krylov_floor.c): floor[j] = eps * || |A| |X(:,j)| + |B(:,j)| ||

@@ -82,7 +82,6 @@
             }                                                                               \
         }                                                                                   \
     }
-#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
 #define SPMM1_D(B) DEFINE_SPMM1(d, double, B)
 #define SPMM1_F(B) DEFINE_SPMM1(f, float, B)
 BSR_FOR_EACH_B(SPMM1_D)

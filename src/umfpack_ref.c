@@ -11,13 +11,6 @@
 #include <umfpack.h>
 #endif
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 /* UMFPACK status as text with the failing call's name. */
 static bsr_status umf_fail(const char *call, long st)
 {
@@ -38,7 +31,7 @@ bsr_status bsr_umfpack_solve(const bsr_matrix *A, const bsr_multivec *B, bsr_mul
         return bsr_error(BSR_ERR_SIZE, "bsr_umfpack_solve: A is %lld x %lld, B %lld x %d, X %lld x %d",
                          (long long)n, (long long)A->nbcols * A->b, (long long)B->n, B->k,
                          (long long)X->n, X->k);
-    double t0 = now();
+    double t0 = bsr_now();
     bsr_csr C;
     memset(&C, 0, sizeof C);
     BSR_TRY(bsr_to_csr(A, 1, &C));
@@ -60,14 +53,14 @@ bsr_status bsr_umfpack_solve(const bsr_matrix *A, const bsr_multivec *B, bsr_mul
     if (st != UMFPACK_OK) { s = umf_fail("symbolic", st); goto done; }
     st = umfpack_dl_numeric(Ap, Ai, C.val, Sym, &Num, control, info);
     if (st != UMFPACK_OK) { s = umf_fail("numeric", st); goto done; }
-    double t1 = now();
+    double t1 = bsr_now();
     if ((s = bsr_multivec_to_colmajor(B, b, n))) goto done;
     for (int j = 0; j < k; j++) {
         st = umfpack_dl_solve(UMFPACK_At, Ap, Ai, C.val, x + (size_t)j * n, b + (size_t)j * n, Num, control, info);
         if (st != UMFPACK_OK) { s = umf_fail("solve", st); goto done; }
     }
     s = bsr_multivec_from_colmajor(X, x, n);
-    if (times) { times[0] = t1 - t0; times[1] = now() - t1; }
+    if (times) { times[0] = t1 - t0; times[1] = bsr_now() - t1; }
 done:
     if (Sym) umfpack_dl_free_symbolic(&Sym);
     if (Num) umfpack_dl_free_numeric(&Num);

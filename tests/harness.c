@@ -342,6 +342,48 @@ int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *o
     return WEXITSTATUS(st);
 }
 
+int bsr_test_cli_main(const char *suite, const bsr_test *tests, int argc, char **argv, const char **cli,
+                      char *dir, size_t n, int need_cli)
+{
+    *cli = getenv("BSR_CLI");
+    if (*cli && !(*cli)[0]) *cli = NULL;
+    if (!*cli && need_cli) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
+    return bsr_test_main_tmpdir(suite, tests, argc, argv, dir, n);
+}
+
+double bsr_test_json_num(const char *json, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = json ? strstr(json, pat) : NULL;
+    if (!p) return NAN;
+    p += strlen(pat);
+    while (*p == ' ') p++;
+    if (*p == '[') p++;
+    char *end;
+    double v = strtod(p, &end);
+    return end == p ? NAN : v;
+}
+
+int bsr_test_options_round_trip(const char *cfg, bsr_solver_options *o, bsr_solver_options *p, char *buf,
+                                size_t cap)
+{
+    bsr_solver_options_default(o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(o, cfg));
+    bsr_solver_options_string(o, buf, cap);
+    bsr_solver_options_default(p);
+    BSR_ASSERT_OK(bsr_solver_options_parse(p, buf));
+    int same = !memcmp(o, p, sizeof *o);
+    if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfg, buf);
+    CU_ASSERT(same);
+    return same;
+}
+
+int bsr_test_same_ints(const int *a, const int *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
+}
+
 double bsr_test_rel_diff(const double *d, const void *c, bsr_precision p, size_t m)
 {
     double dm = 0, cm = 0;

@@ -85,6 +85,29 @@ void bsr_test_slurp(const char *path, char *buf, size_t cap);
  * files in dir into out and err (each of cap bytes); the exit code, -1 when
  * the command did not exit normally. */
 int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *out, char *err, size_t cap);
+/* A suite that runs the CLI: its file-scope state, cli ($BSR_CLI), dir (the
+ * suite's temporary folder), out and err (stdout and stderr of the last run),
+ * and run(args), `$BSR_CLI args` captured into out and err, its exit code. */
+#define BSR_TEST_CLI_SUITE                                                      \
+    static const char *cli;                                                     \
+    static char dir[256];                                                       \
+    static char out[1 << 16], err[1 << 16];                                     \
+    static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
+/* bsr_test_main_tmpdir (into dir, size n) for a suite that runs the CLI:
+ * *cli = $BSR_CLI (NULL when unset or empty); without it, need_cli makes the
+ * suite a skip (77), else the tests that need it skip themselves. */
+int bsr_test_cli_main(const char *suite, const bsr_test *tests, int argc, char **argv, const char **cli,
+                      char *dir, size_t n, int need_cli);
+/* The number after "key": in a JSON text (spaces and an opening '[' passed
+ * over); NAN when the key is absent, json is NULL or no number follows. */
+double bsr_test_json_num(const char *json, const char *key);
+/* Solver options *o parsed from cfg, printed into buf (cap bytes) and parsed
+ * back into *p: asserts that p equals o byte for byte (printing cfg and buf
+ * when not); returns whether. */
+int bsr_test_options_round_trip(const char *cfg, bsr_solver_options *o, bsr_solver_options *p, char *buf,
+                                size_t cap);
+/* Nonzero when a[0..n) and b[0..n) are equal. */
+int bsr_test_same_ints(const int *a, const int *b, size_t n);
 /* Assert a status and print the last error if it differs. */
 #define BSR_ASSERT_OK(expr)                                                                     \
     do {                                                                                        \

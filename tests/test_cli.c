@@ -8,24 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *cli;
-static char dir[256];
-static char out[1 << 16], err[1 << 16];
-
-/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
-static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
-
-/* Numeric value of "key": in a one-line JSON object (NAN when absent). */
-static double json_num(const char *json, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(json, pat);
-    if (!p) return NAN;
-    char *end;
-    double v = strtod(p + strlen(pat), &end);
-    return end == p + strlen(pat) ? NAN : v;
-}
+BSR_TEST_CLI_SUITE
 
 /* Test: --help. */
 static void test_help(void)
@@ -40,11 +23,11 @@ static void expect_info(const char *json, const bsr_matrix *A)
 {
     bsr_matrix_info f;
     BSR_ASSERT_OK(bsr_matrix_get_info(A, &f));
-    CU_ASSERT_EQUAL(json_num(json, "n"), (double)f.n);
-    CU_ASSERT_EQUAL(json_num(json, "block"), f.b);
-    CU_ASSERT_EQUAL(json_num(json, "block_rows"), f.nbrows);
-    CU_ASSERT_EQUAL(json_num(json, "nnzb"), f.nnzb);
-    CU_ASSERT_DOUBLE_EQUAL(json_num(json, "fill_ratio"), f.fill_ratio, 1e-5 * f.fill_ratio);
+    CU_ASSERT_EQUAL(bsr_test_json_num(json, "n"), (double)f.n);
+    CU_ASSERT_EQUAL(bsr_test_json_num(json, "block"), f.b);
+    CU_ASSERT_EQUAL(bsr_test_json_num(json, "block_rows"), f.nbrows);
+    CU_ASSERT_EQUAL(bsr_test_json_num(json, "nnzb"), f.nnzb);
+    CU_ASSERT_DOUBLE_EQUAL(bsr_test_json_num(json, "fill_ratio"), f.fill_ratio, 1e-5 * f.fill_ratio);
     const char *s = json;
     while (*s == ' ' || *s == '\n') s++;
     CU_ASSERT_EQUAL(*s, '{');
@@ -71,13 +54,13 @@ static void test_info_file(void)
         snprintf(args, sizeof args, "--info --json '%s' --block %s", path, b ? "3" : "auto");
         CU_ASSERT_EQUAL(run(args), 0);
         expect_info(out, A);
-        CU_ASSERT_EQUAL(json_num(out, "n"), 81);
-        CU_ASSERT_EQUAL(json_num(out, "block_rows"), 81 / bsr_matrix_block(A));
+        CU_ASSERT_EQUAL(bsr_test_json_num(out, "n"), 81);
+        CU_ASSERT_EQUAL(bsr_test_json_num(out, "block_rows"), 81 / bsr_matrix_block(A));
         bsr_matrix_destroy(A);
     }
-    CU_ASSERT_EQUAL(json_num(out, "block"), 3);
-    CU_ASSERT_EQUAL(json_num(out, "nnzb"), 27 + 6 * 2 * 9);
-    CU_ASSERT(json_num(out, "fill_ratio") > 1.0);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "block"), 3);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "nnzb"), 27 + 6 * 2 * 9);
+    CU_ASSERT(bsr_test_json_num(out, "fill_ratio") > 1.0);
     /* plain text mode also succeeds and says the sizes */
     snprintf(args, sizeof args, "'%s' --info", path);
     CU_ASSERT_EQUAL(run(args), 0);
@@ -101,10 +84,10 @@ static void test_info_file(void)
 static void test_info_gen(void)
 {
     CU_ASSERT_EQUAL(run("--gen stencil3d:4:3 --info --json"), 0);
-    CU_ASSERT_EQUAL(json_num(out, "n"), 192);
-    CU_ASSERT_EQUAL(json_num(out, "block"), 3);
-    CU_ASSERT_EQUAL(json_num(out, "block_rows"), 64);
-    CU_ASSERT_EQUAL(json_num(out, "nnzb"), 64 + 6 * 3 * 16);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "n"), 192);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "block"), 3);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "block_rows"), 64);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "nnzb"), 64 + 6 * 3 * 16);
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:4:3", BSR_DOUBLE, &P));
     expect_info(out, P.A);
@@ -306,7 +289,7 @@ static void test_solve_diag(void)
     CU_ASSERT_EQUAL(run(args), 0);
     CU_ASSERT(json_valid(out));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"stability\": {"));
-    double l = json_num(out, "l_max"), u = json_num(out, "u_max"), pc = json_num(out, "pivot_cond_max");
+    double l = bsr_test_json_num(out, "l_max"), u = bsr_test_json_num(out, "u_max"), pc = bsr_test_json_num(out, "pivot_cond_max");
     CU_ASSERT(l >= 1.0 && u > 0.0 && pc >= 1.0);
     if (!(l >= 1.0 && u > 0.0 && pc >= 1.0)) printf("\n%s", out);
     snprintf(args, sizeof args, "%s --config precond=jacobi,diag=1", gen);
@@ -316,8 +299,6 @@ static void test_solve_diag(void)
 
 int main(int argc, char **argv)
 {
-    cli = getenv("BSR_CLI");
-    if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
     static const bsr_test tests[] = {
         {"--help", test_help},
         {"--info --json FILE", test_info_file},
@@ -328,5 +309,5 @@ int main(int argc, char **argv)
         {"solve diag=1: the stability report", test_solve_diag},
         {NULL, NULL},
     };
-    return bsr_test_main_tmpdir("cli", tests, argc, argv, dir, sizeof dir);
+    return bsr_test_cli_main("cli", tests, argc, argv, &cli, dir, sizeof dir, 1);
 }

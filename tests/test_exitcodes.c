@@ -7,12 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *cli;
-static char dir[256];
-static char out[1 << 16], err[1 << 16];
-
-/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
-static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
+BSR_TEST_CLI_SUITE
 
 /* Write text to dir/name; the path in path (size 512). */
 static void put(const char *name, const char *text, char *path)
@@ -192,8 +187,6 @@ static void test_bench_nogpu(void)
 
 int main(int argc, char **argv)
 {
-    cli = getenv("BSR_CLI");
-    if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
     static const bsr_test tests[] = {
         {"exit codes 0/1/2/3", test_codes},
         {"a singular system is not converged at the floor", test_floor_singular},
@@ -202,5 +195,5 @@ int main(int argc, char **argv)
         {"benchmarks without a GPU", test_bench_nogpu},
         {NULL, NULL},
     };
-    return bsr_test_main_tmpdir("exitcodes", tests, argc, argv, dir, sizeof dir);
+    return bsr_test_cli_main("exitcodes", tests, argc, argv, &cli, dir, sizeof dir, 1);
 }

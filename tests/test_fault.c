@@ -226,8 +226,7 @@ static void fx_free(fx *F)
 /* Walk every site of kind in every phase of configuration cfg. */
 static void walk_config(fx *F, const char *cfg, bsr_fault_kind kind, tally *T)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = bsr_now();
     F->cfg = cfg;
     reference(F);
     F->live = bsr_fault_dev_live();
@@ -249,9 +248,8 @@ static void walk_config(fx *F, const char *cfg, bsr_fault_kind kind, tally *T)
         bsr_fault_arm(kind, 0);
         bsr_solver_destroy(s);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("\n    %-4s %-48s %s sites: setup %ld, refactor %ld, solve %ld (%.1f s)", F->ctx ? "cuda" : "cpu", cfg,
-           kind_name[kind], per[0], per[1], per[2], (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
+           kind_name[kind], per[0], per[1], per[2], bsr_now() - t0);
     fflush(stdout);
 }
 

@@ -13,24 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *cli;
-static char dir[256];
-static char out[1 << 16], err[1 << 16];
-
-/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
-static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
-
-/* Numeric value of "key": after from in a JSON text (NAN when absent). */
-static double json_num(const char *from, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = from ? strstr(from, pat) : NULL;
-    if (!p) return NAN;
-    char *end;
-    double v = strtod(p + strlen(pat), &end);
-    return end == p + strlen(pat) ? NAN : v;
-}
+BSR_TEST_CLI_SUITE
 
 /* The "cusparse" object of the last --json output (NULL when absent). */
 static const char *cusparse_json(void) { return strstr(out, "\"cusparse\":"); }
@@ -108,7 +91,7 @@ static void test_b1_converges(void)
     const char *c = cusparse_json();
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT(cusparse_status_is("converged"));
-    double it = json_num(c, "iterations"), rel = json_num(c, "true_relres");
+    double it = bsr_test_json_num(c, "iterations"), rel = bsr_test_json_num(c, "true_relres");
     CU_ASSERT(it >= 1);
     CU_ASSERT(rel < 10 * rtol);
     if (!cusparse_status_is("converged") || !(rel < 10 * rtol))
@@ -145,8 +128,6 @@ static void test_zero_pivot_reported(void)
 
 int main(int argc, char **argv)
 {
-    cli = getenv("BSR_CLI");
-    if (!cli || !cli[0]) { printf("  [skip] BSR_CLI unset (run through ctest)\n"); return 77; }
     static const bsr_test tests[] = {
         {"outcome names", test_outcome_names},
         {"not run without a device", test_not_run_without_device},
@@ -154,5 +135,5 @@ int main(int argc, char **argv)
         {"structural zero pivot reported as failed", test_zero_pivot_reported},
         {NULL, NULL},
     };
-    return bsr_test_main_tmpdir("gpu_cusparse", tests, argc, argv, dir, sizeof dir);
+    return bsr_test_cli_main("gpu_cusparse", tests, argc, argv, &cli, dir, sizeof dir, 1);
 }

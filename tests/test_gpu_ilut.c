@@ -19,15 +19,14 @@
 
 static bsr_context *ctx;
 
-static int same_ints(const int *a, const int *b, int64_t n) { return !n || !memcmp(a, b, sizeof(int) * (size_t)n); }
 
 /* The frozen patterns of F and G are the same, classes included. */
 static int same_pattern(const bsr_ilu *F, const bsr_ilu *G)
 {
     const ilu_pattern *p = F->fz, *q = G->fz;
     if (!p || !q || p->n != q->n || p->nlo != q->nlo || p->nup != q->nup || p->nsec != q->nsec) return 0;
-    return same_ints(p->lp, q->lp, p->n + 1) && same_ints(p->up, q->up, p->n + 1) && same_ints(p->lc, q->lc, p->nlo) &&
-           same_ints(p->uc, q->uc, p->nup) && !memcmp(p->lk, q->lk, (size_t)p->nlo) &&
+    return bsr_test_same_ints(p->lp, q->lp, p->n + 1) && bsr_test_same_ints(p->up, q->up, p->n + 1) && bsr_test_same_ints(p->lc, q->lc, p->nlo) &&
+           bsr_test_same_ints(p->uc, q->uc, p->nup) && !memcmp(p->lk, q->lk, (size_t)p->nlo) &&
            !memcmp(p->uk, q->uk, (size_t)p->nup);
 }
 

@@ -159,14 +159,7 @@ static void test_idr_options(void)
                                        "method=idr,idr_s=1,precond=none,rtol=1e-12,maxit=77"};
     for (int c = 0; c < 3; c++) {
         bsr_solver_options p;
-        bsr_solver_options_default(&o);
-        BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
-        bsr_solver_options_string(&o, buf, sizeof buf);
-        bsr_solver_options_default(&p);
-        BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
-        int same = !memcmp(&o, &p, sizeof o);
-        if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfgs[c], buf);
-        CU_ASSERT(same);
+        bsr_test_options_round_trip(cfgs[c], &o, &p, buf, sizeof buf);
         CU_ASSERT_EQUAL(p.idr_s, o.idr_s);
     }
 }

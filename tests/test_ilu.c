@@ -1440,17 +1440,12 @@ static void test_real_matrices(void)
 
 /* ---- setup arrays independent of the thread count (setup2) ---------------- */
 
-static int same_ints(const int *a, const int *b, size_t n)
-{
-    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
-}
-
 /* Schedules equal in every array and figure. */
 static int same_levels(const bsr_levels *a, const bsr_levels *b)
 {
     return a->n == b->n && a->nlevels == b->nlevels && a->max_width == b->max_width &&
-           a->mean_width == b->mean_width && same_ints(a->level_ptr, b->level_ptr, (size_t)a->nlevels + 1) &&
-           same_ints(a->rows, b->rows, (size_t)a->n) && same_ints(a->level_of, b->level_of, (size_t)a->n);
+           a->mean_width == b->mean_width && bsr_test_same_ints(a->level_ptr, b->level_ptr, (size_t)a->nlevels + 1) &&
+           bsr_test_same_ints(a->rows, b->rows, (size_t)a->n) && bsr_test_same_ints(a->level_of, b->level_of, (size_t)a->n);
 }
 
 /* lv is M's schedule by definition: level(i) = 1 + the largest level of the
@@ -1481,10 +1476,10 @@ static int same_symbolic(const bsr_ilu *F, const bsr_ilu *G)
 {
     const int n = F->n;
     int ok = G->n == n && F->nnzbA == G->nnzbA && F->L->nnzb == G->L->nnzb && F->U->nnzb == G->U->nnzb;
-    ok = ok && same_ints(F->ap, G->ap, (size_t)n + 1) && same_ints(F->ac, G->ac, (size_t)F->nnzbA) &&
-         same_ints(F->asrc, G->asrc, (size_t)F->nnzbA);
-    ok = ok && same_ints(F->L->rowptr, G->L->rowptr, (size_t)n + 1) && same_ints(F->U->rowptr, G->U->rowptr, (size_t)n + 1) &&
-         same_ints(F->L->colind, G->L->colind, (size_t)F->L->nnzb) && same_ints(F->U->colind, G->U->colind, (size_t)F->U->nnzb);
+    ok = ok && bsr_test_same_ints(F->ap, G->ap, (size_t)n + 1) && bsr_test_same_ints(F->ac, G->ac, (size_t)F->nnzbA) &&
+         bsr_test_same_ints(F->asrc, G->asrc, (size_t)F->nnzbA);
+    ok = ok && bsr_test_same_ints(F->L->rowptr, G->L->rowptr, (size_t)n + 1) && bsr_test_same_ints(F->U->rowptr, G->U->rowptr, (size_t)n + 1) &&
+         bsr_test_same_ints(F->L->colind, G->L->colind, (size_t)F->L->nnzb) && bsr_test_same_ints(F->U->colind, G->U->colind, (size_t)F->U->nnzb);
     ok = ok && !F->rows == !G->rows;
     for (int k = 0; ok && F->rows && k < n; k++) {
         const ilu_row_t *a = &F->rows[k], *b = &G->rows[k];

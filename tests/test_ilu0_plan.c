@@ -79,11 +79,6 @@ static int64_t max_updates(const bsr_ilu *F)
     return m;
 }
 
-static int same_ints(const int *a, const int *b, size_t n)
-{
-    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
-}
-
 /* The plan of F with nt threads equals the references (outputs poisoned first). */
 static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *radiag, const int *rdiagw,
                        const int64_t *rptr, const int *rlist, int64_t rn)
@@ -96,7 +91,7 @@ static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *ra
     omp_set_num_threads(nt);
     bsr_team_force(1);   /* nt threads at these sizes too */
     BSR_ASSERT_OK(bsr_ilu0_plan_map(F, adst, adiag, diagw));
-    CU_ASSERT(same_ints(adst, radst, (size_t)nA) && same_ints(adiag, radiag, (size_t)n) && same_ints(diagw, rdiagw, (size_t)n));
+    CU_ASSERT(bsr_test_same_ints(adst, radst, (size_t)nA) && bsr_test_same_ints(adiag, radiag, (size_t)n) && bsr_test_same_ints(diagw, rdiagw, (size_t)n));
     int64_t *ptr = NULL;
     int *list = NULL;
     int64_t len = -1;
@@ -104,7 +99,7 @@ static void check_plan(const bsr_ilu *F, int nt, const int *radst, const int *ra
     CU_ASSERT_EQUAL(len, rn);
     bsr_ilu_fpat P;
     BSR_ASSERT_OK(bsr_ilu_fpattern(F, &P));
-    CU_ASSERT(len == rn && !memcmp(ptr, rptr, sizeof(int64_t) * ((size_t)P.nL + 1)) && same_ints(list, rlist, 2 * (size_t)rn));
+    CU_ASSERT(len == rn && !memcmp(ptr, rptr, sizeof(int64_t) * ((size_t)P.nL + 1)) && bsr_test_same_ints(list, rlist, 2 * (size_t)rn));
     bsr_team_force(0);
     free(adst); free(adiag); free(diagw); free(ptr); free(list);
 }

@@ -246,14 +246,7 @@ static void test_roundtrip_limits(void)
     char buf[512];
     for (int c = 0; c < 8; c++) {
         bsr_solver_options o, p;
-        bsr_solver_options_default(&o);
-        BSR_ASSERT_OK(bsr_solver_options_parse(&o, cfgs[c]));
-        bsr_solver_options_string(&o, buf, sizeof buf);
-        bsr_solver_options_default(&p);
-        BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
-        int same = !memcmp(&o, &p, sizeof o);
-        if (!same) printf("\n  '%s' printed as '%s' does not parse back to it", cfgs[c], buf);
-        CU_ASSERT(same);
+        bsr_test_options_round_trip(cfgs[c], &o, &p, buf, sizeof buf);
         CU_ASSERT_EQUAL(p.stag, o.stag);
         CU_ASSERT_EQUAL(p.dtol, o.dtol);
         CU_ASSERT_EQUAL(p.fill, o.fill);

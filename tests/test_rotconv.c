@@ -83,6 +83,48 @@ static double exact_resid(const bsr_problem *P)
     return num / den;
 }
 
+/* spec's system is nonsingular: UMFPACK recovers x* to 1e-10. */
+static void umfpack_recovers(const char *spec)
+{
+    bsr_problem P = gen(spec, BSR_DOUBLE);
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_umfpack_solve(P.A, P.rhs, X, NULL));
+    double e = bsr_test_rel_err(X, P.xexact);
+    printf("\n  %s: UMFPACK error vs exact %.1e", spec, e);
+    CU_ASSERT(e < 1e-10);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* name's default size (20^3 block rows of block size bdef), and the spec
+ * small of nsmall block rows, whose x* solves it to rounding. */
+static void default_and_small(const char *name, int bdef, const char *small, int nsmall)
+{
+    bsr_problem P = gen(name, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 8000);
+    CU_ASSERT_EQUAL(bsr_matrix_block(P.A), bdef);
+    bsr_problem_free(&P);
+    P = gen(small, BSR_DOUBLE);
+    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), nsmall);
+    CU_ASSERT(exact_resid(&P) <= 1e-14);
+    bsr_problem_free(&P);
+}
+
+/* spec is refused: BSR_ERR_ARG, no matrix, a message naming the generator
+ * name and containing msg. */
+static void expect_refused(const char *spec, const char *msg, const char *name)
+{
+    bsr_problem P;
+    bsr_status s = bsr_generate(spec, BSR_DOUBLE, &P);
+    CU_ASSERT_EQUAL(s, BSR_ERR_ARG);
+    const char *m = bsr_last_error();
+    if (!strstr(m, msg) || !strstr(m, name)) printf("\n  %s: message '%s' lacks '%s'\n", spec, m, msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, msg));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, name));
+    CU_ASSERT_PTR_NULL(P.A);
+}
+
 /* P (spec: 6^3 cells, blocks of b): its sizes, A x* = rhs, and a nontrivial
  * exact solution. */
 static void check_cube6(const bsr_problem *P, const char *spec, int b)
@@ -165,31 +207,14 @@ static void test_structure(void)
         bsr_problem_free(&P);
     }
     /* the default size and a rectangular-free odd size */
-    bsr_problem P = gen("rotconv3d", BSR_DOUBLE);
-    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 8000);
-    CU_ASSERT_EQUAL(bsr_matrix_block(P.A), 4);
-    bsr_problem_free(&P);
-    P = gen("rotconv3d:n=3,b=1", BSR_DOUBLE);
-    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 27);
-    CU_ASSERT(exact_resid(&P) <= 1e-14);
-    bsr_problem_free(&P);
+    default_and_small("rotconv3d", 4, "rotconv3d:n=3,b=1", 27);
 }
 
 /* Test: nonsingular, and UMFPACK recovers x* (the system is well posed). */
 static void test_direct(void)
 {
     const char *specs[] = {"rotconv3d:8,4", "rotconv3d:8,5", "rotconv3d:7,5,cfl=0"};
-    for (int i = 0; i < 3; i++) {
-        bsr_problem P = gen(specs[i], BSR_DOUBLE);
-        bsr_multivec *X;
-        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_umfpack_solve(P.A, P.rhs, X, NULL));
-        double e = bsr_test_rel_err(X, P.xexact);
-        printf("\n  %s: UMFPACK error vs exact %.1e", specs[i], e);
-        CU_ASSERT(e < 1e-10);
-        bsr_multivec_destroy(X);
-        bsr_problem_free(&P);
-    }
+    for (int i = 0; i < 3; i++) umfpack_recovers(specs[i]);
 }
 
 /* Test: invalid parameters give BSR_ERR_ARG naming key and value. */
@@ -213,17 +238,7 @@ static void test_invalid(void)
         {"rotconv3d:6,4,n=6", "given twice"},
         {"rotconv3d:700", "n=700 out of range"},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        bsr_problem P;
-        bsr_status s = bsr_generate(t[i].spec, BSR_DOUBLE, &P);
-        CU_ASSERT_EQUAL(s, BSR_ERR_ARG);
-        const char *m = bsr_last_error();
-        if (!strstr(m, t[i].msg) || !strstr(m, "rotconv3d"))
-            printf("\n  %s: message '%s' lacks '%s'\n", t[i].spec, m, t[i].msg);
-        CU_ASSERT_PTR_NOT_NULL(strstr(m, t[i].msg));
-        CU_ASSERT_PTR_NOT_NULL(strstr(m, "rotconv3d"));
-        CU_ASSERT_PTR_NULL(P.A);
-    }
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) expect_refused(t[i].spec, t[i].msg, "rotconv3d");
 }
 
 /* Solve P with options; returns the status, *err = ||x - x*|| / ||x*||, *st filled. */
@@ -460,14 +475,7 @@ static void test_coupled_structure(void)
         bsr_problem_free(&P);
     }
     /* the default size, a size with b = 1 and an odd n (a cell on the axis) */
-    bsr_problem P = gen("coupled3d", BSR_DOUBLE);
-    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 8000);
-    CU_ASSERT_EQUAL(bsr_matrix_block(P.A), 5);
-    bsr_problem_free(&P);
-    P = gen("coupled3d:n=5,b=1", BSR_DOUBLE);
-    CU_ASSERT_EQUAL(bsr_matrix_nbrows(P.A), 125);
-    CU_ASSERT(exact_resid(&P) <= 1e-14);
-    bsr_problem_free(&P);
+    default_and_small("coupled3d", 5, "coupled3d:n=5,b=1", 125);
 }
 
 /* Test: invalid parameters give BSR_ERR_ARG naming generator, key and value. */
@@ -489,17 +497,7 @@ static void test_coupled_invalid(void)
         {"coupled3d:6,5,seed=1.5", "seed='1.5' is not an integer"},
         {"coupled3d:6,5,", "trailing separator"},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        bsr_problem P;
-        bsr_status s = bsr_generate(t[i].spec, BSR_DOUBLE, &P);
-        CU_ASSERT_EQUAL(s, BSR_ERR_ARG);
-        const char *m = bsr_last_error();
-        if (!strstr(m, t[i].msg) || !strstr(m, "coupled3d"))
-            printf("\n  %s: message '%s' lacks '%s'\n", t[i].spec, m, t[i].msg);
-        CU_ASSERT_PTR_NOT_NULL(strstr(m, t[i].msg));
-        CU_ASSERT_PTR_NOT_NULL(strstr(m, "coupled3d"));
-        CU_ASSERT_PTR_NULL(P.A);
-    }
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) expect_refused(t[i].spec, t[i].msg, "coupled3d");
 }
 
 /* Test: the intended property.  At the default parameters most interior
@@ -535,17 +533,7 @@ static void test_coupled_ilu0_fails(void)
     int nt = omp_get_max_threads();
     omp_set_num_threads(1);
     const char *direct[] = {"coupled3d:10,5", "coupled3d:10,4", "coupled3d:10,5,couple=0.5"};
-    for (int i = 0; i < 3; i++) {
-        bsr_problem P = gen(direct[i], BSR_DOUBLE);
-        bsr_multivec *X;
-        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_umfpack_solve(P.A, P.rhs, X, NULL));
-        double e = bsr_test_rel_err(X, P.xexact);
-        printf("\n  %s: UMFPACK error vs exact %.1e", direct[i], e);
-        CU_ASSERT(e < 1e-10);
-        bsr_multivec_destroy(X);
-        bsr_problem_free(&P);
-    }
+    for (int i = 0; i < 3; i++) umfpack_recovers(direct[i]);
     bsr_problem P = gen("coupled3d:10,5,couple=0.5", BSR_DOUBLE);
     bsr_solver_stats st;
     memset(&st, 0, sizeof st);

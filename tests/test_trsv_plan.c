@@ -131,19 +131,14 @@ static void test_bad_schedules(void)
 
 /* ---- plans independent of the thread count (setup2) ---------------------- */
 
-static int same_ints(const int *a, const int *b, size_t n)
-{
-    return n == 0 || memcmp(a, b, n * sizeof(int)) == 0;
-}
-
 /* Two plans equal in every array. */
 static int same_plan(const bsr_trsv_plan *a, const bsr_trsv_plan *b)
 {
     size_t n = (size_t)a->n, z = (size_t)a->nnzb;
-    return a->n == b->n && a->nnzb == b->nnzb && a->max_width == b->max_width && same_ints(a->rows, b->rows, n) &&
-           same_ints(a->rstart, b->rstart, n) && same_ints(a->rend, b->rend, n) && same_ints(a->pbeg, b->pbeg, n) &&
-           same_ints(a->pend, b->pend, n) && same_ints(a->colind, b->colind, z) && !a->map == !b->map &&
-           (!a->map || same_ints(a->map, b->map, z));
+    return a->n == b->n && a->nnzb == b->nnzb && a->max_width == b->max_width && bsr_test_same_ints(a->rows, b->rows, n) &&
+           bsr_test_same_ints(a->rstart, b->rstart, n) && bsr_test_same_ints(a->rend, b->rend, n) && bsr_test_same_ints(a->pbeg, b->pbeg, n) &&
+           bsr_test_same_ints(a->pend, b->pend, n) && bsr_test_same_ints(a->colind, b->colind, z) && !a->map == !b->map &&
+           (!a->map || bsr_test_same_ints(a->map, b->map, z));
 }
 
 /* Plan and tree plan of triangle w of f in mode (0 as stored, 1 schedule
@@ -191,8 +186,8 @@ static void test_plans_threads(void)
                 make_plans(&f, w, mode, qpos, 1, &a);
                 make_plans(&f, w, mode, qpos, 4, &b);
                 CU_ASSERT(same_plan(&a.pl, &b.pl));
-                CU_ASSERT(a.ntl == b.ntl && a.nrg == b.nrg && a.ok == b.ok && same_ints(a.tl, b.tl, (size_t)a.ntl + 1) &&
-                          same_ints(a.rg, b.rg, 2 * (size_t)a.nrg));
+                CU_ASSERT(a.ntl == b.ntl && a.nrg == b.nrg && a.ok == b.ok && bsr_test_same_ints(a.tl, b.tl, (size_t)a.ntl + 1) &&
+                          bsr_test_same_ints(a.rg, b.rg, 2 * (size_t)a.nrg));
                 if (kinds[m] == BSR_ORDER_ND) { CU_ASSERT(a.nrg > 1 && a.ok); }
                 bsr_trsv_plan_free(&a.pl); bsr_trsv_plan_free(&b.pl);
                 free(a.tl); free(a.rg); free(b.tl); free(b.rg);

@@ -8,12 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *cli;
-static char dir[256];
-static char out[1 << 16], err[1 << 16];
-
-/* Run `$BSR_CLI args` with stdout/stderr captured in out/err; exit code. */
-static int run(const char *args) { return bsr_test_run_cli(cli, dir, args, out, err, sizeof out); }
+BSR_TEST_CLI_SUITE
 
 /* Test: the library, the headers and CMake say the same version. */
 static void test_library(void)
@@ -68,13 +63,11 @@ static void test_json_version(void)
 
 int main(int argc, char **argv)
 {
-    cli = getenv("BSR_CLI");
-    if (cli && !cli[0]) cli = NULL;
     static const bsr_test tests[] = {
         {"bsr_version() = BSR_VERSION = CMake's project version", test_library},
         {"bsrsolve --version", test_cli_version},
         {"the CLI's JSON reports name the version", test_json_version},
         {NULL, NULL},
     };
-    return bsr_test_main_tmpdir("version", tests, argc, argv, dir, sizeof dir);
+    return bsr_test_cli_main("version", tests, argc, argv, &cli, dir, sizeof dir, 0);
 }

@@ -24,13 +24,6 @@ extern "C" {
 #include "cusparse_ref.h"
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 #define PL_FAIL(st, ...) do { res->status = (st); snprintf(res->message, sizeof res->message, __VA_ARGS__); goto done; } while (0)
 #define PL_CU(call) do { cudaError_t _e = (call); if (_e != cudaSuccess) { cudaGetLastError(); \
     PL_FAIL(_e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(_e)); } } while (0)
@@ -164,7 +157,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         PL_BL(cublasCreate(&bl));
         PL_CU(cudaDeviceSynchronize());
         bsr_prof_mark(NULL);
-        double t0 = now_s();
+        double t0 = bsr_now();
         /* A's values in double: A's own array, or a converted host copy when A is float */
         const double *aval = (const double *)A->val;
         if (A->prec != BSR_DOUBLE) {
@@ -215,10 +208,10 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             int zp = -1;
             if (cusparseXcsrilu02_zeroPivot(sp, cp.iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
                 PL_FAIL(BSR_ERR_SINGULAR, "csrilu02 analysis: structural zero pivot at row %d", zp);
-            double tf = now_s();
+            double tf = bsr_now();
             PL_SP(cusparseDcsrilu02(sp, mb, nnzb, dA, vm, rp, ci, cp.iM, pol, buf));
             PL_CU(cudaDeviceSynchronize());
-            res->factor_s = now_s() - tf;
+            res->factor_s = bsr_now() - tf;
             if (cusparseXcsrilu02_zeroPivot(sp, cp.iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
                 PL_FAIL(BSR_ERR_SINGULAR, "csrilu02: zero pivot at row %d", zp);
             PL_CU(bsr_cu_malloc(&scr, sizeof(double) * (size_t)n * 2));
@@ -256,10 +249,10 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
                 PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02 analysis: structural zero pivot at block row %d", zp);
             PL_CU(cudaDeviceSynchronize());
-            double tf = now_s();
+            double tf = bsr_now();
             PL_SP(cusparseDbsrilu02(sp, dir, mb, nnzb, dA, vm, rp, ci, b, iM, pol, buf));
             PL_CU(cudaDeviceSynchronize());
-            res->factor_s = now_s() - tf;
+            res->factor_s = bsr_now() - tf;
             if (cusparseXbsrilu02_zeroPivot(sp, iM, &zp) == CUSPARSE_STATUS_ZERO_PIVOT)
                 PL_FAIL(BSR_ERR_SINGULAR, "bsrilu02: zero pivot at block row %d", zp);
             PL_SP(cusparseDbsrsv2_analysis(sp, dir, op, mb, nnzb, dL, vm, rp, ci, b, iL, pol, buf));
@@ -267,7 +260,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             PL_CU(cudaDeviceSynchronize());
             bsr_prof_mark("cusparse: factor + bsrsv2 analyses");
         }
-        res->setup_s = now_s() - t0;
+        res->setup_s = bsr_now() - t0;
 
         /* host column of B and the solution brought back to the host (as ours
          * is), both touched before the clock starts like a user's arrays */
@@ -278,7 +271,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
         memset(hx, 0, sizeof(double) * (size_t)n * k);
         /* the work vectors are allocated inside the timed solve, as ours are at
          * the first solve: x b r rh p v ph s sh t tmp */
-        double t1 = now_s();
+        double t1 = bsr_now();
         PL_CU(bsr_cu_malloc(&w, sizeof(double) * (size_t)n * 11));
         double *x = w, *bb = w + n, *r = w + 2 * n, *rh = w + 3 * n, *p = w + 4 * n, *v = w + 5 * n,
                *ph = w + 6 * n, *s = w + 7 * n, *sh = w + 8 * n, *t = w + 9 * n, *tmp = w + 10 * n;
@@ -372,7 +365,7 @@ extern "C" bsr_status bsr_cusparse_run(const bsr_matrix *A, const bsr_multivec *
             if (!conv) failed = 1;
         }
         PL_CU(cudaDeviceSynchronize());
-        res->solve_s = now_s() - t1;
+        res->solve_s = bsr_now() - t1;
         if (failed && res->status == BSR_OK) {
             res->status = BSR_ERR_NOCONV;
             snprintf(res->message, sizeof res->message, "did not converge within %d iterations", maxit);

@@ -39,13 +39,6 @@
 #include <cub/cub.cuh>
 #include <time.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* ---- the plan, built on the device ------------------------------------------- */
 
 /* Rows of A that miss the patterns: *bad = the smallest. */
@@ -365,7 +358,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     if (!bsr_matrix_on_device(A) || bsr_cuda_dmat(A)->ctx != D->ctx)
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_factor: A has no current device mirror in this context (bsr_matrix_upload first)");
     BSR_TRY(bsr_cuda_enter(D->ctx));
-    double t0 = now_s();
+    double t0 = bsr_now();
     D->valid = 0;
     cudaStream_t st = D->stream;
     CU_TRY(cudaMemsetAsync(D->cnt, 0, 2 * sizeof(int), st));
@@ -402,7 +395,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     D->nreg = cnt[0];
     D->nfb = cnt[1];
     if (key != ~0ull) return report(D, key, A);
-    D->factor_s = now_s() - t0;
+    D->factor_s = bsr_now() - t0;
     D->valid = 1;
     if (G) {
         const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;

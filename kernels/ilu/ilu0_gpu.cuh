@@ -10,6 +10,7 @@
 #include "trsv.h"
 #include "ilu_impl.h"
 #include "ilu0_plan.h"
+#include "blocklu.h"
 #include "ilu0_sym_gpu.cuh"
 #include "sync_mm.cuh"
 #include <limits.h>
@@ -48,50 +49,17 @@ struct bsr_gpu_ilu0 {
 
 /* ---- block kernels (ports of src/core/blockops.c, same operation order) ---- */
 
-/* LU with partial pivoting; pivots below tiny pushed to +-tiny; returns the count. */
+/* LU with partial pivoting; pivots below tiny pushed to +-tiny; returns the
+ * count (the host's text, src/core/blocklu.h, with b = B). */
 template <int B> __device__ int blk_lu(double *a, int *piv, double tiny)
 {
-    int nreg = 0;
-    for (int r = 0; r < B; r++) piv[r] = r;
-    for (int c = 0; c < B; c++) {
-        int p = c;
-        double big = fabs(a[c * B + c]);
-        for (int r = c + 1; r < B; r++)
-            if (fabs(a[r * B + c]) > big) { big = fabs(a[r * B + c]); p = r; }
-        if (p != c) {
-            for (int j = 0; j < B; j++) { double t = a[c * B + j]; a[c * B + j] = a[p * B + j]; a[p * B + j] = t; }
-            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
-        }
-        double d = a[c * B + c];
-        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
-            d = copysign(tiny, d);
-            a[c * B + c] = d;
-            nreg++;
-        }
-        double inv = 1.0 / d;
-        for (int r = c + 1; r < B; r++) {
-            double l = a[r * B + c] * inv;
-            a[r * B + c] = l;
-            for (int j = c + 1; j < B; j++) a[r * B + j] -= l * a[c * B + j];
-        }
-    }
-    return nreg;
+    return bsr_blklu_factor(B, a, piv, tiny, 0);
 }
 
-/* inv = (P^T L U)^{-1} column by column (forward, backward substitution). */
+/* inv = (P^T L U)^{-1} column by column (src/core/blocklu.h, with b = B). */
 template <int B> __device__ void blk_lu_inv(const double *lu, const int *piv, double *inv)
 {
-    double x[B];
-    for (int j = 0; j < B; j++) {
-        for (int r = 0; r < B; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
-        for (int r = 1; r < B; r++)
-            for (int c = 0; c < r; c++) x[r] -= lu[r * B + c] * x[c];
-        for (int r = B - 1; r >= 0; r--) {
-            for (int c = r + 1; c < B; c++) x[r] -= lu[r * B + c] * x[c];
-            x[r] /= lu[r * B + r];
-        }
-        for (int r = 0; r < B; r++) inv[r * B + j] = x[r];
-    }
+    bsr_blklu_inverse(B, lu, piv, inv);
 }
 
 /* c = a * m (c distinct from a and m). */

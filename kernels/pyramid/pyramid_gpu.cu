@@ -25,13 +25,6 @@ extern "C" {
         }                                                                                        \
     } while (0)
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 extern "C" void *bsr_pyr_host_alloc(size_t bytes, int *pinned)
 {
     void *p = NULL;
@@ -206,7 +199,7 @@ static bsr_status run_plan(bsr_grid *G, const bsr_pyr_opts *o, const pyr_plan *P
     for (size_t k = 0; k < ev.size(); k++) CK(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming));
     if (jac) CK(bsr_cu_malloc(&dd, sizeof *dd * (size_t)S));
     CK(cudaDeviceSynchronize());
-    t0 = now();
+    t0 = bsr_now();
     {
         long q = 0;
         for (int p = 0; p < P->npass; p++) {
@@ -265,7 +258,7 @@ static bsr_status run_plan(bsr_grid *G, const bsr_pyr_opts *o, const pyr_plan *P
         }
     }
     CK(cudaDeviceSynchronize());
-    info->seconds = now() - t0;
+    info->seconds = bsr_now() - t0;
     if (host_resident) {
         if (cur) G->cur = 1 - G->cur;
     } else {
@@ -371,9 +364,9 @@ static bsr_status time_copy2d(void *dst, size_t dp, const void *src, size_t sp, 
     double t[3];
     for (int r = 0; r < 3; r++) {
         CK(cudaDeviceSynchronize());
-        double t0 = now();
+        double t0 = bsr_now();
         CK(cudaMemcpy2D(dst, dp, src, sp, w, rows, kind));
-        t[r] = now() - t0;
+        t[r] = bsr_now() - t0;
     }
     {
         double x = t[0] < t[1] ? t[0] : t[1], y = t[0] < t[1] ? t[1] : t[0];
@@ -398,12 +391,12 @@ static bsr_status time_duplex(char *d, void *h, size_t bytes, double *sec)
     memset(h2, 0, bytes);
     for (int r = 0; r < 6; r++) {
         CK(cudaDeviceSynchronize());
-        double t0 = now();
+        double t0 = bsr_now();
         CK(cudaMemcpyAsync(d + bytes, h, bytes, cudaMemcpyHostToDevice, a));
         CK(cudaMemcpyAsync(h2, d, bytes, cudaMemcpyDeviceToHost, b));
         CK(cudaStreamSynchronize(a));
         CK(cudaStreamSynchronize(b));
-        t[r] = now() - t0;
+        t[r] = bsr_now() - t0;
     }
     for (int i = 2; i < 6; i++) /* insertion sort of t[1..5] (t[0] is the warm-up) */
         for (int k = i; k > 1 && t[k] < t[k - 1]; k--) { double x = t[k]; t[k] = t[k - 1]; t[k - 1] = x; }

@@ -47,20 +47,10 @@ static inline int rowj_valid(int J)
     return (J >= 1 && J <= 5) || (J >= 11 && J <= 15) || (J >= 21 && J <= 25) || (J >= 31 && J <= 35);
 }
 
-/* Call F<T, B>::run(args...) for the runtime block size b = 1..10. */
-#define BSR_SWITCH_B(b, CALL)                      \
-    switch (b) {                                   \
-    case 1: { const int B_ = 1; CALL; } break;     \
-    case 2: { const int B_ = 2; CALL; } break;     \
-    case 3: { const int B_ = 3; CALL; } break;     \
-    case 4: { const int B_ = 4; CALL; } break;     \
-    case 5: { const int B_ = 5; CALL; } break;     \
-    case 6: { const int B_ = 6; CALL; } break;     \
-    case 7: { const int B_ = 7; CALL; } break;     \
-    case 8: { const int B_ = 8; CALL; } break;     \
-    case 9: { const int B_ = 9; CALL; } break;     \
-    case 10: { const int B_ = 10; CALL; } break;   \
-    default: return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", b); \
-    }
+/* Run CALL with the constant B_ = b (bsr_with_b); an unsupported b returns
+ * BSR_ERR_UNSUPPORTED from the calling function. */
+#define BSR_SWITCH_B(b, CALL)                                                                    \
+    if (!bsr_with_b((b), [&](auto Bc_) { constexpr int B_ = decltype(Bc_)::value; CALL; }))     \
+        return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", b)
 
 #endif

@@ -18,14 +18,6 @@ extern "C" {
 #include "stencil_impl.h"
 }
 
-/* Monotonic wall-clock seconds (host). */
-static inline double stc_wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Record a failed CUDA call as BSR_ERR_CUDA (BSR_ERR_NOMEM for allocations). */
 static inline bsr_status stc_cuda_fail(cudaError_t e, const char *call, const char *file, int line)
 {

@@ -73,7 +73,7 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
     unsigned long long *dred = NULL, hred[2];
     rb_args a;
     const dim3 block(RB_TX, RB_TY), grid((nx + 2 * RB_TX - 1) / (2 * RB_TX), (ny + RB_TY - 1) / RB_TY, nz);
-    double t0 = stc_wall(), t1 = t0, t2 = t0;
+    double t0 = bsr_now(), t1 = t0, t2 = t0;
     hbuf = (double *)bsr_calloc(2 * per, sizeof(double), "RB-GS red-black coefficient staging");
     if (!hbuf) return BSR_ERR_NOMEM;
     for (int k = 0; k < nz; k++) /* natural -> red-black storage */
@@ -93,7 +93,7 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
     for (int c = 0; c < 2; c++) { a.coef[c] = dbuf + c * per; a.f[c] = dbuf + c * per + (size_t)nc * nh; }
     a.u = du; a.omega = omega;
     STC_CU(cudaDeviceSynchronize());
-    t1 = stc_wall();
+    t1 = bsr_now();
     for (int it = 1; it <= maxit; it++) {
         int track = it % check == 0 || it == maxit;
         if (track) STC_CU(cudaMemsetAsync(dred, 0, 2 * sizeof(unsigned long long)));
@@ -110,10 +110,10 @@ extern "C" bsr_status bsr_rbgs_gpu(const bsr_stencil *S, double omega, double to
         }
     }
     STC_CU(cudaDeviceSynchronize());
-    t2 = stc_wall();
+    t2 = bsr_now();
     STC_CU(cudaMemcpy(u, du, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
     info->seconds = t2 - t1;
-    info->xfer_seconds = (t1 - t0) + (stc_wall() - t2);
+    info->xfer_seconds = (t1 - t0) + (bsr_now() - t2);
     if (!info->converged)
         st = bsr_error(BSR_ERR_NOCONV, "bsr_rbgs(GPU): relative increment %.3e > tol %.3e after %d iterations",
                        info->incr, tol, info->iters);

@@ -118,7 +118,7 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
     cudaGraphExec_t exec[2] = {NULL, NULL}; /* [0]: sweep without, [1]: with the increment */
     sor_args a;
     const double *coef = S->coef, *f = S->f, *u0 = u;
-    double t0 = stc_wall(), t1 = t0, t2 = t0;
+    double t0 = bsr_now(), t1 = t0, t2 = t0;
     memset(&a, 0, sizeof a);
     if (hyper) { /* permute into hyperplane storage on the host (setup) */
         if ((st = stc_hyper_build(S, &H))) return st;
@@ -164,7 +164,7 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         STC_CU(cudaGraphInstantiate(&exec[g], graph[g], 0));
     }
     STC_CU(cudaStreamSynchronize(s));
-    t1 = stc_wall();
+    t1 = bsr_now();
     for (int it = 1; it <= maxit; it++) {
         int track = tol > 0;
         STC_CU(cudaGraphLaunch(exec[track], s));
@@ -177,12 +177,12 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         }
     }
     STC_CU(cudaStreamSynchronize(s));
-    t2 = stc_wall();
+    t2 = bsr_now();
     STC_CU(cudaMemcpy(hyper ? hu : u, a.u, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
     if (hyper)
         for (int64_t q = 0; q < n; q++) u[H.perm[q]] = hu[q];
     info->seconds = t2 - t1;
-    info->xfer_seconds = (t1 - t0) + (stc_wall() - t2);
+    info->xfer_seconds = (t1 - t0) + (bsr_now() - t2);
     if (tol > 0 && !info->converged)
         st = bsr_error(BSR_ERR_NOCONV, "bsr_sor(GPU): relative increment %.3e > tol %.3e after %d sweeps", info->incr,
                        tol, info->iters);

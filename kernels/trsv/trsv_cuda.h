@@ -7,27 +7,6 @@
 #include "cuda_internal.h" /* CU_TRY, CU_LAUNCHED, context accessors */
 #include "trsv.h"
 
-#include <type_traits>
-
-/* Call f(std::integral_constant<int, B>) for the block size b in 1..10: one
- * instantiation per b, k stays a run-time value (compile time stays small). */
-template <typename Fn> static inline void trsv_with_b(int b, Fn f)
-{
-    switch (b) {
-    case 1: f(std::integral_constant<int, 1>()); break;
-    case 2: f(std::integral_constant<int, 2>()); break;
-    case 3: f(std::integral_constant<int, 3>()); break;
-    case 4: f(std::integral_constant<int, 4>()); break;
-    case 5: f(std::integral_constant<int, 5>()); break;
-    case 6: f(std::integral_constant<int, 6>()); break;
-    case 7: f(std::integral_constant<int, 7>()); break;
-    case 8: f(std::integral_constant<int, 8>()); break;
-    case 9: f(std::integral_constant<int, 9>()); break;
-    case 10: f(std::integral_constant<int, 10>()); break;
-    default: break;
-    }
-}
-
 /* Call f(TF(), TV()) for the supported (factor, vector) precisions: double/double,
  * float/float and float factors with double vectors (mixed).  Returns 0 when
  * the pair is not supported (double factors with float vectors). */

@@ -55,13 +55,6 @@ struct bsr_gpu_ilu {
     int tree_planned;             /* tri[].ntl, tl_ptr, node_range, tree_ok are set (tree_setup) */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* dst[q*bb + w] = src[map[q]*bb + w] (map NULL: identity), converting precision. */
 template <typename TS, typename TD>
 __global__ void gather_blocks(int64_t nblk, int bb, const int *__restrict__ map,
@@ -91,20 +84,20 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
     const int bb = G->b * G->b;
     const size_t hs = bsr_precision_size(G->hprec);
     if (nblk == 0) return BSR_OK;
-    double t0 = now_s();
+    double t0 = bsr_now();
     if (!dmap && G->hprec == G->fprec) {
         CU_TRY(cudaMemcpyAsync(dev, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream));
         CU_TRY(cudaStreamSynchronize(G->stream));
-        G->upload_s += now_s() - t0;
+        G->upload_s += bsr_now() - t0;
         return BSR_OK;
     }
     void *stage = NULL;
     CU_TRY(bsr_cu_malloc(&stage, (size_t)nblk * bb * hs));
-    double t1 = now_s();
+    double t1 = bsr_now();
     G->alloc_s += t1 - t0;
     cudaError_t e = cudaMemcpyAsync(stage, host, (size_t)nblk * bb * hs, cudaMemcpyHostToDevice, G->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
-    double t2 = now_s();
+    double t2 = bsr_now();
     G->upload_s += t2 - t1;
     if (e == cudaSuccess) {
         unsigned nb = (unsigned)((nblk * bb + 255) / 256);
@@ -117,10 +110,10 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
         e = cudaGetLastError();
         if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     }
-    double t3 = now_s();
+    double t3 = bsr_now();
     G->device_s += t3 - t2;
     bsr_cu_free(stage);
-    G->alloc_s += now_s() - t3;
+    G->alloc_s += bsr_now() - t3;
     if (e != cudaSuccess)
         return bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
                          "bsr_gpu_ilu: uploading factor values: %s", cudaGetErrorString(e));
@@ -131,12 +124,12 @@ static bsr_status upload_blocks(bsr_gpu_ilu *G, const void *host, int64_t nblk, 
  * pinned memory when large, synchronous); none is left when the copy fails. */
 static bsr_status upload_ints(bsr_gpu_ilu *G, int **dev, const int *host, size_t n)
 {
-    double t0 = now_s();
+    double t0 = bsr_now();
     CU_TRY(bsr_cu_malloc((void **)dev, n ? n * sizeof(int) : sizeof(int)));
-    double t1 = now_s();
+    double t1 = bsr_now();
     G->alloc_s += t1 - t0;
     bsr_status s = bsr_cuda_h2d(G->ctx, *dev, host, n * sizeof(int));
-    G->index_s += now_s() - t1;
+    G->index_s += bsr_now() - t1;
     if (s != BSR_OK) { bsr_cu_free(*dev); *dev = NULL; }   /* callers with a local would leak it */
     return s;
 }
@@ -197,7 +190,7 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
     if (s == BSR_OK && !reorder) s = copy_ints(G, &T->colind, M->colind, nnzb, on_dev);
     else if (s == BSR_OK && !on_dev) s = upload_ints(G, &colin, M->colind, nnzb);
     const int *rp = on_dev ? M->rowptr : rowptr, *ci = on_dev ? M->colind : colin;
-    double t0 = now_s();
+    double t0 = bsr_now();
     cudaError_t e = cudaSuccess;
     if (s == BSR_OK) {
         e = bsr_cu_malloc((void **)&T->rstart, n1 * sizeof(int));
@@ -210,7 +203,7 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
             e = cub::DeviceScan::ExclusiveSum(NULL, tmp_bytes, T->pend, T->pbeg, n, G->stream);
         if (e == cudaSuccess && reorder) e = bsr_cu_malloc(&tmp, tmp_bytes ? tmp_bytes : 1);
     }
-    double t1 = now_s();
+    double t1 = bsr_now();
     G->alloc_s += t1 - t0;
     if (s == BSR_OK && e == cudaSuccess && n > 0) {
         const unsigned nb = (unsigned)((n + 255) / 256);
@@ -225,7 +218,7 @@ static bsr_status tri_layout_dev(bsr_gpu_ilu *G, bsr_trsv_tri *T, const bsr_matr
         }
         if (e == cudaSuccess) e = cudaStreamSynchronize(G->stream);
     }
-    G->device_s += now_s() - t1;
+    G->device_s += bsr_now() - t1;
     bsr_cu_free(rowptr); bsr_cu_free(colin); bsr_cu_free(tmp);
     if (s == BSR_OK && e != cudaSuccess)
         s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -273,7 +266,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     const int n = M->nbrows, nnzb = M->nnzb, upper = which;
     T->n = n; T->b = M->b; T->nnzb = nnzb; T->upper = upper; T->fprec = G->fprec;
     int width = 0;
-    double t0 = now_s();
+    double t0 = bsr_now();
     /* the ILU's own triangles and schedules: checked in debug builds only
      * (the checks cost more than the layout) */
 #ifdef NDEBUG
@@ -293,7 +286,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));
-    G->host_s += now_s() - t0;
+    G->host_s += bsr_now() - t0;
     if (qpos) {
         if (s == BSR_OK) s = upload_ints(G, &T->rows, pl.rows, n);
         if (s == BSR_OK) s = upload_ints(G, &T->rstart, pl.rstart, n);
@@ -308,7 +301,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     if (s == BSR_OK) s = mark_level_starts(G, T);
     bsr_prof_mark("gpu ilu:   index uploads");
     if (s == BSR_OK) {
-        double t1 = now_s();
+        double t1 = bsr_now();
         cudaError_t e = bsr_cu_malloc(&T->val, (size_t)(nnzb ? nnzb : 1) * T->b * T->b * bsr_precision_size(G->fprec));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->flags, (size_t)(n ? n : 1) * sizeof(int));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&T->counter, sizeof(int));
@@ -316,7 +309,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
             cudaGetLastError();
             s = bsr_error(BSR_ERR_NOMEM, "bsr_gpu_ilu: device allocation for %s (%d blocks): %s", upper ? "U" : "L", nnzb, cudaGetErrorString(e));
         }
-        G->alloc_s += now_s() - t1;
+        G->alloc_s += bsr_now() - t1;
     }
     if (s == BSR_OK && !G->opt.values_later) s = upload_blocks(G, M->val, nnzb, G->map[which], T->val);
     bsr_trsv_plan_free(&pl);
@@ -339,7 +332,7 @@ static bsr_status tree_setup(bsr_gpu_ilu *G)
     memset(&root, 0, sizeof root);
     root.nbrows = G->n;
     bsr_status s = BSR_OK;
-    double t0 = now_s();
+    double t0 = bsr_now();
     for (int w = 0; w < 2 && s == BSR_OK; w++) {
         bsr_trsv_tri *T = &G->tri[w];
         int *rg = NULL, nrg = 0;
@@ -355,7 +348,7 @@ static bsr_status tree_setup(bsr_gpu_ilu *G)
     /* the solves run on a non-blocking stream: the copies land first */
     if (s == BSR_OK && cudaDeviceSynchronize() != cudaSuccess)
         s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu_set_kernel: %s", cudaGetErrorString(cudaGetLastError()));
-    G->host_s += now_s() - t0;
+    G->host_s += bsr_now() - t0;
     if (s == BSR_OK) G->tree_planned = 1;
     return s;
 }
@@ -430,7 +423,7 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
     if (s == BSR_OK && G->opt.renumber == 2) {
         /* full renumbering: device row q = factor row lvL->rows[q], so that a
          * level of L is a contiguous range of unknowns */
-        double t0 = now_s();
+        double t0 = bsr_now();
         const int n = G->n;
         qpos = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbering");
         hperm = (int *)bsr_malloc((size_t)(n ? n : 1) * sizeof(int), "renumbered permutation");
@@ -452,7 +445,7 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
                 }
             }
         }
-        G->host_s += now_s() - t0;
+        G->host_s += bsr_now() - t0;
         if (s == BSR_OK) s = upload_ints(G, &G->qrow, G->hqrow, n);
     }
     bsr_prof_mark_dev("gpu ilu: renumbering");
@@ -662,7 +655,7 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
         }
     }
     /* capture once: one kernel node per level */
-    double t0 = now_s();
+    double t0 = bsr_now();
     cudaGraph_t graph;
     CU_TRY(cudaStreamBeginCapture(G->stream, cudaStreamCaptureModeThreadLocal));
     bsr_status s = bsr_trsv_dev_solve(T, BSR_TRSV_LEVEL, TRSV_S_LAUNCH, in, out, k, vp, G->stream);
@@ -681,7 +674,7 @@ static bsr_status tri_solve(bsr_gpu_ilu *G, int which, const void *in, void *out
     }
     graph_entry en = {which, in, out, k, vp, exec};
     G->graphs[slot] = en;
-    G->graph_s += now_s() - t0;
+    G->graph_s += bsr_now() - t0;
     CU_TRY(cudaGraphLaunch(exec, G->stream));
     return BSR_OK;
 }

@@ -79,7 +79,7 @@ static bsr_status sweep(const bsr_trsv_tri *T, const void *x, const void *yin, v
     int ok = trsv_with_types(T->fprec, vp, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        trsv_with_b(T->b, [&](auto Bc) {
+        bsr_with_b(T->b, [&](auto Bc) {
             constexpr int B = decltype(Bc)::value;
             if (T->upper)
                 jacobi_sweep_kernel<B, true, TF, TV><<<nb, JAC_THREADS, 0, st>>>(

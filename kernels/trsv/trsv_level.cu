@@ -93,7 +93,7 @@ extern "C" bsr_status bsr_trsv_dev_permscale(int n, int b, int k, const int *per
     int ok = trsv_with_types(fprec, vprec, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        trsv_with_b(b, [&](auto Bc) {
+        bsr_with_b(b, [&](auto Bc) {
             permscale_kernel<decltype(Bc)::value, TF, TV><<<nb, 256, 0, st>>>(
                 n, k, perm, (const TF *)S, (const TV *)in, (TV *)out, scatter);
         });

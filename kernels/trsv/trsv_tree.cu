@@ -243,7 +243,7 @@ bsr_status trsv_tree_solve(const bsr_trsv_tri *T, int kernel, const void *x, voi
     int ok = trsv_with_types(T->fprec, vprec, [&](auto tf, auto tv) {
         using TF = decltype(tf);
         using TV = decltype(tv);
-        trsv_with_b(T->b, [&](auto Bc) {
+        bsr_with_b(T->b, [&](auto Bc) {
             s = tree_launch<decltype(Bc)::value, TF, TV>(T, kernel, (const TV *)x, (TV *)y, k, st);
         });
     });

@@ -3,57 +3,21 @@
  * products, norms.  Row-major, double; loops kept simple so the compiler
  * unrolls them for the small b (1..10) of CFD systems. */
 #include "blockops.h"
+#include "internal.h" /* BSR_FOR_EACH_B */
+#include "blocklu.h"
 #include <math.h>
 #include <string.h>
 
-/* Doolittle LU with row pivoting on the largest |entry| of each column;
- * tiny pivots are pushed to +-tiny so that the factor stays finite. */
+/* LU with partial pivoting, tiny pivots pushed to +-tiny (blocklu.h). */
 int bsr_blk_lu(int b, double *a, int *piv, double tiny)
 {
-    int nreg = 0;
-    for (int r = 0; r < b; r++) piv[r] = r;
-    for (int c = 0; c < b; c++) {
-        int p = c;
-        double big = fabs(a[c * b + c]);
-        for (int r = c + 1; r < b; r++)
-            if (fabs(a[r * b + c]) > big) { big = fabs(a[r * b + c]); p = r; }
-        if (p != c) {
-            for (int j = 0; j < b; j++) {
-                double t = a[c * b + j]; a[c * b + j] = a[p * b + j]; a[p * b + j] = t;
-            }
-            int t = piv[c]; piv[c] = piv[p]; piv[p] = t;
-        }
-        double d = a[c * b + c];
-        if (tiny > 0 && !(fabs(d) >= tiny) && !isnan(d)) {
-            d = copysign(tiny, d);
-            a[c * b + c] = d;
-            nreg++;
-        }
-        double inv = 1.0 / d;
-        for (int r = c + 1; r < b; r++) {
-            double l = a[r * b + c] * inv;
-            a[r * b + c] = l;
-            for (int j = c + 1; j < b; j++) a[r * b + j] -= l * a[c * b + j];
-        }
-    }
-    return nreg;
+    return bsr_blklu_factor(b, a, piv, tiny, 0);
 }
 
-/* Column j of the inverse solves L U x = P e_j: forward then backward
- * substitution per column. */
+/* The inverse from bsr_blk_lu's factors (blocklu.h). */
 void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv)
 {
-    double x[16];
-    for (int j = 0; j < b; j++) {
-        for (int r = 0; r < b; r++) x[r] = piv[r] == j ? 1.0 : 0.0;
-        for (int r = 1; r < b; r++)
-            for (int c = 0; c < r; c++) x[r] -= lu[r * b + c] * x[c];
-        for (int r = b - 1; r >= 0; r--) {
-            for (int c = r + 1; c < b; c++) x[r] -= lu[r * b + c] * x[c];
-            x[r] /= lu[r * b + r];
-        }
-        for (int r = 0; r < b; r++) inv[r * b + j] = x[r];
-    }
+    bsr_blklu_inverse(b, lu, piv, inv);
 }
 
 /* inv = a^{-1} for a b x b block by LU with partial pivoting; returns the number of pivots
@@ -105,8 +69,7 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
                            const double *restrict m) { msub_##B(c, a, m, 1); }          \
     static void mulsub0_##B(double *restrict c, const double *restrict a,               \
                             const double *restrict m) { msub_##B(c, a, m, 0); }
-DEFINE_BLK(1) DEFINE_BLK(2) DEFINE_BLK(3) DEFINE_BLK(4) DEFINE_BLK(5)
-DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
+BSR_FOR_EACH_B(DEFINE_BLK)
 
 /* The n updates of bsr_blk_mulsub_n with b fixed: one dispatch for all of
  * them. */
@@ -120,24 +83,14 @@ DEFINE_BLK(6) DEFINE_BLK(7) DEFINE_BLK(8) DEFINE_BLK(9) DEFINE_BLK(10)
             else mulsub0_##B(c + (size_t)~cs[t] * (B * B), a, mt);                       \
         }                                                                               \
     }
-DEFINE_BLK_N(1) DEFINE_BLK_N(2) DEFINE_BLK_N(3) DEFINE_BLK_N(4) DEFINE_BLK_N(5)
-DEFINE_BLK_N(6) DEFINE_BLK_N(7) DEFINE_BLK_N(8) DEFINE_BLK_N(9) DEFINE_BLK_N(10)
+BSR_FOR_EACH_B(DEFINE_BLK_N)
 
 /* c = a * m for b x b row-major blocks (unrolled per b through DEFINE_BLK). */
 void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 {
-    switch (b) {
-    case 1: mul_1(c, a, m); return;
-    case 2: mul_2(c, a, m); return;
-    case 3: mul_3(c, a, m); return;
-    case 4: mul_4(c, a, m); return;
-    case 5: mul_5(c, a, m); return;
-    case 6: mul_6(c, a, m); return;
-    case 7: mul_7(c, a, m); return;
-    case 8: mul_8(c, a, m); return;
-    case 9: mul_9(c, a, m); return;
-    case 10: mul_10(c, a, m); return;
-    }
+#define MUL_CASE(B) case B: mul_##B(c, a, m); return;
+    switch (b) { BSR_FOR_EACH_B(MUL_CASE) }
+#undef MUL_CASE
     for (int i = 0; i < b; i++) {
         double *ci = c + i * b;
         for (int j = 0; j < b; j++) ci[j] = 0.0;
@@ -152,18 +105,9 @@ void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 /* c -= a * m for b x b row-major blocks. */
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 {
-    switch (b) {
-    case 1: mulsub_1(c, a, m); return;
-    case 2: mulsub_2(c, a, m); return;
-    case 3: mulsub_3(c, a, m); return;
-    case 4: mulsub_4(c, a, m); return;
-    case 5: mulsub_5(c, a, m); return;
-    case 6: mulsub_6(c, a, m); return;
-    case 7: mulsub_7(c, a, m); return;
-    case 8: mulsub_8(c, a, m); return;
-    case 9: mulsub_9(c, a, m); return;
-    case 10: mulsub_10(c, a, m); return;
-    }
+#define MULSUB_CASE(B) case B: mulsub_##B(c, a, m); return;
+    switch (b) { BSR_FOR_EACH_B(MULSUB_CASE) }
+#undef MULSUB_CASE
     for (int i = 0; i < b; i++) {
         double *ci = c + i * b;
         for (int k = 0; k < b; k++) {
@@ -181,18 +125,9 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
                       const int *ms)
 {
-    switch (b) {
-    case 1: mulsub_n_1(n, c, cs, a, m, ms); return;
-    case 2: mulsub_n_2(n, c, cs, a, m, ms); return;
-    case 3: mulsub_n_3(n, c, cs, a, m, ms); return;
-    case 4: mulsub_n_4(n, c, cs, a, m, ms); return;
-    case 5: mulsub_n_5(n, c, cs, a, m, ms); return;
-    case 6: mulsub_n_6(n, c, cs, a, m, ms); return;
-    case 7: mulsub_n_7(n, c, cs, a, m, ms); return;
-    case 8: mulsub_n_8(n, c, cs, a, m, ms); return;
-    case 9: mulsub_n_9(n, c, cs, a, m, ms); return;
-    case 10: mulsub_n_10(n, c, cs, a, m, ms); return;
-    }
+#define MULSUB_N_CASE(B) case B: mulsub_n_##B(n, c, cs, a, m, ms); return;
+    switch (b) { BSR_FOR_EACH_B(MULSUB_N_CASE) }
+#undef MULSUB_N_CASE
     const size_t bb = (size_t)b * b;
     for (int t = 0; t < n; t++) {
         double *ct = c + (size_t)(cs[t] >= 0 ? cs[t] : ~cs[t]) * bb;

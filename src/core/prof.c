@@ -20,7 +20,8 @@ static int prof_on = -1;           /* -1: environment not read yet */
 static double progress_min = -1;   /* -1: environment not read yet; 0: off */
 static double prof_last;           /* the previous mark (both share it) */
 
-static double prof_now(void)
+/* Monotonic wall-clock seconds: the library's one timer. */
+double bsr_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -33,14 +34,14 @@ int bsr_prof_on(void)
     if (prof_on < 0) {
         const char *e = getenv("BSR_PROFILE");
         prof_on = e && e[0] == '1';
-        prof_last = prof_now();
+        prof_last = bsr_now();
     }
     return prof_on;
 }
 
 void bsr_prof_enable(int on)
 {
-    if (on && !bsr_prof_on() && bsr_progress_min() == 0) prof_last = prof_now();
+    if (on && !bsr_prof_on() && bsr_progress_min() == 0) prof_last = bsr_now();
     prof_on = on || (prof_on > 0);
 }
 
@@ -52,7 +53,7 @@ double bsr_progress_min(void)
         char *end;
         double v = e ? strtod(e, &end) : 0;
         progress_min = e && end != e && !*end && v > 0 && v < 1e9 ? v : 0;
-        if (!bsr_prof_on()) prof_last = prof_now();
+        if (!bsr_prof_on()) prof_last = bsr_now();
     }
     return progress_min;
 }
@@ -61,7 +62,7 @@ void bsr_progress_enable(double min_s)
 {
     bsr_progress_min();   /* the environment read once, and overridden */
     if (!(min_s > 0)) { progress_min = 0; return; }
-    if (!bsr_prof_on() && progress_min == 0) prof_last = prof_now();
+    if (!bsr_prof_on() && progress_min == 0) prof_last = bsr_now();
     progress_min = min_s;
 }
 
@@ -82,7 +83,7 @@ void bsr_prof_mark(const char *what)
     const int prof = bsr_prof_on();
     const double pmin = bsr_progress_min();
     if (!prof && pmin == 0) return;
-    double t = prof_now(), dt = t - prof_last;
+    double t = bsr_now(), dt = t - prof_last;
     if (what && prof && prof_memory)   /* where a setup's device memory goes, step by step */
         fprintf(stderr, "prof: %-44s %9.4f s  (device memory in use %.2f GB)\n", what, dt, prof_memory() / 1e9);
     else if (what && prof) fprintf(stderr, "prof: %-44s %9.4f s\n", what, dt);
@@ -98,7 +99,7 @@ void bsr_progress_tick(const char *what, int64_t done, int64_t total, const char
     static atomic_flag busy = ATOMIC_FLAG_INIT;   /* one thread reports; the others go on */
     static double last;                           /* the previous tick */
     if (bsr_progress_min() == 0 || atomic_flag_test_and_set(&busy)) return;
-    const double t = prof_now(), from = last > prof_last ? last : prof_last;
+    const double t = bsr_now(), from = last > prof_last ? last : prof_last;
     if (t - from >= progress_min) {
         fprintf(stderr, "bsrsolve: %s: %lld of %lld %s (%.0f%%) after %.1f s\n", what, (long long)done,
                 (long long)total, unit, total > 0 ? 100.0 * (double)done / (double)total : 0.0, t - prof_last);

@@ -55,8 +55,8 @@ bsr_status bsr_gen_coupled3d(const char *params, bsr_precision prec, bsr_problem
 #define CP_MAXB 10
 
 typedef struct {
-    int n, b;
-    double h, pemin, pemax, couple, ncouple, shift;
+    gen_cube cube;    /* n, b, h and the model's functions */
+    double pemin, pemax, couple, ncouple, shift;
     uint64_t seed;
 } cp_par;
 
@@ -83,10 +83,12 @@ static void cp_flow(const cp_par *c, const double x[3], double P[3])
 
 /* Diagonal block D and neighbour blocks Nb[2a + (upper)] (row-major b x b)
  * of cell (i, j, k), flat index cell. */
-static void cp_blocks(const cp_par *c, int i, int j, int k, int64_t cell, double *D, double Nb[6][CP_MAXB * CP_MAXB])
+static void cp_blocks(const gen_cube *cube, int i, int j, int k, int64_t cell, double *D,
+                      double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK])
 {
-    const int b = c->b;
-    double x[3] = {(i + 0.5) * c->h, (j + 0.5) * c->h, (k + 0.5) * c->h}, P[3], w[6], d = 0;
+    const cp_par *c = (const cp_par *)cube;
+    const int b = cube->b;
+    double x[3] = {(i + 0.5) * cube->h, (j + 0.5) * cube->h, (k + 0.5) * cube->h}, P[3], w[6], d = 0;
     cp_flow(c, x, P);
     for (int a = 0; a < 3; a++) { /* diffusion on every face, upwind convection on the upstream one */
         w[2 * a] = 1 + (P[a] > 0 ? P[a] : 0);
@@ -112,46 +114,14 @@ static double cp_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.2 * q)) * cos(STC_PI * (x[1] - 0.1 * q)) * sin(STC_PI * (x[2] + 0.3 * q)) + 0.1 * q;
 }
 
-/* Blocks of row r: its cell and the neighbours inside the cube. */
-static int cp_count(const bsr_rowgen *g, int64_t r)
-{
-    return gen_cube_count(((const cp_par *)g->par)->n, r);
-}
-
-/* Row r: the blocks of its cell and of its faces inside the cube (gen_cube_row). */
-static int cp_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
-{
-    const cp_par *c = g->par;
-    int ijk[3];
-    gen_cube_cell(c->n, r, ijk);
-    double D[CP_MAXB * CP_MAXB], Nb[6][CP_MAXB * CP_MAXB];
-    cp_blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
-    const double *const nb[6] = {Nb[0], Nb[1], Nb[2], Nb[3], Nb[4], Nb[5]};
-    return gen_cube_row(c->n, c->b, r, D, nb, cols, val);
-}
-
-/* x* at the centre of row r's cell. */
-static void cp_row_exact(const bsr_rowgen *g, int64_t r, double *x)
-{
-    const cp_par *c = g->par;
-    double p[3];
-    gen_cube_centre(c->n, c->h, r, p);
-    for (int q = 0; q < c->b; q++) x[q] = cp_exact(q, p);
-}
-
 /* Row generator of coupled3d: n (cells per direction, N^3 block rows), b,
  * the model's parameters. */
 bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
 {
-    static const char *const pos[] = {"n", "b", NULL};
     gen_args a;
     cp_par c;
     int seed;
-    memset(g, 0, sizeof *g);
-    memset(&c, 0, sizeof c);
-    BSR_TRY(gen_args_parse("coupled3d", params, pos, &a));
-    BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.n));
-    BSR_TRY(gen_arg_int(&a, "b", 5, 1, CP_MAXB, &c.b));
+    BSR_TRY(gen_cube_args("coupled3d", params, 5, &c.cube, sizeof c, &a, g));
     BSR_TRY(gen_arg_real(&a, "pemin", 0.7, 0, 1e4, &c.pemin));
     BSR_TRY(gen_arg_real(&a, "pemax", 2.6, 0, 1e4, &c.pemax));
     BSR_TRY(gen_arg_real(&a, "couple", 0.35, 0, 2, &c.couple));
@@ -163,26 +133,13 @@ bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
         return bsr_error(BSR_ERR_ARG, "coupled3d: pemax=%g below pemin=%g (the Peclet range runs from pemin on the axis "
                          "to pemax in the corners)", c.pemax, c.pemin);
     c.seed = (uint64_t)seed;
-    c.h = 1.0 / c.n;
-    cp_par *keep = bsr_malloc(sizeof *keep, "coupled3d parameters");
-    if (!keep) return BSR_ERR_NOMEM;
-    *keep = c;
-    g->par = keep;
-    g->n = (int64_t)c.n * c.n * c.n;
-    g->b = c.b;
-    g->reach = (int64_t)c.n * c.n;
-    g->count = cp_count;
-    g->row = cp_row;
-    g->exact = cp_row_exact;
-    return BSR_OK;
+    c.cube.blocks = cp_blocks;
+    c.cube.exact = cp_exact;
+    return gen_cube_rowgen(&c.cube, sizeof c, "coupled3d parameters", g);
 }
 
 /* bsr_generate entry of coupled3d; rhs = A x* for the manufactured x*. */
 bsr_status bsr_gen_coupled3d(const char *params, bsr_precision prec, bsr_problem *P)
 {
-    bsr_rowgen g;
-    BSR_TRY(bsr_rowgen_coupled3d(params, &g));
-    bsr_status st = bsr_rowgen_problem(&g, prec, P);
-    bsr_rowgen_free(&g);
-    return st;
+    return gen_rowgen_generate(bsr_rowgen_coupled3d, params, prec, P);
 }

@@ -50,8 +50,8 @@ bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem
 #define RC_MAXB 10
 
 typedef struct {
-    int n, b;
-    double h, conv, nu, couple, kcouple, cfl, swirl;
+    gen_cube cube;    /* n, b, h and the model's functions */
+    double conv, nu, couple, kcouple, cfl, swirl;
     uint64_t seed;
 } rc_par;
 
@@ -75,10 +75,12 @@ static void rc_flow(const rc_par *c, const double x[3], double U[3])
 
 /* Diagonal block D and neighbour blocks Nb[2a + (upper)] (row-major b x b,
  * scaled by h^2) of cell (i,j,k), flat index cell. */
-static void rc_blocks(const rc_par *c, int i, int j, int k, int64_t cell, double *D, double Nb[6][RC_MAXB * RC_MAXB])
+static void rc_blocks(const gen_cube *cube, int i, int j, int k, int64_t cell, double *D,
+                      double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK])
 {
-    const int b = c->b;
-    const double h = c->h, dif = c->nu / (h * h), h2 = h * h;
+    const rc_par *c = (const rc_par *)cube;
+    const int b = cube->b;
+    const double h = cube->h, dif = c->nu / (h * h), h2 = h * h;
     double x[3] = {(i + 0.5) * h, (j + 0.5) * h, (k + 0.5) * h}, U[3], wc = 0, wf[6];
     rc_flow(c, x, U);
     for (int a = 0; a < 3; a++) { /* first-order upwind: the outflow on the diagonal, the upstream face */
@@ -104,46 +106,14 @@ static double rc_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.25 * q)) * sin(STC_PI * (x[1] + 0.15 * q)) * cos(STC_PI * (x[2] - 0.1 * q)) + 0.2 * q;
 }
 
-/* Blocks of row r: its cell and the neighbours inside the cube. */
-static int rc_count(const bsr_rowgen *g, int64_t r)
-{
-    return gen_cube_count(((const rc_par *)g->par)->n, r);
-}
-
-/* Row r: the blocks of its cell and of its faces inside the cube (gen_cube_row). */
-static int rc_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
-{
-    const rc_par *c = g->par;
-    int ijk[3];
-    gen_cube_cell(c->n, r, ijk);
-    double D[RC_MAXB * RC_MAXB], Nb[6][RC_MAXB * RC_MAXB];
-    rc_blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
-    const double *const nb[6] = {Nb[0], Nb[1], Nb[2], Nb[3], Nb[4], Nb[5]};
-    return gen_cube_row(c->n, c->b, r, D, nb, cols, val);
-}
-
-/* x* at the centre of row r's cell. */
-static void rc_row_exact(const bsr_rowgen *g, int64_t r, double *x)
-{
-    const rc_par *c = g->par;
-    double p[3];
-    gen_cube_centre(c->n, c->h, r, p);
-    for (int q = 0; q < c->b; q++) x[q] = rc_exact(q, p);
-}
-
 /* Row generator of rotconv3d: n (cells per direction, N^3 block rows), b,
  * the model's parameters. */
 bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
 {
-    static const char *const pos[] = {"n", "b", NULL};
     gen_args a;
     rc_par c;
     int seed;
-    memset(g, 0, sizeof *g);
-    memset(&c, 0, sizeof c);
-    BSR_TRY(gen_args_parse("rotconv3d", params, pos, &a));
-    BSR_TRY(gen_arg_int(&a, "n", 20, 3, 640, &c.n));
-    BSR_TRY(gen_arg_int(&a, "b", 4, 1, RC_MAXB, &c.b));
+    BSR_TRY(gen_cube_args("rotconv3d", params, 4, &c.cube, sizeof c, &a, g));
     BSR_TRY(gen_arg_real(&a, "conv", 2000, 0, 1e8, &c.conv));
     BSR_TRY(gen_arg_real(&a, "nu", 1, 1e-8, 1e8, &c.nu));
     BSR_TRY(gen_arg_real(&a, "couple", 0.9, 0, 4, &c.couple));
@@ -153,26 +123,13 @@ bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
     BSR_TRY(gen_arg_int(&a, "seed", 1, 0, 1 << 30, &seed));
     BSR_TRY(gen_args_done(&a));
     c.seed = (uint64_t)seed;
-    c.h = 1.0 / c.n;
-    rc_par *keep = bsr_malloc(sizeof *keep, "rotconv3d parameters");
-    if (!keep) return BSR_ERR_NOMEM;
-    *keep = c;
-    g->par = keep;
-    g->n = (int64_t)c.n * c.n * c.n;
-    g->b = c.b;
-    g->reach = (int64_t)c.n * c.n;
-    g->count = rc_count;
-    g->row = rc_row;
-    g->exact = rc_row_exact;
-    return BSR_OK;
+    c.cube.blocks = rc_blocks;
+    c.cube.exact = rc_exact;
+    return gen_cube_rowgen(&c.cube, sizeof c, "rotconv3d parameters", g);
 }
 
 /* bsr_generate entry of rotconv3d; rhs = A x* for the manufactured x*. */
 bsr_status bsr_gen_rotconv3d(const char *params, bsr_precision prec, bsr_problem *P)
 {
-    bsr_rowgen g;
-    BSR_TRY(bsr_rowgen_rotconv3d(params, &g));
-    bsr_status st = bsr_rowgen_problem(&g, prec, P);
-    bsr_rowgen_free(&g);
-    return st;
+    return gen_rowgen_generate(bsr_rowgen_rotconv3d, params, prec, P);
 }

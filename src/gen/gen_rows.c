@@ -69,6 +69,70 @@ void gen_cube_centre(int n, double h, int64_t r, double p[3])
     for (int d = 0; d < 3; d++) p[d] = (ijk[d] + 0.5) * h;
 }
 
+/* Blocks of row r of a cube model: its cell and the neighbours inside the cube. */
+static int cube_count(const bsr_rowgen *g, int64_t r)
+{
+    return gen_cube_count(((const gen_cube *)g->par)->n, r);
+}
+
+/* Row r of a cube model: the blocks of its cell and of its faces inside the cube. */
+static int cube_row(const bsr_rowgen *g, int64_t r, int64_t *cols, double *val)
+{
+    const gen_cube *c = g->par;
+    int ijk[3];
+    gen_cube_cell(c->n, r, ijk);
+    double D[BSR_MAX_BLOCK * BSR_MAX_BLOCK], Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+    c->blocks(c, ijk[0], ijk[1], ijk[2], r, D, Nb);
+    const double *const nb[6] = {Nb[0], Nb[1], Nb[2], Nb[3], Nb[4], Nb[5]};
+    return gen_cube_row(c->n, c->b, r, D, nb, cols, val);
+}
+
+/* x* of a cube model at the centre of row r's cell. */
+static void cube_exact(const bsr_rowgen *g, int64_t r, double *x)
+{
+    const gen_cube *c = g->par;
+    double p[3];
+    gen_cube_centre(c->n, c->h, r, p);
+    for (int q = 0; q < c->b; q++) x[q] = c->exact(q, p);
+}
+
+bsr_status gen_cube_args(const char *name, const char *params, int bdef, gen_cube *c, size_t size, gen_args *a,
+                         bsr_rowgen *g)
+{
+    static const char *const pos[] = {"n", "b", NULL};
+    memset(g, 0, sizeof *g);
+    memset(c, 0, size);
+    BSR_TRY(gen_args_parse(name, params, pos, a));
+    BSR_TRY(gen_arg_int(a, "n", 20, 3, 640, &c->n));
+    return gen_arg_int(a, "b", bdef, 1, BSR_MAX_BLOCK, &c->b);
+}
+
+bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, bsr_rowgen *g)
+{
+    gen_cube *keep = bsr_malloc(size, what);
+    if (!keep) return BSR_ERR_NOMEM;
+    memcpy(keep, par, size);
+    keep->h = 1.0 / keep->n;
+    g->par = keep;
+    g->n = (int64_t)keep->n * keep->n * keep->n;
+    g->b = keep->b;
+    g->reach = (int64_t)keep->n * keep->n;
+    g->count = cube_count;
+    g->row = cube_row;
+    g->exact = cube_exact;
+    return BSR_OK;
+}
+
+bsr_status gen_rowgen_generate(bsr_status (*make)(const char *, bsr_rowgen *), const char *params,
+                               bsr_precision prec, bsr_problem *P)
+{
+    bsr_rowgen g;
+    BSR_TRY(make(params, &g));
+    bsr_status st = bsr_rowgen_problem(&g, prec, P);
+    bsr_rowgen_free(&g);
+    return st;
+}
+
 void bsr_rowgen_free(bsr_rowgen *g)
 {
     if (!g) return;

@@ -7,6 +7,7 @@
 #define BSR_GEN_ROWS_H
 
 #include "internal.h"
+#include "stencil_impl.h" /* gen_args */
 
 #define GEN_ROW_MAXBLK 7 /* blocks of a row at most: 7-point stencils */
 
@@ -41,6 +42,31 @@ void gen_cube_cell(int n, int64_t r, int ijk[3]);
 int gen_cube_count(int n, int64_t r);
 int gen_cube_row(int n, int b, int64_t r, const double *D, const double *const Nb[6], int64_t *cols, double *val);
 void gen_cube_centre(int n, double h, int64_t r, double p[3]);
+/* A model on the cube (rotconv3d, coupled3d): its parameters start with a
+ * gen_cube: n cells per direction, b, the spacing h = 1/n, the blocks of
+ * cell (i, j, k) of block row r (D and Nb as gen_cube_row takes them) and
+ * component q of the exact solution at the point x. */
+typedef struct gen_cube gen_cube;
+struct gen_cube {
+    int n, b;
+    double h;
+    void (*blocks)(const gen_cube *c, int i, int j, int k, int64_t r, double *D,
+                   double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK]);
+    double (*exact)(int q, const double x[3]);
+};
+/* The start of a cube model's parsing: g and its parameters (size bytes, a
+ * gen_cube first) zeroed, params of generator name parsed into *a
+ * (positional n, b), n (default 20, 3..640) and b (default bdef,
+ * 1..BSR_MAX_BLOCK) read into c; the model reads its own keys after. */
+bsr_status gen_cube_args(const char *name, const char *params, int bdef, gen_cube *c, size_t size, gen_args *a,
+                         bsr_rowgen *g);
+/* g = the row generator of the cube model par (size bytes with a gen_cube
+ * first, its n, b, blocks and exact set; h = 1/n is set here), kept in a copy
+ * (what: the allocation's name). */
+bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, bsr_rowgen *g);
+/* bsr_generate's entry of the row generator make: the whole problem of params. */
+bsr_status gen_rowgen_generate(bsr_status (*make)(const char *, bsr_rowgen *), const char *params,
+                               bsr_precision prec, bsr_problem *P);
 
 /* The row generator a spec "NAME:PARAMS" names: *found = 0 (and BSR_OK) when
  * NAME has none; an error for bad parameters. */

@@ -24,7 +24,6 @@
             }                                                                               \
         }                                                                                   \
         return;
-#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
 
 /* t_k = Ds_k x_{perm[k]} (gather + scaling fused; perm[k] the source row,
  * ilu_src_row), in the factors' precision; scatter y_{perm[i]} = Dc t_i. */

@@ -284,7 +284,7 @@ int ilu_wait_row(const void *flags, int i, ilu_work *w)
     const _Atomic int *f = (const _Atomic int *)flags + i;
     int v = atomic_load_explicit(f, memory_order_acquire), spins = 0, yields = 0;
     if (v) return v == 1;
-    const double t0 = omp_get_wtime();
+    const double t0 = bsr_now();
     while ((v = atomic_load_explicit(f, memory_order_acquire)) == 0) {
         if (++spins < 256) continue;
         spins = 0;
@@ -292,7 +292,7 @@ int ilu_wait_row(const void *flags, int i, ilu_work *w)
         else nanosleep(&(struct timespec){0, 20000}, NULL);
     }
     w->waits++;
-    w->wait_s += omp_get_wtime() - t0;
+    w->wait_s += bsr_now() - t0;
     return v == 1;
 }
 
@@ -333,7 +333,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
     {
         ilu_work *w = &R->work[omp_get_thread_num()];
         w->flags = inside ? (const void *)flag : NULL;
-        const double t0 = omp_get_wtime();
+        const double t0 = bsr_now();
         for (int t; (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
             for (int k = run[t], ok; k < run[t + 1]; k++) {
                 ok = 1;
@@ -349,7 +349,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
             }
         }
         w->flags = NULL;
-        w->run_s += omp_get_wtime() - t0;
+        w->run_s += bsr_now() - t0;
     }
     free((void *)flag); free(run);
     return BSR_OK;

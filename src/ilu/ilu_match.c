@@ -92,7 +92,7 @@ bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int
     F->st.match_est_none = F->st.match_est_mpt = -1.0;   /* set by ilu_setup_auto only */
     const int m = F->opt.match;
     if (m == BSR_MATCH_NONE) return BSR_OK;
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     bsr_status s = BSR_OK;
     if (F->opt.symbolic_only) {
         if (m == BSR_MATCH_MPT)
@@ -120,7 +120,7 @@ bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int
         }
         bsr_matching_free(M);
     }
-    F->st.match_s = omp_get_wtime() - t0;
+    F->st.match_s = bsr_now() - t0;
     bsr_prof_mark("ilu setup: matching");
     return s;
 }
@@ -184,14 +184,14 @@ bsr_status ilu_condest(const bsr_ilu *F, double *est)
  * estimates; refactor keeps the choice (F's permutation and scalings). */
 bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     bsr_ilu_options o = *opt;
     o.match = BSR_MATCH_NONE;
     bsr_ilu *F = NULL, *G = NULL;
     if (!bsr_ilu_diagonal_weak(A)) {
         BSR_TRY(bsr_ilu_setup(A, &o, &F));
         F->st.match_note = "no zero or singular diagonal block";
-        F->st.match_s = omp_get_wtime() - t0 - F->st.setup_s;
+        F->st.match_s = bsr_now() - t0 - F->st.setup_s;
         goto done;
     }
     double est0 = -1.0, est1 = -1.0;   /* -1: not computed */
@@ -219,10 +219,10 @@ bsr_status ilu_setup_auto(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_i
     }
     F->st.match_est_none = est0;
     F->st.match_est_mpt = est1;
-    F->st.match_s = omp_get_wtime() - t0 - F->st.setup_s;
+    F->st.match_s = bsr_now() - t0 - F->st.setup_s;
 done:
     F->opt.match = opt->match;
-    F->st.setup_s = omp_get_wtime() - t0;
+    F->st.setup_s = bsr_now() - t0;
     *Fout = F;
     return BSR_OK;
 }

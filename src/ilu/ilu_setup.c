@@ -48,8 +48,12 @@ void bsr_ilu_options_default(bsr_ilu_options *o, bsr_ilu_kind kind)
     o->cap = BSR_ILU_CAP_NONE;   /* as the solver's (bsr_solver_options.cap) */
 }
 
-/* Wall-clock seconds (OpenMP timer). */
-static double now_s(void) { return omp_get_wtime(); }
+/* The second-order drop tolerance in force: tau2 (> 0) or tau1^2 for ILU2,
+ * tau1 for the other kinds. */
+double bsr_ilu_tau2(bsr_ilu_kind kind, double tau1, double tau2)
+{
+    return kind == BSR_ILU2 ? (tau2 > 0 ? tau2 : tau1 * tau1) : tau1;
+}
 
 /* Free a factorization and everything it owns (NULL-safe). */
 void bsr_ilu_destroy(bsr_ilu *F)
@@ -81,7 +85,7 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     BSR_CHECK_ARG(o->prec == -1 || o->prec == BSR_DOUBLE || o->prec == BSR_FLOAT,
                   "bsr_ilu_setup: bad factor precision %d", o->prec);
     BSR_CHECK_ARG(isfinite(o->pivot_rel) && o->pivot_rel < 1, "bsr_ilu_setup: pivot_rel = %g must be < 1", o->pivot_rel);
-    double tau2 = o->kind == BSR_ILU2 ? (o->tau2 > 0 ? o->tau2 : o->tau1 * o->tau1) : o->tau1;
+    double tau2 = bsr_ilu_tau2(o->kind, o->tau1, o->tau2);
     BSR_CHECK_ARG(tau2 <= o->tau1, "bsr_ilu_setup: tau2 = %g must be <= tau1 = %g", tau2, o->tau1);
     BSR_CHECK_ARG(o->pattern == BSR_PATTERN_FROZEN || o->pattern == BSR_PATTERN_REFRESH,
                   "bsr_ilu_setup: pattern = %d (0 frozen, 1 refresh)", o->pattern);
@@ -291,14 +295,14 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
               F->opt.cap != BSR_ILU_CAP_NONE ? A : NULL;
     if (!F->araw) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
-    double t0 = now_s();
+    double t0 = bsr_now();
     BSR_TRY(ilu_grow_begin(F));
     bsr_status fs = ilu_factor(F);
     F->araw = NULL;
     fs = ilu_grow_stabilize(F, fs);
     BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
-    F->st.factor_s = now_s() - t0;
+    F->st.factor_s = bsr_now() - t0;
     F->st.nnzb_A = A->nnzb;
     F->st.nnzb_L = F->L->nnzb;
     F->st.nnzb_U = F->U->nnzb;
@@ -385,7 +389,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     BSR_CHECK_ARG(A, "bsr_ilu_setup: A is NULL");
     BSR_CHECK_ARG(A->nbrows == A->nbcols, "bsr_ilu_setup: A is %d x %d blocks, not square",
                   A->nbrows, A->nbcols);
-    double t0 = now_s();
+    double t0 = bsr_now();
     bsr_ilu_options def;
     if (!opt) { bsr_ilu_options_default(&def, BSR_ILU2); opt = &def; }
     bsr_ilu *F = bsr_calloc(1, sizeof *F, "bsr_ilu");
@@ -401,9 +405,9 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     int *match = NULL;
     if (!s) s = ilu_match_start(F, A, &PA, &match);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
-        double t = now_s();
+        double t = bsr_now();
         s = bsr_order(PA ? PA : A, &opt->order, &F->ord);
-        F->st.order_s = now_s() - t;
+        F->st.order_s = bsr_now() - t;
     }
     bsr_status sm = ilu_match_finish(F, PA, match);
     if (!s) s = sm;
@@ -421,7 +425,7 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); return s; }
     if (!F->pattern_id) F->pattern_id = new_pattern_id();
-    F->st.setup_s = now_s() - t0;
+    F->st.setup_s = bsr_now() - t0;
     *Fout = F;
     return BSR_OK;
 }
@@ -467,9 +471,9 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
                 return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
         }
     }
-    double t0 = now_s();
+    double t0 = bsr_now();
     BSR_TRY(numeric(F, A, F->opt.pattern == BSR_PATTERN_FROZEN));
-    F->st.setup_s = now_s() - t0;
+    F->st.setup_s = bsr_now() - t0;
     return BSR_OK;
 }
 

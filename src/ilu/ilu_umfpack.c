@@ -22,10 +22,10 @@ bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds)
     double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
     void *Sym = NULL, *Num = NULL;
     umfpack_dl_defaults(control);
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     SuiteSparse_long st = umfpack_dl_symbolic(n, n, Ap, Ai, C.val, &Sym, control, info);
     if (st == UMFPACK_OK) st = umfpack_dl_numeric(Ap, Ai, C.val, Sym, &Num, control, info);
-    *seconds = omp_get_wtime() - t0;
+    *seconds = bsr_now() - t0;
     bsr_status s = BSR_OK;
     if (st != UMFPACK_OK && st != UMFPACK_WARNING_singular_matrix)
         s = bsr_error(BSR_ERR_INTERNAL, "UMFPACK anchor: status %ld", (long)st);

@@ -111,10 +111,10 @@ static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
-    double t = omp_get_wtime();
+    double t = bsr_now();
     bsr_status s = I->ctx ? ilu_mirror(I->ctx, A) : BSR_OK;
     if (!s) s = I->num->ops->numeric(I->num, A);
-    pc->dev_s = I->ctx ? omp_get_wtime() - t : 0;
+    pc->dev_s = I->ctx ? bsr_now() - t : 0;
     BSR_TRY(s);
     ilu_describe(pc, I->F, &I->o, I->num);
     return BSR_OK;
@@ -212,10 +212,10 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
         return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
     /* ILU(0) factored on the device in natural order: its symbolic phase too */
     BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
-    double t = omp_get_wtime();
+    double t = bsr_now();
     bsr_status s = ilu_mirror(ctx, A);
     if (!s) s = ilu_plan_finish(ctx, *F, A);
-    *dev_s = omp_get_wtime() - t;
+    *dev_s = bsr_now() - t;
     if (s) { bsr_ilu_destroy(*F); *F = NULL; }
     return s;
 }
@@ -254,7 +254,7 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     double dev_s;
     BSR_TRY(ilu_new(pc, o, ctx, &I));
     BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
-    double t = omp_get_wtime();
+    double t = bsr_now();
     BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
     ilu_numeric_options no;
     no.on_device = o->factor == BSR_FACTOR_GPU;
@@ -262,7 +262,7 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
     no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
-    pc->dev_s = dev_s + omp_get_wtime() - t;
+    pc->dev_s = dev_s + bsr_now() - t;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);

@@ -152,17 +152,7 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         int nre = bsr_kstate_verify(o, ks, was, B, X, t, half, &st);
         if (st) goto done;
         /* breakdown columns still active restart from their true residual */
-        int nbd = 0;
-        for (int j = 0; j < k; j++) {
-            if (!bd[j] || !ks->active[j]) { bd[j] = 0; continue; }
-            if (ks->col[j].restarts >= ks->opt->max_restarts) {
-                bsr_kstate_stop(ks, j, BSR_DIVERGED_BREAKDOWN);
-                bd[j] = 0;
-                continue;
-            }
-            ks->col[j].restarts++;
-            nbd++;
-        }
+        int nbd = bsr_kstate_breakdowns(ks, bd);
         if (nre || nbd) {
             have_d1 = 0;   /* r and rhat change below */
             for (int j = 0; j < k; j++) bd[j] = bd[j] || half[j]; /* half = reopened by verify */

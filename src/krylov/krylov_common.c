@@ -56,6 +56,22 @@ void bsr_kstate_stop(bsr_kstate *ks, int j, bsr_reason r)
     ks->col[j].iterations = ks->it;
 }
 
+int bsr_kstate_breakdowns(bsr_kstate *ks, unsigned char *bd)
+{
+    int n = 0;
+    for (int j = 0; j < ks->k; j++) {
+        if (!bd[j] || !ks->active[j]) { bd[j] = 0; continue; }
+        if (ks->col[j].restarts >= ks->opt->max_restarts) {
+            bsr_kstate_stop(ks, j, BSR_DIVERGED_BREAKDOWN);
+            bd[j] = 0;
+            continue;
+        }
+        ks->col[j].restarts++;
+        n++;
+    }
+    return n;
+}
+
 /* Append v to column j's history (grown geometrically; a failed growth just stops recording). */
 static void push_history(bsr_kstate *ks, int j, double v)
 {
@@ -143,13 +159,11 @@ int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *wa
     return n;
 }
 
-#include <time.h>
+/* bsr_now after the device (if any) has finished its queued work. */
 static double prof_now(struct bsr_kprof *P)
 {
     if (P->ctx) bsr_context_sync(P->ctx);
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
+    return bsr_now();
 }
 /* Time one operation into class cls: by events on the device (no
  * synchronization added), by the host clock otherwise. */

@@ -140,18 +140,9 @@ static bsr_status after_step(const bsr_kops *o, bsr_kstate *ks, const bsr_multiv
     const int k = o->k;
     double *rn = sc + S_RN * k, *d = sc + S_D * k, *prevn = sc + S_PREVN * k, *still = sc + S_STILL * k;
     bsr_status st = BSR_OK;
-    int nre = bsr_kstate_verify(o, ks, was, B, X, T, reopen, &st), nbd = 0;
+    int nre = bsr_kstate_verify(o, ks, was, B, X, T, reopen, &st);
     BSR_TRY(st);
-    for (int j = 0; j < k; j++) {
-        if (!bd[j] || !ks->active[j]) { bd[j] = 0; continue; }
-        if (ks->col[j].restarts >= ks->opt->max_restarts) {
-            bsr_kstate_stop(ks, j, BSR_DIVERGED_BREAKDOWN);
-            bd[j] = 0;
-            continue;
-        }
-        ks->col[j].restarts++;
-        nbd++;
-    }
+    int nbd = bsr_kstate_breakdowns(ks, bd);
     if (!nre && !nbd) return BSR_OK;
     for (int j = 0; j < k; j++) bd[j] = bd[j] || reopen[j];
     BSR_TRY(bsr_kops_residual(o, B, X, T));

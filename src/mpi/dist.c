@@ -160,14 +160,6 @@ static int gather_chunk(bsr_dist *d, const double *part, int n, double flag, dou
     return MPI_Allgather(mine, c, MPI_DOUBLE, all, c, MPI_DOUBLE, d->comm);
 }
 
-/* Seconds of a clock shared by the processes of one host. */
-static double host_clock(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 bsr_status bsr_dist_sum_late(bsr_dist *d, const double *part, double *out, int n, double flag, double *flags,
                              double *late)
 {
@@ -180,7 +172,7 @@ bsr_status bsr_dist_sum_late(bsr_dist *d, const double *part, double *out, int n
     if (chunk < 1) return bsr_error(BSR_ERR_UNSUPPORTED, "global sum: more than %d ranks", CAP);
     /* the arrival stamp travels as one more value, its maximum taken instead of the sum */
     const int nv = n + 1 + (late != NULL);
-    const double stamp = late ? host_clock() : 0;
+    const double stamp = late ? bsr_now() /* monotonic: shared by the processes of one host */ : 0;
     double latest = stamp;
     *flags = 0;
     for (int v0 = 0; v0 < nv; v0 += chunk) {

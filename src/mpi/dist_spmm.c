@@ -293,15 +293,26 @@ bsr_status bsr_dmatrix_warm(bsr_dmatrix *A, bsr_context *ctx, int k)
     return BSR_OK;
 }
 
+/* The start of the halo's users: *ctx NULL unless a CUDA context, the
+ * exchange of X's ghosts begun (halo_start) at *t0 (MPI_Wtime). */
+static bsr_status halo_begin(bsr_dmatrix *A, bsr_context **ctx, const bsr_multivec *X,
+                             struct bsr_dhalo_buf **B, int *nreq, bsr_dtimes *tm, double *t0)
+{
+    if (*ctx && bsr_context_backend(*ctx) != BSR_BACKEND_CUDA) *ctx = NULL;
+    *B = NULL;
+    *nreq = 0;
+    *t0 = MPI_Wtime();
+    return halo_start(A, *ctx, X, B, nreq, tm);
+}
+
 bsr_status bsr_dmatrix_spmm_internal(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X,
                                      bsr_multivec *Y, bsr_dtimes *tm)
 {
     if (!X) return halo_skip(A);
-    if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
-    struct bsr_dhalo_buf *B = NULL;
-    int nreq = 0;
-    double t0 = MPI_Wtime();
-    BSR_TRY(halo_start(A, ctx, X, &B, &nreq, tm));
+    struct bsr_dhalo_buf *B;
+    int nreq;
+    double t0;
+    BSR_TRY(halo_begin(A, &ctx, X, &B, &nreq, tm, &t0));
     double t1 = MPI_Wtime(), tc = t1 - t0;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
     /* interior rows while the halo is in flight */
@@ -334,11 +345,10 @@ bsr_status bsr_dmatrix_ghosts(bsr_dmatrix *A, bsr_context *ctx, const bsr_multiv
                               bsr_dtimes *tm)
 {
     if (!X) return halo_skip(A);
-    if (ctx && bsr_context_backend(ctx) != BSR_BACKEND_CUDA) ctx = NULL;
-    struct bsr_dhalo_buf *B = NULL;
-    int nreq = 0;
-    double t0 = MPI_Wtime();
-    BSR_TRY(halo_start(A, ctx, X, &B, &nreq, tm));
+    struct bsr_dhalo_buf *B;
+    int nreq;
+    double t0;
+    BSR_TRY(halo_begin(A, &ctx, X, &B, &nreq, tm, &t0));
     bsr_status st = halo_finish(A, ctx, B, nreq, BSR_OK, tm);
     if (tm) tm->halo_s += MPI_Wtime() - t0;
     bsr_mv_view vg;

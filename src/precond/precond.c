@@ -3,6 +3,7 @@
  * block inversion and the mixed-precision apply wrapper (the factory is the
  * table, precond_table.c). */
 #include "precond_impl.h"
+#include "blocklu.h"
 #include <math.h>
 #include <string.h>
 
@@ -22,6 +23,9 @@ void bsr_pc_destroy(bsr_pc *pc)
     free(pc);
 }
 
+/* inv = a^{-1} by the shared block LU (blocklu.h, dividing by the pivots);
+ * 1 when a pivot is at most 1e-14 max|a_ij| (numerically zero) or the
+ * inverse is not finite, 0 otherwise. */
 int bsr_block_invert(int b, const double *a, double *inv)
 {
     double lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
@@ -29,34 +33,11 @@ int bsr_block_invert(int b, const double *a, double *inv)
     memcpy(lu, a, sizeof(double) * (size_t)b * b);
     double amax = 0;
     for (int e = 0; e < b * b; e++) amax = fmax(amax, fabs(a[e]));
-    for (int c = 0; c < b; c++) {
-        int p = c;
-        for (int r = c + 1; r < b; r++)
-            if (fabs(lu[r * b + c]) > fabs(lu[p * b + c])) p = r;
-        /* a pivot this small relative to the block is numerically zero */
-        if (!(fabs(lu[p * b + c]) > 1e-14 * amax)) return 1;
-        piv[c] = p;
-        if (p != c)
-            for (int q = 0; q < b; q++) { double t = lu[c * b + q]; lu[c * b + q] = lu[p * b + q]; lu[p * b + q] = t; }
-        for (int r = c + 1; r < b; r++) {
-            double l = lu[r * b + c] /= lu[c * b + c];
-            for (int q = c + 1; q < b; q++) lu[r * b + q] -= l * lu[c * b + q];
-        }
-    }
-    /* solve LU inv = P I column by column */
-    for (int col = 0; col < b; col++) {
-        double x[BSR_MAX_BLOCK];
-        for (int r = 0; r < b; r++) x[r] = r == col;
-        for (int c = 0; c < b; c++)
-            if (piv[c] != c) { double t = x[c]; x[c] = x[piv[c]]; x[piv[c]] = t; }
-        for (int r = 0; r < b; r++)
-            for (int q = 0; q < r; q++) x[r] -= lu[r * b + q] * x[q];
-        for (int r = b - 1; r >= 0; r--) {
-            for (int q = r + 1; q < b; q++) x[r] -= lu[r * b + q] * x[q];
-            x[r] /= lu[r * b + r];
-        }
-        for (int r = 0; r < b; r++) inv[r * b + col] = x[r];
-    }
+    bsr_blklu_factor(b, lu, piv, 0.0, 1);
+    /* each pivot is U's diagonal entry (later steps leave row c alone) */
+    for (int c = 0; c < b; c++)
+        if (!(fabs(lu[c * b + c]) > 1e-14 * amax)) return 1;
+    bsr_blklu_inverse(b, lu, piv, inv);
     for (int e = 0; e < b * b; e++)
         if (!isfinite(inv[e])) return 1;
     return 0;
@@ -94,6 +75,30 @@ void bsr_pc_mixed_free(bsr_pc_mixed *m)
     bsr_multivec_destroy(m->X);
     bsr_multivec_destroy(m->Y);
     m->X = m->Y = NULL;
+}
+
+/* Y = U^{-1} L^{-1} X in the storage precision (bsr_pc_mixed_apply's fn). */
+static bsr_status tri_solve(void *data, const bsr_multivec *X, bsr_multivec *Y)
+{
+    const bsr_pc_tri *T = data;
+    BSR_TRY(bsr_trsv_lower(T->L, T->lvL, X, Y));
+    return bsr_trsv_upper(T->U, T->lvU, Y, Y);
+}
+
+bsr_status bsr_pc_tri_apply(bsr_pc_tri *T, const bsr_multivec *X, bsr_multivec *Y)
+{
+    return bsr_pc_mixed_apply(&T->mix, T->prec, X, Y, tri_solve, T);
+}
+
+void bsr_pc_tri_free(bsr_pc_tri *T)
+{
+    bsr_matrix_destroy(T->L);
+    bsr_matrix_destroy(T->U);
+    bsr_levels_free(T->lvL);
+    bsr_levels_free(T->lvU);
+    bsr_pc_mixed_free(&T->mix);
+    T->L = T->U = NULL;
+    T->lvL = T->lvU = NULL;
 }
 
 bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision prec, bsr_matrix **Dinv)

@@ -19,16 +19,13 @@
 #include <string.h>
 
 typedef struct {
-    bsr_precision prec;
-    bsr_matrix *L, *U;     /* stored factors, precision prec */
+    bsr_pc_tri t;          /* the stored factors L and U = D L^T, precision t.prec */
     int *amap;             /* A's position of L's entry p */
     int *adiag;            /* A's position of block row i's diagonal block */
     int *umap;             /* U's position of the transpose of L's entry p */
     double *Lw, *D, *Dinv; /* L, D and D^{-1} in double (factorization workspace) */
     double *F;             /* one row's unscaled F_ij, longest row of L */
     int *pos;              /* pos[k]: index in the current row of L's column k, or -1 */
-    bsr_levels *lvL, *lvU;
-    bsr_pc_mixed mix;
 } ic0;
 
 /* A square, with a pattern that is its own transpose and values within a
@@ -77,8 +74,8 @@ static bsr_status ic0_pattern(ic0 *S, const bsr_matrix *A)
         }
         if (rl > maxrow) maxrow = rl;
     }
-    BSR_TRY(bsr_matrix_alloc(&S->L, n, n, b, nl, S->prec));
-    BSR_TRY(bsr_matrix_alloc(&S->U, n, n, b, nu + n, S->prec));
+    BSR_TRY(bsr_matrix_alloc(&S->t.L, n, n, b, nl, S->t.prec));
+    BSR_TRY(bsr_matrix_alloc(&S->t.U, n, n, b, nu + n, S->t.prec));
     S->amap = bsr_malloc(sizeof(int) * (size_t)(nl ? nl : 1), "IC(0) map");
     S->umap = bsr_malloc(sizeof(int) * (size_t)(nl ? nl : 1), "IC(0) map");
     S->adiag = bsr_malloc(sizeof(int) * (size_t)(n ? n : 1), "IC(0) map");
@@ -89,26 +86,26 @@ static bsr_status ic0_pattern(ic0 *S, const bsr_matrix *A)
     S->F = bsr_malloc(sizeof(double) * ((size_t)maxrow * bb + 1), "IC(0) workspace");
     if (!S->amap || !S->umap || !S->adiag || !S->pos || !S->Lw || !S->D || !S->Dinv || !S->F) return BSR_ERR_NOMEM;
     int pl = 0, pu = 0;
-    S->L->rowptr[0] = S->U->rowptr[0] = 0;
+    S->t.L->rowptr[0] = S->t.U->rowptr[0] = 0;
     for (int i = 0; i < n; i++) {
         S->adiag[i] = -1;
         S->pos[i] = -1;
-        S->U->colind[pu++] = i; /* diagonal first: the row stays sorted */
+        S->t.U->colind[pu++] = i; /* diagonal first: the row stays sorted */
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             int j = A->colind[p];
-            if (j < i) { S->amap[pl] = p; S->L->colind[pl++] = j; }
-            else if (j > i) S->U->colind[pu++] = j;
+            if (j < i) { S->amap[pl] = p; S->t.L->colind[pl++] = j; }
+            else if (j > i) S->t.U->colind[pu++] = j;
             else S->adiag[i] = p;
         }
-        S->L->rowptr[i + 1] = pl;
-        S->U->rowptr[i + 1] = pu;
+        S->t.L->rowptr[i + 1] = pl;
+        S->t.U->rowptr[i + 1] = pu;
         if (S->adiag[i] < 0)
             return bsr_error(BSR_ERR_SINGULAR, "precond=ic0: block row %d has no diagonal block", i);
     }
     for (int i = 0; i < n; i++)
-        for (int p = S->L->rowptr[i]; p < S->L->rowptr[i + 1]; p++) {
-            int q = bsr_matrix_find(S->U, S->L->colind[p], i);
-            if (q < 0) return bsr_error(BSR_ERR_INTERNAL, "precond=ic0: U lacks the transpose of L(%d,%d)", i, S->L->colind[p]);
+        for (int p = S->t.L->rowptr[i]; p < S->t.L->rowptr[i + 1]; p++) {
+            int q = bsr_matrix_find(S->t.U, S->t.L->colind[p], i);
+            if (q < 0) return bsr_error(BSR_ERR_INTERNAL, "precond=ic0: U lacks the transpose of L(%d,%d)", i, S->t.L->colind[p]);
             S->umap[p] = q;
         }
     return BSR_OK;
@@ -154,7 +151,7 @@ static int spd_block(int b, const double *a)
 static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
 {
     const int n = A->nbrows, b = A->b, bb = b * b;
-    const int *Lp = S->L->rowptr, *Lc = S->L->colind;
+    const int *Lp = S->t.L->rowptr, *Lc = S->t.L->colind;
     for (int i = 0; i < n; i++) {
         const int p0 = Lp[i], p1 = Lp[i + 1];
         double *F = S->F;
@@ -188,11 +185,11 @@ static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
             for (int c = r + 1; c < b; c++) Dv[r * b + c] = Dv[c * b + r] = 0.5 * (Dv[r * b + c] + Dv[c * b + r]);
     }
     /* stored factors: L, U's inverted diagonal, U_ji = D_j L_ij^T */
-    const size_t nl = (size_t)S->L->nnzb * bb;
-    for (size_t e = 0; e < nl; e++) bsr_val_set(S->L->val, S->prec, e, S->Lw[e]);
+    const size_t nl = (size_t)S->t.L->nnzb * bb;
+    for (size_t e = 0; e < nl; e++) bsr_val_set(S->t.L->val, S->t.prec, e, S->Lw[e]);
     for (int i = 0; i < n; i++) {
-        size_t u0 = (size_t)S->U->rowptr[i] * bb;
-        for (int e = 0; e < bb; e++) bsr_val_set(S->U->val, S->prec, u0 + e, S->Dinv[(size_t)i * bb + e]);
+        size_t u0 = (size_t)S->t.U->rowptr[i] * bb;
+        for (int e = 0; e < bb; e++) bsr_val_set(S->t.U->val, S->t.prec, u0 + e, S->Dinv[(size_t)i * bb + e]);
     }
     for (int i = 0; i < n; i++)
         for (int p = Lp[i]; p < Lp[i + 1]; p++) {
@@ -202,25 +199,17 @@ static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
                 for (int c = 0; c < b; c++) {
                     double v = 0;
                     for (int q = 0; q < b; q++) v += Dj[r * b + q] * l[c * b + q];
-                    bsr_val_set(S->U->val, S->prec, u0 + r * b + c, v);
+                    bsr_val_set(S->t.U->val, S->t.prec, u0 + r * b + c, v);
                 }
         }
     return BSR_OK;
-}
-
-/* Y = U^{-1} L^{-1} X = M^{-1} X in the storage precision. */
-static bsr_status solve_fn(void *data, const bsr_multivec *X, bsr_multivec *Y)
-{
-    ic0 *S = data;
-    BSR_TRY(bsr_trsv_lower(S->L, S->lvL, X, Y));
-    return bsr_trsv_upper(S->U, S->lvU, Y, Y);
 }
 
 /* Y = M^{-1} X in the vectors' precision. */
 static bsr_status ic0_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     ic0 *S = pc->data;
-    return bsr_pc_mixed_apply(&S->mix, S->prec, X, Y, solve_fn, S);
+    return bsr_pc_tri_apply(&S->t, X, Y);
 }
 
 /* New values of A on the pattern of setup: the same factorization, so the
@@ -236,13 +225,9 @@ static void ic0_destroy(bsr_pc *pc)
 {
     ic0 *S = pc->data;
     if (!S) return;
-    bsr_matrix_destroy(S->L);
-    bsr_matrix_destroy(S->U);
+    bsr_pc_tri_free(&S->t);
     free(S->amap); free(S->umap); free(S->adiag); free(S->pos);
     free(S->Lw); free(S->D); free(S->Dinv); free(S->F);
-    bsr_levels_free(S->lvL);
-    bsr_levels_free(S->lvU);
-    bsr_pc_mixed_free(&S->mix);
     free(S);
 }
 
@@ -251,8 +236,8 @@ static void ic0_destroy(bsr_pc *pc)
 void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix **U)
 {
     const int mine = pc && pc->apply == ic0_apply;
-    *L = mine ? ((const ic0 *)pc->data)->L : NULL;
-    *U = mine ? ((const ic0 *)pc->data)->U : NULL;
+    *L = mine ? ((const ic0 *)pc->data)->t.L : NULL;
+    *U = mine ? ((const ic0 *)pc->data)->t.U : NULL;
 }
 
 /* Setup: the symmetry check, patterns, numeric factorization (stored in
@@ -263,14 +248,14 @@ static bsr_status ic0_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_op
     BSR_TRY(ic0_check_symmetric(A));
     ic0 *S = bsr_calloc(1, sizeof *S, "IC(0) preconditioner");
     if (!S) return BSR_ERR_NOMEM;
-    S->prec = o->precond_precision;
+    S->t.prec = o->precond_precision;
     pc->data = S;
     BSR_TRY(ic0_pattern(S, A));
     BSR_TRY(ic0_values(S, A));
-    BSR_TRY(bsr_levels_build_pair(S->L, S->U, &S->lvL, &S->lvU));
-    pc->nnzb = (int64_t)S->L->nnzb + S->U->nnzb;
+    BSR_TRY(bsr_levels_build_pair(S->t.L, S->t.U, &S->t.lvL, &S->t.lvU));
+    pc->nnzb = (int64_t)S->t.L->nnzb + S->t.U->nnzb;
     snprintf(pc->info, sizeof pc->info, "block IC(0), M = L D L^T on A's pattern, natural order, levels L %d U %d",
-             S->lvL->nlevels, S->lvU->nlevels);
+             S->t.lvL->nlevels, S->t.lvU->nlevels);
     return BSR_OK;
 }
 

@@ -19,6 +19,20 @@ bsr_status bsr_pc_mixed_apply(bsr_pc_mixed *m, bsr_precision store, const bsr_mu
                               void *data);
 void bsr_pc_mixed_free(bsr_pc_mixed *m);
 
+/* Two stored triangular factors, M^{-1} X = U^{-1} L^{-1} X (IC(0), SSOR):
+ * L strictly lower, U upper with its diagonal, both of precision prec, their
+ * level schedules, and the scratch for vectors of another precision. */
+typedef struct {
+    bsr_precision prec;
+    bsr_matrix *L, *U;
+    bsr_levels *lvL, *lvU;
+    bsr_pc_mixed mix;
+} bsr_pc_tri;
+/* Y = U^{-1} L^{-1} X in the vectors' precision. */
+bsr_status bsr_pc_tri_apply(bsr_pc_tri *T, const bsr_multivec *X, bsr_multivec *Y);
+/* Free the factors, schedules and scratch of T (its fields NULL after). */
+void bsr_pc_tri_free(bsr_pc_tri *T);
+
 /* *Dinv (block diagonal BSR, allocated when NULL, else values overwritten) =
  * scale * inverse of each diagonal block of A, stored in precision prec.
  * BSR_ERR_SINGULAR names the first block row missing or singular. */

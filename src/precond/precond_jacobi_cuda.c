@@ -35,9 +35,9 @@ static bsr_status dev_jacobi_load(bsr_pc *pc, dev_jacobi *J, const bsr_matrix *A
         for (size_t e = 0; e < nv; e++) bsr_val_set(J->Dinv->val, prec, e, bsr_val_get(D->val, D->prec, e));
         J->Dinv->dev_stale = 1;
     }
-    double t = omp_get_wtime();
+    double t = bsr_now();
     bsr_status s = bsr_matrix_upload(J->ctx, J->Dinv);
-    pc->dev_s = omp_get_wtime() - t;
+    pc->dev_s = bsr_now() - t;
     return s;
 }
 

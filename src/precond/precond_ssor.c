@@ -13,10 +13,8 @@
 
 typedef struct {
     double omega;
-    bsr_precision prec;
-    bsr_matrix *L, *U, *Dinv;  /* Dinv: scratch D^{-1} in double */
-    bsr_levels *lvL, *lvU;
-    bsr_pc_mixed mix;
+    bsr_pc_tri t;              /* the stored factors, precision t.prec */
+    bsr_matrix *Dinv;          /* scratch D^{-1} in double */
 } ssor;
 
 /* Allocate L and U with A's strict lower / (diagonal + strict upper) patterns. */
@@ -28,19 +26,19 @@ static bsr_status ssor_pattern(ssor *S, const bsr_matrix *A)
             if (A->colind[p] < i) nl++;
             else if (A->colind[p] > i) nu++;
         }
-    BSR_TRY(bsr_matrix_alloc(&S->L, n, n, A->b, nl, S->prec));
-    BSR_TRY(bsr_matrix_alloc(&S->U, n, n, A->b, nu + n, S->prec));
+    BSR_TRY(bsr_matrix_alloc(&S->t.L, n, n, A->b, nl, S->t.prec));
+    BSR_TRY(bsr_matrix_alloc(&S->t.U, n, n, A->b, nu + n, S->t.prec));
     int pl = 0, pu = 0;
-    S->L->rowptr[0] = S->U->rowptr[0] = 0;
+    S->t.L->rowptr[0] = S->t.U->rowptr[0] = 0;
     for (int i = 0; i < n; i++) {
-        S->U->colind[pu++] = i; /* diagonal first */
+        S->t.U->colind[pu++] = i; /* diagonal first */
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             int j = A->colind[p];
-            if (j < i) S->L->colind[pl++] = j;
-            else if (j > i) S->U->colind[pu++] = j;
+            if (j < i) S->t.L->colind[pl++] = j;
+            else if (j > i) S->t.U->colind[pu++] = j;
         }
-        S->L->rowptr[i + 1] = pl;
-        S->U->rowptr[i + 1] = pu;
+        S->t.L->rowptr[i + 1] = pl;
+        S->t.U->rowptr[i + 1] = pu;
     }
     return BSR_OK;
 }
@@ -54,9 +52,9 @@ static bsr_status ssor_values(ssor *S, const bsr_matrix *A)
     const double *Di = S->Dinv->val;
 #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
-        int pl = S->L->rowptr[i], pu = S->U->rowptr[i];
+        int pl = S->t.L->rowptr[i], pu = S->t.U->rowptr[i];
         for (int e = 0; e < bb; e++) /* inverted diagonal of U */
-            bsr_val_set(S->U->val, S->prec, (size_t)pu * bb + e, w * (2 - w) * Di[(size_t)i * bb + e]);
+            bsr_val_set(S->t.U->val, S->t.prec, (size_t)pu * bb + e, w * (2 - w) * Di[(size_t)i * bb + e]);
         pu++;
         for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             int j = A->colind[p];
@@ -67,12 +65,12 @@ static bsr_status ssor_values(ssor *S, const bsr_matrix *A)
                     for (int c = 0; c < b; c++) {
                         double v = 0;
                         for (int q = 0; q < b; q++) v += bsr_val_get(A->val, A->prec, a0 + r * b + q) * dj[q * b + c];
-                        bsr_val_set(S->L->val, S->prec, (size_t)pl * bb + r * b + c, w * v);
+                        bsr_val_set(S->t.L->val, S->t.prec, (size_t)pl * bb + r * b + c, w * v);
                     }
                 pl++;
             } else if (j > i) {
                 for (int e = 0; e < bb; e++)
-                    bsr_val_set(S->U->val, S->prec, (size_t)pu * bb + e, bsr_val_get(A->val, A->prec, a0 + e) / (2 - w));
+                    bsr_val_set(S->t.U->val, S->t.prec, (size_t)pu * bb + e, bsr_val_get(A->val, A->prec, a0 + e) / (2 - w));
                 pu++;
             }
         }
@@ -80,17 +78,10 @@ static bsr_status ssor_values(ssor *S, const bsr_matrix *A)
     return BSR_OK;
 }
 
-static bsr_status solve_fn(void *data, const bsr_multivec *X, bsr_multivec *Y)
-{
-    ssor *S = data;
-    BSR_TRY(bsr_trsv_lower(S->L, S->lvL, X, Y));
-    return bsr_trsv_upper(S->U, S->lvU, Y, Y);
-}
-
 static bsr_status ssor_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     ssor *S = pc->data;
-    return bsr_pc_mixed_apply(&S->mix, S->prec, X, Y, solve_fn, S);
+    return bsr_pc_tri_apply(&S->t, X, Y);
 }
 
 static bsr_status ssor_refactor(bsr_pc *pc, const bsr_matrix *A)
@@ -102,12 +93,8 @@ static void ssor_destroy(bsr_pc *pc)
 {
     ssor *S = pc->data;
     if (!S) return;
-    bsr_matrix_destroy(S->L);
-    bsr_matrix_destroy(S->U);
+    bsr_pc_tri_free(&S->t);
     bsr_matrix_destroy(S->Dinv);
-    bsr_levels_free(S->lvL);
-    bsr_levels_free(S->lvU);
-    bsr_pc_mixed_free(&S->mix);
     free(S);
 }
 
@@ -121,15 +108,15 @@ static bsr_status ssor_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_o
     ssor *S = bsr_calloc(1, sizeof *S, "SSOR preconditioner");
     if (!S) return BSR_ERR_NOMEM;
     S->omega = omega;
-    S->prec = o->precond_precision;
+    S->t.prec = o->precond_precision;
     pc->data = S;
     BSR_TRY(ssor_pattern(S, A));
     BSR_TRY(ssor_values(S, A));
-    BSR_TRY(bsr_levels_build(S->L, 0, &S->lvL));
-    BSR_TRY(bsr_levels_build(S->U, 1, &S->lvU));
-    pc->nnzb = (int64_t)S->L->nnzb + S->U->nnzb;
+    BSR_TRY(bsr_levels_build(S->t.L, 0, &S->t.lvL));
+    BSR_TRY(bsr_levels_build(S->t.U, 1, &S->t.lvU));
+    pc->nnzb = (int64_t)S->t.L->nnzb + S->t.U->nnzb;
     snprintf(pc->info, sizeof pc->info, "omega %g, A's own triangles, levels L %d U %d", omega,
-             S->lvL->nlevels, S->lvU->nlevels);
+             S->t.lvL->nlevels, S->t.lvU->nlevels);
     return BSR_OK;
 }
 

@@ -179,9 +179,9 @@ bsr_status bsr_pyr_run_cpu(bsr_grid *G, const bsr_pyr_opts *o, bsr_pyr_info *inf
     if (!info) info = &tmp;
     memset(info, 0, sizeof *info);
     BSR_TRY(pyr_check("bsr_pyr_run_cpu", G, o));
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     bsr_status s = o->algo == BSR_PYR_INCORE ? run_incore(G, o, info) : run_plan(G, o, info);
-    info->seconds = omp_get_wtime() - t0;
+    info->seconds = bsr_now() - t0;
     info->updates = interior(G) * info->iters;
     return s;
 }

@@ -71,7 +71,7 @@ bsr_status bsr_rbgs(bsr_stencil_backend be, const bsr_stencil *S, double omega, 
     *I = (bsr_iter_info){0};
     if (be == BSR_STENCIL_GPU) return bsr_rbgs_gpu(S, omega, tol, maxit, check, u, I);
     BSR_CHECK_ARG(be == BSR_STENCIL_SEQ || be == BSR_STENCIL_OMP, "bsr_rbgs: unknown backend %d", (int)be);
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     for (int it = 1; it <= maxit; it++) {
         double dm = 0, um = 0;
         half_sweep(S, omega, 0, u, be == BSR_STENCIL_OMP, &dm, &um);
@@ -83,7 +83,7 @@ bsr_status bsr_rbgs(bsr_stencil_backend be, const bsr_stencil *S, double omega, 
             if (I->incr < tol) { I->converged = 1; break; }
         }
     }
-    I->seconds = omp_get_wtime() - t0;
+    I->seconds = bsr_now() - t0;
     if (!I->converged)
         return bsr_error(BSR_ERR_NOCONV, "bsr_rbgs: relative increment %.3e > tol %.3e after %d iterations",
                          I->incr, tol, I->iters);

@@ -133,7 +133,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
     stc_hyper H;
     double *coef = S->coef, *f = S->f, *w = u;
     int hyper = be == BSR_STENCIL_OMP && layout == BSR_SOR_HYPERPLANE;
-    double t0 = omp_get_wtime();
+    double t0 = bsr_now();
     if (hyper) { /* permute into hyperplane storage (counted as setup) */
         BSR_TRY(stc_hyper_build(S, &H));
         coef = bsr_malloc((size_t)n * S->ncoef * sizeof(double), "hyperplane coefficients");
@@ -148,7 +148,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
             w[q] = u[p];
         }
     }
-    double t1 = omp_get_wtime();
+    double t1 = bsr_now();
     for (int it = 1; it <= maxit; it++) {
         double dm = 0, um = 0;
         for (int half = 0; half < 1 + (symmetric != 0); half++) {
@@ -160,7 +160,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
         I->incr = dm == 0 ? 0 : um > 0 ? dm / um : INFINITY;
         if (tol > 0 && I->incr < tol) { I->converged = 1; break; }
     }
-    double t2 = omp_get_wtime();
+    double t2 = bsr_now();
     if (hyper) {
         #pragma omp parallel for if (bsr_par_worth(n))
         for (int64_t q = 0; q < n; q++) u[H.perm[q]] = w[q];
@@ -168,7 +168,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
         stc_hyper_free(&H);
     }
     I->seconds = t2 - t1;
-    I->xfer_seconds = (t1 - t0) + (omp_get_wtime() - t2);
+    I->xfer_seconds = (t1 - t0) + (bsr_now() - t2);
     if (tol > 0 && !I->converged)
         return bsr_error(BSR_ERR_NOCONV, "bsr_sor: relative increment %.3e > tol %.3e after %d sweeps", I->incr, tol,
                          I->iters);

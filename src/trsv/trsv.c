@@ -203,7 +203,6 @@ DEFINE_TRSV_ROW(f, float)
     }
 #define TRSV_ROWS_D(B) DEFINE_TRSV_ROWS_B(d, double, B)
 #define TRSV_ROWS_F(B) DEFINE_TRSV_ROWS_B(f, float, B)
-#define BSR_FOR_EACH_B(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
 BSR_FOR_EACH_B(TRSV_ROWS_D)
 BSR_FOR_EACH_B(TRSV_ROWS_F)
 

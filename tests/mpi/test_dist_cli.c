@@ -37,25 +37,13 @@ static int count(const char *text, const char *s)
     return n;
 }
 
-/* The number after "key": in out (a JSON report), or -1. */
-static double json_num(const char *key)
-{
-    char k[128];
-    snprintf(k, sizeof k, "\"%s\": ", key);
-    const char *p = strstr(out, k);
-    if (!p) return -1;
-    p += strlen(k);
-    if (*p == '[') p++;
-    return strtod(p, NULL);
-}
-
 /* A generated problem, JSON: converged to its exact solution, one object
  * with the partition, communication and per-rank figures. */
 static void test_json(void)
 {
     expect_rc("--gen stencil3d:12:4 --backend cpu --config precond=ilu0 --json", 0);
     CU_ASSERT_EQUAL(count(out, "\"problem\""), 1);
-    CU_ASSERT_EQUAL(json_num("ranks"), atoi(np));
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "ranks"), atoi(np));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"result\": \"ok\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"partition\": {\"method\": \"generated in place, equal row ranges\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"version\": \"" BSR_VERSION "\""));
@@ -63,21 +51,21 @@ static void test_json(void)
                           "halo_blocks_max", "neighbours_max", "halo_s_max", "reduce_s_mean", "share_of_solve",
                           "time_per_iteration_s", "setup_s", "solve_s", NULL};
     for (int i = 0; keys[i]; i++) {
-        double v = json_num(keys[i]);
-        if (v < 0) printf("\n  no \"%s\" in: %s", keys[i], out);
+        double v = bsr_test_json_num(out, keys[i]);
+        if (!(v >= 0)) printf("\n  no \"%s\" in: %s", keys[i], out);
         CU_ASSERT(v >= 0);
     }
-    CU_ASSERT_EQUAL(json_num("rows_min") * atoi(np), 1728);   /* 1728 rows split evenly */
-    CU_ASSERT(json_num("interface_share") > 0 && json_num("interface_share") < 1);
-    CU_ASSERT(json_num("halo_blocks_sum") > 0);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "rows_min") * atoi(np), 1728);   /* 1728 rows split evenly */
+    CU_ASSERT(bsr_test_json_num(out, "interface_share") > 0 && bsr_test_json_num(out, "interface_share") < 1);
+    CU_ASSERT(bsr_test_json_num(out, "halo_blocks_sum") > 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"per_rank\": {"));
-    CU_ASSERT_EQUAL(json_num("threads"), 1);   /* OMP_NUM_THREADS=1 (the ctest's), left as it is */
-    CU_ASSERT(json_num("true_relres") <= 1e-8);
-    CU_ASSERT(json_num("error_vs_exact") < 1e-6);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "threads"), 1);   /* OMP_NUM_THREADS=1 (the ctest's), left as it is */
+    CU_ASSERT(bsr_test_json_num(out, "true_relres") <= 1e-8);
+    CU_ASSERT(bsr_test_json_num(out, "error_vs_exact") < 1e-6);
     /* --steps: the medians of refactor + solve */
     expect_rc("--gen stencil3d:8:3 --backend cpu --json --steps 2", 0);
-    CU_ASSERT_EQUAL(json_num("steps"), 2);
-    CU_ASSERT(json_num("step_solve_s") >= 0);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "steps"), 2);
+    CU_ASSERT(bsr_test_json_num(out, "step_solve_s") >= 0);
 }
 
 /* The text report: one of it, with the partition, communication, per-rank
@@ -102,11 +90,11 @@ static void test_file(void)
     snprintf(args, sizeof args, "'%s/matrices/stencil3d_4_4.mtx' --rhs '%s/matrices/stencil3d_4_4_rhs.mtx' "
              "--backend cpu --config rtol=1e-10 --json", src, src);
     expect_rc(args, 0);
-    CU_ASSERT_EQUAL(json_num("k"), 2);
-    CU_ASSERT_EQUAL(json_num("block_rows"), 64);
-    CU_ASSERT_EQUAL(json_num("block"), 4);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "k"), 2);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "block_rows"), 64);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "block"), 4);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"method\": \"METIS k-way\""));
-    CU_ASSERT(json_num("true_relres") <= 1e-10);
+    CU_ASSERT(bsr_test_json_num(out, "true_relres") <= 1e-10);
 }
 
 /* Failures: exit 1 for an unreadable file (rank 0's message, once), 2 for
