@@ -168,38 +168,35 @@ static int level_cut(const int *dp, const int *dc, int r0, int r1, const int *di
 int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run, int *team)
 {
     static const int D[4] = {4096, 256, 16, 2}, cap[4] = {RUN_CAP, RUN_CAP, RUN_CAP, LV_RUN};
-    int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
-    int64_t late[4] = {0, 0, 0, 0};
     const int want = 2 * (nt < RUN_TEAM ? nt : RUN_TEAM);
+    /* the rows' distances: in their own array (the level cut writes run[]
+     * while it reads them), else in run[], which the D cut's second pass
+     * overwrites with run starts that never pass the row being read */
     int *dist = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 1), "ILU row distances"), nr = 0;
-    if (dist) {
-        for (int k = r0; k < r1; k++) dist[k - r0] = near_dist(dp, dc, k);
+    if (!dist) bsr_clear_error();
+    int *d = dist ? dist : run;
+    for (int k = r0; k < r1; k++) d[k - r0] = near_dist(dp, dc, k);
+    if (dist) {   /* a run a level, where the levels pass */
         int64_t lvlate = 0;
         nr = level_cut(dp, dc, r0, r1, dist, run, &lvlate);
         if (nr < want || lvlate > (r1 - r0) / 8) nr = 0;
-        free(dist);
-    } else {
-        bsr_clear_error();
     }
-    if (nr > 0) {   /* a run a level */
-        run[nr] = r1;
-        *team = nr / 2 < nt ? (nr / 2 > 1 ? nr / 2 : 1) : nt;
-        return nr;
+    if (nr <= 0) {
+        int cnt[4] = {0, 0, 0, 0}, start[4] = {r0, r0, r0, r0}, t = 0;
+        int64_t late[4] = {0, 0, 0, 0};
+        for (int k = r0; k < r1; k++)
+            for (int c = 0; c < 4; c++)
+                if (k == r0 || (k - start[c] >= RUN_MIN && (d[k - r0] >= D[c] || k - start[c] >= cap[c]))) {
+                    if (k - start[c] > 2 * (int64_t)d[k - r0]) late[c] += k - start[c];
+                    cnt[c]++;
+                    start[c] = k;
+                }
+        while (t < 3 && (cnt[t] < want || late[t] > (r1 - r0) / 8)) t++;
+        nr = 0;
+        for (int k = r0; k < r1; k++)
+            if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (d[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;
     }
-    /* run[k - r0] holds row k's distance until the second pass overwrites it
-     * with run starts, which never pass the row being read */
-    for (int k = r0; k < r1; k++) {
-        const int d = run[k - r0] = near_dist(dp, dc, k);
-        for (int c = 0; c < 4; c++)
-            if (k == r0 || (k - start[c] >= RUN_MIN && (d >= D[c] || k - start[c] >= cap[c]))) {
-                if (k - start[c] > 2 * (int64_t)d) late[c] += k - start[c];
-                cnt[c]++;
-                start[c] = k;
-            }
-    }
-    while (t < 3 && (cnt[t] < want || late[t] > (r1 - r0) / 8)) t++;
-    for (int k = r0; k < r1; k++)
-        if (k == r0 || (k - run[nr - 1] >= RUN_MIN && (run[k - r0] >= D[t] || k - run[nr - 1] >= cap[t]))) run[nr++] = k;
+    free(dist);
     run[nr] = r1;
     *team = nr / 2 < nt ? (nr / 2 > 1 ? nr / 2 : 1) : nt;
     return nr;
