@@ -36,6 +36,33 @@ function(bsr_public_functions out inc with_mpi)
   set(${out} ${names} PARENT_SCOPE)
 endfunction()
 
+# bsr_nm_symbols(OUT TYPES NM FILE [NM ARGS...]): OUT = the symbol names
+# (version suffix dropped) that `NM ARGS FILE` lists, TYPES their nm type
+# letters in the same order; archive member headers ("x.o:") and version
+# nodes (type A) left out.  Stops on a failing nm.
+function(bsr_nm_symbols out types nm file)
+  if(NOT nm)
+    message(FATAL_ERROR "no nm: CMake found none (CMAKE_NM)")
+  endif()
+  execute_process(COMMAND ${nm} ${ARGN} ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${nm} ${ARGN} ${file} failed: ${err}")
+  endif()
+  string(REPLACE ";" " " text "${text}")
+  string(REPLACE "\n" ";" lines "${text}")
+  set(names "")
+  set(letters "")
+  foreach(l ${lines})
+    # "[ADDRESS] TYPE NAME[@VERSION]"
+    if(l MATCHES "^[0-9a-fA-F]* *([A-Za-z]) ([^@ ]+)" AND NOT CMAKE_MATCH_1 STREQUAL "A")
+      list(APPEND names ${CMAKE_MATCH_2})
+      list(APPEND letters ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  set(${out} ${names} PARENT_SCOPE)
+  set(${types} ${letters} PARENT_SCOPE)
+endfunction()
+
 if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE AND DEFINED OUT)
   cmake_minimum_required(VERSION 3.24)
   bsr_public_functions(names ${INCLUDE} ${WITH_MPI})

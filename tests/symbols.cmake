@@ -57,25 +57,10 @@ set(vendor_patterns
   "^cusparseSp(SV|SM|MV|MM)"                      # generic triangular solves and products
   "^cusparseCreate(Bsr|Csr|DnVec|DnMat)$")        # generic-API descriptors
 
-if(NOT NM)
-  message(FATAL_ERROR "no nm: CMake found none (CMAKE_NM)")
-endif()
-
-# OUT = the symbol names (version suffix dropped) that `nm ARGS FILE` lists.
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/exports.cmake)
+# OUT = the symbol names that `nm ARGS FILE` lists (bsr_nm_symbols).
 function(symbols out file)
-  execute_process(COMMAND ${NM} ${ARGN} ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${NM} ${ARGN} ${file} failed: ${err}")
-  endif()
-  string(REPLACE ";" " " text "${text}")
-  string(REPLACE "\n" ";" lines "${text}")
-  set(names "")
-  foreach(l ${lines})
-    # "[ADDRESS] TYPE NAME[@VERSION]"; archive member headers "x.o:" skipped
-    if(l MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^@ ]+)")
-      list(APPEND names ${CMAKE_MATCH_1})
-    endif()
-  endforeach()
+  bsr_nm_symbols(names types "${NM}" ${file} ${ARGN})
   set(${out} ${names} PARENT_SCOPE)
 endfunction()
 
