@@ -73,6 +73,18 @@ extern PetscLogEvent BSRPETSC_MatUpdate, BSRPETSC_Setup, BSRPETSC_Refactor, BSRP
 /* Registers the events above once. */
 PetscErrorCode BsrPetscLogRegister(void);
 
+/* A PC type's operations: one table per type, installed by BsrPetscPCInit. */
+typedef struct {
+    PetscErrorCode (*setup)(PC);
+    PetscErrorCode (*apply)(PC, Vec, Vec);
+    PetscErrorCode (*setfromoptions)(PC, PetscOptionItems *);
+    PetscErrorCode (*view)(PC, PetscViewer);
+    PetscErrorCode (*reset)(PC);
+    PetscErrorCode (*destroy)(PC);
+} BsrPetscPCOps;
+/* pc->data = data and pc's operations from ops (a PC type's constructor). */
+PetscErrorCode BsrPetscPCInit(PC pc, void *data, const BsrPetscPCOps *ops);
+
 /* The two preconditioners' constructors, registered by name. */
 PetscErrorCode PCCreate_BsrIlu(PC pc);
 PetscErrorCode PCCreate_BsrSolve(PC pc);

@@ -43,16 +43,24 @@ PetscErrorCode BsrPetscErrorCode(bsr_status s)
     }
 }
 
+/* x's local length checked against X's one column. */
+static PetscErrorCode check_sizes(Vec x, const bsr_multivec *X, PetscInt *n)
+{
+    PetscFunctionBegin;
+    PetscCall(VecGetLocalSize(x, n));
+    PetscCheck(*n == bsr_multivec_rows(X) && bsr_multivec_cols(X) == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+               "bsrsolve: vector of %" PetscInt_FMT " entries for a matrix of %lld rows", *n,
+               (long long)bsr_multivec_rows(X));
+    PetscFunctionReturn(0);
+}
+
 PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X)
 {
     const PetscScalar *xa;
     PetscInt n;
 
     PetscFunctionBegin;
-    PetscCall(VecGetLocalSize(x, &n));
-    PetscCheck(n == bsr_multivec_rows(X) && bsr_multivec_cols(X) == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
-               "bsrsolve: vector of %" PetscInt_FMT " entries for a matrix of %lld rows", n,
-               (long long)bsr_multivec_rows(X));
+    PetscCall(check_sizes(x, X, &n));
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(PetscArraycpy((PetscScalar *)bsr_multivec_data(X), xa, n));
     PetscCall(VecRestoreArrayRead(x, &xa));
@@ -65,13 +73,23 @@ PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y)
     PetscInt n;
 
     PetscFunctionBegin;
-    PetscCall(VecGetLocalSize(y, &n));
-    PetscCheck(n == bsr_multivec_rows(X) && bsr_multivec_cols(X) == 1, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
-               "bsrsolve: vector of %" PetscInt_FMT " entries for a matrix of %lld rows", n,
-               (long long)bsr_multivec_rows(X));
+    PetscCall(check_sizes(y, X, &n));
     PetscCall(VecGetArrayWrite(y, &ya));
     PetscCall(PetscArraycpy(ya, (const PetscScalar *)bsr_multivec_cdata(X), n));
     PetscCall(VecRestoreArrayWrite(y, &ya));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode BsrPetscPCInit(PC pc, void *data, const BsrPetscPCOps *ops)
+{
+    PetscFunctionBegin;
+    pc->data = data;
+    pc->ops->setup = ops->setup;
+    pc->ops->apply = ops->apply;
+    pc->ops->setfromoptions = ops->setfromoptions;
+    pc->ops->view = ops->view;
+    pc->ops->reset = ops->reset;
+    pc->ops->destroy = ops->destroy;
     PetscFunctionReturn(0);
 }
 

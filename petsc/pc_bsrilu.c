@@ -216,14 +216,10 @@ PetscErrorCode PCCreate_BsrIlu(PC pc)
     PC_BsrIlu *d;
 
     PetscFunctionBegin;
+    static const BsrPetscPCOps ops = {PCSetUp_BsrIlu, PCApply_BsrIlu, PCSetFromOptions_BsrIlu,
+                                      PCView_BsrIlu, PCReset_BsrIlu, PCDestroy_BsrIlu};
     PetscCall(PetscNew(&d));
     d->kind = BSR_PC_ILU0;
-    pc->data = d;
-    pc->ops->setup = PCSetUp_BsrIlu;
-    pc->ops->apply = PCApply_BsrIlu;
-    pc->ops->setfromoptions = PCSetFromOptions_BsrIlu;
-    pc->ops->view = PCView_BsrIlu;
-    pc->ops->reset = PCReset_BsrIlu;
-    pc->ops->destroy = PCDestroy_BsrIlu;
+    PetscCall(BsrPetscPCInit(pc, d, &ops));
     PetscFunctionReturn(0);
 }

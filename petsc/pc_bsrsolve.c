@@ -245,13 +245,9 @@ PetscErrorCode PCCreate_BsrSolve(PC pc)
     PC_BsrSolve *d;
 
     PetscFunctionBegin;
+    static const BsrPetscPCOps ops = {PCSetUp_BsrSolve, PCApply_BsrSolve, PCSetFromOptions_BsrSolve,
+                                      PCView_BsrSolve, PCReset_BsrSolve, PCDestroy_BsrSolve};
     PetscCall(PetscNew(&d));
-    pc->data = d;
-    pc->ops->setup = PCSetUp_BsrSolve;
-    pc->ops->apply = PCApply_BsrSolve;
-    pc->ops->setfromoptions = PCSetFromOptions_BsrSolve;
-    pc->ops->view = PCView_BsrSolve;
-    pc->ops->reset = PCReset_BsrSolve;
-    pc->ops->destroy = PCDestroy_BsrSolve;
+    PetscCall(BsrPetscPCInit(pc, d, &ops));
     PetscFunctionReturn(0);
 }
