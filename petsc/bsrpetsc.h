@@ -34,6 +34,14 @@ typedef struct {
  * created anew (first call or a new pattern: the caller then sets up from
  * scratch), PETSC_FALSE when only its values were replaced (refactor). */
 PetscErrorCode BsrPetscMatUpdate(PC pc, BsrPetscMat *m, PetscBool *fresh);
+/* The first part of every PCSetUp: brings pc's pmat into the PC's matrix
+ * (BsrPetscMatUpdate, timed as BSRPETSC_MatUpdate); on the same pattern, when
+ * `same` says the PC's factors exist and were built with the configuration
+ * asked now, refactors them (ops->refactor, timed as BSRPETSC_Refactor and
+ * counted).  Otherwise, and on any error, releases them (ops->release).
+ * *setup: whether the caller is to set up anew (PETSC_FALSE after a
+ * refactor, or when the matrix has no rows). */
+PetscErrorCode BsrPetscSetUpBegin(PC pc, PetscBool same, PetscBool *setup);
 /* Frees what m holds and zeroes it. */
 PetscErrorCode BsrPetscMatReset(BsrPetscMat *m);
 
@@ -65,6 +73,15 @@ void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len);
                     (what), bsr_status_string(bsr_s_), bsr_last_error());                          \
     } while (0)
 
+/* BsrPetscCall of a library call timed as the -log_view event `event`. */
+#define BsrPetscTimedCall(pc, event, what, call)                                                   \
+    do {                                                                                           \
+        PetscCall(PetscLogEventBegin((event), (pc), 0, 0, 0));                                     \
+        bsr_status bsr_t_ = (call);                                                                \
+        PetscCall(PetscLogEventEnd((event), (pc), 0, 0, 0));                                       \
+        BsrPetscCall((pc), (what), bsr_t_);                                                        \
+    } while (0)
+
 /* -log_view events of the plugin's stages (registered with the PC types):
  * the matrix brought in from PETSc (pattern check and values), a full setup,
  * a refactor on the kept pattern, and the library's part of an apply (the
@@ -73,17 +90,33 @@ extern PetscLogEvent BSRPETSC_MatUpdate, BSRPETSC_Setup, BSRPETSC_Refactor, BSRP
 /* Registers the events above once. */
 PetscErrorCode BsrPetscLogRegister(void);
 
-/* A PC type's operations: one table per type, installed by BsrPetscPCInit. */
+/* A PC type's operations: one table per type.  Reset and destroy are the
+ * plugin's own (BsrPetscPCInit installs them): release frees what the type
+ * holds for its matrix (factors, solver), finalize (may be NULL) what it
+ * holds for its life (a CUDA context). */
 typedef struct {
     PetscErrorCode (*setup)(PC);
     PetscErrorCode (*apply)(PC, Vec, Vec);
     PetscErrorCode (*setfromoptions)(PC, PetscOptionItems *);
     PetscErrorCode (*view)(PC, PetscViewer);
-    PetscErrorCode (*reset)(PC);
-    PetscErrorCode (*destroy)(PC);
+    const char *name;                      /* in messages ("bsrilu") */
+    bsr_status (*refactor)(void *data);    /* new values into the factors held */
+    void (*release)(void *data);
+    void (*finalize)(void *data);
 } BsrPetscPCOps;
-/* pc->data = data and pc's operations from ops (a PC type's constructor). */
-PetscErrorCode BsrPetscPCInit(PC pc, void *data, const BsrPetscPCOps *ops);
+/* The first member of a PC type's data: the matrix brought in from PETSc and
+ * the type's operations. */
+typedef struct {
+    BsrPetscMat mat;
+    const BsrPetscPCOps *ops;
+    int setups, refactors;      /* full setups (counted by the type) and refactors */
+} BsrPetscPCHead;
+/* A PC type's constructor: pc->data (and *data unless NULL) = size zeroed bytes (the type's
+ * data, starting with a BsrPetscPCHead), and pc's operations from ops. */
+PetscErrorCode BsrPetscPCInit(PC pc, size_t size, const BsrPetscPCOps *ops, void **data);
+
+/* PCView's common line: full setups, refactors, OpenMP threads. */
+PetscErrorCode BsrPetscViewCounts(PetscViewer viewer, const BsrPetscPCHead *h);
 
 /* The two preconditioners' constructors, registered by name. */
 PetscErrorCode PCCreate_BsrIlu(PC pc);

@@ -3,6 +3,7 @@
  * PETSc error codes, vector copies between PETSc and the library, option
  * names with the PC's prefix. */
 #include "bsrpetsc.h"
+#include <omp.h>
 #include <string.h>
 
 PetscLogEvent BSRPETSC_MatUpdate, BSRPETSC_Setup, BSRPETSC_Refactor, BSRPETSC_Apply;
@@ -43,6 +44,39 @@ PetscErrorCode BsrPetscErrorCode(bsr_status s)
     }
 }
 
+PetscErrorCode BsrPetscSetUpBegin(PC pc, PetscBool same, PetscBool *setup)
+{
+    BsrPetscPCHead *h = (BsrPetscPCHead *)pc->data;
+    PetscBool fresh = PETSC_TRUE;
+
+    PetscFunctionBegin;
+    *setup = PETSC_FALSE;
+    PetscCall(PetscLogEventBegin(BSRPETSC_MatUpdate, pc, 0, 0, 0));
+    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &h->mat, &fresh);
+    PetscCall(PetscLogEventEnd(BSRPETSC_MatUpdate, pc, 0, 0, 0));
+    const PetscBool refactor = !ierr && !h->mat.empty && !fresh && same;
+    if (!refactor) h->ops->release(h);   /* factors are kept for a refactor only */
+    PetscCall(ierr);
+    if (h->mat.empty) PetscFunctionReturn(0);
+    if (!refactor) {
+        *setup = PETSC_TRUE;
+        PetscFunctionReturn(0);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s: refactor", h->ops->name);
+    BsrPetscTimedCall(pc, BSRPETSC_Refactor, what, h->ops->refactor(h));
+    h->refactors++;
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode BsrPetscViewCounts(PetscViewer viewer, const BsrPetscPCHead *h)
+{
+    PetscFunctionBegin;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", h->setups,
+                                     h->refactors, omp_get_max_threads()));
+    PetscFunctionReturn(0);
+}
+
 /* x's local length checked against X's one column. */
 static PetscErrorCode check_sizes(Vec x, const bsr_multivec *X, PetscInt *n)
 {
@@ -80,16 +114,44 @@ PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y)
     PetscFunctionReturn(0);
 }
 
-PetscErrorCode BsrPetscPCInit(PC pc, void *data, const BsrPetscPCOps *ops)
+/* PCReset of every type: what depends on the matrix, then the matrix. */
+static PetscErrorCode pc_reset(PC pc)
 {
+    BsrPetscPCHead *h = (BsrPetscPCHead *)pc->data;
+
     PetscFunctionBegin;
-    pc->data = data;
+    h->ops->release(h);
+    PetscCall(BsrPetscMatReset(&h->mat));
+    PetscFunctionReturn(0);
+}
+
+/* PCDestroy of every type: reset, what the type holds for its life, the data. */
+static PetscErrorCode pc_destroy(PC pc)
+{
+    BsrPetscPCHead *h = (BsrPetscPCHead *)pc->data;
+
+    PetscFunctionBegin;
+    PetscCall(pc_reset(pc));
+    if (h->ops->finalize) h->ops->finalize(h);
+    PetscCall(PetscFree(pc->data));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode BsrPetscPCInit(PC pc, size_t size, const BsrPetscPCOps *ops, void **data)
+{
+    void *d;
+
+    PetscFunctionBegin;
+    PetscCall(PetscCalloc(size, &d));
+    ((BsrPetscPCHead *)d)->ops = ops;
+    pc->data = d;
+    if (data) *data = d;
     pc->ops->setup = ops->setup;
     pc->ops->apply = ops->apply;
     pc->ops->setfromoptions = ops->setfromoptions;
     pc->ops->view = ops->view;
-    pc->ops->reset = ops->reset;
-    pc->ops->destroy = ops->destroy;
+    pc->ops->reset = pc_reset;
+    pc->ops->destroy = pc_destroy;
     PetscFunctionReturn(0);
 }
 

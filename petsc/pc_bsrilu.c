@@ -14,13 +14,12 @@
  * The first PCSetUp, and any on a new pattern, sets the factorization up;
  * a later one on the same pattern refactors the new values into it. */
 #include "bsrpetsc.h"
-#include <omp.h>
 #include <string.h>
 
 static const char *const kind_names[] = {"ilu0", "ilut", "ilu2"};
 
 typedef struct {
-    BsrPetscMat mat;
+    BsrPetscPCHead head;        /* the matrix, the operations */
     bsr_pc_kind kind;           /* -pc_bsrilu_type */
     PetscBool kind_set;
     char config[1024];          /* -pc_bsrilu_config */
@@ -29,7 +28,6 @@ typedef struct {
     char reorder_used[64];      /* the ordering spec of the factorization held */
     bsr_ilu *F;
     bsr_multivec *X;            /* apply's work vector (in place) */
-    int setups, refactors;
 } PC_BsrIlu;
 
 /* The ILU options that pc's options ask for (the plugin's CPU defaults where
@@ -71,14 +69,18 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
 }
 
 /* Frees the factorization and the work vector. */
-static void free_factors(PC_BsrIlu *d)
+static void free_factors(void *data)
 {
+    PC_BsrIlu *d = (PC_BsrIlu *)data;
     bsr_ilu_destroy(d->F);
     bsr_multivec_destroy(d->X);
     d->F = NULL;
     d->X = NULL;
     d->built[0] = 0;
 }
+
+/* New values of the PC's matrix into the factors held (BsrPetscSetUpBegin). */
+static bsr_status refactor(void *data) { PC_BsrIlu *d = data; return bsr_ilu_refactor(d->F, d->head.mat.A); }
 
 /* Sets up the factorization of pc's matrix, or refactors new values on the
  * pattern it was set up for. */
@@ -87,40 +89,21 @@ static PetscErrorCode PCSetUp_BsrIlu(PC pc)
     PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
     bsr_ilu_options io;
     bsr_pc_kind kind;
-    PetscBool fresh;
+    PetscBool setup;
     char built[sizeof d->built], reorder[64];
 
     PetscFunctionBegin;
     PetscCall(ilu_options(pc, d, &io, &kind, reorder));
     snprintf(built, sizeof built, "%s|%s", bsr_pc_name(kind), d->config);
-    PetscCall(PetscLogEventBegin(BSRPETSC_MatUpdate, pc, 0, 0, 0));
-    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
-    PetscCall(PetscLogEventEnd(BSRPETSC_MatUpdate, pc, 0, 0, 0));
-    if (ierr) free_factors(d);   /* no factors of a matrix that failed to load */
-    PetscCall(ierr);
-    if (d->mat.empty) {
-        free_factors(d);
-        PetscFunctionReturn(0);
-    }
-    if (!fresh && d->F && !strcmp(built, d->built)) {
-        PetscCall(PetscLogEventBegin(BSRPETSC_Refactor, pc, 0, 0, 0));
-        bsr_status s = bsr_ilu_refactor(d->F, d->mat.A);
-        PetscCall(PetscLogEventEnd(BSRPETSC_Refactor, pc, 0, 0, 0));
-        BsrPetscCall(pc, "bsrilu: refactor", s);
-        d->refactors++;
-        PetscFunctionReturn(0);
-    }
-    free_factors(d);
-    PetscCall(PetscLogEventBegin(BSRPETSC_Setup, pc, 0, 0, 0));
-    bsr_status s = bsr_ilu_setup(d->mat.A, &io, &d->F);
-    PetscCall(PetscLogEventEnd(BSRPETSC_Setup, pc, 0, 0, 0));
-    BsrPetscCall(pc, "bsrilu: setup", s);
-    const int64_t n = (int64_t)bsr_matrix_nbrows(d->mat.A) * bsr_matrix_block(d->mat.A);
+    PetscCall(BsrPetscSetUpBegin(pc, d->F && !strcmp(built, d->built) ? PETSC_TRUE : PETSC_FALSE, &setup));
+    if (!setup) PetscFunctionReturn(0);
+    BsrPetscTimedCall(pc, BSRPETSC_Setup, "bsrilu: setup", bsr_ilu_setup(d->head.mat.A, &io, &d->F));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(d->head.mat.A) * bsr_matrix_block(d->head.mat.A);
     BsrPetscCall(pc, "bsrilu: setup", bsr_multivec_create(&d->X, n, 1, BSRPETSC_PREC));
     memcpy(d->built, built, sizeof built);
     d->kind_used = kind;
     memcpy(d->reorder_used, reorder, sizeof reorder);
-    d->setups++;
+    d->head.setups++;
     PetscFunctionReturn(0);
 }
 
@@ -130,7 +113,7 @@ static PetscErrorCode PCApply_BsrIlu(PC pc, Vec x, Vec y)
     PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
 
     PetscFunctionBegin;
-    if (d->mat.empty) {
+    if (d->head.mat.empty) {
         PetscCall(VecCopy(x, y));
         PetscFunctionReturn(0);
     }
@@ -183,43 +166,21 @@ static PetscErrorCode PCView_BsrIlu(PC pc, PetscViewer viewer)
     if (d->F && !bsr_ilu_get_stats(d->F, &st))
         PetscCall(PetscViewerASCIIPrintf(viewer, "  fill %.3g (L+U %lld blocks of %d x %d, A %lld; second order R+W %lld), "
                                          "%d pivots regularized; ordering %.3g s, last factorization %.3g s\n",
-                                         st.fill, (long long)(st.nnzb_L + st.nnzb_U), d->mat.b, d->mat.b,
+                                         st.fill, (long long)(st.nnzb_L + st.nnzb_U), d->head.mat.b, d->head.mat.b,
                                          (long long)st.nnzb_A, (long long)st.second_order_total, st.pivots_regularized,
                                          st.order_s, st.factor_s));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
-                                     d->refactors, omp_get_max_threads()));
-    PetscFunctionReturn(0);
-}
-
-/* Frees everything that depends on the matrix. */
-static PetscErrorCode PCReset_BsrIlu(PC pc)
-{
-    PC_BsrIlu *d = (PC_BsrIlu *)pc->data;
-
-    PetscFunctionBegin;
-    free_factors(d);
-    PetscCall(BsrPetscMatReset(&d->mat));
-    PetscFunctionReturn(0);
-}
-
-/* Frees the PC's data. */
-static PetscErrorCode PCDestroy_BsrIlu(PC pc)
-{
-    PetscFunctionBegin;
-    PetscCall(PCReset_BsrIlu(pc));
-    PetscCall(PetscFree(pc->data));
+    PetscCall(BsrPetscViewCounts(viewer, &d->head));
     PetscFunctionReturn(0);
 }
 
 PetscErrorCode PCCreate_BsrIlu(PC pc)
 {
+    static const BsrPetscPCOps ops = {PCSetUp_BsrIlu, PCApply_BsrIlu, PCSetFromOptions_BsrIlu, PCView_BsrIlu,
+                                      "bsrilu", refactor, free_factors, NULL};
     PC_BsrIlu *d;
 
     PetscFunctionBegin;
-    static const BsrPetscPCOps ops = {PCSetUp_BsrIlu, PCApply_BsrIlu, PCSetFromOptions_BsrIlu,
-                                      PCView_BsrIlu, PCReset_BsrIlu, PCDestroy_BsrIlu};
-    PetscCall(PetscNew(&d));
+    PetscCall(BsrPetscPCInit(pc, sizeof *d, &ops, (void **)&d));
     d->kind = BSR_PC_ILU0;
-    PetscCall(BsrPetscPCInit(pc, d, &ops));
     PetscFunctionReturn(0);
 }

@@ -15,11 +15,10 @@
  * after PCSetErrorIfFailure().  The first PCSetUp, and any on a new pattern,
  * sets the solver up; a later one on the same pattern refactors. */
 #include "bsrpetsc.h"
-#include <omp.h>
 #include <string.h>
 
 typedef struct {
-    BsrPetscMat mat;
+    BsrPetscPCHead head;        /* the matrix, the operations */
     char config[1024];          /* -pc_bsrsolve_config */
     PetscBool cuda;             /* -pc_bsrsolve_cuda */
     PetscInt device;            /* -pc_bsrsolve_cuda_device */
@@ -28,7 +27,6 @@ typedef struct {
     int ctx_device;
     bsr_solver *s;
     bsr_multivec *B, *X;
-    int setups, refactors;
     long applies, iterations;   /* solves and their iterations, in all */
     int last_its;
     double last_relres;
@@ -52,9 +50,13 @@ static PetscErrorCode solve_options(PC pc, const PC_BsrSolve *d, bsr_solver_opti
     PetscFunctionReturn(0);
 }
 
+/* Frees the CUDA context (at PCDestroy, after the solver). */
+static void finalize(void *data) { bsr_context_destroy(((PC_BsrSolve *)data)->ctx); }
+
 /* Frees the solver and its vectors (the context stays). */
-static void free_solver(PC_BsrSolve *d)
+static void free_solver(void *data)
 {
+    PC_BsrSolve *d = (PC_BsrSolve *)data;
     bsr_solver_destroy(d->s);
     bsr_multivec_destroy(d->B);
     bsr_multivec_destroy(d->X);
@@ -86,47 +88,31 @@ static PetscErrorCode use_backend(PC pc, PC_BsrSolve *d)
     PetscFunctionReturn(0);
 }
 
+/* New values of the PC's matrix into the factors held (BsrPetscSetUpBegin). */
+static bsr_status refactor(void *data) { PC_BsrSolve *d = data; return bsr_solver_refactor(d->s, d->head.mat.A); }
+
 /* Sets the solver up for pc's matrix, or refactors new values on the
  * pattern it was set up for. */
 static PetscErrorCode PCSetUp_BsrSolve(PC pc)
 {
     PC_BsrSolve *d = (PC_BsrSolve *)pc->data;
     bsr_solver_options o;
-    PetscBool fresh;
+    PetscBool setup;
     char built[sizeof d->built];
 
     PetscFunctionBegin;
     PetscCall(solve_options(pc, d, &o));
     snprintf(built, sizeof built, "%s|%d:%d", d->config, (int)d->cuda, (int)d->device);
-    PetscCall(PetscLogEventBegin(BSRPETSC_MatUpdate, pc, 0, 0, 0));
-    PetscErrorCode ierr = BsrPetscMatUpdate(pc, &d->mat, &fresh);
-    PetscCall(PetscLogEventEnd(BSRPETSC_MatUpdate, pc, 0, 0, 0));
-    if (ierr) free_solver(d);   /* the solver holds the matrix that failed to load */
-    PetscCall(ierr);
-    if (d->mat.empty) {
-        free_solver(d);
-        PetscFunctionReturn(0);
-    }
-    if (!fresh && d->s && !strcmp(built, d->built)) {
-        PetscCall(PetscLogEventBegin(BSRPETSC_Refactor, pc, 0, 0, 0));
-        bsr_status s = bsr_solver_refactor(d->s, d->mat.A);
-        PetscCall(PetscLogEventEnd(BSRPETSC_Refactor, pc, 0, 0, 0));
-        BsrPetscCall(pc, "bsrsolve: refactor", s);
-        d->refactors++;
-        PetscFunctionReturn(0);
-    }
-    free_solver(d);
+    PetscCall(BsrPetscSetUpBegin(pc, d->s && !strcmp(built, d->built) ? PETSC_TRUE : PETSC_FALSE, &setup));
+    if (!setup) PetscFunctionReturn(0);
     PetscCall(use_backend(pc, d));
     BsrPetscCall(pc, "bsrsolve: setup", bsr_solver_create(&d->s, d->ctx, &o));
-    PetscCall(PetscLogEventBegin(BSRPETSC_Setup, pc, 0, 0, 0));
-    bsr_status s = bsr_solver_setup(d->s, d->mat.A);
-    PetscCall(PetscLogEventEnd(BSRPETSC_Setup, pc, 0, 0, 0));
-    BsrPetscCall(pc, "bsrsolve: setup", s);
-    const int64_t n = (int64_t)bsr_matrix_nbrows(d->mat.A) * bsr_matrix_block(d->mat.A);
+    BsrPetscTimedCall(pc, BSRPETSC_Setup, "bsrsolve: setup", bsr_solver_setup(d->s, d->head.mat.A));
+    const int64_t n = (int64_t)bsr_matrix_nbrows(d->head.mat.A) * bsr_matrix_block(d->head.mat.A);
     BsrPetscCall(pc, "bsrsolve: setup", bsr_multivec_create(&d->B, n, 1, BSRPETSC_PREC));
     BsrPetscCall(pc, "bsrsolve: setup", bsr_multivec_create(&d->X, n, 1, BSRPETSC_PREC));
     memcpy(d->built, built, sizeof built);
-    d->setups++;
+    d->head.setups++;
     PetscFunctionReturn(0);
 }
 
@@ -137,7 +123,7 @@ static PetscErrorCode PCApply_BsrSolve(PC pc, Vec x, Vec y)
     bsr_solver_stats st;
 
     PetscFunctionBegin;
-    if (d->mat.empty) {
+    if (d->head.mat.empty) {
         PetscCall(VecCopy(x, y));
         PetscFunctionReturn(0);
     }
@@ -208,8 +194,7 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
     } else snprintf(buf, sizeof buf, "(invalid) %s", d->config);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s on %s\n", buf,
                                      d->ctx ? bsr_context_describe(d->ctx) : "the CPU"));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  full setups %d, refactors %d; %d OpenMP thread(s)\n", d->setups,
-                                     d->refactors, omp_get_max_threads()));
+    PetscCall(BsrPetscViewCounts(viewer, &d->head));
     if (d->applies)
         PetscCall(PetscViewerASCIIPrintf(viewer, "  %ld solves, %ld iterations in all; last: %s, %d iterations, relres %g\n",
                                          d->applies, d->iterations, bsr_reason_string(d->last_reason), d->last_its,
@@ -217,37 +202,9 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
     PetscFunctionReturn(0);
 }
 
-/* Frees everything that depends on the matrix. */
-static PetscErrorCode PCReset_BsrSolve(PC pc)
-{
-    PC_BsrSolve *d = (PC_BsrSolve *)pc->data;
-
-    PetscFunctionBegin;
-    free_solver(d);
-    PetscCall(BsrPetscMatReset(&d->mat));
-    PetscFunctionReturn(0);
-}
-
-/* Frees the PC's data and its context. */
-static PetscErrorCode PCDestroy_BsrSolve(PC pc)
-{
-    PC_BsrSolve *d = (PC_BsrSolve *)pc->data;
-
-    PetscFunctionBegin;
-    PetscCall(PCReset_BsrSolve(pc));
-    bsr_context_destroy(d->ctx);
-    PetscCall(PetscFree(pc->data));
-    PetscFunctionReturn(0);
-}
-
 PetscErrorCode PCCreate_BsrSolve(PC pc)
 {
-    PC_BsrSolve *d;
-
-    PetscFunctionBegin;
-    static const BsrPetscPCOps ops = {PCSetUp_BsrSolve, PCApply_BsrSolve, PCSetFromOptions_BsrSolve,
-                                      PCView_BsrSolve, PCReset_BsrSolve, PCDestroy_BsrSolve};
-    PetscCall(PetscNew(&d));
-    PetscCall(BsrPetscPCInit(pc, d, &ops));
-    PetscFunctionReturn(0);
+    static const BsrPetscPCOps ops = {PCSetUp_BsrSolve, PCApply_BsrSolve, PCSetFromOptions_BsrSolve, PCView_BsrSolve,
+                                      "bsrsolve", refactor, free_solver, finalize};
+    return BsrPetscPCInit(pc, sizeof(PC_BsrSolve), &ops, NULL);
 }
