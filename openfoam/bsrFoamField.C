@@ -55,14 +55,9 @@ fieldState& fieldStateFor(const std::string& region, const std::string& name)
  * when the values are those factored. */
 std::string prepare
 (
-    fieldState& st,
-    const lduMatrix& M,
-    const std::vector<int>& row,
-    const std::vector<int>& col,
-    const std::vector<double>& couple,
-    const std::string& options,
-    bool cuda,
-    int device
+    fieldState& st, const lduMatrix& M,
+    const std::vector<int>& row, const std::vector<int>& col, const std::vector<double>& couple,
+    const std::string& options, bool cuda, int device
 )
 {
     const lduAddressing& addr = M.lduAddr();

@@ -27,12 +27,9 @@ namespace Foam
 
 Foam::bsrsolveSolver::bsrsolveSolver
 (
-    const word& fieldName,
-    const lduMatrix& matrix,
-    const FieldField<Field, scalar>& interfaceBouCoeffs,
-    const FieldField<Field, scalar>& interfaceIntCoeffs,
-    const lduInterfaceFieldPtrsList& interfaces,
-    const dictionary& solverControls
+    const word& fieldName, const lduMatrix& matrix,
+    const FieldField<Field, scalar>& interfaceBouCoeffs, const FieldField<Field, scalar>& interfaceIntCoeffs,
+    const lduInterfaceFieldPtrsList& interfaces, const dictionary& solverControls
 )
 :
     lduMatrix::solver
