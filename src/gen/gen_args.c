@@ -60,34 +60,52 @@ static const char *lookup(gen_args *a, const char *key)
     return NULL;
 }
 
-/* Real value of key in [lo, hi] (def when absent); BSR_ERR_ARG naming generator and key
- * otherwise. */
-bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, double hi, double *out)
+/* The value of key in [lo, hi] (def when absent), parsed as an integer
+ * (strtol, integer != 0) or a finite real; BSR_ERR_ARG naming generator and
+ * key otherwise. */
+static bsr_status arg_number(gen_args *a, const char *key, int integer, double def, double lo, double hi, double *out)
 {
     const char *v = lookup(a, key);
     if (!v) { *out = def; return BSR_OK; }
     char *end;
     errno = 0;
-    double x = strtod(v, &end);
+    const double x = integer ? (double)strtol(v, &end, 10) : strtod(v, &end);
     if (end == v || *end || errno || !isfinite(x))
-        return bsr_error(BSR_ERR_ARG, "%s: %s='%s' is not a finite number", a->gen, key, v);
-    if (x < lo || x > hi) return bsr_error(BSR_ERR_ARG, "%s: %s=%g out of range [%g, %g]", a->gen, key, x, lo, hi);
+        return bsr_error(BSR_ERR_ARG, "%s: %s='%s' is not %s", a->gen, key, v, integer ? "an integer" : "a finite number");
+    if (x < lo || x > hi) {
+        if (integer)
+            return bsr_error(BSR_ERR_ARG, "%s: %s=%.0f out of range %.0f..%.0f", a->gen, key, x, lo, hi);
+        return bsr_error(BSR_ERR_ARG, "%s: %s=%g out of range [%g, %g]", a->gen, key, x, lo, hi);
+    }
     *out = x;
     return BSR_OK;
 }
 
-/* Integer value of key in lo..hi (def when absent); BSR_ERR_ARG naming generator and key
- * otherwise. */
+bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, double hi, double *out)
+{
+    return arg_number(a, key, 0, def, lo, hi, out);
+}
+
 bsr_status gen_arg_int(gen_args *a, const char *key, int def, int lo, int hi, int *out)
 {
-    const char *v = lookup(a, key);
-    if (!v) { *out = def; return BSR_OK; }
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno) return bsr_error(BSR_ERR_ARG, "%s: %s='%s' is not an integer", a->gen, key, v);
-    if (x < lo || x > hi) return bsr_error(BSR_ERR_ARG, "%s: %s=%ld out of range %d..%d", a->gen, key, x, lo, hi);
+    double x;
+    BSR_TRY(arg_number(a, key, 1, def, lo, hi, &x));
     *out = (int)x;
+    return BSR_OK;
+}
+
+bsr_status gen_arg_reals(gen_args *a, const gen_real_arg *t, int n, void *par)
+{
+    for (int i = 0; i < n; i++)
+        BSR_TRY(gen_arg_real(a, t[i].key, t[i].def, t[i].lo, t[i].hi, (double *)((char *)par + t[i].at)));
+    return BSR_OK;
+}
+
+bsr_status gen_arg_seed(gen_args *a, uint64_t *seed)
+{
+    int s;
+    BSR_TRY(gen_arg_int(a, "seed", 1, 0, 1 << 30, &s));
+    *seed = (uint64_t)s;
     return BSR_OK;
 }
 

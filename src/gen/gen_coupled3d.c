@@ -118,21 +118,20 @@ static double cp_exact(int q, const double x[3])
  * the model's parameters. */
 bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
 {
+    static const gen_real_arg reals[] = {
+        {"pemin", 0.7, 0, 1e4, offsetof(cp_par, pemin)},      {"pemax", 2.6, 0, 1e4, offsetof(cp_par, pemax)},
+        {"couple", 0.35, 0, 2, offsetof(cp_par, couple)},     {"ncouple", 0.1, 0, 1, offsetof(cp_par, ncouple)},
+        {"shift", 0.05, 0, 10, offsetof(cp_par, shift)},
+    };
     gen_args a;
     cp_par c;
-    int seed;
     BSR_TRY(gen_cube_args("coupled3d", params, 5, &c.cube, sizeof c, &a, g));
-    BSR_TRY(gen_arg_real(&a, "pemin", 0.7, 0, 1e4, &c.pemin));
-    BSR_TRY(gen_arg_real(&a, "pemax", 2.6, 0, 1e4, &c.pemax));
-    BSR_TRY(gen_arg_real(&a, "couple", 0.35, 0, 2, &c.couple));
-    BSR_TRY(gen_arg_real(&a, "ncouple", 0.1, 0, 1, &c.ncouple));
-    BSR_TRY(gen_arg_real(&a, "shift", 0.05, 0, 10, &c.shift));
-    BSR_TRY(gen_arg_int(&a, "seed", 1, 0, 1 << 30, &seed));
+    BSR_TRY(gen_arg_reals(&a, reals, (int)(sizeof reals / sizeof reals[0]), &c));
+    BSR_TRY(gen_arg_seed(&a, &c.seed));
     BSR_TRY(gen_args_done(&a));
     if (c.pemax < c.pemin)
         return bsr_error(BSR_ERR_ARG, "coupled3d: pemax=%g below pemin=%g (the Peclet range runs from pemin on the axis "
                          "to pemax in the corners)", c.pemax, c.pemin);
-    c.seed = (uint64_t)seed;
     c.cube.blocks = cp_blocks;
     c.cube.exact = cp_exact;
     return gen_cube_rowgen(&c.cube, sizeof c, "coupled3d parameters", g);

@@ -110,19 +110,17 @@ static double rc_exact(int q, const double x[3])
  * the model's parameters. */
 bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
 {
+    static const gen_real_arg reals[] = {
+        {"conv", 2000, 0, 1e8, offsetof(rc_par, conv)},       {"nu", 1, 1e-8, 1e8, offsetof(rc_par, nu)},
+        {"couple", 0.9, 0, 4, offsetof(rc_par, couple)},      {"kcouple", 0.3, 0, 1, offsetof(rc_par, kcouple)},
+        {"cfl", 17.5, 0, 1e12, offsetof(rc_par, cfl)},        {"swirl", 0.2, 0, 10, offsetof(rc_par, swirl)},
+    };
     gen_args a;
     rc_par c;
-    int seed;
     BSR_TRY(gen_cube_args("rotconv3d", params, 4, &c.cube, sizeof c, &a, g));
-    BSR_TRY(gen_arg_real(&a, "conv", 2000, 0, 1e8, &c.conv));
-    BSR_TRY(gen_arg_real(&a, "nu", 1, 1e-8, 1e8, &c.nu));
-    BSR_TRY(gen_arg_real(&a, "couple", 0.9, 0, 4, &c.couple));
-    BSR_TRY(gen_arg_real(&a, "kcouple", 0.3, 0, 1, &c.kcouple));
-    BSR_TRY(gen_arg_real(&a, "cfl", 17.5, 0, 1e12, &c.cfl));
-    BSR_TRY(gen_arg_real(&a, "swirl", 0.2, 0, 10, &c.swirl));
-    BSR_TRY(gen_arg_int(&a, "seed", 1, 0, 1 << 30, &seed));
+    BSR_TRY(gen_arg_reals(&a, reals, (int)(sizeof reals / sizeof reals[0]), &c));
+    BSR_TRY(gen_arg_seed(&a, &c.seed));
     BSR_TRY(gen_args_done(&a));
-    c.seed = (uint64_t)seed;
     c.cube.blocks = rc_blocks;
     c.cube.exact = rc_exact;
     return gen_cube_rowgen(&c.cube, sizeof c, "rotconv3d parameters", g);

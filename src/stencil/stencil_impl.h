@@ -25,6 +25,13 @@ bsr_status gen_args_parse(const char *gen, const char *params, const char *const
 /* Integer / real value of key in [lo, hi], def when absent. */
 bsr_status gen_arg_int(gen_args *a, const char *key, int def, int lo, int hi, int *out);
 bsr_status gen_arg_real(gen_args *a, const char *key, double def, double lo, double hi, double *out);
+/* A table of real parameters: key, default, range, and where the value goes
+ * (offsetof into the generator's parameter struct). */
+typedef struct { const char *key; double def, lo, hi; size_t at; } gen_real_arg;
+/* gen_arg_real for each of the n rows of t, into par. */
+bsr_status gen_arg_reals(gen_args *a, const gen_real_arg *t, int n, void *par);
+/* The seed of a random generator (key "seed", 0..2^30, default 1). */
+bsr_status gen_arg_seed(gen_args *a, uint64_t *seed);
 /* Index of key's value in choices (NULL-terminated), def when absent. */
 bsr_status gen_arg_choice(gen_args *a, const char *key, const char *const *choices, int def, int *out);
 /* BSR_ERR_ARG naming the first key no getter asked for. */
