@@ -32,24 +32,17 @@
  * the launch (LDG.STRONG.GPU: through L2, never a stale L1 line).  No
  * compiler memory barrier: the word is the payload, ordered with nothing
  * else (the flag path adds fence_acquire_gpu). */
-__device__ __forceinline__ int ld_relaxed(const int *p)
-{
-    int v;
-    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ float ld_relaxed(const float *p)
-{
-    float v;
-    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ double ld_relaxed(const double *p)
-{
-    double v;
-    asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(v) : "l"(p));
-    return v;
-}
+#define SYNC_LD_RELAXED(T, PTX, C)                                                                   \
+    __device__ __forceinline__ T ld_relaxed(const T *p)                                          \
+    {                                                                                            \
+        T v;                                                                                     \
+        asm volatile("ld.relaxed.gpu.global." PTX " %0, [%1];" : "=" C(v) : "l"(p));             \
+        return v;                                                                                \
+    }
+SYNC_LD_RELAXED(int, "b32", "r")
+SYNC_LD_RELAXED(float, "f32", "f")
+SYNC_LD_RELAXED(double, "f64", "d")
+#undef SYNC_LD_RELAXED
 
 /* Acquire device-scope load of a completion flag: the data it guards is read
  * after it (LDG.STRONG.GPU + CCTL.IVALL: no stale L1 line survives). */

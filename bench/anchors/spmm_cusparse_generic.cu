@@ -115,6 +115,26 @@ static int time_algs(bsr_context *ctx, gen_arg *g, const alg_name *list, int n, 
     return ran;
 }
 
+/* g's dense X (cols x k) and Y (rows x k) over x and y: row-major with
+ * leading dimension k (our layout), or column-major copies (colmajor). */
+static bsr_status dense_pair(gen_arg *g, int64_t rows, int64_t cols, int k, void *x, void *y, int colmajor)
+{
+    const cusparseOrder_t ord = colmajor ? CUSPARSE_ORDER_COL : CUSPARSE_ORDER_ROW;
+    cusparseStatus_t cs;
+    if ((cs = cusparseCreateDnMat(&g->X, cols, k, colmajor ? cols : k, x, g->dt, ord)) != CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseCreateDnMat(&g->Y, rows, k, colmajor ? rows : k, y, g->dt, ord)) != CUSPARSE_STATUS_SUCCESS)
+        return bsr_cusparse_fail(cs, "cusparseCreateDnMat", __FILE__, __LINE__);
+    return BSR_OK;
+}
+
+/* time_algs over the SpMM algorithms of A's format (CSR: 3, BSR: 2). */
+static int time_spmm(bsr_context *ctx, gen_arg *g, int csr, int warm, int reps, double *ms, char *name, size_t nlen,
+                     const char *suffix)
+{
+    return csr ? time_algs(ctx, g, spmm_csr, 3, warm, reps, ms, name, nlen, suffix)
+               : time_algs(ctx, g, spmm_bsr, 2, warm, reps, ms, name, nlen, suffix);
+}
+
 extern "C" bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr, const bsr_matrix *A,
                                                       const bsr_multivec *X, bsr_multivec *Y, int warm, int reps,
                                                       double *ms, char *name, size_t nlen)
@@ -173,13 +193,8 @@ extern "C" bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr,
                   : time_algs(ctx, &g, spmv_bsr, 2, warm, reps, ms, name, nlen, "");
     } else {
         /* row-major in place first (our layout) */
-        if ((cs = cusparseCreateDnMat(&g.X, cols, k, k, x, dt, CUSPARSE_ORDER_ROW)) != CUSPARSE_STATUS_SUCCESS ||
-            (cs = cusparseCreateDnMat(&g.Y, rows, k, k, y, dt, CUSPARSE_ORDER_ROW)) != CUSPARSE_STATUS_SUCCESS) {
-            s = bsr_cusparse_fail(cs, "cusparseCreateDnMat", __FILE__, __LINE__);
-            goto done;
-        }
-        ran = csr ? time_algs(ctx, &g, spmm_csr, 3, warm, reps, ms, name, nlen, " (row-major)")
-                  : time_algs(ctx, &g, spmm_bsr, 2, warm, reps, ms, name, nlen, " (row-major)");
+        if ((s = dense_pair(&g, rows, cols, k, x, y, 0))) goto done;
+        ran = time_spmm(ctx, &g, csr, warm, reps, ms, name, nlen, " (row-major)");
         if (!ran) {
             /* column-major copies, converted outside the timing */
             cusparseDestroyDnMat(g.X);
@@ -191,13 +206,8 @@ extern "C" bsr_status bsr_cuda_cusparse_generic_bench(bsr_context *ctx, int csr,
                 goto done;
             }
             if ((s = bsr_cuda_to_colmajor(ctx, X->prec, cols, k, x, xc))) goto done;
-            if ((cs = cusparseCreateDnMat(&g.X, cols, k, cols, xc, dt, CUSPARSE_ORDER_COL)) != CUSPARSE_STATUS_SUCCESS ||
-                (cs = cusparseCreateDnMat(&g.Y, rows, k, rows, yc, dt, CUSPARSE_ORDER_COL)) != CUSPARSE_STATUS_SUCCESS) {
-                s = bsr_cusparse_fail(cs, "cusparseCreateDnMat", __FILE__, __LINE__);
-                goto done;
-            }
-            ran = csr ? time_algs(ctx, &g, spmm_csr, 3, warm, reps, ms, name, nlen, " (column-major copies)")
-                      : time_algs(ctx, &g, spmm_bsr, 2, warm, reps, ms, name, nlen, " (column-major copies)");
+            if ((s = dense_pair(&g, rows, cols, k, xc, yc, 1))) goto done;
+            ran = time_spmm(ctx, &g, csr, warm, reps, ms, name, nlen, " (column-major copies)");
             /* Y = the result of the last algorithm timed */
             if (ran && (s = bsr_cuda_from_colmajor(ctx, Y->prec, rows, k, yc, y))) goto done;
         }

@@ -167,12 +167,10 @@ static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_p
         CS_SP(cs<T>::sm_ana(h, dir, op, opx, n, k, L->nnzb, dL, vaL, rpL, ciL, b, mL, pol, buf));
         CS_SP(cs<T>::sm_ana(h, dir, op, opx, n, k, U->nnzb, dU, vaU, rpU, ciU, b, mU, pol, buf));
     }
-    cudaEventRecord(e1, 0);
-    CS_CU(cudaEventSynchronize(e1));
     {
-        float f = 0;
-        cudaEventElapsedTime(&f, e0, e1);
-        r->ms_analysis = f;
+        float fa;
+        CS_CU(bench_elapsed(e0, e1, &fa));
+        r->ms_analysis = fa;
     }
     if (k == 1 && cusparseXbsrsv2_zeroPivot(h, vU, &pos) == CUSPARSE_STATUS_ZERO_PIVOT)
         CS_FAIL("cuSPARSE reports a zero pivot in U at block row %d", pos);
@@ -185,10 +183,8 @@ static bsr_status cs_time(const bsr_ilu_factors *F, int k, int reps, int level_p
             CS_SP(cs<T>::sm_solve(h, dir, op, opx, n, k, L->nnzb, dL, vaL, rpL, ciL, b, mL, x, k, t, k, pol, buf));
             CS_SP(cs<T>::sm_solve(h, dir, op, opx, n, k, U->nnzb, dU, vaU, rpU, ciU, b, mU, t, k, y, k, pol, buf));
         }
-        cudaEventRecord(e1, 0);
-        CS_CU(cudaEventSynchronize(e1));
-        float f = 0;
-        cudaEventElapsedTime(&f, e0, e1);
+        float f;
+        CS_CU(bench_elapsed(e0, e1, &f));
         if (rep >= 0) ms[rep] = f;
     }
     r->ms_solve = bsr_median(ms, reps);

@@ -162,12 +162,10 @@ static bsr_status spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_
             CS_SP(cusparseSpSM_analysis(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                         m[w].d, w ? mt2 : mx, w ? my : mt1, dt, CUSPARSE_SPSM_ALG_DEFAULT, sm[w], buf[w]));
     }
-    cudaEventRecord(e1, 0);
-    CS_CU(cudaEventSynchronize(e1));
     {
-        float f = 0;
-        cudaEventElapsedTime(&f, e0, e1);
-        r->ms_analysis = f;
+        float fa;
+        CS_CU(bench_elapsed(e0, e1, &fa));
+        r->ms_analysis = fa;
     }
     for (int rep = -1; rep < reps; rep++) {
         cudaEventRecord(e0, 0);
@@ -186,10 +184,8 @@ static bsr_status spsv_time(const bsr_ilu_factors *F, int k, int reps, bsr_trsv_
             CS_SP(cusparseSpSM_solve(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                      m[1].d, mt2, my, dt, CUSPARSE_SPSM_ALG_DEFAULT, sm[1]));
         }
-        cudaEventRecord(e1, 0);
-        CS_CU(cudaEventSynchronize(e1));
-        float f = 0;
-        cudaEventElapsedTime(&f, e0, e1);
+        float f;
+        CS_CU(bench_elapsed(e0, e1, &f));
         if (rep >= 0) ms[rep] = f;
     }
     r->ms_solve = bsr_median(ms, reps);

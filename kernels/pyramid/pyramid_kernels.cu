@@ -6,21 +6,19 @@
  * expression of the CPU reference (src/pyramid/pyramid_cpu.c), bit for bit. */
 #include "pyramid_kern.h"
 
+/* rn<T>: T's correctly rounded operations, one specialization per type. */
 template <typename T> struct rn;
-template <> struct rn<double> {
-    static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-    static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-    static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-    static __device__ __forceinline__ double div(double a, double b) { return __ddiv_rn(a, b); }
-    static __device__ __forceinline__ double abs(double a) { return fabs(a); }
-};
-template <> struct rn<float> {
-    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-    static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-    static __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
-    static __device__ __forceinline__ float abs(float a) { return fabsf(a); }
-};
+#define PYR_RN(T, ADD, SUB, MUL, DIV, ABS)                                                           \
+    template <> struct rn<T> {                                                                   \
+        static __device__ __forceinline__ T add(T a, T b) { return ADD(a, b); }                  \
+        static __device__ __forceinline__ T sub(T a, T b) { return SUB(a, b); }                  \
+        static __device__ __forceinline__ T mul(T a, T b) { return MUL(a, b); }                  \
+        static __device__ __forceinline__ T div(T a, T b) { return DIV(a, b); }                  \
+        static __device__ __forceinline__ T abs(T a) { return ABS(a); }                          \
+    };
+PYR_RN(double, __dadd_rn, __dsub_rn, __dmul_rn, __ddiv_rn, fabs)
+PYR_RN(float, __fadd_rn, __fsub_rn, __fmul_rn, __fdiv_rn, fabsf)
+#undef PYR_RN
 
 /* dst = step(src) over the region lo + [0, e) of a box with strides (1, sy, sz).
  * JAC: Jacobi with rhs g, and (diff != NULL) max |dst - src| folded into *diff

@@ -24,6 +24,7 @@
 #define BSR_TRSV_LEVEL_CUH
 #include "trsv_cuda.h"
 #include "sync_mm.cuh"
+#include "trsv_row.cuh"
 #include <limits.h>
 
 #define LS_WARPS 8 /* warps per CUDA block */
@@ -56,13 +57,6 @@
 /* The pipelined persistent kernel holds two rows' data across the wait. */
 #define LS_PIPE_MINBLOCKS 3
 
-/* Loads of solved values: through L2 only (__ldcg) in the sync-free kernel,
- * where another SM may have written the line after this SM cached it. */
-template <bool SF, typename T> __device__ __forceinline__ T ld_y(const T *p)
-{
-    if (SF) return __ldcg(p);
-    return *p;
-}
 
 /* All bits set: a NaN that floating-point arithmetic never returns. */
 __device__ __forceinline__ bool is_sentinel(double v) { return __double_as_longlong(v) == -1LL; }
@@ -120,33 +114,13 @@ __device__ __forceinline__ void ls_row(int i, int upper, const int *__restrict__
         while (2 * G * bk <= 32) G *= 2;
         const int g = lane / bk, o = lane - g * bk, r = o / k, j = o - r * k;
         TV acc = 0;
-        if (g < G) {
-            for (int p = s0 + g; p < s1; p += G) {
-                const TF *a = val + (size_t)p * B * B + r * B;
-                const TV *yc = y + (size_t)colind[p] * bk + j;
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)a[c] * ld_y<SF>(yc + c * k);
-            }
-        }
+        if (g < G) acc = row_dot<B, SF>(val, colind, y, s0 + g, s1, G, r, j, k);
         for (int off = G / 2; off >= 1; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off * bk);
-        if (lane < bk) {
-            const TV s = x[(size_t)i * bk + o] - acc;
-            if (upper) sm[o] = s;
-            else y[(size_t)i * bk + o] = s;
-        }
+        if (lane < bk) row_put(upper, i, o, bk, x, acc, sm, y);
     } else {
         for (int o = lane; o < bk; o += 32) {
             const int r = o / k, j = o - r * k;
-            TV acc = 0;
-            for (int p = s0; p < s1; p++) {
-                const TF *a = val + (size_t)p * B * B + r * B;
-                const TV *yc = y + (size_t)colind[p] * bk + j;
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)a[c] * ld_y<SF>(yc + c * k);
-            }
-            const TV s = x[(size_t)i * bk + o] - acc;
-            if (upper) sm[o] = s;
-            else y[(size_t)i * bk + o] = s;
+            row_put(upper, i, o, bk, x, row_dot<B, SF>(val, colind, y, s0, s1, 1, r, j, k), sm, y);
         }
     }
     if (upper) pivot_store<B, TF, TV, false>(D, sm, y + (size_t)i * bk, k, lane);

@@ -7,20 +7,9 @@
  *  P23: 32 threads, one per block of the row (looping);  P24: P22 x P23.
  * Partial sums are combined in a fixed order: deterministic. */
 #include "trsv_cuda.h"
+#include "trsv_row.cuh"
 
 #define P23_THREADS 32
-
-/* Shared pieces of a row: its block range and inverted pivot (upper). */
-template <int B, typename TF>
-__device__ __forceinline__ const TF *row_range(int i, int upper, const int *rstart,
-                                               const int *rend, const TF *val, int *s0, int *s1)
-{
-    *s0 = rstart[i];
-    *s1 = rend[i];
-    const TF *D = NULL;
-    if (upper) { D = val + (size_t)(*s0) * B * B; (*s0)++; }
-    return D;
-}
 
 /* y_i = D sm (upper) by the threads of the block; sm holds x_i - sum. */
 template <int B, typename TF, typename TV>
@@ -54,16 +43,7 @@ __global__ void p21_kernel(const int *__restrict__ ranges, int upper, const int 
         const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
         for (int o = 0; o < bk; o++) {
             const int r = o / k, j = o - r * k;
-            TV acc = 0;
-            for (int p = s0; p < s1; p++) {
-                const TF *ap = val + (size_t)p * B * B + r * B;
-                const TV *yc = y + (size_t)colind[p] * bk + j;
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)ap[c] * yc[c * k];
-            }
-            const TV s = x[(size_t)i * bk + o] - acc;
-            if (upper) sm[o] = s;
-            else y[(size_t)i * bk + o] = s;
+            row_put(upper, i, o, bk, x, row_dot<B, false>(val, colind, y, s0, s1, 1, r, j, k), sm, y);
         }
         if (upper) apply_pivot<B, TF, TV>(D, sm, y + (size_t)i * bk, k, 0, 1);
     }
@@ -82,16 +62,7 @@ __global__ void p22_kernel(const int *__restrict__ ranges, int upper, const int 
         int s0, s1;
         const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
         for (int j = 0; j < k; j++) {
-            TV acc = 0;
-            for (int p = s0; p < s1; p++) {
-                const TF *ap = val + (size_t)p * B * B + r * B;
-                const TV *yc = y + (size_t)colind[p] * bk + j;
-#pragma unroll
-                for (int c = 0; c < B; c++) acc += (TV)ap[c] * yc[c * k];
-            }
-            const TV s = x[(size_t)i * bk + r * k + j] - acc;
-            if (upper) sm[r * k + j] = s;
-            else y[(size_t)i * bk + r * k + j] = s;
+            row_put(upper, i, r * k + j, bk, x, row_dot<B, false>(val, colind, y, s0, s1, 1, r, j, k), sm, y);
         }
         __syncthreads();
         if (upper) {
