@@ -180,16 +180,13 @@ __global__ void upd_dot_kernel(int64_t m, int k, int nu, const T *x0, const T *y
     last_block_sums(np, k, part, count, res, s);
 }
 
-template <typename T> __global__ void to_col_kernel(int64_t n, int k, const T *x, T *c)
+/* Row-interleaved x (n rows of k) to column-major c (TOCOL), or back. */
+template <typename T, bool TOCOL> __global__ void relayout_kernel(int64_t n, int k, const T *src, T *dst)
 {
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n * k; e += (int64_t)gridDim.x * blockDim.x)
-        c[(e % k) * n + e / k] = x[e];
-}
-
-template <typename T> __global__ void from_col_kernel(int64_t n, int k, const T *c, T *x)
-{
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n * k; e += (int64_t)gridDim.x * blockDim.x)
-        x[e] = c[(e % k) * n + e / k];
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n * k; e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t c = (e % k) * n + e / k;
+        dst[TOCOL ? c : e] = src[TOCOL ? e : c];
+    }
 }
 
 /* The context to run on: ctx, or the owner of the output's device copy. */
@@ -467,24 +464,26 @@ extern "C" bsr_status bsr_cuda_mv_dotp(bsr_context *ctx, int np, const bsr_multi
     return dots(ctx, np, X, Y, out, "multivector dotp");
 }
 
-bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
-                                           const void *rowint, void *col)
+/* relayout_kernel<T, TOCOL> of n x k values of precision prec on ctx's stream. */
+template <bool TOCOL>
+static bsr_status relayout(bsr_context *ctx, bsr_precision prec, int64_t n, int k, const void *src, void *dst)
 {
     if (n * k == 0) return BSR_OK;
     cudaStream_t st = ctx->cuda->stream;
-    if (prec == BSR_DOUBLE) to_col_kernel<double><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const double *)rowint, (double *)col);
-    else to_col_kernel<float><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const float *)rowint, (float *)col);
-    CU_LAUNCHED("to_col_kernel");
+    if (prec == BSR_DOUBLE) relayout_kernel<double, TOCOL><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const double *)src, (double *)dst);
+    else relayout_kernel<float, TOCOL><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const float *)src, (float *)dst);
+    CU_LAUNCHED("relayout_kernel");
     return BSR_OK;
+}
+
+bsr_status bsr_cuda_to_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
+                                           const void *rowint, void *col)
+{
+    return relayout<true>(ctx, prec, n, k, rowint, col);
 }
 
 bsr_status bsr_cuda_from_colmajor(bsr_context *ctx, bsr_precision prec, int64_t n, int k,
                                              const void *col, void *rowint)
 {
-    if (n * k == 0) return BSR_OK;
-    cudaStream_t st = ctx->cuda->stream;
-    if (prec == BSR_DOUBLE) from_col_kernel<double><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const double *)col, (double *)rowint);
-    else from_col_kernel<float><<<grid_for(n * k), MV_THREADS, 0, st>>>(n, k, (const float *)col, (float *)rowint);
-    CU_LAUNCHED("from_col_kernel");
-    return BSR_OK;
+    return relayout<false>(ctx, prec, n, k, col, rowint);
 }

@@ -52,14 +52,22 @@ void bsr_cuda_xfer_free(bsr_cuda_ctx *c)
     }
 }
 
+/* Nonzero when a copy of bytes goes through the pinned staging buffers
+ * (large enough, and the buffers exist or could be made). */
+static int staged(bsr_context *ctx, size_t bytes) { return use_staging(bytes) && pin_alloc(ctx->cuda); }
+
+/* One cudaMemcpyAsync of the whole range on st, waited for. */
+static bsr_status direct(cudaStream_t st, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    if (bytes) CU_TRY(cudaMemcpyAsync(dst, src, bytes, kind, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    return BSR_OK;
+}
+
 extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src, size_t bytes)
 {
     cudaStream_t st = ctx->cuda->stream;
-    if (!use_staging(bytes) || !pin_alloc(ctx->cuda)) {
-        if (bytes) CU_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st));
-        CU_TRY(cudaStreamSynchronize(st));
-        return BSR_OK;
-    }
+    if (!staged(ctx, bytes)) return direct(st, dst, src, bytes, cudaMemcpyHostToDevice);
     bsr_cuda_ctx *c = ctx->cuda;
     for (size_t off = 0, i = 0; off < bytes; off += XFER_CHUNK, i ^= 1) {
         size_t len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
@@ -75,11 +83,7 @@ extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src,
 extern "C" bsr_status bsr_cuda_d2h(bsr_context *ctx, void *dst, const void *src, size_t bytes)
 {
     cudaStream_t st = ctx->cuda->stream;
-    if (!use_staging(bytes) || !pin_alloc(ctx->cuda)) {
-        if (bytes) CU_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st));
-        CU_TRY(cudaStreamSynchronize(st));
-        return BSR_OK;
-    }
+    if (!staged(ctx, bytes)) return direct(st, dst, src, bytes, cudaMemcpyDeviceToHost);
     bsr_cuda_ctx *c = ctx->cuda;
     const size_t nch = (bytes + XFER_CHUNK - 1) / XFER_CHUNK;
     /* chunk j lands in pin[j & 1]; chunk j+1 is queued before chunk j is copied out */

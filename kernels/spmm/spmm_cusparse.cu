@@ -8,6 +8,30 @@
  * (whose anchors are benchmark code: bench/anchors/spmm_cusparse_generic.cu). */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+/* cuSPARSE's bsrmv / bsrmm of precision T (CUSP_TRY: a failure names the
+ * call); k = 1 takes bsrmv, whose x is a vector either way. */
+template <typename T> struct cusp;
+#define SPMM_CUSP(T, MV, MM)                                                                          \
+    template <> struct cusp<T> {                                                                  \
+        static bsr_status mm(cusparseHandle_t h, cusparseMatDescr_t ds, cusparseOperation_t tb, int mb, int kb, \
+                             int k, int nnzb, int b, double alpha, const bsr_dev_matrix *d, const void *x, int ldb, \
+                             double beta, void *ycol, int ldc)                                        \
+        {                                                                                         \
+            const T al = (T)alpha, be = (T)beta;                                                  \
+            const T *v = (const T *)d->val;                                                       \
+            if (k == 1)                                                                           \
+                CUSP_TRY(MV(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, mb, kb, nnzb, &al, ds, v, \
+                            d->rowptr, d->colind, b, (const T *)x, &be, (T *)ycol));                \
+            else                                                                                  \
+                CUSP_TRY(MM(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, tb, mb, k, kb, nnzb, &al, ds, \
+                            v, d->rowptr, d->colind, b, (const T *)x, ldb, &be, (T *)ycol, ldc));   \
+            return BSR_OK;                                                                        \
+        }                                                                                         \
+    };
+SPMM_CUSP(double, cusparseDbsrmv, cusparseDbsrmm)
+SPMM_CUSP(float, cusparseSbsrmv, cusparseSbsrmm)
+#undef SPMM_CUSP
+
 /* bsrmv (k = 1) or bsrmm on column-major X (ldb = rows of X) or, with
  * x_rowint, on our row-interleaved X read as op(B) = B^T of a k x n
  * column-major array; C = ycol is column-major (ldc = rows of Y). */
@@ -23,26 +47,8 @@ bsr_status bsr_spmm_cusparse_mm(bsr_context *ctx, const bsr_matrix *A, double al
     int mb = A->nbrows, kb = A->nbcols, nnzb = A->nnzb, b = A->b;
     cusparseOperation_t tb = x_rowint ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
     int ldb = x_rowint ? k : kb * b, ldc = mb * b;
-    if (A->prec == BSR_DOUBLE) {
-        const double al = alpha, be = beta;
-        if (k == 1)
-            CUSP_TRY(cusparseDbsrmv(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, mb, kb, nnzb, &al, ds,
-                                    (const double *)d->val, d->rowptr, d->colind, b, (const double *)x, &be, (double *)ycol));
-        else
-            CUSP_TRY(cusparseDbsrmm(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, tb, mb, k, kb, nnzb, &al,
-                                    ds, (const double *)d->val, d->rowptr, d->colind, b, (const double *)x, ldb, &be,
-                                    (double *)ycol, ldc));
-    } else {
-        const float al = (float)alpha, be = (float)beta;
-        if (k == 1)
-            CUSP_TRY(cusparseSbsrmv(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, mb, kb, nnzb, &al, ds,
-                                    (const float *)d->val, d->rowptr, d->colind, b, (const float *)x, &be, (float *)ycol));
-        else
-            CUSP_TRY(cusparseSbsrmm(h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, tb, mb, k, kb, nnzb, &al,
-                                    ds, (const float *)d->val, d->rowptr, d->colind, b, (const float *)x, ldb, &be,
-                                    (float *)ycol, ldc));
-    }
-    return BSR_OK;
+    if (A->prec == BSR_DOUBLE) return cusp<double>::mm(h, ds, tb, mb, kb, k, nnzb, b, alpha, d, x, ldb, beta, ycol, ldc);
+    return cusp<float>::mm(h, ds, tb, mb, kb, k, nnzb, b, alpha, d, x, ldb, beta, ycol, ldc);
 }
 
 /* Library path: Y goes through a column-major scratch copy (bsrmm has no
