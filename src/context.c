@@ -238,6 +238,22 @@ bsr_status bsr_ctx_scale(bsr_context *ctx, bsr_multivec *X, const double *a)
     return ctx->backend == BSR_BACKEND_CUDA ? bsr_cuda_mv_scale(ctx, X, a) : bsr_multivec_scale(X, a);
 }
 
+/* Z = a X + b Y + c Z on the host, column by column (Y NULL: Z = a X + c Z;
+ * c[j] = 0: Z's old values unread), columns with done[j] set untouched. */
+static void host_axpbypcz(const double *a, const bsr_multivec *X, const double *b, const bsr_multivec *Y,
+                          const double *c, bsr_multivec *Z, const int *done)
+{
+    const int k = Z->k;
+#pragma omp parallel for schedule(static) if (bsr_par_worth(Z->n * k))
+    for (int64_t i = 0; i < Z->n; i++)
+        for (int j = 0; j < k; j++) {
+            if (done && done[j]) continue;
+            int64_t e = i * k + j;
+            double v = Y ? a[j] * hget(X, e) + b[j] * hget(Y, e) : a[j] * hget(X, e);
+            hset(Z, e, c[j] == 0 ? v : v + c[j] * hget(Z, e));
+        }
+}
+
 bsr_status bsr_ctx_axpbypcz(bsr_context *ctx, const double *a, const bsr_multivec *X,
                             const double *b, const bsr_multivec *Y, const double *c,
                             bsr_multivec *Z, const int *done)
@@ -247,15 +263,7 @@ bsr_status bsr_ctx_axpbypcz(bsr_context *ctx, const double *a, const bsr_multive
     if (X->prec != Z->prec || Y->prec != Z->prec)
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_axpbypcz: X, Y and Z must have the same precision");
     if (ctx->backend == BSR_BACKEND_CUDA) return bsr_cuda_mv_axpbypcz(ctx, a, X, b, Y, c, Z, done);
-    int k = Z->k;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(Z->n * k))
-    for (int64_t i = 0; i < Z->n; i++)
-        for (int j = 0; j < k; j++) {
-            if (done && done[j]) continue;
-            int64_t e = i * k + j;
-            double v = a[j] * hget(X, e) + b[j] * hget(Y, e);
-            hset(Z, e, c[j] == 0 ? v : v + c[j] * hget(Z, e));
-        }
+    host_axpbypcz(a, X, b, Y, c, Z, done);
     return BSR_OK;
 }
 
@@ -267,15 +275,7 @@ bsr_status bsr_ctx_axpby(bsr_context *ctx, const double *a, const bsr_multivec *
     if (X->prec != Y->prec)
         return bsr_error(BSR_ERR_ARG, "bsr_ctx_axpby: X and Y must have the same precision");
     if (ctx->backend == BSR_BACKEND_CUDA) return bsr_cuda_mv_axpbypcz(ctx, a, X, NULL, NULL, b, Y, done);
-    int k = Y->k;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(Y->n * k))
-    for (int64_t i = 0; i < Y->n; i++)
-        for (int j = 0; j < k; j++) {
-            if (done && done[j]) continue;
-            int64_t e = i * k + j;
-            double v = a[j] * hget(X, e);
-            hset(Y, e, b[j] == 0 ? v : v + b[j] * hget(Y, e));
-        }
+    host_axpbypcz(a, X, NULL, NULL, b, Y, done);
     return BSR_OK;
 }
 
