@@ -114,6 +114,16 @@ static double cp_exact(int q, const double x[3])
     return sin(STC_PI * (x[0] + 0.2 * q)) * cos(STC_PI * (x[1] - 0.1 * q)) * sin(STC_PI * (x[2] + 0.3 * q)) + 0.1 * q;
 }
 
+/* The Peclet range runs from pemin on the axis to pemax in the corners. */
+static bsr_status cp_check(const void *par)
+{
+    const cp_par *c = par;
+    if (c->pemax < c->pemin)
+        return bsr_error(BSR_ERR_ARG, "coupled3d: pemax=%g below pemin=%g (the Peclet range runs from pemin on the axis "
+                         "to pemax in the corners)", c->pemax, c->pemin);
+    return BSR_OK;
+}
+
 /* Row generator of coupled3d: n (cells per direction, N^3 block rows), b,
  * the model's parameters. */
 bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
@@ -123,18 +133,9 @@ bsr_status bsr_rowgen_coupled3d(const char *params, bsr_rowgen *g)
         {"couple", 0.35, 0, 2, offsetof(cp_par, couple)},     {"ncouple", 0.1, 0, 1, offsetof(cp_par, ncouple)},
         {"shift", 0.05, 0, 10, offsetof(cp_par, shift)},
     };
-    gen_args a;
-    cp_par c;
-    BSR_TRY(gen_cube_args("coupled3d", params, 5, &c.cube, sizeof c, &a, g));
-    BSR_TRY(gen_arg_reals(&a, reals, (int)(sizeof reals / sizeof reals[0]), &c));
-    BSR_TRY(gen_arg_seed(&a, &c.seed));
-    BSR_TRY(gen_args_done(&a));
-    if (c.pemax < c.pemin)
-        return bsr_error(BSR_ERR_ARG, "coupled3d: pemax=%g below pemin=%g (the Peclet range runs from pemin on the axis "
-                         "to pemax in the corners)", c.pemax, c.pemin);
-    c.cube.blocks = cp_blocks;
-    c.cube.exact = cp_exact;
-    return gen_cube_rowgen(&c.cube, sizeof c, "coupled3d parameters", g);
+    static const gen_cube_kind kind = {"coupled3d", 5, sizeof(cp_par), offsetof(cp_par, seed), reals,
+                                       (int)(sizeof reals / sizeof reals[0]), cp_blocks, cp_exact, cp_check};
+    return gen_cube_make(&kind, params, g);
 }
 
 /* bsr_generate entry of coupled3d; rhs = A x* for the manufactured x*. */

@@ -115,15 +115,9 @@ bsr_status bsr_rowgen_rotconv3d(const char *params, bsr_rowgen *g)
         {"couple", 0.9, 0, 4, offsetof(rc_par, couple)},      {"kcouple", 0.3, 0, 1, offsetof(rc_par, kcouple)},
         {"cfl", 17.5, 0, 1e12, offsetof(rc_par, cfl)},        {"swirl", 0.2, 0, 10, offsetof(rc_par, swirl)},
     };
-    gen_args a;
-    rc_par c;
-    BSR_TRY(gen_cube_args("rotconv3d", params, 4, &c.cube, sizeof c, &a, g));
-    BSR_TRY(gen_arg_reals(&a, reals, (int)(sizeof reals / sizeof reals[0]), &c));
-    BSR_TRY(gen_arg_seed(&a, &c.seed));
-    BSR_TRY(gen_args_done(&a));
-    c.cube.blocks = rc_blocks;
-    c.cube.exact = rc_exact;
-    return gen_cube_rowgen(&c.cube, sizeof c, "rotconv3d parameters", g);
+    static const gen_cube_kind kind = {"rotconv3d", 4, sizeof(rc_par), offsetof(rc_par, seed), reals,
+                                       (int)(sizeof reals / sizeof reals[0]), rc_blocks, rc_exact, NULL};
+    return gen_cube_make(&kind, params, g);
 }
 
 /* bsr_generate entry of rotconv3d; rhs = A x* for the manufactured x*. */

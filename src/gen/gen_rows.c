@@ -123,6 +123,23 @@ bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, b
     return BSR_OK;
 }
 
+bsr_status gen_cube_make(const gen_cube_kind *m, const char *params, bsr_rowgen *g)
+{
+    gen_cube *c = bsr_calloc(1, m->size, m->name);
+    if (!c) return BSR_ERR_NOMEM;
+    gen_args a;
+    bsr_status s = gen_cube_args(m->name, params, m->bdef, c, m->size, &a, g);
+    if (!s) s = gen_arg_reals(&a, m->reals, m->nreals, c);
+    if (!s) s = gen_arg_seed(&a, (uint64_t *)((char *)c + m->seed_at));
+    if (!s) s = gen_args_done(&a);
+    if (!s && m->check) s = m->check(c);
+    c->blocks = m->blocks;
+    c->exact = m->exact;
+    if (!s) s = gen_cube_rowgen(c, m->size, m->name, g);
+    free(c);
+    return s;
+}
+
 bsr_status gen_rowgen_generate(bsr_status (*make)(const char *, bsr_rowgen *), const char *params,
                                bsr_precision prec, bsr_problem *P)
 {

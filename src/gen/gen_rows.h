@@ -64,6 +64,23 @@ bsr_status gen_cube_args(const char *name, const char *params, int bdef, gen_cub
  * first, its n, b, blocks and exact set; h = 1/n is set here), kept in a copy
  * (what: the allocation's name). */
 bsr_status gen_cube_rowgen(const gen_cube *par, size_t size, const char *what, bsr_rowgen *g);
+/* A cube model as a table row: its name, default b, parameter struct (size
+ * bytes, a gen_cube first, a uint64_t seed at seed_at), its real parameters,
+ * its functions, and a check of the parsed values (NULL: none). */
+typedef struct {
+    const char *name;
+    int bdef;
+    size_t size, seed_at;
+    const gen_real_arg *reals;
+    int nreals;
+    void (*blocks)(const gen_cube *c, int i, int j, int k, int64_t r, double *D,
+                   double Nb[6][BSR_MAX_BLOCK * BSR_MAX_BLOCK]);
+    double (*exact)(int q, const double x[3]);
+    bsr_status (*check)(const void *par);
+} gen_cube_kind;
+/* g = the row generator of model m with parameters params (n, b, the model's
+ * reals and seed; anything else refused). */
+bsr_status gen_cube_make(const gen_cube_kind *m, const char *params, bsr_rowgen *g);
 /* bsr_generate's entry of the row generator make: the whole problem of params. */
 bsr_status gen_rowgen_generate(bsr_status (*make)(const char *, bsr_rowgen *), const char *params,
                                bsr_precision prec, bsr_problem *P);
