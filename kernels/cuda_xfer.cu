@@ -64,19 +64,31 @@ static bsr_status direct(cudaStream_t st, void *dst, const void *src, size_t byt
     return BSR_OK;
 }
 
+/* Length of the chunk of a copy of bytes that starts at off. */
+static size_t chunk_len(size_t bytes, size_t off) { return bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK; }
+
 extern "C" bsr_status bsr_cuda_h2d(bsr_context *ctx, void *dst, const void *src, size_t bytes)
 {
     cudaStream_t st = ctx->cuda->stream;
     if (!staged(ctx, bytes)) return direct(st, dst, src, bytes, cudaMemcpyHostToDevice);
     bsr_cuda_ctx *c = ctx->cuda;
     for (size_t off = 0, i = 0; off < bytes; off += XFER_CHUNK, i ^= 1) {
-        size_t len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
         CU_TRY(cudaEventSynchronize(c->pin_ev[i]));    /* its previous chunk has left */
-        bsr_memcpy_par(c->pin[i], (const char *)src + off, len);
-        CU_TRY(cudaMemcpyAsync((char *)dst + off, c->pin[i], len, cudaMemcpyHostToDevice, st));
+        bsr_memcpy_par(c->pin[i], (const char *)src + off, chunk_len(bytes, off));
+        CU_TRY(cudaMemcpyAsync((char *)dst + off, c->pin[i], chunk_len(bytes, off), cudaMemcpyHostToDevice, st));
         CU_TRY(cudaEventRecord(c->pin_ev[i], st));
     }
     CU_TRY(cudaStreamSynchronize(st));
+    return BSR_OK;
+}
+
+/* Chunk j of the device range src (bytes long) queued into pin[j & 1], its
+ * event recorded after it. */
+static bsr_status d2h_queue(bsr_cuda_ctx *c, cudaStream_t st, const void *src, size_t bytes, size_t j)
+{
+    const size_t off = j * XFER_CHUNK;
+    CU_TRY(cudaMemcpyAsync(c->pin[j & 1], (const char *)src + off, chunk_len(bytes, off), cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaEventRecord(c->pin_ev[j & 1], st));
     return BSR_OK;
 }
 
@@ -86,21 +98,12 @@ extern "C" bsr_status bsr_cuda_d2h(bsr_context *ctx, void *dst, const void *src,
     if (!staged(ctx, bytes)) return direct(st, dst, src, bytes, cudaMemcpyDeviceToHost);
     bsr_cuda_ctx *c = ctx->cuda;
     const size_t nch = (bytes + XFER_CHUNK - 1) / XFER_CHUNK;
-    /* chunk j lands in pin[j & 1]; chunk j+1 is queued before chunk j is copied out */
-    for (size_t j = 0; j < nch && j < 2; j++) {
-        size_t off = j * XFER_CHUNK, len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
-        CU_TRY(cudaMemcpyAsync(c->pin[j], (const char *)src + off, len, cudaMemcpyDeviceToHost, st));
-        CU_TRY(cudaEventRecord(c->pin_ev[j], st));
-    }
+    /* chunk j lands in pin[j & 1]; chunk j+2 is queued once chunk j is copied out */
+    for (size_t j = 0; j < nch && j < 2; j++) BSR_TRY(d2h_queue(c, st, src, bytes, j));
     for (size_t j = 0; j < nch; j++) {
-        size_t off = j * XFER_CHUNK, len = bytes - off < XFER_CHUNK ? bytes - off : XFER_CHUNK;
         CU_TRY(cudaEventSynchronize(c->pin_ev[j & 1]));
-        bsr_memcpy_par((char *)dst + off, c->pin[j & 1], len);
-        if (j + 2 < nch) {
-            size_t o2 = (j + 2) * XFER_CHUNK, l2 = bytes - o2 < XFER_CHUNK ? bytes - o2 : XFER_CHUNK;
-            CU_TRY(cudaMemcpyAsync(c->pin[j & 1], (const char *)src + o2, l2, cudaMemcpyDeviceToHost, st));
-            CU_TRY(cudaEventRecord(c->pin_ev[j & 1], st));
-        }
+        bsr_memcpy_par((char *)dst + j * XFER_CHUNK, c->pin[j & 1], chunk_len(bytes, j * XFER_CHUNK));
+        if (j + 2 < nch) BSR_TRY(d2h_queue(c, st, src, bytes, j + 2));
     }
     CU_TRY(cudaStreamSynchronize(st));
     return BSR_OK;

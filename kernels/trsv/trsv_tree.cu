@@ -30,17 +30,32 @@ __device__ __forceinline__ int node_row(int a, int e, int q, int upper)
     return upper ? e - 1 - q : a + q;
 }
 
+/* The rows of this CUDA block's node. */
+__device__ __forceinline__ int node_rows(const int *ranges) { return ranges[2 * blockIdx.x + 1] - ranges[2 * blockIdx.x]; }
+
+/* Row *i, q-th of this CUDA block's node in solve order: its blocks [*s0, *s1)
+ * and its inverted pivot (upper; row_range). */
+template <int B, typename TF>
+__device__ __forceinline__ const TF *node_step(const int *ranges, int upper, const int *rstart, const int *rend,
+                                               const TF *val, int q, int *i, int *s0, int *s1)
+{
+    *i = node_row(ranges[2 * blockIdx.x], ranges[2 * blockIdx.x + 1], q, upper);
+    return row_range<B, TF>(*i, upper, rstart, rend, val, s0, s1);
+}
+
+/* The arguments of every tree kernel: the nodes' row ranges, the direction,
+ * the factor's rows (rstart/rend into colind/val), x, y and k columns. */
+#define TREE_ARGS                                                                                  \
+    const int *__restrict__ ranges, int upper, const int *__restrict__ rstart, const int *__restrict__ rend, \
+        const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k
+
 template <int B, typename TF, typename TV>
-__global__ void p21_kernel(const int *__restrict__ ranges, int upper, const int *__restrict__ rstart,
-                           const int *__restrict__ rend, const int *__restrict__ colind,
-                           const TF *__restrict__ val, const TV *x, TV *y, int k)
+__global__ void p21_kernel(TREE_ARGS)
 {
     __shared__ TV sm[B * TRSV_MAXK];
-    const int a = ranges[2 * blockIdx.x], e = ranges[2 * blockIdx.x + 1], bk = B * k;
-    for (int q = 0; q < e - a; q++) {
-        const int i = node_row(a, e, q, upper);
-        int s0, s1;
-        const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
+    const int bk = B * k;
+    for (int q = 0, i, s0, s1; q < node_rows(ranges); q++) {
+        const TF *D = node_step<B, TF>(ranges, upper, rstart, rend, val, q, &i, &s0, &s1);
         for (int o = 0; o < bk; o++) {
             const int r = o / k, j = o - r * k;
             row_put(upper, i, o, bk, x, row_dot<B, false>(val, colind, y, s0, s1, 1, r, j, k), sm, y);
@@ -50,17 +65,13 @@ __global__ void p21_kernel(const int *__restrict__ ranges, int upper, const int 
 }
 
 template <int B, typename TF, typename TV>
-__global__ void p22_kernel(const int *__restrict__ ranges, int upper, const int *__restrict__ rstart,
-                           const int *__restrict__ rend, const int *__restrict__ colind,
-                           const TF *__restrict__ val, const TV *x, TV *y, int k)
+__global__ void p22_kernel(TREE_ARGS)
 {
     __shared__ TV sm[B * TRSV_MAXK];
-    const int a = ranges[2 * blockIdx.x], e = ranges[2 * blockIdx.x + 1], bk = B * k;
+    const int bk = B * k;
     const int r = threadIdx.x; /* blockDim.x == B */
-    for (int q = 0; q < e - a; q++) {
-        const int i = node_row(a, e, q, upper);
-        int s0, s1;
-        const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
+    for (int q = 0, i, s0, s1; q < node_rows(ranges); q++) {
+        const TF *D = node_step<B, TF>(ranges, upper, rstart, rend, val, q, &i, &s0, &s1);
         for (int j = 0; j < k; j++) {
             row_put(upper, i, r * k + j, bk, x, row_dot<B, false>(val, colind, y, s0, s1, 1, r, j, k), sm, y);
         }
@@ -95,19 +106,14 @@ __device__ __forceinline__ void reduce_store(const TV *part, int nu, TV *sm, con
 
 /* Dynamic shared memory: P23_THREADS*bk partials + bk for the pivot step. */
 template <int B, typename TF, typename TV>
-__global__ void p23_kernel(const int *__restrict__ ranges, int upper, const int *__restrict__ rstart,
-                           const int *__restrict__ rend, const int *__restrict__ colind,
-                           const TF *__restrict__ val, const TV *x, TV *y, int k)
+__global__ void p23_kernel(TREE_ARGS)
 {
     extern __shared__ unsigned char smraw[];
     TV *part = (TV *)smraw;
     const int bk = B * k, t = threadIdx.x;
     TV *sm = part + P23_THREADS * bk;
-    const int a = ranges[2 * blockIdx.x], e = ranges[2 * blockIdx.x + 1];
-    for (int q = 0; q < e - a; q++) {
-        const int i = node_row(a, e, q, upper);
-        int s0, s1;
-        const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
+    for (int q = 0, i, s0, s1; q < node_rows(ranges); q++) {
+        const TF *D = node_step<B, TF>(ranges, upper, rstart, rend, val, q, &i, &s0, &s1);
         TV *mine = part + t * bk;
         for (int o = 0; o < bk; o++) mine[o] = 0;
         for (int p = s0 + t; p < s1; p += P23_THREADS) {
@@ -130,19 +136,14 @@ __global__ void p23_kernel(const int *__restrict__ ranges, int upper, const int 
 /* blockDim = P*B threads: thread (ps, r) takes row r of blocks ps, ps+P, ...
  * Dynamic shared memory: P*B*k partials (laid out [ps][r][j] = [ps][bk]) + bk. */
 template <int B, typename TF, typename TV>
-__global__ void p24_kernel(const int *__restrict__ ranges, int upper, const int *__restrict__ rstart,
-                           const int *__restrict__ rend, const int *__restrict__ colind,
-                           const TF *__restrict__ val, const TV *x, TV *y, int k)
+__global__ void p24_kernel(TREE_ARGS)
 {
     extern __shared__ unsigned char smraw[];
     TV *part = (TV *)smraw;
     const int P = blockDim.x / B, bk = B * k, t = threadIdx.x, ps = t / B, r = t - ps * B;
     TV *sm = part + P * bk;
-    const int a = ranges[2 * blockIdx.x], e = ranges[2 * blockIdx.x + 1];
-    for (int q = 0; q < e - a; q++) {
-        const int i = node_row(a, e, q, upper);
-        int s0, s1;
-        const TF *D = row_range<B, TF>(i, upper, rstart, rend, val, &s0, &s1);
+    for (int q = 0, i, s0, s1; q < node_rows(ranges); q++) {
+        const TF *D = node_step<B, TF>(ranges, upper, rstart, rend, val, q, &i, &s0, &s1);
         TV *mine = part + ps * bk + r * k;
         for (int j = 0; j < k; j++) mine[j] = 0;
         for (int p = s0 + ps; p < s1; p += P) {
