@@ -1539,7 +1539,7 @@ static void test_symbolic_threads(void)
             bsr_levels_free(sl); bsr_levels_free(su);
             if (m == 0 && o == 0) { CU_ASSERT(F->n >= (int64_t)64 * (F->lvL->nlevels + 1)); }  /* chunked sort ran */
             if (full) { CU_ASSERT(F->rows && F->aval && F->piv && F->dl && F->scale_left); }
-            else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && F->scale_left); }   /* symbolic only */
+            else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && !F->scale_left); }   /* symbolic only: no numbers */
             bsr_ilu_destroy(F);
         }
     }
