@@ -339,6 +339,8 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
 
 bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A, int frozen)
 {
+    BSR_CHECK_ARG(!F->pattern_only, "ILU: F holds patterns only (its values are computed on the device): no host "
+                  "factorization");
     return numeric(F, A, frozen);
 }
 
@@ -443,7 +445,7 @@ static bsr_status setup_host(const bsr_matrix *A, const bsr_ilu_options *opt, bs
     double t0 = bsr_now();
     BSR_TRY(ilu_sym_build(A, opt, NULL, Fout));
     bsr_ilu *F = *Fout;
-    bsr_status s = numeric(F, A, 0);
+    bsr_status s = ilu_num_host(F, A, 0);
     bsr_prof_mark("ilu setup: numeric");
     if (s) { bsr_ilu_destroy(F); *Fout = NULL; return s; }
     F->st.setup_s = bsr_now() - t0;
