@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Block ILU set-up: options, ordering, symbolic map, scaling, refactor,
- * accessors.
+/* Block ILU set-up in two phases: the symbolic value (ilu_sym_build:
+ * options, matching, ordering, map of A, ILU(0)'s patterns and schedules),
+ * finished before any numbers exist, and the host numeric value made from it
+ * (ilu_num_host: scaling, factorization, statistics; its arrays allocated by
+ * the first call); bsr_ilu_setup = both, refactor = the numeric one again.
+ * Also the pattern pass of values computed on a device, and the accessors.
  *
  * Scaling (chosen once for all kinds): block Jacobi from the left,
  *     Ahat = Ds P A P^T,   Ds = diag(A_kk^{-1}),
