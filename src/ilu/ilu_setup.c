@@ -537,7 +537,8 @@ void ilu_plan_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
-    BSR_CHECK_ARG(F->valid || (F->pattern_only && F->L), "bsr_ilu_get_factors: the last factorization failed; refactor first");
+    BSR_CHECK_ARG(F->valid || (F->pattern_only && F->L), "bsr_ilu_get_factors: F holds no factors (none made yet, "
+                  "or the last factorization failed: refactor first)");
     ilu_plan_factors(F, out);
     return BSR_OK;
 }
