@@ -972,7 +972,7 @@ static void test_symbolic_value(void)
             memcpy(snap + n + 1 + z, S->asrc, sizeof(int) * (size_t)z);
             const bsr_matrix *L0 = S->L, *U0 = S->U;
             const bsr_levels *lv0 = S->lvL;
-            BSR_ASSERT_OK(ilu_num_host(S, A, 0));
+            BSR_ASSERT_OK(ilu_num_host(S, A));
             CU_ASSERT(S->valid && S->aval && S->scale_left);
             CU_ASSERT(same_factors(S, F));
             CU_ASSERT(bsr_test_same_ints(snap, S->ap, (size_t)n + 1) && bsr_test_same_ints(snap + n + 1, S->ac, (size_t)z) &&
@@ -1003,7 +1003,7 @@ static void test_symbolic_value(void)
         bsr_ilu_factors f;
         BSR_ASSERT_OK(bsr_ilu_get_factors(S, &f));   /* the patterns */
         CU_ASSERT(f.L && f.U && bsr_matrix_nnzb(f.L) == st.nnzb_L);
-        CU_ASSERT_EQUAL(ilu_num_host(S, A, 0), BSR_ERR_ARG);   /* pattern only: never host values */
+        CU_ASSERT_EQUAL(ilu_num_host(S, A), BSR_ERR_ARG);   /* pattern only: never host values */
         CU_ASSERT(!S->valid);
         bsr_clear_error();
         bsr_ilu_destroy(S);

@@ -322,10 +322,11 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
  * (ilu_num_host) or a pattern pass (ilu_pattern_pass).  Nothing of the
  * symbolic value changes after it returns. */
 bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx, bsr_ilu **F);
-/* The host numeric value on F's finished symbolic value: scale A, factor,
- * statistics; its arrays are allocated by the first call.  frozen: into the
- * pattern of the last threshold factorization (F->fz). */
-bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A, int frozen);
+/* The host numeric value on F's finished symbolic value: its first
+ * factorization of A (scale, factor, statistics; its arrays allocated;
+ * stats.setup_s grows by its seconds); bsr_ilu_refactor factors again.
+ * BSR_ERR_ARG when F holds patterns only. */
+bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A);
 /* Threshold kinds whose values are computed elsewhere (a device): the
  * thresholds' factorization of A, which chooses the pattern (F->fz, L and U
  * patterns, their schedules) but leaves no values in L and U (F->pattern_only

@@ -55,8 +55,6 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     if (dev && plan->rsrc)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt needs the values factored on the host "
                          "(the device factorization takes one symmetric permutation): use factor=cpu, or match=none");
-    if (!dev && !plan->valid)
-        return bsr_error(BSR_ERR_ARG, "device ILU factor (factor=cpu): the plan holds no host values to upload");
     cuda_numeric *c = bsr_calloc(1, sizeof *c, "device ILU factor");
     if (!c) return BSR_ERR_NOMEM;
     ilu_numeric *f = &c->base;
@@ -64,11 +62,10 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     f->plan = plan;
     f->on_device = dev;
     bsr_status s = BSR_OK;
-    if (dev && plan->mode == 1) {   /* the thresholds choose the pattern the device factors into */
-        double t = bsr_now();
-        s = ilu_pattern_pass(plan, ctx, A);
-        f->pattern_s = bsr_now() - t;
-    }
+    const double t = bsr_now();
+    if (dev && plan->mode == 1) s = ilu_pattern_pass(plan, ctx, A);   /* the thresholds choose the pattern */
+    else if (!dev && !plan->valid) s = ilu_num_host(plan, A);         /* the values the factors upload */
+    f->host_s = bsr_now() - t;
     bsr_gpu_ilu_options go;
     bsr_gpu_ilu_options_default(&go);
     go.factor_float = no->factor_float;

@@ -41,8 +41,8 @@ struct ilu_numeric {
     int on_device;      /* the values were computed on the device */
     int nreg;           /* pivots regularized by the last numeric */
     double factor_s;    /* seconds of the last numeric */
-    double pattern_s;   /* seconds of the pattern pass its constructor ran (threshold kinds
-                         * factored on the device), 0 otherwise */
+    double host_s;      /* seconds of host setup work its constructor ran (the CUDA factor's
+                         * first host factorization with factor=cpu, or its pattern pass) */
     double bytes_fixed, bytes_passes; /* one apply's least traffic (bsr_pc's fields of the same names) */
 };
 
@@ -54,9 +54,12 @@ static inline void ilu_numeric_host_figures(ilu_numeric *f)
     f->factor_s = f->plan->st.factor_s;
 }
 
-/* The host factor: the plan's own values (bsr_ilu_refactor, bsr_ilu_apply);
- * the first factorization, bsr_ilu_setup's, is taken over as it is. */
-bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **f);
+/* The host factor on the finished plan: the plan's own values (its first
+ * factorization of A here, ilu_num_host; later ones by bsr_ilu_refactor;
+ * applied by bsr_ilu_apply).  A plan that brings its first factorization
+ * (bsr_ilu_setup with match=auto, which chooses the matching by factoring
+ * with and without it) has it taken over as it is. */
+bsr_status ilu_numeric_cpu(bsr_ilu *plan, const bsr_matrix *A, ilu_numeric **f);
 
 /* The numeric options of a device factor (what the preconditioner resolved
  * from its solver options and A). */
@@ -70,8 +73,9 @@ typedef struct {
  * device (on_device: the plan holds no host values; a threshold kind's
  * pattern is chosen first by a pattern pass, ilu_pattern_pass, its rows on
  * ctx's device where they can; A, device mirror current, is factored once
- * here) or on the host into the plan and uploaded (bsr_ilu_setup factored
- * them once; each later numeric refactors the plan, then uploads). */
+ * here) or on the host into the plan and uploaded (the first factorization
+ * here, ilu_num_host, unless the plan brings it as ilu_numeric_cpu's; each
+ * later numeric refactors the plan, then uploads). */
 bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const ilu_numeric_options *no,
                             ilu_numeric **f);
 

@@ -341,11 +341,15 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     return BSR_OK;
 }
 
-bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A, int frozen)
+bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(!F->pattern_only, "ILU: F holds patterns only (its values are computed on the device): no host "
                   "factorization");
-    return numeric(F, A, frozen);
+    const double t0 = bsr_now();
+    bsr_status s = numeric(F, A, 0);
+    bsr_prof_mark("ilu setup: numeric");
+    if (!s) F->st.setup_s += bsr_now() - t0;   /* the setup: both phases */
+    return s;
 }
 
 bsr_status ilu_pattern_pass(bsr_ilu *F, bsr_context *dev, const bsr_matrix *A)
@@ -443,17 +447,13 @@ bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_co
     return BSR_OK;
 }
 
-/* The symbolic value, then the host numeric value of A (one factorization). */
+/* The symbolic value, then the host numeric value of A (its first factorization). */
 static bsr_status setup_host(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
-    double t0 = bsr_now();
     BSR_TRY(ilu_sym_build(A, opt, NULL, Fout));
-    bsr_ilu *F = *Fout;
-    bsr_status s = ilu_num_host(F, A, 0);
-    bsr_prof_mark("ilu setup: numeric");
-    if (s) { bsr_ilu_destroy(F); *Fout = NULL; return s; }
-    F->st.setup_s = bsr_now() - t0;
-    return BSR_OK;
+    bsr_status s = ilu_num_host(*Fout, A);
+    if (s) { bsr_ilu_destroy(*Fout); *Fout = NULL; }
+    return s;
 }
 
 /* bsr_ilu_options.symbolic_only (deprecated: the library's device

@@ -184,6 +184,16 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, bsr
     return BSR_OK;
 }
 
+/* The symbolic value of A for values factored on the host: ilu_sym_build,
+ * except with match=auto, which chooses the matching by factoring with and
+ * without it (bsr_ilu_setup: the plan then brings its first factorization,
+ * which the numeric value takes over). */
+static bsr_status ilu_host_plan(const bsr_matrix *A, const bsr_ilu_options *io, bsr_ilu **F)
+{
+    if (io->match == BSR_MATCH_AUTO) return bsr_ilu_setup(A, io, F);
+    return ilu_sym_build(A, io, NULL, F);
+}
+
 /* The ILU object on pc: options kept for the info line. */
 static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *ctx, ilu_pc **out)
 {
@@ -196,9 +206,7 @@ static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *
     return BSR_OK;
 }
 
-/* The host row: the symbolic value and the CPU numeric value (bsr_ilu_setup
- * makes both: with match=auto it compares the factorizations of two symbolic
- * values and keeps one pair). */
+/* The host row: the symbolic value, then the CPU numeric value made from it. */
 static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     (void)ctx;
@@ -206,17 +214,17 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     bsr_ilu_options io;
     BSR_TRY(ilu_new(pc, o, NULL, &I));
     BSR_TRY(ilu_resolve(o, NULL, &io));
-    BSR_TRY(bsr_ilu_setup(A, &io, &I->F));
-    BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
+    BSR_TRY(ilu_host_plan(A, &io, &I->F));
+    BSR_TRY(ilu_numeric_cpu(I->F, A, &I->num));
     ilu_describe(pc, I->F, o, I->num);
     return BSR_OK;
 }
 
-/* The device row on ctx: the finished symbolic value (factor=gpu: nothing
- * numeric on the host; an ILU(0) in natural order builds its patterns on the
- * device; factor=cpu: with the host numeric value, whose values are uploaded),
- * then A's device mirror made current and the CUDA numeric value of
- * (symbolic value, A) with the numeric options resolved here. */
+/* The device row on ctx: the finished symbolic value (factor=gpu: an ILU(0)
+ * in natural order builds its patterns on the device), then A's device
+ * mirror made current and the CUDA numeric value of (symbolic value, A) with
+ * the numeric options resolved here (factor=gpu: nothing numeric on the
+ * host; factor=cpu: values factored on the host, then uploaded). */
 static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     ilu_pc *I;
@@ -226,7 +234,7 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     ilu_numeric_options no;
     no.on_device = o->factor == BSR_FACTOR_GPU;
     if (no.on_device) BSR_TRY(ilu_sym_build(A, &io, ctx, &I->F));
-    else BSR_TRY(bsr_ilu_setup(A, &io, &I->F));
+    else BSR_TRY(ilu_host_plan(A, &io, &I->F));
     double t = bsr_now();
     BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
     /* float factors serve double vectors (mixed) and float vectors alike */
@@ -234,8 +242,8 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
     /* device seconds: the symbolic phase's on the device and the numeric
-     * value's, less its pattern pass (host setup work, as the CPU's) */
-    pc->dev_s = I->F->sym_dev_s + bsr_now() - t - I->num->pattern_s;
+     * value's, less its host work (a host factorization or the pattern pass) */
+    pc->dev_s = I->F->sym_dev_s + bsr_now() - t - I->num->host_s;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);
