@@ -91,6 +91,19 @@ typedef struct {
                          * use bsr_error: its message is thread-local) */
 } ilu_work;
 
+/* One ILU plan and its host numeric value (CSparse's css and csn in one
+ * struct; ilu_setup.c):
+ *  - the symbolic value, made by ilu_sym_build and unchanged afterwards: opt,
+ *    t1, t2, pivot_rel, n, b, mode, prec, nnzbA, ord, the matching (rsrc, dr,
+ *    dc, scale_right), the map (ap, ac, asrc), tree_ok, and for ILU(0) L and
+ *    U's patterns and schedules (or dsym) with their statistics;
+ *  - the pattern a threshold kind's first factorization chooses (fz, L and
+ *    U's patterns, lvL, lvU; pattern_id), host or pattern pass;
+ *  - the host numeric value (ilu_num_host, refactor): aval, rowref, dl,
+ *    scale_left, piv, rows, pool, work, L and U's values, valid, apply_ws,
+ *    the factorization's statistics;
+ *  - state of one running factorization only: use_fz, dev, araw, rowbuf,
+ *    grow_l, grow_u, grow_x. */
 struct bsr_ilu {
     void *apply_ws;         /* bsr_ilu_apply's work vector, kept between calls (a size_t
                              * capacity, then the data); taken and given back atomically */
