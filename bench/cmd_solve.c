@@ -163,7 +163,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
     const bsr_ilu *F = S ? bsr_solver_host_ilu(S) : NULL;
     bsr_ilu_stab t;
     memset(&t, 0, sizeof t);
-    if (opt->precond != BSR_PC_ILU0 && opt->grow != 1 && F && !F->opt.symbolic_only) {
+    if (opt->precond != BSR_PC_ILU0 && opt->grow != 1 && F && F->valid) {
         if (bsr_ilu_stability(F, &t)) { bsr_clear_error(); return NULL; }
         if (t.l_max <= 1e3 && t.u_max <= 1e3) return NULL;   /* (NaN: past it) */
         snprintf(buf, n, "%s%sgrow=1", c, sep);
@@ -189,7 +189,7 @@ static void stability_compute(const bsr_solver *S, extras *e)
     e->diag = 1;
     const bsr_ilu *F = bsr_solver_host_ilu(S);
     if (!F) { e->stab_note = "no ILU preconditioner"; return; }
-    if (F->opt.symbolic_only) { e->stab_note = "host factors only (factor=cpu)"; return; }
+    if (!F->valid) { e->stab_note = "host factors only (factor=cpu)"; return; }
     memset(&e->stab, 0, sizeof e->stab);
     if (bsr_ilu_stability(F, &e->stab)) { e->stab_note = "not computed (no valid host factors)"; bsr_clear_error(); }
 }

@@ -58,7 +58,7 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * block: where match=auto looks further (ilu_match.c). */
 int bsr_ilu_diagonal_weak(const bsr_matrix *A);
 /* The host plan of S's ILU preconditioner, NULL when it is no ILU
- * (precond_ilu.c); its values are the host factors unless symbolic_only. */
+ * (precond_ilu.c); it holds host factors when F->valid (not with factor=gpu). */
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
 /* o->cap resolved: the default (BSR_CAP_DEFAULT) is auto for rows factored on
  * the device (factor_gpu), none on the host (options.c). */

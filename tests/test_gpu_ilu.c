@@ -16,6 +16,9 @@
  * BSR_TEST_QUICK (sanitizer runs): b = 1, 4, 5, 10 and natural / ND only,
  * the solver in natural order, three of the device symbolic cases. */
 #include "harness.h"
+#include "internal.h"
+#include "ilu_impl.h"
+#include "solver_impl.h"
 #include "gpu_ilu.h"
 #include <math.h>
 #include <stdlib.h>
@@ -381,6 +384,9 @@ static int solve_sym(const bsr_matrix *A, const char *where, double *x, char *in
         bsr_solver_destroy(s);
         return -1;
     }
+    /* the symbolic value and the device numeric value only: no host numbers */
+    const bsr_ilu *F = bsr_solver_host_ilu(s);
+    CU_ASSERT(F && !F->valid && !F->pattern_only && !F->aval && !F->scale_left && !F->rows && !F->piv);
     bsr_multivec *B = NULL, *X = NULL;
     BSR_ASSERT_OK(bsr_multivec_create(&B, m, 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&X, m, 1, BSR_DOUBLE));

@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "ilu_impl.h"
+#include "solver_impl.h"
 #include "gpu_ilu.h"
 #include <math.h>
 #include <stdlib.h>
@@ -162,6 +163,9 @@ static void test_time_step(void)
                 solve(sg, P.rhs, &rg, &st);
                 CU_ASSERT(strstr(st.precond_info, "on the device") != NULL);
                 CU_ASSERT_EQUAL(st.pattern_new, 1);
+                /* factored on the device: the pattern pass chose the pattern, no host values */
+                const bsr_ilu *Fg = bsr_solver_host_ilu(sg);
+                CU_ASSERT(Fg && !Fg->valid && Fg->pattern_only && Fg->fz);
                 bsr_solver_stats_free(&st);
                 BSR_ASSERT_OK(bsr_solver_refactor(sg, A2));
                 BSR_ASSERT_OK(bsr_solver_refactor(sc_, A2));

@@ -941,6 +941,76 @@ static void test_symbolic_only_threshold(void)
     bsr_matrix_destroy(A);
 }
 
+/* The symbolic value (ilu_sym_build) is finished before any numbers: no
+ * numeric array, no values to hand out or apply; the host numeric value made
+ * from it equals bsr_ilu_setup's factors bit for bit (every kind, natural and
+ * ND order, double and float factors) and leaves the symbolic part as it was
+ * (map of A, ordering, ILU(0)'s patterns); a threshold kind's pattern comes
+ * only with the first factorization.  The public symbolic_only setup keeps
+ * its behaviour: no host values, match=mpt refused, auto = none. */
+static void test_symbolic_value(void)
+{
+    bsr_matrix *A = mk_convdiff(14, 30, 2);
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
+        for (int v = 0; v < 4; v++) {
+            bsr_ilu_options o = opts(kind, 0.02);
+            if (v & 1) bsr_order_options_default(&o.order, BSR_ORDER_ND);
+            if (v & 2) o.prec = BSR_FLOAT;
+            bsr_ilu *S = NULL, *F = NULL;
+            BSR_ASSERT_OK(ilu_sym_build(A, &o, NULL, &S));
+            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+            if (!S || !F) { bsr_ilu_destroy(S); bsr_ilu_destroy(F); continue; }
+            CU_ASSERT(!S->aval && !S->rowref && !S->dl && !S->piv && !S->scale_left && !S->rows && !S->pool);
+            CU_ASSERT(!S->valid && !S->pattern_only && !S->dsym);
+            CU_ASSERT(kind == BSR_ILU0 ? S->L && S->U && S->lvL && S->lvU : !S->L && !S->U && !S->fz);
+            bsr_ilu_factors f;
+            CU_ASSERT_EQUAL(bsr_ilu_get_factors(S, &f), BSR_ERR_ARG);   /* no values yet */
+            const int n = S->n, z = S->nnzbA;
+            int *snap = malloc(sizeof(int) * (3 * (size_t)z + 2 * (size_t)n + 1));
+            memcpy(snap, S->ap, sizeof(int) * ((size_t)n + 1));
+            memcpy(snap + n + 1, S->ac, sizeof(int) * (size_t)z);
+            memcpy(snap + n + 1 + z, S->asrc, sizeof(int) * (size_t)z);
+            const bsr_matrix *L0 = S->L, *U0 = S->U;
+            const bsr_levels *lv0 = S->lvL;
+            BSR_ASSERT_OK(ilu_num_host(S, A));
+            CU_ASSERT(S->valid && S->aval && S->scale_left);
+            CU_ASSERT(same_factors(S, F));
+            CU_ASSERT(bsr_test_same_ints(snap, S->ap, (size_t)n + 1) && bsr_test_same_ints(snap + n + 1, S->ac, (size_t)z) &&
+                      bsr_test_same_ints(snap + n + 1 + z, S->asrc, (size_t)z));
+            CU_ASSERT(!S->ord == !F->ord);
+            if (S->ord && F->ord) { CU_ASSERT(bsr_test_same_ints(S->ord->perm, F->ord->perm, (size_t)n)); }
+            if (kind == BSR_ILU0) { CU_ASSERT(S->L == L0 && S->U == U0 && S->lvL == lv0); }   /* the same patterns */
+            else { CU_ASSERT(S->fz != NULL); }
+            free(snap);
+            bsr_ilu_destroy(S);
+            bsr_ilu_destroy(F);
+        }
+    /* symbolic_only (deprecated): patterns only, the matching's rules kept */
+    for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind += 2) {
+        bsr_ilu_options o = opts(kind, 0.02);
+        o.symbolic_only = 1;
+        o.match = BSR_MATCH_MPT;
+        bsr_ilu *S = NULL;
+        CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &S), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NULL(S);
+        o.match = BSR_MATCH_AUTO;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &S));
+        if (!S) continue;
+        bsr_ilu_stats st;
+        BSR_ASSERT_OK(bsr_ilu_get_stats(S, &st));
+        CU_ASSERT(!st.match_used && !strcmp(st.match_note, "values factored on the device"));
+        CU_ASSERT(S->pattern_only && !S->valid);
+        bsr_ilu_factors f;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(S, &f));   /* the patterns */
+        CU_ASSERT(f.L && f.U && bsr_matrix_nnzb(f.L) == st.nnzb_L);
+        CU_ASSERT_EQUAL(ilu_num_host(S, A), BSR_ERR_ARG);   /* pattern only: never host values */
+        CU_ASSERT(!S->valid);
+        bsr_clear_error();
+        bsr_ilu_destroy(S);
+    }
+    bsr_matrix_destroy(A);
+}
+
 /* A refactor that fails (zero pivot in strict mode, block row 1) leaves F
  * unusable until the next good refactor, which equals a fresh setup. */
 static void test_refactor_after_failure(void)
@@ -1539,7 +1609,7 @@ static void test_symbolic_threads(void)
             bsr_levels_free(sl); bsr_levels_free(su);
             if (m == 0 && o == 0) { CU_ASSERT(F->n >= (int64_t)64 * (F->lvL->nlevels + 1)); }  /* chunked sort ran */
             if (full) { CU_ASSERT(F->rows && F->aval && F->piv && F->dl && F->scale_left); }
-            else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && F->scale_left); }   /* symbolic only */
+            else { CU_ASSERT(!F->rows && !F->aval && !F->piv && !F->dl && !F->scale_left); }   /* symbolic only: no numbers */
             bsr_ilu_destroy(F);
         }
     }
@@ -1634,6 +1704,7 @@ int main(int argc, char **argv)
         {"frozen ILUT: LU = A on its pattern", test_frozen_ilut_identity},
         {"per-row cap, fill bound in one pass", test_cap_and_fill},
         {"ILUT/ILU2 symbolic_only: the same pattern, host factors refused", test_symbolic_only_threshold},
+        {"symbolic value finished before any numbers; host numeric = setup", test_symbolic_value},
         {"ILU2 limits (tau2 = tau1, one row)", test_ilu2_limits},
         {"keep_pattern keeps A's blocks (ILUT: = ILU(0))", test_keep_pattern},
         {"refactor after a failed refactor", test_refactor_after_failure},

@@ -38,14 +38,17 @@ typedef struct {
                              * error (BSR_ERR_SINGULAR) instead */
     int prec;               /* precision of the stored factors: -1 = A's,
                              * else a bsr_precision (factoring is in double) */
-    int symbolic_only;      /* the values are computed on the device (the solver's
-                             * CUDA backend), so apply, error_norm and refactor
-                             * refuse and L, U hold patterns only.  ILU(0): setup does
-                             * the ordering, the map of A and the L/U patterns and
-                             * schedules but no numeric factorization (no scaled copy
-                             * of A, pivots or per-row storage are allocated).
-                             * ILUT/ILU2: the thresholds' factorization runs (its
-                             * values choose the pattern) but is not copied into L, U */
+    int symbolic_only;      /* deprecated, kept for source and ABI compatibility (the
+                             * library's device preconditioner no longer uses it: it
+                             * builds a symbolic value and a device numeric value).
+                             * Nonzero: the values are computed elsewhere (a device), so
+                             * apply, error_norm and refactor refuse and L, U hold
+                             * patterns only.  ILU(0): setup does the ordering, the map
+                             * of A and the L/U patterns and schedules but no numeric
+                             * work (no scaled copy of A, scaling, pivots or per-row
+                             * storage are allocated).  ILUT/ILU2: the thresholds'
+                             * factorization runs (its values choose the pattern) but is
+                             * not copied into L, U.  match: mpt refused, auto = none */
     int keep_pattern;       /* ILUT/ILU2: nonzero keeps every block of A's own pattern
                              * as first-order (so L+U contains ILU(0)'s pattern); the
                              * thresholds then decide only the fill outside it */
@@ -77,8 +80,8 @@ typedef struct {
                              * (est = ||(LU)^{-1} e||_inf <= 100), otherwise those with it too
                              * are computed and the smaller est wins (stats.match_est_*); a
                              * structurally singular A stays at none (stats.match_note says
-                             * why).  Refused with symbolic_only (values factored on the
-                             * device): auto = none */
+                             * why).  With symbolic_only (values factored elsewhere):
+                             * mpt refused, auto = none */
     int grow;               /* ILUT/ILU2 with host rows: nonzero estimates the growth of the
                              * inverse factors after the factorization (as diag=1 reports it)
                              * and, when it is past 1e3, factors again dropping a block by its

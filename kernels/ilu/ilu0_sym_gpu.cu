@@ -179,9 +179,9 @@ static bsr_status sym_check(const bsr_ilu0_dsym *S, const bsr_ilu *F, const bsr_
     if (!on) return BSR_OK;
     bsr_ilu_options o = F->opt;
     o.order.kind = BSR_ORDER_NATURAL;
-    o.symbolic_only = 1;
+    o.match = BSR_MATCH_NONE;
     bsr_ilu *H = NULL;
-    BSR_TRY(bsr_ilu_setup(A, &o, &H));
+    BSR_TRY(ilu_sym_build(A, &o, NULL, &H));   /* the host's symbolic value */
     const size_t n = (size_t)S->n;
     bsr_status s = BSR_OK;
     for (size_t p = 0; p < (size_t)S->nnzA && s == BSR_OK; p++)
@@ -278,7 +278,8 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
 extern "C" bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(ctx && F && A, "bsr_ilu0_symbolic_dev: NULL argument");
-    BSR_CHECK_ARG(F->deferred && !F->dsym, "bsr_ilu0_symbolic_dev: F has no deferred symbolic phase");
+    BSR_CHECK_ARG(F->mode == 0 && !F->ord && !F->rsrc && !F->dsym && !F->L,
+                  "bsr_ilu0_symbolic_dev: F is no ILU(0) in natural order awaiting its symbolic phase");
     BSR_CHECK_ARG(A->nbrows == F->n && A->nbcols == F->n && A->b == F->b && A->nnzb == F->nnzbA,
                   "bsr_ilu0_symbolic_dev: A (%d x %d blocks of %d, %d blocks) is not the matrix of the setup",
                   A->nbrows, A->nbcols, A->b, A->nnzb);

@@ -383,10 +383,13 @@ extern "C" void bsr_gpu_ilu_destroy(bsr_gpu_ilu *G)
 }
 
 /* Upload the block-diagonal scaling s (host, hprec) as fprec, in the device
- * numbering (block q = block qrow[q] with full renumbering). */
-static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, void **dev)
+ * numbering (block q = block qrow[q] with full renumbering); values_later:
+ * only its storage, made when s is set or need (an ILU's left scaling,
+ * which the device factorization fills whether or not the plan has host
+ * values). */
+static bsr_status scale_setup(bsr_gpu_ilu *G, const void *s, int need, void **dev)
 {
-    if (!s) return BSR_OK;
+    if (!s && !need) return BSR_OK;
     CU_TRY(bsr_cu_malloc(dev, (size_t)(G->n ? G->n : 1) * G->b * G->b * bsr_precision_size(G->fprec)));
     if (G->opt.values_later) return BSR_OK;
     return upload_blocks(G, s, G->n, G->qrow, *dev);
@@ -506,14 +509,18 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the context is not a CUDA context (%s)", bsr_context_describe(ctx));
     BSR_TRY(bsr_cuda_enter(ctx));
     const bsr_ilu0_dsym *S = bsr_ilu_dsym(F);
+    const int later = o && o->values_later;
+    if (!later && (F->pattern_only || S))
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: F holds patterns only: its values are computed on the "
+                         "device, so the factors must be created with values_later");
+    /* values_later: the plan's patterns, ordering and scalings whatever its
+     * host values (a plan for the device has none) */
     bsr_ilu_factors f;
-    BSR_TRY(bsr_ilu_get_factors(F, &f));
+    if (later) ilu_plan_factors(F, &f);
+    else BSR_TRY(bsr_ilu_get_factors(F, &f));
     if (!S) BSR_TRY(check_factors(&f));
     else if (F->b < 1 || F->b > TRSV_MAXB)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu: block size %d outside 1..%d", F->b, TRSV_MAXB);
-    if (F->opt.symbolic_only && !(o && o->values_later))
-        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: F was set up symbolic_only: its values are computed on the "
-                         "device, so the factors must be created with values_later");
     bsr_gpu_ilu *G = (bsr_gpu_ilu *)bsr_calloc(1, sizeof *G, "bsr_gpu_ilu");
     if (!G) return BSR_ERR_NOMEM;
     if (o) G->opt = *o;
@@ -530,8 +537,8 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: renumber = %d (0 none, 1 storage, 2 full)", G->opt.renumber);
     }
     bsr_status s = S ? tris_dev(G, S) : tris_host(G, &f);
-    if (s == BSR_OK) s = scale_setup(G, f.scale_left, &G->sl);
-    if (s == BSR_OK) s = scale_setup(G, f.scale_right, &G->sr);
+    if (s == BSR_OK) s = scale_setup(G, f.scale_left, G->opt.values_later, &G->sl);
+    if (s == BSR_OK) s = scale_setup(G, f.scale_right, 0, &G->sr);
     bsr_prof_mark_dev("gpu ilu: permutation + scaling");
     if (s == BSR_OK) s = bsr_gpu_ilu_set_kernel(G, G->opt.kernel, G->opt.sched);
     bsr_prof_mark_dev("gpu ilu: kernel choice / graphs");
@@ -547,7 +554,7 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
 extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
 {
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
-    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_gpu_ilu_refactor: F was set up symbolic_only: its values are computed "
+    BSR_CHECK_ARG(!F->pattern_only, "bsr_gpu_ilu_refactor: F holds patterns only: its values are computed "
                   "on the device (bsr_gpu_ilu0_factor), there are none on the host to upload");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;

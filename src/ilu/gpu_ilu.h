@@ -122,10 +122,10 @@ void bsr_trsv_set_tuning(const bsr_trsv_tuning *t);
  * that refactor every time step: ILU(0), or ILUT/ILU2 into the frozen pattern
  * of F's last threshold factorization (the refactor of bsr_ilu_refactor with
  * pattern frozen: same blocks, same classes, ILU2's rules).  create: host
- * symbolic work from F (an ILU(0) bsr_ilu after setup, symbolic_only
- * suffices; or an ILUT/ILU2 one after setup) uploaded once, or, when the
- * solver did an ILU(0)'s symbolic phase on the device (natural order), taken
- * from there; F must outlive D.  factor: A (same pattern, current device mirror in D's context,
+ * symbolic work from F (an ILU(0) symbolic value, ilu_sym_build or
+ * symbolic_only; or an ILUT/ILU2 one after its first factorization or pattern
+ * pass) uploaded once, or, when the symbolic phase of an ILU(0) was done on
+ * the device (natural order), taken from there; F must outlive D.  factor: A (same pattern, current device mirror in D's context,
  * float or double) scaled and factored on the device, level by level of L's
  * schedule, same rules and order of operations as the CPU (pivot
  * regularization counted, strict_pivots, non-finite values -> BSR_ERR_VALUE /
@@ -142,8 +142,8 @@ bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, in
                               double *factor_s);
 void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D);
 
-/* Tests only: on (nonzero), the deferred symbolic phase of an ILU(0)
- * factored on the device is done on the host (to compare the two). */
+/* Tests only: on (nonzero), the symbolic phase of an ILU(0) factored on the
+ * device (natural order) is done on the host (to compare the two). */
 void bsr_ilu_test_symbolic_host(int on);
 
 #ifdef __cplusplus

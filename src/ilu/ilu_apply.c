@@ -94,8 +94,8 @@ static void ws_give(bsr_ilu *F, void *data)
 bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *Y)
 {
     BSR_CHECK_ARG(F && X && Y, "bsr_ilu_apply: NULL argument");
+    BSR_CHECK_ARG(!F->pattern_only, "bsr_ilu_apply: F holds patterns only (factors live on the device)");
     BSR_CHECK_ARG(F->valid, "bsr_ilu_apply: the last factorization failed; refactor first");
-    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_ilu_apply: F was set up symbolic_only (factors live on the device)");
     int64_t n = (int64_t)F->n * F->b;
     if (X->n != n || Y->n != n || X->k != Y->k)
         return bsr_error(BSR_ERR_SIZE, "bsr_ilu_apply: M is %lld x %lld, X is %lld x %d, Y %lld x %d",
@@ -140,8 +140,8 @@ static void get_block(const bsr_matrix *M, int p, double *out)
 bsr_status bsr_ilu_error_norm(const bsr_ilu *F, double *rel)
 {
     BSR_CHECK_ARG(F && rel, "bsr_ilu_error_norm: NULL argument");
+    BSR_CHECK_ARG(!F->pattern_only, "bsr_ilu_error_norm: F holds patterns only (factors live on the device)");
     BSR_CHECK_ARG(F->valid, "bsr_ilu_error_norm: the last factorization failed");
-    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_ilu_error_norm: F was set up symbolic_only (factors live on the device)");
     const int n = F->n, b = F->b, bb = b * b;
     double *rowerr = bsr_calloc((size_t)n + 1, 2 * sizeof(double), "ILU error norm");
     if (!rowerr) return BSR_ERR_NOMEM;

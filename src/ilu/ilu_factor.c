@@ -380,34 +380,24 @@ static void row_split(const bsr_ilu *F, int k, int *nl, int *nu)
 }
 
 /* Row k of L and U (rowptrs done): the diagonal first in U, A's columns split
- * at the diagonal, and F->rows[k] (when kept) pointing into them (values:
- * lv/uv). */
-static void symbolic_row(bsr_ilu *F, int k, double *lv, double *uv)
+ * at the diagonal. */
+static void symbolic_row(bsr_ilu *F, int k)
 {
-    const int l0 = F->L->rowptr[k], u0 = F->U->rowptr[k];
-    int pl = l0, pu = u0;
+    int pl = F->L->rowptr[k], pu = F->U->rowptr[k];
     F->U->colind[pu++] = k;
     for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
         if (F->ac[p] < k) F->L->colind[pl++] = F->ac[p];
         else if (F->ac[p] > k) F->U->colind[pu++] = F->ac[p];
     }
-    if (!F->rows) return;
-    const size_t bb = (size_t)F->b * F->b;
-    ilu_row_t *r = &F->rows[k];
-    r->lcol = F->L->colind + l0; r->lval = lv + l0 * bb;
-    r->ucol = F->U->colind + u0; r->uval = uv + u0 * bb;
-    r->nl = pl - l0;
-    r->nu = pu - u0;
 }
 
-/* ILU(0) symbolic phase: L, U patterns (A's plus the diagonal), level schedules, row pointers
- * into them (not when symbolic only: the values are computed on the device
- * and the host rows, 56 bytes each, would only cost page faults).  Counts,
- * prefix sums and rows in parallel (first touch of the big arrays spread over
- * the threads; the result does not depend on them). */
+/* ILU(0) symbolic phase: L, U patterns (A's plus the diagonal) and their
+ * level schedules.  Counts, prefix sums and rows in parallel (first touch of
+ * the big arrays spread over the threads; the result does not depend on
+ * them). */
 bsr_status ilu_symbolic0(bsr_ilu *F)
 {
-    const int n = F->n, bb = F->b * F->b;
+    const int n = F->n;
     int64_t nl = 0, nu = 0;
     #pragma omp parallel for schedule(static) reduction(+ : nl, nu) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) {
@@ -419,26 +409,45 @@ bsr_status ilu_symbolic0(bsr_ilu *F)
     if (nl > INT_MAX || nu > INT_MAX) return bsr_error(BSR_ERR_UNSUPPORTED, "ILU(0): factor too large for int indices");
     BSR_TRY(bsr_matrix_alloc(&F->L, n, n, F->b, (int)nl, F->prec));
     BSR_TRY(bsr_matrix_alloc(&F->U, n, n, F->b, (int)nu, F->prec));
-    double *lv = F->L->val, *uv = F->U->val;
-    if (!F->opt.symbolic_only) {
-        F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
-        if (!F->rows) return BSR_ERR_NOMEM;
-    }
-    if (F->rows && F->prec != BSR_DOUBLE) {
-        F->pool = bsr_malloc(sizeof(double) * (size_t)(nl + nu + 1) * bb, "ILU(0) double rows");
-        if (!F->pool) return BSR_ERR_NOMEM;
-        lv = F->pool;
-        uv = F->pool + (size_t)nl * bb;
-    }
     F->L->rowptr[0] = F->U->rowptr[0] = 0;
     #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int k = 0; k < n; k++) row_split(F, k, &F->L->rowptr[k + 1], &F->U->rowptr[k + 1]);
     bsr_scan_par(F->L->rowptr + 1, n);
     bsr_scan_par(F->U->rowptr + 1, n);
     #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
-    for (int k = 0; k < n; k++) symbolic_row(F, k, lv, uv);
+    for (int k = 0; k < n; k++) symbolic_row(F, k);
     BSR_TRY(bsr_levels_build_pair(F->L, F->U, &F->lvL, &F->lvU));
     F->st.pattern_id = 1;
+    return BSR_OK;
+}
+
+/* ILU(0)'s host rows: row k's L and U blocks at their places in L and U
+ * (double factors: factored in place) or in a double pool laid out like them
+ * (float factors).  Made by the first host factorization, not the symbolic
+ * phase: a plan whose values are computed on the device never pays for them
+ * (56 bytes a row and their page faults). */
+bsr_status ilu_rows0(bsr_ilu *F)
+{
+    const int n = F->n;
+    const size_t bb = (size_t)F->b * F->b, nl = (size_t)F->L->nnzb, nu = (size_t)F->U->nnzb;
+    F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
+    if (!F->rows) return BSR_ERR_NOMEM;
+    double *lv = F->L->val, *uv = F->U->val;
+    if (F->prec != BSR_DOUBLE) {
+        F->pool = bsr_malloc(sizeof(double) * (nl + nu + 1) * bb, "ILU(0) double rows");
+        if (!F->pool) return BSR_ERR_NOMEM;
+        lv = F->pool;
+        uv = F->pool + nl * bb;
+    }
+    #pragma omp parallel for schedule(static) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int k = 0; k < n; k++) {
+        const int l0 = F->L->rowptr[k], u0 = F->U->rowptr[k];
+        ilu_row_t *r = &F->rows[k];
+        r->lcol = F->L->colind + l0; r->lval = lv + (size_t)l0 * bb;
+        r->ucol = F->U->colind + u0; r->uval = uv + (size_t)u0 * bb;
+        r->nl = F->L->rowptr[k + 1] - l0;
+        r->nu = F->U->rowptr[k + 1] - u0;
+    }
     return BSR_OK;
 }
 
@@ -498,10 +507,10 @@ static bsr_status assemble(bsr_ilu *F)
         }
         bsr_matrix *A = *M;
         A->dev_stale = 1;
-        /* ILU(0) in double: factored in place; symbolic_only: the device
+        /* ILU(0) in double: factored in place; a pattern pass: the device
          * computes the values (a copy of 2 x 0.45 GB at 1M block rows, b = 4,
          * page faults included, saved) */
-        if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->opt.symbolic_only) continue;
+        if ((F->mode == 0 && F->prec == BSR_DOUBLE) || F->pattern_only) continue;
         #pragma omp parallel for schedule(static) num_threads(bsr_team((int64_t)A->nnzb * bb, ILU_TEAM_GRAIN))
         for (int k = 0; k < n; k++) {
             const ilu_row_t *r = &F->rows[k];
@@ -558,12 +567,11 @@ bsr_status ilu_factor(bsr_ilu *F)
     run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0,
                F->n / 256 < 1 ? 1 : F->n / 256 > PROGRESS_ROWS ? PROGRESS_ROWS : F->n / 256};
     bsr_status s = BSR_OK;
-    /* a symbolic_only threshold setup for a device: its rows there (no host
-     * workspaces then), unless the device cannot bound them (then here, as
-     * without one) */
+    /* a pattern pass for a device: its rows there (no host workspaces
+     * then), unless the device cannot bound them (then here, as without one) */
     int on_dev = 0;
     ilu_dev_counts cnt = {0, 0, 0, 0, 0};
-    if (inside && F->dev && F->opt.symbolic_only) {
+    if (inside && F->dev && F->pattern_only) {
         s = bsr_gpu_ilut_rows(F->dev, F, &cnt);
         if (s && s != BSR_ERR_UNSUPPORTED) return s;
         on_dev = !s;

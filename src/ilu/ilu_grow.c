@@ -53,7 +53,7 @@ static double grow_weight(double e, double ref, double gmax)
 
 bsr_status ilu_grow_begin(bsr_ilu *F)
 {
-    if (F->mode != 1 || F->use_fz || F->opt.grow != 2 || F->opt.symbolic_only) return BSR_OK;
+    if (F->mode != 1 || F->use_fz || F->opt.grow != 2 || F->pattern_only) return BSR_OK;
     const size_t n = (size_t)F->n + 1;
     F->grow_l = bsr_malloc(sizeof(double) * n, "ILU growth weights");
     F->grow_x = bsr_malloc(sizeof(double) * n * F->b, "ILU growth estimate");
@@ -104,7 +104,7 @@ bsr_status ilu_grow_stabilize(bsr_ilu *F, bsr_status fs)
         F->grow_l = F->grow_x = NULL;
         return BSR_OK;
     }
-    if (F->mode != 1 || F->use_fz || F->opt.grow != 1 || F->opt.symbolic_only) return BSR_OK;
+    if (F->mode != 1 || F->use_fz || F->opt.grow != 1 || F->pattern_only) return BSR_OK;
     const double trig = ILU_GROW_TRIGGER, ref = ILU_GROW_REF, gmax = ILU_GROW_MAX;
     const int passes = ILU_GROW_PASSES;
     const int n = F->n;

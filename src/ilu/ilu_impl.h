@@ -91,6 +91,19 @@ typedef struct {
                          * use bsr_error: its message is thread-local) */
 } ilu_work;
 
+/* One ILU plan and its host numeric value (CSparse's css and csn in one
+ * struct; ilu_setup.c):
+ *  - the symbolic value, made by ilu_sym_build and unchanged afterwards: opt,
+ *    t1, t2, pivot_rel, n, b, mode, prec, nnzbA, ord, the matching (rsrc, dr,
+ *    dc, scale_right), the map (ap, ac, asrc), tree_ok, and for ILU(0) L and
+ *    U's patterns and schedules (or dsym) with their statistics;
+ *  - the pattern a threshold kind's first factorization chooses (fz, L and
+ *    U's patterns, lvL, lvU; pattern_id), host or pattern pass;
+ *  - the host numeric value (ilu_num_host, refactor): aval, rowref, dl,
+ *    scale_left, piv, rows, pool, work, L and U's values, valid, apply_ws,
+ *    the factorization's statistics;
+ *  - state of one running factorization only: use_fz, dev, araw, rowbuf,
+ *    grow_l, grow_u, grow_x. */
 struct bsr_ilu {
     void *apply_ws;         /* bsr_ilu_apply's work vector, kept between calls (a size_t
                              * capacity, then the data); taken and given back atomically */
@@ -111,6 +124,9 @@ struct bsr_ilu {
     /* A in the permuted numbering (symbolic, from setup): row k holds
      * ap[k]..ap[k+1]-1 with column ac[] ascending, taken from A's block asrc[]. */
     int *ap, *ac, *asrc;
+    /* The host numeric value's arrays, allocated by its first factorization
+     * (ilu_setup.c, numeric_arrays): NULL in a plan whose values are computed
+     * elsewhere (ILU(0) factored on the device). */
     double *aval;           /* scaled permuted A (double), refreshed by refactor */
     double *rowref;         /* [n] r_k: largest scaled block norm of row k / sqrt(b) */
     double *dl;             /* [n*b*b] left scaling, double (permuted rows) */
@@ -123,20 +139,23 @@ struct bsr_ilu {
     bsr_ilu_stats st;
     ilu_work *work;         /* [nwork] per-thread workspaces, kept for refactor */
     int nwork;
-    int valid;              /* the last numeric factorization succeeded */
+    int valid;              /* the last host numeric factorization succeeded: L and U hold
+                             * its values (never set by a symbolic phase or a pattern pass) */
+    int pattern_only;       /* L and U hold patterns only: the values are computed elsewhere
+                             * (a device; bsr_ilu_options.symbolic_only, ilu_pattern_pass), so
+                             * the host apply, refactor and diagnostics refuse */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
     ilu_pattern *fz;        /* threshold kinds: the frozen pattern (built by the first factorization) */
     int use_fz;             /* factor into fz (refactor, pattern frozen) rather than by thresholds */
     uint64_t pattern_id;    /* process-unique id of the current pattern (new at setup and at every
                              * threshold factorization that chose its pattern again) */
-    /* Symbolic phase on the device (ILU(0), natural order, CUDA backend):
-     * setup leaves ap/ac/asrc, L, U and the schedules unset (deferred); then
-     * either bsr_ilu0_symbolic_dev attaches the device patterns here, or
-     * bsr_ilu_symbolic_host builds the host ones after all. */
-    int deferred;
-    void *dsym;             /* device patterns and schedules (kernels/ilu/ilu0_sym_gpu.cu) */
-    bsr_context *dev;       /* threshold kinds set up symbolic_only for a CUDA context: the
-                             * pattern-choosing rows run on its device (kernels/ilu/ilut_gpu.cu) */
+    /* ILU(0) in natural order with a device (ilu_sym_build's ctx): the
+     * symbolic phase done there, its patterns and schedules here instead of
+     * ap/ac/asrc, L, U and lvL, lvU (kernels/ilu/ilu0_sym_gpu.cu) */
+    void *dsym;
+    double sym_dev_s;       /* seconds of the symbolic phase spent on (and waiting for) the device */
+    bsr_context *dev;       /* during a pattern pass for a device (ilu_pattern_pass): the
+                             * pattern-choosing rows run on it (kernels/ilu/ilut_gpu.cu) */
     int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
@@ -249,24 +268,23 @@ bsr_status ilu_umfpack_lu(const bsr_matrix *A, double *fill, double *seconds);
 /* Numeric factorization of F->aval into F->rows and then F->L, F->U
  * (ilu_factor.c).  Serial or over the ND tree. */
 bsr_status ilu_factor(bsr_ilu *F);
-/* ILU(0) symbolic phase: L, U patterns (A's + diagonal), their level
- * schedules, and the rows pointing into them (ilu_factor.c). */
+/* ILU(0) symbolic phase: L, U patterns (A's + diagonal) and their level
+ * schedules (ilu_factor.c). */
 bsr_status ilu_symbolic0(bsr_ilu *F);
-/* Setup of an ILU(0) symbolic_only factorization in natural order with
- * the symbolic phase deferred (F->deferred; ilu_setup.c). */
-bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
-/* The deferred symbolic phase done on the host after all (map of A, patterns,
- * schedules: what bsr_ilu_setup does). */
-bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A);
-/* The deferred symbolic phase done on the device of ctx from A's current
- * device mirror (kernels/ilu/ilu0_sym_gpu.cu): F->dsym set, statistics filled.
- * BSR_ERR_UNSUPPORTED (error cleared) when A's pattern is not ILU(0)'s as it
- * stands (a block row without its diagonal block): the caller then uses
- * bsr_ilu_symbolic_host.  BSR_ILU0_SYM_CHECK=1 compares every array with the
- * host's symbolic phase (tests). */
+/* ILU(0)'s host rows pointing into L and U (double factors) or into a double
+ * pool laid out like them (float factors): the host numeric value's storage
+ * (ilu_factor.c). */
+bsr_status ilu_rows0(bsr_ilu *F);
+/* ILU(0)'s symbolic phase done on the device of ctx from A's current device
+ * mirror (kernels/ilu/ilu0_sym_gpu.cu), for ilu_sym_build: F (its ordering
+ * natural, no matching, no patterns yet) gets F->dsym and the statistics of
+ * the patterns.  BSR_ERR_UNSUPPORTED (error cleared) when A's pattern is not
+ * ILU(0)'s as it stands (a block row without its diagonal block): the host
+ * builds the patterns then.  BSR_ILU0_SYM_CHECK=1 compares every array with
+ * the host's symbolic phase (tests). */
 bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A);
-/* Statistics of a symbolic phase done on the device (patterns of nL + nU
- * blocks, schedules of nlevL and nlevU levels); marks F valid. */
+/* Statistics of the ILU(0) patterns (nL + nU blocks, schedules of nlevL and
+ * nlevU levels), whichever side built them. */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
 /* Build F->fz from the rows of a finished threshold factorization
  * (ilu_pattern.c); its level schedule (fz->lv) is left to the caller. */
@@ -277,7 +295,7 @@ void ilu_pattern_free(ilu_pattern *P);
 
 /* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
  * current) factored on ctx's device (kernels/ilu/ilut_gpu.cu): F->rows get the
- * columns of every row (L, U, W, R, class 2; no values: symbolic_only) and
+ * columns of every row (L, U, W, R, class 2; no values: a pattern pass) and
  * *c the counters the host's workspaces would hold.  The rows, classes and
  * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error
  * set) without a cap, or when a row outgrows its workspace or slot: the
@@ -303,9 +321,35 @@ long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
 /* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
  * (ilu_setup.c): the host scaling every factorization starts from. */
 bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
-/* bsr_ilu_setup with the threshold rows of a symbolic_only setup on dev's
- * device (dev NULL: bsr_ilu_setup). */
-bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **F);
+
+/* The two phases (ilu_setup.c), CSparse's css / csn:
+ * ilu_sym_build: the finished symbolic value of A under opt: options checked,
+ * matching, ordering, map of A onto the permuted rows, the tree test and, for
+ * ILU(0), the L and U patterns and their level schedules (no numbers are
+ * computed or allocated: the matching's scalings are its only values).  ctx
+ * (a CUDA context, or NULL): an ILU(0) in natural order without a matching
+ * builds its patterns on ctx's device (A's device mirror made current),
+ * else on the host.  Threshold kinds find their pattern while factoring: their
+ * symbolic value is ordering and map, and the pattern (F->fz, L, U and their
+ * schedules) is chosen by the first numeric factorization, the host's
+ * (ilu_num_host) or a pattern pass (ilu_pattern_pass).  Nothing of the
+ * symbolic value changes after it returns. */
+bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx, bsr_ilu **F);
+/* The host numeric value on F's finished symbolic value: its first
+ * factorization of A (scale, factor, statistics; its arrays allocated;
+ * stats.setup_s grows by its seconds); bsr_ilu_refactor factors again.
+ * BSR_ERR_ARG when F holds patterns only. */
+bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A);
+/* Threshold kinds whose values are computed elsewhere (a device): the
+ * thresholds' factorization of A, which chooses the pattern (F->fz, L and U
+ * patterns, their schedules) but leaves no values in L and U (F->pattern_only
+ * set); dev: its rows on that device where it can (capped rows, no matching),
+ * else on the host. */
+bsr_status ilu_pattern_pass(bsr_ilu *F, bsr_context *dev, const bsr_matrix *A);
+/* Borrowed views of F's patterns, ordering and scalings whatever its values
+ * (bsr_ilu_get_factors without its test of them: a device factor created
+ * from the plan fills its own values). */
+void ilu_plan_factors(const bsr_ilu *F, bsr_ilu_factors *out);
 
 /* Growth-weighted dropping (ilu_grow.c): after a host threshold
  * factorization with opt.grow on, estimate the growth of the inverse factors

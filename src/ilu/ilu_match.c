@@ -94,13 +94,7 @@ bsr_status ilu_match_start(bsr_ilu *F, const bsr_matrix *A, bsr_matrix **PA, int
     if (m == BSR_MATCH_NONE) return BSR_OK;
     double t0 = bsr_now();
     bsr_status s = BSR_OK;
-    if (F->opt.symbolic_only) {
-        if (m == BSR_MATCH_MPT)
-            return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt needs the values factored on the host "
-                             "(the device factorization takes one symmetric permutation): use factor=cpu "
-                             "on the CPU backend, or match=none");
-        F->st.match_note = "values factored on the device";
-    } else if (m == BSR_MATCH_AUTO && !bsr_ilu_diagonal_weak(A)) {
+    if (m == BSR_MATCH_AUTO && !bsr_ilu_diagonal_weak(A)) {
         F->st.match_note = "no zero or singular diagonal block";
     } else {
         bsr_matching *M = NULL;

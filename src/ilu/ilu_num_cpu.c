@@ -23,14 +23,15 @@ static void cpu_destroy(ilu_numeric *f) { free(f); }
 
 static const ilu_numeric_ops cpu_ops = {"cpu", cpu_numeric, cpu_apply, cpu_pattern, cpu_destroy};
 
-bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **out)
+bsr_status ilu_numeric_cpu(bsr_ilu *plan, const bsr_matrix *A, ilu_numeric **out)
 {
     *out = NULL;
+    if (!plan->valid) BSR_TRY(ilu_num_host(plan, A));   /* else the plan brings it (match=auto) */
     ilu_numeric *f = bsr_calloc(1, sizeof *f, "host ILU factor");
     if (!f) return BSR_ERR_NOMEM;
     f->ops = &cpu_ops;
     f->plan = plan;
-    f->pattern = plan->valid ? plan->pattern_id : 0;   /* setup factored it already */
+    f->pattern = plan->pattern_id;
     ilu_numeric_host_figures(f);
     *out = f;
     return BSR_OK;

@@ -51,23 +51,27 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
                             ilu_numeric **out)
 {
     *out = NULL;
-    /* a deferred symbolic phase is done once the host built the patterns
-     * (deferred cleared) or the device did (dsym attached) */
-    if (plan->deferred && !plan->dsym)
-        return bsr_error(BSR_ERR_INTERNAL, "device ILU factor: the plan's symbolic phase is not done");
     const int dev = no->on_device;
+    if (dev && plan->rsrc)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt needs the values factored on the host "
+                         "(the device factorization takes one symmetric permutation): use factor=cpu, or match=none");
     cuda_numeric *c = bsr_calloc(1, sizeof *c, "device ILU factor");
     if (!c) return BSR_ERR_NOMEM;
     ilu_numeric *f = &c->base;
     f->ops = &cuda_ops;
     f->plan = plan;
     f->on_device = dev;
+    bsr_status s = BSR_OK;
+    const double t = bsr_now();
+    if (dev && plan->mode == 1) s = ilu_pattern_pass(plan, ctx, A);   /* the thresholds choose the pattern */
+    else if (!dev && !plan->valid) s = ilu_num_host(plan, A);         /* the values the factors upload */
+    f->host_s = bsr_now() - t;
     bsr_gpu_ilu_options go;
     bsr_gpu_ilu_options_default(&go);
     go.factor_float = no->factor_float;
     go.values_later = dev;
     go.jacobi = no->trisolve;
-    bsr_status s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
+    if (!s) s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
     if (!s && dev) s = bsr_gpu_ilu0_create(ctx, plan, &c->D);
     if (!s && dev) s = cuda_numeric_fn(f, A);
     if (dev) bsr_prof_mark("device ILU: factorization");

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Numeric block ILU factors, one per backend, on a symbolic plan.
+/* Numeric block ILU values, one per backend, on a finished symbolic value.
  *
- * The plan is a bsr_ilu after setup: ordering, scaling rule, the pattern of
- * L and U (for ILU2 with its kept second-order part, frozen after the first
- * threshold factorization) and the level schedules; it is backend-neutral.
- * A numeric factor holds the values of one factorization of A on that plan,
- * on one backend, behind one table of operations.  The ILU preconditioner
- * (precond_ilu.c) knows the factor only through this table, so its host and
- * device rows are the same code holding different factors; a new backend is
- * one file defining one table. */
+ * The plan is a bsr_ilu made by ilu_sym_build (ilu_impl.h): ordering,
+ * matching, map of A, scaling rule and, for ILU(0), the patterns of L and U
+ * and their level schedules; nothing of it changes afterwards.  A threshold
+ * kind's pattern (for ILU2 with its kept second-order part) is chosen by the
+ * first factorization of its numeric value and frozen there.  A numeric
+ * value holds the values of one factorization of A on that plan, on one
+ * backend, behind one table of operations, and is built from the numeric
+ * options the preconditioner resolved (no solver options reach it).  The ILU
+ * preconditioner (precond_ilu.c) knows the factor only through this table,
+ * so its host and device rows are the same code holding different factors; a
+ * new backend is one file defining one table. */
 #ifndef BSR_ILU_NUMERIC_H
 #define BSR_ILU_NUMERIC_H
 
 #include "ilu_impl.h"
-#include "solver_impl.h"
+#include "gpu_ilu.h"
 
 typedef struct ilu_numeric ilu_numeric;
 
@@ -38,6 +41,8 @@ struct ilu_numeric {
     int on_device;      /* the values were computed on the device */
     int nreg;           /* pivots regularized by the last numeric */
     double factor_s;    /* seconds of the last numeric */
+    double host_s;      /* seconds of host setup work its constructor ran (the CUDA factor's
+                         * first host factorization with factor=cpu, or its pattern pass) */
     double bytes_fixed, bytes_passes; /* one apply's least traffic (bsr_pc's fields of the same names) */
 };
 
@@ -49,9 +54,12 @@ static inline void ilu_numeric_host_figures(ilu_numeric *f)
     f->factor_s = f->plan->st.factor_s;
 }
 
-/* The host factor: the plan's own values (bsr_ilu_refactor, bsr_ilu_apply);
- * the setup's first factorization is taken over as it is. */
-bsr_status ilu_numeric_cpu(bsr_ilu *plan, ilu_numeric **f);
+/* The host factor on the finished plan: the plan's own values (its first
+ * factorization of A here, ilu_num_host; later ones by bsr_ilu_refactor;
+ * applied by bsr_ilu_apply).  A plan that brings its first factorization
+ * (bsr_ilu_setup with match=auto, which chooses the matching by factoring
+ * with and without it) has it taken over as it is. */
+bsr_status ilu_numeric_cpu(bsr_ilu *plan, const bsr_matrix *A, ilu_numeric **f);
 
 /* The numeric options of a device factor (what the preconditioner resolved
  * from its solver options and A). */
@@ -61,11 +69,13 @@ typedef struct {
     int trisolve;       /* 0: exact triangular solves; N > 0: N Jacobi sweeps on each factor */
 } ilu_numeric_options;
 
-/* The CUDA factor in ctx of the plan's pattern (the plan finished: its
- * symbolic phase done), its values computed on the device (on_device) or on
- * the host into the plan and uploaded (the plan's setup factored them once;
- * each later numeric refactors the plan, then uploads).  A (device mirror
- * current) is factored once here when on_device. */
+/* The CUDA factor in ctx on the finished plan, its values computed on the
+ * device (on_device: the plan holds no host values; a threshold kind's
+ * pattern is chosen first by a pattern pass, ilu_pattern_pass, its rows on
+ * ctx's device where they can; A, device mirror current, is factored once
+ * here) or on the host into the plan and uploaded (the first factorization
+ * here, ilu_num_host, unless the plan brings it as ilu_numeric_cpu's; each
+ * later numeric refactors the plan, then uploads). */
 bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A, const ilu_numeric_options *no,
                             ilu_numeric **f);
 

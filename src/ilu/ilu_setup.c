@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Block ILU set-up: options, ordering, symbolic map, scaling, refactor,
- * accessors.
+/* Block ILU set-up in two phases: the symbolic value (ilu_sym_build:
+ * options, matching, ordering, map of A, ILU(0)'s patterns and schedules),
+ * finished before any numbers exist, and the host numeric value made from it
+ * (ilu_num_host: scaling, factorization, statistics; its arrays allocated by
+ * the first call); bsr_ilu_setup = both, refactor = the numeric one again.
+ * Also the pattern pass of values computed on a device, and the accessors.
  *
  * Scaling (chosen once for all kinds): block Jacobi from the left,
  *     Ahat = Ds P A P^T,   Ds = diag(A_kk^{-1}),
@@ -170,7 +174,7 @@ static int tree_usable(const bsr_ilu *F)
     view.prec = BSR_DOUBLE;
     view.rowptr = F->ap;
     view.colind = F->ac;
-    view.val = F->aval;
+    view.val = NULL;   /* the check reads the pattern only */
     if (bsr_pbordered_check(&view, o, NULL) != BSR_OK) { bsr_clear_error(); return 0; }
     const bsr_tree_node *nd = o->nodes;
     if (nd[0].first != 0 || nd[0].last != F->n) return 0;
@@ -284,14 +288,35 @@ static uint64_t new_pattern_id(void)
     return atomic_fetch_add(&next, 1);
 }
 
-/* Numeric part shared by setup and refactor: scale, factor, statistics.
- * frozen: into the pattern of the last threshold factorization (F->fz). */
+/* The arrays of the host numeric value: scaled A, scaling (double and in
+ * the factors' precision), pivots, and ILU(0)'s rows; made by its first
+ * factorization, kept for the refactors. */
+static bsr_status numeric_arrays(bsr_ilu *F)
+{
+    if (F->aval) return BSR_OK;
+    size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
+    F->scale_left = bsr_malloc(bsr_precision_size(F->prec) * n * bb, "ILU scaling");
+    F->aval = bsr_malloc(sizeof(double) * ((size_t)F->nnzbA + 1) * bb, "ILU scaled A");
+    F->rowref = bsr_malloc(sizeof(double) * n, "ILU scaling");
+    F->dl = bsr_malloc(sizeof(double) * n * bb, "ILU scaling");
+    F->piv = bsr_malloc(sizeof(double) * n * bb, "ILU pivots");
+    if (!F->scale_left || !F->aval || !F->rowref || !F->dl || !F->piv) return BSR_ERR_NOMEM;
+    return F->mode == 0 ? ilu_rows0(F) : BSR_OK;
+}
+
+/* A factorization on the host: scale, factor, statistics.  frozen: into the
+ * pattern of the last threshold factorization (F->fz).  Its values land in
+ * L and U unless F->pattern_only (a pattern pass). */
 static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
 {
     F->valid = 0;
+    if (F->mode == 0 && !F->L)
+        return bsr_error(BSR_ERR_ARG, "ILU(0): the plan's patterns live on the device (its symbolic phase was done "
+                         "there): no host factorization");
+    BSR_TRY(numeric_arrays(F));
     F->use_fz = frozen && F->fz;
     /* rows made on the device start from A scaled there */
-    F->araw = F->mode == 1 && !F->use_fz && F->dev && F->opt.symbolic_only && !F->dr &&
+    F->araw = F->mode == 1 && !F->use_fz && F->dev && F->pattern_only && !F->dr &&
               F->opt.cap != BSR_ILU_CAP_NONE ? A : NULL;
     if (!F->araw) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
@@ -312,12 +337,33 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
                           2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
     F->st.nlevels_L = F->lvL ? F->lvL->nlevels : 0;
     F->st.nlevels_U = F->lvU ? F->lvU->nlevels : 0;
-    F->valid = 1;
+    F->valid = !F->pattern_only;
     return BSR_OK;
 }
 
-/* Statistics of a symbolic-only ILU(0) setup (values computed elsewhere):
- * patterns of nL + nU blocks, schedules of nlevL and nlevU levels. */
+bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(!F->pattern_only, "ILU: F holds patterns only (its values are computed on the device): no host "
+                  "factorization");
+    const double t0 = bsr_now();
+    bsr_status s = numeric(F, A, 0);
+    bsr_prof_mark("ilu setup: numeric");
+    if (!s) F->st.setup_s += bsr_now() - t0;   /* the setup: both phases */
+    return s;
+}
+
+bsr_status ilu_pattern_pass(bsr_ilu *F, bsr_context *dev, const bsr_matrix *A)
+{
+    BSR_CHECK_ARG(F->mode == 1, "ILU pattern pass: ILU(0)'s pattern is the symbolic phase's");
+    F->pattern_only = 1;
+    F->dev = dev;
+    bsr_status s = numeric(F, A, 0);
+    F->dev = NULL;
+    return s;
+}
+
+/* Statistics of the ILU(0) patterns: nL + nU blocks, schedules of nlevL and
+ * nlevU levels (a host factorization sets the same figures again). */
 void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU)
 {
     F->st.nnzb_A = F->nnzbA;
@@ -329,60 +375,42 @@ void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU)
                           2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
     F->st.nlevels_L = nlevL;
     F->st.nlevels_U = nlevU;
-    F->valid = 1;   /* the patterns are valid; values come from the device */
 }
 
-static void symbolic_stats(bsr_ilu *F)
-{
-    bsr_ilu_symbolic_stats(F, F->L->nnzb, F->U->nnzb, F->lvL ? F->lvL->nlevels : 0,
-                               F->lvU ? F->lvU->nlevels : 0);
-}
-
-/* The arrays of the numeric phase: scaled A, scaling, pivots.  Symbolic-only
- * (values computed on the device) allocates only the scaling in the factors'
- * precision, which bsr_ilu_get_factors hands out (its presence tells the
- * device preconditioner to hold a scaling; it is never read on the host). */
-static bsr_status numeric_arrays(bsr_ilu *F, int symbolic)
-{
-    size_t bb = (size_t)F->b * F->b, n = (size_t)F->n + 1;
-    F->scale_left = bsr_malloc(bsr_precision_size(F->prec) * n * bb, "ILU scaling");
-    if (!F->scale_left) return BSR_ERR_NOMEM;
-    if (symbolic) return BSR_OK;
-    F->aval = bsr_malloc(sizeof(double) * ((size_t)F->nnzbA + 1) * bb, "ILU scaled A");
-    F->rowref = bsr_malloc(sizeof(double) * n, "ILU scaling");
-    F->dl = bsr_malloc(sizeof(double) * n * bb, "ILU scaling");
-    F->piv = bsr_malloc(sizeof(double) * n * bb, "ILU pivots");
-    return F->aval && F->rowref && F->dl && F->piv ? BSR_OK : BSR_ERR_NOMEM;
-}
-
-/* The symbolic phase after the ordering: map of A, ILU(0) patterns and
- * schedules (ILU(0) only: threshold kinds find their pattern while factoring). */
-static bsr_status symbolic(bsr_ilu *F, const bsr_matrix *A)
+/* The symbolic phase on the host after the ordering: map of A, and for
+ * ILU(0) the L and U patterns, their schedules and statistics (threshold
+ * kinds find their pattern while factoring). */
+static bsr_status symbolic_host(bsr_ilu *F, const bsr_matrix *A)
 {
     bsr_status s = build_map(F, A);
     bsr_prof_mark("ilu setup: map of A");
     if (!s) F->tree_ok = tree_usable(F);
     if (!s && F->mode == 0) s = ilu_symbolic0(F);
+    if (!s && F->mode == 0)
+        bsr_ilu_symbolic_stats(F, F->L->nnzb, F->U->nnzb, F->lvL ? F->lvL->nlevels : 0, F->lvU ? F->lvU->nlevels : 0);
     bsr_prof_mark("ilu setup: allocation + symbolic");
     return s;
 }
 
-bsr_status bsr_ilu_symbolic_host(bsr_ilu *F, const bsr_matrix *A)
+/* Tests only: ILU(0)'s patterns on the host even with a device. */
+static int symbolic_on_host;
+void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
+
+/* ILU(0) in natural order without a matching, with a device: the symbolic
+ * phase on ctx's device from A's device mirror (made current here; A gains
+ * a mirror, which its owner keeps or releases), on the host where the device
+ * declines (a block row without its diagonal block); F->sym_dev_s its seconds. */
+static bsr_status symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
 {
-    BSR_CHECK_ARG(F && A && F->deferred, "bsr_ilu_symbolic_host: F has no deferred symbolic phase");
-    BSR_CHECK_ARG(A->nbrows == F->n && A->b == F->b && A->nnzb == F->nnzbA,
-                  "bsr_ilu_symbolic_host: A (%d block rows of %d, %d blocks) is not the matrix of the setup",
-                  A->nbrows, A->b, A->nnzb);
-    BSR_TRY(symbolic(F, A));
-    F->deferred = 0;
-    symbolic_stats(F);
-    return BSR_OK;
+    double t = bsr_now();
+    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_matrix_upload(ctx, (bsr_matrix *)A);
+    if (!s) s = bsr_ilu0_symbolic_dev(ctx, F, A);
+    if (s == BSR_ERR_UNSUPPORTED) s = symbolic_host(F, A);
+    F->sym_dev_s = bsr_now() - t;
+    return s;
 }
 
-/* Scaling, ordering, symbolic work and first numeric factorization of A;
- * defer: the symbolic phase is left to the caller (bsr_ilu_setup_deferred). */
-static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int defer, bsr_context *dev,
-                        bsr_ilu **Fout)
+bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx, bsr_ilu **Fout)
 {
     BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
     *Fout = NULL;
@@ -399,7 +427,6 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     F->b = A->b;
     F->nnzbA = A->nnzb;
     F->prec = opt->prec < 0 ? A->prec : (bsr_precision)opt->prec;
-    F->dev = dev;
     bsr_status s = check_options(opt, A->b, F);
     bsr_matrix *PA = NULL;   /* P A's pattern when a matching is applied: the ordering's graph */
     int *match = NULL;
@@ -412,42 +439,58 @@ static bsr_status setup(const bsr_matrix *A, const bsr_ilu_options *opt, int def
     bsr_status sm = ilu_match_finish(F, PA, match);
     if (!s) s = sm;
     bsr_prof_mark("ilu setup: ordering");
-    const int symbolic_only = F->mode == 0 && opt->symbolic_only;
-    if (!s && defer && !(symbolic_only && !F->ord))
-        s = bsr_error(BSR_ERR_ARG, "bsr_ilu_setup: only an ILU(0) symbolic_only setup in natural order defers its symbolic phase");
-    if (!s) s = numeric_arrays(F, symbolic_only);
-    if (!s && defer) F->deferred = 1;   /* statistics come with the symbolic phase */
-    else if (!s) s = symbolic(F, A);
-    if (!s && !defer) {
-        if (symbolic_only) symbolic_stats(F);
-        else s = numeric(F, A, 0);
-    }
-    bsr_prof_mark("ilu setup: numeric");
+    if (!s) s = ctx && F->mode == 0 && !F->ord && !F->rsrc ? symbolic_dev(ctx, F, A) : symbolic_host(F, A);
     if (s) { bsr_ilu_destroy(F); return s; }
-    if (!F->pattern_id) F->pattern_id = new_pattern_id();
+    F->pattern_id = new_pattern_id();
     F->st.setup_s = bsr_now() - t0;
     *Fout = F;
     return BSR_OK;
 }
 
+/* The symbolic value, then the host numeric value of A (its first factorization). */
+static bsr_status setup_host(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    BSR_TRY(ilu_sym_build(A, opt, NULL, Fout));
+    bsr_status s = ilu_num_host(*Fout, A);
+    if (s) { bsr_ilu_destroy(*Fout); *Fout = NULL; }
+    return s;
+}
+
+/* bsr_ilu_options.symbolic_only (deprecated: the library's device
+ * preconditioner builds the symbolic value and a device numeric value
+ * instead): the symbolic value, and for the threshold kinds the pattern
+ * pass on the host; no host values.  A matching needs them: mpt is refused,
+ * auto is none. */
+static bsr_status setup_pattern_only(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
+{
+    BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
+    *Fout = NULL;
+    if (opt->match == BSR_MATCH_MPT)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: match=mpt needs the values factored on the host "
+                         "(the device factorization takes one symmetric permutation): use factor=cpu "
+                         "on the CPU backend, or match=none");
+    double t0 = bsr_now();
+    bsr_ilu_options o = *opt;
+    o.match = BSR_MATCH_NONE;
+    BSR_TRY(ilu_sym_build(A, &o, NULL, Fout));
+    bsr_ilu *F = *Fout;
+    F->opt.match = opt->match;
+    if (opt->match == BSR_MATCH_AUTO) F->st.match_note = "values factored on the device";
+    bsr_status s = BSR_OK;
+    if (F->mode == 1) s = ilu_pattern_pass(F, NULL, A);
+    F->pattern_only = 1;
+    bsr_prof_mark("ilu setup: numeric");
+    if (s) { bsr_ilu_destroy(F); *Fout = NULL; return s; }
+    F->st.setup_s = bsr_now() - t0;
+    return BSR_OK;
+}
+
 bsr_status bsr_ilu_setup(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
-    /* auto with host factors compares factorizations (ilu_match.c); with the
-     * values factored on the device it is none (ilu_match_start says so) */
-    if (A && Fout && opt && opt->match == BSR_MATCH_AUTO && !(opt->symbolic_only && opt->kind == BSR_ILU0))
-        return ilu_setup_auto(A, opt, Fout);
-    return setup(A, opt, 0, NULL, Fout);
-}
-
-bsr_status bsr_ilu_setup_deferred(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
-{
-    return setup(A, opt, 1, NULL, Fout);
-}
-
-bsr_status bsr_ilu_setup_on(bsr_context *dev, const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
-{
-    if (!dev) return bsr_ilu_setup(A, opt, Fout);
-    return setup(A, opt, 0, dev, Fout);
+    if (opt && opt->symbolic_only) return setup_pattern_only(A, opt, Fout);
+    /* auto compares host factorizations (ilu_match.c) */
+    if (A && Fout && opt && opt->match == BSR_MATCH_AUTO) return ilu_setup_auto(A, opt, Fout);
+    return setup_host(A, opt, Fout);
 }
 
 /* New values of A on the setup's pattern: rescale and refactor, reusing ordering and
@@ -459,7 +502,7 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
                   "bsr_ilu_refactor: A (%d x %d blocks of %d, %d blocks) is not the pattern of the "
                   "setup (%d blocks of %d, %d blocks)", A->nbrows, A->nbcols, A->b, A->nnzb, F->n,
                   F->b, F->nnzbA);
-    BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_ilu_refactor: F was set up symbolic_only (its values are "
+    BSR_CHECK_ARG(!F->pattern_only && F->ap, "bsr_ilu_refactor: F holds patterns only (its values are "
                   "computed on the device: bsr_gpu_ilu0_factor)");
     for (int k = 0; k < F->n; k++) {
         int r = ilu_src_row(F, k);
@@ -477,11 +520,8 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Borrowed views of L, U, ordering, scaling and level schedules. */
-bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
+void ilu_plan_factors(const bsr_ilu *F, bsr_ilu_factors *out)
 {
-    BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
-    BSR_CHECK_ARG(F->valid, "bsr_ilu_get_factors: the last factorization failed; refactor first");
     out->L = F->L;
     out->U = F->U;
     out->lvL = F->lvL;
@@ -490,6 +530,16 @@ bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
     out->scale_left = F->scale_left;
     out->scale_right = F->scale_right;
     out->gather = F->rsrc;
+}
+
+/* Borrowed views of L, U, ordering, scaling and level schedules (patterns
+ * only when F holds no values: symbolic_only). */
+bsr_status bsr_ilu_get_factors(const bsr_ilu *F, bsr_ilu_factors *out)
+{
+    BSR_CHECK_ARG(F && out, "bsr_ilu_get_factors: NULL argument");
+    BSR_CHECK_ARG(F->valid || (F->pattern_only && F->L), "bsr_ilu_get_factors: F holds no factors (none made yet, "
+                  "or the last factorization failed: refactor first)");
+    ilu_plan_factors(F, out);
     return BSR_OK;
 }
 

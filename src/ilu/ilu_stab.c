@@ -118,8 +118,8 @@ static double stab_norm1(int b, const double *a)
 bsr_status bsr_ilu_stability(const bsr_ilu *F, bsr_ilu_stab *out)
 {
     BSR_CHECK_ARG(F && out, "bsr_ilu_stability: NULL argument");
-    BSR_CHECK_ARG(F->valid && !F->opt.symbolic_only && !F->deferred && F->L && F->U,
-                  "bsr_ilu_stability: no host factors (symbolic_only, deferred or a failed factorization)");
+    BSR_CHECK_ARG(F->valid && F->L && F->U,
+                  "bsr_ilu_stability: no host factors (values computed on the device, or a failed factorization)");
     double *lr = out->l_row, *ur = out->u_row, *pc = out->piv_cond;
     double th = out->thresh > 0 ? out->thresh : 1e4;
     memset(out, 0, sizeof *out);

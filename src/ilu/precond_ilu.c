@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Block ILU(0) / ILUT / ILU2 preconditioners, one row per backend: a
- * symbolic plan (bsr_ilu after setup: ordering, scaling rule, pattern,
- * schedules), finished before any numeric work, and a numeric factor of the
- * row's backend built from (plan, A) behind ilu_numeric_ops.  The host row
- * holds the CPU factor, the device row the CUDA factor (its values factored
- * on the device, factor=gpu, or on the host and uploaded, factor=cpu); both
- * own their plan, and are otherwise the same code. */
+ * symbolic value (ilu_sym_build: ordering, matching, map of A, ILU(0)'s
+ * patterns and schedules), finished before any numeric work, and a numeric
+ * value of the row's backend built from (symbolic value, A) behind
+ * ilu_numeric_ops.  The host row holds the CPU numeric value, the device row
+ * the CUDA one (its values factored on the device, factor=gpu, with no host
+ * numeric value at all, or on the host and uploaded, factor=cpu); both own
+ * their symbolic value, and are otherwise the same code. */
 #include "precond_impl.h"
 #include "ilu_numeric.h"
 #include "gpu_ilu.h"
@@ -151,47 +152,23 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     return BSR_OK;
 }
 
-/* Tests only: an ILU(0) plan's deferred symbolic phase done on the host. */
-static int symbolic_on_host;
-void bsr_ilu_test_symbolic_host(int on) { symbolic_on_host = on; }
-
-/* The deferred symbolic phase of plan F (ILU(0), natural order) on ctx's
- * device (A's device mirror current), else on the host. */
-static bsr_status ilu_plan_finish(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
+/* The ILU options for the kind o->precond, resolved for where the
+ * values are factored: on ctx's device when o->factor is gpu (ctx NULL: the
+ * host row, which factors on the host). */
+static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, bsr_ilu_options *io)
 {
-    bsr_status s = symbolic_on_host ? BSR_ERR_UNSUPPORTED : bsr_ilu0_symbolic_dev(ctx, F, A);
-    if (s == BSR_ERR_UNSUPPORTED) s = bsr_ilu_symbolic_host(F, A);
-    return s;
-}
-
-/* The finished symbolic plan of A for the ILU kind o->precond, its values
- * to be factored on ctx's device when o->factor is gpu (ctx NULL: the host
- * row, which factors on the host; the plan then holds the setup's first
- * factorization).  ILU(0) factored on the device in natural order does its
- * symbolic phase last, on the device where it can (from A's device mirror,
- * made current here): *dev_s = its seconds (else 0). */
-static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_ilu **F,
-                           double *dev_s)
-{
-    *F = NULL;
-    *dev_s = 0;
-    bsr_ilu_options io;
-    BSR_TRY(bsr_ilu_options_from_solver(o, &io));
-    const bsr_ilu_kind kind = io.kind;
+    BSR_TRY(bsr_ilu_options_from_solver(o, io));
+    const bsr_ilu_kind kind = io->kind;
     const int dev = o->factor == BSR_FACTOR_GPU;
     if (dev && !ctx)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor=gpu factors on the device (--backend cuda); the CPU "
                          "backend factors on the host");
-    io.cap = bsr_cap_resolved(o, dev);
-    io.pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
-    /* factored on the device: the host keeps no values (ILU(0): no numeric
-     * at all; ILUT/ILU2: the thresholds' pass, whose values only choose the
-     * pattern, is not copied into L and U) */
-    io.symbolic_only = dev;
+    io->cap = bsr_cap_resolved(o, dev);
+    io->pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
     /* a matching needs the host's factors (the device apply gathers by its
      * rows, kernels/trsv/trsv_ilu.cu); factored on the device: none (solver.c
      * refuses factor=gpu with mpt, auto then says so in the info line) */
-    io.match = dev ? BSR_MATCH_NONE : o->match;
+    io->match = dev ? BSR_MATCH_NONE : o->match;
     if (!ctx && o->trisolve > 0)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: trisolve=jacobi:%d is a device apply (--backend cuda); the CPU "
                          "backend solves the triangles exactly (trisolve=exact)", o->trisolve);
@@ -202,22 +179,19 @@ static bsr_status ilu_plan(const bsr_matrix *A, const bsr_solver_options *o, bsr
      * threshold kinds in RCM, where the capped rows of rotconv3d converge
      * (natural order broke down at 40^3) and stencil3d takes as many
      * iterations (bench/RESULTS.md) */
-    if (!o->reorder[0] && dev && kind == BSR_ILU0) io.order.kind = BSR_ORDER_NATURAL;
-    else if (!o->reorder[0] && dev && io.cap != BSR_ILU_CAP_NONE) io.order.kind = BSR_ORDER_RCM;
-    /* ILUT/ILU2 factored on the device: the thresholds' rows there too, which
-     * scale A from its device mirror (made current first: one upload of A's
-     * values serves the rows and the solver) */
-    if (dev && kind != BSR_ILU0) BSR_TRY(ilu_mirror(ctx, A));
-    if (!(kind == BSR_ILU0 && dev && io.order.kind == BSR_ORDER_NATURAL))
-        return bsr_ilu_setup_on(dev && kind != BSR_ILU0 ? ctx : NULL, A, &io, F);
-    /* ILU(0) factored on the device in natural order: its symbolic phase too */
-    BSR_TRY(bsr_ilu_setup_deferred(A, &io, F));
-    double t = bsr_now();
-    bsr_status s = ilu_mirror(ctx, A);
-    if (!s) s = ilu_plan_finish(ctx, *F, A);
-    *dev_s = bsr_now() - t;
-    if (s) { bsr_ilu_destroy(*F); *F = NULL; }
-    return s;
+    if (!o->reorder[0] && dev && kind == BSR_ILU0) io->order.kind = BSR_ORDER_NATURAL;
+    else if (!o->reorder[0] && dev && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
+    return BSR_OK;
+}
+
+/* The symbolic value of A for values factored on the host: ilu_sym_build,
+ * except with match=auto, which chooses the matching by factoring with and
+ * without it (bsr_ilu_setup: the plan then brings its first factorization,
+ * which the numeric value takes over). */
+static bsr_status ilu_host_plan(const bsr_matrix *A, const bsr_ilu_options *io, bsr_ilu **F)
+{
+    if (io->match == BSR_MATCH_AUTO) return bsr_ilu_setup(A, io, F);
+    return ilu_sym_build(A, io, NULL, F);
 }
 
 /* The ILU object on pc: options kept for the info line. */
@@ -232,37 +206,44 @@ static bsr_status ilu_new(bsr_pc *pc, const bsr_solver_options *o, bsr_context *
     return BSR_OK;
 }
 
-/* The host row: plan and CPU factor (the setup's factorization taken over). */
+/* The host row: the symbolic value, then the CPU numeric value made from it. */
 static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     (void)ctx;
     ilu_pc *I;
-    double dev_s;
+    bsr_ilu_options io;
     BSR_TRY(ilu_new(pc, o, NULL, &I));
-    BSR_TRY(ilu_plan(A, o, NULL, &I->F, &dev_s));
-    BSR_TRY(ilu_numeric_cpu(I->F, &I->num));
+    BSR_TRY(ilu_resolve(o, NULL, &io));
+    BSR_TRY(ilu_host_plan(A, &io, &I->F));
+    BSR_TRY(ilu_numeric_cpu(I->F, A, &I->num));
     ilu_describe(pc, I->F, o, I->num);
     return BSR_OK;
 }
 
-/* The device row on ctx: the finished plan, then A's device mirror made
- * current and the CUDA factor of (plan, A) with the numeric options
- * resolved here. */
+/* The device row on ctx: the finished symbolic value (factor=gpu: an ILU(0)
+ * in natural order builds its patterns on the device), then A's device
+ * mirror made current and the CUDA numeric value of (symbolic value, A) with
+ * the numeric options resolved here (factor=gpu: nothing numeric on the
+ * host; factor=cpu: values factored on the host, then uploaded). */
 static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     ilu_pc *I;
-    double dev_s;
+    bsr_ilu_options io;
     BSR_TRY(ilu_new(pc, o, ctx, &I));
-    BSR_TRY(ilu_plan(A, o, ctx, &I->F, &dev_s));
-    double t = bsr_now();
-    BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
+    BSR_TRY(ilu_resolve(o, ctx, &io));
     ilu_numeric_options no;
     no.on_device = o->factor == BSR_FACTOR_GPU;
+    if (no.on_device) BSR_TRY(ilu_sym_build(A, &io, ctx, &I->F));
+    else BSR_TRY(ilu_host_plan(A, &io, &I->F));
+    double t = bsr_now();
+    BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
     /* float factors serve double vectors (mixed) and float vectors alike */
     no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
     no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
-    pc->dev_s = dev_s + bsr_now() - t;
+    /* device seconds: the symbolic phase's on the device and the numeric
+     * value's, less its host work (a host factorization or the pattern pass) */
+    pc->dev_s = I->F->sym_dev_s + bsr_now() - t - I->num->host_s;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);
@@ -272,8 +253,8 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
 const bsr_pc_ops bsr_pc_ilu_cpu_ops = {ilu_cpu_setup, ilu_refactor, ilu_apply, ilu_destroy};
 const bsr_pc_ops bsr_pc_ilu_cuda_ops = {ilu_cuda_setup, ilu_refactor, ilu_apply, ilu_destroy};
 
-/* The plan of S's ILU preconditioner (its host factors unless it was set up
- * symbolic_only, factor=gpu), NULL when S's preconditioner is no ILU. */
+/* The plan of S's ILU preconditioner (its host factors when F->valid; none
+ * with factor=gpu), NULL when S's preconditioner is no ILU. */
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S)
 {
     const bsr_pc *pc = S ? S->pc : NULL;
