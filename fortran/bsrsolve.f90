@@ -30,6 +30,10 @@ module bsrsolve
        BSR_ERR_CUDA = 10, BSR_ERR_NODEVICE = 11, BSR_ERR_METIS = 12, &
        BSR_ERR_NOCONV = 13, BSR_ERR_BREAKDOWN = 14, BSR_ERR_INTERNAL = 15
 
+  ! bsrf_size's what and bsrf_free's kind (bsrsolve_f.c)
+  integer(c_int), parameter :: SZ_NBROWS = 0, SZ_BLOCK = 1, SZ_ROWS = 2, SZ_COLS = 3, SZ_STATS = 4
+  integer(c_int), parameter :: K_CONTEXT = 0, K_MATRIX = 1, K_MULTIVEC = 2, K_SOLVER = 3, K_STATS = 4
+
   type, public :: bsr_context
      type(c_ptr) :: ptr = c_null_ptr
   end type bsr_context
@@ -60,12 +64,6 @@ module bsrsolve
        bsr_solver_free, bsr_stats_free, bsr_solver_set_tolerances
   public :: bsr_status_name, bsr_error_message, bsr_status_message, bsr_reason_name
 
-  interface bsr_multivec_set
-     module procedure multivec_set_1, multivec_set_2
-  end interface bsr_multivec_set
-  interface bsr_multivec_get
-     module procedure multivec_get_1, multivec_get_2
-  end interface bsr_multivec_get
 
   interface
      function c_strlen(s) bind(c, name="strlen")
@@ -80,10 +78,6 @@ module bsrsolve
        type(c_ptr), value :: stream
        integer(c_int) :: c_context_create
      end function c_context_create
-     subroutine c_context_destroy(ctx) bind(c, name="bsr_context_destroy")
-       import :: c_ptr
-       type(c_ptr), value :: ctx
-     end subroutine c_context_destroy
      function c_from_bsr(A, nbrows, nbcols, b, rowptr, colind, val, base, colmajor) &
           bind(c, name="bsrf_matrix_from_bsr")
        import :: c_ptr, c_int, c_double
@@ -118,20 +112,6 @@ module bsrsolve
        integer(c_int), value :: flags
        integer(c_int) :: c_set_values
      end function c_set_values
-     function c_nbrows(A) bind(c, name="bsr_matrix_nbrows")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: A
-       integer(c_int) :: c_nbrows
-     end function c_nbrows
-     function c_block(A) bind(c, name="bsr_matrix_block")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: A
-       integer(c_int) :: c_block
-     end function c_block
-     subroutine c_matrix_destroy(A) bind(c, name="bsr_matrix_destroy")
-       import :: c_ptr
-       type(c_ptr), value :: A
-     end subroutine c_matrix_destroy
      function c_multivec_create(X, n, k, prec) bind(c, name="bsr_multivec_create")
        import :: c_ptr, c_int, c_int64_t
        type(c_ptr) :: X
@@ -139,34 +119,6 @@ module bsrsolve
        integer(c_int), value :: k, prec
        integer(c_int) :: c_multivec_create
      end function c_multivec_create
-     function c_multivec_rows(X) bind(c, name="bsr_multivec_rows")
-       import :: c_ptr, c_int64_t
-       type(c_ptr), value :: X
-       integer(c_int64_t) :: c_multivec_rows
-     end function c_multivec_rows
-     function c_multivec_cols(X) bind(c, name="bsr_multivec_cols")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: X
-       integer(c_int) :: c_multivec_cols
-     end function c_multivec_cols
-     function c_from_colmajor(X, src, ld) bind(c, name="bsr_multivec_from_colmajor")
-       import :: c_ptr, c_double, c_int64_t, c_int
-       type(c_ptr), value :: X
-       real(c_double), intent(in) :: src(*)
-       integer(c_int64_t), value :: ld
-       integer(c_int) :: c_from_colmajor
-     end function c_from_colmajor
-     function c_to_colmajor(X, dst, ld) bind(c, name="bsr_multivec_to_colmajor")
-       import :: c_ptr, c_double, c_int64_t, c_int
-       type(c_ptr), value :: X
-       real(c_double) :: dst(*)
-       integer(c_int64_t), value :: ld
-       integer(c_int) :: c_to_colmajor
-     end function c_to_colmajor
-     subroutine c_multivec_destroy(X) bind(c, name="bsr_multivec_destroy")
-       import :: c_ptr
-       type(c_ptr), value :: X
-     end subroutine c_multivec_destroy
      function c_solver_create_str(s, ctx, options) bind(c, name="bsr_solver_create_str")
        import :: c_ptr, c_char, c_int
        type(c_ptr) :: s
@@ -174,16 +126,6 @@ module bsrsolve
        character(kind=c_char), intent(in) :: options(*)
        integer(c_int) :: c_solver_create_str
      end function c_solver_create_str
-     function c_solver_setup(s, A) bind(c, name="bsr_solver_setup")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: s, A
-       integer(c_int) :: c_solver_setup
-     end function c_solver_setup
-     function c_solver_refactor(s, A) bind(c, name="bsr_solver_refactor")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: s, A
-       integer(c_int) :: c_solver_refactor
-     end function c_solver_refactor
      function c_solver_set_tolerances(s, rtol, atol, maxit) bind(c, name="bsr_solver_set_tolerances")
        import :: c_ptr, c_double, c_int
        type(c_ptr), value :: s
@@ -196,23 +138,10 @@ module bsrsolve
        type(c_ptr), value :: s, B, X, st
        integer(c_int) :: c_solver_solve
      end function c_solver_solve
-     subroutine c_solver_destroy(s) bind(c, name="bsr_solver_destroy")
-       import :: c_ptr
-       type(c_ptr), value :: s
-     end subroutine c_solver_destroy
      function c_stats_new() bind(c, name="bsrf_stats_new")
        import :: c_ptr
        type(c_ptr) :: c_stats_new
      end function c_stats_new
-     subroutine c_stats_free(st) bind(c, name="bsrf_stats_free")
-       import :: c_ptr
-       type(c_ptr), value :: st
-     end subroutine c_stats_free
-     function c_stats_k(st) bind(c, name="bsrf_stats_k")
-       import :: c_ptr, c_int
-       type(c_ptr), value :: st
-       integer(c_int) :: c_stats_k
-     end function c_stats_k
      subroutine c_stats_col(st, j, iterations, reason, relres, resnorm) bind(c, name="bsrf_stats_col")
        import :: c_ptr, c_int, c_double
        type(c_ptr), value :: st
@@ -231,20 +160,41 @@ module bsrsolve
        type(c_ptr), value :: st
        type(c_ptr) :: c_stats_info
      end function c_stats_info
-     function c_status_string(s) bind(c, name="bsr_status_string")
-       import :: c_ptr, c_int
-       integer(c_int), value :: s
-       type(c_ptr) :: c_status_string
-     end function c_status_string
-     function c_reason_string(r) bind(c, name="bsr_reason_string")
-       import :: c_ptr, c_int
-       integer(c_int), value :: r
-       type(c_ptr) :: c_reason_string
-     end function c_reason_string
      function c_last_error() bind(c, name="bsrf_last_error")
        import :: c_ptr
        type(c_ptr) :: c_last_error
      end function c_last_error
+     ! bsrf_size's what: matrix block rows, block size, multivector rows,
+     ! columns, stats columns; bsrf_free's kind: context .. stats record
+     function c_size(p, what) bind(c, name="bsrf_size")
+       import :: c_ptr, c_int, c_int64_t
+       type(c_ptr), value :: p
+       integer(c_int), value :: what
+       integer(c_int64_t) :: c_size
+     end function c_size
+     subroutine c_free(p, kind) bind(c, name="bsrf_free")
+       import :: c_ptr, c_int
+       type(c_ptr), value :: p
+       integer(c_int), value :: kind
+     end subroutine c_free
+     function c_name(what, code) bind(c, name="bsrf_name")
+       import :: c_ptr, c_int
+       integer(c_int), value :: what, code
+       type(c_ptr) :: c_name
+     end function c_name
+     function c_solver_prepare(s, A, refactor) bind(c, name="bsrf_solver_prepare")
+       import :: c_ptr, c_int
+       type(c_ptr), value :: s, A
+       integer(c_int), value :: refactor
+       integer(c_int) :: c_solver_prepare
+     end function c_solver_prepare
+     function c_colmajor(X, a, ld, to) bind(c, name="bsrf_colmajor")
+       import :: c_ptr, c_int64_t, c_int
+       type(c_ptr), value :: X, a
+       integer(c_int64_t), value :: ld
+       integer(c_int), value :: to
+       integer(c_int) :: c_colmajor
+     end function c_colmajor
   end interface
 
 contains
@@ -306,7 +256,7 @@ contains
   ! Free a context (after the solvers that use it).
   subroutine bsr_context_free(ctx)
     type(bsr_context), intent(inout) :: ctx
-    call c_context_destroy(ctx%ptr)
+    call c_free(ctx%ptr, K_CONTEXT)
     ctx%ptr = c_null_ptr
   end subroutine bsr_context_free
 
@@ -369,19 +319,19 @@ contains
   ! Scalar rows of A (block rows times b).
   integer function bsr_matrix_rows(A)
     type(bsr_matrix), intent(in) :: A
-    bsr_matrix_rows = c_nbrows(A%ptr) * c_block(A%ptr)
+    bsr_matrix_rows = int(c_size(A%ptr, SZ_NBROWS) * c_size(A%ptr, SZ_BLOCK))
   end function bsr_matrix_rows
 
   ! Block size b of A.
   integer function bsr_matrix_blocksize(A)
     type(bsr_matrix), intent(in) :: A
-    bsr_matrix_blocksize = c_block(A%ptr)
+    bsr_matrix_blocksize = int(c_size(A%ptr, SZ_BLOCK))
   end function bsr_matrix_blocksize
 
   ! Free A (after the solvers set up with it).
   subroutine bsr_matrix_free(A)
     type(bsr_matrix), intent(inout) :: A
-    call c_matrix_destroy(A%ptr)
+    call c_free(A%ptr, K_MATRIX)
     A%ptr = c_null_ptr
   end subroutine bsr_matrix_free
 
@@ -392,48 +342,38 @@ contains
     ierr = c_multivec_create(X%ptr, int(n, c_int64_t), k, 0)
   end function bsr_multivec_new
 
-  ! X = x for one vector.
-  integer function multivec_set_1(X, x1) result(ierr)
-    type(bsr_multivec), intent(inout) :: X
-    real(c_double), intent(in) :: x1(:)
-    ierr = BSR_ERR_SIZE
-    if (size(x1, kind=c_int64_t) /= c_multivec_rows(X%ptr) .or. c_multivec_cols(X%ptr) /= 1) return
-    ierr = c_from_colmajor(X%ptr, x1, size(x1, kind=c_int64_t))
-  end function multivec_set_1
-
-  ! X = x(n, k), column j the j-th vector.
-  integer function multivec_set_2(X, x2) result(ierr)
-    type(bsr_multivec), intent(inout) :: X
-    real(c_double), intent(in) :: x2(:, :)
-    ierr = BSR_ERR_SIZE
-    if (size(x2, 1, kind=c_int64_t) /= c_multivec_rows(X%ptr) .or. &
-         size(x2, 2) /= c_multivec_cols(X%ptr)) return
-    ierr = c_from_colmajor(X%ptr, x2, size(x2, 1, kind=c_int64_t))
-  end function multivec_set_2
-
-  ! x = X for one vector.
-  integer function multivec_get_1(X, x1) result(ierr)
+  ! X = a (to 0) or a = X (to 1): a a vector (k = 1) or an n x k array,
+  ! column j the j-th vector; BSR_ERR_SIZE unless X is n rows of k columns.
+  integer function colmajor(X, a, to) result(ierr)
     type(bsr_multivec), intent(in) :: X
-    real(c_double), intent(out) :: x1(:)
+    real(c_double), intent(in), target, contiguous :: a(..)
+    integer(c_int), intent(in) :: to
+    integer(c_int64_t) :: n
     ierr = BSR_ERR_SIZE
-    if (size(x1, kind=c_int64_t) /= c_multivec_rows(X%ptr) .or. c_multivec_cols(X%ptr) /= 1) return
-    ierr = c_to_colmajor(X%ptr, x1, size(x1, kind=c_int64_t))
-  end function multivec_get_1
+    if (rank(a) < 1 .or. rank(a) > 2) return
+    n = size(a, 1, kind=c_int64_t)
+    if (n /= c_size(X%ptr, SZ_ROWS) .or. size(a, kind=c_int64_t) /= n * c_size(X%ptr, SZ_COLS)) return
+    ierr = c_colmajor(X%ptr, c_loc(a), n, to)
+  end function colmajor
 
-  ! x(n, k) = X.
-  integer function multivec_get_2(X, x2) result(ierr)
+  ! X = v: a vector v(n) for one column, or v(n, k).
+  integer function bsr_multivec_set(X, v) result(ierr)
+    type(bsr_multivec), intent(inout) :: X
+    real(c_double), intent(in), target, contiguous :: v(..)
+    ierr = colmajor(X, v, 0_c_int)
+  end function bsr_multivec_set
+
+  ! v = X: v(n) for one column, or v(n, k).
+  integer function bsr_multivec_get(X, v) result(ierr)
     type(bsr_multivec), intent(in) :: X
-    real(c_double), intent(out) :: x2(:, :)
-    ierr = BSR_ERR_SIZE
-    if (size(x2, 1, kind=c_int64_t) /= c_multivec_rows(X%ptr) .or. &
-         size(x2, 2) /= c_multivec_cols(X%ptr)) return
-    ierr = c_to_colmajor(X%ptr, x2, size(x2, 1, kind=c_int64_t))
-  end function multivec_get_2
+    real(c_double), intent(inout), target, contiguous :: v(..)
+    ierr = colmajor(X, v, 1_c_int)
+  end function bsr_multivec_get
 
   ! Free X.
   subroutine bsr_multivec_free(X)
     type(bsr_multivec), intent(inout) :: X
-    call c_multivec_destroy(X%ptr)
+    call c_free(X%ptr, K_MULTIVEC)
     X%ptr = c_null_ptr
   end subroutine bsr_multivec_free
 
@@ -453,14 +393,14 @@ contains
   integer function bsr_solver_setup(s, A) result(ierr)
     type(bsr_solver), intent(inout) :: s
     type(bsr_matrix), intent(in) :: A
-    ierr = c_solver_setup(s%ptr, A%ptr)
+    ierr = c_solver_prepare(s%ptr, A%ptr, 0)
   end function bsr_solver_setup
 
   ! Numeric refactorization for new values of A on the pattern of the setup.
   integer function bsr_solver_refactor(s, A) result(ierr)
     type(bsr_solver), intent(inout) :: s
     type(bsr_matrix), intent(in) :: A
-    ierr = c_solver_refactor(s%ptr, A%ptr)
+    ierr = c_solver_prepare(s%ptr, A%ptr, 1)
   end function bsr_solver_refactor
 
   ! New rtol, atol and maxit for the next solves, without a new setup (the
@@ -485,7 +425,7 @@ contains
     st = c_stats_new()
     ierr = c_solver_solve(s%ptr, B%ptr, X%ptr, st)
     if (present(stats)) then
-       stats%k = c_stats_k(st)
+       stats%k = int(c_size(st, SZ_STATS))
        allocate(stats%iterations(stats%k), stats%reason(stats%k), &
             stats%relres(stats%k), stats%resnorm(stats%k))
        do j = 1, stats%k
@@ -499,13 +439,13 @@ contains
        stats%device = dev /= 0
        stats%precond_info = f_string(c_stats_info(st))
     end if
-    call c_stats_free(st)
+    call c_free(st, K_STATS)
   end function bsr_solver_solve
 
   ! Free s.
   subroutine bsr_solver_free(s)
     type(bsr_solver), intent(inout) :: s
-    call c_solver_destroy(s%ptr)
+    call c_free(s%ptr, K_SOLVER)
     s%ptr = c_null_ptr
   end subroutine bsr_solver_free
 
@@ -521,7 +461,7 @@ contains
   function bsr_status_name(status) result(msg)
     integer, intent(in) :: status
     character(len=:), allocatable :: msg
-    msg = f_string(c_status_string(status))
+    msg = f_string(c_name(0, status))
   end function bsr_status_name
 
   ! Detail of the last error in this thread ("" if none).
@@ -542,7 +482,7 @@ contains
   function bsr_reason_name(reason) result(msg)
     integer, intent(in) :: reason
     character(len=:), allocatable :: msg
-    msg = f_string(c_reason_string(reason))
+    msg = f_string(c_name(1, reason))
   end function bsr_reason_name
 
 end module bsrsolve

@@ -116,18 +116,55 @@ bsr_solver_stats *bsrf_stats_new(void)
     return calloc(1, sizeof(bsr_solver_stats));
 }
 
-/* Free a record from bsrf_stats_new. */
-void bsrf_stats_free(bsr_solver_stats *st)
+/* Sizes for the module: what 0 the block rows of matrix p, 1 its block
+ * size, 2 the rows of multivector p, 3 its columns, 4 the columns stats
+ * record p describes. */
+int64_t bsrf_size(const void *p, int what)
 {
-    if (!st) return;
-    bsr_solver_stats_free(st);
-    free(st);
+    switch (what) {
+    case 0: return bsr_matrix_nbrows(p);
+    case 1: return bsr_matrix_block(p);
+    case 2: return bsr_multivec_rows(p);
+    case 3: return bsr_multivec_cols(p);
+    default: {
+        const bsr_solver_stats *st = p;
+        return st->col ? st->k : 0;
+    }
+    }
 }
 
-/* Number of columns the record describes. */
-int bsrf_stats_k(const bsr_solver_stats *st)
+/* Free object p (NULL: nothing) of kind 0 context, 1 matrix, 2 multivector,
+ * 3 solver, 4 stats record from bsrf_stats_new. */
+void bsrf_free(void *p, int kind)
 {
-    return st->col ? st->k : 0;
+    switch (kind) {
+    case 0: bsr_context_destroy(p); break;
+    case 1: bsr_matrix_destroy(p); break;
+    case 2: bsr_multivec_destroy(p); break;
+    case 3: bsr_solver_destroy(p); break;
+    default:
+        if (!p) return;
+        bsr_solver_stats_free(p);
+        free(p);
+    }
+}
+
+/* Name of status code (what 0) or of a stopping reason (what 1). */
+const char *bsrf_name(int what, int code)
+{
+    return what ? bsr_reason_string((bsr_reason)code) : bsr_status_string((bsr_status)code);
+}
+
+/* Setup (refactor 0) or refactor of s for A. */
+int bsrf_solver_prepare(bsr_solver *s, const bsr_matrix *A, int refactor)
+{
+    return refactor ? bsr_solver_refactor(s, A) : bsr_solver_setup(s, A);
+}
+
+/* X = the column-major array a (leading dimension ld; to 0), or a = X (to 1). */
+int bsrf_colmajor(bsr_multivec *X, double *a, int64_t ld, int to)
+{
+    return to ? bsr_multivec_to_colmajor(X, a, ld) : bsr_multivec_from_colmajor(X, a, ld);
 }
 
 /* Column j (0-based) of the record: iterations, reason, relative and absolute residual. */
