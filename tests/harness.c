@@ -329,6 +329,16 @@ void bsr_test_slurp(const char *path, char *buf, size_t cap)
     fclose(f);
 }
 
+const char *bsr_test_put(const char *dir, const char *name, const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+    return path;
+}
+
 int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *out, char *err, size_t cap)
 {
     char cmd[4096], o[512], e[512];

@@ -81,6 +81,9 @@ int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B);
 /* Read the file at path into buf (NUL-terminated, truncated to cap - 1
  * bytes; empty when it cannot be opened). */
 void bsr_test_slurp(const char *path, char *buf, size_t cap);
+/* Write text to dir/name (a failed assertion, fatal to the test, when it
+ * cannot be opened); path (cap bytes) receives "dir/name" and is returned. */
+const char *bsr_test_put(const char *dir, const char *name, const char *text, char *path, size_t cap);
 /* Run `cli args` (stdin /dev/null) with stdout and stderr captured through
  * files in dir into out and err (each of cap bytes); the exit code, -1 when
  * the command did not exit normally. */
