@@ -209,16 +209,21 @@ bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed)
     return A;
 }
 
-bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind)
+/* ILU(0) setup of A under ordering kind, default options but symbolic_only. */
+static bsr_ilu *ilu0(const bsr_matrix *A, bsr_order_kind kind, int symbolic_only)
 {
     bsr_ilu_options o;
     bsr_ilu_options_default(&o, BSR_ILU0);
     bsr_order_options_default(&o.order, kind);
-    o.symbolic_only = 1;
+    o.symbolic_only = symbolic_only;
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
     return F;
 }
+
+bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind) { return ilu0(A, kind, 1); }
+
+bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind) { return ilu0(A, kind, 0); }
 
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)

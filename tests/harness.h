@@ -60,6 +60,9 @@ bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off);
  * depth auto): the patterns, map and schedules without values; NULL (and a
  * failed assertion) on error. */
 bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind);
+/* ILU(0) setup of A under ordering kind (default options otherwise, ND depth
+ * auto), factors included; NULL (and a failed assertion) on error. */
+bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
