@@ -4,6 +4,7 @@
  * file:line, non-zero exit codes on bad input. */
 #include "harness.h"
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -26,9 +27,15 @@ static int run_with(const char *fmt, const char *s)
     return run(args);
 }
 
-/* Asserts that text (stdout or stderr of the last run) holds want; prints both when not. */
-static void expect_has(const char *text, const char *want)
+/* Asserts that text (stdout or stderr of the last run) holds the string
+ * fmt formats (printf) with the arguments that follow; prints both when not. */
+static void expect_has(const char *text, const char *fmt, ...)
 {
+    char want[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof want, fmt, ap);
+    va_end(ap);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
     if (!strstr(text, want)) printf("\n  want %s in\n%.400s", want, text);
 }
@@ -80,12 +87,11 @@ static void test_info_file(void)
     CU_ASSERT_EQUAL(run_with("'%s' --info", path), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
     /* a file name with a quote and a backslash stays one valid JSON string */
-    char odd[600], want[700];
+    char odd[600];
     bsr_test_put(dir, "a\"b\\c.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n", odd,
                  sizeof odd);
     CU_ASSERT_EQUAL(run_with("--info --json '%s' --reorder rcm", odd), 0);
-    snprintf(want, sizeof want, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
-    expect_has(out, want);
+    expect_has(out, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"reorder\": [{\"spec\": \"rcm\", "));
 }
 
@@ -234,12 +240,11 @@ static void test_progress(void)
 /* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
-    char path[512], want[600];
+    char path[512];
     bsr_test_put(dir, "bad.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n3 3 2\n1 1 1\n4 1 2\n", path,
                  sizeof path);
     CU_ASSERT_NOT_EQUAL(run_with("'%s' --info", path), 0);
-    snprintf(want, sizeof want, "%s:5: row index 4 out of range 1..3", path);
-    expect_has(err, want);
+    expect_has(err, "%s:5: row index 4 out of range 1..3", path);
     CU_ASSERT_EQUAL(out[0], 0); /* nothing half-printed on stdout */
     /* missing file */
     CU_ASSERT_NOT_EQUAL(run_with("'%s/none.mtx' --info --json", dir), 0);
