@@ -77,7 +77,7 @@ static void test_codes(void)
     expect(args, 1, err, p, NULL);
     expect("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3, out, "maxit", NULL);
     /* ILU(0)-BiCGStab on a cyclic permutation: breakdown, promptly; its zero
-     * diagonal is what match=auto solves: the failure says so (issue 40) */
+     * diagonal is what match=auto solves: the failure says so */
     bsr_test_put(dir, "perm.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 1\n3 1 1\n", p,
                  sizeof p);
     expect_file(p, "--backend cpu --config precond=ilu0 --json", 3, out, "\"breakdown\"", "!\"iterations\": [1000]",
