@@ -11,7 +11,7 @@ static bsr_solver_options parsed(const char *cfg)
     bsr_solver_options_default(&o);
     bsr_status s = bsr_solver_options_parse(&o, cfg);
     if (s != BSR_OK) printf("\n  '%s': %s\n", cfg, bsr_last_error());
-    CU_ASSERT_EQUAL(s, BSR_OK);
+    CU_ASSERT_EQUAL_FATAL(s, BSR_OK);
     return o;
 }
 
