@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Parse "81,161,401" into v[0..max-1]; returns the count, or -1 with a message. */
-int stc_bench_int_list(const char *s, int *v, int max, int lo, int hi, const char *what)
+static int stc_bench_int_list(const char *s, int *v, int max, int lo, int hi, const char *what)
 {
     int n = 0;
     while (*s) {
@@ -59,24 +59,57 @@ static bsr_status cpu_time(bsr_stencil_backend be, const bsr_stencil *S, double 
     return BSR_OK;
 }
 
+/* The start of a stencil benchmark (bench rbgs, bench sor): --help prints
+ * usage (*rc = 0), an unknown option or a bad --grid (def when absent: up to
+ * max sizes in [lo, hi]) is an error (*rc = 2).  Returns the number of sizes
+ * parsed into grid, or -1 where the command is done with exit code *rc. */
+int stc_bench_start(int argc, char **argv, const char *usage, const char *const *known, const char *const *valued,
+                    const char *def, int *grid, int max, int lo, int hi, int *rc)
+{
+    *rc = 0;
+    if (cli_flag(argc, argv, "--help")) {
+        fputs(usage, stdout);
+        return -1;
+    }
+    *rc = 2;
+    if (cli_check_options(argc, argv, known, valued)) return -1;
+    const char *g = cli_opt(argc, argv, "--grid");
+    return stc_bench_int_list(g ? g : def, grid, max, lo, hi, "--grid");
+}
+
+/* The scalar generator gen ("name" or "name:params") at size n: "name:n" or
+ * "name:n,params" generated into *S. */
+bsr_status stc_bench_generate(const char *gen, int n, bsr_stencil *S)
+{
+    char spec[160];
+    const char *colon = strchr(gen, ':');
+    if (colon) snprintf(spec, sizeof spec, "%.*s:%d,%s", (int)(colon - gen), gen, n, colon + 1);
+    else snprintf(spec, sizeof spec, "%s:%d", gen, n);
+    return bsr_stencil_generate(spec, S);
+}
+
+/* Whether the GPU runs (a device answers and no --no-gpu), with *d2d its
+ * measured device-to-device copy rate in GB/s (the anchor of the tables). */
+int stc_bench_gpu(int argc, char **argv, double *d2d)
+{
+    *d2d = 0;
+    return !cli_flag(argc, argv, "--no-gpu") && bsr_stencil_gpu_d2d_gbs((size_t)1 << 28, d2d) == BSR_OK;
+}
+
 /* `bsrsolve bench rbgs`: time to tolerance of red-black GS, GPU vs OpenMP vs one core. */
 int bench_rbgs(int argc, char **argv)
 {
     static const char *const valued[] = {"--grid", "--tol", "--omega", "--check", "--maxit", "--gen", "--cpu-budget", NULL};
     static const char *const known[] = {"--help", "--no-gpu", NULL};
-    if (cli_flag(argc, argv, "--help")) {
-        printf("usage: bsrsolve bench rbgs [--grid 81,161,401,801,1601,4001] [--tol 1e-4] [--omega 1]\n"
-               "         [--check 1] [--maxit 1000000] [--gen elliptic2d] [--cpu-budget 5] [--no-gpu]\n"
-               "  Red-black Gauss-Seidel from u = 0 until max|du|/max|u| < tol on an N x N grid (points incl.\n"
-               "  boundary) of the scalar generator --gen (its other parameters may follow, e.g.\n"
-               "  'elliptic2d:sigma=one').  Times: GPU (iteration loop; transfers apart), OpenMP, one core.\n");
-        return 0;
-    }
-    if (cli_check_options(argc, argv, known, valued)) return 2;
-    int grid[32], ng = stc_bench_int_list(cli_opt(argc, argv, "--grid") ? cli_opt(argc, argv, "--grid")
-                                                                      : "81,161,401,801,1601,4001",
-                                          grid, 32, 3, 20000, "--grid");
-    if (ng < 0) return 2;
+    static const char usage[] =
+        "usage: bsrsolve bench rbgs [--grid 81,161,401,801,1601,4001] [--tol 1e-4] [--omega 1]\n"
+        "         [--check 1] [--maxit 1000000] [--gen elliptic2d] [--cpu-budget 5] [--no-gpu]\n"
+        "  Red-black Gauss-Seidel from u = 0 until max|du|/max|u| < tol on an N x N grid (points incl.\n"
+        "  boundary) of the scalar generator --gen (its other parameters may follow, e.g.\n"
+        "  'elliptic2d:sigma=one').  Times: GPU (iteration loop; transfers apart), OpenMP, one core.\n";
+    int grid[32], rc, ng = stc_bench_start(argc, argv, usage, known, valued, "81,161,401,801,1601,4001", grid, 32, 3,
+                                           20000, &rc);
+    if (ng < 0) return rc;
     const char *ts = cli_opt(argc, argv, "--tol"), *os = cli_opt(argc, argv, "--omega"), *cs = cli_opt(argc, argv, "--check");
     const char *ms = cli_opt(argc, argv, "--maxit"), *gs = cli_opt(argc, argv, "--gen"), *bs = cli_opt(argc, argv, "--cpu-budget");
     double tol = ts ? atof(ts) : 1e-4, omega = os ? atof(os) : 1.0, budget = bs ? atof(bs) : 5;
@@ -86,20 +119,16 @@ int bench_rbgs(int argc, char **argv)
         return 2;
     }
     const char *gen = gs ? gs : "elliptic2d";
-    double d2d = 0;
-    int gpu = !cli_flag(argc, argv, "--no-gpu") && bsr_stencil_gpu_d2d_gbs((size_t)1 << 28, &d2d) == BSR_OK;
+    double d2d;
+    int gpu = stc_bench_gpu(argc, argv, &d2d);
     printf("bench rbgs: %s, tol %g on max|du|/max|u|, omega %g, checked every %d; OpenMP %d threads; %s",
            gen, tol, omega, check, omp_get_max_threads(), gpu ? "" : "no GPU\n");
     if (gpu) printf("GPU D2D copy %.0f GB/s (anchor)\n", d2d);
     printf("%6s %10s %7s %9s %8s %8s %9s %9s %8s %9s %10s %11s\n", "N", "unknowns", "iters", "GPU s", "xfer s",
            "GPU GB/s", "OMP s", "1core s", "GPU/OMP", "GPU/1core", "|GPU-OMP|", "err_exact");
     for (int g = 0; g < ng; g++) {
-        char spec[160];
-        const char *colon = strchr(gen, ':');
-        if (colon) snprintf(spec, sizeof spec, "%.*s:%d,%s", (int)(colon - gen), gen, grid[g], colon + 1);
-        else snprintf(spec, sizeof spec, "%s:%d", gen, grid[g]);
         bsr_stencil S;
-        bsr_status s = bsr_stencil_generate(spec, &S);
+        bsr_status s = stc_bench_generate(gen, grid[g], &S);
         if (s) return cli_fail(s);
         double *ug = calloc((size_t)S.n, sizeof(double)), *uo = calloc((size_t)S.n, sizeof(double));
         if (!ug || !uo) { free(ug); free(uo); bsr_stencil_free(&S); fprintf(stderr, "bsrsolve: out of memory\n"); return 1; }

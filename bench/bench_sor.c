@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int stc_bench_int_list(const char *s, int *v, int max, int lo, int hi, const char *what); /* bench_rbgs.c */
+/* bench_rbgs.c */
+int stc_bench_start(int argc, char **argv, const char *usage, const char *const *known, const char *const *valued,
+                    const char *def, int *grid, int max, int lo, int hi, int *rc);
+bsr_status stc_bench_generate(const char *gen, int n, bsr_stencil *S);
+int stc_bench_gpu(int argc, char **argv, double *d2d);
 
 /* max |a - b| / max |b| */
 static double rel_diff(const double *a, const double *b, int64_t n)
@@ -25,38 +29,30 @@ int bench_sor(int argc, char **argv)
 {
     static const char *const valued[] = {"--grid", "--sweeps", "--omega", "--gen", NULL};
     static const char *const known[] = {"--help", "--sor", "--no-gpu", "--no-seq", NULL};
-    if (cli_flag(argc, argv, "--help")) {
-        printf("usage: bsrsolve bench sor [--grid 100,200,400] [--sweeps 5] [--omega 1.5] [--sor]\n"
-               "         [--gen poisson3d] [--no-gpu] [--no-seq]\n"
-               "  G^3 unknowns of the scalar 3D generator --gen (G+2 points per side incl. boundary),\n"
-               "  --sweeps symmetric SOR sweeps (--sor: forward only) from u = 0.  Columns: seconds per\n"
-               "  sweep; 'setup' = host<->device copies and layout change.  eq: max relative difference\n"
-               "  of each result from the one-core lexicographic sweep (expected 0).\n");
-        return 0;
-    }
-    if (cli_check_options(argc, argv, known, valued)) return 2;
-    int grid[16], ng = stc_bench_int_list(cli_opt(argc, argv, "--grid") ? cli_opt(argc, argv, "--grid") : "100,200,400",
-                                          grid, 16, 1, 1000, "--grid");
-    if (ng < 0) return 2;
+    static const char usage[] =
+        "usage: bsrsolve bench sor [--grid 100,200,400] [--sweeps 5] [--omega 1.5] [--sor]\n"
+        "         [--gen poisson3d] [--no-gpu] [--no-seq]\n"
+        "  G^3 unknowns of the scalar 3D generator --gen (G+2 points per side incl. boundary),\n"
+        "  --sweeps symmetric SOR sweeps (--sor: forward only) from u = 0.  Columns: seconds per\n"
+        "  sweep; 'setup' = host<->device copies and layout change.  eq: max relative difference\n"
+        "  of each result from the one-core lexicographic sweep (expected 0).\n";
+    int grid[16], rc, ng = stc_bench_start(argc, argv, usage, known, valued, "100,200,400", grid, 16, 1, 1000, &rc);
+    if (ng < 0) return rc;
     const char *ss = cli_opt(argc, argv, "--sweeps"), *os = cli_opt(argc, argv, "--omega"), *gs = cli_opt(argc, argv, "--gen");
     int sweeps = ss ? atoi(ss) : 5, sym = !cli_flag(argc, argv, "--sor"), seq = !cli_flag(argc, argv, "--no-seq");
     double omega = os ? atof(os) : 1.5;
     if (sweeps < 1 || !(omega > 0 && omega < 2)) { fprintf(stderr, "bsrsolve: need --sweeps >= 1, 0 < omega < 2\n"); return 2; }
     const char *gen = gs ? gs : "poisson3d";
-    double d2d = 0;
-    int gpu = !cli_flag(argc, argv, "--no-gpu") && bsr_stencil_gpu_d2d_gbs((size_t)1 << 28, &d2d) == BSR_OK;
+    double d2d;
+    int gpu = stc_bench_gpu(argc, argv, &d2d);
     printf("bench sor: %s %s, omega %g, %d sweeps; OpenMP %d threads; ", gen, sym ? "SSOR" : "SOR", omega, sweeps,
            omp_get_max_threads());
     if (gpu) printf("GPU D2D copy %.0f GB/s (anchor)\n", d2d); else printf("no GPU\n");
     printf("%5s %10s | %9s %7s %6s | %9s %7s %6s | %9s %9s | %9s | %8s %8s %8s\n", "G", "unknowns", "GPU nat", "GB/s",
            "setup", "GPU hyp", "GB/s", "setup", "OMP nat", "OMP hyp", "1 core", "hyp/nat", "hyp/OMP", "eq");
     for (int g = 0; g < ng; g++) {
-        char spec[160];
-        const char *colon = strchr(gen, ':');
-        if (colon) snprintf(spec, sizeof spec, "%.*s:%d,%s", (int)(colon - gen), gen, grid[g] + 2, colon + 1);
-        else snprintf(spec, sizeof spec, "%s:%d", gen, grid[g] + 2);
         bsr_stencil S;
-        bsr_status s = bsr_stencil_generate(spec, &S);
+        bsr_status s = stc_bench_generate(gen, grid[g] + 2, &S);
         if (s) return cli_fail(s);
         const int64_t n = S.n;
         double *ref = calloc((size_t)n, sizeof(double)), *u = calloc((size_t)n, sizeof(double));

@@ -355,15 +355,15 @@ int cmd_dsolve(int argc, char **argv)
 fail:
     rc = dfail(s);
 out:
+    free(perm);
+    free(figures);
+    free(err);
     bsr_solver_stats_free(&st);
     bsr_dsolver_destroy(S);
     bsr_multivec_destroy(B);
     bsr_multivec_destroy(X);
     bsr_dmatrix_destroy(A);
     bsr_problem_rows_free(&R);
-    free(perm);
-    free(figures);
-    free(err);
     bsr_dist_destroy(d);
     bsr_dist_destroy(d0);
     bsr_context_destroy(ctx); /* after the objects living on it */

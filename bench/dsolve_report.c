@@ -53,21 +53,18 @@ static summary summarize(const dsolve_report *r)
     return s;
 }
 
-/* The profiled figures: label, figure, JSON key. */
+/* The profiled figures, in the order printed: label, JSON key, figure. */
 static const struct { const char *label, *key; int f; } prof_rows[] = {
-    {"product interior rows", "spmm_interior_s", DR_P_INT},
-    {"product interface rows", "spmm_interface_s", DR_P_IFC},
-    {"halo pack", "halo_pack_s", DR_P_PACK},
-    {"halo post (transfer start)", "halo_post_s", DR_P_POST},
-    {"halo wait", "halo_wait_s", DR_P_WAIT},
-    {"halo unpack", "halo_unpack_s", DR_P_UNPACK},
+    /* the product, the halo exchange */
+    {"product interior rows", "spmm_interior_s", DR_P_INT}, {"product interface rows", "spmm_interface_s", DR_P_IFC},
+    {"halo pack", "halo_pack_s", DR_P_PACK}, {"halo post (transfer start)", "halo_post_s", DR_P_POST},
+    {"halo wait", "halo_wait_s", DR_P_WAIT}, {"halo unpack", "halo_unpack_s", DR_P_UNPACK},
+    /* the preconditioner, the reductions and the wait in them */
     {"preconditioner", "precond_s", DR_P_PRECOND},
-    {"reductions (collective)", "reduce_s", DR_REDUCE_S},
-    {"  of which idle (later ranks)", "reduce_idle_s", DR_P_IDLE},
-    {"Krylov: products", "krylov_spmm_s", DR_K_SPMM},
-    {"Krylov: preconditioner", "krylov_precond_s", DR_K_PC},
-    {"Krylov: vector updates", "krylov_update_s", DR_K_UPD},
-    {"Krylov: reductions", "krylov_reduce_s", DR_K_RED},
+    {"reductions (collective)", "reduce_s", DR_REDUCE_S}, {"  of which idle (later ranks)", "reduce_idle_s", DR_P_IDLE},
+    /* the Krylov method's own parts */
+    {"Krylov: products", "krylov_spmm_s", DR_K_SPMM}, {"Krylov: preconditioner", "krylov_precond_s", DR_K_PC},
+    {"Krylov: vector updates", "krylov_update_s", DR_K_UPD}, {"Krylov: reductions", "krylov_reduce_s", DR_K_RED},
 };
 enum { NPROF = sizeof prof_rows / sizeof prof_rows[0] };
 

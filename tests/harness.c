@@ -209,16 +209,21 @@ bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed)
     return A;
 }
 
-bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind)
+/* ILU(0) setup of A under ordering kind, default options but symbolic_only. */
+static bsr_ilu *ilu0(const bsr_matrix *A, bsr_order_kind kind, int symbolic_only)
 {
     bsr_ilu_options o;
     bsr_ilu_options_default(&o, BSR_ILU0);
     bsr_order_options_default(&o.order, kind);
-    o.symbolic_only = 1;
+    o.symbolic_only = symbolic_only;
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
     return F;
 }
+
+bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind) { return ilu0(A, kind, 1); }
+
+bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind) { return ilu0(A, kind, 0); }
 
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
@@ -327,6 +332,16 @@ void bsr_test_slurp(const char *path, char *buf, size_t cap)
     size_t n = fread(buf, 1, cap - 1, f);
     buf[n] = 0;
     fclose(f);
+}
+
+const char *bsr_test_put(const char *dir, const char *name, const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(text, 1, strlen(text), f);
+    fclose(f);
+    return path;
 }
 
 int bsr_test_run_cli(const char *cli, const char *dir, const char *args, char *out, char *err, size_t cap)

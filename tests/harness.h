@@ -60,6 +60,9 @@ bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off);
  * depth auto): the patterns, map and schedules without values; NULL (and a
  * failed assertion) on error. */
 bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind);
+/* ILU(0) setup of A under ordering kind (default options otherwise, ND depth
+ * auto), factors included; NULL (and a failed assertion) on error. */
+bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
@@ -81,6 +84,9 @@ int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B);
 /* Read the file at path into buf (NUL-terminated, truncated to cap - 1
  * bytes; empty when it cannot be opened). */
 void bsr_test_slurp(const char *path, char *buf, size_t cap);
+/* Write text to dir/name (a failed assertion, fatal to the test, when it
+ * cannot be opened); path (cap bytes) receives "dir/name" and is returned. */
+const char *bsr_test_put(const char *dir, const char *name, const char *text, char *path, size_t cap);
 /* Run `cli args` (stdin /dev/null) with stdout and stderr captured through
  * files in dir into out and err (each of cap bytes); the exit code, -1 when
  * the command did not exit normally. */

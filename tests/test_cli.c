@@ -4,6 +4,7 @@
  * file:line, non-zero exit codes on bad input. */
 #include "harness.h"
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -16,6 +17,27 @@ static void test_help(void)
     CU_ASSERT_EQUAL(run("--help"), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--gen"));
+}
+
+/* run() of the command line fmt with its one %s replaced by s. */
+static int run_with(const char *fmt, const char *s)
+{
+    char args[1400];
+    snprintf(args, sizeof args, fmt, s);
+    return run(args);
+}
+
+/* Asserts that text (stdout or stderr of the last run) holds the string
+ * fmt formats (printf) with the arguments that follow; prints both when not. */
+static void expect_has(const char *text, const char *fmt, ...)
+{
+    char want[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof want, fmt, ap);
+    va_end(ap);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    if (!strstr(text, want)) printf("\n  want %s in\n%.400s", want, text);
 }
 
 /* The JSON of `--info --json` matches what the library says of the same matrix. */
@@ -62,21 +84,14 @@ static void test_info_file(void)
     CU_ASSERT_EQUAL(bsr_test_json_num(out, "nnzb"), 27 + 6 * 2 * 9);
     CU_ASSERT(bsr_test_json_num(out, "fill_ratio") > 1.0);
     /* plain text mode also succeeds and says the sizes */
-    snprintf(args, sizeof args, "'%s' --info", path);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("'%s' --info", path), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "81"));
     /* a file name with a quote and a backslash stays one valid JSON string */
-    char odd[600], want[700];
-    snprintf(odd, sizeof odd, "%s/a\"b\\c.mtx", dir);
-    FILE *f = fopen(odd, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n", f);
-    fclose(f);
-    snprintf(args, sizeof args, "--info --json '%s' --reorder rcm", odd);
-    CU_ASSERT_EQUAL(run(args), 0);
-    snprintf(want, sizeof want, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
-    if (!strstr(out, want)) printf("\n  got %.200s\n  want %s", out, want);
+    char odd[600];
+    bsr_test_put(dir, "a\"b\\c.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n", odd,
+                 sizeof odd);
+    CU_ASSERT_EQUAL(run_with("--info --json '%s' --reorder rcm", odd), 0);
+    expect_has(out, "{\"name\": \"%s/a\\\"b\\\\c.mtx\", \"n\": 2,", dir);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"reorder\": [{\"spec\": \"rcm\", "));
 }
 
@@ -152,20 +167,15 @@ static void test_solve_json_name(void)
 {
     const char *src = getenv("BSR_SOURCE_DIR");
     if (!src) { BSR_TEST_SKIP("BSR_SOURCE_DIR unset (run through ctest)"); return; }
-    char from[512], odd[600], args[1400], want[700];
+    char from[512], odd[600], want[700];
     snprintf(from, sizeof from, "%s/matrices/stencil3d_4_4.mtx", src);
-    snprintf(odd, sizeof odd, "%s/s\"q\\t.mtx", dir);
     char *text = malloc(1 << 20);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     bsr_test_slurp(from, text, 1 << 20);
     CU_ASSERT_FATAL(text[0] != 0);
-    FILE *f = fopen(odd, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
+    bsr_test_put(dir, "s\"q\\t.mtx", text, odd, sizeof odd);
     free(text);
-    snprintf(args, sizeof args, "'%s' --backend cpu --json --config rtol=1e-6", odd);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("'%s' --backend cpu --json --config rtol=1e-6", odd), 0);
     snprintf(want, sizeof want, "\"problem\": \"%s/s\\\"q\\\\t.mtx\",", dir);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     CU_ASSERT(json_valid(out));
@@ -230,21 +240,14 @@ static void test_progress(void)
 /* Test: errors: exit code and file:line on stderr. */
 static void test_errors(void)
 {
-    char path[512], args[1024], want[600];
-    snprintf(path, sizeof path, "%s/bad.mtx", dir);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("%%MatrixMarket matrix coordinate real general\n% c\n3 3 2\n1 1 1\n4 1 2\n", f);
-    fclose(f);
-    snprintf(args, sizeof args, "'%s' --info", path);
-    CU_ASSERT_NOT_EQUAL(run(args), 0);
-    snprintf(want, sizeof want, "%s:5: row index 4 out of range 1..3", path);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
-    if (!strstr(err, want)) printf("\n  stderr: %s", err);
+    char path[512];
+    bsr_test_put(dir, "bad.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n3 3 2\n1 1 1\n4 1 2\n", path,
+                 sizeof path);
+    CU_ASSERT_NOT_EQUAL(run_with("'%s' --info", path), 0);
+    expect_has(err, "%s:5: row index 4 out of range 1..3", path);
     CU_ASSERT_EQUAL(out[0], 0); /* nothing half-printed on stdout */
     /* missing file */
-    snprintf(args, sizeof args, "'%s/none.mtx' --info --json", dir);
-    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_NOT_EQUAL(run_with("'%s/none.mtx' --info --json", dir), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "none.mtx"));
     /* unknown option, bad block size, bad generator */
     CU_ASSERT_NOT_EQUAL(run("--info --bogus"), 0);
@@ -253,22 +256,15 @@ static void test_errors(void)
     CU_ASSERT_NOT_EQUAL(run("--gen poisson2d:9 --info --json --reorder rcm+nd:zz"), 0);
     CU_ASSERT_STRING_EQUAL(out, "");
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "nd:zz"));
-    snprintf(args, sizeof args, "'%s/small.mtx' --info --block 0", dir); /* written by test_info_file */
-    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_NOT_EQUAL(run_with("'%s/small.mtx' --info --block 0", dir), 0); /* written by test_info_file */
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--block"));
-    snprintf(args, sizeof args, "'%s/small.mtx' --info --block 2", dir); /* 81 % 2 != 0 */
-    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    CU_ASSERT_NOT_EQUAL(run_with("'%s/small.mtx' --info --block 2", dir), 0); /* 81 % 2 != 0 */
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "small.mtx"));
     CU_ASSERT_NOT_EQUAL(run("--gen nosuch:3 --info"), 0);
     CU_ASSERT(err[0] != 0);
     /* a non-square matrix where a square one is needed */
-    snprintf(path, sizeof path, "%s/rect.mtx", dir);
-    f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 1\n", f);
-    fclose(f);
-    snprintf(args, sizeof args, "'%s' --info", path);
-    CU_ASSERT_NOT_EQUAL(run(args), 0);
+    bsr_test_put(dir, "rect.mtx", "%%MatrixMarket matrix coordinate real general\n2 3 1\n1 3 1\n", path, sizeof path);
+    CU_ASSERT_NOT_EQUAL(run_with("'%s' --info", path), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "square"));
 }
 
@@ -277,23 +273,18 @@ static void test_errors(void)
 static void test_solve_diag(void)
 {
     const char *gen = "--gen coupled3d:6,5 --backend cpu --no-progress";
-    char args[512];
-    snprintf(args, sizeof args, "%s --config method=gmres,precond=ilu2", gen);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("%s --config method=gmres,precond=ilu2", gen), 0);
     CU_ASSERT_PTR_NULL(strstr(out, "stability"));
-    snprintf(args, sizeof args, "%s --config method=gmres,precond=ilu2,diag=1", gen);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("%s --config method=gmres,precond=ilu2,diag=1", gen), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "stability   ||L^-1|| est "));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, ",diag=1"));
-    snprintf(args, sizeof args, "%s --json --config method=gmres,precond=ilu2,diag=1", gen);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("%s --json --config method=gmres,precond=ilu2,diag=1", gen), 0);
     CU_ASSERT(json_valid(out));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"stability\": {"));
     double l = bsr_test_json_num(out, "l_max"), u = bsr_test_json_num(out, "u_max"), pc = bsr_test_json_num(out, "pivot_cond_max");
     CU_ASSERT(l >= 1.0 && u > 0.0 && pc >= 1.0);
     if (!(l >= 1.0 && u > 0.0 && pc >= 1.0)) printf("\n%s", out);
-    snprintf(args, sizeof args, "%s --config precond=jacobi,diag=1", gen);
-    CU_ASSERT_EQUAL(run(args), 0);
+    CU_ASSERT_EQUAL(run_with("%s --config precond=jacobi,diag=1", gen), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "stability   no ILU preconditioner"));
 }
 

@@ -53,21 +53,18 @@ static int write_missing_diag(const char *path, int mb, int z)
 /* Test: the outcome names the reports use (no device needed). */
 static void test_outcome_names(void)
 {
-    bsr_cusparse_result r;
-    memset(&r, 0, sizeof r);
-    r.status = BSR_OK;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "converged");
-    r.status = BSR_ERR_NOCONV;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "not converged");
-    r.status = BSR_ERR_NODEVICE;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "not run");
-    /* cuSPARSE ran and stopped: its result, not "not run" */
-    r.status = BSR_ERR_SINGULAR;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "failed");
-    r.status = BSR_ERR_CUDA;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "failed");
-    r.status = BSR_ERR_NOMEM;
-    CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), "failed");
+    /* the status of a run and the outcome it is reported as; cuSPARSE ran
+     * and stopped (singular, CUDA error, no memory): its result, not "not run" */
+    static const struct { bsr_status status; const char *outcome; } t[] = {
+        {BSR_OK, "converged"},        {BSR_ERR_NOCONV, "not converged"}, {BSR_ERR_NODEVICE, "not run"},
+        {BSR_ERR_SINGULAR, "failed"}, {BSR_ERR_CUDA, "failed"},          {BSR_ERR_NOMEM, "failed"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        bsr_cusparse_result r;
+        memset(&r, 0, sizeof r);
+        r.status = t[i].status;
+        CU_ASSERT_STRING_EQUAL(bsr_cusparse_outcome(&r), t[i].outcome);
+    }
 }
 
 /* Test: without a device the comparison says "not run" and why (text and JSON). */

@@ -73,11 +73,7 @@ static void check_factors(const char *name, const bsr_matrix *A0, int mode)
 {
     bsr_matrix *A = NULL;
     BSR_ASSERT_OK(bsr_matrix_copy(A0, mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &A));
-    bsr_ilu_options io;
-    bsr_ilu_options_default(&io, BSR_ILU0);
-    bsr_order_options_default(&io.order, BSR_ORDER_NATURAL);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+    bsr_ilu *F = bsr_test_ilu0(A, BSR_ORDER_NATURAL);
     bsr_ilu_factors f;
     BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
     /* the host reference runs on factors in the device's precision */
@@ -198,11 +194,7 @@ static void test_exact_limit(void)
     if (!bsr_test_have_gpu()) return;
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:4:3", BSR_DOUBLE, &P));   /* 10 levels in natural order */
-    bsr_ilu_options io;
-    bsr_ilu_options_default(&io, BSR_ILU0);
-    bsr_order_options_default(&io.order, BSR_ORDER_NATURAL);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    bsr_ilu *F = bsr_test_ilu0(P.A, BSR_ORDER_NATURAL);
     bsr_gpu_ilu_options go;
     bsr_gpu_ilu_options_default(&go);
     go.jacobi = 12;
@@ -284,11 +276,7 @@ static void test_many_rhs(void)
     if (!bsr_test_have_gpu()) return;
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:8:4", BSR_DOUBLE, &P));
-    bsr_ilu_options io;
-    bsr_ilu_options_default(&io, BSR_ILU0);
-    bsr_order_options_default(&io.order, BSR_ORDER_ND);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &io, &F));
+    bsr_ilu *F = bsr_test_ilu0(P.A, BSR_ORDER_ND);
     const int64_t n = (int64_t)bsr_matrix_nbrows(P.A) * 4;
     for (int jac = 0; jac <= 2; jac += 2) {
         bsr_gpu_ilu_options go;

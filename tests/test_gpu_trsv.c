@@ -433,11 +433,7 @@ static void test_scaled_apply(void)
             const int ord = om / 4, m = om % 4;
             bsr_matrix *A = NULL;
             BSR_ASSERT_OK(bsr_matrix_copy(mats[m], mode == MODE_FLOAT ? BSR_FLOAT : BSR_DOUBLE, &A));
-            bsr_ilu_options io;
-            bsr_ilu_options_default(&io, BSR_ILU0);
-            bsr_order_options_default(&io.order, ord ? BSR_ORDER_CENTER : BSR_ORDER_NATURAL);
-            bsr_ilu *F = NULL;
-            BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+            bsr_ilu *F = bsr_test_ilu0(A, ord ? BSR_ORDER_CENTER : BSR_ORDER_NATURAL);
             bsr_ilu_factors f;
             BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
             CU_ASSERT_PTR_NOT_NULL(f.scale_left); /* the case under test */

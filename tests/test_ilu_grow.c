@@ -29,6 +29,24 @@ static bsr_ilu *ilu2(const bsr_matrix *A, int grow)
     return F;
 }
 
+/* F[0] = ilu2(A, 0) and F[1] = ilu2(A, grow), their stats in s[0] and s[1]. */
+static void ilu2_pair(const bsr_matrix *A, int grow, bsr_ilu **F, bsr_ilu_stats *s)
+{
+    F[0] = ilu2(A, 0);
+    F[1] = ilu2(A, grow);
+    BSR_ASSERT_OK(bsr_ilu_get_stats(F[0], &s[0]));
+    BSR_ASSERT_OK(bsr_ilu_get_stats(F[1], &s[1]));
+}
+
+/* The stability estimates of F's factors (bsr_ilu_stability). */
+static bsr_ilu_stab stability(bsr_ilu *F)
+{
+    bsr_ilu_stab t;
+    memset(&t, 0, sizeof t);
+    BSR_ASSERT_OK(bsr_ilu_stability(F, &t));
+    return t;
+}
+
 /* Nonzero when M and N hold the same pattern and values bit for bit. */
 static int same_matrix(const bsr_matrix *M, const bsr_matrix *N)
 {
@@ -46,20 +64,19 @@ static void test_stable_unchanged(void)
                                         "convdiff3d:10,100"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         bsr_problem P = gen(specs[i]);
-        bsr_ilu *F0 = ilu2(P.A, 0), *F1 = ilu2(P.A, 1);
-        bsr_ilu_stats s0, s1;
-        BSR_ASSERT_OK(bsr_ilu_get_stats(F0, &s0));
-        BSR_ASSERT_OK(bsr_ilu_get_stats(F1, &s1));
-        printf("\n    %s: growth %.3g ... ", specs[i], s1.grow_est0);
-        CU_ASSERT_EQUAL(s0.grow_passes, 0);
-        CU_ASSERT_EQUAL(s0.grow_est0, 0.0);            /* grow = 0 does not estimate */
-        CU_ASSERT(s1.grow_est0 >= 1.0 && s1.grow_est0 <= 1e3);
-        CU_ASSERT_EQUAL(s1.grow_passes, 0);
-        CU_ASSERT(same_matrix(F0->L, F1->L));
-        CU_ASSERT(same_matrix(F0->U, F1->U));
-        CU_ASSERT_EQUAL(s0.dropped, s1.dropped);
-        bsr_ilu_destroy(F0);
-        bsr_ilu_destroy(F1);
+        bsr_ilu *F[2];
+        bsr_ilu_stats s[2];
+        ilu2_pair(P.A, 1, F, s);
+        printf("\n    %s: growth %.3g ... ", specs[i], s[1].grow_est0);
+        CU_ASSERT_EQUAL(s[0].grow_passes, 0);
+        CU_ASSERT_EQUAL(s[0].grow_est0, 0.0);            /* grow = 0 does not estimate */
+        CU_ASSERT(s[1].grow_est0 >= 1.0 && s[1].grow_est0 <= 1e3);
+        CU_ASSERT_EQUAL(s[1].grow_passes, 0);
+        CU_ASSERT(same_matrix(F[0]->L, F[1]->L));
+        CU_ASSERT(same_matrix(F[0]->U, F[1]->U));
+        CU_ASSERT_EQUAL(s[0].dropped, s[1].dropped);
+        bsr_ilu_destroy(F[0]);
+        bsr_ilu_destroy(F[1]);
         bsr_problem_free(&P);
     }
 }
@@ -99,26 +116,23 @@ static void test_unstable_refactored(void)
     int nt = omp_get_max_threads();
     omp_set_num_threads(1);
     bsr_problem P = gen("coupled3d:12,5,shift=0");
-    bsr_ilu *F0 = ilu2(P.A, 0), *F1 = ilu2(P.A, 1);
-    bsr_ilu_stats s0, s1;
-    BSR_ASSERT_OK(bsr_ilu_get_stats(F0, &s0));
-    BSR_ASSERT_OK(bsr_ilu_get_stats(F1, &s1));
-    bsr_ilu_stab t;
-    memset(&t, 0, sizeof t);
-    BSR_ASSERT_OK(bsr_ilu_stability(F0, &t));
+    bsr_ilu *F[2];
+    bsr_ilu_stats s[2];
+    ilu2_pair(P.A, 1, F, s);
+    bsr_ilu_stab t = stability(F[0]);
     double g0 = t.l_max > t.u_max ? t.l_max : t.u_max;
     CU_ASSERT(g0 > 1e3);
-    CU_ASSERT_DOUBLE_EQUAL(s1.grow_est0, g0, 1e-12 * g0);   /* the same first factor, the same estimate */
-    CU_ASSERT(s1.grow_passes >= 1);
-    CU_ASSERT(s1.grow_est > 0.0);
-    CU_ASSERT(s1.nnzb_L + s1.nnzb_U > s0.nnzb_L + s0.nnzb_U);   /* fewer blocks dropped where it grew */
-    bsr_ilu_destroy(F0);
-    bsr_ilu_destroy(F1);
+    CU_ASSERT_DOUBLE_EQUAL(s[1].grow_est0, g0, 1e-12 * g0);   /* the same first factor, the same estimate */
+    CU_ASSERT(s[1].grow_passes >= 1);
+    CU_ASSERT(s[1].grow_est > 0.0);
+    CU_ASSERT(s[1].nnzb_L + s[1].nnzb_U > s[0].nnzb_L + s[0].nnzb_U);   /* fewer blocks dropped where it grew */
+    bsr_ilu_destroy(F[0]);
+    bsr_ilu_destroy(F[1]);
     double e0, e1;
     char i0[512], i1[512];
     int n0 = solve_its(&P, 0, &e0, i0, sizeof i0), n1 = solve_its(&P, 1, &e1, i1, sizeof i1);
     printf("\n    growth %.3g -> %.3g after %d passes; GMRES its %d -> %d, error %.2e / %.2e\n    %s ... ",
-           s1.grow_est0, s1.grow_est, s1.grow_passes, n0, n1, e0, e1, i1);
+           s[1].grow_est0, s[1].grow_est, s[1].grow_passes, n0, n1, e0, e1, i1);
     CU_ASSERT(3 * n1 <= 2 * n0);
     CU_ASSERT(e0 <= 1e-6 && e1 <= 1e-6);
     CU_ASSERT(strstr(i1, "growth-weighted refactorization") != NULL);
@@ -168,30 +182,27 @@ static void test_online(void)
     static const char *const specs[] = {"stencil3d:8:4", "convdiff3d:10,100"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         bsr_problem P = gen(specs[i]);
-        bsr_ilu *F0 = ilu2(P.A, 0), *F2 = ilu2(P.A, 2);
-        bsr_ilu_stats s2;
-        BSR_ASSERT_OK(bsr_ilu_get_stats(F2, &s2));
-        CU_ASSERT(s2.grow_est0 >= 1.0 && s2.grow_est0 <= 10.0);
-        CU_ASSERT_EQUAL(s2.grow_passes, 0);
-        CU_ASSERT(same_matrix(F0->L, F2->L) && same_matrix(F0->U, F2->U));
-        bsr_ilu_destroy(F0);
-        bsr_ilu_destroy(F2);
+        bsr_ilu *F[2];
+        bsr_ilu_stats s[2];
+        ilu2_pair(P.A, 2, F, s);
+        CU_ASSERT(s[1].grow_est0 >= 1.0 && s[1].grow_est0 <= 10.0);
+        CU_ASSERT_EQUAL(s[1].grow_passes, 0);
+        CU_ASSERT(same_matrix(F[0]->L, F[1]->L) && same_matrix(F[0]->U, F[1]->U));
+        bsr_ilu_destroy(F[0]);
+        bsr_ilu_destroy(F[1]);
         bsr_problem_free(&P);
     }
     bsr_problem P = gen("coupled3d:12,5,shift=0");
-    bsr_ilu *F0 = ilu2(P.A, 0), *F2 = ilu2(P.A, 2);
-    bsr_ilu_stats s0, s2;
-    BSR_ASSERT_OK(bsr_ilu_get_stats(F0, &s0));
-    BSR_ASSERT_OK(bsr_ilu_get_stats(F2, &s2));
+    bsr_ilu *F[2];
+    bsr_ilu_stats s[2];
+    ilu2_pair(P.A, 2, F, s);
     /* the online estimate is the stored L's, as bsr_ilu_stability computes it */
-    bsr_ilu_stab t;
-    memset(&t, 0, sizeof t);
-    BSR_ASSERT_OK(bsr_ilu_stability(F2, &t));
-    CU_ASSERT_DOUBLE_EQUAL(s2.grow_est0, t.l_max, 1e-9 * t.l_max);
-    CU_ASSERT(s2.grow_est0 > 10.0 && s2.grow_passes == 0);
-    CU_ASSERT(s2.nnzb_L + s2.nnzb_U > s0.nnzb_L + s0.nnzb_U);
-    bsr_ilu_destroy(F0);
-    bsr_ilu_destroy(F2);
+    bsr_ilu_stab t = stability(F[1]);
+    CU_ASSERT_DOUBLE_EQUAL(s[1].grow_est0, t.l_max, 1e-9 * t.l_max);
+    CU_ASSERT(s[1].grow_est0 > 10.0 && s[1].grow_passes == 0);
+    CU_ASSERT(s[1].nnzb_L + s[1].nnzb_U > s[0].nnzb_L + s[0].nnzb_U);
+    bsr_ilu_destroy(F[0]);
+    bsr_ilu_destroy(F[1]);
     double e0, e2;
     char i0[512], i2[512];
     int n0 = solve_its(&P, 0, &e0, i0, sizeof i0), n2 = solve_its(&P, 2, &e2, i2, sizeof i2);

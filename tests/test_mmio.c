@@ -17,13 +17,7 @@ static const char *put(const char *name, const char *text)
 {
     static char paths[4][512];
     static int slot;
-    char *path = paths[slot++ & 3];
-    snprintf(path, 512, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fwrite(text, 1, strlen(text), f);
-    fclose(f);
-    return path;
+    return bsr_test_put(dir, name, text, paths[slot++ & 3], sizeof paths[0]);
 }
 
 /* C equals the expected CSR (values compared bit for bit; vals NULL = pattern). */

@@ -4,6 +4,17 @@
 #include "harness.h"
 #include <string.h>
 
+/* The default options with cfg parsed over them (a failed assertion naming cfg when it does not parse). */
+static bsr_solver_options parsed(const char *cfg)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    bsr_status s = bsr_solver_options_parse(&o, cfg);
+    if (s != BSR_OK) printf("\n  '%s': %s\n", cfg, bsr_last_error());
+    CU_ASSERT_EQUAL_FATAL(s, BSR_OK);
+    return o;
+}
+
 static void test_defaults(void)
 {
     bsr_solver_options o;
@@ -13,19 +24,20 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(o.restart, 30);
     CU_ASSERT_EQUAL(o.precision, BSR_DOUBLE);
     CU_ASSERT_EQUAL(o.reorder[0], 0);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, NULL));
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, ""));
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, " , ,"));
-    CU_ASSERT_EQUAL(o.method, BSR_BICGSTAB);
+    /* no keys: the defaults, byte for byte */
+    static const char *const none[] = {NULL, "", " , ,"};
+    for (int i = 0; i < 3; i++) {
+        bsr_solver_options e;
+        memcpy(&e, &o, sizeof o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&e, none[i]));
+        CU_ASSERT_EQUAL(memcmp(&e, &o, sizeof o), 0);
+    }
 }
 
 static void test_issue_string(void)
 {
-    bsr_solver_options o;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=bicgstab,precond=ilu2,tau1=1e-2,tau2=1e-4,"
-                                               "reorder=nd:auto,rtol=1e-8,maxit=500,restart=30,"
-                                               "precision=double,precond_precision=float"));
+    bsr_solver_options o = parsed("method=bicgstab,precond=ilu2,tau1=1e-2,tau2=1e-4,reorder=nd:auto,rtol=1e-8,"
+                                  "maxit=500,restart=30,precision=double,precond_precision=float");
     CU_ASSERT_EQUAL(o.method, BSR_BICGSTAB);
     CU_ASSERT_EQUAL(o.precond, BSR_PC_ILU2);
     CU_ASSERT_DOUBLE_EQUAL(o.tau1, 1e-2, 0);
@@ -38,11 +50,8 @@ static void test_issue_string(void)
 
 static void test_every_key(void)
 {
-    bsr_solver_options o;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, " method = gmres , orth=cgs2,restart=50,precond=ssor,omega=1.3,"
-                                               "atol=1e-20,dtol=1e4,stag=40,max_restarts=2,history=1,"
-                                               "progress=10,precision=float,profile=1"));
+    bsr_solver_options o = parsed(" method = gmres , orth=cgs2,restart=50,precond=ssor,omega=1.3,atol=1e-20,"
+                                  "dtol=1e4,stag=40,max_restarts=2,history=1,progress=10,precision=float,profile=1");
     CU_ASSERT_EQUAL(o.method, BSR_GMRES);
     CU_ASSERT_EQUAL(o.orth, BSR_ORTH_CGS2);
     CU_ASSERT_EQUAL(o.restart, 50);
@@ -90,17 +99,13 @@ static void test_every_key(void)
     /* pivot near 1 with every other long key set: the canonical string
      * parses back to the same options (found by fuzz_options: %g made 1) */
     bsr_solver_options q;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "pivot=0.9999999992,match=auto,trisolve=jacobi:100"));
-    bsr_solver_options_default(&q);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    o = parsed("pivot=0.9999999992,match=auto,trisolve=jacobi:100");
+    q = parsed(bsr_solver_options_string(&o, buf, sizeof buf));
     CU_ASSERT_EQUAL(q.pivot, o.pivot);
     CU_ASSERT_EQUAL(q.trisolve, 100);
     CU_ASSERT_EQUAL(q.match, BSR_MATCH_AUTO);
-    bsr_solver_options_default(&o);   /* tau1 likewise (fuzz_options, second CI run) */
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,tau1=0.999999999,rtol=0.1234567890123"));
-    bsr_solver_options_default(&q);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    o = parsed("precond=ilu2,tau1=0.999999999,rtol=0.1234567890123");   /* tau1 likewise (fuzz_options, second CI run) */
+    q = parsed(bsr_solver_options_string(&o, buf, sizeof buf));
     CU_ASSERT_EQUAL(q.tau1, o.tau1);
     CU_ASSERT_EQUAL(q.rtol, o.rtol);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&q, buf, sizeof buf), "atol=0,"));
@@ -110,8 +115,7 @@ static void test_every_key(void)
     CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "diag"));
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,diag=1,overlap=1,halo=auto"));
     CU_ASSERT_EQUAL(o.diag, 1);
-    bsr_solver_options_default(&q);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&q, bsr_solver_options_string(&o, buf, sizeof buf)));
+    q = parsed(bsr_solver_options_string(&o, buf, sizeof buf));
     CU_ASSERT_EQUAL(q.diag, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",diag=1"));
     BSR_ASSERT_OK(bsr_solver_options_check(&q));
@@ -202,15 +206,10 @@ static void test_check(void)
 
 static void test_roundtrip(void)
 {
-    bsr_solver_options o, p;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=gmres,restart=17,orth=cgs2,precond=ilu2,tau1=3e-2,"
-                                               "tau2=2e-4,keep_pattern=0,reorder=rcm,rtol=1e-9,atol=1e-30,maxit=321,"
-                                               "precision=float,precond_precision=float"));
+    bsr_solver_options o = parsed("method=gmres,restart=17,orth=cgs2,precond=ilu2,tau1=3e-2,tau2=2e-4,keep_pattern=0,"
+                                  "reorder=rcm,rtol=1e-9,atol=1e-30,maxit=321,precision=float,precond_precision=float");
     char buf[512];
-    bsr_solver_options_string(&o, buf, sizeof buf);
-    bsr_solver_options_default(&p);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
+    bsr_solver_options p = parsed(bsr_solver_options_string(&o, buf, sizeof buf));
     CU_ASSERT_EQUAL(p.method, o.method);
     CU_ASSERT_EQUAL(p.restart, o.restart);
     CU_ASSERT_EQUAL(p.orth, o.orth);

@@ -21,6 +21,16 @@ static bsr_grid *make(int dim, const int64_t *n, bsr_precision p, int rhs, uint6
     return G;
 }
 
+/* The default options with the in-core algorithm and steps steps. */
+static bsr_pyr_opts incore(int steps)
+{
+    bsr_pyr_opts o;
+    bsr_pyr_opts_default(&o);
+    o.algo = BSR_PYR_INCORE;
+    o.steps = steps;
+    return o;
+}
+
 /* NaN-fill the ping-pong partner so points a run fails to write show up. */
 static void poison_alt(bsr_grid *G)
 {
@@ -68,11 +78,8 @@ static void test_cpu_reference(void)
         free(v);
     }
     free(w);
-    bsr_pyr_opts o;
-    bsr_pyr_opts_default(&o);
-    o.algo = BSR_PYR_INCORE;
+    bsr_pyr_opts o = incore(6);
     o.r = 0.2;
-    o.steps = 6;
     BSR_ASSERT_OK(bsr_pyr_run_cpu(G, &o, NULL));
     const double *u = bsr_grid_data(G);
     double md = 0, moved = 0;
@@ -127,11 +134,8 @@ static void test_cpu_plans_bitwise(void)
             bsr_grid *ref = make(dim, shapes[dim - 1], p, 0, 11 + dim);
             bsr_grid *G = make(dim, shapes[dim - 1], p, 0, 11 + dim);
             bsr_grid *init = make(dim, shapes[dim - 1], p, 0, 11 + dim);
-            bsr_pyr_opts o;
-            bsr_pyr_opts_default(&o);
+            bsr_pyr_opts o = incore(11);
             o.r = 0.9 / (2 * dim);
-            o.steps = 11;
-            o.algo = BSR_PYR_INCORE;
             BSR_ASSERT_OK(bsr_pyr_run_cpu(ref, &o, NULL));
             double md;
             CU_ASSERT(ndiff_of(ref, init, &md) > 0);
@@ -170,6 +174,17 @@ static void test_cpu_plans_bitwise(void)
     CU_ASSERT(maxsub >= 8);
 }
 
+/* Options for Jacobi sweeps in core: at most steps sweeps, the difference
+ * checked every check sweeps against eps. */
+static bsr_pyr_opts jacobi_incore(int steps, int check, double eps)
+{
+    bsr_pyr_opts o = incore(steps);
+    o.problem = BSR_PYR_JACOBI;
+    o.check = check;
+    o.eps = eps;
+    return o;
+}
+
 /* Jacobi: pyramid plan (height = check) vs in-core sweeps, same count and bits;
  * converged solution satisfies the discrete equation. */
 static void test_cpu_jacobi(void)
@@ -178,13 +193,7 @@ static void test_cpu_jacobi(void)
     for (int pi = 0; pi < 2; pi++) {
         bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         bsr_grid *A = make(3, n, p, 1, 3), *B = make(3, n, p, 1, 3);
-        bsr_pyr_opts o;
-        bsr_pyr_opts_default(&o);
-        o.problem = BSR_PYR_JACOBI;
-        o.steps = 5000;
-        o.check = 3;
-        o.eps = pi ? 1e-5 : 1e-9;
-        o.algo = BSR_PYR_INCORE;
+        bsr_pyr_opts o = jacobi_incore(5000, 3, pi ? 1e-5 : 1e-9);
         bsr_pyr_info ia, ib;
         BSR_ASSERT_OK(bsr_pyr_run_cpu(A, &o, &ia));
         CU_ASSERT(ia.iters < 5000 && ia.iters % 3 == 0);
@@ -385,11 +394,8 @@ static void test_gpu_bitwise(void)
             const int64_t big[3][3] = {{20011, 1, 1}, {301, 203, 1}, {41, 67, 71}};
             bsr_grid *cpu = make(dim, big[dim - 1], p, 0, 21), *gin = make(dim, big[dim - 1], p, 0, 21);
             bsr_grid *init = make(dim, big[dim - 1], p, 0, 21), *G = make(dim, big[dim - 1], p, 0, 21);
-            bsr_pyr_opts o;
-            bsr_pyr_opts_default(&o);
+            bsr_pyr_opts o = incore(27);
             o.r = 0.9 / (2 * dim);
-            o.steps = 27;
-            o.algo = BSR_PYR_INCORE;
             BSR_ASSERT_OK(bsr_pyr_run_cpu(cpu, &o, NULL));
             poison_alt(gin);
             BSR_ASSERT_OK(bsr_pyr_run_gpu(gin, &o, &M, NULL));
@@ -448,13 +454,7 @@ static void test_gpu_jacobi(void)
     for (int pi = 0; pi < 2; pi++) {
         bsr_precision p = pi ? BSR_FLOAT : BSR_DOUBLE;
         bsr_grid *C = make(3, n, p, 1, 8), *A = make(3, n, p, 1, 8), *B = make(3, n, p, 1, 8);
-        bsr_pyr_opts o;
-        bsr_pyr_opts_default(&o);
-        o.problem = BSR_PYR_JACOBI;
-        o.steps = 20000;
-        o.check = 9;
-        o.eps = pi ? 1e-6 : 1e-10;
-        o.algo = BSR_PYR_INCORE;
+        bsr_pyr_opts o = jacobi_incore(20000, 9, pi ? 1e-6 : 1e-10);
         bsr_pyr_info ic, ia, ib;
         BSR_ASSERT_OK(bsr_pyr_run_cpu(C, &o, &ic));
         BSR_ASSERT_OK(bsr_pyr_run_gpu(A, &o, NULL, &ia));

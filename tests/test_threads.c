@@ -101,24 +101,35 @@ static void test_threshold(void)
 /* ---- the rule for the ranks of a node ----------------------------------------- */
 static void test_rank_rule(void)
 {
-    /* OMP_NUM_THREADS set: left alone (0) */
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 64, 1), 0);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 1, 2, 1), 0);
-    /* not set: the node's cores shared by its ranks */
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 64, 0), 16);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 1, 64, 0), 64);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 3, 64, 0), 21);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 2, 2, 0), 1);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(2, 4, 2, 0), 1);     /* oversubscribed: never 0 */
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(16, 64, 16, 0), 1);
-    /* no more than the process may run on (mpiexec bound it to a socket or a core) */
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 32, 0), 16);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 2, 16, 0), 16);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(64, 4, 1, 0), 1);
-    /* unknown node size or rank count */
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(0, 4, 8, 0), 2);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(8, 0, 8, 0), 8);
-    CU_ASSERT_EQUAL(bsr_threads_per_rank(0, 0, 0, 0), 1);
+    /* node cores, ranks on the node, CPUs the process may run on, OMP_NUM_THREADS set: the team */
+    static const struct { int cores, ranks, bound, omp_set, want; } rule[] = {
+        /* OMP_NUM_THREADS set: left alone (0) */
+        {64, 4, 64, 1, 0},
+        {2, 1, 2, 1, 0},
+        /* not set: the node's cores shared by its ranks */
+        {64, 4, 64, 0, 16},
+        {64, 1, 64, 0, 64},
+        {64, 3, 64, 0, 21},
+        {2, 2, 2, 0, 1},
+        /* oversubscribed: never 0 */
+        {2, 4, 2, 0, 1},
+        {16, 64, 16, 0, 1},
+        /* no more than the process may run on (mpiexec bound it to a socket or a core) */
+        {64, 4, 32, 0, 16},
+        {64, 2, 16, 0, 16},
+        {64, 4, 1, 0, 1},
+        /* unknown node size or rank count */
+        {0, 4, 8, 0, 2},
+        {8, 0, 8, 0, 8},
+        {0, 0, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++) {
+        int t = bsr_threads_per_rank(rule[i].cores, rule[i].ranks, rule[i].bound, rule[i].omp_set);
+        CU_ASSERT_EQUAL(t, rule[i].want);
+        if (t != rule[i].want)
+            printf("\n  bsr_threads_per_rank(%d, %d, %d, %d) = %d, want %d", rule[i].cores, rule[i].ranks,
+                   rule[i].bound, rule[i].omp_set, t, rule[i].want);
+    }
     /* the environment test */
     const char *e = getenv("OMP_NUM_THREADS");
     char *saved = e ? strdup(e) : NULL;

@@ -46,6 +46,27 @@ static PetscErrorCode make_matrix(PetscInt nb, PetscInt b, PetscInt width, Petsc
     PetscFunctionReturn(0);
 }
 
+/* *pc = a new PC of type type on the operators (A, A). */
+static PetscErrorCode new_pc(PCType type, Mat A, PC *pc)
+{
+    PetscFunctionBeginUser;
+    PetscCall(PCCreate(PETSC_COMM_SELF, pc));
+    PetscCall(PCSetType(*pc, type));
+    PetscCall(PCSetOperators(*pc, A, A));
+    PetscFunctionReturn(0);
+}
+
+/* *ierr = the error code of PCSetUp(pc), PETSc's error handler silenced for
+ * it (the failure is the caller's to check). */
+static PetscErrorCode quiet_setup(PC pc, PetscErrorCode *ierr)
+{
+    PetscFunctionBeginUser;
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    *ierr = PCSetUp(pc);
+    PetscCall(PetscPopErrorHandler());
+    PetscFunctionReturn(0);
+}
+
 /* Fails unless ksp's PC, as it stands after solving with A, applies as a PC
  * of the same options set up from scratch for A does, to tol: a PC that kept
  * the factors of older values fails it (the changes below move M^{-1} b by
@@ -62,10 +83,8 @@ static PetscErrorCode same_as_fresh(KSP ksp, Mat A, const char *what, PetscReal 
     PetscFunctionBeginUser;
     PetscCall(KSPGetPC(ksp, &pc));
     PetscCall(PCGetType(pc, &type));
-    PetscCall(PCCreate(PETSC_COMM_SELF, &fresh));
-    PetscCall(PCSetType(fresh, type));
+    PetscCall(new_pc(type, A, &fresh));
     PetscCall(PCSetFromOptions(fresh));
-    PetscCall(PCSetOperators(fresh, A, A));
     PetscCall(PCSetUp(fresh));
     PetscCall(MatCreateVecs(A, &b, &y1));
     PetscCall(VecDuplicate(y1, &y2));
@@ -260,12 +279,8 @@ static PetscErrorCode nan_then_recover(const char *pc_type, const char *ksp_type
     PetscCall(solve_check(ksp, A, 2, 0, "finite again: full setup"));
 
     PetscCall(set_diagonal(A, row, (PetscScalar)NAN));
-    PetscCall(PCCreate(PETSC_COMM_SELF, &pc2));
-    PetscCall(PCSetType(pc2, pc_type));
-    PetscCall(PCSetOperators(pc2, A, A));
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = PCSetUp(pc2);
-    PetscCall(PetscPopErrorHandler());
+    PetscCall(new_pc(pc_type, A, &pc2));
+    PetscCall(quiet_setup(pc2, &ierr));
     PetscCall(expect_nan_error(ierr, "a first setup with a NaN"));
     PetscCall(set_diagonal(A, row, 14.0));
     PetscCall(PCSetUp(pc2));
@@ -292,12 +307,8 @@ static PetscErrorCode block_too_large(const char *pc_type)
 
     PetscFunctionBeginUser;
     PetscCall(make_matrix(4, BSR_TEST_BMAX + 1, 1, 1.0, &A));
-    PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
-    PetscCall(PCSetType(pc, pc_type));
-    PetscCall(PCSetOperators(pc, A, A));
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = PCSetUp(pc);
-    PetscCall(PetscPopErrorHandler());
+    PetscCall(new_pc(pc_type, A, &pc));
+    PetscCall(quiet_setup(pc, &ierr));
     PetscCall(PetscErrorMessage(ierr, &text, &specific));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "-pc_type %s, blocks of %d: error %d: %s\n", pc_type, BSR_TEST_BMAX + 1,
                           (int)ierr, specific ? specific : "(none)"));

@@ -121,6 +121,12 @@ class SolveStats(Mapping[str, Any]):
         return len(self._keys())
 
 
+def _check_options(options: Any, example: str) -> None:
+    """TypeError unless options is a string (the message shows example)."""
+    if not isinstance(options, str):
+        raise TypeError(f"options must be a string like '{example}'")
+
+
 def _matrix_args(A: Any, blocksize: Optional[int]) -> Tuple[Any, ...]:
     """The argument tuple of _core.Solver.setup/refactor for the sparse matrix A."""
     if not sp.issparse(A):
@@ -216,8 +222,7 @@ class Solver:
 
     def __init__(self, options: str = "", backend: str = "auto", device: int = 0,
                  blocksize: Optional[int] = None) -> None:
-        if not isinstance(options, str):
-            raise TypeError("options must be a string like 'method=bicgstab,precond=ilu2'")
+        _check_options(options, "method=bicgstab,precond=ilu2")
         if not isinstance(backend, str):
             raise TypeError("backend must be 'cpu', 'cuda' or 'auto'")
         self._s = _core.Solver(options, backend, int(device))
@@ -229,14 +234,14 @@ class Solver:
         return str(self._s.options)
 
     @property
-    def backend(self) -> str:
-        """'cpu', or the CUDA device in words."""
-        return str(self._s.backend)
-
-    @property
     def block_size(self) -> Optional[int]:
         """The block size of the matrix set up (None before setup)."""
         return self._s.block_size
+
+    @property
+    def backend(self) -> str:
+        """'cpu', or the CUDA device in words."""
+        return str(self._s.backend)
 
     @property
     def shape(self) -> Optional[Tuple[int, int]]:
@@ -327,8 +332,7 @@ class Preconditioner(LinearOperator):  # type: ignore[misc]  # (scipy has no typ
     ``M.matvec(x)`` apply it.  See preconditioner()."""
 
     def __init__(self, A: Any, options: str = "precond=ilu0", blocksize: Optional[int] = None) -> None:
-        if not isinstance(options, str):
-            raise TypeError("options must be a string like 'precond=ilu2,tau1=1e-3'")
+        _check_options(options, "precond=ilu2,tau1=1e-3")
         self._p = _core.Preconditioner(options, *_matrix_args(A, blocksize))
         n = int(self._p.rows)
         super().__init__(dtype=np.dtype(np.float64), shape=(n, n))

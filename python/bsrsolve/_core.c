@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <bsrsolve.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,97 @@ static int scatter_values(bsr_matrix *A, const bsr_matrix *T)
     return s ? -1 : 0;
 }
 
+/* The matrix of args (matrix_from_args) scattered into A's values, then
+ * refactor(obj, A) without the GIL: None, or NULL with the Python error set;
+ * *st = the refactor's status (BSR_OK where it did not run). */
+static PyObject *refactor_from_args(PyObject *args, bsr_matrix *A, bsr_status (*refactor)(void *, const bsr_matrix *),
+                                    void *obj, bsr_status *st)
+{
+    PyObject *ret = NULL;
+    bsr_matrix *T = matrix_from_args(args);
+    if (T && scatter_values(A, T) == 0) {
+        bsr_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = refactor(obj, A);
+        Py_END_ALLOW_THREADS
+        *st = s;
+        if (s) raise_status(s);
+        else ret = Py_NewRef(Py_None);
+    }
+    bsr_matrix_destroy(T);
+    return ret;
+}
+
+
+/* Getter: the scalar rows of the object's matrix (at closure; None for none). */
+static PyObject *get_rows(PyObject *self, void *closure)
+{
+    const bsr_matrix *A = *(bsr_matrix **)((char *)self + (size_t)closure);
+    if (!A) Py_RETURN_NONE;
+    return PyLong_FromLongLong((long long)bsr_matrix_nbrows(A) * bsr_matrix_block(A));
+}
+
+/* Getter: the block size of the object's matrix (at closure; None for none). */
+static PyObject *get_block(PyObject *self, void *closure)
+{
+    const bsr_matrix *A = *(bsr_matrix **)((char *)self + (size_t)closure);
+    if (!A) Py_RETURN_NONE;
+    return PyLong_FromLong(bsr_matrix_block(A));
+}
+
+/* The getset entries "rows" and "block_size" (get_rows, get_block) of the
+ * object type T, whose matrix pointer A they read (the closure: its offset),
+ * with their docs. */
+#define MATRIX_GETSET(T, rows_doc, block_doc)                     \
+    {"rows", get_rows, NULL, rows_doc, (void *)offsetof(T, A)}, \
+    {"block_size", get_block, NULL, block_doc, (void *)offsetof(T, A)}
+
+/* T, a static type of this module without GC (its head and name set): the
+ * object size, doc, the hooks and tables, then PyType_Ready. */
+static int ready_type(PyTypeObject *T, Py_ssize_t size, const char *doc, destructor dealloc, newfunc new_,
+                      PyMethodDef *methods, PyGetSetDef *getset)
+{
+    T->tp_basicsize = size;
+    T->tp_dealloc = dealloc;
+    T->tp_flags = Py_TPFLAGS_DEFAULT;
+    T->tp_doc = doc;
+    T->tp_methods = methods;
+    T->tp_getset = getset;
+    T->tp_new = new_;
+    return PyType_Ready(T);
+}
+
+/* The operands of an operator on A (solve, apply) from args (in, out, n,
+ * k): the float64 buffers *iv (input) and *ov (output) of n x k values,
+ * row-interleaved, checked against A's rows (ValueError naming what and
+ * owner) and their lengths (naming iname, oname); *I = a copy of iv, *O the
+ * output, n x k double.  0, or -1 with the Python error set (the caller
+ * releases the buffers, zeroed before, and destroys *I and *O, NULL before). */
+static int vector_pair(PyObject *args, const bsr_matrix *A, const char *what, const char *owner, const char *iname,
+                       const char *oname, Py_buffer *iv, Py_buffer *ov, Py_ssize_t *nk, bsr_multivec **I,
+                       bsr_multivec **O)
+{
+    Py_ssize_t n, k;
+    if (!PyArg_ParseTuple(args, "y*w*nn", iv, ov, &n, &k)) return -1;
+    nk[0] = n;
+    nk[1] = k;
+    int64_t rows = (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A);
+    if (n != rows || k < 1 || k > INT_MAX || n > PY_SSIZE_T_MAX / 8 / k) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd x %zd, %s has %lld rows", what, n, k, owner, (long long)rows);
+        return -1;
+    }
+    if (check_len(iv, n * k, 8, iname) || check_len(ov, n * k, 8, oname)) return -1;
+    bsr_clear_error();
+    bsr_status s = bsr_multivec_create(I, n, (int)k, BSR_DOUBLE);
+    if (!s) s = bsr_multivec_create(O, n, (int)k, BSR_DOUBLE);
+    if (s) {
+        raise_status(s);
+        return -1;
+    }
+    memcpy(bsr_multivec_data(*I), iv->buf, (size_t)(n * k) * 8);
+    return 0;
+}
+
 /* ---- the Solver type ------------------------------------------------------ */
 
 typedef struct {
@@ -298,6 +390,9 @@ static PyObject *Solver_setup(SolverObject *self, PyObject *args)
     return ret;
 }
 
+/* bsr_solver_refactor on obj (a bsr_solver), for refactor_from_args. */
+static bsr_status solver_refactor(void *obj, const bsr_matrix *A) { return bsr_solver_refactor(obj, A); }
+
 /* refactor(kind, ...): new values on setup's pattern (or a part of it). */
 static PyObject *Solver_refactor(SolverObject *self, PyObject *args)
 {
@@ -306,18 +401,9 @@ static PyObject *Solver_refactor(SolverObject *self, PyObject *args)
         return NULL;
     }
     if (enter(self)) return NULL;
-    PyObject *ret = NULL;
-    bsr_matrix *T = matrix_from_args(args);
-    if (T && scatter_values(self->A, T) == 0) {
-        bsr_status s;
-        Py_BEGIN_ALLOW_THREADS
-        s = bsr_solver_refactor(self->s, self->A);
-        Py_END_ALLOW_THREADS
-        self->ready = !s;
-        if (s) raise_status(s);
-        else ret = Py_NewRef(Py_None);
-    }
-    bsr_matrix_destroy(T);
+    bsr_status s = BSR_OK;
+    PyObject *ret = refactor_from_args(args, self->A, solver_refactor, self->s, &s);
+    self->ready = !s;
     self->busy = 0;
     return ret;
 }
@@ -404,35 +490,23 @@ fail:
  * non-convergence raises. */
 static PyObject *Solver_solve(SolverObject *self, PyObject *args)
 {
+    if (!self->ready) {
+        PyErr_SetString(Error, "solve: call setup first (or again, after a failed setup or refactor)");
+        return NULL;
+    }
     Py_buffer bv = {0}, xv = {0};
-    Py_ssize_t n, k;
-    if (!PyArg_ParseTuple(args, "y*w*nn", &bv, &xv, &n, &k)) return NULL;
-    PyObject *ret = NULL;
+    Py_ssize_t nk[2] = {0, 0};
     bsr_multivec *B = NULL, *X = NULL;
     bsr_solver_stats st;
     memset(&st, 0, sizeof st);
+    PyObject *ret = NULL;
     int entered = 0;
-    if (!self->ready) {
-        PyErr_SetString(Error, "solve: call setup first (or again, after a failed setup or refactor)");
-        goto out;
-    }
-    int64_t rows = (int64_t)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A);
-    if (n != rows || k < 1 || k > INT_MAX || n > PY_SSIZE_T_MAX / 8 / k) {
-        PyErr_Format(PyExc_ValueError, "right-hand side: %zd x %zd, the matrix has %lld rows", n, k,
-                     (long long)rows);
-        goto out;
-    }
-    if (check_len(&bv, n * k, 8, "b") || check_len(&xv, n * k, 8, "x")) goto out;
+    if (vector_pair(args, self->A, "right-hand side", "the matrix", "b", "x", &bv, &xv, nk, &B, &X)) goto out;
+    const size_t bytes = (size_t)(nk[0] * nk[1]) * 8;
+    memcpy(bsr_multivec_data(X), xv.buf, bytes);   /* the initial guess */
     if (enter(self)) goto out;
     entered = 1;
-    bsr_status s = bsr_multivec_create(&B, n, (int)k, BSR_DOUBLE);
-    if (!s) s = bsr_multivec_create(&X, n, (int)k, BSR_DOUBLE);
-    if (s) {
-        raise_status(s);
-        goto out;
-    }
-    memcpy(bsr_multivec_data(B), bv.buf, (size_t)(n * k) * 8);
-    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(n * k) * 8);
+    bsr_status s;
     Py_BEGIN_ALLOW_THREADS
     s = bsr_solver_solve(self->s, B, X, &st);
     Py_END_ALLOW_THREADS
@@ -441,7 +515,7 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args)
         goto out;
     }
     /* X is the last iterate when a column did not converge: the caller decides */
-    memcpy(xv.buf, bsr_multivec_cdata(X), (size_t)(n * k) * 8);
+    memcpy(xv.buf, bsr_multivec_cdata(X), bytes);
     PyObject *d = stats_dict(self, &st);
     if (d) ret = Py_BuildValue("(NN)", PyBool_FromLong(s == BSR_OK), d);
 out:
@@ -488,20 +562,6 @@ static PyObject *Solver_get_backend(SolverObject *self, void *unused)
     return PyUnicode_FromString(self->ctx ? bsr_context_describe(self->ctx) : "cpu");
 }
 
-static PyObject *Solver_get_rows(SolverObject *self, void *unused)
-{
-    (void)unused;
-    if (!self->A) Py_RETURN_NONE;
-    return PyLong_FromLongLong((long long)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A));
-}
-
-static PyObject *Solver_get_block(SolverObject *self, void *unused)
-{
-    (void)unused;
-    if (!self->A) Py_RETURN_NONE;
-    return PyLong_FromLong(bsr_matrix_block(self->A));
-}
-
 static PyMethodDef Solver_methods[] = {
     {"setup", (PyCFunction)Solver_setup, METH_VARARGS, "setup(kind, ...): preconditioner for a new matrix"},
     {"refactor", (PyCFunction)Solver_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
@@ -514,21 +574,11 @@ static PyGetSetDef Solver_getset[] = {
     {"options", (getter)Solver_get_options, NULL, "options in use, canonical string", NULL},
     {"tolerances", (getter)Solver_get_tolerances, NULL, "(rtol, atol, maxit) in use", NULL},
     {"backend", (getter)Solver_get_backend, NULL, "'cpu' or the CUDA device description", NULL},
-    {"rows", (getter)Solver_get_rows, NULL, "scalar rows of the matrix set up (None before setup)", NULL},
-    {"block_size", (getter)Solver_get_block, NULL, "block size of the matrix set up (None before setup)", NULL},
+    MATRIX_GETSET(SolverObject, "scalar rows of the matrix set up (None before setup)",
+                  "block size of the matrix set up (None before setup)"),
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyTypeObject SolverType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "bsrsolve._core.Solver",
-    .tp_basicsize = sizeof(SolverObject),
-    .tp_dealloc = (destructor)Solver_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Low-level solver; use bsrsolve.Solver.",
-    .tp_methods = Solver_methods,
-    .tp_getset = Solver_getset,
-    .tp_new = Solver_new,
-};
+static PyTypeObject SolverType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bsrsolve._core.Solver"}; /* ready_type */
 
 /* ---- the Preconditioner type: an incomplete factorization alone ------------ */
 
@@ -622,30 +672,16 @@ static PyObject *Ilu_new(PyTypeObject *type, PyObject *args, PyObject *kw)
  * (C-contiguous n x k arrays). */
 static PyObject *Ilu_apply(IluObject *self, PyObject *args)
 {
-    Py_buffer xv = {0}, yv = {0};
-    Py_ssize_t n, k;
-    if (!PyArg_ParseTuple(args, "y*w*nn", &xv, &yv, &n, &k)) return NULL;
-    PyObject *ret = NULL;
-    bsr_multivec *X = NULL, *Y = NULL;
-    int64_t rows = (int64_t)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A);
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "Preconditioner is being refactored by another thread");
-        goto out;
+        return NULL;
     }
-    if (n != rows || k < 1 || k > INT_MAX || n > PY_SSIZE_T_MAX / 8 / k) {
-        PyErr_Format(PyExc_ValueError, "vector: %zd x %zd, the preconditioner has %lld rows", n, k,
-                     (long long)rows);
-        goto out;
-    }
-    if (check_len(&xv, n * k, 8, "x") || check_len(&yv, n * k, 8, "y")) goto out;
-    bsr_clear_error();
-    bsr_status s = bsr_multivec_create(&X, n, (int)k, BSR_DOUBLE);
-    if (!s) s = bsr_multivec_create(&Y, n, (int)k, BSR_DOUBLE);
-    if (s) {
-        raise_status(s);
-        goto out;
-    }
-    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(n * k) * 8);
+    Py_buffer xv = {0}, yv = {0};
+    Py_ssize_t nk[2] = {0, 0};
+    bsr_multivec *X = NULL, *Y = NULL;
+    PyObject *ret = NULL;
+    if (vector_pair(args, self->A, "vector", "the preconditioner", "x", "y", &xv, &yv, nk, &X, &Y)) goto out;
+    bsr_status s;
     /* bsr_ilu_apply is thread-safe on a const factorization: apply calls in
      * several threads at once are fine, a refactor meanwhile is not */
     self->applying++;
@@ -657,7 +693,7 @@ static PyObject *Ilu_apply(IluObject *self, PyObject *args)
         raise_status(s);
         goto out;
     }
-    memcpy(yv.buf, bsr_multivec_cdata(Y), (size_t)(n * k) * 8);
+    memcpy(yv.buf, bsr_multivec_cdata(Y), (size_t)(nk[0] * nk[1]) * 8);
     ret = Py_NewRef(Py_None);
 out:
     bsr_multivec_destroy(X);
@@ -666,6 +702,9 @@ out:
     PyBuffer_Release(&yv);
     return ret;
 }
+
+/* bsr_ilu_refactor on obj (a bsr_ilu), for refactor_from_args. */
+static bsr_status ilu_refactor(void *obj, const bsr_matrix *A) { return bsr_ilu_refactor(obj, A); }
 
 /* refactor(kind, ...): new values on the pattern factored (or a part of it). */
 static PyObject *Ilu_refactor(IluObject *self, PyObject *args)
@@ -676,17 +715,8 @@ static PyObject *Ilu_refactor(IluObject *self, PyObject *args)
     }
     self->busy = 1;
     bsr_clear_error();
-    PyObject *ret = NULL;
-    bsr_matrix *T = matrix_from_args(args);
-    if (T && scatter_values(self->A, T) == 0) {
-        bsr_status s;
-        Py_BEGIN_ALLOW_THREADS
-        s = bsr_ilu_refactor(self->F, self->A);
-        Py_END_ALLOW_THREADS
-        if (s) raise_status(s);
-        else ret = Py_NewRef(Py_None);
-    }
-    bsr_matrix_destroy(T);
+    bsr_status s = BSR_OK;
+    PyObject *ret = refactor_from_args(args, self->A, ilu_refactor, self->F, &s);
     self->busy = 0;
     return ret;
 }
@@ -711,18 +741,6 @@ static PyObject *Ilu_get_options(IluObject *self, void *unused)
     return PyUnicode_FromString(self->options);
 }
 
-static PyObject *Ilu_get_rows(IluObject *self, void *unused)
-{
-    (void)unused;
-    return PyLong_FromLongLong((long long)bsr_matrix_nbrows(self->A) * bsr_matrix_block(self->A));
-}
-
-static PyObject *Ilu_get_block(IluObject *self, void *unused)
-{
-    (void)unused;
-    return PyLong_FromLong(bsr_matrix_block(self->A));
-}
-
 static PyMethodDef Ilu_methods[] = {
     {"apply", (PyCFunction)Ilu_apply, METH_VARARGS, "apply(x, y, n, k): y = M^{-1} x"},
     {"refactor", (PyCFunction)Ilu_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
@@ -731,21 +749,10 @@ static PyMethodDef Ilu_methods[] = {
 static PyGetSetDef Ilu_getset[] = {
     {"stats", (getter)Ilu_get_stats, NULL, "the factorization's statistics (dict)", NULL},
     {"options", (getter)Ilu_get_options, NULL, "options in use, the solver's canonical string", NULL},
-    {"rows", (getter)Ilu_get_rows, NULL, "scalar rows", NULL},
-    {"block_size", (getter)Ilu_get_block, NULL, "block size", NULL},
+    MATRIX_GETSET(IluObject, "scalar rows", "block size"),
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyTypeObject IluType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "bsrsolve._core.Preconditioner",
-    .tp_basicsize = sizeof(IluObject),
-    .tp_dealloc = (destructor)Ilu_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Low-level incomplete factorization; use bsrsolve.preconditioner.",
-    .tp_methods = Ilu_methods,
-    .tp_getset = Ilu_getset,
-    .tp_new = Ilu_new,
-};
+static PyTypeObject IluType = {PyVarObject_HEAD_INIT(NULL, 0).tp_name = "bsrsolve._core.Preconditioner"}; /* ready_type */
 
 /* ---- module ---------------------------------------------------------------- */
 
@@ -765,7 +772,11 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "bsrsolve._core",
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&SolverType) < 0 || PyType_Ready(&IluType) < 0) return NULL;
+    if (ready_type(&SolverType, sizeof(SolverObject), "Low-level solver; use bsrsolve.Solver.",
+                   (destructor)Solver_dealloc, Solver_new, Solver_methods, Solver_getset) < 0 ||
+        ready_type(&IluType, sizeof(IluObject), "Low-level incomplete factorization; use bsrsolve.preconditioner.",
+                   (destructor)Ilu_dealloc, Ilu_new, Ilu_methods, Ilu_getset) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     Error = PyErr_NewExceptionWithDoc("bsrsolve.Error",

@@ -82,14 +82,6 @@ static bsr_multivec *slice(const bsr_multivec *X, int b, int64_t r0, int64_t r1)
     return S;
 }
 
-/* 1 when ok on every rank. */
-static int all_ranks(int ok)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
-}
-
 /* Host allocations made by the last same_product's bsr_dmatrix_spmm. */
 static long spmm_allocs;
 
@@ -113,7 +105,7 @@ static int same_product(bsr_dmatrix *D, const bsr_matrix *A, int k, int64_t r0, 
     int same = !st && memcmp(bsr_multivec_cdata(Yl), bsr_multivec_cdata(Zl), bytes) == 0;
     bsr_multivec_destroy(Xl); bsr_multivec_destroy(Yl); bsr_multivec_destroy(Zl);
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
-    return all_ranks(same);
+    return bsr_test_all_ranks(same);
 }
 
 /* The distributed product equals the serial one bit for bit (random
@@ -220,7 +212,7 @@ static void solve_case(bsr_context *ctx, const char *spec, const char *opts, int
     CU_ASSERT_EQUAL(bsr_dsolver_solve(ds, B, Xd, &st2), BSR_OK);
     CU_ASSERT_EQUAL(bsr_dsolver_solve(ds, B, Xd2, &st3), BSR_OK);
     size_t bytes = (size_t)(r1 - r0) * b * sizeof(double);
-    CU_ASSERT_TRUE(all_ranks(memcmp(bsr_multivec_cdata(Xd), bsr_multivec_cdata(Xd2), bytes) == 0));
+    CU_ASSERT_TRUE(bsr_test_all_ranks(memcmp(bsr_multivec_cdata(Xd), bsr_multivec_cdata(Xd2), bytes) == 0));
     CU_ASSERT_EQUAL(st2.col[0].iterations, st3.col[0].iterations);
     /* the same iteration count and residual on every rank */
     int it = st2.col[0].iterations, itmax = 0, itmin = 0;
@@ -372,7 +364,7 @@ static void gpu_product(bsr_context *ctx)
                 BSR_ASSERT_OK(bsr_dmatrix_permute(D, Zi, Zl, 0));
                 size_t bytes = (size_t)(r1 - r0) * b * k * bsr_precision_size(p);
                 int same = memcmp(bsr_multivec_cdata(Yl), bsr_multivec_cdata(Zl), bytes) == 0;
-                if (!all_ranks(same)) {
+                if (!bsr_test_all_ranks(same)) {
                     all_same = 0;
                     if (rank == 0) printf("\n  b %d k %d %s: device product differs", b, k, ip ? "float" : "double");
                 }
@@ -391,7 +383,7 @@ static void gpu_product(bsr_context *ctx)
 /* The same on each rank's CUDA context (ranks share the GPUs round robin). */
 static void test_solve_gpu(void)
 {
-    int ndev = bsr_device_count(), have = all_ranks(ndev > 0);
+    int ndev = bsr_device_count(), have = bsr_test_all_ranks(ndev > 0);
     if (!have) { BSR_TEST_SKIP("no CUDA device on some rank: distributed GPU solves skipped"); return; }
     bsr_context *ctx;
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, rank % ndev, NULL));
@@ -479,24 +471,9 @@ static void test_failure_midsolve(void)
         BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
         BSR_ASSERT_OK(bsr_dsolver_setup(s, D));
         bsr_multivec *B = slice(P.rhs, 2, r0, r1), *X = slice(P.rhs, 2, r0, r1);
-        int agreed = 1, fired = 0;
-        for (int n = 1; n <= 120; n += 7) {
-            bsr_dist_fail_at = rank == nranks - 1 ? n : 0;
-            bsr_multivec_fill(X, 0);
-            bsr_status st = bsr_dsolver_solve(s, B, X, NULL);
-            bsr_dist_fail_at = 0;
-            if (st != BSR_OK && st != BSR_ERR_INTERNAL) agreed = 0;
-            if (st == BSR_ERR_INTERNAL && !strstr(bsr_last_error(), "injected")) agreed = 0;
-            int failed = st != BSR_OK, anyf = 0, allf = 0;
-            MPI_Allreduce(&failed, &anyf, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            MPI_Allreduce(&failed, &allf, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            if (anyf != allf) agreed = 0;
-            fired += anyf;
-            /* a clean solve afterwards */
-            bsr_multivec_fill(X, 0);
-            if (bsr_dsolver_solve(s, B, X, NULL) != BSR_OK) agreed = 0;
-        }
-        CU_ASSERT_TRUE(all_ranks(agreed));
+        int fired = 0;
+        int agreed = bsr_test_injected_failures(s, B, X, NULL, "injected", &bsr_dist_fail_at, &fired);
+        CU_ASSERT_TRUE(bsr_test_all_ranks(agreed));
         CU_ASSERT(fired >= 10);  /* the failures did happen, at many points of the solve */
         bsr_multivec_destroy(B); bsr_multivec_destroy(X);
         bsr_dsolver_destroy(s);

@@ -17,14 +17,6 @@
 
 static int rank, nranks;
 
-/* 1 when ok on every rank. */
-static int all_ranks(int ok)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
-}
-
 /* One solve of a generated problem (rows in place: slabs) with opts and k
  * right-hand sides (the generator's first column repeated, scaled by j+1):
  * *X this rank's solution, *st its stats, *pr its profile; returns the status. */
@@ -87,7 +79,7 @@ static void test_profile_cpu(void)
     ok &= p1.reduce_idle_s >= 0 && p1.reduce_idle_s <= p1.reduce_s * 1.0001 + 1e-6;
     if (nranks > 1) ok &= p1.spmm_interface_s > 0;
     ok &= p1.halo_calls > 0 && p1.reduce_calls > 0 && p1.precond_calls > 0;
-    CU_ASSERT_TRUE(all_ranks(ok));
+    CU_ASSERT_TRUE(bsr_test_all_ranks(ok));
     if (rank == 0)
         printf("\n  rank 0: interior %.4f s, interface %.4f s, halo pack %.4f post %.4f wait %.4f unpack %.4f, "
                "preconditioner %.4f s, reductions %.4f s (idle %.4f s) ", p1.spmm_interior_s, p1.spmm_interface_s,
@@ -95,7 +87,7 @@ static void test_profile_cpu(void)
                p1.reduce_idle_s);
     CU_ASSERT_EQUAL(s0.col[0].iterations, s1.col[0].iterations);
     size_t bytes = (size_t)bsr_multivec_rows(X0) * sizeof(double);
-    CU_ASSERT_TRUE(all_ranks(memcmp(bsr_multivec_cdata(X0), bsr_multivec_cdata(X1), bytes) == 0));
+    CU_ASSERT_TRUE(bsr_test_all_ranks(memcmp(bsr_multivec_cdata(X0), bsr_multivec_cdata(X1), bytes) == 0));
     bsr_solver_stats_free(&s0); bsr_solver_stats_free(&s1);
     bsr_multivec_destroy(X0); bsr_multivec_destroy(X1);
 }
@@ -143,8 +135,8 @@ static void ipc_case(bsr_context *ctx, const char *spec, const char *opts, int k
     for (int j = 0; j < k && !a && !b; j++) same_it &= sh.col[j].iterations == si.col[j].iterations;
     size_t bytes = (size_t)bsr_multivec_rows(Xh) * (size_t)k * sizeof(double);
     int same = !a && !b && memcmp(bsr_multivec_cdata(Xh), bsr_multivec_cdata(Xi), bytes) == 0;
-    CU_ASSERT_TRUE(all_ranks(same_it));
-    CU_ASSERT_TRUE(all_ranks(same));
+    CU_ASSERT_TRUE(bsr_test_all_ranks(same_it));
+    CU_ASSERT_TRUE(bsr_test_all_ranks(same));
     if (rank == 0)
         printf("\n  %s %s, k = %d, %d ranks: host %d iterations, ipc %d, solution bits %s; ipc halo: pack %.4f s, "
                "wait %.4f s, unpack %.4f s (rank 0) ", spec, opts, k, nranks, a ? -1 : sh.col[0].iterations,
@@ -197,24 +189,9 @@ static void failure_case(bsr_context *ctx)
         bsr_dsolver_profile p;
         bsr_dsolver_get_profile(s, &p);
         CU_ASSERT_EQUAL(p.halo_path, BSR_DHALO_IPC);
-        int agreed = 1, fired = 0;
-        size_t bytes = (size_t)bsr_multivec_rows(X) * sizeof(double);
-        for (int n = 1; n <= 120; n += 7) {
-            bsr_dist_fail_at = rank == nranks - 1 ? n : 0;
-            bsr_multivec_fill(X, 0);
-            bsr_status st = bsr_dsolver_solve(s, R.rhs, X, NULL);
-            bsr_dist_fail_at = 0;
-            if (st != BSR_OK && st != BSR_ERR_INTERNAL) agreed = 0;
-            int failed = st != BSR_OK, anyf = 0, allf = 0;
-            MPI_Allreduce(&failed, &anyf, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            MPI_Allreduce(&failed, &allf, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            if (anyf != allf) agreed = 0;
-            fired += anyf;
-            bsr_multivec_fill(X, 0);
-            if (bsr_dsolver_solve(s, R.rhs, X, NULL) != BSR_OK) agreed = 0;
-            if (memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(X0), bytes)) agreed = 0;
-        }
-        CU_ASSERT_TRUE(all_ranks(agreed));
+        int fired = 0;
+        int agreed = bsr_test_injected_failures(s, R.rhs, X, X0, NULL, &bsr_dist_fail_at, &fired);
+        CU_ASSERT_TRUE(bsr_test_all_ranks(agreed));
         CU_ASSERT(fired >= 5);
         bsr_multivec_destroy(X); bsr_multivec_destroy(X0);
         bsr_dsolver_destroy(s);
