@@ -178,6 +178,18 @@ bsr_status bsr_kops_residual(const bsr_kops *o, const bsr_multivec *B, const bsr
                              bsr_multivec *R);
 /* out[j] = ||X(:,j)||_2. */
 bsr_status bsr_kops_norm2(const bsr_kops *o, const bsr_multivec *X, double *out);
+/* A Krylov method's workspace: nv vectors shaped like the solve's
+ * (o->vnew), ns * k scalars and nm * k flags, zeroed; what names the method
+ * in messages.  Free with bsr_kwork_free (also after a failed new). */
+#define BSR_KWORK_MAXV 12
+typedef struct {
+    bsr_multivec *v[BSR_KWORK_MAXV];
+    int nv;
+    double *sc;
+    unsigned char *m;
+} bsr_kwork;
+bsr_status bsr_kwork_new(const bsr_kops *o, int nv, int ns, int nm, const char *what, bsr_kwork *w);
+void bsr_kwork_free(const bsr_kops *o, bsr_kwork *w);
 /* o->dotp, or its np dot calls. */
 #define BSR_KOPS_MAXP 3
 bsr_status bsr_kops_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X, const bsr_multivec *const *Y,

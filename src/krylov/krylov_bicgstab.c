@@ -45,12 +45,11 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
 {
     int k = o->k;
     bsr_status st = BSR_OK;
-    bsr_multivec *all[NV] = {0};
-    double *sc = bsr_calloc((size_t)16 * k, sizeof(double), "BiCGStab scalars");
-    unsigned char *m = bsr_calloc((size_t)4 * k, 1, "BiCGStab masks");
-    if (!sc || !m) { st = BSR_ERR_NOMEM; goto done; }
-    for (int i = 0; i < NV; i++)
-        if ((st = o->vnew(o, &all[i]))) goto done;
+    bsr_kwork wk;
+    if ((st = bsr_kwork_new(o, NV, 16, 4, "BiCGStab workspace", &wk))) goto done;
+    bsr_multivec **all = wk.v;
+    double *sc = wk.sc;
+    unsigned char *m = wk.m;
     vecs w = {all[R], all[RHAT], all[P], all[V]};
     bsr_multivec *phat = all[PHAT], *s = all[S], *shat = all[SHAT], *t = all[T];
     double *rho = sc, *alpha = sc + k, *omega = sc + 2 * k, *beta = sc + 3 * k, *d1 = sc + 4 * k,
@@ -164,10 +163,7 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         }
     }
 done:
-    for (int i = 0; i < NV; i++)
-        if (all[i]) o->vfree(o, all[i]);
-    free(sc);
-    free(m);
+    bsr_kwork_free(o, &wk);
     return st;
 }
 

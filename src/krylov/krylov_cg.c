@@ -14,12 +14,11 @@ static bsr_status run_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec 
 {
     int k = o->k;
     bsr_status st = BSR_OK;
-    bsr_multivec *v[NV] = {0};
-    double *sc = bsr_calloc((size_t)8 * k, sizeof(double), "CG scalars");
-    unsigned char *m = bsr_calloc((size_t)2 * k, 1, "CG masks");
-    if (!sc || !m) { st = BSR_ERR_NOMEM; goto done; }
-    for (int i = 0; i < NV; i++)
-        if ((st = o->vnew(o, &v[i]))) goto done;
+    bsr_kwork wk;
+    if ((st = bsr_kwork_new(o, NV, 8, 2, "CG workspace", &wk))) goto done;
+    bsr_multivec **v = wk.v;
+    double *sc = wk.sc;
+    unsigned char *m = wk.m;
     double *rz = sc, *pq = sc + k, *alpha = sc + 2 * k, *malpha = sc + 3 * k, *rn = sc + 4 * k,
            *one = sc + 5 * k, *beta = sc + 6 * k, *d = sc + 7 * k;
     unsigned char *was = m, *reset = m + k;
@@ -64,10 +63,7 @@ static bsr_status run_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec 
         if ((st = o->axpby(o, v[P], one, v[Z], beta, act))) goto done;
     }
 done:
-    for (int i = 0; i < NV; i++)
-        if (v[i]) o->vfree(o, v[i]);
-    free(sc);
-    free(m);
+    bsr_kwork_free(o, &wk);
     return st;
 }
 

@@ -422,3 +422,23 @@ void bsr_kops_base(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)
     o->A = A;
     o->pc = pc;
 }
+
+bsr_status bsr_kwork_new(const bsr_kops *o, int nv, int ns, int nm, const char *what, bsr_kwork *w)
+{
+    memset(w, 0, sizeof *w);
+    if (nv > BSR_KWORK_MAXV) return bsr_error(BSR_ERR_INTERNAL, "%s: %d work vectors (at most %d)", what, nv, BSR_KWORK_MAXV);
+    w->sc = bsr_calloc((size_t)ns * o->k + 1, sizeof(double), what);
+    w->m = bsr_calloc((size_t)nm * o->k + 1, 1, what);
+    if (!w->sc || !w->m) return BSR_ERR_NOMEM;
+    for (w->nv = 0; w->nv < nv; w->nv++) BSR_TRY(o->vnew(o, &w->v[w->nv]));
+    return BSR_OK;
+}
+
+void bsr_kwork_free(const bsr_kops *o, bsr_kwork *w)
+{
+    for (int i = 0; i < w->nv; i++)
+        if (w->v[i]) o->vfree(o, w->v[i]);
+    free(w->sc);
+    free(w->m);
+    memset(w, 0, sizeof *w);
+}
