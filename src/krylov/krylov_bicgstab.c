@@ -48,15 +48,13 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
     bsr_kwork wk;
     if ((st = bsr_kwork_new(o, NV, 16, 4, "BiCGStab workspace", &wk))) goto done;
     bsr_multivec **all = wk.v;
-    double *sc = wk.sc;
-    unsigned char *m = wk.m;
     vecs w = {all[R], all[RHAT], all[P], all[V]};
     bsr_multivec *phat = all[PHAT], *s = all[S], *shat = all[SHAT], *t = all[T];
-    double *rho = sc, *alpha = sc + k, *omega = sc + 2 * k, *beta = sc + 3 * k, *d1 = sc + 4 * k,
-           *d2 = sc + 5 * k, *rn = sc + 6 * k, *sn = sc + 7 * k, *one = sc + 8 * k,
-           *zero = sc + 9 * k, *c1 = sc + 10 * k, *c2 = sc + 11 * k, *c3 = sc + 12 * k,
-           *rhatn = sc + 13 * k, *prevn = sc + 14 * k, *still = sc + 15 * k;
-    unsigned char *half = m, *rest = m + k, *was = m + 2 * k, *bd = m + 3 * k;
+    double *rho = wk.sc, *alpha = wk.sc + k, *omega = wk.sc + 2 * k, *beta = wk.sc + 3 * k, *d1 = wk.sc + 4 * k,
+           *d2 = wk.sc + 5 * k, *rn = wk.sc + 6 * k, *sn = wk.sc + 7 * k, *one = wk.sc + 8 * k,
+           *zero = wk.sc + 9 * k, *c1 = wk.sc + 10 * k, *c2 = wk.sc + 11 * k, *c3 = wk.sc + 12 * k,
+           *rhatn = wk.sc + 13 * k, *prevn = wk.sc + 14 * k, *still = wk.sc + 15 * k;
+    unsigned char *half = wk.m, *rest = wk.m + k, *was = wk.m + 2 * k, *bd = wk.m + 3 * k;
     for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; prevn[j] = -1; }
 
     /* r = b - A x, and the iteration-0 test (x0 may already solve it) */
@@ -172,12 +170,7 @@ done:
  * (t, t), (s, s): 2; x += alpha phat + omega shat: 4; r = s - omega t with
  * (r, r), (rhat, r): 4; two products, two applies.  The start also copies r to
  * rhat and zeroes p and v (4). */
-int bsr_krylov_bicgstab_traffic(const bsr_solver_options *opt, bsr_krylov_traffic *t)
-{
-    (void)opt;
-    *t = (bsr_krylov_traffic){2, 2, 19, 4};
-    return 1;
-}
+const bsr_krylov_traffic bsr_krylov_bicgstab_model = {2, 2, 19, 4};
 
 /* The method on columns scaled so that its inner products stay in range. */
 bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X,

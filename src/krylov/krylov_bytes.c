@@ -37,7 +37,7 @@ double bsr_krylov_iter_bytes(const bsr_kops *o, const bsr_solver_options *opt)
 {
     const bsr_krylov_row *row = bsr_krylov_row_of(opt->method);
     bsr_krylov_traffic t;
-    if (!row || !row->traffic || !row->traffic(opt, &t)) return 0;
+    if (!bsr_krylov_traffic_of(row, opt, &t)) return 0;
     const double V = vec_bytes(o);
     return t.products * spmm_bytes(o, V) + t.applies * pc_bytes(o, V) + t.passes * V;
 }
@@ -46,7 +46,7 @@ double bsr_krylov_extra_bytes(const bsr_kops *o, const bsr_solver_options *opt)
 {
     const bsr_krylov_row *row = bsr_krylov_row_of(opt->method);
     bsr_krylov_traffic t;
-    if (!row || !row->traffic || !row->traffic(opt, &t)) return 0;
+    if (!bsr_krylov_traffic_of(row, opt, &t)) return 0;
     const double V = vec_bytes(o), Ab = spmm_bytes(o, V);
     /* ||b|| (1); r = b - A x (product + b read, r read and written: 3) and ||r||
      * (1), at the start and once more to confirm convergence; and what the

@@ -17,11 +17,9 @@ static bsr_status run_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec 
     bsr_kwork wk;
     if ((st = bsr_kwork_new(o, NV, 8, 2, "CG workspace", &wk))) goto done;
     bsr_multivec **v = wk.v;
-    double *sc = wk.sc;
-    unsigned char *m = wk.m;
-    double *rz = sc, *pq = sc + k, *alpha = sc + 2 * k, *malpha = sc + 3 * k, *rn = sc + 4 * k,
-           *one = sc + 5 * k, *beta = sc + 6 * k, *d = sc + 7 * k;
-    unsigned char *was = m, *reset = m + k;
+    double *rz = wk.sc, *pq = wk.sc + k, *alpha = wk.sc + 2 * k, *malpha = wk.sc + 3 * k, *rn = wk.sc + 4 * k,
+           *one = wk.sc + 5 * k, *beta = wk.sc + 6 * k, *d = wk.sc + 7 * k;
+    unsigned char *was = wk.m, *reset = wk.m + k;
     for (int j = 0; j < k; j++) one[j] = 1;
 
     if ((st = bsr_kops_residual(o, B, X, v[R])) || (st = bsr_kops_norm2(o, v[R], rn))) goto done;
@@ -70,12 +68,7 @@ done:
 /* Traffic of one iteration (krylov_bytes.c's model): (p, Ap): 2; x += alpha p:
  * 3; r -= alpha Ap with (r, r): 3; (r, z): 2; p = z + beta p: 3; one product,
  * one apply. */
-int bsr_krylov_cg_traffic(const bsr_solver_options *opt, bsr_krylov_traffic *t)
-{
-    (void)opt;
-    *t = (bsr_krylov_traffic){1, 1, 13, 0};
-    return 1;
-}
+const bsr_krylov_traffic bsr_krylov_cg_model = {1, 1, 13, 0};
 
 /* The method on columns scaled so that its inner products stay in range. */
 bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)

@@ -10,20 +10,27 @@
 
 static const bsr_krylov_row rows[] = {
     {BSR_BICGSTAB, "bicgstab", bsr_krylov_bicgstab, BSR_PCS_ALL, NULL, NULL, 0, 0, 0, 0, 0,
-     bsr_krylov_bicgstab_traffic},
+     &bsr_krylov_bicgstab_model, NULL},
     /* the orthogonalization grows with the cycle: traffic not modelled */
     {BSR_GMRES, "gmres", bsr_krylov_gmres, BSR_PCS_ALL, NULL, "restart", offsetof(bsr_solver_options, restart), 1,
-     1000, 30, 1, NULL},
+     1000, 30, 1, NULL, NULL},
     {BSR_CG, "cg", bsr_krylov_cg, PCS_SYMMETRIC, "a symmetric preconditioner (precond=none, jacobi, ssor or ic0)",
-     NULL, 0, 0, 0, 0, 0, bsr_krylov_cg_traffic},
+     NULL, 0, 0, 0, 0, 0, &bsr_krylov_cg_model, NULL},
     {BSR_IDR, "idr", bsr_krylov_idr, BSR_PCS_ALL, NULL, "idr_s", offsetof(bsr_solver_options, idr_s), 1, 16, 4, 0,
-     bsr_krylov_idr_traffic},
+     NULL, bsr_krylov_idr_traffic},
 };
 
 const bsr_krylov_row *bsr_krylov_rows(int *n)
 {
     *n = (int)(sizeof rows / sizeof rows[0]);
     return rows;
+}
+
+int bsr_krylov_traffic_of(const bsr_krylov_row *row, const bsr_solver_options *o, bsr_krylov_traffic *t)
+{
+    if (!row) return 0;
+    if (row->model) { *t = *row->model; return 1; }
+    return row->traffic && row->traffic(o, t);
 }
 
 const bsr_krylov_row *bsr_krylov_row_of(bsr_method m)

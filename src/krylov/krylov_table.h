@@ -33,7 +33,9 @@ typedef struct {
     size_t param_off;
     int param_min, param_max, param_def;
     int orth;               /* it reads orth= (printed with it) */
-    /* its traffic under options o (0: not modelled, the bound is left 0) */
+    /* its traffic: a fixed model, or a function of the options o (returns 0
+     * when not modelled); neither: the bound is left 0 */
+    const bsr_krylov_traffic *model;
     int (*traffic)(const bsr_solver_options *o, bsr_krylov_traffic *t);
 } bsr_krylov_row;
 
@@ -46,19 +48,20 @@ const bsr_krylov_row *bsr_krylov_rows(int *n);
 const bsr_krylov_row *bsr_krylov_row_of(bsr_method m);
 /* The row named name, or NULL. */
 const bsr_krylov_row *bsr_krylov_row_named(const char *name);
+/* Row's traffic under options o into *t; 0 when it has no model. */
+int bsr_krylov_traffic_of(const bsr_krylov_row *row, const bsr_solver_options *o, bsr_krylov_traffic *t);
 /* The row whose parameter key is key, or NULL. */
 const bsr_krylov_row *bsr_krylov_row_param(const char *key);
 /* The value of row's parameter in o (row->param non-NULL), and its address. */
 int *bsr_krylov_param(bsr_solver_options *o, const bsr_krylov_row *row);
 int bsr_krylov_param_get(const bsr_solver_options *o, const bsr_krylov_row *row);
 
-/* The methods' solve and traffic functions (one file each). */
+/* The methods' solve functions and traffic models (one file each). */
 bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 bsr_status bsr_krylov_idr(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
-int bsr_krylov_bicgstab_traffic(const bsr_solver_options *o, bsr_krylov_traffic *t);
-int bsr_krylov_cg_traffic(const bsr_solver_options *o, bsr_krylov_traffic *t);
+extern const bsr_krylov_traffic bsr_krylov_bicgstab_model, bsr_krylov_cg_model;
 int bsr_krylov_idr_traffic(const bsr_solver_options *o, bsr_krylov_traffic *t);
 
 #endif
