@@ -225,6 +225,14 @@ bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind) { retu
 
 bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind) { return ilu0(A, kind, 0); }
 
+bsr_solver *bsr_test_solver(bsr_context *ctx, const char *cfg, const bsr_matrix *A)
+{
+    bsr_solver *s = NULL;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, cfg));
+    if (s) BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    return s;
+}
+
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {

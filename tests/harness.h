@@ -63,6 +63,9 @@ bsr_ilu *bsr_test_ilu0_symbolic(const bsr_matrix *A, bsr_order_kind kind);
 /* ILU(0) setup of A under ordering kind (default options otherwise, ND depth
  * auto), factors included; NULL (and a failed assertion) on error. */
 bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind);
+/* A solver on ctx (NULL: the CPU) from the option string cfg, set up for A
+ * (each step asserted). */
+bsr_solver *bsr_test_solver(bsr_context *ctx, const char *cfg, const bsr_matrix *A);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,

@@ -203,16 +203,15 @@ static void test_pivots(void)
     const double sing[4] = {1, 1, 1, 1};      /* b = 1: pivot of row 1 is 1 - 1 = 0 */
     bsr_matrix *A = dense2(1, sing);
     check("zero pivot", A, BSR_ORDER_NATURAL, -1, 1e-6);
-    bsr_ilu_options o;
-    bsr_ilu_options_default(&o, BSR_ILU0);
-    o.order.kind = BSR_ORDER_NATURAL;
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    bsr_ilu *F = bsr_test_ilu0(A, BSR_ORDER_NATURAL);
     bsr_ilu_stats st;
     bsr_ilu_get_stats(F, &st);
     CU_ASSERT_EQUAL(st.pivots_regularized, 1);
     bsr_ilu_destroy(F);
     /* strict: both fail with the same status and a message naming block row 1 */
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    o.order.kind = BSR_ORDER_NATURAL;
     o.strict_pivots = 1;
     bsr_matrix *A0 = dense2(1, (const double[4]){2, 1, 1, 2});
     BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
@@ -333,11 +332,7 @@ static void test_solver(void)
             char cg[160], cc[160], info[512];
             snprintf(cg, sizeof cg, "precond=ilu0,factor=gpu,rtol=1e-12,reorder=%s", orders_s[oi]);
             snprintf(cc, sizeof cc, "precond=ilu0,factor=cpu,rtol=1e-12,reorder=%s", orders_s[oi]);
-            bsr_solver *sg = NULL, *sc = NULL;
-            BSR_ASSERT_OK(bsr_solver_create_str(&sg, ctx, cg));
-            BSR_ASSERT_OK(bsr_solver_create_str(&sc, ctx, cc));
-            BSR_ASSERT_OK(bsr_solver_setup(sg, P.A));
-            BSR_ASSERT_OK(bsr_solver_setup(sc, P.A));
+            bsr_solver *sg = bsr_test_solver(ctx, cg, P.A), *sc = bsr_test_solver(ctx, cc, P.A);
             double eg, ec;
             int ig = solve_once(sg, P.A, P.rhs, P.xexact, &eg, info, sizeof info);
             int ic = solve_once(sc, P.A, P.rhs, P.xexact, &ec, NULL, 0);

@@ -153,11 +153,7 @@ static void test_time_step(void)
                 char cfg[160];
                 /* one ordering on both backends (their defaults differ: natural on the device) */
                 snprintf(cfg, sizeof cfg, "method=bicgstab,precond=%s,rtol=1e-10,reorder=natural", pcs[pc]);
-                bsr_solver *sg = NULL, *sc_ = NULL;
-                BSR_ASSERT_OK(bsr_solver_create_str(&sg, ctx, cfg));
-                BSR_ASSERT_OK(bsr_solver_create_str(&sc_, NULL, cfg));
-                BSR_ASSERT_OK(bsr_solver_setup(sg, P.A));
-                BSR_ASSERT_OK(bsr_solver_setup(sc_, P.A));
+                bsr_solver *sg = bsr_test_solver(ctx, cfg, P.A), *sc_ = bsr_test_solver(NULL, cfg, P.A);
                 double rg, rc;
                 bsr_solver_stats st;
                 solve(sg, P.rhs, &rg, &st);

@@ -36,15 +36,7 @@ static bsr_matrix *bidiag(int n, int b, double lo, double up)
 }
 
 /* ILU(0) of A in natural order (no ND: the rows stay as built). */
-static bsr_ilu *ilu0_natural(const bsr_matrix *A)
-{
-    bsr_ilu_options o;
-    bsr_ilu_options_default(&o, BSR_ILU0);
-    o.order.kind = BSR_ORDER_NATURAL;
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-    return F;
-}
+static bsr_ilu *ilu0_natural(const bsr_matrix *A) { return bsr_test_ilu0(A, BSR_ORDER_NATURAL); }
 
 /* A = I - 2 S (S the block shift down): L = A, U = I, and row k of L^{-1}
  * holds 2^(k-j), so its 1-norm is 2^(k+1) - 1; the greedy signs reach it. */
