@@ -52,6 +52,8 @@ struct bsr_gpu_ilu {
     double index_s;               /* host-to-device copies of structure (part of the analysis) */
     const bsr_ilu *hostF;         /* the host factors G was made from (NULL: symbolic phase on the
                                      device): the tree kernels' plan is built from them */
+    int bound;                    /* the values are written in place by a device factorization
+                                     (bsr_gpu_ilu_bind_values): no maps, no gathers */
     int tree_planned;             /* tri[].ntl, tl_ptr, node_range, tree_ok are set (tree_setup) */
 };
 
@@ -549,6 +551,7 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
     BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_gpu_ilu_refactor: F was set up symbolic_only: its values are computed "
                   "on the device (bsr_gpu_ilu0_factor), there are none on the host to upload");
+    BSR_CHECK_ARG(!G->bound, "bsr_gpu_ilu_refactor: G's values are factored in place on the device");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));
@@ -582,11 +585,39 @@ static bsr_status gather_dev(bsr_gpu_ilu *G, const double *src, int64_t nblk, co
 extern "C" bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl)
 {
     BSR_CHECK_ARG(G && L && U, "bsr_gpu_ilu_set_values_dev: NULL argument");
+    BSR_CHECK_ARG(!G->bound, "bsr_gpu_ilu_set_values_dev: G's values are factored in place on the device");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(gather_dev(G, L, G->tri[0].nnzb, G->map[0], G->tri[0].val));
     BSR_TRY(gather_dev(G, U, G->tri[1].nnzb, G->map[1], G->tri[1].val));
     if (sl && G->sl) BSR_TRY(gather_dev(G, sl, G->n, G->qrow, G->sl));
     return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d)
+{
+    BSR_CHECK_ARG(G && d, "bsr_gpu_ilu_dest_get: NULL argument");
+    memset(d, 0, sizeof *d);
+    if (G->fprec != BSR_DOUBLE || G->qrow || G->bound) return BSR_ERR_UNSUPPORTED;   /* no message: the caller falls back */
+    d->L = (double *)G->tri[0].val;
+    d->U = (double *)G->tri[1].val;
+    d->Lst = G->tri[0].rstart;
+    d->Ust = G->tri[1].rstart;
+    d->Lmap = G->map[0];
+    d->Umap = G->map[1];
+    d->sl = (double *)G->sl;
+    d->nL = G->tri[0].nnzb;
+    d->nU = G->tri[1].nnzb;
+    return BSR_OK;
+}
+
+extern "C" void bsr_gpu_ilu_bind_values(bsr_gpu_ilu *G)
+{
+    if (!G || G->bound) return;
+    if (bsr_cuda_enter(G->ctx) != BSR_OK) bsr_clear_error();
+    cudaStreamSynchronize(G->stream);   /* the maps may still be read by queued kernels */
+    bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]);
+    G->map[0] = G->map[1] = NULL;
+    G->bound = 1;
 }
 
 extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched)
