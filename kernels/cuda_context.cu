@@ -111,6 +111,13 @@ extern "C" bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *
     return BSR_OK;
 }
 
+extern "C" void bsr_cuda_mem_bytes(const bsr_context *ctx, size_t *live, size_t *peak, int reset_peak)
+{
+    if (live) *live = 0;
+    if (peak) *peak = 0;
+    if (ctx && ctx->cuda) bsr_cu_mem_bytes(ctx->cuda->device, live, peak, reset_peak);
+}
+
 extern "C" void bsr_cuda_context_fini(bsr_context *ctx)
 {
     if (!ctx->cuda) return;

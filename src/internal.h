@@ -248,6 +248,11 @@ struct bsr_context {
 bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *stream);
 void bsr_cuda_context_fini(bsr_context *ctx);
 bsr_status bsr_cuda_sync(bsr_context *ctx);
+/* Device bytes the library holds on ctx's device (*live) and the most since
+ * the last reset (*peak), from its allocator's own count
+ * (kernels/cuda_alloc.cu; process-wide per device); reset_peak restarts the
+ * peak from now.  0 and 0 for a host context or without CUDA. */
+void bsr_cuda_mem_bytes(const bsr_context *ctx, size_t *live, size_t *peak, int reset_peak);
 bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 /* Device copy of X allocated (not filled) if absent. */
 bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X);
