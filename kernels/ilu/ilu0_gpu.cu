@@ -357,6 +357,12 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     const int inplace = s == BSR_OK && G && !D->lmap && !D->umap && bsr_gpu_ilu_dest_get(G, &dst) == BSR_OK &&
                         dst.nL == D->nL && dst.nU == D->nU;
     if (inplace) s = inplace_bind(D, &dst);
+    /* not in place because G leaves ILU2's second-order blocks out: G
+     * gathers its blocks straight out of W (its maps composed with lmap,
+     * umap), with no gathered copy Lg, Ug of the stored factors between */
+    const int composed = s == BSR_OK && G && !inplace && (D->lmap || D->umap);
+    if (composed) s = bsr_gpu_ilu_compose_maps(G, D->lmap, D->umap, D->nLs, D->nUs);   /* fails: G is the caller's to drop */
+    if (composed) D->composed = G;
     if (s == BSR_OK) {
         cudaError_t e = cudaSuccess;
         if (!inplace) e = bsr_cu_malloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
@@ -367,8 +373,8 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->cnt, 2 * sizeof(int));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->err, sizeof(unsigned long long));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
-        if (e == cudaSuccess && D->lmap) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
-        if (e == cudaSuccess && D->umap) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->lmap && !composed) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->umap && !composed) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
         if (e != cudaSuccess) {
             cudaGetLastError();
             s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -461,6 +467,8 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     BSR_CHECK_ARG(D && A, "bsr_gpu_ilu0_factor: NULL argument");
     BSR_CHECK_ARG(!D->bound || !G || G == D->bound, "bsr_gpu_ilu0_factor: D factors in place into another "
                   "preconditioner's arrays than G");
+    BSR_CHECK_ARG(!D->composed || !G || G == D->composed, "bsr_gpu_ilu0_factor: D's values go to another "
+                  "preconditioner than G (its maps read D's pattern)");
     const bsr_ilu *F = D->F;
     if (A->nbrows != D->n || A->nbcols != D->n || A->b != D->b || A->nnzb != D->nnzA)
         return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_factor: A (%d x %d blocks of %d, %d blocks) is not the pattern "
@@ -512,7 +520,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     D->valid = 1;
     if (G && !D->bound) {   /* in place: the values are in G already */
         const double *Lv = D->Lv, *Uv = D->Uv;
-        if (D->lmap) {   /* L, U without the second-order blocks: gathered out of the pattern */
+        if (D->lmap && !D->composed) {   /* L, U without the second-order blocks: gathered out of the pattern */
             BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, bb, D->lmap, Lv, D->Lg));
             BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, bb, D->umap, Uv, D->Ug));
             Lv = D->Lg; Uv = D->Ug;
@@ -555,14 +563,25 @@ extern "C" bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval,
     const size_t bb = (size_t)D->b * D->b;
     if (D->bound) return download_in_place(D, Lval, Uval, scale);
     const double *Lv = D->Lv, *Uv = D->Uv;
-    if (D->lmap) {
-        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, D->Lg));
-        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, D->Ug));
-        CU_TRY(cudaStreamSynchronize(D->stream));
-        Lv = D->Lg; Uv = D->Ug;
+    double *g = NULL;   /* the gathered blocks, where D keeps none (composed) */
+    if (D->lmap || D->umap) {
+        double *Lg = D->Lg, *Ug = D->Ug;
+        if (!Lg || !Ug) {
+            CU_TRY(bsr_cu_malloc((void **)&g, ((size_t)D->nLs + D->nUs + 1) * bb * sizeof(double)));
+            Lg = g; Ug = g + (size_t)D->nLs * bb;
+        }
+        bsr_status s = bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, Lg);
+        if (s == BSR_OK) s = bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, Ug);
+        if (s == BSR_OK && cudaStreamSynchronize(D->stream) != cudaSuccess)
+            s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu0_download: %s", cudaGetErrorString(cudaGetLastError()));
+        if (s != BSR_OK) { bsr_cu_free(g); return s; }
+        Lv = Lg; Uv = Ug;
     }
-    if (Lval && D->nLs) CU_TRY(cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost));
-    if (Uval && D->nUs) CU_TRY(cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    cudaError_t e = cudaSuccess;
+    if (Lval && D->nLs) e = cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && Uval && D->nUs) e = cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost);
+    bsr_cu_free(g);
+    CU_TRY(e);
     if (scale && D->n) CU_TRY(cudaMemcpy(scale, D->dl, (size_t)D->n * bb * sizeof(double), cudaMemcpyDeviceToHost));
     return BSR_OK;
 }

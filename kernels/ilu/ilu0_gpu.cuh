@@ -49,6 +49,8 @@ struct bsr_gpu_ilu0 {
     double *Lv, *Uv;
     const int *Lst, *Ust;
     const bsr_gpu_ilu *bound;   /* in place: the preconditioner whose arrays these are, else NULL */
+    const bsr_gpu_ilu *composed;/* a preconditioner whose maps read W's pattern directly (second-order
+                                 * blocks left out by its gather: no Lg, Ug), else NULL */
     int own_dl;                 /* dl allocated here (else G's left scaling, in place) */
     double *dl, *rowref;        /* [n*b*b], [n] */
     int *cnt;                   /* [2]: regularized pivots, scaling fallbacks */

@@ -138,6 +138,13 @@ bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d);
  * the storage maps are freed (nothing gathers through them any more), and
  * bsr_gpu_ilu_set_values_dev and bsr_gpu_ilu_refactor refuse. */
 void bsr_gpu_ilu_bind_values(bsr_gpu_ilu *G);
+/* G's values are from now on gathered (bsr_gpu_ilu_set_values_dev) out of
+ * a larger layout in which G's host block l sits at block lmap[l] of L (umap:
+ * of U; NULL: at l): the storage maps composed with them once, so that a
+ * device factorization over a pattern with blocks G does not store (ILU2's
+ * second-order part) is gathered straight into G, with no copy of the
+ * stored blocks in between.  nL, nU: G's blocks (checked). */
+bsr_status bsr_gpu_ilu_compose_maps(bsr_gpu_ilu *G, const int *lmap, const int *umap, int nL, int nU);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,8 @@ struct bsr_gpu_ilu {
                                      device): the tree kernels' plan is built from them */
     int bound;                    /* the values are written in place by a device factorization
                                      (bsr_gpu_ilu_bind_values): no maps, no gathers */
+    int composed;                 /* the maps read a device factorization's larger pattern
+                                     (bsr_gpu_ilu_compose_maps), not the host factors' */
     int tree_planned;             /* tri[].ntl, tl_ptr, node_range, tree_ok are set (tree_setup) */
 };
 
@@ -551,7 +553,7 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
     BSR_CHECK_ARG(!F->opt.symbolic_only, "bsr_gpu_ilu_refactor: F was set up symbolic_only: its values are computed "
                   "on the device (bsr_gpu_ilu0_factor), there are none on the host to upload");
-    BSR_CHECK_ARG(!G->bound, "bsr_gpu_ilu_refactor: G's values are factored in place on the device");
+    BSR_CHECK_ARG(!G->bound && !G->composed, "bsr_gpu_ilu_refactor: G's values come from a factorization on the device");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));
@@ -607,6 +609,37 @@ extern "C" bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d)
     d->sl = (double *)G->sl;
     d->nL = G->tri[0].nnzb;
     d->nU = G->tri[1].nnzb;
+    return BSR_OK;
+}
+
+/* map[q] = outer[map[q]] for q < nb. */
+__global__ void compose_kernel(int nb, const int *__restrict__ outer, int *__restrict__ map)
+{
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q < nb) map[q] = outer[map[q]];
+}
+
+extern "C" bsr_status bsr_gpu_ilu_compose_maps(bsr_gpu_ilu *G, const int *lmap, const int *umap, int nL, int nU)
+{
+    BSR_CHECK_ARG(G, "bsr_gpu_ilu_compose_maps: G is NULL");
+    BSR_CHECK_ARG(!G->bound && !G->composed, "bsr_gpu_ilu_compose_maps: G's values come from a factorization on "
+                  "the device already");
+    if (nL != G->tri[0].nnzb || nU != G->tri[1].nnzb)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu_compose_maps: %d + %d blocks for a preconditioner of %d + %d",
+                         nL, nU, G->tri[0].nnzb, G->tri[1].nnzb);
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    for (int w = 0; w < 2; w++) {
+        const int *outer = w ? umap : lmap;
+        const int nb = G->tri[w].nnzb;
+        if (!outer) continue;
+        if (!G->map[w]) BSR_TRY(bsr_cuda_dup_ints(&G->map[w], outer, (size_t)nb, G->stream));   /* identity composed */
+        else if (nb > 0) {
+            compose_kernel<<<(nb + 255) / 256, 256, 0, G->stream>>>(nb, outer, G->map[w]);
+            CU_LAUNCHED("compose_kernel");
+        }
+    }
+    CU_TRY(cudaStreamSynchronize(G->stream));
+    G->composed = 1;
     return BSR_OK;
 }
 
