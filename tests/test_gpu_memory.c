@@ -6,12 +6,15 @@
  * once, the left scaling, the indices, a few vectors.  Before the factors
  * were computed in place the device factorization held a second copy of L
  * and U in double and of the scaling (stencil3d b = 4: about 4.4 kB a block
- * row after setup); now about 3.4 kB.  The count agrees with the device's
+ * row after setup); now about 3.4 kB.  The device symbolic phase's patterns
+ * that only the creation of the preconditioner read are released after it.  The count agrees with the device's
  * own (cudaMemGetInfo) to within what the CUDA runtime itself takes; a
  * setup and a solve leave nothing behind once the solver is destroyed.
  * Needs a GPU (skipped without one). */
 #include "harness.h"
 #include "internal.h"
+#include "solver_impl.h"
+#include "gpu_ilu.h"
 #include <string.h>
 
 static bsr_context *ctx;
@@ -50,6 +53,14 @@ static void test_ilu0_setup_bytes(void)
     CU_ASSERT(held <= 4000.0);    /* 4.4 kB with the factorization's own copy of L, U and the scaling */
     CU_ASSERT(peak >= held);
     CU_ASSERT(peak <= 4300.0);
+    /* the plan's device patterns that only the creation read are released:
+     * nothing more can be made from them */
+    const bsr_ilu *F = bsr_solver_host_ilu(s);
+    CU_ASSERT_PTR_NOT_NULL(F);
+    bsr_gpu_ilu0 *D = NULL;
+    if (F) CU_ASSERT_EQUAL(bsr_gpu_ilu0_create(ctx, F, &D), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(D);
+    bsr_clear_error();
     /* refactor: the same bytes (nothing allocated a factorization) */
     const double live0 = live_bytes();
     BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));

@@ -32,6 +32,17 @@
  *  3. L and U (without ILU2's second-order blocks, gathered when there are
  *     some) go into the device preconditioner's level-ordered storage
  *     (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
+ * Made for a preconditioner (bsr_gpu_ilu0_create_into, the solver's way),
+ * steps 1-2 work in the preconditioner's own arrays where they hold the
+ * pattern's blocks one to one in double: the plan's block indices are
+ * translated into its storage once (a row's blocks stay contiguous and in
+ * order there, so a row's own blocks are found from its first one), and
+ * there is no workspace W (a second copy of L and U in double, 3.65 GB at 4M
+ * block rows, b = 4), no scaling of D's own and no gather (step 3).  With
+ * ILU2's second-order blocks the preconditioner's storage maps are composed
+ * with the pattern's (lmap, umap) instead, so that step 3 gathers out of W
+ * straight, with no gathered copy in between.  Float factors keep W: the
+ * factorization runs in double for the CPU's bits.
  * Errors (non-finite values, zero rows, singular pivots with strict_pivots)
  * are recorded with one 64-bit atomicMin of (row, kind, position): the
  * smallest failing row wins, as on the CPU, and the message names it. */
@@ -235,6 +246,7 @@ static bsr_status inplace_bind(bsr_gpu_ilu0 *D, const bsr_gpu_ilu_dest *d)
     }
     D->Lv = d->L; D->Uv = d->U;
     D->Lst = d->Lst; D->Ust = d->Ust;
+    D->Lcs = d->Lc; D->Ucs = d->Uc;
     return BSR_OK;
 }
 
@@ -302,6 +314,9 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
                          "phase done nor a threshold factorization with its frozen pattern");
     if (F->b < 1 || F->b > BSR_MAX_BLOCK)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu0_create: block size %d outside 1..%d", F->b, BSR_MAX_BLOCK);
+    if (S && S->trimmed)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: the plan's device patterns were released once its "
+                         "factorization was made (set up again)");
     BSR_TRY(bsr_cuda_enter(ctx));
     bsr_gpu_ilu0 *D = (bsr_gpu_ilu0 *)bsr_calloc(1, sizeof *D, "bsr_gpu_ilu0");
     if (!D) return BSR_ERR_NOMEM;
@@ -417,14 +432,26 @@ static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
 #undef SCALE_FN
 #undef LEVEL_FN
 
-/* Column of block q of L (upper = 0) or U, for a message. */
-static int factor_col(const bsr_gpu_ilu0 *D, int upper, unsigned q)
+/* Column of block q (of row `row`) of L (upper = 0) or U, for a message:
+ * from the host pattern, the device one, or, where that was released
+ * (bsr_ilu0_dsym_trim), from the preconditioner's storage D factors into. */
+static int factor_col(const bsr_gpu_ilu0 *D, int upper, int row, unsigned q)
 {
     const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
     bsr_ilu_fpat P;
     if (!S) return bsr_ilu_fpattern(D->F, &P) == BSR_OK ? (upper ? P.Uc : P.Lc)[q] : -1;
-    int c = -1;
-    if (cudaMemcpy(&c, (upper ? S->Uc : S->Lc) + q, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+    int c = -1, st = 0, p0 = 0;
+    const int *cols = upper ? S->Uc : S->Lc;
+    size_t at = q;
+    if (!cols && D->bound) {   /* stored at G's row start plus the offset within the row */
+        cols = upper ? D->Ucs : D->Lcs;
+        if (cudaMemcpy(&st, (upper ? D->Ust : D->Lst) + row, sizeof st, cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(&p0, (upper ? D->Up : D->Lp) + row, sizeof p0, cudaMemcpyDeviceToHost) != cudaSuccess)
+            cols = NULL;
+        at = (size_t)st + q - (size_t)p0;
+    }
+    if (cols && cudaMemcpy(&c, cols + at, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) c = -1;
+    (void)cudaGetLastError();
     return c;
 }
 
@@ -445,7 +472,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
                          "overflows (diagonal block nearly singular)", row);
     case E_LBLK:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block L(%d,%d) in block row %d (row %d of A)",
-                         row, factor_col(D, 0, aux), row, orig);
+                         row, factor_col(D, 0, row, aux), row, orig);
     case E_PIV:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite pivot block in block row %d (row %d of A)", row, orig);
     case E_STRICT: {
@@ -458,7 +485,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite inverse pivot in block row %d (row %d of A)", row, orig);
     default:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block U(%d,%d) in block row %d (row %d of A)",
-                         row, factor_col(D, 1, aux), row, orig);
+                         row, factor_col(D, 1, row, aux), row, orig);
     }
 }
 

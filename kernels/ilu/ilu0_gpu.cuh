@@ -48,6 +48,7 @@ struct bsr_gpu_ilu0 {
      * offset within the row. */
     double *Lv, *Uv;
     const int *Lst, *Ust;
+    const int *Lcs, *Ucs;       /* in place: G's stored columns (messages; F's device patterns may be gone) */
     const bsr_gpu_ilu *bound;   /* in place: the preconditioner whose arrays these are, else NULL */
     const bsr_gpu_ilu *composed;/* a preconditioner whose maps read W's pattern directly (second-order
                                  * blocks left out by its gather: no Lg, Ug), else NULL */

@@ -131,6 +131,7 @@ typedef struct {
     const int *Lst, *Ust;
     const int *Lmap, *Umap;
     double *sl;
+    const int *Lc, *Uc;   /* G's stored columns (the error messages' columns) */
     int nL, nU;
 } bsr_gpu_ilu_dest;
 bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d);

@@ -475,6 +475,9 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
  * no permutation; values from the device factorization). */
 static bsr_status tris_dev(bsr_gpu_ilu *G, const bsr_ilu0_dsym *S)
 {
+    if (S->trimmed)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the plan's device patterns were released once its "
+                         "preconditioner was made (set up again)");
     if (G->opt.renumber == 2 || !G->opt.values_later)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_create: the symbolic phase was done on the device: no host "
                          "values to upload (values_later) and no full renumbering (renumber 2)");
@@ -607,6 +610,8 @@ extern "C" bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d)
     d->Lmap = G->map[0];
     d->Umap = G->map[1];
     d->sl = (double *)G->sl;
+    d->Lc = G->tri[0].colind;
+    d->Uc = G->tri[1].colind;
     d->nL = G->tri[0].nnzb;
     d->nU = G->tri[1].nnzb;
     return BSR_OK;
