@@ -229,6 +229,14 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
  * the stand-ins kernels/entry_points.def lists. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
+/* on: A's device values held in one layout only (kernels/cuda_internal.h,
+ * one_layout): once its products read the sliced copy, the BSR values are
+ * released and made again only for a kernel that reads them.  The solver
+ * sets it on its operator.  No-op without a device mirror. */
+void bsr_cuda_matrix_one_layout(bsr_matrix *A, int on);
+/* Which copies of A's values its device mirror holds: 1 the BSR values, 2
+ * the current sliced copy, 3 both; 0 without a mirror (tests). */
+int bsr_cuda_matrix_layouts(const bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
 

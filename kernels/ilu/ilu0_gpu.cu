@@ -423,7 +423,7 @@ extern "C" int bsr_gpu_ilu0_in_place(const bsr_gpu_ilu0 *D)
     return D && D->bound;
 }
 
-typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *);
 typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int);
 #define SCALE_FN(B) ilu0_scale_b##B,
 #define LEVEL_FN(B) ilu0_level_b##B,
@@ -514,10 +514,15 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
         CU_TRY(cudaMemsetAsync(D->Lv, 0, (size_t)D->nL * bb * sizeof(double), st));
         CU_TRY(cudaMemsetAsync(D->Uv, 0, (size_t)D->nU * bb * sizeof(double), st));
     }
-    const void *av = bsr_cuda_matrix_val(A);
+    /* A's values where they are: BSR, or the sliced copy where that is the
+     * only one (read by A's row of each permuted row: perm, no matching) */
+    const bsr_dev_matrix *dm = bsr_cuda_dmat(A);
+    if (dm->bsr_gone && F->rsrc) BSR_TRY(bsr_cuda_matrix_bsr(D->ctx, A));
+    const int sliced = dm->bsr_gone;
+    const void *av = sliced ? dm->sval : dm->val;
     if (n > 0) {
         unsigned nb = (unsigned)((n + T - 1) / T);
-        scale_fn[D->b - 1](D, nb, T, av, A->prec);
+        scale_fn[D->b - 1](D, nb, T, av, A->prec, dm->rowptr, sliced ? dm->sptr : NULL);
         CU_LAUNCHED("ilu0_scale");
     }
     unsigned long long key = ~0ull;

@@ -13,6 +13,7 @@
 #include "blocklu.h"
 #include "ilu0_sym_gpu.cuh"
 #include "sync_mm.cuh"
+#include "sell_layout.cuh"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -142,6 +143,21 @@ __device__ __forceinline__ double *fblk(double *Lv, double *Uv, int nL, long lon
     return x < nL ? Lv + (size_t)x * BB : Uv + (size_t)(x - nL) * BB;
 }
 
+/* Block q of A (of A's block row i) as doubles: from A's BSR values (sptr
+ * NULL) or from its sliced copy, where that is A's only copy on the device
+ * (row pointers arp, slice offsets sptr). */
+template <int B, typename TA>
+__device__ __forceinline__ void a_block(const TA *__restrict__ A, const int *__restrict__ arp,
+                                        const int *__restrict__ sptr, int i, int q, double *blk)
+{
+    if (!sptr) {
+        const TA *a = A + (size_t)q * B * B;
+        for (int e = 0; e < B * B; e++) blk[e] = (double)a[e];
+    } else {
+        for (int e = 0; e < B * B; e++) blk[e] = (double)sell_value(A, arp, sptr, B, i, q, e);
+    }
+}
+
 /* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
  * file comment and src/ilu/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
  * (natural order, symbolic phase on the device); adst NULL: W in the layout
@@ -150,21 +166,21 @@ template <int B, typename TA>
 __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
                            const int *__restrict__ adst, const int *__restrict__ adiag,
                            const int *__restrict__ diagw, const int *__restrict__ perm,
-                           const TA *__restrict__ A, double *Lv, double *Uv, int nL, double *__restrict__ dl,
+                           const TA *__restrict__ A, const int *__restrict__ arp, const int *__restrict__ sptr,
+                           double *Lv, double *Uv, int nL, double *__restrict__ dl,
                            double *__restrict__ rowref, int *cnt, unsigned long long *err)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const int BB = B * B, r = perm ? perm[k] : k;
+    const int BB = B * B, r = perm ? perm[k] : k;   /* r: the row of A permuted row k comes from */
     double blk[BB], ds[BB], lu[BB];
     int piv[B];
     double smax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
-        for (int e = 0; e < BB; e++) {
-            blk[e] = (double)a[e];
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[p] : p, blk);
+        for (int e = 0; e < BB; e++)
             if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
-        }   /* every block counts for the scaling, in the pattern or not (as on the host) */
+        /* every block counts for the scaling, in the pattern or not (as on the host) */
         double nr = blk_fnorm<B>(blk);
         if (nr > smax) smax = nr;
     }
@@ -172,8 +188,8 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     const int dp = adiag[k];
     int singular = 1;
     if (dp >= 0) {
-        const TA *a = A + (size_t)(asrc ? asrc[dp] : dp) * BB;
-        for (int e = 0; e < BB; e++) lu[e] = blk[e] = (double)a[e];
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[dp] : dp, blk);
+        for (int e = 0; e < BB; e++) lu[e] = blk[e];
         double amax = blk_maxabs<B>(blk);
         blk_lu<B>(lu, piv, 0.0);
         singular = amax == 0.0;
@@ -188,10 +204,9 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     }
     double rmax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
         const int dst = adst ? adst[p] : p;   /* adst NULL: W in A's (permuted) layout */
         double *out = fblk(Lv, Uv, nL, dst < 0 ? 0 : dst, BB);
-        for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[p] : p, blk);
         if (p == dp && !singular) {
             for (int e = 0; e < BB; e++) lu[e] = 0.0;
             for (int i = 0; i < B; i++) lu[i * B + i] = 1.0;
@@ -371,16 +386,17 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
 
 /* Launch step 1 (scaling) or step 2 for block size B. */
 #define ILU0_GPU_DEFINE(B)                                                                                        \
-    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec,          \
+                         const int *arp, const int *sptr)                                                         \
     {                                                                                                             \
         if (prec == BSR_DOUBLE)                                                                                   \
             ilu0_scale<B, double><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,     \
-                                                           D->perm, (const double *)av, D->Lv, D->Uv, D->nL,      \
-                                                           D->dl, D->rowref, D->cnt, D->err);                     \
+                                                           D->perm, (const double *)av, arp, sptr, D->Lv, D->Uv,  \
+                                                           D->nL, D->dl, D->rowref, D->cnt, D->err);              \
         else                                                                                                      \
             ilu0_scale<B, float><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,      \
-                                                          D->perm, (const float *)av, D->Lv, D->Uv, D->nL,        \
-                                                          D->dl, D->rowref, D->cnt, D->err);                      \
+                                                          D->perm, (const float *)av, arp, sptr, D->Lv, D->Uv,    \
+                                                          D->nL, D->dl, D->rowref, D->cnt, D->err);               \
     }                                                                                                             \
     void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
     {                                                                                                             \
@@ -389,7 +405,7 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
 
 /* The launchers, one pair per block size. */
 #define ILU0_GPU_DECL(B)                                                                      \
-    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision); \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *); \
     void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int);
 BSR_FOR_EACH_B(ILU0_GPU_DECL)
 #undef ILU0_GPU_DECL
