@@ -246,6 +246,8 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
     f[DR_P_IDLE] = p.reduce_idle_s;
     for (int q = 0; q < 4; q++) f[DR_K_SPMM + q] = st->prof_s[q];
     f[DR_HALO_PATH] = p.halo_path;
+    f[DR_DEV_BYTES] = st->dev_bytes;
+    f[DR_DEV_PEAK] = st->dev_peak_bytes;
     *all = NULL;
     bsr_status s = BSR_OK;
     if (rank0 && !(*all = malloc(sizeof f * (size_t)bsr_dist_size(d))))

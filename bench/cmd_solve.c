@@ -274,6 +274,9 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
            st->pivots_regularized ? ", pivots regularized" : "");
     printf("time        setup %.3f s, solve %.3f s, total %.3f s%s\n", st->setup_s, st->solve_s,
            st->setup_s + st->solve_s, e->warm ? "  (warm: after one untimed pass of each pipeline)" : "");
+    if (st->dev_bytes > 0)   /* what a GPU holds after the setup: the largest problem a GPU takes */
+        printf("memory      device %.3f GB after setup (%.0f bytes a block row), peak %.3f GB during it\n",
+               st->dev_bytes / 1e9, f->nbrows ? st->dev_bytes / f->nbrows : 0.0, st->dev_peak_bytes / 1e9);
     int show = st->k <= 8 ? st->k : 8;
     printf("rhs  status      iters  restarts  true relres%s%s\n", e->err ? "   error vs exact" : "",
            have_ref && ref_ok ? "   vs UMFPACK" : "");
@@ -351,6 +354,9 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("\"warm\": %s,\n", e->warm ? "true" : "false");
     printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"fill\": %.4f,\n\"pc_nnzb\": %lld,\n", st->setup_s,
            st->solve_s, st->fill, (long long)st->pc_nnzb);
+    if (st->dev_bytes > 0)
+        printf("\"device_bytes\": %.0f,\n\"device_bytes_per_block_row\": %.1f,\n\"device_peak_bytes\": %.0f,\n",
+               st->dev_bytes, f->nbrows ? st->dev_bytes / f->nbrows : 0.0, st->dev_peak_bytes);
     if (have_ref && ref_ok)
         printf("\"umfpack_setup_s\": %.6f,\n\"umfpack_solve_s\": %.6f,\n", e->umf_setup, e->umf_solve);
     if (st->prof_copy_gbs > 0 && st->prof_krylov_s > 0)

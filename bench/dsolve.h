@@ -17,7 +17,10 @@ enum {
     /* the serial solver's per-operation profile on this rank (stats.prof_s):
      * Krylov products (with their halo), preconditioner, updates, reductions */
     DR_K_SPMM, DR_K_PC, DR_K_UPD, DR_K_RED,
-    DR_HALO_PATH, DR_FIGURES
+    DR_HALO_PATH,
+    /* device bytes the library held on this rank's GPU after the setup, and
+     * the most during it (0 on the CPU) */
+    DR_DEV_BYTES, DR_DEV_PEAK, DR_FIGURES
 };
 
 typedef struct {

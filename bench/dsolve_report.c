@@ -157,6 +157,19 @@ void dsolve_report_text(const dsolve_report *r)
                    f[DR_REDUCE_S]);
         }
     }
+    if (over_ranks(r, DR_DEV_BYTES).max > 0) {   /* what each GPU holds: the largest problem a GPU takes */
+        spread m = over_ranks(r, DR_DEV_BYTES), pk = over_ranks(r, DR_DEV_PEAK);
+        printf("memory      device per rank after setup: max %.3f GB, mean %.3f GB; peak during setup max %.3f GB\n",
+               m.max / 1e9, m.mean / 1e9, pk.max / 1e9);
+        if (r->ranks <= 16) {
+            printf("per rank    rank  device GB  bytes/row    peak GB\n");
+            for (int p = 0; p < r->ranks; p++) {
+                const double *f = r->rank + (size_t)p * DR_FIGURES;
+                printf("            %4d %10.3f %10.0f %10.3f\n", p, f[DR_DEV_BYTES] / 1e9,
+                       f[DR_ROWS] > 0 ? f[DR_DEV_BYTES] / f[DR_ROWS] : 0.0, f[DR_DEV_PEAK] / 1e9);
+            }
+        }
+    }
     if (r->result != BSR_OK) printf("result      %s: %s\n", bsr_status_string(r->result), bsr_last_error());
 }
 
@@ -222,6 +235,8 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "solve_s", DR_SOLVE_S, 0, 0);
     json_ranks(r, "halo_s", DR_HALO_S, 0, 0);
     json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 0);
+    json_ranks(r, "device_bytes", DR_DEV_BYTES, 1, 0);
+    json_ranks(r, "device_peak_bytes", DR_DEV_PEAK, 1, 0);
     if (r->profiled)
         for (int q = 0; q < NPROF; q++)
             if (prof_rows[q].f != DR_REDUCE_S) json_ranks(r, prof_rows[q].key, prof_rows[q].f, 0, 0);

@@ -32,7 +32,7 @@ fi
 if has memory; then
     echo "== device memory, stencil3d:160:4 ILU(0)"
     timeout 90 "$cli" --gen stencil3d:160:4 --backend cuda --config precond=ilu0,profile=1,maxit=5 2>&1 |
-        grep -E "device memory|^time|^problem"
+        grep -E "device memory|^memory|^time|^problem"
 fi
 if has headline; then
     SPECS=${SPECS:-"stencil3d:100:4 rotconv3d:40,4 rotconv3d:30,5"} RUN_TIMEOUT=60 OUT=$OUT sh bench/ilu2_gpu_setup.sh bench

@@ -15,6 +15,10 @@ cudaError_t bsr_cu_malloc_v(void **p, size_t bytes);
 cudaError_t bsr_cu_host_alloc_v(void **p, size_t bytes, unsigned flags);
 cudaError_t bsr_cu_free(void *p);
 cudaError_t bsr_cu_free_host(void *p);
+/* Device bytes the library holds on `device` through bsr_cu_malloc (*live),
+ * and the most it held since the last reset (*peak); reset_peak: the peak
+ * starts again from the bytes live now.  Process-wide per device. */
+void bsr_cu_mem_bytes(int device, size_t *live, size_t *peak, int reset_peak);
 }
 /* cudaMalloc, cudaMallocHost, cudaHostAlloc for any pointer type. */
 template <class T> static inline cudaError_t bsr_cu_malloc(T **p, size_t bytes)

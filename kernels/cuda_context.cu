@@ -111,6 +111,13 @@ extern "C" bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *
     return BSR_OK;
 }
 
+extern "C" void bsr_cuda_mem_bytes(const bsr_context *ctx, size_t *live, size_t *peak, int reset_peak)
+{
+    if (live) *live = 0;
+    if (peak) *peak = 0;
+    if (ctx && ctx->cuda) bsr_cu_mem_bytes(ctx->cuda->device, live, peak, reset_peak);
+}
+
 extern "C" void bsr_cuda_context_fini(bsr_context *ctx)
 {
     if (!ctx->cuda) return;
@@ -183,11 +190,27 @@ extern "C" bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A)
     /* stale until the values arrived: after a failed copy the next upload
      * retries instead of taking the mirror for current */
     A->dev_stale = 1;
-    if (d->sell > 1) d->sell = 1; /* the sliced copy's values follow at its next use */
     /* synchronous: the caller may change A's host values afterwards */
-    BSR_TRY(bsr_cuda_h2d(ctx, d->val, A->val, vb));
+    if (d->bsr_gone) {
+        BSR_TRY(bsr_spmm_sell_upload(ctx, A));   /* the sliced copy is the only one: straight into it */
+    } else {
+        if (d->sell > 1) d->sell = 1; /* the sliced copy's values follow at its next use */
+        BSR_TRY(bsr_cuda_h2d(ctx, d->val, A->val, vb));
+    }
     A->dev_stale = 0;
     return BSR_OK;
+}
+
+extern "C" int bsr_cuda_matrix_layouts(const bsr_matrix *A)
+{
+    const bsr_dev_matrix *d = (const bsr_dev_matrix *)A->dev;
+    return !d ? 0 : (d->val && !d->bsr_gone ? 1 : 0) | (d->sell == 2 ? 2 : 0);
+}
+
+extern "C" void bsr_cuda_matrix_one_layout(bsr_matrix *A, int on)
+{
+    bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
+    if (d) d->one_layout = on != 0;
 }
 
 /* ---- multivectors ---------------------------------------------------------------- */

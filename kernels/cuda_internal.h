@@ -69,6 +69,13 @@ struct bsr_dev_matrix {
     int sell;
     int *sptr, *scol;
     void *sval;
+    /* A's values held once (the solver's operator, bsr_cuda_matrix_one_layout):
+     * once its products read the sliced copy, val is released; bsr_gone: the
+     * sliced copy (sell == 2) holds the values alone (uploads go into it, the
+     * ILU factorization reads it, a kernel reading val makes val again first:
+     * bsr_cuda_matrix_bsr; the next product on the sliced copy releases it) */
+    int one_layout;
+    int bsr_gone;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -128,6 +135,8 @@ static inline cusparseHandle_t bsr_cuda_cusparse(const bsr_context *ctx) { retur
 static inline const bsr_dev_matrix *bsr_cuda_dmat(const bsr_matrix *A) { return (const bsr_dev_matrix *)A->dev; }
 static inline const int *bsr_cuda_matrix_rowptr(const bsr_matrix *A) { return bsr_cuda_dmat(A)->rowptr; }
 static inline const int *bsr_cuda_matrix_colind(const bsr_matrix *A) { return bsr_cuda_dmat(A)->colind; }
+/* A's BSR values on the device: NULL where only the sliced copy holds them
+ * (bsr_gone): readers call bsr_cuda_matrix_bsr first, or read the sliced copy. */
 static inline const void *bsr_cuda_matrix_val(const bsr_matrix *A) { return bsr_cuda_dmat(A)->val; }
 /* dst = n device ints of src, ordered on stream st (a plain cudaMemcpy
  * between device arrays may return before it is done, and the library's
@@ -185,8 +194,20 @@ bsr_status bsr_spmm_cusparse(bsr_context *ctx, const bsr_matrix *A, double alpha
  * for it: the BSR kernels then do the work, with the same results). */
 bsr_status bsr_spmm_sell_prepare(bsr_context *ctx, const bsr_matrix *A, int *avail);
 void bsr_spmm_sell_release(bsr_dev_matrix *d);
+/* A's BSR values present on the device (made again from the sliced copy where
+ * they were released): every kernel that reads val calls it first. */
+bsr_status bsr_cuda_matrix_bsr(bsr_context *ctx, const bsr_matrix *A);
+/* A one-layout matrix (one_layout) whose products read its current sliced
+ * copy: its BSR values released (bsr_gone). */
+void bsr_spmm_drop_bsr(bsr_context *ctx, const bsr_matrix *A);
+/* Upload A's host values straight into its sliced copy (bsr_gone), through
+ * a bounded staging buffer, block rows at a time. */
+bsr_status bsr_spmm_sell_upload(bsr_context *ctx, const bsr_matrix *A);
 /* Vectors per thread ROWJ uses for a chunk of kk vectors. */
 int bsr_spmm_rowj_cols(int b, int kk);
+/* 1 when ROWJ with J code `code` (autopick: AUTO's cached pick for kk)
+ * reads A's current sliced copy for a chunk of kk vectors, else 0. */
+int bsr_spmm_rowj_reads_sliced(const bsr_matrix *A, int kk, int code, int autopick);
 /* Threads per row group and blocks handled at once by the warp kernel for A. */
 void bsr_spmm_warp_shape(int b, double meanlen, int *W, int *slots);
 /* Row-interleaved <-> column-major (ld = n) transposes of an n x k multivector. */

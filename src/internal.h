@@ -229,6 +229,14 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
  * the stand-ins kernels/entry_points.def lists. */
 void bsr_cuda_matrix_release(bsr_matrix *A);
+/* on: A's device values held in one layout only (kernels/cuda_internal.h,
+ * one_layout): once its products read the sliced copy, the BSR values are
+ * released and made again only for a kernel that reads them.  The solver
+ * sets it on its operator.  No-op without a device mirror. */
+void bsr_cuda_matrix_one_layout(bsr_matrix *A, int on);
+/* Which copies of A's values its device mirror holds: 1 the BSR values, 2
+ * the current sliced copy, 3 both; 0 without a mirror (tests). */
+int bsr_cuda_matrix_layouts(const bsr_matrix *A);
 void bsr_cuda_multivec_release(bsr_multivec *X);
 int bsr_cuda_device_count(void); /* usable CUDA devices (0 without CUDA) */
 
@@ -248,6 +256,11 @@ struct bsr_context {
 bsr_status bsr_cuda_context_init(bsr_context *ctx, int device, void *stream);
 void bsr_cuda_context_fini(bsr_context *ctx);
 bsr_status bsr_cuda_sync(bsr_context *ctx);
+/* Device bytes the library holds on ctx's device (*live) and the most since
+ * the last reset (*peak), from its allocator's own count
+ * (kernels/cuda_alloc.cu; process-wide per device); reset_peak restarts the
+ * peak from now.  0 and 0 for a host context or without CUDA. */
+void bsr_cuda_mem_bytes(const bsr_context *ctx, size_t *live, size_t *peak, int reset_peak);
 bsr_status bsr_cuda_matrix_upload(bsr_context *ctx, bsr_matrix *A);
 /* Device copy of X allocated (not filled) if absent. */
 bsr_status bsr_cuda_multivec_alloc(bsr_context *ctx, bsr_multivec *X);

@@ -187,6 +187,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (s->opt.profile) bsr_prof_enable(1);
     bsr_prof_mark(NULL);
     teardown(s);
+    if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
@@ -206,6 +207,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
         s->warm_k = 0;   /* a new operator or preconditioner */
         if ((st = bsr_solver_device_warm(s, 1))) goto fail;
         bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
+        bsr_cuda_mem_bytes(s->ctx, &s->dev_held, &s->dev_peak, 0);
     }
     s->setup_s = bsr_now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
@@ -397,6 +399,8 @@ done:
         stats->fill = A->nnzb ? (double)s->pc->nnzb / A->nnzb : 0;
         stats->pivots_regularized = s->pc->pivots_regularized;
         stats->device = s->device;
+        stats->dev_bytes = (double)s->dev_held;
+        stats->dev_peak_bytes = (double)s->dev_peak;
         stats->pattern_new = s->pattern_new;
         stats->pattern_refreshes = s->pattern_refreshes;
         if (s->opt.profile)

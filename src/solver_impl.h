@@ -296,6 +296,8 @@ struct bsr_solver {
                                   them, so that the rank's rows are not held twice on the device */
     double copy_gbs;           /* profile: device-to-device copy bandwidth, measured once */
     uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
+    size_t dev_held, dev_peak; /* device: library bytes on the context's device after the last setup,
+                                  and the most during it (kernels/cuda_alloc.cu) */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which

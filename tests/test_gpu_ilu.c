@@ -11,7 +11,9 @@
  * solver with factor=gpu converges like factor=cpu, through refactor too;
  * every device plan equals the host reference (BSR_ILU0_PLAN_CHECK); the
  * symbolic phase done on the device (natural order) equals the host's array
- * for array (BSR_ILU0_SYM_CHECK) and solves bit for bit the same.
+ * for array (BSR_ILU0_SYM_CHECK) and solves bit for bit the same; the
+ * factorization in place in the preconditioner's arrays (create_into, double
+ * factors) gives the workspace's bits and refuses other targets.
  * GPU parts skip without a GPU; the option checks run everywhere.
  * BSR_TEST_QUICK (sanitizer runs): b = 1, 4, 5, 10 and natural / ND only,
  * the solver in natural order, three of the device symbolic cases. */
@@ -134,6 +136,44 @@ static void check(const char *what, bsr_matrix *A, bsr_order_kind ord, int fprec
     BSR_ASSERT_OK(bsr_ilu_get_factors(F2, &f2));
     CU_ASSERT(bsr_test_rel_diff(Lv, bsr_matrix_values(f2.L), hp, (size_t)nL * bb) <= tol);
     CU_ASSERT(bsr_test_rel_diff(Uv, bsr_matrix_values(f2.U), hp, (size_t)nU * bb) <= tol);
+
+    /* in place (create_into): the factorization writes the preconditioner's
+     * own arrays where its factors are double, with the same bits as the
+     * workspace's (A2 on the device now); another preconditioner is refused
+     * as the target, and so are the preconditioner's own value uploads */
+    bsr_gpu_ilu *G3 = NULL;
+    bsr_gpu_ilu0 *D3 = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G3));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create_into(ctx, F, G3, &D3));
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_in_place(D3), hp == BSR_DOUBLE);
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D3, A2, NULL));
+    double *L3 = malloc(sizeof(double) * ((size_t)nL * bb + 1)), *U3 = malloc(sizeof(double) * ((size_t)nU * bb + 1));
+    double *S3 = malloc(sizeof(double) * ((size_t)n * bb + 1));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_download(D3, L3, U3, S3));
+    CU_ASSERT(memcmp(L3, Lv, sizeof(double) * (size_t)nL * bb) == 0);
+    CU_ASSERT(memcmp(U3, Uv, sizeof(double) * (size_t)nU * bb) == 0);
+    CU_ASSERT(memcmp(S3, S, sizeof(double) * (size_t)n * bb) == 0);
+    if (bsr_gpu_ilu0_in_place(D3)) {
+        CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D3, A2, G), BSR_ERR_ARG);
+        CU_ASSERT_EQUAL(bsr_gpu_ilu_refactor(G3, F2), BSR_ERR_ARG);
+    }
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D3, A2, G3));   /* its own target: fine */
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G3, X, Y));
+    BSR_ASSERT_OK(bsr_ilu_apply(F2, X, R));
+    m = 0; rm = 0;
+    for (int64_t e = 0; e < rows * 3; e++) {
+        double y = vp == BSR_DOUBLE ? ((const double *)bsr_multivec_cdata(Y))[e] : ((const float *)bsr_multivec_cdata(Y))[e];
+        double r = vp == BSR_DOUBLE ? ((const double *)bsr_multivec_cdata(R))[e] : ((const float *)bsr_multivec_cdata(R))[e];
+        if (!isfinite(y)) { m = INFINITY; break; }
+        if (fabs(y - r) > m) m = fabs(y - r);
+        if (fabs(r) > rm) rm = fabs(r);
+    }
+    ea = m / (rm > 0 ? rm : 1);
+    if (!(ea <= atol)) printf("\n  %s: device apply after the factorization in place: %.2e\n", what, ea);
+    CU_ASSERT(ea <= atol);
+    bsr_gpu_ilu0_destroy(D3);
+    bsr_gpu_ilu_destroy(G3);
+    free(L3); free(U3); free(S3);
 
     bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(R);
     bsr_gpu_ilu_destroy(G);

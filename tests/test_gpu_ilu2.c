@@ -17,6 +17,7 @@
 #include "ilu_impl.h"
 #include "solver_impl.h"
 #include "gpu_ilu.h"
+#include "ilu0_plan.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,38 @@ static void test_symbolic_only_plan(void)
     BSR_ASSERT_OK(bsr_gpu_ilu_apply(G, P.rhs, Y));   /* host X: Y comes back to the host */
     BSR_ASSERT_OK(bsr_ilu_apply(H, P.rhs, Z));
     CU_ASSERT(bsr_test_max_rel_err(Y, Z) <= 1e-12);
+    /* created into its preconditioner (the solver's way): ILU2's
+     * second-order blocks are not stored, so not in place, but gathered
+     * straight out of the factorization's pattern (maps composed): the same
+     * bits, and the same factors downloaded */
+    bsr_gpu_ilu *G2 = NULL;
+    bsr_gpu_ilu0 *D2 = NULL;
+    BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G2));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create_into(ctx, F, G2, &D2));
+    bsr_ilu_fpat fp;
+    BSR_ASSERT_OK(bsr_ilu_fpattern(F, &fp));
+    if (!fp.lmap) printf("\n  (no second-order blocks: in place) ... ");
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_in_place(D2), fp.lmap == NULL);
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D2, P.A, G2));
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D2, P.A, G), BSR_ERR_ARG);   /* D2's values go to G2 only */
+    BSR_ASSERT_OK(bsr_gpu_ilu_apply(G2, P.rhs, Z));
+    CU_ASSERT(memcmp(bsr_multivec_cdata(Y), bsr_multivec_cdata(Z),
+                     sizeof(double) * (size_t)bsr_multivec_rows(P.rhs)) == 0);
+    {
+        bsr_ilu_factors hf;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(H, &hf));
+        const size_t bb = (size_t)bsr_matrix_block(P.A) * bsr_matrix_block(P.A);
+        const size_t nl = (size_t)bsr_matrix_nnzb(hf.L) * bb, nu = (size_t)bsr_matrix_nnzb(hf.U) * bb;
+        double *l1 = malloc(sizeof(double) * (nl + 1)), *u1 = malloc(sizeof(double) * (nu + 1));
+        double *l2 = malloc(sizeof(double) * (nl + 1)), *u2 = malloc(sizeof(double) * (nu + 1));
+        BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, l1, u1, NULL));
+        BSR_ASSERT_OK(bsr_gpu_ilu0_download(D2, l2, u2, NULL));
+        CU_ASSERT(memcmp(l1, l2, sizeof(double) * nl) == 0);
+        CU_ASSERT(memcmp(u1, u2, sizeof(double) * nu) == 0);
+        free(l1); free(u1); free(l2); free(u2);
+    }
+    bsr_gpu_ilu0_destroy(D2);
+    bsr_gpu_ilu_destroy(G2);
     bsr_multivec_destroy(Y);
     bsr_multivec_destroy(Z);
     bsr_ilu_destroy(H);

@@ -270,6 +270,12 @@ typedef struct {
      * phase's wall time; bound = prof_bytes / copy bandwidth, and bound /
      * prof_krylov_s is the fraction of it reached (0 on the CPU) */
     double prof_bytes, prof_iter_bytes, prof_copy_gbs, prof_krylov_s;
+    /* on the device: the bytes the library held on the context's device
+     * after the last setup (A's copy, the preconditioner, the first
+     * product's and apply's work) and the most it held during that setup,
+     * from its allocator's own count (process-wide on that device: with one
+     * solver a process, or a rank, per GPU, this solver's); 0 on the CPU */
+    double dev_bytes, dev_peak_bytes;
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 

@@ -32,6 +32,17 @@
  *  3. L and U (without ILU2's second-order blocks, gathered when there are
  *     some) go into the device preconditioner's level-ordered storage
  *     (bsr_gpu_ilu_set_values_dev), which then applies unchanged.
+ * Made for a preconditioner (bsr_gpu_ilu0_create_into, the solver's way),
+ * steps 1-2 work in the preconditioner's own arrays where they hold the
+ * pattern's blocks one to one in double: the plan's block indices are
+ * translated into its storage once (a row's blocks stay contiguous and in
+ * order there, so a row's own blocks are found from its first one), and
+ * there is no workspace W (a second copy of L and U in double, 3.65 GB at 4M
+ * block rows, b = 4), no scaling of D's own and no gather (step 3).  With
+ * ILU2's second-order blocks the preconditioner's storage maps are composed
+ * with the pattern's (lmap, umap) instead, so that step 3 gathers out of W
+ * straight, with no gathered copy in between.  Float factors keep W: the
+ * factorization runs in double for the CPU's bits.
  * Errors (non-finite values, zero rows, singular pivots with strict_pivots)
  * are recorded with one 64-bit atomicMin of (row, kind, position): the
  * smallest failing row wins, as on the CPU, and the message names it. */
@@ -164,6 +175,81 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     return s;
 }
 
+/* ---- in place: the plan's indices in the preconditioner's storage ----------- */
+
+/* inv[map[q]] = base + q for q < nb (map NULL: the identity). */
+__global__ void inplace_inv_kernel(int nb, const int *__restrict__ map, int base, int *__restrict__ inv)
+{
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q < nb) inv[base + (map ? map[q] : q)] = base + q;
+}
+
+/* v[e] = inv[v[e]] for e < cnt (negative entries, blocks left out, stay). */
+__global__ void inplace_remap_kernel(long long cnt, int *__restrict__ v, const int *__restrict__ inv)
+{
+    const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < cnt && v[e] >= 0) v[e] = inv[v[e]];
+}
+
+/* The update lists: both blocks of every pair, but for the first pair of a
+ * list only its pivot block (its second entry is the row to wait for). */
+__global__ void inplace_upd_kernel(int nL, const long long *__restrict__ updp, int2 *__restrict__ upd,
+                                   const int *__restrict__ inv)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= nL) return;
+    const long long u0 = updp[l], u1 = updp[l + 1];
+    if (u0 < u1) upd[u0].x = inv[upd[u0].x];
+    for (long long u = u0 + 1; u < u1; u++) upd[u] = make_int2(inv[upd[u].x], inv[upd[u].y]);
+}
+
+/* Row i's blocks of one factor out of the storage (row starts st) into the
+ * plan's layout (row pointers p), for the download. */
+__global__ void inplace_rows_out(int n, int bb, const int *__restrict__ p, const int *__restrict__ st,
+                                 const double *__restrict__ src, double *__restrict__ dst)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const size_t len = (size_t)(p[i + 1] - p[i]) * bb;
+    const double *a = src + (size_t)st[i] * bb;
+    double *o = dst + (size_t)p[i] * bb;
+    for (size_t e = 0; e < len; e++) o[e] = a[e];
+}
+
+/* Make D factor into G's own arrays (d): the plan's block indices (adst,
+ * diagw, the update lists) translated from its layout (the host factors')
+ * into G's storage, once.  Only where G stores exactly the pattern's blocks:
+ * not with ILU2's second-order blocks (lmap), which G does not store. */
+static bsr_status inplace_bind(bsr_gpu_ilu0 *D, const bsr_gpu_ilu_dest *d)
+{
+    const int nL = D->nL, nU = D->nU, n = D->n;
+    cudaStream_t st = D->stream;
+    int *inv = NULL;
+    cudaError_t e = cudaSuccess;
+    if (d->Lmap || d->Umap) {   /* stored in level order: translate (else the layouts agree) */
+        e = bsr_cu_malloc((void **)&inv, ((size_t)nL + nU + 1) * sizeof(int));
+        if (e == cudaSuccess && nL) inplace_inv_kernel<<<(nL + 255) / 256, 256, 0, st>>>(nL, d->Lmap, 0, inv);
+        if (e == cudaSuccess && nU) inplace_inv_kernel<<<(nU + 255) / 256, 256, 0, st>>>(nU, d->Umap, nL, inv);
+        if (e == cudaSuccess && D->nnzA)
+            inplace_remap_kernel<<<(unsigned)(((long long)D->nnzA + 255) / 256), 256, 0, st>>>(D->nnzA, D->adst, inv);
+        if (e == cudaSuccess && n) inplace_remap_kernel<<<(n + 255) / 256, 256, 0, st>>>(n, D->diagw, inv);
+        if (e == cudaSuccess && nL) inplace_upd_kernel<<<(nL + 255) / 256, 256, 0, st>>>(nL, D->updp, D->upd, inv);
+        if (e == cudaSuccess) e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+        bsr_cu_free(inv);
+    }
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
+                         "bsr_gpu_ilu0_create_into: the plan in the preconditioner's storage (%d + %d blocks): %s",
+                         nL, nU, cudaGetErrorString(e));
+    }
+    D->Lv = d->L; D->Uv = d->U;
+    D->Lst = d->Lst; D->Ust = d->Ust;
+    D->Lcs = d->Lc; D->Ucs = d->Uc;
+    return BSR_OK;
+}
+
 /* ---- host side ------------------------------------------------------------- */
 
 /* Threads per CUDA block of the factorization's launches: a level has at most
@@ -205,14 +291,17 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     if (!D->borrowed) { bsr_cu_free(D->ap); bsr_cu_free(D->Lp); bsr_cu_free(D->Up); bsr_cu_free(D->lvrows); }
     bsr_cu_free(D->asrc); bsr_cu_free(D->adst); bsr_cu_free(D->adiag); bsr_cu_free(D->diagw);
     bsr_cu_free(D->perm); bsr_cu_free(D->updp);
-    bsr_cu_free(D->upd); bsr_cu_free(D->W); bsr_cu_free(D->dl); bsr_cu_free(D->rowref);
+    bsr_cu_free(D->upd); bsr_cu_free(D->W); bsr_cu_free(D->rowref);
+    if (D->own_dl) bsr_cu_free(D->dl);
     bsr_cu_free(D->cnt); bsr_cu_free(D->err);
     bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
     free(D->level_ptr);
     free(D);
 }
 
-extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **out)
+/* bsr_gpu_ilu0_create, in place into G's arrays where G allows it (G NULL:
+ * a workspace of D's own). */
+static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G, bsr_gpu_ilu0 **out)
 {
     BSR_CHECK_ARG(ctx && F && out, "bsr_gpu_ilu0_create: NULL argument");
     *out = NULL;
@@ -225,6 +314,9 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
                          "phase done nor a threshold factorization with its frozen pattern");
     if (F->b < 1 || F->b > BSR_MAX_BLOCK)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu0_create: block size %d outside 1..%d", F->b, BSR_MAX_BLOCK);
+    if (S && S->trimmed)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu0_create: the plan's device patterns were released once its "
+                         "factorization was made (set up again)");
     BSR_TRY(bsr_cuda_enter(ctx));
     bsr_gpu_ilu0 *D = (bsr_gpu_ilu0 *)bsr_calloc(1, sizeof *D, "bsr_gpu_ilu0");
     if (!D) return BSR_ERR_NOMEM;
@@ -272,15 +364,32 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
     if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
+    /* in place: G's double factors hold exactly the pattern's blocks (no
+     * second-order part to leave out), so the factorization needs no
+     * workspace of its own (W, a copy of the factors in double, and the
+     * gather into G after each factorization) */
+    bsr_gpu_ilu_dest dst;
+    const int inplace = s == BSR_OK && G && !D->lmap && !D->umap && bsr_gpu_ilu_dest_get(G, &dst) == BSR_OK &&
+                        dst.nL == D->nL && dst.nU == D->nU;
+    if (inplace) s = inplace_bind(D, &dst);
+    /* not in place because G leaves ILU2's second-order blocks out: G
+     * gathers its blocks straight out of W (its maps composed with lmap,
+     * umap), with no gathered copy Lg, Ug of the stored factors between */
+    const int composed = s == BSR_OK && G && !inplace && (D->lmap || D->umap);
+    if (composed) s = bsr_gpu_ilu_compose_maps(G, D->lmap, D->umap, D->nLs, D->nUs);   /* fails: G is the caller's to drop */
+    if (composed) D->composed = G;
     if (s == BSR_OK) {
-        cudaError_t e = bsr_cu_malloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
-        if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double));
+        cudaError_t e = cudaSuccess;
+        if (!inplace) e = bsr_cu_malloc((void **)&D->W, ((size_t)D->nL + D->nU + 1) * bb * sizeof(double));
+        if (!inplace && e == cudaSuccess) { D->Lv = D->W; D->Uv = D->W + (size_t)D->nL * bb; }
+        if (inplace && dst.sl) D->dl = dst.sl;   /* the scaling straight into G's too */
+        else if (e == cudaSuccess) { e = bsr_cu_malloc((void **)&D->dl, ((size_t)n + 1) * bb * sizeof(double)); D->own_dl = 1; }
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->rowref, ((size_t)n + 1) * sizeof(double));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->cnt, 2 * sizeof(int));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->err, sizeof(unsigned long long));
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->done, ((size_t)n + 1) * sizeof(int));
-        if (e == cudaSuccess && D->lmap) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
-        if (e == cudaSuccess && D->umap) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->lmap && !composed) e = bsr_cu_malloc((void **)&D->Lg, ((size_t)D->nLs + 1) * bb * sizeof(double));
+        if (e == cudaSuccess && D->umap && !composed) e = bsr_cu_malloc((void **)&D->Ug, ((size_t)D->nUs + 1) * bb * sizeof(double));
         if (e != cudaSuccess) {
             cudaGetLastError();
             s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -290,11 +399,31 @@ extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bs
     }
     bsr_prof_mark_dev("ilu0 gpu: allocations");
     if (s != BSR_OK) { bsr_gpu_ilu0_destroy(D); return s; }
+    if (inplace) {   /* G's maps are no longer needed: its values are written where they are stored */
+        D->bound = G;
+        bsr_gpu_ilu_bind_values(G);
+    }
     *out = D;
     return BSR_OK;
 }
 
-typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision);
+extern "C" bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **out)
+{
+    return ilu0_create(ctx, F, NULL, out);
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_create_into(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G, bsr_gpu_ilu0 **out)
+{
+    BSR_CHECK_ARG(G, "bsr_gpu_ilu0_create_into: G is NULL");
+    return ilu0_create(ctx, F, G, out);
+}
+
+extern "C" int bsr_gpu_ilu0_in_place(const bsr_gpu_ilu0 *D)
+{
+    return D && D->bound;
+}
+
+typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *);
 typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int);
 #define SCALE_FN(B) ilu0_scale_b##B,
 #define LEVEL_FN(B) ilu0_level_b##B,
@@ -303,14 +432,26 @@ static const ilu0_level_fn level_fn[10] = {BSR_FOR_EACH_B(LEVEL_FN)};
 #undef SCALE_FN
 #undef LEVEL_FN
 
-/* Column of block q of L (upper = 0) or U, for a message. */
-static int factor_col(const bsr_gpu_ilu0 *D, int upper, unsigned q)
+/* Column of block q (of row `row`) of L (upper = 0) or U, for a message:
+ * from the host pattern, the device one, or, where that was released
+ * (bsr_ilu0_dsym_trim), from the preconditioner's storage D factors into. */
+static int factor_col(const bsr_gpu_ilu0 *D, int upper, int row, unsigned q)
 {
     const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
     bsr_ilu_fpat P;
     if (!S) return bsr_ilu_fpattern(D->F, &P) == BSR_OK ? (upper ? P.Uc : P.Lc)[q] : -1;
-    int c = -1;
-    if (cudaMemcpy(&c, (upper ? S->Uc : S->Lc) + q, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) cudaGetLastError();
+    int c = -1, st = 0, p0 = 0;
+    const int *cols = upper ? S->Uc : S->Lc;
+    size_t at = q;
+    if (!cols && D->bound) {   /* stored at G's row start plus the offset within the row */
+        cols = upper ? D->Ucs : D->Lcs;
+        if (cudaMemcpy(&st, (upper ? D->Ust : D->Lst) + row, sizeof st, cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(&p0, (upper ? D->Up : D->Lp) + row, sizeof p0, cudaMemcpyDeviceToHost) != cudaSuccess)
+            cols = NULL;
+        at = (size_t)st + q - (size_t)p0;
+    }
+    if (cols && cudaMemcpy(&c, cols + at, sizeof c, cudaMemcpyDeviceToHost) != cudaSuccess) c = -1;
+    (void)cudaGetLastError();
     return c;
 }
 
@@ -331,7 +472,7 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
                          "overflows (diagonal block nearly singular)", row);
     case E_LBLK:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block L(%d,%d) in block row %d (row %d of A)",
-                         row, factor_col(D, 0, aux), row, orig);
+                         row, factor_col(D, 0, row, aux), row, orig);
     case E_PIV:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite pivot block in block row %d (row %d of A)", row, orig);
     case E_STRICT: {
@@ -344,13 +485,17 @@ static bsr_status report(const bsr_gpu_ilu0 *D, unsigned long long key, const bs
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite inverse pivot in block row %d (row %d of A)", row, orig);
     default:
         return bsr_error(BSR_ERR_SINGULAR, "ILU: non-finite block U(%d,%d) in block row %d (row %d of A)",
-                         row, factor_col(D, 1, aux), row, orig);
+                         row, factor_col(D, 1, row, aux), row, orig);
     }
 }
 
 extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, bsr_gpu_ilu *G)
 {
     BSR_CHECK_ARG(D && A, "bsr_gpu_ilu0_factor: NULL argument");
+    BSR_CHECK_ARG(!D->bound || !G || G == D->bound, "bsr_gpu_ilu0_factor: D factors in place into another "
+                  "preconditioner's arrays than G");
+    BSR_CHECK_ARG(!D->composed || !G || G == D->composed, "bsr_gpu_ilu0_factor: D's values go to another "
+                  "preconditioner than G (its maps read D's pattern)");
     const bsr_ilu *F = D->F;
     if (A->nbrows != D->n || A->nbcols != D->n || A->b != D->b || A->nnzb != D->nnzA)
         return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_factor: A (%d x %d blocks of %d, %d blocks) is not the pattern "
@@ -365,11 +510,19 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     CU_TRY(cudaMemsetAsync(D->err, 0xff, sizeof(unsigned long long), st));
     const int n = D->n, T = level_threads(), bb = D->b * D->b;
     /* a frozen pattern has fill outside A: those blocks start at zero */
-    if (D->frozen) CU_TRY(cudaMemsetAsync(D->W, 0, ((size_t)D->nL + D->nU) * bb * sizeof(double), st));
-    const void *av = bsr_cuda_matrix_val(A);
+    if (D->frozen) {
+        CU_TRY(cudaMemsetAsync(D->Lv, 0, (size_t)D->nL * bb * sizeof(double), st));
+        CU_TRY(cudaMemsetAsync(D->Uv, 0, (size_t)D->nU * bb * sizeof(double), st));
+    }
+    /* A's values where they are: BSR, or the sliced copy where that is the
+     * only one (read by A's row of each permuted row: perm, no matching) */
+    const bsr_dev_matrix *dm = bsr_cuda_dmat(A);
+    if (dm->bsr_gone && F->rsrc) BSR_TRY(bsr_cuda_matrix_bsr(D->ctx, A));
+    const int sliced = dm->bsr_gone;
+    const void *av = sliced ? dm->sval : dm->val;
     if (n > 0) {
         unsigned nb = (unsigned)((n + T - 1) / T);
-        scale_fn[D->b - 1](D, nb, T, av, A->prec);
+        scale_fn[D->b - 1](D, nb, T, av, A->prec, dm->rowptr, sliced ? dm->sptr : NULL);
         CU_LAUNCHED("ilu0_scale");
     }
     unsigned long long key = ~0ull;
@@ -397,9 +550,9 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     if (key != ~0ull) return report(D, key, A);
     D->factor_s = bsr_now() - t0;
     D->valid = 1;
-    if (G) {
-        const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
-        if (D->lmap) {   /* L, U without the second-order blocks: gathered out of the pattern */
+    if (G && !D->bound) {   /* in place: the values are in G already */
+        const double *Lv = D->Lv, *Uv = D->Uv;
+        if (D->lmap && !D->composed) {   /* L, U without the second-order blocks: gathered out of the pattern */
             BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, bb, D->lmap, Lv, D->Lg));
             BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, bb, D->umap, Uv, D->Ug));
             Lv = D->Lg; Uv = D->Ug;
@@ -409,21 +562,58 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     return BSR_OK;
 }
 
+/* bsr_gpu_ilu0_download of a factorization in place: each factor's rows out
+ * of the preconditioner's storage into the plan's layout (a temporary). */
+static bsr_status download_in_place(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale)
+{
+    const int bb = D->b * D->b, n = D->n;
+    double *tmp = NULL;
+    const size_t most = (size_t)(D->nL > D->nU ? D->nL : D->nU);
+    CU_TRY(bsr_cu_malloc((void **)&tmp, (most + 1) * bb * sizeof(double)));
+    cudaError_t e = cudaSuccess;
+    for (int w = 0; w < 2 && e == cudaSuccess; w++) {
+        double *h = w ? Uval : Lval;
+        const size_t nb = (size_t)(w ? D->nU : D->nL);
+        if (!h || !nb) continue;
+        if (n) inplace_rows_out<<<(n + 255) / 256, 256, 0, D->stream>>>(n, bb, w ? D->Up : D->Lp, w ? D->Ust : D->Lst,
+                                                                        w ? D->Uv : D->Lv, tmp);
+        e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaMemcpyAsync(h, tmp, nb * bb * sizeof(double), cudaMemcpyDeviceToHost, D->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(D->stream);
+    }
+    if (e == cudaSuccess && scale && n) e = cudaMemcpy(scale, D->dl, (size_t)n * bb * sizeof(double), cudaMemcpyDeviceToHost);
+    bsr_cu_free(tmp);
+    CU_TRY(e);
+    return BSR_OK;
+}
+
 extern "C" bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale)
 {
     BSR_CHECK_ARG(D, "bsr_gpu_ilu0_download: NULL argument");
     BSR_CHECK_ARG(D->valid, "bsr_gpu_ilu0_download: the last factorization failed or none was done");
     BSR_TRY(bsr_cuda_enter(D->ctx));
     const size_t bb = (size_t)D->b * D->b;
-    const double *Lv = D->W, *Uv = D->W + (size_t)D->nL * bb;
-    if (D->lmap) {
-        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, D->Lg));
-        BSR_TRY(bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, D->Ug));
-        CU_TRY(cudaStreamSynchronize(D->stream));
-        Lv = D->Lg; Uv = D->Ug;
+    if (D->bound) return download_in_place(D, Lval, Uval, scale);
+    const double *Lv = D->Lv, *Uv = D->Uv;
+    double *g = NULL;   /* the gathered blocks, where D keeps none (composed) */
+    if (D->lmap || D->umap) {
+        double *Lg = D->Lg, *Ug = D->Ug;
+        if (!Lg || !Ug) {
+            CU_TRY(bsr_cu_malloc((void **)&g, ((size_t)D->nLs + D->nUs + 1) * bb * sizeof(double)));
+            Lg = g; Ug = g + (size_t)D->nLs * bb;
+        }
+        bsr_status s = bsr_cuda_gather_blocks(D->stream, D->nLs, (int)bb, D->lmap, Lv, Lg);
+        if (s == BSR_OK) s = bsr_cuda_gather_blocks(D->stream, D->nUs, (int)bb, D->umap, Uv, Ug);
+        if (s == BSR_OK && cudaStreamSynchronize(D->stream) != cudaSuccess)
+            s = bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu0_download: %s", cudaGetErrorString(cudaGetLastError()));
+        if (s != BSR_OK) { bsr_cu_free(g); return s; }
+        Lv = Lg; Uv = Ug;
     }
-    if (Lval && D->nLs) CU_TRY(cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost));
-    if (Uval && D->nUs) CU_TRY(cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    cudaError_t e = cudaSuccess;
+    if (Lval && D->nLs) e = cudaMemcpy(Lval, Lv, (size_t)D->nLs * bb * sizeof(double), cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && Uval && D->nUs) e = cudaMemcpy(Uval, Uv, (size_t)D->nUs * bb * sizeof(double), cudaMemcpyDeviceToHost);
+    bsr_cu_free(g);
+    CU_TRY(e);
     if (scale && D->n) CU_TRY(cudaMemcpy(scale, D->dl, (size_t)D->n * bb * sizeof(double), cudaMemcpyDeviceToHost));
     return BSR_OK;
 }

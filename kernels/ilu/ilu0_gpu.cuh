@@ -13,6 +13,7 @@
 #include "blocklu.h"
 #include "ilu0_sym_gpu.cuh"
 #include "sync_mm.cuh"
+#include "sell_layout.cuh"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -38,7 +39,21 @@ struct bsr_gpu_ilu0 {
     int2 *upd;
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
-    double *W;                  /* [(nL+nU)*b*b]: L then U, host layout */
+    double *W;                  /* [(nL+nU)*b*b]: L then U, host layout (NULL when factored in place) */
+    /* Where the factorization works: block index x < nL is L's block x at
+     * Lv, else U's block x - nL at Uv (the index space of the plan: adst,
+     * diagw, upd).  Workspace: Lv = W, Uv = W + nL*b*b, Lst = Ust = NULL.
+     * In place (bsr_gpu_ilu0_create_into): the device preconditioner's own
+     * value arrays, the plan's indices translated into its storage once, and
+     * the L / U blocks of factor row i found at Lst[i] / Ust[i] + their
+     * offset within the row. */
+    double *Lv, *Uv;
+    const int *Lst, *Ust;
+    const int *Lcs, *Ucs;       /* in place: G's stored columns (messages; F's device patterns may be gone) */
+    const bsr_gpu_ilu *bound;   /* in place: the preconditioner whose arrays these are, else NULL */
+    const bsr_gpu_ilu *composed;/* a preconditioner whose maps read W's pattern directly (second-order
+                                 * blocks left out by its gather: no Lg, Ug), else NULL */
+    int own_dl;                 /* dl allocated here (else G's left scaling, in place) */
     double *dl, *rowref;        /* [n*b*b], [n] */
     int *cnt;                   /* [2]: regularized pivots, scaling fallbacks */
     unsigned long long *err;
@@ -122,6 +137,27 @@ __device__ __forceinline__ void fail(unsigned long long *err, int row, int kind,
 
 enum { E_AVAL = 1, E_ZROW, E_OVFL, E_LBLK, E_PIV, E_STRICT, E_INV, E_UBLK };
 
+/* Block x of the plan's index space (L's blocks, then U's: see Lv, Uv). */
+__device__ __forceinline__ double *fblk(double *Lv, double *Uv, int nL, long long x, int BB)
+{
+    return x < nL ? Lv + (size_t)x * BB : Uv + (size_t)(x - nL) * BB;
+}
+
+/* Block q of A (of A's block row i) as doubles: from A's BSR values (sptr
+ * NULL) or from its sliced copy, where that is A's only copy on the device
+ * (row pointers arp, slice offsets sptr). */
+template <int B, typename TA>
+__device__ __forceinline__ void a_block(const TA *__restrict__ A, const int *__restrict__ arp,
+                                        const int *__restrict__ sptr, int i, int q, double *blk)
+{
+    if (!sptr) {
+        const TA *a = A + (size_t)q * B * B;
+        for (int e = 0; e < B * B; e++) blk[e] = (double)a[e];
+    } else {
+        for (int e = 0; e < B * B; e++) blk[e] = (double)sell_value(A, arp, sptr, B, i, q, e);
+    }
+}
+
 /* Step 1: W = Ds P A P^T in the factors' layout, dl = Ds, rowref (see the
  * file comment and src/ilu/ilu_setup.c ilu_scale()).  asrc NULL: the identity map
  * (natural order, symbolic phase on the device); adst NULL: W in the layout
@@ -130,21 +166,21 @@ template <int B, typename TA>
 __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restrict__ asrc,
                            const int *__restrict__ adst, const int *__restrict__ adiag,
                            const int *__restrict__ diagw, const int *__restrict__ perm,
-                           const TA *__restrict__ A, double *__restrict__ W, double *__restrict__ dl,
+                           const TA *__restrict__ A, const int *__restrict__ arp, const int *__restrict__ sptr,
+                           double *Lv, double *Uv, int nL, double *__restrict__ dl,
                            double *__restrict__ rowref, int *cnt, unsigned long long *err)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
-    const int BB = B * B, r = perm ? perm[k] : k;
+    const int BB = B * B, r = perm ? perm[k] : k;   /* r: the row of A permuted row k comes from */
     double blk[BB], ds[BB], lu[BB];
     int piv[B];
     double smax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
-        for (int e = 0; e < BB; e++) {
-            blk[e] = (double)a[e];
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[p] : p, blk);
+        for (int e = 0; e < BB; e++)
             if (!isfinite(blk[e])) { fail(err, r, E_AVAL, (unsigned)p); return; }
-        }   /* every block counts for the scaling, in the pattern or not (as on the host) */
+        /* every block counts for the scaling, in the pattern or not (as on the host) */
         double nr = blk_fnorm<B>(blk);
         if (nr > smax) smax = nr;
     }
@@ -152,8 +188,8 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     const int dp = adiag[k];
     int singular = 1;
     if (dp >= 0) {
-        const TA *a = A + (size_t)(asrc ? asrc[dp] : dp) * BB;
-        for (int e = 0; e < BB; e++) lu[e] = blk[e] = (double)a[e];
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[dp] : dp, blk);
+        for (int e = 0; e < BB; e++) lu[e] = blk[e];
         double amax = blk_maxabs<B>(blk);
         blk_lu<B>(lu, piv, 0.0);
         singular = amax == 0.0;
@@ -168,10 +204,9 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     }
     double rmax = 0.0;
     for (int p = ap[k]; p < ap[k + 1]; p++) {
-        const TA *a = A + (size_t)(asrc ? asrc[p] : p) * BB;
         const int dst = adst ? adst[p] : p;   /* adst NULL: W in A's (permuted) layout */
-        double *out = W + (size_t)(dst < 0 ? 0 : dst) * BB;
-        for (int e = 0; e < BB; e++) blk[e] = (double)a[e];
+        double *out = fblk(Lv, Uv, nL, dst < 0 ? 0 : dst, BB);
+        a_block<B, TA>(A, arp, sptr, r, asrc ? asrc[p] : p, blk);
         if (p == dp && !singular) {
             for (int e = 0; e < BB; e++) lu[e] = 0.0;
             for (int i = 0; i < B; i++) lu[i * B + i] = 1.0;
@@ -183,7 +218,7 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
         if (nr > rmax) rmax = nr;
     }
     if (dp < 0 && diagw) { /* the diagonal of the pattern is there even when A lacks it */
-        double *out = W + (size_t)diagw[k] * BB;
+        double *out = fblk(Lv, Uv, nL, diagw[k], BB);
         for (int e = 0; e < BB; e++) out[e] = 0.0;
     }
     if (!isfinite(rmax)) { fail(err, r, E_OVFL, 0); return; }
@@ -196,31 +231,33 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
 template <int B>
 __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
                            const int *__restrict__ Up, const long long *__restrict__ updp,
-                           const int2 *__restrict__ upd, int nL, double *W,
+                           const int2 *__restrict__ upd, int nL, double *Lv, double *Uv,
+                           const int *__restrict__ Lst, const int *__restrict__ Ust,
                            const double *__restrict__ rowref, double pivot_rel, int strict,
                            int *cnt, unsigned long long *err)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nr) return;
     const int BB = B * B, i = rows[t];
-    double *Uv = W + (size_t)nL * BB;
+    /* row i's blocks where they are stored (in place: G's level-ordered rows) */
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
     double m[BB], lu[BB], inv[BB];
     int piv[B];
     for (int l = Lp[i]; l < Lp[i + 1]; l++) {
-        double *x = W + (size_t)l * BB;
+        double *x = Lv + (size_t)(l + lo) * BB;
         /* column k's inverted pivot is U's first block of row k: updp holds
          * it as the first entry of the list of L block l */
         const long long u0 = updp[l], u1 = updp[l + 1];
-        const double *uinv = W + (size_t)upd[u0].x * BB;
+        const double *uinv = Uv + (size_t)(upd[u0].x - nL) * BB;
         blk_mul<B>(m, x, uinv);
         for (int e = 0; e < BB; e++) x[e] = m[e];
         if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
         for (long long u = u0 + 1; u < u1; u++) {
             const int2 q = upd[u];
-            blk_mulsub<B>(W + (size_t)q.y * BB, m, W + (size_t)q.x * BB);
+            blk_mulsub<B>(fblk(Lv, Uv, nL, q.y, BB), m, Uv + (size_t)(q.x - nL) * BB);
         }
     }
-    double *d = Uv + (size_t)Up[i] * BB;
+    double *d = Uv + (size_t)(Up[i] + uo) * BB;
     if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
     const double tiny = pivot_rel * rowref[i];
     for (int e = 0; e < BB; e++) lu[e] = d[e];
@@ -232,7 +269,7 @@ __global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__re
     blk_lu_inv<B>(lu, piv, inv);
     if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); return; }
     for (int q = Up[i] + 1; q < Up[i + 1]; q++)
-        if (!blk_finite<B>(Uv + (size_t)q * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
+        if (!blk_finite<B>(Uv + (size_t)(q + uo) * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
     for (int e = 0; e < BB; e++) d[e] = inv[e];
 }
 
@@ -261,7 +298,8 @@ template <int B> struct ilu0_team { enum { W = B == 1 ? 1 : B * B <= 4 ? 4 : B *
 template <int B>
 __global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
                                    const int *__restrict__ Up, const long long *__restrict__ updp,
-                                   const int2 *__restrict__ upd, int nL, double *W,
+                                   const int2 *__restrict__ upd, int nL, double *Lv, double *Uv,
+                                   const int *__restrict__ Lst, const int *__restrict__ Ust,
                                    const double *__restrict__ rowref, double pivot_rel, int strict,
                                    int *cnt, unsigned long long *err, int *done)
 {
@@ -274,14 +312,14 @@ __global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const in
     if (t >= n) return;   /* the whole warp */
     const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
     const int i = rows[t];
-    double *Uv = W + (size_t)nL * BB;
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
     int bad = 0;
     for (int l = Lp[i]; l < Lp[i + 1]; l++) {
-        double *x = W + (size_t)l * BB;
+        double *x = Lv + (size_t)(l + lo) * BB;
         const long long u0 = updp[l], u1 = updp[l + 1];
         const int2 p0 = upd[u0];
         while (ld_acquire(done + p0.y) == 0) {}
-        const double xv = x[ee], iv = W[(size_t)p0.x * BB + ee];
+        const double xv = x[ee], iv = Uv[(size_t)(p0.x - nL) * BB + ee];
         double m = 0.0;
         for (int k = 0; k < B; k++) m += __shfl_sync(FULL, xv, r * B + k, TW) * __shfl_sync(FULL, iv, k * B + c, TW);
         __syncwarp();   /* every team has read x before team 0 overwrites it */
@@ -289,12 +327,12 @@ __global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const in
         if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
         long long u = u0 + 1 + s;   /* this team's updates: u, u + S, ... (the next one prefetched) */
         int2 q = u < u1 ? upd[u] : make_int2(0, 0);
-        double sv = u < u1 ? W[(size_t)q.x * BB + ee] : 0.0;
+        double sv = u < u1 ? Uv[(size_t)(q.x - nL) * BB + ee] : 0.0;
         for (long long base = u0 + 1; base < u1; base += S, u += S) {   /* the same trips in every lane */
             const long long un = u + S;
             const int2 qn = un < u1 ? upd[un] : q;
-            const double svn = un < u1 ? W[(size_t)qn.x * BB + ee] : 0.0;
-            double *tg = W + (size_t)q.y * BB;
+            const double svn = un < u1 ? Uv[(size_t)(qn.x - nL) * BB + ee] : 0.0;
+            double *tg = fblk(Lv, Uv, nL, q.y, BB);
             double tv = u < u1 ? tg[ee] : 0.0;
             for (int k = 0; k < B; k++) tv -= __shfl_sync(FULL, m, r * B + k, TW) * __shfl_sync(FULL, sv, k * B + c, TW);
             if (u < u1 && act) tg[e] = tv;
@@ -303,7 +341,7 @@ __global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const in
         }
         __syncwarp();   /* this list's updates, before the next multiplier reads its block */
     }
-    double *d = Uv + (size_t)Up[i] * BB;
+    double *d = Uv + (size_t)(Up[i] + uo) * BB;
     if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
     double inv[BB];
     if (!bad && lane == 0) {
@@ -321,7 +359,7 @@ __global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const in
     bad = __shfl_sync(FULL, bad, 0);
     for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
         const int q = base + s;
-        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)q * BB + ee]));
+        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)(q + uo) * BB + ee]));
         if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
     }
     if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
@@ -337,27 +375,28 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
     if constexpr (B * B <= 32) {
         (void)T; (void)r0;
         ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
-            nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->W, D->rowref, pivot_rel, strict, D->cnt, D->err,
-            D->done);
+            nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
+            strict, D->cnt, D->err, D->done);
     } else {
         ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp,
-                                                                          D->upd, D->nL, D->W, D->rowref, pivot_rel,
-                                                                          strict, D->cnt, D->err);
+                                                                          D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust,
+                                                                          D->rowref, pivot_rel, strict, D->cnt, D->err);
     }
 }
 
 /* Launch step 1 (scaling) or step 2 for block size B. */
 #define ILU0_GPU_DEFINE(B)                                                                                        \
-    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec)            \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *D, unsigned nb, int T, const void *av, bsr_precision prec,          \
+                         const int *arp, const int *sptr)                                                         \
     {                                                                                                             \
         if (prec == BSR_DOUBLE)                                                                                   \
             ilu0_scale<B, double><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,     \
-                                                           D->perm, (const double *)av, D->W, D->dl, D->rowref,   \
-                                                           D->cnt, D->err);                                       \
+                                                           D->perm, (const double *)av, arp, sptr, D->Lv, D->Uv,  \
+                                                           D->nL, D->dl, D->rowref, D->cnt, D->err);              \
         else                                                                                                      \
             ilu0_scale<B, float><<<nb, T, 0, D->stream>>>(D->n, D->ap, D->asrc, D->adst, D->adiag, D->diagw,      \
-                                                          D->perm, (const float *)av, D->W, D->dl, D->rowref,     \
-                                                          D->cnt, D->err);                                        \
+                                                          D->perm, (const float *)av, arp, sptr, D->Lv, D->Uv,    \
+                                                          D->nL, D->dl, D->rowref, D->cnt, D->err);               \
     }                                                                                                             \
     void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
     {                                                                                                             \
@@ -366,7 +405,7 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
 
 /* The launchers, one pair per block size. */
 #define ILU0_GPU_DECL(B)                                                                      \
-    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision); \
+    void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *); \
     void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int);
 BSR_FOR_EACH_B(ILU0_GPU_DECL)
 #undef ILU0_GPU_DECL

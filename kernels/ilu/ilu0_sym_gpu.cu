@@ -275,6 +275,16 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     return s;
 }
 
+extern "C" void bsr_ilu0_dsym_trim(bsr_ilu *F)
+{
+    bsr_ilu0_dsym *S = F ? (bsr_ilu0_dsym *)F->dsym : NULL;
+    if (!S || S->trimmed) return;
+    if (bsr_cuda_enter(S->ctx) != BSR_OK) bsr_clear_error();
+    bsr_cu_free(S->ac); bsr_cu_free(S->Lc); bsr_cu_free(S->Uc); bsr_cu_free(S->rows[1]);   /* cudaFree waits */
+    S->ac = S->Lc = S->Uc = S->rows[1] = NULL;
+    S->trimmed = 1;
+}
+
 extern "C" bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(ctx && F && A, "bsr_ilu0_symbolic_dev: NULL argument");

@@ -18,6 +18,8 @@ typedef struct {
     int *rows[2];           /* device schedules of L and U: rows by level, ascending within one */
     int nlev[2], width[2];  /* levels and widest level */
     int *level_ptr[2];      /* host [nlev+1] */
+    int trimmed;            /* ac, Lc, Uc, rows[1] released (bsr_ilu0_dsym_trim): no further
+                             * preconditioner or factorization can be made from it */
 } bsr_ilu0_dsym;
 
 /* F's device symbolic phase, or NULL when it was done on the host. */

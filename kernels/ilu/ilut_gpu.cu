@@ -541,8 +541,9 @@ template <int B, typename TA>
 void scale_launch(int n, const int *ap, const int *asrc, const int *adiag, const void *A, double *W, double *dl,
                   double *rowref, int *cnt, unsigned long long *err, cudaStream_t st)
 {
-    ilu0_scale<B, TA><<<(n + 127) / 128, 128, 0, st>>>(n, ap, asrc, NULL, adiag, NULL, NULL, (const TA *)A, W, dl,
-                                                     rowref, cnt, err);
+    /* W in A's layout, one array (every index below the split INT_MAX: L's) */
+    ilu0_scale<B, TA><<<(n + 127) / 128, 128, 0, st>>>(n, ap, asrc, NULL, adiag, NULL, NULL, (const TA *)A, NULL, NULL,
+                                                     W, W, INT_MAX, dl, rowref, cnt, err);
 }
 typedef void (*scale_fn)(int, const int *, const int *, const int *, const void *, double *, double *, double *,
                          int *, unsigned long long *, cudaStream_t);
@@ -590,6 +591,7 @@ bsr_status scale_on_device(bsr_context *ctx, thr_mem &M, bsr_ilu *F, const int *
     BSR_TRY(dalloc(M, &dadiag, (size_t)n));
     /* A's values: its current device mirror in this context, else a copy */
     if (A->dev && !A->dev_stale && bsr_cuda_dmat(A)->ctx == ctx) {
+        BSR_TRY(bsr_cuda_matrix_bsr(ctx, A));   /* made from the sliced copy where that is the only one */
         val = (const char *)bsr_cuda_matrix_val(A);
     } else {
         char *v = NULL;

@@ -16,6 +16,14 @@ template <typename T> __device__ __forceinline__ void spmm_put(T *y, double acc,
 /* Layout V (a thread: one block row, J vectors, B x J accumulators) where
  * the accumulators fit in registers (BSR and the sliced copy alike). */
 #define ROWV_FITS(B, J) ((B) * (J) <= 25)
+/* The column walk on the sliced copy where its accumulators stay under its register cap. */
+#define SELLC_FITS(B, J) ((B) * (J) <= 16)
+/* ROWJ's J code reads the sliced copy (where that is current) at block size
+ * b: 21..25 and 31..35 where the kernel fits; every other code reads val. */
+static inline int rowj_code_sliced(int b, int code)
+{
+    return code > 30 ? SELLC_FITS(b, code - 30) : code > 20 ? ROWV_FITS(b, code - 20) : 0;
+}
 
 /* The B x J accumulators of layout V set to zero, and written out as rows
  * r of block row i, columns j0 + jb .. (jn of the J valid). */

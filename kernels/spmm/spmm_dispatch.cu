@@ -100,11 +100,21 @@ static bsr_status spmm_run(bsr_context *ctx, bsr_kernel kernel, int autopick, in
     if (r == nrows) return bsr_error(BSR_ERR_ARG, "bsr_ctx_spmm: %s is not a GPU kernel", bsr_kernel_name(kernel));
     const spmm_call c = {ctx, A, X, Y, alpha, beta, bsr_cuda_multivec_data(X), bsr_cuda_multivec_data(Y),
                          X->k, code, threads, autopick};
+    const int rowj = kernel == BSR_KERNEL_ROWJ;
+    if (!rowj) BSR_TRY(bsr_cuda_matrix_bsr(ctx, A));   /* these read A's BSR values (ROWJ: per code) */
     bsr_status s = BSR_OK;
     if (!spmm_rows[r].chunked) s = spmm_rows[r].run(&c, 0, c.k);
     else
         for (int j0 = 0; j0 < c.k && s == BSR_OK; j0 += 16) s = spmm_rows[r].run(&c, j0, c.k - j0 < 16 ? c.k - j0 : 16);
     if (s == BSR_OK) Y->where = BSR_ON_DEVICE;
+    /* A held once (one_layout): where every chunk read the sliced copy, the
+     * BSR values go (made again by the first reader that needs them) */
+    if (s == BSR_OK && rowj) {
+        int sliced = 1;
+        for (int j0 = 0; j0 < c.k; j0 += 16)
+            sliced &= bsr_spmm_rowj_reads_sliced(A, c.k - j0 < 16 ? c.k - j0 : 16, code, autopick);
+        if (sliced) bsr_spmm_drop_bsr(ctx, A);
+    }
     return s;
 }
 

@@ -33,11 +33,19 @@ bsr_status bsr_spmm_rowj(bsr_context *ctx, const bsr_matrix *A, double alpha, co
     if (A->nbrows == 0) return BSR_OK;
     if (A->b < 1 || A->b > 10) return bsr_error(BSR_ERR_UNSUPPORTED, "GPU SpMM: block size %d not in 1..10", A->b);
     if (!rowj_valid(J)) J = bsr_spmm_rowj_cols(A->b, kk);
-    if (J > 20) {
-        int avail = 0;
-        BSR_TRY(bsr_spmm_sell_prepare(ctx, A, &avail)); /* not kept: rowj_b falls back */
-    }
+    int avail = 0;
+    if (J > 20) BSR_TRY(bsr_spmm_sell_prepare(ctx, A, &avail)); /* not kept: rowj_b falls back */
+    if (!(avail && rowj_code_sliced(A->b, J))) BSR_TRY(bsr_cuda_matrix_bsr(ctx, A));   /* reads val */
     return fn[A->b - 1](ctx, A, alpha, x, beta, y, k, j0, kk, J, T);
+}
+
+int bsr_spmm_rowj_reads_sliced(const bsr_matrix *A, int kk, int code, int autopick)
+{
+    const bsr_dev_matrix *d = bsr_cuda_dmat(A);
+    if (!d || d->sell != 2 || kk < 1 || kk > 16) return 0;
+    int J = autopick ? d->auto_j[kk] : code;
+    if (!autopick && !rowj_valid(J)) J = bsr_spmm_rowj_cols(A->b, kk);
+    return rowj_code_sliced(A->b, J);
 }
 
 /* AUTO: ROWJ with (J, T) chosen once per matrix and chunk width by timing
@@ -74,6 +82,7 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
                 const int Jv = Js[a] % 10, V = Js[a] > 10 && Js[a] < 30;
                 if ((Jv > 1 && Jv > kk) || (V && !ROWV_FITS(A->b, Jv)) || (Js[a] > 30 && !SELLC_FITS(A->b, Jv))) continue;
                 if ((Js[a] > 20) != (sliced != 0) && Js[a] > 10) continue; /* layout V on one copy only */
+                if (d->bsr_gone && !rowj_code_sliced(A->b, Js[a])) continue;   /* A's values are sliced only */
                 if ((Ts[b] < 128 && Js[a] < 21) || (Ts[b] > 256 && (Js[a] < 21 || Js[a] > 25))) continue;
                 float ms = 0;
                 s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);

@@ -13,21 +13,42 @@ __global__ void sell_cols_kernel(int nbrows, const int *__restrict__ rowptr, con
     for (int p = 0; p < len; p++) scol[sptr[s] + p * SELL_C + l] = colind[q0 + p];
 }
 
-/* The values of block row i moved into its slice lane: a thread reads its
- * row's blocks in order (contiguous), the lanes of a warp write side by side. */
+/* The values of block rows r0 <= i < r1 moved into their slice lanes (out =
+ * 0), or back out of them into val (out = 1): a thread takes its row's blocks
+ * in order (contiguous in val, whose first block is A's block qbase), the
+ * lanes of a warp touch the sliced copy side by side. */
 template <typename T>
-__global__ void sell_vals_kernel(int nbrows, int B, const int *__restrict__ rowptr, const int *__restrict__ sptr,
-                                 const T *__restrict__ val, T *__restrict__ sval)
+__global__ void sell_vals_kernel(int r0, int r1, int B, const int *__restrict__ rowptr, const int *__restrict__ sptr,
+                                 int qbase, T *val, T *sval, int out)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nbrows) return;
+    const int i = r0 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= r1) return;
     const int s = i / SELL_C, l = i - s * SELL_C, q0 = rowptr[i], len = rowptr[i + 1] - q0, bb = B * B;
     for (int p = 0; p < len; p++) {
-        const T *a = val + (size_t)(q0 + p) * bb;
+        T *a = val + (size_t)(q0 - qbase + p) * bb;
         T *g = sval + (size_t)(sptr[s] + p * SELL_C) * bb;
         for (int r = 0; r < B; r++)
-            for (int c = 0; c < B; c++) g[sell_off(B, r, c, l)] = a[r * B + c];
+            for (int c = 0; c < B; c++) {
+                if (out) a[r * B + c] = g[sell_off(B, r, c, l)];
+                else g[sell_off(B, r, c, l)] = a[r * B + c];
+            }
     }
+}
+
+/* sell_vals_kernel over rows [r0, r1) in A's precision on stream st. */
+static bsr_status sell_vals(cudaStream_t st, const bsr_matrix *A, const bsr_dev_matrix *d, int r0, int r1, int qbase,
+                            void *val, int out)
+{
+    if (r1 <= r0) return BSR_OK;
+    const unsigned nb = (unsigned)((r1 - r0 + 127) / 128);
+    if (A->prec == BSR_DOUBLE)
+        sell_vals_kernel<double><<<nb, 128, 0, st>>>(r0, r1, A->b, d->rowptr, d->sptr, qbase, (double *)val,
+                                                     (double *)d->sval, out);
+    else
+        sell_vals_kernel<float><<<nb, 128, 0, st>>>(r0, r1, A->b, d->rowptr, d->sptr, qbase, (float *)val,
+                                                    (float *)d->sval, out);
+    CU_LAUNCHED("sell_vals_kernel");
+    return BSR_OK;
 }
 
 extern "C" int bsr_cuda_matrix_sliced(const bsr_matrix *A)
@@ -106,20 +127,60 @@ bsr_status bsr_spmm_sell_prepare(bsr_context *ctx, const bsr_matrix *A, int *ava
 {
     bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
     if (d->sell == 0) BSR_TRY(sell_pattern(ctx, A, d));
-    if (d->sell == 1) {
-        const int n = A->nbrows;
-        cudaStream_t st = ctx->cuda->stream;
-        if (n > 0) {
-            if (A->prec == BSR_DOUBLE)
-                sell_vals_kernel<double><<<(n + 127) / 128, 128, 0, st>>>(n, A->b, d->rowptr, d->sptr,
-                                                                          (const double *)d->val, (double *)d->sval);
-            else
-                sell_vals_kernel<float><<<(n + 127) / 128, 128, 0, st>>>(n, A->b, d->rowptr, d->sptr,
-                                                                        (const float *)d->val, (float *)d->sval);
-            CU_LAUNCHED("sell_vals_kernel");
-        }
+    if (d->sell == 1) {   /* sell 1: val holds the current values (never released then) */
+        BSR_TRY(sell_vals(ctx->cuda->stream, A, d, 0, A->nbrows, 0, d->val, 0));
         d->sell = 2;
     }
     *avail = d->sell == 2;
     return BSR_OK;
+}
+
+bsr_status bsr_cuda_matrix_bsr(bsr_context *ctx, const bsr_matrix *A)
+{
+    bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
+    if (!d || !d->bsr_gone) return BSR_OK;
+    const size_t vb = (size_t)A->nnzb * A->b * A->b * bsr_precision_size(A->prec);
+    CU_TRY(bsr_cu_malloc(&d->val, vb > 0 ? vb : 8));
+    bsr_status s = sell_vals(ctx->cuda->stream, A, d, 0, A->nbrows, 0, d->val, 1);
+    if (s != BSR_OK) { bsr_cu_free(d->val); d->val = NULL; return s; }
+    d->bsr_gone = 0;   /* both layouts current until the next product drops one */
+    return BSR_OK;
+}
+
+void bsr_spmm_drop_bsr(bsr_context *ctx, const bsr_matrix *A)
+{
+    bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
+    if (!d || !d->one_layout || d->sell != 2 || d->bsr_gone) return;
+    /* the sliced copy is current (sell 2): the products queued read it, not val */
+    if (cudaStreamSynchronize(ctx->cuda->stream) != cudaSuccess) { (void)cudaGetLastError(); return; }
+    bsr_cu_free(d->val);
+    d->val = NULL;
+    d->bsr_gone = 1;
+}
+
+bsr_status bsr_spmm_sell_upload(bsr_context *ctx, const bsr_matrix *A)
+{
+    const bsr_dev_matrix *d = bsr_cuda_dmat(A);
+    const int n = A->nbrows;
+    const size_t blk = (size_t)A->b * A->b * bsr_precision_size(A->prec);
+    /* 64 MiB of blocks a round, or the longest row */
+    size_t cap = ((size_t)64 << 20) / blk;
+    if (cap < (size_t)d->maxlen) cap = (size_t)d->maxlen;
+    if (cap > (size_t)A->nnzb) cap = (size_t)A->nnzb;
+    void *stage = NULL;
+    CU_TRY(bsr_cu_malloc(&stage, (cap ? cap : 1) * blk));
+    bsr_status s = BSR_OK;
+    for (int r0 = 0, r1; r0 < n && s == BSR_OK; r0 = r1) {
+        const int q0 = A->rowptr[r0];
+        r1 = r0 + 1;
+        while (r1 < n && (size_t)(A->rowptr[r1 + 1] - q0) <= cap) r1++;
+        const size_t nq = (size_t)(A->rowptr[r1] - q0);
+        /* synchronous on the stream: the previous round's kernel has read the stage */
+        s = bsr_cuda_h2d(ctx, stage, (const char *)A->val + (size_t)q0 * blk, nq * blk);
+        if (s == BSR_OK) s = sell_vals(ctx->cuda->stream, A, d, r0, r1, q0, stage, 0);
+    }
+    if (s == BSR_OK && cudaStreamSynchronize(ctx->cuda->stream) != cudaSuccess)
+        s = bsr_cuda_fail(cudaGetLastError(), "cudaStreamSynchronize (sliced upload)", __FILE__, __LINE__);
+    bsr_cu_free(stage);
+    return s;
 }

@@ -21,15 +21,7 @@
 #ifndef BSR_SPMM_SELL_CUH
 #define BSR_SPMM_SELL_CUH
 #include "spmm_common.h"
-
-#define SELL_C 32
-
-/* offset of A(r, c) of slice lane l inside its entry group (see above) */
-__host__ __device__ __forceinline__ int sell_off(int B, int r, int c, int l)
-{
-    const int o = r * B * SELL_C;
-    return c < 2 * (B / 2) ? o + (c >> 1) * 2 * SELL_C + 2 * l + (c & 1) : o + (B - 1) * SELL_C + l;
-}
+#include "sell_layout.cuh"   /* SELL_C, sell_off */
 
 template <typename T> struct sell_pair;
 template <> struct sell_pair<double> { typedef double2 type; };
@@ -188,8 +180,6 @@ sellc_kernel(int nbrows, int k, int j0, int kk, int G, int R, int pairs, const i
     sell_thread<T, B, J, true>(nbrows, k, j0, kk, G, R, pairs, rowptr, sptr, scol, sval, alpha, x, beta, y);
 }
 
-/* The column walk where its accumulators stay under its register cap. */
-#define SELLC_FITS(B, J) ((B) * (J) <= 16)
 
 /* The sliced kernels for J code 21..25 (layout V, J - 20 vectors; 512
  * threads a block: the 128-register instantiation) and 31..35 (column

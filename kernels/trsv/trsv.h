@@ -117,6 +117,35 @@ const bsr_trsv_tri *bsr_gpu_ilu_tri(const bsr_gpu_ilu *G, int upper);
  * layout of the host factors G was created from (double), sl the left scaling
  * (n blocks, NULL = leave); converted to G's precision and storage order. */
 bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl);
+/* G's own value arrays, for a device factorization that writes them in place
+ * (kernels/ilu/ilu0_gpu.cu) instead of in a workspace of its own gathered
+ * into them: L, U the stored blocks (double), Lst, Ust the first stored
+ * block of each factor row (a row's blocks are contiguous and in the host
+ * factors' order, so host block l of row i is stored at Lst[i] + l - Lp[i]),
+ * Lmap, Umap the host block of each stored block (NULL: the identity), sl the
+ * left scaling (NULL: G has none).  BSR_ERR_UNSUPPORTED where G's values are
+ * not those blocks one to one: float factors, or unknowns renumbered (full
+ * renumbering). */
+typedef struct {
+    double *L, *U;
+    const int *Lst, *Ust;
+    const int *Lmap, *Umap;
+    double *sl;
+    const int *Lc, *Uc;   /* G's stored columns (the error messages' columns) */
+    int nL, nU;
+} bsr_gpu_ilu_dest;
+bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d);
+/* From now on G's values are written in place by a device factorization:
+ * the storage maps are freed (nothing gathers through them any more), and
+ * bsr_gpu_ilu_set_values_dev and bsr_gpu_ilu_refactor refuse. */
+void bsr_gpu_ilu_bind_values(bsr_gpu_ilu *G);
+/* G's values are from now on gathered (bsr_gpu_ilu_set_values_dev) out of
+ * a larger layout in which G's host block l sits at block lmap[l] of L (umap:
+ * of U; NULL: at l): the storage maps composed with them once, so that a
+ * device factorization over a pattern with blocks G does not store (ILU2's
+ * second-order part) is gathered straight into G, with no copy of the
+ * stored blocks in between.  nL, nU: G's blocks (checked). */
+bsr_status bsr_gpu_ilu_compose_maps(bsr_gpu_ilu *G, const int *lmap, const int *umap, int nL, int nU);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,10 @@ struct bsr_gpu_ilu {
     double index_s;               /* host-to-device copies of structure (part of the analysis) */
     const bsr_ilu *hostF;         /* the host factors G was made from (NULL: symbolic phase on the
                                      device): the tree kernels' plan is built from them */
+    int bound;                    /* the values are written in place by a device factorization
+                                     (bsr_gpu_ilu_bind_values): no maps, no gathers */
+    int composed;                 /* the maps read a device factorization's larger pattern
+                                     (bsr_gpu_ilu_compose_maps), not the host factors' */
     int tree_planned;             /* tri[].ntl, tl_ptr, node_range, tree_ok are set (tree_setup) */
 };
 
@@ -474,6 +478,9 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
  * no permutation; values from the device factorization). */
 static bsr_status tris_dev(bsr_gpu_ilu *G, const bsr_ilu0_dsym *S)
 {
+    if (S->trimmed)
+        return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: the plan's device patterns were released once its "
+                         "preconditioner was made (set up again)");
     if (G->opt.renumber == 2 || !G->opt.values_later)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_gpu_ilu_create: the symbolic phase was done on the device: no host "
                          "values to upload (values_later) and no full renumbering (renumber 2)");
@@ -556,6 +563,7 @@ extern "C" bsr_status bsr_gpu_ilu_refactor(bsr_gpu_ilu *G, const bsr_ilu *F)
     BSR_CHECK_ARG(G && F, "bsr_gpu_ilu_refactor: NULL argument");
     BSR_CHECK_ARG(!F->pattern_only, "bsr_gpu_ilu_refactor: F holds patterns only: its values are computed "
                   "on the device (bsr_gpu_ilu0_factor), there are none on the host to upload");
+    BSR_CHECK_ARG(!G->bound && !G->composed, "bsr_gpu_ilu_refactor: G's values come from a factorization on the device");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     bsr_ilu_factors f;
     BSR_TRY(bsr_ilu_get_factors(F, &f));
@@ -589,11 +597,72 @@ static bsr_status gather_dev(bsr_gpu_ilu *G, const double *src, int64_t nblk, co
 extern "C" bsr_status bsr_gpu_ilu_set_values_dev(bsr_gpu_ilu *G, const double *L, const double *U, const double *sl)
 {
     BSR_CHECK_ARG(G && L && U, "bsr_gpu_ilu_set_values_dev: NULL argument");
+    BSR_CHECK_ARG(!G->bound, "bsr_gpu_ilu_set_values_dev: G's values are factored in place on the device");
     BSR_TRY(bsr_cuda_enter(G->ctx));
     BSR_TRY(gather_dev(G, L, G->tri[0].nnzb, G->map[0], G->tri[0].val));
     BSR_TRY(gather_dev(G, U, G->tri[1].nnzb, G->map[1], G->tri[1].val));
     if (sl && G->sl) BSR_TRY(gather_dev(G, sl, G->n, G->qrow, G->sl));
     return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu_dest_get(bsr_gpu_ilu *G, bsr_gpu_ilu_dest *d)
+{
+    BSR_CHECK_ARG(G && d, "bsr_gpu_ilu_dest_get: NULL argument");
+    memset(d, 0, sizeof *d);
+    if (G->fprec != BSR_DOUBLE || G->qrow || G->bound) return BSR_ERR_UNSUPPORTED;   /* no message: the caller falls back */
+    d->L = (double *)G->tri[0].val;
+    d->U = (double *)G->tri[1].val;
+    d->Lst = G->tri[0].rstart;
+    d->Ust = G->tri[1].rstart;
+    d->Lmap = G->map[0];
+    d->Umap = G->map[1];
+    d->sl = (double *)G->sl;
+    d->Lc = G->tri[0].colind;
+    d->Uc = G->tri[1].colind;
+    d->nL = G->tri[0].nnzb;
+    d->nU = G->tri[1].nnzb;
+    return BSR_OK;
+}
+
+/* map[q] = outer[map[q]] for q < nb. */
+__global__ void compose_kernel(int nb, const int *__restrict__ outer, int *__restrict__ map)
+{
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q < nb) map[q] = outer[map[q]];
+}
+
+extern "C" bsr_status bsr_gpu_ilu_compose_maps(bsr_gpu_ilu *G, const int *lmap, const int *umap, int nL, int nU)
+{
+    BSR_CHECK_ARG(G, "bsr_gpu_ilu_compose_maps: G is NULL");
+    BSR_CHECK_ARG(!G->bound && !G->composed, "bsr_gpu_ilu_compose_maps: G's values come from a factorization on "
+                  "the device already");
+    if (nL != G->tri[0].nnzb || nU != G->tri[1].nnzb)
+        return bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu_compose_maps: %d + %d blocks for a preconditioner of %d + %d",
+                         nL, nU, G->tri[0].nnzb, G->tri[1].nnzb);
+    BSR_TRY(bsr_cuda_enter(G->ctx));
+    for (int w = 0; w < 2; w++) {
+        const int *outer = w ? umap : lmap;
+        const int nb = G->tri[w].nnzb;
+        if (!outer) continue;
+        if (!G->map[w]) BSR_TRY(bsr_cuda_dup_ints(&G->map[w], outer, (size_t)nb, G->stream));   /* identity composed */
+        else if (nb > 0) {
+            compose_kernel<<<(nb + 255) / 256, 256, 0, G->stream>>>(nb, outer, G->map[w]);
+            CU_LAUNCHED("compose_kernel");
+        }
+    }
+    CU_TRY(cudaStreamSynchronize(G->stream));
+    G->composed = 1;
+    return BSR_OK;
+}
+
+extern "C" void bsr_gpu_ilu_bind_values(bsr_gpu_ilu *G)
+{
+    if (!G || G->bound) return;
+    if (bsr_cuda_enter(G->ctx) != BSR_OK) bsr_clear_error();
+    cudaStreamSynchronize(G->stream);   /* the maps may still be read by queued kernels */
+    bsr_cu_free(G->map[0]); bsr_cu_free(G->map[1]);
+    G->map[0] = G->map[1] = NULL;
+    G->bound = 1;
 }
 
 extern "C" bsr_status bsr_gpu_ilu_set_kernel(bsr_gpu_ilu *G, bsr_trsv_kernel kernel, bsr_trsv_sched sched)

@@ -136,6 +136,23 @@ void bsr_trsv_set_tuning(const bsr_trsv_tuning *t);
  * scaling, for tests.  stats: of the last factor call. */
 typedef struct bsr_gpu_ilu0 bsr_gpu_ilu0;
 bsr_status bsr_gpu_ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu0 **D);
+/* As create, for factor calls with G (created from the same F): where G's
+ * factors are double and stored one to one (not float, no full renumbering,
+ * no second-order blocks of ILU2 to leave out), D factors in place in G's
+ * value arrays and its left scaling, with no workspace of its own (the
+ * factors' bytes once instead of twice in double); factor then takes G or
+ * NULL (the values land in G either way), and G's own value uploads
+ * (bsr_gpu_ilu_refactor) are refused.  Otherwise as create.  G must
+ * outlive D. */
+bsr_status bsr_gpu_ilu0_create_into(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G, bsr_gpu_ilu0 **D);
+/* 1 when D factors in place (create_into took G's arrays), else 0. */
+int bsr_gpu_ilu0_in_place(const bsr_gpu_ilu0 *D);
+/* F's symbolic phase done on the device (natural-order ILU(0)): the arrays
+ * only the creation of the preconditioner and of its factorization read
+ * (A's columns, L's and U's columns, U's schedule) released, once both
+ * exist and D factors in place; a further create from F is refused.  No-op
+ * when F has none. */
+void bsr_ilu0_dsym_trim(bsr_ilu *F);
 bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, bsr_gpu_ilu *G);
 bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale);
 bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, int *scaling_fallbacks,

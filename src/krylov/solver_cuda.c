@@ -162,7 +162,11 @@ bsr_status bsr_solver_device_operator(bsr_solver *s, bsr_status st)
         bsr_cuda_matrix_release(A);
         return st;
     }
-    return st ? st : bsr_matrix_upload(s->ctx, A);
+    if (st) return st;
+    BSR_TRY(bsr_matrix_upload(s->ctx, A));
+    /* A once on the device: its values stay in the layout its products read */
+    bsr_cuda_matrix_one_layout(A, 1);
+    return BSR_OK;
 }
 
 bsr_status bsr_solver_cuda_work_vec(bsr_solver *s, const bsr_kops *o, const bsr_multivec *V,

@@ -27,6 +27,8 @@ struct bsr_dsolver {
     struct bsr_dras *ras;   /* overlap = 1: the preconditioner instead */
     bsr_dmatrix *A;
     double setup_s;         /* last setup or refactor, this rank, wall clock */
+    size_t dev_held, dev_peak; /* device: library bytes on this rank's GPU after the last setup, and
+                                  the most during it (kernels/cuda_alloc.cu) */
     uint64_t warm_k;        /* bit k-1: the product's kernel choice for k columns is made */
     kdist kd;
     bsr_dsolver_comm comm;
@@ -282,6 +284,7 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
     S->A = A;
     bsr_dras_destroy(S->ras);
     S->ras = NULL;
+    if (S->local->device) bsr_cuda_mem_bytes(S->local->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     BSR_TRY(bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo)));
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     if (S->opt.overlap) BSR_TRY(bsr_dras_setup(&S->ras, A, ctx, &S->opt));
@@ -290,6 +293,8 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
     BSR_TRY(bsr_dist_agree(S->d, bsr_dmatrix_warm(A, ctx, 1)));
     S->warm_k = 1;
     S->setup_s = MPI_Wtime() - t0;
+    /* the whole rank's: local preconditioner, Schwarz rows, product matrices */
+    if (ctx) bsr_cuda_mem_bytes(ctx, &S->dev_held, &S->dev_peak, 0);
     return BSR_OK;
 }
 
@@ -346,7 +351,11 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
         if (sq && global_outcome(st)) st = sq;
         S->comm.halo_s = S->tm.halo_s;
         if (S->ras && stats && stats->col) bsr_dras_stats(S->ras, stats);
-        if (stats && stats->col) stats->setup_s = S->setup_s;
+        if (stats && stats->col) {
+            stats->setup_s = S->setup_s;
+            stats->dev_bytes = (double)S->dev_held;
+            stats->dev_peak_bytes = (double)S->dev_peak;
+        }
         if (global_outcome(st)) {
             bsr_status s2 = bsr_dmatrix_permute(S->A, Xi, X, 0);
             if ((s2 = bsr_dist_agree(S->d, s2))) st = s2;

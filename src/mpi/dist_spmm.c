@@ -96,6 +96,7 @@ static bsr_status local_spmm(bsr_context *ctx, bsr_matrix *M, const bsr_multivec
 {
     if (!ctx) return bsr_spmm(1.0, M, X, 0.0, Y);
     BSR_TRY(bsr_matrix_upload(ctx, M));
+    bsr_cuda_matrix_one_layout(M, 1);   /* the rank's rows once on the device: the layout the products read */
     return bsr_ctx_spmm(ctx, BSR_KERNEL_AUTO, 1.0, M, X, 0.0, Y);
 }
 
@@ -276,6 +277,7 @@ static bsr_status warm_one(bsr_context *ctx, bsr_matrix *M, int k)
 {
     bsr_multivec *X = NULL, *Y = NULL;
     bsr_status st = bsr_matrix_upload(ctx, M);
+    if (!st) bsr_cuda_matrix_one_layout(M, 1);   /* as local_spmm */
     if (!st) st = bsr_multivec_create_device(ctx, &X, (int64_t)M->nbcols * M->b, k, M->prec);
     if (!st) st = bsr_multivec_create_device(ctx, &Y, (int64_t)M->nbrows * M->b, k, M->prec);
     if (!st) st = bsr_ctx_fill(ctx, X, 0.0);
