@@ -255,7 +255,7 @@ bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_mu
  * c->singular = 1 (b != 0), the reason stays, 0. */
 int bsr_floor_accept(bsr_col_stats *c, double tol, double resnorm, double floor);
 /* || |A| |X(:,j)| + |B(:,j)| ||_2 from host data in A's precision (k columns). */
-void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out);
+bsr_status bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out);
 
 /* The methods are the rows of the Krylov table (krylov_table.h): each solves
  * with B, X backend vectors (X: initial guess in, solution out); the stats

@@ -9,39 +9,56 @@
 #include <float.h>
 #include <math.h>
 
+/* Block rows a chunk of the floor's sum: the partial sums of fixed chunks,
+ * added in chunk order, make the result independent of the threads. */
+#define ABS_CHUNK 4096
+
 /* out[j] = || |A| |X(:,j)| + |B(:,j)| ||_2 for host data of precision A->prec,
- * row-interleaved with k columns; sums in row order (deterministic). */
+ * row-interleaved with k columns: squares summed in row order within chunks
+ * of ABS_CHUNK block rows, the chunks in order (deterministic; the chunks in
+ * parallel). */
 #define DEFINE_ABSNORM(SUF, REAL)                                                                  \
-    static void absnorm_##SUF(const bsr_matrix *A, const REAL *B, const REAL *X, int k,            \
-                              double *out)                                                         \
+    static bsr_status absnorm_##SUF(const bsr_matrix *A, const REAL *B, const REAL *X, int k,      \
+                                    double *out)                                                   \
     {                                                                                              \
-        const int b = A->b;                                                                        \
+        const int b = A->b, nc = (A->nbrows + ABS_CHUNK - 1) / ABS_CHUNK;                          \
         const REAL *val = A->val;                                                                  \
-        double acc[BSR_KMAX], v[BSR_KMAX];                                                         \
-        for (int j = 0; j < k; j++) acc[j] = 0;                                                    \
-        for (int i = 0; i < A->nbrows; i++)                                                        \
-            for (int r = 0; r < b; r++) {                                                          \
-                int64_t row = (int64_t)i * b + r;                                                  \
-                for (int j = 0; j < k; j++) v[j] = fabs((double)B[row * k + j]);                   \
-                for (int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {                            \
-                    const REAL *blk = val + ((size_t)q * b + r) * b;                               \
-                    int64_t c0 = (int64_t)A->colind[q] * b;                                        \
-                    for (int c = 0; c < b; c++) {                                                  \
-                        double a = fabs((double)blk[c]);                                           \
-                        for (int j = 0; j < k; j++) v[j] += a * fabs((double)X[(c0 + c) * k + j]); \
+        double *part = bsr_calloc((size_t)(nc > 0 ? nc : 1) * BSR_KMAX, sizeof(double), "residual floor"); \
+        if (!part) return BSR_ERR_NOMEM;                                                           \
+        _Pragma("omp parallel for schedule(dynamic, 1) num_threads(bsr_team(A->nnzb * (int64_t)b * b, BSR_PAR_WORK))") \
+        for (int ch = 0; ch < nc; ch++) {                                                          \
+            double *acc = part + (size_t)ch * BSR_KMAX, v[BSR_KMAX];                               \
+            const int i1 = (ch + 1) * ABS_CHUNK < A->nbrows ? (ch + 1) * ABS_CHUNK : A->nbrows;    \
+            for (int i = ch * ABS_CHUNK; i < i1; i++)                                              \
+                for (int r = 0; r < b; r++) {                                                      \
+                    int64_t row = (int64_t)i * b + r;                                              \
+                    for (int j = 0; j < k; j++) v[j] = fabs((double)B[row * k + j]);               \
+                    for (int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++) {                        \
+                        const REAL *blk = val + ((size_t)q * b + r) * b;                           \
+                        int64_t c0 = (int64_t)A->colind[q] * b;                                    \
+                        for (int c = 0; c < b; c++) {                                              \
+                            double a = fabs((double)blk[c]);                                       \
+                            for (int j = 0; j < k; j++) v[j] += a * fabs((double)X[(c0 + c) * k + j]); \
+                        }                                                                          \
                     }                                                                              \
+                    for (int j = 0; j < k; j++) acc[j] += v[j] * v[j];                             \
                 }                                                                                  \
-                for (int j = 0; j < k; j++) acc[j] += v[j] * v[j];                                 \
-            }                                                                                      \
-        for (int j = 0; j < k; j++) out[j] = sqrt(acc[j]);                                         \
+        }                                                                                          \
+        for (int j = 0; j < k; j++) {                                                              \
+            double t = 0;                                                                          \
+            for (int ch = 0; ch < nc; ch++) t += part[(size_t)ch * BSR_KMAX + j];                  \
+            out[j] = sqrt(t);                                                                      \
+        }                                                                                          \
+        free(part);                                                                                \
+        return BSR_OK;                                                                             \
     }
 DEFINE_ABSNORM(d, double)
 DEFINE_ABSNORM(f, float)
 
-void bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out)
+bsr_status bsr_absnorm_host(const bsr_matrix *A, const void *B, const void *X, int k, double *out)
 {
-    if (A->prec == BSR_DOUBLE) absnorm_d(A, B, X, k, out);
-    else absnorm_f(A, B, X, k, out);
+    if (A->prec == BSR_DOUBLE) return absnorm_d(A, B, X, k, out);
+    return absnorm_f(A, B, X, k, out);
 }
 
 bsr_status bsr_kops_floor(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *floor)

@@ -94,8 +94,7 @@ static bsr_status cpu_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multi
 
 static bsr_status cpu_absnorm(const bsr_kops *o, const bsr_multivec *B, const bsr_multivec *X, double *out)
 {
-    bsr_absnorm_host(o->A, B->data, X->data, o->k, out);
-    return BSR_OK;
+    return bsr_absnorm_host(o->A, B->data, X->data, o->k, out);
 }
 
 void bsr_kops_cpu(bsr_kops *o, const bsr_matrix *A, bsr_pc *pc, int k)

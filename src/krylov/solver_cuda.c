@@ -100,7 +100,7 @@ static bsr_status dev_absnorm(const bsr_kops *o, const bsr_multivec *B, const bs
     if (!h) return BSR_ERR_NOMEM;
     bsr_status st = bsr_cuda_multivec_xfer(o->be, (bsr_multivec *)B, h, 0);
     if (!st) st = bsr_cuda_multivec_xfer(o->be, (bsr_multivec *)X, h + bytes, 0);
-    if (!st) bsr_absnorm_host(o->A, h, h + bytes, o->k, out);
+    if (!st) st = bsr_absnorm_host(o->A, h, h + bytes, o->k, out);
     free(h);
     return st;
 }
