@@ -8,6 +8,15 @@
  *   ilu0      bsr_ilu_apply (M^{-1} x, natural order)     MatSolve of PETSc's
  *   ilu0_lu   bsr_trsv_lower + bsr_trsv_upper on the factors  ILU(0) (PCILU)
  *   ilu0_fac  bsr_ilu_refactor              MatLUFactorNumeric (ILU(0))
+ *   ilu2      bsr_ilu_apply of ILU2 (natural order)       MatSolve of PETSc's ILU(2)
+ * b = 1 runs PETSc on a MATSEQAIJ (its scalar kernels), b >= 2 on a
+ * MATSEQBAIJ.  First a STREAM-like copy (c[i] = a[i] over arrays far larger
+ * than the caches, 16 bytes an entry) gives the machine's bandwidth in the
+ * same process; GB/s is a kernel's least traffic (its matrix or factors:
+ * values, column indices, row pointers; one read of each vector it reads and
+ * one write of each it writes) over the library's time, %copy that against
+ * the copy's.  ilu2's factors are not PETSc's (thresholds against levels):
+ * its line gives both fills, its diff is "-" and its ratio per factor block.
  * Each figure is the median of -reps runs, milliseconds, the library's next
  * to PETSc's; diff is the largest relative difference of the two results
  * (a vector: max |a - b| / max |b|; a scalar: |a - b| / |b|).  ilu0_lu's
@@ -63,16 +72,63 @@ static double scal_diff(double a, double b) { return b != 0 ? fabs(a - b) / fabs
                    bsr_last_error());                                                                    \
     } while (0)
 
-/* A row of the table: name, the library's and PETSc's medians (seconds), diff. */
-static void row(const char *name, const char *petsc, double tb, double tp, double diff, double tol, int *bad)
+/* The copy bandwidth, bytes a second, of the STREAM-like anchor (0: not measured). */
+static double copy_bw;
+
+/* A row of the table: name, the library's and PETSc's medians (seconds),
+ * diff (< 0: not comparable, printed "-"), and the least bytes the kernel
+ * moves (0: no bandwidth figure). */
+static void row(const char *name, const char *petsc, double tb, double tp, double diff, double tol, int *bad,
+                double bytes)
 {
-    int fail = !(diff <= tol);
+    int fail = diff >= 0 && !(diff <= tol);
+    char d[16], bw[32] = "";
     *bad |= fail;
-    printf("%-9s %-20s %11.3f %11.3f %7.2f %10.2e%s\n", name, petsc, 1e3 * tb, 1e3 * tp, tp > 0 ? tb / tp : 0.0, diff,
+    if (diff >= 0) snprintf(d, sizeof d, "%10.2e", diff);
+    else snprintf(d, sizeof d, "%10s", "-");
+    if (bytes > 0 && tb > 0) snprintf(bw, sizeof bw, " %7.1f %6.0f%%", bytes / tb * 1e-9, copy_bw > 0 ? 100.0 * bytes / tb / copy_bw : 0.0);
+    printf("%-9s %-20s %11.3f %11.3f %7.2f %s%s%s\n", name, petsc, 1e3 * tb, 1e3 * tp, tp > 0 ? tb / tp : 0.0, d, bw,
            fail ? "  FAIL" : "");
 }
 
-/* The library's matrix A as a PETSc MATSEQBAIJ with the same blocks. */
+/* The least bytes a pass over M moves: values, column indices, row pointers. */
+static double mat_bytes(const bsr_matrix *M)
+{
+    const double b = bsr_matrix_block(M);
+    return (double)bsr_matrix_nnzb(M) * (b * b * sizeof(double) + sizeof(int)) +
+           (bsr_matrix_nbrows(M) + 1.0) * sizeof(int);
+}
+
+/* c[i] = a[i], STREAM's copy loop (kept a loop: a memcpy call may take
+ * non-temporal stores, which no kernel here does). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+static void copy_loop(double *restrict c, const double *restrict a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) c[i] = a[i];
+}
+
+/* The copy bandwidth (bytes/s, 16 an entry as STREAM counts) over two
+ * arrays of 32M doubles (256 MB each: far past any cache here), median of reps. */
+static double copy_bandwidth(int reps)
+{
+    const size_t n = (size_t)32 << 20;
+    double *a = malloc(n * sizeof *a), *c = malloc(n * sizeof *c), t[MAXREPS];
+    if (!a || !c) { free(a); free(c); return 0.0; }
+    for (size_t i = 0; i < n; i++) { a[i] = (double)i; c[i] = 0.0; }
+    for (int r = 0; r < reps; r++) {
+        double t0 = omp_get_wtime();
+        copy_loop(c, a, n);
+        t[r] = omp_get_wtime() - t0;
+    }
+    double bw = c[n - 1] == a[n - 1] ? 16.0 * n / median(t, reps) : 0.0;
+    free(a); free(c);
+    return bw;
+}
+
+/* The library's matrix A as a PETSc MATSEQBAIJ with the same blocks
+ * (b = 1: a MATSEQAIJ, PETSc's matrix for scalar problems). */
 static PetscErrorCode to_petsc(const bsr_matrix *A, Mat *P)
 {
     const int nb = bsr_matrix_nbrows(A), b = bsr_matrix_block(A);
@@ -86,9 +142,14 @@ static PetscErrorCode to_petsc(const bsr_matrix *A, Mat *P)
     for (int q = 0; q < rp[nb]; q++) ja[q] = ci[q];
     PetscCall(MatCreate(PETSC_COMM_SELF, P));
     PetscCall(MatSetSizes(*P, (PetscInt)nb * b, (PetscInt)nb * b, (PetscInt)nb * b, (PetscInt)nb * b));
-    PetscCall(MatSetType(*P, MATSEQBAIJ));
-    /* row-oriented (PETSc's default): each b x b block row-major, as the library stores it */
-    PetscCall(MatSeqBAIJSetPreallocationCSR(*P, b, ia, ja, (const PetscScalar *)bsr_matrix_values(A)));
+    if (b == 1) {
+        PetscCall(MatSetType(*P, MATSEQAIJ));
+        PetscCall(MatSeqAIJSetPreallocationCSR(*P, ia, ja, (const PetscScalar *)bsr_matrix_values(A)));
+    } else {
+        PetscCall(MatSetType(*P, MATSEQBAIJ));
+        /* row-oriented (PETSc's default): each b x b block row-major, as the library stores it */
+        PetscCall(MatSeqBAIJSetPreallocationCSR(*P, b, ia, ja, (const PetscScalar *)bsr_matrix_values(A)));
+    }
     PetscCall(PetscFree2(ia, ja));
     PetscFunctionReturn(0);
 }
@@ -125,7 +186,10 @@ int main(int argc, char **argv)
     PetscCall(to_petsc(A, &P));
     printf("petsc_kernels: %s, %d block rows of %d x %d, %d blocks, n = %" PetscInt_FMT ", %d thread(s), median of %d, "
            "ms\n", prob.name, nb, b, b, bsr_matrix_nnzb(A), n, (int)threads, (int)reps);
-    printf("%-9s %-20s %11s %11s %7s %10s\n", "kernel", "petsc", "bsrsolve", "petsc", "ratio", "diff");
+    copy_bw = copy_bandwidth((int)reps);
+    printf("copy (STREAM-like, one thread): %.1f GB/s\n", copy_bw * 1e-9);
+    printf("%-9s %-20s %11s %11s %7s %10s %7s %7s\n", "kernel", "petsc", "bsrsolve", "petsc", "ratio", "diff", "GB/s",
+           "%copy");
 
     /* the same x in both; y and w are results */
     BSR("vectors", bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
@@ -162,7 +226,7 @@ int main(int argc, char **argv)
     }
     tp = median(t, (int)reps);
     PetscCall(VecGetArrayRead(y, &ya));
-    row("spmv", "MatMult", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+    row("spmv", "MatMult", tb, tp, vec_diff(yd, ya, n), tol, &bad, mat_bytes(A) + 2.0 * n * sizeof(double));
     PetscCall(VecRestoreArrayRead(y, &ya));
 
     /* axpy: y = w, then y += alpha x, reps times on both sides */
@@ -183,7 +247,7 @@ int main(int argc, char **argv)
         }
         tp = median(t, (int)reps);
         PetscCall(VecGetArrayRead(y, &ya));
-        row("axpy", "VecAXPY", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        row("axpy", "VecAXPY", tb, tp, vec_diff(yd, ya, n), tol, &bad, 3.0 * n * sizeof(double));
         PetscCall(VecRestoreArrayRead(y, &ya));
     }
 
@@ -204,7 +268,7 @@ int main(int argc, char **argv)
             t[r] = omp_get_wtime() - t0;
         }
         tp = median(t, (int)reps);
-        row("dot", "VecDot", tb, tp, scal_diff(db, dp), tol, &bad);
+        row("dot", "VecDot", tb, tp, scal_diff(db, dp), tol, &bad, 2.0 * n * sizeof(double));
         for (int r = 0; r < reps; r++) {
             double t0 = omp_get_wtime();
             BSR("norm2", bsr_multivec_norm2(X, &nbv));
@@ -219,7 +283,7 @@ int main(int argc, char **argv)
             t[r] = omp_get_wtime() - t0;
         }
         tp = median(t, (int)reps);
-        row("norm2", "VecNorm", tb, tp, scal_diff(nbv, np), tol, &bad);
+        row("norm2", "VecNorm", tb, tp, scal_diff(nbv, np), tol, &bad, 1.0 * n * sizeof(double));
     }
 
     /* ILU(0) in natural order on both sides: the same factorization (PETSc's
@@ -251,7 +315,8 @@ int main(int argc, char **argv)
         }
         tp = median(t, (int)reps);
         PetscCall(VecGetArrayRead(y, &ya));
-        row("ilu0", "MatSolve", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        const double lu_bytes = mat_bytes(f.L) + mat_bytes(f.U) + 2.0 * n * sizeof(double);
+        row("ilu0", "MatSolve", tb, tp, vec_diff(yd, ya, n), tol, &bad, lu_bytes);
         PetscCall(VecRestoreArrayRead(y, &ya));
 
         /* the two triangular solves alone, on the scaled right-hand side
@@ -277,7 +342,7 @@ int main(int argc, char **argv)
             t[r] = omp_get_wtime() - t0;
         }
         tb = median(t, (int)reps);
-        row("ilu0_lu", "MatSolve", tb, tp, vec_diff(bsr_multivec_data(W), yd, n), tol, &bad);
+        row("ilu0_lu", "MatSolve", tb, tp, vec_diff(bsr_multivec_data(W), yd, n), tol, &bad, lu_bytes);
 
         /* numeric refactorization of the same values */
         for (int r = 0; r < reps; r++) {
@@ -295,8 +360,51 @@ int main(int argc, char **argv)
         BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y));
         PetscCall(MatSolve(F, x, y));
         PetscCall(VecGetArrayRead(y, &ya));
-        row("ilu0_fac", "MatLUFactorNumeric", tb, tp, vec_diff(yd, ya, n), tol, &bad);
+        row("ilu0_fac", "MatLUFactorNumeric", tb, tp, vec_diff(yd, ya, n), tol, &bad, 0.0);
         PetscCall(VecRestoreArrayRead(y, &ya));
+        bsr_ilu_destroy(Fb);
+        PetscCall(PCDestroy(&pc));
+    }
+
+    /* ILU2 against PETSc's ILU(2), natural order both: not the same factors,
+     * so the ratio is per factor block (time / blocks of L + U) */
+    {
+        bsr_ilu_options io;
+        bsr_ilu *Fb;
+        bsr_ilu_factors f;
+        MatInfo info;
+        bsr_ilu_options_default(&io, BSR_ILU2);
+        io.order.kind = BSR_ORDER_NATURAL;
+        BSR("ilu2 setup", bsr_ilu_setup(A, &io, &Fb));
+        BSR("ilu2 setup", bsr_ilu_get_factors(Fb, &f));
+        PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
+        PetscCall(PCSetType(pc, PCILU));
+        PetscCall(PCFactorSetLevels(pc, 2));
+        PetscCall(PCSetOperators(pc, P, P));
+        PetscCall(PCSetUp(pc));
+        PetscCall(PCFactorGetMatrix(pc, &F));
+        PetscCall(MatGetInfo(F, MAT_LOCAL, &info));
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            BSR("ilu2 apply", bsr_ilu_apply(Fb, X, Y));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tb = median(t, (int)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = omp_get_wtime();
+            PetscCall(MatSolve(F, x, y));
+            t[r] = omp_get_wtime() - t0;
+        }
+        tp = median(t, (int)reps);
+        const double ob = (double)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U), pb = info.nz_used / ((double)b * b);
+        printf("%-9s %-20s %11.3f %11.3f %7.2f %10s", "ilu2", "MatSolve ILU(2)", 1e3 * tb, 1e3 * tp,
+               tp > 0 && ob > 0 ? (tb / ob) / (tp / pb) : 0.0, "-");
+        if (copy_bw > 0) {
+            const double by = mat_bytes(f.L) + mat_bytes(f.U) + 2.0 * n * sizeof(double);
+            printf(" %7.1f %6.0f%%", by / tb * 1e-9, 100.0 * by / tb / copy_bw);
+        }
+        printf("\n          fill (L+U blocks / A's): ILU2 %.2f, PETSc ILU(2) %.2f; ratio per factor block\n",
+               ob / bsr_matrix_nnzb(A), pb / bsr_matrix_nnzb(A));
         bsr_ilu_destroy(Fb);
         PetscCall(PCDestroy(&pc));
     }
