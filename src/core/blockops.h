@@ -25,6 +25,12 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
  * block ~cs[t], unset, becomes 0 - a * m (a zeroed block's bits). */
 void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
                       const int *ms);
+/* Pick bsr_blk_mulsub_n's form: 0 the scalar loops, 1 pairs of columns
+ * (SSE2), 2 AVX; form < 0 restores the automatic choice.  Returns the best
+ * form this processor and build have (-1 when form exceeds it: the
+ * automatic choice then).  Every form gives the same bits; for tests and
+ * benchmarks (not thread-safe against running updates). */
+int bsr_blk_mulsub_force(int form);
 /* Frobenius norm of a. */
 double bsr_blk_fnorm(int b, const double *a);
 /* Sum of squares of a's entries in four interleaved partial sums (the
