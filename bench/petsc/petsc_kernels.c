@@ -17,7 +17,7 @@
  * one write of each it writes) over the library's time, %copy that against
  * the copy's.  ilu2's factors are not PETSc's (thresholds against levels):
  * its line gives both fills, its diff is "-" and its ratio per factor block.
- * Each figure is the median of -reps runs, milliseconds, the library's next
+ * Each figure is the median of -reps runs (the two sides' runs alternate), milliseconds, the library's next
  * to PETSc's; diff is the largest relative difference of the two results
  * (a vector: max |a - b| / max |b|; a scalar: |a - b| / |b|).  ilu0_lu's
  * diff is against ilu0's (the same solves without scaling and permutation:
@@ -60,6 +60,23 @@ static double vec_diff(const double *a, const double *b, PetscInt n)
     }
     return m > 0 ? d / m : d;
 }
+
+/* tb and tp: the medians of reps runs of the library's statement A and
+ * PETSc's P, run alternately (a loaded machine slows both alike). */
+#define TIME2(A, P)                                                                                      \
+    do {                                                                                                 \
+        double ta_[MAXREPS], tp_[MAXREPS];                                                               \
+        for (int r_ = 0; r_ < reps; r_++) {                                                              \
+            double t0_ = omp_get_wtime();                                                                \
+            A;                                                                                           \
+            ta_[r_] = omp_get_wtime() - t0_;                                                             \
+            t0_ = omp_get_wtime();                                                                       \
+            P;                                                                                           \
+            tp_[r_] = omp_get_wtime() - t0_;                                                             \
+        }                                                                                                \
+        tb = median(ta_, (int)reps);                                                                     \
+        tp = median(tp_, (int)reps);                                                                     \
+    } while (0)
 
 /* |a - b| / |b|. */
 static double scal_diff(double a, double b) { return b != 0 ? fabs(a - b) / fabs(b) : fabs(a - b); }
@@ -213,18 +230,8 @@ int main(int argc, char **argv)
     const PetscScalar *ya;
 
     /* spmv */
-    for (int r = 0; r < reps; r++) {
-        double t0 = omp_get_wtime();
-        BSR("spmv", bsr_spmm(1.0, A, X, 0.0, Y));
-        t[r] = omp_get_wtime() - t0;
-    }
-    tb = median(t, (int)reps);
-    for (int r = 0; r < reps; r++) {
-        double t0 = omp_get_wtime();
-        PetscCall(MatMult(P, x, y));
-        t[r] = omp_get_wtime() - t0;
-    }
-    tp = median(t, (int)reps);
+    TIME2(BSR("spmv", bsr_spmm(1.0, A, X, 0.0, Y)),
+          PetscCall(MatMult(P, x, y)));
     PetscCall(VecGetArrayRead(y, &ya));
     row("spmv", "MatMult", tb, tp, vec_diff(yd, ya, n), tol, &bad, mat_bytes(A) + 2.0 * n * sizeof(double));
     PetscCall(VecRestoreArrayRead(y, &ya));
@@ -234,18 +241,8 @@ int main(int argc, char **argv)
         const double alpha = 0.375;
         BSR("axpy", bsr_multivec_copy(Y, W));
         PetscCall(VecCopy(w, y));
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("axpy", bsr_multivec_axpy(Y, &alpha, X));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            PetscCall(VecAXPY(y, alpha, x));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        TIME2(BSR("axpy", bsr_multivec_axpy(Y, &alpha, X)),
+              PetscCall(VecAXPY(y, alpha, x)));
         PetscCall(VecGetArrayRead(y, &ya));
         row("axpy", "VecAXPY", tb, tp, vec_diff(yd, ya, n), tol, &bad, 3.0 * n * sizeof(double));
         PetscCall(VecRestoreArrayRead(y, &ya));
@@ -256,33 +253,12 @@ int main(int argc, char **argv)
         double db = 0, nbv = 0;
         PetscScalar dp = 0;
         PetscReal np = 0;
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("dot", bsr_multivec_dot(X, W, &db));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            PetscCall(VecDot(x, w, &dp));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        TIME2(BSR("dot", bsr_multivec_dot(X, W, &db)),
+              PetscCall(VecDot(x, w, &dp)));
         row("dot", "VecDot", tb, tp, scal_diff(db, dp), tol, &bad, 2.0 * n * sizeof(double));
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("norm2", bsr_multivec_norm2(X, &nbv));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            /* PETSc caches a norm until the vector changes: bump the state */
-            PetscCall(PetscObjectStateIncrease((PetscObject)x));
-            PetscCall(VecNorm(x, NORM_2, &np));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        /* PETSc caches a norm until the vector changes: bump the state */
+        TIME2(BSR("norm2", bsr_multivec_norm2(X, &nbv)),
+              PetscCall(PetscObjectStateIncrease((PetscObject)x)); PetscCall(VecNorm(x, NORM_2, &np)));
         row("norm2", "VecNorm", tb, tp, scal_diff(nbv, np), tol, &bad, 1.0 * n * sizeof(double));
     }
 
@@ -302,18 +278,8 @@ int main(int argc, char **argv)
         PetscCall(PCSetUp(pc));
         PetscCall(PCFactorGetMatrix(pc, &F));
 
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            PetscCall(MatSolve(F, x, y));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        TIME2(BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y)),
+              PetscCall(MatSolve(F, x, y)));
         PetscCall(VecGetArrayRead(y, &ya));
         const double lu_bytes = mat_bytes(f.L) + mat_bytes(f.U) + 2.0 * n * sizeof(double);
         row("ilu0", "MatSolve", tb, tp, vec_diff(yd, ya, n), tol, &bad, lu_bytes);
@@ -345,18 +311,8 @@ int main(int argc, char **argv)
         row("ilu0_lu", "MatSolve", tb, tp, vec_diff(bsr_multivec_data(W), yd, n), tol, &bad, lu_bytes);
 
         /* numeric refactorization of the same values */
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("ilu0 refactor", bsr_ilu_refactor(Fb, A));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            PetscCall(MatLUFactorNumeric(F, P, NULL));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        TIME2(BSR("ilu0 refactor", bsr_ilu_refactor(Fb, A)),
+              PetscCall(MatLUFactorNumeric(F, P, NULL)));
         BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y));
         PetscCall(MatSolve(F, x, y));
         PetscCall(VecGetArrayRead(y, &ya));
@@ -384,18 +340,8 @@ int main(int argc, char **argv)
         PetscCall(PCSetUp(pc));
         PetscCall(PCFactorGetMatrix(pc, &F));
         PetscCall(MatGetInfo(F, MAT_LOCAL, &info));
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            BSR("ilu2 apply", bsr_ilu_apply(Fb, X, Y));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tb = median(t, (int)reps);
-        for (int r = 0; r < reps; r++) {
-            double t0 = omp_get_wtime();
-            PetscCall(MatSolve(F, x, y));
-            t[r] = omp_get_wtime() - t0;
-        }
-        tp = median(t, (int)reps);
+        TIME2(BSR("ilu2 apply", bsr_ilu_apply(Fb, X, Y)),
+              PetscCall(MatSolve(F, x, y)));
         const double ob = (double)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U), pb = info.nz_used / ((double)b * b);
         printf("%-9s %-20s %11.3f %11.3f %7.2f %10s", "ilu2", "MatSolve ILU(2)", 1e3 * tb, 1e3 * tp,
                tp > 0 && ob > 0 ? (tb / ob) / (tp / pb) : 0.0, "-");
