@@ -8,15 +8,29 @@
 #include <math.h>
 #include <string.h>
 
+/* The LU and the inverse from it with b fixed at compile time (b = 1..10),
+ * so that blocklu.h's loops unroll; the same text, the same operations in
+ * the same order, hence the same bits as with b a variable. */
+#define DEFINE_BLKLU(B)                                                                 \
+    static int lu_##B(double *a, int *piv, double tiny) { return bsr_blklu_factor(B, a, piv, tiny, 0); } \
+    static void lu_inv_##B(const double *lu, const int *piv, double *inv) { bsr_blklu_inverse(B, lu, piv, inv); }
+BSR_FOR_EACH_B(DEFINE_BLKLU)
+
 /* LU with partial pivoting, tiny pivots pushed to +-tiny (blocklu.h). */
 int bsr_blk_lu(int b, double *a, int *piv, double tiny)
 {
+#define LU_CASE(B) case B: return lu_##B(a, piv, tiny);
+    switch (b) { BSR_FOR_EACH_B(LU_CASE) }
+#undef LU_CASE
     return bsr_blklu_factor(b, a, piv, tiny, 0);
 }
 
 /* The inverse from bsr_blk_lu's factors (blocklu.h). */
 void bsr_blk_lu_inv(int b, const double *lu, const int *piv, double *inv)
 {
+#define LU_INV_CASE(B) case B: lu_inv_##B(lu, piv, inv); return;
+    switch (b) { BSR_FOR_EACH_B(LU_INV_CASE) }
+#undef LU_INV_CASE
     bsr_blklu_inverse(b, lu, piv, inv);
 }
 
@@ -289,15 +303,12 @@ void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, c
     }
 }
 
-/* Plain sum of squares, redone with scaling when it over- or underflows
- * (entries beyond ~1e150 or below ~1e-150 are legal input; a sum of 0 is
- * checked too: the squares of entries below ~1e-162 all underflow to 0, and
- * such a block is not zero). */
-double bsr_blk_fnorm(int b, const double *a)
+/* The scaled sum of squares behind bsr_blk_fnorm (blockops.h) when the
+ * plain one, s, over- or underflowed (entries beyond ~1e150 or below
+ * ~1e-150 are legal input; a sum of 0 is checked too: the squares of entries
+ * below ~1e-162 all underflow to 0, and such a block is not zero). */
+double bsr_blk_fnorm_scaled(int b, const double *a, double s)
 {
-    double s = 0.0;
-    for (int i = 0; i < b * b; i++) s += a[i] * a[i];
-    if (s <= 1e300 && s >= 1e-290) return sqrt(s);
     if (isnan(s)) return s;
     double m = bsr_blk_maxabs(b, a);
     if (m == 0.0 || !isfinite(m)) return m;
