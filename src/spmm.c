@@ -55,6 +55,27 @@
 #else
 #define SPMM_UNROLL
 #endif
+/* The one-vector kernels fetch A's values SPMM_PF_BYTES ahead of the row
+ * they multiply, into every cache level: *pf is the next byte offset not yet
+ * fetched, row_at the row's first value byte, end the values' size.  The
+ * hardware's stream prefetch alone left one thread short of memory (rows of
+ * a few blocks each).  stencil3d SpMV, one thread, thread CPU time, this
+ * loaded machine, distance 4 / 8 / 16 rows against none: b = 2 (224 bytes a
+ * row) best at 8-16 rows, b = 4 (900) at 8, b = 5 (1400) at 4, hence a
+ * distance in bytes.  A prefetch changes no result. */
+#define SPMM_PF_BYTES 6144
+static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, size_t end)
+{
+#if defined(__GNUC__)
+    size_t to = row_at + SPMM_PF_BYTES;
+    if (to > end) to = end;
+    if (*pf < row_at) *pf = row_at;
+    for (; *pf < to; *pf += 64) __builtin_prefetch((const char *)val + *pf, 0, 3);
+#else
+    (void)val; (void)pf; (void)row_at; (void)end;
+#endif
+}
+
 /* One vector (k = 1) with b = B fixed: spmm_row's sums (from +0, blocks in
  * stored order, each block's columns ascending, in double) with the row's B
  * accumulators in registers and the block product unrolled; same bits. */
@@ -64,8 +85,11 @@
     {                                                                                       \
         const int *restrict rowptr = A->rowptr, *restrict colind = A->colind;               \
         const REAL *restrict val = (const REAL *)A->val;                                    \
-        _Pragma("omp parallel for schedule(dynamic, 64) if (par)")                          \
+        const size_t end_ = (size_t)A->nnzb * (B * B) * sizeof(REAL);                       \
+        size_t pf_ = 0;                                                                     \
+        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf_)")        \
         for (int i = 0; i < A->nbrows; i++) {                                               \
+            spmm_pf_ahead(val, &pf_, (size_t)rowptr[i] * (B * B) * sizeof(REAL), end_);     \
             double acc[B];                                                                  \
             for (int r = 0; r < B; r++) acc[r] = 0.0;                                       \
             for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {                               \
@@ -100,8 +124,11 @@ __attribute__((target("avx"))) static void spmm1_d_4_avx(const bsr_matrix *A, do
 {
     const int *restrict rowptr = A->rowptr, *restrict colind = A->colind;
     const double *restrict val = (const double *)A->val;
-    #pragma omp parallel for schedule(dynamic, 64) if (par)
+    const size_t end = (size_t)A->nnzb * 16 * sizeof(double);
+    size_t pf = 0;
+    #pragma omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf)
     for (int i = 0; i < A->nbrows; i++) {
+        spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * 16 * sizeof(double), end);
         __m256d acc = _mm256_setzero_pd();
         for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
             const double *blk = val + (size_t)p * 16, *xb = x + (size_t)colind[p] * 4;
