@@ -218,6 +218,16 @@ typedef enum { BSR_TRSV_CPU_AUTO, BSR_TRSV_CPU_NATURAL, BSR_TRSV_CPU_LEVELS, BSR
 /* Y = T^{-1} X (upper: U with inverted pivots first; else unit lower L) along path. */
 bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bsr_trsv_cpu_path path,
                         const bsr_multivec *X, bsr_multivec *Y);
+/* The ILU apply on the natural path in one sweep each way (trsv.c): t =
+ * L^{-1} (Ds_i x_{src[i]})_i, then t = U^{-1} t with y_{dst[i]} = dc[dst[i]]
+ * t_i written as each row is solved (src, dst, dc NULL: identity, 1); the
+ * bits of the gather, bsr_trsv_cpu on each and the scatter in turn.  L and
+ * U are the ILU's own factors (their structure is not checked again).
+ * Returns 0, doing nothing, unless both are double with b in 1..BSR_MAX_BLOCK
+ * and both solves would take the natural path. */
+int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
+                       const double *ds, const int *src, const int *dst, const double *dc, const double *x,
+                       double *t, double *y);
 /* Level schedules of L's lower and U's upper triangle, as two
  * bsr_levels_build calls but with the two sequential walks run concurrently
  * (reorder/levels.c). */

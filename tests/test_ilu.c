@@ -1465,6 +1465,63 @@ static void test_apply_levels(void)
     bsr_matrix_destroy(A);
 }
 
+/* The apply of one double vector fuses the gather and the scatter into the
+ * natural-order solves: its result equals, bit for bit, each column of a
+ * two-column apply (the separate gather, solves and scatter), in place too,
+ * under natural and RCM orders, with and without matching (row and column
+ * scalings, the gather's rsrc), for ILU(0) and ILU2 and b = 1, 3, 4. */
+static void test_apply_fused(void)
+{
+    static const int bs[] = {1, 3, 4};
+    int cases = 0;
+    for (int bi = 0; bi < 3; bi++)
+        for (int kind = 0; kind < 2; kind++)
+            for (int ord = 0; ord < 2; ord++)
+                for (int match = 0; match < 2; match++) {
+                    bsr_matrix *A = mk_convdiff(24, 10, bs[bi]);
+                    /* rows and columns of uneven weights: the matching's scalings are not 1 */
+                    const int bb = A->b * A->b;
+                    for (int i = 0; i < A->nbrows; i++)
+                        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+                            for (int e = 0; e < bb; e++)
+                                ((double *)A->val)[(size_t)p * bb + e] *= (1.0 + i % 7) * (1.0 + 0.3 * (A->colind[p] % 5));
+                    bsr_ilu_options o = opts(kind ? BSR_ILU2 : BSR_ILU0, 1e-2);
+                    o.order.kind = ord ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
+                    o.match = match ? BSR_MATCH_MPT : BSR_MATCH_NONE;
+                    bsr_ilu *F = NULL;
+                    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+                    const int64_t N = (int64_t)A->nbrows * A->b;
+                    bsr_multivec *X, *Y, *X2, *Y2;
+                    bsr_multivec_create(&X, N, 1, BSR_DOUBLE);
+                    bsr_multivec_create(&Y, N, 1, BSR_DOUBLE);
+                    bsr_multivec_create(&X2, N, 2, BSR_DOUBLE);
+                    bsr_multivec_create(&Y2, N, 2, BSR_DOUBLE);
+                    bsr_multivec_random(X, 17 + cases);
+                    const double *x = bsr_multivec_cdata(X);
+                    double *x2 = bsr_multivec_data(X2);
+                    for (int64_t e = 0; e < N; e++) x2[2 * e] = x2[2 * e + 1] = x[e];
+                    BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y));
+                    BSR_ASSERT_OK(bsr_ilu_apply(F, X2, Y2));
+                    const double *y = bsr_multivec_cdata(Y), *y2 = bsr_multivec_cdata(Y2);
+                    int same = 1;
+                    for (int64_t e = 0; e < N; e++)
+                        same &= !memcmp(&y[e], &y2[2 * e], sizeof(double)) && !memcmp(&y[e], &y2[2 * e + 1], sizeof(double));
+                    BSR_ASSERT_OK(bsr_ilu_apply(F, X, X));   /* in place */
+                    same &= !memcmp(x, y, sizeof(double) * N);
+                    if (!same) printf("\n  b = %d, %s, %s, match %d: fused apply differs", bs[bi], kind ? "ILU2" : "ILU(0)",
+                                      ord ? "rcm" : "natural", match);
+                    CU_ASSERT(same);
+                    /* the case is not trivial: M^{-1} x differs from x */
+                    CU_ASSERT(memcmp(y, x2, sizeof(double)) != 0 || memcmp(y + N - 1, x2 + 2 * (N - 1), sizeof(double)) != 0);
+                    cases++;
+                    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+                    bsr_multivec_destroy(X2); bsr_multivec_destroy(Y2);
+                    bsr_ilu_destroy(F);
+                    bsr_matrix_destroy(A);
+                }
+    CU_ASSERT_EQUAL(cases, 24);
+}
+
 /* Real matrices ($BSR_REAL_DIR, square, up to 3e5 unknowns): ILU(0) and
  * ILU2(1e-2) under ND either factor or fail with a status and a message;
  * serial = parallel bit for bit; refactor = setup; apply is finite. */
@@ -1714,6 +1771,7 @@ int main(int argc, char **argv)
         {"serial equals parallel (no tree: concurrent rows, every kind)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
+        {"one-vector apply (gather, scatter fused) = the separate passes bit for bit", test_apply_fused},
         {"symbolic setup and levels: 1 thread = several", test_symbolic_threads},
         {"map errors name the smallest row/column at any thread count", test_map_errors_threads},
         {"real matrices", test_real_matrices},

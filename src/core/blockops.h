@@ -5,6 +5,8 @@
 #ifndef BSR_BLOCKOPS_H
 #define BSR_BLOCKOPS_H
 
+#include <math.h>
+
 /* In-place LU with partial pivoting of the b x b block a: P a = L U, L unit
  * lower, both stored in a; piv[r] = row of the original block that became row r.
  * A pivot with |p| < tiny is replaced by copysign(tiny, p) (+tiny for 0);
@@ -25,8 +27,26 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
  * block ~cs[t], unset, becomes 0 - a * m (a zeroed block's bits). */
 void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, const double *m,
                       const int *ms);
-/* Frobenius norm of a. */
-double bsr_blk_fnorm(int b, const double *a);
+/* Pick bsr_blk_mulsub_n's form: 0 the scalar loops, 1 pairs of columns
+ * (SSE2), 2 AVX; form < 0 restores the automatic choice.  Returns the best
+ * form this processor and build have (-1 when form exceeds it: the
+ * automatic choice then).  Every form gives the same bits; for tests and
+ * benchmarks (not thread-safe against running updates). */
+int bsr_blk_mulsub_force(int form);
+/* bsr_blk_fnorm's slow path: ||a||_F when the plain sum of squares s
+ * over- or underflowed (or is 0, or not a number). */
+double bsr_blk_fnorm_scaled(int b, const double *a, double s);
+/* Frobenius norm of a: the square root of the serial sum of squares, redone
+ * with scaling when that sum leaves the safe range.  Inline: the scaling of
+ * the ILU calls it for every block of A, twice (a call cost as much as the
+ * sum at small b: 15% of a b = 1 refactor). */
+static inline double bsr_blk_fnorm(int b, const double *a)
+{
+    double s = 0.0;
+    for (int i = 0; i < b * b; i++) s += a[i] * a[i];
+    if (s <= 1e300 && s >= 1e-290) return sqrt(s);
+    return bsr_blk_fnorm_scaled(b, a, s);
+}
 /* Sum of squares of a's entries in four interleaved partial sums (the
  * compiler vectorizes them): within a few ulps of ||a||_F^2, for bounds with
  * a margin, not the bits of the serial sum bsr_blk_fnorm squares.  Inline:
