@@ -185,6 +185,27 @@ static PetscErrorCode to_petsc(const bsr_matrix *A, Mat *P)
     PetscFunctionReturn(0);
 }
 
+/* Both sides' factorizations in natural order: the library's kind of A
+ * (*Fb, its factors *f) and PETSc's ILU(levels) of P (*pc, its factor *F). */
+static PetscErrorCode ilu_pair(const bsr_matrix *A, Mat P, bsr_ilu_kind kind, int levels, bsr_ilu **Fb,
+                               bsr_ilu_factors *f, PC *pc, Mat *F)
+{
+    bsr_ilu_options io;
+
+    PetscFunctionBegin;
+    bsr_ilu_options_default(&io, kind);
+    io.order.kind = BSR_ORDER_NATURAL;
+    BSR("ilu setup", bsr_ilu_setup(A, &io, Fb));
+    BSR("ilu setup", bsr_ilu_get_factors(*Fb, f));
+    PetscCall(PCCreate(PETSC_COMM_SELF, pc));
+    PetscCall(PCSetType(*pc, PCILU));
+    if (levels) PetscCall(PCFactorSetLevels(*pc, levels));
+    PetscCall(PCSetOperators(*pc, P, P));
+    PetscCall(PCSetUp(*pc));
+    PetscCall(PCFactorGetMatrix(*pc, F));
+    PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
     char spec[256] = "stencil3d:100:4";
@@ -284,18 +305,9 @@ int main(int argc, char **argv)
     /* ILU(0) in natural order on both sides: the same factorization (PETSc's
      * of A, the library's of its block-Jacobi-scaled A: M = L U either way) */
     {
-        bsr_ilu_options io;
         bsr_ilu *Fb;
         bsr_ilu_factors f;
-        bsr_ilu_options_default(&io, BSR_ILU0);
-        io.order.kind = BSR_ORDER_NATURAL;
-        BSR("ilu0 setup", bsr_ilu_setup(A, &io, &Fb));
-        BSR("ilu0 setup", bsr_ilu_get_factors(Fb, &f));
-        PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
-        PetscCall(PCSetType(pc, PCILU));
-        PetscCall(PCSetOperators(pc, P, P));
-        PetscCall(PCSetUp(pc));
-        PetscCall(PCFactorGetMatrix(pc, &F));
+        PetscCall(ilu_pair(A, P, BSR_ILU0, 0, &Fb, &f, &pc, &F));
 
         TIME2(BSR("ilu0 apply", bsr_ilu_apply(Fb, X, Y)),
               PetscCall(MatSolve(F, x, y)));
@@ -344,20 +356,10 @@ int main(int argc, char **argv)
     /* ILU2 against PETSc's ILU(2), natural order both: not the same factors,
      * so the ratio is per factor block (time / blocks of L + U) */
     {
-        bsr_ilu_options io;
         bsr_ilu *Fb;
         bsr_ilu_factors f;
         MatInfo info;
-        bsr_ilu_options_default(&io, BSR_ILU2);
-        io.order.kind = BSR_ORDER_NATURAL;
-        BSR("ilu2 setup", bsr_ilu_setup(A, &io, &Fb));
-        BSR("ilu2 setup", bsr_ilu_get_factors(Fb, &f));
-        PetscCall(PCCreate(PETSC_COMM_SELF, &pc));
-        PetscCall(PCSetType(pc, PCILU));
-        PetscCall(PCFactorSetLevels(pc, 2));
-        PetscCall(PCSetOperators(pc, P, P));
-        PetscCall(PCSetUp(pc));
-        PetscCall(PCFactorGetMatrix(pc, &F));
+        PetscCall(ilu_pair(A, P, BSR_ILU2, 2, &Fb, &f, &pc, &F));
         PetscCall(MatGetInfo(F, MAT_LOCAL, &info));
         TIME2(BSR("ilu2 apply", bsr_ilu_apply(Fb, X, Y)),
               PetscCall(MatSolve(F, x, y)));
