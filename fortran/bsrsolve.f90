@@ -1,6 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
-! bsrsolve: Fortran 2003 interface (ISO_C_BINDING) to the block-CSR ILU/Krylov
-! solvers of the C library.  Every function returns a status, BSR_OK (0) on
+! bsrsolve: Fortran interface (ISO_C_BINDING, Fortran 2003; assumed rank,
+! Fortran 2018, for multivector values) to the block-CSR ILU/Krylov solvers of
+! the C library.  Every function returns a status, BSR_OK (0) on
 ! success; bsr_status_message(status) says what failed.  Matrices are double
 ! precision; indices are 1-based unless base = 0 is passed.
 !
