@@ -225,18 +225,14 @@ void dsolve_report_json(const dsolve_report *r)
         printf("\n},\n");
     }
     printf("\"per_rank\": {\n");
-    json_ranks(r, "rows", DR_ROWS, 1, 0);
-    json_ranks(r, "interface_rows", DR_INTERFACE, 1, 0);
-    json_ranks(r, "ghosts", DR_GHOSTS, 1, 0);
-    json_ranks(r, "sent", DR_SENT, 1, 0);
-    json_ranks(r, "neighbours", DR_NEIGHBOURS, 1, 0);
-    json_ranks(r, "nnzb", DR_NNZB, 1, 0);
-    json_ranks(r, "setup_s", DR_SETUP_S, 0, 0);
-    json_ranks(r, "solve_s", DR_SOLVE_S, 0, 0);
-    json_ranks(r, "halo_s", DR_HALO_S, 0, 0);
-    json_ranks(r, "reduce_s", DR_REDUCE_S, 0, 0);
-    json_ranks(r, "device_bytes", DR_DEV_BYTES, 1, 0);
-    json_ranks(r, "device_peak_bytes", DR_DEV_PEAK, 1, 0);
+    /* the per-rank figures: key, field, whole numbers (else seconds) */
+    static const struct { const char *key; int f, whole; } fig[] = {
+        {"rows", DR_ROWS, 1}, {"interface_rows", DR_INTERFACE, 1}, {"ghosts", DR_GHOSTS, 1},
+        {"sent", DR_SENT, 1}, {"neighbours", DR_NEIGHBOURS, 1}, {"nnzb", DR_NNZB, 1},
+        {"setup_s", DR_SETUP_S, 0}, {"solve_s", DR_SOLVE_S, 0}, {"halo_s", DR_HALO_S, 0},
+        {"reduce_s", DR_REDUCE_S, 0}, {"device_bytes", DR_DEV_BYTES, 1}, {"device_peak_bytes", DR_DEV_PEAK, 1},
+    };
+    for (size_t q = 0; q < sizeof fig / sizeof fig[0]; q++) json_ranks(r, fig[q].key, fig[q].f, fig[q].whole, 0);
     if (r->profiled)
         for (int q = 0; q < NPROF; q++)
             if (prof_rows[q].f != DR_REDUCE_S) json_ranks(r, prof_rows[q].key, prof_rows[q].f, 0, 0);

@@ -221,9 +221,7 @@ static void test_symbolic_only_plan(void)
     BSR_ASSERT_OK(bsr_generate("cfd3d:6,4,10", BSR_DOUBLE, &P));
     bsr_ilu_options o;
     bsr_ilu_options_default(&o, BSR_ILU2);
-    o.tau1 = 0.05;
-    o.order.kind = BSR_ORDER_NATURAL;
-    o.symbolic_only = 1;
+    o.tau1 = 0.05, o.order.kind = BSR_ORDER_NATURAL, o.symbolic_only = 1;   /* patterns only: no values */
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
     bsr_gpu_ilu *G = NULL;

@@ -106,6 +106,18 @@ static bsr_ilu_options opts(bsr_ilu_kind kind, double tau1)
     return o;
 }
 
+/* kind with tau1 = 0.01 over an ND tree of the given depth, factored serially
+ * (the reference of the concurrent runs). */
+static bsr_ilu_options serial_nd(bsr_ilu_kind kind, int depth)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, kind);
+    o.tau1 = 0.01;
+    o.order.depth = depth;
+    o.parallel = 0;
+    return o;
+}
+
 /* ||b - A M^{-1} b|| / ||b|| for a random b with k columns (max over columns). */
 static double one_step_resid(const bsr_matrix *A, const bsr_ilu *F, int k)
 {
@@ -298,16 +310,23 @@ static void test_keep_pattern(void)
     }
 }
 
+/* F = the factorization of A with options o, *f its factors (asserted). */
+static bsr_ilu *factored(const bsr_matrix *A, bsr_ilu_options o, bsr_ilu_factors *f)
+{
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    memset(f, 0, sizeof *f);
+    if (F) BSR_ASSERT_OK(bsr_ilu_get_factors(F, f));
+    return F;
+}
+
 /* Factors layout: L strictly lower, U diagonal first holding the inverted
  * pivot (U_kk * pivot = I), columns ascending. */
 static void test_factor_layout(void)
 {
     bsr_matrix *A = mk_convdiff(8, 50, 3);
-    bsr_ilu_options o = opts(BSR_ILU2, 0.05);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
     bsr_ilu_factors f;
-    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    bsr_ilu *F = factored(A, opts(BSR_ILU2, 0.05), &f);
     CU_ASSERT_PTR_NULL(f.ord);
     CU_ASSERT_PTR_NOT_NULL(f.scale_left);
     CU_ASSERT_PTR_NULL(f.scale_right);
@@ -1123,11 +1142,7 @@ static void test_serial_equals_parallel(void)
         bsr_matrix *A = mk_convdiff(40, 100, b);
         for (int kind = BSR_ILU0; kind <= BSR_ILU2; kind++)
             for (int depth = 1; depth <= 5; depth += 2) {
-                bsr_ilu_options o;
-                bsr_ilu_options_default(&o, kind);
-                o.tau1 = 0.01;
-                o.order.depth = depth;
-                o.parallel = 0;
+                bsr_ilu_options o = serial_nd(kind, depth);
                 bsr_ilu *F = NULL, *G = NULL;
                 BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
                 o.parallel = 1;
@@ -1175,11 +1190,7 @@ static void test_separators_concurrent(void)
     BSR_ASSERT_OK(bsr_generate("rotconv3d:18,3", BSR_DOUBLE, &P));
     for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
         for (int depth = 1; depth <= 3; depth += 2) {
-            bsr_ilu_options o;
-            bsr_ilu_options_default(&o, kind);
-            o.tau1 = 0.01;
-            o.order.depth = depth;
-            o.parallel = 0;
+            bsr_ilu_options o = serial_nd(kind, depth);
             bsr_ilu *F = NULL;
             BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
             bsr_ilu_stats sf;
@@ -1430,14 +1441,11 @@ static void test_trsv(void)
 /* The library's own level schedules (when built) give the same solves. */
 static void test_apply_levels(void)
 {
+    bsr_ilu_factors f;
     /* 64 x 64 grid, ILU(0): anti-diagonal levels 1..64 wide, so both the
      * parallel (>= 32 rows) and the single-thread runs of levels are used */
     bsr_matrix *A = mk_convdiff(64, 10, 2);
-    bsr_ilu_options o = opts(BSR_ILU0, 0.0);
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-    bsr_ilu_factors f;
-    bsr_ilu_get_factors(F, &f);
+    bsr_ilu *F = factored(A, opts(BSR_ILU0, 0.0), &f);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f.lvU);
     CU_ASSERT_EQUAL(f.lvL->n, A->nbrows);
