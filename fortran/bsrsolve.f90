@@ -35,17 +35,18 @@ module bsrsolve
   integer(c_int), parameter :: SZ_NBROWS = 0, SZ_BLOCK = 1, SZ_ROWS = 2, SZ_COLS = 3, SZ_STATS = 4
   integer(c_int), parameter :: K_CONTEXT = 0, K_MATRIX = 1, K_MULTIVEC = 2, K_SOLVER = 3, K_STATS = 4
 
-  type, public :: bsr_context
+  ! The library's objects: a handle to the C object each, one type per kind
+  ! (so that the compiler checks which kind a call takes).
+  type :: bsr_handle
      type(c_ptr) :: ptr = c_null_ptr
+  end type bsr_handle
+  type, public, extends(bsr_handle) :: bsr_context
   end type bsr_context
-  type, public :: bsr_matrix
-     type(c_ptr) :: ptr = c_null_ptr
+  type, public, extends(bsr_handle) :: bsr_matrix
   end type bsr_matrix
-  type, public :: bsr_multivec
-     type(c_ptr) :: ptr = c_null_ptr
+  type, public, extends(bsr_handle) :: bsr_multivec
   end type bsr_multivec
-  type, public :: bsr_solver
-     type(c_ptr) :: ptr = c_null_ptr
+  type, public, extends(bsr_handle) :: bsr_solver
   end type bsr_solver
   ! What a solve reports, one entry per right-hand side.
   type, public :: bsr_stats
@@ -218,6 +219,14 @@ contains
     end do
   end function f_string
 
+  ! Free the C object p of the given kind (bsrf_free) and forget it.
+  subroutine release(p, kind)
+    type(c_ptr), intent(inout) :: p
+    integer(c_int), intent(in) :: kind
+    call c_free(p, kind)
+    p = c_null_ptr
+  end subroutine release
+
   ! 1 when the optional flag is present and true, else 0.
   integer(c_int) function flag(x)
     logical, intent(in), optional :: x
@@ -257,8 +266,7 @@ contains
   ! Free a context (after the solvers that use it).
   subroutine bsr_context_free(ctx)
     type(bsr_context), intent(inout) :: ctx
-    call c_free(ctx%ptr, K_CONTEXT)
-    ctx%ptr = c_null_ptr
+    call release(ctx%ptr, K_CONTEXT)
   end subroutine bsr_context_free
 
   ! A from BSR arrays: nbrows x nbcols blocks of b x b, rowptr(nbrows+1),
@@ -332,8 +340,7 @@ contains
   ! Free A (after the solvers set up with it).
   subroutine bsr_matrix_free(A)
     type(bsr_matrix), intent(inout) :: A
-    call c_free(A%ptr, K_MATRIX)
-    A%ptr = c_null_ptr
+    call release(A%ptr, K_MATRIX)
   end subroutine bsr_matrix_free
 
   ! X: n rows x k vectors (double), zero.
@@ -371,11 +378,10 @@ contains
     ierr = colmajor(X, v, 1_c_int)
   end function bsr_multivec_get
 
-  ! Free X.
+  ! Free X (its values, on the host or the device).
   subroutine bsr_multivec_free(X)
     type(bsr_multivec), intent(inout) :: X
-    call c_free(X%ptr, K_MULTIVEC)
-    X%ptr = c_null_ptr
+    call release(X%ptr, K_MULTIVEC)
   end subroutine bsr_multivec_free
 
   ! A solver from an option string ("method=bicgstab,precond=ilu2,rtol=1e-8",
@@ -443,11 +449,10 @@ contains
     call c_free(st, K_STATS)
   end function bsr_solver_solve
 
-  ! Free s.
+  ! Free s: its preconditioner, workspaces and device copies.
   subroutine bsr_solver_free(s)
     type(bsr_solver), intent(inout) :: s
-    call c_free(s%ptr, K_SOLVER)
-    s%ptr = c_null_ptr
+    call release(s%ptr, K_SOLVER)
   end subroutine bsr_solver_free
 
   ! Release the arrays of a stats record.
