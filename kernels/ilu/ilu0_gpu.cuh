@@ -226,15 +226,20 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     for (int e = 0; e < BB; e++) dl[(size_t)k * BB + e] = ds[e];
 }
 
+/* What step 2's kernels read and write: the rows in schedule order, L's and
+ * U's row pointers, the updates (updp, upd), the values Lv (nL blocks) and
+ * Uv, the storage offsets Lst/Ust, the rows' reference sizes, the pivot rule
+ * and the counters and error key. */
+#define ILU0_ROW_ARGS                                                                              \
+    const int *__restrict__ rows, const int *__restrict__ Lp, const int *__restrict__ Up,          \
+        const long long *__restrict__ updp, const int2 *__restrict__ upd, int nL, double *Lv, double *Uv, \
+        const int *__restrict__ Lst, const int *__restrict__ Ust, const double *__restrict__ rowref, \
+        double pivot_rel, int strict, int *cnt, unsigned long long *err
+
 /* Step 2: the rows rows[0..nr) of one level (see the file comment and
  * src/ilu/ilu_row.c with the pattern fixed). */
 template <int B>
-__global__ void ilu0_level(int nr, const int *__restrict__ rows, const int *__restrict__ Lp,
-                           const int *__restrict__ Up, const long long *__restrict__ updp,
-                           const int2 *__restrict__ upd, int nL, double *Lv, double *Uv,
-                           const int *__restrict__ Lst, const int *__restrict__ Ust,
-                           const double *__restrict__ rowref, double pivot_rel, int strict,
-                           int *cnt, unsigned long long *err)
+__global__ void ilu0_level(int nr, ILU0_ROW_ARGS)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nr) return;
@@ -296,12 +301,7 @@ template <int B> struct ilu0_team { enum { W = B == 1 ? 1 : B * B <= 4 ? 4 : B *
  * row is published too (its dependents compute on, the error key names the
  * smallest failing row). */
 template <int B>
-__global__ void ilu0_syncfree_warp(int n, const int *__restrict__ rows, const int *__restrict__ Lp,
-                                   const int *__restrict__ Up, const long long *__restrict__ updp,
-                                   const int2 *__restrict__ upd, int nL, double *Lv, double *Uv,
-                                   const int *__restrict__ Lst, const int *__restrict__ Ust,
-                                   const double *__restrict__ rowref, double pivot_rel, int strict,
-                                   int *cnt, unsigned long long *err, int *done)
+__global__ void ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
 {
     constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
     const unsigned FULL = 0xffffffffu;
