@@ -119,8 +119,34 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #define SPMM_AVX4 1
-__attribute__((target("avx"))) static void spmm1_d_4_avx(const bsr_matrix *A, double alpha, const double *x,
-                                                          double beta, double *y, int par)
+/* Row i of the product (the AVX part: its own function, as OpenMP's
+ * outlined loop body would not inherit a target attribute under clang). */
+__attribute__((target("avx"))) static void spmm1_d_4_avx_row(const int *restrict rowptr, const int *restrict colind,
+                                                              const double *restrict val, int i, double alpha,
+                                                              const double *x, double beta, double *y)
+{
+    __m256d acc = _mm256_setzero_pd();
+    for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
+        const double *blk = val + (size_t)p * 16, *xb = x + (size_t)colind[p] * 4;
+        const __m256d r0 = _mm256_loadu_pd(blk), r1 = _mm256_loadu_pd(blk + 4);
+        const __m256d r2 = _mm256_loadu_pd(blk + 8), r3 = _mm256_loadu_pd(blk + 12);
+        const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+        const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_broadcast_sd(xb)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x20), _mm256_broadcast_sd(xb + 1)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_broadcast_sd(xb + 2)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x31), _mm256_broadcast_sd(xb + 3)));
+    }
+    double a[4];
+    _mm256_storeu_pd(a, acc);
+    double *yb = y + (size_t)i * 4;
+    for (int r = 0; r < 4; r++) {
+        double w = alpha * a[r];
+        yb[r] = beta == 0 ? w : w + beta * yb[r];
+    }
+}
+
+static void spmm1_d_4_avx(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
 {
     const int *restrict rowptr = A->rowptr, *restrict colind = A->colind;
     const double *restrict val = (const double *)A->val;
@@ -129,25 +155,7 @@ __attribute__((target("avx"))) static void spmm1_d_4_avx(const bsr_matrix *A, do
     #pragma omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf)
     for (int i = 0; i < A->nbrows; i++) {
         spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * 16 * sizeof(double), end);
-        __m256d acc = _mm256_setzero_pd();
-        for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
-            const double *blk = val + (size_t)p * 16, *xb = x + (size_t)colind[p] * 4;
-            const __m256d r0 = _mm256_loadu_pd(blk), r1 = _mm256_loadu_pd(blk + 4);
-            const __m256d r2 = _mm256_loadu_pd(blk + 8), r3 = _mm256_loadu_pd(blk + 12);
-            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-            const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_broadcast_sd(xb)));
-            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x20), _mm256_broadcast_sd(xb + 1)));
-            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_broadcast_sd(xb + 2)));
-            acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x31), _mm256_broadcast_sd(xb + 3)));
-        }
-        double a[4];
-        _mm256_storeu_pd(a, acc);
-        double *yb = y + (size_t)i * 4;
-        for (int r = 0; r < 4; r++) {
-            double w = alpha * a[r];
-            yb[r] = beta == 0 ? w : w + beta * yb[r];
-        }
+        spmm1_d_4_avx_row(rowptr, colind, val, i, alpha, x, beta, y);
     }
 }
 #endif
