@@ -166,10 +166,7 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
 /* Free a level schedule. */
 void bsr_levels_free(bsr_levels *lv)
 {
-    if (!lv) return;
-    free(lv->level_ptr);
-    free(lv->rows);
-    free(lv->level_of);
+    if (lv) { free(lv->level_ptr); free(lv->rows); free(lv->level_of); }
     free(lv);
 }
 

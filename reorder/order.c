@@ -235,9 +235,6 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
 /* Free an ordering and its tree (NULL-safe). */
 void bsr_ordering_free(bsr_ordering *ord)
 {
-    if (!ord) return;
-    free(ord->perm);
-    free(ord->iperm);
-    free(ord->nodes);
+    if (ord) { free(ord->perm); free(ord->iperm); free(ord->nodes); }
     free(ord);
 }

@@ -240,21 +240,29 @@ int bsr_blk_mulsub_force(int form)
     return best;
 }
 
+/* Any b outside the unrolled list: c = a * m (sub 0, c zeroed first) or
+ * c -= a * m (sub 1), k ascending, as the unrolled forms. */
+static void blk_generic(int b, double *c, const double *a, const double *m, int sub)
+{
+    for (int i = 0; i < b; i++) {
+        double *ci = c + i * b;
+        if (!sub)
+            for (int j = 0; j < b; j++) ci[j] = 0.0;
+        for (int k = 0; k < b; k++) {
+            double aik = a[i * b + k];
+            const double *mk = m + k * b;
+            for (int j = 0; j < b; j++) ci[j] = sub ? ci[j] - aik * mk[j] : ci[j] + aik * mk[j];
+        }
+    }
+}
+
 /* c = a * m for b x b row-major blocks (unrolled per b through DEFINE_BLK). */
 void bsr_blk_mul(int b, double *c, const double *a, const double *m)
 {
 #define MUL_CASE(B) case B: mul_##B(c, a, m); return;
     switch (b) { BSR_FOR_EACH_B(MUL_CASE) }
 #undef MUL_CASE
-    for (int i = 0; i < b; i++) {
-        double *ci = c + i * b;
-        for (int j = 0; j < b; j++) ci[j] = 0.0;
-        for (int k = 0; k < b; k++) {
-            double aik = a[i * b + k];
-            const double *mk = m + k * b;
-            for (int j = 0; j < b; j++) ci[j] += aik * mk[j];
-        }
-    }
+    blk_generic(b, c, a, m, 0);
 }
 
 /* c -= a * m for b x b row-major blocks. */
@@ -263,14 +271,7 @@ void bsr_blk_mulsub(int b, double *c, const double *a, const double *m)
 #define MULSUB_CASE(B) case B: mulsub_##B(c, a, m); return;
     switch (b) { BSR_FOR_EACH_B(MULSUB_CASE) }
 #undef MULSUB_CASE
-    for (int i = 0; i < b; i++) {
-        double *ci = c + i * b;
-        for (int k = 0; k < b; k++) {
-            double aik = a[i * b + k];
-            const double *mk = m + k * b;
-            for (int j = 0; j < b; j++) ci[j] -= aik * mk[j];
-        }
-    }
+    blk_generic(b, c, a, m, 1);
 }
 
 /* c_{cs[t]} -= a * m_{ms[t]} for t < n, c_i and m_i the i-th b x b blocks of

@@ -128,6 +128,7 @@ bsr_status bsr_generate_dims(const char *spec, int64_t *nglobal, int *b)
     return BSR_OK;
 }
 
+/* Free what R holds and zero it (NULL-safe). */
 void bsr_problem_rows_free(bsr_problem_rows *R)
 {
     if (!R) return;
