@@ -233,6 +233,16 @@ bsr_solver *bsr_test_solver(bsr_context *ctx, const char *cfg, const bsr_matrix 
     return s;
 }
 
+bsr_status bsr_test_solve(bsr_context *ctx, const char *cfg, const bsr_matrix *A, const bsr_multivec *B,
+                          bsr_multivec *X, bsr_solver_stats *st)
+{
+    bsr_solver *s = bsr_test_solver(ctx, cfg, A);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    bsr_status r = bsr_solver_solve(s, B, X, st);
+    bsr_solver_destroy(s);
+    return r;
+}
+
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {

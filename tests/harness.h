@@ -66,6 +66,10 @@ bsr_ilu *bsr_test_ilu0(const bsr_matrix *A, bsr_order_kind kind);
 /* A solver on ctx (NULL: the CPU) from the option string cfg, set up for A
  * (each step asserted). */
 bsr_solver *bsr_test_solver(bsr_context *ctx, const char *cfg, const bsr_matrix *A);
+/* A X = B solved from X = 0 by a solver made for A under cfg on ctx (NULL:
+ * the CPU), then freed; returns the solve's status, its stats in *st. */
+bsr_status bsr_test_solve(bsr_context *ctx, const char *cfg, const bsr_matrix *A, const bsr_multivec *B,
+                          bsr_multivec *X, bsr_solver_stats *st);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,

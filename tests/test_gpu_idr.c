@@ -24,19 +24,6 @@ static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bs
     BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
 }
 
-/* Solve A X = B from 0 under cfg on c (NULL: the CPU); stats in *st. */
-static bsr_status solve(bsr_context *c, const char *cfg, const bsr_matrix *A, const bsr_multivec *B, bsr_multivec *X,
-                        bsr_solver_stats *st)
-{
-    bsr_solver *s;
-    BSR_ASSERT_OK(bsr_solver_create_str(&s, c, cfg));
-    BSR_ASSERT_OK(bsr_solver_setup(s, A));
-    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
-    bsr_status r = bsr_solver_solve(s, B, X, st);
-    bsr_solver_destroy(s);
-    return r;
-}
-
 /* The device agrees with the host: converged, iterations within 2 + 1/8,
  * the error to x* alike; and device-resident B, X give the same bits. */
 static void test_agrees(void)
@@ -64,7 +51,7 @@ static void test_agrees(void)
                                  fl ? "1e-5" : "1e-10", fl ? ",precision=float,precond_precision=float" : "",
                                  p == 2 ? ",reorder=natural" : "");
                         bsr_solver_stats sc, sg;
-                        bsr_status rc = solve(NULL, cfg, P.A, B, Xc, &sc), rg = solve(ctx, cfg, P.A, B, Xg, &sg);
+                        bsr_status rc = bsr_test_solve(NULL, cfg, P.A, B, Xc, &sc), rg = bsr_test_solve(ctx, cfg, P.A, B, Xg, &sg);
                         if (rc != rg || rg) printf("\n  %s on %s k=%d: CPU %s, GPU %s", cfg, specs[g], k,
                                                    bsr_status_string(rc), bsr_status_string(rg));
                         CU_ASSERT_EQUAL(rc, BSR_OK);
@@ -90,9 +77,7 @@ static void test_agrees(void)
                         BSR_ASSERT_OK(bsr_multivec_upload(ctx, Bd));
                         BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &Xd, n, k, BSR_DOUBLE));
                         BSR_ASSERT_OK(bsr_ctx_fill(ctx, Xd, 0.0));
-                        bsr_solver *s;
-                        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, cfg));
-                        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+                        bsr_solver *s = bsr_test_solver(ctx, cfg, P.A);
                         BSR_ASSERT_OK(bsr_solver_solve(s, Bd, Xd, &sg));
                         CU_ASSERT(bsr_multivec_on_device(Xd));
                         BSR_ASSERT_OK(bsr_multivec_download(ctx, Xd));
@@ -121,7 +106,7 @@ static void test_deterministic(void)
         bsr_solver_stats st;
         BSR_ASSERT_OK(bsr_multivec_create(&X[r], n, 3, BSR_DOUBLE));
         bsr_kops_set_unfused(r == 2);
-        BSR_ASSERT_OK(solve(ctx, cfg, P.A, B, X[r], &st));
+        BSR_ASSERT_OK(bsr_test_solve(ctx, cfg, P.A, B, X[r], &st));
         for (int j = 0; j < 3; j++) its[r][j] = st.col[j].iterations;
         bsr_solver_stats_free(&st);
     }
@@ -145,7 +130,7 @@ static void test_nan_column(void)
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, 3, BSR_DOUBLE));
     ((double *)bsr_multivec_data(B))[7 * 3 + 2] = NAN;
     bsr_solver_stats st;
-    CU_ASSERT_EQUAL(solve(ctx, "method=idr,precond=ilu0,rtol=1e-10", P.A, B, X, &st), BSR_ERR_NOCONV);
+    CU_ASSERT_EQUAL(bsr_test_solve(ctx, "method=idr,precond=ilu0,rtol=1e-10", P.A, B, X, &st), BSR_ERR_NOCONV);
     CU_ASSERT(bsr_reason_converged(st.col[0].reason) && bsr_reason_converged(st.col[1].reason));
     CU_ASSERT_EQUAL(st.col[2].reason, BSR_DIVERGED_NAN);
     CU_ASSERT_EQUAL(st.col[2].iterations, 0);

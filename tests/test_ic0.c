@@ -300,9 +300,7 @@ static int cg_iters(const char *spec, const char *pc, const char *extra, bsr_pre
     char cfg[256];
     snprintf(cfg, sizeof cfg, "method=cg,precond=%s,rtol=%s,maxit=2000%s", pc,
              prec == BSR_FLOAT ? "2e-7" : "1e-10", extra);
-    bsr_solver *s = NULL;
-    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
-    BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+    bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
     bsr_multivec *X;
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, prec));
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0));

@@ -22,17 +22,11 @@ static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bs
     BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
 }
 
-/* Solve A X = B from X = 0 under cfg; returns the status, stats in *st. */
+/* Solve A X = B from X = 0 under cfg on the CPU; returns the status, stats in *st. */
 static bsr_status solve(const char *cfg, const bsr_matrix *A, const bsr_multivec *B, bsr_multivec *X,
                         bsr_solver_stats *st)
 {
-    bsr_solver *s;
-    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
-    BSR_ASSERT_OK(bsr_solver_setup(s, A));
-    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
-    bsr_status r = bsr_solver_solve(s, B, X, st);
-    bsr_solver_destroy(s);
-    return r;
+    return bsr_test_solve(NULL, cfg, A, B, X, st);
 }
 
 /* Every row: a public method value once, its name parses to it and prints

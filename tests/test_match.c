@@ -235,9 +235,7 @@ static void test_exact_transform(void)
 static int solve_on(bsr_context *ctx, const bsr_matrix *A, const bsr_multivec *B, const char *opts,
                     bsr_multivec **Xout, char *info)
 {
-    bsr_solver *S = NULL;
-    BSR_ASSERT_OK(bsr_solver_create_str(&S, ctx, opts));
-    BSR_ASSERT_OK(bsr_solver_setup(S, A));
+    bsr_solver *S = bsr_test_solver(ctx, opts, A);
     BSR_ASSERT_OK(bsr_multivec_create(Xout, (int64_t)bsr_matrix_nbrows(A) * bsr_matrix_block(A), 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_fill(*Xout, 0.0));
     bsr_solver_stats st;

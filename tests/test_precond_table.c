@@ -151,9 +151,7 @@ static void test_solver_cuda(void)
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char cfg[128];
         snprintf(cfg, sizeof cfg, "%s,rtol=1e-9,maxit=2000", good[i]);
-        bsr_solver *s = NULL;
-        BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, cfg));
-        BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        bsr_solver *s = bsr_test_solver(ctx, cfg, P.A);
         bsr_multivec *X;
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
         for (int pass = 0; pass < 2; pass++) {

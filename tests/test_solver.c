@@ -22,15 +22,6 @@ static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bs
     BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
 }
 
-/* A solver made from the option string cfg and set up on A (both asserted). */
-static bsr_solver *set_up(const char *cfg, const bsr_matrix *A)
-{
-    bsr_solver *s = NULL;
-    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
-    BSR_ASSERT_OK(bsr_solver_setup(s, A));
-    return s;
-}
-
 static void test_api_errors(void)
 {
     bsr_problem P;
@@ -137,7 +128,7 @@ static void test_floor_singular(void)
         double b[N];
         for (int i = 0; i < N; i++) b[i] = cases[t].rhs ? sin(0.6 * i) + 0.04 : 1.0;
         BSR_ASSERT_OK(bsr_multivec_from_colmajor(B, b, N));
-        bsr_solver *s = set_up(cases[t].cfg, A);
+        bsr_solver *s = bsr_test_solver(NULL, cases[t].cfg, A);
         bsr_solver_stats st;
         CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_NOCONV);
         const bsr_col_stats *c = &st.col[0];
@@ -169,7 +160,7 @@ static void test_floor_singular(void)
         BSR_ASSERT_OK(bsr_multivec_create(&B, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_matrix_nbrows(A), 1, BSR_DOUBLE));
         BSR_ASSERT_OK(bsr_multivec_fill(B, 1.0));
-        bsr_solver *s = set_up(prec ? "method=gmres,precond=ilu0,maxit=2000"
+        bsr_solver *s = bsr_test_solver(NULL, prec ? "method=gmres,precond=ilu0,maxit=2000"
                                     : "method=gmres,precond=ilu0,maxit=2000,precision=float,precond_precision=float",
                                A);
         bsr_solver_stats st;
@@ -252,7 +243,7 @@ static void test_maxit(void)
     for (int m = 0; m < 4; m++) {
         char cfg[128];
         snprintf(cfg, sizeof cfg, "method=%s,precond=none,maxit=3,rtol=1e-14,restart=2", methods[m]);
-        bsr_solver *s = set_up(cfg, P.A);
+        bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
         bsr_solver_stats st;
         bsr_multivec *X;
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
@@ -280,7 +271,7 @@ static void test_rounding_floor(void)
     bsr_multivec *B, *Xs;
     make_k("stencil3d:6:3", 2, &P, &B, &Xs);
     for (int c = 0; c < 3; c++) {
-        bsr_solver *s = set_up(cfgs[c], P.A);
+        bsr_solver *s = bsr_test_solver(NULL, cfgs[c], P.A);
         bsr_solver_stats st;
         bsr_multivec *X;
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
@@ -345,7 +336,7 @@ static void test_singular_indefinite(void)
     trp[N] = nz;
     bsr_matrix *T = NULL;
     BSR_ASSERT_OK(bsr_matrix_create(&T, N, N, 1, trp, tci, tv, BSR_DOUBLE, 0));
-    s = set_up("precond=ilu0,reorder=natural,pivot=1e-3", T);
+    s = bsr_test_solver(NULL, "precond=ilu0,reorder=natural,pivot=1e-3", T);
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
     bsr_solver_solve(s, B, X, &st);
     bsr_clear_error();
@@ -365,7 +356,7 @@ static void test_singular_indefinite(void)
                                  "method=gmres,precond=none,maxit=200,stag=30,restart=10",
                                  "method=cg,precond=none,maxit=200,stag=30"};
     for (int c = 0; c < 3; c++) {
-        s = set_up(cfgs[c], S);
+        s = bsr_test_solver(NULL, cfgs[c], S);
         BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
         bsr_status r = bsr_solver_solve(s, B, X, &st);
         CU_ASSERT(r == BSR_ERR_NOCONV || r == BSR_ERR_BREAKDOWN);
@@ -379,7 +370,7 @@ static void test_singular_indefinite(void)
     /* symmetric indefinite: CG reports it */
     for (int i = 0; i < N; i++) d[i] = i % 2 ? -(1.0 + i) : 0.5;
     bsr_matrix *I = diag_matrix(N, d);
-    s = set_up("method=cg,precond=none", I);
+    s = bsr_test_solver(NULL, "method=cg,precond=none", I);
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
     CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_BREAKDOWN);
     CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_INDEFINITE);
@@ -387,7 +378,7 @@ static void test_singular_indefinite(void)
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
     /* ... while GMRES and BiCGStab solve the same indefinite system */
-    s = set_up("method=gmres,precond=jacobi,rtol=1e-10", I);
+    s = bsr_test_solver(NULL, "method=gmres,precond=jacobi,rtol=1e-10", I);
     BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
@@ -416,7 +407,7 @@ static void test_breakdown(void)
     BSR_ASSERT_OK(bsr_multivec_create(&B, 2 * N, 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&X, 2 * N, 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_random(B, 3));
-    bsr_solver *s = set_up("method=bicgstab,precond=none,max_restarts=3", A);
+    bsr_solver *s = bsr_test_solver(NULL, "method=bicgstab,precond=none,max_restarts=3", A);
     bsr_solver_stats st;
     CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_BREAKDOWN);
     CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_BREAKDOWN);
@@ -424,14 +415,14 @@ static void test_breakdown(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "breakdown"));
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
-    s = set_up("method=gmres,precond=none,rtol=1e-12", A);
+    s = bsr_test_solver(NULL, "method=gmres,precond=none,rtol=1e-12", A);
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
     BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
     CU_ASSERT(st.col[0].relres <= 1e-12);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
     /* Jacobi makes it the identity: BiCGStab converges at once */
-    s = set_up("method=bicgstab,precond=jacobi,rtol=1e-12", A);
+    s = bsr_test_solver(NULL, "method=bicgstab,precond=jacobi,rtol=1e-12", A);
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
     BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
     CU_ASSERT(st.col[0].iterations <= 1);
@@ -458,7 +449,7 @@ static void test_nan_and_zero_rhs(void)
     for (int m = 0; m < 4; m++) {
         char cfg[96];
         snprintf(cfg, sizeof cfg, "method=%s,precond=jacobi,rtol=1e-10", methods[m]);
-        bsr_solver *s = set_up(cfg, P.A);
+        bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
         bsr_solver_stats st;
         BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
         bsr_status r = bsr_solver_solve(s, B, X, &st);
@@ -489,7 +480,7 @@ static void test_initial_guess(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("stencil3d:6:4", BSR_DOUBLE, &P));
-    bsr_solver *s = set_up("precond=jacobi,rtol=1e-10", P.A);
+    bsr_solver *s = bsr_test_solver(NULL, "precond=jacobi,rtol=1e-10", P.A);
     bsr_solver_stats st;
     bsr_multivec *X;
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
@@ -617,7 +608,7 @@ static void test_deterministic_and_batched(void)
     int64_t n = bsr_multivec_rows(B);
     static const char *cfgs[] = {"precond=jacobi,rtol=1e-10", "method=gmres,precond=jacobi,rtol=1e-10,restart=8"};
     for (int c = 0; c < 2; c++) {
-        bsr_solver *s = set_up(cfgs[c], P.A);
+        bsr_solver *s = bsr_test_solver(NULL, cfgs[c], P.A);
         bsr_solver_stats st;
         BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 3, BSR_DOUBLE));
         BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 3, BSR_DOUBLE));
@@ -658,7 +649,7 @@ static void test_precisions(void)
         {"method=gmres,precond=jacobi,precision=float,precond_precision=float,rtol=1e-6", BSR_FLOAT, 1e-5},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        bsr_solver *s = set_up(c[i].cfg, P.A);
+        bsr_solver *s = bsr_test_solver(NULL, c[i].cfg, P.A);
         bsr_solver_stats st;
         bsr_multivec *X, *B, *Xd;
         BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, c[i].xp));
