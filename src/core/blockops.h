@@ -62,6 +62,18 @@ static inline double bsr_blk_sumsq(int b, const double *a)
     for (; i < n; i++) s[0] += a[i] * a[i];
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
+/* out[a] = sum_c d[a B + c] x[c], each sum from +0 over the columns
+ * ascending in double, stored in out's type: a b x b block (row-major) times
+ * one vector's block (the ILU apply's scaled gather, with B a constant where
+ * the loops should unroll). */
+#define BSR_BLK_MATVEC(B, d, x, out)                                                               \
+    do {                                                                                           \
+        for (int a_ = 0; a_ < (B); a_++) {                                                         \
+            double s_ = 0.0;                                                                       \
+            for (int c_ = 0; c_ < (B); c_++) s_ += (double)(d)[a_ * (B) + c_] * (x)[c_];           \
+            (out)[a_] = s_;                                                                        \
+        }                                                                                          \
+    } while (0)
 /* An upper bound of ||a||_2^2 up to a few ulps: min(||a||_F^2, ||a||_1 ||a||_inf). */
 double bsr_blk_norm2_bound_sq(int b, const double *a);
 /* Largest |a_ij|. */

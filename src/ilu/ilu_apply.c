@@ -16,12 +16,7 @@
         for (int i = 0; i < F->n; i++) {                                                    \
             const xreal_t *xr = x + (size_t)ilu_src_row(F, i) * B;                          \
             real_t *ti = t + (size_t)i * B;                                                 \
-            const real_t *d = ds + (size_t)i * (B * B);                                     \
-            for (int a = 0; a < B; a++) {                                                   \
-                double s = 0.0;                                                             \
-                for (int c = 0; c < B; c++) s += (double)d[a * B + c] * xr[c];              \
-                ti[a] = (real_t)s;                                                          \
-            }                                                                               \
+            BSR_BLK_MATVEC(B, ds + (size_t)i * (B * B), xr, ti);                            \
         }                                                                                   \
         return;
 

@@ -18,6 +18,7 @@
  * The natural and level paths use row kernels with b fixed at compile time
  * (1..BSR_MAX_BLOCK), k = 1 separately, so that the block products unroll. */
 #include "internal.h"
+#include "blockops.h"
 #include <omp.h>
 #include <string.h>
 
@@ -305,12 +306,7 @@ DEFINE_TRSV(f, float)
         const double *lval = (const double *)L->val, *uval = (const double *)U->val;        \
         for (int i = 0; i < n; i++) {                                                       \
             const double *xr = x + (size_t)(src ? src[i] : i) * B;                          \
-            const double *d = ds + (size_t)i * (B * B);                                     \
-            TRSV_UNROLL for (int a = 0; a < B; a++) {                                       \
-                double s = 0.0;                                                             \
-                TRSV_UNROLL for (int c = 0; c < B; c++) s += d[a * B + c] * xr[c];          \
-                t[(size_t)i * B + a] = s;                                                   \
-            }                                                                               \
+            BSR_BLK_MATVEC(B, ds + (size_t)i * (B * B), xr, t + (size_t)i * B);           \
             trsv_row1_d_##B(L->rowptr, L->colind, lval, n, 0, i, t);                           \
         }                                                                                   \
         for (int i = n - 1; i >= 0; i--) {                                                  \
