@@ -6,21 +6,67 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The shared library is linked from the static library's (position-independent)
-# objects, so nothing is compiled twice and every source or dependency added to
-# `bsrsolve` reaches it; linking `bsrsolve` privately brings those dependencies.
-add_library(bsrsolve_shared SHARED $<TARGET_OBJECTS:bsrsolve>)
-add_library(bsrsolve::bsrsolve ALIAS bsrsolve_shared)
-target_link_libraries(bsrsolve_shared PRIVATE bsrsolve)
-target_include_directories(bsrsolve_shared INTERFACE
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 # 0.x releases may break the ABI at every minor version: the SONAME keeps it.
 if(PROJECT_VERSION_MAJOR EQUAL 0)
   set(BSR_SOVERSION 0.${PROJECT_VERSION_MINOR})
 else()
   set(BSR_SOVERSION ${PROJECT_VERSION_MAJOR})
 endif()
+
+# The shared library is linked from the static library's (position-independent)
+# host objects, so nothing is compiled twice and every source or dependency
+# added to `bsrsolve` reaches it.  Without CUDA, linking `bsrsolve` privately
+# brings those dependencies.  With CUDA, the device code is a library of its
+# own, libbsrsolve_cuda.so (the objects of bsrsolve_kernels, linked with the
+# CUDA runtime, cuSPARSE and cuBLAS), which libbsrsolve.so loads when a device
+# is asked for (src/cudaload/cuda_load.c, kernels/backend.h): libbsrsolve.so
+# then links against nothing from CUDA, and a CPU-only user needs no CUDA
+# runtime.  Both sides get BSR_CUDA_TABLES, a hash of the tables' lists, so a
+# backend from another build is refused.
+add_library(bsrsolve_shared SHARED $<TARGET_OBJECTS:bsrsolve>)
+add_library(bsrsolve::bsrsolve ALIAS bsrsolve_shared)
+if(BSR_HAVE_CUDA)
+  set(_tables ${PROJECT_SOURCE_DIR}/kernels/entry_points.def ${PROJECT_SOURCE_DIR}/kernels/host_imports.def
+              ${PROJECT_SOURCE_DIR}/kernels/backend.h)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_tables})
+  set(_hash "")
+  foreach(f ${_tables})
+    file(SHA1 ${f} _h)
+    string(APPEND _hash ${_h})
+  endforeach()
+  string(SHA1 _hash "${_hash}")
+  string(SUBSTRING ${_hash} 0 16 BSR_CUDA_TABLES)
+  set(_backend_includes include ${BSR_PRIVATE_INCLUDE_DIRS} ${BSR_KERNEL_INCLUDE_DIRS} reorder
+                        ${METIS_INCLUDE_DIR} ${UMFPACK_INCLUDE_DIR})
+  add_library(bsrsolve_cuda SHARED $<TARGET_OBJECTS:bsrsolve_kernels> ${PROJECT_SOURCE_DIR}/kernels/backend_attach.c)
+  target_include_directories(bsrsolve_cuda PRIVATE ${_backend_includes})
+  target_compile_definitions(bsrsolve_cuda PRIVATE BSR_HAVE_CUDA=1 BSR_CUDA_TABLES="${BSR_CUDA_TABLES}")
+  target_link_libraries(bsrsolve_cuda PRIVATE CUDA::cudart CUDA::cusparse CUDA::cublas)
+  set_target_properties(bsrsolve_cuda PROPERTIES LINKER_LANGUAGE CUDA CUDA_RUNTIME_LIBRARY Shared
+    VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/backend.map)
+  # exports bsr_cuda_backend_attach only; every host function it calls must
+  # come through the table (no undefined symbol left for the linker to find)
+  target_link_options(bsrsolve_cuda PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/backend.map"
+                      "LINKER:--no-undefined")
+  target_sources(bsrsolve_shared PRIVATE ${PROJECT_SOURCE_DIR}/src/cudaload/cuda_load.c)
+  target_include_directories(bsrsolve_shared PRIVATE ${_backend_includes})
+  target_compile_definitions(bsrsolve_shared PRIVATE BSR_HAVE_CUDA=1 BSR_CUDA_TABLES="${BSR_CUDA_TABLES}"
+    BSR_CUDA_BACKEND_FILE="$<TARGET_SONAME_FILE_NAME:bsrsolve_cuda>")
+  # bsrsolve's dependencies but CUDA's (the archive itself is not linked:
+  # its device objects are what the backend holds)
+  get_target_property(_deps bsrsolve INTERFACE_LINK_LIBRARIES)
+  list(FILTER _deps EXCLUDE REGEX "^CUDA::")
+  find_package(Threads REQUIRED)
+  target_link_libraries(bsrsolve_shared PRIVATE ${_deps} Threads::Threads ${CMAKE_DL_LIBS})
+  set_target_properties(bsrsolve_shared PROPERTIES LINKER_LANGUAGE C)
+  add_dependencies(bsrsolve_shared bsrsolve_cuda)
+  install(TARGETS bsrsolve_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+else()
+  target_link_libraries(bsrsolve_shared PRIVATE bsrsolve)
+endif()
+target_include_directories(bsrsolve_shared INTERFACE
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 set_target_properties(bsrsolve_shared PROPERTIES
   OUTPUT_NAME bsrsolve EXPORT_NAME bsrsolve
   VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION}

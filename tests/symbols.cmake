@@ -24,12 +24,15 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
 endif()
 cmake_minimum_required(VERSION 3.24)  # script mode: this project's policies
 
-# OUT = the names of the entry points listed in FILE (BSR_DEVICE_ENTRY lines).
+# OUT = the names of the entry points listed in FILE (BSR_DEVICE_ENTRY and
+# BSR_DEVICE_VOID lines).
 function(entries out file)
-  file(STRINGS ${file} lines REGEX "^BSR_DEVICE_ENTRY\\(")
+  file(STRINGS ${file} lines REGEX "^BSR_DEVICE_(ENTRY|VOID)\\(")
   set(names "")
   foreach(l ${lines})
     if(l MATCHES "^BSR_DEVICE_ENTRY\\([^,]+, *([A-Za-z_][A-Za-z0-9_]*) *,")
+      list(APPEND names ${CMAKE_MATCH_1})
+    elseif(l MATCHES "^BSR_DEVICE_VOID\\( *([A-Za-z_][A-Za-z0-9_]*) *,")
       list(APPEND names ${CMAKE_MATCH_1})
     endif()
   endforeach()
