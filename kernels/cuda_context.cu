@@ -135,19 +135,32 @@ extern "C" bsr_status bsr_cuda_sync(bsr_context *ctx)
 
 /* ---- matrices ------------------------------------------------------------------ */
 
-extern "C" void bsr_cuda_matrix_release(bsr_matrix *A)
+/* free_fn(*slot) with `device` current, then the caller's device again,
+ * its errors cleared (a release cannot fail); then *slot itself, emptied. */
+static void release_on(void **slot, int device, void (*free_fn)(void *))
 {
-    bsr_dev_matrix *d = (bsr_dev_matrix *)A->dev;
-    if (!d) return;
     int cur = -1;
     cudaGetDevice(&cur);
-    cudaSetDevice(d->device);
-    bsr_cu_free(d->rowptr); bsr_cu_free(d->colind); bsr_cu_free(d->val); /* cudaFree synchronises */
-    bsr_spmm_sell_release(d);
+    cudaSetDevice(device);
+    free_fn(*slot);
     if (cur >= 0) cudaSetDevice(cur);
     (void)cudaGetLastError();
-    free(d);
-    A->dev = NULL;
+    free(*slot);
+    *slot = NULL;
+}
+
+/* A device matrix's arrays (cudaFree synchronises). */
+static void dmat_free(void *p)
+{
+    bsr_dev_matrix *d = (bsr_dev_matrix *)p;
+    bsr_cu_free(d->rowptr); bsr_cu_free(d->colind); bsr_cu_free(d->val);
+    bsr_spmm_sell_release(d);
+}
+
+extern "C" void bsr_cuda_matrix_release(bsr_matrix *A)
+{
+    const bsr_dev_matrix *d = (const bsr_dev_matrix *)A->dev;
+    if (d) release_on(&A->dev, d->device, dmat_free);
 }
 
 static bsr_status matrix_alloc(bsr_context *ctx, bsr_matrix *A, bsr_dev_matrix *d)
@@ -215,18 +228,14 @@ extern "C" void bsr_cuda_matrix_one_layout(bsr_matrix *A, int on)
 
 /* ---- multivectors ---------------------------------------------------------------- */
 
+/* A device multivector's values. */
+static void dmv_free(void *p) { bsr_cu_free(((bsr_dev_multivec *)p)->data); }
+
 extern "C" void bsr_cuda_multivec_release(bsr_multivec *X)
 {
-    bsr_dev_multivec *d = (bsr_dev_multivec *)X->dev;
+    const bsr_dev_multivec *d = (const bsr_dev_multivec *)X->dev;
     if (!d) return;
-    int cur = -1;
-    cudaGetDevice(&cur);
-    cudaSetDevice(d->device);
-    bsr_cu_free(d->data);
-    if (cur >= 0) cudaSetDevice(cur);
-    (void)cudaGetLastError();
-    free(d);
-    X->dev = NULL;
+    release_on(&X->dev, d->device, dmv_free);
     X->where &= ~BSR_ON_DEVICE;
 }
 

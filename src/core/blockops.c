@@ -116,6 +116,20 @@ typedef double blk_v2 __attribute__((vector_size(16)));
 /* unaligned loads and stores of a pair (memcpy: no alignment assumed) */
 static inline blk_v2 blk_ld2(const double *p) { blk_v2 v; memcpy(&v, p, sizeof v); return v; }
 static inline void blk_st2(double *p, blk_v2 v) { memcpy(p, &v, sizeof v); }
+/* mulsub_n_FORM_B: the n updates of bsr_blk_mulsub_n by the block kernel
+ * msub_FORM_B (cs[t] >= 0: c[cs[t]] -= a m[ms[t]]; else c[~cs[t]] =
+ * -a m[ms[t]]); ATTR: the kernel's target attribute, or nothing. */
+#define BLK_MULSUB_N(ATTR, FORM, B)                                                     \
+    ATTR static void mulsub_n_##FORM##_##B(int n, double *c, const int *cs,            \
+                                           const double *restrict a, const double *m,  \
+                                           const int *ms)                              \
+    {                                                                                   \
+        for (int t = 0; t < n; t++) {                                                   \
+            const double *mt = m + (size_t)ms[t] * (B * B);                              \
+            if (cs[t] >= 0) msub_##FORM##_##B(c + (size_t)cs[t] * (B * B), a, mt, 1);   \
+            else msub_##FORM##_##B(c + (size_t)~cs[t] * (B * B), a, mt, 0);             \
+        }                                                                               \
+    }
 #define DEFINE_BLK_V2(B)                                                                \
     static inline void msub_v2_##B(double *restrict c, const double *restrict a,       \
                                    const double *restrict m, int load)                  \
@@ -143,15 +157,7 @@ static inline void blk_st2(double *p, blk_v2 v) { memcpy(p, &v, sizeof v); }
             if (T) c[i * B + B - 1] = rt;                                               \
         }                                                                               \
     }                                                                                   \
-    static void mulsub_n_v2_##B(int n, double *c, const int *cs, const double *restrict a, \
-                                const double *m, const int *ms)                         \
-    {                                                                                   \
-        for (int t = 0; t < n; t++) {                                                   \
-            const double *mt = m + (size_t)ms[t] * (B * B);                              \
-            if (cs[t] >= 0) msub_v2_##B(c + (size_t)cs[t] * (B * B), a, mt, 1);          \
-            else msub_v2_##B(c + (size_t)~cs[t] * (B * B), a, mt, 0);                    \
-        }                                                                               \
-    }
+    BLK_MULSUB_N(, v2, B)
 #define BSR_FOR_B_V2(X) X(1) X(2) X(3) X(4) X(5) X(6)
 BSR_FOR_B_V2(DEFINE_BLK_V2)
 
@@ -193,15 +199,7 @@ typedef double blk_v4 __attribute__((vector_size(32)));
             if (T) c[i * B + B - 1] = rt;                                               \
         }                                                                               \
     }                                                                                   \
-    __attribute__((target("avx"))) static void mulsub_n_v4_##B(                        \
-        int n, double *c, const int *cs, const double *restrict a, const double *m, const int *ms) \
-    {                                                                                   \
-        for (int t = 0; t < n; t++) {                                                   \
-            const double *mt = m + (size_t)ms[t] * (B * B);                              \
-            if (cs[t] >= 0) msub_v4_##B(c + (size_t)cs[t] * (B * B), a, mt, 1);          \
-            else msub_v4_##B(c + (size_t)~cs[t] * (B * B), a, mt, 0);                    \
-        }                                                                               \
-    }
+    BLK_MULSUB_N(__attribute__((target("avx"))), v4, B)
 #define BSR_FOR_B_V4(X) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
 BSR_FOR_B_V4(DEFINE_BLK_V4)
 #endif

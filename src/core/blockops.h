@@ -66,13 +66,19 @@ static inline double bsr_blk_sumsq(int b, const double *a)
  * ascending in double, stored in out's type: a b x b block (row-major) times
  * one vector's block (the ILU apply's scaled gather, with B a constant where
  * the loops should unroll). */
-#define BSR_BLK_MATVEC(B, d, x, out)                                                               \
+#define BSR_BLK_MATVEC(B, d, x, out) BSR_BLK_MATCOLS(B, d, x, 1, out, 1, 1, )
+/* The same for kk columns: out[a*os + j] = sum_c d[a*B + c] x[c*xs + j] for
+ * a < B, j < kk, each sum from 0 over c ascending in double (the U rows'
+ * finish of the triangular solves, the ILU apply's gather of k vectors);
+ * UNR: an unroll pragma for the c loop, or nothing. */
+#define BSR_BLK_MATCOLS(B, d, x, xs, out, os, kk, UNR)                                             \
     do {                                                                                           \
-        for (int a_ = 0; a_ < (B); a_++) {                                                         \
-            double s_ = 0.0;                                                                       \
-            for (int c_ = 0; c_ < (B); c_++) s_ += (double)(d)[a_ * (B) + c_] * (x)[c_];           \
-            (out)[a_] = s_;                                                                        \
-        }                                                                                          \
+        for (int a_ = 0; a_ < (B); a_++)                                                           \
+            for (int j_ = 0; j_ < (kk); j_++) {                                                    \
+                double s_ = 0.0;                                                                   \
+                UNR for (int c_ = 0; c_ < (B); c_++) s_ += (double)(d)[a_ * (B) + c_] * (x)[c_ * (xs) + j_]; \
+                (out)[a_ * (os) + j_] = s_;                                                        \
+            }                                                                                      \
     } while (0)
 /* An upper bound of ||a||_2^2 up to a few ulps: min(||a||_F^2, ||a||_1 ||a||_inf). */
 double bsr_blk_norm2_bound_sq(int b, const double *a);

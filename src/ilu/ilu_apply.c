@@ -36,13 +36,7 @@
             int r = ilu_src_row(F, i);                                                      \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
             REAL *ti = t + (size_t)i * b * k;                                               \
-            const REAL *d = ds + (size_t)i * bb;                                            \
-            for (int a = 0; a < b; a++)                                                     \
-                for (int j = 0; j < k; j++) {                                               \
-                    double s = 0.0;                                                         \
-                    for (int c = 0; c < b; c++) s += (double)d[a * b + c] * xr[c * k + j];  \
-                    ti[a * k + j] = (REAL)s;                                                \
-                }                                                                           \
+            BSR_BLK_MATCOLS(b, ds + (size_t)i * bb, xr, k, ti, k, k, );                     \
         }                                                                                   \
     }                                                                                       \
     static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \

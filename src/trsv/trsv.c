@@ -51,42 +51,44 @@
 #define TRSV_UNROLL
 #endif
 
-/* Reference row i (any b, k): the generic loops. */
-#define DEFINE_TRSV_ROW(SUF, REAL)                                                          \
-    static void trsv_row_##SUF(const bsr_matrix *T, int upper, int i, REAL *y, int k)       \
+/* Row i of T for k right-hand sides, KC at a time: acc = y_i, acc -= T_p
+ * y_col(p) over the off-diagonal blocks, then y_i = acc (L) or Dinv acc (U)
+ * (the file's comment).  BS: the block size (T->b, or a constant where the
+ * loops should unroll), NACC: the accumulator's length, UNR: the unroll
+ * pragma or nothing.  The body of the reference row and of the b-fixed ones. */
+#define TRSV_ROWK_BODY(REAL, BS, NACC, UNR)                                                 \
     {                                                                                       \
-        const int b = T->b, bb = b * b;                                                     \
         const REAL *val = (const REAL *)T->val;                                             \
-        double acc[BSR_MAX_BLOCK * KC];                                                     \
-        int p0 = T->rowptr[i] + (upper ? 1 : 0), p1 = T->rowptr[i + 1];                     \
+        double acc[NACC];                                                                   \
+        int p0 = T->rowptr[i] + (upper != 0), p1 = T->rowptr[i + 1];                        \
         for (int j0 = 0; j0 < k; j0 += KC) {                                                \
             int kk = k - j0 < KC ? k - j0 : KC;                                             \
-            REAL *yi = y + (size_t)i * b * k + j0;                                          \
-            for (int r = 0; r < b; r++)                                                     \
+            REAL *yi = y + (size_t)i * (BS) * k + j0;                                       \
+            for (int r = 0; r < (BS); r++)                                                  \
                 for (int j = 0; j < kk; j++) acc[r * kk + j] = yi[r * k + j];               \
             for (int p = p0; p < p1; p++) {                                                 \
-                const REAL *blk = val + (size_t)p * bb;                                     \
-                const REAL *yc = y + (size_t)T->colind[p] * b * k + j0;                     \
-                for (int r = 0; r < b; r++)                                                 \
-                    for (int c = 0; c < b; c++) {                                           \
-                        double a = blk[r * b + c];                                          \
+                const REAL *blk = val + (size_t)p * ((BS) * (BS));                          \
+                const REAL *yc = y + (size_t)T->colind[p] * (BS) * k + j0;                  \
+                UNR for (int r = 0; r < (BS); r++)                                          \
+                    UNR for (int c = 0; c < (BS); c++) {                                    \
+                        double a = blk[r * (BS) + c];                                       \
                         for (int j = 0; j < kk; j++) acc[r * kk + j] -= a * yc[c * k + j];  \
                     }                                                                       \
             }                                                                               \
             if (!upper) {                                                                   \
-                for (int r = 0; r < b; r++)                                                 \
+                for (int r = 0; r < (BS); r++)                                              \
                     for (int j = 0; j < kk; j++) yi[r * k + j] = (REAL)acc[r * kk + j];     \
             } else {                                                                        \
-                const REAL *dinv = val + (size_t)T->rowptr[i] * bb;                         \
-                for (int r = 0; r < b; r++)                                                 \
-                    for (int j = 0; j < kk; j++) {                                          \
-                        double s = 0.0;                                                     \
-                        for (int c = 0; c < b; c++) s += (double)dinv[r * b + c] * acc[c * kk + j]; \
-                        yi[r * k + j] = (REAL)s;                                            \
-                    }                                                                       \
+                const REAL *dinv = val + (size_t)T->rowptr[i] * ((BS) * (BS));              \
+                BSR_BLK_MATCOLS(BS, dinv, acc, kk, yi, k, kk, UNR);                         \
             }                                                                               \
         }                                                                                   \
-    }                                                                                       \
+    }
+
+/* Reference row i (any b, k): the generic loops. */
+#define DEFINE_TRSV_ROW(SUF, REAL)                                                          \
+    static void trsv_row_##SUF(const bsr_matrix *T, int upper, int i, REAL *y, int k)       \
+        TRSV_ROWK_BODY(REAL, T->b, BSR_MAX_BLOCK * KC, )                                    \
     /* Reference rows rows[q0..q1) (rows NULL: q itself; U runs q downwards). */            \
     static void trsv_rows_ref_##SUF(const bsr_matrix *T, int upper, const int *rows, int q0, \
                                     int q1, REAL *y, int k)                                 \
@@ -170,39 +172,7 @@ DEFINE_TRSV_ROW(f, float)
         }                                                                                   \
     }                                                                                       \
     static void trsv_rowk_##SUF##_##B(const bsr_matrix *T, int upper, int i, REAL *y, int k) \
-    {                                                                                       \
-        const REAL *val = (const REAL *)T->val;                                             \
-        double acc[B * KC];                                                                 \
-        int p0 = T->rowptr[i] + upper, p1 = T->rowptr[i + 1];                               \
-        for (int j0 = 0; j0 < k; j0 += KC) {                                                \
-            int kk = k - j0 < KC ? k - j0 : KC;                                             \
-            REAL *yi = y + (size_t)i * B * k + j0;                                          \
-            for (int r = 0; r < B; r++)                                                     \
-                for (int j = 0; j < kk; j++) acc[r * kk + j] = yi[r * k + j];               \
-            for (int p = p0; p < p1; p++) {                                                 \
-                const REAL *blk = val + (size_t)p * (B * B);                                \
-                const REAL *yc = y + (size_t)T->colind[p] * B * k + j0;                     \
-                TRSV_UNROLL for (int r = 0; r < B; r++)                                     \
-                    TRSV_UNROLL for (int c = 0; c < B; c++) {                               \
-                        double a = blk[r * B + c];                                          \
-                        for (int j = 0; j < kk; j++) acc[r * kk + j] -= a * yc[c * k + j];  \
-                    }                                                                       \
-            }                                                                               \
-            if (!upper) {                                                                   \
-                for (int r = 0; r < B; r++)                                                 \
-                    for (int j = 0; j < kk; j++) yi[r * k + j] = (REAL)acc[r * kk + j];     \
-            } else {                                                                        \
-                const REAL *dinv = val + (size_t)T->rowptr[i] * (B * B);                    \
-                for (int r = 0; r < B; r++)                                                 \
-                    for (int j = 0; j < kk; j++) {                                          \
-                        double s = 0.0;                                                     \
-                        TRSV_UNROLL for (int c = 0; c < B; c++)                             \
-                            s += (double)dinv[r * B + c] * acc[c * kk + j];                 \
-                        yi[r * k + j] = (REAL)s;                                            \
-                    }                                                                       \
-            }                                                                               \
-        }                                                                                   \
-    }                                                                                       \
+        TRSV_ROWK_BODY(REAL, B, B * KC, TRSV_UNROLL)                                        \
     static void trsv_rows_##SUF##_##B(const bsr_matrix *T, int upper, const int *rows, int q0, \
                                       int q1, REAL *y, int k)                               \
     {                                                                                       \
