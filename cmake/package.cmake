@@ -43,7 +43,8 @@ if(BSR_HAVE_CUDA)
   target_compile_definitions(bsrsolve_cuda PRIVATE BSR_HAVE_CUDA=1 BSR_CUDA_TABLES="${BSR_CUDA_TABLES}")
   target_link_libraries(bsrsolve_cuda PRIVATE CUDA::cudart CUDA::cusparse CUDA::cublas)
   set_target_properties(bsrsolve_cuda PROPERTIES LINKER_LANGUAGE CUDA CUDA_RUNTIME_LIBRARY Shared
-    VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/backend.map)
+    VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/backend.map
+    INSTALL_RPATH_USE_LINK_PATH ON)   # installed, it still finds the toolkit's libraries
   # exports bsr_cuda_backend_attach only; every host function it calls must
   # come through the table (no undefined symbol left for the linker to find)
   target_link_options(bsrsolve_cuda PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/backend.map"
