@@ -4,6 +4,7 @@
  * agree bit for bit; this is the reference every GPU kernel is tested against.
  * One vector runs a copy of the row code with b fixed (unrolled), same bits. */
 #include "internal.h"
+#include "blockops.h"
 #include <string.h>
 
 /* One block row: acc[r*k+j] = sum over blocks p of A_p(r,:) . X(col_p*b + :, j),
@@ -173,7 +174,7 @@ static spmm1_fn_f *const spmm1_f_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(SPMM1_ENTR
 static int spmm1_avx4_d(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
 {
 #if defined(SPMM_AVX4)
-    if (A->b == 4 && __builtin_cpu_supports("avx")) {
+    if (A->b == 4 && bsr_cpu_avx()) {
         spmm1_d_4_avx(A, alpha, x, beta, y, par);
         return 1;
     }

@@ -2,9 +2,12 @@
 /* The CPU SpMM's one-vector kernels (b fixed, src/spmm.c) against its
  * generic loops: Y = alpha A x + beta Y for one vector equals, bit for bit,
  * the first column of the same product on two vectors, for b = 1..10, float
- * and double, beta zero and not, S1 and OpenMP kernels. */
+ * and double, beta zero and not, S1 and OpenMP kernels, and every form of
+ * the CPU kernels this processor has (bsr_blk_mulsub_force: with AVX, b = 4
+ * in double takes its AVX row). */
 #include "harness.h"
 #include "internal.h"
+#include "blockops.h"
 #include <string.h>
 
 /* Entry (row e, column j) of a k-column multivec of precision p, as double. */
@@ -14,12 +17,14 @@ static double at(const bsr_multivec *X, int64_t e, int j, int k)
     return X->prec == BSR_DOUBLE ? ((const double *)d)[e * k + j] : ((const float *)d)[e * k + j];
 }
 
-/* One vector = first of two, bit for bit. */
-static void test_one_vs_two(void)
+/* One vector = first of two, bit for bit, in the kernels' form `form`. */
+static int one_vs_two(int form)
 {
     const double betas[2] = {0.0, -0.75};
     const bsr_spmm_kernel kern[2] = {BSR_SPMM_S1, BSR_SPMM_AUTO};
     int compared = 0;
+    CU_ASSERT_NOT_EQUAL(bsr_blk_mulsub_force(form), -1);
+    CU_ASSERT_EQUAL(bsr_cpu_avx(), form == 2);
     for (int b = 1; b <= BSR_MAX_BLOCK; b++)
         for (int prec = 0; prec < 2; prec++) {
             bsr_precision p = prec ? BSR_FLOAT : BSR_DOUBLE;
@@ -58,7 +63,15 @@ static void test_one_vs_two(void)
                 }
             bsr_matrix_destroy(A);
         }
-    CU_ASSERT_EQUAL(compared, BSR_MAX_BLOCK * 2 * 4);
+    bsr_blk_mulsub_force(-1);
+    return compared;
+}
+
+static void test_one_vs_two(void)
+{
+    const int best = bsr_blk_mulsub_force(-1);
+    printf("\n  forms 0..%d (2: AVX) ", best);
+    for (int form = 0; form <= best; form++) CU_ASSERT_EQUAL(one_vs_two(form), BSR_MAX_BLOCK * 2 * 4);
 }
 
 int main(int argc, char **argv)

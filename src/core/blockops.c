@@ -226,6 +226,8 @@ static int blk_form_pick(void)
     return f;
 }
 
+int bsr_cpu_avx(void) { return blk_form_pick() == 2; }
+
 int bsr_blk_mulsub_force(int form)
 {
     int best;

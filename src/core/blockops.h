@@ -33,6 +33,10 @@ void bsr_blk_mulsub_n(int b, int n, double *c, const int *cs, const double *a, c
  * automatic choice then).  Every form gives the same bits; for tests and
  * benchmarks (not thread-safe against running updates). */
 int bsr_blk_mulsub_force(int form);
+/* Nonzero when the AVX form is the one in use (the processor has AVX and no
+ * test forced another): the one switch of the CPU kernels' AVX paths (the
+ * block updates, the b = 4 SpMV). */
+int bsr_cpu_avx(void);
 /* bsr_blk_fnorm's slow path: ||a||_F when the plain sum of squares s
  * over- or underflowed (or is 0, or not a number). */
 double bsr_blk_fnorm_scaled(int b, const double *a, double s);
