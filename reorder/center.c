@@ -17,10 +17,8 @@
  * needs about three. */
 #define CENTER_ROUNDS 16
 
-/* Vertices of a level a thread searches: a level of fewer than two grains is
- * searched serially, a wider one by one thread a grain (the whole team took
- * every level of 4096 vertices or more: 64 vertices a thread of 64, less
- * work than opening the region, level after level, costs). */
+/* A level of fewer than two grains of vertices is searched serially, a
+ * wider one by the whole team (bsr_team). */
 #define CENTER_GRAIN 2048
 
 /* Distances from r over r's component into d (-1: not reached; only the
