@@ -9,12 +9,11 @@
 #include <omp.h>
 #include <string.h>
 
-/* A level is searched in parallel, by the whole team (bsr_team), when it is
- * this wide or wider and gives each thread RCM_THREAD_MIN vertices at least;
- * narrower ones serially.  A parallel level forks the team and waits at
- * three barriers, a cost that grows with the team (a few microseconds at 64
- * threads, each barrier's arrivals one atomic on one cache line): 32
- * vertices' search a thread pays for it. */
+/* A level is searched in parallel, by the whole team, when it is this wide
+ * or wider and gives each thread RCM_THREAD_MIN vertices at least
+ * (bsr_team_each); narrower ones serially.  A parallel level forks the team
+ * and waits at four barriers, a cost that grows with the team: 32 vertices'
+ * search a thread pays for it. */
 #define RCM_PAR_WIDTH 1024
 #define RCM_THREAD_MIN 32
 
@@ -66,8 +65,8 @@ static int children(const rcm_bfs *S, const int *q, int pos, int t, int cm, int 
 static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
 {
     const bsr_graph *G = S->G;
-    const int w = b - a, team = bsr_team(w, RCM_PAR_WIDTH / 2);
-    if (w < RCM_PAR_WIDTH || team < 2 || w < (int64_t)RCM_THREAD_MIN * team) {   /* the serial queue itself */
+    const int w = b - a, team = bsr_team_each(w, RCM_PAR_WIDTH / 2, RCM_THREAD_MIN);
+    if (w < RCM_PAR_WIDTH || team < 2) {   /* the serial queue itself */
         int at = b;
         for (int pos = a; pos < b; pos++) {
             int v = q[pos], c = at;

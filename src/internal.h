@@ -200,8 +200,15 @@ void bsr_threads_default(void);
  * has no work for go straight to its barrier.  For num_threads
  * clauses: which thread computes what never changes the results. */
 int bsr_team(int64_t work, int64_t grain);
-/* Tests: with on != 0, every grain counts as 1 (the parallel paths run on
- * problems of a few rows, to be compared with the serial ones). */
+/* bsr_team for a region opened many times over (a level of a breadth-first
+ * search, level after level): the whole team only where each of its threads
+ * also gets `each` units at least, else 1.  The region's fork and barriers
+ * grow with the team (each barrier's arrivals are atomics on one cache
+ * line), and `each` units pay for them. */
+int bsr_team_each(int64_t work, int64_t grain, int64_t each);
+/* Tests: with on != 0, every grain counts as 1 and bsr_team_each asks no
+ * share (the parallel paths run on problems of a few rows, to be compared
+ * with the serial ones). */
 void bsr_team_force(int on);
 /* The setup's loops over block rows run on the calling thread below two of
  * these grains, on the whole team from 8192 rows on (bsr_team(n,

@@ -216,8 +216,20 @@ static void test_team(void)
     CU_ASSERT_EQUAL(bsr_team(3844, BSR_ROW_GRAIN), 1);
     CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN - 1, BSR_ROW_GRAIN), 1);
     CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN, BSR_ROW_GRAIN), 64);
+    /* a region opened level after level: the team only where each thread
+     * also gets `each` units */
+    CU_ASSERT_EQUAL(bsr_team_each(2047, 1024, 1), 1);
+    CU_ASSERT_EQUAL(bsr_team_each(2048, 1024, 32), 64);
+    CU_ASSERT_EQUAL(bsr_team_each(2047, 512, 32), 1);
+    CU_ASSERT_EQUAL(bsr_team_each(64 * 32, 512, 32), 64);
+    CU_ASSERT_EQUAL(bsr_team_each((int64_t)1 << 40, 1, 1 << 20), 64);
+    bsr_team_force(1);   /* tests: every grain and share count as 1 */
+    CU_ASSERT_EQUAL(bsr_team_each(2, 1024, 32), 64);
+    bsr_team_force(0);
     omp_set_num_threads(3);
     CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 3);
+    CU_ASSERT_EQUAL(bsr_team_each(1024, 512, 512), 1);
+    CU_ASSERT_EQUAL(bsr_team_each(1536, 512, 512), 3);
     omp_set_num_threads(nt0);
 }
 

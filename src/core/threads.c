@@ -178,3 +178,10 @@ int bsr_team(int64_t work, int64_t grain)
     if (grain < 1 || atomic_load_explicit(&team_forced, memory_order_relaxed)) grain = 1;
     return work / grain < 2 ? 1 : max;
 }
+
+int bsr_team_each(int64_t work, int64_t grain, int64_t each)
+{
+    const int t = bsr_team(work, grain);
+    if (atomic_load_explicit(&team_forced, memory_order_relaxed)) each = 0;
+    return t > 1 && work >= each * t ? t : 1;
+}
