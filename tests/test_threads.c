@@ -233,6 +233,38 @@ static void test_team(void)
     omp_set_num_threads(nt0);
 }
 
+/* ---- the parallel copy -------------------------------------------------------- */
+/* bsr_memcpy_par copies every byte on a team of 64 (8 threads copying: the
+ * region still asks for the whole team), inside a region too (a team of
+ * one there), and sizes that are no whole number of its pieces. */
+static void test_memcpy_par(void)
+{
+    const int nt0 = omp_get_max_threads();
+    omp_set_num_threads(64);
+    const size_t sizes[] = {5, ((size_t)1 << 21) - 3, ((size_t)13 << 20) + 7};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        const size_t len = sizes[k];
+        unsigned char *a = malloc(len), *b = malloc(len);
+        for (size_t i = 0; i < len; i++) a[i] = (unsigned char)(i * 2654435761u >> 13);
+        for (int nested = 0; nested < 2; nested++) {
+            memset(b, 0, len);
+            teams_since(NULL);
+            if (nested) {
+                #pragma omp parallel num_threads(2)
+                if (omp_get_thread_num() == 0) bsr_memcpy_par(b, a, len);
+            } else {
+                bsr_memcpy_par(b, a, len);
+            }
+            CU_ASSERT_EQUAL(memcmp(a, b, len), 0);
+            if (!nested) CU_ASSERT_EQUAL(atomic_load(&between), 0);
+            teams_since(NULL);
+        }
+        free(a);
+        free(b);
+    }
+    omp_set_num_threads(nt0);
+}
+
 /* ---- a small solve opens no team ---------------------------------------------- */
 static void test_small_solve(void)
 {
@@ -491,6 +523,7 @@ int main(int argc, char **argv)
         {"threads per rank of a node", test_rank_rule},
         {"the default team: affinity and cgroup quota", test_default_rule},
         {"a loop's team from its work", test_team},
+        {"the parallel copy: every byte, the whole team", test_memcpy_par},
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
         {"a medium setup: one thread or the whole team, no thread created", test_medium_setup},
