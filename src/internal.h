@@ -216,9 +216,9 @@ void bsr_team_force(int on);
  * row, a permuted row): 8192 of them are 0.4 ms of work at least, more than
  * the few microseconds opening a team costs on an idle machine.  On a
  * loaded one a team costs a time slice whenever one of its threads is
- * descheduled: poisson2d:64's (3844 rows) map
- * of A took 30-90 ms on 2 threads of a loaded 2-core machine against 0.2 ms
- * on one with a grain of 1024. */
+ * descheduled: poisson2d:64's (3844 rows) map of A took 30-90 ms on 2
+ * threads of a loaded 2-core machine against 0.2 ms on one with a grain of
+ * 1024. */
 #define BSR_ROW_GRAIN 4096
 int64_t bsr_scan_par(int *a, int n);
 /* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks

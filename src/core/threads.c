@@ -18,7 +18,7 @@
  *   again at the next larger team (libgomp team.c: "those that aren't part
  *   of the team will exit"), so regions of 52, 2 and 64 threads in turn
  *   cost a pthread_create and an exit for each thread of the difference,
- *   every time; 64 threads made that 4x what 16 did (issue 39 item 4).
+ *   every time; 64 threads made that 4x what 16 did.
  * The rules are pure functions, tested without cgroups or MPI. */
 #include "internal.h"
 #include <stdatomic.h>
