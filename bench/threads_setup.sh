@@ -25,10 +25,7 @@ REPS=${2:-3}
 BACKENDS=${BACKENDS:-cpu}
 NCPU=$(nproc)
 THREADS=${THREADS:-$(printf '%s\n' 1 2 16 "$NCPU" | awk '!seen[$1]++' | tr '\n' ' ')}
-# Default problems: the device's ILU2 configuration (cap=auto, RCM) and
-# ILU(0) in centre order at sizes where 64 threads matter, the threshold
-# rows in natural order, and a small problem that must not fan out.
-PROBLEMS=${PROBLEMS:-'stencil3d:60:4|precond=ilu2,cap=auto,reorder=rcm;rotconv3d:40,4|precond=ilu2,cap=auto,reorder=rcm;stencil3d:60:4|precond=ilu0,reorder=center;stencil3d:100:4|precond=ilu0,reorder=center;stencil3d:100:4|precond=ilu2,tau1=0.1,reorder=natural;poisson2d:64|precond=ilu0'}
+PROBLEMS=${PROBLEMS:-'stencil3d:100:4|precond=ilu2,tau1=0.1,reorder=natural;stencil3d:100:4|precond=ilu0,reorder=center;stencil3d:100:4|precond=ilu2;rotconv3d:40,4|precond=ilu2;poisson2d:64|precond=ilu0'}
 
 [ -x "$CLI" ] || { echo "threads_setup.sh: $CLI is not an executable bsrsolve" >&2; exit 2; }
 TMP=${TMPDIR:-/tmp}/threads_setup.$$

@@ -17,13 +17,11 @@
  * needs about three. */
 #define CENTER_ROUNDS 16
 
-/* A level of fewer than two grains of vertices is searched serially, a
- * wider one by the whole team when that gives each thread CENTER_THREAD_MIN
- * vertices at least (bsr_team_each: the region is opened level after level;
- * at 64 vertices a thread the search of a level costs about what opening
- * the region does). */
+/* Vertices of a level a thread searches: a level of fewer than two grains is
+ * searched serially, a wider one by one thread a grain (the whole team took
+ * every level of 4096 vertices or more: 64 vertices a thread of 64, less
+ * work than opening the region, level after level, costs). */
 #define CENTER_GRAIN 2048
-#define CENTER_THREAD_MIN 64
 
 /* Distances from r over r's component into d (-1: not reached; only the
  * component's entries are touched); q receives the component level by level
@@ -36,7 +34,7 @@ static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *fa
     q[0] = r;
     d[r] = 0;
     while (lo < t) {
-        const int hi = t, team = bsr_team_each(hi - lo, CENTER_GRAIN, CENTER_THREAD_MIN);
+        const int hi = t, team = bsr_team(hi - lo, CENTER_GRAIN);
         if (team < 2) {
             for (int i = lo; i < hi; i++) {
                 const int v = q[i];

@@ -134,8 +134,7 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
         if (M[i]->nbrows > nmax) nmax = M[i]->nbrows;
     }
     if (!s) {
-        /* the whole team or none (bsr_team), a walk a thread: the others pass */
-        #pragma omp parallel for schedule(static, 1) num_threads(bsr_team(nmax, BSR_ROW_GRAIN))
+        #pragma omp parallel for schedule(static, 1) num_threads(bsr_team(nmax, BSR_ROW_GRAIN) > 1 ? count : 1)
         for (int i = 0; i < count; i++)
             out[i]->nlevels = level_walk(M[i], upper[i], 0, M[i]->nbrows, out[i]->level_of);
     }

@@ -9,13 +9,9 @@
 #include <omp.h>
 #include <string.h>
 
-/* A level is searched in parallel, by the whole team, when it is this wide
- * or wider and gives each thread RCM_THREAD_MIN vertices at least
- * (bsr_team_each); narrower ones serially.  A parallel level forks the team
- * and waits at four barriers, a cost that grows with the team: 32 vertices'
- * search a thread pays for it. */
+/* A level this wide or wider is searched in parallel (a thread per half this
+ * width); narrower ones serially. */
 #define RCM_PAR_WIDTH 1024
-#define RCM_THREAD_MIN 32
 
 #define DEG(v) (G->xadj[(v) + 1] - G->xadj[v])
 
@@ -65,7 +61,7 @@ static int children(const rcm_bfs *S, const int *q, int pos, int t, int cm, int 
 static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
 {
     const bsr_graph *G = S->G;
-    const int w = b - a, team = bsr_team_each(w, RCM_PAR_WIDTH / 2, RCM_THREAD_MIN);
+    const int w = b - a, team = bsr_team(w, RCM_PAR_WIDTH / 2);   /* a thread per half width */
     if (w < RCM_PAR_WIDTH || team < 2) {   /* the serial queue itself */
         int at = b;
         for (int pos = a; pos < b; pos++) {
@@ -85,31 +81,25 @@ static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
         }
         return at;
     }
-    /* one region a level, its three passes separated by barriers (a region
-     * a pass forked the team three times) */
-    int at = b;
-    #pragma omp parallel num_threads(team)
-    {
-        #pragma omp for schedule(static)
-        for (int pos = a; pos < b; pos++) {
-            int v = q[pos];
-            for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-                int u = G->adj[p], l = __atomic_load_n(&S->lev[u], __ATOMIC_RELAXED);
-                if (l == -1) {
-                    int none = -1;
-                    __atomic_compare_exchange_n(&S->lev[u], &none, t + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-                    l = t + 1;
-                }
-                if (l == t + 1) min_into(S->par, u, pos);
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) {
+        int v = q[pos];
+        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+            int u = G->adj[p], l = __atomic_load_n(&S->lev[u], __ATOMIC_RELAXED);
+            if (l == -1) {
+                int none = -1;
+                __atomic_compare_exchange_n(&S->lev[u], &none, t + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+                l = t + 1;
             }
+            if (l == t + 1) min_into(S->par, u, pos);
         }
-        #pragma omp for schedule(static)
-        for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
-        #pragma omp single
-        for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
-        #pragma omp for schedule(static) nowait
-        for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
     }
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
+    int at = b;
+    for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
     return at;
 }
 

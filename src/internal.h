@@ -190,35 +190,22 @@ int bsr_cpus_available(void);
  * default team to the cgroup CPU quota (bsr_threads_default_rule).  Called by
  * bsr_context_create, bsr_solver_create and bsr_generate. */
 void bsr_threads_default(void);
-/* Threads for a loop of `work` units: 1 below two `grain`s (the loop runs on
- * the calling thread: opening a team would cost more than it gives), else
- * omp_get_max_threads(), the whole team.  Never a team in between: GNU
- * OpenMP ends the pool threads that a smaller team leaves out and creates
- * them again at the next larger one (threads.c), a cost that grows with the
- * team where a region's fork and join barely do.  A region that has work
- * for fewer threads opens the whole team all the same, and the threads it
- * has no work for go straight to its barrier.  For num_threads
- * clauses: which thread computes what never changes the results. */
+/* Threads for a loop of `work` units, one per `grain` units:
+ * min(omp_get_max_threads(), work / grain), at least 1 (a loop of less than
+ * two grains runs on the calling thread).  For num_threads clauses: which
+ * thread computes what never changes the results. */
 int bsr_team(int64_t work, int64_t grain);
-/* bsr_team for a region opened many times over (a level of a breadth-first
- * search, level after level): the whole team only where each of its threads
- * also gets `each` units at least, else 1.  The region's fork and barriers
- * grow with the team (each barrier's arrivals are atomics on one cache
- * line), and `each` units pay for them. */
-int bsr_team_each(int64_t work, int64_t grain, int64_t each);
-/* Tests: with on != 0, every grain counts as 1 and bsr_team_each asks no
- * share (the parallel paths run on problems of a few rows, to be compared
- * with the serial ones). */
+/* Tests: with on != 0, every grain counts as 1 (the parallel paths run on
+ * problems of a few rows, to be compared with the serial ones). */
 void bsr_team_force(int on);
-/* The setup's loops over block rows run on the calling thread below two of
- * these grains, on the whole team from 8192 rows on (bsr_team(n,
- * BSR_ROW_GRAIN)).  Their rows cost 50-200 ns each (a map row, a pattern
- * row, a permuted row): 8192 of them are 0.4 ms of work at least, more than
- * the few microseconds opening a team costs on an idle machine.  On a
- * loaded one a team costs a time slice whenever one of its threads is
- * descheduled: poisson2d:64's (3844 rows) map of A took 30-90 ms on 2
- * threads of a loaded 2-core machine against 0.2 ms on one with a grain of
- * 1024. */
+/* Block rows a thread of the setup's loops over rows (their team:
+ * bsr_team(n, BSR_ROW_GRAIN): 2 threads from 8192 rows on).  Their rows cost
+ * 50-200 ns each (a map row, a pattern row, a permuted row): a thread gets
+ * 0.2 ms of work at least, more than the few microseconds opening a team
+ * costs on an idle machine.  On a loaded one a team costs a time slice
+ * whenever one of its threads is descheduled: poisson2d:64's (3844 rows) map
+ * of A took 30-90 ms on 2 threads of a loaded 2-core machine against 0.2 ms
+ * on one with a grain of 1024. */
 #define BSR_ROW_GRAIN 4096
 int64_t bsr_scan_par(int *a, int n);
 /* Row order and kernel of the CPU triangular solves (trsv.c): AUTO picks

@@ -5,10 +5,7 @@
  * 900 MB: 22 ms with 16 threads, 30-34 ms with 6 on a quiet host).  At most
  * XFER_THREADS threads: on the lent 16-core VM a copy over all cores waited
  * for whichever thread the host had descheduled (32 MB vectors 5.5 -> 17-34
- * ms in some cold runs; bench/RESULTS.md).  BSR_XFER_THREADS overrides.
- * The region is the whole team all the same (bsr_team), the threads past
- * those taking no piece: a team of 8 between teams of 64 made GNU OpenMP end
- * 56 threads and create them again at every chunk of a staged transfer. */
+ * ms in some cold runs; bench/RESULTS.md).  BSR_XFER_THREADS overrides. */
 #include "internal.h"
 #include <omp.h>
 #include <string.h>
@@ -32,17 +29,10 @@ void bsr_memcpy_par(void *dst, const void *src, size_t bytes)
     const size_t piece = (size_t)1 << 20;   /* below this, threads cost more than they give */
     if (bytes < 2 * piece) { memcpy(dst, src, bytes); return; }
     const long n = (long)((bytes + piece - 1) / piece);
-    const int ct = copy_threads(), active = n < ct ? (int)n : ct;   /* a piece a thread at least */
-    if (active < 2) { memcpy(dst, src, bytes); return; }
-    #pragma omp parallel num_threads(bsr_team(n, 1))
-    {
-        /* the pieces in contiguous ranges over the first `active` threads (or
-         * all the team has: nested, it has one) */
-        const int t = omp_get_thread_num(), nt = omp_get_num_threads(), a = active < nt ? active : nt;
-        const long lo = t < a ? n * t / a : n, hi = t < a ? n * (t + 1) / a : n;
-        for (long i = lo; i < hi; i++) {
-            size_t off = (size_t)i * piece, len = bytes - off < piece ? bytes - off : piece;
-            memcpy((char *)dst + off, (const char *)src + off, len);
-        }
+    const int ct = copy_threads(), team = n < ct ? (int)n : ct;   /* a piece a thread at least */
+    #pragma omp parallel for schedule(static) num_threads(team)
+    for (long i = 0; i < n; i++) {
+        size_t off = (size_t)i * piece, len = bytes - off < piece ? bytes - off : piece;
+        memcpy((char *)dst + off, (const char *)src + off, len);
     }
 }

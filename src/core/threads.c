@@ -13,12 +13,7 @@
  *   64 cores); src/mpi/dist.c applies bsr_threads_per_rank at
  *   bsr_dist_create.
  * - A loop's team from its work (bsr_team): small loops run on the calling
- *   thread, the others on the whole team.  Never a team in between: GNU
- *   OpenMP ends the pool threads a smaller team leaves out and creates them
- *   again at the next larger team (libgomp team.c: "those that aren't part
- *   of the team will exit"), so regions of 52, 2 and 64 threads in turn
- *   cost a pthread_create and an exit for each thread of the difference,
- *   every time; 64 threads made that 4x what 16 did.
+ *   thread, larger ones on one thread per grain of work.
  * The rules are pure functions, tested without cgroups or MPI. */
 #include "internal.h"
 #include <stdatomic.h>
@@ -176,12 +171,6 @@ int bsr_team(int64_t work, int64_t grain)
     max = omp_get_max_threads();
 #endif
     if (grain < 1 || atomic_load_explicit(&team_forced, memory_order_relaxed)) grain = 1;
-    return work / grain < 2 ? 1 : max;
-}
-
-int bsr_team_each(int64_t work, int64_t grain, int64_t each)
-{
-    const int t = bsr_team(work, grain);
-    if (atomic_load_explicit(&team_forced, memory_order_relaxed)) each = 0;
-    return t > 1 && work >= each * t ? t : 1;
+    const int64_t t = work / grain;
+    return t < 1 ? 1 : t < max ? (int)t : max;
 }

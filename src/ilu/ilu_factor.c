@@ -323,8 +323,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     }
     for (int k = 0; k < n; k++) atomic_init(&flag[k], 0);
-    int active;   /* the threads the runs are worth; the others of the team pass (bsr_team) */
-    nr = ilu_cut_runs(F->ap, F->ac, 0, n, nt, run, &active);   /* cut on A's pattern: a frozen one's fill hides its levels */
+    nr = ilu_cut_runs(F->ap, F->ac, 0, n, nt, run, &nt);   /* cut on A's pattern: a frozen one's fill hides its levels */
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)
@@ -332,8 +331,7 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
         ilu_work *w = &R->work[omp_get_thread_num()];
         w->flags = inside ? (const void *)flag : NULL;
         const double t0 = bsr_now();
-        for (int t; omp_get_thread_num() < active &&
-                    (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
+        for (int t; (t = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed)) < nr;) {
             for (int k = run[t], ok; k < run[t + 1]; k++) {
                 ok = 1;
                 for (int q = dp[k]; q < dp[k + 1] && ok && !inside; q++) ok = ilu_wait_row((const void *)flag, dc[q], w);
