@@ -81,25 +81,31 @@ static int next_level(rcm_bfs *S, int *q, int a, int b, int t, int cm)
         }
         return at;
     }
-    #pragma omp parallel for schedule(static) num_threads(team)
-    for (int pos = a; pos < b; pos++) {
-        int v = q[pos];
-        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-            int u = G->adj[p], l = __atomic_load_n(&S->lev[u], __ATOMIC_RELAXED);
-            if (l == -1) {
-                int none = -1;
-                __atomic_compare_exchange_n(&S->lev[u], &none, t + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-                l = t + 1;
-            }
-            if (l == t + 1) min_into(S->par, u, pos);
-        }
-    }
-    #pragma omp parallel for schedule(static) num_threads(team)
-    for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
+    /* one region a level, its three passes separated by barriers (a region
+     * a pass forked the team three times a level) */
     int at = b;
-    for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
-    #pragma omp parallel for schedule(static) num_threads(team)
-    for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
+    #pragma omp parallel num_threads(team)
+    {
+        #pragma omp for schedule(static)
+        for (int pos = a; pos < b; pos++) {
+            int v = q[pos];
+            for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
+                int u = G->adj[p], l = __atomic_load_n(&S->lev[u], __ATOMIC_RELAXED);
+                if (l == -1) {
+                    int none = -1;
+                    __atomic_compare_exchange_n(&S->lev[u], &none, t + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+                    l = t + 1;
+                }
+                if (l == t + 1) min_into(S->par, u, pos);
+            }
+        }
+        #pragma omp for schedule(static)
+        for (int pos = a; pos < b; pos++) S->cnt[pos - a] = children(S, q, pos, t, cm, NULL);
+        #pragma omp single
+        for (int i = 0; i < w; i++) { int c = S->cnt[i]; S->cnt[i] = at; at += c; }
+        #pragma omp for schedule(static) nowait
+        for (int pos = a; pos < b; pos++) children(S, q, pos, t, cm, q + S->cnt[pos - a]);
+    }
     return at;
 }
 
