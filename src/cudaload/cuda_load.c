@@ -66,16 +66,16 @@ static void load(void)
     if (env && *env) {
         if (!try_open(env, &h)) return;
     } else {
+        /* beside libbsrsolve.so when it is there (then its own failure is the
+         * reason, e.g. a CUDA runtime missing), else by the loader's search */
         Dl_info self;
-        char path[4096];
-        int found = 0;
-        if (dladdr((void *)load, &self) && self.dli_fname) {
-            const char *slash = strrchr(self.dli_fname, '/');
-            int len = slash ? (int)(slash - self.dli_fname) : 0;
-            snprintf(path, sizeof path, "%.*s%s" BSR_CUDA_BACKEND_FILE, len, self.dli_fname, slash ? "/" : "");
-            if (slash && access(path, F_OK) == 0) found = try_open(path, &h);
+        char path[4096] = "";
+        if (dladdr((void *)load, &self) && self.dli_fname && strrchr(self.dli_fname, '/')) {
+            const int len = (int)(strrchr(self.dli_fname, '/') - self.dli_fname);
+            snprintf(path, sizeof path, "%.*s/" BSR_CUDA_BACKEND_FILE, len, self.dli_fname);
+            if (access(path, F_OK) != 0) path[0] = 0;
         }
-        if (!found && !h && !try_open(BSR_CUDA_BACKEND_FILE, &h)) return;
+        if (!try_open(path[0] ? path : BSR_CUDA_BACKEND_FILE, &h)) return;
     }
     bsr_cuda_attach_fn *attach = (bsr_cuda_attach_fn *)dlsym(h, BSR_CUDA_ATTACH_NAME);
     if (!attach) {
