@@ -486,7 +486,8 @@ static bsr_status assemble(bsr_ilu *F)
     for (int upper = 0; upper < 2; upper++) {
         bsr_matrix **M = upper ? &F->U : &F->L;
         bsr_levels **lv = upper ? &F->lvU : &F->lvL;
-        if (!*M || !same_pattern(*M, F, upper)) {
+        /* ILU(0)'s rows point into L and U's own arrays: the same pattern */
+        if (!*M || (F->mode != 0 && !same_pattern(*M, F, upper))) {
             if (!rebuilt) F->st.pattern_id++;
             rebuilt = 1;
             bsr_matrix_destroy(*M); *M = NULL;
