@@ -69,7 +69,7 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
     const float *Af = A->val;
     for (int p = p0; p < p1; p++) {
         const size_t src = (size_t)F->asrc[p] * bb;
-        double *a = F->aval + (size_t)p * bb, s = 0.0;
+        double *a = F->aval + (size_t)p * bb, s = 0.0, m = 0.0;
         const double f = !plain && F->dr ? F->dr[r] * F->dc[A->colind[F->asrc[p]]] : 1.0;
         int bad = 0;
         for (int e = 0; e < bb; e++) {
@@ -78,8 +78,9 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
             if (!plain && F->dr) v *= f;
             a[e] = v;
             s += v * v;
-            if (fabs(v) > rowmax) rowmax = fabs(v);
+            if (fabs(v) > m) m = fabs(v);   /* the block's largest, then the row's: a short chain */
         }
+        if (m > rowmax) rowmax = m;
         if (bad) { *col = A->colind[F->asrc[p]]; return 1; }
         if (SAFE_SUM(s)) { if (s > fast) fast = s; }
         else slow = 1;
@@ -112,10 +113,10 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
     for (int p = p0; p < p1; p++) {
         double *a = F->aval + (size_t)p * bb, s = 0.0;
         if (p == diag && !singular) bsr_blk_identity(b, a);   /* Ds_k A_kk = I by construction */
-        else {
-            double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
-            memcpy(blk, a, sizeof(double) * bb);
-            bsr_blk_mul_inl(b, a, ds, blk, 0, 0);
+        else {   /* into c, then back: a copy of a first stalled the loads of the product */
+            double c[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+            bsr_blk_mul_inl(b, c, ds, a, 0, 0);
+            memcpy(a, c, sizeof(double) * bb);
         }
         for (int e = 0; e < bb; e++) s += a[e] * a[e];
         if (SAFE_SUM(s)) { if (s > fast) fast = s; }
