@@ -2,12 +2,11 @@
 /* ILU(0)'s row kernel: block row k of the fixed pattern (A's blocks plus the
  * diagonal, no classes, no fill) from the finished rows it reads, stored at
  * its places in L and U (or the double pool of float factors).  The row (IKJ)
- * form of ilu_factor.c on a pattern known up front: the row laid out once as
- * its factor row (lower blocks, pivot, upper blocks) in the workspace, its
- * lower blocks eliminated in ascending column order, each multiplier
- * l_ki = x_ki d_i^{-1} updating the blocks of row k that row i's U reaches,
- * then the pivot regularized and inverted as ilu_row.c does for the
- * threshold kinds, with the same checks and messages.
+ * form of ilu_factor.c on a pattern known up front: A's row copied to its
+ * places in L and U, its lower blocks eliminated there in ascending column
+ * order, each multiplier l_ki = x_ki d_i^{-1} updating the blocks of row k
+ * that row i's U reaches, then the pivot regularized and inverted as
+ * ilu_row.c does for the threshold kinds, with the same checks and messages.
  *
  * One text, row0, instantiated with b a constant for b = 1..5 (the loops
  * unroll, the products inline for b <= 2; at b = 1 the generic row kernel's
@@ -26,10 +25,19 @@
 #define ROW0_INLINE static inline
 #endif
 
-/* Row k (see the file comment); on failure w->msg names it.  Workspace:
- * w->sval holds the row (slot t < nl: the lower block of column lcol[t],
- * then its multiplier; nl: the pivot; nl + q: the upper block ucol[q]),
- * w->pos maps its columns to slots and is left all -1 again. */
+/* Copy n blocks of b x b (b a constant where the caller's is: the copy of a
+ * row's few blocks inline, not a call). */
+ROW0_INLINE void copy_blocks(double *restrict d, const double *restrict s, int n, const int b)
+{
+    for (int t = 0; t < n; t++) memcpy(d + (size_t)t * b * b, s + (size_t)t * b * b, sizeof(double) * b * b);
+}
+
+/* Row k (see the file comment), in place: its lower blocks in L's row
+ * (lcol, lval; each becomes its multiplier), the pivot in U's first block
+ * (then the inverse pivot), its upper blocks in U's next ones; w->pos maps
+ * its columns to their index in L's row (columns < k) or U's (k and above)
+ * and is left all -1 again.  On failure w->msg names the row (the row's
+ * blocks are left half done, as every row after it is). */
 ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
 {
     const int bb = b * b;
@@ -44,23 +52,24 @@ ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
                  rk->nl, rk->nu);
         return BSR_ERR_INTERNAL;
     }
-    if (!ilu_work_reserve(w, b, len + 1)) {
+    if (b > 2 && w->cap < len && !ilu_work_reserve(w, b, len)) {   /* the update lists */
         snprintf(w->msg, sizeof w->msg, "ILU: out of memory in block row %d", k);
         return BSR_ERR_NOMEM;
     }
-    double *x = w->sval;
+    double *lv = rk->lval, *uv = rk->uval;
     const double *av = F->aval + (size_t)p0 * bb;
-    memcpy(x, av, sizeof(double) * (size_t)(nl + hasd) * bb);
-    if (!hasd) memset(x + (size_t)nl * bb, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
-    memcpy(x + (size_t)(nl + 1) * bb, av + (size_t)(nl + hasd) * bb, sizeof(double) * (size_t)nu * bb);
+    copy_blocks(lv, av, nl, b);
+    if (hasd) copy_blocks(uv, av + (size_t)nl * bb, 1, b);
+    else memset(uv, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
+    copy_blocks(uv + bb, av + (size_t)(nl + hasd) * bb, nu, b);
     int *pos = w->pos;
-    for (int s = 0; s < len; s++) pos[ac[s]] = s < nl || hasd ? s : s + 1;
-    pos[k] = nl;
+    for (int s = 0; s < nl; s++) pos[ac[s]] = s;
+    for (int q = 0; q < rk->nu; q++) pos[rk->ucol[q]] = q;   /* ucol[0] = k */
     bsr_status st = BSR_OK;
     for (int t = 0; t < nl; t++) {
         const int i = ac[t];
         const ilu_row_t *ri = &F->rows[i];
-        double *l = x + (size_t)t * bb, m[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+        double *l = lv + (size_t)t * bb, m[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
         bsr_blk_mul_inl(b, m, l, ri->uval, 0, 0);   /* l_ki = x_ki d_i^{-1} */
         if (!bsr_blk_fnorm_finite(b, m)) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block L(%d,%d) in block row %d (row %d of A)", k, i, k,
@@ -68,33 +77,35 @@ ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
             st = BSR_ERR_SINGULAR;
             goto done;
         }
-        memcpy(l, m, sizeof(double) * bb);
+        copy_blocks(l, m, 1, b);
         if (b <= 2) {   /* x_kj -= l_ki u_ij inline */
             for (int q = 1; q < ri->nu; q++) {
-                const int s = pos[ri->ucol[q]];
-                if (s >= 0) bsr_blk_mul_inl(b, x + (size_t)s * bb, l, ri->uval + (size_t)q * bb, 1, 1);
+                const int j = ri->ucol[q], s = pos[j];
+                if (s >= 0) bsr_blk_mul_inl(b, (j < k ? lv : uv) + (size_t)s * bb, l, ri->uval + (size_t)q * bb, 1, 1);
             }
-        } else {   /* larger blocks: the vector forms of the update */
-            int n = 0;
+        } else {   /* larger blocks: the vector forms of the update, on L's and U's blocks */
+            int nlo = 0, nup = 0;
             for (int q = 1; q < ri->nu; q++) {
-                const int s = pos[ri->ucol[q]];
-                if (s >= 0) { w->tslot[n] = s; w->tq[n++] = q; }
+                const int j = ri->ucol[q], s = pos[j];
+                if (s < 0) continue;
+                if (j < k) { w->tslot[nlo] = s; w->tq[nlo++] = q; }
+                else { w->lsel[nup] = s; w->usel[nup++] = q; }
             }
-            bsr_blk_mulsub_n(b, n, x, w->tslot, l, ri->uval, w->tq);
+            bsr_blk_mulsub_n(b, nlo, lv, w->tslot, l, ri->uval, w->tq);
+            bsr_blk_mulsub_n(b, nup, uv, w->lsel, l, ri->uval, w->usel);
         }
     }
     /* pivot: d_k regularized by the stated rule, then inverted */
-    const double *d = x + (size_t)nl * bb;
     double lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK], dinv[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
     int ipiv[BSR_MAX_BLOCK];
-    if (!bsr_blk_finite(b, d)) {
+    if (!bsr_blk_finite(b, uv)) {
         snprintf(w->msg, sizeof w->msg, "ILU: non-finite pivot block in block row %d (row %d of A)", k,
                  ilu_src_row(F, k));
         st = BSR_ERR_SINGULAR;
         goto done;
     }
     const double tiny = F->pivot_rel * F->rowref[k];
-    memcpy(lu, d, sizeof(double) * bb);
+    copy_blocks(lu, uv, 1, b);
     const int nreg = bsr_blklu_factor(b, lu, ipiv, tiny, 0);   /* bsr_blk_lu's text */
     if (nreg) {
         if (F->opt.strict_pivots) {
@@ -114,23 +125,19 @@ ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
     }
     /* the pivot the factors really hold (the regularized one) */
     if (nreg) bsr_blk_inv(b, dinv, F->piv + (size_t)k * bb, 0.0);
-    else memcpy(F->piv + (size_t)k * bb, d, sizeof(double) * bb);
-    const double *z = x + (size_t)(nl + 1) * bb;
-    for (int q = 0; q < nu; q++)
-        if (!bsr_blk_finite(b, z + (size_t)q * bb)) {
+    else copy_blocks(F->piv + (size_t)k * bb, uv, 1, b);
+    for (int q = 1; q <= nu; q++)
+        if (!bsr_blk_finite(b, uv + (size_t)q * bb)) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block U(%d,%d) in block row %d (row %d of A)", k,
-                     rk->ucol[q + 1], k, ilu_src_row(F, k));
+                     rk->ucol[q], k, ilu_src_row(F, k));
             st = BSR_ERR_SINGULAR;
             goto done;
         }
-    /* store: L, U (the inverse pivot first) */
-    if (nl) memcpy(rk->lval, x, sizeof(double) * (size_t)nl * bb);   /* (L's arrays may be NULL when empty) */
-    memcpy(rk->uval, dinv, sizeof(double) * bb);
-    memcpy(rk->uval + bb, z, sizeof(double) * (size_t)nu * bb);
+    copy_blocks(uv, dinv, 1, b);   /* U's diagonal: the inverse pivot */
     rk->dn2 = rk->lo2 = 0.0;
 done:
-    for (int s = 0; s < len; s++) pos[ac[s]] = -1;
-    pos[k] = -1;
+    for (int s = 0; s < nl; s++) pos[ac[s]] = -1;
+    for (int q = 0; q < rk->nu; q++) pos[rk->ucol[q]] = -1;
     return st;
 }
 
