@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "ilu_impl.h"
 #include "blockops.h"
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -476,11 +477,12 @@ static void test_b1_equals_scalar(void)
  * arrays, from F's scaled matrix (natural order): each candidate's
  * product and norm formed, classified by the norm alone.  The kernel
  * classifies most blocks by norm bounds instead; they must give the same
- * classes, hence the same bits.  Fills L, U (U's diagonal: the inverted
+ * classes, hence the same bits.  ILU(0) (F->mode 0): A's blocks all first
+ * order, no fill (ilu_row0.c).  Fills L, U (U's diagonal: the inverted
  * pivot) with presence flags Lp, Up. */
 static void block_ref(const bsr_ilu *F, double *L, char *Lp, double *U, char *Up)
 {
-    const int n = F->n, b = F->b, bb = b * b;
+    const int n = F->n, b = F->b, bb = b * b, ilu0 = F->mode == 0;
     double *W = calloc((size_t)n * n * bb, sizeof(double)), *w = calloc((size_t)n * bb, sizeof(double));
     char *Wp = calloc((size_t)n * n, 1), *pr = malloc(n), *ina = malloc(n);
     double l[100], t[100], lu[100];
@@ -491,7 +493,7 @@ static void block_ref(const bsr_ilu *F, double *L, char *Lp, double *U, char *Up
         for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
             memcpy(w + (size_t)F->ac[p] * bb, F->aval + (size_t)p * bb, sizeof(double) * bb);
             pr[F->ac[p]] = 1;
-            ina[F->ac[p]] = (char)F->opt.keep_pattern;
+            ina[F->ac[p]] = (char)(F->opt.keep_pattern || ilu0);
         }
         if (!pr[k]) { memset(w + (size_t)k * bb, 0, sizeof(double) * bb); pr[k] = 1; }
         for (int i = 0; i < k; i++) {
@@ -504,6 +506,7 @@ static void block_ref(const bsr_ilu *F, double *L, char *Lp, double *U, char *Up
             for (int j = i + 1; j < n; j++) {
                 int u = Up[i * n + j];
                 if (!u && !(first && Wp[i * n + j])) continue;
+                if (!pr[j] && ilu0) continue;   /* no fill */
                 if (!pr[j]) { memset(w + (size_t)j * bb, 0, sizeof(double) * bb); pr[j] = 1; }
                 bsr_blk_mulsub(b, w + (size_t)j * bb, l, (u ? U : W) + ((size_t)i * n + j) * bb);
             }
@@ -598,6 +601,231 @@ static void test_blocks_equal_reference(void)
                                     b, kind, keep, taus[t], bad);
                     bsr_ilu_destroy(F);
                 }
+        free(L); free(U); free(Lp); free(Up);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* ---- ILU(0) and the scaling: b fixed at compile time = b a variable --------- */
+
+/* Block matrix for the scaling's paths: mk_rough's blocks, and rows whose
+ * diagonal block is singular or (harsh) missing or zero (the scalar
+ * fallback), and (harsh) rows whose blocks are huge or tiny (norms past
+ * bsr_blk_fnorm's plain sum), in A's precision prec (float: milder
+ * extremes).  Not harsh: the matching finds a transversal. */
+static bsr_matrix *mk_scaling(int nb, int b, bsr_precision prec, int harsh)
+{
+    const double big = prec == BSR_DOUBLE ? 1e155 : 1e15, small = prec == BSR_DOUBLE ? 1e-160 : 1e-15;
+    int *rp = malloc(sizeof(int) * (nb + 1)), *ci = malloc(sizeof(int) * nb * nb), nz = 0;
+    double *v = malloc(sizeof(double) * (size_t)nb * nb * b * b);
+    rp[0] = 0;
+    for (int i = 0; i < nb; i++) {
+        for (int j = 0; j < nb; j++) {
+            if (!(abs(i - j) <= 2 || (i * 7 + j * 3) % 11 == 0) || (harsh && i == j && i % 9 == 2)) continue;
+            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 3.0 * urand());
+            for (int e = 0; e < b * b; e++) blk[e] = sc * urand();
+            if (i == j) {
+                for (int r = 0; r < b; r++) blk[r * b + r] += 2.0 * sc;
+                if (harsh && i % 9 == 4) for (int e = 0; e < b * b; e++) blk[e] = 0.0;
+                if (i % 9 == 5 && b > 1) for (int c = 0; c < b; c++) blk[b + c] = 2.0 * blk[c];
+            }
+            if (harsh && i % 9 == 7) for (int e = 0; e < b * b; e++) blk[e] *= big;
+            if (harsh && i % 9 == 8) for (int e = 0; e < b * b; e++) blk[e] *= i == j ? 1.0 : small;
+            if (harsh && i % 9 == 1 && j != i) for (int e = 0; e < b * b; e++) blk[e] *= small;
+            ci[nz++] = j;
+        }
+        rp[i + 1] = nz;
+    }
+    bsr_matrix *A = NULL;
+    if (prec == BSR_DOUBLE) BSR_ASSERT_OK(bsr_matrix_create(&A, nb, nb, b, rp, ci, v, prec, 0));
+    else {
+        float *f = malloc(sizeof(float) * ((size_t)nz * b * b + 1));
+        for (size_t e = 0; e < (size_t)nz * b * b; e++) f[e] = (float)v[e];
+        BSR_ASSERT_OK(bsr_matrix_create(&A, nb, nb, b, rp, ci, f, prec, 0));
+        free(f);
+    }
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* The scaling of ilu_scale.c in its plain form: every block's norm by
+ * bsr_blk_fnorm (the kernel takes one square root per row), the products by
+ * bsr_blk_mul; F->aval, dl, rowref's values into aval, dl, rowref (F's map
+ * and matching).  0 when a row fails. */
+static int ref_scale(const bsr_ilu *F, const bsr_matrix *A, double *aval, double *dl, double *rowref)
+{
+    const int b = F->b, bb = b * b;
+    for (int k = 0; k < F->n; k++) {
+        int r = ilu_src_row(F, k), diag = -1, piv[10], singular = 1;
+        double *ds = dl + (size_t)k * bb, smax = 0.0, rowmax = 0.0, rmax = 0.0, lu[100], blk[100];
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            size_t src = (size_t)F->asrc[p] * bb;
+            for (int e = 0; e < bb; e++) {
+                double v = A->prec == BSR_DOUBLE ? ((const double *)A->val)[src + e] : ((const float *)A->val)[src + e];
+                if (F->dr) v *= F->dr[r] * F->dc[A->colind[F->asrc[p]]];
+                aval[(size_t)p * bb + e] = v;
+            }
+            double nr = bsr_blk_fnorm(b, aval + (size_t)p * bb);
+            if (nr > smax) smax = nr;
+            rowmax = fmax(rowmax, bsr_blk_maxabs(b, aval + (size_t)p * bb));
+            if (F->ac[p] == k) diag = p;
+        }
+        if (smax == 0.0 || rowmax < DBL_MIN) return 0;
+        if (diag >= 0) {
+            double amax = bsr_blk_maxabs(b, aval + (size_t)diag * bb);
+            memcpy(lu, aval + (size_t)diag * bb, sizeof(double) * bb);
+            bsr_blk_lu(b, lu, piv, 0.0);
+            singular = amax == 0.0;
+            for (int i = 0; i < b; i++) if (fabs(lu[i * b + i]) <= 1e-14 * amax) singular = 1;
+            if (!singular) bsr_blk_lu_inv(b, lu, piv, ds);
+            if (!singular && !bsr_blk_finite(b, ds)) singular = 1;
+        }
+        if (singular) {
+            bsr_blk_identity(b, ds);
+            for (int e = 0; e < bb; e++) ds[e] *= sqrt((double)b) / smax;
+        }
+        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
+            double *a = aval + (size_t)p * bb;
+            memcpy(blk, a, sizeof(double) * bb);
+            if (p == diag && !singular) bsr_blk_identity(b, a);
+            else bsr_blk_mul(b, a, ds, blk);
+            double nr = bsr_blk_fnorm(b, a);
+            if (nr > rmax) rmax = nr;
+        }
+        if (!isfinite(rmax)) return 0;
+        rowref[k] = rmax / sqrt((double)b);
+        if (F->dr) for (int e = 0; e < bb; e++) ds[e] *= F->dr[r];
+    }
+    return 1;
+}
+
+/* Nonzero when the n doubles at a and c differ in a bit. */
+static int bits_differ(const void *a, const void *c, size_t n) { return n && memcmp(a, c, sizeof(double) * n); }
+
+/* Test: the scaling and ILU(0)'s rows with b fixed at compile time (b <=
+ * 5) give the bits of the instances with b a variable, and the scaling
+ * those of its plain form, for b = 1..10, A in double and in float, with and
+ * without a matching; the refactor of new values too.  Also the errors. */
+static void test_kernels_fixed_b(void)
+{
+    const int nb = 45;
+    for (int b = 1; b <= 10; b++)
+        for (int c = 0; c < 4; c++) {
+            const bsr_precision prec = c & 1 ? BSR_FLOAT : BSR_DOUBLE;
+            bsr_matrix *A = mk_scaling(nb, b, prec, !(c & 2));
+            const size_t bb = (size_t)b * b, ne = (size_t)A->nnzb * bb;
+            bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+            o.match = c & 2 ? BSR_MATCH_MPT : BSR_MATCH_NONE;
+            o.order.kind = c & 2 ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
+            bsr_ilu *F[2] = {NULL, NULL};
+            for (int step = 0; step < 2; step++) {
+                for (int g = 0; g < 2; g++) {   /* g = 1: b a variable */
+                    bsr_ilu_test_generic_kernels(g);
+                    if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F[g]));
+                    else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
+                }
+                bsr_ilu_test_generic_kernels(0);
+                const bsr_ilu *X = F[0], *Y = F[1];
+                const size_t n = (size_t)X->n, es = bsr_precision_size(X->prec);
+                CU_ASSERT(X->st.scaling_fallbacks > 0 || (c & 2));   /* harsh: fallbacks */
+                int bad = bits_differ(X->aval, Y->aval, ne) + bits_differ(X->dl, Y->dl, n * bb) +
+                          bits_differ(X->rowref, Y->rowref, n) + bits_differ(X->piv, Y->piv, n * bb) +
+                          (memcmp(X->scale_left, Y->scale_left, es * n * bb) != 0) +
+                          (memcmp(X->L->val, Y->L->val, es * bb * X->L->nnzb) != 0) +
+                          (memcmp(X->U->val, Y->U->val, es * bb * X->U->nnzb) != 0) +
+                          (X->st.scaling_fallbacks != Y->st.scaling_fallbacks) +
+                          (X->st.pivots_regularized != Y->st.pivots_regularized);
+                double *aval = malloc(sizeof(double) * ne), *dl = malloc(sizeof(double) * n * bb),
+                       *rowref = malloc(sizeof(double) * n);
+                int ref = ref_scale(X, A, aval, dl, rowref);
+                CU_ASSERT(ref);
+                if (ref)
+                    bad += 10 * (bits_differ(X->aval, aval, ne) + bits_differ(X->dl, dl, n * bb) +
+                                 bits_differ(X->rowref, rowref, n));
+                CU_ASSERT_EQUAL(bad, 0);
+                if (bad) printf("\n  b %d case %d step %d: %d arrays differ\n", b, c, step, bad);
+                free(aval); free(dl); free(rowref);
+                for (size_t e = 0; e < ne; e++) {   /* new values for the refactor */
+                    if (prec == BSR_DOUBLE) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();
+                    else ((float *)A->val)[e] *= (float)(1.0 + 0.1 * urand());
+                }
+            }
+            bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
+            bsr_matrix_destroy(A);
+        }
+    /* failures: the same status and message from either instance */
+    for (int b = 1; b <= 6; b++)
+        for (int bad = 0; bad < 6; bad++) {
+            char msg[2][256];
+            bsr_status st[2];
+            for (int g = 0; g < 2; g++) {
+                rs = 99 + b;
+                bsr_matrix *A = mk_banded(24, b, 2, 4.0);
+                double *v = A->val;
+                const int bb = b * b;
+                for (int i = 0; i < 24; i++)
+                    for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                        int j = A->colind[p];
+                        double f = 1.0;
+                        if (bad == 0 && i == 17 && j == 16) f = NAN;
+                        if (bad == 1 && i == 17) f = 0.0;
+                        if (bad == 2 && i == 17) f = 1e-310;
+                        if (bad == 3 && i == 17) f = j == i ? 1e-300 : 1e10;
+                        if ((bad == 4 || bad == 5) && i == 17 && j < 17) f = 1e305;   /* L(17,16) overflows */
+                        if (bad == 4 && (i == 15 || i == 16) && j > i) f = 1e10;
+                        if (bad == 5 && i == 16 && j == 18) f = 1e10;                 /* U(17,18) overflows */
+                        for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
+                    }
+                bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+                bsr_ilu *F = NULL;
+                bsr_ilu_test_generic_kernels(g);
+                st[g] = bsr_ilu_setup(A, &o, &F);
+                bsr_ilu_test_generic_kernels(0);
+                snprintf(msg[g], sizeof msg[g], "%s", st[g] ? bsr_last_error() : "");
+                bsr_ilu_destroy(F);
+                bsr_matrix_destroy(A);
+            }
+            CU_ASSERT(st[0] != BSR_OK);
+            CU_ASSERT_EQUAL(st[0], st[1]);
+            CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
+            if (strcmp(msg[0], msg[1]) || !st[0]) printf("\n  b %d failure %d: '%s' / '%s'\n", b, bad, msg[0], msg[1]);
+        }
+}
+
+/* Test: ILU(0) for b = 1..10 equals the dense block reference bit for bit
+ * (rows with regularized pivots included). */
+static void test_ilu0_equals_reference(void)
+{
+    const int nb = 40;
+    for (int b = 1; b <= 10; b++) {
+        bsr_matrix *A = mk_rough(nb, b);
+        const int bb = b * b;
+        double *L = calloc((size_t)nb * nb * bb, sizeof(double)), *U = calloc((size_t)nb * nb * bb, sizeof(double));
+        char *Lp = malloc((size_t)nb * nb), *Up = malloc((size_t)nb * nb);
+        bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+        o.pivot_rel = 0.3;   /* some pivots regularized */
+        bsr_ilu *F = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        block_ref(F, L, Lp, U, Up);
+        bsr_ilu_factors f;
+        bsr_ilu_get_factors(F, &f);
+        int bad = 0, nref = 0;
+        for (int e = 0; e < nb * nb; e++) nref += Lp[e] + Up[e];
+        for (int i = 0; i < nb; i++) {
+            for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++)
+                bad += !Lp[i * nb + f.L->colind[p]] ||
+                       memcmp((double *)f.L->val + (size_t)p * bb, L + ((size_t)i * nb + f.L->colind[p]) * bb,
+                              sizeof(double) * bb);
+            for (int p = f.U->rowptr[i]; p < f.U->rowptr[i + 1]; p++)
+                bad += !Up[i * nb + f.U->colind[p]] ||
+                       memcmp((double *)f.U->val + (size_t)p * bb, U + ((size_t)i * nb + f.U->colind[p]) * bb,
+                              sizeof(double) * bb);
+        }
+        bad += f.L->nnzb + f.U->nnzb != nref;
+        CU_ASSERT(F->st.pivots_regularized > 0);
+        CU_ASSERT_EQUAL(bad, 0);
+        if (bad) printf("\n  b %d: %d ILU(0) blocks differ from the reference\n", b, bad);
+        bsr_ilu_destroy(F);
         free(L); free(U); free(Lp); free(Up);
         bsr_matrix_destroy(A);
     }
@@ -1763,6 +1991,8 @@ int main(int argc, char **argv)
         {"factor layout", test_factor_layout},
         {"b=1 equals scalar reference", test_b1_equals_scalar},
         {"b=2..5 ILUT/ILU2 equal a dense block reference", test_blocks_equal_reference},
+        {"b=1..10 ILU(0) equals a dense block reference", test_ilu0_equals_reference},
+        {"scaling and ILU(0) rows: b fixed = b variable = plain scaling, bit for bit", test_kernels_fixed_b},
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},

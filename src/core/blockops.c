@@ -47,37 +47,18 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 }
 
 /* c = a*m and c -= a*m with b fixed at compile time (b = 1..10, the CFD
- * range) so that the loops unroll; every variant accumulates c_ij over k in
- * ascending order, so all of them give the same bits as the generic loop. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define BLK_UNROLL _Pragma("GCC unroll 10")
-#else
-#define BLK_UNROLL
-#endif
+ * range) so that the loops unroll: bsr_blk_mul_inl's text, hence the bits of
+ * the generic loop. */
+#define BLK_UNROLL BSR_BLK_UNROLL
 #define DEFINE_BLK(B)                                                                   \
     static void mul_##B(double *restrict c, const double *restrict a,                   \
-                        const double *restrict m)                                       \
-    {                                                                                   \
-        for (int i = 0; i < B; i++) {                                                   \
-            double r[B];                                                                \
-            for (int j = 0; j < B; j++) r[j] = 0.0;                                     \
-            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
-                BLK_UNROLL for (int j = 0; j < B; j++) r[j] += a[i * B + k] * m[k * B + j]; \
-            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
-        }                                                                               \
-    }                                                                                   \
+                        const double *restrict m) { bsr_blk_mul_inl(B, c, a, m, 0, 0); } \
     /* c -= a * m (load) or c = 0 - a * m (!load: mulsub_B's bits on a zeroed   \
      * c, 0 - x is not -x for x = +0); inlined with load constant */               \
     static inline void msub_##B(double *restrict c, const double *restrict a,          \
                                 const double *restrict m, int load)                     \
     {                                                                                   \
-        for (int i = 0; i < B; i++) {                                                   \
-            double r[B];                                                                \
-            for (int j = 0; j < B; j++) r[j] = load ? c[i * B + j] : 0.0;               \
-            BLK_UNROLL for (int k = 0; k < B; k++)                                      \
-                BLK_UNROLL for (int j = 0; j < B; j++) r[j] -= a[i * B + k] * m[k * B + j]; \
-            for (int j = 0; j < B; j++) c[i * B + j] = r[j];                            \
-        }                                                                               \
+        bsr_blk_mul_inl(B, c, a, m, 1, load);                                           \
     }                                                                                   \
     static void mulsub_##B(double *restrict c, const double *restrict a,                \
                            const double *restrict m) { msub_##B(c, a, m, 1); }          \
@@ -332,26 +313,4 @@ double bsr_blk_norm2_bound_sq(int b, const double *a)
     }
     double f = bsr_blk_sumsq(b, a), p = n1 * ninf;
     return p < f ? p : f;
-}
-
-/* Largest |entry| of a b x b block. */
-double bsr_blk_maxabs(int b, const double *a)
-{
-    double m = 0.0;
-    for (int i = 0; i < b * b; i++) if (fabs(a[i]) > m) m = fabs(a[i]);
-    return m;
-}
-
-/* 1 when every entry of a b x b block is finite. */
-int bsr_blk_finite(int b, const double *a)
-{
-    for (int i = 0; i < b * b; i++) if (!isfinite(a[i])) return 0;
-    return 1;
-}
-
-/* a = I (b x b). */
-void bsr_blk_identity(int b, double *a)
-{
-    for (int i = 0; i < b * b; i++) a[i] = 0.0;
-    for (int i = 0; i < b; i++) a[i * b + i] = 1.0;
 }

@@ -5,7 +5,15 @@
 #ifndef BSR_BLOCKOPS_H
 #define BSR_BLOCKOPS_H
 
+#include "bsrsolve.h" /* BSR_MAX_BLOCK */
 #include <math.h>
+
+/* Unroll the next loop fully (GCC; b <= 10). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BSR_BLK_UNROLL _Pragma("GCC unroll 10")
+#else
+#define BSR_BLK_UNROLL
+#endif
 
 /* In-place LU with partial pivoting of the b x b block a: P a = L U, L unit
  * lower, both stored in a; piv[r] = row of the original block that became row r.
@@ -22,6 +30,24 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny);
 void bsr_blk_mul(int b, double *c, const double *a, const double *m);
 /* c -= a * m. */
 void bsr_blk_mulsub(int b, double *c, const double *a, const double *m);
+/* The text of both, inline for callers whose b is a constant (blockops.c
+ * unrolls it per b): c_ij = (((+0 + a_i0 m_0j) + a_i1 m_1j) + ...), or with
+ * sub c_ij = ((c_ij - a_i0 m_0j) - a_i1 m_1j) - ... (c_ij read as +0 when
+ * !load), k ascending: every form of the block products has these bits. */
+static inline void bsr_blk_mul_inl(int b, double *restrict c, const double *restrict a, const double *restrict m,
+                                   int sub, int load)
+{
+    for (int i = 0; i < b; i++) {
+        double r[BSR_MAX_BLOCK];
+        for (int j = 0; j < b; j++) r[j] = sub && load ? c[i * b + j] : 0.0;
+        BSR_BLK_UNROLL for (int k = 0; k < b; k++)
+            BSR_BLK_UNROLL for (int j = 0; j < b; j++) {
+                if (sub) r[j] -= a[i * b + k] * m[k * b + j];
+                else r[j] += a[i * b + k] * m[k * b + j];
+            }
+        for (int j = 0; j < b; j++) c[i * b + j] = r[j];
+    }
+}
 /* c_{cs[t]} -= a * m_{ms[t]} for t < n (c_i, m_i: the i-th b x b blocks of
  * c and m; targets distinct), each with bsr_blk_mulsub's bits; cs[t] < 0:
  * block ~cs[t], unset, becomes 0 - a * m (a zeroed block's bits). */
@@ -66,6 +92,13 @@ static inline double bsr_blk_sumsq(int b, const double *a)
     for (; i < n; i++) s[0] += a[i] * a[i];
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
+/* 1 when ||a||_F is finite: the quick sum of squares settles it unless it
+ * is huge or not a number, where bsr_blk_fnorm's scaled sum decides (the ILU
+ * row kernels' test of a multiplier). */
+static inline int bsr_blk_fnorm_finite(int b, const double *a)
+{
+    return bsr_blk_sumsq(b, a) <= 1e300 || isfinite(bsr_blk_fnorm(b, a));
+}
 /* out[a] = sum_c d[a B + c] x[c], each sum from +0 over the columns
  * ascending in double, stored in out's type: a b x b block (row-major) times
  * one vector's block (the ILU apply's scaled gather, with B a constant where
@@ -86,11 +119,24 @@ static inline double bsr_blk_sumsq(int b, const double *a)
     } while (0)
 /* An upper bound of ||a||_2^2 up to a few ulps: min(||a||_F^2, ||a||_1 ||a||_inf). */
 double bsr_blk_norm2_bound_sq(int b, const double *a);
-/* Largest |a_ij|. */
-double bsr_blk_maxabs(int b, const double *a);
+/* Largest |a_ij| (inline: the ILU scaling calls it for every block of A). */
+static inline double bsr_blk_maxabs(int b, const double *a)
+{
+    double m = 0.0;
+    for (int i = 0; i < b * b; i++) if (fabs(a[i]) > m) m = fabs(a[i]);
+    return m;
+}
 /* Nonzero when every entry of a is finite. */
-int bsr_blk_finite(int b, const double *a);
+static inline int bsr_blk_finite(int b, const double *a)
+{
+    for (int i = 0; i < b * b; i++) if (!isfinite(a[i])) return 0;
+    return 1;
+}
 /* a = I. */
-void bsr_blk_identity(int b, double *a);
+static inline void bsr_blk_identity(int b, double *a)
+{
+    for (int i = 0; i < b * b; i++) a[i] = 0.0;
+    for (int i = 0; i < b; i++) a[i * b + i] = 1.0;
+}
 
 #endif

@@ -13,8 +13,9 @@
  * ||d_k^{-1} z_kj||_F and kept as U (the stored U diagonal is d_k^{-1}) or W.
  * R blocks of row k are needed only while row k is eliminated, so only W
  * outlives its row; both are freed at the end.
- * ILU(0): the same loop with the pattern fixed to A's (+ diagonal) and no
- * dropping; ILUT(tau): tau2 = tau1 (no second-order class).
+ * ILU(0): the same recurrences with the pattern fixed to A's (+ diagonal) and
+ * no dropping (its own row kernel, ilu_row0.c); ILUT(tau): tau2 = tau1 (no
+ * second-order class).
  *
  * Parallelism: with a nested-dissection ordering (p-bordered form, checked in
  * setup) a row reaches only rows of its own tree node's subtree, so the
@@ -485,7 +486,8 @@ static bsr_status assemble(bsr_ilu *F)
     for (int upper = 0; upper < 2; upper++) {
         bsr_matrix **M = upper ? &F->U : &F->L;
         bsr_levels **lv = upper ? &F->lvU : &F->lvL;
-        if (!*M || !same_pattern(*M, F, upper)) {
+        /* ILU(0)'s rows point into L and U's own arrays: the same pattern */
+        if (!*M || (F->mode != 0 && !same_pattern(*M, F, upper))) {
             if (!rebuilt) F->st.pattern_id++;
             rebuilt = 1;
             bsr_matrix_destroy(*M); *M = NULL;

@@ -228,6 +228,9 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
 int ilu_slot_new(ilu_work *w, int b, int j);
 /* Forget the slots of the current row (pos[] back to -1). */
 void ilu_work_clear(ilu_work *w);
+/* Room for ns slots (the per-slot arrays grown together); 0 when memory
+ * runs out. */
+int ilu_work_reserve(ilu_work *w, int b, int ns);
 /* Make F hold at least nt workspaces and zero their counters (ilu_work.c). */
 bsr_status ilu_get_work(bsr_ilu *F, int nt);
 
@@ -258,8 +261,10 @@ int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run,
 int ilu_wait_row(const void *flags, int i, ilu_work *w);
 
 /* Factor block row k into F->rows[k] from the finished rows it references
- * (ilu_row.c); on failure w->msg names the row. */
+ * (ilu_row.c; ILU(0)'s rows: ilu_row0); on failure w->msg names the row. */
 bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k);
+/* ILU(0)'s row k into its places in L and U (ilu_row0.c). */
+bsr_status ilu_row0(bsr_ilu *F, ilu_work *w, int k);
 
 /* Complete LU of A by UMFPACK (the `bench ilu` anchor): fill
  * (nnz(L)+nnz(U)-n)/nnz(A) in scalars and symbolic+numeric seconds. */
@@ -318,9 +323,17 @@ bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c);
  * diagonal block of row k or -1 (when adiag is set).  Returns the lower pool's
  * size in columns. */
 long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
-/* F->aval = Ds P A P^T, F->dl, F->rowref and the scaling from A's values
- * (ilu_setup.c): the host scaling every factorization starts from. */
+/* F->aval = Ds P A P^T (double), F->dl = Ds, scale_left = Ds and rowref
+ * from A's current values; with a matching Ds Q (P Dr A Dc) Q^T and
+ * scale_left = Ds Dr (the row scaling folded into the left one)
+ * (ilu_scale.c): the host scaling every factorization starts from.  Errors:
+ * non-finite A (BSR_ERR_VALUE), zero row, a row of only subnormal values
+ * (BSR_ERR_VALUE), overflow of Ds A (BSR_ERR_SINGULAR). */
 bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
+/* Tests only: on, the scaling's and ILU(0) rows' instances with b a variable
+ * for every b (off: b fixed at compile time where there is one). */
+void bsr_ilu_test_generic_kernels(int on);
+extern int ilu_generic_kernels;
 
 /* The two phases (ilu_setup.c), CSparse's css / csn:
  * ilu_sym_build: the finished symbolic value of A under opt: options checked,

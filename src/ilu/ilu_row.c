@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ILU row kernel: one block row of ILU(0) / ILUT / ILU2 in row (IKJ)
- * form (see ilu_factor.c for the algorithm and the parallel driver). */
+/* The ILU row kernel: one block row of ILUT / ILU2 in row (IKJ) form (see
+ * ilu_factor.c for the algorithm and the parallel driver; ILU(0)'s rows:
+ * ilu_row0.c). */
 #include "ilu_impl.h"
 #include "blockops.h"
 #include <float.h>
@@ -236,14 +237,6 @@ static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const dou
     return nrm >= F->t1 || in_a ? CLS_FIRST : nrm >= F->t2 ? CLS_SECOND : CLS_DROP;
 }
 
-/* 1 when ||a||_F is finite: the quick sum of squares settles it unless it
- * is huge or not a number, where bsr_blk_fnorm's scaled sum decides as the
- * classification always did. */
-static int norm_finite(int b, const double *a)
-{
-    return bsr_blk_sumsq(b, a) <= 1e300 || isfinite(bsr_blk_fnorm(b, a));
-}
-
 /* Bounds of the inverse pivot dinv of a finished row, kept with the row:
  * the computed products l = fl(x dinv) (and fl(dinv x)) satisfy
  * lo2 ||x||_F^2 <= ||l||_F^2 <= hi2 ||x||_F^2.  hi2 from ||dinv||_2 (the
@@ -267,9 +260,9 @@ static void pivot_bounds(int b, const double *d, const double *dinv, double *tmp
     if (lo > 0.0) *lo2 = lo * lo * MARGIN_LO;
 }
 
-/* Factor row k into F->rows[k] (see the file comment).  Three patterns:
- * ILU(0)'s (fixed: A's own, no dropping), the thresholds' (fill created,
- * classified and dropped as it comes), and the frozen one of a refactor
+/* Factor row k of a threshold kind into F->rows[k] (see the file comment;
+ * ILU(0)'s fixed pattern: ilu_row0.c).  Two patterns: the thresholds' (fill
+ * created, classified and dropped as it comes), and the frozen one of a refactor
  * (F->use_fz: the slots of the setup's pattern are laid out first, lower
  * ones 0..nlo-1, the pivot at nlo, the upper ones after it; A's blocks
  * outside the pattern are left out, no fill is created, and each block keeps
@@ -278,9 +271,9 @@ static void pivot_bounds(int b, const double *d, const double *dinv, double *tmp
  * dropped there and so never updated anything. */
 static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 {
-    const int b = F->b, bb = b * b, fixed = F->mode == 0;
+    const int b = F->b, bb = b * b;
     const ilu_pattern *fz = F->use_fz ? F->fz : NULL;
-    const int create = !fixed && !fz;
+    const int create = !fz;
     /* A's own blocks take slots 0..na-1 (they are loaded first), so "in A's
      * pattern" is a slot test; keep_pattern makes them first-order */
     const int na = F->opt.keep_pattern && !fz ? F->ap[k + 1] - F->ap[k] : 0;
@@ -325,8 +318,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         const double *x = w->sval + (size_t)w->pos[i] * bb;
         int cls = CLS_OPEN;   /* a threshold block: by the bounds of l_ki = x_ki d_i^{-1} first */
         int hidden = 0;       /* frozen class 2: updates as an L block, not stored */
-        if (fixed) cls = CLS_FIRST;
-        else if (fz) {
+        if (fz) {
             const int c = fz->lk[fz->lp[k] + w->pos[i]];
             cls = c == 1 ? CLS_SECOND : CLS_FIRST;
             hidden = c == 2;
@@ -342,7 +334,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         bsr_blk_mul(b, w->lbuf + moff, x, uv);          /* l_ki = x_ki d_i^{-1} */
         const double *l = w->lbuf + moff;
         if (open) cls = class_of_block(F, &T, b, l, w->pos[i] < na, F->grow_l ? F->grow_l[i] : 1.0);
-        else if ((fixed || fz) && !norm_finite(b, l)) cls = -3;
+        else if (fz && !bsr_blk_fnorm_finite(b, l)) cls = -3;
         if (cls < CLS_OPEN) {
             snprintf(w->msg, sizeof w->msg, "ILU: non-finite block L(%d,%d) in block row %d "
                      "(row %d of A)", k, i, k, orig_row(F, k));
@@ -399,8 +391,8 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         if (j <= k) continue;
         const double *z = w->sval + (size_t)s * bb;
         int cls;
-        if (fixed || fz) {
-            cls = !bsr_blk_finite(b, z) ? -3 : fixed || !fz->uk[fz->up[k] + s - nlo] ? CLS_FIRST : CLS_SECOND;
+        if (fz) {
+            cls = !bsr_blk_finite(b, z) ? -3 : !fz->uk[fz->up[k] + s - nlo] ? CLS_FIRST : CLS_SECOND;
         } else {
             double zs = bsr_blk_sumsq(b, z) * (gk * gk);
             cls = class_by_bounds(&T, zs * lo2, zs * dn2, s < na);
@@ -424,31 +416,23 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
 
     /* store: L (ascending), U (diagonal = d_k^{-1} first), W */
     ilu_row_t *rk = &F->rows[k];
-    if (fixed) {   /* ILU(0): the symbolic phase laid the row out already */
-        if (rk->nl != nl || rk->nu != nu + 1) {
-            snprintf(w->msg, sizeof w->msg, "ILU(0): row %d has %d+%d blocks, symbolic phase said %d+%d",
-                     k, nl, nu + 1, rk->nl, rk->nu);
-            return BSR_ERR_INTERNAL;
-        }
-    } else {
-        if (rk->own == 1) { free(rk->lcol); free(rk->lval); }
-        int tot = nl + 1 + nu + nw;
-        rk->lval = ilu_arena_alloc(w, sizeof(double) * (size_t)tot * bb);
-        rk->lcol = ilu_arena_alloc(w, sizeof(int) * (size_t)(tot + nr + nx));
-        rk->own = 2;
-        if (!rk->lcol || !rk->lval) {
-            memset(rk, 0, sizeof *rk);
-            goto oom;
-        }
-        rk->nl = nl; rk->nu = nu + 1; rk->nw = nw; rk->nr = nr; rk->nx = nx;
-        rk->ucol = rk->lcol + nl;
-        rk->rcol = rk->lcol + tot;
-        rk->xcol = rk->rcol + nr;
-        rk->uval = rk->lval + (size_t)nl * bb;
-        memcpy(rk->rcol, w->rsel, sizeof(int) * nr);   /* ascending: the heap's order */
-        memcpy(rk->xcol, w->xsel, sizeof(int) * nx);
+    if (rk->own == 1) { free(rk->lcol); free(rk->lval); }
+    int tot = nl + 1 + nu + nw;
+    rk->lval = ilu_arena_alloc(w, sizeof(double) * (size_t)tot * bb);
+    rk->lcol = ilu_arena_alloc(w, sizeof(int) * (size_t)(tot + nr + nx));
+    rk->own = 2;
+    if (!rk->lcol || !rk->lval) {
+        memset(rk, 0, sizeof *rk);
+        goto oom;
     }
-    if (nl) {   /* (ILU(0)'s row pointers may be NULL where L is empty) */
+    rk->nl = nl; rk->nu = nu + 1; rk->nw = nw; rk->nr = nr; rk->nx = nx;
+    rk->ucol = rk->lcol + nl;
+    rk->rcol = rk->lcol + tot;
+    rk->xcol = rk->rcol + nr;
+    rk->uval = rk->lval + (size_t)nl * bb;
+    memcpy(rk->rcol, w->rsel, sizeof(int) * nr);   /* ascending: the heap's order */
+    memcpy(rk->xcol, w->xsel, sizeof(int) * nx);
+    if (nl) {
         memcpy(rk->lcol, w->lsel, sizeof(int) * nl);
         memcpy(rk->lval, w->lbuf, sizeof(double) * (size_t)nl * bb);
     }
@@ -479,6 +463,7 @@ oom:
  * workspace serves the next row, and the next refactor). */
 bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
 {
+    if (F->mode == 0) return ilu_row0(F, w, k);
     bsr_status s = ilu_row_body(F, w, k);
     ilu_work_clear(w);
     return s;

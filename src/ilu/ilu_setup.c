@@ -6,7 +6,7 @@
  * the first call); bsr_ilu_setup = both, refactor = the numeric one again.
  * Also the pattern pass of values computed on a device, and the accessors.
  *
- * Scaling (chosen once for all kinds): block Jacobi from the left,
+ * Scaling (chosen once for all kinds; ilu_scale.c): block Jacobi from the left,
  *     Ahat = Ds P A P^T,   Ds = diag(A_kk^{-1}),
  * so that every scaled diagonal block is the identity and the thresholds
  * compare blocks on the scale of I (||I||_F = sqrt(b): a block is
@@ -192,95 +192,6 @@ static int tree_usable(const bsr_ilu *F)
         if (at != nd[t].sep_first || nd[t].sep_first > nd[t].last) return 0;
     }
     return 1;
-}
-
-/* Fill F->aval = Ds P A P^T (double), F->dl = Ds, scale_left = Ds and rowref
- * from A's current values; with a matching Ds Q (P Dr A Dc) Q^T and
- * scale_left = Ds Dr (the row scaling folded into the left one).  Errors:
- * non-finite A (BSR_ERR_VALUE), zero row, a row of only subnormal values
- * (BSR_ERR_VALUE). */
-bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A)
-{
-    const int n = F->n, b = F->b, bb = b * b;
-    int bad_row = INT_MAX, bad_kind = 0, bad_col = 0, fallbacks = 0;
-    #pragma omp parallel for schedule(dynamic, 64) reduction(+ : fallbacks) num_threads(bsr_team((int64_t)F->nnzbA * bb, ILU_TEAM_GRAIN))
-    for (int k = 0; k < n; k++) {
-        int r = ilu_src_row(F, k);
-        double blk[BSR_MAX_BLOCK * BSR_MAX_BLOCK], lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
-        double *ds = F->dl + (size_t)k * bb;
-        int piv[BSR_MAX_BLOCK], diag = -1, kind = 0, col = 0;
-        double smax = 0.0, rowmax = 0.0;
-        for (int p = F->ap[k]; p < F->ap[k + 1] && !kind; p++) {
-            size_t src = (size_t)F->asrc[p] * bb;
-            for (int e = 0; e < bb; e++) {
-                double v = A->prec == BSR_DOUBLE ? ((const double *)A->val)[src + e]
-                                                 : ((const float *)A->val)[src + e];
-                if (!isfinite(v)) { kind = 1; col = A->colind[F->asrc[p]]; break; }
-                if (F->dr) v *= F->dr[r] * F->dc[A->colind[F->asrc[p]]];
-                F->aval[(size_t)p * bb + e] = v;
-            }
-            double nr = bsr_blk_fnorm(b, F->aval + (size_t)p * bb);
-            if (nr > smax) smax = nr;
-            rowmax = fmax(rowmax, bsr_blk_maxabs(b, F->aval + (size_t)p * bb));
-            if (F->ac[p] == k) diag = p;
-        }
-        if (!kind && smax == 0.0) kind = 2;
-        /* only subnormal values: their inverse overflows (kind 3 would blame
-         * the diagonal block) */
-        if (!kind && rowmax < DBL_MIN) kind = 4;
-        if (kind) {
-            #pragma omp critical(bsr_ilu_scale)
-            if (r < bad_row) { bad_row = r; bad_kind = kind; bad_col = col; }
-            continue;
-        }
-        int singular = 1;
-        if (diag >= 0) {
-            double amax = bsr_blk_maxabs(b, F->aval + (size_t)diag * bb);
-            memcpy(lu, F->aval + (size_t)diag * bb, sizeof(double) * bb);
-            bsr_blk_lu(b, lu, piv, 0.0);
-            singular = amax == 0.0;
-            for (int i = 0; i < b; i++) if (fabs(lu[i * b + i]) <= 1e-14 * amax) singular = 1;
-            if (!singular) bsr_blk_lu_inv(b, lu, piv, ds);
-            if (!singular && !bsr_blk_finite(b, ds)) singular = 1;
-        }
-        if (singular) {
-            bsr_blk_identity(b, ds);
-            for (int e = 0; e < bb; e++) ds[e] *= sqrt((double)b) / smax;
-            fallbacks++;
-        }
-        double rmax = 0.0;
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            double *a = F->aval + (size_t)p * bb;
-            memcpy(blk, a, sizeof(double) * bb);
-            if (p == diag && !singular) bsr_blk_identity(b, a);   /* Ds_k A_kk = I by construction */
-            else bsr_blk_mul(b, a, ds, blk);
-            double nr = bsr_blk_fnorm(b, a);
-            if (nr > rmax) rmax = nr;
-        }
-        if (!isfinite(rmax)) {   /* Ds_k A_kj overflowed: A_kk is nearly singular */
-            #pragma omp critical(bsr_ilu_scale)
-            if (r < bad_row) { bad_row = r; bad_kind = 3; }
-            continue;
-        }
-        F->rowref[k] = rmax / sqrt((double)b);
-        if (F->dr) {   /* scale_left = Ds Dr: ds is not needed any more */
-            for (int e = 0; e < bb; e++) ds[e] *= F->dr[r];
-        }
-        if (F->prec == BSR_DOUBLE) memcpy((double *)F->scale_left + (size_t)k * bb, ds, sizeof(double) * bb);
-        else for (int e = 0; e < bb; e++) ((float *)F->scale_left)[(size_t)k * bb + e] = (float)ds[e];
-    }
-    if (bad_kind == 1)
-        return bsr_error(BSR_ERR_VALUE, "ILU: A has a non-finite value in block (%d,%d)", bad_row, bad_col);
-    if (bad_kind == 2)
-        return bsr_error(BSR_ERR_SINGULAR, "ILU: block row %d of A is zero: A is singular", bad_row);
-    if (bad_kind == 3)
-        return bsr_error(BSR_ERR_SINGULAR, "ILU: scaling block row %d by its inverse diagonal block "
-                         "overflows (diagonal block nearly singular)", bad_row);
-    if (bad_kind == 4)
-        return bsr_error(BSR_ERR_VALUE, "ILU: block row %d of A has only subnormal values (|a| < %.3g): rescale A",
-                         bad_row, DBL_MIN);
-    F->st.scaling_fallbacks = fallbacks;
-    return BSR_OK;
 }
 
 /* A process-unique pattern id (never 0): numeric factors name the pattern

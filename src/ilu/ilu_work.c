@@ -104,6 +104,13 @@ static int work_grow(ilu_work *w, int b)
     return 1;
 }
 
+int ilu_work_reserve(ilu_work *w, int b, int ns)
+{
+    while (w->cap < ns)
+        if (!work_grow(w, b)) return 0;
+    return 1;
+}
+
 /* A new slot for column j, absent from the row, its block left unset (the
  * caller writes it whole); -1 when memory runs out. */
 int ilu_slot_new(ilu_work *w, int b, int j)
