@@ -532,6 +532,31 @@ static void block_ref(const bsr_ilu *F, double *L, char *Lp, double *U, char *Up
     free(W); free(w); free(Wp); free(pr); free(ina);
 }
 
+/* Blocks of F's factors that differ from block_ref's (in value, or present
+ * on one side only), over nb block rows; L, Lp, U, Up: block_ref's arrays. */
+static int ref_mismatch(const bsr_ilu *F, int nb, double *L, char *Lp, double *U, char *Up)
+{
+    block_ref(F, L, Lp, U, Up);
+    bsr_ilu_factors f;
+    bsr_ilu_get_factors(F, &f);
+    const int bb = F->b * F->b;
+    int bad = 0, nref = 0;
+    for (int e = 0; e < nb * nb; e++) nref += Lp[e] + Up[e];
+    for (int i = 0; i < nb; i++)
+        for (int up = 0; up < 2; up++) {
+            const bsr_matrix *M = up ? f.U : f.L;
+            const char *pat = up ? Up : Lp;
+            const double *ref = up ? U : L;
+            for (int p = M->rowptr[i]; p < M->rowptr[i + 1]; p++) {
+                const int j = M->colind[p];
+                bad += !pat[i * nb + j] ||
+                       memcmp((const double *)M->val + (size_t)p * bb, ref + ((size_t)i * nb + j) * bb, sizeof(double) * bb);
+            }
+        }
+    return bad + (f.L->nnzb + f.U->nnzb != nref);
+}
+
+
 /* Block matrix whose blocks span 1e-4..1e4 in size, with near-singular and
  * ill-conditioned diagonal blocks in some rows: every bound of the kernel
  * meets blocks near the thresholds and pivots it cannot bound. */
@@ -578,24 +603,7 @@ static void test_blocks_equal_reference(void)
                     o.keep_pattern = keep;
                     bsr_ilu *F = NULL;
                     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-                    block_ref(F, L, Lp, U, Up);
-                    bsr_ilu_factors f;
-                    bsr_ilu_get_factors(F, &f);
-                    int bad = 0, nref = 0;
-                    for (int e = 0; e < nb * nb; e++) nref += Lp[e] + Up[e];
-                    for (int i = 0; i < nb; i++) {
-                        for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++) {
-                            int j = f.L->colind[p];
-                            bad += !Lp[i * nb + j] || memcmp((double *)f.L->val + (size_t)p * bb,
-                                                             L + ((size_t)i * nb + j) * bb, sizeof(double) * bb);
-                        }
-                        for (int p = f.U->rowptr[i]; p < f.U->rowptr[i + 1]; p++) {
-                            int j = f.U->colind[p];
-                            bad += !Up[i * nb + j] || memcmp((double *)f.U->val + (size_t)p * bb,
-                                                             U + ((size_t)i * nb + j) * bb, sizeof(double) * bb);
-                        }
-                    }
-                    bad += f.L->nnzb + f.U->nnzb != nref;
+                    const int bad = ref_mismatch(F, nb, L, Lp, U, Up);
                     CU_ASSERT_EQUAL(bad, 0);
                     if (bad) printf("\n  b %d kind %d keep %d tau %g: %d blocks differ from the reference\n",
                                     b, kind, keep, taus[t], bad);
@@ -806,22 +814,7 @@ static void test_ilu0_equals_reference(void)
         o.pivot_rel = 0.3;   /* some pivots regularized */
         bsr_ilu *F = NULL;
         BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-        block_ref(F, L, Lp, U, Up);
-        bsr_ilu_factors f;
-        bsr_ilu_get_factors(F, &f);
-        int bad = 0, nref = 0;
-        for (int e = 0; e < nb * nb; e++) nref += Lp[e] + Up[e];
-        for (int i = 0; i < nb; i++) {
-            for (int p = f.L->rowptr[i]; p < f.L->rowptr[i + 1]; p++)
-                bad += !Lp[i * nb + f.L->colind[p]] ||
-                       memcmp((double *)f.L->val + (size_t)p * bb, L + ((size_t)i * nb + f.L->colind[p]) * bb,
-                              sizeof(double) * bb);
-            for (int p = f.U->rowptr[i]; p < f.U->rowptr[i + 1]; p++)
-                bad += !Up[i * nb + f.U->colind[p]] ||
-                       memcmp((double *)f.U->val + (size_t)p * bb, U + ((size_t)i * nb + f.U->colind[p]) * bb,
-                              sizeof(double) * bb);
-        }
-        bad += f.L->nnzb + f.U->nnzb != nref;
+        const int bad = ref_mismatch(F, nb, L, Lp, U, Up);
         CU_ASSERT(F->st.pivots_regularized > 0);
         CU_ASSERT_EQUAL(bad, 0);
         if (bad) printf("\n  b %d: %d ILU(0) blocks differ from the reference\n", b, bad);
