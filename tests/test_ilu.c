@@ -1976,6 +1976,64 @@ static void test_map_errors_threads(void)
     omp_set_num_threads(nt);
 }
 
+/* Row r of A gets another column in place of one of its off-diagonal ones
+ * (columns kept ascending; the values are left as they are). */
+static void move_column(bsr_matrix *A, int r)
+{
+    const int p0 = A->rowptr[r], p1 = A->rowptr[r + 1];
+    for (int c = 0; c < A->nbcols; c++) {
+        int there = 0;
+        for (int p = p0; p < p1; p++) there |= A->colind[p] == c;
+        if (there) continue;
+        int p = p0;
+        while (A->colind[p] == r) p++;   /* an off-diagonal block (rows hold >= 2) */
+        A->colind[p] = c;
+        for (int q = p0 + 1; q < p1; q++)   /* insertion sort */
+            for (int t = q; t > p0 && A->colind[t - 1] > A->colind[t]; t--) {
+                int x = A->colind[t]; A->colind[t] = A->colind[t - 1]; A->colind[t - 1] = x;
+            }
+        return;
+    }
+}
+
+/* A refactor on another pattern (the same block count) is refused, naming
+ * the first block row in factor order that differs, at any thread count. */
+static void test_refactor_pattern_threads(void)
+{
+    const int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel check at this size */
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:12:2", BSR_DOUBLE, &P));
+    bsr_matrix *A = P.A;
+    const int n = A->nbrows;
+    for (int ord = 0; ord < 2; ord++) {
+        bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+        o.order.kind = ord ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
+        bsr_ilu *F = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+        BSR_ASSERT_OK(bsr_ilu_refactor(F, A));   /* the same pattern passes */
+        bsr_matrix *A2 = NULL;
+        BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &A2));
+        const int r1 = n / 5, r2 = n - 9;
+        move_column(A2, r1);
+        move_column(A2, r2);
+        /* the first in factor order */
+        const int k1 = F->ord ? F->ord->iperm[r1] : r1, k2 = F->ord ? F->ord->iperm[r2] : r2;
+        char want[96];
+        snprintf(want, sizeof want, "block row %d differs", k1 < k2 ? r1 : r2);
+        for (int t = 1; t <= 4; t += 3) {
+            omp_set_num_threads(t);
+            CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A2), BSR_ERR_STRUCTURE);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+        }
+        omp_set_num_threads(nt);
+        bsr_matrix_destroy(A2);
+        bsr_ilu_destroy(F);
+    }
+    bsr_problem_free(&P);
+    bsr_team_force(0);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -2005,6 +2063,7 @@ int main(int argc, char **argv)
         {"one-vector apply (gather, scatter fused) = the separate passes bit for bit", test_apply_fused},
         {"symbolic setup and levels: 1 thread = several", test_symbolic_threads},
         {"map errors name the smallest row/column at any thread count", test_map_errors_threads},
+        {"refactor on another pattern: the first differing row at any thread count", test_refactor_pattern_threads},
         {"real matrices", test_real_matrices},
         {NULL, NULL}};
     return bsr_test_main("ilu", tests, argc, argv);

@@ -418,16 +418,22 @@ bsr_status bsr_ilu_refactor(bsr_ilu *F, const bsr_matrix *A)
                   F->b, F->nnzbA);
     BSR_CHECK_ARG(!F->pattern_only && F->ap, "bsr_ilu_refactor: F holds patterns only (its values are "
                   "computed on the device: bsr_gpu_ilu0_factor)");
+    /* the first row (in factor order) whose pattern differs, as a serial
+     * walk would find it, the rows checked in parallel */
+    int first = F->n;
+    #pragma omp parallel for schedule(static) reduction(min : first) num_threads(bsr_team(F->n, BSR_ROW_GRAIN))
     for (int k = 0; k < F->n; k++) {
-        int r = ilu_src_row(F, k);
-        if (A->rowptr[r + 1] - A->rowptr[r] != F->ap[k + 1] - F->ap[k])
-            return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
-        for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
-            int src = F->asrc[p], c = A->colind[src];
-            if ((F->ord ? F->ord->iperm[c] : c) != F->ac[p])
-                return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern", r);
+        const int r = ilu_src_row(F, k);
+        int same = A->rowptr[r + 1] - A->rowptr[r] == F->ap[k + 1] - F->ap[k];
+        for (int p = F->ap[k]; p < F->ap[k + 1] && same; p++) {
+            const int c = A->colind[F->asrc[p]];
+            same = (F->ord ? F->ord->iperm[c] : c) == F->ac[p];
         }
+        if (!same && k < first) first = k;
     }
+    if (first < F->n)
+        return bsr_error(BSR_ERR_STRUCTURE, "bsr_ilu_refactor: block row %d differs from the setup's pattern",
+                         ilu_src_row(F, first));
     double t0 = bsr_now();
     BSR_TRY(numeric(F, A, F->opt.pattern == BSR_PATTERN_FROZEN));
     F->st.setup_s = bsr_now() - t0;
