@@ -51,11 +51,6 @@
         }                                                                                   \
     }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SPMM_UNROLL _Pragma("GCC unroll 10")
-#else
-#define SPMM_UNROLL
-#endif
 /* The one-vector kernels fetch A's values SPMM_PF_BYTES ahead of the row
  * they multiply, into every cache level: *pf is the next byte offset not yet
  * fetched, row_at the row's first value byte, end the values' size.  The
@@ -97,9 +92,9 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
                 const REAL *blk = val + (size_t)p * (B * B);                                \
                 const REAL *xb = x + (size_t)colind[p] * B;                                 \
                 double v[B];                                                                \
-                SPMM_UNROLL for (int c = 0; c < B; c++) v[c] = xb[c];                       \
-                SPMM_UNROLL for (int r = 0; r < B; r++)                                     \
-                    SPMM_UNROLL for (int c = 0; c < B; c++) acc[r] += (double)blk[r * B + c] * v[c]; \
+                BSR_BLK_UNROLL for (int c = 0; c < B; c++) v[c] = xb[c];                       \
+                BSR_BLK_UNROLL for (int r = 0; r < B; r++)                                     \
+                    BSR_BLK_UNROLL for (int c = 0; c < B; c++) acc[r] += (double)blk[r * B + c] * v[c]; \
             }                                                                               \
             REAL *yb = y + (size_t)i * B;                                                   \
             for (int r = 0; r < B; r++) {                                                   \

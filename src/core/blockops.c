@@ -49,7 +49,6 @@ int bsr_blk_inv(int b, const double *a, double *inv, double tiny)
 /* c = a*m and c -= a*m with b fixed at compile time (b = 1..10, the CFD
  * range) so that the loops unroll: bsr_blk_mul_inl's text, hence the bits of
  * the generic loop. */
-#define BLK_UNROLL BSR_BLK_UNROLL
 #define DEFINE_BLK(B)                                                                   \
     static void mul_##B(double *restrict c, const double *restrict a,                   \
                         const double *restrict m) { bsr_blk_mul_inl(B, c, a, m, 0, 0); } \
@@ -118,23 +117,23 @@ static inline void blk_st2(double *p, blk_v2 v) { memcpy(p, &v, sizeof v); }
         enum { P = B / 2, T = B % 2, PP = P > 0 ? P : 1 };                              \
         blk_v2 mr[B][PP];                                                               \
         double mt[B];                                                                   \
-        BLK_UNROLL for (int k = 0; k < B; k++) {                                        \
-            BLK_UNROLL for (int q = 0; q < P; q++) mr[k][q] = blk_ld2(m + k * B + 2 * q); \
+        BSR_BLK_UNROLL for (int k = 0; k < B; k++) {                                        \
+            BSR_BLK_UNROLL for (int q = 0; q < P; q++) mr[k][q] = blk_ld2(m + k * B + 2 * q); \
             mt[k] = T ? m[k * B + B - 1] : 0.0;                                         \
         }                                                                               \
-        BLK_UNROLL for (int i = 0; i < B; i++) {                                        \
+        BSR_BLK_UNROLL for (int i = 0; i < B; i++) {                                        \
             blk_v2 r[PP];                                                               \
             double rt = 0.0;                                                            \
-            BLK_UNROLL for (int q = 0; q < P; q++)                                      \
+            BSR_BLK_UNROLL for (int q = 0; q < P; q++)                                      \
                 r[q] = load ? blk_ld2(c + i * B + 2 * q) : (blk_v2){0.0, 0.0};          \
             if (T) rt = load ? c[i * B + B - 1] : 0.0;                                  \
-            BLK_UNROLL for (int k = 0; k < B; k++) {                                    \
+            BSR_BLK_UNROLL for (int k = 0; k < B; k++) {                                    \
                 const double s = a[i * B + k];                                          \
                 const blk_v2 sv = {s, s};                                               \
-                BLK_UNROLL for (int q = 0; q < P; q++) r[q] -= sv * mr[k][q];           \
+                BSR_BLK_UNROLL for (int q = 0; q < P; q++) r[q] -= sv * mr[k][q];           \
                 if (T) rt -= s * mt[k];                                                 \
             }                                                                           \
-            BLK_UNROLL for (int q = 0; q < P; q++) blk_st2(c + i * B + 2 * q, r[q]);    \
+            BSR_BLK_UNROLL for (int q = 0; q < P; q++) blk_st2(c + i * B + 2 * q, r[q]);    \
             if (T) c[i * B + B - 1] = rt;                                               \
         }                                                                               \
     }                                                                                   \
@@ -150,20 +149,20 @@ typedef double blk_v4 __attribute__((vector_size(32)));
         double *restrict c, const double *restrict a, const double *restrict m, int load) \
     {                                                                                   \
         enum { Q = B / 4, P = (B % 4) / 2, T = B % 2, QQ = Q > 0 ? Q : 1 };             \
-        BLK_UNROLL for (int i = 0; i < B; i++) {                                        \
+        BSR_BLK_UNROLL for (int i = 0; i < B; i++) {                                        \
             blk_v4 r[QQ];                                                               \
             blk_v2 r2 = {0.0, 0.0};                                                     \
             double rt = 0.0;                                                            \
-            BLK_UNROLL for (int q = 0; q < Q; q++) {                                    \
+            BSR_BLK_UNROLL for (int q = 0; q < Q; q++) {                                    \
                 if (load) memcpy(&r[q], c + i * B + 4 * q, sizeof r[q]);                \
                 else r[q] = (blk_v4){0.0, 0.0, 0.0, 0.0};                               \
             }                                                                           \
             if (P && load) memcpy(&r2, c + i * B + 4 * Q, sizeof r2);                   \
             if (T) rt = load ? c[i * B + B - 1] : 0.0;                                  \
-            BLK_UNROLL for (int k = 0; k < B; k++) {                                    \
+            BSR_BLK_UNROLL for (int k = 0; k < B; k++) {                                    \
                 const double s = a[i * B + k];                                          \
                 const blk_v4 sv = {s, s, s, s};                                         \
-                BLK_UNROLL for (int q = 0; q < Q; q++) {                                \
+                BSR_BLK_UNROLL for (int q = 0; q < Q; q++) {                                \
                     blk_v4 mv;                                                          \
                     memcpy(&mv, m + k * B + 4 * q, sizeof mv);                          \
                     r[q] -= sv * mv;                                                    \
@@ -175,7 +174,7 @@ typedef double blk_v4 __attribute__((vector_size(32)));
                 }                                                                       \
                 if (T) rt -= s * m[k * B + B - 1];                                      \
             }                                                                           \
-            BLK_UNROLL for (int q = 0; q < Q; q++) memcpy(c + i * B + 4 * q, &r[q], sizeof r[q]); \
+            BSR_BLK_UNROLL for (int q = 0; q < Q; q++) memcpy(c + i * B + 4 * q, &r[q], sizeof r[q]); \
             if (P) memcpy(c + i * B + 4 * Q, &r2, sizeof r2);                           \
             if (T) c[i * B + B - 1] = rt;                                               \
         }                                                                               \

@@ -45,12 +45,6 @@
 #define TRSV_PAR_MIN_THREADS 4
 #define TRSV_PAR_MEAN_ROWS 16
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define TRSV_UNROLL _Pragma("GCC unroll 10")
-#else
-#define TRSV_UNROLL
-#endif
-
 /* Row i of T for k right-hand sides, KC at a time: acc = y_i, acc -= T_p
  * y_col(p) over the off-diagonal blocks, then y_i = acc (L) or Dinv acc (U)
  * (the file's comment).  BS: the block size (T->b, or a constant where the
@@ -156,23 +150,23 @@ DEFINE_TRSV_ROW(f, float)
             const REAL *blk = val + (size_t)p * (B * B);                                    \
             const REAL *yc = y + (size_t)colind[p] * B;                                     \
             double v[B];                                                                    \
-            TRSV_UNROLL for (int c = 0; c < B; c++) v[c] = yc[c];                           \
-            TRSV_UNROLL for (int r = 0; r < B; r++)                                         \
-                TRSV_UNROLL for (int c = 0; c < B; c++) acc[r] -= (double)blk[r * B + c] * v[c]; \
+            BSR_BLK_UNROLL for (int c = 0; c < B; c++) v[c] = yc[c];                           \
+            BSR_BLK_UNROLL for (int r = 0; r < B; r++)                                         \
+                BSR_BLK_UNROLL for (int c = 0; c < B; c++) acc[r] -= (double)blk[r * B + c] * v[c]; \
         }                                                                                   \
         if (!upper) {                                                                       \
             for (int r = 0; r < B; r++) yi[r] = (REAL)acc[r];                               \
         } else {                                                                            \
             const REAL *dinv = val + (size_t)rowptr[i] * (B * B);                           \
-            TRSV_UNROLL for (int r = 0; r < B; r++) {                                       \
+            BSR_BLK_UNROLL for (int r = 0; r < B; r++) {                                       \
                 double s = 0.0;                                                             \
-                TRSV_UNROLL for (int c = 0; c < B; c++) s += (double)dinv[r * B + c] * acc[c]; \
+                BSR_BLK_UNROLL for (int c = 0; c < B; c++) s += (double)dinv[r * B + c] * acc[c]; \
                 yi[r] = (REAL)s;                                                            \
             }                                                                               \
         }                                                                                   \
     }                                                                                       \
     static void trsv_rowk_##SUF##_##B(const bsr_matrix *T, int upper, int i, REAL *y, int k) \
-        TRSV_ROWK_BODY(REAL, B, B * KC, TRSV_UNROLL)                                        \
+        TRSV_ROWK_BODY(REAL, B, B * KC, BSR_BLK_UNROLL)                                        \
     static void trsv_rows_##SUF##_##B(const bsr_matrix *T, int upper, const int *rows, int q0, \
                                       int q1, REAL *y, int k)                               \
     {                                                                                       \
@@ -283,7 +277,7 @@ DEFINE_TRSV(f, float)
             trsv_row1_d_##B(U->rowptr, U->colind, uval, n, 1, i, t);                           \
             const int r = dst ? dst[i] : i;                                                 \
             const double c = dc ? dc[r] : 1.0;                                              \
-            TRSV_UNROLL for (int e = 0; e < B; e++) y[(size_t)r * B + e] = c * t[(size_t)i * B + e]; \
+            BSR_BLK_UNROLL for (int e = 0; e < B; e++) y[(size_t)r * B + e] = c * t[(size_t)i * B + e]; \
         }                                                                                   \
     }
 BSR_FOR_EACH_B(DEFINE_TRSV_ILU_B)
