@@ -150,13 +150,7 @@ static bsr_status row0_any(bsr_ilu *F, ilu_work *w, int k) { return row0(F, w, k
 
 bsr_status ilu_row0(bsr_ilu *F, ilu_work *w, int k)
 {
-    if (!ilu_generic_kernels) switch (F->b) {
-        case 1: return row0_1(F, w, k);
-        case 2: return row0_2(F, w, k);
-        case 3: return row0_3(F, w, k);
-        case 4: return row0_4(F, w, k);
-        case 5: return row0_5(F, w, k);
-        default: break;
-    }
-    return row0_any(F, w, k);
+    typedef bsr_status (*row0_fn)(bsr_ilu *, ilu_work *, int);
+    static const row0_fn by_b[6] = {NULL, row0_1, row0_2, row0_3, row0_4, row0_5};   /* as ilu_scale's */
+    return !ilu_generic_kernels && F->b <= 5 ? by_b[F->b](F, w, k) : row0_any(F, w, k);
 }
