@@ -8,7 +8,10 @@
  * auto, 2 and a fill bound, natural and RCM order), generated CFD systems in
  * double and float, real matrices; errors name the host's row; a setup
  * without a cap falls back to the host; two device runs give the same
- * pattern.  Skips (77) without a GPU; BSR_TEST_QUICK: fewer cases. */
+ * pattern.  The pattern, L, U and their schedules made on the device from
+ * the rows equal those the host makes of the same rows (BSR_ILU_DSYM_CHECK),
+ * and the factors on it come from the device's arrays.  Skips (77) without
+ * a GPU; BSR_TEST_QUICK: fewer cases. */
 #include "harness.h"
 #include "internal.h"
 #include "ilu_impl.h"
@@ -54,6 +57,7 @@ static void check(const char *what, const bsr_matrix *A, const bsr_ilu_options *
     BSR_ASSERT_OK(setup_dev(A, &o, &G2));
     if (!H || !S || !G || !G2) goto out;
     CU_ASSERT_EQUAL(G->st.tree_parallel, 3);   /* the rows ran on the device */
+    CU_ASSERT(G->dsym != NULL);                /* and it made their pattern */
     int same = same_pattern(S, G) && same_pattern(H, G);
     CU_ASSERT(same);
     CU_ASSERT(same_pattern(G, G2));
@@ -269,5 +273,10 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"errors name the host's row; no cap: host rows", test_errors_and_fallback},
         {NULL, NULL}};
+    /* the pattern made on the device from its rows and on the host from the
+     * same rows, compared array for array by every setup; the device plans
+     * made from it against the host reference */
+    setenv("BSR_ILU_DSYM_CHECK", "1", 1);
+    setenv("BSR_ILU0_PLAN_CHECK", "1", 1);
     return bsr_test_gpu_main("gpu threshold rows", tests, argc, argv, &ctx);
 }

@@ -92,7 +92,8 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
 {
     static int on = -1;   /* read once: tests set it before the first call */
     if (on < 0) { const char *e = getenv("BSR_ILU0_PLAN_CHECK"); on = e && atoi(e) == 1; }
-    if (!on || bsr_ilu_dsym(D->F)) return BSR_OK;   /* device symbolic: BSR_ILU0_SYM_CHECK */
+    const bsr_ilu0_dsym *S = bsr_ilu_dsym(D->F);
+    if (!on || (S && !D->F->fz)) return BSR_OK;   /* no host pattern: BSR_ILU0_SYM_CHECK, BSR_ILU_DSYM_CHECK */
     const bsr_ilu *F = D->F;
     const int n = D->n;
     int *adst = (int *)malloc(((size_t)D->nnzA + 1) * sizeof(int)), *adiag = (int *)malloc(((size_t)n + 1) * sizeof(int));
@@ -324,15 +325,16 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     D->stream = bsr_cuda_stream(ctx);
     D->F = F;
     D->n = F->n; D->b = F->b; D->nnzA = F->nnzbA;
-    D->nL = S ? S->nL : P.nL;
-    D->nU = S ? S->nU : P.nU;
-    D->frozen = !S && P.frozen;
-    D->nLs = S || !P.lmap ? D->nL : F->L->nnzb;
-    D->nUs = S || !P.umap ? D->nU : F->U->nnzb;
+    const int sf = S && S->frozen;   /* a threshold pattern made on the device */
+    D->nL = sf ? S->nlo : S ? S->nL : P.nL;
+    D->nU = sf ? S->nup : S ? S->nU : P.nU;
+    D->frozen = sf || (!S && P.frozen);
+    D->nLs = sf ? S->nL : S || !P.lmap ? D->nL : F->L->nnzb;
+    D->nUs = sf ? S->nU : S || !P.umap ? D->nU : F->U->nnzb;
     const int n = D->n, bb = D->b * D->b;
     const int lvn = S ? n : P.lv->n;
-    D->nlevels = S ? S->nlev[0] : P.lv->nlevels;
-    const int *lp = S ? S->level_ptr[0] : P.lv->level_ptr;
+    D->nlevels = sf ? S->fnlev : S ? S->nlev[0] : P.lv->nlevels;
+    const int *lp = sf ? S->flevel_ptr : S ? S->level_ptr[0] : P.lv->level_ptr;
     bsr_status s = BSR_OK;
     D->level_ptr = (int *)bsr_malloc(((size_t)D->nlevels + 1) * sizeof(int), "ILU(0) levels");
     if (!D->level_ptr) s = BSR_ERR_NOMEM;
@@ -340,7 +342,17 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     if (s == BSR_OK && lvn != n) s = bsr_error(BSR_ERR_SIZE, "bsr_gpu_ilu0_create: L's schedule has %d rows, L %d", lvn, n);
     int *ac = NULL, *Lc = NULL, *Uc = NULL; /* the plan's inputs only */
     unsigned char *lk = NULL, *uk = NULL;
-    if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm;
+    if (sf) {   /* the pattern and the map of A read in place (F, which holds S, outlives D);
+                 * the map's sources and the ordering from the host */
+        ac = S->ac; Lc = S->Fc; Uc = S->Gc; lk = S->fk; uk = S->gk;
+        D->ap = S->ap; D->Lp = S->Fp; D->Up = S->Gp; D->lvrows = S->frows;
+        D->borrowed = 1;
+        cudaStream_t st = bsr_cuda_stream(ctx);
+        if (s == BSR_OK) s = up_ints(ctx, &D->asrc, F->asrc, (size_t)D->nnzA);
+        if (s == BSR_OK && F->ord) s = up_ints(ctx, &D->perm, F->ord->perm, (size_t)n);
+        if (s == BSR_OK && S->lmap) s = bsr_cuda_dup_ints(&D->lmap, S->lmap, (size_t)D->nLs, st);
+        if (s == BSR_OK && S->umap) s = bsr_cuda_dup_ints(&D->umap, S->umap, (size_t)D->nUs, st);
+    } else if (S) {   /* natural order: A's own pattern (asrc NULL = identity), no perm;
                 * the patterns read in place (F, which holds S, outlives D) */
         ac = S->ac; Lc = S->Lc; Uc = S->Uc;
         D->ap = S->ap; D->Lp = S->Lp; D->Up = S->Up; D->lvrows = S->rows[0];
@@ -441,7 +453,7 @@ static int factor_col(const bsr_gpu_ilu0 *D, int upper, int row, unsigned q)
     bsr_ilu_fpat P;
     if (!S) return bsr_ilu_fpattern(D->F, &P) == BSR_OK ? (upper ? P.Uc : P.Lc)[q] : -1;
     int c = -1, st = 0, p0 = 0;
-    const int *cols = upper ? S->Uc : S->Lc;
+    const int *cols = S->frozen ? (upper ? S->Gc : S->Fc) : upper ? S->Uc : S->Lc;
     size_t at = q;
     if (!cols && D->bound) {   /* stored at G's row start plus the offset within the row */
         cols = upper ? D->Ucs : D->Lcs;

@@ -102,73 +102,109 @@ __global__ void sym_level_ptr(int n, const unsigned *__restrict__ key, int *lp)
     if (p == n - 1) lp[key[p] + 1] = n;
 }
 
-static void dsym_free(void *v)
+extern "C" void bsr_dsym_free(void *v)
 {
     bsr_ilu0_dsym *S = (bsr_ilu0_dsym *)v;
     if (!S) return;
     if (bsr_cuda_enter(S->ctx) != BSR_OK) bsr_clear_error();
     bsr_cu_free(S->ap); bsr_cu_free(S->ac); bsr_cu_free(S->Lp); bsr_cu_free(S->Lc); bsr_cu_free(S->Up); bsr_cu_free(S->Uc);
     for (int w = 0; w < 2; w++) { bsr_cu_free(S->rows[w]); free(S->level_ptr[w]); }
+    bsr_cu_free(S->Fp); bsr_cu_free(S->Fc); bsr_cu_free(S->Gp); bsr_cu_free(S->Gc); bsr_cu_free(S->fk); bsr_cu_free(S->gk);
+    bsr_cu_free(S->lmap); bsr_cu_free(S->umap); bsr_cu_free(S->frows);
+    free(S->flevel_ptr);
     free(S);
 }
 
-/* Schedule of one triangle: levels, then rows sorted by level (stable). */
-static cudaError_t schedule(bsr_ilu0_dsym *S, int upper, int *lev, unsigned *key, int *iota, int *cnt,
-                            void **tmp, size_t *tmp_bytes, cudaStream_t st)
+cudaError_t bsr_dsym_ws_init(bsr_dsym_ws *w, int n, cudaStream_t st)
 {
-    const int n = S->n;
-    const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
-    int h[2] = {0, 0};
-    cudaError_t e = cudaMemsetAsync(lev, 0xff, (size_t)n * sizeof(int), st);
-    if (e == cudaSuccess) e = cudaMemsetAsync(cnt, 0, 2 * sizeof(int), st);
-    if (e == cudaSuccess) {
-        sym_levels<<<nb, SYM_T, 0, st>>>(n, upper, S->ap, S->ac, lev, cnt, cnt + 1);
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    const size_t n1 = (size_t)n + 1;
+    cudaError_t e = bsr_cu_malloc((void **)&w->lev, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&w->iota, n1 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&w->key, n1 * sizeof(unsigned));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&w->cnt, 2 * sizeof(int));
+    if (e == cudaSuccess && n) {
+        sym_iota<<<(unsigned)((n + SYM_T - 1) / SYM_T), SYM_T, 0, st>>>(n, w->iota);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(h, cnt, sizeof h, cudaMemcpyDeviceToHost, st);
+    return e;
+}
+
+void bsr_dsym_ws_free(bsr_dsym_ws *w)
+{
+    bsr_cu_free(w->lev); bsr_cu_free(w->iota); bsr_cu_free(w->key); bsr_cu_free(w->cnt); bsr_cu_free(w->tmp);
+    memset(w, 0, sizeof *w);
+}
+
+/* Levels, then rows sorted by level (stable). */
+cudaError_t bsr_dsym_schedule(bsr_dsym_ws *w, const int *p, const int *c, int upper, int *rows, int *nlev,
+                              int **level_ptr, int *width, cudaStream_t st)
+{
+    const int n = w->n;
+    *nlev = 0;
+    *width = 0;
+    *level_ptr = NULL;
+    if (n == 0) {
+        *level_ptr = (int *)bsr_calloc(1, sizeof(int), "device level pointers");
+        return *level_ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+    }
+    const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
+    int h[2] = {0, 0};
+    cudaError_t e = cudaMemsetAsync(w->lev, 0xff, (size_t)n * sizeof(int), st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(w->cnt, 0, 2 * sizeof(int), st);
+    if (e == cudaSuccess) {
+        sym_levels<<<nb, SYM_T, 0, st>>>(n, upper, p, c, w->lev, w->cnt, w->cnt + 1);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(h, w->cnt, sizeof h, cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) return e;
     const int nl = h[1];
+    *level_ptr = (int *)bsr_calloc((size_t)nl + 1, sizeof(int), "device level pointers");
+    if (!*level_ptr) return cudaErrorMemoryAllocation;
     int bits = 1;
     while (bits < 31 && (1u << bits) < (unsigned)nl) bits++;
     size_t need = 0;
-    e = cub::DeviceRadixSort::SortPairs(NULL, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
-    if (e == cudaSuccess && need > *tmp_bytes) {
-        bsr_cu_free(*tmp);
-        *tmp_bytes = 0;
-        e = bsr_cu_malloc(tmp, need);
-        if (e == cudaSuccess) *tmp_bytes = need;
+    e = cub::DeviceRadixSort::SortPairs(NULL, need, (const unsigned *)w->lev, w->key, w->iota, rows, n, 0, bits, st);
+    if (e == cudaSuccess && need > w->tmp_bytes) {
+        bsr_cu_free(w->tmp);
+        w->tmp = NULL;
+        w->tmp_bytes = 0;
+        e = bsr_cu_malloc(&w->tmp, need);
+        if (e == cudaSuccess) w->tmp_bytes = need;
     }
     if (e == cudaSuccess)
-        e = cub::DeviceRadixSort::SortPairs(*tmp, need, (const unsigned *)lev, key, iota, S->rows[upper], n, 0, bits, st);
-    S->nlev[upper] = nl;
-    S->level_ptr[upper] = (int *)bsr_calloc((size_t)nl + 1, sizeof(int), "ILU(0) device level pointers");
-    if (!S->level_ptr[upper]) return cudaErrorMemoryAllocation;
+        e = cub::DeviceRadixSort::SortPairs(w->tmp, need, (const unsigned *)w->lev, w->key, w->iota, rows, n, 0, bits, st);
+    *nlev = nl;
     if (e == cudaSuccess) {
-        sym_level_ptr<<<nb, SYM_T, 0, st>>>(n, key, lev);   /* lev is free again: level pointers */
+        sym_level_ptr<<<nb, SYM_T, 0, st>>>(n, w->key, w->lev);   /* lev is free again: level pointers */
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(S->level_ptr[upper], lev, ((size_t)nl + 1) * sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(*level_ptr, w->lev, ((size_t)nl + 1) * sizeof(int), cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
-    int w = 0;
-    for (int l = 0; l < nl; l++) w = max(w, S->level_ptr[upper][l + 1] - S->level_ptr[upper][l]);
-    S->width[upper] = w;
+    for (int l = 0; l < nl && e == cudaSuccess; l++) *width = max(*width, (*level_ptr)[l + 1] - (*level_ptr)[l]);
     return e;
+}
+
+bsr_status bsr_dsym_same(const void *dev, const void *host, size_t bytes, const char *what)
+{
+    if (!bytes) return BSR_OK;
+    void *v = malloc(bytes);
+    if (!v) return bsr_error(BSR_ERR_NOMEM, "device pattern check");
+    bsr_status s = BSR_OK;
+    if (cudaMemcpy(v, dev, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+        s = bsr_error(BSR_ERR_CUDA, "device pattern check: %s", cudaGetErrorString(cudaGetLastError()));
+    else if (memcmp(v, host, bytes))
+        s = bsr_error(BSR_ERR_INTERNAL, "ILU pattern made on the device: %s differs from the host's", what);
+    free(v);
+    return s;
 }
 
 /* Device array of cnt ints equal to the host array h (the check). */
 static bsr_status same_ints(const int *dev, const int *h, size_t cnt, const char *what)
 {
-    if (!cnt) return BSR_OK;
-    int *v = (int *)malloc(cnt * sizeof(int));
-    if (!v) return bsr_error(BSR_ERR_NOMEM, "ILU(0) device symbolic check");
-    bsr_status s = BSR_OK;
-    if (cudaMemcpy(v, dev, cnt * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
-        s = bsr_error(BSR_ERR_CUDA, "ILU(0) device symbolic check: %s", cudaGetErrorString(cudaGetLastError()));
-    else if (memcmp(v, h, cnt * sizeof(int)))
-        s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) device symbolic phase: %s differs from the host's", what);
-    free(v);
-    return s;
+    return bsr_dsym_same(dev, h, cnt * sizeof(int), what);
 }
 
 /* BSR_ILU0_SYM_CHECK=1: S equals the host's symbolic phase of A, array for array. */
@@ -213,11 +249,12 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     const int n = S->n, z = S->nnzA;
     const size_t n1 = (size_t)n + 1;
     const unsigned nb = (unsigned)((n + SYM_T - 1) / SYM_T);
-    int *lenL = NULL, *lenU = NULL, *cnt = NULL, *iota = NULL;
-    unsigned *key = NULL;
+    int *lenL = NULL, *lenU = NULL, *cnt = NULL;
     void *tmp = NULL;
-    size_t tb = 0, tb2 = 0;
+    size_t tb = 0;
     int h[2] = {n, 0};
+    bsr_dsym_ws w;
+    memset(&w, 0, sizeof w);
     /* A's structure copied: its device mirror may be dropped while F lives */
     BSR_TRY(bsr_cuda_dup_ints(&S->ap, bsr_cuda_matrix_rowptr(A), n1, st));
     BSR_TRY(bsr_cuda_dup_ints(&S->ac, bsr_cuda_matrix_colind(A), (size_t)z, st));
@@ -227,12 +264,9 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->rows[1], n1 * sizeof(int));
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&lenL, n1 * sizeof(int));
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&lenU, n1 * sizeof(int));
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&iota, n1 * sizeof(int));
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&key, n1 * sizeof(unsigned));
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&cnt, 2 * sizeof(int));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&cnt, sizeof(int));
     if (e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(NULL, tb, lenL, S->Lp, n + 1, st);
     if (e == cudaSuccess) e = bsr_cu_malloc(&tmp, tb ? tb : 1);
-    tb2 = tb;
     if (e == cudaSuccess) e = cudaMemcpyAsync(cnt, h, sizeof(int), cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess) e = cudaMemsetAsync(lenL + n, 0, sizeof(int), st);
     if (e == cudaSuccess) e = cudaMemsetAsync(lenU + n, 0, sizeof(int), st);
@@ -255,18 +289,15 @@ static bsr_status build(bsr_ilu0_dsym *S, const bsr_matrix *A, cudaStream_t st)
         if (e == cudaSuccess) e = bsr_cu_malloc((void **)&S->Uc, (size_t)(S->nU ? S->nU : 1) * sizeof(int));
         if (e == cudaSuccess && n) {
             sym_fill<<<nb, SYM_T, 0, st>>>(n, S->ap, S->ac, S->Lp, S->Up, S->Lc, S->Uc);
-            sym_iota<<<nb, SYM_T, 0, st>>>(n, iota);
             e = cudaGetLastError();
         }
-        if (n == 0) {
-            for (int w = 0; w < 2 && e == cudaSuccess; w++)
-                if (!(S->level_ptr[w] = (int *)bsr_calloc(1, sizeof(int), "ILU(0) device level pointers")))
-                    e = cudaErrorMemoryAllocation;
-        }
-        for (int w = 0; w < 2 && e == cudaSuccess && n; w++) e = schedule(S, w, lenL, key, iota, cnt, &tmp, &tb2, st);
+        if (e == cudaSuccess) e = bsr_dsym_ws_init(&w, n, st);
+        for (int u = 0; u < 2 && e == cudaSuccess; u++)
+            e = bsr_dsym_schedule(&w, S->ap, S->ac, u, S->rows[u], &S->nlev[u], &S->level_ptr[u], &S->width[u], st);
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     }
-    bsr_cu_free(lenL); bsr_cu_free(lenU); bsr_cu_free(cnt); bsr_cu_free(iota); bsr_cu_free(key); bsr_cu_free(tmp);
+    bsr_cu_free(lenL); bsr_cu_free(lenU); bsr_cu_free(cnt); bsr_cu_free(tmp);
+    bsr_dsym_ws_free(&w);
     if (e != cudaSuccess) {
         cudaGetLastError();
         s = bsr_error(e == cudaErrorMemoryAllocation ? BSR_ERR_NOMEM : BSR_ERR_CUDA,
@@ -282,6 +313,13 @@ extern "C" void bsr_ilu0_dsym_trim(bsr_ilu *F)
     if (bsr_cuda_enter(S->ctx) != BSR_OK) bsr_clear_error();
     bsr_cu_free(S->ac); bsr_cu_free(S->Lc); bsr_cu_free(S->Uc); bsr_cu_free(S->rows[1]);   /* cudaFree waits */
     S->ac = S->Lc = S->Uc = S->rows[1] = NULL;
+    if (S->frozen) {   /* the factorization borrows ap, Fp, Gp and frows; the preconditioner copied L's and U's */
+        bsr_cu_free(S->Lp); bsr_cu_free(S->Up); bsr_cu_free(S->rows[0]);
+        bsr_cu_free(S->Fc); bsr_cu_free(S->Gc); bsr_cu_free(S->fk); bsr_cu_free(S->gk);
+        bsr_cu_free(S->lmap); bsr_cu_free(S->umap);
+        S->Lp = S->Up = S->rows[0] = S->Fc = S->Gc = S->lmap = S->umap = NULL;
+        S->fk = S->gk = NULL;
+    }
     S->trimmed = 1;
 }
 
@@ -303,9 +341,9 @@ extern "C" bsr_status bsr_ilu0_symbolic_dev(bsr_context *ctx, bsr_ilu *F, const 
     S->nnzA = F->nnzbA;
     bsr_status s = build(S, A, bsr_cuda_stream(ctx));
     if (s == BSR_OK) s = sym_check(S, F, A);
-    if (s != BSR_OK) { dsym_free(S); return s; }
+    if (s != BSR_OK) { bsr_dsym_free(S); return s; }
     F->dsym = S;
-    F->dsym_free = dsym_free;
+    F->dsym_free = bsr_dsym_free;
     bsr_ilu_symbolic_stats(F, S->nL, S->nU, S->nlev[0], S->nlev[1]);
     bsr_prof_mark_dev("ilu0 gpu: symbolic phase");
     return BSR_OK;

@@ -22,9 +22,12 @@
  * upper blocks + 2P), which is why the device needs a cap; its lower columns
  * (L, R and the capped-out class 2) go to a pool.  A row that outgrows its
  * workspace, its slot or the pool sends the whole factorization back to the
- * host.  The host then makes the rows and the frozen pattern from the columns
- * (ilu_rows_from_dev, ilu_pattern_build): the values are factored into it by
- * the frozen numeric (kernels/ilu/ilu0_gpu.cu), which repeats this arithmetic. */
+ * host.  The frozen pattern, L, U and their schedules are then made from the
+ * columns on the device (ilut_pattern_gpu.cu, F->dsym; BSR_ILU_DSYM=0: on
+ * the host, ilu_rows_from_dev and ilu_pattern_build, the reference kept to
+ * measure against; BSR_ILU_DSYM_CHECK=1: both, compared array for array):
+ * the values are factored into it by the frozen numeric
+ * (kernels/ilu/ilu0_gpu.cu), which repeats this arithmetic. */
 #include "ilu0_gpu.cuh"
 #include <limits.h>
 
@@ -643,6 +646,19 @@ bsr_status thr_error(const bsr_ilu *F, unsigned long long key)
 
 }   // namespace
 
+/* Where the pattern of the device's rows is made: 1 on the device, 2 on
+ * the host, 3 both (then compared: ilu_factor calls bsr_ilu_dsym_check).
+ * BSR_ILU_DSYM=0 or BSR_ILU_DSYM_CHECK=1 (read once) say otherwise than 1. */
+static int dsym_where(void)
+{
+    static int w = 0;
+    if (!w) {
+        const char *e = getenv("BSR_ILU_DSYM"), *c = getenv("BSR_ILU_DSYM_CHECK");
+        w = c && atoi(c) == 1 ? 3 : e && atoi(e) == 0 ? 2 : 1;
+    }
+    return w;
+}
+
 extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *out)
 {
     const int n = F->n, b = F->b, bb = b * b;
@@ -757,6 +773,17 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
                                  : "ilu factor: device rows past the lower pool (host rows follow)");
         return BSR_ERR_UNSUPPORTED;
     }
+    out->dropped = (int64_t)cnt[0];
+    out->sec_used = (int64_t)cnt[1];
+    out->wkept = (int64_t)cnt[2];
+    out->nreg = (int)cnt[3];
+    out->rmax = (int)cnt[4];
+    const int where = dsym_where();
+    if (where & 1) {   /* the pattern made here */
+        const ilu_dev_rows_d r = {a.ucnt, a.ucol, duoff, a.lcnt, a.lpool, a.loff, ap, ac};
+        BSR_TRY(bsr_ilut_dsym_build(ctx, F, &r));
+        if (!(where & 2)) return BSR_OK;
+    }
     /* the columns back, into rows that point into one buffer */
     int2 *ucnt = (int2 *)bsr_malloc(sizeof(int2) * (size_t)n, "device ILU rows");
     int *ucol = (int *)bsr_malloc(sizeof(int) * (size_t)utot, "device ILU rows");
@@ -773,13 +800,6 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (!s) {
         const ilu_dev_cols cols = {(const int *)ucnt, ucol, lcnt, lpool, uoff, loff};
         s = ilu_rows_from_dev(F, &cols);
-    }
-    if (!s) {
-        out->dropped = (int64_t)cnt[0];
-        out->sec_used = (int64_t)cnt[1];
-        out->wkept = (int64_t)cnt[2];
-        out->nreg = (int)cnt[3];
-        out->rmax = (int)cnt[4];
     }
     free(ucnt); free(ucol); free(lcnt); free(loff); free(lpool);
     return s;

@@ -474,8 +474,9 @@ static bsr_status tris_host(bsr_gpu_ilu *G, const bsr_ilu_factors *fp)
     return s;
 }
 
-/* Both triangles from the symbolic phase done on the device (natural order:
- * no permutation; values from the device factorization). */
+/* Both triangles from patterns made on the device (ILU(0)'s symbolic phase
+ * in natural order, or a threshold kind's L and U; values from the device
+ * factorization). */
 static bsr_status tris_dev(bsr_gpu_ilu *G, const bsr_ilu0_dsym *S)
 {
     if (S->trimmed)
@@ -544,6 +545,8 @@ extern "C" bsr_status bsr_gpu_ilu_create(bsr_context *ctx, const bsr_ilu *F, con
         return bsr_error(BSR_ERR_ARG, "bsr_gpu_ilu_create: renumber = %d (0 none, 1 storage, 2 full)", G->opt.renumber);
     }
     bsr_status s = S ? tris_dev(G, S) : tris_host(G, &f);
+    /* patterns made on the device are in the plan's order (a threshold kind's): its permutation */
+    if (s == BSR_OK && S && f.ord && f.ord->kind != BSR_ORDER_NATURAL) s = upload_ints(G, &G->perm, f.ord->perm, G->n);
     if (s == BSR_OK) s = scale_setup(G, f.scale_left, G->opt.values_later, &G->sl);
     if (s == BSR_OK) s = scale_setup(G, f.scale_right, 0, &G->sr);
     bsr_prof_mark_dev("gpu ilu: permutation + scaling");

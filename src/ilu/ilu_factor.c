@@ -640,11 +640,16 @@ bsr_status ilu_factor(bsr_ilu *F)
     }
     F->st.pivots_regularized = nreg;
     F->st.tree_parallel = on_dev ? 3 : tree ? 1 : levels ? 2 : 0;
-    if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
-    bsr_prof_mark("ilu factor: frozen pattern");
-    if (!s) s = assemble(F);
-    if (!s) s = schedules(F);
-    bsr_prof_mark("ilu factor: L, U and their schedules");
+    /* rows on the host, unless the device made the pattern from its rows
+     * (F->dsym) and kept them there; with both, the two are compared */
+    if (F->rows) {
+        if (!s && F->mode == 1 && !fz) s = ilu_pattern_build(F);
+        bsr_prof_mark("ilu factor: frozen pattern");
+        if (!s) s = assemble(F);
+        if (!s) s = schedules(F);
+        bsr_prof_mark("ilu factor: L, U and their schedules");
+        if (!s && on_dev && F->dsym) s = bsr_ilu_dsym_check(F);
+    }
     ilu_rows_free(F, 0);
     return s;
 }

@@ -151,7 +151,9 @@ struct bsr_ilu {
                              * threshold factorization that chose its pattern again) */
     /* ILU(0) in natural order with a device (ilu_sym_build's ctx): the
      * symbolic phase done there, its patterns and schedules here instead of
-     * ap/ac/asrc, L, U and lvL, lvU (kernels/ilu/ilu0_sym_gpu.cu) */
+     * ap/ac/asrc, L, U and lvL, lvU (kernels/ilu/ilu0_sym_gpu.cu); a
+     * threshold kind whose rows the device made: the pattern made there, in
+     * place of fz, L, U and their schedules (kernels/ilu/ilut_pattern_gpu.cu) */
     void *dsym;
     double sym_dev_s;       /* seconds of the symbolic phase spent on (and waiting for) the device */
     bsr_context *dev;       /* during a pattern pass for a device (ilu_pattern_pass): the
@@ -299,15 +301,22 @@ bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
 void ilu_pattern_free(ilu_pattern *P);
 
 /* The threshold rows of F (ILUT/ILU2 after scaling, F->aval and F->rowref
- * current) factored on ctx's device (kernels/ilu/ilut_gpu.cu): F->rows get the
- * columns of every row (L, U, W, R, class 2; no values: a pattern pass) and
- * *c the counters the host's workspaces would hold.  The rows, classes and
+ * current) factored on ctx's device (kernels/ilu/ilut_gpu.cu): the pattern
+ * they choose (no values: a pattern pass), with L, U and their schedules,
+ * made there into F->dsym with F's statistics (kernels/ilu/ilut_pattern_gpu.cu;
+ * or, BSR_ILU_DSYM=0, F->rows get the columns of every row, L, U, W, R, class
+ * 2, for the host to make them; BSR_ILU_DSYM_CHECK=1: both), and *c the
+ * counters the host's workspaces would hold.  The rows, classes and
  * counters are those of ilu_row on the same F.  BSR_ERR_UNSUPPORTED (no error
  * set) without a cap, or when a row outgrows its workspace or slot: the
  * caller factors on the host; BSR_ERR_SINGULAR naming the
  * row as the host would; BSR_ERR_NODEVICE without CUDA. */
 typedef struct { int64_t dropped, sec_used, wkept; int nreg, rmax; } ilu_dev_counts;
 bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_counts *c);
+/* BSR_OK when the pattern the device made (F->dsym) equals, array for array,
+ * the one the host made from the same rows (F->fz, F->L, F->U and the three
+ * schedules), else BSR_ERR_INTERNAL naming the first array that differs. */
+bsr_status bsr_ilu_dsym_check(const bsr_ilu *F);
 /* The columns the device published, copied to the host: per row k the upper
  * slot ucol + uoff[k] holds ucnt[2k] U then ucnt[2k+1] W columns (the pivot
  * first), the pool lpool + loff[k] its lcnt[3k] L, lcnt[3k+1] R and lcnt[3k+2]

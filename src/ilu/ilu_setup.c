@@ -242,6 +242,8 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
     F->st.factor_s = bsr_now() - t0;
+    F->valid = !F->pattern_only;
+    if (!F->L) return BSR_OK;   /* the pattern made on the device: its statistics set there */
     F->st.nnzb_A = A->nnzb;
     F->st.nnzb_L = F->L->nnzb;
     F->st.nnzb_U = F->U->nnzb;
@@ -251,7 +253,6 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
                           2 * sizeof(int) * ((size_t)F->n + 1) + (size_t)F->n * vs;
     F->st.nlevels_L = F->lvL ? F->lvL->nlevels : 0;
     F->st.nlevels_U = F->lvU ? F->lvU->nlevels : 0;
-    F->valid = !F->pattern_only;
     return BSR_OK;
 }
 
