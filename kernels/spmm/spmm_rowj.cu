@@ -51,8 +51,8 @@ int bsr_spmm_rowj_reads_sliced(const bsr_matrix *A, int kk, int code, int autopi
 /* AUTO: ROWJ with (J, T) chosen once per matrix and chunk width by timing
  * each candidate on the device (one warm-up and one timed launch into
  * scratch, beta = 0): the r-split layout and the sliced copy's kernels (or
- * layout V on BSR where the sliced copy is not kept; only the sliced copy's
- * for a matrix held once, bsr_cuda_matrix_one_layout).  Every candidate
+ * layout V on BSR where the sliced copy is not kept; for a matrix held once,
+ * bsr_cuda_matrix_one_layout, the winner's layout is the one kept).  Every candidate
  * sums each output in the same order (blocks ascending, then columns within
  * a block, in double), so the result is bit-identical whichever wins: the
  * choice cannot break determinism. */
@@ -84,9 +84,6 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
                 if ((Jv > 1 && Jv > kk) || (V && !ROWV_FITS(A->b, Jv)) || (Js[a] > 30 && !SELLC_FITS(A->b, Jv))) continue;
                 if ((Js[a] > 20) != (sliced != 0) && Js[a] > 10) continue; /* layout V on one copy only */
                 if (d->bsr_gone && !rowj_code_sliced(A->b, Js[a])) continue;   /* A's values are sliced only */
-                /* A held once (the solver's operator): its sliced copy's kernels
-                 * only, so the BSR values go whichever candidate is fastest */
-                if (d->one_layout && sliced && !rowj_code_sliced(A->b, Js[a])) continue;
                 if ((Ts[b] < 128 && Js[a] < 21) || (Ts[b] > 256 && (Js[a] < 21 || Js[a] > 25))) continue;
                 float ms = 0;
                 s = bsr_spmm_rowj(ctx, A, 1.0, x, 0.0, scr, k, j0, kk, Js[a], Ts[b]);
@@ -100,6 +97,14 @@ bsr_status bsr_spmm_rowj_auto(bsr_context *ctx, const bsr_matrix *A, double alph
             }
         cudaEventDestroy(e0); cudaEventDestroy(e1);
         if (s != BSR_OK) { d->auto_j[kk] = 0; return s; }
+        /* A held once (the solver's operator): the layout of the fastest
+         * kernel stays, the other goes; the BSR values once a product has
+         * read the sliced copy (bsr_spmm_drop_bsr), the sliced copy here, for
+         * good (not kept: the BSR kernels serve every later pick) */
+        if (d->one_layout && sliced && !rowj_code_sliced(A->b, d->auto_j[kk])) {
+            bsr_spmm_sell_release(d);   /* cudaFree: the trials are done */
+            d->sell = -1;
+        }
     }
     return bsr_spmm_rowj(ctx, A, alpha, x, beta, y, k, j0, kk, d->auto_j[kk], d->auto_t[kk]);
 }
