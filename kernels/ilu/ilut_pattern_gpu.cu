@@ -11,6 +11,7 @@
  * arrays, bit for bit (bsr_ilu_dsym_check).  At 1M block rows it cost about
  * 0.15 s of a 0.55 s first setup (bench/RESULTS.md). */
 #include "ilu0_sym_gpu.cuh"
+#include "ilu_pattern_row.h"
 #include <cub/cub.cuh>
 #include <limits.h>
 #include <string.h>
@@ -40,26 +41,6 @@ __global__ void dp_count(int n, const int2 *__restrict__ ucnt, const int *__rest
     }
 }
 
-/* Merge the ascending lists a (class 0), r (class 1) and x (class 2) into
- * col/cls; the i-th entry of a goes to amap[i] (when set) as base + its
- * index in the merged row (ilu_pattern.c's merge_row, ties in its order). */
-__device__ void dp_merge(const int *a, int na, const int *r, int nr, const int *x, int nx, int *col,
-                         unsigned char *cls, int *amap, int base)
-{
-    int i = 0, j = 0, h = 0, t = 0;
-    while (i < na || j < nr || h < nx) {
-        const int va = i < na ? a[i] : INT_MAX, vr = j < nr ? r[j] : INT_MAX, vx = h < nx ? x[h] : INT_MAX;
-        if (va <= vr && va <= vx) {
-            if (amap) amap[i] = base + t;
-            col[t] = a[i++]; cls[t++] = 0;
-        } else if (vr <= vx) {
-            col[t] = r[j++]; cls[t++] = 1;
-        } else {
-            col[t] = x[h++]; cls[t++] = 2;
-        }
-    }
-}
-
 /* Row k of L, U and of the pattern's two parts (one thread a row). */
 __global__ void dp_fill(int n, const int2 *__restrict__ ucnt, const int *__restrict__ ucol,
                         const long long *__restrict__ uoff, const int *__restrict__ lcnt, const int *__restrict__ lpool,
@@ -72,15 +53,11 @@ __global__ void dp_fill(int n, const int2 *__restrict__ ucnt, const int *__restr
     const int nl = lcnt[3 * (size_t)k], nr = lcnt[3 * (size_t)k + 1], nx = lcnt[3 * (size_t)k + 2];
     const int *l = lpool + loff[k];
     for (int q = 0; q < nl; q++) Lc[Lp[k] + q] = l[q];
-    dp_merge(l, nl, l + nl, nr, l + nl + nr, nx, Fc + Fp[k], fk + Fp[k], lmap ? lmap + Lp[k] : NULL, Fp[k]);
     const int2 c = ucnt[k];
     const int *u = ucol + uoff[k];
     for (int q = 0; q < c.x; q++) Uc[Up[k] + q] = u[q];
-    const int gb = Gp[k];
-    Gc[gb] = k;   /* the pivot: always first order */
-    gk[gb] = 0;
-    if (umap) umap[Up[k]] = gb;
-    dp_merge(u + 1, c.x - 1, u + c.x, c.y, NULL, 0, Gc + gb + 1, gk + gb + 1, umap ? umap + Up[k] + 1 : NULL, gb + 1);
+    ilu_pattern_row_fill(k, l, nl, l + nl, nr, l + nl + nr, nx, u, c.x, u + c.x, c.y, Fp[k], Gp[k], Fc, fk, Gc, gk,
+                         lmap ? lmap + Lp[k] : NULL, umap ? umap + Up[k] : NULL);
 }
 
 static cudaError_t dp_alloc(void **p, size_t bytes) { return bsr_cu_malloc(p, bytes ? bytes : 1); }

@@ -5,6 +5,7 @@
  * values into the same L, U (and ILU2's R, W) and every schedule and device
  * copy stays valid. */
 #include "ilu_impl.h"
+#include "ilu_pattern_row.h"
 #include <limits.h>
 #include <string.h>
 
@@ -17,38 +18,13 @@ void ilu_pattern_free(ilu_pattern *P)
     free(P);
 }
 
-/* Merge the ascending lists a (class 0), r (class 1) and x (class 2) into
- * col/cls; where the i-th entry of a lands goes to amap[i] (when amap is
- * set), as base + its index in the merged row. */
-static void merge_row(const int *a, int na, const int *r, int nr, const int *x, int nx, int *col,
-                      unsigned char *cls, int *amap, int base)
-{
-    int i = 0, j = 0, h = 0, t = 0;
-    while (i < na || j < nr || h < nx) {
-        const int va = i < na ? a[i] : INT_MAX, vr = j < nr ? r[j] : INT_MAX, vx = h < nx ? x[h] : INT_MAX;
-        if (va <= vr && va <= vx) {
-            if (amap) amap[i] = base + t;
-            col[t] = a[i++]; cls[t++] = 0;
-        } else if (vr <= vx) {
-            col[t] = r[j++]; cls[t++] = 1;
-        } else {
-            col[t] = x[h++]; cls[t++] = 2;
-        }
-    }
-}
-
 /* Row k of the pattern: lower = L + R + the capped-out L blocks, upper = the
  * pivot, then U + W. */
 static void pattern_row(ilu_pattern *P, const ilu_row_t *rk, int k, const int *l0, const int *u0)
 {
-    const int lb = P->lp[k], ub = P->up[k];
-    merge_row(rk->lcol, rk->nl, rk->rcol, rk->nr, rk->xcol, rk->nx, P->lc + lb, P->lk + lb,
-              P->lmap ? P->lmap + l0[k] : NULL, lb);
-    P->uc[ub] = k;   /* the pivot: always first order */
-    P->uk[ub] = 0;
-    if (P->umap) P->umap[u0[k]] = ub;
-    merge_row(rk->ucol + 1, rk->nu - 1, rk->ucol + rk->nu, rk->nw, NULL, 0, P->uc + ub + 1, P->uk + ub + 1,
-              P->umap ? P->umap + u0[k] + 1 : NULL, ub + 1);
+    ilu_pattern_row_fill(k, rk->lcol, rk->nl, rk->rcol, rk->nr, rk->xcol, rk->nx, rk->ucol, rk->nu, rk->ucol + rk->nu,
+                         rk->nw, P->lp[k], P->up[k], P->lc, P->lk, P->uc, P->uk, P->lmap ? P->lmap + l0[k] : NULL,
+                         P->umap ? P->umap + u0[k] : NULL);
 }
 
 /* The lower pattern of P as a matrix view (no values), for its level schedule. */
