@@ -11,13 +11,7 @@
 #include "bsrsolve.h"
 #include <math.h>
 
-#ifndef BSR_HD
-#ifdef __CUDACC__
-#define BSR_HD __host__ __device__
-#else
-#define BSR_HD
-#endif
-#endif
+#include "hd.h"
 #ifdef __CUDACC__
 #define BSR_BLKLU_INLINE BSR_HD __forceinline__
 #else

@@ -9,11 +9,7 @@
 #include "bsrsolve.h"
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define BSR_HD __host__ __device__
-#else
-#define BSR_HD
-#endif
+#include "hd.h"
 
 #ifdef __cplusplus
 extern "C" {

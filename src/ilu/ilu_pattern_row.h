@@ -8,13 +8,7 @@
 
 #include <limits.h>
 
-#ifndef BSR_HD
-#ifdef __CUDACC__
-#define BSR_HD __host__ __device__
-#else
-#define BSR_HD
-#endif
-#endif
+#include "hd.h"
 
 /* Merge the ascending lists a (class 0), r (class 1) and x (class 2) into
  * col/cls; where the i-th entry of a lands goes to amap[i] (when amap is
