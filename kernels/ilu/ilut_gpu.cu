@@ -693,7 +693,7 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
      * order, so the rows in flight are the window of the ordering that can
      * progress at once (in natural order a wavefront through a few grid
      * planes); the workspaces within a quarter of the free memory */
-    enum { RMAX = 32 };   /* measured on H100, stencil3d:100:4: 8, 16, 32, 64 rows a warp gave kernels of 477, 363, 300, 269 ms */
+    enum { RMAX = 32 };   /* measured on an H200, stencil3d:100:4: 32, 48, 64 rows a warp gave kernels of 198, 201, 211 ms */
     int occ = thr_table[b - 1].occ(RMAX);
     if (occ < 1) occ = 1;
     int blocks = nsm * occ;
@@ -707,6 +707,15 @@ extern "C" bsr_status bsr_gpu_ilut_rows(bsr_context *ctx, bsr_ilu *F, ilu_dev_co
     if (nctx > RMAX) nctx = RMAX;
     if (nctx > (n + (long long)blocks * WARPS - 1) / ((long long)blocks * WARPS))
         nctx = (n + (long long)blocks * WARPS - 1) / ((long long)blocks * WARPS);
+    /* rows in flight about 8% of the rows: a warp cycling over more rows than
+     * the ordering can advance at once only delays the rows the others wait
+     * for.  Measured on an H200 (bench/RESULTS.md), kernel seconds at 32 / 8 /
+     * 2 / 1 rows a warp: rotconv3d:30,5 (27k rows) 0.137 / 0.129 / 0.118 /
+     * 0.111, rotconv3d:40,4 (64k) 0.114 / 0.096 / 0.089 / 0.088, cfd3d:60,4,10
+     * (216k) 0.098 / 0.091 / 0.165 / 0.241, stencil3d:100:4 (1M) 0.196 /
+     * 0.293 / 0.605 / 0.801 */
+    const long long want = (long long)(n / (12.5 * blocks * WARPS) + 0.5);
+    if (nctx > want) nctx = want;
     a.nctx = nctx < 1 ? 1 : (int)nctx;
     a.smax = smax;
     const long long nw = (long long)blocks * WARPS * a.nctx, H = 2 * (long long)a.smax;   /* row contexts */
