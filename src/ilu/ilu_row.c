@@ -16,7 +16,6 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,22 +169,41 @@ ROW_INLINE double upper_key(int b, int fixed, const double *dinv, const double *
     return sumsq_serial(b, tmp);
 }
 
+/* key[t] = upper_key of the upper block of column col[t], t < n: four at a
+ * time, their serial sums interleaved, each in its own order (one sum's b^2
+ * dependent additions waited on each other: the W keys of every capped row
+ * were a tenth of its time). */
+ROW_INLINE void upper_keys(const ilu_work *w, int b, int fixed, const double *dinv, const int *col, int n, double *key)
+{
+    const int bb = b * b;
+    double y[4 * BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+    int t = 0;
+    for (; t + 4 <= n; t += 4) {
+        for (int u = 0; u < 4; u++) row_mul(b, fixed, y + u * bb, dinv, w->sval + (size_t)w->pos[col[t + u]] * bb);
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        const double *y0 = y, *y1 = y + bb, *y2 = y + 2 * bb, *y3 = y + 3 * bb;
+        for (int i = 0; i < bb; i++) {
+            s0 += y0[i] * y0[i];
+            s1 += y1[i] * y1[i];
+            s2 += y2[i] * y2[i];
+            s3 += y3[i] * y3[i];
+        }
+        key[t] = s0; key[t + 1] = s1; key[t + 2] = s2; key[t + 3] = s3;
+    }
+    for (; t < n; t++) key[t] = upper_key(b, fixed, dinv, w->sval + (size_t)w->pos[col[t]] * bb, y);
+}
+
 /* The cap on row k's U and W: first-order upper blocks outside A's pattern
  * beyond the cap p become second order (by the norm of d_k^{-1} z), then W
  * keeps its p largest; the rest is dropped. */
 ROW_INLINE void cap_upper(ilu_work *w, int b, int fixed, const double *dinv, int p, int lenA, int *nu, int *nw)
 {
-    const int bb = b * b;
     unsigned char *keep = (unsigned char *)w->tslot;
     int m = 0;
-    for (int t = 0; t < *nu; t++) {
-        int s = w->pos[w->usel[t]];
-        if (s >= lenA) {
-            w->key[m] = upper_key(b, fixed, dinv, w->sval + (size_t)s * bb, w->tmp);
-            w->tq[m++] = w->usel[t];
-        }
-    }
-    if (m > p) {
+    for (int t = 0; t < *nu; t++)
+        if (w->pos[w->usel[t]] >= lenA) w->tq[m++] = w->usel[t];
+    if (m > p) {   /* keys only where the cap chooses */
+        upper_keys(w, b, fixed, dinv, w->tq, m, w->key);
         ilu_cap_select(m, w->key, w->tq, p, keep);
         int out = 0, c = 0;
         for (int t = 0; t < *nu; t++) {
@@ -195,7 +213,7 @@ ROW_INLINE void cap_upper(ilu_work *w, int b, int fixed, const double *dinv, int
         *nu = out;
     }
     if (*nw <= p) return;
-    for (int t = 0; t < *nw; t++) w->key[t] = upper_key(b, fixed, dinv, w->sval + (size_t)w->pos[w->wsel[t]] * bb, w->tmp);
+    upper_keys(w, b, fixed, dinv, w->wsel, *nw, w->key);
     ilu_cap_select(*nw, w->key, w->wsel, p, keep);
     int out = 0;
     for (int t = 0; t < *nw; t++) {
@@ -203,20 +221,6 @@ ROW_INLINE void cap_upper(ilu_work *w, int b, int fixed, const double *dinv, int
         else w->dropped++;
     }
     *nw = out;
-}
-
-/* Start loading finished row j's upper columns and blocks (the row the
- * elimination reads next: its data come from memory, a few thousand rows
- * back, and the loads stalled the updates).  Only a row that is done (no
- * flags: every awaited row is); nothing else changes. */
-static inline void prefetch_row(const bsr_ilu *F, const ilu_work *w, int j, int bb)
-{
-    if (w->flags && atomic_load_explicit((const _Atomic int *)w->flags + j, memory_order_acquire) != 1) return;
-    const ilu_row_t *r = &F->rows[j];
-    const size_t nb = (size_t)(r->nu + r->nw);
-    const char *c = (const char *)r->ucol, *v = (const char *)r->uval;
-    for (size_t o = 0; o < nb * sizeof(int); o += 64) __builtin_prefetch(c + o);
-    for (size_t o = 0; o < nb * bb * sizeof(double); o += 64) __builtin_prefetch(v + o);
 }
 
 /* Original block row of permuted row k (for messages). */
@@ -389,7 +393,6 @@ ROW_INLINE bsr_status row_body(bsr_ilu *F, ilu_work *w, int k, const int b, cons
 
     while (w->nh > 0) {
         int i = heap_pop(w->heap, &w->nh);
-        if (w->nh > 0) prefetch_row(F, w, w->heap[0], bb);   /* most likely the next one */
         if (w->flags && !ilu_wait_row(w->flags, i, w)) { w->skipped = 1; return BSR_ERR_INTERNAL; }
         const ilu_row_t *ri = &F->rows[i];
         const double *uv = ri->uval;
