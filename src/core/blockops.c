@@ -148,7 +148,7 @@ typedef double blk_v4 __attribute__((vector_size(32)));
     __attribute__((target("avx"))) static inline void msub_v4_##B(                      \
         double *restrict c, const double *restrict a, const double *restrict m, int load) \
     {                                                                                   \
-        enum { Q = B / 4, P = (B % 4) / 2, T = B % 2, QQ = Q > 0 ? Q : 1, HOLD = B <= 4 }; \
+        enum { Q = B / 4, P = (B % 4) / 2, T = B % 2, QQ = Q > 0 ? Q : 1, HOLD = B <= 5 }; \
         blk_v4 mh[B][QQ]; /* HOLD: m's rows loaded once, not once a row of c */        \
         if (HOLD)                                                                       \
             BSR_BLK_UNROLL for (int k = 0; k < B; k++)                                      \
