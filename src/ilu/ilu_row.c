@@ -242,19 +242,24 @@ ROW_INLINE int slot_new(ilu_work *w, int b, int j)
  * then all products in one call. */
 ROW_INLINE int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, size_t moff, int create)
 {
-    int n = 0;
+    /* the arrays in locals: the stores of ints through w's pointers would
+     * otherwise reload them (and w's counts) every block */
+    const int *uc = ri->ucol, *pos = w->pos;
+    int *tslot = w->tslot, *tq = w->tq, n = 0;
     for (int q = 1; q < q1; q++) {
-        int j = ri->ucol[q], s = w->pos[j];
+        int j = uc[q], s = pos[j];
         if (s < 0) {   /* fill: a new slot, written whole by its first update */
             if (!create) continue;
             if (j < k && w->lfill++ >= w->lfmax) continue;   /* the row's lower fill budget is spent */
             s = slot_new(w, b, j);
             if (s < 0) return 0;
+            tslot = w->tslot;   /* a grown workspace moved them (their entries kept) */
+            tq = w->tq;
             if (j < k) heap_push(w->heap, &w->nh, j);
             s = ~s;
         }
-        w->tslot[n] = s;
-        w->tq[n++] = q;
+        tslot[n] = s;
+        tq[n++] = q;
     }
     bsr_blk_mulsub_n(b, n, w->sval, w->tslot, w->lbuf + moff, ri->uval, w->tq);
     return 1;
@@ -468,7 +473,8 @@ ROW_INLINE bsr_status row_body(bsr_ilu *F, ilu_work *w, int k, const int b, cons
     double dn2 = 0.0, lo2 = 0.0;
     if (create) pivot_bounds(b, fixed, F->piv + (size_t)k * bb, dinv, lu, &dn2, &lo2);
     const double gk = F->grow_u ? F->grow_u[k] : 1.0;   /* u_kj weighted by column k's growth of U^{-1} */
-    for (int s = 0; s < w->ns; s++) {
+    const int ns = w->ns;
+    for (int s = 0; s < ns; s++) {
         int j = w->scol[s];
         if (j <= k) continue;
         const double *z = w->sval + (size_t)s * bb;
@@ -547,7 +553,9 @@ oom:
 ROW_INLINE bsr_status row_clean(bsr_ilu *F, ilu_work *w, int k, const int b, const int fixed)
 {
     bsr_status s = row_body(F, w, k, b, fixed);
-    for (int t = 0; t < w->ns; t++) w->pos[w->scol[t]] = -1;   /* ilu_work_clear, inline */
+    int *pos = w->pos;
+    const int *scol = w->scol, ns = w->ns;
+    for (int t = 0; t < ns; t++) pos[scol[t]] = -1;   /* ilu_work_clear, inline */
     w->ns = 0;
     w->nh = 0;
     return s;
