@@ -171,8 +171,7 @@ ROW_INLINE double upper_key(int b, int fixed, const double *dinv, const double *
 
 /* key[t] = upper_key of the upper block of column col[t], t < n: four at a
  * time, their serial sums interleaved, each in its own order (one sum's b^2
- * dependent additions waited on each other: the W keys of every capped row
- * were a tenth of its time). */
+ * dependent additions, computed alone, waited on each other). */
 ROW_INLINE void upper_keys(const ilu_work *w, int b, int fixed, const double *dinv, const int *col, int n, double *key)
 {
     const int bb = b * b;
