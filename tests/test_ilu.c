@@ -710,6 +710,113 @@ static int ref_scale(const bsr_ilu *F, const bsr_matrix *A, double *aval, double
 /* Nonzero when the n doubles at a and c differ in a bit. */
 static int bits_differ(const void *a, const void *c, size_t n) { return n && memcmp(a, c, sizeof(double) * n); }
 
+/* Nonzero when the BSR factors X and Y differ in pattern or in a bit. */
+static int factor_differs(const bsr_matrix *X, const bsr_matrix *Y)
+{
+    if (!X || !Y) return X != Y;
+    const size_t bb = (size_t)X->b * X->b, es = bsr_precision_size(X->prec);
+    return X->nbrows != Y->nbrows || X->nnzb != Y->nnzb || memcmp(X->rowptr, Y->rowptr, sizeof(int) * ((size_t)X->nbrows + 1)) ||
+           memcmp(X->colind, Y->colind, sizeof(int) * (size_t)X->nnzb) || memcmp(X->val, Y->val, es * bb * X->nnzb);
+}
+
+/* Nonzero when the frozen patterns X and Y (classes included) differ. */
+static int frozen_differs(const ilu_pattern *X, const ilu_pattern *Y)
+{
+    if (!X || !Y) return X != Y;
+    const size_t n1 = sizeof(int) * ((size_t)X->n + 1);
+    return X->n != Y->n || X->nlo != Y->nlo || X->nup != Y->nup || X->nsec != Y->nsec || memcmp(X->lp, Y->lp, n1) ||
+           memcmp(X->up, Y->up, n1) || memcmp(X->lc, Y->lc, sizeof(int) * X->nlo) ||
+           memcmp(X->uc, Y->uc, sizeof(int) * X->nup) || memcmp(X->lk, Y->lk, X->nlo) || memcmp(X->uk, Y->uk, X->nup);
+}
+
+/* Test: the threshold rows (ILUT, ILU2) with b fixed at compile time (b <=
+ * 5) keep the pattern, classes and factors of the instances with b a
+ * variable, bit for bit, with and without the per-row cap (a small cap and
+ * a small tau1: rows whose cap chooses among many blocks), in natural and
+ * RCM order, and so does the frozen refactor of new values. */
+static void test_threshold_fixed_b(void)
+{
+    for (int b = 1; b <= 6; b++)
+        for (int c = 0; c < 8; c++) {
+            rs = 777 + 8 * b + c;
+            bsr_matrix *A = mk_convdiff(12, 80, b);
+            const size_t ne = (size_t)A->nnzb * b * b;
+            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.2 * urand();
+            bsr_ilu_options o = opts(c & 1 ? BSR_ILU2 : BSR_ILUT, c & 2 ? 1e-3 : 0.02);
+            o.cap = c & 2 ? 2 : -1;
+            o.keep_pattern = !(c & 4);
+            o.order.kind = c & 4 ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
+            bsr_ilu *F[2] = {NULL, NULL};
+            for (int step = 0; step < 2; step++) {
+                for (int g = 0; g < 2; g++) {   /* g = 1: b a variable */
+                    bsr_ilu_test_generic_kernels(g);
+                    if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F[g]));
+                    else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
+                }
+                bsr_ilu_test_generic_kernels(0);
+                const bsr_ilu *X = F[0], *Y = F[1];
+                if (!X || !Y) break;
+                int bad = factor_differs(X->L, Y->L) + factor_differs(X->U, Y->U) + frozen_differs(X->fz, Y->fz) +
+                          bits_differ(X->piv, Y->piv, (size_t)X->n * b * b) + (X->st.dropped != Y->st.dropped) +
+                          (X->st.second_order_total != Y->st.second_order_total) +
+                          (X->st.second_order_peak != Y->st.second_order_peak);
+                CU_ASSERT_EQUAL(bad, 0);
+                CU_ASSERT(step || X->st.dropped > 0);
+                if (bad) printf("\n  b %d case %d step %d: %d parts differ\n", b, c, step, bad);
+                for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();   /* the refactor's */
+            }
+            bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
+            bsr_matrix_destroy(A);
+        }
+}
+
+/* ilu_cap_select's rule counted out: keep[t] when fewer than p candidates
+ * have a larger key or an equal key and a smaller column. */
+static int cap_select_ref(int m, const double *key, const int *col, int p, unsigned char *keep)
+{
+    int kept = 0;
+    for (int t = 0; t < m; t++) {
+        int rank = 0;
+        for (int u = 0; u < m; u++) rank += key[u] > key[t] || (key[u] == key[t] && col[u] < col[t]);
+        keep[t] = rank < p;
+        kept += keep[t];
+    }
+    return kept;
+}
+
+/* Test: the cap's choice keeps the candidates the rule names, for m up to
+ * 80 (beyond its running list's size too), p from 0 to past m, keys with
+ * many ties, zeros, infinities and not-a-numbers. */
+static void test_cap_select(void)
+{
+    double key[80];
+    int col[80], bad = 0, cases = 0;
+    unsigned char k1[80], k2[80];
+    rs = 4242;
+    for (int m = 1; m <= 80; m++)
+        for (int rep = 0; rep < 6; rep++)
+            for (int p = 0; p <= m + 1; p += 1 + m / 9) {
+                for (int t = 0; t < m; t++) {
+                    col[t] = 7 * t + (int)(6.99 * fabs(urand()));   /* distinct, not sorted */
+                    double u = urand();
+                    key[t] = rep < 2 ? u * u : floor(4 * fabs(u));   /* reps 2..5: ties */
+                    if (rep >= 4 && t % 7 == 3) key[t] = rep == 4 ? INFINITY : NAN;
+                }
+                for (int t = m - 1; t > 0; t--) {   /* the columns in any order */
+                    int s = (int)((t + 1) * (0.5 + 0.5 * urand())) % (t + 1), x = col[t];
+                    col[t] = col[s]; col[s] = x;
+                }
+                int n1 = ilu_cap_select(m, key, col, p, k1), n2 = cap_select_ref(m, key, col, p, k2);
+                if (n1 != n2 || memcmp(k1, k2, (size_t)m)) {
+                    if (!bad) printf("\n  m %d p %d rep %d: %d kept, the rule %d\n", m, p, rep, n1, n2);
+                    bad++;
+                }
+                cases++;
+            }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(cases > 1000);
+}
+
 /* Test: the scaling and ILU(0)'s rows with b fixed at compile time (b <=
  * 5) give the bits of the instances with b a variable, and the scaling
  * those of its plain form, for b = 1..10, A in double and in float, with and
@@ -2044,6 +2151,8 @@ int main(int argc, char **argv)
         {"b=2..5 ILUT/ILU2 equal a dense block reference", test_blocks_equal_reference},
         {"b=1..10 ILU(0) equals a dense block reference", test_ilu0_equals_reference},
         {"scaling and ILU(0) rows: b fixed = b variable = plain scaling, bit for bit", test_kernels_fixed_b},
+        {"ILUT/ILU2 rows: b fixed = b variable, bit for bit (cap, refactor)", test_threshold_fixed_b},
+        {"the cap's choice = its rule counted out (ties, infinities, NaN)", test_cap_select},
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},

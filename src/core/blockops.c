@@ -148,7 +148,11 @@ typedef double blk_v4 __attribute__((vector_size(32)));
     __attribute__((target("avx"))) static inline void msub_v4_##B(                      \
         double *restrict c, const double *restrict a, const double *restrict m, int load) \
     {                                                                                   \
-        enum { Q = B / 4, P = (B % 4) / 2, T = B % 2, QQ = Q > 0 ? Q : 1 };             \
+        enum { Q = B / 4, P = (B % 4) / 2, T = B % 2, QQ = Q > 0 ? Q : 1, HOLD = B <= 5 }; \
+        blk_v4 mh[B][QQ]; /* HOLD: m's rows loaded once, not once a row of c */        \
+        if (HOLD)                                                                       \
+            BSR_BLK_UNROLL for (int k = 0; k < B; k++)                                      \
+                BSR_BLK_UNROLL for (int q = 0; q < Q; q++) memcpy(&mh[k][q], m + k * B + 4 * q, sizeof mh[k][q]); \
         BSR_BLK_UNROLL for (int i = 0; i < B; i++) {                                        \
             blk_v4 r[QQ];                                                               \
             blk_v2 r2 = {0.0, 0.0};                                                     \
@@ -164,7 +168,8 @@ typedef double blk_v4 __attribute__((vector_size(32)));
                 const blk_v4 sv = {s, s, s, s};                                         \
                 BSR_BLK_UNROLL for (int q = 0; q < Q; q++) {                                \
                     blk_v4 mv;                                                          \
-                    memcpy(&mv, m + k * B + 4 * q, sizeof mv);                          \
+                    if (HOLD) mv = mh[k][q];                                            \
+                    else memcpy(&mv, m + k * B + 4 * q, sizeof mv);                     \
                     r[q] -= sv * mv;                                                    \
                 }                                                                       \
                 if (P) {                                                                \

@@ -240,8 +240,10 @@ bsr_status ilu_get_work(bsr_ilu *F, int nt);
  * keeps in L, in U and in W each (ilu.h, bsr_ilu_options.cap; INT_MAX: no
  * cap). */
 int ilu_row_cap(const bsr_ilu *F, int k);
-/* The cap's choice among m candidates (ranking key key[t], column col[t]):
- * keep[t] = 1 for the p with the largest keys, ties to the smaller column;
+/* The cap's choice among m candidates (ranking key key[t], column col[t],
+ * the columns distinct): keep[t] = 1 when fewer than p candidates have a
+ * larger key or an equal one and a smaller column (the p with the largest
+ * keys, ties to the smaller column; a key that is not a number is kept);
  * returns how many were kept.  The device kernel ranks by the same rule. */
 int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep);
 

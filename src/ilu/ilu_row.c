@@ -1,14 +1,37 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The ILU row kernel: one block row of ILUT / ILU2 in row (IKJ) form (see
  * ilu_factor.c for the algorithm and the parallel driver; ILU(0)'s rows:
- * ilu_row0.c). */
+ * ilu_row0.c).
+ *
+ * One text, row_body, instantiated with b a constant for b = 1..5 (the
+ * block products, sums of squares, copies and the pivot's LU inline and
+ * unroll; at b = 4 the calls and their dispatch by b cost as much as the
+ * arithmetic they did) and with b a variable beyond, as ilu_row0.c does;
+ * every instance does the same operations in the same order (the products
+ * have bsr_blk_mul's bits, the LU blocklu.h's), so each gives the same
+ * factors, classes and pattern. */
 #include "ilu_impl.h"
 #include "blockops.h"
+#include "blocklu.h"
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__GNUC__)
+#define ROW_INLINE static inline __attribute__((always_inline))
+#else
+#define ROW_INLINE static inline
+#endif
+
+/* c = a m with bsr_blk_mul's bits: inline where b is a constant (fixed),
+ * the dispatched call where it is not. */
+ROW_INLINE void row_mul(int b, int fixed, double *restrict c, const double *restrict a, const double *restrict m)
+{
+    if (fixed) bsr_blk_mul_inl(b, c, a, m, 0, 0);
+    else bsr_blk_mul(b, c, a, m);
+}
 
 /* Min-heap of column indices. */
 static void heap_push(int *h, int *nh, int v)
@@ -48,7 +71,7 @@ static void sort_ints(int *v, int n)
 
 /* Sum of squares of a's entries in index order: the ranking key of the
  * cap (the device kernel sums in the same order, so both rank alike). */
-static double sumsq_serial(int b, const double *a)
+ROW_INLINE double sumsq_serial(int b, const double *a)
 {
     double s = 0.0;
     for (int i = 0; i < b * b; i++) s += a[i] * a[i];
@@ -67,8 +90,37 @@ int ilu_row_cap(const bsr_ilu *F, int k)
     return p;
 }
 
+/* ilu_cap_select's rank order: candidate u ahead of t (a larger key, ties
+ * to the smaller column). */
+static inline int cap_ahead(const double *key, const int *col, int u, int t)
+{
+    return key[u] > key[t] || (key[u] == key[t] && col[u] < col[t]);
+}
+
+/* Most candidates ilu_cap_select keeps in its running list of the best. */
+#define CAP_TOP 64
+
 int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned char *keep)
 {
+    if (p > 0 && p <= CAP_TOP && m > 8) {
+        /* t is kept when fewer than p candidates are ahead of it: among the
+         * keys that are numbers (the columns distinct: a strict order) the p
+         * first of the order, kept in a sorted list of at most p as the
+         * candidates come, instead of counting the ones ahead of each; a key
+         * that is not a number has none ahead of it (every comparison is
+         * false) and is ahead of none: kept, and out of the list */
+        int top[CAP_TOP], nt = 0, nan = 0;
+        for (int t = 0; t < m; t++) {
+            keep[t] = 0;
+            if (isnan(key[t])) { keep[t] = 1; nan++; continue; }
+            if (nt == p && !cap_ahead(key, col, t, top[p - 1])) continue;
+            int j = nt < p ? nt++ : p - 1;   /* a full list drops its last */
+            for (; j > 0 && cap_ahead(key, col, t, top[j - 1]); j--) top[j] = top[j - 1];
+            top[j] = t;
+        }
+        for (int i = 0; i < nt; i++) keep[top[i]] = 1;
+        return nt + nan;
+    }
     int kept = 0;
     for (int t = 0; t < m; t++) {
         int rank = 0;
@@ -85,7 +137,7 @@ int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned cha
  * the cap p are moved to xsel (by the norm of their multiplier); they made
  * their updates already, as the frozen refactor repeats (class 2).  Returns
  * the new nl. */
-static int cap_lower(ilu_work *w, int b, int nl, int p, int lenA, int *nx)
+ROW_INLINE int cap_lower(ilu_work *w, int b, int nl, int p, int lenA, int *nx)
 {
     const int bb = b * b;
     int m = 0;
@@ -111,28 +163,46 @@ static int cap_lower(ilu_work *w, int b, int nl, int p, int lenA, int *nx)
 
 /* The ranking key of upper block z of row k: ||dinv z||^2, dinv the inverse
  * pivot (the normalized block the thresholds classify). */
-static double upper_key(int b, const double *dinv, const double *z, double *tmp)
+ROW_INLINE double upper_key(int b, int fixed, const double *dinv, const double *z, double *tmp)
 {
-    bsr_blk_mul(b, tmp, dinv, z);
+    row_mul(b, fixed, tmp, dinv, z);
     return sumsq_serial(b, tmp);
+}
+
+/* key[t] = upper_key of the upper block of column col[t], t < n: four at a
+ * time, their serial sums interleaved, each in its own order (one sum's b^2
+ * dependent additions, computed alone, waited on each other). */
+ROW_INLINE void upper_keys(const ilu_work *w, int b, int fixed, const double *dinv, const int *col, int n, double *key)
+{
+    const int bb = b * b;
+    double y[4 * BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+    int t = 0;
+    for (; t + 4 <= n; t += 4) {
+        for (int u = 0; u < 4; u++) row_mul(b, fixed, y + u * bb, dinv, w->sval + (size_t)w->pos[col[t + u]] * bb);
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        const double *y0 = y, *y1 = y + bb, *y2 = y + 2 * bb, *y3 = y + 3 * bb;
+        for (int i = 0; i < bb; i++) {
+            s0 += y0[i] * y0[i];
+            s1 += y1[i] * y1[i];
+            s2 += y2[i] * y2[i];
+            s3 += y3[i] * y3[i];
+        }
+        key[t] = s0; key[t + 1] = s1; key[t + 2] = s2; key[t + 3] = s3;
+    }
+    for (; t < n; t++) key[t] = upper_key(b, fixed, dinv, w->sval + (size_t)w->pos[col[t]] * bb, y);
 }
 
 /* The cap on row k's U and W: first-order upper blocks outside A's pattern
  * beyond the cap p become second order (by the norm of d_k^{-1} z), then W
  * keeps its p largest; the rest is dropped. */
-static void cap_upper(ilu_work *w, int b, const double *dinv, int p, int lenA, int *nu, int *nw)
+ROW_INLINE void cap_upper(ilu_work *w, int b, int fixed, const double *dinv, int p, int lenA, int *nu, int *nw)
 {
-    const int bb = b * b;
     unsigned char *keep = (unsigned char *)w->tslot;
     int m = 0;
-    for (int t = 0; t < *nu; t++) {
-        int s = w->pos[w->usel[t]];
-        if (s >= lenA) {
-            w->key[m] = upper_key(b, dinv, w->sval + (size_t)s * bb, w->tmp);
-            w->tq[m++] = w->usel[t];
-        }
-    }
-    if (m > p) {
+    for (int t = 0; t < *nu; t++)
+        if (w->pos[w->usel[t]] >= lenA) w->tq[m++] = w->usel[t];
+    if (m > p) {   /* keys only where the cap chooses */
+        upper_keys(w, b, fixed, dinv, w->tq, m, w->key);
         ilu_cap_select(m, w->key, w->tq, p, keep);
         int out = 0, c = 0;
         for (int t = 0; t < *nu; t++) {
@@ -142,7 +212,7 @@ static void cap_upper(ilu_work *w, int b, const double *dinv, int p, int lenA, i
         *nu = out;
     }
     if (*nw <= p) return;
-    for (int t = 0; t < *nw; t++) w->key[t] = upper_key(b, dinv, w->sval + (size_t)w->pos[w->wsel[t]] * bb, w->tmp);
+    upper_keys(w, b, fixed, dinv, w->wsel, *nw, w->key);
     ilu_cap_select(*nw, w->key, w->wsel, p, keep);
     int out = 0;
     for (int t = 0; t < *nw; t++) {
@@ -155,25 +225,40 @@ static void cap_upper(ilu_work *w, int b, const double *dinv, int p, int lenA, i
 /* Original block row of permuted row k (for messages). */
 static int orig_row(const bsr_ilu *F, int k) { return ilu_src_row(F, k); }
 
+/* ilu_slot_new inline while the slots have room (a call a fill block). */
+ROW_INLINE int slot_new(ilu_work *w, int b, int j)
+{
+    if (w->ns == w->cap) return ilu_slot_new(w, b, j);
+    const int s = w->ns++;
+    w->pos[j] = s;
+    w->scol[s] = j;
+    return s;
+}
+
 /* The updates x_j -= l v_j of row k by row i's blocks q = 1..q1-1 (U's,
  * then W's), l the multiplier at w->lbuf + moff: the slots first (created
  * unless the pattern is fixed; creating one may move w->sval and w->lbuf),
  * then all products in one call. */
-static int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, size_t moff, int create)
+ROW_INLINE int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q1, size_t moff, int create)
 {
-    int n = 0;
+    /* the arrays in locals: the stores of ints through w's pointers would
+     * otherwise reload them (and w's counts) every block */
+    const int *uc = ri->ucol, *pos = w->pos;
+    int *tslot = w->tslot, *tq = w->tq, n = 0;
     for (int q = 1; q < q1; q++) {
-        int j = ri->ucol[q], s = w->pos[j];
+        int j = uc[q], s = pos[j];
         if (s < 0) {   /* fill: a new slot, written whole by its first update */
             if (!create) continue;
             if (j < k && w->lfill++ >= w->lfmax) continue;   /* the row's lower fill budget is spent */
-            s = ilu_slot_new(w, b, j);
+            s = slot_new(w, b, j);
             if (s < 0) return 0;
+            tslot = w->tslot;   /* a grown workspace moved them (their entries kept) */
+            tq = w->tq;
             if (j < k) heap_push(w->heap, &w->nh, j);
             s = ~s;
         }
-        w->tslot[n] = s;
-        w->tq[n++] = q;
+        tslot[n] = s;
+        tq[n++] = q;
     }
     bsr_blk_mulsub_n(b, n, w->sval, w->tslot, w->lbuf + moff, ri->uval, w->tq);
     return 1;
@@ -227,7 +312,7 @@ static inline int class_by_bounds(const bound_thr *T, double lo2, double hi2, in
  * of ilu_setup.c; g = 1 but for growth-weighted dropping, ilu_grow.c), after
  * the quick sum of squares settled what it could; -3 when the norm is not
  * finite. */
-static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const double *a, int in_a, double g)
+ROW_INLINE int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const double *a, int in_a, double g)
 {
     double s = bsr_blk_sumsq(b, a) * (g * g);
     int c = class_by_bounds(T, s * MARGIN_LO, s * MARGIN_HI, in_a);
@@ -246,12 +331,12 @@ static int class_of_block(const bsr_ilu *F, const bound_thr *T, int b, const dou
  * pivot d: for E = I - d dinv, dinv^{-1} = (I - E)^{-1} d, so
  * ||dinv^{-1}||_2 <= ||d||_2 / (1 - ||E||_F) when ||E||_F < 1; E's computed
  * form is off by at most b u ||d||_F ||dinv||_F. */
-static void pivot_bounds(int b, const double *d, const double *dinv, double *tmp, double *hi2, double *lo2)
+ROW_INLINE void pivot_bounds(int b, int fixed, const double *d, const double *dinv, double *tmp, double *hi2, double *lo2)
 {
     *hi2 = bsr_blk_norm2_bound_sq(b, dinv) * MARGIN_HI;
     *lo2 = 0.0;
     const double rnd = 2.0 * b * DBL_EPSILON * sqrt(bsr_blk_sumsq(b, dinv));   /* >= 2 b u ||dinv||_F */
-    bsr_blk_mul(b, tmp, d, dinv);
+    row_mul(b, fixed, tmp, d, dinv);
     for (int i = 0; i < b; i++) tmp[i * b + i] -= 1.0;
     double e = (sqrt(bsr_blk_sumsq(b, tmp)) + rnd * sqrt(bsr_blk_sumsq(b, d))) * MARGIN_HI;
     double nd2 = bsr_blk_norm2_bound_sq(b, d) * MARGIN_HI;
@@ -269,9 +354,9 @@ static void pivot_bounds(int b, const double *d, const double *dinv, double *tmp
  * the class the setup gave it).  A frozen refactor of the setup's values
  * repeats the setup's arithmetic exactly: a block outside the pattern was
  * dropped there and so never updated anything. */
-static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
+ROW_INLINE bsr_status row_body(bsr_ilu *F, ilu_work *w, int k, const int b, const int fixed)
 {
-    const int b = F->b, bb = b * b;
+    const int bb = b * b;
     const ilu_pattern *fz = F->use_fz ? F->fz : NULL;
     const int create = !fz;
     /* A's own blocks take slots 0..na-1 (they are loaded first), so "in A's
@@ -303,7 +388,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         /* A's row (columns unique) in slots 0.., its blocks copied at once */
         for (int p = F->ap[k]; p < F->ap[k + 1]; p++) {
             int j = F->ac[p];
-            if (ilu_slot_new(w, b, j) < 0) goto oom;
+            if (slot_new(w, b, j) < 0) goto oom;
             if (j < k) heap_push(w->heap, &w->nh, j);
         }
         memcpy(w->sval, F->aval + (size_t)F->ap[k] * bb, sizeof(double) * bb * (F->ap[k + 1] - F->ap[k]));
@@ -331,7 +416,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         }
         const int open = cls == CLS_OPEN;
         const size_t moff = (size_t)nl * bb;            /* L's next block, kept if first order */
-        bsr_blk_mul(b, w->lbuf + moff, x, uv);          /* l_ki = x_ki d_i^{-1} */
+        row_mul(b, fixed, w->lbuf + moff, x, uv);       /* l_ki = x_ki d_i^{-1} */
         const double *l = w->lbuf + moff;
         if (open) cls = class_of_block(F, &T, b, l, w->pos[i] < na, F->grow_l ? F->grow_l[i] : 1.0);
         else if (fz && !bsr_blk_fnorm_finite(b, l)) cls = -3;
@@ -362,7 +447,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     }
     double tiny = F->pivot_rel * F->rowref[k];
     memcpy(lu, d, sizeof(double) * bb);
-    int nreg = bsr_blk_lu(b, lu, ipiv, tiny);
+    int nreg = fixed ? bsr_blklu_factor(b, lu, ipiv, tiny, 0) : bsr_blk_lu(b, lu, ipiv, tiny);
     if (nreg) {
         if (F->opt.strict_pivots) {
             snprintf(w->msg, sizeof w->msg, "ILU: singular pivot block in block row %d (row %d of A):"
@@ -371,7 +456,8 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         }
         w->nreg++;
     }
-    bsr_blk_lu_inv(b, lu, ipiv, dinv);
+    if (fixed) bsr_blklu_inverse(b, lu, ipiv, dinv);
+    else bsr_blk_lu_inv(b, lu, ipiv, dinv);
     if (!bsr_blk_finite(b, dinv)) {
         snprintf(w->msg, sizeof w->msg, "ILU: non-finite inverse pivot in block row %d (row %d of A)",
                  k, orig_row(F, k));
@@ -384,9 +470,10 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
     /* upper part: classify on the normalized block d_k^{-1} z_kj, its
      * product formed only where the bounds leave the class open */
     double dn2 = 0.0, lo2 = 0.0;
-    if (create) pivot_bounds(b, F->piv + (size_t)k * bb, dinv, lu, &dn2, &lo2);
+    if (create) pivot_bounds(b, fixed, F->piv + (size_t)k * bb, dinv, lu, &dn2, &lo2);
     const double gk = F->grow_u ? F->grow_u[k] : 1.0;   /* u_kj weighted by column k's growth of U^{-1} */
-    for (int s = 0; s < w->ns; s++) {
+    const int ns = w->ns;
+    for (int s = 0; s < ns; s++) {
         int j = w->scol[s];
         if (j <= k) continue;
         const double *z = w->sval + (size_t)s * bb;
@@ -397,7 +484,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
             double zs = bsr_blk_sumsq(b, z) * (gk * gk);
             cls = class_by_bounds(&T, zs * lo2, zs * dn2, s < na);
             if (cls == CLS_OPEN) {
-                bsr_blk_mul(b, lu, dinv, z);
+                row_mul(b, fixed, lu, dinv, z);
                 cls = class_of_block(F, &T, b, lu, s < na, gk);
             }
         }
@@ -410,7 +497,7 @@ static bsr_status ilu_row_body(bsr_ilu *F, ilu_work *w, int k)
         else if (cls == CLS_SECOND) w->wsel[nw++] = j;
         else w->dropped++;
     }
-    if (nu > cap || nw > cap) cap_upper(w, b, dinv, cap, lenA, &nu, &nw);
+    if (nu > cap || nw > cap) cap_upper(w, b, fixed, dinv, cap, lenA, &nu, &nw);
     sort_ints(w->usel, nu);
     sort_ints(w->wsel, nw);
 
@@ -459,12 +546,32 @@ oom:
     return BSR_ERR_NOMEM;
 }
 
-/* Factor row k; the accumulator is left clean on every path (the
- * workspace serves the next row, and the next refactor). */
+/* Row k with b a constant (fixed) or F->b; the accumulator is left clean
+ * on every path (the workspace serves the next row, and the next
+ * refactor). */
+ROW_INLINE bsr_status row_clean(bsr_ilu *F, ilu_work *w, int k, const int b, const int fixed)
+{
+    bsr_status s = row_body(F, w, k, b, fixed);
+    int *pos = w->pos;
+    const int *scol = w->scol, ns = w->ns;
+    for (int t = 0; t < ns; t++) pos[scol[t]] = -1;   /* ilu_work_clear, inline */
+    w->ns = 0;
+    w->nh = 0;
+    return s;
+}
+
+#define DEFINE_ROW(B) \
+    static bsr_status row_##B(bsr_ilu *F, ilu_work *w, int k) { return row_clean(F, w, k, B, 1); }
+DEFINE_ROW(1) DEFINE_ROW(2) DEFINE_ROW(3) DEFINE_ROW(4) DEFINE_ROW(5)
+
+/* Any b: the same text with b a variable. */
+static bsr_status row_any(bsr_ilu *F, ilu_work *w, int k) { return row_clean(F, w, k, F->b, 0); }
+
+/* Factor row k (ILU(0)'s: ilu_row0.c). */
 bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
 {
+    typedef bsr_status (*row_fn)(bsr_ilu *, ilu_work *, int);
+    static const row_fn by_b[6] = {NULL, row_1, row_2, row_3, row_4, row_5};   /* as ilu_row0's */
     if (F->mode == 0) return ilu_row0(F, w, k);
-    bsr_status s = ilu_row_body(F, w, k);
-    ilu_work_clear(w);
-    return s;
+    return !ilu_generic_kernels && F->b <= 5 ? by_b[F->b](F, w, k) : row_any(F, w, k);
 }

@@ -39,9 +39,27 @@ bsr_status ilu_work_init(ilu_work *w, int n, int b)
     return BSR_OK;
 }
 
-/* Chunks of 8 MiB (or one row's size): huge pages where the kernel
- * grants them, so that first touches fault once per 2 MiB. */
+/* Chunks of 8 MiB (or one row's size), aligned to 2 MiB: huge pages where
+ * the kernel grants them, over the whole chunk (a chunk malloc places is
+ * only page aligned, which left a quarter of it to 4 KiB pages), so that
+ * first touches fault once per 2 MiB. */
 #define CHUNK_BYTES ((size_t)8 << 20)
+#define CHUNK_ALIGN ((size_t)2 << 20)
+
+/* A chunk of bytes (a multiple of 16) at a 2 MiB boundary, advised to huge
+ * pages; NULL with the allocator's message when memory runs out. */
+static ilu_chunk *chunk_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bsr_fault_hit(BSR_FAULT_HOST_ALLOC) || posix_memalign(&p, CHUNK_ALIGN, bytes)) {
+        bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, "ILU row arena");
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    if (bytes >= 4096) madvise(p, bytes & ~(size_t)4095, MADV_HUGEPAGE);   /* advice only: failure is harmless */
+#endif
+    return p;
+}
 
 void *ilu_arena_alloc(ilu_work *w, size_t bytes)
 {
@@ -50,12 +68,8 @@ void *ilu_arena_alloc(ilu_work *w, size_t bytes)
     ilu_chunk *c = w->arena;
     if (!c || c->used + bytes > c->cap) {
         size_t cap = bytes > CHUNK_BYTES - hdr ? bytes : CHUNK_BYTES - hdr;
-        c = bsr_malloc(hdr + cap, "ILU row arena");
+        c = chunk_alloc(hdr + cap);
         if (!c) return NULL;
-#ifdef MADV_HUGEPAGE
-        uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)c + hdr + cap) & ~(uintptr_t)4095;
-        if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);   /* advice only: failure is harmless */
-#endif
         c->next = w->arena;
         c->used = 0;
         c->cap = cap;
