@@ -729,6 +729,18 @@ static int frozen_differs(const ilu_pattern *X, const ilu_pattern *Y)
            memcmp(X->uc, Y->uc, sizeof(int) * X->nup) || memcmp(X->lk, Y->lk, X->nlo) || memcmp(X->uk, Y->uk, X->nup);
 }
 
+/* Step 0: set up A with the kernels of b fixed into F[0] and of b a
+ * variable into F[1]; later steps: refactor both with A. */
+static void setup_both_kernels(const bsr_matrix *A, const bsr_ilu_options *o, int step, bsr_ilu *F[2])
+{
+    for (int g = 0; g < 2; g++) {   /* g = 1: b a variable */
+        bsr_ilu_test_generic_kernels(g);
+        if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, o, &F[g]));
+        else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
+    }
+    bsr_ilu_test_generic_kernels(0);
+}
+
 /* Test: the threshold rows (ILUT, ILU2) with b fixed at compile time (b <=
  * 5) keep the pattern, classes and factors of the instances with b a
  * variable, bit for bit, with and without the per-row cap (a small cap and
@@ -748,12 +760,7 @@ static void test_threshold_fixed_b(void)
             o.order.kind = c & 4 ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
             bsr_ilu *F[2] = {NULL, NULL};
             for (int step = 0; step < 2; step++) {
-                for (int g = 0; g < 2; g++) {   /* g = 1: b a variable */
-                    bsr_ilu_test_generic_kernels(g);
-                    if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F[g]));
-                    else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
-                }
-                bsr_ilu_test_generic_kernels(0);
+                setup_both_kernels(A, &o, step, F);
                 const bsr_ilu *X = F[0], *Y = F[1];
                 if (!X || !Y) break;
                 int bad = factor_differs(X->L, Y->L) + factor_differs(X->U, Y->U) + frozen_differs(X->fz, Y->fz) +
@@ -834,12 +841,7 @@ static void test_kernels_fixed_b(void)
             o.order.kind = c & 2 ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
             bsr_ilu *F[2] = {NULL, NULL};
             for (int step = 0; step < 2; step++) {
-                for (int g = 0; g < 2; g++) {   /* g = 1: b a variable */
-                    bsr_ilu_test_generic_kernels(g);
-                    if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F[g]));
-                    else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
-                }
-                bsr_ilu_test_generic_kernels(0);
+                setup_both_kernels(A, &o, step, F);
                 const bsr_ilu *X = F[0], *Y = F[1];
                 const size_t n = (size_t)X->n, es = bsr_precision_size(X->prec);
                 CU_ASSERT(X->st.scaling_fallbacks > 0 || (c & 2));   /* harsh: fallbacks */
