@@ -29,10 +29,6 @@
 #define SCALE_INLINE static inline
 #endif
 
-/* The plain sum of squares of a block is in bsr_blk_fnorm's safe range
- * (its norm is the sum's square root). */
-#define SAFE_SUM(s) ((s) <= 1e300 && (s) >= 1e-290)
-
 /* The largest norm of the blocks of row k of F->aval, given fast, the
  * largest of their plain sums in the safe range, and slow, whether some are
  * outside it: those take bsr_blk_fnorm's scaled path (a NaN is skipped, as
@@ -45,7 +41,7 @@ static double row_norm_max(const bsr_ilu *F, int k, int b, double fast, int slow
         const double *a = F->aval + (size_t)p * b * b;
         double s = 0.0;
         for (int e = 0; e < b * b; e++) s += a[e] * a[e];
-        if (SAFE_SUM(s)) continue;
+        if (ILU_SAFE_SUM(s)) continue;
         double nr = bsr_blk_fnorm_scaled(b, a, s);
         if (nr > m) m = nr;
     }
@@ -84,7 +80,7 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
         }
         if (m > rowmax) rowmax = m;
         if (bad) { *col = A->colind[F->asrc[p]]; return 1; }
-        if (SAFE_SUM(s)) { if (s > fast) fast = s; }
+        if (ILU_SAFE_SUM(s)) { if (s > fast) fast = s; }
         else slow = 1;
         if (F->ac[p] == k) diag = p;
     }
@@ -121,7 +117,7 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
             memcpy(a, c, sizeof(double) * bb);
         }
         for (int e = 0; e < bb; e++) s += a[e] * a[e];
-        if (SAFE_SUM(s)) { if (s > fast) fast = s; }
+        if (ILU_SAFE_SUM(s)) { if (s > fast) fast = s; }
         else slow = 1;
     }
     const double rmax = row_norm_max(F, k, b, fast, slow);

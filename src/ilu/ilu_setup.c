@@ -69,7 +69,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     free(F->apply_ws);
     if (F->ord) bsr_ordering_free(F->ord);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
-    free(F->dl); free(F->scale_left); free(F->piv);
+    free(F->dl); free(F->scale_left); free(F->piv); free(F->xrow);
     free(F->rsrc); free(F->dr); free(F->dc); free(F->scale_right);
     bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
     if (F->lvL) bsr_levels_free(F->lvL);
@@ -232,12 +232,14 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     /* rows made on the device start from A scaled there */
     F->araw = F->mode == 1 && !F->use_fz && F->dev && F->pattern_only && !F->dr &&
               F->opt.cap != BSR_ILU_CAP_NONE ? A : NULL;
-    if (!F->araw) BSR_TRY(ilu_scale(F, A));
+    /* ILU(0) at b = 1 on one thread: scaled row by row as it is factored */
+    F->aone = !F->araw && ilu_scaled0_ok(F, A) ? A : NULL;
+    if (!F->araw && !F->aone) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
     double t0 = bsr_now();
     BSR_TRY(ilu_grow_begin(F));
     bsr_status fs = ilu_factor(F);
-    F->araw = NULL;
+    F->araw = F->aone = NULL;
     fs = ilu_grow_stabilize(F, fs);
     BSR_TRY(fs);
     if (F->mode == 1 && !F->use_fz) F->pattern_id = new_pattern_id();   /* the thresholds chose it anew */
