@@ -51,20 +51,32 @@ static NOINLINE double norm_max_slow(const double *x, const int *c, int len, dou
     return m;
 }
 
-/* The largest block norm of the row (row_norm_max at b = 1), given fast
- * (the largest safe sum of squares) and slow (some sum outside the safe
- * range). */
-static inline double norm_max(const double *x, const int *c, int len, double fast, int slow)
+/* The largest block norm of the row's values x[c[p]], p < len
+ * (row_norm_max at b = 1), and in *rowmax the largest |value|: the plain
+ * loop, for rows whose squares are not all in the safe range. */
+static NOINLINE double norm_max(const double *x, const int *c, int len, double *rowmax)
 {
-    const double m = sqrt(fast);
-    return slow ? norm_max_slow(x, c, len, m) : m;
+    double fast = 0.0, m = 0.0;
+    int slow = 0;
+    for (int p = 0; p < len; p++) {
+        const double v = x[c[p]], s = 0.0 + v * v;
+        if (fabs(v) > m) m = fabs(v);
+        if (ILU_SAFE_SUM(s)) { if (s > fast) fast = s; }
+        else slow = 1;
+    }
+    *rowmax = m;
+    return slow ? norm_max_slow(x, c, len, sqrt(fast)) : sqrt(fast);
 }
 
 /* Row k scaled into x (and F->aval, dl, scale_left, rowref), then factored
- * into L (lv: its row) and U (uv: all of U's values); 0 when the rule fails
- * on it.  ident: A's row k is F's (asrc[p] = p: no ordering, no matching,
- * A's rows as the map sorted them). */
-ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *restrict x, double *restrict lv,
+ * into L (lv: its row, nl blocks) and U (uv: all of U's values); 0 when the
+ * rule fails on it.  The scaling's norms: a block's norm at b = 1 comes from
+ * its square, the row's largest from the largest square of those in the
+ * safe range; when every square is in it (the smallest and the largest
+ * |value|'s squares are: rounding is monotone) that is the square of the
+ * largest |value|, with no test per value.  ident: A's row k is F's
+ * (asrc[p] = p: no ordering, no matching, A's rows as the map sorted them). */
+ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *restrict x, double *restrict lv, int nl,
                        double *restrict uv, const int *restrict up, const int *restrict uc, int *nreg, int *fb,
                        const int ident)
 {
@@ -72,46 +84,52 @@ ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *res
     const int *ac = F->ac + p0, *as = F->asrc + p0;
     const double *Ak = Ad + p0;
     double *av = F->aval + p0;
-    /* the scaling's first pass: A's values into x, their checks and norms */
-    x[k] = 0.0;   /* a missing diagonal starts at +0 */
-    double rowmax = 0.0, fast = 0.0;
-    int bad = 0, slow = 0, diag = -1;
+    const int diag = nl < len && ac[nl] == k ? nl : -1;   /* the pattern's: L is a prefix */
+    /* the scaling's first pass: A's values, their checks and norms */
+    double mx = 0.0, mn = DBL_MAX, chk = 0.0;
     for (int p = 0; p < len; p++) {
-        const double v = ident ? Ak[p] : Ad[as[p]], s = 0.0 + v * v;
-        const int c = ac[p];
-        x[c] = v;
-        bad |= !isfinite(v);
-        if (fabs(v) > rowmax) rowmax = fabs(v);
-        if (ILU_SAFE_SUM(s)) { if (s > fast) fast = s; }
-        else slow = 1;
-        if (c == k) diag = p;
+        const double v = ident ? Ak[p] : Ad[as[p]], a = fabs(v);
+        chk += v - v;   /* NaN when some value is not finite */
+        mx = a > mx ? a : mx;
+        mn = a < mn ? a : mn;
     }
-    if (bad) return 0;
-    const double smax = norm_max(x, ac, len, fast, slow);
-    if (smax == 0.0 || rowmax < DBL_MIN) return 0;
+    if (!(chk == 0.0)) return 0;
+    double smax = -1.0;   /* sqrt(mx * mx) when every square is safe, needed by a fallback only */
+    if (!(mn * mn >= 1e-290 && mx * mx <= 1e300)) {   /* some squares outside the safe range */
+        double rowmax;
+        for (int p = 0; p < len; p++) x[ac[p]] = ident ? Ak[p] : Ad[as[p]];
+        smax = norm_max(x, ac, len, &rowmax);
+        if (smax == 0.0 || rowmax < DBL_MIN) return 0;
+    }
     int singular = 1;
     double ds = 0.0;
     if (diag >= 0) {
-        const double d = x[k], amax = fabs(d);
+        const double d = ident ? Ak[diag] : Ad[as[diag]], amax = fabs(d);
         singular = amax == 0.0 || fabs(d) <= 1e-14 * amax;
         if (!singular) ds = 1.0 / d;
         if (!singular && !isfinite(ds)) singular = 1;
     }
-    if (singular) ds = 1.0 * (sqrt(1.0) / smax);
+    if (singular) ds = 1.0 * (sqrt(1.0) / (smax < 0.0 ? sqrt(mx * mx) : smax));
     *fb += singular;
-    /* the second pass: Ds_k A_kj, and rowref */
-    fast = 0.0;
-    slow = 0;
+    /* the second pass: Ds_k A_kj into x and aval, and rowref */
+    x[k] = 0.0;   /* a missing diagonal starts at +0 */
+    const int one = singular ? -1 : diag;   /* Ds_k A_kk = 1 by construction */
+    mx = 0.0;
+    mn = DBL_MAX;
     for (int p = 0; p < len; p++) {
-        const int c = ac[p];
-        const double a = p == diag && !singular ? 1.0 : 0.0 + ds * x[c], s = 0.0 + a * a;
-        x[c] = a;
+        const double v = ident ? Ak[p] : Ad[as[p]];
+        const double a = p == one ? 1.0 : 0.0 + ds * v, f = fabs(a);
+        x[ac[p]] = a;
         av[p] = a;
-        if (ILU_SAFE_SUM(s)) { if (s > fast) fast = s; }
-        else slow = 1;
+        mx = f > mx ? f : mx;
+        mn = f < mn ? f : mn;
     }
-    const double rmax = norm_max(x, ac, len, fast, slow);
-    if (!isfinite(rmax)) return 0;
+    double rmax = sqrt(mx * mx);
+    if (!(mn * mn >= 1e-290 && mx * mx <= 1e300)) {
+        double rowmax;
+        rmax = norm_max(x, ac, len, &rowmax);
+        if (!isfinite(rmax)) return 0;
+    }
     const double rowref = rmax / sqrt(1.0);
     F->rowref[k] = rowref;
     F->dl[k] = ds;
@@ -173,10 +191,10 @@ int ilu_rows0_scaled(bsr_ilu *F, const bsr_matrix *A, ilu_work *w)
     const int *lp = F->L->rowptr;
     if (F->asrc_id > 0) {
         for (int k = 0; k < F->n; k++)
-            if (!row1(F, A->val, k, F->xrow, lv + lp[k], uv, up, uc, &nreg, &fb, 1)) return 0;
+            if (!row1(F, A->val, k, F->xrow, lv + lp[k], lp[k + 1] - lp[k], uv, up, uc, &nreg, &fb, 1)) return 0;
     } else {
         for (int k = 0; k < F->n; k++)
-            if (!row1(F, A->val, k, F->xrow, lv + lp[k], uv, up, uc, &nreg, &fb, 0)) return 0;
+            if (!row1(F, A->val, k, F->xrow, lv + lp[k], lp[k + 1] - lp[k], uv, up, uc, &nreg, &fb, 0)) return 0;
     }
     w->nreg += nreg;
     F->st.scaling_fallbacks = fb;
