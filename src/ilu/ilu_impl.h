@@ -160,7 +160,8 @@ struct bsr_ilu {
     const bsr_matrix *aone; /* during a host factorization taking the single pass
                              * (ilu_scaled0.c): A, scaled there row by row */
     double *xrow;           /* [n] the single pass's dense row, kept for refactor */
-    int asrc_id;            /* asrc[p] = p for every p: 1, not: -1, not known yet: 0 */
+    int asrc_id;            /* asrc[p] = p for every p (A's rows as they are: no ordering, no
+                             * matching, rows sorted): the map is the identity (build_map) */
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
     void (*dsym_free)(void *);

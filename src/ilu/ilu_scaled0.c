@@ -172,24 +172,15 @@ ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *res
     return 1;
 }
 
-/* Nonzero when asrc[p] = p for every p (A's rows taken as they are). */
-static int asrc_identity(const bsr_ilu *F)
-{
-    int id = !F->ord && !F->rsrc;
-    for (int p = 0; id && p < F->nnzbA; p++) id = F->asrc[p] == p;
-    return id;
-}
-
 int ilu_rows0_scaled(bsr_ilu *F, const bsr_matrix *A, ilu_work *w)
 {
     if (!F->xrow && !(F->xrow = bsr_malloc(sizeof(double) * ((size_t)F->n + 1), "ILU(0) dense row"))) return 0;
-    if (!F->asrc_id) F->asrc_id = asrc_identity(F) ? 1 : -1;
     double *lv = F->prec == BSR_DOUBLE ? F->L->val : F->pool;
     double *uv = F->prec == BSR_DOUBLE ? F->U->val : F->pool + F->L->nnzb;
     const int *up = F->U->rowptr, *uc = F->U->colind;
     int nreg = 0, fb = 0;
     const int *lp = F->L->rowptr;
-    if (F->asrc_id > 0) {
+    if (F->asrc_id) {
         for (int k = 0; k < F->n; k++)
             if (!row1(F, A->val, k, F->xrow, lv + lp[k], lp[k + 1] - lp[k], uv, up, uc, &nreg, &fb, 1)) return 0;
     } else {
