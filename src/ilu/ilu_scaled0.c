@@ -68,6 +68,34 @@ static NOINLINE double norm_max(const double *x, const int *c, int len, double *
     return slow ? norm_max_slow(x, c, len, sqrt(fast)) : sqrt(fast);
 }
 
+/* Ds_k for a row whose A_kk is missing or not a normal number: the
+ * scaling's first pass (the row's checks and largest block norm), then
+ * A_kk^{-1} or 1 / s_k (*singular = 1); 0 when the row fails.  The row's
+ * values: Ak[p], or Ad[as[p]] when Ak is NULL; x is scratch. */
+static NOINLINE int ds_first(double *x, const double *Ak, const double *Ad, const int *as, const int *ac, int len,
+                             int diag, double *ds, int *singular)
+{
+    double chk = 0.0;
+    for (int p = 0; p < len; p++) {
+        const double v = Ak ? Ak[p] : Ad[as[p]];
+        chk += v - v;   /* NaN when some value is not finite */
+        x[ac[p]] = v;
+    }
+    if (!(chk == 0.0)) return 0;
+    double rowmax;
+    const double smax = norm_max(x, ac, len, &rowmax);
+    if (smax == 0.0 || rowmax < DBL_MIN) return 0;
+    *singular = 1;
+    if (diag >= 0) {
+        const double d = x[ac[diag]], amax = fabs(d);
+        *singular = amax == 0.0 || fabs(d) <= 1e-14 * amax;
+        if (!*singular) *ds = 1.0 / d;
+        if (!*singular && !isfinite(*ds)) *singular = 1;
+    }
+    if (*singular) *ds = 1.0 * (sqrt(1.0) / smax);
+    return 1;
+}
+
 /* Row k scaled into x (and F->aval, dl, scale_left, rowref), then factored
  * into L (lv: its row, nl blocks) and U (uv: all of U's values); 0 when the
  * rule fails on it.  The scaling's norms: a block's norm at b = 1 comes from
@@ -85,45 +113,30 @@ ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *res
     const double *Ak = Ad + p0;
     double *av = F->aval + p0;
     const int diag = nl < len && ac[nl] == k ? nl : -1;   /* the pattern's: L is a prefix */
-    /* the scaling's first pass: A's values, their checks and norms */
-    double mx = 0.0, mn = DBL_MAX, chk = 0.0;
-    for (int p = 0; p < len; p++) {
-        const double v = ident ? Ak[p] : Ad[as[p]], a = fabs(v);
-        chk += v - v;   /* NaN when some value is not finite */
-        mx = a > mx ? a : mx;
-        mn = a < mn ? a : mn;
-    }
-    if (!(chk == 0.0)) return 0;
-    double smax = -1.0;   /* sqrt(mx * mx) when every square is safe, needed by a fallback only */
-    if (!(mn * mn >= 1e-290 && mx * mx <= 1e300)) {   /* some squares outside the safe range */
-        double rowmax;
-        for (int p = 0; p < len; p++) x[ac[p]] = ident ? Ak[p] : Ad[as[p]];
-        smax = norm_max(x, ac, len, &rowmax);
-        if (smax == 0.0 || rowmax < DBL_MIN) return 0;
-    }
-    int singular = 1;
-    double ds = 0.0;
-    if (diag >= 0) {
-        const double d = ident ? Ak[diag] : Ad[as[diag]], amax = fabs(d);
-        singular = amax == 0.0 || fabs(d) <= 1e-14 * amax;
-        if (!singular) ds = 1.0 / d;
-        if (!singular && !isfinite(ds)) singular = 1;
-    }
-    if (singular) ds = 1.0 * (sqrt(1.0) / (smax < 0.0 ? sqrt(mx * mx) : smax));
+    /* Ds_k = A_kk^{-1} where A_kk is a normal number: not singular by the
+     * rule then, its inverse finite, the row neither zero nor of subnormal
+     * values only, and a value of the row that is not finite becomes a
+     * Ds_k A_kj that is not; ds_first's first pass decides the others */
+    const double akk = diag >= 0 ? (ident ? Ak[diag] : Ad[as[diag]]) : 0.0;
+    double ds;
+    int singular = 0;
+    if (fabs(akk) >= DBL_MIN && fabs(akk) <= DBL_MAX) ds = 1.0 / akk;
+    else if (!ds_first(x, ident ? Ak : NULL, Ad, as, ac, len, diag, &ds, &singular)) return 0;
     *fb += singular;
     /* the second pass: Ds_k A_kj into x and aval, and rowref */
     x[k] = 0.0;   /* a missing diagonal starts at +0 */
     const int one = singular ? -1 : diag;   /* Ds_k A_kk = 1 by construction */
-    mx = 0.0;
-    mn = DBL_MAX;
+    double mx = 0.0, mn = DBL_MAX, chk = 0.0;
     for (int p = 0; p < len; p++) {
         const double v = ident ? Ak[p] : Ad[as[p]];
         const double a = p == one ? 1.0 : 0.0 + ds * v, f = fabs(a);
         x[ac[p]] = a;
         av[p] = a;
+        chk += a - a;   /* NaN when some value is not finite */
         mx = f > mx ? f : mx;
         mn = f < mn ? f : mn;
     }
+    if (!(chk == 0.0)) return 0;
     double rmax = sqrt(mx * mx);
     if (!(mn * mn >= 1e-290 && mx * mx <= 1e300)) {
         double rowmax;
