@@ -172,7 +172,8 @@ ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *res
     *nreg += reg;
     const double dinv = 1.0 / dr;
     if (!isfinite(dinv)) return 0;
-    F->piv[k] = reg ? 1.0 / dinv : d;   /* the pivot the factors hold */
+    if (reg) F->piv[k] = 1.0 / dinv;   /* the pivot the factors hold */
+    else F->piv[k] = d;
     /* U's row: the diagonal, then A's upper columns (ac's, past the diagonal) */
     double *u = uv + up[k];
     if (p < len && ac[p] == k) p++;
