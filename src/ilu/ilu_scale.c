@@ -48,6 +48,49 @@ static double row_norm_max(const bsr_ilu *F, int k, int b, double fast, int slow
     return m;
 }
 
+/* Row k of the scaling where A's diagonal block is numerically regular with
+ * a normal largest entry, its inverse finite, and every block of Ds_k A_k
+ * has its sum of squares in the safe range (the common case), plain only;
+ * 0 when not (scale_row's passes then, from the start).  Those leave its
+ * first pass nothing to find: the row is not zero, not of subnormal values
+ * only, has no fallback, and a value that is not finite would have made a
+ * block of Ds_k A_k that is not (Ds_k is finite and regular), outside the
+ * safe range.  So Ds_k comes from A_kk straight, each block is scaled as it
+ * is read from A, and the row is passed once, with scale_row's operations
+ * and bits. */
+SCALE_INLINE int scale_row_quick(bsr_ilu *F, const bsr_matrix *A, int k, const int b)
+{
+    const int bb = b * b, p0 = F->ap[k], p1 = F->ap[k + 1];
+    const double *Ad = A->val;
+    int diag = -1;
+    for (int p = p0; p < p1 && diag < 0; p++)
+        if (F->ac[p] == k) diag = p;
+    if (diag < 0) return 0;
+    double *ds = F->dl + (size_t)k * bb, lu[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
+    int piv[BSR_MAX_BLOCK];
+    const double *akk = Ad + (size_t)F->asrc[diag] * bb;
+    const double amax = bsr_blk_maxabs(b, akk);
+    if (!(amax >= DBL_MIN && amax <= DBL_MAX)) return 0;
+    memcpy(lu, akk, sizeof(double) * bb);
+    bsr_blklu_factor(b, lu, piv, 0.0, 0);   /* bsr_blk_lu's text */
+    for (int i = 0; i < b; i++) if (fabs(lu[i * b + i]) <= 1e-14 * amax) return 0;
+    bsr_blklu_inverse(b, lu, piv, ds);
+    if (!bsr_blk_finite(b, ds)) return 0;
+    double fast = 0.0;
+    for (int p = p0; p < p1; p++) {
+        double *a = F->aval + (size_t)p * bb, s = 0.0;
+        if (p == diag) bsr_blk_identity(b, a);
+        else bsr_blk_mul_inl(b, a, ds, Ad + (size_t)F->asrc[p] * bb, 0, 0);
+        for (int e = 0; e < bb; e++) s += a[e] * a[e];
+        if (!ILU_SAFE_SUM(s)) return 0;
+        if (s > fast) fast = s;
+    }
+    F->rowref[k] = sqrt(fast) / sqrt((double)b);
+    if (F->prec == BSR_DOUBLE) memcpy((double *)F->scale_left + (size_t)k * bb, ds, sizeof(double) * bb);
+    else for (int e = 0; e < bb; e++) ((float *)F->scale_left)[(size_t)k * bb + e] = (float)ds[e];
+    return 1;
+}
+
 /* Row k of the scaling (see the file comment): F->aval's row, Ds_k in F->dl,
  * rowref[k] and scale_left; returns 0, or the error kind (1 a non-finite
  * value in A's block column *col, 2 a zero row, 3 overflow of Ds_k A_kj, 4
@@ -57,6 +100,7 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
                            int *fallback)
 {
     const int bb = b * b;
+    if (plain && scale_row_quick(F, A, k, b)) { *fallback = 0; return 0; }
     const int r = ilu_src_row(F, k);
     double *ds = F->dl + (size_t)k * bb;
     int diag = -1;
