@@ -160,6 +160,8 @@ struct bsr_ilu {
     const bsr_matrix *aone; /* during a host factorization taking the single pass
                              * (ilu_scaled0.c): A, scaled there row by row */
     double *xrow;           /* [n] the single pass's dense row, kept for refactor */
+    int rows_placed;        /* ILU(0): the scaling put each row of the scaled A at its places in
+                             * L and U (ilu_scale.c), where the row kernel starts from it */
     int asrc_id;            /* asrc[p] = p for every p (A's rows as they are: no ordering, no
                              * matching, rows sorted): the map is the identity (build_map) */
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the

@@ -179,12 +179,28 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
  * its kind and column, and the fallbacks. */
 typedef struct { int bad_row, bad_kind, bad_col, fallbacks; } scale_acc;
 
+/* ILU(0)'s row k of the scaled A into its places in L and U (ilu_row0.c's
+ * row kernel starts from them there), while the row is in the cache: the
+ * lower blocks, the diagonal (+0 where A has none), the upper ones. */
+SCALE_INLINE void place_row0(bsr_ilu *F, int k, const int b)
+{
+    const int bb = b * b, p0 = F->ap[k];
+    const ilu_row_t *rk = &F->rows[k];
+    const double *av = F->aval + (size_t)p0 * bb;
+    const int nl = rk->nl, hasd = F->ap[k + 1] - p0 > rk->nu - 1 + nl;
+    memcpy(rk->lval, av, sizeof(double) * bb * nl);
+    if (hasd) memcpy(rk->uval, av + (size_t)nl * bb, sizeof(double) * bb);
+    else memset(rk->uval, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
+    memcpy(rk->uval + bb, av + (size_t)(nl + hasd) * bb, sizeof(double) * bb * (rk->nu - 1));
+}
+
 /* Rows [k0, k1) into acc. */
 SCALE_INLINE void scale_rows(bsr_ilu *F, const bsr_matrix *A, int k0, int k1, const int b, const int plain,
                              scale_acc *acc)
 {
     for (int k = k0; k < k1; k++) {
         int col = 0, fb = 0, kind = scale_row(F, A, k, b, plain, &col, &fb);
+        if (!kind && F->rows_placed) place_row0(F, k, b);
         acc->fallbacks += fb;
         if (kind && ilu_src_row(F, k) < acc->bad_row) {
             acc->bad_row = ilu_src_row(F, k);
@@ -225,6 +241,7 @@ bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A)
                                               scale_rows_5};
         if (b >= 1 && b <= 5) fn = by_b[b];
     }
+    F->rows_placed = F->mode == 0 && F->rows;
     const int nchunk = (int)(((int64_t)n + SCALE_CHUNK - 1) / SCALE_CHUNK);
     scale_acc all = {INT_MAX, 0, 0, 0};
     #pragma omp parallel num_threads(bsr_team((int64_t)F->nnzbA * bb, ILU_TEAM_GRAIN))
