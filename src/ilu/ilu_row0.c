@@ -2,8 +2,9 @@
 /* ILU(0)'s row kernel: block row k of the fixed pattern (A's blocks plus the
  * diagonal, no classes, no fill) from the finished rows it reads, stored at
  * its places in L and U (or the double pool of float factors).  The row (IKJ)
- * form of ilu_factor.c on a pattern known up front: A's row copied to its
- * places in L and U, its lower blocks eliminated there in ascending column
+ * form of ilu_factor.c on a pattern known up front: A's scaled row at its
+ * places in L and U (put there by the scaling, ilu_scale.c's place_row0),
+ * its lower blocks eliminated there in ascending column
  * order, each multiplier l_ki = x_ki d_i^{-1} updating the blocks of row k
  * that row i's U reaches, then the pivot regularized and inverted as
  * ilu_row.c does for the threshold kinds, with the same checks and messages.
