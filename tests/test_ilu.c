@@ -2078,13 +2078,13 @@ static void move_column(bsr_matrix *A, int r)
 }
 
 /* A refactor on another pattern (the same block count) is refused, naming
- * the first block row in factor order that differs, at any thread count. */
-static void test_refactor_pattern_threads(void)
+ * the first block row in factor order that differs, at any thread count
+ * (one chunk of the check, and two: 4913 rows, the rows in different ones). */
+static void refactor_pattern_threads(const char *spec)
 {
     const int nt = omp_get_max_threads();
-    bsr_team_force(1);   /* the parallel check at this size */
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:12:2", BSR_DOUBLE, &P));
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, &P));
     bsr_matrix *A = P.A;
     const int n = A->nbrows;
     for (int ord = 0; ord < 2; ord++) {
@@ -2112,6 +2112,13 @@ static void test_refactor_pattern_threads(void)
         bsr_ilu_destroy(F);
     }
     bsr_problem_free(&P);
+}
+
+static void test_refactor_pattern_threads(void)
+{
+    bsr_team_force(1);   /* the parallel check at these sizes */
+    refactor_pattern_threads("stencil3d:12:2");
+    refactor_pattern_threads("stencil3d:17:1");
     bsr_team_force(0);
 }
 
