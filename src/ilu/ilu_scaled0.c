@@ -102,8 +102,8 @@ static NOINLINE int ds_first(double *x, const double *Ak, const double *Ad, cons
  * its square, the row's largest from the largest square of those in the
  * safe range; when every square is in it (the smallest and the largest
  * |value|'s squares are: rounding is monotone) that is the square of the
- * largest |value|, with no test per value.  ident: A's row k is F's
- * (asrc[p] = p: no ordering, no matching, A's rows as the map sorted them). */
+ * largest |value|, with no test per value.  ident: A's blocks are F's
+ * (asrc[p] = p, F->asrc_id). */
 ALWAYS_INLINE int row1(bsr_ilu *F, const double *restrict Ad, int k, double *restrict x, double *restrict lv, int nl,
                        double *restrict uv, const int *restrict up, const int *restrict uc, int *nreg, int *fb,
                        const int ident)
