@@ -909,6 +909,87 @@ static void test_kernels_fixed_b(void)
         }
 }
 
+/* Test: ILU(0) at b = 1 on one thread in a single pass (ilu_scaled0.c) gives
+ * the two passes' bits (the scaled A, the scalings, rowref, the pivots, L,
+ * U, the counts), double and float factors, natural order and RCM, rows with
+ * fallbacks and regularized pivots, setup and refactor; and every failure
+ * the same status and message. */
+static void test_single_pass(void)
+{
+    const int nb = 60;
+    for (int c = 0; c < 4; c++) {
+        bsr_matrix *A = mk_scaling(nb, 1, BSR_DOUBLE, 1);
+        const size_t ne = (size_t)A->nnzb, n = (size_t)nb;
+        bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+        o.prec = c & 1 ? BSR_FLOAT : BSR_DOUBLE;
+        o.order.kind = c & 2 ? BSR_ORDER_RCM : BSR_ORDER_NATURAL;
+        o.pivot_rel = 0.3;   /* some pivots regularized */
+        bsr_ilu *F[2] = {NULL, NULL};
+        for (int step = 0; step < 2; step++) {
+            for (int g = 0; g < 2; g++) {   /* g = 1: the two passes */
+                bsr_ilu_test_single_pass(!g);
+                if (step == 0) BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F[g]));
+                else BSR_ASSERT_OK(bsr_ilu_refactor(F[g], A));
+                bsr_ilu_test_single_pass(1);
+            }
+            const bsr_ilu *X = F[0], *Y = F[1];
+            const size_t es = bsr_precision_size(X->prec);
+            CU_ASSERT(X->xrow != NULL && Y->xrow == NULL);   /* each took its path */
+            CU_ASSERT(X->st.scaling_fallbacks > 0 && X->st.pivots_regularized > 0);
+            int bad = bits_differ(X->aval, Y->aval, ne) + bits_differ(X->dl, Y->dl, n) +
+                      bits_differ(X->rowref, Y->rowref, n) + bits_differ(X->piv, Y->piv, n) +
+                      (memcmp(X->scale_left, Y->scale_left, es * n) != 0) +
+                      (memcmp(X->L->val, Y->L->val, es * X->L->nnzb) != 0) +
+                      (memcmp(X->U->val, Y->U->val, es * X->U->nnzb) != 0) +
+                      (X->st.scaling_fallbacks != Y->st.scaling_fallbacks) +
+                      (X->st.pivots_regularized != Y->st.pivots_regularized);
+            CU_ASSERT_EQUAL(bad, 0);
+            if (bad) printf("\n  case %d step %d: %d arrays differ\n", c, step, bad);
+            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();   /* for the refactor */
+        }
+        bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
+        bsr_matrix_destroy(A);
+    }
+    /* failures: the scaling's kinds, non-finite L and U blocks, a strict pivot */
+    for (int bad = 0; bad < 7; bad++) {
+        char msg[2][256];
+        bsr_status st[2];
+        for (int g = 0; g < 2; g++) {
+            rs = 77;
+            bsr_matrix *A = mk_banded(24, 1, 2, 4.0);
+            double *v = A->val;
+            for (int i = 0; i < 24; i++)
+                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                    int j = A->colind[p];
+                    double f = 1.0;
+                    if (bad == 0 && i == 17 && j == 16) f = NAN;
+                    if (bad == 1 && i == 17) f = 0.0;
+                    if (bad == 2 && i == 17) f = 1e-310;
+                    if (bad == 3 && i == 17) f = j == i ? 1e-300 : 1e10;
+                    if ((bad == 4 || bad == 5) && i == 17 && j < 17) f = 1e305;   /* L(17,16) overflows */
+                    if (bad == 4 && (i == 15 || i == 16) && j > i) f = 1e10;
+                    if (bad == 5 && i == 16 && j == 18) f = 1e10;                 /* U(17,18) overflows */
+                    if (bad == 6 && i == 9 && j != i) f = 1e3;                    /* a small pivot */
+                    v[p] *= f;
+                }
+            bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+            o.strict_pivots = bad == 6;
+            o.pivot_rel = bad == 6 ? 0.5 : 1e-8;
+            bsr_ilu *F = NULL;
+            bsr_ilu_test_single_pass(!g);
+            st[g] = bsr_ilu_setup(A, &o, &F);
+            bsr_ilu_test_single_pass(1);
+            snprintf(msg[g], sizeof msg[g], "%s", st[g] ? bsr_last_error() : "");
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
+        CU_ASSERT(st[0] != BSR_OK);
+        CU_ASSERT_EQUAL(st[0], st[1]);
+        CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
+        if (strcmp(msg[0], msg[1]) || !st[0]) printf("\n  failure %d: '%s' / '%s'\n", bad, msg[0], msg[1]);
+    }
+}
+
 /* Test: ILU(0) for b = 1..10 equals the dense block reference bit for bit
  * (rows with regularized pivots included). */
 static void test_ilu0_equals_reference(void)
@@ -2106,13 +2187,13 @@ static void move_column(bsr_matrix *A, int r)
 }
 
 /* A refactor on another pattern (the same block count) is refused, naming
- * the first block row in factor order that differs, at any thread count. */
-static void test_refactor_pattern_threads(void)
+ * the first block row in factor order that differs, at any thread count
+ * (one chunk of the check, and two: 4913 rows, the rows in different ones). */
+static void refactor_pattern_threads(const char *spec)
 {
     const int nt = omp_get_max_threads();
-    bsr_team_force(1);   /* the parallel check at this size */
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:12:2", BSR_DOUBLE, &P));
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, &P));
     bsr_matrix *A = P.A;
     const int n = A->nbrows;
     for (int ord = 0; ord < 2; ord++) {
@@ -2140,6 +2221,13 @@ static void test_refactor_pattern_threads(void)
         bsr_ilu_destroy(F);
     }
     bsr_problem_free(&P);
+}
+
+static void test_refactor_pattern_threads(void)
+{
+    bsr_team_force(1);   /* the parallel check at these sizes */
+    refactor_pattern_threads("stencil3d:12:2");
+    refactor_pattern_threads("stencil3d:17:1");
     bsr_team_force(0);
 }
 
@@ -2155,6 +2243,7 @@ int main(int argc, char **argv)
         {"scaling and ILU(0) rows: b fixed = b variable = plain scaling, bit for bit", test_kernels_fixed_b},
         {"ILUT/ILU2 rows: b fixed = b variable, bit for bit (cap, refactor)", test_threshold_fixed_b},
         {"the cap's choice = its rule counted out (ties, infinities, NaN)", test_cap_select},
+        {"ILU(0) b = 1 in one pass = the two passes, bit for bit, failures too", test_single_pass},
         {"error monotone in tau1, ILU2 beats ILUT", test_tau_monotone_and_ilu2_vs_ilut},
         {"statuses", test_statuses},
         {"refactor: frozen pattern, refresh = setup", test_refactor_frozen_and_refresh},

@@ -608,7 +608,16 @@ bsr_status ilu_factor(bsr_ilu *F)
     } else if (levels) {
         s = run_levels(&R, nt, dp, dc, inside);
         if (s) return s;
-    } else {
+    } else if (F->aone && !ilu_rows0_scaled(F, F->aone, &F->work[0])) {
+        /* a row failed the single pass: both passes from the start, which
+         * report the failure (the first bad row of the scaling, else the
+         * factorization's) as they always did */
+        const bsr_matrix *A = F->aone;
+        F->aone = NULL;
+        F->work[0].nreg = 0;
+        if ((s = ilu_scale(F, A))) return s;
+        run_rows(&R, &F->work[0], 0, F->n);
+    } else if (!F->aone) {
         run_rows(&R, &F->work[0], 0, F->n);
     }
     if (bsr_prof_on() && !on_dev && nt > 1) {   /* the concurrent rows' idle time */

@@ -159,6 +159,13 @@ struct bsr_ilu {
     bsr_context *dev;       /* during a pattern pass for a device (ilu_pattern_pass): the
                              * pattern-choosing rows run on it (kernels/ilu/ilut_gpu.cu) */
     int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
+    const bsr_matrix *aone; /* during a host factorization taking the single pass
+                             * (ilu_scaled0.c): A, scaled there row by row */
+    double *xrow;           /* [n] the single pass's dense row, kept for refactor */
+    int rows_placed;        /* ILU(0): the scaling put each row of the scaled A at its places in
+                             * L and U (ilu_scale.c), where the row kernel starts from it */
+    int asrc_id;            /* asrc[p] = p for every p (A's rows as they are: no ordering, no
+                             * matching, rows sorted): the map is the identity (build_map) */
     const bsr_matrix *araw; /* during a setup whose rows the device makes: A itself, which the
                              * device scales (aval, rowref, dl on the host are not filled) */
     void (*dsym_free)(void *);
@@ -341,6 +348,21 @@ long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag);
  * non-finite A (BSR_ERR_VALUE), zero row, a row of only subnormal values
  * (BSR_ERR_VALUE), overflow of Ds A (BSR_ERR_SINGULAR). */
 bsr_status ilu_scale(bsr_ilu *F, const bsr_matrix *A);
+/* The plain sum of squares of a block is in bsr_blk_fnorm's safe range
+ * (its norm is the sum's square root): the scaling's test. */
+#define ILU_SAFE_SUM(s) ((s) <= 1e300 && (s) >= 1e-290)
+/* Nonzero when F's host factorization of A takes the single pass
+ * (ilu_scaled0.c): ILU(0), b = 1, A in double without a matching's scaling,
+ * a team of one thread for the scaling and the rows (ILU_TEAM_GRAIN), no
+ * progress reports.  ilu_rows0_scaled: that pass (F->aval, dl, rowref,
+ * scale_left, piv, L and U's values, w->nreg, the fallback count, as
+ * ilu_scale and the rows make them); 0 when a row fails the rule or memory
+ * runs out (nothing reported: the caller runs the two passes instead). */
+int ilu_scaled0_ok(const bsr_ilu *F, const bsr_matrix *A);
+int ilu_rows0_scaled(bsr_ilu *F, const bsr_matrix *A, ilu_work *w);
+/* Tests only: off, every factorization takes the two passes (ilu_scale,
+ * then the rows). */
+void bsr_ilu_test_single_pass(int on);
 /* Tests only: on, the scaling's and ILU(0) rows' instances with b a variable
  * for every b (off: b fixed at compile time where there is one). */
 void bsr_ilu_test_generic_kernels(int on);

@@ -2,8 +2,9 @@
 /* ILU(0)'s row kernel: block row k of the fixed pattern (A's blocks plus the
  * diagonal, no classes, no fill) from the finished rows it reads, stored at
  * its places in L and U (or the double pool of float factors).  The row (IKJ)
- * form of ilu_factor.c on a pattern known up front: A's row copied to its
- * places in L and U, its lower blocks eliminated there in ascending column
+ * form of ilu_factor.c on a pattern known up front: A's scaled row at its
+ * places in L and U (put there by the scaling, ilu_scale.c's place_row0),
+ * its lower blocks eliminated there in ascending column
  * order, each multiplier l_ki = x_ki d_i^{-1} updating the blocks of row k
  * that row i's U reaches, then the pivot regularized and inverted as
  * ilu_row.c does for the threshold kinds, with the same checks and messages.
@@ -57,11 +58,13 @@ ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
         return BSR_ERR_NOMEM;
     }
     double *lv = rk->lval, *uv = rk->uval;
-    const double *av = F->aval + (size_t)p0 * bb;
-    copy_blocks(lv, av, nl, b);
-    if (hasd) copy_blocks(uv, av + (size_t)nl * bb, 1, b);
-    else memset(uv, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
-    copy_blocks(uv + bb, av + (size_t)(nl + hasd) * bb, nu, b);
+    if (!F->rows_placed) {   /* else the scaling put the row there (ilu_scale.c: place_row0) */
+        const double *av = F->aval + (size_t)p0 * bb;
+        copy_blocks(lv, av, nl, b);
+        if (hasd) copy_blocks(uv, av + (size_t)nl * bb, 1, b);
+        else memset(uv, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
+        copy_blocks(uv + bb, av + (size_t)(nl + hasd) * bb, nu, b);
+    }
     int *pos = w->pos;
     for (int s = 0; s < nl; s++) pos[ac[s]] = s;
     for (int q = 0; q < rk->nu; q++) pos[rk->ucol[q]] = q;   /* ucol[0] = k */
