@@ -824,6 +824,56 @@ static void test_cap_select(void)
     CU_ASSERT(cases > 1000);
 }
 
+/* A banded 24-row matrix of b x b blocks (seed rs0) made to fail at block
+ * row 17 in way bad: 0 a NaN, 1 a zero row, 2 a row of subnormal values, 3 a
+ * tiny diagonal block against large off-diagonal ones, 4 and 5 an overflow
+ * of L(17,16) and of U(17,18), 6 a small pivot at row 9. */
+static bsr_matrix *mk_failing(int b, int bad, unsigned rs0)
+{
+    rs = rs0;
+    bsr_matrix *A = mk_banded(24, b, 2, 4.0);
+    double *v = A->val;
+    const int bb = b * b;
+    for (int i = 0; i < 24; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            int j = A->colind[p];
+            double f = 1.0;
+            if (bad == 0 && i == 17 && j == 16) f = NAN;
+            if (bad == 1 && i == 17) f = 0.0;
+            if (bad == 2 && i == 17) f = 1e-310;
+            if (bad == 3 && i == 17) f = j == i ? 1e-300 : 1e10;
+            if ((bad == 4 || bad == 5) && i == 17 && j < 17) f = 1e305;   /* L(17,16) overflows */
+            if (bad == 4 && (i == 15 || i == 16) && j > i) f = 1e10;
+            if (bad == 5 && i == 16 && j == 18) f = 1e10;                 /* U(17,18) overflows */
+            if (bad == 6 && i == 9 && j != i) f = 1e3;                    /* a small pivot */
+            for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
+        }
+    return A;
+}
+
+/* mk_failing(b, bad, seed) set up with o under the two settings mode[0]
+ * and mode[1] of a test switch (left at mode[0]): both fail, with the same
+ * status and message. */
+static void same_failure(int b, int bad, unsigned seed, const bsr_ilu_options *o, void (*sw)(int), const int mode[2])
+{
+    char msg[2][256];
+    bsr_status st[2];
+    for (int g = 0; g < 2; g++) {
+        bsr_matrix *A = mk_failing(b, bad, seed);
+        bsr_ilu *F = NULL;
+        sw(mode[g]);
+        st[g] = bsr_ilu_setup(A, o, &F);
+        sw(mode[0]);
+        snprintf(msg[g], sizeof msg[g], "%s", st[g] ? bsr_last_error() : "");
+        bsr_ilu_destroy(F);
+        bsr_matrix_destroy(A);
+    }
+    CU_ASSERT(st[0] != BSR_OK);
+    CU_ASSERT_EQUAL(st[0], st[1]);
+    CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
+    if (strcmp(msg[0], msg[1]) || !st[0]) printf("\n  b %d failure %d: '%s' / '%s'\n", b, bad, msg[0], msg[1]);
+}
+
 /* Test: the scaling and ILU(0)'s rows with b fixed at compile time (b <=
  * 5) give the bits of the instances with b a variable, and the scaling
  * those of its plain form, for b = 1..10, A in double and in float, with and
@@ -873,39 +923,9 @@ static void test_kernels_fixed_b(void)
     /* failures: the same status and message from either instance */
     for (int b = 1; b <= 6; b++)
         for (int bad = 0; bad < 6; bad++) {
-            char msg[2][256];
-            bsr_status st[2];
-            for (int g = 0; g < 2; g++) {
-                rs = 99 + b;
-                bsr_matrix *A = mk_banded(24, b, 2, 4.0);
-                double *v = A->val;
-                const int bb = b * b;
-                for (int i = 0; i < 24; i++)
-                    for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-                        int j = A->colind[p];
-                        double f = 1.0;
-                        if (bad == 0 && i == 17 && j == 16) f = NAN;
-                        if (bad == 1 && i == 17) f = 0.0;
-                        if (bad == 2 && i == 17) f = 1e-310;
-                        if (bad == 3 && i == 17) f = j == i ? 1e-300 : 1e10;
-                        if ((bad == 4 || bad == 5) && i == 17 && j < 17) f = 1e305;   /* L(17,16) overflows */
-                        if (bad == 4 && (i == 15 || i == 16) && j > i) f = 1e10;
-                        if (bad == 5 && i == 16 && j == 18) f = 1e10;                 /* U(17,18) overflows */
-                        for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
-                    }
-                bsr_ilu_options o = opts(BSR_ILU0, 0.01);
-                bsr_ilu *F = NULL;
-                bsr_ilu_test_generic_kernels(g);
-                st[g] = bsr_ilu_setup(A, &o, &F);
-                bsr_ilu_test_generic_kernels(0);
-                snprintf(msg[g], sizeof msg[g], "%s", st[g] ? bsr_last_error() : "");
-                bsr_ilu_destroy(F);
-                bsr_matrix_destroy(A);
-            }
-            CU_ASSERT(st[0] != BSR_OK);
-            CU_ASSERT_EQUAL(st[0], st[1]);
-            CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
-            if (strcmp(msg[0], msg[1]) || !st[0]) printf("\n  b %d failure %d: '%s' / '%s'\n", b, bad, msg[0], msg[1]);
+            const bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+            const int mode[2] = {0, 1};   /* b fixed, then b a variable */
+            same_failure(b, bad, 99 + b, &o, bsr_ilu_test_generic_kernels, mode);
         }
 }
 
@@ -952,41 +972,11 @@ static void test_single_pass(void)
     }
     /* failures: the scaling's kinds, non-finite L and U blocks, a strict pivot */
     for (int bad = 0; bad < 7; bad++) {
-        char msg[2][256];
-        bsr_status st[2];
-        for (int g = 0; g < 2; g++) {
-            rs = 77;
-            bsr_matrix *A = mk_banded(24, 1, 2, 4.0);
-            double *v = A->val;
-            for (int i = 0; i < 24; i++)
-                for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-                    int j = A->colind[p];
-                    double f = 1.0;
-                    if (bad == 0 && i == 17 && j == 16) f = NAN;
-                    if (bad == 1 && i == 17) f = 0.0;
-                    if (bad == 2 && i == 17) f = 1e-310;
-                    if (bad == 3 && i == 17) f = j == i ? 1e-300 : 1e10;
-                    if ((bad == 4 || bad == 5) && i == 17 && j < 17) f = 1e305;   /* L(17,16) overflows */
-                    if (bad == 4 && (i == 15 || i == 16) && j > i) f = 1e10;
-                    if (bad == 5 && i == 16 && j == 18) f = 1e10;                 /* U(17,18) overflows */
-                    if (bad == 6 && i == 9 && j != i) f = 1e3;                    /* a small pivot */
-                    v[p] *= f;
-                }
-            bsr_ilu_options o = opts(BSR_ILU0, 0.01);
-            o.strict_pivots = bad == 6;
-            o.pivot_rel = bad == 6 ? 0.5 : 1e-8;
-            bsr_ilu *F = NULL;
-            bsr_ilu_test_single_pass(!g);
-            st[g] = bsr_ilu_setup(A, &o, &F);
-            bsr_ilu_test_single_pass(1);
-            snprintf(msg[g], sizeof msg[g], "%s", st[g] ? bsr_last_error() : "");
-            bsr_ilu_destroy(F);
-            bsr_matrix_destroy(A);
-        }
-        CU_ASSERT(st[0] != BSR_OK);
-        CU_ASSERT_EQUAL(st[0], st[1]);
-        CU_ASSERT_STRING_EQUAL(msg[0], msg[1]);
-        if (strcmp(msg[0], msg[1]) || !st[0]) printf("\n  failure %d: '%s' / '%s'\n", bad, msg[0], msg[1]);
+        bsr_ilu_options o = opts(BSR_ILU0, 0.01);
+        o.strict_pivots = bad == 6;
+        o.pivot_rel = bad == 6 ? 0.5 : 1e-8;
+        const int mode[2] = {1, 0};   /* one pass, then two */
+        same_failure(1, bad, 77, &o, bsr_ilu_test_single_pass, mode);
     }
 }
 
