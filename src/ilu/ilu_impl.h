@@ -236,7 +236,14 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem);
  * caller writes it whole); -1 when memory runs out. */
 int ilu_slot_new(ilu_work *w, int b, int j);
 /* Forget the slots of the current row (pos[] back to -1). */
-void ilu_work_clear(ilu_work *w);
+static inline void ilu_work_clear(ilu_work *w)
+{
+    int *pos = w->pos;   /* in locals: an int stored through w's pointers would reload them */
+    const int *scol = w->scol, ns = w->ns;
+    for (int s = 0; s < ns; s++) pos[scol[s]] = -1;
+    w->ns = 0;
+    w->nh = 0;
+}
 /* Room for ns slots (the per-slot arrays grown together); 0 when memory
  * runs out. */
 int ilu_work_reserve(ilu_work *w, int b, int ns);

@@ -552,11 +552,7 @@ oom:
 ROW_INLINE bsr_status row_clean(bsr_ilu *F, ilu_work *w, int k, const int b, const int fixed)
 {
     bsr_status s = row_body(F, w, k, b, fixed);
-    int *pos = w->pos;
-    const int *scol = w->scol, ns = w->ns;
-    for (int t = 0; t < ns; t++) pos[scol[t]] = -1;   /* ilu_work_clear, inline */
-    w->ns = 0;
-    w->nh = 0;
+    ilu_work_clear(w);
     return s;
 }
 

@@ -148,13 +148,6 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
 }
 
 /* Forget the slots of the current row (pos[] back to -1). */
-void ilu_work_clear(ilu_work *w)
-{
-    for (int s = 0; s < w->ns; s++) w->pos[w->scol[s]] = -1;
-    w->ns = 0;
-    w->nh = 0;
-}
-
 /* Per-thread workspaces: kept in F between factorizations (refactor
  * allocates nothing here unless more threads are asked for).  Each holds an
  * n-entry column map: made by the thread of the factorization's team that
