@@ -105,7 +105,7 @@ static bsr_status permute_vec(const char *fn, const bsr_ordering *ord, int b,
     const char *x = X->data;
     char *y = Y->data;
     const int *p = ord->perm;
-#pragma omp parallel for schedule(static) if (bsr_par_worth((int64_t)ord->n * b * X->k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth((int64_t)ord->n * b * X->k)) num_threads(bsr_team_size())
     for (int i = 0; i < ord->n; i++) {
         if (inverse) memcpy(y + (size_t)p[i] * rs, x + (size_t)i * rs, rs);
         else memcpy(y + (size_t)i * rs, x + (size_t)p[i] * rs, rs);

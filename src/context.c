@@ -48,7 +48,7 @@ bsr_status bsr_context_create(bsr_context **ctx, bsr_backend backend, int device
 #ifdef _OPENMP
         nt = omp_get_max_threads();
 #endif
-        snprintf(c->desc, sizeof c->desc, "cpu (%d OpenMP threads)", nt);
+        snprintf(c->desc, sizeof c->desc, "cpu (%d OpenMP threads, teams of %d)", nt, bsr_team_size());
         *ctx = c;
         return BSR_OK;
     }
@@ -244,7 +244,7 @@ static void host_axpbypcz(const double *a, const bsr_multivec *X, const double *
                           const double *c, bsr_multivec *Z, const int *done)
 {
     const int k = Z->k;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(Z->n * k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(Z->n * k)) num_threads(bsr_team_size())
     for (int64_t i = 0; i < Z->n; i++)
         for (int j = 0; j < k; j++) {
             if (done && done[j]) continue;

@@ -190,11 +190,26 @@ int bsr_cpus_available(void);
  * default team to the cgroup CPU quota (bsr_threads_default_rule).  Called by
  * bsr_context_create, bsr_solver_create and bsr_generate. */
 void bsr_threads_default(void);
-/* Threads for a loop of `work` units, one per `grain` units:
- * min(omp_get_max_threads(), work / grain), at least 1 (a loop of less than
- * two grains runs on the calling thread).  For num_threads clauses: which
- * thread computes what never changes the results. */
+/* Threads of a setup loop of `work` units (grain: the units worth a thread):
+ * 1 for less than two grains, else bsr_team_size().  One size for every
+ * loop: GNU OpenMP ends the pool threads a smaller team leaves out and
+ * creates them again for the next larger team, so teams sized by each loop's
+ * work created threads level after level of the orderings' searches; and
+ * 64-thread teams ran level-synchronous loops (RCM's searches, level walks,
+ * the CPU triangular solves) and reductions slower than 16 on a 64-core host
+ * (bench/RESULTS.md, one team size).  For num_threads clauses: which thread
+ * computes what never changes the results. */
+#define BSR_TEAM_MAX 16
 int bsr_team(int64_t work, int64_t grain);
+/* bsr_team's rule, the team size given (tested as is). */
+int bsr_team_rule(int64_t work, int64_t grain, int team);
+/* The cap on the team: the environment's BSR_TEAM_MAX when it is an integer
+ * in 1..4096, else BSR_TEAM_MAX. */
+int bsr_team_cap(const char *env);
+/* The library's one team size, min(omp_get_max_threads(), bsr_team_cap): the
+ * num_threads of every parallel region (setup loops through bsr_team; the
+ * solve's kernels, whose if clauses choose between it and one thread). */
+int bsr_team_size(void);
 /* Tests: with on != 0, every grain counts as 1 (the parallel paths run on
  * problems of a few rows, to be compared with the serial ones). */
 void bsr_team_force(int on);

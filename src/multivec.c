@@ -87,7 +87,7 @@ bsr_status bsr_multivec_fill(bsr_multivec *X, double value)
     if (dev_only(X)) return bsr_cuda_mv_fill(NULL, X, value);
     BSR_TRY(need_host(X, "bsr_multivec_fill"));
     int64_t m = X->n * X->k;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(m))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(m)) num_threads(bsr_team_size())
     for (int64_t e = 0; e < m; e++) set(X, e, value);
     host_written(X);
     return BSR_OK;
@@ -114,7 +114,7 @@ bsr_status bsr_multivec_copy(bsr_multivec *Y, const bsr_multivec *X)
     int64_t m = X->n * X->k;
     host_written(Y);
     if (X->prec == Y->prec) { memcpy(Y->data, X->data, (size_t)m * bsr_precision_size(X->prec)); return BSR_OK; }
-#pragma omp parallel for schedule(static) if (bsr_par_worth(m))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(m)) num_threads(bsr_team_size())
     for (int64_t e = 0; e < m; e++) set(Y, e, get(X, e));
     return BSR_OK;
 }
@@ -135,17 +135,17 @@ bsr_status bsr_multivec_axpy(bsr_multivec *Y, const double *alpha, const bsr_mul
         double *y = Y->data;
         if (k == 1) {
             const double a = alpha[0];
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n)) num_threads(bsr_team_size())
             for (int64_t i = 0; i < X->n; i++) y[i] += a * x[i];
         } else {
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k)) num_threads(bsr_team_size())
             for (int64_t i = 0; i < X->n; i++)
                 for (int j = 0; j < k; j++) y[i * k + j] += alpha[j] * x[i * k + j];
         }
         host_written(Y);
         return BSR_OK;
     }
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k)) num_threads(bsr_team_size())
     for (int64_t i = 0; i < X->n; i++)
         for (int j = 0; j < k; j++) set(Y, i * k + j, get(Y, i * k + j) + alpha[j] * get(X, i * k + j));
     host_written(Y);
@@ -162,12 +162,12 @@ bsr_status bsr_multivec_scale(bsr_multivec *X, const double *alpha)
     if (X->prec == BSR_DOUBLE && k == 1) {   /* typed: vectorized, the same products */
         double *restrict x = X->data;
         const double a = alpha[0];
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n)) num_threads(bsr_team_size())
         for (int64_t i = 0; i < X->n; i++) x[i] *= a;
         host_written(X);
         return BSR_OK;
     }
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k)) num_threads(bsr_team_size())
     for (int64_t i = 0; i < X->n; i++)
         for (int j = 0; j < k; j++) set(X, i * k + j, alpha[j] * get(X, i * k + j));
     host_written(X);
@@ -213,7 +213,7 @@ static bsr_status dot_impl(const bsr_multivec *X, const bsr_multivec *Y, double 
     int64_t nchunks = (X->n + CHUNK - 1) / CHUNK;
     double *part = bsr_calloc((size_t)(nchunks ? nchunks : 1) * k, sizeof(double), "dot partial sums");
     if (!part) return BSR_ERR_NOMEM;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * k)) num_threads(bsr_team_size())
     for (int64_t c = 0; c < nchunks; c++) {
         int64_t lo = c * CHUNK, hi = lo + CHUNK < X->n ? lo + CHUNK : X->n;
         dot_chunk(X, Y, lo, hi, part + c * k);

@@ -44,7 +44,7 @@
             if (!spmm1_avx4_##SUF(A, alpha, x, beta, y, par))                               \
                 spmm1_##SUF##_tab[A->b - 1](A, alpha, x, beta, y, par);                     \
         } else if (par) {                                                                   \
-            _Pragma("omp parallel for schedule(dynamic, 64)")                               \
+            _Pragma("omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size())")   \
             for (int i = 0; i < A->nbrows; i++) spmm_row_##SUF(A, i, alpha, x, beta, y, k); \
         } else {                                                                            \
             for (int i = 0; i < A->nbrows; i++) spmm_row_##SUF(A, i, alpha, x, beta, y, k); \
@@ -83,7 +83,7 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
         const REAL *restrict val = (const REAL *)A->val;                                    \
         const size_t end_ = (size_t)A->nnzb * (B * B) * sizeof(REAL);                       \
         size_t pf_ = 0;                                                                     \
-        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf_)")        \
+        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf_) num_threads(bsr_team_size())") \
         for (int i = 0; i < A->nbrows; i++) {                                               \
             spmm_pf_ahead(val, &pf_, (size_t)rowptr[i] * (B * B) * sizeof(REAL), end_);     \
             double acc[B];                                                                  \
@@ -148,7 +148,7 @@ static void spmm1_d_4_avx(const bsr_matrix *A, double alpha, const double *x, do
     const double *restrict val = (const double *)A->val;
     const size_t end = (size_t)A->nnzb * 16 * sizeof(double);
     size_t pf = 0;
-    #pragma omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf)
+    #pragma omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf) num_threads(bsr_team_size())
     for (int i = 0; i < A->nbrows; i++) {
         spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * 16 * sizeof(double), end);
         spmm1_d_4_avx_row(rowptr, colind, val, i, alpha, x, beta, y);

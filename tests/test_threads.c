@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Threads that never oversubscribe: work too small to pay for a team runs
- * on the calling thread (bsr_par_worth), larger work takes a thread per grain
- * of it (bsr_team), the default team stays within the cgroup CPU quota
+ * on the calling thread (bsr_par_worth), a larger setup loop takes the one
+ * setup team (bsr_team), the default team stays within the cgroup CPU quota
  * (bsr_threads_default_rule), and the ranks of a distributed run share their
  * node's cores (bsr_threads_per_rank).
  *
@@ -180,25 +180,40 @@ static void test_default_rule(void)
     CU_ASSERT(bsr_cgroup_cpus() >= 0);
 }
 
-/* ---- a loop's team from its work ------------------------------------------------ */
+/* ---- a setup loop's team: serial, or the one setup team ------------------------ */
 static void test_team(void)
 {
-    const int nt0 = omp_get_max_threads();
-    omp_set_num_threads(64);
-    CU_ASSERT_EQUAL(bsr_team(0, 1024), 1);
-    CU_ASSERT_EQUAL(bsr_team(2047, 1024), 1);
-    CU_ASSERT_EQUAL(bsr_team(2048, 1024), 2);
-    CU_ASSERT_EQUAL(bsr_team(16 * 1024, 1024), 16);
-    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 64);        /* capped at the team */
-    CU_ASSERT_EQUAL(bsr_team((int64_t)1 << 40, 1), 64);   /* no overflow */
-    CU_ASSERT_EQUAL(bsr_team(5, 0), 5);                   /* grain < 1 counts as 1 */
-    /* a setup loop over rows: serial below two grains (poisson2d:64's 3844
-     * rows among them), 2 threads from there */
+    /* the rule: serial below two grains, else the one team size */
+    CU_ASSERT_EQUAL(bsr_team_rule(0, 1024, 16), 1);
+    CU_ASSERT_EQUAL(bsr_team_rule(2047, 1024, 16), 1);
+    CU_ASSERT_EQUAL(bsr_team_rule(2048, 1024, 16), 16);   /* no team sized by its work */
+    CU_ASSERT_EQUAL(bsr_team_rule((int64_t)1 << 40, 1, 16), 16);   /* no overflow */
+    CU_ASSERT_EQUAL(bsr_team_rule(5, 0, 16), 16);   /* grain < 1 counts as 1 */
+    CU_ASSERT_EQUAL(bsr_team_rule(1, 0, 16), 1);
+    CU_ASSERT_EQUAL(bsr_team_rule(1000000, 1024, 1), 1);
+    for (int64_t w = 2; w < ((int64_t)1 << 40); w *= 3)   /* every loop with a team: the same size */
+        CU_ASSERT_EQUAL(bsr_team_rule(w, 1, 7), 7);
+    /* the cap: BSR_TEAM_MAX unless the environment names 1..4096 */
+    CU_ASSERT_EQUAL(bsr_team_cap(NULL), BSR_TEAM_MAX);
+    CU_ASSERT_EQUAL(bsr_team_cap(""), BSR_TEAM_MAX);
+    CU_ASSERT_EQUAL(bsr_team_cap("32"), 32);
+    CU_ASSERT_EQUAL(bsr_team_cap("1"), 1);
+    CU_ASSERT_EQUAL(bsr_team_cap("0"), BSR_TEAM_MAX);
+    CU_ASSERT_EQUAL(bsr_team_cap("-4"), BSR_TEAM_MAX);
+    CU_ASSERT_EQUAL(bsr_team_cap("8x"), BSR_TEAM_MAX);
+    CU_ASSERT_EQUAL(bsr_team_cap("5000"), BSR_TEAM_MAX);
+    /* the process's threads: the team is min(threads, cap); a setup loop
+     * over rows is serial below two grains (poisson2d:64's 3844 rows) */
+    const int nt0 = omp_get_max_threads(), cap = bsr_team_cap(getenv("BSR_TEAM_MAX"));
+    omp_set_num_threads(cap + 48);
+    CU_ASSERT_EQUAL(bsr_team_size(), cap);
     CU_ASSERT_EQUAL(bsr_team(3844, BSR_ROW_GRAIN), 1);
     CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN - 1, BSR_ROW_GRAIN), 1);
-    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN, BSR_ROW_GRAIN), 2);
+    CU_ASSERT_EQUAL(bsr_team(2 * BSR_ROW_GRAIN, BSR_ROW_GRAIN), cap);
+    CU_ASSERT_EQUAL(bsr_team(1000000000, BSR_ROW_GRAIN), cap);
     omp_set_num_threads(3);
-    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), 3);
+    CU_ASSERT_EQUAL(bsr_team_size(), cap < 3 ? cap : 3);
+    CU_ASSERT_EQUAL(bsr_team(1000000, 1024), cap < 3 ? cap : 3);
     omp_set_num_threads(nt0);
 }
 
@@ -438,7 +453,7 @@ int main(int argc, char **argv)
         {"the threshold of a team", test_threshold},
         {"threads per rank of a node", test_rank_rule},
         {"the default team: affinity and cgroup quota", test_default_rule},
-        {"a loop's team from its work", test_team},
+        {"one team size: serial or min(threads, cap)", test_team},
         {"a small solve opens no team", test_small_solve},
         {"a large solve does", test_large_solve},
         {"a medium setup's teams are sized by its work", test_medium_setup},

@@ -12,8 +12,9 @@
  *   team took every core (mpiexec -n 4 on a 64-core host: 4 x 64 threads on
  *   64 cores); src/mpi/dist.c applies bsr_threads_per_rank at
  *   bsr_dist_create.
- * - A loop's team from its work (bsr_team): small loops run on the calling
- *   thread, larger ones on one thread per grain of work.
+ * - A setup loop's team (bsr_team): a loop of less than two grains of work
+ *   runs on the calling thread, any larger one on the setup team of
+ *   min(threads, BSR_TEAM_MAX), one size for every loop.
  * The rules are pure functions, tested without cgroups or MPI. */
 #include "internal.h"
 #include <stdatomic.h>
@@ -164,13 +165,34 @@ static atomic_int team_forced;
 
 void bsr_team_force(int on) { atomic_store(&team_forced, on != 0); }
 
+int bsr_team_rule(int64_t work, int64_t grain, int team)
+{
+    if (grain < 1) grain = 1;
+    return work / grain < 2 || team < 2 ? 1 : team;
+}
+
+int bsr_team_cap(const char *env)
+{
+    char *end = NULL;
+    long v = env && *env ? strtol(env, &end, 10) : 0;
+    return end && *end == 0 && v >= 1 && v <= 4096 ? (int)v : BSR_TEAM_MAX;
+}
+
+int bsr_team_size(void)
+{
+#ifdef _OPENMP
+    static atomic_int cap;   /* BSR_TEAM_MAX from the environment, read once */
+    int c = atomic_load_explicit(&cap, memory_order_relaxed);
+    if (!c) atomic_store(&cap, c = bsr_team_cap(getenv("BSR_TEAM_MAX")));
+    const int m = omp_get_max_threads();
+    return m < c ? m : c;
+#else
+    return 1;
+#endif
+}
+
 int bsr_team(int64_t work, int64_t grain)
 {
-    int max = 1;
-#ifdef _OPENMP
-    max = omp_get_max_threads();
-#endif
-    if (grain < 1 || atomic_load_explicit(&team_forced, memory_order_relaxed)) grain = 1;
-    const int64_t t = work / grain;
-    return t < 1 ? 1 : t < max ? (int)t : max;
+    if (atomic_load_explicit(&team_forced, memory_order_relaxed)) grain = 1;
+    return bsr_team_rule(work, grain, bsr_team_size());
 }

@@ -12,7 +12,7 @@
  * with B known, so that the block product unrolls (same sums, same order). */
 #define GATHER1_CASE(B)                                                                     \
     case B:                                                                                 \
-        _Pragma("omp parallel for schedule(static) if (par)")                               \
+        _Pragma("omp parallel for schedule(static) if (par) num_threads(bsr_team_size())")   \
         for (int i = 0; i < F->n; i++) {                                                    \
             const xreal_t *xr = x + (size_t)ilu_src_row(F, i) * B;                          \
             real_t *ti = t + (size_t)i * B;                                                 \
@@ -31,7 +31,7 @@
         const REAL *ds = (const REAL *)F->scale_left;                                       \
         const int par = bsr_par_worth((int64_t)F->n * bb * k);                              \
         if (k == 1) switch (b) { BSR_FOR_EACH_B(GATHER1_CASE) }                             \
-        _Pragma("omp parallel for schedule(static) if (par)")                               \
+        _Pragma("omp parallel for schedule(static) if (par) num_threads(bsr_team_size())")   \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = ilu_src_row(F, i);                                                      \
             const XREAL *xr = x + (size_t)r * b * k;                                        \
@@ -42,7 +42,7 @@
     static void scatter_##SUF(const bsr_ilu *F, const REAL *t, XREAL *y, int k)             \
     {                                                                                       \
         const int b = F->b;                                                                 \
-        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)F->n * b * k))") \
+        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)F->n * b * k)) num_threads(bsr_team_size())") \
         for (int i = 0; i < F->n; i++) {                                                    \
             int r = F->ord ? F->ord->perm[i] : i;                                           \
             double c = F->dc ? F->dc[r] : 1.0;                                              \

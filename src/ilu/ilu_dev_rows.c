@@ -12,7 +12,7 @@ bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c)
     int *len = bsr_malloc(sizeof(int) * ((size_t)n + 1), "ILU rows");   /* row k's columns start at len[k] */
     if (!len) return BSR_ERR_NOMEM;
     len[0] = 0;
-    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS) num_threads(bsr_team_size())
     for (int k = 0; k < n; k++)
         len[k + 1] = c->lcnt[3 * (size_t)k] + c->lcnt[3 * (size_t)k + 1] + c->lcnt[3 * (size_t)k + 2] +
                      c->ucnt[2 * (size_t)k] + c->ucnt[2 * (size_t)k + 1];
@@ -27,7 +27,7 @@ bsr_status ilu_rows_from_dev(bsr_ilu *F, const ilu_dev_cols *c)
         if (!(F->rowbuf = bsr_malloc(sizeof(int) * ((size_t)tot + 1), "ILU rows"))) s = BSR_ERR_NOMEM;
     }
     if (!s) {
-        #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS)
+        #pragma omp parallel for schedule(static) if (n >= BSR_PAR_ROWS) num_threads(bsr_team_size())
         for (int k = 0; k < n; k++) {
             ilu_row_t *r = &F->rows[k];
             int *col = F->rowbuf + len[k];
@@ -58,7 +58,7 @@ long long ilu_dev_slots(const bsr_ilu *F, long long *uoff, int *adiag)
     const int n = F->n;
     long long lcap = 0;
     uoff[0] = 0;
-    #pragma omp parallel for schedule(static) reduction(+ : lcap) if (n >= BSR_PAR_ROWS)
+    #pragma omp parallel for schedule(static) reduction(+ : lcap) if (n >= BSR_PAR_ROWS) num_threads(bsr_team_size())
     for (int k = 0; k < n; k++) {
         int nau = 0, len = F->ap[k + 1] - F->ap[k];
         if (adiag) adiag[k] = -1;

@@ -23,7 +23,7 @@ static void cpu_vfree(const bsr_kops *o, bsr_multivec *V)
                               const double *b, const REAL *z, const double *c,                  \
                               const unsigned char *mask)                                        \
     {                                                                                           \
-        _Pragma("omp parallel for schedule(static) if (bsr_par_worth(n * k))")                  \
+        _Pragma("omp parallel for schedule(static) if (bsr_par_worth(n * k)) num_threads(bsr_team_size())") \
         for (int64_t i = 0; i < n; i++)                                                         \
             for (int j = 0; j < k; j++) {                                                       \
                 if (mask && !mask[j]) continue;                                                 \

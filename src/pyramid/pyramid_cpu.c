@@ -18,7 +18,7 @@
         const int64_t sy = ext[0], sz = ext[0] * ext[1];                                           \
         const T c2d = (T)(2 * dim);                                                                \
         double md = 0;                                                                             \
-        _Pragma("omp parallel for collapse(2) reduction(max : md) schedule(static) if (bsr_par_worth(pyr_box_vol(reg)))") \
+        _Pragma("omp parallel for collapse(2) reduction(max : md) schedule(static) if (bsr_par_worth(pyr_box_vol(reg))) num_threads(bsr_team_size())") \
         for (int64_t k = reg->lo[2]; k < reg->hi[2]; k++)                                          \
             for (int64_t j = reg->lo[1]; j < reg->hi[1]; j++) {                                    \
                 const int64_t row = sy * j + sz * k;                                               \

@@ -10,7 +10,7 @@ static void par_copy(void *dst, const void *src, size_t bytes)
 {
     const size_t chunk = (size_t)1 << 24;
     const int64_t nc = (int64_t)((bytes + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) if (nc > 1)
+#pragma omp parallel for schedule(static) if (nc > 1) num_threads(bsr_team_size())
     for (int64_t c = 0; c < nc; c++) {
         size_t off = (size_t)c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
         if (src) memcpy((char *)dst + off, (const char *)src + off, len);
@@ -119,7 +119,7 @@ bsr_status bsr_grid_fill_test(bsr_grid *G, uint64_t seed, int with_rhs)
     if (with_rhs && !(g = bsr_grid_rhs(G))) return BSR_ERR_NOMEM;
     const int64_t nx = G->n[0], ny = G->n[1], nz = G->n[2];
     const int dbl = G->prec == BSR_DOUBLE;
-#pragma omp parallel for schedule(static) if (bsr_par_worth(nx * ny * nz))
+#pragma omp parallel for schedule(static) if (bsr_par_worth(nx * ny * nz)) num_threads(bsr_team_size())
     for (int64_t k = 0; k < nz; k++)
         for (int64_t j = 0; j < ny; j++)
             for (int64_t i = 0; i < nx; i++) {
@@ -163,7 +163,7 @@ bsr_status bsr_grid_compare(const bsr_grid *A, const bsr_grid *B, double *maxdif
     double md = 0;
     int64_t nd = 0;
     const int dbl = A->prec == BSR_DOUBLE;
-#pragma omp parallel for reduction(max : md) reduction(+ : nd) schedule(static) if (bsr_par_worth(np))
+#pragma omp parallel for reduction(max : md) reduction(+ : nd) schedule(static) if (bsr_par_worth(np)) num_threads(bsr_team_size())
     for (int64_t p = 0; p < np; p++) {
         double x = dbl ? ((const double *)a)[p] : ((const float *)a)[p];
         double y = dbl ? ((const double *)b)[p] : ((const float *)b)[p];

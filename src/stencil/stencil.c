@@ -37,7 +37,7 @@ bsr_status stc_build(bsr_stencil *S, const gen_grid *g, stc_row_fn row, stc_exac
     const int nx = g->nx, ny = g->ny, nz = g->nz, nc = S->ncoef;
     if (S->hole) {
         int64_t nh = 0;
-        #pragma omp parallel for collapse(2) reduction(+:nh) if (bsr_par_worth(n))
+        #pragma omp parallel for collapse(2) reduction(+:nh) if (bsr_par_worth(n)) num_threads(bsr_team_size())
         for (int k = 0; k < nz; k++)
             for (int j = 0; j < ny; j++)
                 for (int i = 0; i < nx; i++) {
@@ -47,7 +47,7 @@ bsr_status stc_build(bsr_stencil *S, const gen_grid *g, stc_row_fn row, stc_exac
                 }
         S->nholes = nh;
     }
-    #pragma omp parallel for collapse(2) if (bsr_par_worth(n))
+    #pragma omp parallel for collapse(2) if (bsr_par_worth(n)) num_threads(bsr_team_size())
     for (int k = 0; k < nz; k++)
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++) {
@@ -85,7 +85,7 @@ double bsr_stencil_resid_max(const bsr_stencil *S, const double *u)
     const int64_t n = S->n, sx = 1, sy = S->nx, sz = (int64_t)S->nx * S->ny;
     const int64_t off[7] = {0, -sx, sx, -sy, sy, -sz, sz};
     double rmax = 0;
-    #pragma omp parallel for reduction(max:rmax) if (bsr_par_worth(n))
+    #pragma omp parallel for reduction(max:rmax) if (bsr_par_worth(n)) num_threads(bsr_team_size())
     for (int64_t p = 0; p < n; p++) {
         double r = S->f[p] - S->coef[p] * u[p];
         for (int d = 1; d < S->ncoef; d++) {

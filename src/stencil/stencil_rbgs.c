@@ -18,7 +18,7 @@ bsr_status stc_check(const char *fn, const bsr_stencil *S, const double *u, doub
                   S->nz, S->dim, S->ncoef);
     BSR_CHECK_ARG(omega > 0 && omega < 2, "%s: relaxation factor omega = %g outside (0, 2)", fn, omega);
     int64_t bad = -1;
-    #pragma omp parallel for reduction(max:bad) if (bsr_par_worth(S->n))
+    #pragma omp parallel for reduction(max:bad) if (bsr_par_worth(S->n)) num_threads(bsr_team_size())
     for (int64_t p = 0; p < S->n; p++)
         if (S->coef[p] == 0 || !isfinite(S->coef[p]) || !isfinite(S->f[p]) || !isfinite(u[p])) bad = p > bad ? p : bad;
     if (bad >= 0) {
@@ -38,7 +38,7 @@ static void half_sweep(const bsr_stencil *S, double omega, int c, double *u, int
     const int nx = S->nx, ny = S->ny, nz = S->nz, nc = S->ncoef;
     const int64_t n = S->n, sy = nx, sz = (int64_t)nx * ny;
     double dm = 0, um = 0;
-    #pragma omp parallel for collapse(2) reduction(max:dm, um) if (par && bsr_par_worth(n))
+    #pragma omp parallel for collapse(2) reduction(max:dm, um) if (par && bsr_par_worth(n)) num_threads(bsr_team_size())
     for (int k = 0; k < nz; k++)
         for (int j = 0; j < ny; j++)
             for (int i = (j + k + c) & 1; i < nx; i += 2) {

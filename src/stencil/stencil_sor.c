@@ -80,7 +80,7 @@ static void sweep_wave(const bsr_stencil *S, const stc_hyper *H, const double *c
     const int nx = S->nx, ny = S->ny, nz = S->nz, nd = nx + ny + nz - 2;
     const int64_t sy = nx, sz = (int64_t)nx * ny;
     double dmx = 0, umx = 0;
-    #pragma omp parallel reduction(max:dmx, umx) if (bsr_par_worth(S->n))
+    #pragma omp parallel reduction(max:dmx, umx) if (bsr_par_worth(S->n)) num_threads(bsr_team_size())
     for (int dd = 0; dd < nd; dd++) {
         int d = dir > 0 ? dd : nd - 1 - dd, klo, khi;
         stc_hyper_krange(nx, ny, nz, d, &klo, &khi);
@@ -140,7 +140,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
         f = bsr_malloc((size_t)n * sizeof(double), "hyperplane rhs");
         w = bsr_malloc((size_t)n * sizeof(double), "hyperplane solution");
         if (!coef || !f || !w) { free(coef); free(f); free(w); stc_hyper_free(&H); return BSR_ERR_NOMEM; }
-        #pragma omp parallel for if (bsr_par_worth(n))
+        #pragma omp parallel for if (bsr_par_worth(n)) num_threads(bsr_team_size())
         for (int64_t q = 0; q < n; q++) {
             int64_t p = H.perm[q];
             for (int d = 0; d < S->ncoef; d++) coef[d * n + q] = S->coef[d * n + p];
@@ -162,7 +162,7 @@ bsr_status bsr_sor(bsr_stencil_backend be, bsr_sor_layout layout, const bsr_sten
     }
     double t2 = bsr_now();
     if (hyper) {
-        #pragma omp parallel for if (bsr_par_worth(n))
+        #pragma omp parallel for if (bsr_par_worth(n)) num_threads(bsr_team_size())
         for (int64_t q = 0; q < n; q++) u[H.perm[q]] = w[q];
         free(coef); free(f); free(w);
         stc_hyper_free(&H);

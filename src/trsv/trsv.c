@@ -203,7 +203,7 @@ static trsv_rows_fn_f *const trsv_rows_f_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TR
 static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
 {
     if (!lv || lv->nlevels <= 0 || omp_in_parallel()) return 0;
-    int nt = omp_get_max_threads();
+    int nt = bsr_team_size();
     if (nt < TRSV_PAR_MIN_THREADS || lv->max_width < TRSV_MIN_PAR) return 0;
     if (!bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k)) return 0;
     return (int64_t)lv->n >= (int64_t)lv->nlevels * TRSV_PAR_MEAN_ROWS * nt;
@@ -228,7 +228,8 @@ static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
         /* a team only when some level is wide and the solve worth one */                  \
         const int par = path == BSR_TRSV_CPU_LEVELS && lv->max_width >= TRSV_MIN_PAR &&     \
                         bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
-        _Pragma("omp parallel if (par)")                                                    \
+        const int team = bsr_team_size();   /* a barrier a level: the setup team */         \
+        _Pragma("omp parallel if (par) num_threads(team)")                                  \
         {                                                                                   \
             const int nt = omp_get_num_threads(), t = omp_get_thread_num();                 \
             for (int l = 0; l < lv->nlevels;) {                                             \

@@ -18,7 +18,7 @@
     {                                                                                           \
         const int b = T->b, bb = b * b, bk = b * k;                                             \
         const REAL *val = (const REAL *)T->val;                                                 \
-        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)T->nnzb * bb * k))") \
+        _Pragma("omp parallel for schedule(static) if (bsr_par_worth((int64_t)T->nnzb * bb * k)) num_threads(bsr_team_size())") \
         for (int i = 0; i < T->nbrows; i++) {                                                   \
             const int p0 = T->rowptr[i] + (upper ? 1 : 0), p1 = diag_only ? p0 : T->rowptr[i + 1]; \
             for (int j = 0; j < k; j++) {                                                       \
