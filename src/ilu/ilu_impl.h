@@ -4,6 +4,7 @@
 #define BSR_ILU_IMPL_H
 
 #include "internal.h"
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {   /* the CUDA modules of the device ILU(0) read and fill bsr_ilu */
@@ -176,6 +177,22 @@ struct bsr_ilu {
     double *grow_x;         /* grow=2: the greedy solution of L x = c row by row ([n*b]), each
                              * row setting its own grow_l entry when it is done */
 };
+
+/* ILU(0)'s row k of the scaled A (F->aval) at its places in L and U: its nl
+ * lower blocks in L's row, the diagonal in U's first block (+0 where A has
+ * none: hasd 0), its nu upper blocks after it.  The scaling puts each row
+ * there as it makes it (ilu_scale.c), the row kernel where the scaling did
+ * not (ilu_row0.c). */
+static inline void ilu_place_row0(const bsr_ilu *F, int k, int nl, int hasd, int nu, const int b)
+{
+    const int bb = b * b;
+    const ilu_row_t *rk = &F->rows[k];
+    const double *av = F->aval + (size_t)F->ap[k] * bb;
+    memcpy(rk->lval, av, sizeof(double) * bb * nl);
+    if (hasd) memcpy(rk->uval, av + (size_t)nl * bb, sizeof(double) * bb);
+    else memset(rk->uval, 0, sizeof(double) * bb);
+    memcpy(rk->uval + bb, av + (size_t)(nl + hasd) * bb, sizeof(double) * bb * nu);
+}
 
 /* A's block row of the factored (permuted) row k. */
 static inline int ilu_src_row(const bsr_ilu *F, int k)

@@ -58,13 +58,7 @@ ROW0_INLINE bsr_status row0(bsr_ilu *F, ilu_work *w, int k, const int b)
         return BSR_ERR_NOMEM;
     }
     double *lv = rk->lval, *uv = rk->uval;
-    if (!F->rows_placed) {   /* else the scaling put the row there (ilu_scale.c: place_row0) */
-        const double *av = F->aval + (size_t)p0 * bb;
-        copy_blocks(lv, av, nl, b);
-        if (hasd) copy_blocks(uv, av + (size_t)nl * bb, 1, b);
-        else memset(uv, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
-        copy_blocks(uv + bb, av + (size_t)(nl + hasd) * bb, nu, b);
-    }
+    if (!F->rows_placed) ilu_place_row0(F, k, nl, hasd, nu, b);   /* else the scaling put it there */
     int *pos = w->pos;
     for (int s = 0; s < nl; s++) pos[ac[s]] = s;
     for (int q = 0; q < rk->nu; q++) pos[rk->ucol[q]] = q;   /* ucol[0] = k */

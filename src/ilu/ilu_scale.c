@@ -186,18 +186,12 @@ SCALE_INLINE int scale_row(bsr_ilu *F, const bsr_matrix *A, int k, const int b, 
 typedef struct { int bad_row, bad_kind, bad_col, fallbacks; } scale_acc;
 
 /* ILU(0)'s row k of the scaled A into its places in L and U (ilu_row0.c's
- * row kernel starts from them there), while the row is in the cache: the
- * lower blocks, the diagonal (+0 where A has none), the upper ones. */
+ * row kernel starts from them there), while the row is in the cache. */
 SCALE_INLINE void place_row0(bsr_ilu *F, int k, const int b)
 {
-    const int bb = b * b, p0 = F->ap[k];
     const ilu_row_t *rk = &F->rows[k];
-    const double *av = F->aval + (size_t)p0 * bb;
-    const int nl = rk->nl, hasd = F->ap[k + 1] - p0 > rk->nu - 1 + nl;
-    memcpy(rk->lval, av, sizeof(double) * bb * nl);
-    if (hasd) memcpy(rk->uval, av + (size_t)nl * bb, sizeof(double) * bb);
-    else memset(rk->uval, 0, sizeof(double) * bb);   /* a missing diagonal starts at +0 */
-    memcpy(rk->uval + bb, av + (size_t)(nl + hasd) * bb, sizeof(double) * bb * (rk->nu - 1));
+    const int nl = rk->nl, hasd = F->ap[k + 1] - F->ap[k] > rk->nu - 1 + nl;
+    ilu_place_row0(F, k, nl, hasd, rk->nu - 1, b);
 }
 
 /* Rows [k0, k1) into acc. */
