@@ -147,7 +147,6 @@ int ilu_slot(ilu_work *w, int b, int j, int create, int *nomem)
     return s;
 }
 
-/* Forget the slots of the current row (pos[] back to -1). */
 /* Per-thread workspaces: kept in F between factorizations (refactor
  * allocates nothing here unless more threads are asked for).  Each holds an
  * n-entry column map: made by the thread of the factorization's team that

@@ -228,7 +228,7 @@ static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
         /* a team only when some level is wide and the solve worth one */                  \
         const int par = path == BSR_TRSV_CPU_LEVELS && lv->max_width >= TRSV_MIN_PAR &&     \
                         bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
-        const int team = bsr_team_size();   /* a barrier a level: the setup team */         \
+        const int team = bsr_team_size();   /* a barrier a level: the one team size */      \
         _Pragma("omp parallel if (par) num_threads(team)")                                  \
         {                                                                                   \
             const int nt = omp_get_num_threads(), t = omp_get_thread_num();                 \
