@@ -33,7 +33,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
         if (r[i].param) *bsr_krylov_param(o, &r[i]) = r[i].param_def;
 }
 
-static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0"};
+static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0", "ic2"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
 static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
 
@@ -56,7 +56,7 @@ static const char *method_list(char *buf, size_t len)
 
 const char *bsr_pc_name(bsr_pc_kind p)
 {
-    return (unsigned)p < 7 ? pc_names[p] : "?";
+    return (unsigned)p < sizeof pc_names / sizeof pc_names[0] ? pc_names[p] : "?";
 }
 
 /* Index of v in names[0..n), or -1. */
@@ -142,8 +142,8 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (!strcmp(val, "ilu") || !strcmp(val, "ilu(0)")) idx = BSR_PC_ILU0;
         else if (!strcmp(val, "bjacobi")) idx = BSR_PC_JACOBI;
         else if (!strcmp(val, "ic") || !strcmp(val, "ic(0)") || !strcmp(val, "icc")) idx = BSR_PC_IC0;
-        else if ((idx = lookup(val, pc_names, 7)) < 0)
-            BAD("expected none, jacobi, ssor, ilu0, ilut, ilu2 or ic0");
+        else if ((idx = lookup(val, pc_names, (int)(sizeof pc_names / sizeof pc_names[0]))) < 0)
+            BAD("expected none, jacobi, ssor, ilu0, ilut, ilu2, ic0 or ic2");
         o->precond = (bsr_pc_kind)idx;
     } else if (!strcmp(key, "tau1") || !strcmp(key, "tau2")) {
         if (!parse_double(val, &dv) || dv < 0 || dv >= 1) BAD("expected a number in [0,1)");
@@ -300,7 +300,7 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
 {
     BSR_CHECK_ARG(o, "bsr_solver_options_check: options are NULL");
     const bsr_krylov_row *kr = bsr_krylov_row_of(o->method);
-    if (!kr || (unsigned)o->precond > BSR_PC_IC0 || !(o->rtol >= 0) ||
+    if (!kr || (unsigned)o->precond > BSR_PC_IC2 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
@@ -334,10 +334,10 @@ int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu)
     return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu ? 0 : BSR_ILU_CAP_NONE;
 }
 
-/* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 only). */
+/* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 and IC2 only). */
 int bsr_keep_pattern(const bsr_solver_options *o)
 {
-    return o->keep_pattern >= 0 ? o->keep_pattern : o->precond == BSR_PC_ILU2;
+    return o->keep_pattern >= 0 ? o->keep_pattern : o->precond == BSR_PC_ILU2 || o->precond == BSR_PC_IC2;
 }
 
 /* v as %g when that reads back as v (the short form of existing reports),
@@ -355,10 +355,10 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     char tau[128] = "", n1[32], n2[32];
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern=1" : ",keep_pattern=0";
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, ",tau1=%s%s", num(n1, o->tau1), keep);
-    if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, ",tau1=%s,tau2=%s%s", num(n1, o->tau1),
+    if (o->precond == BSR_PC_ILU2 || o->precond == BSR_PC_IC2) snprintf(tau, sizeof tau, ",tau1=%s,tau2=%s%s", num(n1, o->tau1),
                                             num(n2, bsr_ilu_tau2(BSR_ILU2, o->tau1, o->tau2)), keep);
-    if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) {
-        if (o->fill > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
+    if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 || o->precond == BSR_PC_IC2) {
+        if (o->fill > 0 && o->precond != BSR_PC_IC2) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
         if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);
         if (o->cap == 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=auto");
         if (o->cap == BSR_ILU_CAP_NONE) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");

@@ -109,7 +109,7 @@ static void test_unknown_method(void)
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg,precond=ilut"));
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
     CU_ASSERT_STRING_EQUAL(bsr_last_error(), "solver options: method=cg needs a symmetric preconditioner "
-                                             "(precond=none, jacobi, ssor or ic0), not precond=ilut");
+                                             "(precond=none, jacobi, ssor, ic0 or ic2), not precond=ilut");
 }
 
 /* idr_s: default 4, printed with method=idr only, refused outside 1..16 (by
@@ -134,7 +134,7 @@ static void test_idr_options(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "idr_s"));
         CU_ASSERT_EQUAL(o.idr_s, 8);
     }
-    for (int pc = BSR_PC_NONE; pc <= BSR_PC_IC0; pc++) {
+    for (int pc = BSR_PC_NONE; pc <= BSR_PC_IC2; pc++) {
         o.precond = (bsr_pc_kind)pc;
         BSR_ASSERT_OK(bsr_solver_options_check(&o));
     }

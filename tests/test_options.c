@@ -65,8 +65,8 @@ static void test_every_key(void)
     CU_ASSERT_EQUAL(o.progress, 10);
     CU_ASSERT_EQUAL(o.profile, 1);
     CU_ASSERT_EQUAL(o.precision, BSR_FLOAT);
-    static const char *pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0"};
-    for (int i = 0; i < 7; i++) {
+    static const char *pcs[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0", "ic2"};
+    for (int i = 0; i < 8; i++) {
         char buf[64];
         snprintf(buf, sizeof buf, "precond=%s", pcs[i]);
         BSR_ASSERT_OK(bsr_solver_options_parse(&o, buf));
@@ -191,9 +191,9 @@ static void test_check(void)
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg"));  /* precond is still the default ilu0 */
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
     CU_ASSERT_STRING_EQUAL(bsr_last_error(), "solver options: method=cg needs a symmetric preconditioner "
-                                             "(precond=none, jacobi, ssor or ic0), not precond=ilu0");
-    static const char *const ok[] = {"precond=none", "precond=jacobi", "precond=ssor", "precond=ic0"};
-    for (int i = 0; i < 4; i++) {
+                                             "(precond=none, jacobi, ssor, ic0 or ic2), not precond=ilu0");
+    static const char *const ok[] = {"precond=none", "precond=jacobi", "precond=ssor", "precond=ic0", "precond=ic2"};
+    for (int i = 0; i < 5; i++) {
         BSR_ASSERT_OK(bsr_solver_options_parse(&o, ok[i]));
         BSR_ASSERT_OK(bsr_solver_options_check(&o));
     }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const bsr_pc_kind all_kinds[] = {BSR_PC_NONE, BSR_PC_JACOBI, BSR_PC_SSOR, BSR_PC_ILU0,
-                                        BSR_PC_ILUT, BSR_PC_ILU2, BSR_PC_IC0};
+                                        BSR_PC_ILUT, BSR_PC_ILU2, BSR_PC_IC0, BSR_PC_IC2};
 #define NKINDS ((int)(sizeof all_kinds / sizeof all_kinds[0]))
 
 /* Nonzero when (kind, backend) must have a row in this build. */
@@ -65,8 +65,8 @@ static void test_rows(void)
 /* The message of a missing pair names the kind and the backend. */
 static void test_unsupported(void)
 {
-    static const bsr_pc_kind missing[] = {BSR_PC_SSOR, BSR_PC_IC0};
-    for (int m = 0; m < 2; m++) {
+    static const bsr_pc_kind missing[] = {BSR_PC_SSOR, BSR_PC_IC0, BSR_PC_IC2};
+    for (int m = 0; m < 3; m++) {
         const bsr_pc_row *row = (const bsr_pc_row *)&row;
         CU_ASSERT_EQUAL(bsr_pc_row_find(missing[m], BSR_BACKEND_CUDA, &row), BSR_ERR_UNSUPPORTED);
         CU_ASSERT_PTR_NULL(row);
@@ -117,7 +117,7 @@ static void test_create_cpu(void)
 }
 
 /* On a GPU: the solver on the CUDA backend asks the table too, so ssor and
- * ic0 are refused at setup with the kind and backend named, and each CUDA
+ * the incomplete Cholesky kinds are refused at setup with the kind and backend named, and each CUDA
  * row (the ILUs factored on the device and, with match=mpt, on the host)
  * solves, refactors with new values and solves again to rtol, reporting
  * its kind. */
@@ -128,9 +128,9 @@ static void test_solver_cuda(void)
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("poisson2d:12", BSR_DOUBLE, &P));
-    static const char *bad[] = {"method=cg,precond=ssor", "method=cg,precond=ic0"};
-    static const char *want[] = {"(kind ssor, backend cuda)", "(kind ic0, backend cuda)"};
-    for (int i = 0; i < 2; i++) {
+    static const char *bad[] = {"method=cg,precond=ssor", "method=cg,precond=ic0", "method=cg,precond=ic2"};
+    static const char *want[] = {"(kind ssor, backend cuda)", "(kind ic0, backend cuda)", "(kind ic2, backend cuda)"};
+    for (int i = 0; i < 3; i++) {
         bsr_solver *s = NULL;
         BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, bad[i]));
         CU_ASSERT_EQUAL(bsr_solver_setup(s, P.A), BSR_ERR_UNSUPPORTED);

@@ -49,8 +49,10 @@ typedef enum {
     BSR_PC_ILU0,     /* block ILU(0) (bsr_ilu) */
     BSR_PC_ILUT,     /* block ILUT(tau1) */
     BSR_PC_ILU2,     /* block ILU2(tau1, tau2), Kaporin's second order */
-    BSR_PC_IC0       /* block incomplete Cholesky IC(0), M = L D L^T on A's pattern:
+    BSR_PC_IC0,      /* block incomplete Cholesky IC(0), M = L D L^T on A's pattern:
                         symmetric positive definite A, for method=cg; CPU backend only */
+    BSR_PC_IC2       /* block incomplete Cholesky with ILU2's thresholds (tau1, tau2), the
+                        symmetric form of ILU2: SPD A, for method=cg; CPU backend only */
 } bsr_pc_kind;
 
 typedef enum { BSR_ORTH_MGS = 0, BSR_ORTH_CGS2 } bsr_orth;

@@ -384,5 +384,5 @@ def preconditioner(A: Any, options: str = "precond=ilu0", blocksize: Optional[in
     options: the solver's keys that shape an ILU: precond (ilu0, ilut, ilu2;
     default ilu0), tau1, tau2, fill, cap, keep_pattern, reorder, match, pivot,
     precond_precision (others are accepted and ignored; precond=none, jacobi,
-    ssor, ic0 raise ArgumentError).  blocksize as for Solver."""
+    ssor, ic0, ic2 raise ArgumentError).  blocksize as for Solver."""
     return Preconditioner(A, options, blocksize)

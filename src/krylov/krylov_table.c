@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* CG's short recurrences need M symmetric: the ILU factors are not. */
-#define PCS_SYMMETRIC ((1u << BSR_PC_NONE) | (1u << BSR_PC_JACOBI) | (1u << BSR_PC_SSOR) | (1u << BSR_PC_IC0))
+#define PCS_SYMMETRIC ((1u << BSR_PC_NONE) | (1u << BSR_PC_JACOBI) | (1u << BSR_PC_SSOR) | (1u << BSR_PC_IC0) | (1u << BSR_PC_IC2))
 
 static const bsr_krylov_row rows[] = {
     {BSR_BICGSTAB, "bicgstab", bsr_krylov_bicgstab, BSR_PCS_ALL, NULL, NULL, 0, 0, 0, 0, 0,
@@ -14,7 +14,7 @@ static const bsr_krylov_row rows[] = {
     /* the orthogonalization grows with the cycle: traffic not modelled */
     {BSR_GMRES, "gmres", bsr_krylov_gmres, BSR_PCS_ALL, NULL, "restart", offsetof(bsr_solver_options, restart), 1,
      1000, 30, 1, NULL, NULL},
-    {BSR_CG, "cg", bsr_krylov_cg, PCS_SYMMETRIC, "a symmetric preconditioner (precond=none, jacobi, ssor or ic0)",
+    {BSR_CG, "cg", bsr_krylov_cg, PCS_SYMMETRIC, "a symmetric preconditioner (precond=none, jacobi, ssor, ic0 or ic2)",
      NULL, 0, 0, 0, 0, 0, &bsr_krylov_cg_model, NULL},
     {BSR_IDR, "idr", bsr_krylov_idr, BSR_PCS_ALL, NULL, "idr_s", offsetof(bsr_solver_options, idr_s), 1, 16, 4, 0,
      NULL, bsr_krylov_idr_traffic},

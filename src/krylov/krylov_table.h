@@ -40,7 +40,7 @@ typedef struct {
 } bsr_krylov_row;
 
 /* Every preconditioner kind (the pcs of a method that takes them all). */
-#define BSR_PCS_ALL ((1u << (BSR_PC_IC0 + 1)) - 1)
+#define BSR_PCS_ALL ((1u << (BSR_PC_IC2 + 1)) - 1)
 
 /* The rows and their number. */
 const bsr_krylov_row *bsr_krylov_rows(int *n);

@@ -28,38 +28,6 @@ typedef struct {
     int *pos;              /* pos[k]: index in the current row of L's column k, or -1 */
 } ic0;
 
-/* A square, with a pattern that is its own transpose and values within a
- * relative sqrt(eps) of A^T's: BSR_ERR_SIZE, _STRUCTURE or _VALUE naming the
- * first offending block otherwise. */
-static bsr_status ic0_check_symmetric(const bsr_matrix *A)
-{
-    if (A->nbrows != A->nbcols)
-        return bsr_error(BSR_ERR_SIZE, "precond=ic0: matrix is not square (%d x %d blocks)", A->nbrows, A->nbcols);
-    const int b = A->b, bb = b * b;
-    const double tol = A->prec == BSR_DOUBLE ? 1.5e-8 : 3.5e-4;
-    for (int i = 0; i < A->nbrows; i++)
-        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
-            int j = A->colind[p];
-            if (j < i) continue;
-            int q = bsr_matrix_find(A, j, i);
-            if (q < 0)
-                return bsr_error(BSR_ERR_STRUCTURE, "precond=ic0 needs a symmetric matrix: block (%d,%d) is "
-                                 "stored but (%d,%d) is not (use ssor, jacobi or an ILU with bicgstab/gmres)",
-                                 i, j, j, i);
-            for (int r = 0; r < b; r++)
-                for (int c = 0; c < b; c++) {
-                    double x = bsr_val_get(A->val, A->prec, (size_t)p * bb + r * b + c);
-                    double y = bsr_val_get(A->val, A->prec, (size_t)q * bb + c * b + r);
-                    if (!(fabs(x - y) <= tol * fmax(fabs(x), fabs(y))))
-                        return bsr_error(BSR_ERR_VALUE, "precond=ic0 needs a symmetric matrix: block (%d,%d) "
-                                         "entry (%d,%d) = %.17g but block (%d,%d) entry (%d,%d) = %.17g "
-                                         "(use ssor, jacobi or an ILU with bicgstab/gmres)",
-                                         i, j, r, c, x, j, i, c, r, y);
-                }
-        }
-    return BSR_OK;
-}
-
 /* Patterns of L (A's strict lower part) and U (diagonal, then A's strict
  * upper part), the maps from their entries to A's and from L's entries to
  * their transposes in U, and the workspace. */
@@ -111,40 +79,6 @@ static bsr_status ic0_pattern(ic0 *S, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* c -= a * m^T for b x b row-major blocks. */
-static void mulsub_t(int b, double *c, const double *a, const double *m)
-{
-    for (int r = 0; r < b; r++)
-        for (int s = 0; s < b; s++) {
-            double v = 0;
-            for (int q = 0; q < b; q++) v += a[r * b + q] * m[s * b + q];
-            c[r * b + s] -= v;
-        }
-}
-
-/* Nonzero when the symmetric b x b block a is positive definite (a Cholesky
- * factorization with every pivot above a tiny fraction of the largest
- * diagonal entry succeeds). */
-static int spd_block(int b, const double *a)
-{
-    double c[BSR_MAX_BLOCK * BSR_MAX_BLOCK], dmax = 0;
-    memcpy(c, a, sizeof(double) * (size_t)b * b);
-    for (int r = 0; r < b; r++) dmax = fmax(dmax, fabs(a[r * b + r]));
-    for (int k = 0; k < b; k++) {
-        double d = c[k * b + k];
-        for (int q = 0; q < k; q++) d -= c[k * b + q] * c[k * b + q];
-        if (!(d > 1e-14 * dmax)) return 0;
-        d = sqrt(d);
-        c[k * b + k] = d;
-        for (int r = k + 1; r < b; r++) {
-            double v = c[r * b + k];
-            for (int q = 0; q < k; q++) v -= c[r * b + q] * c[k * b + q];
-            c[r * b + k] = v / d;
-        }
-    }
-    return 1;
-}
-
 /* The numeric factorization of A's values into the fixed pattern, then the
  * stored L and U = D L^T in the storage precision.  BSR_ERR_SINGULAR names
  * the first block row whose pivot D_i is not positive definite. */
@@ -165,7 +99,7 @@ static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
             double *Fij = F + (size_t)(p - p0) * bb;
             for (int q = Lp[j]; q < Lp[j + 1]; q++) {
                 int t = S->pos[Lc[q]];
-                if (t >= 0) mulsub_t(b, Fij, F + (size_t)t * bb, S->Lw + (size_t)q * bb);
+                if (t >= 0) bsr_blk_mulsub_t(b, Fij, F + (size_t)t * bb, S->Lw + (size_t)q * bb);
             }
             bsr_blk_mul(b, S->Lw + (size_t)p * bb, Fij, S->Dinv + (size_t)j * bb);
         }
@@ -173,16 +107,12 @@ static bsr_status ic0_values(ic0 *S, const bsr_matrix *A)
         double *Di = S->D + (size_t)i * bb, *Dv = S->Dinv + (size_t)i * bb;
         for (int e = 0; e < bb; e++) Di[e] = bsr_val_get(A->val, A->prec, (size_t)S->adiag[i] * bb + e);
         for (int p = p0; p < p1; p++) {
-            mulsub_t(b, Di, F + (size_t)(p - p0) * bb, S->Lw + (size_t)p * bb);
+            bsr_blk_mulsub_t(b, Di, F + (size_t)(p - p0) * bb, S->Lw + (size_t)p * bb);
             S->pos[Lc[p]] = -1;
         }
-        for (int r = 0; r < b; r++)
-            for (int c = r + 1; c < b; c++) Di[r * b + c] = Di[c * b + r] = 0.5 * (Di[r * b + c] + Di[c * b + r]);
-        if (!spd_block(b, Di) || bsr_block_invert(b, Di, Dv))
+        if (bsr_pc_pivot_sym(b, Di, Dv))
             return bsr_error(BSR_ERR_SINGULAR, "precond=ic0: the pivot block of block row %d is not positive "
-                             "definite (A is not SPD, or IC(0) breaks down on it: use ssor or jacobi)", i);
-        for (int r = 0; r < b; r++)
-            for (int c = r + 1; c < b; c++) Dv[r * b + c] = Dv[c * b + r] = 0.5 * (Dv[r * b + c] + Dv[c * b + r]);
+                             "definite (A is not SPD, or IC(0) breaks down on it: use ic2, ssor or jacobi)", i);
     }
     /* stored factors: L, U's inverted diagonal, U_ji = D_j L_ij^T */
     const size_t nl = (size_t)S->t.L->nnzb * bb;
@@ -216,7 +146,7 @@ static bsr_status ic0_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
  * same bits as a fresh setup with these values. */
 static bsr_status ic0_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
-    BSR_TRY(ic0_check_symmetric(A));
+    BSR_TRY(bsr_pc_check_symmetric(A, "ic0"));
     return ic0_values(pc->data, A);
 }
 
@@ -245,7 +175,7 @@ void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix
 static bsr_status ic0_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     (void)ctx;
-    BSR_TRY(ic0_check_symmetric(A));
+    BSR_TRY(bsr_pc_check_symmetric(A, "ic0"));
     ic0 *S = bsr_calloc(1, sizeof *S, "IC(0) preconditioner");
     if (!S) return BSR_ERR_NOMEM;
     S->t.prec = o->precond_precision;

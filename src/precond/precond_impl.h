@@ -42,6 +42,24 @@ bsr_status bsr_diag_inverse(const bsr_matrix *A, double scale, bsr_precision pre
  * lower (strict part) and U = D L^T (inverted diagonal blocks); NULL for
  * other kinds. */
 void bsr_pc_ic0_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix **U);
+/* The same for an IC2 preconditioner (precond_ic2.c), in its ordering's
+ * numbering (*perm: perm[new] = old, NULL when natural). */
+void bsr_pc_ic2_factors(const bsr_pc *pc, const bsr_matrix **L, const bsr_matrix **U, const int **perm);
+
+/* ---- shared by the incomplete Cholesky kinds (precond_chol.c) ------------- */
+/* A square, with a pattern that is its own transpose and values within a
+ * relative sqrt(eps) of A^T's: BSR_ERR_SIZE, _STRUCTURE or _VALUE naming the
+ * first offending block and the kind (who: "ic0") otherwise. */
+bsr_status bsr_pc_check_symmetric(const bsr_matrix *A, const char *who);
+/* c -= a * m^T for b x b row-major blocks. */
+void bsr_blk_mulsub_t(int b, double *c, const double *a, const double *m);
+/* Nonzero when the symmetric b x b block a is positive definite (a Cholesky
+ * factorization with every pivot above a tiny fraction of the largest
+ * diagonal entry succeeds). */
+int bsr_blk_spd(int b, const double *a);
+/* d symmetrized in place, then dinv = d^{-1} (symmetrized); BSR_ERR_SINGULAR
+ * (no message) when d is not positive definite. */
+bsr_status bsr_pc_pivot_sym(int b, double *d, double *dinv);
 
 /* ---- the preconditioner table (precond_table.c) ----------------------------
  * One row per (kind, backend): the functions of one preconditioner object.
@@ -77,6 +95,7 @@ extern const bsr_pc_ops bsr_pc_jacobi_cpu_ops;    /* precond_jacobi.c */
 extern const bsr_pc_ops bsr_pc_jacobi_cuda_ops;   /* precond_jacobi_cuda.c */
 extern const bsr_pc_ops bsr_pc_ssor_cpu_ops;      /* precond_ssor.c */
 extern const bsr_pc_ops bsr_pc_ic0_cpu_ops;       /* precond_ic0.c */
+extern const bsr_pc_ops bsr_pc_ic2_cpu_ops;       /* precond_ic2.c */
 extern const bsr_pc_ops bsr_pc_ilu_cpu_ops;       /* precond_ilu.c: ilu0, ilut, ilu2 */
 extern const bsr_pc_ops bsr_pc_ilu_cuda_ops;      /* precond_ilu.c: ilu0, ilut, ilu2 */
 

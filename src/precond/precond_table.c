@@ -14,6 +14,7 @@ static const bsr_pc_row rows[] = {
     {BSR_PC_ILUT, BSR_BACKEND_CPU, &bsr_pc_ilu_cpu_ops},
     {BSR_PC_ILU2, BSR_BACKEND_CPU, &bsr_pc_ilu_cpu_ops},
     {BSR_PC_IC0, BSR_BACKEND_CPU, &bsr_pc_ic0_cpu_ops},
+    {BSR_PC_IC2, BSR_BACKEND_CPU, &bsr_pc_ic2_cpu_ops},
 #ifdef BSR_HAVE_CUDA
     {BSR_PC_NONE, BSR_BACKEND_CUDA, &bsr_pc_none_ops},
     {BSR_PC_JACOBI, BSR_BACKEND_CUDA, &bsr_pc_jacobi_cuda_ops},
@@ -41,7 +42,7 @@ static const char *missing_hint(bsr_pc_kind kind, bsr_backend be)
 {
     if (be != BSR_BACKEND_CUDA) return "";
     if (kind == BSR_PC_SSOR) return " (use jacobi or an ILU on the CUDA backend, or --backend cpu)";
-    if (kind == BSR_PC_IC0) return " (use precond=jacobi with method=cg on the CUDA backend, or --backend cpu)";
+    if (kind == BSR_PC_IC0 || kind == BSR_PC_IC2) return " (use precond=jacobi with method=cg on the CUDA backend, or --backend cpu)";
 #ifndef BSR_HAVE_CUDA
     return " (this build has no CUDA backend)";
 #else
@@ -57,7 +58,7 @@ bsr_status bsr_pc_row_find(bsr_pc_kind kind, bsr_backend be, const bsr_pc_row **
             *row = &rows[i];
             return BSR_OK;
         }
-    if (kind < BSR_PC_NONE || kind > BSR_PC_IC0)
+    if (kind < BSR_PC_NONE || kind > BSR_PC_IC2)
         return bsr_error(BSR_ERR_ARG, "bsr_pc_create: unknown preconditioner %d", (int)kind);
     return bsr_error(BSR_ERR_UNSUPPORTED, "no preconditioner for (kind %s, backend %s)%s", bsr_pc_name(kind),
                      backend_name(be), missing_hint(kind, be));

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Block incomplete Cholesky IC(0) (precond=ic0): the factors against A on its
- * pattern, refactor bits, errors, and CG convergence against Jacobi and SSOR. */
+/* Block incomplete Cholesky: IC(0) (precond=ic0) and IC2 (precond=ic2, ILU2's
+ * thresholds): the factors against A (on its pattern; complete without
+ * dropping), symmetry of the apply, refactor bits, errors and the shift, and
+ * CG convergence against Jacobi, SSOR and each other. */
 #include "harness.h"
 #include "precond_impl.h"
 #include <math.h>
@@ -334,6 +336,270 @@ static void test_cg(void)
     cg_iters("poisson3d:12", "ic0", ",precision=float,precond_precision=float", BSR_FLOAT);
 }
 
+/* ---- IC2 ------------------------------------------------------------------ */
+
+/* B = P A P^T as a dense (n*b)^2 matrix (perm NULL: A). */
+static void dense_perm(const double *a, int n, int b, const int *perm, double *B)
+{
+    int N = n * b;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int pi = perm ? perm[i] : i, pj = perm ? perm[j] : j;
+            for (int r = 0; r < b; r++)
+                for (int c = 0; c < b; c++)
+                    B[(size_t)(i * b + r) * N + j * b + c] = a[(size_t)(pi * b + r) * N + pj * b + c];
+        }
+}
+
+/* Without dropping (tau1 = tau2 = 0) IC2 is the complete factorization:
+ * M = P A P^T to rounding, in natural and RCM order, b = 1..10. */
+static void test_ic2_complete(void)
+{
+    static const char *orders[] = {"natural", "rcm"};
+    for (int o = 0; o < 2; o++)
+        for (int b = 1; b <= 10; b++) {
+            int n = 14, N = n * b;
+            double *a = malloc(sizeof(double) * N * N), *m = malloc(sizeof(double) * N * N), *pa = malloc(sizeof(double) * N * N);
+            bsr_matrix *A = spd_matrix(n, b, 0, 2000 + b, a);
+            char opts[96];
+            snprintf(opts, sizeof opts, "method=cg,precond=ic2,tau1=0,tau2=0,cap=none,reorder=%s", orders[o]);
+            bsr_pc *pc = NULL;
+            BSR_ASSERT_OK(make_pc(A, opts, &pc));
+            const bsr_matrix *L, *U;
+            const int *perm;
+            bsr_pc_ic2_factors(pc, &L, &U, &perm);
+            CU_ASSERT_FATAL(L && U);
+            CU_ASSERT_EQUAL(o == 0, perm == NULL);
+            dense_m(L, U, m);
+            dense_perm(a, n, b, perm, pa);
+            double amax = 0, d = 0;
+            for (int e = 0; e < N * N; e++) {
+                amax = fmax(amax, fabs(a[e]));
+                d = fmax(d, fabs(m[e] - pa[e]));
+            }
+            if (d > 1e-12 * amax) printf("\n  b=%d %s: |M - PAP^T| %.3g (|A| %.3g)\n", b, orders[o], d, amax);
+            CU_ASSERT(d <= 1e-12 * amax);
+            CU_ASSERT_PTR_NOT_NULL(strstr(pc->info, "IC2"));
+            bsr_pc_destroy(pc);
+            bsr_matrix_destroy(A);
+            free(a); free(m); free(pa);
+        }
+}
+
+/* With thresholds that keep no fill (tau1, tau2 near 1, natural order, A's
+ * blocks kept) IC2 is IC(0): the same patterns and the same factors to
+ * rounding. */
+static void test_ic2_is_ic0(void)
+{
+    for (int b = 1; b <= 10; b += 3) {
+        bsr_matrix *A = spd_matrix(30, b, 0, 300 + b, NULL);
+        bsr_pc *p0 = NULL, *p2 = NULL;
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic0", &p0));
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0.999999,tau2=0.999999,reorder=natural", &p2));
+        const bsr_matrix *L0, *U0, *L2, *U2;
+        const int *perm;
+        bsr_pc_ic0_factors(p0, &L0, &U0);
+        bsr_pc_ic2_factors(p2, &L2, &U2, &perm);
+        CU_ASSERT_FATAL(L0 && L2 && U0 && U2);
+        CU_ASSERT_EQUAL_FATAL(L0->nnzb, L2->nnzb);
+        CU_ASSERT_EQUAL_FATAL(U0->nnzb, U2->nnzb);
+        CU_ASSERT_EQUAL(memcmp(L0->colind, L2->colind, sizeof(int) * L0->nnzb), 0);
+        CU_ASSERT_EQUAL(memcmp(U0->colind, U2->colind, sizeof(int) * U0->nnzb), 0);
+        double d = 0, mx = 0;
+        for (int64_t e = 0; e < (int64_t)U0->nnzb * b * b; e++) {
+            mx = fmax(mx, fabs(((const double *)U0->val)[e]));
+            d = fmax(d, fabs(((const double *)U0->val)[e] - ((const double *)U2->val)[e]));
+        }
+        for (int64_t e = 0; e < (int64_t)L0->nnzb * b * b; e++)
+            d = fmax(d, fabs(((const double *)L0->val)[e] - ((const double *)L2->val)[e]));
+        CU_ASSERT(d <= 1e-12 * fmax(mx, 1));
+        bsr_pc_destroy(p0); bsr_pc_destroy(p2);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* Apply X -> M^{-1} X through pc for two random vectors: symmetric and positive. */
+static void check_symmetric_apply(bsr_pc *pc, int64_t N)
+{
+    bsr_multivec *X, *Y, *MX, *MY;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&MX, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&MY, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(X, 1));
+    BSR_ASSERT_OK(bsr_multivec_random(Y, 2));
+    BSR_ASSERT_OK(pc->apply(pc, X, MX));
+    BSR_ASSERT_OK(pc->apply(pc, Y, MY));
+    double xmy, ymx, xmx;
+    BSR_ASSERT_OK(bsr_multivec_dot(X, MY, &xmy));
+    BSR_ASSERT_OK(bsr_multivec_dot(Y, MX, &ymx));
+    BSR_ASSERT_OK(bsr_multivec_dot(X, MX, &xmx));
+    CU_ASSERT(fabs(xmy - ymx) <= 1e-12 * (fabs(xmy) + fabs(ymx)) + 1e-300);
+    CU_ASSERT(xmx > 0);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(MX); bsr_multivec_destroy(MY);
+}
+
+/* With dropping (the defaults, second-order blocks and the cap at work) M^{-1}
+ * stays symmetric and positive, on random SPD matrices and a generator. */
+static void test_ic2_apply_symmetric(void)
+{
+    for (int b = 1; b <= 10; b += 3) {
+        bsr_matrix *A = spd_matrix(60, b, 0, 91 + b, NULL);
+        bsr_pc *pc = NULL;
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0.05", &pc));
+        CU_ASSERT_PTR_NOT_NULL(strstr(pc->info, "second-order"));
+        check_symmetric_apply(pc, (int64_t)60 * b);
+        bsr_pc_destroy(pc);
+        bsr_matrix_destroy(A);
+    }
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("elliptic2d:30", BSR_DOUBLE, &P));
+    bsr_pc *pc = NULL;
+    BSR_ASSERT_OK(make_pc(P.A, "method=cg,precond=ic2", &pc));
+    check_symmetric_apply(pc, bsr_multivec_rows(P.rhs));
+    bsr_pc_destroy(pc);
+    bsr_problem_free(&P);
+}
+
+/* The stored factors of an IC2 preconditioner (double or float) equal bit for bit. */
+static void same_ic2_factors(const bsr_pc *p1, const bsr_pc *p2, size_t es, int want_equal)
+{
+    const bsr_matrix *L1, *U1, *L2, *U2;
+    const int *q1, *q2;
+    bsr_pc_ic2_factors(p1, &L1, &U1, &q1);
+    bsr_pc_ic2_factors(p2, &L2, &U2, &q2);
+    CU_ASSERT_FATAL(L1 && L2 && U1 && U2);
+    const int bb = L1->b * L1->b;
+    CU_ASSERT_EQUAL_FATAL(L1->nnzb, L2->nnzb);
+    CU_ASSERT_EQUAL_FATAL(U1->nnzb, U2->nnzb);
+    int same = !memcmp(L1->val, L2->val, es * L1->nnzb * bb) && !memcmp(U1->val, U2->val, es * U1->nnzb * bb);
+    CU_ASSERT_EQUAL(same, want_equal);
+}
+
+/* Refactor factors into the setup's pattern: with the setup's values the
+ * same bits; with values scaled by 2.5 (the thresholds see the same scaled
+ * matrix, so a fresh setup chooses the same pattern) a fresh setup's bits;
+ * a refactor whose values are not positive definite fails, after which the
+ * apply refuses until a refactor succeeds. */
+static void test_ic2_refactor(void)
+{
+    for (int b = 1; b <= 10; b += 4)
+        for (int f = 0; f < 2; f++) {
+            const char *opts = f ? "method=cg,precond=ic2,tau1=0.05,precond_precision=float" : "method=cg,precond=ic2,tau1=0.05";
+            const size_t es = f ? sizeof(float) : sizeof(double);
+            bsr_matrix *A1 = spd_matrix(40, b, 0, 7, NULL), *A2 = spd_matrix(40, b, 0, 7, NULL);
+            for (int64_t e = 0; e < (int64_t)A2->nnzb * b * b; e++) ((double *)A2->val)[e] *= 2.5;
+            bsr_pc *p1 = NULL, *p2 = NULL, *p3 = NULL;
+            BSR_ASSERT_OK(make_pc(A1, opts, &p1));
+            BSR_ASSERT_OK(make_pc(A1, opts, &p3));
+            BSR_ASSERT_OK(p3->refactor(p3, A1));
+            same_ic2_factors(p1, p3, es, 1);
+            BSR_ASSERT_OK(p1->refactor(p1, A2));
+            BSR_ASSERT_OK(make_pc(A2, opts, &p2));
+            same_ic2_factors(p1, p2, es, 1);
+            same_ic2_factors(p1, p3, es, 0);
+            /* a failed refactor leaves no factors to apply */
+            bsr_matrix *Abad = spd_matrix(40, b, 0, 7, NULL);
+            for (int i = 0; i < Abad->nbrows; i++)
+                for (int p = Abad->rowptr[i]; p < Abad->rowptr[i + 1]; p++)
+                    if (Abad->colind[p] == i) ((double *)Abad->val)[(size_t)p * b * b] = -1;
+            CU_ASSERT_EQUAL(p1->refactor(p1, Abad), BSR_ERR_SINGULAR);
+            bsr_multivec *X, *Y;
+            BSR_ASSERT_OK(bsr_multivec_create(&X, (int64_t)40 * b, 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_create(&Y, (int64_t)40 * b, 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_fill(X, 1));
+            CU_ASSERT_EQUAL(p1->apply(p1, X, Y), BSR_ERR_ARG);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "last factorization failed"));
+            BSR_ASSERT_OK(p1->refactor(p1, A2));
+            BSR_ASSERT_OK(p1->apply(p1, X, Y));
+            same_ic2_factors(p1, p2, es, 1);
+            bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+            bsr_pc_destroy(p1); bsr_pc_destroy(p2); bsr_pc_destroy(p3);
+            bsr_matrix_destroy(A1); bsr_matrix_destroy(A2); bsr_matrix_destroy(Abad);
+        }
+}
+
+/* Errors: nonsymmetric values, a diagonal entry that is not positive, a
+ * symmetric indefinite matrix that no shift makes factorable; and a
+ * positive definite matrix whose incomplete factor breaks down without a
+ * shift is factored with one (reported). */
+static void test_ic2_errors(void)
+{
+    bsr_pc *pc = NULL;
+    bsr_matrix *A = spd_matrix(10, 2, 1, 3, NULL);
+    ((double *)A->val)[(size_t)A->rowptr[4] * 4 + 1] += 0.25;
+    CU_ASSERT_EQUAL(make_pc(A, "precond=ic2", &pc), BSR_ERR_VALUE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "precond=ic2 needs a symmetric matrix"));
+    bsr_matrix_destroy(A);
+    {
+        int rowptr[] = {0, 2, 4};
+        int colind[] = {0, 1, 0, 1};
+        double val[] = {1, 2, 2, -1};
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rowptr, colind, val, BSR_DOUBLE, 0));
+        CU_ASSERT_EQUAL(make_pc(A, "precond=ic2", &pc), BSR_ERR_SINGULAR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "not positive"));
+        bsr_matrix_destroy(A);
+        val[3] = 1;   /* [[1,2],[2,1]]: indefinite, pivot 1 - 4 (1 + alpha)^-1 < 0 for every shift tried */
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 1, rowptr, colind, val, BSR_DOUBLE, 0));
+        CU_ASSERT_EQUAL(make_pc(A, "precond=ic2,tau1=0,reorder=natural", &pc), BSR_ERR_SINGULAR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "even with the diagonal shifted"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "block row 1"));
+        bsr_matrix_destroy(A);
+    }
+    /* SPD (eigenvalues 0.113, 0.718, 6.06, 8.11) but not an M-matrix: IC(0)
+     * meets a negative pivot in row 3; IC2 without fill (tau1, tau2 near 1)
+     * shifts the diagonal, and without dropping needs no shift */
+    {
+        int rowptr[] = {0, 3, 6, 9, 12};
+        int colind[] = {0, 1, 2, 0, 1, 3, 0, 2, 3, 1, 2, 3};
+        double val[] = {4, 2, -2, 2, 4, -3, -2, 2, -2, -3, -2, 5};
+        BSR_ASSERT_OK(bsr_matrix_create(&A, 4, 4, 1, rowptr, colind, val, BSR_DOUBLE, 0));
+        CU_ASSERT_EQUAL(make_pc(A, "precond=ic0", &pc), BSR_ERR_SINGULAR);
+        pc = NULL;
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0.999999,tau2=0.999999,reorder=natural", &pc));
+        CU_ASSERT_PTR_NULL(strstr(pc->info, "shift 0,"));
+        check_symmetric_apply(pc, 4);
+        bsr_pc_destroy(pc);
+        pc = NULL;
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0,reorder=natural", &pc));   /* complete: no shift */
+        CU_ASSERT_PTR_NOT_NULL(strstr(pc->info, "shift 0,"));
+        bsr_pc_destroy(pc);
+        bsr_matrix_destroy(A);
+    }
+}
+
+/* CG + IC2 at its defaults converges on the symmetric generators in fewer
+ * iterations than CG + IC(0); float factors within a few iterations. */
+static void test_ic2_cg(void)
+{
+    static const char *specs[] = {"poisson3d:16", "heat3d:12,1e-2", "elliptic2d:100"};
+    for (size_t g = 0; g < sizeof specs / sizeof specs[0]; g++) {
+        int ic2 = cg_iters(specs[g], "ic2", "", BSR_DOUBLE);
+        int ic0 = cg_iters(specs[g], "ic0", "", BSR_DOUBLE);
+        CU_ASSERT(ic2 < ic0);
+        int icf = cg_iters(specs[g], "ic2", ",precond_precision=float", BSR_DOUBLE);
+        CU_ASSERT(icf <= ic2 + 3);
+    }
+    cg_iters("poisson3d:12", "ic2", ",precision=float,precond_precision=float", BSR_FLOAT);
+}
+
+/* Options: precond=ic2 under CG, its thresholds and cap printed and parsed back. */
+static void test_ic2_options(void)
+{
+    bsr_solver_options o, o2;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg,precond=ic2,tau1=0.02,cap=3"));
+    BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    char buf[1024];
+    bsr_solver_options_string(&o, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "precond=ic2,tau1=0.02,tau2=0.0004,keep_pattern=1,cap=3"));
+    bsr_solver_options_default(&o2);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
+    CU_ASSERT_EQUAL(o2.precond, BSR_PC_IC2);
+    CU_ASSERT_EQUAL(o2.cap, 3);
+    CU_ASSERT_DOUBLE_EQUAL(o2.tau1, 0.02, 0);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -343,7 +609,14 @@ int main(int argc, char **argv)
         {"errors", test_errors},
         {"options", test_options},
         {"cg", test_cg},
+        {"ic2_complete", test_ic2_complete},
+        {"ic2_is_ic0", test_ic2_is_ic0},
+        {"ic2_apply_symmetric", test_ic2_apply_symmetric},
+        {"ic2_refactor", test_ic2_refactor},
+        {"ic2_errors", test_ic2_errors},
+        {"ic2_cg", test_ic2_cg},
+        {"ic2_options", test_ic2_options},
         {NULL, NULL},
     };
-    return bsr_test_main("ic0", tests, argc, argv);
+    return bsr_test_main("ic", tests, argc, argv);
 }
