@@ -9,7 +9,8 @@
 # largest difference from the PCG run's (and p's mean difference: a level
 # offset).
 # usage: bench_cube.sh PLUGIN.so N STEPS WORKDIR [RUN...]
-#   RUN: pcg gamg bsr bsr-ujac (U with Jacobi, not ILU(0)) bsr-cuda
+#   RUN: pcg gamg bsr bsr-ujac (U with Jacobi, not ILU(0)) bsr-ic2 (p with
+#   CG + IC2, not IC(0)) bsr-cuda
 #   (default: pcg gamg bsr); RUN-loose stops the
 #   p solves 10x early (relTol 0.49 where 0.05, pFinal tolerance 1e-5 where
 #   1e-6): how far an early stop moves p
@@ -41,6 +42,7 @@ for r in $runs; do
     gamg)     p="solver GAMG; smoother GaussSeidel;" u="solver PBiCGStab; preconditioner DILU;" ;;
     bsr)      p="solver bsrsolve;" u="solver bsrsolve;" ;;
     bsr-ujac) p="solver bsrsolve;" u="solver bsrsolve; precond jacobi;" ;;
+    bsr-ic2)  p="solver bsrsolve; precond ic2;" u="solver bsrsolve;" ;;
     bsr-cuda) p="solver bsrsolve; backend cuda;" u="solver bsrsolve; backend cuda;" ;;
     *) echo "unknown run $r" >&2; exit 1 ;;
   esac
