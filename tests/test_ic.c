@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Deterministic uniform values in [-1, 1). */
 static double rnd(uint64_t *s)
@@ -519,6 +522,29 @@ static void test_ic2_refactor(void)
         }
 }
 
+/* The refactor's rows of a level run on the team: the factors are the same
+ * bits on 1 and on 4 threads. */
+static void test_ic2_threads(void)
+{
+#ifdef _OPENMP
+    const int saved = omp_get_max_threads();
+    for (int b = 1; b <= 4; b += 3) {
+        bsr_matrix *A = spd_matrix(600, b, 0, 17 + b, NULL);
+        bsr_pc *p1 = NULL, *p4 = NULL;
+        omp_set_num_threads(1);
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0.05", &p1));
+        BSR_ASSERT_OK(p1->refactor(p1, A));
+        omp_set_num_threads(4);
+        BSR_ASSERT_OK(make_pc(A, "method=cg,precond=ic2,tau1=0.05", &p4));
+        BSR_ASSERT_OK(p4->refactor(p4, A));
+        same_ic2_factors(p1, p4, sizeof(double), 1);
+        bsr_pc_destroy(p1); bsr_pc_destroy(p4);
+        bsr_matrix_destroy(A);
+    }
+    omp_set_num_threads(saved);
+#endif
+}
+
 /* Errors: nonsymmetric values, a diagonal entry that is not positive, a
  * symmetric indefinite matrix that no shift makes factorable; and a
  * positive definite matrix whose incomplete factor breaks down without a
@@ -613,6 +639,7 @@ int main(int argc, char **argv)
         {"ic2_is_ic0", test_ic2_is_ic0},
         {"ic2_apply_symmetric", test_ic2_apply_symmetric},
         {"ic2_refactor", test_ic2_refactor},
+        {"ic2_threads", test_ic2_threads},
         {"ic2_errors", test_ic2_errors},
         {"ic2_cg", test_ic2_cg},
         {"ic2_options", test_ic2_options},
