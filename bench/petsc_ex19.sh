@@ -19,7 +19,8 @@
 #   G      grid sizes (default 64 128 256 512)
 # Environment:
 #   PCS           the preconditioners run (default "ilu lu bsrilu:ilu2 bsrsolve";
-#                 also bsrilu:ilu0, bsrilu:ilut)
+#                 also bsrilu:ilu0, bsrilu:ilut, and bsrsolve-cuda: bsrsolve on the
+#                 CUDA backend, -pc_bsrsolve_cuda)
 #   BSRILU_CONFIG passed as -pc_bsrilu_config to bsrilu:*; for bsrsolve it is
 #                 appended to method=gmres,precond=ilu2,rtol=RTOL,maxit=KSP_MAX_IT
 #   OMP_NUM_THREADS  the library's threads (default: unset, the library's
@@ -61,6 +62,7 @@ for g in $GRIDS; do
     lu | ilu) args="-pc_type $pc" ;;
     bsrilu:*) args="-pc_type bsrilu -pc_bsrilu_type ${pc#bsrilu:}${BSRILU_CONFIG:+ -pc_bsrilu_config $BSRILU_CONFIG}" ;;
     bsrsolve) args="-ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_config method=gmres,precond=ilu2,rtol=$RTOL,maxit=$KSP_MAX_IT${BSRILU_CONFIG:+,$BSRILU_CONFIG}" ;;
+    bsrsolve-cuda) args="-ksp_type preonly -pc_type bsrsolve -pc_bsrsolve_cuda -pc_bsrsolve_config method=gmres,precond=ilu2,rtol=$RTOL,maxit=$KSP_MAX_IT${BSRILU_CONFIG:+,$BSRILU_CONFIG}" ;;
     *) echo "petsc_ex19.sh: unknown preconditioner '$pc' in PCS" >&2; exit 2 ;;
     esac
     t0=$(date +%s.%N)
@@ -71,7 +73,7 @@ for g in $GRIDS; do
     rc=$?
     t1=$(date +%s.%N)
     newton=$(sed -n 's/.*Nonlinear solve.* iterations \([0-9]*\).*/\1/p' "$out")
-    if [ "$pc" = bsrsolve ]; then
+    if [ "${pc%-cuda}" = bsrsolve ]; then
       its=$(sed -n 's/.* solves, \([0-9]*\) iterations in all.*/\1/p' "$out" | tail -n 1)
     else
       its=$(awk '/Linear solve/ { s += $NF } END { print s + 0 }' "$out")

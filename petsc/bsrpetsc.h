@@ -53,12 +53,18 @@ PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X);
 /* y = X(:,0). */
 PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y);
 
-/* The plugin's defaults for a factorization on the CPU of one process, where
- * the options string leaves them open (o->reorder ""): ILUT and ILU2 in
- * METIS's fill-reducing nested dissection (reorder=metis; the library's own
+/* The plugin's defaults where the options string leaves them open.  On the
+ * CPU of one process (cuda 0; o->reorder ""): ILUT and ILU2 in METIS's
+ * fill-reducing nested dissection (reorder=metis; the library's own
  * default, its separator tree for parallel factorization, gave 1.7x the
- * fill in ex19), ILU(0) in reverse Cuthill-McKee (reorder=rcm). */
-void BsrPetscCpuDefaults(bsr_solver_options *o);
+ * fill in ex19), ILU(0) in reverse Cuthill-McKee (reorder=rcm).  On the
+ * CUDA backend (cuda 1; neither cap nor reorder given): ILUT and ILU2 with
+ * the CPU's pattern, uncapped in METIS's order (cap=none,reorder=metis:
+ * the thresholds' rows once on the host, every refactor and solve on the
+ * device), not the library's device default (cap=auto, RCM), whose capped
+ * factor needed 8-20x the iterations in ex19 and diverged at 256^2
+ * (bench/RESULTS.md); ILU(0) keeps the library's. */
+void BsrPetscDefaults(bsr_solver_options *o, int cuda);
 
 /* "-<prefix>name": the option as the user types it for pc. */
 void BsrPetscOptionName(PC pc, const char *name, char *buf, size_t len);

@@ -155,8 +155,16 @@ PetscErrorCode BsrPetscPCInit(PC pc, size_t size, const BsrPetscPCOps *ops, void
     PetscFunctionReturn(0);
 }
 
-void BsrPetscCpuDefaults(bsr_solver_options *o)
+void BsrPetscDefaults(bsr_solver_options *o, int cuda)
 {
+    const int threshold = o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2;
+    if (cuda) {
+        if (threshold && !o->reorder[0] && o->cap == BSR_CAP_DEFAULT) {
+            o->cap = BSR_ILU_CAP_NONE;
+            snprintf(o->reorder, sizeof o->reorder, "metis");
+        }
+        return;
+    }
     if (o->reorder[0]) return;
     if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) snprintf(o->reorder, sizeof o->reorder, "metis");
     else if (o->precond == BSR_PC_ILU0) snprintf(o->reorder, sizeof o->reorder, "rcm");

@@ -9,7 +9,7 @@
  *                                    keep_pattern, reorder, match, pivot,
  *                                    pattern, precond_precision) apply; an
  *                                    ordering left open is the plugin's CPU
- *                                    default (BsrPetscCpuDefaults: metis for
+ *                                    default (BsrPetscDefaults: metis for
  *                                    ILUT/ILU2, rcm for ILU(0))
  * The first PCSetUp, and any on a new pattern, sets the factorization up;
  * a later one on the same pattern refactors the new values into it. */
@@ -46,7 +46,7 @@ static PetscErrorCode ilu_options(PC pc, const PC_BsrIlu *d, bsr_ilu_options *io
     if (bsr_solver_options_parse(&o, d->config))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
     if (d->kind_set) o.precond = d->kind;
-    BsrPetscCpuDefaults(&o);
+    BsrPetscDefaults(&o, 0);
     PetscCheck(o.precond == BSR_PC_ILU0 || o.precond == BSR_PC_ILUT || o.precond == BSR_PC_ILU2, comm,
                PETSC_ERR_ARG_WRONG, "%s %s: precond=%s is not an ILU (ilu0|ilut|ilu2); -pc_type bsrsolve runs the "
                "library's other preconditioners", name, d->config, bsr_pc_name(o.precond));

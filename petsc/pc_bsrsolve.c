@@ -5,8 +5,8 @@
  * solve (under a PETSc Krylov method it is a variable preconditioner: use
  * fgmres).  Options:
  *   -pc_bsrsolve_config key=value,...  the library's solver options string
- *                                      (on the CPU, an ordering it leaves open
- *                                      is the plugin's: BsrPetscCpuDefaults)
+ *                                      (an ordering or cap it leaves open is
+ *                                      the plugin's: BsrPetscDefaults)
  *   -pc_bsrsolve_cuda                  the CUDA backend (a PETSc error when the
  *                                      library has no CUDA or finds no device)
  *   -pc_bsrsolve_cuda_device N         its device (default 0)
@@ -46,7 +46,7 @@ static PetscErrorCode solve_options(PC pc, const PC_BsrSolve *d, bsr_solver_opti
     bsr_solver_options_default(o);
     if (bsr_solver_options_parse(o, d->config) || bsr_solver_options_check(o))
         SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s %s: %s", name, d->config, bsr_last_error());
-    if (!d->cuda) BsrPetscCpuDefaults(o);
+    BsrPetscDefaults(o, d->cuda);
     PetscFunctionReturn(0);
 }
 
@@ -189,7 +189,7 @@ static PetscErrorCode PCView_BsrSolve(PC pc, PetscViewer viewer)
     if (!ascii) PetscFunctionReturn(0);
     bsr_solver_options_default(&o);
     if (!bsr_solver_options_parse(&o, d->config)) {
-        if (!d->cuda) BsrPetscCpuDefaults(&o);
+        BsrPetscDefaults(&o, d->cuda);
         bsr_solver_options_string(&o, buf, sizeof buf);
     } else snprintf(buf, sizeof buf, "(invalid) %s", d->config);
     PetscCall(PetscViewerASCIIPrintf(viewer, "  bsrsolve %s on %s\n", buf,
