@@ -147,6 +147,27 @@ static void test_factors(void)
         }
 }
 
+/* Apply X -> M^{-1} X through pc for two random vectors: symmetric and positive. */
+static void check_symmetric_apply(bsr_pc *pc, int64_t N)
+{
+    bsr_multivec *X, *Y, *MX, *MY;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&MX, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&MY, N, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(X, 1));
+    BSR_ASSERT_OK(bsr_multivec_random(Y, 2));
+    BSR_ASSERT_OK(pc->apply(pc, X, MX));
+    BSR_ASSERT_OK(pc->apply(pc, Y, MY));
+    double xmy, ymx, xmx;
+    BSR_ASSERT_OK(bsr_multivec_dot(X, MY, &xmy));
+    BSR_ASSERT_OK(bsr_multivec_dot(Y, MX, &ymx));
+    BSR_ASSERT_OK(bsr_multivec_dot(X, MX, &xmx));
+    CU_ASSERT(fabs(xmy - ymx) <= 1e-12 * (fabs(xmy) + fabs(ymx)) + 1e-300);
+    CU_ASSERT(xmx > 0);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(MX); bsr_multivec_destroy(MY);
+}
+
 /* M^{-1} is symmetric: x^T M^{-1} y = y^T M^{-1} x, and positive: x^T M^{-1} x > 0. */
 static void test_apply_symmetric(void)
 {
@@ -154,23 +175,7 @@ static void test_apply_symmetric(void)
         bsr_matrix *A = spd_matrix(40, b, 0, 77 + b, NULL);
         bsr_pc *pc = NULL;
         BSR_ASSERT_OK(make_pc(A, "precond=ic0", &pc));
-        int64_t N = (int64_t)40 * b;
-        bsr_multivec *X, *Y, *MX, *MY;
-        BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_create(&Y, N, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_create(&MX, N, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_create(&MY, N, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_random(X, 1));
-        BSR_ASSERT_OK(bsr_multivec_random(Y, 2));
-        BSR_ASSERT_OK(pc->apply(pc, X, MX));
-        BSR_ASSERT_OK(pc->apply(pc, Y, MY));
-        double xmy, ymx, xmx;
-        BSR_ASSERT_OK(bsr_multivec_dot(X, MY, &xmy));
-        BSR_ASSERT_OK(bsr_multivec_dot(Y, MX, &ymx));
-        BSR_ASSERT_OK(bsr_multivec_dot(X, MX, &xmx));
-        CU_ASSERT(fabs(xmy - ymx) <= 1e-12 * (fabs(xmy) + fabs(ymx)) + 1e-300);
-        CU_ASSERT(xmx > 0);
-        bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(MX); bsr_multivec_destroy(MY);
+        check_symmetric_apply(pc, (int64_t)40 * b);
         bsr_pc_destroy(pc);
         bsr_matrix_destroy(A);
     }
@@ -419,27 +424,6 @@ static void test_ic2_is_ic0(void)
         bsr_pc_destroy(p0); bsr_pc_destroy(p2);
         bsr_matrix_destroy(A);
     }
-}
-
-/* Apply X -> M^{-1} X through pc for two random vectors: symmetric and positive. */
-static void check_symmetric_apply(bsr_pc *pc, int64_t N)
-{
-    bsr_multivec *X, *Y, *MX, *MY;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, N, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, N, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&MX, N, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&MY, N, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(X, 1));
-    BSR_ASSERT_OK(bsr_multivec_random(Y, 2));
-    BSR_ASSERT_OK(pc->apply(pc, X, MX));
-    BSR_ASSERT_OK(pc->apply(pc, Y, MY));
-    double xmy, ymx, xmx;
-    BSR_ASSERT_OK(bsr_multivec_dot(X, MY, &xmy));
-    BSR_ASSERT_OK(bsr_multivec_dot(Y, MX, &ymx));
-    BSR_ASSERT_OK(bsr_multivec_dot(X, MX, &xmx));
-    CU_ASSERT(fabs(xmy - ymx) <= 1e-12 * (fabs(xmy) + fabs(ymx)) + 1e-300);
-    CU_ASSERT(xmx > 0);
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(MX); bsr_multivec_destroy(MY);
 }
 
 /* With dropping (the defaults, second-order blocks and the cap at work) M^{-1}

@@ -43,6 +43,16 @@ static inline void blk_copy(int b, double *dst, const double *src)
     else memcpy(dst, src, sizeof(double) * b * b);
 }
 
+/* *p resized to cap elements of size bytes (kept when it fails); 0 when
+ * memory runs out. */
+static int grow(void *p, size_t size, int64_t cap)
+{
+    void *q = realloc(*(void **)p, size * (size_t)cap);
+    if (!q) return 0;
+    *(void **)p = q;
+    return 1;
+}
+
 /* Room for ns slots in w; 0 when memory runs out. */
 static int ws_reserve(ic2_ws *w, int b, int ns)
 {
@@ -50,22 +60,11 @@ static int ws_reserve(ic2_ws *w, int b, int ns)
     int cap = w->scap ? w->scap : 64;
     while (cap < ns) cap *= 2;
     const size_t bb = (size_t)b * b;
-#define GROW(field, size)                                   \
-    do {                                                    \
-        void *q_ = realloc(w->field, (size) * (size_t)cap); \
-        if (!q_) return 0;                                  \
-        w->field = q_;                                      \
-    } while (0)
-    GROW(scol, sizeof(int));
-    GROW(sidx, sizeof(int));
-    GROW(scls, 1);
-    GROW(sval, sizeof(double) * bb);
-    GROW(skey, sizeof(double));
-    GROW(ckey, sizeof(double));
-    GROW(ccol, sizeof(int));
-    GROW(ckeep, 1);
-    GROW(stmp, sizeof(int64_t));
-#undef GROW
+    if (!grow(&w->scol, sizeof(int), cap) || !grow(&w->sidx, sizeof(int), cap) || !grow(&w->scls, 1, cap) ||
+        !grow(&w->sval, sizeof(double) * bb, cap) || !grow(&w->skey, sizeof(double), cap) ||
+        !grow(&w->ckey, sizeof(double), cap) || !grow(&w->ccol, sizeof(int), cap) || !grow(&w->ckeep, 1, cap) ||
+        !grow(&w->stmp, sizeof(int64_t), cap))
+        return 0;
     w->scap = cap;
     return 1;
 }
@@ -273,18 +272,10 @@ static int pattern_reserve(ic2 *S, int64_t used, int m)
     while (cap < used + m) cap *= 2;
     if (cap > INT_MAX) return 0;
     const size_t bb = (size_t)S->b * S->b;
-#define GROW(field, size)                                  \
-    do {                                                   \
-        void *q_ = realloc(S->field, (size) * (size_t)cap); \
-        if (!q_) return 0;                                 \
-        S->field = q_;                                     \
-    } while (0)
-    GROW(uc, sizeof(int));
-    GROW(uk, 1);
-    GROW(uv, sizeof(double) * bb);
-    GROW(lq, sizeof(int));   /* a row's updates come from blocks already stored: at most used */
-    GROW(lk, sizeof(int));
-#undef GROW
+    /* a row's updates (lq, lk) come from blocks already stored: at most used */
+    if (!grow(&S->uc, sizeof(int), cap) || !grow(&S->uk, 1, cap) || !grow(&S->uv, sizeof(double) * bb, cap) ||
+        !grow(&S->lq, sizeof(int), cap) || !grow(&S->lk, sizeof(int), cap))
+        return 0;
     S->room = cap;
     return 1;
 }
