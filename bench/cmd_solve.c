@@ -270,6 +270,9 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
            (long long)f->n, f->b, f->b, f->nbrows, f->nnzb, f->mean_row_len);
     printf("solver      %s  [%s, %d thread%s]\n", cfg, backend, omp_get_max_threads(), omp_get_max_threads() > 1 ? "s" : "");
     printf("precond     %s\n", st->precond_info[0] ? st->precond_info : "-");
+    if (st->fallbacks)
+        printf("fallback    the capped factor did not converge (%d iterations: %s): set up again without the "
+               "cap, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
     printf("time        setup %.3f s, solve %.3f s, total %.3f s%s\n", st->setup_s, st->solve_s,
@@ -379,6 +382,11 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
         printf("\"hint_config\": ");
         cli_json_str(stdout, hint);
         printf(",\n");
+    }
+    if (st->fallbacks) {
+        printf("\"fallback\": {\"iterations\": %d, \"reason\": ", st->fallback_iterations);
+        cli_json_str(stdout, st->fallback_reason);
+        printf("},\n");
     }
     printf("\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);

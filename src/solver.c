@@ -192,6 +192,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
+    s->cap_default = s->opt.cap == BSR_CAP_DEFAULT;
     if ((st = bsr_pc_options_resolve(&s->opt, s->device, work_matrix(s)))) goto fail;
     double t1 = bsr_now();
     /* a device row uploads A after its host work (A's upload is not
@@ -312,8 +313,9 @@ static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats 
     stats->prof_copy_gbs = s->copy_gbs;
 }
 
-bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
-                            bsr_solver_stats *stats)
+/* One solve of A X = B on the current preconditioner (bsr_solver_solve
+ * without the fallback). */
+static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
@@ -410,6 +412,68 @@ done:
     } else {
         for (int j = 0; j < k; j++) free(col[j].history);
         free(col);
+    }
+    return st;
+}
+
+/* Nonzero when a failed solve is to be repeated without the cap
+ * (options.fallback): a threshold ILU with a cap, not distributed, and the
+ * cap either any (on) or the device default (auto). */
+static int fallback_applies(const bsr_solver *s)
+{
+    const bsr_solver_options *o = &s->opt;
+    if (o->fallback == BSR_FALLBACK_OFF || s->kops_hook || !s->pc) return 0;
+    if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
+    if (bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) == BSR_ILU_CAP_NONE) return 0;
+    return o->fallback == BSR_FALLBACK_ON || (s->cap_default && s->device);
+}
+
+bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
+                            bsr_solver_stats *stats)
+{
+    if (!s || !B || !X || !fallback_applies(s)) return solve_once(s, B, X, stats);
+    /* the initial guess, for the second solve */
+    bsr_multivec *x0 = NULL;
+    bsr_status st = bsr_multivec_create(&x0, X->n, X->k, X->prec);
+    if (!st) st = bsr_multivec_copy(x0, X);
+    if (st) {
+        bsr_multivec_destroy(x0);
+        return st;
+    }
+    bsr_solver_stats first;
+    const double t0 = bsr_now();
+    st = solve_once(s, B, X, &first);
+    if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
+        bsr_multivec_destroy(x0);
+        if (stats) *stats = first;
+        else bsr_solver_stats_free(&first);
+        return st;
+    }
+    char why[192];
+    snprintf(why, sizeof why, "%s", bsr_last_error());
+    int its = 0;
+    for (int j = 0; j < first.k; j++)
+        if (first.col[j].iterations > its) its = first.col[j].iterations;
+    bsr_solver_stats_free(&first);
+    /* the same preconditioner without the cap; the options say so from now on */
+    const double setup0 = s->setup_s;
+    s->opt.cap = BSR_ILU_CAP_NONE;
+    st = bsr_solver_setup(s, s->A_user);
+    if (st) {
+        bsr_multivec_destroy(x0);
+        return bsr_error(st, "bsr_solver_solve: the capped factor did not converge (%s), and the setup without "
+                         "the cap failed: %s", why, bsr_last_error());
+    }
+    st = bsr_multivec_copy(X, x0);
+    bsr_multivec_destroy(x0);
+    if (st) return st;
+    st = solve_once(s, B, X, stats);
+    if (stats) {
+        stats->fallbacks = 1;
+        stats->fallback_iterations = its;
+        snprintf(stats->fallback_reason, sizeof stats->fallback_reason, "%s", why);
+        stats->solve_s = bsr_now() - t0 - s->setup_s;   /* both solves */
+        stats->setup_s = setup0 + s->setup_s;           /* both setups */
     }
     return st;
 }

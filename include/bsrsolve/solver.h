@@ -154,7 +154,23 @@ typedef struct {
                                   factoring.  Default 0 */
     int idr_s;                 /* IDR(s): the dimension s of the shadow space, 1..16 (option
                                   idr_s=S, default 4) */
+    int fallback;              /* option fallback=auto|on|off: when a solve with a capped ILUT/ILU2
+                                  factor does not converge (iterations run out, divergence, a
+                                  breakdown, stagnation), the solver sets the preconditioner up
+                                  again without the cap (cap=none: the thresholds' rows on the
+                                  host; nested dissection unless reorder is given) and solves
+                                  again from the same initial guess; later refactors keep the
+                                  uncapped pattern, and the options then say cap=none.
+                                  BSR_FALLBACK_AUTO (default): only where the cap is the default
+                                  of the rows factored on the device (the CUDA backend, whose
+                                  capped factor is unstable on some coupled and driven-flow
+                                  systems: bench/RESULTS.md); _ON: any capped factor, on either
+                                  backend; _OFF: never.  Not in distributed solves */
 } bsr_solver_options;
+
+#define BSR_FALLBACK_AUTO 0
+#define BSR_FALLBACK_ON 1
+#define BSR_FALLBACK_OFF 2
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
@@ -278,6 +294,12 @@ typedef struct {
      * from its allocator's own count (process-wide on that device: with one
      * solver a process, or a rank, per GPU, this solver's); 0 on the CPU */
     double dev_bytes, dev_peak_bytes;
+    int fallbacks;       /* 1: this solve's capped factor did not converge and the columns were
+                            solved again after a setup without the cap (options.fallback);
+                            setup_s then counts both setups and solve_s both solves; the
+                            parts setup_pc_s and setup_dev_s are the second setup's */
+    int fallback_iterations; /* the failed solve's iterations (the most of a column) */
+    char fallback_reason[192]; /* why the capped solve failed (its status message) */
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* options.fallback: a solve whose capped ILU2 factor does not converge is set
+ * up again without the cap and solved from the same initial guess, the
+ * uncapped factor kept for later solves and refactors; auto (the default)
+ * leaves a cap the caller chose on the CPU alone, off never falls back, and
+ * a factor without a cap, or one that converges, has nothing to fall back
+ * from.  On a GPU: the device default cap falls back under auto. */
+#include "harness.h"
+#include <math.h>
+#include <string.h>
+
+/* coupled3d at 12^3, couple 0.45: the capped ILU2 (cap=auto) does not
+ * converge in 300 iterations, the uncapped one in about 25 */
+#define HARD "coupled3d:12,5,couple=0.45"
+
+/* Solve P with s from X = x0 (NULL: zero); stats into st; returns the status. */
+static bsr_status solve(bsr_solver *s, const bsr_problem *P, const bsr_multivec *x0, bsr_multivec *X,
+                        bsr_solver_stats *st)
+{
+    if (x0) BSR_ASSERT_OK(bsr_multivec_copy(X, x0));
+    else BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    memset(st, 0, sizeof *st);
+    return bsr_solver_solve(s, P->rhs, X, st);
+}
+
+/* Largest |X - xexact| over |xexact|'s largest. */
+static double error_vs_exact(const bsr_problem *P, const bsr_multivec *X)
+{
+    const double *x = bsr_multivec_cdata(X), *e = bsr_multivec_cdata(P->xexact);
+    double d = 0, m = 0;
+    for (int64_t i = 0; i < bsr_multivec_rows(X); i++) {
+        d = fmax(d, fabs(x[i] - e[i]));
+        m = fmax(m, fabs(e[i]));
+    }
+    return d / m;
+}
+
+/* fallback=on: the capped solve fails, the columns are solved again from the
+ * initial guess without the cap, bit for bit as a fresh uncapped solver
+ * solves them; the solver keeps the uncapped factor (options cap=none) for
+ * the next solve and refactor, which fall back no more. */
+static void test_on(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *x0, *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(x0, 5));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=on", P.A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_EQUAL(st.fallback_iterations, 300);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "maxit"));
+    CU_ASSERT(st.col[0].iterations < 100);
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+    bsr_solver_stats_free(&st);
+    /* a fresh solver without the cap, from the same x0: the same bits */
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", P.A);
+    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+    /* the next solve and a refactor keep the uncapped factor */
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(st.col[0].iterations < 100);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* No fallback: auto with a cap the caller chose on the CPU, off, no cap, and
+ * a capped factor that converges. */
+static void test_none(void)
+{
+    static const struct { const char *spec, *cfg; bsr_status want; } c[] = {
+        {HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300", BSR_ERR_NOCONV},
+        {HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off", BSR_ERR_NOCONV},
+        {HARD, "precond=ilu2,cap=none,rtol=1e-8,maxit=3,fallback=on", BSR_ERR_NOCONV},
+        {HARD, "precond=ilu0,rtol=1e-8,maxit=30,fallback=on", BSR_ERR_NOCONV},
+        {"coupled3d:10,5", "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=on", BSR_OK},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(c[i].spec, BSR_DOUBLE, &P));
+        bsr_multivec *X;
+        BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+        bsr_solver *s = bsr_test_solver(NULL, c[i].cfg, P.A);
+        const int cap = bsr_solver_get_options(s)->cap;
+        bsr_solver_stats st;
+        bsr_status r = solve(s, &P, NULL, X, &st);
+        if (r != c[i].want) printf("\n  %s %s: status %d\n", c[i].spec, c[i].cfg, (int)r);
+        CU_ASSERT_EQUAL(r, c[i].want);
+        CU_ASSERT_EQUAL(st.fallbacks, 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, cap);
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+        bsr_multivec_destroy(X);
+        bsr_problem_free(&P);
+    }
+}
+
+/* The key: parsed, printed only when not auto, refused otherwise. */
+static void test_options(void)
+{
+    bsr_solver_options o;
+    char buf[1024];
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(o.fallback, BSR_FALLBACK_AUTO);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2"));
+    CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "fallback"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "fallback=off"));
+    CU_ASSERT_EQUAL(o.fallback, BSR_FALLBACK_OFF);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), ",fallback=off"));
+    bsr_solver_options o2;
+    bsr_solver_options_default(&o2);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
+    CU_ASSERT_EQUAL(o2.fallback, BSR_FALLBACK_OFF);
+    CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "fallback=maybe"), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "fallback"));
+    o.fallback = 7;
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+}
+
+/* On a GPU: the device's default cap (auto) falls back under fallback=auto,
+ * to a converged solution. */
+static void test_device(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300", P.A);
+    bsr_solver_stats st;
+    bsr_status r = solve(s, &P, NULL, X, &st);
+    CU_ASSERT_EQUAL(r, BSR_OK);
+    if (st.fallbacks) {   /* the capped device factor failed here, as on the host */
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+    }
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+    bsr_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"on", test_on},
+        {"none", test_none},
+        {"options", test_options},
+        {"device", test_device},
+        {NULL, NULL},
+    };
+    return bsr_test_main("fallback", tests, argc, argv);
+}
