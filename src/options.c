@@ -36,7 +36,6 @@ void bsr_solver_options_default(bsr_solver_options *o)
 static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0", "ic2"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
 static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
-static const char *const fallback_names[] = {"auto", "on", "off"};      /* BSR_FALLBACK_* */
 
 const char *bsr_method_name(bsr_method m)
 {
@@ -232,8 +231,8 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
         o->diag = val[0] == '1';
     } else if (!strcmp(key, "fallback")) {
-        if ((idx = lookup(val, fallback_names, 3)) < 0) BAD("expected auto, on or off");
-        o->fallback = idx;
+        if (strcmp(val, "off") && strcmp(val, "on")) BAD("expected off or on");
+        o->fallback = val[1] == 'n';
     } else if (!strcmp(key, "grow")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "2")) BAD("expected 0, 1 or 2");
         o->grow = val[0] - '0';
@@ -309,7 +308,7 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
-        (unsigned)o->grow > 2 || (unsigned)o->fallback > BSR_FALLBACK_OFF)
+        (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1))
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
                          "overlap, halo, match, trisolve, diag, grow or fallback out of range");
     BSR_TRY(check_taus(o));
@@ -401,8 +400,8 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->diag) snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",diag=1");   /* only when asked */
     if (o->grow && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",grow=%d", o->grow);
-    if (o->fallback && (unsigned)o->fallback <= BSR_FALLBACK_OFF && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
-        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",fallback=%s", fallback_names[o->fallback]);
+    if (o->fallback == 1 && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",fallback=on");
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, ov,
              o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,

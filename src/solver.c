@@ -192,7 +192,6 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
-    s->cap_default = s->opt.cap == BSR_CAP_DEFAULT;
     if ((st = bsr_pc_options_resolve(&s->opt, s->device, work_matrix(s)))) goto fail;
     double t1 = bsr_now();
     /* a device row uploads A after its host work (A's upload is not
@@ -417,15 +416,13 @@ done:
 }
 
 /* Nonzero when a failed solve is to be repeated without the cap
- * (options.fallback): a threshold ILU with a cap, not distributed, and the
- * cap either any (on) or the device default (auto). */
+ * (options.fallback on): a threshold ILU with a cap, not distributed. */
 static int fallback_applies(const bsr_solver *s)
 {
     const bsr_solver_options *o = &s->opt;
-    if (o->fallback == BSR_FALLBACK_OFF || s->kops_hook || !s->pc) return 0;
+    if (o->fallback != 1 || s->kops_hook || !s->pc) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
-    if (bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) == BSR_ILU_CAP_NONE) return 0;
-    return o->fallback == BSR_FALLBACK_ON || (s->cap_default && s->device);
+    return bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
 }
 
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,

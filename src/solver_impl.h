@@ -298,7 +298,6 @@ struct bsr_solver {
     uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
     size_t dev_held, dev_peak; /* device: library bytes on the context's device after the last setup,
                                   and the most during it (kernels/cuda_alloc.cu) */
-    int cap_default;           /* the last setup's cap was the backend's default (options.fallback=auto) */
 };
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* options.fallback: a solve whose capped ILU2 factor does not converge is set
- * up again without the cap and solved from the same initial guess, the
- * uncapped factor kept for later solves and refactors; auto (the default)
- * leaves a cap the caller chose on the CPU alone, off never falls back, and
- * a factor without a cap, or one that converges, has nothing to fall back
- * from.  On a GPU: the device default cap falls back under auto. */
+/* options.fallback=on: a solve whose capped ILU2 factor does not converge
+ * is set up again without the cap and solved from the same initial guess,
+ * the uncapped factor kept for later solves and refactors; off (the
+ * default) never falls back, and a factor without a cap, or one that
+ * converges, has nothing to fall back from.  On a GPU: the device's default
+ * cap falls back the same way. */
 #include "harness.h"
 #include <math.h>
 #include <string.h>
@@ -80,8 +80,8 @@ static void test_on(void)
     bsr_problem_free(&P);
 }
 
-/* No fallback: auto with a cap the caller chose on the CPU, off, no cap, and
- * a capped factor that converges. */
+/* No fallback: the default (off), off, no cap, ILU(0), and a capped factor
+ * that converges. */
 static void test_none(void)
 {
     static const struct { const char *spec, *cfg; bsr_status want; } c[] = {
@@ -111,29 +111,31 @@ static void test_none(void)
     }
 }
 
-/* The key: parsed, printed only when not auto, refused otherwise. */
+/* The key: parsed, printed only when on, refused otherwise. */
 static void test_options(void)
 {
     bsr_solver_options o;
     char buf[1024];
     bsr_solver_options_default(&o);
-    CU_ASSERT_EQUAL(o.fallback, BSR_FALLBACK_AUTO);
+    CU_ASSERT_EQUAL(o.fallback, 0);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2"));
     CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "fallback"));
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "fallback=off"));
-    CU_ASSERT_EQUAL(o.fallback, BSR_FALLBACK_OFF);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), ",fallback=off"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "fallback=on"));
+    CU_ASSERT_EQUAL(o.fallback, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), ",fallback=on"));
     bsr_solver_options o2;
     bsr_solver_options_default(&o2);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
-    CU_ASSERT_EQUAL(o2.fallback, BSR_FALLBACK_OFF);
+    CU_ASSERT_EQUAL(o2.fallback, 1);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, "fallback=off"));
+    CU_ASSERT_EQUAL(o2.fallback, 0);
     CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "fallback=maybe"), BSR_ERR_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "fallback"));
     o.fallback = 7;
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
 }
 
-/* On a GPU: the device's default cap (auto) falls back under fallback=auto,
+/* On a GPU: the device's default cap (auto) falls back under fallback=on,
  * to a converged solution. */
 static void test_device(void)
 {
@@ -144,7 +146,7 @@ static void test_device(void)
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
     bsr_multivec *X;
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300", P.A);
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300,fallback=on", P.A);
     bsr_solver_stats st;
     bsr_status r = solve(s, &P, NULL, X, &st);
     CU_ASSERT_EQUAL(r, BSR_OK);

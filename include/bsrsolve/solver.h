@@ -154,23 +154,18 @@ typedef struct {
                                   factoring.  Default 0 */
     int idr_s;                 /* IDR(s): the dimension s of the shadow space, 1..16 (option
                                   idr_s=S, default 4) */
-    int fallback;              /* option fallback=auto|on|off: when a solve with a capped ILUT/ILU2
-                                  factor does not converge (iterations run out, divergence, a
-                                  breakdown, stagnation), the solver sets the preconditioner up
-                                  again without the cap (cap=none: the thresholds' rows on the
-                                  host; nested dissection unless reorder is given) and solves
-                                  again from the same initial guess; later refactors keep the
-                                  uncapped pattern, and the options then say cap=none.
-                                  BSR_FALLBACK_AUTO (default): only where the cap is the default
-                                  of the rows factored on the device (the CUDA backend, whose
-                                  capped factor is unstable on some coupled and driven-flow
-                                  systems: bench/RESULTS.md); _ON: any capped factor, on either
-                                  backend; _OFF: never.  Not in distributed solves */
+    int fallback;              /* option fallback=off|on: 1 ("on"): when a solve with a capped
+                                  ILUT/ILU2 factor does not converge (iterations run out,
+                                  divergence, a breakdown, stagnation), the solver sets the
+                                  preconditioner up again without the cap (cap=none: the
+                                  thresholds' rows on the host; nested dissection unless reorder
+                                  is given) and solves again from the same initial guess; later
+                                  refactors keep the uncapped pattern, and the options then say
+                                  cap=none.  The uncapped setup's work is not bounded (its fill
+                                  grows with the problem: cfd3d's at 262k block rows ran past
+                                  500 s), hence 0 ("off", the default).  Not in distributed
+                                  solves */
 } bsr_solver_options;
-
-#define BSR_FALLBACK_AUTO 0
-#define BSR_FALLBACK_ON 1
-#define BSR_FALLBACK_OFF 2
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
