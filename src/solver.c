@@ -429,13 +429,15 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                             bsr_solver_stats *stats)
 {
     if (!s || !B || !X || !fallback_applies(s)) return solve_once(s, B, X, stats);
-    /* the initial guess, for the second solve */
+    /* the initial guess, for the second solve (where it cannot be kept, as
+     * for X only on a device, the solve runs without the fallback) */
     bsr_multivec *x0 = NULL;
     bsr_status st = bsr_multivec_create(&x0, X->n, X->k, X->prec);
     if (!st) st = bsr_multivec_copy(x0, X);
     if (st) {
         bsr_multivec_destroy(x0);
-        return st;
+        bsr_clear_error();
+        return solve_once(s, B, X, stats);
     }
     bsr_solver_stats first;
     const double t0 = bsr_now();
