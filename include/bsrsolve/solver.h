@@ -163,8 +163,10 @@ typedef struct {
                                   refactors keep the uncapped pattern, and the options then say
                                   cap=none.  The uncapped setup's work is not bounded (its fill
                                   grows with the problem: cfd3d's at 262k block rows ran past
-                                  500 s), hence 0 ("off", the default).  Not in distributed
-                                  solves */
+                                  500 s), hence 0 ("off", the default).  The initial guess is
+                                  kept on the host for the second solve: an X resident on the
+                                  device alone is solved without the fallback.  Not in
+                                  distributed solves */
 } bsr_solver_options;
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
