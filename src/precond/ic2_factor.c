@@ -43,15 +43,14 @@ static inline void blk_copy(int b, double *dst, const double *src)
     else memcpy(dst, src, sizeof(double) * b * b);
 }
 
-/* *p resized to cap elements of size bytes (kept when it fails); 0 when
- * memory runs out. */
-static int grow(void *p, size_t size, int64_t cap)
-{
-    void *q = realloc(*(void **)p, size * (size_t)cap);
-    if (!q) return 0;
-    *(void **)p = q;
-    return 1;
-}
+/* The array PTR (an lvalue) resized to cap elements of size bytes, kept
+ * when it fails; the enclosing function returns 0 then. */
+#define GROW(ptr, size)                                    \
+    do {                                                   \
+        void *q_ = realloc((ptr), (size) * (size_t)cap);   \
+        if (!q_) return 0;                                 \
+        (ptr) = q_;                                        \
+    } while (0)
 
 /* Room for ns slots in w; 0 when memory runs out. */
 static int ws_reserve(ic2_ws *w, int b, int ns)
@@ -60,11 +59,15 @@ static int ws_reserve(ic2_ws *w, int b, int ns)
     int cap = w->scap ? w->scap : 64;
     while (cap < ns) cap *= 2;
     const size_t bb = (size_t)b * b;
-    if (!grow(&w->scol, sizeof(int), cap) || !grow(&w->sidx, sizeof(int), cap) || !grow(&w->scls, 1, cap) ||
-        !grow(&w->sval, sizeof(double) * bb, cap) || !grow(&w->skey, sizeof(double), cap) ||
-        !grow(&w->ckey, sizeof(double), cap) || !grow(&w->ccol, sizeof(int), cap) || !grow(&w->ckeep, 1, cap) ||
-        !grow(&w->stmp, sizeof(int64_t), cap))
-        return 0;
+    GROW(w->scol, sizeof(int));
+    GROW(w->sidx, sizeof(int));
+    GROW(w->scls, 1);
+    GROW(w->sval, sizeof(double) * bb);
+    GROW(w->skey, sizeof(double));
+    GROW(w->ckey, sizeof(double));
+    GROW(w->ccol, sizeof(int));
+    GROW(w->ckeep, 1);
+    GROW(w->stmp, sizeof(int64_t));
     w->scap = cap;
     return 1;
 }
@@ -273,9 +276,11 @@ static int pattern_reserve(ic2 *S, int64_t used, int m)
     if (cap > INT_MAX) return 0;
     const size_t bb = (size_t)S->b * S->b;
     /* a row's updates (lq, lk) come from blocks already stored: at most used */
-    if (!grow(&S->uc, sizeof(int), cap) || !grow(&S->uk, 1, cap) || !grow(&S->uv, sizeof(double) * bb, cap) ||
-        !grow(&S->lq, sizeof(int), cap) || !grow(&S->lk, sizeof(int), cap))
-        return 0;
+    GROW(S->uc, sizeof(int));
+    GROW(S->uk, 1);
+    GROW(S->uv, sizeof(double) * bb);
+    GROW(S->lq, sizeof(int));
+    GROW(S->lk, sizeof(int));
     S->room = cap;
     return 1;
 }
