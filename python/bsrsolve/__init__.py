@@ -101,6 +101,9 @@ class SolveStats(Mapping[str, Any]):
     block_size: int
     #: library solves the columns took (more than one past MAX_RHS columns)
     batches: int = 1
+    #: with the option fallback=on: solves that were repeated after a setup without the
+    #: ILU's cap (its capped factor did not converge); the options then say cap=none
+    fallbacks: int = 0
     #: per-column residual histories (relres at iteration 0, 1, ...), with the option history=1
     history: Optional[List[List[float]]] = None
 
@@ -205,6 +208,7 @@ def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     if any("history" in p for p in parts):
         d["history"] = [h for p in parts for h in p.get("history", [[]] * len(p["iterations"]))]
     d["solve_s"] = sum(p["solve_s"] for p in parts)
+    d["fallbacks"] = sum(p["fallbacks"] for p in parts)
     d["converged"] = all(p["converged"] for p in parts)
     d["status"] = next((p["status"] for p in parts if not p["converged"]), "converged")
     return d

@@ -145,9 +145,12 @@ def test_other_formats_duplicates_and_unsorted():
 def test_cg_symmetric_positive_definite():
     A = dominant(60, 3, seed=6, symmetric=True)
     b = rhs(A.shape[0])
-    for pc in ("jacobi", "none"):
+    its = {}
+    for pc in ("jacobi", "none", "ic0", "ic2"):
         x, st = solve(A, b, "method=cg,precond=%s,%s" % (pc, TIGHT))
         assert relerr(x, spla.spsolve(A.tocsc(), b)) < 1e-9
+        its[pc] = st.iterations[0]
+    assert its["ic2"] <= its["ic0"] < its["none"]
 
 
 def test_initial_guess_and_float32():
@@ -286,7 +289,7 @@ def test_stats_are_a_dataclass():
     assert hints["relres"] == typing.List[float] and hints["converged"] is bool
     assert st.converged is True and st.status == "converged" and isinstance(st.iterations[0], int)
     assert st.block_size == 2 and st.fill > 0 and "ilu2" in st.precond_info and st.batches == 1
-    assert st.history is None
+    assert st.history is None and st.fallbacks == 0
     # the dict of earlier versions: keys, in, get, dict()
     assert st["fill"] == st.fill and st["relres"] is st.relres
     assert "history" not in st and st.get("history") is None and "fill" in st
