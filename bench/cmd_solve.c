@@ -569,6 +569,10 @@ int cmd_solve(int argc, char **argv)
     if (opt.diag) stability_compute(S, &e);
     char cfg[512];
     opt.cap = bsr_solver_get_options(S)->cap;   /* as the setup resolved it: the printed options reproduce the run */
+    if (st.fallbacks) {   /* and as the fallback set it up again */
+        opt.grow = bsr_solver_get_options(S)->grow;
+        opt.factor = bsr_solver_get_options(S)->factor;
+    }
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
     const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,

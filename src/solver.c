@@ -454,9 +454,13 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     for (int j = 0; j < first.k; j++)
         if (first.col[j].iterations > its) its = first.col[j].iterations;
     bsr_solver_stats_free(&first);
-    /* the same preconditioner without the cap; the options say so from now on */
+    /* the same preconditioner without the cap, dropping by the growth of the
+     * inverse factors (grow=1; host factors, as grow needs them); the options
+     * say so from now on */
     const double setup0 = s->setup_s;
     s->opt.cap = BSR_ILU_CAP_NONE;
+    if (!s->opt.grow) s->opt.grow = 1;
+    s->opt.factor = BSR_FACTOR_CPU;
     st = bsr_solver_setup(s, s->A_user);
     if (st) {
         bsr_multivec_destroy(x0);

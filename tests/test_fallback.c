@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* options.fallback=on: a solve whose capped ILU2 factor does not converge
- * is set up again without the cap and solved from the same initial guess,
- * the uncapped factor kept for later solves and refactors; off (the
+ * is set up again without the cap, with growth-weighted dropping, factored
+ * on the host, and solved from the same initial guess, that factor kept for
+ * later solves and refactors; off (the
  * default) never falls back, and a factor without a cap, or one that
  * converges, has nothing to fall back from.  On a GPU: the device's default
  * cap falls back the same way. */
@@ -36,9 +37,10 @@ static double error_vs_exact(const bsr_problem *P, const bsr_multivec *X)
 }
 
 /* fallback=on: the capped solve fails, the columns are solved again from the
- * initial guess without the cap, bit for bit as a fresh uncapped solver
- * solves them; the solver keeps the uncapped factor (options cap=none) for
- * the next solve and refactor, which fall back no more. */
+ * initial guess without the cap, bit for bit as a fresh solver with
+ * cap=none,grow=1,factor=cpu solves them; the solver keeps that factor
+ * (its options say so) for the next solve and refactor, which fall back no
+ * more. */
 static void test_on(void)
 {
     bsr_problem P;
@@ -58,9 +60,11 @@ static void test_on(void)
     CU_ASSERT(st.col[0].iterations < 100);
     CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
     bsr_solver_stats_free(&st);
-    /* a fresh solver without the cap, from the same x0: the same bits */
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", P.A);
+    /* a fresh solver with those options, from the same x0: the same bits */
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,factor=cpu,rtol=1e-8,maxit=300", P.A);
     BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 0);
     bsr_solver_stats_free(&st);

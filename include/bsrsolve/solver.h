@@ -157,11 +157,13 @@ typedef struct {
     int fallback;              /* option fallback=off|on: 1 ("on"): when a solve with a capped
                                   ILUT/ILU2 factor does not converge (iterations run out,
                                   divergence, a breakdown, stagnation), the solver sets the
-                                  preconditioner up again without the cap (cap=none: the
-                                  thresholds' rows on the host; nested dissection unless reorder
-                                  is given) and solves again from the same initial guess; later
-                                  refactors keep the uncapped pattern, and the options then say
-                                  cap=none.  The uncapped setup's work is not bounded (its fill
+                                  preconditioner up again without the cap and with growth-
+                                  weighted dropping (cap=none, grow=1 unless grow is set,
+                                  factor=cpu: the factorization on the host, in nested
+                                  dissection unless reorder is given; on the CUDA backend the
+                                  solves stay on the device) and solves again from the same
+                                  initial guess; later refactors keep that factor's pattern, and
+                                  the options then say so.  The uncapped setup's work is not bounded (its fill
                                   grows with the problem: cfd3d's at 262k block rows ran past
                                   500 s), hence 0 ("off", the default).  The initial guess is
                                   kept on the host for the second solve: an X resident on the
