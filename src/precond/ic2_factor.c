@@ -340,34 +340,20 @@ static bsr_status threshold_pass(ic2 *S, const bsr_matrix *B, double alpha, int 
     return BSR_OK;
 }
 
-/* The refactor's schedule from the update records: level of row i = 1 +
- * the largest level of the rows it reads (0: none). */
+/* The refactor's schedule: the levels of the update records read as a
+ * lower triangle (row i's entries the rows lk[lp[i]..] it reads). */
 static bsr_status build_schedule(ic2 *S)
 {
-    const int n = S->n;
-    int *lev = bsr_malloc(sizeof(int) * (size_t)(n ? n : 1), "IC2 schedule");
-    if (!lev) return BSR_ERR_NOMEM;
-    int nlev = 0;
-    for (int i = 0; i < n; i++) {
-        int v = 0;
-        for (int t = S->lp[i]; t < S->lp[i + 1]; t++)
-            if (lev[S->lk[t]] + 1 > v) v = lev[S->lk[t]] + 1;
-        lev[i] = v;
-        if (v + 1 > nlev) nlev = v + 1;
-    }
-    free(S->lvp);
-    free(S->lrows);
-    S->lvp = calloc((size_t)nlev + 1, sizeof(int));
-    S->lrows = bsr_malloc(sizeof(int) * (size_t)(n ? n : 1), "IC2 schedule");
-    if (!S->lvp || !S->lrows) { free(lev); return BSR_ERR_NOMEM; }
-    for (int i = 0; i < n; i++) S->lvp[lev[i] + 1]++;
-    for (int l = 0; l < nlev; l++) S->lvp[l + 1] += S->lvp[l];
-    for (int i = 0; i < n; i++) S->lrows[S->lvp[lev[i]]++] = i;   /* rows ascending in a level */
-    for (int l = nlev; l > 0; l--) S->lvp[l] = S->lvp[l - 1];
-    S->lvp[0] = 0;
-    S->nlev = nlev;
-    free(lev);
-    return BSR_OK;
+    bsr_matrix view = {0};
+    view.nbrows = view.nbcols = S->n;
+    view.b = S->b;
+    view.nnzb = S->lp[S->n];
+    view.prec = BSR_DOUBLE;
+    view.rowptr = S->lp;
+    view.colind = S->lk;
+    bsr_levels_free(S->sched);
+    S->sched = NULL;
+    return bsr_levels_build(&view, 0, &S->sched);
 }
 
 /* The frozen pass: the recorded updates into the pattern, a level at a time,
@@ -376,7 +362,9 @@ static bsr_status build_schedule(ic2 *S)
 static bsr_status frozen_pass(ic2 *S, const bsr_matrix *B, double alpha, int *bad_row)
 {
     int bad = INT_MAX, brc = 0, bcol = -1;
-    const int team = bsr_team(S->n, IC2_LEVEL_GRAIN) > S->nws ? S->nws : bsr_team(S->n, IC2_LEVEL_GRAIN);
+    const bsr_levels *lv = S->sched;
+    int team = bsr_team(S->n, IC2_LEVEL_GRAIN);
+    if (team > S->nws) team = S->nws;
 #pragma omp parallel num_threads(team)
     {
 #ifdef _OPENMP
@@ -384,11 +372,11 @@ static bsr_status frozen_pass(ic2 *S, const bsr_matrix *B, double alpha, int *ba
 #else
         ic2_ws *w = &S->ws[0];
 #endif
-        for (int l = 0; l < S->nlev; l++) {
-            const int r0 = S->lvp[l], r1 = S->lvp[l + 1];
+        for (int l = 0; l < lv->nlevels; l++) {
+            const int r0 = lv->level_ptr[l], r1 = lv->level_ptr[l + 1];
 #pragma omp for schedule(dynamic, 16)
             for (int r = r0; r < r1; r++) {
-                const int i = S->lrows[r];
+                const int i = lv->rows[r];
                 int m = 0, col = -1;
                 const int rc = ic2_row(S, w, B, i, alpha, 1, S->lq + S->lp[i], S->lk + S->lp[i], S->lp[i + 1] - S->lp[i],
                                        &m, &col);
@@ -548,7 +536,8 @@ bsr_status ic2_numeric(ic2 *S, const bsr_matrix *A, int frozen)
 void ic2_free_factor(ic2 *S)
 {
     free(S->up); free(S->uc); free(S->uk); free(S->uv);
-    free(S->lp); free(S->lq); free(S->lk); free(S->lvp); free(S->lrows); free(S->lpos);
+    free(S->lp); free(S->lq); free(S->lk); free(S->lpos);
+    bsr_levels_free(S->sched);
     free(S->D); free(S->Dinv); free(S->sc);
     free(S->head); free(S->next); free(S->first);
     for (int t = 0; t < S->nws; t++) ws_free(&S->ws[t]);

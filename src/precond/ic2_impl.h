@@ -37,9 +37,7 @@ typedef struct {
      * the blocks lq[lp[i]..lp[i+1]-1] (positions in uc/uv, each in column i)
      * of the rows lk[...]; the frozen refactor replays them */
     int *lp, *lq, *lk;
-    /* the frozen refactor's schedule: rows of level l at lrows[lvp[l]..lvp[l+1]-1]
-     * (a row reads rows of earlier levels only), nlev levels */
-    int *lvp, *lrows, nlev;
+    bsr_levels *sched;      /* the frozen refactor's schedule: the levels of those reads */
     int *lpos;              /* L's block of each first-order position (-1: second order) */
     double *D, *Dinv, *sc;  /* [n*b*b] pivots and their inverses, [n*b] the Jacobi scaling */
     ic2_ws *ws;             /* [nws] row workspaces, one a thread */
