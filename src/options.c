@@ -338,6 +338,13 @@ int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu)
     return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu ? 0 : BSR_ILU_CAP_NONE;
 }
 
+const char *bsr_cap_name(int cap, char *buf)
+{
+    if (cap > 0) snprintf(buf, 16, "%d", cap);
+    else snprintf(buf, 16, "%s", cap == 0 ? "auto" : "none");
+    return buf;
+}
+
 /* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 and IC2 only). */
 int bsr_keep_pattern(const bsr_solver_options *o)
 {
@@ -363,9 +370,8 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
                                             num(n2, bsr_ilu_tau2(BSR_ILU2, o->tau1, o->tau2)), keep);
     if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 || o->precond == BSR_PC_IC2) {
         if (o->fill > 0 && o->precond != BSR_PC_IC2) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",fill=%s", num(n1, o->fill));
-        if (o->cap > 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%d", o->cap);
-        if (o->cap == 0) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=auto");
-        if (o->cap == BSR_ILU_CAP_NONE) snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=none");
+        if (o->cap != BSR_CAP_DEFAULT)
+            snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%s", bsr_cap_name(o->cap, n2));
     }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
     char gm[48] = "";   /* the method's own keys */

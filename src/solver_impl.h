@@ -63,6 +63,9 @@ const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
 /* o->cap resolved: the default (BSR_CAP_DEFAULT) is auto for rows factored on
  * the device (factor_gpu), none on the host (options.c). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu);
+/* The cap's value as the options write it: "auto" (0), P (> 0), "none" (< 0,
+ * the default included: the host's); buf of 16 chars at least. */
+const char *bsr_cap_name(int cap, char *buf);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:

@@ -57,9 +57,8 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     char tau[160] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
     const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;
-    char cap[48] = ",cap=auto";
-    if (o->cap > 0) snprintf(cap, sizeof cap, ",cap=%d", o->cap);
-    if (o->cap < 0) snprintf(cap, sizeof cap, ",cap=none");
+    char cap[48], cn[16];
+    snprintf(cap, sizeof cap, ",cap=%s", bsr_cap_name(o->cap, cn));
     if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);

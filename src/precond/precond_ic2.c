@@ -109,13 +109,11 @@ static bsr_status ic2_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_op
     BSR_TRY(bsr_levels_build_pair(S->t.L, S->t.U, &S->t.lvL, &S->t.lvU));
     pc->nnzb = (int64_t)S->t.L->nnzb + S->t.U->nnzb;
     char capname[16];
-    if (S->cap > 0) snprintf(capname, sizeof capname, "%d", S->cap);
-    else snprintf(capname, sizeof capname, "%s", S->cap == 0 ? "auto" : "none");
     const double fill = A->nnzb ? (double)(2 * S->n1 + n) / A->nnzb : 0;
     snprintf(pc->info, sizeof pc->info,
              "block IC2 (tau1=%g,tau2=%g,cap=%s), M = L D L^T, order %s, fill %.2f (second-order blocks %lld), "
              "shift %g, levels L %d U %d", o->tau1, bsr_ilu_tau2(BSR_ILU2, o->tau1, o->tau2),
-             capname, S->ord ? bsr_order_kind_name(S->ord->kind) : "natural", fill, (long long)S->n2, S->alpha,
+             bsr_cap_name(S->cap, capname), S->ord ? bsr_order_kind_name(S->ord->kind) : "natural", fill, (long long)S->n2, S->alpha,
              S->t.lvL->nlevels, S->t.lvU->nlevels);
     return BSR_OK;
 }
