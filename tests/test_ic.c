@@ -214,19 +214,27 @@ static void test_refactor_bits(void)
         }
 }
 
+/* A symmetric matrix with one entry changed: setup with opts is BSR_ERR_VALUE,
+ * its message holding want. */
+static void check_nonsymmetric_values(const char *opts, const char *want)
+{
+    bsr_pc *pc = NULL;
+    bsr_matrix *A = spd_matrix(10, 2, 1, 3, NULL);
+    ((double *)A->val)[(size_t)A->rowptr[4] * 4 + 1] += 0.25;
+    CU_ASSERT_EQUAL(make_pc(A, opts, &pc), BSR_ERR_VALUE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), want));
+    bsr_matrix_destroy(A);
+}
+
 /* Nonsymmetric values or pattern, a non-square matrix and a pivot that is not
  * positive definite give the documented errors. */
 static void test_errors(void)
 {
     bsr_pc *pc = NULL;
     /* values: one entry of a symmetric matrix changed */
-    bsr_matrix *A = spd_matrix(10, 2, 1, 3, NULL);
-    ((double *)A->val)[(size_t)A->rowptr[4] * 4 + 1] += 0.25;
-    CU_ASSERT_EQUAL(make_pc(A, "precond=ic0", &pc), BSR_ERR_VALUE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "symmetric"));
-    bsr_matrix_destroy(A);
+    check_nonsymmetric_values("precond=ic0", "symmetric");
     /* refactor checks the new values too */
-    A = spd_matrix(10, 2, 1, 3, NULL);
+    bsr_matrix *A = spd_matrix(10, 2, 1, 3, NULL);
     BSR_ASSERT_OK(make_pc(A, "precond=ic0", &pc));
     ((double *)A->val)[1] += 0.25;   /* block (0,0) entry (0,1) */
     CU_ASSERT_EQUAL(pc->refactor(pc, A), BSR_ERR_VALUE);
@@ -275,21 +283,28 @@ static void test_errors(void)
     CU_ASSERT_PTR_NULL(pc);
 }
 
+/* opts parsed into *o (defaults first) and checked; its printed string holds
+ * want and parses back into *o2. */
+static void round_trip(const char *opts, const char *want, bsr_solver_options *o, bsr_solver_options *o2)
+{
+    char buf[1024];
+    bsr_solver_options_default(o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(o, opts));
+    BSR_ASSERT_OK(bsr_solver_options_check(o));
+    bsr_solver_options_string(o, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, want));
+    bsr_solver_options_default(o2);
+    BSR_ASSERT_OK(bsr_solver_options_parse(o2, buf));
+}
+
 /* Options: method=cg takes ic0, the printed string parses back, the ILUs are
  * still refused under CG. */
 static void test_options(void)
 {
     bsr_solver_options o, o2;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg,precond=ic0"));
+    round_trip("method=cg,precond=ic0", "precond=ic0", &o, &o2);
     CU_ASSERT_EQUAL(o.precond, BSR_PC_IC0);
-    BSR_ASSERT_OK(bsr_solver_options_check(&o));
     CU_ASSERT_STRING_EQUAL(bsr_pc_name(BSR_PC_IC0), "ic0");
-    char buf[1024];
-    bsr_solver_options_string(&o, buf, sizeof buf);
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "precond=ic0"));
-    bsr_solver_options_default(&o2);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
     CU_ASSERT_EQUAL(o2.precond, BSR_PC_IC0);
     CU_ASSERT_EQUAL(o2.method, BSR_CG);
     bsr_solver_options_default(&o);
@@ -536,11 +551,8 @@ static void test_ic2_threads(void)
 static void test_ic2_errors(void)
 {
     bsr_pc *pc = NULL;
-    bsr_matrix *A = spd_matrix(10, 2, 1, 3, NULL);
-    ((double *)A->val)[(size_t)A->rowptr[4] * 4 + 1] += 0.25;
-    CU_ASSERT_EQUAL(make_pc(A, "precond=ic2", &pc), BSR_ERR_VALUE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "precond=ic2 needs a symmetric matrix"));
-    bsr_matrix_destroy(A);
+    bsr_matrix *A;
+    check_nonsymmetric_values("precond=ic2", "precond=ic2 needs a symmetric matrix");
     {
         int rowptr[] = {0, 2, 4};
         int colind[] = {0, 1, 0, 1};
@@ -597,14 +609,7 @@ static void test_ic2_cg(void)
 static void test_ic2_options(void)
 {
     bsr_solver_options o, o2;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=cg,precond=ic2,tau1=0.02,cap=3"));
-    BSR_ASSERT_OK(bsr_solver_options_check(&o));
-    char buf[1024];
-    bsr_solver_options_string(&o, buf, sizeof buf);
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "precond=ic2,tau1=0.02,tau2=0.0004,keep_pattern=1,cap=3"));
-    bsr_solver_options_default(&o2);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
+    round_trip("method=cg,precond=ic2,tau1=0.02,cap=3", "precond=ic2,tau1=0.02,tau2=0.0004,keep_pattern=1,cap=3", &o, &o2);
     CU_ASSERT_EQUAL(o2.precond, BSR_PC_IC2);
     CU_ASSERT_EQUAL(o2.cap, 3);
     CU_ASSERT_DOUBLE_EQUAL(o2.tau1, 0.02, 0);
