@@ -10,7 +10,8 @@
 # offset).
 # usage: bench_cube.sh PLUGIN.so N STEPS WORKDIR [RUN...]
 #   RUN: pcg gamg bsr bsr-ujac (U with Jacobi, not ILU(0)) bsr-ic2 (p with
-#   CG + IC2, not IC(0)) bsr-cuda
+#   CG + IC2, not IC(0)) bsr-cuda bsr-cuda-bicg (p with BiCGStab + ILU(0)
+#   on the device, not CG + IC(0))
 #   (default: pcg gamg bsr); RUN-loose stops the
 #   p solves 10x early (relTol 0.49 where 0.05, pFinal tolerance 1e-5 where
 #   1e-6): how far an early stop moves p
@@ -44,6 +45,7 @@ for r in $runs; do
     bsr-ujac) p="solver bsrsolve;" u="solver bsrsolve; precond jacobi;" ;;
     bsr-ic2)  p="solver bsrsolve; precond ic2;" u="solver bsrsolve;" ;;
     bsr-cuda) p="solver bsrsolve; backend cuda;" u="solver bsrsolve; backend cuda;" ;;
+    bsr-cuda-bicg) p="solver bsrsolve; backend cuda; method bicgstab; precond ilu0;" u="solver bsrsolve; backend cuda;" ;;
     *) echo "unknown run $r" >&2; exit 1 ;;
   esac
   d=$base-$r

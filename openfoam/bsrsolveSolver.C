@@ -48,12 +48,13 @@ Foam::bsrsolveSolver::bsrsolveSolver
  * matrix, BiCGStab with Jacobi for an asymmetric one (momentum, transport:
  * a few iterations, where an ILU(0) refactorization costs more than they
  * do: U solves of the 1M-cell cube 55.7 s with ILU(0), 11.3 s with Jacobi,
- * bench/RESULTS.md); on the CUDA backend BiCGStab with ILU(0), factored on
- * the device. */
+ * bench/RESULTS.md); on the CUDA backend CG with IC(0) (the device ILU(0)
+ * of the symmetric matrix) and BiCGStab with ILU(0), both factored on the
+ * device. */
 std::string Foam::bsrsolveSolver::optionString() const
 {
     const bool cuda = controlDict_.lookupOrDefault<word>("backend", "cpu") == "cuda";
-    const bool cg = matrix_.symmetric() && !cuda;
+    const bool cg = matrix_.symmetric();
     const word method = controlDict_.lookupOrDefault<word>("method", cg ? "cg" : "bicgstab");
     const word precond = controlDict_.lookupOrDefault<word>("precond", cg ? "ic0" : cuda ? "ilu0" : "jacobi");
     const string config = controlDict_.lookupOrDefault<string>("config", "");

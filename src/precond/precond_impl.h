@@ -84,7 +84,7 @@ typedef struct {
 } bsr_pc_row;
 
 /* The row of (kind, backend): BSR_ERR_UNSUPPORTED naming both when the table
- * has none (a CUDA row in a CPU-only build, ssor or ic0 on the device). */
+ * has none (a CUDA row in a CPU-only build, ssor or ic2 on the device). */
 bsr_status bsr_pc_row_find(bsr_pc_kind kind, bsr_backend backend, const bsr_pc_row **row);
 /* The table's rows (tests list them): *n rows. */
 const bsr_pc_row *bsr_pc_rows(int *n);
@@ -95,6 +95,7 @@ extern const bsr_pc_ops bsr_pc_jacobi_cpu_ops;    /* precond_jacobi.c */
 extern const bsr_pc_ops bsr_pc_jacobi_cuda_ops;   /* precond_jacobi_cuda.c */
 extern const bsr_pc_ops bsr_pc_ssor_cpu_ops;      /* precond_ssor.c */
 extern const bsr_pc_ops bsr_pc_ic0_cpu_ops;       /* precond_ic0.c */
+extern const bsr_pc_ops bsr_pc_ic0_cuda_ops;      /* precond_ic0_cuda.c: the device ILU(0) of symmetric A */
 extern const bsr_pc_ops bsr_pc_ic2_cpu_ops;       /* precond_ic2.c */
 extern const bsr_pc_ops bsr_pc_ilu_cpu_ops;       /* precond_ilu.c: ilu0, ilut, ilu2 */
 extern const bsr_pc_ops bsr_pc_ilu_cuda_ops;      /* precond_ilu.c: ilu0, ilut, ilu2 */

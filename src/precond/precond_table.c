@@ -21,6 +21,7 @@ static const bsr_pc_row rows[] = {
     {BSR_PC_ILU0, BSR_BACKEND_CUDA, &bsr_pc_ilu_cuda_ops},
     {BSR_PC_ILUT, BSR_BACKEND_CUDA, &bsr_pc_ilu_cuda_ops},
     {BSR_PC_ILU2, BSR_BACKEND_CUDA, &bsr_pc_ilu_cuda_ops},
+    {BSR_PC_IC0, BSR_BACKEND_CUDA, &bsr_pc_ic0_cuda_ops},
 #endif
 };
 
@@ -42,7 +43,7 @@ static const char *missing_hint(bsr_pc_kind kind, bsr_backend be)
 {
     if (be != BSR_BACKEND_CUDA) return "";
     if (kind == BSR_PC_SSOR) return " (use jacobi or an ILU on the CUDA backend, or --backend cpu)";
-    if (kind == BSR_PC_IC0 || kind == BSR_PC_IC2) return " (use precond=jacobi with method=cg on the CUDA backend, or --backend cpu)";
+    if (kind == BSR_PC_IC2) return " (use precond=ic0 or jacobi with method=cg on the CUDA backend, or --backend cpu)";
 #ifndef BSR_HAVE_CUDA
     return " (this build has no CUDA backend)";
 #else
