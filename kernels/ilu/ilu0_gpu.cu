@@ -6,8 +6,9 @@
  *
  * Symbolic work is done once, on the device, from a bsr_ilu after setup (its
  * ordering, map of A onto the permuted rows, the pattern and its lower
- * part's level schedule; the per-row functions of src/ilu/ilu0_plan.h, whose
- * host loops are the reference): for every A block its destination in the
+ * part's level schedule; the map by the per-row function of
+ * src/ilu/ilu0_plan.h, the update lists a warp a row (plan_updates_warp); the
+ * host loops there are the reference): for every A block its destination in the
  * factors (-1: outside a frozen pattern), and for every lower block (i,k) the
  * list of updates (upper block (k,j), target (i,j)) for the columns j of row
  * k's upper part in row i's pattern; ILU2's rule is in the lists (a
@@ -61,29 +62,61 @@ __global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict
     if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, frozen, adst, adiag, diagw)) atomicMin(bad, k);
 }
 
-/* len[l] = the update list length of L block l; *total (64 bits) = their sum. */
-__global__ void plan_count_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
-                                  const int *__restrict__ Up, const int *__restrict__ Uc,
-                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk, long long *len,
-                                  unsigned long long *total)
+/* Where column j (> the column of lower block l) sits in row i's pattern:
+ * the lower part after l when j < i, else the upper part (pivot first,
+ * ascending); -1 when absent.  Binary searches: a warp's lanes look up the
+ * columns of one upper row k at once (bsr_ilu0_updates_of's merge, the
+ * host reference, finds the same blocks). */
+__device__ static int plan_target(int i, int l, int j, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                  const int *__restrict__ Up, const int *__restrict__ Uc, int nL)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long sum = 0;
-    if (i < n)
-        for (int l = Lp[i]; l < Lp[i + 1]; l++) sum += len[l] = bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, NULL);
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o);
-    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
+    int lo, hi;
+    const int *c;
+    if (j < i) { lo = l + 1; hi = Lp[i + 1] - 1; c = Lc; }
+    else { lo = Up[i]; hi = Up[i + 1] - 1; c = Uc; }
+    while (lo <= hi) {
+        const int mid = (lo + hi) >> 1, v = c[mid];
+        if (v == j) return j < i ? mid : nL + mid;
+        if (v < j) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
 }
 
-__global__ void plan_fill_kernel(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
-                                 const int *__restrict__ Up, const int *__restrict__ Uc,
-                                 const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk,
-                                 const long long *__restrict__ updp, int2 *upd)
+/* One warp a row i: for each lower block l of the row, its update list
+ * (bsr_ilu0_updates_of's, in the same order): the first pair (row k's
+ * pivot, k), then the upper blocks (k,j) its class updates with whose
+ * column is in row i's pattern, 32 of row k's blocks at a time, compacted in
+ * order by a ballot.  Count pass (upd NULL): len[l], and *total (64 bits)
+ * their sum; fill pass: the pairs at updp[l].  Uncapped ILU2 patterns have
+ * rows of hundreds of blocks and about 10^9 updates at 262k block rows: a
+ * thread a row (the serial merge) took 5.9 s there. */
+__global__ void plan_updates_warp(int n, int nL, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                  const int *__restrict__ Up, const int *__restrict__ Uc,
+                                  const unsigned char *__restrict__ lk, const unsigned char *__restrict__ uk,
+                                  long long *len, unsigned long long *total, const long long *__restrict__ updp,
+                                  int2 *upd)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        for (int l = Lp[i]; l < Lp[i + 1]; l++)
-            bsr_ilu0_updates_of(i, l, Lp, Lc, Up, Uc, lk, uk, nL, (int *)(upd + updp[l]));
+    const int i = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (i >= n) return;
+    const unsigned below = (1u << lane) - 1u;
+    unsigned long long sum = 0;
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        const int k = Lc[l], second = lk && lk[l] == 1;
+        long long at = upd ? updp[l] : 0;
+        if (upd && lane == 0) upd[at] = make_int2(nL + Up[k], k);
+        long long cnt = 1;
+        for (int q0 = Up[k] + 1; q0 < Up[k + 1]; q0 += 32) {
+            const int q = q0 + lane;
+            int t = -1;
+            if (q < Up[k + 1] && !(second && uk[q])) t = plan_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
+            const unsigned m = __ballot_sync(0xffffffffu, t >= 0);
+            if (upd && t >= 0) upd[at + cnt + __popc(m & below)] = make_int2(nL + q, t);
+            cnt += __popc(m);
+        }
+        if (!upd && lane == 0) len[l] = cnt;
+        sum += (unsigned long long)cnt;
+    }
+    if (!upd && lane == 0 && sum) atomicAdd(total, sum);
 }
 
 /* BSR_ILU0_PLAN_CHECK=1: the device plan must equal the host reference
@@ -128,7 +161,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
 {
     const int n = D->n, nL = D->nL;
     cudaStream_t st = D->stream;
-    const unsigned nb = (unsigned)((n + 255) / 256);
+    const unsigned nb = (unsigned)((n + 255) / 256), nw = (unsigned)((n + 7) / 8);   /* a thread / a warp a row */
     long long *len = NULL;
     int *bad = NULL, hbad = n;
     unsigned long long *tot = NULL, htot = 0;
@@ -149,7 +182,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     if (e == cudaSuccess && n > 0) {
         plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->frozen, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag,
                                             D->diagw, bad);
-        plan_count_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot);
+        plan_updates_warp<<<nw, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot, NULL, NULL);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, st);
@@ -161,7 +194,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
     if (s == BSR_OK && e == cudaSuccess) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
     if (s == BSR_OK && e == cudaSuccess && n > 0) {
-        plan_fill_kernel<<<nb, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, D->updp, D->upd);
+        plan_updates_warp<<<nw, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, NULL, NULL, D->updp, D->upd);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);

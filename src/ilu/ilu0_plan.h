@@ -69,7 +69,9 @@ BSR_HD static inline int bsr_ilu0_map_row(int k, const int *ap, const int *ac, c
  * upper row (the pivot first), columns ascending, and the upper row k ascends
  * too: the columns j of U_kj found in row i come from one merge that starts
  * after block l.  ILU2's rule: a second-order block (lk[l] = 1) updates with
- * row k's first-order blocks only (R * W is never formed). */
+ * row k's first-order blocks only (R * W is never formed).  The host
+ * reference; the device makes the same lists a warp a row
+ * (kernels/ilu/ilu0_gpu.cu, plan_updates_warp). */
 BSR_HD static inline int bsr_ilu0_updates_of(int i, int l, const int *Lp, const int *Lc, const int *Up,
                                              const int *Uc, const unsigned char *lk, const unsigned char *uk,
                                              int nL, int *out)
