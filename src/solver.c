@@ -143,15 +143,16 @@ bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matri
 
 /* o->factor and o->cap resolved for the preconditioner of A (working
  * precision) applied on the device (device) or the host: factor=auto is gpu
- * for an ILU on the device unless a matching is applied (mpt, or auto on a
- * weak diagonal); factor=gpu without the device or an ILU, or with a
- * matching, is BSR_ERR_UNSUPPORTED. */
+ * for an ILU (and ic0, the device ILU(0)) on the device unless a matching is
+ * applied (mpt, or auto on a weak diagonal); factor=gpu without the device
+ * or an ILU, or with a matching, is BSR_ERR_UNSUPPORTED. */
 bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_matrix *A)
 {
     const int ilu = BSR_PC_IS_ILU(o->precond);
-    if (o->factor == BSR_FACTOR_GPU && (!device || !ilu))
+    const int factored = ilu || (device && o->precond == BSR_PC_IC0);   /* an ILU factors it */
+    if (o->factor == BSR_FACTOR_GPU && (!device || !factored))
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu needs the CUDA backend and an ILU "
-                         "preconditioner (ilu0, ilut, ilu2)");
+                         "preconditioner (ilu0, ilut, ilu2; ic0 on the device)");
     /* a matching (mpt, or auto on a weak diagonal) is applied by the host
      * factorization: its factors are uploaded, the device refactors none */
     const int match = ilu && (o->match == BSR_MATCH_MPT ||
@@ -161,7 +162,7 @@ bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_m
                          "weak diagonal): use factor=auto or cpu (host factors, applied on the device)",
                          o->match == BSR_MATCH_MPT ? "mpt" : "auto");
     if (o->factor == BSR_FACTOR_AUTO)
-        o->factor = device && ilu && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
+        o->factor = device && factored && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
     if (o->factor == BSR_FACTOR_GPU) o->cap = bsr_cap_resolved(o, 1);   /* printed as it ran */
     return BSR_OK;
 }

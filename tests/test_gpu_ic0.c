@@ -207,7 +207,7 @@ static void test_refuses_asymmetric(void)
     bsr_problem_free(&P);
 }
 
-/* The report names IC(0) and the device ILU(0). */
+/* The report names IC(0) and the device ILU(0), in natural order, factored on the device. */
 static void test_info(void)
 {
     bsr_problem P;
@@ -221,6 +221,8 @@ static void test_info(void)
     BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
     CU_ASSERT(st.device);
     CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "IC(0) as the device ILU(0)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "order natural"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "factor on the device"));
     printf("\n    %s", st.precond_info);
     bsr_solver_stats_free(&st);
     bsr_multivec_destroy(X);

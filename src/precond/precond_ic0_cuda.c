@@ -4,7 +4,9 @@
  * incomplete L D L^T (U = D L^T; the ILU's left scaling by block diagonals
  * leaves M unchanged), so the ILU(0) factored and applied on the device is
  * the host IC(0)'s M up to rounding and CG takes its iterations, with the
- * device refactor at every new set of values.  Setup and refactor check A's
+ * device refactor at every new set of values (factor=auto is gpu for it,
+ * bsr_pc_options_resolve; natural order, as IC(0)'s, unless reorder says
+ * otherwise; no matching).  Setup and refactor check A's
  * symmetry as the host IC(0) does; a pivot block that is not positive
  * definite shows as CG's indefinite stop (r'M^{-1}r <= 0) rather than as the
  * host's named row.  In a CPU-only build its row is not registered. */
@@ -69,6 +71,8 @@ static bsr_status ic0_dev_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     D->ilu.destroy = row->ops->destroy;
     bsr_solver_options io = *o;
     io.precond = BSR_PC_ILU0;
+    io.match = BSR_MATCH_NONE;   /* a row permutation would break the symmetry of M */
+    if (!io.reorder[0]) snprintf(io.reorder, sizeof io.reorder, "natural");   /* IC(0)'s order */
     BSR_TRY(row->ops->setup(&D->ilu, A, &io, ctx));
     D->valid = 1;
     ic0_dev_describe(pc, D);
