@@ -1578,22 +1578,40 @@ static void test_serial_equals_parallel(void)
     omp_set_num_threads(nt);
 }
 
+/* A copy of A with its off-diagonal blocks times f: new values on A's pattern. */
+static bsr_matrix *offdiag_times(const bsr_matrix *A, double f)
+{
+    bsr_matrix *B = NULL;
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &B));
+    const int bb = B->b * B->b;
+    for (int i = 0; i < B->nbrows; i++)
+        for (int p = B->rowptr[i]; p < B->rowptr[i + 1]; p++)
+            if (B->colind[p] != i)
+                for (int e = 0; e < bb; e++) ((double *)B->val)[(size_t)p * bb + e] *= f;
+    return B;
+}
+
 /* The threshold kinds over an ND tree whose separators are large enough to
  * be factored by several tasks at once (>= 256 rows: rotconv3d:18,3 has a
  * top separator of 324 rows): identical bit for bit to the serial run, with
  * 2, 4 and 7 threads (7 > cores: rows wait on rows whose thread is
- * descheduled), and a failure reports the serial run's row. */
+ * descheduled), the frozen refactor with new values too (its separators'
+ * rows run concurrently as well), and a failure reports the serial run's
+ * row. */
 static void test_separators_concurrent(void)
 {
     int nt = omp_get_max_threads();
     bsr_team_force(1);   /* the parallel paths at these small sizes */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("rotconv3d:18,3", BSR_DOUBLE, &P));
+    bsr_matrix *A2 = offdiag_times(P.A, 0.7);
     for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
         for (int depth = 1; depth <= 3; depth += 2) {
             bsr_ilu_options o = serial_nd(kind, depth);
-            bsr_ilu *F = NULL;
+            bsr_ilu *F = NULL, *F2 = NULL;
             BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F2));
+            BSR_ASSERT_OK(bsr_ilu_refactor(F2, A2));   /* the serial frozen refactor */
             bsr_ilu_stats sf;
             bsr_ilu_get_stats(F, &sf);
             o.parallel = 1;
@@ -1606,9 +1624,14 @@ static void test_separators_concurrent(void)
                 CU_ASSERT_EQUAL(sg.tree_parallel, 1);
                 CU_ASSERT(same_factors(F, G));
                 CU_ASSERT_EQUAL(sf.dropped, sg.dropped);
+                BSR_ASSERT_OK(bsr_ilu_refactor(G, A2));
+                CU_ASSERT_EQUAL(G->st.tree_parallel, 1);
+                CU_ASSERT(same_factors(F2, G));
+                CU_ASSERT(!same_factors(F, G));   /* the new values were factored */
                 bsr_ilu_destroy(G);
             }
             bsr_ilu_destroy(F);
+            bsr_ilu_destroy(F2);
             o.strict_pivots = 1;
             o.pivot_rel = 0.9;
             o.parallel = 0;
@@ -1621,6 +1644,7 @@ static void test_separators_concurrent(void)
             CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &F), BSR_ERR_SINGULAR);
             CU_ASSERT_STRING_EQUAL(msg, bsr_last_error());
         }
+    bsr_matrix_destroy(A2);
     bsr_problem_free(&P);
     bsr_team_force(0);
     omp_set_num_threads(nt);

@@ -43,7 +43,7 @@ typedef struct {
     int err_row;        /* smallest failing row (INT_MAX: none) */
     bsr_status err;
     char msg[256];
-    _Atomic int *flag;  /* threshold setup over a tree with threads: row completion flags
+    _Atomic int *flag;  /* threshold kinds over a tree with threads: row completion flags
                          * (0 pending, 1 done, 2 failed/skipped), so that a separator's rows
                          * can run concurrently (run_sep); NULL otherwise */
     int nt;             /* threads of the run */
@@ -595,8 +595,10 @@ bsr_status ilu_factor(bsr_ilu *F)
     if (on_dev) {
         tree = levels = 0;
     } else if (tree) {
-        /* a threshold setup: separators' rows may run concurrently (run_sep) */
-        if (inside && nt > 1 && (R.flag = bsr_malloc(sizeof *R.flag * ((size_t)F->n + 1), "ILU row flags"))) {
+        /* threshold kinds, setup or frozen refactor: separators' rows may run
+         * concurrently (run_sep), each waiting in ilu_row for the rows it
+         * reads (ILU(0)'s rows do not wait: theirs run in order) */
+        if (F->mode == 1 && nt > 1 && (R.flag = bsr_malloc(sizeof *R.flag * ((size_t)F->n + 1), "ILU row flags"))) {
             for (int k = 0; k < F->n; k++) atomic_init(&R.flag[k], 0);
             for (int t = 0; t < nt; t++) R.work[t].flags = (const void *)R.flag;
         }
