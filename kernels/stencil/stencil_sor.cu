@@ -145,6 +145,12 @@ extern "C" bsr_status bsr_sor_gpu(bsr_sor_layout layout, const bsr_stencil *S, d
         STC_CU(cudaMemcpy(dpstart, H.pstart, (size_t)(H.nd + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
         STC_CU(cudaMemcpy(drstart, H.rstart, (size_t)H.nd * H.nz * sizeof(int), cudaMemcpyHostToDevice));
     }
+    /* the copies above ran on the legacy stream, and a copy from pageable
+     * memory may return before its DMA ends; s (non-blocking) does not wait
+     * for that stream: without this the sweeps could read the buffers before
+     * they arrive (test_stencil failed now and then with other processes on
+     * the device) */
+    STC_CU(cudaDeviceSynchronize());
     a.nx = S->nx; a.ny = S->ny; a.nz = S->nz; a.ncoef = nc; a.hyper = hyper; a.n = n;
     a.coef = dbuf; a.f = dbuf + (size_t)n * nc; a.u = dbuf + (size_t)n * (nc + 1);
     a.pstart = dpstart; a.rstart = drstart; a.omega = omega;
