@@ -41,7 +41,7 @@
     {                                                                                       \
         const int par = parallel && bsr_par_worth((int64_t)A->nnzb * A->b * A->b * k);      \
         if (k == 1 && A->b <= BSR_MAX_BLOCK) {                                              \
-            if (!spmm1_avx4_##SUF(A, alpha, x, beta, y, par))                               \
+            if (!spmm1_avx_##SUF(A, alpha, x, beta, y, par))                               \
                 spmm1_##SUF##_tab[A->b - 1](A, alpha, x, beta, y, par);                     \
         } else if (par) {                                                                   \
             _Pragma("omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size())")   \
@@ -142,18 +142,58 @@ __attribute__((target("avx"))) static void spmm1_d_4_avx_row(const int *restrict
     }
 }
 
-static void spmm1_d_4_avx(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
+/* b = 5, double, one vector, with AVX: rows 0-3 in one register as b = 4
+ * does (the block's left 4 x 4 part transposed in registers, its fifth
+ * column gathered), row 4 in a scalar; each row still adds a_r0 x_0 ..
+ * a_r4 x_4 in that order, each product and sum rounded: spmm1_d_5's bits. */
+__attribute__((target("avx"))) static void spmm1_d_5_avx_row(const int *restrict rowptr, const int *restrict colind,
+                                                              const double *restrict val, int i, double alpha,
+                                                              const double *x, double beta, double *y)
 {
-    const int *restrict rowptr = A->rowptr, *restrict colind = A->colind;
-    const double *restrict val = (const double *)A->val;
-    const size_t end = (size_t)A->nnzb * 16 * sizeof(double);
-    size_t pf = 0;
-    #pragma omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf) num_threads(bsr_team_size())
-    for (int i = 0; i < A->nbrows; i++) {
-        spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * 16 * sizeof(double), end);
-        spmm1_d_4_avx_row(rowptr, colind, val, i, alpha, x, beta, y);
+    __m256d acc = _mm256_setzero_pd();
+    double acc4 = 0.0;
+    for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
+        const double *blk = val + (size_t)p * 25, *xb = x + (size_t)colind[p] * 5;
+        const __m256d r0 = _mm256_loadu_pd(blk), r1 = _mm256_loadu_pd(blk + 5);
+        const __m256d r2 = _mm256_loadu_pd(blk + 10), r3 = _mm256_loadu_pd(blk + 15);
+        const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+        const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+        const __m256d c4 = _mm256_set_pd(blk[19], blk[14], blk[9], blk[4]);
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_broadcast_sd(xb)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x20), _mm256_broadcast_sd(xb + 1)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_broadcast_sd(xb + 2)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x31), _mm256_broadcast_sd(xb + 3)));
+        acc = _mm256_add_pd(acc, _mm256_mul_pd(c4, _mm256_broadcast_sd(xb + 4)));
+        for (int c = 0; c < 5; c++) acc4 += blk[20 + c] * xb[c];
+    }
+    double a[5];
+    _mm256_storeu_pd(a, acc);
+    a[4] = acc4;
+    double *yb = y + (size_t)i * 5;
+    for (int r = 0; r < 5; r++) {
+        double w = alpha * a[r];
+        yb[r] = beta == 0 ? w : w + beta * yb[r];
     }
 }
+
+/* The AVX rows of b = B (4 or 5) over A's block rows, A's values fetched
+ * ahead as the unrolled kernels do. */
+#define DEFINE_SPMM1_AVX(B)                                                                 \
+    static void spmm1_d_##B##_avx(const bsr_matrix *A, double alpha, const double *x, double beta, \
+                                  double *y, int par)                                       \
+    {                                                                                       \
+        const int *restrict rowptr = A->rowptr, *restrict colind = A->colind;               \
+        const double *restrict val = (const double *)A->val;                                \
+        const size_t end = (size_t)A->nnzb * (B * B) * sizeof(double);                      \
+        size_t pf = 0;                                                                      \
+        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf) num_threads(bsr_team_size())") \
+        for (int i = 0; i < A->nbrows; i++) {                                               \
+            spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * (B * B) * sizeof(double), end);     \
+            spmm1_d_##B##_avx_row(rowptr, colind, val, i, alpha, x, beta, y);               \
+        }                                                                                   \
+    }
+DEFINE_SPMM1_AVX(4)
+DEFINE_SPMM1_AVX(5)
 #endif
 #define SPMM1_F(B) DEFINE_SPMM1(f, float, B)
 BSR_FOR_EACH_B(SPMM1_D)
@@ -165,12 +205,13 @@ typedef void spmm1_fn_f(const bsr_matrix *, float, const float *, float, float *
 static spmm1_fn_d *const spmm1_d_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(SPMM1_ENTRY_D)};
 static spmm1_fn_f *const spmm1_f_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(SPMM1_ENTRY_F)};
 
-/* The AVX kernel of b = 4 in double where it applies (1: done). */
-static int spmm1_avx4_d(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
+/* The AVX kernels of b = 4 and 5 in double where they apply (1: done). */
+static int spmm1_avx_d(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
 {
 #if defined(SPMM_AVX4)
-    if (A->b == 4 && bsr_cpu_avx()) {
-        spmm1_d_4_avx(A, alpha, x, beta, y, par);
+    if ((A->b == 4 || A->b == 5) && bsr_cpu_avx()) {
+        if (A->b == 4) spmm1_d_4_avx(A, alpha, x, beta, y, par);
+        else spmm1_d_5_avx(A, alpha, x, beta, y, par);
         return 1;
     }
 #endif
@@ -178,7 +219,7 @@ static int spmm1_avx4_d(const bsr_matrix *A, double alpha, const double *x, doub
     return 0;
 }
 /* (none in float) */
-static int spmm1_avx4_f(const bsr_matrix *A, float alpha, const float *x, float beta, float *y, int par)
+static int spmm1_avx_f(const bsr_matrix *A, float alpha, const float *x, float beta, float *y, int par)
 {
     (void)A; (void)alpha; (void)x; (void)beta; (void)y; (void)par;
     return 0;

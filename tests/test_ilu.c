@@ -1905,9 +1905,9 @@ static void test_apply_levels(void)
  * scalings, the gather's rsrc), for ILU(0) and ILU2 and b = 1, 3, 4. */
 static void test_apply_fused(void)
 {
-    static const int bs[] = {1, 3, 4};
+    static const int bs[] = {1, 3, 4, 5};   /* 5: with AVX, its own row kernel */
     int cases = 0;
-    for (int bi = 0; bi < 3; bi++)
+    for (int bi = 0; bi < 4; bi++)
         for (int kind = 0; kind < 2; kind++)
             for (int ord = 0; ord < 2; ord++)
                 for (int match = 0; match < 2; match++) {
@@ -1952,7 +1952,7 @@ static void test_apply_fused(void)
                     bsr_ilu_destroy(F);
                     bsr_matrix_destroy(A);
                 }
-    CU_ASSERT_EQUAL(cases, 24);
+    CU_ASSERT_EQUAL(cases, 32);
 }
 
 /* Real matrices ($BSR_REAL_DIR, square, up to 3e5 unknowns): ILU(0) and

@@ -4,7 +4,7 @@
  * the first column of the same product on two vectors, for b = 1..10, float
  * and double, beta zero and not, S1 and OpenMP kernels, and every form of
  * the CPU kernels this processor has (bsr_blk_mulsub_force: with AVX, b = 4
- * in double takes its AVX row). */
+ * in double takes its AVX row, b = 5 too). */
 #include "harness.h"
 #include "internal.h"
 #include "blockops.h"

@@ -262,20 +262,96 @@ DEFINE_TRSV(f, float)
  * The same operations on the same values as the gather, the two solves and
  * the scatter in turn, hence the same bits, with t_i still in L1 cache
  * where the separate passes read and wrote t twice more from memory. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define TRSV_AVX5 1
+/* Columns 0..4 of rows 0-3 of the 5 x 5 row-major block m: its left 4 x 4
+ * part transposed in registers, the fifth column gathered. */
+__attribute__((target("avx"))) static inline void cols5_avx(const double *m, __m256d c[5])
+{
+    const __m256d r0 = _mm256_loadu_pd(m), r1 = _mm256_loadu_pd(m + 5);
+    const __m256d r2 = _mm256_loadu_pd(m + 10), r3 = _mm256_loadu_pd(m + 15);
+    const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+    const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    c[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    c[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    c[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    c[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+    c[4] = _mm256_set_pd(m[19], m[14], m[9], m[4]);
+}
+
+/* trsv_row1_d_5 with AVX, for the fused ILU apply: rows 0-3 of the
+ * accumulators in one register, row 4 in a scalar; each row subtracts
+ * t_r0 v_0 .. t_r4 v_4 block after block and U's rows sum Dinv(r,c) acc_c
+ * from +0, each product and sum rounded, as the scalar kernel does: the
+ * same bits (test_ilu's fused apply compares them). */
+__attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict rowptr, const int *restrict colind,
+                                                              const double *restrict val, int n, int upper, int i,
+                                                              double *y)
+{
+    double *yi = y + (size_t)i * 5;
+    __m256d acc = _mm256_loadu_pd(yi), c[5];
+    double acc4 = yi[4];
+    const int p1 = rowptr[i + 1];
+    if (upper && i > 0) {
+        const int ip = i > TRSV_PF_ROWS ? i - TRSV_PF_ROWS : 0;
+        TRSV_PREFETCH_DOWN(val + (size_t)rowptr[ip] * 25, val + (size_t)rowptr[ip + 1] * 25);
+    } else if (!upper) {
+        const int ip = i < n - TRSV_PF_ROWS_L ? i + TRSV_PF_ROWS_L : n - 1;
+        TRSV_PREFETCH_UP(val + (size_t)rowptr[ip] * 25, val + (size_t)rowptr[ip + 1] * 25);
+    }
+    for (int p = rowptr[i] + upper; p < p1; p++) {
+        const double *blk = val + (size_t)p * 25, *yc = y + (size_t)colind[p] * 5;
+        cols5_avx(blk, c);
+        for (int q = 0; q < 5; q++) acc = _mm256_sub_pd(acc, _mm256_mul_pd(c[q], _mm256_broadcast_sd(yc + q)));
+        for (int q = 0; q < 5; q++) acc4 -= blk[20 + q] * yc[q];
+    }
+    if (!upper) {
+        _mm256_storeu_pd(yi, acc);
+        yi[4] = acc4;
+        return;
+    }
+    double a[5];
+    _mm256_storeu_pd(a, acc);
+    a[4] = acc4;
+    const double *dinv = val + (size_t)rowptr[i] * 25;
+    cols5_avx(dinv, c);
+    __m256d s = _mm256_setzero_pd();
+    double s4 = 0.0;
+    for (int q = 0; q < 5; q++) s = _mm256_add_pd(s, _mm256_mul_pd(c[q], _mm256_broadcast_sd(a + q)));
+    for (int q = 0; q < 5; q++) s4 += dinv[20 + q] * a[q];
+    _mm256_storeu_pd(yi, s);
+    yi[4] = s4;
+}
+#endif
+
+/* Row i of the fused apply: b = 5's AVX row where the processor has it
+ * (avx: bsr_cpu_avx(), read once an apply), else the b-fixed row. */
+#if defined(TRSV_AVX5)
+#define TRSV_ILU_ROW(B, avx, rp, ci, val, n, up, i, t)                                      \
+    do {                                                                                    \
+        if (B == 5 && (avx)) trsv_row1_d_5_avx(rp, ci, val, n, up, i, t);                  \
+        else trsv_row1_d_##B(rp, ci, val, n, up, i, t);                                    \
+    } while (0)
+#else
+#define TRSV_ILU_ROW(B, avx, rp, ci, val, n, up, i, t) trsv_row1_d_##B(rp, ci, val, n, up, i, t)
+#endif
+
 #define DEFINE_TRSV_ILU_B(B)                                                                \
     static void trsv_ilu_##B(const bsr_matrix *L, const bsr_matrix *U, const double *ds,    \
                              const int *src, const int *dst, const double *dc,              \
                              const double *x, double *t, double *y)                         \
     {                                                                                       \
-        const int n = L->nbrows;                                                            \
+        const int n = L->nbrows, avx = B == 5 && bsr_cpu_avx();                             \
         const double *lval = (const double *)L->val, *uval = (const double *)U->val;        \
+        (void)avx;                                                                          \
         for (int i = 0; i < n; i++) {                                                       \
             const double *xr = x + (size_t)(src ? src[i] : i) * B;                          \
             BSR_BLK_MATVEC(B, ds + (size_t)i * (B * B), xr, t + (size_t)i * B);           \
-            trsv_row1_d_##B(L->rowptr, L->colind, lval, n, 0, i, t);                           \
+            TRSV_ILU_ROW(B, avx, L->rowptr, L->colind, lval, n, 0, i, t);                   \
         }                                                                                   \
         for (int i = n - 1; i >= 0; i--) {                                                  \
-            trsv_row1_d_##B(U->rowptr, U->colind, uval, n, 1, i, t);                           \
+            TRSV_ILU_ROW(B, avx, U->rowptr, U->colind, uval, n, 1, i, t);                   \
             const int r = dst ? dst[i] : i;                                                 \
             const double c = dc ? dc[r] : 1.0;                                              \
             BSR_BLK_UNROLL for (int e = 0; e < B; e++) y[(size_t)r * B + e] = c * t[(size_t)i * B + e]; \
