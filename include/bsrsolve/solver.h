@@ -22,7 +22,8 @@
  * the host at setup, and every refactor uploads A's new values and factors
  * them into the pattern on the device; on the device:
  * none, jacobi, ilu0/ilut/ilu2 (up to BSR_KMAX = 64 right-hand sides a solve
- * on either backend: the device ILU applies them 16 columns at a time); ssor and ic0 are CPU-only.
+ * on either backend: the device ILU applies them 16 columns at a time) and
+ * ic0 (the device ILU(0) of a symmetric A); ssor and ic2 are CPU-only.
  * One Krylov implementation serves both backends (src/krylov/krylov_*.c over the
  * vector-operation table of src/solver_impl.h). */
 #ifndef BSRSOLVE_SOLVER_H
