@@ -17,3 +17,5 @@ if(NOT _bsr_vlines MATCHES "BSR_VERSION +\"([^\"]*)\"" OR
   message(FATAL_ERROR "include/bsrsolve.h: BSR_VERSION \"${CMAKE_MATCH_1}\" is not "
                       "BSR_VERSION_MAJOR.MINOR.PATCH = ${BSR_VERSION_FROM_HEADER}")
 endif()
+# a new version in the header reconfigures an existing build (the soname follows it)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/../include/bsrsolve.h")

@@ -5,11 +5,15 @@
 #ifndef BSRSOLVE_H
 #define BSRSOLVE_H
 
-/* Library version; CMake's project(VERSION) reads these lines. */
+/* Library version; CMake's project(VERSION) reads these lines.  While the
+ * major version is 0 the shared library's soname is 0.MINOR, so MINOR goes up
+ * whenever a public struct's layout changes: a program built against older
+ * headers then fails to load instead of reading a struct of another size
+ * (0.2: bsr_solver_stats gained the fallback's fields). */
 #define BSR_VERSION_MAJOR 0
-#define BSR_VERSION_MINOR 1
+#define BSR_VERSION_MINOR 2
 #define BSR_VERSION_PATCH 0
-#define BSR_VERSION "0.1.0"
+#define BSR_VERSION "0.2.0"
 
 #include "bsrsolve/core.h"     /* status, matrices, multivectors, I/O, CPU SpMM */
 #include "bsrsolve/context.h"  /* backends: CPU / CUDA, device-resident objects */
