@@ -105,76 +105,44 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
     }
 #define SPMM1_D(B) DEFINE_SPMM1(d, double, B)
 
-/* b = 4, double, one vector, where the processor has AVX: the row's four
- * accumulators in one register, each block transposed in registers so that
- * column c multiplies x_c in all four rows at once.  Each acc_r still adds
- * a_r0 x_0, a_r1 x_1, a_r2 x_2, a_r3 x_3 in that order, each product and sum
- * rounded (no fused multiply-add), so the bits are spmm1_d_4's (test_spmm_cpu
- * compares them with the generic loops).  stencil3d:64:4, one thread, thread
- * CPU time: 15.9-17.5 ms against 18.3-19.9 ms. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <immintrin.h>
+/* b = 4 and 5, double, one vector, where the processor has AVX: rows 0-3 of
+ * the block row's sums in one register, each block's columns from
+ * bsr_blk_cols_avx so that column c multiplies x_c in four rows at once, row
+ * 4 (b = 5) in a scalar.  Each acc_r still adds a_r0 x_0, a_r1 x_1, ... in
+ * that order, each product and sum rounded (no fused multiply-add), so the
+ * bits are spmm1_d_B's (test_spmm_cpu compares them with the generic loops).
+ * stencil3d:64:4, one thread, thread CPU time: 15.9-17.5 ms against
+ * 18.3-19.9 ms; stencil3d:64:5 against PETSc's MatMult: 1.29 -> 0.94 of its
+ * time (bench/RESULTS.md). */
+#if defined(BSR_BLK_AVX_COLS)
 #define SPMM_AVX4 1
 /* Row i of the product (the AVX part: its own function, as OpenMP's
  * outlined loop body would not inherit a target attribute under clang). */
-__attribute__((target("avx"))) static void spmm1_d_4_avx_row(const int *restrict rowptr, const int *restrict colind,
-                                                              const double *restrict val, int i, double alpha,
-                                                              const double *x, double beta, double *y)
-{
-    __m256d acc = _mm256_setzero_pd();
-    for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
-        const double *blk = val + (size_t)p * 16, *xb = x + (size_t)colind[p] * 4;
-        const __m256d r0 = _mm256_loadu_pd(blk), r1 = _mm256_loadu_pd(blk + 4);
-        const __m256d r2 = _mm256_loadu_pd(blk + 8), r3 = _mm256_loadu_pd(blk + 12);
-        const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-        const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_broadcast_sd(xb)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x20), _mm256_broadcast_sd(xb + 1)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_broadcast_sd(xb + 2)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x31), _mm256_broadcast_sd(xb + 3)));
+#define DEFINE_SPMM1_AVX_ROW(B)                                                             \
+    __attribute__((target("avx"))) static void spmm1_d_##B##_avx_row(                      \
+        const int *restrict rowptr, const int *restrict colind, const double *restrict val, \
+        int i, double alpha, const double *x, double beta, double *y)                       \
+    {                                                                                       \
+        __m256d acc = _mm256_setzero_pd(), c[5];                                            \
+        double a[5], acc4 = 0.0;                                                            \
+        for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {                                   \
+            const double *blk = val + (size_t)p * (B * B), *xb = x + (size_t)colind[p] * B; \
+            bsr_blk_cols_avx(blk, B, c);                                                    \
+            BSR_BLK_UNROLL for (int q = 0; q < B; q++)                                      \
+                acc = _mm256_add_pd(acc, _mm256_mul_pd(c[q], _mm256_broadcast_sd(xb + q)));  \
+            if (B == 5)                                                                     \
+                BSR_BLK_UNROLL for (int q = 0; q < 5; q++) acc4 += blk[20 + q] * xb[q];     \
+        }                                                                                   \
+        _mm256_storeu_pd(a, acc);                                                           \
+        a[4] = acc4;                                                                        \
+        double *yb = y + (size_t)i * B;                                                     \
+        for (int r = 0; r < B; r++) {                                                       \
+            double w = alpha * a[r];                                                        \
+            yb[r] = beta == 0 ? w : w + beta * yb[r];                                       \
+        }                                                                                   \
     }
-    double a[4];
-    _mm256_storeu_pd(a, acc);
-    double *yb = y + (size_t)i * 4;
-    for (int r = 0; r < 4; r++) {
-        double w = alpha * a[r];
-        yb[r] = beta == 0 ? w : w + beta * yb[r];
-    }
-}
-
-/* b = 5, double, one vector, with AVX: rows 0-3 in one register as b = 4
- * does (the block's left 4 x 4 part transposed in registers, its fifth
- * column gathered), row 4 in a scalar; each row still adds a_r0 x_0 ..
- * a_r4 x_4 in that order, each product and sum rounded: spmm1_d_5's bits. */
-__attribute__((target("avx"))) static void spmm1_d_5_avx_row(const int *restrict rowptr, const int *restrict colind,
-                                                              const double *restrict val, int i, double alpha,
-                                                              const double *x, double beta, double *y)
-{
-    __m256d acc = _mm256_setzero_pd();
-    double acc4 = 0.0;
-    for (int p = rowptr[i]; p < rowptr[i + 1]; p++) {
-        const double *blk = val + (size_t)p * 25, *xb = x + (size_t)colind[p] * 5;
-        const __m256d r0 = _mm256_loadu_pd(blk), r1 = _mm256_loadu_pd(blk + 5);
-        const __m256d r2 = _mm256_loadu_pd(blk + 10), r3 = _mm256_loadu_pd(blk + 15);
-        const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-        const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-        const __m256d c4 = _mm256_set_pd(blk[19], blk[14], blk[9], blk[4]);
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_broadcast_sd(xb)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x20), _mm256_broadcast_sd(xb + 1)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t0, t2, 0x31), _mm256_broadcast_sd(xb + 2)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(_mm256_permute2f128_pd(t1, t3, 0x31), _mm256_broadcast_sd(xb + 3)));
-        acc = _mm256_add_pd(acc, _mm256_mul_pd(c4, _mm256_broadcast_sd(xb + 4)));
-        for (int c = 0; c < 5; c++) acc4 += blk[20 + c] * xb[c];
-    }
-    double a[5];
-    _mm256_storeu_pd(a, acc);
-    a[4] = acc4;
-    double *yb = y + (size_t)i * 5;
-    for (int r = 0; r < 5; r++) {
-        double w = alpha * a[r];
-        yb[r] = beta == 0 ? w : w + beta * yb[r];
-    }
-}
+DEFINE_SPMM1_AVX_ROW(4)
+DEFINE_SPMM1_AVX_ROW(5)
 
 /* The AVX rows of b = B (4 or 5) over A's block rows, A's values fetched
  * ahead as the unrolled kernels do. */

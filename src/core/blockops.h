@@ -139,4 +139,26 @@ static inline void bsr_blk_identity(int b, double *a)
     for (int i = 0; i < b; i++) a[i * b + i] = 1.0;
 }
 
+/* The columns of rows 0-3 of a row-major block of row stride s = 4 or 5,
+ * where the compiler targets x86 (the callers run it only where
+ * bsr_cpu_avx()): c[0..3] = columns 0-3, its left 4 x 4 part transposed in
+ * registers; with s = 5 also c[4] = column 4, gathered.  The AVX rows of the
+ * CPU SpMV (b = 4, 5) and of the fused ILU apply (b = 5) multiply by them. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define BSR_BLK_AVX_COLS 1
+__attribute__((target("avx"))) static inline void bsr_blk_cols_avx(const double *m, int s, __m256d *c)
+{
+    const __m256d r0 = _mm256_loadu_pd(m), r1 = _mm256_loadu_pd(m + s);
+    const __m256d r2 = _mm256_loadu_pd(m + 2 * s), r3 = _mm256_loadu_pd(m + 3 * s);
+    const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+    const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    c[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    c[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    c[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    c[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+    if (s == 5) c[4] = _mm256_set_pd(m[19], m[14], m[9], m[4]);
+}
+#endif
+
 #endif

@@ -262,29 +262,14 @@ DEFINE_TRSV(f, float)
  * The same operations on the same values as the gather, the two solves and
  * the scatter in turn, hence the same bits, with t_i still in L1 cache
  * where the separate passes read and wrote t twice more from memory. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <immintrin.h>
+#if defined(BSR_BLK_AVX_COLS)
 #define TRSV_AVX5 1
-/* Columns 0..4 of rows 0-3 of the 5 x 5 row-major block m: its left 4 x 4
- * part transposed in registers, the fifth column gathered. */
-__attribute__((target("avx"))) static inline void cols5_avx(const double *m, __m256d c[5])
-{
-    const __m256d r0 = _mm256_loadu_pd(m), r1 = _mm256_loadu_pd(m + 5);
-    const __m256d r2 = _mm256_loadu_pd(m + 10), r3 = _mm256_loadu_pd(m + 15);
-    const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-    const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-    c[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
-    c[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
-    c[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
-    c[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
-    c[4] = _mm256_set_pd(m[19], m[14], m[9], m[4]);
-}
-
 /* trsv_row1_d_5 with AVX, for the fused ILU apply: rows 0-3 of the
  * accumulators in one register, row 4 in a scalar; each row subtracts
  * t_r0 v_0 .. t_r4 v_4 block after block and U's rows sum Dinv(r,c) acc_c
  * from +0, each product and sum rounded, as the scalar kernel does: the
- * same bits (test_ilu's fused apply compares them). */
+ * same bits (test_ilu's fused apply compares them); the blocks' columns
+ * from bsr_blk_cols_avx. */
 __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict rowptr, const int *restrict colind,
                                                               const double *restrict val, int n, int upper, int i,
                                                               double *y)
@@ -302,9 +287,9 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     }
     for (int p = rowptr[i] + upper; p < p1; p++) {
         const double *blk = val + (size_t)p * 25, *yc = y + (size_t)colind[p] * 5;
-        cols5_avx(blk, c);
-        for (int q = 0; q < 5; q++) acc = _mm256_sub_pd(acc, _mm256_mul_pd(c[q], _mm256_broadcast_sd(yc + q)));
-        for (int q = 0; q < 5; q++) acc4 -= blk[20 + q] * yc[q];
+        bsr_blk_cols_avx(blk, 5, c);
+        BSR_BLK_UNROLL for (int q = 0; q < 5; q++) acc = _mm256_sub_pd(acc, _mm256_mul_pd(c[q], _mm256_broadcast_sd(yc + q)));
+        BSR_BLK_UNROLL for (int q = 0; q < 5; q++) acc4 -= blk[20 + q] * yc[q];
     }
     if (!upper) {
         _mm256_storeu_pd(yi, acc);
@@ -315,11 +300,11 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     _mm256_storeu_pd(a, acc);
     a[4] = acc4;
     const double *dinv = val + (size_t)rowptr[i] * 25;
-    cols5_avx(dinv, c);
+    bsr_blk_cols_avx(dinv, 5, c);
     __m256d s = _mm256_setzero_pd();
     double s4 = 0.0;
-    for (int q = 0; q < 5; q++) s = _mm256_add_pd(s, _mm256_mul_pd(c[q], _mm256_broadcast_sd(a + q)));
-    for (int q = 0; q < 5; q++) s4 += dinv[20 + q] * a[q];
+    BSR_BLK_UNROLL for (int q = 0; q < 5; q++) s = _mm256_add_pd(s, _mm256_mul_pd(c[q], _mm256_broadcast_sd(a + q)));
+    BSR_BLK_UNROLL for (int q = 0; q < 5; q++) s4 += dinv[20 + q] * a[q];
     _mm256_storeu_pd(yi, s);
     yi[4] = s4;
 }
