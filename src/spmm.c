@@ -115,7 +115,7 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
  * 18.3-19.9 ms; stencil3d:64:5 against PETSc's MatMult: 1.29 -> 0.94 of its
  * time (bench/RESULTS.md). */
 #if defined(BSR_BLK_AVX_COLS)
-#define SPMM_AVX4 1
+#define SPMM_AVX 1
 /* Row i of the product (the AVX part: its own function, as OpenMP's
  * outlined loop body would not inherit a target attribute under clang). */
 #define DEFINE_SPMM1_AVX_ROW(B)                                                             \
@@ -176,7 +176,7 @@ static spmm1_fn_f *const spmm1_f_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(SPMM1_ENTR
 /* The AVX kernels of b = 4 and 5 in double where they apply (1: done). */
 static int spmm1_avx_d(const bsr_matrix *A, double alpha, const double *x, double beta, double *y, int par)
 {
-#if defined(SPMM_AVX4)
+#if defined(SPMM_AVX)
     if ((A->b == 4 || A->b == 5) && bsr_cpu_avx()) {
         if (A->b == 4) spmm1_d_4_avx(A, alpha, x, beta, y, par);
         else spmm1_d_5_avx(A, alpha, x, beta, y, par);

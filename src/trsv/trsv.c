@@ -124,6 +124,21 @@ DEFINE_TRSV_ROW(f, float)
 #define TRSV_PREFETCH_DOWN(lo, hi) ((void)0)
 #define TRSV_PREFETCH_UP(lo, hi) ((void)0)
 #endif
+/* The fetch ahead of row i's solve (the rule above) in a factor of bytes
+ * per block: U's row i - TRSV_PF_ROWS from its last line, L's row i +
+ * TRSV_PF_ROWS_L from its first. */
+static inline void trsv_pf_row(const int *restrict rowptr, const void *val, size_t bbytes, int n, int upper, int i)
+{
+    const char *v = (const char *)val;
+    if (upper && i > 0) { /* U runs its rows downwards through memory stored upwards */
+        const int ip = i > TRSV_PF_ROWS ? i - TRSV_PF_ROWS : 0;
+        TRSV_PREFETCH_DOWN(v + (size_t)rowptr[ip] * bbytes, v + (size_t)rowptr[ip + 1] * bbytes);
+    } else if (!upper) {
+        const int ip = i < n - TRSV_PF_ROWS_L ? i + TRSV_PF_ROWS_L : n - 1;
+        TRSV_PREFETCH_UP(v + (size_t)rowptr[ip] * bbytes, v + (size_t)rowptr[ip + 1] * bbytes);
+    }
+    (void)v; (void)bbytes; (void)n;
+}
 
 /* Rows rows[q0..q1) (rows NULL: row q; U runs q downwards) with b = B fixed:
  * k = 1 keeps the row's B accumulators in registers, k > 1 runs the
@@ -139,13 +154,7 @@ DEFINE_TRSV_ROW(f, float)
         REAL *yi = y + (size_t)i * B;                                                       \
         for (int r = 0; r < B; r++) acc[r] = yi[r];                                         \
         const int p1 = rowptr[i + 1];                                                       \
-        if (upper && i > 0) { /* U runs its rows downwards through memory stored upwards */ \
-            const int ip = i > TRSV_PF_ROWS ? i - TRSV_PF_ROWS : 0;                         \
-            TRSV_PREFETCH_DOWN(val + (size_t)rowptr[ip] * (B * B), val + (size_t)rowptr[ip + 1] * (B * B)); \
-        } else if (!upper) {                                                                \
-            const int ip = i < n - TRSV_PF_ROWS_L ? i + TRSV_PF_ROWS_L : n - 1;             \
-            TRSV_PREFETCH_UP(val + (size_t)rowptr[ip] * (B * B), val + (size_t)rowptr[ip + 1] * (B * B)); \
-        }                                                                                   \
+        trsv_pf_row(rowptr, val, sizeof(REAL) * (B * B), n, upper, i);                      \
         for (int p = rowptr[i] + upper; p < p1; p++) {                                      \
             const REAL *blk = val + (size_t)p * (B * B);                                    \
             const REAL *yc = y + (size_t)colind[p] * B;                                     \
@@ -278,13 +287,7 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     __m256d acc = _mm256_loadu_pd(yi), c[5];
     double acc4 = yi[4];
     const int p1 = rowptr[i + 1];
-    if (upper && i > 0) {
-        const int ip = i > TRSV_PF_ROWS ? i - TRSV_PF_ROWS : 0;
-        TRSV_PREFETCH_DOWN(val + (size_t)rowptr[ip] * 25, val + (size_t)rowptr[ip + 1] * 25);
-    } else if (!upper) {
-        const int ip = i < n - TRSV_PF_ROWS_L ? i + TRSV_PF_ROWS_L : n - 1;
-        TRSV_PREFETCH_UP(val + (size_t)rowptr[ip] * 25, val + (size_t)rowptr[ip + 1] * 25);
-    }
+    trsv_pf_row(rowptr, val, sizeof(double) * 25, n, upper, i);
     for (int p = rowptr[i] + upper; p < p1; p++) {
         const double *blk = val + (size_t)p * 25, *yc = y + (size_t)colind[p] * 5;
         bsr_blk_cols_avx(blk, 5, c);
