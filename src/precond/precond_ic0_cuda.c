@@ -15,19 +15,19 @@
 #include <string.h>
 
 typedef struct {
-    bsr_pc ilu;   /* the device ILU(0), made by its table row's setup */
+    bsr_pc *ilu;  /* the device ILU(0), made by the table's factory */
     int valid;    /* the last setup or refactor passed the symmetry check and factored */
 } ic0_dev;
 
 /* What the solver reads of pc: the ILU's figures, and the info line naming IC(0). */
 static void ic0_dev_describe(bsr_pc *pc, const ic0_dev *D)
 {
-    pc->nnzb = D->ilu.nnzb;
-    pc->pivots_regularized = D->ilu.pivots_regularized;
-    pc->bytes_fixed = D->ilu.bytes_fixed;
-    pc->bytes_passes = D->ilu.bytes_passes;
-    pc->dev_s = D->ilu.dev_s;
-    snprintf(pc->info, sizeof pc->info, "block IC(0) as the device ILU(0) of symmetric A, %.400s", D->ilu.info);
+    pc->nnzb = D->ilu->nnzb;
+    pc->pivots_regularized = D->ilu->pivots_regularized;
+    pc->bytes_fixed = D->ilu->bytes_fixed;
+    pc->bytes_passes = D->ilu->bytes_passes;
+    pc->dev_s = D->ilu->dev_s;
+    snprintf(pc->info, sizeof pc->info, "block IC(0) as the device ILU(0) of symmetric A, %.400s", D->ilu->info);
 }
 
 static bsr_status ic0_dev_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
@@ -35,7 +35,7 @@ static bsr_status ic0_dev_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec 
     ic0_dev *D = pc->data;
     if (!D->valid)
         return bsr_error(BSR_ERR_ARG, "precond=ic0 (cuda): the last refactor failed; refactor (or set up) again before solving");
-    return D->ilu.apply(&D->ilu, X, Y);
+    return D->ilu->apply(D->ilu, X, Y);
 }
 
 static bsr_status ic0_dev_refactor(bsr_pc *pc, const bsr_matrix *A)
@@ -43,7 +43,7 @@ static bsr_status ic0_dev_refactor(bsr_pc *pc, const bsr_matrix *A)
     ic0_dev *D = pc->data;
     D->valid = 0;
     BSR_TRY(bsr_pc_check_symmetric(A, "ic0"));
-    BSR_TRY(D->ilu.refactor(&D->ilu, A));
+    BSR_TRY(D->ilu->refactor(D->ilu, A));
     D->valid = 1;
     ic0_dev_describe(pc, D);
     return BSR_OK;
@@ -53,27 +53,21 @@ static void ic0_dev_destroy(bsr_pc *pc)
 {
     ic0_dev *D = pc->data;
     if (!D) return;
-    if (D->ilu.destroy) D->ilu.destroy(&D->ilu);
+    bsr_pc_destroy(D->ilu);
     free(D);
 }
 
 static bsr_status ic0_dev_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     BSR_TRY(bsr_pc_check_symmetric(A, "ic0"));
-    const bsr_pc_row *row;
-    BSR_TRY(bsr_pc_row_find(BSR_PC_ILU0, BSR_BACKEND_CUDA, &row));
     ic0_dev *D = bsr_calloc(1, sizeof *D, "IC(0) on the device");
     if (!D) return BSR_ERR_NOMEM;
     pc->data = D;
-    D->ilu.name = bsr_pc_name(BSR_PC_ILU0);
-    D->ilu.refactor = row->ops->refactor;
-    D->ilu.apply = row->ops->apply;
-    D->ilu.destroy = row->ops->destroy;
     bsr_solver_options io = *o;
     io.precond = BSR_PC_ILU0;
     io.match = BSR_MATCH_NONE;   /* a row permutation would break the symmetry of M */
     if (!io.reorder[0]) snprintf(io.reorder, sizeof io.reorder, "natural");   /* IC(0)'s order */
-    BSR_TRY(row->ops->setup(&D->ilu, A, &io, ctx));
+    BSR_TRY(bsr_pc_create(A, &io, ctx, &D->ilu));
     D->valid = 1;
     ic0_dev_describe(pc, D);
     return BSR_OK;
