@@ -63,8 +63,10 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     f->on_device = dev;
     bsr_status s = BSR_OK;
     const double t = bsr_now();
-    if (dev && plan->mode == 1) s = ilu_pattern_pass(plan, ctx, A);   /* the thresholds choose the pattern */
-    else if (!dev && !plan->valid) s = ilu_num_host(plan, A);         /* the values the factors upload */
+    if (dev && plan->mode == 1 && !plan->pattern_only)
+        s = bsr_error(BSR_ERR_ARG, "ILU: a threshold kind factored on the device needs its pattern chosen first "
+                      "(ilu_pattern_pass)");
+    else if (!dev && !plan->valid) s = ilu_num_host(plan, A);   /* the values the factors upload */
     f->host_s = bsr_now() - t;
     bsr_gpu_ilu_options go;
     bsr_gpu_ilu_options_default(&go);

@@ -42,7 +42,7 @@ struct ilu_numeric {
     int nreg;           /* pivots regularized by the last numeric */
     double factor_s;    /* seconds of the last numeric */
     double host_s;      /* seconds of host setup work its constructor ran (the CUDA factor's
-                         * first host factorization with factor=cpu, or its pattern pass) */
+                         * first host factorization with factor=cpu) */
     double bytes_fixed, bytes_passes; /* one apply's least traffic (bsr_pc's fields of the same names) */
 };
 
@@ -70,9 +70,9 @@ typedef struct {
 } ilu_numeric_options;
 
 /* The CUDA factor in ctx on the finished plan, its values computed on the
- * device (on_device: the plan holds no host values; a threshold kind's
- * pattern is chosen first by a pattern pass, ilu_pattern_pass, its rows on
- * ctx's device where they can; A, device mirror current, is factored once
+ * device (on_device: the plan holds no host values, and a threshold kind's
+ * pattern was chosen before, by a pattern pass, ilu_pattern_pass, which
+ * this refuses to run for it; A, device mirror current, is factored once
  * here) or on the host into the plan and uploaded (the first factorization
  * here, ilu_num_host, unless the plan brings it as ilu_numeric_cpu's; each
  * later numeric refactors the plan, then uploads). */

@@ -220,10 +220,11 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
 }
 
 /* The device row on ctx: the finished symbolic value (factor=gpu: an ILU(0)
- * in natural order builds its patterns on the device), then A's device
- * mirror made current and the CUDA numeric value of (symbolic value, A) with
- * the numeric options resolved here (factor=gpu: nothing numeric on the
- * host; factor=cpu: values factored on the host, then uploaded). */
+ * in natural order builds its patterns on the device), A's device mirror
+ * made current, a threshold kind's pattern (factor=gpu: the pattern pass),
+ * then the CUDA numeric value of (symbolic value, pattern, A) with the
+ * numeric options resolved here (factor=gpu: nothing numeric on the host;
+ * factor=cpu: values factored on the host, then uploaded). */
 static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
     ilu_pc *I;
@@ -236,13 +237,19 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     else BSR_TRY(ilu_host_plan(A, &io, &I->F));
     double t = bsr_now();
     BSR_TRY(ilu_mirror(ctx, A));   /* after the plan's host work, as the device factor reads it */
+    /* a threshold kind factored on the device: its pattern, chosen by the
+     * thresholds from A's values (rows on ctx's device where they can), is
+     * a finished value before the numeric one is made */
+    double tpat = bsr_now();
+    if (no.on_device && I->F->mode == 1) BSR_TRY(ilu_pattern_pass(I->F, ctx, A));
+    tpat = bsr_now() - tpat;
     /* float factors serve double vectors (mixed) and float vectors alike */
     no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
     no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
     /* device seconds: the symbolic phase's on the device and the numeric
-     * value's, less its host work (a host factorization or the pattern pass) */
-    pc->dev_s = I->F->sym_dev_s + bsr_now() - t - I->num->host_s;
+     * value's, less host work (the pattern pass, a host factorization) */
+    pc->dev_s = I->F->sym_dev_s + bsr_now() - t - tpat - I->num->host_s;
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);
