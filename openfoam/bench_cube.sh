@@ -14,7 +14,8 @@
 #   on the device, not CG + IC(0))
 #   (default: pcg gamg bsr); RUN-loose stops the
 #   p solves 10x early (relTol 0.49 where 0.05, pFinal tolerance 1e-5 where
-#   1e-6): how far an early stop moves p
+#   1e-6): how far an early stop moves p.  VERBOSE=1: the plugin's runs
+#   print each pass (iterations, setup and solve seconds) into their log.icoFoam
 set -eu
 plugin=$1 n=$2 steps=$3 work=$4
 shift 4
@@ -48,6 +49,7 @@ for r in $runs; do
     bsr-cuda-bicg) p="solver bsrsolve; backend cuda; method bicgstab; precond ilu0;" u="solver bsrsolve; backend cuda;" ;;
     *) echo "unknown run $r" >&2; exit 1 ;;
   esac
+  case $r in bsr*) [ -n "${VERBOSE:-}" ] && p="$p verbose true;" u="$u verbose true;" ;; esac
   d=$base-$r
   rm -rf "$d"
   cp -r "$base" "$d"

@@ -7,6 +7,7 @@
 #include "objectRegistry.H"
 #include "cyclicLduInterface.H"
 #include "lduInterfaceField.H"
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -140,7 +141,11 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     const std::string region =
         matrix_.mesh().hasDb() ? std::string(matrix_.mesh().thisDb().name()) : std::string();
     bsrFoam::fieldState& st = bsrFoam::fieldStateFor(region, fieldName_);
+    const auto t0 = std::chrono::steady_clock::now();
     const std::string err = bsrFoam::prepare(st, matrix_, crow, ccol, cval, options, cuda, int(device));
+    // what the values' conversion and the (re)factorization took, for `verbose`
+    const double prepareTime =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!err.empty())
     {
         FatalIOErrorInFunction(controlDict_)
@@ -220,6 +225,7 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
                 << its << " iterations (" << bsr_reason_string(why)
                 << ", 2-norm asked " << atol << ", ratio growth " << st.growth
                 << "), OpenFOAM residual " << perf.finalResidual()
+                << "; values and factorization " << prepareTime << " s"
                 << "; setup " << setupTime << " s, solve " << solveTime
                 << " s; field: " << st.setups << " setups, " << st.refactors
                 << " refactors, " << st.reuses << " reuses";
