@@ -70,13 +70,11 @@ std::string prepare
     {
         // the same coefficients as the factored ones (PISO's second pressure
         // corrector: the same rAU) need no refactorization
-        st.csr.values(M, couple, sign, st.fresh);
-        if (st.fresh == st.val)
+        if (!st.csr.values(M, couple, sign, st.val))
         {
             ++st.reuses;
             return "";
         }
-        st.val.swap(st.fresh);
         if ((r = bsr_matrix_set_values(st.A, st.val.data(), 0)))
         {
             st.clear(false);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* LDU to CSR: the pattern (once per mesh) and the values (every solve). */
 #include "lduCsr.H"
+#include <algorithm>
 #include <cstring>
 
 namespace Foam
@@ -8,12 +9,13 @@ namespace Foam
 namespace bsrFoam
 {
 
-/* The rows: cell i holds its diagonal first, then, in face order, one entry
- * per face it owns (column: the neighbour, coefficient upper) and per face it
- * neighbours (column: the owner, coefficient lower), then its coupled
- * entries.  Unsorted: the library sorts the rows and keeps this order for its
- * set_values; a cell pair sharing two faces (or a face and a cyclic face)
- * gives a duplicate the library sums (BSR_SUM_DUPLICATES). */
+/* The rows: cell i holds its diagonal, one entry per face it owns (column:
+ * the neighbour, coefficient upper) and per face it neighbours (column: the
+ * owner, coefficient lower), and its coupled entries, sorted by column (a
+ * stable sort: equal columns keep that order).  Sorted, the library stores
+ * the rows as given and takes new values with one copy; a cell pair sharing
+ * two faces (or a face and a cyclic face) gives a duplicate the library sums
+ * (BSR_SUM_DUPLICATES). */
 void lduCsr::build(const lduAddressing& addr, const std::vector<int>& row, const std::vector<int>& col)
 {
     const labelUList& l = addr.lowerAddr();
@@ -58,6 +60,27 @@ void lduCsr::build(const lduAddressing& addr, const std::vector<int>& row, const
         posCouple_[k] = next[row[k]]++;
         colind_[posCouple_[k]] = col[k];
     }
+
+    // each row sorted by column: where each slot goes, then every position
+    // and the columns moved there
+    std::vector<int> to(colind_.size()), slots;
+    for (label i = 0; i < n; ++i)
+    {
+        const int p0 = rowptr_[i], p1 = rowptr_[i + 1];
+        slots.resize(p1 - p0);
+        for (int p = p0; p < p1; ++p) slots[p - p0] = p;
+        std::stable_sort(slots.begin(), slots.end(),
+                         [this](int a, int b) { return colind_[a] < colind_[b]; });
+        for (int q = p0; q < p1; ++q) to[slots[q - p0]] = q;
+    }
+    std::vector<int> sorted(colind_.size());
+    for (size_t p = 0; p < colind_.size(); ++p) sorted[to[p]] = colind_[p];
+    colind_.swap(sorted);
+    posDiag_.resize(n);
+    for (label i = 0; i < n; ++i) posDiag_[i] = to[rowptr_[i]];
+    for (int& p : posUpper_) p = to[p];
+    for (int& p : posLower_) p = to[p];
+    for (int& p : posCouple_) p = to[p];
 }
 
 /* Same number of cells, the same owner/neighbour lists and the same coupled
@@ -77,22 +100,27 @@ bool lduCsr::matches(const lduAddressing& addr, const std::vector<int>& row, con
 /* diag at each row's first slot, upper and lower at the faces' slots (a
  * symmetric matrix stores upper only: lower() returns it), the coupled
  * coefficients at theirs, times sign. */
-void lduCsr::values(const lduMatrix& A, const std::vector<double>& couple, double sign,
+bool lduCsr::values(const lduMatrix& A, const std::vector<double>& couple, double sign,
                     std::vector<double>& val) const
 {
+    // compared while written: one pass over val, not a copy and a comparison
+    bool changed = val.size() != colind_.size();
     val.resize(colind_.size());
+    double* v = val.data();
+    const auto put = [v, &changed](int p, double x) { changed |= !(v[p] == x); v[p] = x; };
     const scalarField& d = A.diag();
-    for (label i = 0; i < nCells_; ++i) val[rowptr_[i]] = sign*d[i];
-    for (size_t k = 0; k < posCouple_.size(); ++k) val[posCouple_[k]] = sign*couple[k];
+    for (label i = 0; i < nCells_; ++i) put(posDiag_[i], sign*d[i]);
+    for (size_t k = 0; k < posCouple_.size(); ++k) put(posCouple_[k], sign*couple[k]);
     const label nf = label(posUpper_.size());
-    if (nf == 0) return;
+    if (nf == 0) return changed;
     const scalarField& up = A.upper();
     const scalarField& lo = A.lower();
     for (label f = 0; f < nf; ++f)
     {
-        val[posUpper_[f]] = sign*up[f];
-        val[posLower_[f]] = sign*lo[f];
+        put(posUpper_[f], sign*up[f]);
+        put(posLower_[f], sign*lo[f]);
     }
+    return changed;
 }
 
 } // namespace bsrFoam

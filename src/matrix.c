@@ -210,6 +210,17 @@ bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
     if (map) {
         const int sum = nin > A->nnzb, cm = flags & BSR_COLMAJOR_BLOCKS; /* duplicates were summed */
         if (sum) memset(A->val, 0, (size_t)A->nnzb * bb * es);
+        const size_t bs = bb * es;
+        if (!sum && (A->b == 1 || !cm)) {   /* each block a plain copy (b = 1: one entry) */
+            char *dv = A->val;
+            const char *sv = val;
+            if (bs == sizeof(double))
+                for (int64_t q = 0; q < nin; q++) memcpy(dv + (size_t)map[q] * 8, sv + (size_t)q * 8, 8);
+            else
+                for (int64_t q = 0; q < nin; q++) memcpy(dv + (size_t)map[q] * bs, sv + (size_t)q * bs, bs);
+            A->dev_stale = 1;
+            return BSR_OK;
+        }
         double tmp[BSR_MAX_BLOCK * BSR_MAX_BLOCK]; /* room for a block of either precision */
         for (int64_t q = 0; q < nin; q++) {
             const char *src = (const char *)val + (size_t)q * bb * es;

@@ -101,6 +101,21 @@ static void test_set_values_order(void)
     BSR_ASSERT_OK(bsr_matrix_set_values(A, w, 0));
     CU_ASSERT_EQUAL(block_entry(A, 0, 0, 0, 0), -1.0);
     bsr_matrix_destroy(A);
+    /* b = 1 (entries copied one by one through the map), double and float */
+    const double s1[] = {10, 20, 30, 40};
+    const float f1[] = {10, 20, 30, 40}, f2[] = {1, 2, 3, 4};
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 3, 1, rp, ci, v, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, s1, 0));
+    CU_ASSERT_EQUAL(block_entry(A, 0, 2, 0, 0), 10.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 0, 0, 0), 20.0);
+    CU_ASSERT_EQUAL(block_entry(A, 0, 1, 0, 0), 30.0);
+    CU_ASSERT_EQUAL(block_entry(A, 1, 2, 0, 0), 40.0);
+    bsr_matrix_destroy(A);
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 3, 1, rp, ci, f1, BSR_FLOAT, 0));
+    BSR_ASSERT_OK(bsr_matrix_set_values(A, f2, 0));
+    const float *fa = bsr_matrix_values(A);   /* stored: columns 0, 1, 2 | 2 */
+    CU_ASSERT(fa[0] == 2.0f && fa[1] == 3.0f && fa[2] == 1.0f && fa[3] == 4.0f);
+    bsr_matrix_destroy(A);
 }
 
 /* CSR with known 3x3 block structure and some zeros inside blocks. */
