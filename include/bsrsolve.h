@@ -11,9 +11,9 @@
  * headers then fails to load instead of reading a struct of another size
  * (0.2: bsr_solver_stats gained the fallback's fields). */
 #define BSR_VERSION_MAJOR 0
-#define BSR_VERSION_MINOR 2
+#define BSR_VERSION_MINOR 3
 #define BSR_VERSION_PATCH 0
-#define BSR_VERSION "0.2.0"
+#define BSR_VERSION "0.3.0"
 
 #include "bsrsolve/core.h"     /* status, matrices, multivectors, I/O, CPU SpMM */
 #include "bsrsolve/context.h"  /* backends: CPU / CUDA, device-resident objects */

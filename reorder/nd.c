@@ -14,6 +14,7 @@ typedef struct {
     int *tmp;           /* [n] scratch for the stable 3-way partition */
     bsr_tree_node *nodes;
     int nnodes, cap, maxlevel, nleaves;
+    int leafnd;         /* leaves in METIS_NodeND's order (else as the dissection left them) */
     int64_t placed;     /* rows in finished leaves and separators: the progress count */
 } nd_ctx;
 
@@ -137,6 +138,51 @@ static bsr_status nd_split(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *
     return s;
 }
 
+/* The local subgraph of vertices vs[0..nv) (edges leaving them dropped):
+ * xadj (nv + 1), then room for 2 nv more (a partition, or a permutation and
+ * its inverse), then adj; NULL when out of memory.  loc: -1 on entry and on return. */
+static idx_t *nd_subgraph(const bsr_graph *G, int *loc, const int *vs, int nv)
+{
+    int64_t m = 0;
+    for (int k = 0; k < nv; k++) {
+        loc[vs[k]] = k;
+        m += G->xadj[vs[k] + 1] - G->xadj[vs[k]];
+    }
+    idx_t *xadj = bsr_malloc(sizeof(idx_t) * ((size_t)nv * 3 + 1 + (size_t)m), "ND subgraph");
+    if (xadj) {
+        idx_t e = 0, *adj = xadj + 2 * (size_t)nv + 1 + nv;
+        for (int k = 0; k < nv; k++) {
+            xadj[k] = e;
+            for (int p = G->xadj[vs[k]]; p < G->xadj[vs[k] + 1]; p++)
+                if (loc[G->adj[p]] >= 0) adj[e++] = loc[G->adj[p]];
+        }
+        xadj[nv] = e;
+    }
+    for (int k = 0; k < nv; k++) loc[vs[k]] = -1;
+    return xadj;
+}
+
+/* A leaf's rows perm[first..last) in METIS_NodeND's fill-reducing order of
+ * its subgraph. */
+static bsr_status nd_leaf_order(nd_ctx *c, int first, int last)
+{
+    int nv = last - first, *vs = c->perm + first;
+    if (nv < 3) return BSR_OK;
+    idx_t *xadj = nd_subgraph(c->G, c->loc, vs, nv);
+    if (!xadj) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory ordering a leaf of %d rows", nv);
+    idx_t *mp = xadj + nv + 1, *mip = mp + nv, *adj = mip + nv, n = nv;
+    bsr_status s = BSR_OK;
+    if (xadj[nv] > 0) {
+        s = bsr_metis_status(METIS_NodeND(&n, xadj, adj, NULL, c->options, mp, mip), "METIS_NodeND", nv);
+        if (!s) {
+            for (int k = 0; k < nv; k++) c->tmp[k] = vs[mp[k]];
+            memcpy(vs, c->tmp, sizeof(int) * (size_t)nv);
+        }
+    }
+    free(xadj);
+    return s;
+}
+
 /* Build the node of rows [first,last) (vertices perm[first..last)) at level,
  * splitting it while hleft > 0; *id receives its index. */
 static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, int hleft, int *id)
@@ -145,29 +191,12 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     if (me < 0) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory for a tree of %d nodes", c->nnodes + 1);
     *id = me;
     int nv = last - first;
-    if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; nd_placed(c, nv); return BSR_OK; }
-    const bsr_graph *G = c->G;
+    if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; nd_placed(c, nv); return c->leafnd ? nd_leaf_order(c, first, last) : BSR_OK; }
     int *vs = c->perm + first;
     /* local subgraph: edges to vertices outside this node are dropped */
-    int64_t m = 0;
-    for (int k = 0; k < nv; k++) {
-        c->loc[vs[k]] = k;
-        m += G->xadj[vs[k] + 1] - G->xadj[vs[k]];
-    }
-    idx_t *xadj = bsr_malloc(sizeof(idx_t) * ((size_t)nv * 2 + 1 + (size_t)m), "ND subgraph");
-    if (!xadj) {
-        for (int k = 0; k < nv; k++) c->loc[vs[k]] = -1;
-        return BSR_ERR_NOMEM;
-    }
-    idx_t *part = xadj + nv + 1, *adj = part + nv;
-    idx_t e = 0;
-    for (int k = 0; k < nv; k++) {
-        xadj[k] = e;
-        for (int p = G->xadj[vs[k]]; p < G->xadj[vs[k] + 1]; p++)
-            if (c->loc[G->adj[p]] >= 0) adj[e++] = c->loc[G->adj[p]];
-    }
-    xadj[nv] = e;
-    for (int k = 0; k < nv; k++) c->loc[vs[k]] = -1;
+    idx_t *xadj = nd_subgraph(c->G, c->loc, vs, nv);
+    if (!xadj) return BSR_ERR_NOMEM;
+    idx_t *part = xadj + nv + 1, *adj = part + 2 * nv;
     bsr_status s = nd_split(c, nv, xadj, adj, part);
     if (s) { free(xadj); return s; }
     int cnt[3] = {0, 0, 0};
@@ -176,7 +205,7 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
         free(xadj);
         c->nleaves++;
         nd_placed(c, nv);
-        return BSR_OK;
+        return c->leafnd ? nd_leaf_order(c, first, last) : BSR_OK;
     }
     /* stable partition [part 0 | part 1 | separator] */
     int off[3] = {0, cnt[0], cnt[0] + cnt[1]};
@@ -272,6 +301,7 @@ bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, bsr_orde
     c.G = G;
     c.perm = ord->perm;
     bsr_metis_options(o, c.options);
+    c.leafnd = o->leafnd;
     int h = o->depth >= 0 ? o->depth : bsr_nd_auto_depth(n, o->nsm);
     ord->depth_auto = o->depth < 0;
     ord->depth_asked = h;
@@ -289,5 +319,6 @@ bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, bsr_orde
     ord->nnodes = c.nnodes;
     ord->depth = c.maxlevel;
     ord->nleaves = c.nleaves;
+    ord->leafnd = c.leafnd;
     return BSR_OK;
 }

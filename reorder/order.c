@@ -121,10 +121,11 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
             else if (!strcmp(opts, "ufactor")) ok = parse_int(v, -100000, 100000, &o->ufactor);
             else if (!strcmp(opts, "nsm")) ok = parse_int(v, 0, 1 << 20, &o->nsm);
             else if (!strcmp(opts, "sepcolor")) ok = parse_int(v, 0, 1, &o->sepcolor);
+            else if (!strcmp(opts, "leafnd")) ok = parse_int(v, 0, 1, &o->leafnd);
             *eq = '=';
         }
         if (!ok) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': bad option '%s' "
-                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1)", spec, opts);
+                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1, leafnd=0|1)", spec, opts);
         opts = next;
     }
     return BSR_OK;

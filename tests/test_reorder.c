@@ -347,6 +347,58 @@ static void test_nd_sepcolor(void)
     bsr_matrix_destroy(A);
 }
 
+/* leafnd: the same tree, each node holding the same rows, the leaves' rows
+ * reordered (METIS_NodeND inside each), and a complete LU's fill on a 2D
+ * grid well below that of the leaves as the dissection left them (their rows
+ * in grid order: a band's fill). */
+static void test_nd_leafnd(void)
+{
+    bsr_matrix *A = grid2d(48, 40, 1, 0);
+    bsr_order_options o;
+    bsr_order_options_default(&o, BSR_ORDER_ND);
+    CU_ASSERT_EQUAL(o.leafnd, 0);
+    BSR_ASSERT_OK(bsr_order_parse("nd:2,leafnd=1", &o));
+    CU_ASSERT_EQUAL(o.leafnd, 1);
+    CU_ASSERT_EQUAL(bsr_order_parse("nd:2,leafnd=2", &o), BSR_ERR_ARG);
+    bsr_ordering *m = roundtrip(A, "nd:2,leafnd=1"), *pl = roundtrip(A, "nd:2");
+    CU_ASSERT(m->leafnd && !pl->leafnd);
+    CU_ASSERT_EQUAL(m->nnodes, pl->nnodes);
+    int *own = malloc(sizeof(int) * (size_t)m->n), same = 1, moved = 0;
+    for (int q = 0; q < pl->nnodes; q++)
+        for (int k = pl->nodes[q].sep_first; k < pl->nodes[q].last; k++) own[pl->perm[k]] = q;
+    for (int q = 0; q < m->nnodes && same; q++) {
+        const bsr_tree_node *a = &m->nodes[q], *b = &pl->nodes[q];
+        same = a->first == b->first && a->sep_first == b->sep_first && a->last == b->last;
+        for (int k = a->sep_first; same && k < a->last; k++) {
+            same = own[m->perm[k]] == q;
+            moved += a->child[0] < 0 && m->perm[k] != pl->perm[k];
+        }
+    }
+    free(own);
+    CU_ASSERT(same);
+    CU_ASSERT(moved > m->n / 2);
+    /* complete LU (no dropping) in both orders: L + U blocks */
+    int64_t nz[2];
+    for (int v = 0; v < 2; v++) {
+        bsr_ilu_options io;
+        bsr_ilu_options_default(&io, BSR_ILUT);
+        io.tau1 = 0;
+        BSR_ASSERT_OK(bsr_order_parse(v ? "nd:2,leafnd=1" : "nd:2", &io.order));
+        bsr_ilu *F = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+        bsr_ilu_factors f;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+        nz[v] = (int64_t)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U);
+        bsr_ilu_destroy(F);
+    }
+    CU_ASSERT(10 * nz[1] < 8 * nz[0]);
+    if (!(10 * nz[1] < 8 * nz[0])) fprintf(stderr, "\n  LU blocks: leaves as found %lld, METIS %lld\n",
+                                           (long long)nz[0], (long long)nz[1]);
+    bsr_ordering_free(m);
+    bsr_ordering_free(pl);
+    bsr_matrix_destroy(A);
+}
+
 /* ND on disconnected matrices: empty separators where components split for free. */
 static void test_nd_disconnected(void)
 {
@@ -1009,6 +1061,7 @@ int main(int argc, char **argv)
         {"nd_grids", test_nd_grids},
         {"nd_disconnected", test_nd_disconnected},
         {"nd_sepcolor", test_nd_sepcolor},
+        {"nd_leafnd", test_nd_leafnd},
         {"checker_fails", test_checker_fails},
         {"depth_too_large", test_depth_too_large},
         {"tiny", test_tiny},

@@ -35,6 +35,11 @@ typedef struct {
                       order kept within a class; 0 keeps METIS's order.  Fill
                       (ILUT, ILU2) couples separator rows at distance 2, which
                       in METIS's order chains them into deep level schedules */
+    /* (additions) */
+    int leafnd;    /* ND: 1 orders each leaf's rows by METIS_NodeND of the
+                      leaf's subgraph (METIS's fill-reducing order inside the
+                      leaves, the tree kept); 0 (default) keeps the order the
+                      dissection left them in */
 } bsr_order_options;
 
 /* Fill o with defaults for kind (depth auto, seed 1, nseps METIS default;
@@ -71,6 +76,7 @@ typedef struct {
     int depth_asked;/* depth the options asked for (the auto choice when auto);
                        depth < depth_asked when subgraphs became leaves early */
     int nleaves;    /* leaves of the tree (0 when no tree) */
+    int leafnd;     /* the leaves' rows are in METIS_NodeND's order (options.leafnd) */
 } bsr_ordering;
 
 /* Compute the ordering of A's block graph (pattern symmetrized, self loops dropped). */
@@ -79,8 +85,8 @@ void bsr_ordering_free(bsr_ordering *ord);
 /* Name of an ordering kind ("natural", "rcm", "nd", "metis", "amd", "levels", "center"). */
 const char *bsr_order_kind_name(bsr_order_kind k);
 /* Parse an ordering spec into o: natural | rcm | center | nd[:auto|:H] | metis | amd,
- * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1 (e.g.
- * "nd:auto,seed=3,nsm=114").  BSR_ERR_ARG naming the bad part. */
+ * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1
+ * ,leafnd=0|1 (e.g. "nd:auto,seed=3,nsm=114").  BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o);
 /* Depth chosen by ND depth auto for n block rows and nsm multiprocessors
  * (nsm <= 0: 132): the smallest h whose leaves have <= 4096 rows, raised so

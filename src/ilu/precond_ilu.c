@@ -65,8 +65,8 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     char ord[64] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (F->ord) {
-        if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves)", bsr_order_kind_name(F->ord->kind),
-                                     F->ord->depth, F->ord->nleaves);
+        if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves%s)", bsr_order_kind_name(F->ord->kind),
+                                     F->ord->depth, F->ord->nleaves, F->ord->leafnd ? ", METIS order in each" : "");
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
     }
     if (F->ord && st.order_s > 0)   /* what the ordering cost: the report says it */
