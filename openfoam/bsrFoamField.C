@@ -26,10 +26,33 @@ void fieldState::clear(bool all)
     built.clear();
     if (all)
     {
-        bsr_context_destroy(ctx);
         ctx = nullptr;
         device = -1;
     }
+}
+
+/* The process's CUDA context on device: one for every field, made at its
+ * first use (a context costs its creation, streams, library handles and
+ * pinned buffers, and device memory; OpenFOAM solves one field at a time,
+ * so the fields' solvers take turns on it).  Never destroyed, for the reason
+ * given at fieldStateFor. */
+static bsr_status sharedContext(int device, bsr_context** ctx)
+{
+    static auto* contexts = new std::map<int, bsr_context*>;
+    const auto it = contexts->find(device);
+    if (it != contexts->end())
+    {
+        *ctx = it->second;
+        return BSR_OK;
+    }
+    const bsr_status r = bsr_context_create(ctx, BSR_BACKEND_CUDA, device, nullptr);
+    if (r)
+    {
+        *ctx = nullptr;
+        return r;
+    }
+    (*contexts)[device] = *ctx;
+    return BSR_OK;
 }
 
 fieldState::~fieldState()
@@ -92,7 +115,7 @@ std::string prepare
     st.clear(!cuda || st.device != device);
     if (cuda && !st.ctx)
     {
-        if ((r = bsr_context_create(&st.ctx, BSR_BACKEND_CUDA, device, nullptr)))
+        if ((r = sharedContext(device, &st.ctx)))
         {
             st.ctx = nullptr;
             return libError(("backend cuda (device " + std::to_string(device) + ")").c_str(), r);
