@@ -53,17 +53,23 @@ PetscErrorCode BsrPetscVecToMultivec(Vec x, bsr_multivec *X);
 /* y = X(:,0). */
 PetscErrorCode BsrPetscMultivecToVec(const bsr_multivec *X, Vec y);
 
+/* The ordering of the plugin's ILUT and ILU2: the library's nested
+ * dissection (its separator tree: the rows of the leaves factored in
+ * parallel) with METIS's fill-reducing order inside each leaf.  In ex19
+ * the library's own default (the leaves' rows as the dissection leaves
+ * them) gave 1.7x the fill of METIS's order; METIS's order alone has no
+ * tree, and its rows wait on each other (bench/RESULTS.md). */
+#define BSR_PETSC_THRESHOLD_ORDER "nd:auto,leafnd=1"
+
 /* The plugin's defaults where the options string leaves them open.  On the
- * CPU of one process (cuda 0; o->reorder ""): ILUT and ILU2 in METIS's
- * fill-reducing nested dissection (reorder=metis; the library's own
- * default, its separator tree for parallel factorization, gave 1.7x the
- * fill in ex19), ILU(0) in reverse Cuthill-McKee (reorder=rcm).  On the
- * CUDA backend (cuda 1; neither cap nor reorder given): ILUT and ILU2 with
- * the CPU's pattern, uncapped in METIS's order (cap=none,reorder=metis:
- * the thresholds' rows once on the host, every refactor and solve on the
- * device), not the library's device default (cap=auto, RCM), whose capped
- * factor needed 8-20x the iterations in ex19 and diverged at 256^2
- * (bench/RESULTS.md); ILU(0) keeps the library's. */
+ * CPU of one process (cuda 0; o->reorder ""): ILUT and ILU2 in
+ * BSR_PETSC_THRESHOLD_ORDER, ILU(0) in reverse Cuthill-McKee
+ * (reorder=rcm).  On the CUDA backend (cuda 1; neither cap nor reorder
+ * given): ILUT and ILU2 with the CPU's pattern, uncapped in the same order
+ * (cap=none: the thresholds' rows once on the host, every refactor and
+ * solve on the device), not the library's device default (cap=auto, RCM),
+ * whose capped factor needed 8-20x the iterations in ex19 and diverged at
+ * 256^2 (bench/RESULTS.md); ILU(0) keeps the library's. */
 void BsrPetscDefaults(bsr_solver_options *o, int cuda);
 
 /* "-<prefix>name": the option as the user types it for pc. */

@@ -161,12 +161,12 @@ void BsrPetscDefaults(bsr_solver_options *o, int cuda)
     if (cuda) {
         if (threshold && !o->reorder[0] && o->cap == BSR_CAP_DEFAULT) {
             o->cap = BSR_ILU_CAP_NONE;
-            snprintf(o->reorder, sizeof o->reorder, "metis");
+            snprintf(o->reorder, sizeof o->reorder, "%s", BSR_PETSC_THRESHOLD_ORDER);
         }
         return;
     }
     if (o->reorder[0]) return;
-    if (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) snprintf(o->reorder, sizeof o->reorder, "metis");
+    if (threshold) snprintf(o->reorder, sizeof o->reorder, "%s", BSR_PETSC_THRESHOLD_ORDER);
     else if (o->precond == BSR_PC_ILU0) snprintf(o->reorder, sizeof o->reorder, "rcm");
 }
 
