@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-field state of the plugin: registry, setup and refactor. */
 #include "bsrFoamField.H"
+#include <chrono>
 #include <map>
 #include <memory>
 
@@ -89,6 +90,7 @@ std::string prepare
                           + (cuda ? "|cuda:" + std::to_string(device) : "|cpu");
     bsr_status r;
 
+    st.setupParts[0] = st.setupParts[1] = st.setupParts[2] = 0;
     if (st.A && st.s && st.built == key && st.csr.matches(addr, row, col))
     {
         // the same coefficients as the factored ones (PISO's second pressure
@@ -122,9 +124,15 @@ std::string prepare
         }
         st.device = device;
     }
+    using clock = std::chrono::steady_clock;
+    const auto since = [](clock::time_point t)
+    { return std::chrono::duration<double>(clock::now() - t).count(); };
+    auto t = clock::now();
     if (!st.csr.matches(addr, row, col)) st.csr.build(addr, row, col);
     st.sign = sign;
     st.csr.values(M, couple, sign, st.val);
+    st.setupParts[0] = since(t);
+    t = clock::now();
     const int n = int(st.csr.nCells());
     if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr.rowptr(), st.csr.colind(), st.val.data(),
                                BSR_DOUBLE, BSR_SUM_DUPLICATES)))
@@ -132,6 +140,8 @@ std::string prepare
         st.A = nullptr;
         return libError("matrix from the LDU coefficients", r);
     }
+    st.setupParts[1] = since(t);
+    t = clock::now();
     if ((r = bsr_solver_create_str(&st.s, st.ctx, options.c_str())))
     {
         st.s = nullptr;
@@ -149,6 +159,7 @@ std::string prepare
         st.clear(false);
         return libError("vectors", r);
     }
+    st.setupParts[2] = since(t);
     st.built = key;
     ++st.setups;
     return "";

@@ -239,8 +239,14 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
                 << its << " iterations (" << bsr_reason_string(why)
                 << ", 2-norm asked " << atol << ", ratio growth " << st.growth
                 << "), OpenFOAM residual " << perf.finalResidual()
-                << "; values and factorization " << prepareTime << " s"
-                << "; setup " << setupTime << " s, solve " << solveTime
+                << "; values and factorization " << prepareTime << " s";
+            if (st.setupParts[0] + st.setupParts[1] + st.setupParts[2] > 0)
+            {
+                Info<< " (a setup: pattern and values " << st.setupParts[0]
+                    << " s, matrix " << st.setupParts[1] << " s, solver "
+                    << st.setupParts[2] << " s)";
+            }
+            Info<< "; setup " << setupTime << " s, solve " << solveTime
                 << " s; field: " << st.setups << " setups, " << st.refactors
                 << " refactors, " << st.reuses << " reuses";
             if (prof[0] + prof[1] + prof[2] + prof[3] > 0)

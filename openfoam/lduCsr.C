@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* LDU to CSR: the pattern (once per mesh) and the values (every solve). */
 #include "lduCsr.H"
-#include <algorithm>
 #include <cstring>
 
 namespace Foam
@@ -63,14 +62,22 @@ void lduCsr::build(const lduAddressing& addr, const std::vector<int>& row, const
 
     // each row sorted by column: where each slot goes, then every position
     // and the columns moved there
+    // (an insertion sort: rows are a cell's faces, short, and it is stable)
     std::vector<int> to(colind_.size()), slots;
     for (label i = 0; i < n; ++i)
     {
         const int p0 = rowptr_[i], p1 = rowptr_[i + 1];
         slots.resize(p1 - p0);
-        for (int p = p0; p < p1; ++p) slots[p - p0] = p;
-        std::stable_sort(slots.begin(), slots.end(),
-                         [this](int a, int b) { return colind_[a] < colind_[b]; });
+        for (int p = p0; p < p1; ++p)
+        {
+            int q = p - p0;
+            while (q > 0 && colind_[slots[q - 1]] > colind_[p])
+            {
+                slots[q] = slots[q - 1];
+                --q;
+            }
+            slots[q] = p;
+        }
         for (int q = p0; q < p1; ++q) to[slots[q - p0]] = q;
     }
     std::vector<int> sorted(colind_.size());
