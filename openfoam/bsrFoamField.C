@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-field state of the plugin: registry, setup and refactor. */
 #include "bsrFoamField.H"
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -30,6 +31,32 @@ void fieldState::clear(bool all)
         ctx = nullptr;
         device = -1;
     }
+}
+
+/* The CSR pattern of the addressing addr with the coupled entries (row[k],
+ * col[k]): one already built for another field of the same mesh (p, Ux,
+ * Uy, Uz share it), else a new one, kept for the next fields.  Patterns no
+ * field holds any more are let go as new ones come. */
+static std::shared_ptr<const lduCsr> patternFor
+(
+    const lduAddressing& addr, const std::vector<int>& row, const std::vector<int>& col
+)
+{
+    static auto* patterns = new std::vector<std::shared_ptr<const lduCsr>>;
+    for (const auto& p : *patterns)
+    {
+        if (p->matches(addr, row, col)) return p;
+    }
+    patterns->erase
+    (
+        std::remove_if(patterns->begin(), patterns->end(),
+                       [](const std::shared_ptr<const lduCsr>& p) { return p.use_count() == 1; }),
+        patterns->end()
+    );
+    auto p = std::make_shared<lduCsr>();
+    p->build(addr, row, col);
+    patterns->push_back(p);
+    return p;
 }
 
 /* The process's CUDA context on device: one for every field, made at its
@@ -91,11 +118,11 @@ std::string prepare
     bsr_status r;
 
     st.setupParts[0] = st.setupParts[1] = st.setupParts[2] = 0;
-    if (st.A && st.s && st.built == key && st.csr.matches(addr, row, col))
+    if (st.A && st.s && st.built == key && st.csr && st.csr->matches(addr, row, col))
     {
         // the same coefficients as the factored ones (PISO's second pressure
         // corrector: the same rAU) need no refactorization
-        if (!st.csr.values(M, couple, sign, st.val))
+        if (!st.csr->values(M, couple, sign, st.val))
         {
             ++st.reuses;
             return "";
@@ -128,13 +155,13 @@ std::string prepare
     const auto since = [](clock::time_point t)
     { return std::chrono::duration<double>(clock::now() - t).count(); };
     auto t = clock::now();
-    if (!st.csr.matches(addr, row, col)) st.csr.build(addr, row, col);
+    if (!st.csr || !st.csr->matches(addr, row, col)) st.csr = patternFor(addr, row, col);
     st.sign = sign;
-    st.csr.values(M, couple, sign, st.val);
+    st.csr->values(M, couple, sign, st.val);
     st.setupParts[0] = since(t);
     t = clock::now();
-    const int n = int(st.csr.nCells());
-    if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr.rowptr(), st.csr.colind(), st.val.data(),
+    const int n = int(st.csr->nCells());
+    if ((r = bsr_matrix_create(&st.A, n, n, 1, st.csr->rowptr(), st.csr->colind(), st.val.data(),
                                BSR_DOUBLE, BSR_SUM_DUPLICATES)))
     {
         st.A = nullptr;
