@@ -60,9 +60,9 @@ void lduCsr::build(const lduAddressing& addr, const std::vector<int>& row, const
         colind_[posCouple_[k]] = col[k];
     }
 
-    // each row sorted by column: where each slot goes, then every position
-    // and the columns moved there
-    // (an insertion sort: rows are a cell's faces, short, and it is stable)
+    // each row sorted by column (an insertion sort: a row is a cell's faces,
+    // short, and the sort is stable): where each slot goes, then every
+    // position and the columns moved there
     std::vector<int> to(colind_.size()), slots;
     for (label i = 0; i < n; ++i)
     {

@@ -191,7 +191,11 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
     if (me < 0) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory for a tree of %d nodes", c->nnodes + 1);
     *id = me;
     int nv = last - first;
-    if (hleft == 0 || nv < ND_MIN_SPLIT) { c->nleaves++; nd_placed(c, nv); return c->leafnd ? nd_leaf_order(c, first, last) : BSR_OK; }
+    if (hleft == 0 || nv < ND_MIN_SPLIT) {
+        c->nleaves++;
+        nd_placed(c, nv);
+        return c->leafnd ? nd_leaf_order(c, first, last) : BSR_OK;
+    }
     int *vs = c->perm + first;
     /* local subgraph: edges to vertices outside this node are dropped */
     idx_t *xadj = nd_subgraph(c->G, c->loc, vs, nv);

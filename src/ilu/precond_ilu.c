@@ -62,7 +62,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);
-    char ord[64] = "natural";
+    char ord[96] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (F->ord) {
         if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves%s)", bsr_order_kind_name(F->ord->kind),
