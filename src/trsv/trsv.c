@@ -149,8 +149,10 @@ static inline void trsv_pf_row(const int *restrict rowptr, const void *val, size
  * there instead of loading what was just stored.  In natural order that
  * block is the neighbour each row waits on (U's first, L's last), so the
  * chain from one row to the next loses its trip through the store buffer:
- * ILU(0)'s U solve of stencil3d:160:1 (b = 1, one thread) 24.2 -> 14.6 ms.
- * cv holds the stored values themselves, so the bits do not change. */
+ * ILU(0)'s solves of stencil3d:160:1 (b = 1, one thread) L 16.6 -> 12.3 ms,
+ * U 24.2 -> 17.8 ms.  cv holds the stored values themselves, so the bits do
+ * not change.  (b = 5's AVX row in the fused apply keeps none: the scalar
+ * row with the carry was no faster there.) */
 #define DEFINE_TRSV_ROWS_B(SUF, REAL, B)                                                    \
     static inline void trsv_row1_##SUF##_##B(const int *restrict rowptr,                   \
                                              const int *restrict colind,                    \
