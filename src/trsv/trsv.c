@@ -140,6 +140,15 @@ static inline void trsv_pf_row(const int *restrict rowptr, const void *val, size
     (void)v; (void)bbytes; (void)n;
 }
 
+/* A row kernel inlined into its loops whatever its size: the carry below
+ * lives in registers only there (a call passes it through memory, and GCC
+ * at -O2 called the row at b >= 2). */
+#if defined(__GNUC__)
+#define TRSV_ROW_INLINE static inline __attribute__((always_inline))
+#else
+#define TRSV_ROW_INLINE static inline
+#endif
+
 /* Rows rows[q0..q1) (rows NULL: row q; U runs q downwards) with b = B fixed:
  * k = 1 keeps the row's B accumulators in registers, k > 1 runs the
  * reference loops with b known.  Same operations, same order per entry, as
@@ -154,7 +163,7 @@ static inline void trsv_pf_row(const int *restrict rowptr, const void *val, size
  * not change.  (b = 5's AVX row in the fused apply keeps none: the scalar
  * row with the carry was no faster there.) */
 #define DEFINE_TRSV_ROWS_B(SUF, REAL, B)                                                    \
-    static inline void trsv_row1_##SUF##_##B(const int *restrict rowptr,                   \
+    TRSV_ROW_INLINE void trsv_row1_##SUF##_##B(const int *restrict rowptr,                 \
                                              const int *restrict colind,                    \
                                              const REAL *restrict val, int n, int upper,    \
                                              int i, REAL *y, REAL *cv, int cj)              \
