@@ -101,6 +101,26 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
             return bsr_error(BSR_ERR_VALUE, "bsr_matrix_create: non-finite value in block %lld (entry %lld)",
                              (long long)(bad / (int64_t)bb), (long long)(bad % (int64_t)bb));
     }
+    /* rows sorted already, without duplicates (most callers): a straight copy */
+    int sorted = 1;
+    for (int i = 0; i < nbrows && sorted; i++)
+        for (int p = rowptr[i] + 1; p < rowptr[i + 1]; p++)
+            if (colind[p] <= colind[p - 1]) { sorted = 0; break; }
+    if (sorted) {
+        bsr_matrix *M;
+        BSR_TRY(matrix_alloc(&M, nbrows, nbcols, b, nnzb, prec));
+        memcpy(M->rowptr, rowptr, sizeof(int) * ((size_t)nbrows + 1));
+        if (nnzb) memcpy(M->colind, colind, sizeof(int) * (size_t)nnzb);
+        if (b == 1 || !(flags & BSR_COLMAJOR_BLOCKS)) {
+            if (nnzb) memcpy(M->val, val, (size_t)nnzb * bb * es);
+        } else {
+            for (int p = 0; p < nnzb; p++)
+                bsr_block_copy((char *)M->val + (size_t)p * bb * es, prec, (const char *)val + (size_t)p * bb * es,
+                               prec, b, 1);
+        }
+        *A = M;
+        return BSR_OK;
+    }
     /* first pass: count unique columns per row */
     int maxlen = 0;
     for (int i = 0; i < nbrows; i++)

@@ -22,6 +22,24 @@ static void test_create_validates(void)
     /* column-major input blocks are transposed into row-major */
     BSR_ASSERT_OK(bsr_matrix_create(&A, 2, 2, 2, rp, ci_unsorted, v, BSR_DOUBLE, BSR_COLMAJOR_BLOCKS));
     CU_ASSERT_EQUAL(((const double *)bsr_matrix_values(A))[1], 7.0);
+    /* sorted input (copied straight): A's own arrays give A again, and
+     * read as column-major, A's blocks transposed */
+    bsr_matrix *C = NULL;
+    const double *av = bsr_matrix_values(A);
+    BSR_ASSERT_OK(bsr_matrix_create(&C, 2, 2, 2, bsr_matrix_rowptr(A), bsr_matrix_colind(A), av, BSR_DOUBLE, 0));
+    CU_ASSERT_PTR_NULL(C->given);
+    CU_ASSERT(!memcmp(bsr_matrix_colind(C), bsr_matrix_colind(A), 3 * sizeof(int)) &&
+              !memcmp(bsr_matrix_values(C), av, 12 * sizeof(double)));
+    bsr_matrix_destroy(C);
+    BSR_ASSERT_OK(bsr_matrix_create(&C, 2, 2, 2, bsr_matrix_rowptr(A), bsr_matrix_colind(A), av, BSR_DOUBLE,
+                                    BSR_COLMAJOR_BLOCKS));
+    const double *cv = bsr_matrix_values(C);
+    int transposed = 1;
+    for (int q = 0; q < 3; q++)
+        for (int r = 0; r < 2; r++)
+            for (int c = 0; c < 2; c++) transposed &= cv[q * 4 + r * 2 + c] == av[q * 4 + c * 2 + r];
+    CU_ASSERT(transposed);
+    bsr_matrix_destroy(C);
     bsr_matrix_destroy(A);
     /* duplicates: rejected, or summed on request */
     int ci_dup[] = {1, 1, 0};
