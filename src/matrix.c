@@ -111,13 +111,10 @@ bsr_status bsr_matrix_create(bsr_matrix **A, int nbrows, int nbcols, int b, cons
         BSR_TRY(matrix_alloc(&M, nbrows, nbcols, b, nnzb, prec));
         memcpy(M->rowptr, rowptr, sizeof(int) * ((size_t)nbrows + 1));
         if (nnzb) memcpy(M->colind, colind, sizeof(int) * (size_t)nnzb);
-        if (b == 1 || !(flags & BSR_COLMAJOR_BLOCKS)) {
-            if (nnzb) memcpy(M->val, val, (size_t)nnzb * bb * es);
-        } else {
-            for (int p = 0; p < nnzb; p++)
-                bsr_block_copy((char *)M->val + (size_t)p * bb * es, prec, (const char *)val + (size_t)p * bb * es,
-                               prec, b, 1);
-        }
+        /* the values in stored order (checked finite above) */
+        bsr_status st = bsr_matrix_set_values(M, val, (flags & BSR_COLMAJOR_BLOCKS) | BSR_STORED_ORDER |
+                                                       BSR_ALLOW_NONFINITE);
+        if (st) { bsr_matrix_destroy(M); return st; }
         *A = M;
         return BSR_OK;
     }
@@ -252,10 +249,10 @@ bsr_status bsr_matrix_set_values(bsr_matrix *A, const void *val, unsigned flags)
                 bsr_block_copy(dst, A->prec, src, A->prec, A->b, cm);
             }
         }
-    } else if (flags & BSR_COLMAJOR_BLOCKS)
+    } else if ((flags & BSR_COLMAJOR_BLOCKS) && A->b > 1)   /* (b = 1: the same either way) */
         for (int p = 0; p < A->nnzb; p++)
             bsr_block_copy((char *)A->val + p * bb * es, A->prec, (const char *)val + p * bb * es, A->prec, A->b, 1);
-    else
+    else if (A->nnzb)
         memcpy(A->val, val, (size_t)A->nnzb * bb * es);
     A->dev_stale = 1;
     return BSR_OK;
