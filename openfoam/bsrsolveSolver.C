@@ -152,14 +152,19 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     perf.initialResidual() = gSumMag(rA, matrix().mesh().comm())/normFactor;
     perf.finalResidual() = perf.initialResidual();
 
+    // Whether another pass is due: the loop condition of OpenFOAM's own
+    // solvers (below maxIter and not converged, or below minIter)
+    const auto passDue = [&]()
+    {
+        return
+            (perf.nIterations() < maxIter_ && !perf.checkConvergence(tolerance_, relTol_))
+         || perf.nIterations() < minIter_;
+    };
+
     // A field converged already (a velocity component at rest) goes back
     // untouched, its matrix not handed to the library (no setup, no
     // refactor), as OpenFOAM's own solvers then build no preconditioner
-    if
-    (
-        (maxIter_ <= 0 || perf.checkConvergence(tolerance_, relTol_))
-     && minIter_ <= 0
-    )
+    if (!passDue())
     {
         perf.checkConvergence(tolerance_, relTol_);
         matrix().setResidualField(rA, fieldName_, false);
@@ -191,11 +196,7 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
     for (label i = 0; i < n; ++i) B[i] = st.sign*source[i];
     double shrink = 1;
     int passes = 0;
-    while
-    (
-        (perf.nIterations() < maxIter_ && !perf.checkConvergence(tolerance_, relTol_))
-     || perf.nIterations() < minIter_
-    )
+    while (passDue())
     {
         const bool minOnly = perf.checkConvergence(tolerance_, relTol_);
         const double target = normFactor*
