@@ -367,9 +367,8 @@ static void test_variants(void)
                              * by ticket without the row pipeline; 5: pipelined, every team
                              * voting alone (by default the teams of a warp vote together within a level);
                              * 6, 7: pipelined with chunks by ticket / round robin (by default round
-                             * robin, tickets only when the cooperative launch is refused); 8: a long
-                             * row's blocks polled one at a time (batch 0) */
-                            for (int ps = 0; ps < 9; ps++) {
+                             * robin, tickets only when the cooperative launch is refused) */
+                            for (int ps = 0; ps < 8; ps++) {
                                 /* the kernels' tuning (bsr_trsv_set_tuning: they read no
                                  * environment; -1 keeps a rule) */
                                 const bsr_trsv_tuning tu = {.team = t ? atoi(teams[t]) : -1,
@@ -379,8 +378,7 @@ static void test_variants(void)
                                                             .sleep = ps == 3 ? 0 : -1,
                                                             .pipe = ps == 4 ? 0 : -1,
                                                             .pair = ps == 5 ? 0 : -1,
-                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1,
-                                                            .batch = ps == 8 ? 0 : -1};
+                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1};
                                 bsr_trsv_set_tuning(&tu);
                                 bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
                                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
@@ -407,66 +405,6 @@ static void test_variants(void)
         }
     for (int m = 0; m < 3; m++) bsr_matrix_destroy(mats[m]);
     bsr_problem_free(&P);
-}
-
-/* Rows of many blocks (the dense rows of a separator after fill): the
- * blocks a lane group polls in batches (batch_blocks) against one at a time
- * (tuning batch 0), bit for bit, and both against the CPU solve, under every
- * sync-free schedule (one CUDA block per chunk, persistent round robin,
- * persistent by ticket or pipelined): random dominant matrices whose L and U
- * rows hold 60-200 blocks, b = 1, 2, 5, k = 1 and 5, double and mixed. */
-static void test_long_rows(void)
-{
-    if (!bsr_test_have_gpu()) return;
-    static const int bs[] = {1, 2, 5}, lens[] = {400, 300, 120}, rows[] = {600, 500, 300};
-    for (int m = 0; m < 3; m++)
-        for (int mode = MODE_DOUBLE; mode <= MODE_MIXED; mode += MODE_MIXED - MODE_DOUBLE) {
-            bsr_matrix *R = bsr_test_random_matrix(rows[m], rows[m], bs[m], lens[m] / 2, lens[m], BSR_DOUBLE, 901 + m);
-            bsr_matrix *A = bsr_test_dominant(R, 2.0, 0.0);
-            bsr_matrix_destroy(R);
-            bsr_ilu *F = bsr_test_ilu0(A, BSR_ORDER_NATURAL);
-            bsr_ilu_factors f;
-            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
-            bsr_gpu_ilu_options go;
-            bsr_gpu_ilu_options_default(&go);
-            go.factor_float = mode == MODE_MIXED;
-            bsr_gpu_ilu *G = NULL;
-            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
-            BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE));
-            const int64_t n = (int64_t)rows[m] * bs[m];
-            for (int k = 1; k <= 5; k += 4)
-                for (int upper = 0; upper < 2; upper++) {
-                    bsr_multivec *X = bsr_test_dev_random(ctx, n, k, BSR_DOUBLE, seed_counter++), *Rf = NULL, *Y0 = NULL;
-                    BSR_ASSERT_OK(bsr_multivec_create(&Rf, n, k, BSR_DOUBLE));
-                    if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, Rf));
-                    else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, Rf));
-                    for (int ps = 0; ps < 3; ps++)
-                        for (int batch = 1; batch >= 0; batch--) {
-                            const bsr_trsv_tuning tu = {.team = -1, .persist = ps, .wide = -1, .grab = -1, .sleep = -1,
-                                                        .pipe = -1, .pair = -1, .rr = -1, .batch = batch};
-                            bsr_trsv_set_tuning(&tu);
-                            bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
-                            BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
-                            BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-                            const double e = bsr_test_max_rel_err(Y, Rf);
-                            if (!(e <= tol_of(mode)))
-                                fprintf(stderr, "\n  long rows b=%d %s k=%d %s persist=%d batch=%d: error %.3g\n", bs[m],
-                                        mode_name[mode], k, upper ? "U" : "L", ps, batch, e);
-                            CU_ASSERT(e <= tol_of(mode));
-                            if (!Y0) { Y0 = Y; continue; }
-                            /* every schedule and batching sums each row in one order */
-                            CU_ASSERT(memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
-                            bsr_multivec_destroy(Y);
-                        }
-                    bsr_multivec_destroy(Y0);
-                    bsr_multivec_destroy(X);
-                    bsr_multivec_destroy(Rf);
-                }
-            bsr_trsv_set_tuning(NULL);
-            bsr_gpu_ilu_destroy(G);
-            bsr_ilu_destroy(F);
-            bsr_matrix_destroy(A);
-        }
 }
 
 /* The gather inside the L solve: where the pipelined kernel solves L (b*k
@@ -518,7 +456,7 @@ static void test_scaled_apply(void)
                  * kernel's gather, 2: the apply's gather (graph), 3: in place */
                 for (int path = 0; path < 4; path++) {
                     const bsr_trsv_tuning tu = {.team = -1, .persist = -1, .wide = -1, .grab = -1, .sleep = -1,
-                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1, .batch = -1};
+                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1};
                     bsr_trsv_set_tuning(&tu);
                     BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, path == 2 ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
                     bsr_multivec *Y = NULL;
@@ -650,7 +588,6 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
-        {"rows of many blocks: batched polls = one at a time, bit for bit", test_long_rows},
         {"gather (ordering, left scaling) in the L solve = gather + solve, bit for bit", test_scaled_apply},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},

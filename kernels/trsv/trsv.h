@@ -28,8 +28,6 @@ typedef struct {
     int nlevels;
     int *level_ptr;            /* host [nlevels+1], positions in rows[] */
     int max_width;
-    int max_len;               /* blocks of the longest row, pivot left out (0: not counted, the
-                                  pattern made on the device) */
     /* separator tree levels for P21-P24 (one root node [0,n) without a tree) */
     int ntl;                   /* tree levels */
     int *tl_ptr;               /* host [ntl+1]: nodes of tree level l (root = 0) */

@@ -287,10 +287,6 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     bsr_status s = BSR_OK;
     T->nlevels = lv->nlevels;
     T->max_width = width;
-    T->max_len = 0;
-    if (!on_dev)
-        for (int i = 0; i < n; i++)
-            if (M->rowptr[i + 1] - M->rowptr[i] - upper > T->max_len) T->max_len = M->rowptr[i + 1] - M->rowptr[i] - upper;
     T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));

@@ -282,52 +282,14 @@ __device__ __forceinline__ void narrow_scale(narrow_pre<B, TF, TV> &q, const TF 
     for (int c = 0; c < B; c++) q.dv[c] = D[c];
 }
 
-/* Rows of many blocks (a dense separator's, after fill) spent a memory round
- * trip a block: each block's poll waited before the next one's load left.
- * batch_blocks takes the group's blocks p, p + G, ... LS_BATCH(B) at a time,
- * their values polled together, and adds them to acc in the order of the
- * plain loop (the same bits); returns the first block it left.  Only the
- * kernels of triangles with long rows have it (LONG: long_rows), as its
- * registers made the others spill. */
-#define LS_BATCH(B) ((B) == 1 ? 8 : (B) == 2 ? 4 : 2)
-template <int B, typename TF, typename TV>
-__device__ __forceinline__ int batch_blocks(int p, int s1, int G, int r, int j, const int *__restrict__ colind,
-                                            const TF *__restrict__ val, const TV *y, int bk, int k, int nap,
-                                            TV &acc)
-{
-    constexpr int NB = LS_BATCH(B);
-    for (; p + (NB - 1) * G < s1; p += NB * G) {
-        TV yb[NB][B];
-        const TV *yc[NB];
-#pragma unroll
-        for (int u = 0; u < NB; u++) yc[u] = y + (size_t)colind[p + u * G] * bk + j;
-        for (;;) {
-            bool ok = true;
-#pragma unroll
-            for (int u = 0; u < NB; u++) ok &= poll_yc<B, TV>(yc[u], k, yb[u]);
-            if (ok) break;
-            if (nap) __nanosleep(nap);
-        }
-#pragma unroll
-        for (int u = 0; u < NB; u++) {
-            const TF *a = val + (size_t)(p + u * G) * B * B + r * B;
-#pragma unroll
-            for (int c = 0; c < B; c++) acc += (TV)a[c] * yb[u][c];
-        }
-    }
-    return p;
-}
-
 /* Finish the row loaded by narrow_load: wait for (WAIT) and gather the
  * solved values, reduce, apply the pivot (upper), store.  FULL: the whole
  * warp calls it and votes together (tmask and vmask all lanes), so every
  * shuffle and the vote take the constant full mask; with a mask known only
  * at run time the compiler checks before each shuffle that the mask's lanes
  * are converged (MATCH.ANY, REDUX.OR and a divergent-path branch on sm_90:
- * four such checks on an upper row's path after its poll).  LONG: the
- * group's blocks polled in batches (batch_blocks). */
-template <int B, typename TF, typename TV, bool WAIT, bool GP = false, bool FULL = false, bool SC = false,
-          bool LONG = false>
+ * four such checks on an upper row's path after its poll). */
+template <int B, typename TF, typename TV, bool WAIT, bool GP = false, bool FULL = false, bool SC = false>
 __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, int upper,
                                               const int *__restrict__ colind, const TF *__restrict__ val,
                                               TV *y, int k, int TS, int tl, unsigned tmask, int nap, int j0, int kc,
@@ -395,10 +357,7 @@ __device__ __forceinline__ void narrow_finish(const narrow_pre<B, TF, TV> &q, in
     if (q.col >= 0) {
 #pragma unroll
         for (int c = 0; c < B; c++) acc += (TV)q.av[c] * yv[c];
-        int p = q.s0 + ge.g + ge.G;
-        const int s1 = q.s1 & INT_MAX;
-        if constexpr (WAIT && LONG) p = batch_blocks<B, TF, TV>(p, s1, ge.G, ge.r, ge.j, colind, val, y, bk, k, nap, acc);
-        for (; p < s1; p += ge.G) {
+        for (int p = q.s0 + ge.g + ge.G, s1 = q.s1 & INT_MAX; p < s1; p += ge.G) {
             TF av[B];
             const TF *a = val + (size_t)p * B * B + ge.r * B;
 #pragma unroll
@@ -681,9 +640,8 @@ __device__ __forceinline__ unsigned level_vmask(bool start, int TS, int t, int t
  * triangles, NULL: none): the rows of x permuted as they are read, the
  * gather of an ordering, also without a pass of its own.  TSC > 0: k = 1
  * and TS = TSC are constants, so the lane geometry, the shuffle widths and
- * offsets and the index arithmetic of a row's path fold at compile time.
- * LONG: batched polls of long rows (batch_blocks). */
-template <int B, typename TF, typename TV, bool UP, bool SC = false, int TSC = 0, bool LONG = false>
+ * offsets and the index arithmetic of a row's path fold at compile time. */
+template <int B, typename TF, typename TV, bool UP, bool SC = false, int TSC = 0>
 __global__ void __launch_bounds__(LS_WARPS * 32, LS_PIPE_MINBLOCKS)
 team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pbeg, const int *__restrict__ pend,
                  const int *__restrict__ colind, const TF *__restrict__ val, const TV *x, TV *y, int k_arg,
@@ -737,11 +695,10 @@ team_pipe_kernel(int n, const int *__restrict__ rows, const int *__restrict__ pb
          * (H100, natural L+U: 100^3 b=4 1.063 -> 1.014 ms, 128^3 b=1 1.01 ->
          * 0.90, 100^3 b=2 0.775 -> 0.690) */
         if (vmask == 0xffffffffu)
-            narrow_finish<B, TF, TV, true, true, true, SC, LONG>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k,
-                                                                 ge);
+            narrow_finish<B, TF, TV, true, true, true, SC>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge);
         else if (p < n)
-            narrow_finish<B, TF, TV, true, true, false, SC, LONG>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k,
-                                                                  ge, vmask);
+            narrow_finish<B, TF, TV, true, true, false, SC>(cur, UP, colind, val, y, k, TS, tl, tmask, nap, 0, k, ge,
+                                                            vmask);
         const int c3 = counter ? __shfl_sync(0xffffffffu, tk, 0) : c2 + rs; /* ticket issued one row ago */
         if (counter && (threadIdx.x & 31) == 0) tk = atomicAdd(counter, 1);
         cur = nxt; p = p1; c0 = c1;
@@ -834,14 +791,6 @@ static int team_override(void)
 /* The pipelined kernel polls without a sleep (H100, natural b=4 k=1 with
  * round robin: 96^3 0.957 vs 0.967 ms, 64^3 0.459 vs 0.472, 40^3 0.256 vs 0.264). */
 #define TRSV_PIPE_SLEEP_DEFAULT 0
-
-/* Rows with at least this many blocks make a triangle's pipelined kernel
- * the one that polls a row's blocks in batches (LONG). */
-#define LS_LONG_ROW 64
-static int long_rows(const bsr_trsv_tri *T)
-{
-    return knob(bsr_trsv_tune.batch, 1) && T->max_len >= LS_LONG_ROW;
-}
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
  * row handled at once (mean off-diagonal row length, rounded up), at most 32;
@@ -957,12 +906,10 @@ template <int B, typename TF, typename TV, bool UP, bool SC = false>
 static bsr_status pipe_launch(const bsr_trsv_tri *T, const TV *x, TV *y, int k, int TS, int nb, int nap,
                               cudaStream_t st, const TF *S = nullptr, const int *P = nullptr)
 {
-    static int occ[4] = {0, 0, 0, 0}, coop = -1; /* found once, like the occupancy (two launches an apply) */
-    /* one vector with 8 or 16 lanes a row: the kernel with both constant;
-     * long rows: the one with batched polls */
-    const int v = long_rows(T) ? 3 : k == 1 && TS == 16 ? 1 : k == 1 && TS == 8 ? 2 : 0;
-    const auto kern = v == 3   ? team_pipe_kernel<B, TF, TV, UP, SC, 0, true>
-                      : v == 1 ? team_pipe_kernel<B, TF, TV, UP, SC, 16>
+    static int occ[3] = {0, 0, 0}, coop = -1; /* found once, like the occupancy (two launches an apply) */
+    /* one vector with 8 or 16 lanes a row: the kernel with both constant */
+    const int v = k == 1 && TS == 16 ? 1 : k == 1 && TS == 8 ? 2 : 0;
+    const auto kern = v == 1 ? team_pipe_kernel<B, TF, TV, UP, SC, 16>
                       : v == 2 ? team_pipe_kernel<B, TF, TV, UP, SC, 8> : team_pipe_kernel<B, TF, TV, UP, SC>;
     BSR_TRY(resident_grid(kern, occ[v], &nb));
     const int *lvs = knob(bsr_trsv_tune.pair, 1) && 2 * TS <= 32 ? T->pendl : NULL;
