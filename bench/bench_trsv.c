@@ -30,7 +30,7 @@ static void usage(void)
             "         [--csv F] [--plot F.png] [--variants V1;V2;...] [--jacobi N1,N2]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
-            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr: the\n"
+            "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr, tail: the\n"
             "  fields of bsr_trsv_tuning, src/ilu/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
             "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n"
             "  --jacobi: also time the approximate solves of trisolve=jacobi:N (N sweeps on each factor).\n");
@@ -53,13 +53,13 @@ static int parse_ints(const char *s, int *v, int max)
 
 /* Knobs of the level kernels: names (also BSR_TRSV_<NAME> in the
  * environment) in the order of their fields in bsr_trsv_tuning. */
-static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP", "PIPE", "PAIR", "RR"};
+static const char *const knobs[] = {"TEAM", "PERSIST", "WIDE", "GRAB", "SLEEP", "PIPE", "PAIR", "RR", "TAIL"};
 #define NKNOB ((int)(sizeof knobs / sizeof knobs[0]))
 
 /* Field q of t (in the order of knobs[]). */
 static int *knob_field(bsr_trsv_tuning *t, int q)
 {
-    int *f[NKNOB] = {&t->team, &t->persist, &t->wide, &t->grab, &t->sleep, &t->pipe, &t->pair, &t->rr};
+    int *f[NKNOB] = {&t->team, &t->persist, &t->wide, &t->grab, &t->sleep, &t->pipe, &t->pair, &t->rr, &t->tail};
     return f[q];
 }
 

@@ -10,6 +10,7 @@
  * kernel, schedule and lane layout still runs. */
 #include "harness.h"
 #include "gpu_ilu.h"
+#include "../kernels/trsv/trsv.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,7 +379,8 @@ static void test_variants(void)
                                                             .sleep = ps == 3 ? 0 : -1,
                                                             .pipe = ps == 4 ? 0 : -1,
                                                             .pair = ps == 5 ? 0 : -1,
-                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1};
+                                                            .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1,
+                                                            .tail = -1};
                                 bsr_trsv_set_tuning(&tu);
                                 bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
                                 BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
@@ -405,6 +407,105 @@ static void test_variants(void)
         }
     for (int m = 0; m < 3; m++) bsr_matrix_destroy(mats[m]);
     bsr_problem_free(&P);
+}
+
+/* n block rows: the first n - nt with no lower block (one wide level of L),
+ * about 3 upper blocks near the diagonal and a quarter of the last nt
+ * columns; the last nt reading every row of the chain before them and 3 in
+ * 4 of the others (a separator's rows after fill); values in [-1, 1), 4 b on
+ * the diagonal blocks' diagonal. */
+static bsr_matrix *chain_tail_matrix(int n, int nt, int b, uint64_t seed)
+{
+    int *rp = malloc(sizeof(int) * ((size_t)n + 1)), *ci = malloc(sizeof(int) * (size_t)n * n);
+    double *v = NULL;
+    uint64_t x = seed;
+    rp[0] = 0;
+    for (int i = 0, z = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int pick = (int)(x >> 59);   /* 0..31 */
+            const int keep = j == i || (i >= n - nt ? (j >= n - nt || pick < 24)
+                                                    : (j > i && j - i <= 8 && pick < 12) || (j >= n - nt && pick < 8));
+            if (keep) ci[z++] = j;
+        }
+        rp[i + 1] = z;
+    }
+    const size_t bb = (size_t)b * b;
+    v = malloc(sizeof(double) * (size_t)rp[n] * bb);
+    for (int i = 0; i < n; i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++)
+            for (size_t e = 0; e < bb; e++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                v[(size_t)p * bb + e] = (double)(x >> 11) / 9007199254740992.0 * 2 - 1 +
+                                        (ci[p] == i && e % (b + 1) == 0 ? 4.0 * b : 0);
+            }
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* The chain of long rows at the end of L's level order and the start of U's
+ * (a nested-dissection factor's top separators) solved one CUDA block a row
+ * (tail_kernel): against the CPU solve, with and without it (tuning tail 0),
+ * and bit for bit under every sync-free schedule of the rows before it
+ * (one CUDA block per chunk, persistent round robin, pipelined by ticket or
+ * round robin); b = 1, 2, 5, double and mixed, k = 1 (and 5: no tail). */
+static void test_tail(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const int bs[] = {1, 2, 5};
+    for (int m = 0; m < 3; m++)
+        for (int mode = MODE_DOUBLE; mode <= MODE_MIXED; mode += MODE_MIXED - MODE_DOUBLE) {
+            bsr_matrix *A = chain_tail_matrix(900, 160, bs[m], 4242 + m);
+            bsr_ilu *F = bsr_test_ilu0(A, BSR_ORDER_NATURAL);
+            bsr_ilu_factors f;
+            BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+            bsr_gpu_ilu_options go;
+            bsr_gpu_ilu_options_default(&go);
+            go.factor_float = mode == MODE_MIXED;
+            bsr_gpu_ilu *G = NULL;
+            BSR_ASSERT_OK(bsr_gpu_ilu_create(ctx, F, &go, &G));
+            BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, BSR_TRSV_SYNCFREE));
+            /* the case under test: L's tail after a wide level, U's from its start */
+            const bsr_trsv_tri *TL = bsr_gpu_ilu_tri(G, 0), *TU = bsr_gpu_ilu_tri(G, 1);
+            CU_ASSERT(TL->tail >= 100 && TL->tail < TL->n);
+            CU_ASSERT(TU->tail >= 100);
+            const int64_t n = (int64_t)bsr_matrix_nbrows(A) * bs[m];
+            for (int k = 1; k <= 5; k += 4)
+                for (int upper = 0; upper < 2; upper++) {
+                    bsr_multivec *X = bsr_test_dev_random(ctx, n, k, BSR_DOUBLE, seed_counter++), *R = NULL, *Y0 = NULL;
+                    BSR_ASSERT_OK(bsr_multivec_create(&R, n, k, BSR_DOUBLE));
+                    if (upper) BSR_ASSERT_OK(bsr_trsv_upper(f.U, NULL, X, R));
+                    else BSR_ASSERT_OK(bsr_trsv_lower(f.L, NULL, X, R));
+                    for (int tail = 0; tail < 2; tail++)
+                        for (int ps = 0; ps < 4; ps++) {
+                            const bsr_trsv_tuning tu = {.team = -1, .persist = ps < 3 ? ps : 2, .wide = -1, .grab = -1,
+                                                        .sleep = -1, .pipe = -1, .pair = -1, .rr = ps == 3 ? 0 : -1,
+                                                        .tail = tail ? -1 : 0};
+                            bsr_trsv_set_tuning(&tu);
+                            bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
+                            BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
+                            BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+                            const double e = bsr_test_max_rel_err(Y, R);
+                            if (!(e <= tol_of(mode)))
+                                fprintf(stderr, "\n  tail b=%d %s k=%d %s tail=%d persist=%d: error %.3g\n", bs[m],
+                                        mode_name[mode], k, upper ? "U" : "L", tail, ps, e);
+                            CU_ASSERT(e <= tol_of(mode));
+                            if (tail && !Y0) { Y0 = Y; continue; }
+                            if (tail)   /* one sum order a row whatever the schedule */
+                                CU_ASSERT(memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
+                            bsr_multivec_destroy(Y);
+                        }
+                    bsr_multivec_destroy(Y0);
+                    bsr_multivec_destroy(X);
+                    bsr_multivec_destroy(R);
+                }
+            bsr_trsv_set_tuning(NULL);
+            bsr_gpu_ilu_destroy(G);
+            bsr_ilu_destroy(F);
+            bsr_matrix_destroy(A);
+        }
 }
 
 /* The gather inside the L solve: where the pipelined kernel solves L (b*k
@@ -456,7 +557,7 @@ static void test_scaled_apply(void)
                  * kernel's gather, 2: the apply's gather (graph), 3: in place */
                 for (int path = 0; path < 4; path++) {
                     const bsr_trsv_tuning tu = {.team = -1, .persist = -1, .wide = -1, .grab = -1, .sleep = -1,
-                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1};
+                                                .pipe = path == 1 ? 0 : -1, .pair = -1, .rr = -1, .tail = -1};
                     bsr_trsv_set_tuning(&tu);
                     BSR_ASSERT_OK(bsr_gpu_ilu_set_kernel(G, BSR_TRSV_LEVEL, path == 2 ? BSR_TRSV_GRAPH : BSR_TRSV_SYNCFREE));
                     bsr_multivec *Y = NULL;
@@ -588,6 +689,7 @@ int main(int argc, char **argv)
         {"real matrices", test_real},
         {"bitwise determinism (sync-free, graph)", test_determinism},
         {"sync-free variants (persistent, team size, wide layout)", test_variants},
+        {"the chain of long rows one CUDA block a row (tail), bit for bit across schedules", test_tail},
         {"gather (ordering, left scaling) in the L solve = gather + solve, bit for bit", test_scaled_apply},
         {"refactor, host convenience path, in place", test_refactor_and_host_path},
         {"errors leave the object usable", test_errors},

@@ -28,6 +28,10 @@ typedef struct {
     int nlevels;
     int *level_ptr;            /* host [nlevels+1], positions in rows[] */
     int max_width;
+    /* the chain part of a triangle with long rows (a nested-dissection
+     * factor's top separators after fill): the last tail rows of L's level
+     * order, the first of U's (bsr_trsv_tail below); 0: none */
+    int tail;
     /* separator tree levels for P21-P24 (one root node [0,n) without a tree) */
     int ntl;                   /* tree levels */
     int *tl_ptr;               /* host [ntl+1]: nodes of tree level l (root = 0) */
@@ -61,6 +65,15 @@ bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int up
 bsr_status bsr_trsv_plan_build(const bsr_matrix *M, const bsr_levels *lv, int upper, int renumber,
                                const int *qpos, int check, bsr_trsv_plan *pl);
 void bsr_trsv_plan_free(bsr_trsv_plan *pl);
+/* The tail of triangle M under schedule lv (bsr_trsv_tri.tail): the levels at
+ * the end of L's level order (the start of U's) with at most
+ * TRSV_TAIL_WIDTH rows each, counted when they hold TRSV_TAIL_MIN rows or
+ * more with TRSV_TAIL_LEN blocks a row or more on average (pivots left out);
+ * else 0.  Host arrays. */
+#define TRSV_TAIL_WIDTH 64
+#define TRSV_TAIL_MIN 16
+#define TRSV_TAIL_LEN 32
+int bsr_trsv_tail(const bsr_matrix *M, const bsr_levels *lv, int upper);
 /* Separator-tree levels (one root [0,n) without a tree): tl_ptr[ntl+1] into
  * ranges (own rows [sep_first,last) of each node, by tree level), and whether
  * the nodes of one tree level are independent for triangle M. */

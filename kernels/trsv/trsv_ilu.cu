@@ -287,6 +287,7 @@ static bsr_status tri_setup(bsr_gpu_ilu *G, int which, const bsr_matrix *M, cons
     bsr_status s = BSR_OK;
     T->nlevels = lv->nlevels;
     T->max_width = width;
+    T->tail = on_dev ? 0 : bsr_trsv_tail(M, lv, upper);   /* device arrays: the device's patterns are capped */
     T->level_ptr = (int *)bsr_malloc(((size_t)lv->nlevels + 1) * sizeof(int), "level pointers");
     if (!T->level_ptr) s = BSR_ERR_NOMEM;
     else memcpy(T->level_ptr, lv->level_ptr, ((size_t)lv->nlevels + 1) * sizeof(int));

@@ -7,7 +7,7 @@
 #include "trsv_cuda.h"
 
 /* No override: every field < 0 (the rules of trsv_level.cuh). */
-static const bsr_trsv_tuning rules = {-1, -1, -1, -1, -1, -1, -1, -1};
+static const bsr_trsv_tuning rules = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
 bsr_trsv_tuning bsr_trsv_tune = rules;
 
 extern "C" void bsr_trsv_set_tuning(const bsr_trsv_tuning *t)

@@ -560,6 +560,63 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
     }
 }
 
+/* The tail of a triangle (bsr_trsv_tri.tail, k = 1): one CUDA block a row,
+ * rows of the level order by ticket (every row a block waits on belongs to a
+ * running or finished block).  A warp's lanes were too few for these rows:
+ * time a row went as 1 / lanes (H100, coupled3d:30,5 ND ILU2, 8 / 16 / 32
+ * lanes a row: 157 / 70 / 32 ms L+U).  TAIL_G(B) groups of B threads, group g
+ * takes blocks g, g + G, ...; the groups' sums meet in a fixed tree in shared
+ * memory (the same bits whatever the schedule). */
+#define LS_TAIL_THREADS 256
+#define TAIL_G(B) ((B) == 1 ? 256 : (B) == 2 ? 128 : (B) <= 4 ? 64 : (B) <= 8 ? 32 : 16)
+template <int B, typename TF, typename TV>
+__global__ void __launch_bounds__(LS_TAIL_THREADS)
+tail_kernel(int n, int upper, const int *__restrict__ rows, const int *__restrict__ pbeg,
+            const int *__restrict__ pend, const int *__restrict__ colind, const TF *__restrict__ val,
+            const TV *x, TV *y, int *counter, int nap)
+{
+    constexpr int G = TAIL_G(B);
+    __shared__ TV part[G * B];
+    __shared__ TV s[B];
+    __shared__ int ticket;
+    if (threadIdx.x == 0) ticket = atomicAdd(counter, 1);
+    __syncthreads();
+    const int q = ticket;
+    if (q >= n) return;   /* the whole block */
+    const int i = rows[q], s1 = pend[q];
+    int s0 = pbeg[q];
+    if (upper) s0++;
+    const int g = threadIdx.x / B, r = threadIdx.x - g * B;
+    TV acc = 0;
+    if (g < G) {
+        for (int p = s0 + g; p < s1; p += G) {
+            TV yv[B];
+            load_yc<B, TV, true>(y + (size_t)colind[p] * B, 1, yv, nap);
+            const TF *a = val + (size_t)p * B * B + r * B;
+#pragma unroll
+            for (int c = 0; c < B; c++) acc += (TV)a[c] * yv[c];
+        }
+        part[g * B + r] = acc;
+    }
+    __syncthreads();
+    for (int h = G / 2; h >= 1; h /= 2) {
+        if (g < h) part[g * B + r] += part[(g + h) * B + r];
+        __syncthreads();
+    }
+    if (threadIdx.x < B) s[threadIdx.x] = x[(size_t)i * B + threadIdx.x] - part[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x < B) {
+        TV v = s[threadIdx.x];
+        if (upper) {
+            const TF *D = val + (size_t)pbeg[q] * B * B + threadIdx.x * B;
+            v = 0;
+#pragma unroll
+            for (int c = 0; c < B; c++) v += (TV)D[c] * s[c];
+        }
+        st_relaxed(y + (size_t)i * B + threadIdx.x, unsentinel(v));
+    }
+}
+
 /* Next chunk of 32/TS rows for the calling warp (dynamic persistent mode). */
 __device__ __forceinline__ int next_chunk(int *counter)
 {
@@ -1046,6 +1103,39 @@ static int pipe_gathers(const bsr_trsv_tri *T, int sched, int k, const void *x, 
     return pipe;
 }
 
+/* Whether the sync-free solve of T runs its tail (bsr_trsv_tri.tail) in
+ * tail_kernel: one vector, out of place (tuning tail 0: never). */
+static int tail_on(const bsr_trsv_tri *T, int sched, int k, const void *x, const void *y)
+{
+    return T->tail > 0 && sched == TRSV_S_SYNCFREE && k == 1 && x != y && knob(bsr_trsv_tune.tail, 1);
+}
+
+/* Positions [a, b) of T's level order as a triangle of their own (level
+ * boundaries: the pipelined kernel's level starts stay right). */
+static bsr_trsv_tri sub_tri(const bsr_trsv_tri *T, int a, int b)
+{
+    bsr_trsv_tri S = *T;
+    S.n = b - a;
+    S.rows = T->rows + a;
+    S.pbeg = T->pbeg + a;
+    S.pend = T->pend + a;
+    if (T->pendl) S.pendl = T->pendl + a;
+    return S;
+}
+
+/* tail_kernel over positions [a, b) of T (sentinels in y, x gathered). */
+template <int B, typename TF, typename TV>
+static bsr_status tail_launch(const bsr_trsv_tri *T, int a, int b, const TV *x, TV *y, cudaStream_t st)
+{
+    if (b <= a) return BSR_OK;
+    CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+    tail_kernel<B, TF, TV><<<b - a, LS_TAIL_THREADS, 0, st>>>(b - a, T->upper, T->rows + a, T->pbeg + a, T->pend + a,
+                                                             T->colind, (const TF *)T->val, x, y, T->counter,
+                                                             poll_nap());
+    CU_LAUNCHED("tail_kernel");
+    return BSR_OK;
+}
+
 /* Launch the level kernel over T with the given schedule: y = T^{-1} (S P x)
  * (S, P NULL: none).  The pipelined kernel gathers and scales each row's
  * right-hand side itself; for every other kernel S P x is gathered into w
@@ -1056,7 +1146,8 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, cons
 {
     const TF *val = (const TF *)T->val;
     if (T->n == 0) return BSR_OK;
-    if ((S || P) && !pipe_gathers<B>(T, sched, k, x, y, P)) {
+    const int tail = tail_on(T, sched, k, x, y);
+    if ((S || P) && (tail || !pipe_gathers<B>(T, sched, k, x, y, P))) {
         BSR_TRY(bsr_trsv_dev_permscale(T->n, B, k, P, S, T->fprec, x, w,
                                        sizeof(TV) == sizeof(double) ? BSR_DOUBLE : BSR_FLOAT, 0, st));
         x = w;
@@ -1077,6 +1168,24 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, cons
     int persist, TS, wide, pipe;
     lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
     const int rows_per_block = LS_WARPS * (32 / TS);
+    if (sched == TRSV_S_SYNCFREE && tail) {
+        /* L: the rows before the tail, then the tail; U: the tail first.  The
+         * lane plan stays the whole triangle's (the same sums as without it) */
+        CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
+        const int cut = T->upper ? T->tail : T->n - T->tail;
+        const bsr_trsv_tri R = T->upper ? sub_tri(T, cut, T->n) : sub_tri(T, 0, cut);
+        bsr_status s = T->upper ? tail_launch<B, TF, TV>(T, 0, cut, x, y, st) : BSR_OK;
+        if (!s && R.n > 0) {
+            if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+            if (wide == 4) s = vec_launch<B, TF, TV>(&R, x, y, k, poll_nap(), st);
+            else if (wide == 3) s = sf_launch<B, TF, TV, TM_SPLIT>(&R, persist, x, y, k, TS, st);
+            else if (wide == 2) s = sf_launch<B, TF, TV, TM_PAIR>(&R, persist, x, y, k, TS, st);
+            else if (wide == 1) s = sf_launch<B, TF, TV, TM_LOOP>(&R, persist, x, y, k, TS, st);
+            else s = sf_launch<B, TF, TV, TM_NARROW>(&R, persist, x, y, k, TS, st);
+        }
+        if (!s && !T->upper) s = tail_launch<B, TF, TV>(T, cut, T->n, x, y, st);
+        return s;
+    }
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
         /* the pipelined kernel zeroes the counter itself when it takes tickets */

@@ -112,6 +112,7 @@ typedef struct {
     int pipe;    /* 0: the plain persistent kernel for the narrow layout too */
     int pair;    /* 0: each team of the pipelined kernel votes alone (no level-segment vote) */
     int rr;      /* pipelined kernel: 1 round robin (cooperative launch), 0 tickets */
+    int tail;    /* 0: no tail kernel (a CUDA block a row for the chain of long rows) */
 } bsr_trsv_tuning;
 /* Use t for the following solves of this process (NULL: the rules again).
  * Set it between solves, not while one runs on another thread. */

@@ -104,6 +104,22 @@ static bsr_status check_schedule(const bsr_matrix *M, const bsr_levels *lv, int 
     return s;
 }
 
+int bsr_trsv_tail(const bsr_matrix *M, const bsr_levels *lv, int upper)
+{
+    int64_t rows = 0, blocks = 0;
+    for (int t = 0; t < lv->nlevels; t++) {
+        const int l = upper ? t : lv->nlevels - 1 - t;
+        const int p0 = lv->level_ptr[l], p1 = lv->level_ptr[l + 1];
+        if (p1 - p0 > TRSV_TAIL_WIDTH) break;
+        for (int p = p0; p < p1; p++) {
+            const int i = lv->rows[p];
+            blocks += M->rowptr[i + 1] - M->rowptr[i] - upper;
+        }
+        rows += p1 - p0;
+    }
+    return rows >= TRSV_TAIL_MIN && blocks >= (int64_t)TRSV_TAIL_LEN * rows ? (int)rows : 0;
+}
+
 bsr_status bsr_trsv_plan_check(const bsr_matrix *M, const bsr_levels *lv, int upper, int full, int *width)
 {
     BSR_CHECK_ARG(M && lv && width, "bsr_trsv_plan_check: NULL argument");
