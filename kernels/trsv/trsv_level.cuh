@@ -14,7 +14,11 @@
  *    the sentinel: the data is its own completion flag (no fences, no flag
  *    round trip);
  *  - sync-free with flags (works in place, x == y): one warp per row, per-row
- *    completion flags published by a release store.
+ *    completion flags published by a release store;
+ *  - the tail (bsr_trsv_tri.tail: a chain of long rows, a nested-dissection
+ *    factor's top separators): one CUDA block a row (tail_kernel), launched
+ *    after the sync-free kernel of the rows before it (L) or before that of
+ *    the rows after it (U).
  * Every value or flag that one thread polls while another stores it is
  * accessed through the memory model's strong operations (sync_mm.cuh: relaxed
  * for the sentinel-carrying values, release/acquire for the flags), never
