@@ -307,6 +307,31 @@ static void test_determinism(void)
     bsr_problem_free(&P);
 }
 
+/* Y = T^{-1} X (T: G's lower or upper triangle) on the device under tuning
+ * tu, downloaded and checked against the CPU's R within mode's tolerance
+ * (what names the case in a failure); the caller frees Y. */
+static bsr_multivec *tuned_solve(bsr_gpu_ilu *G, const bsr_trsv_tuning *tu, int upper, const bsr_multivec *X,
+                                 const bsr_multivec *R, int64_t n, int k, int mode, const char *what)
+{
+    bsr_trsv_set_tuning(tu);
+    bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
+    BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
+    BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+    const double e = bsr_test_max_rel_err(Y, R);
+    if (!(e <= tol_of(mode))) fprintf(stderr, "\n  %s: error %.3g\n", what, e);
+    CU_ASSERT(e <= tol_of(mode));
+    return Y;
+}
+
+/* The first solution of a case kept in *Y0; each later one must have its
+ * bits (one sum order a row whatever the schedule) and is freed. */
+static void same_bits(bsr_multivec **Y0, bsr_multivec *Y, int64_t n, int k)
+{
+    if (!*Y0) { *Y0 = Y; return; }
+    CU_ASSERT(memcmp(bsr_multivec_data(*Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
+    bsr_multivec_destroy(Y);
+}
+
 /* The sync-free kernel's tuning variants (bsr_trsv_tuning: persist 0/1/2,
  * team, wide, grab, sleep, pipe, pair, rr; see kernels/trsv/trsv_level.cuh) against the CPU solves, on random b = 1, 4,
  * 5 and stencil factors, natural and ND, k = 1, 5, 9, 16, double and mixed,
@@ -381,20 +406,10 @@ static void test_variants(void)
                                                             .pair = ps == 5 ? 0 : -1,
                                                             .rr = ps == 6 ? 0 : ps == 7 ? 1 : -1,
                                                             .tail = -1};
-                                bsr_trsv_set_tuning(&tu);
-                                bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
-                                BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
-                                BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-                                const double e = bsr_test_max_rel_err(Y, R);
-                                if (!(e <= tol_of(mode)))
-                                    fprintf(stderr, "\n  variants m=%d %s %s k=%d %s persist=%d team=%s wide=%s: error %.3g\n", m,
-                                            order_name[oi], mode_name[mode], k, upper ? "U" : "L", ps, teams[t], wides[w], e);
-                                CU_ASSERT(e <= tol_of(mode));
-                                if (!Y0) Y0 = Y;
-                                else {
-                                    CU_ASSERT(memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
-                                    bsr_multivec_destroy(Y);
-                                }
+                                char what[160];
+                                snprintf(what, sizeof what, "variants m=%d %s %s k=%d %s persist=%d team=%s wide=%s", m,
+                                         order_name[oi], mode_name[mode], k, upper ? "U" : "L", ps, teams[t], wides[w]);
+                                same_bits(&Y0, tuned_solve(G, &tu, upper, X, R, n, k, mode, what), n, k);
                             }
                             bsr_multivec_destroy(Y0);
                         }
@@ -483,23 +498,14 @@ static void test_tail(void)
                             const bsr_trsv_tuning tu = {.team = -1, .persist = ps < 3 ? ps : 2, .wide = -1, .grab = -1,
                                                         .sleep = -1, .pipe = -1, .pair = -1, .rr = ps == 3 ? 0 : -1,
                                                         .tail = tail ? -1 : 0};
-                            bsr_trsv_set_tuning(&tu);
-                            bsr_multivec *Y = bsr_test_dev_poisoned(ctx, n, k, BSR_DOUBLE);
-                            BSR_ASSERT_OK(bsr_gpu_ilu_trsv(G, upper, X, Y));
-                            BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
-                            const double e = bsr_test_max_rel_err(Y, R);
-                            if (!(e <= tol_of(mode)))
-                                fprintf(stderr, "\n  tail b=%d %s k=%d %s tail=%d persist=%d: error %.3g\n", bs[m],
-                                        mode_name[mode], k, upper ? "U" : "L", tail, ps, e);
-                            CU_ASSERT(e <= tol_of(mode));
-                            if (tail && !Y0) { Y0 = Y; continue; }
-                            if (tail)   /* one sum order a row whatever the schedule */
-                                CU_ASSERT(memcmp(bsr_multivec_data(Y0), bsr_multivec_data(Y), (size_t)n * k * sizeof(double)) == 0);
-                            bsr_multivec_destroy(Y);
+                            char what[128];
+                            snprintf(what, sizeof what, "tail b=%d %s k=%d %s tail=%d persist=%d", bs[m], mode_name[mode],
+                                     k, upper ? "U" : "L", tail, ps);
+                            bsr_multivec *Y = tuned_solve(G, &tu, upper, X, R, n, k, mode, what);
+                            if (tail) same_bits(&Y0, Y, n, k);
+                            else bsr_multivec_destroy(Y);   /* another sum order in the tail: the tolerance only */
                         }
-                    bsr_multivec_destroy(Y0);
-                    bsr_multivec_destroy(X);
-                    bsr_multivec_destroy(R);
+                    bsr_multivec_destroy(Y0); bsr_multivec_destroy(X); bsr_multivec_destroy(R);
                 }
             bsr_trsv_set_tuning(NULL);
             bsr_gpu_ilu_destroy(G);
