@@ -468,3 +468,35 @@ int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B)
     size_t bytes = (size_t)bsr_multivec_rows(A) * bsr_multivec_cols(A) * bsr_precision_size(bsr_multivec_precision(A));
     return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
 }
+
+/* A wide level, then a chain of long rows (harness.h). */
+bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed)
+{
+    int *rp = malloc(sizeof(int) * ((size_t)n + 1)), *ci = malloc(sizeof(int) * (size_t)n * n);
+    double *v = NULL;
+    uint64_t x = seed;
+    rp[0] = 0;
+    for (int i = 0, z = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            const int pick = (int)(x >> 59);   /* 0..31 */
+            const int keep = j == i || (i >= n - nt ? (j >= n - nt || pick < 24)
+                                                    : (j > i && j - i <= 8 && pick < 12) || (j >= n - nt && pick < 8));
+            if (keep) ci[z++] = j;
+        }
+        rp[i + 1] = z;
+    }
+    const size_t bb = (size_t)b * b;
+    v = malloc(sizeof(double) * (size_t)rp[n] * bb);
+    for (int i = 0; i < n; i++)
+        for (int p = rp[i]; p < rp[i + 1]; p++)
+            for (size_t e = 0; e < bb; e++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                v[(size_t)p * bb + e] = (double)(x >> 11) / 9007199254740992.0 * 2 - 1 +
+                                        (ci[p] == i && e % (b + 1) == 0 ? 4.0 * b : 0);
+            }
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}

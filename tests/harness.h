@@ -52,6 +52,12 @@ bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, in
  * 7th row lacks its diagonal (the row above covers that column), so no row or
  * column is empty; values in [-1,1) plus 4 on the diagonal; deterministic. */
 bsr_matrix *bsr_test_irregular_matrix(int n, int b, uint64_t seed);
+/* n block rows: the first n - nt with no lower block (one wide level of a
+ * natural-order L), about 3 upper blocks near the diagonal and a quarter of
+ * the last nt columns; the last nt reading every row of the chain before
+ * them and 3 in 4 of the others (a separator's rows after fill); values in
+ * [-1, 1), 4 b on the diagonal blocks' diagonal; deterministic. */
+bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed);
 /* R with a block added on each diagonal (summed with R's own): diagonal
  * entries diag * b * (row length + 1), off-diagonal entry e of the block
  * off * e / b^2, so that ILU of a random pattern is stable. */

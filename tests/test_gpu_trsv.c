@@ -424,42 +424,6 @@ static void test_variants(void)
     bsr_problem_free(&P);
 }
 
-/* n block rows: the first n - nt with no lower block (one wide level of L),
- * about 3 upper blocks near the diagonal and a quarter of the last nt
- * columns; the last nt reading every row of the chain before them and 3 in
- * 4 of the others (a separator's rows after fill); values in [-1, 1), 4 b on
- * the diagonal blocks' diagonal. */
-static bsr_matrix *chain_tail_matrix(int n, int nt, int b, uint64_t seed)
-{
-    int *rp = malloc(sizeof(int) * ((size_t)n + 1)), *ci = malloc(sizeof(int) * (size_t)n * n);
-    double *v = NULL;
-    uint64_t x = seed;
-    rp[0] = 0;
-    for (int i = 0, z = 0; i < n; i++) {
-        for (int j = 0; j < n; j++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            const int pick = (int)(x >> 59);   /* 0..31 */
-            const int keep = j == i || (i >= n - nt ? (j >= n - nt || pick < 24)
-                                                    : (j > i && j - i <= 8 && pick < 12) || (j >= n - nt && pick < 8));
-            if (keep) ci[z++] = j;
-        }
-        rp[i + 1] = z;
-    }
-    const size_t bb = (size_t)b * b;
-    v = malloc(sizeof(double) * (size_t)rp[n] * bb);
-    for (int i = 0; i < n; i++)
-        for (int p = rp[i]; p < rp[i + 1]; p++)
-            for (size_t e = 0; e < bb; e++) {
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                v[(size_t)p * bb + e] = (double)(x >> 11) / 9007199254740992.0 * 2 - 1 +
-                                        (ci[p] == i && e % (b + 1) == 0 ? 4.0 * b : 0);
-            }
-    bsr_matrix *A = NULL;
-    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0));
-    free(rp); free(ci); free(v);
-    return A;
-}
-
 /* The chain of long rows at the end of L's level order and the start of U's
  * (a nested-dissection factor's top separators) solved one CUDA block a row
  * (tail_kernel): against the CPU solve, with and without it (tuning tail 0),
@@ -472,7 +436,7 @@ static void test_tail(void)
     static const int bs[] = {1, 2, 5};
     for (int m = 0; m < 3; m++)
         for (int mode = MODE_DOUBLE; mode <= MODE_MIXED; mode += MODE_MIXED - MODE_DOUBLE) {
-            bsr_matrix *A = chain_tail_matrix(900, 160, bs[m], 4242 + m);
+            bsr_matrix *A = bsr_test_chain_tail_matrix(900, 160, bs[m], 4242 + m);
             bsr_ilu *F = bsr_test_ilu0(A, BSR_ORDER_NATURAL);
             bsr_ilu_factors f;
             BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));

@@ -6,6 +6,7 @@
  * counts, on random triangles and on ILU(0) factors of a generated problem. */
 #include "harness.h"
 #include "internal.h"
+#include "../kernels/trsv/trsv.h"
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -207,6 +208,31 @@ static void test_stencil(void)
     bsr_problem_free(&P);
 }
 
+/* bsr_trsv_tail (the device solve's chain of long rows, found on the host):
+ * a natural-order ILU(0) factor of bsr_test_chain_tail_matrix has L's
+ * 160-row chain after one wide level and U a chain from its start; a chain
+ * of 10 rows is too short, and a stencil's factors (narrow last levels of
+ * short rows) have none. */
+static void test_tail(void)
+{
+    static const int nts[] = {160, 10};
+    for (int c = 0; c < 3; c++) {
+        bsr_problem P = {0};
+        bsr_matrix *A = NULL;
+        if (c < 2) A = bsr_test_chain_tail_matrix(900, nts[c], 2, 4242);
+        else BSR_ASSERT_OK(bsr_generate("stencil3d:12:4", BSR_DOUBLE, &P));
+        bsr_ilu *F = bsr_test_ilu0(c < 2 ? A : P.A, BSR_ORDER_NATURAL);
+        bsr_ilu_factors f;
+        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+        const int tl = bsr_trsv_tail(f.L, f.lvL, 0), tu = bsr_trsv_tail(f.U, f.lvU, 1);
+        CU_ASSERT_EQUAL(tl, c == 0 ? 160 : 0);
+        CU_ASSERT_EQUAL(tu, c == 0 ? 900 : 0);
+        bsr_ilu_destroy(F);
+        bsr_matrix_destroy(A);
+        bsr_problem_free(&P);
+    }
+}
+
 /* Inputs the solves refuse. */
 static void test_refused(void)
 {
@@ -226,6 +252,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"paths = reference bit for bit, random triangles b = 1..10", test_random},
         {"paths = reference bit for bit, ILU(0) of stencil3d:12:4", test_stencil},
+        {"the tail of long rows (bsr_trsv_tail)", test_tail},
         {"bad inputs refused", test_refused},
         {NULL, NULL}};
     return bsr_test_main("trsv_cpu", tests, argc, argv);
