@@ -1140,6 +1140,21 @@ static bsr_status tail_launch(const bsr_trsv_tri *T, int a, int b, const TV *x, 
     return BSR_OK;
 }
 
+/* The sync-free kernel of lane plan (persist, TS, wide, pipe) over T
+ * (sentinels in y); S, P: the pipelined kernel's gather (narrow layout). */
+template <int B, typename TF, typename TV>
+static bsr_status sf_rows(const bsr_trsv_tri *T, int persist, int TS, int wide, int pipe, const TV *x, TV *y, int k,
+                          cudaStream_t st, const TF *S, const int *P)
+{
+    /* the pipelined kernel zeroes the counter itself when it takes tickets */
+    if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
+    if (wide == 4) return vec_launch<B, TF, TV>(T, x, y, k, poll_nap(), st);
+    if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
+    if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
+    if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
+    return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S, P);
+}
+
 /* Launch the level kernel over T with the given schedule: y = T^{-1} (S P x)
  * (S, P NULL: none).  The pipelined kernel gathers and scales each row's
  * right-hand side itself; for every other kernel S P x is gathered into w
@@ -1172,33 +1187,17 @@ static bsr_status ls_launch(const bsr_trsv_tri *T, int sched, const int *P, cons
     int persist, TS, wide, pipe;
     lane_plan<B>(T, sched, k, &persist, &TS, &wide, &pipe);
     const int rows_per_block = LS_WARPS * (32 / TS);
-    if (sched == TRSV_S_SYNCFREE && tail) {
-        /* L: the rows before the tail, then the tail; U: the tail first.  The
-         * lane plan stays the whole triangle's (the same sums as without it) */
-        CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
-        const int cut = T->upper ? T->tail : T->n - T->tail;
-        const bsr_trsv_tri R = T->upper ? sub_tri(T, cut, T->n) : sub_tri(T, 0, cut);
-        bsr_status s = T->upper ? tail_launch<B, TF, TV>(T, 0, cut, x, y, st) : BSR_OK;
-        if (!s && R.n > 0) {
-            if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-            if (wide == 4) s = vec_launch<B, TF, TV>(&R, x, y, k, poll_nap(), st);
-            else if (wide == 3) s = sf_launch<B, TF, TV, TM_SPLIT>(&R, persist, x, y, k, TS, st);
-            else if (wide == 2) s = sf_launch<B, TF, TV, TM_PAIR>(&R, persist, x, y, k, TS, st);
-            else if (wide == 1) s = sf_launch<B, TF, TV, TM_LOOP>(&R, persist, x, y, k, TS, st);
-            else s = sf_launch<B, TF, TV, TM_NARROW>(&R, persist, x, y, k, TS, st);
-        }
-        if (!s && !T->upper) s = tail_launch<B, TF, TV>(T, cut, T->n, x, y, st);
-        return s;
-    }
     if (sched == TRSV_S_SYNCFREE) {
         CU_TRY(cudaMemsetAsync(y, 0xff, (size_t)T->n * B * k * sizeof(TV), st)); /* sentinel */
-        /* the pipelined kernel zeroes the counter itself when it takes tickets */
-        if ((persist != 1 && !pipe) || wide == 4) CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
-        if (wide == 4) return vec_launch<B, TF, TV>(T, x, y, k, poll_nap(), st);
-        if (wide == 3) return sf_launch<B, TF, TV, TM_SPLIT>(T, persist, x, y, k, TS, st);
-        if (wide == 2) return sf_launch<B, TF, TV, TM_PAIR>(T, persist, x, y, k, TS, st);
-        if (wide == 1) return sf_launch<B, TF, TV, TM_LOOP>(T, persist, x, y, k, TS, st);
-        return sf_launch<B, TF, TV, TM_NARROW>(T, persist, x, y, k, TS, st, S, P);
+        /* the tail after L's other rows, before U's (none: cut = n for L, 0 for
+         * U, R = T); the lane plan stays the whole triangle's, so the other
+         * rows sum as without a tail */
+        const int nt = tail ? T->tail : 0, cut = T->upper ? nt : T->n - nt;
+        const bsr_trsv_tri R = T->upper ? sub_tri(T, cut, T->n) : sub_tri(T, 0, cut);
+        bsr_status s = T->upper ? tail_launch<B, TF, TV>(T, 0, cut, x, y, st) : BSR_OK;
+        if (!s && R.n > 0) s = sf_rows<B, TF, TV>(&R, persist, TS, wide, pipe, x, y, k, st, S, P);
+        if (!s && !T->upper) s = tail_launch<B, TF, TV>(T, cut, T->n, x, y, st);
+        return s;
     }
     for (int l = 0; l < T->nlevels; l++) {
         int p0 = T->level_ptr[l], p1 = T->level_ptr[l + 1];
