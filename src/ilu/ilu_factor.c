@@ -203,46 +203,47 @@ int ilu_cut_runs(const int *dp, const int *dc, int r0, int r1, int nt, int *run,
     return nr;
 }
 
-/* Take runs by ticket in index order and factor their rows with the
- * executing thread's workspace, each row waiting (inside ilu_row) for the
- * rows it reads and publishing its own flag; a failed row's dependents are
- * skipped. */
-static void run_tickets(run_t *R, const int *run, int nr, atomic_int *ticket)
+/* Take the rows of [r0, r1) by ticket, one row a ticket in index order, and
+ * factor them with the executing thread's workspace, each row waiting
+ * (inside ilu_row) for the rows it reads and publishing its own flag; a
+ * failed row's dependents are skipped. */
+static void run_tickets(run_t *R, int r0, int r1, atomic_int *ticket)
 {
     ilu_work *w = &R->work[omp_get_thread_num()];
-    for (int t; (t = atomic_fetch_add_explicit(ticket, 1, memory_order_relaxed)) < nr;)
-        for (int k = run[t]; k < run[t + 1]; k++) {
-            bsr_status s = ilu_row(R->F, w, k);
-            if (s && !w->skipped) run_fail(R, k, s, w->msg);
-            w->skipped = 0;
-            atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
-            row_done(R, w);
-        }
+    for (int t; (t = atomic_fetch_add_explicit(ticket, 1, memory_order_relaxed)) < r1 - r0;) {
+        const int k = r0 + t;
+        bsr_status s = ilu_row(R->F, w, k);
+        if (s && !w->skipped) run_fail(R, k, s, w->msg);
+        w->skipped = 0;
+        atomic_store_explicit(&R->flag[k], s ? 2 : 1, memory_order_release);
+        row_done(R, w);
+    }
 }
 
 /* The separator rows [r0, r1) of a node whose subtree is factored: large
- * ones by several tasks at once (run_tickets; the rows of a separator read
- * each other, so they wait on flags like run_levels), small ones in order.
- * A ticket is taken only by a running task, which runs its rows to the end
- * without a scheduling point, so every awaited row is being computed: no
- * deadlock.  0 when a row failed. */
-#define SEP_TASK_ROWS 128
+ * ones by several tasks at once (run_tickets), small ones in order.  A row
+ * of a separator reads, after fill, most rows of the separator before it,
+ * in ascending order and the nearest last; so the rows are handed out one
+ * at a time and the rows in flight advance as a pipeline, each behind the
+ * one before by its last eliminations.  (Runs of consecutive rows, the
+ * stencil orders' cut, serialized them: a run's first row waited for the
+ * whole run before it.  Issue 44's 27k instance, uncapped rows, 2 threads:
+ * 20.3 -> 11.4 s; bench/RESULTS.md.)  A ticket is taken only by a running
+ * task, which runs its row to the end without a scheduling point, so every
+ * awaited row is being computed: no deadlock.  0 when a row failed. */
+#define SEP_TASK_ROWS 32
 static int run_sep(run_t *R, int r0, int r1)
 {
     int ntask = R->flag ? (r1 - r0) / SEP_TASK_ROWS : 0;
     if (ntask > R->nt) ntask = R->nt;
     if (ntask < 2) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
-    int *run = bsr_malloc(sizeof(int) * ((size_t)(r1 - r0) + 2), "ILU separator runs");
-    if (!run) return run_rows(R, &R->work[omp_get_thread_num()], r0, r1);
-    const int nr = ilu_cut_runs(R->F->ap, R->F->ac, r0, r1, ntask, run, &ntask);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     for (int i = 0; i < ntask; i++) {
-        #pragma omp task shared(ticket) firstprivate(run, nr)
-        run_tickets(R, run, nr, &ticket);
+        #pragma omp task shared(ticket) firstprivate(r0, r1)
+        run_tickets(R, r0, r1, &ticket);
     }
     #pragma omp taskwait
-    free(run);
     int ok = 1;
     for (int k = r0; k < r1 && ok; k++) ok = atomic_load_explicit(&R->flag[k], memory_order_relaxed) == 1;
     return ok;
