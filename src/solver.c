@@ -456,11 +456,15 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         if (first.col[j].iterations > its) its = first.col[j].iterations;
     bsr_solver_stats_free(&first);
     /* the same preconditioner without the cap, dropping by the growth of the
-     * inverse factors (grow=1; host factors, as grow needs them); the options
-     * say so from now on */
+     * inverse factors (grow=1; host factors, as grow needs them), in nested
+     * dissection with METIS's order inside each leaf unless an order was
+     * given (on issue 44's class that order took 1.2-2.1x fewer iterations
+     * than the leaves as found, at the same fill: bench/RESULTS.md); the
+     * options say so from now on */
     const double setup0 = s->setup_s;
     s->opt.cap = BSR_ILU_CAP_NONE;
     if (!s->opt.grow) s->opt.grow = 1;
+    if (!s->opt.reorder[0]) snprintf(s->opt.reorder, sizeof s->opt.reorder, "nd:auto,leafnd=1");
     s->opt.factor = BSR_FACTOR_CPU;
     st = bsr_solver_setup(s, s->A_user);
     if (st) {

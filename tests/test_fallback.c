@@ -62,9 +62,11 @@ static void test_on(void)
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
+    CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "nd:auto,leafnd=1");
     bsr_solver_stats_free(&st);
     /* a fresh solver with those options, from the same x0: the same bits */
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,factor=cpu,rtol=1e-8,maxit=300", P.A);
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1,"
+                                    "rtol=1e-8,maxit=300", P.A);
     BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 0);
     bsr_solver_stats_free(&st);

@@ -161,7 +161,8 @@ typedef struct {
                                   preconditioner up again without the cap and with growth-
                                   weighted dropping (cap=none, grow=1 unless grow is set,
                                   factor=cpu: the factorization on the host, in nested
-                                  dissection unless reorder is given; on the CUDA backend the
+                                  dissection with METIS's order in each leaf (reorder=
+                                  nd:auto,leafnd=1) unless reorder is given; on the CUDA backend the
                                   solves stay on the device) and solves again from the same
                                   initial guess; later refactors keep that factor's pattern, and
                                   the options then say so.  The uncapped setup's work is not bounded (its fill
