@@ -25,6 +25,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->orth = BSR_ORTH_MGS;
     o->stag = 0;
     o->max_restarts = 5;
+    o->fallback = 1;
     o->precision = BSR_DOUBLE;
     o->precond_precision = BSR_DOUBLE;
     int n;
@@ -99,7 +100,7 @@ static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pa
                                    "rtol", "atol", "dtol", "maxit", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", "diag", "grow",
-                                   "fallback", NULL};
+                                   "fallback", "work", NULL};
 
 /* Is s (up to its '=' or end) a known key (of the list, or a method's parameter)? */
 static int starts_with_key(const char *s, size_t len)
@@ -233,6 +234,10 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "fallback")) {
         if (strcmp(val, "off") && strcmp(val, "on")) BAD("expected off or on");
         o->fallback = val[1] == 'n';
+    } else if (!strcmp(key, "work")) {
+        if (!parse_double(val, &dv) || !(dv >= 0 && dv <= 1e18))
+            BAD("expected a count of block multiply-adds in [0, 1e18] (0: no bound)");
+        o->work = dv;
     } else if (!strcmp(key, "grow")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "2")) BAD("expected 0, 1 or 2");
         o->grow = val[0] - '0';
@@ -308,9 +313,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
-        (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1))
+        (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1) || !(o->work >= 0 && o->work <= 1e18))
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
-                         "overlap, halo, match, trisolve, diag, grow or fallback out of range");
+                         "overlap, halo, match, trisolve, diag, grow, fallback or work out of range");
     BSR_TRY(check_taus(o));
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
@@ -399,15 +404,17 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->stag != 0) snprintf(lim, sizeof lim, ",stag=%d", o->stag);
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
     if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
-    char ov[96] = "";   /* the distributed keys, diag, grow and fallback, only when not the defaults */
+    char ov[128] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
     if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_MPI)
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);
     if (o->diag) snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",diag=1");   /* only when asked */
     if (o->grow && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",grow=%d", o->grow);
-    if (o->fallback == 1 && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
-        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",fallback=on");
+    if (o->fallback == 0 && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",fallback=off");
+    if (o->work > 0 && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",work=%s", num(n2, o->work));
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, ov,
              o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,

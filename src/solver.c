@@ -449,29 +449,50 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         else bsr_solver_stats_free(&first);
         return st;
     }
+    const bsr_status st1 = st;
     char why[192];
     snprintf(why, sizeof why, "%s", bsr_last_error());
     int its = 0;
     for (int j = 0; j < first.k; j++)
         if (first.col[j].iterations > its) its = first.col[j].iterations;
-    bsr_solver_stats_free(&first);
     /* the same preconditioner without the cap, dropping by the growth of the
      * inverse factors (grow=1; host factors, as grow needs them), in nested
      * dissection with METIS's order inside each leaf unless an order was
      * given (on issue 44's class that order took 1.2-2.1x fewer iterations
-     * than the leaves as found, at the same fill: bench/RESULTS.md); the
-     * options say so from now on */
+     * than the leaves as found, at the same fill: bench/RESULTS.md), its rows'
+     * work bounded (work, BSR_FALLBACK_WORK unless set); the options say so
+     * from now on */
+    const bsr_solver_options capped = s->opt;
+    const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
     const double setup0 = s->setup_s;
     s->opt.cap = BSR_ILU_CAP_NONE;
     if (!s->opt.grow) s->opt.grow = 1;
     if (!s->opt.reorder[0]) snprintf(s->opt.reorder, sizeof s->opt.reorder, "nd:auto,leafnd=1");
     s->opt.factor = BSR_FACTOR_CPU;
-    st = bsr_solver_setup(s, s->A_user);
+    if (!(s->opt.work > 0)) s->opt.work = BSR_FALLBACK_WORK;
+    const double tf = bsr_now();
+    st = bsr_solver_setup(s, A);
     if (st) {
+        /* past its work bound (or out of memory): the capped factor again
+         * (the solver as it was before this solve), and the first solve's
+         * failure, X its last iterate; the setup time counts all three */
+        char fb[256];
+        snprintf(fb, sizeof fb, "%s", bsr_last_error());
+        s->opt = capped;
+        st = bsr_solver_setup(s, A);
         bsr_multivec_destroy(x0);
-        return bsr_error(st, "bsr_solver_solve: the capped factor did not converge (%s), and the setup without "
-                         "the cap failed: %s", why, bsr_last_error());
+        if (st) {
+            bsr_solver_stats_free(&first);
+            return bsr_error(st, "bsr_solver_solve: the capped factor did not converge (%s); the setup without the "
+                             "cap failed (%s), and the capped factor's setup again failed: %s", why, fb,
+                             bsr_last_error());
+        }
+        first.setup_s = setup0 + (bsr_now() - tf);
+        if (stats) *stats = first;
+        else bsr_solver_stats_free(&first);
+        return bsr_error(st1, "%s; no fallback: the setup without the cap failed (%s)", why, fb);
     }
+    bsr_solver_stats_free(&first);
     st = bsr_multivec_copy(X, x0);
     bsr_multivec_destroy(x0);
     if (st) return st;

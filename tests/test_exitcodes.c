@@ -92,10 +92,10 @@ static void test_codes(void)
     expect_file(p, "--backend cpu --config precond=ilu0,match=auto", 0, out, "!hint", NULL);
     /* no hint where the diagonal is regular */
     expect("--gen poisson2d:8 --backend cpu --config maxit=1,rtol=1e-12", 3, out, "!hint", NULL);
-    /* ILU2 with a per-row cap that fails: the hint is the run without the cap */
-    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12 --json", 3, out,
-           "\"hint_config\": \"precond=ilu2,cap=auto,maxit=1,rtol=1e-12,cap=none\"", NULL);
-    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12", 3, out,
+    /* ILU2 with a per-row cap that fails, its fallback off: the hint is the run without the cap */
+    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off --json", 3, out,
+           "\"hint_config\": \"precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off,cap=none\"", NULL);
+    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "can cost a coupled system its convergence", NULL);
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
      * there (662), so no grow=1 hint either */

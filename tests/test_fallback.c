@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* options.fallback=on: a solve whose capped ILU2 factor does not converge
- * is set up again without the cap, with growth-weighted dropping, factored
- * on the host, and solved from the same initial guess, that factor kept for
- * later solves and refactors; off (the
- * default) never falls back, and a factor without a cap, or one that
- * converges, has nothing to fall back from.  On a GPU: the device's default
- * cap falls back the same way. */
+/* options.fallback (on by default): a solve whose capped ILU2 factor does
+ * not converge is set up again without the cap, with growth-weighted
+ * dropping, factored on the host, and solved from the same initial guess,
+ * that factor kept for later solves and refactors; off never falls back, and
+ * a factor without a cap, or one that converges, has nothing to fall back
+ * from.  A fallback whose setup passes its work bound (option work) leaves
+ * the solver as it was and reports the first failure.  On a GPU: the
+ * device's default cap falls back the same way. */
 #include "harness.h"
 #include <math.h>
 #include <string.h>
@@ -36,11 +37,12 @@ static double error_vs_exact(const bsr_problem *P, const bsr_multivec *X)
     return d / m;
 }
 
-/* fallback=on: the capped solve fails, the columns are solved again from the
- * initial guess without the cap, bit for bit as a fresh solver with
- * cap=none,grow=1,factor=cpu solves them; the solver keeps that factor
- * (its options say so) for the next solve and refactor, which fall back no
- * more. */
+/* The default (fallback on): the capped solve fails, the columns are solved
+ * again from the initial guess without the cap, bit for bit as a fresh
+ * solver with cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1 solves
+ * them; the solver keeps that factor (its options say so, with the
+ * fallback's work bound) for the next solve and refactor, which fall back
+ * no more. */
 static void test_on(void)
 {
     bsr_problem P;
@@ -51,7 +53,7 @@ static void test_on(void)
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_random(x0, 5));
-    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=on", P.A);
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300", P.A);
     bsr_solver_stats st;
     BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 1);
@@ -63,6 +65,7 @@ static void test_on(void)
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
     CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "nd:auto,leafnd=1");
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK);
     bsr_solver_stats_free(&st);
     /* a fresh solver with those options, from the same x0: the same bits */
     bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1,"
@@ -86,12 +89,10 @@ static void test_on(void)
     bsr_problem_free(&P);
 }
 
-/* No fallback: the default (off), off, no cap, ILU(0), and a capped factor
- * that converges. */
+/* No fallback: off, no cap, ILU(0), and a capped factor that converges. */
 static void test_none(void)
 {
     static const struct { const char *spec, *cfg; bsr_status want; } c[] = {
-        {HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300", BSR_ERR_NOCONV},
         {HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off", BSR_ERR_NOCONV},
         {HARD, "precond=ilu2,cap=none,rtol=1e-8,maxit=3,fallback=on", BSR_ERR_NOCONV},
         {HARD, "precond=ilu0,rtol=1e-8,maxit=30,fallback=on", BSR_ERR_NOCONV},
@@ -117,32 +118,88 @@ static void test_none(void)
     }
 }
 
-/* The key: parsed, printed only when on, refused otherwise. */
+/* The fallback past its work bound: the setup without the cap stops, the
+ * solver sets the capped factor up again and reports the first failure,
+ * bit for bit the solve with fallback=off (X its last iterate), the message
+ * saying why there was no second solve; its next solve does the same.  The
+ * bound 1e8 lies between the capped factor's work (2.9e7 multiply-adds)
+ * and the uncapped one's (1.4e9). */
+static void test_bound(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e8", P.A);
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off", P.A);
+    bsr_solver_stats st, su;
+    for (int round = 0; round < 2; round++) {
+        CU_ASSERT_EQUAL(solve(s, &P, NULL, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "no fallback"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound, 1e+08 block multiply-adds"));
+        CU_ASSERT_EQUAL(st.fallbacks, 0);
+        CU_ASSERT_EQUAL(st.col[0].iterations, 300);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, 0);   /* the capped options again */
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);
+        CU_ASSERT_EQUAL(solve(u, &P, NULL, Y, &su), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+        bsr_solver_stats_free(&st);
+        bsr_solver_stats_free(&su);
+    }
+    /* the same solver with a bound the uncapped rows stay within falls back */
+    bsr_solver_destroy(s);
+    s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e10", P.A);
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, 1e10);   /* a bound given is kept */
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* The keys: fallback on by default, printed only when off; work printed
+ * when set; both refused out of range. */
 static void test_options(void)
 {
     bsr_solver_options o;
     char buf[1024];
     bsr_solver_options_default(&o);
-    CU_ASSERT_EQUAL(o.fallback, 0);
+    CU_ASSERT_EQUAL(o.fallback, 1);
+    CU_ASSERT_EQUAL(o.work, 0);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2"));
     CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "fallback"));
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "fallback=on"));
-    CU_ASSERT_EQUAL(o.fallback, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), ",fallback=on"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "work"));
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "fallback=off,work=2.5e9"));
+    CU_ASSERT_EQUAL(o.fallback, 0);
+    CU_ASSERT_EQUAL(o.work, 2.5e9);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), ",fallback=off,work=2.5e+09"));
     bsr_solver_options o2;
     bsr_solver_options_default(&o2);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o2, buf));
-    CU_ASSERT_EQUAL(o2.fallback, 1);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, "fallback=off"));
     CU_ASSERT_EQUAL(o2.fallback, 0);
+    CU_ASSERT_EQUAL(o2.work, 2.5e9);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o2, "fallback=on"));
+    CU_ASSERT_EQUAL(o2.fallback, 1);
     CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "fallback=maybe"), BSR_ERR_ARG);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "fallback"));
+    CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "work=-1"), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work"));
+    CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "work=nan"), BSR_ERR_ARG);
     o.fallback = 7;
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+    o.fallback = 1;
+    o.work = -3;
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
 }
 
-/* On a GPU: the device's default cap (auto) falls back under fallback=on,
- * to a converged solution. */
+/* On a GPU: the device's default cap (auto) falls back by default, to a
+ * converged solution. */
 static void test_device(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -152,7 +209,7 @@ static void test_device(void)
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
     bsr_multivec *X;
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300,fallback=on", P.A);
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300", P.A);
     bsr_solver_stats st;
     bsr_status r = solve(s, &P, NULL, X, &st);
     CU_ASSERT_EQUAL(r, BSR_OK);
@@ -172,6 +229,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"on", test_on},
         {"none", test_none},
+        {"work bound", test_bound},
         {"options", test_options},
         {"device", test_device},
         {NULL, NULL},

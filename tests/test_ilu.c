@@ -1591,9 +1591,74 @@ static bsr_matrix *offdiag_times(const bsr_matrix *A, double f)
     return B;
 }
 
+/* The work bound: the rows' work (stats.work, block multiply-adds; with
+ * grow=1 both factorizations) is the same on 1, 2 and 4 threads; a bound
+ * equal to it keeps the factors of the unbounded setup bit for bit, a bound
+ * one block product below it fails the setup (BSR_ERR_UNSUPPORTED, the
+ * message naming the bound) on every thread count; ILU(0) is not counted. */
+static void test_work_bound(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at this small size */
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:12,5,couple=0.45", BSR_DOUBLE, &P));
+    const double b3 = 125.0;
+    for (int grow = 0; grow <= 1; grow++) {
+        bsr_ilu_options o = serial_nd(BSR_ILU2, 3);
+        o.grow = grow;
+        bsr_ilu *F = NULL;
+        omp_set_num_threads(1);
+        BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+        bsr_ilu_stats sf;
+        bsr_ilu_get_stats(F, &sf);
+        CU_ASSERT(sf.work > 0 && fmod(sf.work, b3) == 0);
+        if (grow) CU_ASSERT_EQUAL(sf.grow_passes, 1);   /* the refactorization's rows count too */
+        o.parallel = 1;
+        for (int t = 1; t <= 4; t *= 2) {
+            omp_set_num_threads(t);
+            o.max_work = sf.work;
+            bsr_ilu *G = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
+            bsr_ilu_stats sg;
+            bsr_ilu_get_stats(G, &sg);
+            CU_ASSERT_EQUAL(sg.work, sf.work);
+            CU_ASSERT(same_factors(F, G));
+            /* a frozen refactor is not counted: it passes under the same bound */
+            BSR_ASSERT_OK(bsr_ilu_refactor(G, P.A));
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_destroy(G);
+            G = NULL;
+            o.max_work = sf.work - b3;
+            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &G), BSR_ERR_UNSUPPORTED);
+            CU_ASSERT_PTR_NULL(G);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+        }
+        if (grow) {   /* the grow=0 count is the first factorization's alone */
+            bsr_ilu_options o0 = serial_nd(BSR_ILU2, 3);
+            bsr_ilu *F0 = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o0, &F0));
+            bsr_ilu_stats s0;
+            bsr_ilu_get_stats(F0, &s0);
+            CU_ASSERT(s0.work < sf.work);
+            bsr_ilu_destroy(F0);
+        }
+        bsr_ilu_destroy(F);
+    }
+    bsr_ilu_options o = serial_nd(BSR_ILU0, 3);
+    o.max_work = 1;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+    bsr_ilu_destroy(F);
+    o.max_work = -1;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &F), BSR_ERR_ARG);
+    bsr_problem_free(&P);
+    omp_set_num_threads(nt);
+    bsr_team_force(0);
+}
+
 /* The threshold kinds over an ND tree whose separators are large enough to
- * be factored by several tasks at once (>= 256 rows: rotconv3d:18,3 has a
- * top separator of 324 rows): identical bit for bit to the serial run, with
+ * be factored by several tasks at once (>= 64 rows, one row a ticket:
+ * rotconv3d:18,3 has a top separator of 324 rows): identical bit for bit to the serial run, with
  * 2, 4 and 7 threads (7 > cores: rows wait on rows whose thread is
  * descheduled), the frozen refactor with new values too (its separators'
  * rows run concurrently as well), and a failure reports the serial run's
@@ -2271,6 +2336,7 @@ int main(int argc, char **argv)
         {"float factors", test_float_factors},
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
         {"ND separators factored concurrently = serial", test_separators_concurrent},
+        {"work bound (max_work): the same count and outcome on any thread count", test_work_bound},
         {"serial equals parallel (no tree: concurrent rows, every kind)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},

@@ -91,6 +91,13 @@ typedef struct {
                              * 2: one factorization, the L blocks of column i weighted by the
                              * estimate of row i of L^{-1} made as row i was finished (no U
                              * weights; rows whose estimate stays <= 10 weigh 1) */
+    double max_work;        /* ILUT/ILU2 with host rows: > 0 bounds the rows' work, counted in
+                             * block multiply-adds (b^3 for each product of two blocks; the
+                             * setup and, with grow, its refactorization together): past it
+                             * the setup fails with BSR_ERR_UNSUPPORTED naming the bound,
+                             * whatever the thread count (the count is the same for any
+                             * schedule).  0 (default): no bound.  A frozen refactor is not
+                             * counted (its work is the setup's) */
 } bsr_ilu_options;
 
 /* bsr_ilu_options.cap: no per-row cap (the thresholds alone decide). */
@@ -187,6 +194,9 @@ typedef struct {
     int grow_passes;           /* opt.grow: refactorizations with growth weights (0: stable as made) */
     double grow_est0, grow_est;/* opt.grow: largest growth estimate of the first / the kept factors
                                 * (0: not estimated) */
+    double work;               /* the threshold rows of the last setup factored on the host, in
+                                * block multiply-adds (b^3 a product of two blocks; with grow,
+                                * its refactorization too): what opt.max_work bounds */
 } bsr_ilu_stats;
 bsr_status bsr_ilu_get_stats(const bsr_ilu *F, bsr_ilu_stats *st);
 

@@ -165,13 +165,25 @@ typedef struct {
                                   nd:auto,leafnd=1) unless reorder is given; on the CUDA backend the
                                   solves stay on the device) and solves again from the same
                                   initial guess; later refactors keep that factor's pattern, and
-                                  the options then say so.  The uncapped setup's work is not bounded (its fill
-                                  grows with the problem: cfd3d's at 262k block rows ran past
-                                  500 s), hence 0 ("off", the default).  The initial guess is
-                                  kept on the host for the second solve: an X resident on the
-                                  device alone is solved without the fallback.  Not in
-                                  distributed solves */
+                                  the options then say so.  The uncapped rows' work grows with the
+                                  problem faster than its size, so the fallback's setup is bounded
+                                  by option work (BSR_FALLBACK_WORK unless work is set): past it
+                                  the solver sets the capped factor up again and reports the first
+                                  solve's failure, saying why there was no second.  Default 1
+                                  ("on"); 0 ("off") reports the first failure at once.  The
+                                  initial guess is kept on the host for the second solve: an X
+                                  resident on the device alone is solved without the fallback.
+                                  Not in distributed solves */
+    double work;               /* option work=W: ILUT/ILU2 factored on the host stop their setup
+                                  (BSR_ERR_UNSUPPORTED) past W block multiply-adds (b^3 a product
+                                  of two blocks; bsr_ilu_options.max_work).  Default 0: no bound,
+                                  except for the fallback's setup */
 } bsr_solver_options;
+
+/* The fallback's work bound in block multiply-adds (bsr_solver_options.work):
+ * about 4x what issue 44's 27k instance's uncapped factor needs (1.3e11),
+ * 10-15 s of a 16-core host's rows, a minute of a 2-core machine's. */
+#define BSR_FALLBACK_WORK 5e11
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,

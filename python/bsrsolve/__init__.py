@@ -101,7 +101,7 @@ class SolveStats(Mapping[str, Any]):
     block_size: int
     #: library solves the columns took (more than one past MAX_RHS columns)
     batches: int = 1
-    #: with the option fallback=on: solves that were repeated after a setup without the
+    #: with the option fallback (on by default): solves that were repeated after a setup without the
     #: ILU's cap (its capped factor did not converge); the options then say cap=none
     fallbacks: int = 0
     #: per-column residual histories (relres at iteration 0, 1, ...), with the option history=1

@@ -645,6 +645,12 @@ bsr_status ilu_factor(bsr_ilu *F)
         nreg += R.work[t].nreg;
         if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
     }
+    int64_t np = 0;
+    for (int t = 0; t < F->nwork && !on_dev; t++) { np += R.work[t].nprod; R.work[t].nprod = 0; }
+    if (!fz && F->mode == 1 && !on_dev) {   /* the bound's count: this factorization's rows */
+        if (!F->nprod_max) F->nprod += np;   /* (bounded rows added theirs as they finished) */
+        F->st.work = (double)F->nprod * F->b * F->b * F->b;
+    }
     if (!fz) {   /* a frozen refactor drops nothing: the setup's counts stand */
         F->st.dropped = dropped;
         F->st.second_order_total = sec;

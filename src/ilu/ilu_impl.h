@@ -76,6 +76,7 @@ typedef struct {
     double *lblk;       /* [b*b] the inverse pivot of the row */
     double *lbuf;       /* [cap*b*b] the row's multipliers: L blocks 0..nl-1, then the current one */
     int64_t dropped, sec_used, wkept;
+    int64_t nprod;      /* block products (updates) this workspace's rows formed (ilu_row.c) */
     int lfill, lfmax;   /* lower fill slots the row tried to create, and its budget (2 x its cap) */
     int rmax;           /* most R blocks in one row */
     int nreg;
@@ -176,6 +177,12 @@ struct bsr_ilu {
     double *grow_l, *grow_u;
     double *grow_x;         /* grow=2: the greedy solution of L x = c row by row ([n*b]), each
                              * row setting its own grow_l entry when it is done */
+    /* opt.max_work as block products (b^3 multiply-adds each; 0: no bound),
+     * and the products of the threshold rows finished so far in this
+     * factorization (numeric() zeroes it; grow's refactorization adds on;
+     * changed by __atomic builtins: the rows add to it concurrently) */
+    int64_t nprod_max;
+    int64_t nprod;
 };
 
 /* ILU(0)'s row k of the scaled A (F->aval) at its places in L and U: its nl

@@ -261,6 +261,7 @@ ROW_INLINE int row_updates(ilu_work *w, int b, int k, const ilu_row_t *ri, int q
         tq[n++] = q;
     }
     bsr_blk_mulsub_n(b, n, w->sval, w->tslot, w->lbuf + moff, ri->uval, w->tq);
+    w->nprod += n;
     return 1;
 }
 
@@ -563,11 +564,38 @@ DEFINE_ROW(1) DEFINE_ROW(2) DEFINE_ROW(3) DEFINE_ROW(4) DEFINE_ROW(5)
 /* Any b: the same text with b a variable. */
 static bsr_status row_any(bsr_ilu *F, ilu_work *w, int k) { return row_clean(F, w, k, F->b, 0); }
 
-/* Factor row k (ILU(0)'s: ilu_row0.c). */
-bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
+/* A threshold row by its block size's kernel. */
+static bsr_status row_by_b(bsr_ilu *F, ilu_work *w, int k)
 {
     typedef bsr_status (*row_fn)(bsr_ilu *, ilu_work *, int);
     static const row_fn by_b[6] = {NULL, row_1, row_2, row_3, row_4, row_5};   /* as ilu_row0's */
-    if (F->mode == 0) return ilu_row0(F, w, k);
     return !ilu_generic_kernels && F->b <= 5 ? by_b[F->b](F, w, k) : row_any(F, w, k);
+}
+
+/* Row k under the work bound (F->nprod_max): not started once the rows
+ * finished so far passed it, and failed when its own products pass it.
+ * The rows' products are the same on any schedule, and the count only
+ * grows, so the factorization fails exactly when all its rows would form
+ * more than the bound: on any number of threads, and with the same message
+ * whichever row reports it. */
+static bsr_status row_bounded(bsr_ilu *F, ilu_work *w, int k)
+{
+    if (__atomic_load_n(&F->nprod, __ATOMIC_RELAXED) <= F->nprod_max) {
+        const int64_t p0 = w->nprod;
+        bsr_status s = row_by_b(F, w, k);
+        if (s) return s;
+        const int64_t d = w->nprod - p0;
+        if (__atomic_add_fetch(&F->nprod, d, __ATOMIC_RELAXED) <= F->nprod_max) return BSR_OK;
+    }
+    snprintf(w->msg, sizeof w->msg, "ILU: the threshold rows passed their work bound, %.3g block multiply-adds "
+             "(bsr_ilu_options.max_work, the solver's option work; a product of two blocks is b^3 = %d)",
+             F->opt.max_work, F->b * F->b * F->b);
+    return BSR_ERR_UNSUPPORTED;
+}
+
+/* Factor row k (ILU(0)'s: ilu_row0.c). */
+bsr_status ilu_row(bsr_ilu *F, ilu_work *w, int k)
+{
+    if (F->mode == 0) return ilu_row0(F, w, k);
+    return F->nprod_max > 0 && !F->use_fz ? row_bounded(F, w, k) : row_by_b(F, w, k);
 }

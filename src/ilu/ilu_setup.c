@@ -94,6 +94,8 @@ static bsr_status check_options(const bsr_ilu_options *o, int b, bsr_ilu *F)
     BSR_CHECK_ARG(o->pattern == BSR_PATTERN_FROZEN || o->pattern == BSR_PATTERN_REFRESH,
                   "bsr_ilu_setup: pattern = %d (0 frozen, 1 refresh)", o->pattern);
     BSR_CHECK_ARG(isfinite(o->fill) && o->fill >= 0, "bsr_ilu_setup: fill = %g must be >= 0", o->fill);
+    BSR_CHECK_ARG(o->max_work >= 0 && o->max_work <= 1e18, "bsr_ilu_setup: max_work = %g must be in [0, 1e18]",
+                  o->max_work);
     BSR_CHECK_ARG(o->cap >= BSR_ILU_CAP_NONE, "bsr_ilu_setup: cap = %d (0 auto, P > 0, %d none)", o->cap,
                   BSR_ILU_CAP_NONE);
     F->mode = o->kind == BSR_ILU0 ? 0 : 1;
@@ -243,6 +245,10 @@ static bsr_status numeric(bsr_ilu *F, const bsr_matrix *A, int frozen)
     if (!F->araw && !F->aone) BSR_TRY(ilu_scale(F, A));
     bsr_prof_mark("ilu numeric: scaling");
     double t0 = bsr_now();
+    /* the work bound counts a threshold factorization's rows, not a frozen refactor's */
+    const int64_t bbb = (int64_t)F->b * F->b * F->b;
+    F->nprod_max = F->opt.max_work > 0 ? (int64_t)ceil(F->opt.max_work / (double)bbb) : 0;
+    F->nprod = 0;
     BSR_TRY(ilu_grow_begin(F));
     bsr_status fs = ilu_factor(F);
     F->araw = F->aone = NULL;

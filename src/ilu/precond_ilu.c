@@ -73,9 +73,11 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
         snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s)", st.order_s);
     char mw[160];
     match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);
-    char fac[64];
+    char fac[96];
     if (f->on_device) snprintf(fac, sizeof fac, "factor on the device %.4f s", f->factor_s);
     else snprintf(fac, sizeof fac, "factor %.3f s", f->factor_s);
+    if (st.work > 0 && o->work > 0)   /* under a work bound: how much of it the rows took */
+        snprintf(fac + strlen(fac), sizeof fac - strlen(fac), " (work %.2g of %.2g)", st.work, o->work);
     /* what was done to weak rows, by row count: the stated perturbation of
      * pivots and the rows scaled without their diagonal block */
     char piv[128] = "";
@@ -144,6 +146,7 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     io->prec = o->precond_precision;
     io->match = o->match;
     io->grow = o->grow;
+    io->max_work = o->work;
     if (o->pivot > 0) io->pivot_rel = o->pivot;
     io->strict_pivots = o->pivot < 0;
     io->pattern = o->pattern == BSR_SOLVER_PATTERN_REFRESH ? BSR_PATTERN_REFRESH : BSR_PATTERN_FROZEN;
