@@ -118,6 +118,12 @@ static int plot_history(const char *path, const bsr_solver_stats *st, const char
 /* profile=1 on the device: the Krylov phase against its bandwidth bound
  * (issue 22): the least bytes it moves (model of src/krylov/krylov_bytes.c) over the
  * copy bandwidth measured in this process, and the fraction reached. */
+/* A solve's wall time: the first setup, the fallback's setups, the solves. */
+static double stats_total(const bsr_solver_stats *st)
+{
+    return st->setup_s + st->fallback_s + st->solve_s;
+}
+
 static void profile_bound_line(const bsr_solver_stats *st)
 {
     if (!(st->prof_copy_gbs > 0 && st->prof_iter_bytes > 0 && st->prof_krylov_s > 0)) return;
@@ -275,8 +281,10 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
                "cap, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
-    printf("time        setup %.3f s, solve %.3f s, total %.3f s%s\n", st->setup_s, st->solve_s,
-           st->setup_s + st->solve_s, e->warm ? "  (warm: after one untimed pass of each pipeline)" : "");
+    char fb[64] = "";   /* the fallback's setups, beside the first setup's */
+    if (st->fallback_s > 0) snprintf(fb, sizeof fb, ", fallback setup %.3f s", st->fallback_s);
+    printf("time        setup %.3f s%s, solve %.3f s, total %.3f s%s\n", st->setup_s, fb, st->solve_s,
+           stats_total(st), e->warm ? "  (warm: after one untimed pass of each pipeline)" : "");
     if (st->dev_bytes > 0)   /* what a GPU holds after the setup: the largest problem a GPU takes */
         printf("memory      device %.3f GB after setup (%.0f bytes a block row), peak %.3f GB during it\n",
                st->dev_bytes / 1e9, f->nbrows ? st->dev_bytes / f->nbrows : 0.0, st->dev_peak_bytes / 1e9);
@@ -296,14 +304,15 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     if (have_ref) {
         if (ref_ok)
             printf("UMFPACK     factor %.3f s, solve %.3f s, total %.3f s  (bsrsolve total %.3f s: %.2fx)\n",
-                   e->umf_setup, e->umf_solve, e->umf_setup + e->umf_solve, st->setup_s + st->solve_s,
-                   (e->umf_setup + e->umf_solve) / (st->setup_s + st->solve_s));
+                   e->umf_setup, e->umf_solve, e->umf_setup + e->umf_solve, stats_total(st),
+                   (e->umf_setup + e->umf_solve) / stats_total(st));
         else
             printf("UMFPACK     failed: %s\n", bsr_last_error());
     }
     if (st->prof_calls[0] || st->prof_calls[2])
         printf("profile     setup: preconditioner (host) %.3f s, device uploads + analysis %.3f s, other %.3f s\n",
-               st->setup_pc_s, st->setup_dev_s, st->setup_s - st->setup_pc_s - st->setup_dev_s);
+               st->setup_pc_s, st->setup_dev_s,
+               (st->fallbacks ? st->fallback_s : st->setup_s) - st->setup_pc_s - st->setup_dev_s);
     if (st->prof_calls[0] || st->prof_calls[2])
         printf("profile     SpMM %.2f ms (%d, %.3f ms each), preconditioner %.2f ms (%d, %.3f ms each), updates %.2f ms (%d), "
                "reductions %.2f ms (%d)%s\n",
@@ -357,6 +366,7 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("\"warm\": %s,\n", e->warm ? "true" : "false");
     printf("\"setup_s\": %.6f,\n\"solve_s\": %.6f,\n\"fill\": %.4f,\n\"pc_nnzb\": %lld,\n", st->setup_s,
            st->solve_s, st->fill, (long long)st->pc_nnzb);
+    if (st->fallback_s > 0) printf("\"fallback_s\": %.6f,\n", st->fallback_s);
     if (st->dev_bytes > 0)
         printf("\"device_bytes\": %.0f,\n\"device_bytes_per_block_row\": %.1f,\n\"device_peak_bytes\": %.0f,\n",
                st->dev_bytes, f->nbrows ? st->dev_bytes / f->nbrows : 0.0, st->dev_peak_bytes);
@@ -570,8 +580,11 @@ int cmd_solve(int argc, char **argv)
     char cfg[512];
     opt.cap = bsr_solver_get_options(S)->cap;   /* as the setup resolved it: the printed options reproduce the run */
     if (st.fallbacks) {   /* and as the fallback set it up again */
-        opt.grow = bsr_solver_get_options(S)->grow;
-        opt.factor = bsr_solver_get_options(S)->factor;
+        const bsr_solver_options *fo = bsr_solver_get_options(S);
+        opt.grow = fo->grow;
+        opt.factor = fo->factor;
+        opt.work = fo->work;
+        snprintf(opt.reorder, sizeof opt.reorder, "%s", fo->reorder);
     }
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);

@@ -219,7 +219,7 @@ Foam::solverPerformance Foam::bsrsolveSolver::solve
         r = bsr_solver_solve(st.s, st.B, st.X, &stats);
         const int its = stats.col ? stats.col[0].iterations : 0;
         const bsr_reason why = stats.col ? stats.col[0].reason : BSR_REASON_NONE;
-        const double setupTime = stats.setup_s, solveTime = stats.solve_s;
+        const double setupTime = stats.setup_s + stats.fallback_s, solveTime = stats.solve_s;
         const double prof[4] = {stats.prof_s[0], stats.prof_s[1], stats.prof_s[2], stats.prof_s[3]};
         bsr_solver_stats_free(&stats);
         if (r && r != BSR_ERR_NOCONV && r != BSR_ERR_BREAKDOWN)

@@ -487,7 +487,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                              "cap failed (%s), and the capped factor's setup again failed: %s", why, fb,
                              bsr_last_error());
         }
-        first.setup_s = setup0 + (bsr_now() - tf);
+        first.fallback_s = bsr_now() - tf;
         if (stats) *stats = first;
         else bsr_solver_stats_free(&first);
         return bsr_error(st1, "%s; no fallback: the setup without the cap failed (%s)", why, fb);
@@ -502,7 +502,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         stats->fallback_iterations = its;
         snprintf(stats->fallback_reason, sizeof stats->fallback_reason, "%s", why);
         stats->solve_s = bsr_now() - t0 - s->setup_s;   /* both solves */
-        stats->setup_s = setup0 + s->setup_s;           /* both setups */
+        stats->fallback_s = s->setup_s;                 /* the second setup */
+        stats->setup_s = setup0;                        /* the first */
     }
     return st;
 }

@@ -57,6 +57,7 @@ static void test_on(void)
     bsr_solver_stats st;
     BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT(st.fallback_s > 0);   /* the second setup's time, beside the first's */
     CU_ASSERT_EQUAL(st.fallback_iterations, 300);
     CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "maxit"));
     CU_ASSERT(st.col[0].iterations < 100);
@@ -140,11 +141,13 @@ static void test_bound(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "no fallback"));
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound, 1e+08 block multiply-adds"));
         CU_ASSERT_EQUAL(st.fallbacks, 0);
+        CU_ASSERT(st.fallback_s > 0);   /* the stopped setup and the capped one again */
         CU_ASSERT_EQUAL(st.col[0].iterations, 300);
         CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, 0);   /* the capped options again */
         CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 0);
         CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);
         CU_ASSERT_EQUAL(solve(u, &P, NULL, Y, &su), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(su.fallback_s, 0);
         CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
         bsr_solver_stats_free(&st);
         bsr_solver_stats_free(&su);

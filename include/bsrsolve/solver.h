@@ -309,8 +309,11 @@ typedef struct {
     double dev_bytes, dev_peak_bytes;
     int fallbacks;       /* 1: this solve's capped factor did not converge and the columns were
                             solved again after a setup without the cap (options.fallback);
-                            setup_s then counts both setups and solve_s both solves; the
-                            parts setup_pc_s and setup_dev_s are the second setup's */
+                            solve_s then counts both solves, the second setup is fallback_s
+                            and the parts setup_pc_s and setup_dev_s are its own */
+    double fallback_s;   /* seconds of the fallback's setups, not in setup_s (which stays the
+                            first setup's): the setup without the cap, and where that failed
+                            (its work bound) the capped factor's setup again; 0 without */
     int fallback_iterations; /* the failed solve's iterations (the most of a column) */
     char fallback_reason[192]; /* why the capped solve failed (its status message) */
 } bsr_solver_stats;

@@ -104,6 +104,8 @@ class SolveStats(Mapping[str, Any]):
     #: with the option fallback (on by default): solves that were repeated after a setup without the
     #: ILU's cap (its capped factor did not converge); the options then say cap=none
     fallbacks: int = 0
+    #: seconds of the fallback's setups (not in setup_s, the first setup's)
+    fallback_s: float = 0.0
     #: per-column residual histories (relres at iteration 0, 1, ...), with the option history=1
     history: Optional[List[List[float]]] = None
 
@@ -209,6 +211,7 @@ def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
         d["history"] = [h for p in parts for h in p.get("history", [[]] * len(p["iterations"]))]
     d["solve_s"] = sum(p["solve_s"] for p in parts)
     d["fallbacks"] = sum(p["fallbacks"] for p in parts)
+    d["fallback_s"] = sum(p["fallback_s"] for p in parts)
     d["converged"] = all(p["converged"] for p in parts)
     d["status"] = next((p["status"] for p in parts if not p["converged"]), "converged")
     return d

@@ -456,6 +456,7 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     PUT("pattern_refreshes", PyLong_FromLong(st->pattern_refreshes));
     PUT("precond_info", PyUnicode_FromString(st->precond_info));
     PUT("fallbacks", PyLong_FromLong(st->fallbacks));
+    PUT("fallback_s", PyFloat_FromDouble(st->fallback_s));
     PUT("options", PyUnicode_FromString(opts));
     PUT("backend", PyUnicode_FromString(self->ctx ? bsr_context_describe(self->ctx) : "cpu"));
     PUT("block_size", PyLong_FromLong(bsr_matrix_block(self->A)));
