@@ -188,6 +188,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (s->opt.profile) bsr_prof_enable(1);
     bsr_prof_mark(NULL);
     teardown(s);
+    s->fallback_stopped = 0;
     if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
     bsr_status st = BSR_OK;
@@ -417,11 +418,12 @@ done:
 }
 
 /* Nonzero when a failed solve is to be repeated without the cap
- * (options.fallback on): a threshold ILU with a cap, not distributed. */
+ * (options.fallback on): a threshold ILU with a cap, not distributed, whose
+ * fallback did not already stop on this matrix. */
 static int fallback_applies(const bsr_solver *s)
 {
     const bsr_solver_options *o = &s->opt;
-    if (o->fallback != 1 || s->kops_hook || !s->pc) return 0;
+    if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || !s->pc) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
     return bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
 }
@@ -474,8 +476,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     st = bsr_solver_setup(s, A);
     if (st) {
         /* past its work bound (or out of memory): the capped factor again
-         * (the solver as it was before this solve), and the first solve's
-         * failure, X its last iterate; the setup time counts all three */
+         * (the solver as it was before this solve, except that its next
+         * solves do not try the fallback again), and the first solve's
+         * failure, X its last iterate; fallback_s counts both setups */
         char fb[256];
         snprintf(fb, sizeof fb, "%s", bsr_last_error());
         s->opt = capped;
@@ -487,6 +490,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                              "cap failed (%s), and the capped factor's setup again failed: %s", why, fb,
                              bsr_last_error());
         }
+        s->fallback_stopped = 1;
         first.fallback_s = bsr_now() - tf;
         if (stats) *stats = first;
         else bsr_solver_stats_free(&first);

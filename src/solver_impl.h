@@ -284,6 +284,8 @@ struct bsr_solver {
     double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
     int pattern_new;           /* the last setup/refactor chose the preconditioner's pattern */
     int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
+    int fallback_stopped;      /* the fallback's setup failed (its work bound) on this matrix: the
+                                  solves until the next setup do not try it again */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */

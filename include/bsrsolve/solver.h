@@ -169,7 +169,8 @@ typedef struct {
                                   problem faster than its size, so the fallback's setup is bounded
                                   by option work (BSR_FALLBACK_WORK unless work is set): past it
                                   the solver sets the capped factor up again and reports the first
-                                  solve's failure, saying why there was no second.  Default 1
+                                  solve's failure, saying why there was no second, and does not
+                                  try again until the next bsr_solver_setup.  Default 1
                                   ("on"); 0 ("off") reports the first failure at once.  The
                                   initial guess is kept on the host for the second solve: an X
                                   resident on the device alone is solved without the fallback.
