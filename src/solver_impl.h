@@ -223,6 +223,10 @@ typedef struct {
     int it;                    /* iterations done */
     double *relres;            /* scratch for the monitor */
     int hist_cap;
+    int probe;                 /* > 0: a column whose best residual is still above half its
+                                  initial one after this many iterations stops as stagnated (the
+                                  fallback's probe of a capped factor; 0: none) */
+    int probe_hit;             /* the probe stopped a column */
 } bsr_kstate;
 
 bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
@@ -286,6 +290,8 @@ struct bsr_solver {
     int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
     int fallback_stopped;      /* the fallback's setup failed (its work bound) on this matrix: the
                                   solves until the next setup do not try it again */
+    int probe;                 /* the next solve's bsr_kstate.probe (the fallback sets it) */
+    int probe_hit;             /* the last solve's probe stopped a column */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */

@@ -155,31 +155,37 @@ typedef struct {
                                   factoring.  Default 0 */
     int idr_s;                 /* IDR(s): the dimension s of the shadow space, 1..16 (option
                                   idr_s=S, default 4) */
-    int fallback;              /* option fallback=off|on: 1 ("on"): when a solve with a capped
-                                  ILUT/ILU2 factor does not converge (iterations run out,
-                                  divergence, a breakdown, stagnation), the solver sets the
-                                  preconditioner up again without the cap and with growth-
-                                  weighted dropping (cap=none, grow=1 unless grow is set,
-                                  factor=cpu: the factorization on the host, in nested
-                                  dissection with METIS's order in each leaf (reorder=
-                                  nd:auto,leafnd=1) unless reorder is given; on the CUDA backend the
-                                  solves stay on the device) and solves again from the same
+    int fallback;              /* option fallback=off|on: 1 ("on", the default): when a solve
+                                  with a capped ILUT/ILU2 factor does not converge (iterations run
+                                  out, divergence, a breakdown, stagnation, or a residual still
+                                  above half the initial one after BSR_FALLBACK_PROBE iterations:
+                                  the probe), the solver sets the preconditioner up again without
+                                  the cap and with growth-weighted dropping (cap=none, grow=1
+                                  unless grow is set, factor=cpu: the factorization on the host,
+                                  in nested dissection with METIS's order in each leaf (reorder=
+                                  nd:auto,leafnd=1) unless reorder is given; on the CUDA backend
+                                  the solves stay on the device) and solves again from the same
                                   initial guess; later refactors keep that factor's pattern, and
                                   the options then say so.  The uncapped rows' work grows with the
                                   problem faster than its size, so the fallback's setup is bounded
                                   by option work (BSR_FALLBACK_WORK unless work is set): past it
-                                  the solver sets the capped factor up again and reports the first
-                                  solve's failure, saying why there was no second, and does not
-                                  try again until the next bsr_solver_setup.  Default 1
-                                  ("on"); 0 ("off") reports the first failure at once.  The
-                                  initial guess is kept on the host for the second solve: an X
-                                  resident on the device alone is solved without the fallback.
-                                  Not in distributed solves */
+                                  the solver sets the capped factor up again, a capped solve the
+                                  probe gave up goes on from its last iterate to maxit, and a
+                                  failure is reported saying why there was no second solve; the
+                                  solver does not try again until the next bsr_solver_setup.
+                                  0 ("off") reports the first failure at once.  The initial guess
+                                  is kept on the host for the second solve: an X resident on the
+                                  device alone is solved without the fallback.  Not in
+                                  distributed solves */
     double work;               /* option work=W: ILUT/ILU2 factored on the host stop their setup
                                   (BSR_ERR_UNSUPPORTED) past W block multiply-adds (b^3 a product
                                   of two blocks; bsr_ilu_options.max_work).  Default 0: no bound,
                                   except for the fallback's setup */
 } bsr_solver_options;
+
+/* The fallback's probe: the capped solve is given up after this many
+ * iterations while its residual is above half its initial one. */
+#define BSR_FALLBACK_PROBE 100
 
 /* The fallback's work bound in block multiply-adds (bsr_solver_options.work):
  * about 4x what issue 44's 27k instance's uncapped factor needs (1.3e11),

@@ -111,6 +111,11 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
             bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
             continue;
         }
+        if (ks->probe > 0 && ks->it >= ks->probe && ks->best[j] > 0.5 * ks->r0norm[j]) {
+            bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
+            ks->probe_hit = 1;
+            continue;
+        }
         if (ks->it >= o->maxit) bsr_kstate_stop(ks, j, BSR_DIVERGED_MAXIT);
     }
     for (int j = 0; j < ks->k; j++)
