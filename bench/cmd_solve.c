@@ -142,14 +142,16 @@ static void profile_bound_line(const bsr_solver_stats *st)
  * convergence with regularized pivots) on an A whose diagonal has a zero,
  * missing or singular block, without a matching: match=auto (factor=auto
  * too after factor=gpu, which takes no matching), what it is for.  Else an
- * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default): cap=none,
- * whose nested dissection without the cap converged on rotconv3d where the
- * capped rows broke down.  Else an ILUT/ILU2 failure with host factors whose
+ * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default) whose
+ * fallback did not try the factor without it (fb_stopped: it did, and stopped
+ * at its work bound, where cap=none alone would not stop): cap=none, whose
+ * nested dissection without the cap converged on rotconv3d where the capped
+ * rows broke down.  Else an ILUT/ILU2 failure with host factors whose
  * inverse factors grow past 1e3 (S's, estimated here: one pass): grow=1,
  * whose weighted refactorization converged on coupled3d at 27k and 64k block
  * rows where the plain factor diverged. */
 static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, const char *config,
-                            const bsr_matrix *A, int failed, char *buf, size_t n, const char **why)
+                            const bsr_matrix *A, int failed, int fb_stopped, char *buf, size_t n, const char **why)
 {
     const char *c = config && config[0] ? config : "", *sep = config && config[0] ? "," : "";
     *why = NULL;
@@ -160,7 +162,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
                "(a matching moves large entries onto the diagonal first)";
         return buf;
     }
-    if (opt->precond != BSR_PC_ILU0 && opt->cap != BSR_ILU_CAP_NONE && opt->cap != BSR_CAP_DEFAULT) {
+    if (opt->precond != BSR_PC_ILU0 && opt->cap != BSR_ILU_CAP_NONE && opt->cap != BSR_CAP_DEFAULT && !fb_stopped) {
         snprintf(buf, n, "%s%scap=none", c, sep);
         *why = "the per-row cap bounds the setup but can cost a coupled system its convergence: try --config %s "
                "(nested dissection without a cap, the pattern's rows on the host: a longer setup)";
@@ -520,8 +522,8 @@ int cmd_solve(int argc, char **argv)
     char hintbuf[600];
     if ((s = bsr_solver_setup(S, P.A))) {
         rc = cli_fail(s);
-        const char *why, *h = ilu_hint(&opt, NULL, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, hintbuf,
-                                       sizeof hintbuf, &why);
+        const char *why, *h = ilu_hint(&opt, NULL, cli_opt(argc, argv, "--config"), P.A, s == BSR_ERR_SINGULAR, 0,
+                                       hintbuf, sizeof hintbuf, &why);
         if (h) print_hint(stderr, why, h);
         goto out;
     }
@@ -591,7 +593,7 @@ int cmd_solve(int argc, char **argv)
     const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,
                                       ss == BSR_ERR_BREAKDOWN || ss == BSR_ERR_NOCONV ||
                                           (ss != BSR_OK && st.pivots_regularized > 0),
-                                      hintbuf, sizeof hintbuf, &why);
+                                      st.fallback_s > 0 && !st.fallbacks, hintbuf, sizeof hintbuf, &why);
     if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
     else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint, why);
     const char *outf = cli_opt(argc, argv, "--out");

@@ -524,8 +524,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         if (stats) *stats = first;
         else bsr_solver_stats_free(&first);
         if (st1 == BSR_OK) return BSR_OK;
-        return bsr_error(st1, "%s%s; no fallback: the setup without the cap failed (%s)", why,
-                         probed ? " (the capped solve went on after the fallback's probe)" : "", fb);
+        char gone[96] = "";
+        if (probed) snprintf(gone, sizeof gone, " (the capped solve went on after the fallback's probe at iteration %d)", its);
+        return bsr_error(st1, "%s%s; no fallback: the setup without the cap failed (%s)", why, gone, fb);
     }
     bsr_solver_stats_free(&first);
     st = bsr_multivec_copy(X, x0);
