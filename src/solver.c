@@ -445,9 +445,10 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         return solve_once(s, B, X, stats);
     }
     /* the capped solve, given up early where its residual has not halved in
-     * BSR_FALLBACK_PROBE iterations (issue 44's class: still at 0.8-1 of the
-     * initial residual after 100, diverging by 1000; a capped solve that
-     * converges slowly has halved it by then: bench/RESULTS.md) */
+     * BSR_FALLBACK_PROBE iterations: a capped factor that is unstable on an
+     * indefinite coupled system leaves the residual near or above the
+     * initial one from the start, while one that converges slowly has
+     * halved it by then */
     bsr_solver_stats first;
     const double t0 = bsr_now();
     s->probe = BSR_FALLBACK_PROBE;
@@ -469,8 +470,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     /* the same preconditioner without the cap, dropping by the growth of the
      * inverse factors (grow=1; host factors, as grow needs them), in nested
      * dissection with METIS's order inside each leaf unless an order was
-     * given (on issue 44's class that order took 1.2-2.1x fewer iterations
-     * than the leaves as found, at the same fill: bench/RESULTS.md), its rows'
+     * given (on indefinite coupled systems fewer iterations than the leaves
+     * as found, at the same fill), its rows'
      * work bounded (work, BSR_FALLBACK_WORK unless set); the options say so
      * from now on */
     const bsr_solver_options capped = s->opt;

@@ -188,8 +188,10 @@ typedef struct {
 #define BSR_FALLBACK_PROBE 100
 
 /* The fallback's work bound in block multiply-adds (bsr_solver_options.work):
- * about 4x what issue 44's 27k instance's uncapped factor needs (1.3e11),
- * 10-15 s of a 16-core host's rows, a minute of a 2-core machine's. */
+ * room for the uncapped factor of a coupled 3D block system of some 30^3
+ * cells (1.2-1.4e11 at b = 5), while a 1M-row one stops after 10-15 s of a
+ * 16-core host's rows (a minute of a 2-core machine's) instead of running
+ * for hours. */
 #define BSR_FALLBACK_WORK 5e11
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,

@@ -226,9 +226,8 @@ static void run_tickets(run_t *R, int r0, int r1, atomic_int *ticket)
  * in ascending order and the nearest last; so the rows are handed out one
  * at a time and the rows in flight advance as a pipeline, each behind the
  * one before by its last eliminations.  (Runs of consecutive rows, the
- * stencil orders' cut, serialized them: a run's first row waited for the
- * whole run before it.  Issue 44's 27k instance, uncapped rows, 2 threads:
- * 20.3 -> 11.4 s; bench/RESULTS.md.)  A ticket is taken only by a running
+ * stencil orders' cut, would serialize them: a run's first row waits for
+ * the whole run before it.)  A ticket is taken only by a running
  * task, which runs its row to the end without a scheduling point, so every
  * awaited row is being computed: no deadlock.  0 when a row failed. */
 #define SEP_TASK_ROWS 32
