@@ -507,10 +507,12 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
              * iterate for the iterations maxit leaves, as without the fallback */
             const int maxit = s->opt.maxit;
             bsr_solver_stats rest;
+            memset(&rest, 0, sizeof rest);
             s->opt.maxit = maxit - its;
             st = solve_once(s, B, X, &rest);
             s->opt.maxit = maxit;
             if (st != BSR_OK && st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
+                bsr_solver_stats_free(&rest);
                 bsr_solver_stats_free(&first);
                 return st;
             }

@@ -639,13 +639,14 @@ bsr_status ilu_factor(bsr_ilu *F)
     if (R.err_row != INT_MAX) s = bsr_error(R.err, "%s", R.msg);
     int64_t dropped = cnt.dropped, sec = cnt.sec_used, wk = cnt.wkept;
     int rmax = cnt.rmax, nreg = cnt.nreg;
+    int64_t np = 0;
     for (int t = 0; t < F->nwork && !on_dev; t++) {
         dropped += R.work[t].dropped; sec += R.work[t].sec_used; wk += R.work[t].wkept;
         nreg += R.work[t].nreg;
         if (R.work[t].rmax > rmax) rmax = R.work[t].rmax;
+        np += R.work[t].nprod;
+        R.work[t].nprod = 0;
     }
-    int64_t np = 0;
-    for (int t = 0; t < F->nwork && !on_dev; t++) { np += R.work[t].nprod; R.work[t].nprod = 0; }
     if (!fz && F->mode == 1 && !on_dev) {   /* the bound's count: this factorization's rows */
         if (!F->nprod_max) F->nprod += np;   /* (bounded rows added theirs as they finished) */
         F->st.work = (double)F->nprod * F->b * F->b * F->b;
