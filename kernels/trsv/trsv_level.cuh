@@ -567,8 +567,7 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
 /* The tail of a triangle (bsr_trsv_tri.tail, k = 1): one CUDA block a row,
  * rows of the level order by ticket (every row a block waits on belongs to a
  * running or finished block).  A warp's lanes were too few for these rows:
- * time a row went as 1 / lanes (H100, coupled3d:30,5 ND ILU2, 8 / 16 / 32
- * lanes a row: 157 / 70 / 32 ms L+U).  TAIL_G(B) groups of B threads, group g
+ * a row's time went as 1 / its lanes (bench/RESULTS.md).  TAIL_G(B) groups of B threads, group g
  * takes blocks g, g + G, ...; the groups' sums meet in a fixed tree in shared
  * memory (the same bits whatever the schedule). */
 #define LS_TAIL_THREADS 256
