@@ -279,8 +279,8 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("solver      %s  [%s, %d thread%s]\n", cfg, backend, omp_get_max_threads(), omp_get_max_threads() > 1 ? "s" : "");
     printf("precond     %s\n", st->precond_info[0] ? st->precond_info : "-");
     if (st->fallbacks)
-        printf("fallback    the capped factor did not converge (%d iterations: %s): set up again without the "
-               "cap, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);
+        printf("fallback    the first factor did not converge (%d iterations: %s): set up again as the options "
+               "now say, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
     char fb[64] = "";   /* the fallback's setups, beside the first setup's */

@@ -419,21 +419,111 @@ done:
     return st;
 }
 
-/* Nonzero when a failed solve is to be repeated without the cap
- * (options.fallback on): a threshold ILU with a cap, not distributed, whose
- * fallback did not already stop on this matrix. */
-static int fallback_applies(const bsr_solver *s)
+/* The options of the fallback's setup, in *f, after a failed solve with the
+ * solver's current ones: 1 (a capped factor) or 2 (an uncapped one) when
+ * there is one (options.fallback on, a threshold ILU, not distributed, no
+ * fallback stopped on this matrix since its setup), 0 otherwise.
+ * - A capped factor: the same preconditioner without the cap, dropping by the
+ *   growth of the inverse factors (grow=1 unless set), in nested dissection
+ *   with METIS's order inside each leaf unless an order was given (on
+ *   indefinite coupled systems fewer iterations than the leaves as found, at
+ *   the same fill).
+ * - An uncapped factor without growth weights: the same factor, in the same
+ *   order, with grow=1 (the order is kept: METIS's leaves lose small real
+ *   matrices that the order as found solves).
+ * Either factored on the host (grow needs host factors; on the CUDA backend
+ * the solves stay on the device), its rows' work bounded (work,
+ * BSR_FALLBACK_WORK unless set). */
+static int fallback_options(const bsr_solver *s, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;
     if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || !s->pc) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
-    return bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
+    *f = *o;
+    int kind = 0;
+    if (bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE) {
+        f->cap = BSR_ILU_CAP_NONE;
+        if (!f->grow) f->grow = 1;
+        if (!f->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
+        kind = 1;
+    } else if (!o->grow) {
+        f->grow = 1;
+        kind = 2;
+    }
+    f->factor = BSR_FACTOR_CPU;
+    if (!(f->work > 0)) f->work = BSR_FALLBACK_WORK;
+    return kind;
+}
+
+/* The most iterations any column of st ran. */
+static int stats_iterations(const bsr_solver_stats *st)
+{
+    int its = 0;
+    for (int j = 0; j < st->k; j++)
+        if (st->col[j].iterations > its) its = st->col[j].iterations;
+    return its;
+}
+
+/* No second solve: the fallback's setup failed (fb: why; past its work
+ * bound or out of memory) or made the factor the first one again.  The
+ * solver goes back to the options before (set up again on A unless the
+ * factor in place is theirs: same), and stops trying the fallback until its next
+ * setup; a first solve the probe gave up (probed) goes on from its last
+ * iterate X for the iterations maxit leaves, as without the fallback.
+ * *first (the first solve's stats, st1 its status, why its message) becomes
+ * the caller's *stats, with fallback_s (fs) the fallback's setups. */
+static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr_solver_options *before, int same,
+                                   const bsr_multivec *B, bsr_multivec *X, bsr_status st1, const char *why,
+                                   const char *fb, int probed, double tf, bsr_solver_stats *first,
+                                   bsr_solver_stats *stats)
+{
+    s->opt = *before;
+    bsr_status st = same ? BSR_OK : bsr_solver_setup(s, A);
+    if (st) {
+        bsr_solver_stats_free(first);
+        return bsr_error(st, "bsr_solver_solve: the first solve did not converge (%s); the fallback's setup failed "
+                         "(%s), and the first factor's setup again failed: %s", why, fb, bsr_last_error());
+    }
+    s->fallback_stopped = 1;
+    const double fs = bsr_now() - tf;
+    const int its = stats_iterations(first);
+    char msg[192];
+    snprintf(msg, sizeof msg, "%s", why);
+    if (probed && its < s->opt.maxit) {
+        const int maxit = s->opt.maxit;
+        bsr_solver_stats rest;
+        memset(&rest, 0, sizeof rest);
+        s->opt.maxit = maxit - its;
+        st = solve_once(s, B, X, &rest);
+        s->opt.maxit = maxit;
+        if (st != BSR_OK && st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
+            bsr_solver_stats_free(&rest);
+            bsr_solver_stats_free(first);
+            return st;
+        }
+        for (int j = 0; j < rest.k && j < first->k; j++) rest.col[j].iterations += first->col[j].iterations;
+        rest.solve_s += first->solve_s;
+        bsr_solver_stats_free(first);
+        *first = rest;
+        st1 = st;
+        snprintf(msg, sizeof msg, "%s", st ? bsr_last_error() : "");
+    }
+    first->fallback_s = fs;
+    if (stats) *stats = *first;
+    else bsr_solver_stats_free(first);
+    if (st1 == BSR_OK) return BSR_OK;
+    char gone[96] = "";
+    if (probed) snprintf(gone, sizeof gone, " (the first solve went on after the fallback's probe at iteration %d)", its);
+    return bsr_error(st1, "%s%s; no fallback: %s", msg, gone, fb);
 }
 
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *stats)
 {
-    if (!s || !B || !X || !fallback_applies(s)) return solve_once(s, B, X, stats);
+    bsr_solver_options fo;
+    const int kind = s && B && X ? fallback_options(s, &fo) : 0;
+    if (!kind) return solve_once(s, B, X, stats);
+    if (stats) memset(stats, 0, sizeof *stats);   /* a failure below may leave none */
     /* the initial guess, for the second solve (where it cannot be kept, as
      * for X only on a device, the solve runs without the fallback) */
     bsr_multivec *x0 = NULL;
@@ -444,8 +534,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         bsr_clear_error();
         return solve_once(s, B, X, stats);
     }
-    /* the capped solve, given up early where its residual has not halved in
-     * BSR_FALLBACK_PROBE iterations: a capped factor that is unstable on an
+    /* the first solve, given up early where its residual has not halved in
+     * BSR_FALLBACK_PROBE iterations: a factor that is unstable on an
      * indefinite coupled system leaves the residual near or above the
      * initial one from the start, while one that converges slowly has
      * halved it by then */
@@ -461,75 +551,26 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         else bsr_solver_stats_free(&first);
         return st;
     }
-    bsr_status st1 = st;
     char why[192];
     snprintf(why, sizeof why, "%s", bsr_last_error());
-    int its = 0;
-    for (int j = 0; j < first.k; j++)
-        if (first.col[j].iterations > its) its = first.col[j].iterations;
-    /* the same preconditioner without the cap, dropping by the growth of the
-     * inverse factors (grow=1; host factors, as grow needs them), in nested
-     * dissection with METIS's order inside each leaf unless an order was
-     * given (on indefinite coupled systems fewer iterations than the leaves
-     * as found, at the same fill), its rows'
-     * work bounded (work, BSR_FALLBACK_WORK unless set); the options say so
-     * from now on */
-    const bsr_solver_options capped = s->opt;
-    const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
+    const int its = stats_iterations(&first);
+    const bsr_solver_options before = s->opt;
     const double setup0 = s->setup_s;
-    s->opt.cap = BSR_ILU_CAP_NONE;
-    if (!s->opt.grow) s->opt.grow = 1;
-    if (!s->opt.reorder[0]) snprintf(s->opt.reorder, sizeof s->opt.reorder, "nd:auto,leafnd=1");
-    s->opt.factor = BSR_FACTOR_CPU;
-    if (!(s->opt.work > 0)) s->opt.work = BSR_FALLBACK_WORK;
+    const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
     const double tf = bsr_now();
-    st = bsr_solver_setup(s, A);
-    if (st) {
-        /* past its work bound (or out of memory): the capped factor again
-         * (the solver as it was before this solve, except that its next
-         * solves do not try the fallback again), and the first solve's
-         * failure, X its last iterate; fallback_s counts both setups */
+    s->opt = fo;   /* the options say so from now on */
+    bsr_status sf = bsr_solver_setup(s, A);
+    /* an uncapped factor whose growth stayed below grow's trigger is the
+     * first one, bit for bit: a second solve would repeat the first */
+    const int unchanged = !sf && kind == 2 && !s->pc->grow_passes;
+    if (sf || unchanged) {
         char fb[256];
-        snprintf(fb, sizeof fb, "%s", bsr_last_error());
-        s->opt = capped;
-        st = bsr_solver_setup(s, A);
+        if (sf) snprintf(fb, sizeof fb, "the setup %s failed (%s)", kind == 1 ? "without the cap" : "with growth weights",
+                         bsr_last_error());
+        else snprintf(fb, sizeof fb, "growth weights left the factor as it was (growth below their trigger)");
         bsr_multivec_destroy(x0);
-        if (st) {
-            bsr_solver_stats_free(&first);
-            return bsr_error(st, "bsr_solver_solve: the capped factor did not converge (%s); the setup without the "
-                             "cap failed (%s), and the capped factor's setup again failed: %s", why, fb,
-                             bsr_last_error());
-        }
-        s->fallback_stopped = 1;
-        const double fs = bsr_now() - tf;
-        if (probed && its < s->opt.maxit) {
-            /* the probe gave the capped solve up: it goes on from its last
-             * iterate for the iterations maxit leaves, as without the fallback */
-            const int maxit = s->opt.maxit;
-            bsr_solver_stats rest;
-            memset(&rest, 0, sizeof rest);
-            s->opt.maxit = maxit - its;
-            st = solve_once(s, B, X, &rest);
-            s->opt.maxit = maxit;
-            if (st != BSR_OK && st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
-                bsr_solver_stats_free(&rest);
-                bsr_solver_stats_free(&first);
-                return st;
-            }
-            for (int j = 0; j < rest.k && j < first.k; j++) rest.col[j].iterations += first.col[j].iterations;
-            rest.solve_s += first.solve_s;
-            bsr_solver_stats_free(&first);
-            first = rest;
-            st1 = st;
-            snprintf(why, sizeof why, "%s", st ? bsr_last_error() : "");
-        }
-        first.fallback_s = fs;
-        if (stats) *stats = first;
-        else bsr_solver_stats_free(&first);
-        if (st1 == BSR_OK) return BSR_OK;
-        char gone[96] = "";
-        if (probed) snprintf(gone, sizeof gone, " (the capped solve went on after the fallback's probe at iteration %d)", its);
-        return bsr_error(st1, "%s%s; no fallback: the setup without the cap failed (%s)", why, gone, fb);
+        return fallback_gave_up(s, A, &before, unchanged && before.factor == BSR_FACTOR_CPU, B, X, st, why, fb, probed,
+                                tf, &first, stats);
     }
     bsr_solver_stats_free(&first);
     st = bsr_multivec_copy(X, x0);

@@ -16,6 +16,8 @@ struct bsr_pc {
     void *data;
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
+    int grow_passes; /* threshold ILU with grow: refactorizations with growth weights
+                      * in the last setup (0: the factor is grow=0's, bit for bit) */
     char info[480];  /* ordering / levels / factor statistics, for reports */
     /* one apply's least traffic (the profile's bandwidth bound, krylov_bytes.c):
      * bytes of matrix / factor data read, and passes over n x k vectors; both 0

@@ -106,12 +106,16 @@ static void test_codes(void)
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
      * there (662), so no grow=1 hint either */
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out, "!hint", NULL);
-    /* ILU2 failing where its inverse factors grow past 1e3 (8e5): the hint is grow=1, not
-     * repeated once grow=1 is on */
-    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12 --json", 3, out,
-           "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,grow=1\"", NULL);
-    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out,
+    /* ILU2 failing where its inverse factors grow past 1e3 (8e5), its fallback off: the hint
+     * is grow=1, not repeated once grow=1 is on; with the fallback (the default) the second
+     * setup had grow=1 already, and the options say so */
+    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off --json",
+           3, out, "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,fallback=off,grow=1\"", NULL);
+    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "inverse factors of the ILU grow past 1e3", NULL);
+    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out,
+           "grow=1,work=5e+11", "1 growth-weighted refactorization", "set up again as the options now say", "!hint",
+           NULL);
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,grow=1", 3, out,
            "!hint", NULL);
     /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */

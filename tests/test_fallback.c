@@ -2,11 +2,13 @@
 /* options.fallback (on by default): a solve whose capped ILU2 factor does
  * not converge is set up again without the cap, with growth-weighted
  * dropping, factored on the host, and solved from the same initial guess,
- * that factor kept for later solves and refactors; off never falls back, and
- * a factor without a cap, or one that converges, has nothing to fall back
- * from.  A fallback whose setup passes its work bound (option work) leaves
- * the solver as it was and reports the first failure.  On a GPU: the
- * device's default cap falls back the same way. */
+ * that factor kept for later solves and refactors; an uncapped factor
+ * without growth weights is set up again with them, in its own order, and
+ * where that leaves it as it was there is no second solve; off never falls
+ * back, and an uncapped growth-weighted factor, or one that converges, has
+ * nothing to fall back from.  A fallback whose setup passes its work bound
+ * (option work) leaves the solver as it was and reports the first failure.
+ * On a GPU: the device's default cap falls back the same way. */
 #include "harness.h"
 #include <math.h>
 #include <string.h>
@@ -14,6 +16,11 @@
 /* coupled3d at 12^3, couple 0.45: the capped ILU2 (cap=auto) does not
  * converge in 300 iterations, the uncapped one in about 25 */
 #define HARD "coupled3d:12,5,couple=0.45"
+/* coupled3d at 16^3, b = 4, couple 0.5: the uncapped ILU2 without growth
+ * weights (the CPU's default) stays at relative residual 1e2 after 300
+ * iterations; with grow=1 (a growth-weighted refactorization) it converges
+ * in about 15 */
+#define HARD_UNCAPPED "coupled3d:16,4,couple=0.5"
 
 /* Solve P with s from X = x0 (NULL: zero); stats into st; returns the status. */
 static bsr_status solve(bsr_solver *s, const bsr_problem *P, const bsr_multivec *x0, bsr_multivec *X,
@@ -91,12 +98,88 @@ static void test_on(void)
     bsr_problem_free(&P);
 }
 
-/* No fallback: off, no cap, ILU(0), and a capped factor that converges. */
+/* An uncapped factor (the CPU's default, cap=none) that does not converge:
+ * the probe gives it up, it is set up again with grow=1 in its own order
+ * and solved from the initial guess, bit for bit as a fresh solver with
+ * grow=1 solves it; the options say so, the next solve falls back no more. */
+static void test_uncapped(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *x0, *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(x0, 7));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", P.A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_EQUAL(st.fallback_iterations, BSR_FALLBACK_PROBE);
+    CU_ASSERT(st.col[0].iterations < 50);
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "growth-weighted refactorization"));
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);   /* its own order */
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK);
+    bsr_solver_stats_free(&st);
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=300", P.A);
+    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* An uncapped factor whose growth stays below grow's trigger (a Poisson
+ * system, stopped by maxit): the growth-weighted setup is that factor again,
+ * so there is no second solve; the first failure is reported saying so, bit
+ * for bit the solve with fallback=off, the options as before; the next
+ * solve does not try again. */
+static void test_unchanged(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:12:4", BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-12,maxit=2", P.A);
+    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-12,maxit=2,fallback=off", P.A);
+    bsr_solver_stats st, su;
+    for (int round = 0; round < 2; round++) {
+        CU_ASSERT_EQUAL(solve(s, &P, NULL, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(strstr(bsr_last_error(), "growth weights left the factor as it was") != NULL, round == 0);
+        CU_ASSERT_EQUAL(st.fallbacks, 0);
+        CU_ASSERT_EQUAL(st.fallback_s > 0, round == 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, 0);
+        CU_ASSERT_EQUAL(solve(u, &P, NULL, Y, &su), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+        bsr_solver_stats_free(&st);
+        bsr_solver_stats_free(&su);
+    }
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* No fallback: off, no cap with growth weights, ILU(0), and a capped factor
+ * that converges. */
 static void test_none(void)
 {
     static const struct { const char *spec, *cfg; bsr_status want; } c[] = {
         {HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off", BSR_ERR_NOCONV},
-        {HARD, "precond=ilu2,cap=none,rtol=1e-8,maxit=3,fallback=on", BSR_ERR_NOCONV},
+        {HARD, "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=3,fallback=on", BSR_ERR_NOCONV},
         {HARD, "precond=ilu0,rtol=1e-8,maxit=30,fallback=on", BSR_ERR_NOCONV},
         {"coupled3d:10,5", "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=on", BSR_OK},
     };
@@ -238,6 +321,8 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"on", test_on},
+        {"uncapped", test_uncapped},
+        {"uncapped, growth below the trigger", test_unchanged},
         {"none", test_none},
         {"work bound", test_bound},
         {"options", test_options},

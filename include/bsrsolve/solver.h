@@ -165,7 +165,10 @@ typedef struct {
                                   in nested dissection with METIS's order in each leaf (reorder=
                                   nd:auto,leafnd=1) unless reorder is given; on the CUDA backend
                                   the solves stay on the device) and solves again from the same
-                                  initial guess; later refactors keep that factor's pattern, and
+                                  initial guess.  An uncapped factor without growth weights (the
+                                  CPU's default) is set up again the same way with grow=1 in its
+                                  own order; where the growth stays below grow's trigger that is
+                                  the same factor, and there is no second solve; later refactors keep that factor's pattern, and
                                   the options then say so.  The uncapped rows' work grows with the
                                   problem faster than its size, so the fallback's setup is bounded
                                   by option work (BSR_FALLBACK_WORK unless work is set): past it
@@ -183,7 +186,7 @@ typedef struct {
                                   except for the fallback's setup */
 } bsr_solver_options;
 
-/* The fallback's probe: the capped solve is given up after this many
+/* The fallback's probe: the first solve is given up after this many
  * iterations while its residual is above half its initial one. */
 #define BSR_FALLBACK_PROBE 100
 
@@ -316,15 +319,15 @@ typedef struct {
      * from its allocator's own count (process-wide on that device: with one
      * solver a process, or a rank, per GPU, this solver's); 0 on the CPU */
     double dev_bytes, dev_peak_bytes;
-    int fallbacks;       /* 1: this solve's capped factor did not converge and the columns were
-                            solved again after a setup without the cap (options.fallback);
+    int fallbacks;       /* 1: this solve's first factor did not converge and the columns were
+                            solved again after the fallback's setup (options.fallback);
                             solve_s then counts both solves, the second setup is fallback_s
                             and the parts setup_pc_s and setup_dev_s are its own */
     double fallback_s;   /* seconds of the fallback's setups, not in setup_s (which stays the
                             first setup's): the setup without the cap, and where that failed
                             (its work bound) the capped factor's setup again; 0 without */
     int fallback_iterations; /* the failed solve's iterations (the most of a column) */
-    char fallback_reason[192]; /* why the capped solve failed (its status message) */
+    char fallback_reason[192]; /* why the first solve failed (its status message) */
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 

@@ -101,8 +101,8 @@ class SolveStats(Mapping[str, Any]):
     block_size: int
     #: library solves the columns took (more than one past MAX_RHS columns)
     batches: int = 1
-    #: with the option fallback (on by default): solves that were repeated after a setup without the
-    #: ILU's cap (its capped factor did not converge); the options then say cap=none
+    #: with the option fallback (on by default): solves that were repeated after the ILU's factor did
+    #: not converge and was set up again (without its cap, or with growth weights); the options say so
     fallbacks: int = 0
     #: seconds of the fallback's setups (not in setup_s, the first setup's)
     fallback_s: float = 0.0

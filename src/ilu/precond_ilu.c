@@ -54,6 +54,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (bsr_ilu_get_stats(F, &st)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
     pc->pivots_regularized = f->nreg;
+    pc->grow_passes = st.grow_passes;
     char tau[160] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
     const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;

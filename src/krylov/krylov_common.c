@@ -122,10 +122,12 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
         if (ks->active[j]) ks->col[j].iterations = ks->it;
     if (o->monitor) o->monitor(o->monitor_data, ks->it, ks->k, ks->relres, ks->active);
     if (o->progress > 0 && ks->it > 0 && ks->it % o->progress == 0) {
-        double worst = 0;
+        double worst = 0;   /* over the columns that ran this iteration, those it stopped too */
         int na = 0;
-        for (int j = 0; j < ks->k; j++)
-            if (ks->active[j]) { na++; if (ks->relres[j] > worst) worst = ks->relres[j]; }
+        for (int j = 0; j < ks->k; j++) {
+            na += ks->active[j];
+            if (ks->col[j].iterations == ks->it && ks->relres[j] > worst) worst = ks->relres[j];
+        }
         fprintf(stderr, "  iteration %6d: %d of %d columns active, worst relres %.3e\n", ks->it, na,
                 ks->k, worst);
     }
