@@ -27,13 +27,16 @@ static void usage(void)
             "usage: bsrsolve bench trsv [FILE.mtx | --gen SPEC] [--block B|auto] [--k 1,5,9]\n"
             "         [--orders natural/rcm/center/nd] [--kernels level|all|LIST] [--prec double|float|mixed]\n"
             "         [--ilu ilu0|ilut|ilu2] [--tau T] [--reps N] [--renumber none|storage|full]\n"
-            "         [--csv F] [--plot F.png] [--variants V1;V2;...] [--jacobi N1,N2]\n"
+            "         [--csv F] [--plot F.png] [--variants V1;V2;...] [--jacobi N1,N2] [--config SOLVER_OPTIONS]\n"
             "  kernels: level-syncfree,level-graph,level-launch,level-syncflags,p21,p22,p23,p24; 'level' = the four\n"
             "  level schedules, \"all\" adds P21-P24 on orderings with a tree (name p21.. to force them\n  elsewhere: one CUDA block, sequential).\n"
             "  variants: each a list of knob=value joined by + (team, persist, wide, grab, sleep, pipe, pair, rr, tail: the\n"
             "  fields of bsr_trsv_tuning, src/ilu/gpu_ilu.h), every kernel timed under each; '-' = the built-in rules.\n"
             "  Without --variants the BSR_TRSV_<KNOB> environment variables give one variant.\n"
-            "  --jacobi: also time the approximate solves of trisolve=jacobi:N (N sweeps on each factor).\n");
+            "  --jacobi: also time the approximate solves of trisolve=jacobi:N (N sweeps on each factor).\n"
+            "  --config: the host factors the solver's CPU preconditioner makes for these options (e.g.\n"
+            "  precond=ilu2,cap=none,grow=1,reorder=nd:auto,leafnd=1: the fallback's); --ilu and --tau then\n"
+            "  ignored, and the config's order is the one timed unless --orders is given.\n");
 }
 
 /* Comma list of ints into v (at most max); returns the count or -1. */
@@ -113,9 +116,10 @@ int bench_trsv(int argc, char **argv)
 {
     static const char *const known[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--jacobi",
-                                        "--help", NULL};
+                                        "--config", "--help", NULL};
     static const char *const valued[] = {"--gen", "--block", "--k", "--orders", "--kernels", "--prec", "--ilu",
-                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--jacobi", NULL};
+                                         "--tau", "--reps", "--renumber", "--csv", "--plot", "--variants", "--jacobi",
+                                         "--config", NULL};
     if (cli_flag(argc, argv, "--help")) { usage(); return 0; }
     if (cli_check_options(argc, argv, known, valued)) { usage(); return 2; }
     int ks[MAXK], nk = parse_ints(cli_opt(argc, argv, "--k") ? cli_opt(argc, argv, "--k") : "1,5,9", ks, MAXK);
@@ -177,8 +181,19 @@ int bench_trsv(int argc, char **argv)
 
     bsr_ilu_options io;
     const char *ik = cli_opt(argc, argv, "--ilu") ? cli_opt(argc, argv, "--ilu") : "ilu0";
-    bsr_ilu_options_default(&io, !strcmp(ik, "ilu2") ? BSR_ILU2 : !strcmp(ik, "ilut") ? BSR_ILUT : BSR_ILU0);
-    if (cli_opt(argc, argv, "--tau")) io.tau1 = atof(cli_opt(argc, argv, "--tau"));
+    const char *cfg = cli_opt(argc, argv, "--config");
+    bsr_solver_options so;   /* its reorder string names the order below */
+    if (cfg) {   /* the solver's CPU factors for these options */
+        bsr_solver_options_default(&so);
+        bsr_status s = bsr_solver_options_parse(&so, cfg);
+        if (!s) s = bsr_ilu_options_from_solver(&so, &io);
+        if (s) return cli_fail(s);
+        ik = bsr_pc_name(so.precond);
+        if (!cli_opt(argc, argv, "--orders")) { oo[0] = io.order; oname[0] = so.reorder[0] ? so.reorder : "default"; no = 1; }
+    } else {
+        bsr_ilu_options_default(&io, !strcmp(ik, "ilu2") ? BSR_ILU2 : !strcmp(ik, "ilut") ? BSR_ILUT : BSR_ILU0);
+        if (cli_opt(argc, argv, "--tau")) io.tau1 = atof(cli_opt(argc, argv, "--tau"));
+    }
 
     bsr_problem P;
     bsr_status st = cli_load(cli_positional(argc, argv, valued), cli_opt(argc, argv, "--gen"),
