@@ -44,6 +44,47 @@ static double error_vs_exact(const bsr_problem *P, const bsr_multivec *X)
     return d / m;
 }
 
+/* spec's problem solved from a random x0 (seed) by a solver of cfg whose
+ * first factor the probe gives up: the fallback converges in fewer than
+ * max_its iterations to the exact solution, bit for bit as a fresh solver
+ * of the options the fallback took (fresh) solves it from x0; the next
+ * solve falls back no more.  Returns the solver (its options for the
+ * caller to check; the caller destroys it). */
+static bsr_solver *fallback_matches(const bsr_problem *P, const char *cfg, const char *fresh, uint64_t seed,
+                                    int max_its)
+{
+    const int64_t n = bsr_multivec_rows(P->rhs);
+    bsr_multivec *x0, *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(x0, seed));
+    bsr_solver *s = bsr_test_solver(NULL, cfg, P->A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, P, x0, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT(st.fallback_s > 0);   /* the second setup's time, beside the first's */
+    /* the probe gave the first solve up: no halving in its first iterations */
+    CU_ASSERT_EQUAL(st.fallback_iterations, BSR_FALLBACK_PROBE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "stagnated"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "growth-weighted refactorization"));
+    CU_ASSERT(st.col[0].iterations < max_its);
+    CU_ASSERT(error_vs_exact(P, X) < 1e-6);
+    bsr_solver_stats_free(&st);
+    bsr_solver *u = bsr_test_solver(NULL, fresh, P->A);
+    BSR_ASSERT_OK(solve(u, P, x0, Y, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+    BSR_ASSERT_OK(solve(s, P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(st.col[0].iterations < max_its);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    return s;
+}
+
 /* The default (fallback on): the capped solve fails, the columns are solved
  * again from the initial guess without the cap, bit for bit as a fresh
  * solver with cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1 solves
@@ -54,88 +95,42 @@ static void test_on(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *x0, *X, *Y;
-    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(x0, 5));
-    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300", P.A);
-    bsr_solver_stats st;
-    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 1);
-    CU_ASSERT(st.fallback_s > 0);   /* the second setup's time, beside the first's */
-    /* the probe gave the capped solve up: no halving in its first iterations */
-    CU_ASSERT_EQUAL(st.fallback_iterations, BSR_FALLBACK_PROBE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "stagnated"));
-    CU_ASSERT(st.col[0].iterations < 100);
-    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300",
+                                     "precond=ilu2,cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1,rtol=1e-8,"
+                                     "maxit=300", 5, 100);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
     CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "nd:auto,leafnd=1");
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK);
-    bsr_solver_stats_free(&st);
-    /* a fresh solver with those options, from the same x0: the same bits */
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1,"
-                                    "rtol=1e-8,maxit=300", P.A);
-    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    bsr_solver_stats_free(&st);
-    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
-    /* the next solve and a refactor keep the uncapped factor */
-    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    bsr_solver_stats_free(&st);
-    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));   /* a refactor keeps the uncapped factor */
+    bsr_solver_stats st;
     BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 0);
     CU_ASSERT(st.col[0].iterations < 100);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
-    bsr_solver_destroy(u);
-    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
+    bsr_multivec_destroy(X);
     bsr_problem_free(&P);
 }
 
 /* An uncapped factor (the CPU's default, cap=none) that does not converge:
  * the probe gives it up, it is set up again with grow=1 in its own order
  * and solved from the initial guess, bit for bit as a fresh solver with
- * grow=1 solves it; the options say so, the next solve falls back no more. */
+ * grow=1 solves it; the options say so. */
 static void test_uncapped(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *x0, *X, *Y;
-    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(x0, 7));
-    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", P.A);
-    bsr_solver_stats st;
-    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 1);
-    CU_ASSERT_EQUAL(st.fallback_iterations, BSR_FALLBACK_PROBE);
-    CU_ASSERT(st.col[0].iterations < 50);
-    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
-    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "growth-weighted refactorization"));
+    bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=none,rtol=1e-8,maxit=300",
+                                     "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=300", 7, 50);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);   /* its own order */
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK);
-    bsr_solver_stats_free(&st);
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=300", P.A);
-    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    bsr_solver_stats_free(&st);
-    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
-    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
-    bsr_solver_destroy(u);
-    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     bsr_problem_free(&P);
 }
 
