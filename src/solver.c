@@ -466,19 +466,20 @@ static int stats_iterations(const bsr_solver_stats *st)
 
 /* No second solve: the fallback's setup failed (fb: why; past its work
  * bound or out of memory) or made the factor the first one again.  The
- * solver goes back to the options before (set up again on A unless the
- * factor in place is theirs: same), and stops trying the fallback until its next
- * setup; a first solve the probe gave up (probed) goes on from its last
- * iterate X for the iterations maxit leaves, as without the fallback.
- * *first (the first solve's stats, st1 its status, why its message) becomes
- * the caller's *stats, with fallback_s (fs) the fallback's setups. */
-static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr_solver_options *before, int same,
+ * solver is set up on A again with the options before (its preconditioner
+ * then is the first one, options and all), and stops trying the fallback
+ * until its next setup; a first solve the probe gave up (probed) goes on
+ * from its last iterate X for the iterations maxit leaves, as without the
+ * fallback.  *first (the first solve's stats, st1 its status, why its
+ * message) becomes the caller's *stats, fallback_s the seconds since tf
+ * (the fallback's setup and this one). */
+static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr_solver_options *before,
                                    const bsr_multivec *B, bsr_multivec *X, bsr_status st1, const char *why,
                                    const char *fb, int probed, double tf, bsr_solver_stats *first,
                                    bsr_solver_stats *stats)
 {
     s->opt = *before;
-    bsr_status st = same ? BSR_OK : bsr_solver_setup(s, A);
+    bsr_status st = bsr_solver_setup(s, A);
     if (st) {
         bsr_solver_stats_free(first);
         return bsr_error(st, "bsr_solver_solve: the first solve did not converge (%s); the fallback's setup failed "
@@ -569,8 +570,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                          bsr_last_error());
         else snprintf(fb, sizeof fb, "growth weights left the factor as it was (growth below their trigger)");
         bsr_multivec_destroy(x0);
-        return fallback_gave_up(s, A, &before, unchanged && before.factor == BSR_FACTOR_CPU, B, X, st, why, fb, probed,
-                                tf, &first, stats);
+        return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
     }
     bsr_solver_stats_free(&first);
     st = bsr_multivec_copy(X, x0);
