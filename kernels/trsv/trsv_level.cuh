@@ -851,6 +851,13 @@ static int team_override(void)
 /* The pipelined kernel polls without a sleep (H100, natural b=4 k=1 with
  * round robin: 96^3 0.957 vs 0.967 ms, 64^3 0.459 vs 0.472, 40^3 0.256 vs 0.264). */
 #define TRSV_PIPE_SLEEP_DEFAULT 0
+/* The tail kernel's polls sleep longer: its CUDA blocks wait with every lane
+ * group at once on the chain's latest rows, and their polls load the L2
+ * the chain's own stores go through (H200, nested-dissection ILU2 factors
+ * of coupled3d: 27k 33.6 -> 29.2 ms, 64k 18.0 -> 16.1 ms for L + U at
+ * 1000 ns for both kernels, bench/RESULTS.md; stencil factors lost at 1000
+ * in the sync-free kernel, which keeps its own default). */
+#define TRSV_TAIL_SLEEP_DEFAULT 1000
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
  * row handled at once (mean off-diagonal row length, rounded up), at most 32;
@@ -1134,7 +1141,7 @@ static bsr_status tail_launch(const bsr_trsv_tri *T, int a, int b, const TV *x, 
     CU_TRY(cudaMemsetAsync(T->counter, 0, sizeof(int), st));
     tail_kernel<B, TF, TV><<<b - a, LS_TAIL_THREADS, 0, st>>>(b - a, T->upper, T->rows + a, T->pbeg + a, T->pend + a,
                                                              T->colind, (const TF *)T->val, x, y, T->counter,
-                                                             poll_nap());
+                                                             poll_nap(TRSV_TAIL_SLEEP_DEFAULT));
     CU_LAUNCHED("tail_kernel");
     return BSR_OK;
 }
