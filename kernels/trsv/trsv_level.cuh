@@ -853,10 +853,9 @@ static int team_override(void)
 #define TRSV_PIPE_SLEEP_DEFAULT 0
 /* The tail kernel's polls sleep longer: its CUDA blocks wait with every lane
  * group at once on the chain's latest rows, and their polls load the L2
- * the chain's own stores go through (H200, nested-dissection ILU2 factors
- * of coupled3d: 27k 33.6 -> 29.2 ms, 64k 18.0 -> 16.1 ms for L + U at
- * 1000 ns for both kernels, bench/RESULTS.md; stencil factors lost at 1000
- * in the sync-free kernel, which keeps its own default). */
+ * the chain's own stores go through.  The sync-free kernel keeps its own
+ * default: its rows are short and many, and a longer sleep cost it on
+ * stencil factors (bench/RESULTS.md, the sleep sweep). */
 #define TRSV_TAIL_SLEEP_DEFAULT 1000
 
 /* Lanes per row: b*k rounded up to a power of two, times the blocks of a
