@@ -568,8 +568,9 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
  * rows of the level order by ticket (every row a block waits on belongs to a
  * running or finished block).  A warp's lanes were too few for these rows:
  * a row's time went as 1 / its lanes (bench/RESULTS.md).  TAIL_G(B) groups of B threads, group g
- * takes blocks g, g + G, ...; the groups' sums meet in a fixed tree in shared
- * memory (the same bits whatever the schedule). */
+ * takes blocks g, g + G, ... (L in that order, U in the reverse); the
+ * groups' sums meet in a fixed tree in shared memory (the same bits
+ * whatever the schedule). */
 #define LS_TAIL_THREADS 256
 #define TAIL_G(B) ((B) == 1 ? 256 : (B) == 2 ? 128 : (B) <= 4 ? 64 : (B) <= 8 ? 32 : 16)
 template <int B, typename TF, typename TV>
@@ -592,12 +593,23 @@ tail_kernel(int n, int upper, const int *__restrict__ rows, const int *__restric
     const int g = threadIdx.x / B, r = threadIdx.x - g * B;
     TV acc = 0;
     if (g < G) {
-        for (int p = s0 + g; p < s1; p += G) {
+        /* acc += row r of block p times y at its column, once that is solved */
+        auto add = [&](int p) {
             TV yv[B];
             load_yc<B, TV, true>(y + (size_t)colind[p] * B, 1, yv, nap);
             const TF *a = val + (size_t)p * B * B + r * B;
 #pragma unroll
             for (int c = 0; c < B; c++) acc += (TV)a[c] * yv[c];
+        };
+        /* each group sums its blocks in the order their columns were solved,
+         * so that it waits on the row's latest dependency last: L's is its
+         * last block (column i - 1), U's its first (column i + 1), and a
+         * group waiting on that first would then load all its other blocks
+         * one after the other on the chain's critical path */
+        if (!upper) {
+            for (int p = s0 + g; p < s1; p += G) add(p);
+        } else if (g < s1 - s0) {
+            for (int p = s0 + g + (s1 - 1 - s0 - g) / G * G; p >= s0; p -= G) add(p);
         }
         part[g * B + r] = acc;
     }
