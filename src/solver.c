@@ -504,6 +504,10 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
         }
         for (int j = 0; j < rest.k && j < first->k; j++) rest.col[j].iterations += first->col[j].iterations;
         rest.solve_s += first->solve_s;
+        /* the first setup's times (the setup again is in fallback_s) */
+        rest.setup_s = first->setup_s;
+        rest.setup_pc_s = first->setup_pc_s;
+        rest.setup_dev_s = first->setup_dev_s;
         bsr_solver_stats_free(first);
         *first = rest;
         st1 = st;
