@@ -315,9 +315,12 @@ static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats 
 }
 
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve
- * without the fallback). */
-static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
+ * without the fallback); probe: bsr_kstate.probe (0: none), *probed (may be
+ * NULL) set when it stopped a column. */
+static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats,
+                             int probe, int *probed)
 {
+    if (probed) *probed = 0;
     BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
     if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: call bsr_solver_setup first");
@@ -368,7 +371,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
-    ks.probe = s->probe;
+    ks.probe = probe;
     tk = bsr_now();
     st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
     tk = bsr_now() - tk;
@@ -388,7 +391,7 @@ done:
         bsr_kops_profile_finish(&prof);
         if (tk > 0 && stats) profile_bound(s, &o, col, tk, stats);
     }
-    s->probe_hit = ks.probe_hit;
+    if (probed) *probed = ks.probe_hit;
     bsr_kstate_free(&ks);
     if (R) o.vfree(&o, R);
     if (ownB && Bw) o.vfree(&o, Bw);
@@ -495,7 +498,7 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
         bsr_solver_stats rest;
         memset(&rest, 0, sizeof rest);
         s->opt.maxit = maxit - its;
-        st = solve_once(s, B, X, &rest);
+        st = solve_once(s, B, X, &rest, 0, NULL);
         s->opt.maxit = maxit;
         if (st != BSR_OK && st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
             bsr_solver_stats_free(&rest);
@@ -527,7 +530,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
 {
     bsr_solver_options fo;
     const int kind = s && B && X ? fallback_options(s, &fo) : 0;
-    if (!kind) return solve_once(s, B, X, stats);
+    if (!kind) return solve_once(s, B, X, stats, 0, NULL);
     if (stats) memset(stats, 0, sizeof *stats);   /* a failure below may leave none */
     /* the initial guess, for the second solve (where it cannot be kept, as
      * for X only on a device, the solve runs without the fallback) */
@@ -537,7 +540,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     if (st) {
         bsr_multivec_destroy(x0);
         bsr_clear_error();
-        return solve_once(s, B, X, stats);
+        return solve_once(s, B, X, stats, 0, NULL);
     }
     /* the first solve, given up early where its residual has not halved in
      * BSR_FALLBACK_PROBE iterations: a factor that is unstable on an
@@ -546,10 +549,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
      * halved it by then */
     bsr_solver_stats first;
     const double t0 = bsr_now();
-    s->probe = BSR_FALLBACK_PROBE;
-    st = solve_once(s, B, X, &first);
-    s->probe = 0;
-    const int probed = s->probe_hit;
+    int probed;
+    st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed);
     if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
         bsr_multivec_destroy(x0);
         if (stats) *stats = first;
@@ -580,7 +581,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     st = bsr_multivec_copy(X, x0);
     bsr_multivec_destroy(x0);
     if (st) return st;
-    st = solve_once(s, B, X, stats);
+    st = solve_once(s, B, X, stats, 0, NULL);
     if (stats) {
         stats->fallbacks = 1;
         stats->fallback_iterations = its;

@@ -227,7 +227,7 @@ typedef struct {
     int hist_cap;
     int probe;                 /* > 0: a column whose best residual is still above half its
                                   initial one after this many iterations stops as stagnated (the
-                                  fallback's probe of a capped factor; 0: none) */
+                                  fallback's probe of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
 } bsr_kstate;
 
@@ -290,10 +290,9 @@ struct bsr_solver {
     double setup_pc_s, setup_dev_s; /* parts of setup_s (profiling) */
     int pattern_new;           /* the last setup/refactor chose the preconditioner's pattern */
     int pattern_refreshes;     /* refactors that did (pattern=refresh|auto) */
-    int fallback_stopped;      /* the fallback's setup failed (its work bound) on this matrix: the
-                                  solves until the next setup do not try it again */
-    int probe;                 /* the next solve's bsr_kstate.probe (the fallback sets it) */
-    int probe_hit;             /* the last solve's probe stopped a column */
+    int fallback_stopped;      /* the fallback gave up on this matrix (its setup failed, as past
+                                  its work bound, or growth weights left the factor as it was):
+                                  the solves until the next setup do not try it again */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */
