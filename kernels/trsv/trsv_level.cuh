@@ -567,10 +567,10 @@ team_syncfree_kernel(int n, int upper, const int *__restrict__ rows, const int *
 /* The tail of a triangle (bsr_trsv_tri.tail, k = 1): one CUDA block a row,
  * rows of the level order by ticket (every row a block waits on belongs to a
  * running or finished block).  A warp's lanes were too few for these rows:
- * a row's time went as 1 / its lanes (bench/RESULTS.md).  TAIL_G(B) groups of B threads, group g
- * takes blocks g, g + G, ... (L in that order, U in the reverse); the
- * groups' sums meet in a fixed tree in shared memory (the same bits
- * whatever the schedule). */
+ * a row's time went as 1 / its lanes (bench/RESULTS.md).  TAIL_G(B) groups
+ * of B threads, group g takes blocks g, g + G, ... (L in that order, U in
+ * the reverse); the groups' sums meet in a fixed tree in shared memory (the
+ * same bits whatever the schedule). */
 #define LS_TAIL_THREADS 256
 #define TAIL_G(B) ((B) == 1 ? 256 : (B) == 2 ? 128 : (B) <= 4 ? 64 : (B) <= 8 ? 32 : 16)
 template <int B, typename TF, typename TV>
