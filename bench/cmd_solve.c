@@ -150,20 +150,47 @@ static void profile_bound_line(const bsr_solver_stats *st)
  * inverse factors grow past 1e3 (S's, estimated here: one pass): grow=1,
  * whose weighted refactorization converged on coupled3d at 27k and 64k block
  * rows where the plain factor diverged. */
+/* 1 when item (a "key=value" of a --config string, len bytes) sets one of
+ * the keys of the items in add. */
+static int config_key_in(const char *item, size_t len, const char *add)
+{
+    const char *eq = memchr(item, '=', len);
+    size_t k = eq ? (size_t)(eq - item) : len;
+    for (const char *a = add; *a; a += strcspn(a, ","), a += *a == ',') {
+        size_t ka = strcspn(a, "=,");
+        if (ka == k && !strncmp(a, item, k)) return 1;
+    }
+    return 0;
+}
+
+/* buf = config with add's items appended, the items of config that set one
+ * of add's keys left out (a hint's --config then says each key once). */
+static const char *config_with(const char *config, const char *add, char *buf, size_t n)
+{
+    size_t m = 0;
+    buf[0] = '\0';
+    for (const char *c = config ? config : ""; *c; c += strcspn(c, ","), c += *c == ',') {
+        size_t len = strcspn(c, ",");
+        if (!len || config_key_in(c, len, add)) continue;
+        m += (size_t)snprintf(buf + (m < n ? m : n - 1), m < n ? n - m : 1, "%.*s,", (int)len, c);
+    }
+    snprintf(buf + (m < n ? m : n - 1), m < n ? n - m : 1, "%s", add);
+    return buf;
+}
+
 static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, const char *config,
                             const bsr_matrix *A, int failed, int fb_stopped, char *buf, size_t n, const char **why)
 {
-    const char *c = config && config[0] ? config : "", *sep = config && config[0] ? "," : "";
     *why = NULL;
     if (!failed || opt->precond < BSR_PC_ILU0 || opt->precond > BSR_PC_ILU2) return NULL;
     if (opt->match == BSR_MATCH_NONE && bsr_ilu_diagonal_weak(A)) {
-        snprintf(buf, n, "%s%smatch=auto%s", c, sep, opt->factor == BSR_FACTOR_GPU ? ",factor=auto" : "");
+        config_with(config, opt->factor == BSR_FACTOR_GPU ? "match=auto,factor=auto" : "match=auto", buf, n);
         *why = "A has a zero, missing or singular diagonal block, which the ILU cannot pivot on: try --config %s "
                "(a matching moves large entries onto the diagonal first)";
         return buf;
     }
     if (opt->precond != BSR_PC_ILU0 && opt->cap != BSR_ILU_CAP_NONE && opt->cap != BSR_CAP_DEFAULT && !fb_stopped) {
-        snprintf(buf, n, "%s%scap=none", c, sep);
+        config_with(config, "cap=none", buf, n);
         *why = "the per-row cap bounds the setup but can cost a coupled system its convergence: try --config %s "
                "(nested dissection without a cap, the pattern's rows on the host: a longer setup)";
         return buf;
@@ -174,7 +201,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
     if (opt->precond != BSR_PC_ILU0 && opt->grow != 1 && F && F->valid) {
         if (bsr_ilu_stability(F, &t)) { bsr_clear_error(); return NULL; }
         if (t.l_max <= 1e3 && t.u_max <= 1e3) return NULL;   /* (NaN: past it) */
-        snprintf(buf, n, "%s%sgrow=1", c, sep);
+        config_with(config, "grow=1", buf, n);
         *why = "the inverse factors of the ILU grow past 1e3 (an indefinite or nearly singular Schur complement): "
                "try --config %s (the factor again, dropping less where they grow: a longer setup)";
         return buf;
