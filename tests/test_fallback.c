@@ -44,6 +44,41 @@ static double error_vs_exact(const bsr_problem *P, const bsr_multivec *X)
     return d / m;
 }
 
+/* A problem with two solvers side by side on it: s with the options under
+ * test, u with the fallback off, and a solution vector each (X, Y). */
+typedef struct {
+    bsr_problem P;
+    int64_t n;
+    bsr_multivec *X, *Y;
+    bsr_solver *s, *u;
+} pair;
+
+/* t for spec, s set up with cfg, u with cfg_off. */
+static void pair_open(pair *t, const char *spec, const char *cfg, const char *cfg_off)
+{
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, &t->P));
+    t->n = bsr_multivec_rows(t->P.rhs);
+    BSR_ASSERT_OK(bsr_multivec_create(&t->X, t->n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&t->Y, t->n, 1, BSR_DOUBLE));
+    t->s = bsr_test_solver(NULL, cfg, t->P.A);
+    t->u = bsr_test_solver(NULL, cfg_off, t->P.A);
+}
+
+static void pair_close(pair *t)
+{
+    bsr_solver_destroy(t->s);
+    bsr_solver_destroy(t->u);
+    bsr_multivec_destroy(t->X);
+    bsr_multivec_destroy(t->Y);
+    bsr_problem_free(&t->P);
+}
+
+/* 1 when X and Y hold the same bits. */
+static int pair_same(const pair *t)
+{
+    return !memcmp(bsr_multivec_cdata(t->X), bsr_multivec_cdata(t->Y), sizeof(double) * (size_t)t->n);
+}
+
 /* spec's problem solved from a random x0 (seed) by a solver of cfg whose
  * first factor the probe gives up: the fallback converges in fewer than
  * max_its iterations to the exact solution, bit for bit as a fresh solver
@@ -141,31 +176,23 @@ static void test_uncapped(void)
  * solve does not try again. */
 static void test_unchanged(void)
 {
-    bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("stencil3d:12:4", BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *X, *Y;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
-    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-12,maxit=2", P.A);
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-12,maxit=2,fallback=off", P.A);
+    pair t;
+    pair_open(&t, "stencil3d:12:4", "precond=ilu2,cap=none,rtol=1e-12,maxit=2",
+              "precond=ilu2,cap=none,rtol=1e-12,maxit=2,fallback=off");
     bsr_solver_stats st, su;
     for (int round = 0; round < 2; round++) {
-        CU_ASSERT_EQUAL(solve(s, &P, NULL, X, &st), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(solve(t.s, &t.P, NULL, t.X, &st), BSR_ERR_NOCONV);
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "growth weights left the factor as it was") != NULL, round == 0);
         CU_ASSERT_EQUAL(st.fallbacks, 0);
         CU_ASSERT_EQUAL(st.fallback_s > 0, round == 0);
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 0);
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, 0);
-        CU_ASSERT_EQUAL(solve(u, &P, NULL, Y, &su), BSR_ERR_NOCONV);
-        CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->grow, 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->work, 0);
+        CU_ASSERT_EQUAL(solve(t.u, &t.P, NULL, t.Y, &su), BSR_ERR_NOCONV);
+        CU_ASSERT(pair_same(&t));
         bsr_solver_stats_free(&st);
         bsr_solver_stats_free(&su);
     }
-    bsr_solver_destroy(s);
-    bsr_solver_destroy(u);
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
-    bsr_problem_free(&P);
+    pair_close(&t);
 }
 
 /* No fallback: off, no cap with growth weights, ILU(0), and a capped factor
@@ -208,18 +235,13 @@ static void test_none(void)
  * one's (1.4e9). */
 static void test_bound(void)
 {
-    bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *X, *Y;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
-    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e8", P.A);
-    bsr_solver *u = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off", P.A);
+    pair t;
+    pair_open(&t, HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e8",
+              "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off");
     bsr_solver_stats st, su;
     for (int round = 0; round < 3; round++) {
-        if (round == 2) BSR_ASSERT_OK(bsr_solver_setup(s, P.A));   /* a new setup tries it again */
-        CU_ASSERT_EQUAL(solve(s, &P, NULL, X, &st), BSR_ERR_NOCONV);
+        if (round == 2) BSR_ASSERT_OK(bsr_solver_setup(t.s, t.P.A));   /* a new setup tries it again */
+        CU_ASSERT_EQUAL(solve(t.s, &t.P, NULL, t.X, &st), BSR_ERR_NOCONV);
         const int tried = round != 1;
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "no fallback") != NULL, tried);
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "work bound, 1e+08 block multiply-adds") != NULL, tried);
@@ -228,27 +250,24 @@ static void test_bound(void)
         CU_ASSERT_EQUAL(st.fallback_s > 0, tried);   /* the stopped setup and the capped one again */
         CU_ASSERT_EQUAL(st.col[0].iterations, 300);
         CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, 0);   /* the capped options again */
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 0);
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);
-        CU_ASSERT_EQUAL(solve(u, &P, NULL, Y, &su), BSR_ERR_NOCONV);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->cap, 0);   /* the capped options again */
+        CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->grow, 0);
+        CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->reorder[0], 0);
+        CU_ASSERT_EQUAL(solve(t.u, &t.P, NULL, t.Y, &su), BSR_ERR_NOCONV);
         CU_ASSERT_EQUAL(su.fallback_s, 0);
-        if (!tried) CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+        if (!tried) CU_ASSERT(pair_same(&t));
         bsr_solver_stats_free(&st);
         bsr_solver_stats_free(&su);
     }
     /* the same solver with a bound the uncapped rows stay within falls back */
-    bsr_solver_destroy(s);
-    s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e10", P.A);
-    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    bsr_solver_destroy(t.s);
+    t.s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e10", t.P.A);
+    BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 1);
-    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, 1e10);   /* a bound given is kept */
-    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->work, 1e10);   /* a bound given is kept */
+    CU_ASSERT(error_vs_exact(&t.P, t.X) < 1e-6);
     bsr_solver_stats_free(&st);
-    bsr_solver_destroy(s);
-    bsr_solver_destroy(u);
-    bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
-    bsr_problem_free(&P);
+    pair_close(&t);
 }
 
 /* The keys: fallback on by default, printed only when off; work printed
