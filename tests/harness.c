@@ -469,6 +469,21 @@ int bsr_test_same_bits(const bsr_multivec *A, const bsr_multivec *B)
     return !memcmp(bsr_multivec_cdata(A), bsr_multivec_cdata(B), bytes);
 }
 
+uint64_t bsr_test_lcg(uint64_t *s)
+{
+    return *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+double bsr_test_unif(uint64_t *s)
+{
+    return (double)(bsr_test_lcg(s) >> 11) / 9007199254740992.0;
+}
+
+double bsr_test_unif_pm(uint64_t *s)
+{
+    return 2 * bsr_test_unif(s) - 1;
+}
+
 /* A wide level, then a chain of long rows (harness.h). */
 bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed)
 {
@@ -478,8 +493,7 @@ bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed)
     rp[0] = 0;
     for (int i = 0, z = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            const int pick = (int)(x >> 59);   /* 0..31 */
+            const int pick = (int)(bsr_test_lcg(&x) >> 59);   /* 0..31 */
             const int keep = j == i || (i >= n - nt ? (j >= n - nt || pick < 24)
                                                     : (j > i && j - i <= 8 && pick < 12) || (j >= n - nt && pick < 8));
             if (keep) ci[z++] = j;
@@ -491,8 +505,7 @@ bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed)
     for (int i = 0; i < n; i++)
         for (int p = rp[i]; p < rp[i + 1]; p++)
             for (size_t e = 0; e < bb; e++) {
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                v[(size_t)p * bb + e] = (double)(x >> 11) / 9007199254740992.0 * 2 - 1 +
+                v[(size_t)p * bb + e] = bsr_test_unif_pm(&x) +
                                         (ci[p] == i && e % (b + 1) == 0 ? 4.0 * b : 0);
             }
     bsr_matrix *A = NULL;

@@ -43,6 +43,11 @@ const char *bsr_test_real_dir(void);
  * count 0 when the folder is absent or empty.  Free with bsr_test_free_list. */
 int bsr_test_real_list(char ***list, int max);
 void bsr_test_free_list(char **list, int n);
+/* The tests' LCG (Knuth's MMIX constants): the next state of *s, and
+ * uniform values from it in [0, 1) and in [-1, 1) (53 bits, exact). */
+uint64_t bsr_test_lcg(uint64_t *s);
+double bsr_test_unif(uint64_t *s);
+double bsr_test_unif_pm(uint64_t *s);
 /* Random sparse BSR matrix: nbrows x nbcols, row lengths drawn in [minlen,maxlen],
  * values in [-1,1), deterministic from seed. */
 bsr_matrix *bsr_test_random_matrix(int nbrows, int nbcols, int b, int minlen, int maxlen,

@@ -16,13 +16,6 @@
 
 static bsr_context *ctx;
 
-/* Deterministic uniform values in [-1, 1). */
-static double rnd(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*s >> 11) / (double)(1ULL << 52) - 1.0;
-}
-
 /* A (x) K for a scalar symmetric A (b = 1) and a random symmetric positive
  * definite b x b block K: symmetric, positive definite when A is. */
 static bsr_matrix *kron(const bsr_matrix *A, int b, uint64_t seed)
@@ -31,7 +24,7 @@ static bsr_matrix *kron(const bsr_matrix *A, int b, uint64_t seed)
     double K[BSR_MAX_BLOCK * BSR_MAX_BLOCK];
     uint64_t s = seed;
     for (int r = 0; r < b; r++)
-        for (int c = 0; c <= r; c++) K[r * b + c] = K[c * b + r] = 0.3 * rnd(&s);
+        for (int c = 0; c <= r; c++) K[r * b + c] = K[c * b + r] = 0.3 * bsr_test_unif_pm(&s);
     for (int r = 0; r < b; r++) K[r * b + r] = 1.0 + 0.3 * b;   /* diagonally dominant */
     const double *av = bsr_matrix_values(A);
     double *v = malloc(sizeof(double) * (size_t)nnzb * bb);

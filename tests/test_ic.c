@@ -12,13 +12,6 @@
 #include <omp.h>
 #endif
 
-/* Deterministic uniform values in [-1, 1). */
-static double rnd(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*s >> 11) / (double)(1ULL << 52) - 1.0;
-}
-
 /* Symmetric positive definite n x n block matrix of block size b: a symmetric
  * block pattern (tridiagonal when tri, else the tridiagonal plus random
  * couplings), values B + B^T plus a diagonal making every row strictly
@@ -34,7 +27,7 @@ static bsr_matrix *spd_matrix(int n, int b, int tri, uint64_t seed, double *dens
         if (i + 1 < n) pat[(size_t)i * n + i + 1] = pat[(size_t)(i + 1) * n + i] = 1;
         if (!tri)
             for (int t = 0; t < 2; t++) {
-                int j = (int)((rnd(&s) + 1) * 0.5 * n);
+                int j = (int)((bsr_test_unif_pm(&s) + 1) * 0.5 * n);
                 if (j >= 0 && j < n) pat[(size_t)i * n + j] = pat[(size_t)j * n + i] = 1;
             }
     }
@@ -43,7 +36,7 @@ static bsr_matrix *spd_matrix(int n, int b, int tri, uint64_t seed, double *dens
             if (pat[(size_t)i * n + j])
                 for (int r = 0; r < b; r++)
                     for (int c = 0; c < b; c++) {
-                        double v = rnd(&s);
+                        double v = bsr_test_unif_pm(&s);
                         a[(size_t)(i * b + r) * N + j * b + c] += v;
                         a[(size_t)(j * b + c) * N + i * b + r] += v;
                     }

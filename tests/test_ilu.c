@@ -15,12 +15,6 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 static uint64_t rs = 12345;
-/* Deterministic uniform value in [-1,1) (LCG state rs). */
-static double urand(void)   /* [-1,1) */
-{
-    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rs >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
 
 /* BSR matrix from a block pattern mask[nb*nb] with random blocks; diagonal
  * blocks get + dom*I (diagonal dominance knob). */
@@ -33,7 +27,7 @@ static bsr_matrix *mk_pattern(int nb, int b, const char *mask, double dom, bsr_p
         for (int j = 0; j < nb; j++) {
             if (!mask[i * nb + j]) continue;
             ci[nz] = j;
-            for (int e = 0; e < b * b; e++) v[(size_t)nz * b * b + e] = urand();
+            for (int e = 0; e < b * b; e++) v[(size_t)nz * b * b + e] = bsr_test_unif_pm(&rs);
             if (i == j) for (int r = 0; r < b; r++) v[(size_t)nz * b * b + r * b + r] += dom;
             nz++;
         }
@@ -568,12 +562,12 @@ static bsr_matrix *mk_rough(int nb, int b)
     for (int i = 0; i < nb; i++) {
         for (int j = 0; j < nb; j++) {
             if (!(abs(i - j) <= 2 || (i * 7 + j * 3) % 11 == 0)) continue;
-            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 4.0 * urand());
-            for (int e = 0; e < b * b; e++) blk[e] = sc * urand();
+            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 4.0 * bsr_test_unif_pm(&rs));
+            for (int e = 0; e < b * b; e++) blk[e] = sc * bsr_test_unif_pm(&rs);
             if (i == j) {
                 for (int r = 0; r < b; r++) blk[r * b + r] += 2.0 * sc;
                 if (i % 5 == 1)   /* two rows nearly equal: nearly singular */
-                    for (int c = 0; c < b; c++) blk[b + c] = blk[c] * (1.0 + 1e-9 * urand());
+                    for (int c = 0; c < b; c++) blk[b + c] = blk[c] * (1.0 + 1e-9 * bsr_test_unif_pm(&rs));
                 if (i % 5 == 3) for (int c = 0; c < b; c++) blk[c] *= 1e6;   /* badly scaled */
             }
             ci[nz++] = j;
@@ -630,8 +624,8 @@ static bsr_matrix *mk_scaling(int nb, int b, bsr_precision prec, int harsh)
     for (int i = 0; i < nb; i++) {
         for (int j = 0; j < nb; j++) {
             if (!(abs(i - j) <= 2 || (i * 7 + j * 3) % 11 == 0) || (harsh && i == j && i % 9 == 2)) continue;
-            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 3.0 * urand());
-            for (int e = 0; e < b * b; e++) blk[e] = sc * urand();
+            double *blk = v + (size_t)nz * b * b, sc = pow(10.0, 3.0 * bsr_test_unif_pm(&rs));
+            for (int e = 0; e < b * b; e++) blk[e] = sc * bsr_test_unif_pm(&rs);
             if (i == j) {
                 for (int r = 0; r < b; r++) blk[r * b + r] += 2.0 * sc;
                 if (harsh && i % 9 == 4) for (int e = 0; e < b * b; e++) blk[e] = 0.0;
@@ -753,7 +747,7 @@ static void test_threshold_fixed_b(void)
             rs = 777 + 8 * b + c;
             bsr_matrix *A = mk_convdiff(12, 80, b);
             const size_t ne = (size_t)A->nnzb * b * b;
-            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.2 * urand();
+            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.2 * bsr_test_unif_pm(&rs);
             bsr_ilu_options o = opts(c & 1 ? BSR_ILU2 : BSR_ILUT, c & 2 ? 1e-3 : 0.02);
             o.cap = c & 2 ? 2 : -1;
             o.keep_pattern = !(c & 4);
@@ -770,7 +764,7 @@ static void test_threshold_fixed_b(void)
                 CU_ASSERT_EQUAL(bad, 0);
                 CU_ASSERT(step || X->st.dropped > 0);
                 if (bad) printf("\n  b %d case %d step %d: %d parts differ\n", b, c, step, bad);
-                for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();   /* the refactor's */
+                for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * bsr_test_unif_pm(&rs);   /* the refactor's */
             }
             bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
             bsr_matrix_destroy(A);
@@ -804,13 +798,13 @@ static void test_cap_select(void)
         for (int rep = 0; rep < 6; rep++)
             for (int p = 0; p <= m + 1; p += 1 + m / 9) {
                 for (int t = 0; t < m; t++) {
-                    col[t] = 7 * t + (int)(6.99 * fabs(urand()));   /* distinct, not sorted */
-                    double u = urand();
+                    col[t] = 7 * t + (int)(6.99 * fabs(bsr_test_unif_pm(&rs)));   /* distinct, not sorted */
+                    double u = bsr_test_unif_pm(&rs);
                     key[t] = rep < 2 ? u * u : floor(4 * fabs(u));   /* reps 2..5: ties */
                     if (rep >= 4 && t % 7 == 3) key[t] = rep == 4 ? INFINITY : NAN;
                 }
                 for (int t = m - 1; t > 0; t--) {   /* the columns in any order */
-                    int s = (int)((t + 1) * (0.5 + 0.5 * urand())) % (t + 1), x = col[t];
+                    int s = (int)((t + 1) * (0.5 + 0.5 * bsr_test_unif_pm(&rs))) % (t + 1), x = col[t];
                     col[t] = col[s]; col[s] = x;
                 }
                 int n1 = ilu_cap_select(m, key, col, p, k1), n2 = cap_select_ref(m, key, col, p, k2);
@@ -913,8 +907,8 @@ static void test_kernels_fixed_b(void)
                 if (bad) printf("\n  b %d case %d step %d: %d arrays differ\n", b, c, step, bad);
                 free(aval); free(dl); free(rowref);
                 for (size_t e = 0; e < ne; e++) {   /* new values for the refactor */
-                    if (prec == BSR_DOUBLE) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();
-                    else ((float *)A->val)[e] *= (float)(1.0 + 0.1 * urand());
+                    if (prec == BSR_DOUBLE) ((double *)A->val)[e] *= 1.0 + 0.1 * bsr_test_unif_pm(&rs);
+                    else ((float *)A->val)[e] *= (float)(1.0 + 0.1 * bsr_test_unif_pm(&rs));
                 }
             }
             bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
@@ -965,7 +959,7 @@ static void test_single_pass(void)
                       (X->st.pivots_regularized != Y->st.pivots_regularized);
             CU_ASSERT_EQUAL(bad, 0);
             if (bad) printf("\n  case %d step %d: %d arrays differ\n", c, step, bad);
-            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * urand();   /* for the refactor */
+            for (size_t e = 0; e < ne; e++) ((double *)A->val)[e] *= 1.0 + 0.1 * bsr_test_unif_pm(&rs);   /* for the refactor */
         }
         bsr_ilu_destroy(F[0]); bsr_ilu_destroy(F[1]);
         bsr_matrix_destroy(A);

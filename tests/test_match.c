@@ -28,12 +28,6 @@ static int is_perm(const int *p, int n)
     return ok;
 }
 
-static double rnd(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*s >> 11) / 9007199254740992.0;
-}
-
 /* n x n blocks of b: no diagonal block; block (i, sigma(i)) of norm ~5..6,
  * `extra` random blocks per row of entries in [-0.1, 0.1) elsewhere; sigma a
  * permutation without fixed points.  The maximum-product matching is sigma. */
@@ -41,7 +35,7 @@ static bsr_matrix *zero_diag(int n, int b, int extra, int *sigma, uint64_t seed)
 {
     for (int i = 0; i < n; i++) sigma[i] = i;
     for (int i = n - 1; i > 0; i--) {   /* Sattolo: one cycle, no fixed point */
-        int j = (int)(rnd(&seed) * i);
+        int j = (int)(bsr_test_unif(&seed) * i);
         int t = sigma[i]; sigma[i] = sigma[j]; sigma[j] = t;
     }
     int bb = b * b, cap = n * (extra + 1);
@@ -51,14 +45,14 @@ static bsr_matrix *zero_diag(int n, int b, int extra, int *sigma, uint64_t seed)
     for (int i = 0; i < n; i++) {
         int row0 = m;
         for (int t = 0; t <= extra; t++) {
-            int j = t == 0 ? sigma[i] : (int)(rnd(&seed) * n);
+            int j = t == 0 ? sigma[i] : (int)(bsr_test_unif(&seed) * n);
             int dup = j == i;
             for (int q = row0; q < m; q++) dup |= ci[q] == j;
             if (dup) continue;
             ci[m] = j;
             for (int e = 0; e < bb; e++)
-                v[(size_t)m * bb + e] = t == 0 ? (e % (b + 1) == 0 ? 5.0 / sqrt(b) : 0.3 * rnd(&seed))
-                                             : 0.2 * rnd(&seed) - 0.1;
+                v[(size_t)m * bb + e] = t == 0 ? (e % (b + 1) == 0 ? 5.0 / sqrt(b) : 0.3 * bsr_test_unif(&seed))
+                                             : 0.2 * bsr_test_unif(&seed) - 0.1;
             m++;
         }
         rp[i + 1] = m;

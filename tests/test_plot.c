@@ -119,10 +119,10 @@ static void test_ticks(void)
     /* many ranges: the properties */
     uint64_t r = 12345;
     for (int i = 0; i < 2000; i++) {
-        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        double a = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * pow(10, (int)(r % 13) - 6);
-        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        double b = a + (double)(r >> 11) / 9007199254740992.0 * pow(10, (int)(r % 11) - 5);
+        double u = bsr_test_unif(&r);
+        double a = (u - 0.5) * pow(10, (int)(r % 13) - 6);
+        u = bsr_test_unif(&r);
+        double b = a + u * pow(10, (int)(r % 11) - 5);
         int maxt = 2 + (int)(r % 10), integer = i % 3 == 0;
         if (integer) { a = floor(a * 1000); b = a + floor(fabs(b - a) * 1000); }
         lo = a; hi = b;

@@ -66,6 +66,19 @@ static bsr_matrix *stencil3d(int g, int b)
     return A;
 }
 
+/* A random permutation of n (Fisher-Yates with the tests' LCG from seed). */
+static bsr_ordering *shuffled(int n, uint64_t seed)
+{
+    bsr_ordering *sh;
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)((bsr_test_lcg(&seed) >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
+        sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+    return sh;
+}
+
 /* Exact equality of two matrices (pattern and values bit for bit). */
 static int same_matrix(const bsr_matrix *A, const bsr_matrix *B)
 {
@@ -751,15 +764,7 @@ static void test_rcm_band(void)
 {
     int gx = 30, gy = 20, n = gx * gy;
     bsr_matrix *G = grid2d(gx, gy, 1, 0), *S, *R;
-    bsr_ordering *sh;
-    BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
-    uint64_t st = 12345;
-    for (int i = n - 1; i > 0; i--) {   /* Fisher-Yates with a fixed LCG */
-        st = st * 6364136223846793005ull + 1442695040888963407ull;
-        int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
-        sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
-    }
-    for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+    bsr_ordering *sh = shuffled(n, 12345);
     BSR_ASSERT_OK(bsr_permute(G, sh, &S));
     CU_ASSERT(bandwidth(S) > 200);
     bsr_ordering *o = roundtrip(S, "rcm");
@@ -1000,15 +1005,7 @@ static void test_rcm_serial(void)
         if (c == 0) {
             bsr_matrix *G = stencil3d(40, 1);   /* middle levels over 1024 wide */
             int n = bsr_matrix_nbrows(G);
-            bsr_ordering *sh;
-            BSR_ASSERT_OK(bsr_ordering_identity(n, &sh));
-            uint64_t st = 777;
-            for (int i = n - 1; i > 0; i--) {
-                st = st * 6364136223846793005ull + 1442695040888963407ull;
-                int j = (int)((st >> 33) % (uint64_t)(i + 1)), t = sh->perm[i];
-                sh->perm[i] = sh->perm[j]; sh->perm[j] = t;
-            }
-            for (int i = 0; i < n; i++) sh->iperm[sh->perm[i]] = i;
+            bsr_ordering *sh = shuffled(n, 777);
             BSR_ASSERT_OK(bsr_permute(G, sh, &A));
             bsr_ordering_free(sh);
             bsr_matrix_destroy(G);
@@ -1020,8 +1017,7 @@ static void test_rcm_serial(void)
                 pi[m] = pj[m] = i; m++;
                 if (i % 11 == 5) continue;   /* isolated */
                 for (int e = 0; e < 3; e++) {
-                    st = st * 6364136223846793005ull + 1442695040888963407ull;
-                    int j = (int)((st >> 33) % 1000) + (i / 1000) * 1000;   /* three blocks of 1000 */
+                    int j = (int)((bsr_test_lcg(&st) >> 33) % 1000) + (i / 1000) * 1000;   /* three blocks of 1000 */
                     if (j % 11 == 5 || j == i) continue;
                     int dup = 0;
                     for (int q = 0; q < m; q++) dup |= pi[q] == i && pj[q] == j;

@@ -11,13 +11,6 @@
 #include <omp.h>
 #include <string.h>
 
-/* Deterministic uniform in [-1, 1). */
-static double rnd(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(*s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
 /* A random n x n block triangle: upper = 0: strictly lower, up to maxl
  * blocks per row in the span rows before it; upper = 1: the diagonal block
  * first, then up to maxl blocks in the span rows after it.  Off-diagonal
@@ -33,12 +26,12 @@ static bsr_matrix *random_triangle(int n, int b, int upper, int maxl, int span, 
     for (int i = 0; i < n; i++) {
         int r0 = nz;
         if (upper) colind[nz++] = i;
-        int avail = upper ? n - 1 - i : i, want = (int)((rnd(&s) + 1.0) * 0.5 * (maxl + 1));
+        int avail = upper ? n - 1 - i : i, want = (int)((bsr_test_unif_pm(&s) + 1.0) * 0.5 * (maxl + 1));
         if (want > maxl) want = maxl;
         if (want > avail) want = avail;
         for (int t = 0; t < want; t++) {
             int w = span < avail ? span : avail, c;
-            do c = upper ? i + 1 + (int)((rnd(&s) + 1.0) * 0.5 * w) % w : i - 1 - (int)((rnd(&s) + 1.0) * 0.5 * w) % w;
+            do c = upper ? i + 1 + (int)((bsr_test_unif_pm(&s) + 1.0) * 0.5 * w) % w : i - 1 - (int)((bsr_test_unif_pm(&s) + 1.0) * 0.5 * w) % w;
             while (mark[c] == i + 1);
             mark[c] = i + 1;
             colind[nz++] = c;
@@ -46,7 +39,7 @@ static bsr_matrix *random_triangle(int n, int b, int upper, int maxl, int span, 
         double sc = 1.0 / (b * (nz - r0 + 1));
         for (int q = r0; q < nz; q++)
             for (int e = 0; e < b * b; e++) {
-                double v = rnd(&s);
+                double v = bsr_test_unif_pm(&s);
                 val[(size_t)q * b * b + e] = upper && q == r0 ? v + (e % (b + 1) == 0 ? 2.0 : 0.0) : v * sc;
             }
         rowptr[i + 1] = nz;
