@@ -213,9 +213,11 @@ static bsr_status run_steps(bsr_dist *d, bsr_dsolver *S, bsr_dmatrix *A, const b
     return st;
 }
 
-/* Every rank's figures on rank 0 (*all [size][DR_FIGURES], NULL elsewhere). */
+/* Every rank's figures on rank 0 (*all [size][DR_FIGURES], NULL elsewhere)
+ * and its preconditioner words (*info [size][DR_INFO]: each rank's own
+ * ordering, levels and fill). */
 static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_dsolver *S,
-                                 const bsr_solver_stats *st, double **all)
+                                 const bsr_solver_stats *st, double **all, char **info)
 {
     bsr_dmatrix_info in;
     bsr_dsolver_comm c;
@@ -248,12 +250,18 @@ static bsr_status gather_figures(bsr_dist *d, const bsr_dmatrix *A, const bsr_ds
     f[DR_HALO_PATH] = p.halo_path;
     f[DR_DEV_BYTES] = st->dev_bytes;
     f[DR_DEV_PEAK] = st->dev_peak_bytes;
+    char words[DR_INFO];
+    _Static_assert(sizeof st->precond_info == DR_INFO, "DR_INFO is bsr_solver_stats.precond_info's size");
+    memcpy(words, st->precond_info, DR_INFO);
     *all = NULL;
+    *info = NULL;
     bsr_status s = BSR_OK;
-    if (rank0 && !(*all = malloc(sizeof f * (size_t)bsr_dist_size(d))))
+    const size_t size = (size_t)bsr_dist_size(d);
+    if (rank0 && (!(*all = malloc(sizeof f * size)) || !(*info = malloc(DR_INFO * size))))
         s = bsr_error(BSR_ERR_NOMEM, "per-rank figures: out of memory");
     BSR_TRY(bsr_dist_agree(d, s));
     MPI_Gather(f, DR_FIGURES, MPI_DOUBLE, *all, DR_FIGURES, MPI_DOUBLE, 0, bsr_dist_comm(d));
+    MPI_Gather(words, DR_INFO, MPI_CHAR, *info, DR_INFO, MPI_CHAR, 0, bsr_dist_comm(d));
     return BSR_OK;
 }
 
@@ -293,6 +301,7 @@ int cmd_dsolve(int argc, char **argv)
     bsr_solver_stats st;
     memset(&st, 0, sizeof st);
     double *figures = NULL, *err = NULL;
+    char *pc_info = NULL;
     char halo_note[192] = "";
     const char *partition = "";
     rc = 1;
@@ -322,7 +331,7 @@ int cmd_dsolve(int argc, char **argv)
     dsolve_report r;
     memset(&r, 0, sizeof r);
     /* the first solve's communication, before --steps solves again */
-    if ((s = gather_figures(d, A, S, &st, &figures))) goto fail;
+    if ((s = gather_figures(d, A, S, &st, &figures, &pc_info))) goto fail;
     if (steps && (s = run_steps(d, S, A, B, (int)strtol(steps, NULL, 10), &r))) goto fail;
     if (xex && (s = global_error(d, X, xex, &err))) goto fail;
     if (rank0) {
@@ -339,6 +348,7 @@ int cmd_dsolve(int argc, char **argv)
         r.nglobal = bsr_dmatrix_nglobal(A);
         r.nnzb = nnzb;
         r.rank = figures;
+        r.pc_info = pc_info;
         r.st = &st;
         r.err = err;
         r.result = ss;
@@ -359,6 +369,7 @@ fail:
 out:
     free(perm);
     free(figures);
+    free(pc_info);
     free(err);
     bsr_solver_stats_free(&st);
     bsr_dsolver_destroy(S);

@@ -23,6 +23,9 @@ enum {
     DR_DEV_BYTES, DR_DEV_PEAK, DR_FIGURES
 };
 
+/* Bytes of a rank's preconditioner words (bsr_solver_stats.precond_info). */
+#define DR_INFO 512
+
 typedef struct {
     const char *problem;        /* file name or generator spec */
     const char *partition;      /* how the rows were split */
@@ -31,6 +34,7 @@ typedef struct {
     int64_t nglobal, nnzb;      /* block rows and blocks of the whole matrix */
     const double *rank;         /* [ranks][DR_FIGURES] */
     const bsr_solver_stats *st; /* global iterations and residuals; rank 0's preconditioner words */
+    const char *pc_info;        /* [ranks][DR_INFO]: each rank's preconditioner words (NULL: rank 0's only) */
     const double *err;          /* [k] error vs the exact solution, NULL when none */
     bsr_status result;          /* BSR_OK, BSR_ERR_NOCONV or BSR_ERR_BREAKDOWN */
     int steps;                  /* --steps: refactor + solve steps after the first solve */

@@ -120,7 +120,12 @@ void dsolve_report_text(const dsolve_report *r)
     else
         printf("solver      %s  [%s, %d ranks x %.0f-%.0f threads]\n", r->config, r->backend, r->ranks, th.min,
                th.max);
-    printf("precond     rank 0: %s\n", st->precond_info[0] ? st->precond_info : "-");
+    /* each rank's own words where they differ (orderings and levels do): up to 16 ranks */
+    for (int p = 0; p < (r->pc_info && r->ranks <= 16 ? r->ranks : 1); p++) {
+        const char *w = r->pc_info ? r->pc_info + (size_t)p * DR_INFO : st->precond_info;
+        if (p && !strcmp(w, r->pc_info)) continue;
+        printf("%s rank %d: %s\n", p ? "           " : "precond    ", p, w[0] ? w : "-");
+    }
     printf("            fill %.2f (%.0f blocks on all ranks)%s\n", s.fill, s.pcnnz.sum,
            st->pivots_regularized ? ", pivots regularized on rank 0" : "");
     printf("partition   %s: rows per rank min %.0f, mean %.1f, max %.0f; interface rows %.0f (%.1f%%)\n",
@@ -239,6 +244,14 @@ void dsolve_report_json(const dsolve_report *r)
     json_ranks(r, "threads", DR_THREADS, 1, 1);
     printf("},\n\"precond_info\": ");
     cli_json_str(stdout, st->precond_info);
+    if (r->pc_info) {   /* every rank's */
+        printf(",\n\"precond_info_ranks\": [");
+        for (int p = 0; p < r->ranks; p++) {
+            if (p) printf(", ");
+            cli_json_str(stdout, r->pc_info + (size_t)p * DR_INFO);
+        }
+        printf("]");
+    }
     printf(",\n\"version\": \"%s\"\n}\n", bsr_version());
 }
 #endif

@@ -59,6 +59,10 @@ static void test_json(void)
     CU_ASSERT(bsr_test_json_num(out, "interface_share") > 0 && bsr_test_json_num(out, "interface_share") < 1);
     CU_ASSERT(bsr_test_json_num(out, "halo_blocks_sum") > 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"per_rank\": {"));
+    /* each rank's preconditioner words: one string a rank */
+    const char *pr = strstr(out, "\"precond_info_ranks\": [");
+    CU_ASSERT_PTR_NOT_NULL(pr);
+    if (pr) CU_ASSERT_EQUAL(count(pr, "ilu0") - count(strchr(pr, ']'), "ilu0"), atoi(np));
     CU_ASSERT_EQUAL(bsr_test_json_num(out, "threads"), 1);   /* OMP_NUM_THREADS=1 (the ctest's), left as it is */
     CU_ASSERT(bsr_test_json_num(out, "true_relres") <= 1e-8);
     CU_ASSERT(bsr_test_json_num(out, "error_vs_exact") < 1e-6);
@@ -80,6 +84,13 @@ static void test_text(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "comm        halo"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "per rank"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "precision=float"));
+    /* a preconditioner line for each rank, its own levels */
+    char line[32];
+    for (int p = 0; p < atoi(np); p++) {
+        snprintf(line, sizeof line, " rank %d: ilu2: ", p);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, line));
+    }
+    CU_ASSERT_EQUAL(count(out, ": ilu2: "), atoi(np));
 }
 
 /* A matrix file read by rank 0, partitioned with METIS, two right-hand
