@@ -10,11 +10,12 @@
  * whenever a public struct's layout changes: a program built against older
  * headers then fails to load instead of reading a struct of another size
  * (0.2: bsr_solver_stats gained the fallback's fields; 0.4: the work bound,
- * bsr_ilu_options.max_work, bsr_ilu_stats.work, bsr_solver_options.work). */
+ * bsr_ilu_options.max_work, bsr_ilu_stats.work, bsr_solver_options.work;
+ * 0.5: bsr_order_options.variant). */
 #define BSR_VERSION_MAJOR 0
-#define BSR_VERSION_MINOR 4
+#define BSR_VERSION_MINOR 5
 #define BSR_VERSION_PATCH 0
-#define BSR_VERSION "0.4.0"
+#define BSR_VERSION "0.5.0"
 
 #include "bsrsolve/core.h"     /* status, matrices, multivectors, I/O, CPU SpMM */
 #include "bsrsolve/context.h"  /* backends: CPU / CUDA, device-resident objects */

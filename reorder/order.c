@@ -8,7 +8,7 @@
 /* The orderings computed from A's block graph, in one signature. */
 typedef bsr_status (*order_fn)(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord);
 static bsr_status run_rcm(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
-{ (void)o; return bsr_order_rcm(G, ord->perm); }
+{ return bsr_order_rcm(G, o->variant, ord->perm); }
 static bsr_status run_center(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
 { (void)o; return bsr_order_center(G, ord->perm); }
 static bsr_status run_metis(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
@@ -122,10 +122,11 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
             else if (!strcmp(opts, "nsm")) ok = parse_int(v, 0, 1 << 20, &o->nsm);
             else if (!strcmp(opts, "sepcolor")) ok = parse_int(v, 0, 1, &o->sepcolor);
             else if (!strcmp(opts, "leafnd")) ok = parse_int(v, 0, 1, &o->leafnd);
+            else if (!strcmp(opts, "variant")) ok = parse_int(v, 0, 3, &o->variant);
             *eq = '=';
         }
         if (!ok) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': bad option '%s' "
-                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1, leafnd=0|1)", spec, opts);
+                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1, leafnd=0|1, variant=0..3)", spec, opts);
         opts = next;
     }
     return BSR_OK;

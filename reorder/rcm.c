@@ -132,9 +132,40 @@ static int bfs(rcm_bfs *S, int r, int *q, int cm, int keep, int *nlev, int *last
     return b;
 }
 
-/* perm = reverse Cuthill-McKee of G (each component from a pseudo-peripheral vertex). */
-bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
+/* M = G with its vertices numbered backwards (v -> n-1-v; adjacency kept
+ * sorted). */
+static bsr_status mirror(const bsr_graph *G, bsr_graph *M)
 {
+    const int n = G->n;
+    M->n = n;
+    M->xadj = bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM mirror");
+    M->adj = bsr_malloc(sizeof(int) * ((size_t)G->xadj[n] + 1), "RCM mirror");
+    if (!M->xadj || !M->adj) { free(M->xadj); free(M->adj); return BSR_ERR_NOMEM; }
+    M->xadj[0] = 0;
+    for (int v = 0; v < n; v++) {
+        const int w = n - 1 - v, d = G->xadj[w + 1] - G->xadj[w];
+        M->xadj[v + 1] = M->xadj[v] + d;
+        for (int t = 0; t < d; t++) M->adj[M->xadj[v] + t] = n - 1 - G->adj[G->xadj[w + 1] - 1 - t];
+    }
+    return BSR_OK;
+}
+
+/* perm = reverse Cuthill-McKee of G, each component from a pseudo-peripheral
+ * vertex (variant, bsr_order_options: bit 0 from the far end of its search,
+ * the vertex it would try next; bit 1 of G numbered backwards, which starts
+ * the search elsewhere and breaks the ties between equal degrees the other
+ * way: the same levels of the search on a box mesh, swept the other way). */
+bsr_status bsr_order_rcm(const bsr_graph *G, int variant, int *perm)
+{
+    if (variant & 2) {
+        bsr_graph M;
+        BSR_TRY(mirror(G, &M));
+        bsr_status s = bsr_order_rcm(&M, variant & 1, perm);
+        for (int i = 0; i < G->n; i++) perm[i] = G->n - 1 - perm[i];
+        free(M.xadj);
+        free(M.adj);
+        return s;
+    }
     int n = G->n;
     rcm_bfs S = {G, bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM levels"),
                  bsr_malloc(sizeof(int) * ((size_t)n + 1), "RCM parents"),
@@ -148,16 +179,18 @@ bsr_status bsr_order_rcm(const bsr_graph *G, int *perm)
         if (S.lev[s] != -1) continue;
         /* pseudo-peripheral vertex: restart from a minimum-degree vertex of the
          * last level while the eccentricity grows */
-        int r = s, nlev, last, cnt = bfs(&S, r, q, 0, 0, &nlev, &last);
+        int r = s, nlev, last, cnt = bfs(&S, r, q, 0, 0, &nlev, &last), end = r;
         for (int it = 0; it < 16; it++) {
             int best = q[last];
             for (int t = last + 1; t < cnt; t++)
                 if (DEG(q[t]) < DEG(best)) best = q[t];
+            end = best;
             int nlev2, last2;
-            bfs(&S, best, q, 0, 0, &nlev2, &last2);
+            cnt = bfs(&S, best, q, 0, 0, &nlev2, &last2);
             if (nlev2 <= nlev) break;
             r = best; nlev = nlev2; last = last2;
         }
+        if (variant & 1) r = end;
         /* Cuthill-McKee from r: its component numbered from k on (lev kept:
          * numbered) */
         k += bfs(&S, r, perm + k, 1, 1, &nlev, &last);

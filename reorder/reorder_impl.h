@@ -23,7 +23,7 @@ bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord);
 bsr_status bsr_ordering_finish(bsr_ordering *ord, const char *who);
 
 /* The orderings (one file each); perm[new] = old is filled. */
-bsr_status bsr_order_rcm(const bsr_graph *G, int *perm);                      /* rcm.c */
+bsr_status bsr_order_rcm(const bsr_graph *G, int variant, int *perm);         /* rcm.c */
 bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o,
                               int *perm);                                     /* metis_nd.c */
 bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /* amd.c */

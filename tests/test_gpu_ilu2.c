@@ -323,6 +323,107 @@ static void test_pattern_modes(void)
     bsr_problem_free(&P);
 }
 
+/* The rows of rotconv3d:N,4 (A) from the layer below its middle in z up,
+ * numbered as a rank's overlapped rows are: the half's rows above its first
+ * layer, that layer, then the layer below (the ghosts); columns outside
+ * dropped.  In the default RCM the device's ILU2 chains its U rows (N = 32:
+ * levels L 219 U 1106), in variant 2 it does not (L 497 U 196). */
+static bsr_matrix *upper_slab(const bsr_matrix *A, int N)
+{
+    const int b = bsr_matrix_block(A), n = bsr_matrix_nbrows(A), h = N / 2, bb = b * b;
+    const int *rp = bsr_matrix_rowptr(A), *ci = bsr_matrix_colind(A);
+    const double *va = bsr_matrix_values(A);
+    int *newi = malloc(sizeof(int) * (size_t)n), *old = malloc(sizeof(int) * (size_t)n), m = 0;
+    for (int c = 0; c < n; c++) newi[c] = -1;
+    for (int pass = 0; pass < 3; pass++)
+        for (int c = 0; c < n; c++) {
+            const int z = c / (N * N);
+            if (pass == 0 ? z > h : z == (pass == 1 ? h : h - 1)) { newi[c] = m; old[m++] = c; }
+        }
+    int *sp = malloc(sizeof(int) * ((size_t)m + 1)), *sc = malloc(sizeof(int) * (size_t)rp[n]);
+    double *sv = malloc(sizeof(double) * (size_t)rp[n] * bb);
+    sp[0] = 0;
+    for (int i = 0, z = 0; i < m; i++) {
+        for (int p = rp[old[i]]; p < rp[old[i] + 1]; p++) {
+            const int j = newi[ci[p]];
+            if (j < 0) continue;
+            int q = z++;   /* sorted by the new column */
+            for (; q > sp[i] && sc[q - 1] > j; q--) {
+                sc[q] = sc[q - 1];
+                memcpy(sv + (size_t)q * bb, sv + (size_t)(q - 1) * bb, sizeof(double) * bb);
+            }
+            sc[q] = j;
+            memcpy(sv + (size_t)q * bb, va + (size_t)p * bb, sizeof(double) * bb);
+        }
+        sp[i + 1] = z;
+    }
+    bsr_matrix *S = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&S, m, m, b, sp, sc, sv, BSR_DOUBLE, 0));
+    free(newi); free(old); free(sp); free(sc); free(sv);
+    return S;
+}
+
+/* L's and U's levels after key ("... levels L ") in info, summed (-1: not found). */
+static int levels_after_key(const char *info, const char *key)
+{
+    const char *p = strstr(info, key);
+    int l, u;
+    return p && sscanf(p + strlen(key), "%d U %d", &l, &u) == 2 ? l + u : -1;
+}
+
+/* RCM chosen for the device's threshold rows (no reorder given): where the
+ * default variant's triangles differ in levels more than 3-fold, the other
+ * variants are tried and the fewest levels kept, the factor then being the
+ * one that variant gives when asked for (same iterations, same bits); where
+ * they do not, one variant only. */
+static void test_rcm_variants(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("rotconv3d:32,4", BSR_DOUBLE, &P));
+    bsr_matrix *S = upper_slab(P.A, 32);
+    const int64_t n = (int64_t)bsr_matrix_nbrows(S) * 4;
+    bsr_multivec *B, *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_fill(B, 1.0));
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8", S);
+    bsr_solver_stats st, su;
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    const char *info = st.precond_info, *v = strstr(info, "order rcm variant ");
+    const int all0 = levels_after_key(info, "variant 0: levels L "), kept = levels_after_key(info, ", levels L ");
+    int var = v ? atoi(v + strlen("order rcm variant ")) : 0;
+    if (!v || !strstr(info, "RCM variants") || !(kept > 0 && kept < all0)) printf("\n  %s\n", info);
+    CU_ASSERT_PTR_NOT_NULL(v);
+    CU_ASSERT(var >= 1 && var <= 3);
+    CU_ASSERT(kept > 0 && kept < all0);
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "precond=ilu2,rtol=1e-8,reorder=rcm,variant=%d", var);
+    bsr_solver *u = bsr_test_solver(ctx, cfg, S);
+    BSR_ASSERT_OK(bsr_solver_solve(u, B, Y, &su));
+    CU_ASSERT_PTR_NULL(strstr(su.precond_info, "RCM variants"));   /* asked for: no other tried */
+    CU_ASSERT_EQUAL(levels_after_key(su.precond_info, "variant 0: levels L "), -1);
+    CU_ASSERT_EQUAL(levels_after_key(su.precond_info, ", levels L "), kept);
+    CU_ASSERT_EQUAL(st.col[0].iterations, su.col[0].iterations);
+    CU_ASSERT(bsr_test_same_bits(X, Y));
+    bsr_solver_stats_free(&st);
+    bsr_solver_stats_free(&su);
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(u);
+    /* the whole cube in its own numbering: levels within 3-fold, one variant */
+    bsr_multivec *Z;
+    BSR_ASSERT_OK(bsr_multivec_create(&Z, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8", P.A);
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, Z, &st));
+    CU_ASSERT_PTR_NULL(strstr(st.precond_info, "RCM variants"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "order rcm ("));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(Z);
+    bsr_matrix_destroy(S);
+    bsr_problem_free(&P);
+}
+
 int main(int argc, char **argv)
 {
     setenv("BSR_ILU0_PLAN_CHECK", "1", 1);
@@ -332,6 +433,7 @@ int main(int argc, char **argv)
         {"failed refactor: no stale factors", test_failed_refactor},
         {"pattern=refresh|auto", test_pattern_modes},
         {"symbolic_only plan: values_later only, no host re-upload", test_symbolic_only_plan},
+        {"RCM variants for skewed levels: the fewest kept, as asked for", test_rcm_variants},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
 }

@@ -607,7 +607,9 @@ static void test_parse(void)
     CU_ASSERT_EQUAL(o.kind, BSR_ORDER_CENTER);
     CU_ASSERT_STRING_EQUAL(bsr_order_kind_name(BSR_ORDER_CENTER), "center");
     CU_ASSERT_EQUAL(bsr_order_parse("center:2", &o), BSR_ERR_ARG);
-    const char *bad[] = {"foo", "nd:x", "nd:-2", "rcm:3", "nd,seed", "nd,bogus=1", "nd:99", NULL};
+    BSR_ASSERT_OK(bsr_order_parse("rcm,variant=3", &o));
+    CU_ASSERT(o.kind == BSR_ORDER_RCM && o.variant == 3);
+    const char *bad[] = {"foo", "nd:x", "nd:-2", "rcm:3", "nd,seed", "nd,bogus=1", "nd:99", "rcm,variant=4", NULL};
     for (int k = 0; bad[k]; k++) CU_ASSERT_EQUAL(bsr_order_parse(bad[k], &o), BSR_ERR_ARG);
 }
 
@@ -782,6 +784,41 @@ static void test_rcm_band(void)
     bsr_ordering_free(o);
     bsr_ordering_free(sh);
     bsr_matrix_destroy(S);
+    bsr_matrix_destroy(G);
+}
+
+/* RCM's variants (variant=0..3): each a banded bijection, 1 and 2 not 0's
+ * permutation; 2 and 3 are 0 and 1 of the graph numbered backwards (the
+ * mirror), mapped back. */
+static void test_rcm_variants(void)
+{
+    int gx = 30, gy = 20, n = gx * gy;
+    bsr_matrix *G = grid2d(gx, gy, 1, 0), *M, *R;
+    bsr_ordering *rev, *o[4], *m[2];
+    BSR_ASSERT_OK(bsr_ordering_identity(n, &rev));
+    for (int i = 0; i < n; i++) rev->perm[i] = rev->iperm[i] = n - 1 - i;
+    BSR_ASSERT_OK(bsr_permute(G, rev, &M));
+    char spec[32];
+    for (int v = 0; v < 4; v++) {
+        snprintf(spec, sizeof spec, "rcm,variant=%d", v);
+        o[v] = roundtrip(G, spec);
+        BSR_ASSERT_OK(bsr_permute(G, o[v], &R));
+        CU_ASSERT(bandwidth(R) <= 2 * gy + 2);
+        bsr_matrix_destroy(R);
+        if (v < 2) m[v] = roundtrip(M, v ? "rcm,variant=1" : "rcm");
+    }
+    CU_ASSERT(memcmp(o[0]->perm, o[1]->perm, sizeof(int) * (size_t)n) != 0);
+    CU_ASSERT(memcmp(o[0]->perm, o[2]->perm, sizeof(int) * (size_t)n) != 0);
+    for (int v = 2; v < 4; v++) {
+        int same = 1;
+        for (int k = 0; k < n; k++) same &= o[v]->perm[k] == n - 1 - m[v - 2]->perm[k];
+        CU_ASSERT(same);
+    }
+    for (int v = 0; v < 4; v++) bsr_ordering_free(o[v]);
+    bsr_ordering_free(m[0]);
+    bsr_ordering_free(m[1]);
+    bsr_ordering_free(rev);
+    bsr_matrix_destroy(M);
     bsr_matrix_destroy(G);
 }
 
@@ -1067,6 +1104,7 @@ int main(int argc, char **argv)
         {"levels_range", test_levels_range},
         {"rcm_band", test_rcm_band},
         {"rcm_serial", test_rcm_serial},
+        {"rcm_variants", test_rcm_variants},
         {"center", test_center},
         {"real_matrices", test_real_matrices},
         {"cli", test_cli},

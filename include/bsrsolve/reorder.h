@@ -40,6 +40,15 @@ typedef struct {
                       leaf's subgraph (METIS's fill-reducing order inside the
                       leaves, the tree kept); 0 (default) keeps the order the
                       dissection left them in */
+    int variant;   /* RCM, 0..3: bit 0 starts each component's Cuthill-McKee
+                      from the far end of the pseudo-peripheral search (the
+                      other end of the long axis it found), bit 1 orders the
+                      graph numbered backwards (the search starts elsewhere
+                      and equal degrees are taken the other way: a box mesh's
+                      levels swept the other way).  A threshold factor's fill
+                      follows the flow, which in some sweeps chains its rows
+                      into long level schedules (bench/RESULTS.md); 0 is the
+                      default */
 } bsr_order_options;
 
 /* Fill o with defaults for kind (depth auto, seed 1, nseps METIS default;
@@ -86,7 +95,7 @@ void bsr_ordering_free(bsr_ordering *ord);
 const char *bsr_order_kind_name(bsr_order_kind k);
 /* Parse an ordering spec into o: natural | rcm | center | nd[:auto|:H] | metis | amd,
  * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1
- * ,leafnd=0|1 (e.g. "nd:auto,seed=3,nsm=114").  BSR_ERR_ARG naming the bad part. */
+ * ,leafnd=0|1 ,variant=0..3 (e.g. "nd:auto,seed=3,nsm=114", "rcm,variant=2").  BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o);
 /* Depth chosen by ND depth auto for n block rows and nsm multiprocessors
  * (nsm <= 0: 132): the smallest h whose leaves have <= 4096 rows, raised so

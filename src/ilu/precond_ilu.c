@@ -18,7 +18,13 @@ typedef struct {
     ilu_numeric *num;   /* the numeric factor on the row's backend */
     bsr_solver_options o;   /* what the info line reports */
     bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
+    int rcm_tried;      /* RCM variants tried by ilu_rcm_axes (0: none but the default) */
+    int rcm0_L, rcm0_U; /* the default variant's levels, when another was kept */
 } ilu_pc;
+
+/* A threshold factor in RCM order whose triangles' level counts differ more
+ * than this many times is set up in RCM's other variants too (ilu_rcm_axes). */
+#define ILU_RCM_SKEW 3
 
 /* A's device mirror in ctx made current, where device work reads it (A
  * gains a mirror: its owner keeps or releases it). */
@@ -63,13 +69,19 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);
-    char ord[96] = "natural";
+    char ord[192] = "natural";
     if (F->dsym) snprintf(ord, sizeof ord, "natural (symbolic on the device)");
     if (F->ord) {
         if (F->ord->nnodes) snprintf(ord, sizeof ord, "%s depth %d (%d leaves%s)", bsr_order_kind_name(F->ord->kind),
                                      F->ord->depth, F->ord->nleaves, F->ord->leafnd ? ", METIS order in each" : "");
         else snprintf(ord, sizeof ord, "%s", bsr_order_kind_name(F->ord->kind));
+        if (F->ord->kind == BSR_ORDER_RCM && F->opt.order.variant)
+            snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " variant %d", F->opt.order.variant);
     }
+    const ilu_pc *I = pc->data;
+    if (I->rcm_tried)   /* ilu_rcm_axes: variant 0's levels */
+        snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (of %d RCM variants; variant 0: levels L %d U %d)",
+                 I->rcm_tried, I->rcm0_L, I->rcm0_U);
     if (F->ord && st.order_s > 0)   /* what the ordering cost: the report says it */
         snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s)", st.order_s);
     char mw[160];
@@ -223,6 +235,55 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     return BSR_OK;
 }
 
+/* Nonzero when st's triangles differ in levels more than ILU_RCM_SKEW-fold. */
+static int ilu_levels_skewed(const bsr_ilu_stats *st)
+{
+    int lo = st->nlevels_L < st->nlevels_U ? st->nlevels_L : st->nlevels_U;
+    return st->nlevels_L + st->nlevels_U - lo > ILU_RCM_SKEW * lo;
+}
+
+/* RCM numbers the mesh along the long axis its search found, from one end;
+ * the device's threshold rows keep fill along the flow, which along some
+ * axes chains the rows of a triangle into thousands of levels (a subdomain
+ * of rotconv3d:48,4: U 2404 levels in the default variant, 326 in another),
+ * and the device's solves are bound by their levels.  Where *F's triangles
+ * (RCM chosen by default, its pattern made) differ in levels more than
+ * ILU_RCM_SKEW-fold, the other variants (bsr_order_options.variant: the
+ * search from the last row, the far end) are set up in turn, their patterns
+ * made on the device, until one is not skewed; the plan with the fewest
+ * levels in all is kept in I->F.  Variant 0 stays where no other has fewer. */
+static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_options *io, bsr_context *ctx)
+{
+    static const int next[] = {2, 1, 3};
+    bsr_ilu_stats a, b;
+    BSR_TRY(bsr_ilu_get_stats(I->F, &a));
+    const bsr_ilu_stats a0 = a;
+    int tried = 1;
+    double order_s = a.order_s;
+    for (int v = 0; v < 3 && ilu_levels_skewed(&a); v++) {
+        bsr_ilu_options o = *io;
+        o.order.variant = next[v];
+        bsr_ilu *G = NULL;
+        bsr_status s = ilu_sym_build(A, &o, ctx, &G);
+        if (!s) s = ilu_pattern_pass(G, ctx, A);
+        if (!s) s = bsr_ilu_get_stats(G, &b);
+        if (s) { bsr_ilu_destroy(G); return s; }
+        tried++;
+        order_s += b.order_s;
+        if (b.nlevels_L + b.nlevels_U >= a.nlevels_L + a.nlevels_U) { bsr_ilu_destroy(G); continue; }
+        bsr_ilu_destroy(I->F);
+        I->F = G;
+        a = b;
+    }
+    if (tried > 1) {
+        I->F->st.order_s = order_s;   /* every variant's ordering */
+        I->rcm_tried = tried;
+        I->rcm0_L = a0.nlevels_L;
+        I->rcm0_U = a0.nlevels_U;
+    }
+    return BSR_OK;
+}
+
 /* The device row on ctx: the finished symbolic value (factor=gpu: an ILU(0)
  * in natural order builds its patterns on the device), A's device mirror
  * made current, a threshold kind's pattern (factor=gpu: the pattern pass),
@@ -245,7 +306,10 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
      * thresholds from A's values (rows on ctx's device where they can), is
      * a finished value before the numeric one is made */
     double tpat = bsr_now();
-    if (no.on_device && I->F->mode == 1) BSR_TRY(ilu_pattern_pass(I->F, ctx, A));
+    if (no.on_device && I->F->mode == 1) {
+        BSR_TRY(ilu_pattern_pass(I->F, ctx, A));
+        if (!o->reorder[0] && io.order.kind == BSR_ORDER_RCM) BSR_TRY(ilu_rcm_axes(I, A, &io, ctx));
+    }
     tpat = bsr_now() - tpat;
     /* float factors serve double vectors (mixed) and float vectors alike */
     no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
