@@ -15,7 +15,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: bsrsolve [FILE.mtx | --gen SPEC] [options]     solve (default: the embedded problem)\n"
-        "       bsrsolve FILE.mtx|--gen SPEC --info [--json] [--block B|auto] [--reorder SPEC]\n"
+        "       bsrsolve FILE.mtx|--gen SPEC --info [--json] [--block B|auto] [--reorder SPEC] [--write PREFIX]\n"
+        "                                   (--write: PREFIX.mtx, PREFIX_rhs.mtx, PREFIX_xexact.mtx)\n"
         "       bsrsolve bench spmm|ilu|trsv|trsvcpu|rbgs|sor|pyramid [options]\n"
         "common options:\n"
         "  --block B|auto    block size 1..%d for Matrix Market input (default auto)\n"

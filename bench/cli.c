@@ -138,6 +138,19 @@ bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int k
     return s;
 }
 
+/* X (n x k) as a dense Matrix Market file. */
+bsr_status cli_write_dense(const char *path, const bsr_multivec *X)
+{
+    const int64_t n = bsr_multivec_rows(X);
+    const int k = bsr_multivec_cols(X);
+    double *v = malloc(sizeof(double) * ((size_t)n * k + 1));
+    if (!v) return bsr_error(BSR_ERR_NOMEM, "%s: out of memory for %lld x %d values", path, (long long)n, k);
+    bsr_status s = bsr_multivec_to_colmajor(X, v, n);
+    if (!s) s = bsr_mm_write_dense(path, (int)n, k, v);
+    free(v);
+    return s;
+}
+
 /* Print the status and last error on stderr; return the exit code: 2 for a
  * bad argument (a value given on the command line: --block, --config, a
  * generator spec), 1 for any other error. */

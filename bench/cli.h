@@ -60,6 +60,8 @@ bsr_status cli_load(const char *file, const char *gen, const char *block, bsr_pr
 /* A dense Matrix Market file as an n x k multivector (k = its columns;
  * kwant > 0: it must have that many). */
 bsr_status cli_read_dense(const char *path, int64_t n, bsr_precision prec, int kwant, bsr_multivec **X);
+/* X (n x k) written as a dense Matrix Market file (`array real general`). */
+bsr_status cli_write_dense(const char *path, const bsr_multivec *X);
 /* Print "bsrsolve: <status>: <detail>" to stderr and return the exit code:
  * 2 for BSR_ERR_ARG (a bad command-line value), else 1. */
 int cli_fail(bsr_status s);

@@ -1,13 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* `bsrsolve FILE --info`: what the matrix is (sizes, blocks, symmetry, dominance). */
+/* `bsrsolve FILE --info`: what the matrix is (sizes, blocks, symmetry,
+ * dominance); --write PREFIX saves the problem as Matrix Market files. */
 #include "cli.h"
 #include <string.h>
 
-/* `bsrsolve FILE|--gen SPEC --info [--json] [--reorder SPECS]`: print the matrix statistics
- * (and orderings). */
+/* The problem P as Matrix Market files for other solvers: PREFIX.mtx (A),
+ * PREFIX_rhs.mtx and, when known, PREFIX_xexact.mtx (the names the CLI and
+ * bench scripts read: FILE_rhs.mtx beside FILE.mtx). */
+static bsr_status write_problem(const bsr_problem *P, const char *prefix)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.mtx", prefix);
+    BSR_TRY(bsr_mm_write(path, P->A));
+    snprintf(path, sizeof path, "%s_rhs.mtx", prefix);
+    BSR_TRY(cli_write_dense(path, P->rhs));
+    if (!P->xexact) return BSR_OK;
+    snprintf(path, sizeof path, "%s_xexact.mtx", prefix);
+    return cli_write_dense(path, P->xexact);
+}
+
+/* `bsrsolve FILE|--gen SPEC --info [--json] [--reorder SPECS] [--write PREFIX]`: print the
+ * matrix statistics (and orderings), write the problem's files. */
 int cmd_info(int argc, char **argv)
 {
-    static const char *const valued[] = {"--gen", "--block", "--reorder", NULL};
+    static const char *const valued[] = {"--gen", "--block", "--reorder", "--write", NULL};
     static const char *const known[] = {"--info", "--json", "--float", NULL};
     if (cli_check_options(argc, argv, known, valued)) return 2;
     int json = cli_flag(argc, argv, "--json");
@@ -23,7 +39,11 @@ int cmd_info(int argc, char **argv)
     if (s) return cli_fail(s);
     double tread = bsr_now() - t0;
     bsr_matrix_info f;
-    if ((s = bsr_matrix_get_info(P.A, &f))) { bsr_problem_free(&P); return cli_fail(s); }
+    const char *wr = cli_opt(argc, argv, "--write");
+    if ((s = bsr_matrix_get_info(P.A, &f)) || (wr && (s = write_problem(&P, wr)))) {
+        bsr_problem_free(&P);
+        return cli_fail(s);
+    }
     if (json) {
         printf("{\"name\": ");
         cli_json_str(stdout, P.name);

@@ -624,15 +624,7 @@ int cmd_solve(int argc, char **argv)
     if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
     else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint, why);
     const char *outf = cli_opt(argc, argv, "--out");
-    if (outf) {
-        double *v = malloc(sizeof(double) * (size_t)f.n * k);
-        if (!v || (s = bsr_multivec_to_colmajor(X, v, f.n)) || (s = bsr_mm_write_dense(outf, (int)f.n, k, v))) {
-            free(v);
-            if (!v) s = BSR_ERR_NOMEM;
-            goto fail;
-        }
-        free(v);
-    }
+    if (outf && (s = cli_write_dense(outf, X))) goto fail;
     rc = ss == BSR_OK ? 0 : 3;
     /* a plot that was asked for and not written is an error, whatever the solve did */
     if (cli_opt(argc, argv, "--plot") && plot_history(cli_opt(argc, argv, "--plot"), &st, P.name)) rc = 1;

@@ -68,6 +68,16 @@ static void test_codes(void)
     expect_file(p, "--backend cpu", 1, out, NULL);
     snprintf(args, sizeof args, "'%s/none.mtx' --info", dir);
     expect(args, 1, out, NULL);
+    /* --info --write: the problem's files, read back by a solve to the same exact solution; a
+     * path that cannot be written is an error naming it */
+    snprintf(args, sizeof args, "--gen coupled3d:5,3 --info --write '%s/w'", dir);
+    expect(args, 0, out, NULL);
+    snprintf(args, sizeof args, "'%s/w.mtx' --block 3 --rhs '%s/w_rhs.mtx' --exact '%s/w_xexact.mtx' --backend cpu "
+             "--config precond=ilu2,rtol=1e-10 --json", dir, dir, dir);
+    expect(args, 0, out, "\"error_vs_exact\": [", NULL);
+    CU_ASSERT(bsr_test_json_num(out, "error_vs_exact") < 1e-8);
+    snprintf(args, sizeof args, "--gen coupled3d:5,3 --info --write '%s/no/such/dir/w'", dir);
+    expect(args, 1, err, "no/such/dir/w.mtx", NULL);
     /* an existing --rhs file that is not a right-hand side stays an error (1) */
     snprintf(args, sizeof args, "--gen poisson2d:8 --backend cpu --rhs '%s'", p);
     expect(args, 1, out, NULL);
