@@ -249,9 +249,10 @@ static int ilu_levels_skewed(const bsr_ilu_stats *st)
  * and the device's solves are bound by their levels.  Where *F's triangles
  * (RCM chosen by default, its pattern made) differ in levels more than
  * ILU_RCM_SKEW-fold, the other variants (bsr_order_options.variant: the
- * search from the last row, the far end) are set up in turn, their patterns
- * made on the device, until one is not skewed; the plan with the fewest
- * levels in all is kept in I->F.  Variant 0 stays where no other has fewer. */
+ * graph numbered backwards, the far end, both) are set up in turn, their
+ * patterns made on the device, until one is not skewed; the plan with the
+ * fewest levels in all is kept in I->F.  Variant 0 stays where no other has
+ * fewer, or where setting another up fails (variant 0's plan is whole). */
 static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_options *io, bsr_context *ctx)
 {
     static const int next[] = {2, 1, 3};
@@ -267,7 +268,11 @@ static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_opt
         bsr_status s = ilu_sym_build(A, &o, ctx, &G);
         if (!s) s = ilu_pattern_pass(G, ctx, A);
         if (!s) s = bsr_ilu_get_stats(G, &b);
-        if (s) { bsr_ilu_destroy(G); return s; }
+        if (s) {   /* out of memory, say: the plan in hand stands */
+            bsr_ilu_destroy(G);
+            bsr_clear_error();
+            break;
+        }
         tried++;
         order_s += b.order_s;
         if (b.nlevels_L + b.nlevels_U >= a.nlevels_L + a.nlevels_U) { bsr_ilu_destroy(G); continue; }
