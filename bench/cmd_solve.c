@@ -137,19 +137,6 @@ static void profile_bound_line(const bsr_solver_stats *st)
            100 * bound / st->prof_krylov_s);
 }
 
-/* The --config to try after an ILU failed, into buf, with *why the reason
- * (NULL: no hint).  A failure (a breakdown, a singular pivot, or no
- * convergence with regularized pivots) on an A whose diagonal has a zero,
- * missing or singular block, without a matching: match=auto (factor=auto
- * too after factor=gpu, which takes no matching), what it is for.  Else an
- * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default) whose
- * fallback did not try the factor without it (fb_stopped: it did, and stopped
- * at its work bound, where cap=none alone would not stop): cap=none, whose
- * nested dissection without the cap converged on rotconv3d where the capped
- * rows broke down.  Else an ILUT/ILU2 failure with host factors whose
- * inverse factors grow past 1e3 (S's, estimated here: one pass): grow=1,
- * whose weighted refactorization converged on coupled3d at 27k and 64k block
- * rows where the plain factor diverged. */
 /* 1 when item (a "key=value" of a --config string, len bytes) sets one of
  * the keys of the items in add. */
 static int config_key_in(const char *item, size_t len, const char *add)
@@ -178,6 +165,23 @@ static const char *config_with(const char *config, const char *add, char *buf, s
     return buf;
 }
 
+/* The --config to try after an ILU failed, into buf, with *why the reason
+ * (NULL: no hint).  A failure (a breakdown, a singular pivot, or no
+ * convergence with regularized pivots) on an A whose diagonal has a zero,
+ * missing or singular block, without a matching: match=auto (factor=auto
+ * too after factor=gpu, which takes no matching), what it is for.  Else an
+ * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default) whose
+ * fallback did not try the factor without it (fb_stopped 0; 1: it did and
+ * gave up, 2: it stopped at its work bound, where cap=none alone would not
+ * stop): cap=none, whose nested dissection without the cap converged on
+ * rotconv3d where the capped rows broke down.  Else, the fallback stopped
+ * at its work bound: work at 4 times that bound (coupled3d:40,5 at 64k block
+ * rows converged with 9.4e11 where the default bound is 5e11; a setup
+ * several times longer, and the factor may still not converge).  Else an
+ * ILUT/ILU2 failure with host factors whose inverse factors grow past 1e3
+ * (S's, estimated here: one pass): grow=1, whose weighted refactorization
+ * converged on coupled3d at 27k and 64k block rows where the plain factor
+ * diverged. */
 static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, const char *config,
                             const bsr_matrix *A, int failed, int fb_stopped, char *buf, size_t n, const char **why)
 {
@@ -193,6 +197,18 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
         config_with(config, "cap=none", buf, n);
         *why = "the per-row cap bounds the setup but can cost a coupled system its convergence: try --config %s "
                "(nested dissection without a cap, the pattern's rows on the host: a longer setup)";
+        return buf;
+    }
+    if (fb_stopped == 2) {
+        static char whybuf[256];
+        char w[48];
+        const double bound = opt->work > 0 ? opt->work : BSR_FALLBACK_WORK;
+        snprintf(w, sizeof w, "work=%.3g", 4 * bound);
+        config_with(config, w, buf, n);
+        snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "
+                 "try --config %%s (4 times the bound: a setup several times longer, whose factor may still not "
+                 "converge)", bound);
+        *why = whybuf;
         return buf;
     }
     const bsr_ilu *F = S ? bsr_solver_host_ilu(S) : NULL;
@@ -620,7 +636,8 @@ int cmd_solve(int argc, char **argv)
     const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,
                                       ss == BSR_ERR_BREAKDOWN || ss == BSR_ERR_NOCONV ||
                                           (ss != BSR_OK && st.pivots_regularized > 0),
-                                      st.fallback_s > 0 && !st.fallbacks, hintbuf, sizeof hintbuf, &why);
+                                      st.fallback_s > 0 && !st.fallbacks ? 1 + !!strstr(errbuf, "work bound") : 0,
+                                      hintbuf, sizeof hintbuf, &why);
     if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
     else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint, why);
     const char *outf = cli_opt(argc, argv, "--out");

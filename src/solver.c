@@ -517,11 +517,14 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
         snprintf(msg, sizeof msg, "%s", st ? bsr_last_error() : "");
     }
     first->fallback_s = fs;
+    const int all = stats_iterations(first);
     if (stats) *stats = *first;
     else bsr_solver_stats_free(first);
     if (st1 == BSR_OK) return BSR_OK;
-    char gone[96] = "";
-    if (probed) snprintf(gone, sizeof gone, " (the first solve went on after the fallback's probe at iteration %d)", its);
+    char gone[128] = "";
+    if (probed)   /* the message above counts the iterations after the probe */
+        snprintf(gone, sizeof gone, " (the first solve went on after the fallback's probe at iteration %d: %d in all)",
+                 its, all);
     return bsr_error(st1, "%s%s; no fallback: %s", msg, gone, fb);
 }
 

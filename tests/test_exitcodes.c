@@ -109,10 +109,11 @@ static void test_codes(void)
            "can cost a coupled system its convergence", NULL);
     /* the fallback tried the factor without the cap and stopped at its work bound (1e8, between
      * the capped factor's 2.9e7 and the uncapped one's 1.4e9): no cap=none hint (cap=none alone
-     * has no bound); the capped factor's growth past 1e3 still gives grow=1's */
+     * has no bound), but the bound four times over, the work given replaced */
     expect("--gen coupled3d:12,5,couple=0.45 --backend cpu --config precond=ilu2,cap=auto,maxit=300,work=1e8", 3, out,
-           "no fallback: the setup without the cap failed", "probe at iteration 100", "!nested dissection without a cap",
-           "grow=1", NULL);
+           "no fallback: the setup without the cap failed", "probe at iteration 100: 300 in all",
+           "!nested dissection without a cap", "stopped at its work bound (1e+08 block multiply-adds)",
+           "try --config precond=ilu2,cap=auto,maxit=300,work=4e+08 (", NULL);
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
      * there (662), so no grow=1 hint either */
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out, "!hint", NULL);
