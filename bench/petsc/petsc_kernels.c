@@ -11,8 +11,8 @@
  *   ilu2      bsr_ilu_apply of ILU2 (natural order)       MatSolve of PETSc's ILU(2)
  * b = 1 runs PETSc on a MATSEQAIJ (its scalar kernels), b >= 2 on a
  * MATSEQBAIJ.  First a STREAM-like copy (c[i] = a[i] over arrays far larger
- * than the caches, 16 bytes an entry) gives the machine's bandwidth in the
- * same process; GB/s is a kernel's least traffic (its matrix or factors:
+ * than the caches, 16 bytes an entry, on the library's -threads) gives the
+ * machine's bandwidth in the same process; GB/s is a kernel's least traffic (its matrix or factors:
  * values, column indices, row pointers; one read of each vector it reads and
  * one write of each it writes) over the library's time, %copy that against
  * the copy's.  ilu2's factors are not PETSc's (thresholds against levels):
@@ -140,17 +140,32 @@ static void copy_loop(double *restrict c, const double *restrict a, size_t n)
     for (size_t i = 0; i < n; i++) c[i] = a[i];
 }
 
-/* The copy bandwidth (bytes/s, 16 an entry as STREAM counts) over two
- * arrays of 32M doubles (256 MB each: far past any cache here), median of reps. */
-static double copy_bandwidth(int reps)
+/* copy_loop over threads (static contiguous shares, as STREAM's OpenMP loop;
+ * one thread: the plain loop). */
+static void copy_team(double *restrict c, const double *restrict a, size_t n, int threads)
+{
+    if (threads == 1) { copy_loop(c, a, n); return; }
+    #pragma omp parallel num_threads(threads)
+    {
+        const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        copy_loop(c + n * t / nt, a + n * t / nt, n * (t + 1) / nt - n * t / nt);
+    }
+}
+
+/* The copy bandwidth (bytes/s, 16 an entry as STREAM counts) of threads
+ * (the library's team: STREAM's figure for the cores the kernels use) over
+ * two arrays of 32M doubles (256 MB each: far past any cache here, touched
+ * first by the threads that copy them), median of reps. */
+static double copy_bandwidth(int reps, int threads)
 {
     const size_t n = (size_t)32 << 20;
     double *a = malloc(n * sizeof *a), *c = malloc(n * sizeof *c), t[MAXREPS];
     if (!a || !c) { free(a); free(c); return 0.0; }
+    #pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i++) { a[i] = (double)i; c[i] = 0.0; }
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        copy_loop(c, a, n);
+        copy_team(c, a, n, threads);
         t[r] = now() - t0;
     }
     double bw = c[n - 1] == a[n - 1] ? 16.0 * n / median(t, reps) : 0.0;
@@ -243,8 +258,8 @@ int main(int argc, char **argv)
     printf("petsc_kernels: %s, %d block rows of %d x %d, %d blocks, n = %" PetscInt_FMT ", %d thread(s), median of %d, "
            "ms (%s)\n", prob.name, nb, b, b, bsr_matrix_nnzb(A), n, (int)threads, (int)reps,
            use_cputime ? "thread CPU time" : "wall time");
-    copy_bw = copy_bandwidth((int)reps);
-    printf("copy (STREAM-like, one thread): %.1f GB/s\n", copy_bw * 1e-9);
+    copy_bw = copy_bandwidth((int)reps, (int)threads);
+    printf("copy (STREAM-like, %d thread%s): %.1f GB/s\n", (int)threads, threads > 1 ? "s" : "", copy_bw * 1e-9);
     printf("%-9s %-20s %11s %11s %7s %10s %7s %7s\n", "kernel", "petsc", "bsrsolve", "petsc", "ratio", "diff", "GB/s",
            "%copy");
 
