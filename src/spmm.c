@@ -7,6 +7,19 @@
 #include "blockops.h"
 #include <string.h>
 
+/* Rows a thread takes at a time from the parallel loops: at least 64, and
+ * enough for about SPMM_CHUNK_BYTES of A's values and column indices, so
+ * that short rows (b = 1: 7 entries, 84 bytes) do not make the team contend
+ * for the loop's counter once every 64 rows (4M rows: 64k grabs a product).
+ * Each row is computed alone: the chunk changes no result. */
+#define SPMM_CHUNK_BYTES 32768
+static int spmm_chunk(const bsr_matrix *A, size_t real)
+{
+    const double row = A->nbrows ? (double)A->nnzb * ((double)A->b * A->b * real + sizeof(int)) / A->nbrows : 1;
+    const double c = SPMM_CHUNK_BYTES / (row > 1 ? row : 1);
+    return c > 64 ? (c < 1 << 20 ? (int)c : 1 << 20) : 64;
+}
+
 /* One block row: acc[r*k+j] = sum over blocks p of A_p(r,:) . X(col_p*b + :, j),
  * then Y row = alpha*acc + beta*Y (Y overwritten when beta == 0). */
 #define DEFINE_SPMM_ROW(SUF, REAL)                                                          \
@@ -44,7 +57,8 @@
             if (!spmm1_avx_##SUF(A, alpha, x, beta, y, par))                               \
                 spmm1_##SUF##_tab[A->b - 1](A, alpha, x, beta, y, par);                     \
         } else if (par) {                                                                   \
-            _Pragma("omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size())")   \
+            const int chunk_ = spmm_chunk(A, sizeof(REAL));                                 \
+            _Pragma("omp parallel for schedule(dynamic, chunk_) num_threads(bsr_team_size())") \
             for (int i = 0; i < A->nbrows; i++) spmm_row_##SUF(A, i, alpha, x, beta, y, k); \
         } else {                                                                            \
             for (int i = 0; i < A->nbrows; i++) spmm_row_##SUF(A, i, alpha, x, beta, y, k); \
@@ -83,7 +97,8 @@ static inline void spmm_pf_ahead(const void *val, size_t *pf, size_t row_at, siz
         const REAL *restrict val = (const REAL *)A->val;                                    \
         const size_t end_ = (size_t)A->nnzb * (B * B) * sizeof(REAL);                       \
         size_t pf_ = 0;                                                                     \
-        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf_) num_threads(bsr_team_size())") \
+        const int chunk_ = spmm_chunk(A, sizeof(REAL));                                     \
+        _Pragma("omp parallel for schedule(dynamic, chunk_) if (par) firstprivate(pf_) num_threads(bsr_team_size())") \
         for (int i = 0; i < A->nbrows; i++) {                                               \
             spmm_pf_ahead(val, &pf_, (size_t)rowptr[i] * (B * B) * sizeof(REAL), end_);     \
             double acc[B];                                                                  \
@@ -154,7 +169,8 @@ DEFINE_SPMM1_AVX_ROW(5)
         const double *restrict val = (const double *)A->val;                                \
         const size_t end = (size_t)A->nnzb * (B * B) * sizeof(double);                      \
         size_t pf = 0;                                                                      \
-        _Pragma("omp parallel for schedule(dynamic, 64) if (par) firstprivate(pf) num_threads(bsr_team_size())") \
+        const int chunk = spmm_chunk(A, sizeof(double));                                    \
+        _Pragma("omp parallel for schedule(dynamic, chunk) if (par) firstprivate(pf) num_threads(bsr_team_size())") \
         for (int i = 0; i < A->nbrows; i++) {                                               \
             spmm_pf_ahead(val, &pf, (size_t)rowptr[i] * (B * B) * sizeof(double), end);     \
             spmm1_d_##B##_avx_row(rowptr, colind, val, i, alpha, x, beta, y);               \
