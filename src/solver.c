@@ -528,6 +528,58 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
     return bsr_error(st1, "%s%s; no fallback: %s", msg, gone, fb);
 }
 
+bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const bsr_multivec *X, double *est,
+                                     int *its)
+{
+    BSR_CHECK_ARG(s && B && X && est, "bsr_solver_error_estimate: NULL argument");
+    if (!s->pc || !s->A_user) return bsr_error(BSR_ERR_ARG, "bsr_solver_error_estimate: call bsr_solver_setup first");
+    const bsr_matrix *A = s->A_user;
+    if (B->prec != A->prec || X->prec != A->prec)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_error_estimate: B and X in A's precision (%s)",
+                         A->prec == BSR_FLOAT ? "float" : "double");
+    const int k = X->k;
+    bsr_multivec *R = NULL, *E = NULL;
+    double *nx = bsr_malloc(sizeof(double) * (size_t)k, "error estimate");
+    bsr_status st = nx ? BSR_OK : BSR_ERR_NOMEM;
+    /* r = B - A X, on the host (bsr_spmm names a device multivector) */
+    if (!st) st = bsr_multivec_create(&R, B->n, B->k, B->prec);
+    if (!st) st = bsr_multivec_copy(R, B);
+    if (!st) st = bsr_spmm(-1.0, A, X, 1.0, R);
+    if (!st) st = bsr_multivec_create(&E, X->n, k, X->prec);
+    if (!st) st = bsr_multivec_norm2(X, nx);
+    if (!st) {
+        /* the solve of A e = r leaves s as it was: options, the pattern's
+         * iteration marks (pattern=auto reads them) */
+        const bsr_solver_options o = s->opt;
+        const int base = s->iters_base, last = s->iters_last;
+        s->opt.rtol = BSR_ERREST_RTOL;
+        s->opt.atol = 0;
+        bsr_solver_stats ss;
+        memset(&ss, 0, sizeof ss);
+        st = solve_once(s, R, E, &ss, 0, NULL);
+        s->opt = o;
+        s->iters_base = base;
+        s->iters_last = last;
+        if (its) *its = ss.col ? stats_iterations(&ss) : 0;
+        bsr_solver_stats_free(&ss);
+        if (st == BSR_OK || st == BSR_ERR_NOCONV || st == BSR_ERR_BREAKDOWN) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", st ? bsr_last_error() : "");
+            bsr_status s2 = bsr_multivec_norm2(E, est);
+            if (s2) st = s2;
+            else {
+                for (int j = 0; j < k; j++) est[j] = nx[j] > 0 ? est[j] / nx[j] : est[j];
+                if (st) st = bsr_error(st, "bsr_solver_error_estimate: A e = B - A X did not reach rtol %g (%s): "
+                                       "the estimate is a lower bound", BSR_ERREST_RTOL, why);
+            }
+        }
+    }
+    bsr_multivec_destroy(R);
+    bsr_multivec_destroy(E);
+    free(nx);
+    return st;
+}
+
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *stats)
 {

@@ -76,6 +76,13 @@ static void test_codes(void)
              "--config precond=ilu2,rtol=1e-10 --json", dir, dir, dir);
     expect(args, 0, out, "\"error_vs_exact\": [", NULL);
     CU_ASSERT(bsr_test_json_num(out, "error_vs_exact") < 1e-8);
+    /* --error-estimate: a column of estimates, its iterations, in the text and the JSON */
+    expect("--gen coupled3d:8,5 --backend cpu --config precond=ilu2,rtol=1e-8 --error-estimate", 0, out,
+           "error estimate", "with A e = r solved to rtol 0.1 in", NULL);
+    expect("--gen coupled3d:8,5 --backend cpu --config precond=ilu2,rtol=1e-8 --error-estimate --json", 0, out,
+           "\"error_estimate\": [", "\"error_estimate_lower_bound\": false", NULL);
+    CU_ASSERT(bsr_test_json_num(out, "error_estimate") > 0);
+    CU_ASSERT(bsr_test_json_num(out, "error_estimate") < 10 * bsr_test_json_num(out, "error_vs_exact"));
     snprintf(args, sizeof args, "--gen coupled3d:5,3 --info --write '%s/no/such/dir/w'", dir);
     expect(args, 1, err, "no/such/dir/w.mtx", NULL);
     /* an existing --rhs file that is not a right-hand side stays an error (1) */

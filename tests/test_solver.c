@@ -830,6 +830,57 @@ static void test_gpu_agrees(void)
     bsr_context_destroy(ctx);
 }
 
+/* bsr_solver_error_estimate: within a factor 1.5 of the true error on an
+ * indefinite coupled system (the capped factor's solve at rtol 1e-8 leaves an
+ * error 300x its residual); the solver's later solves the same bits as a
+ * twin's that never estimated; a solve of A e = r that runs out of
+ * iterations is a lower bound, said so; other precisions and a solver
+ * without a setup refused. */
+static void test_error_estimate(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:20,5", BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    const char *cfg = "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-8,maxit=500";
+    bsr_solver *s = bsr_test_solver(NULL, cfg, P.A), *t = bsr_test_solver(NULL, cfg, P.A);
+    bsr_multivec *X, *Y, *F;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&F, n, 1, BSR_FLOAT));
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    const double relres = st.col[0].relres;
+    bsr_solver_stats_free(&st);
+    double err = bsr_test_rel_err(X, P.xexact), est = -1;
+    int its = -1;
+    BSR_ASSERT_OK(bsr_solver_error_estimate(s, P.rhs, X, &est, &its));
+    printf("\n    relres %.2e, error %.2e, estimate %.2e (%d iterations)", relres, err, est, its);
+    CU_ASSERT(err > 10 * relres);   /* the case the estimate is for */
+    CU_ASSERT(est > err / 1.5 && est < 1.5 * err);
+    CU_ASSERT(its > 0);
+    /* s as it was: a new solve gives the twin's bits */
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, NULL));
+    BSR_ASSERT_OK(bsr_solver_solve(t, P.rhs, Y, NULL));
+    CU_ASSERT(bsr_test_same_bits(X, Y));
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->rtol, 1e-8);
+    /* too few iterations for A e = r: a lower bound, and the status says so */
+    BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-8, 0, 3));
+    CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, X, &est, &its), BSR_ERR_NOCONV);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "the estimate is a lower bound"));
+    CU_ASSERT(est > 0 && est < err);
+    CU_ASSERT_EQUAL(its, 3);
+    CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, F, &est, NULL), BSR_ERR_UNSUPPORTED);
+    bsr_solver *u = NULL;
+    BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, cfg));
+    CU_ASSERT_EQUAL(bsr_solver_error_estimate(u, P.rhs, X, &est, NULL), BSR_ERR_ARG);
+    bsr_solver_destroy(u);
+    bsr_solver_destroy(s);
+    bsr_solver_destroy(t);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(F);
+    bsr_problem_free(&P);
+}
+
 /* The CLI end to end: JSON keys, --rhs random:k, --out/--exact round trip, bad config. */
 static void test_cli(void)
 {
@@ -927,6 +978,7 @@ int main(int argc, char **argv)
         {"UMFPACK reference", test_umfpack},
         {"ILU2 fewer iterations than ILU(0) at comparable fill", test_ilu2_vs_ilu0},
         {"GPU: CPU and GPU agree", test_gpu_agrees},
+        {"error estimate", test_error_estimate},
         {"CLI", test_cli},
         {NULL, NULL},
     };
