@@ -324,6 +324,29 @@ class Solver:
             raise e
         return x, stats
 
+    def error_estimate(self, b: Any, x: Any) -> Tuple[NDArray[np.float64], int, bool]:
+        """Estimate the error of x, a solution of A x = b on this setup:
+        ||e|| / ||x|| per column, e solving A e = b - A x to rtol 0.1 with this
+        solver (the residual does not bound the error on ill-conditioned
+        systems).  Returns (estimates, iterations, lower_bound): lower_bound
+        when that solve stopped short (the estimates are then lower bounds).
+        The solver's later solves are unchanged."""
+        n = self._s.rows
+        if n is None:
+            raise Error("error_estimate: call setup first")
+        B, _ = _columns(b, n, "b")
+        X, _ = _columns(x, n, "x")
+        if X.shape != B.shape:
+            raise ValueError("x has shape %s, b %s" % (X.shape, B.shape))
+        est: List[float] = []
+        its, low = 0, False
+        for cols in _batches(B.shape[1]):
+            Bj, Xj = np.ascontiguousarray(B[:, cols]), np.ascontiguousarray(X[:, cols])
+            e, i, lb = self._s.error_estimate(Bj, Xj, n, Bj.shape[1])
+            est += e
+            its, low = max(its, int(i)), low or bool(lb)
+        return np.asarray(est, dtype=np.float64), its, low
+
 
 def solve(A: Any, b: Any, options: str = "", backend: str = "auto", x0: Any = None,
           blocksize: Optional[int] = None, check: bool = True) -> Tuple[NDArray[Any], SolveStats]:

@@ -530,6 +530,55 @@ out:
     return ret;
 }
 
+/* error_estimate(b, x, n, k): bsr_solver_error_estimate of the solution x
+ * of A x = b (buffers as solve's, x unchanged).  Returns (estimates, its,
+ * lower_bound): a list of k relative errors, the iterations of the solve of
+ * A e = b - A x, and whether it stopped short (the figures are then lower
+ * bounds); any other failure raises. */
+static PyObject *Solver_error_estimate(SolverObject *self, PyObject *args)
+{
+    if (!self->ready) {
+        PyErr_SetString(Error, "error_estimate: call setup first (or again, after a failed setup or refactor)");
+        return NULL;
+    }
+    Py_buffer bv = {0}, xv = {0};
+    Py_ssize_t nk[2] = {0, 0};
+    bsr_multivec *B = NULL, *X = NULL;
+    PyObject *ret = NULL, *list = NULL;
+    double *est = NULL;
+    int entered = 0, its = 0;
+    if (vector_pair(args, self->A, "right-hand side", "the matrix", "b", "x", &bv, &xv, nk, &B, &X)) goto out;
+    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(nk[0] * nk[1]) * 8);
+    if (!(est = malloc(sizeof(double) * (size_t)nk[1]))) { PyErr_NoMemory(); goto out; }
+    if (enter(self)) goto out;
+    entered = 1;
+    bsr_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = bsr_solver_error_estimate(self->s, B, X, est, &its);
+    Py_END_ALLOW_THREADS
+    if (s && s != BSR_ERR_NOCONV && s != BSR_ERR_BREAKDOWN) {
+        raise_status(s);
+        goto out;
+    }
+    if (!(list = PyList_New(nk[1]))) goto out;
+    for (Py_ssize_t j = 0; j < nk[1]; j++) {
+        PyObject *v = PyFloat_FromDouble(est[j]);
+        if (!v) goto out;
+        PyList_SET_ITEM(list, j, v);
+    }
+    ret = Py_BuildValue("(NiN)", list, its, PyBool_FromLong(s != BSR_OK));
+    list = NULL;
+out:
+    if (entered) self->busy = 0;
+    Py_XDECREF(list);
+    free(est);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    PyBuffer_Release(&bv);
+    PyBuffer_Release(&xv);
+    return ret;
+}
+
 /* set_tolerances(rtol, atol, maxit): the next solves' stopping tests, no new setup. */
 static PyObject *Solver_set_tolerances(SolverObject *self, PyObject *args)
 {
@@ -568,6 +617,8 @@ static PyMethodDef Solver_methods[] = {
     {"setup", (PyCFunction)Solver_setup, METH_VARARGS, "setup(kind, ...): preconditioner for a new matrix"},
     {"refactor", (PyCFunction)Solver_refactor, METH_VARARGS, "refactor(kind, ...): new values, same pattern"},
     {"solve", (PyCFunction)Solver_solve, METH_VARARGS, "solve(b, x, n, k) -> (converged, stats)"},
+    {"error_estimate", (PyCFunction)Solver_error_estimate, METH_VARARGS,
+     "error_estimate(b, x, n, k) -> (estimates, iterations, lower_bound)"},
     {"set_tolerances", (PyCFunction)Solver_set_tolerances, METH_VARARGS,
      "set_tolerances(rtol, atol, maxit): new stopping tests, no new setup"},
     {NULL, NULL, 0, NULL}};

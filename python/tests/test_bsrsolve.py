@@ -495,6 +495,27 @@ def test_set_tolerances():
     assert s.tolerances == (1e-11, 0.0, 1)
 
 
+def test_error_estimate():
+    """the estimate of a loose solve's error is near the error to spsolve's
+    solution, per column; a solve of A e = r stopped short is a lower bound;
+    the solver's later solves are unchanged."""
+    A = dominant(150, 2, seed=23)
+    b = rhs(A.shape[0], 2)
+    s = Solver("method=gmres,precond=jacobi,rtol=1e-4").setup(A)
+    x, _ = s.solve(b)
+    est, its, low = s.error_estimate(b, x)
+    ref = spla.spsolve(A.tocsc(), b)
+    err = np.linalg.norm(x - ref, axis=0) / np.linalg.norm(x, axis=0)
+    assert est.shape == (2,) and its > 0 and not low
+    assert np.all(est > err / 1.5) and np.all(est < 1.5 * err)
+    x2, _ = s.solve(b)
+    assert np.array_equal(x, x2)
+    est1, its1, low1 = s.set_tolerances(maxit=1).error_estimate(b[:, 0], x[:, 0])
+    assert its1 == 1 and low1 and 0 < est1[0] < est[0]
+    with pytest.raises(ValueError):
+        s.error_estimate(b, x[:, 0])
+
+
 def test_not_converged():
     A = dominant(200, 1, seed=12, density=0.05)
     b = rhs(200)
