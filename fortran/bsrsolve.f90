@@ -15,6 +15,7 @@
 !   ierr = bsr_solver_solve(s, B, X, st);  ierr = bsr_multivec_get(X, x)
 !   ... each time step: bsr_matrix_set_csr_values(A, ...); bsr_solver_refactor(s, A); solve
 !   ierr = bsr_solver_set_tolerances(s, rtol, atol, maxit)    ! no new setup
+!   ierr = bsr_solver_error_estimate(s, B, X, est, its)        ! est(k): ||e|| / ||x||, A e = B - A X
 !   call bsr_solver_free(s); call bsr_multivec_free(B); ... call bsr_matrix_free(A)
 !   call bsr_stats_free(st)
 ! An object passed as intent(out) to a *_new / *_from_* function is overwritten:
@@ -63,7 +64,7 @@ module bsrsolve
        bsr_matrix_set_csr_values, bsr_matrix_rows, bsr_matrix_blocksize, bsr_matrix_free
   public :: bsr_multivec_new, bsr_multivec_set, bsr_multivec_get, bsr_multivec_free
   public :: bsr_solver_new, bsr_solver_setup, bsr_solver_refactor, bsr_solver_solve, &
-       bsr_solver_free, bsr_stats_free, bsr_solver_set_tolerances
+       bsr_solver_free, bsr_stats_free, bsr_solver_set_tolerances, bsr_solver_error_estimate
   public :: bsr_status_name, bsr_error_message, bsr_status_message, bsr_reason_name
 
 
@@ -135,6 +136,13 @@ module bsrsolve
        integer(c_int), value :: maxit
        integer(c_int) :: c_solver_set_tolerances
      end function c_solver_set_tolerances
+     function c_solver_error_estimate(s, B, X, est, its) bind(c, name="bsr_solver_error_estimate")
+       import :: c_ptr, c_int, c_double
+       type(c_ptr), value :: s, B, X
+       real(c_double) :: est(*)
+       integer(c_int) :: its
+       integer(c_int) :: c_solver_error_estimate
+     end function c_solver_error_estimate
      function c_solver_solve(s, B, X, st) bind(c, name="bsr_solver_solve")
        import :: c_ptr, c_int
        type(c_ptr), value :: s, B, X, st
@@ -418,6 +426,25 @@ contains
     integer, intent(in) :: maxit
     ierr = c_solver_set_tolerances(s%ptr, rtol, atol, int(maxit, c_int))
   end function bsr_solver_set_tolerances
+
+  ! An estimate of X's error as a solution of A X = B (one entry of est per
+  ! column, size(est) >= the columns): ||e|| / ||x|| with A e = B - A X solved
+  ! to rtol 0.1 by s (its later solves unchanged); its: that solve's
+  ! iterations.  BSR_ERR_NOCONV / BSR_ERR_BREAKDOWN when it stopped short
+  ! (est then lower bounds).
+  integer function bsr_solver_error_estimate(s, B, X, est, its) result(ierr)
+    type(bsr_solver), intent(inout) :: s
+    type(bsr_multivec), intent(in) :: B, X
+    real(c_double), intent(out) :: est(:)
+    integer, intent(out), optional :: its
+    integer(c_int) :: n
+    if (size(est) < c_size(X%ptr, SZ_COLS)) then
+       ierr = BSR_ERR_SIZE
+       return
+    end if
+    ierr = c_solver_error_estimate(s%ptr, B%ptr, X%ptr, est, n)
+    if (present(its)) its = n
+  end function bsr_solver_error_estimate
 
   ! Solve A X = B, X holding the initial guess; stats per right-hand side.
   ! BSR_ERR_NOCONV or BSR_ERR_BREAKDOWN when a column did not converge.

@@ -18,7 +18,8 @@ program example
   type(bsr_stats) :: st
   character(len=16) :: arg
   logical :: perturb
-  integer :: ierr, i
+  integer :: ierr, i, its
+  real(c_double) :: est(1), err
 
   perturb = .false.
   if (command_argument_count() > 0) then
@@ -80,6 +81,13 @@ program example
   call check(bsr_solver_solve(s2, B, X1, st), "loose solve")
   i = st%iterations(1)
   if (st%relres(1) > 1d-3) call fail("loose solve: relres above 1e-3")
+  ! the loose solution's error, estimated and against the exact solution
+  call check(bsr_solver_error_estimate(s2, B, X1, est, its), "error estimate")
+  call check(bsr_multivec_get(X1, x(:, 1)), "get X")
+  err = norm2(x(:, 1) - xe) / norm2(x(:, 1))
+  print '(a, 2es10.2, i5)', " error estimate, error, iterations:", est(1), err, its
+  if (.not. (est(1) > err / 2 .and. est(1) < 2 * err) .or. its < 1) call fail("error estimate off")
+  x(:, 1) = 0
   call check(bsr_solver_set_tolerances(s2, 1d-12, 0d0, 500), "set tolerances")
   call check(bsr_multivec_set(X1, x(:, 1)), "zero X")
   call check(bsr_solver_solve(s2, B, X1, st), "tight solve")
