@@ -238,11 +238,16 @@ bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bs
  * t_i written as each row is solved (src, dst, dc NULL: identity, 1); the
  * bits of the gather, bsr_trsv_cpu on each and the scatter in turn.  L and
  * U are the ILU's own factors (their structure is not checked again).
+ * tree (may be NULL): the nested-dissection ordering the factors follow,
+ * p-bordered (bsr_ilu.tree_ok): with a team of two or more the sweeps go
+ * over its tree, its nodes of a level concurrently (the same bits).
  * Returns 0, doing nothing, unless both are double with b in 1..BSR_MAX_BLOCK
  * and both solves would take the natural path. */
 int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                       const double *ds, const int *src, const int *dst, const double *dc, const double *x,
-                       double *t, double *y);
+                       const bsr_ordering *tree, const double *ds, const int *src, const int *dst, const double *dc,
+                       const double *x, double *t, double *y);
+/* Test hook: the fused applies that went over the tree, counted (trsv.c). */
+extern int bsr_trsv_tree_sweeps;
 /* Level schedules of L's lower and U's upper triangle, as two
  * bsr_levels_build calls but with the two sequential walks run concurrently
  * (reorder/levels.c). */

@@ -353,23 +353,34 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     do { trsv_row1_d_##B(rp, ci, val, n, up, i, t, cv, cj); cj = i; } while (0)
 #endif
 
+/* The fused apply's halves over a range of rows: L's rows [i0, i1) upwards,
+ * each gathered and scaled just before it is solved (t_i = Ds_i x_src[i]),
+ * and U's rows [i0, i1) downwards, each scattered as soon as it is solved
+ * (y_dst[i] = c t_i).  A range starts without a carry. */
 #define DEFINE_TRSV_ILU_B(B)                                                                \
-    static void trsv_ilu_##B(const bsr_matrix *L, const bsr_matrix *U, const double *ds,    \
-                             const int *src, const int *dst, const double *dc,              \
-                             const double *x, double *t, double *y)                         \
+    static void trsv_ilu_l_##B(const bsr_matrix *L, const double *ds, const int *src,       \
+                               const double *x, double *t, int i0, int i1)                  \
     {                                                                                       \
         const int n = L->nbrows, avx = B == 5 && bsr_cpu_avx();                             \
-        const double *lval = (const double *)L->val, *uval = (const double *)U->val;        \
+        const double *lval = (const double *)L->val;                                        \
         double cv[B] = {0};   /* trsv_row1's carry */                                       \
         int cj = -1;                                                                        \
         (void)avx;                                                                          \
-        for (int i = 0; i < n; i++) {                                                       \
+        for (int i = i0; i < i1; i++) {                                                     \
             const double *xr = x + (size_t)(src ? src[i] : i) * B;                          \
             BSR_BLK_MATVEC(B, ds + (size_t)i * (B * B), xr, t + (size_t)i * B);           \
             TRSV_ILU_ROW(B, avx, L->rowptr, L->colind, lval, n, 0, i, t, cv, cj);           \
         }                                                                                   \
-        cj = -1;                                                                            \
-        for (int i = n - 1; i >= 0; i--) {                                                  \
+    }                                                                                       \
+    static void trsv_ilu_u_##B(const bsr_matrix *U, const int *dst, const double *dc,       \
+                               double *t, double *y, int i0, int i1)                        \
+    {                                                                                       \
+        const int n = U->nbrows, avx = B == 5 && bsr_cpu_avx();                             \
+        const double *uval = (const double *)U->val;                                        \
+        double cv[B] = {0};                                                                 \
+        int cj = -1;                                                                        \
+        (void)avx;                                                                          \
+        for (int i = i1 - 1; i >= i0; i--) {                                                \
             TRSV_ILU_ROW(B, avx, U->rowptr, U->colind, uval, n, 1, i, t, cv, cj);           \
             const int r = dst ? dst[i] : i;                                                 \
             const double c = dc ? dc[r] : 1.0;                                              \
@@ -378,16 +389,73 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     }
 BSR_FOR_EACH_B(DEFINE_TRSV_ILU_B)
 
+typedef void trsv_ilu_l_fn(const bsr_matrix *, const double *, const int *, const double *, double *, int, int);
+typedef void trsv_ilu_u_fn(const bsr_matrix *, const int *, const double *, double *, double *, int, int);
+#define TRSV_ILU_L_ENTRY(B) trsv_ilu_l_##B,
+#define TRSV_ILU_U_ENTRY(B) trsv_ilu_u_##B,
+static trsv_ilu_l_fn *const trsv_ilu_l_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ILU_L_ENTRY)};
+static trsv_ilu_u_fn *const trsv_ilu_u_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ILU_U_ENTRY)};
+
+/* The fused apply over the nested-dissection tree of o (bsr_trsv_ilu_fused):
+ * L's pass goes up the tree a level at a time, the nodes of a level on the
+ * team concurrently (a node's own rows [sep_first, last): a leaf's all, an
+ * inner node's separator), U's pass down.  A row of L reads only rows of
+ * its node's subtree and one of U only its node's and its ancestors' (the
+ * factors of a p-bordered matrix, ilu_setup.c's tree check), so every row
+ * reads what the natural sweep would have given it: the same bits.  0 when
+ * the tree's level lists cannot be allocated (then nothing was done). */
+static int trsv_ilu_tree(const bsr_matrix *L, const bsr_matrix *U, const bsr_ordering *o, int team, const double *ds,
+                         const int *src, const int *dst, const double *dc, const double *x, double *t, double *y)
+{
+    const bsr_tree_node *nd = o->nodes;
+    const int nn = o->nnodes;
+    int top = 0;
+    for (int v = 0; v < nn; v++) if (nd[v].level > top) top = nd[v].level;
+    int *lp = calloc((size_t)top + 2, sizeof(int)), *byl = malloc(sizeof(int) * (size_t)nn);
+    if (!lp || !byl) { free(lp); free(byl); return 0; }
+    for (int v = 0; v < nn; v++) lp[nd[v].level + 1]++;
+    for (int l = 0; l <= top; l++) lp[l + 1] += lp[l];
+    int *at = malloc(sizeof(int) * ((size_t)top + 1));
+    if (!at) { free(lp); free(byl); return 0; }
+    memcpy(at, lp, sizeof(int) * ((size_t)top + 1));
+    for (int v = 0; v < nn; v++) byl[at[nd[v].level]++] = v;
+    free(at);
+    trsv_ilu_l_fn *lrows = trsv_ilu_l_tab[L->b - 1];
+    trsv_ilu_u_fn *urows = trsv_ilu_u_tab[L->b - 1];
+    #pragma omp parallel num_threads(team)
+    {
+        for (int l = top; l >= 0; l--) {
+            #pragma omp for schedule(dynamic, 1)
+            for (int q = lp[l]; q < lp[l + 1]; q++) lrows(L, ds, src, x, t, nd[byl[q]].sep_first, nd[byl[q]].last);
+        }
+        for (int l = 0; l <= top; l++) {
+            #pragma omp for schedule(dynamic, 1)
+            for (int q = lp[l]; q < lp[l + 1]; q++) urows(U, dst, dc, t, y, nd[byl[q]].sep_first, nd[byl[q]].last);
+        }
+    }
+    free(lp);
+    free(byl);
+    return 1;
+}
+
+int bsr_trsv_tree_sweeps;
+
 int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                       const double *ds, const int *src, const int *dst, const double *dc, const double *x,
-                       double *t, double *y)
+                       const bsr_ordering *tree, const double *ds, const int *src, const int *dst, const double *dc,
+                       const double *x, double *t, double *y)
 {
     if (L->prec != BSR_DOUBLE || U->prec != BSR_DOUBLE || L->b != U->b || L->b < 1 || L->b > BSR_MAX_BLOCK ||
         L->nbrows != U->nbrows || !ds || trsv_use_levels(L, lvL, 1) || trsv_use_levels(U, lvU, 1))
         return 0;
-#define TRSV_ILU_CASE(B) case B: trsv_ilu_##B(L, U, ds, src, dst, dc, x, t, y); break;
-    switch (L->b) { BSR_FOR_EACH_B(TRSV_ILU_CASE) }
-#undef TRSV_ILU_CASE
+    /* a team where the sweeps are worth one (BSR_PAR_WORK, as the solves' other kernels) */
+    const int team = omp_in_parallel() ? 1 : bsr_team(((int64_t)L->nnzb + U->nnzb) * L->b * L->b, BSR_PAR_WORK / 2);
+    if (tree && tree->nnodes > 1 && tree->nodes && team > 1 &&
+        trsv_ilu_tree(L, U, tree, team, ds, src, dst, dc, x, t, y)) {
+        bsr_trsv_tree_sweeps++;
+        return 1;
+    }
+    trsv_ilu_l_tab[L->b - 1](L, ds, src, x, t, 0, L->nbrows);
+    trsv_ilu_u_tab[L->b - 1](U, dst, dc, t, y, 0, U->nbrows);
     return 1;
 }
 
