@@ -246,7 +246,14 @@ bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bs
 int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
                        const bsr_ordering *tree, const double *ds, const int *src, const int *dst, const double *dc,
                        const double *x, double *t, double *y);
-/* Test hook: the fused applies that went over the tree, counted (trsv.c). */
+/* The ILU's two solves on t in place (k columns, the factors' precision)
+ * over the nested-dissection tree (as bsr_trsv_ilu_fused's tree sweeps; the
+ * same bits as bsr_trsv_lower then bsr_trsv_upper).  Returns 0, doing
+ * nothing, where no team is worth it or either solve would take the level
+ * path. */
+int bsr_trsv_ilu_tree(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
+                      const bsr_ordering *tree, void *t, int k);
+/* Test hook: the ILU applies that went over the tree, counted (trsv.c). */
 extern int bsr_trsv_tree_sweeps;
 /* Level schedules of L's lower and U's upper triangle, as two
  * bsr_levels_build calls but with the two sequential walks run concurrently

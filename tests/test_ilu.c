@@ -1957,59 +1957,62 @@ static void test_apply_levels(void)
     bsr_matrix_destroy(A);
 }
 
-/* With a team, the one-vector apply of factors in nested-dissection order
- * goes over the tree (its nodes of a level concurrently): the bits of the
- * one-thread sweep and of the separate passes (a two-column apply), at 2, 3
- * and 7 threads, for ILU(0) and ILU2, b = 1, 4, 5, METIS's leaves or not. */
+/* With a team, the apply of factors in nested-dissection order goes over
+ * the tree (its nodes of a level concurrently): one vector (the fused
+ * sweeps) and two (the separate solves), double and float factors, the bits
+ * of one thread at 2, 3 and 7 threads, for ILU(0) and ILU2, b = 1, 4, 5,
+ * METIS's leaves or not. */
 static void test_apply_tree(void)
 {
     static const int bs[] = {1, 4, 5};
     const int nt0 = omp_get_max_threads();
     bsr_team_force(1);   /* the parallel paths at these sizes */
     for (int bi = 0; bi < 3; bi++)
-        for (int kind = 0; kind < 2; kind++) {
-            bsr_matrix *A = mk_convdiff(30, 10, bs[bi]);
-            bsr_ilu_options o = opts(kind ? BSR_ILU2 : BSR_ILU0, 1e-2);
-            bsr_order_options_default(&o.order, BSR_ORDER_ND);
-            o.order.depth = 3;
-            o.order.leafnd = kind;
-            bsr_ilu *F = NULL;
-            BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-            CU_ASSERT(F->tree_ok);
-            const int64_t N = (int64_t)A->nbrows * A->b;
-            bsr_multivec *X, *Y1, *Y, *X2, *Y2;
-            bsr_multivec_create(&X, N, 1, BSR_DOUBLE);
-            bsr_multivec_create(&Y1, N, 1, BSR_DOUBLE);
-            bsr_multivec_create(&Y, N, 1, BSR_DOUBLE);
-            bsr_multivec_create(&X2, N, 2, BSR_DOUBLE);
-            bsr_multivec_create(&Y2, N, 2, BSR_DOUBLE);
-            bsr_multivec_random(X, 23 + bi);
-            const double *x = bsr_multivec_cdata(X), *y1 = bsr_multivec_cdata(Y1), *y = bsr_multivec_cdata(Y);
-            double *x2 = bsr_multivec_data(X2);
-            for (int64_t e = 0; e < N; e++) x2[2 * e] = x2[2 * e + 1] = x[e];
-            omp_set_num_threads(1);
-            const int before = bsr_trsv_tree_sweeps;
-            BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y1));
-            CU_ASSERT_EQUAL(bsr_trsv_tree_sweeps, before);   /* one thread: the natural sweep */
-            BSR_ASSERT_OK(bsr_ilu_apply(F, X2, Y2));
-            const double *y2 = bsr_multivec_cdata(Y2);
-            int same = 1;
-            for (int64_t e = 0; e < N; e++) same &= !memcmp(&y1[e], &y2[2 * e], sizeof(double));
-            static const int nts[] = {2, 3, 7};
-            for (int t = 0; t < 3; t++) {
-                omp_set_num_threads(nts[t]);
-                const int runs = bsr_trsv_tree_sweeps;
-                BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y));
-                CU_ASSERT_EQUAL(bsr_trsv_tree_sweeps, runs + 1);
-                same &= !memcmp(y, y1, sizeof(double) * (size_t)N);
+        for (int kind = 0; kind < 2; kind++)
+            for (int fl = 0; fl < 2; fl++) {
+                bsr_matrix *A = mk_convdiff(30, 10, bs[bi]);
+                bsr_ilu_options o = opts(kind ? BSR_ILU2 : BSR_ILU0, 1e-2);
+                bsr_order_options_default(&o.order, BSR_ORDER_ND);
+                o.order.depth = 3;
+                o.order.leafnd = kind;
+                o.prec = fl ? BSR_FLOAT : BSR_DOUBLE;
+                bsr_ilu *F = NULL;
+                BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+                CU_ASSERT(F->tree_ok);
+                const int64_t N = (int64_t)A->nbrows * A->b;
+                bsr_multivec *X, *Y1, *Y, *X2, *Y2, *Z2;
+                bsr_multivec_create(&X, N, 1, BSR_DOUBLE);
+                bsr_multivec_create(&Y1, N, 1, BSR_DOUBLE);
+                bsr_multivec_create(&Y, N, 1, BSR_DOUBLE);
+                bsr_multivec_create(&X2, N, 2, BSR_DOUBLE);
+                bsr_multivec_create(&Y2, N, 2, BSR_DOUBLE);
+                bsr_multivec_create(&Z2, N, 2, BSR_DOUBLE);
+                bsr_multivec_random(X, 23 + bi);
+                bsr_multivec_random(X2, 29 + bi);
+                const double *y1 = bsr_multivec_cdata(Y1), *y = bsr_multivec_cdata(Y);
+                omp_set_num_threads(1);
+                const int before = bsr_trsv_tree_sweeps;
+                BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y1));
+                BSR_ASSERT_OK(bsr_ilu_apply(F, X2, Y2));
+                CU_ASSERT_EQUAL(bsr_trsv_tree_sweeps, before);   /* one thread: the natural sweeps */
+                int same = 1;
+                static const int nts[] = {2, 3, 7};
+                for (int t = 0; t < 3; t++) {
+                    omp_set_num_threads(nts[t]);
+                    const int runs = bsr_trsv_tree_sweeps;
+                    BSR_ASSERT_OK(bsr_ilu_apply(F, X, Y));
+                    BSR_ASSERT_OK(bsr_ilu_apply(F, X2, Z2));
+                    CU_ASSERT_EQUAL(bsr_trsv_tree_sweeps, runs + 2);
+                    same &= !memcmp(y, y1, sizeof(double) * (size_t)N) && bsr_test_same_bits(Z2, Y2);
+                }
+                if (!same) printf("\n  b = %d, %s, %s: the tree sweep differs", bs[bi], kind ? "ILU2" : "ILU(0)",
+                                  fl ? "float" : "double");
+                CU_ASSERT(same);
+                bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y);
+                bsr_multivec_destroy(X2); bsr_multivec_destroy(Y2); bsr_multivec_destroy(Z2);
+                bsr_ilu_destroy(F);
+                bsr_matrix_destroy(A);
             }
-            if (!same) printf("\n  b = %d, %s: the tree sweep differs", bs[bi], kind ? "ILU2" : "ILU(0)");
-            CU_ASSERT(same);
-            bsr_multivec_destroy(X); bsr_multivec_destroy(Y1); bsr_multivec_destroy(Y);
-            bsr_multivec_destroy(X2); bsr_multivec_destroy(Y2);
-            bsr_ilu_destroy(F);
-            bsr_matrix_destroy(A);
-        }
     bsr_team_force(0);
     omp_set_num_threads(nt0);
 }
@@ -2392,7 +2395,8 @@ int main(int argc, char **argv)
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},
         {"one-vector apply (gather, scatter fused) = the separate passes bit for bit", test_apply_fused},
-        {"one-vector apply over the ND tree with a team = one thread bit for bit", test_apply_tree},
+        {"apply over the ND tree with a team (1 and 2 vectors, double and float) = one thread bit for bit",
+         test_apply_tree},
         {"symbolic setup and levels: 1 thread = several", test_symbolic_threads},
         {"map errors name the smallest row/column at any thread count", test_map_errors_threads},
         {"refactor on another pattern: the first differing row at any thread count", test_refactor_pattern_threads},

@@ -112,8 +112,11 @@ bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *
     } else {
         if (xd) gather_fd(F, X->data, T->data, k); else gather_ff(F, X->data, T->data, k);
     }
-    bsr_status s = bsr_trsv_lower(F->L, F->lvL, T, T);
-    if (!s) s = bsr_trsv_upper(F->U, F->lvU, T, T);
+    bsr_status s = BSR_OK;
+    if (!bsr_trsv_ilu_tree(F->L, F->lvL, F->U, F->lvU, F->tree_ok ? F->ord : NULL, T->data, k)) {
+        s = bsr_trsv_lower(F->L, F->lvL, T, T);
+        if (!s) s = bsr_trsv_upper(F->U, F->lvU, T, T);
+    }
     if (!s) {
         int yd = Y->prec == BSR_DOUBLE;
         if (F->prec == BSR_DOUBLE) {

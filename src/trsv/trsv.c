@@ -396,46 +396,93 @@ typedef void trsv_ilu_u_fn(const bsr_matrix *, const int *, const double *, doub
 static trsv_ilu_l_fn *const trsv_ilu_l_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ILU_L_ENTRY)};
 static trsv_ilu_u_fn *const trsv_ilu_u_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV_ILU_U_ENTRY)};
 
-/* The fused apply over the nested-dissection tree of o (bsr_trsv_ilu_fused):
- * L's pass goes up the tree a level at a time, the nodes of a level on the
- * team concurrently (a node's own rows [sep_first, last): a leaf's all, an
- * inner node's separator), U's pass down.  A row of L reads only rows of
- * its node's subtree and one of U only its node's and its ancestors' (the
- * factors of a p-bordered matrix, ilu_setup.c's tree check), so every row
- * reads what the natural sweep would have given it: the same bits.  0 when
- * the tree's level lists cannot be allocated (then nothing was done). */
-static int trsv_ilu_tree(const bsr_matrix *L, const bsr_matrix *U, const bsr_ordering *o, int team, const double *ds,
-                         const int *src, const int *dst, const double *dc, const double *x, double *t, double *y)
+/* One node's rows [i0, i1) of L's sweep (upper 0) or U's (upper 1), for tree_sweeps. */
+typedef void tree_node_fn(const void *arg, int upper, int i0, int i1);
+
+/* Both solves of an ILU over the nested-dissection tree of o: L's sweep goes
+ * up the tree a level at a time, the nodes of a level on the team
+ * concurrently (a node's own rows [sep_first, last): a leaf's all, an inner
+ * node's separator), U's down.  A row of L reads only rows of its node's
+ * subtree and one of U only its node's and its ancestors' (the factors of a
+ * p-bordered matrix, ilu_setup.c's tree check), so every row reads what the
+ * natural sweep would have given it: the same bits.  0 when the level lists
+ * cannot be allocated (then nothing was done). */
+static int tree_sweeps(const bsr_ordering *o, int team, tree_node_fn *node, const void *arg)
 {
     const bsr_tree_node *nd = o->nodes;
     const int nn = o->nnodes;
     int top = 0;
     for (int v = 0; v < nn; v++) if (nd[v].level > top) top = nd[v].level;
-    int *lp = calloc((size_t)top + 2, sizeof(int)), *byl = malloc(sizeof(int) * (size_t)nn);
-    if (!lp || !byl) { free(lp); free(byl); return 0; }
+    int *lp = calloc((size_t)top + 2, sizeof(int)), *byl = malloc(sizeof(int) * (size_t)nn),
+        *at = malloc(sizeof(int) * ((size_t)top + 1));
+    if (!lp || !byl || !at) { free(lp); free(byl); free(at); return 0; }
     for (int v = 0; v < nn; v++) lp[nd[v].level + 1]++;
     for (int l = 0; l <= top; l++) lp[l + 1] += lp[l];
-    int *at = malloc(sizeof(int) * ((size_t)top + 1));
-    if (!at) { free(lp); free(byl); return 0; }
     memcpy(at, lp, sizeof(int) * ((size_t)top + 1));
     for (int v = 0; v < nn; v++) byl[at[nd[v].level]++] = v;
-    free(at);
-    trsv_ilu_l_fn *lrows = trsv_ilu_l_tab[L->b - 1];
-    trsv_ilu_u_fn *urows = trsv_ilu_u_tab[L->b - 1];
     #pragma omp parallel num_threads(team)
     {
         for (int l = top; l >= 0; l--) {
             #pragma omp for schedule(dynamic, 1)
-            for (int q = lp[l]; q < lp[l + 1]; q++) lrows(L, ds, src, x, t, nd[byl[q]].sep_first, nd[byl[q]].last);
+            for (int q = lp[l]; q < lp[l + 1]; q++) node(arg, 0, nd[byl[q]].sep_first, nd[byl[q]].last);
         }
         for (int l = 0; l <= top; l++) {
             #pragma omp for schedule(dynamic, 1)
-            for (int q = lp[l]; q < lp[l + 1]; q++) urows(U, dst, dc, t, y, nd[byl[q]].sep_first, nd[byl[q]].last);
+            for (int q = lp[l]; q < lp[l + 1]; q++) node(arg, 1, nd[byl[q]].sep_first, nd[byl[q]].last);
         }
     }
     free(lp);
     free(byl);
+    free(at);
+    bsr_trsv_tree_sweeps++;
     return 1;
+}
+
+/* The team for the two solves of L and U over a tree (1: none worth it,
+ * BSR_PAR_WORK as the solves' other kernels; none inside a parallel region). */
+static int tree_team(const bsr_matrix *L, const bsr_matrix *U, const bsr_ordering *o, int k)
+{
+    if (!o || o->nnodes < 2 || !o->nodes || omp_in_parallel()) return 1;
+    return bsr_team(((int64_t)L->nnzb + U->nnzb) * L->b * L->b * k, BSR_PAR_WORK / 2);
+}
+
+/* tree_sweeps' node for the fused apply. */
+typedef struct {
+    const bsr_matrix *L, *U;
+    const double *ds, *dc, *x;
+    const int *src, *dst;
+    double *t, *y;
+} fused_arg;
+static void fused_node(const void *arg, int upper, int i0, int i1)
+{
+    const fused_arg *a = arg;
+    if (!upper) trsv_ilu_l_tab[a->L->b - 1](a->L, a->ds, a->src, a->x, a->t, i0, i1);
+    else trsv_ilu_u_tab[a->L->b - 1](a->U, a->dst, a->dc, a->t, a->y, i0, i1);
+}
+
+/* tree_sweeps' node for the solves on t in place (k columns, the factors' precision). */
+typedef struct {
+    const bsr_matrix *L, *U;
+    void *t;
+    int k;
+} plain_arg;
+static void plain_node(const void *arg, int upper, int i0, int i1)
+{
+    const plain_arg *a = arg;
+    const bsr_matrix *T = upper ? a->U : a->L;
+    if (T->prec == BSR_DOUBLE) trsv_rows_d_tab[T->b - 1](T, upper, NULL, i0, i1, a->t, a->k);
+    else trsv_rows_f_tab[T->b - 1](T, upper, NULL, i0, i1, a->t, a->k);
+}
+
+int bsr_trsv_ilu_tree(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
+                      const bsr_ordering *tree, void *t, int k)
+{
+    if (L->prec != U->prec || L->b != U->b || L->b < 1 || L->b > BSR_MAX_BLOCK || L->nbrows != U->nbrows ||
+        trsv_use_levels(L, lvL, k) || trsv_use_levels(U, lvU, k))
+        return 0;
+    const int team = tree_team(L, U, tree, k);
+    const plain_arg a = {L, U, t, k};
+    return team > 1 && tree_sweeps(tree, team, plain_node, &a);
 }
 
 int bsr_trsv_tree_sweeps;
@@ -447,13 +494,9 @@ int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_mat
     if (L->prec != BSR_DOUBLE || U->prec != BSR_DOUBLE || L->b != U->b || L->b < 1 || L->b > BSR_MAX_BLOCK ||
         L->nbrows != U->nbrows || !ds || trsv_use_levels(L, lvL, 1) || trsv_use_levels(U, lvU, 1))
         return 0;
-    /* a team where the sweeps are worth one (BSR_PAR_WORK, as the solves' other kernels) */
-    const int team = omp_in_parallel() ? 1 : bsr_team(((int64_t)L->nnzb + U->nnzb) * L->b * L->b, BSR_PAR_WORK / 2);
-    if (tree && tree->nnodes > 1 && tree->nodes && team > 1 &&
-        trsv_ilu_tree(L, U, tree, team, ds, src, dst, dc, x, t, y)) {
-        bsr_trsv_tree_sweeps++;
-        return 1;
-    }
+    const int team = tree_team(L, U, tree, 1);
+    const fused_arg a = {L, U, ds, dc, x, src, dst, t, y};
+    if (team > 1 && tree_sweeps(tree, team, fused_node, &a)) return 1;
     trsv_ilu_l_tab[L->b - 1](L, ds, src, x, t, 0, L->nbrows);
     trsv_ilu_u_tab[L->b - 1](U, dst, dc, t, y, 0, U->nbrows);
     return 1;
