@@ -486,47 +486,67 @@ fail:
     return NULL;
 }
 
+/* The vectors of a call on a solver (solve, error_estimate): b and x, the
+ * buffers, as multivectors B and X (X holding x's values), the solver entered. */
+typedef struct {
+    Py_buffer bv, xv;
+    Py_ssize_t nk[2];
+    bsr_multivec *B, *X;
+    int entered;
+} solver_io;
+
+/* io for args (b, x, n, k) of fn on self; -1 with the exception set. */
+static int io_open(SolverObject *self, PyObject *args, const char *fn, solver_io *io)
+{
+    memset(io, 0, sizeof *io);
+    if (!self->ready) {
+        PyErr_Format(Error, "%s: call setup first (or again, after a failed setup or refactor)", fn);
+        return -1;
+    }
+    if (vector_pair(args, self->A, "right-hand side", "the matrix", "b", "x", &io->bv, &io->xv, io->nk, &io->B, &io->X))
+        return -1;
+    memcpy(bsr_multivec_data(io->X), io->xv.buf, (size_t)(io->nk[0] * io->nk[1]) * 8);
+    if (enter(self)) return -1;
+    io->entered = 1;
+    return 0;
+}
+
+/* Leave the solver, free io's vectors, release its buffers. */
+static void io_close(SolverObject *self, solver_io *io)
+{
+    if (io->entered) self->busy = 0;
+    bsr_multivec_destroy(io->B);
+    bsr_multivec_destroy(io->X);
+    PyBuffer_Release(&io->bv);
+    PyBuffer_Release(&io->xv);
+}
+
 /* solve(b, x, n, k): b and x float64 buffers of n*k values, row-interleaved
  * (a C-contiguous n x k array); x holds the initial guess and receives the
  * solution.  Returns (converged, stats); a failure other than
  * non-convergence raises. */
 static PyObject *Solver_solve(SolverObject *self, PyObject *args)
 {
-    if (!self->ready) {
-        PyErr_SetString(Error, "solve: call setup first (or again, after a failed setup or refactor)");
-        return NULL;
-    }
-    Py_buffer bv = {0}, xv = {0};
-    Py_ssize_t nk[2] = {0, 0};
-    bsr_multivec *B = NULL, *X = NULL;
+    solver_io io;
     bsr_solver_stats st;
     memset(&st, 0, sizeof st);
     PyObject *ret = NULL;
-    int entered = 0;
-    if (vector_pair(args, self->A, "right-hand side", "the matrix", "b", "x", &bv, &xv, nk, &B, &X)) goto out;
-    const size_t bytes = (size_t)(nk[0] * nk[1]) * 8;
-    memcpy(bsr_multivec_data(X), xv.buf, bytes);   /* the initial guess */
-    if (enter(self)) goto out;
-    entered = 1;
+    if (io_open(self, args, "solve", &io)) goto out;
     bsr_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = bsr_solver_solve(self->s, B, X, &st);
+    s = bsr_solver_solve(self->s, io.B, io.X, &st);
     Py_END_ALLOW_THREADS
     if (s && s != BSR_ERR_NOCONV && s != BSR_ERR_BREAKDOWN) {
         raise_status(s);
         goto out;
     }
     /* X is the last iterate when a column did not converge: the caller decides */
-    memcpy(xv.buf, bsr_multivec_cdata(X), bytes);
+    memcpy(io.xv.buf, bsr_multivec_cdata(io.X), (size_t)(io.nk[0] * io.nk[1]) * 8);
     PyObject *d = stats_dict(self, &st);
     if (d) ret = Py_BuildValue("(NN)", PyBool_FromLong(s == BSR_OK), d);
 out:
-    if (entered) self->busy = 0;
     bsr_solver_stats_free(&st);
-    bsr_multivec_destroy(B);
-    bsr_multivec_destroy(X);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&xv);
+    io_close(self, &io);
     return ret;
 }
 
@@ -537,31 +557,22 @@ out:
  * bounds); any other failure raises. */
 static PyObject *Solver_error_estimate(SolverObject *self, PyObject *args)
 {
-    if (!self->ready) {
-        PyErr_SetString(Error, "error_estimate: call setup first (or again, after a failed setup or refactor)");
-        return NULL;
-    }
-    Py_buffer bv = {0}, xv = {0};
-    Py_ssize_t nk[2] = {0, 0};
-    bsr_multivec *B = NULL, *X = NULL;
+    solver_io io;
     PyObject *ret = NULL, *list = NULL;
     double *est = NULL;
-    int entered = 0, its = 0;
-    if (vector_pair(args, self->A, "right-hand side", "the matrix", "b", "x", &bv, &xv, nk, &B, &X)) goto out;
-    memcpy(bsr_multivec_data(X), xv.buf, (size_t)(nk[0] * nk[1]) * 8);
-    if (!(est = malloc(sizeof(double) * (size_t)nk[1]))) { PyErr_NoMemory(); goto out; }
-    if (enter(self)) goto out;
-    entered = 1;
+    int its = 0;
+    if (io_open(self, args, "error_estimate", &io)) goto out;
+    if (!(est = malloc(sizeof(double) * (size_t)io.nk[1]))) { PyErr_NoMemory(); goto out; }
     bsr_status s;
     Py_BEGIN_ALLOW_THREADS
-    s = bsr_solver_error_estimate(self->s, B, X, est, &its);
+    s = bsr_solver_error_estimate(self->s, io.B, io.X, est, &its);
     Py_END_ALLOW_THREADS
     if (s && s != BSR_ERR_NOCONV && s != BSR_ERR_BREAKDOWN) {
         raise_status(s);
         goto out;
     }
-    if (!(list = PyList_New(nk[1]))) goto out;
-    for (Py_ssize_t j = 0; j < nk[1]; j++) {
+    if (!(list = PyList_New(io.nk[1]))) goto out;
+    for (Py_ssize_t j = 0; j < io.nk[1]; j++) {
         PyObject *v = PyFloat_FromDouble(est[j]);
         if (!v) goto out;
         PyList_SET_ITEM(list, j, v);
@@ -569,13 +580,9 @@ static PyObject *Solver_error_estimate(SolverObject *self, PyObject *args)
     ret = Py_BuildValue("(NiN)", list, its, PyBool_FromLong(s != BSR_OK));
     list = NULL;
 out:
-    if (entered) self->busy = 0;
     Py_XDECREF(list);
     free(est);
-    bsr_multivec_destroy(B);
-    bsr_multivec_destroy(X);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&xv);
+    io_close(self, &io);
     return ret;
 }
 
