@@ -537,6 +537,12 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     if (B->prec != A->prec || X->prec != A->prec)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_error_estimate: B and X in A's precision (%s)",
                          A->prec == BSR_FLOAT ? "float" : "double");
+    if (!B->data || !X->data || !(B->where & BSR_ON_HOST) || !(X->where & BSR_ON_HOST))
+        return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_error_estimate: B and X must be current on the host "
+                         "(bsr_multivec_download a device multivector first)");
+    if (B->n != X->n || B->k != X->k || X->n != (int64_t)A->nbrows * A->b)
+        return bsr_error(BSR_ERR_SIZE, "bsr_solver_error_estimate: A has %lld rows; B is %lld x %d, X %lld x %d",
+                         (long long)A->nbrows * A->b, (long long)B->n, B->k, (long long)X->n, X->k);
     const int k = X->k;
     bsr_multivec *R = NULL, *E = NULL;
     double *nx = bsr_malloc(sizeof(double) * (size_t)k, "error estimate");

@@ -871,6 +871,10 @@ static void test_error_estimate(void)
     CU_ASSERT(est > 0 && est < err);
     CU_ASSERT_EQUAL(its, 3);
     CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, F, &est, NULL), BSR_ERR_UNSUPPORTED);
+    bsr_multivec *S2;
+    BSR_ASSERT_OK(bsr_multivec_create(&S2, n / 2, 1, BSR_DOUBLE));
+    CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, S2, &est, NULL), BSR_ERR_SIZE);
+    bsr_multivec_destroy(S2);
     bsr_solver *u = NULL;
     BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, cfg));
     CU_ASSERT_EQUAL(bsr_solver_error_estimate(u, P.rhs, X, &est, NULL), BSR_ERR_ARG);
