@@ -32,7 +32,8 @@ static void usage(FILE *f)
         "distributed: mpiexec -n P bsrsolve FILE.mtx|--gen SPEC [--backend cpu|cuda] [--config ...] [--rhs ones|B.mtx]\n"
         "             [--float] [--steps N] [--json]: a generator builds each rank's rows (equal ranges), a file is\n"
         "             read by rank 0, partitioned with METIS k-way and scattered; the report adds the partition\n"
-        "             and the communication times; --x0 --out --reference --compare --exact --plot --warm are serial only\n");
+        "             and the communication times; --x0 --out --reference --compare --exact --plot --warm\n"
+        "             --error-estimate are serial only\n");
 #endif
     fprintf(f, "generators (--gen):\n");
     bsr_generate_usage(f);

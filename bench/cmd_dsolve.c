@@ -28,7 +28,7 @@ static int dfail(bsr_status s)
 
 /* The options of the serial command that have no distributed meaning yet. */
 static const char *const serial_only[] = {"--x0", "--out", "--reference", "--compare", "--exact", "--plot",
-                                          "--warm", NULL};
+                                          "--warm", "--error-estimate", NULL};
 
 /* The usage verdict of rank 0 (which prints why): 0, or 2 for an unknown
  * option (the option list follows, as in the serial command), a serial-only
@@ -269,7 +269,8 @@ int cmd_dsolve(int argc, char **argv)
 {
     static const char *const valued[] = {"--gen", "--block", "--rhs", "--x0", "--out", "--backend", "--config",
                                          "--reference", "--compare", "--exact", "--plot", "--steps", NULL};
-    static const char *const known[] = {"--json", "--float", "--warm", "--progress", "--no-progress", NULL};
+    static const char *const known[] = {"--json", "--float", "--warm", "--progress", "--no-progress",
+                                        "--error-estimate", NULL};
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
