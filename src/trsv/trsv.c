@@ -434,7 +434,7 @@ static int tree_sweeps(const bsr_ordering *o, int team, tree_node_fn *node, cons
     free(lp);
     free(byl);
     free(at);
-    bsr_trsv_tree_sweeps++;
+    __atomic_fetch_add(&bsr_trsv_tree_sweeps, 1, __ATOMIC_RELAXED);   /* applies on a const F may run concurrently */
     return 1;
 }
 
