@@ -547,7 +547,7 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     bsr_multivec *R = NULL, *E = NULL;
     double *nx = bsr_malloc(sizeof(double) * (size_t)k, "error estimate");
     bsr_status st = nx ? BSR_OK : BSR_ERR_NOMEM;
-    /* r = B - A X, on the host (bsr_spmm names a device multivector) */
+    /* r = B - A X, on the host */
     if (!st) st = bsr_multivec_create(&R, B->n, B->k, B->prec);
     if (!st) st = bsr_multivec_copy(R, B);
     if (!st) st = bsr_spmm(-1.0, A, X, 1.0, R);
