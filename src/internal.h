@@ -233,18 +233,29 @@ typedef enum { BSR_TRSV_CPU_AUTO, BSR_TRSV_CPU_NATURAL, BSR_TRSV_CPU_LEVELS, BSR
 /* Y = T^{-1} X (upper: U with inverted pivots first; else unit lower L) along path. */
 bsr_status bsr_trsv_cpu(const bsr_matrix *T, const bsr_levels *lv, int upper, bsr_trsv_cpu_path path,
                         const bsr_multivec *X, bsr_multivec *Y);
+/* A nested-dissection tree's nodes by level, the schedule of the ILU
+ * apply's tree sweeps (trsv.c): byl[lp[l] .. lp[l+1]) are the nodes of level
+ * l (root 0) of nodes, top the deepest level; nodes NULL: no tree. */
+typedef struct {
+    const bsr_tree_node *nodes;
+    int *lp, *byl;
+    int top;
+} bsr_tree_levels;
+/* t for o's tree (t->nodes NULL when o has fewer than two nodes). */
+bsr_status bsr_tree_levels_build(const bsr_ordering *o, bsr_tree_levels *t);
+void bsr_tree_levels_free(bsr_tree_levels *t);
 /* The ILU apply on the natural path in one sweep each way (trsv.c): t =
  * L^{-1} (Ds_i x_{src[i]})_i, then t = U^{-1} t with y_{dst[i]} = dc[dst[i]]
  * t_i written as each row is solved (src, dst, dc NULL: identity, 1); the
  * bits of the gather, bsr_trsv_cpu on each and the scatter in turn.  L and
  * U are the ILU's own factors (their structure is not checked again).
- * tree (may be NULL): the nested-dissection ordering the factors follow,
- * p-bordered (bsr_ilu.tree_ok): with a team of two or more the sweeps go
- * over its tree, its nodes of a level concurrently (the same bits).
+ * tree (may be NULL): the levels of the nested-dissection tree the factors
+ * follow, p-bordered (bsr_ilu.tree_ok): with a team of two or more the
+ * sweeps go over that tree, its nodes of a level concurrently (the same bits).
  * Returns 0, doing nothing, unless both are double with b in 1..BSR_MAX_BLOCK
  * and both solves would take the natural path. */
 int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                       const bsr_ordering *tree, const double *ds, const int *src, const int *dst, const double *dc,
+                       const bsr_tree_levels *tree, const double *ds, const int *src, const int *dst, const double *dc,
                        const double *x, double *t, double *y);
 /* The ILU's two solves on t in place (k columns, the factors' precision)
  * over the nested-dissection tree (as bsr_trsv_ilu_fused's tree sweeps; the
@@ -252,7 +263,7 @@ int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_mat
  * nothing, where no team is worth it or either solve would take the level
  * path. */
 int bsr_trsv_ilu_tree(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                      const bsr_ordering *tree, void *t, int k);
+                      const bsr_tree_levels *tree, void *t, int k);
 /* Test hook: the ILU applies that went over the tree, counted (trsv.c). */
 extern int bsr_trsv_tree_sweeps;
 /* Level schedules of L's lower and U's upper triangle, as two

@@ -100,7 +100,7 @@ bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *
     /* one double vector on the natural path: gather and scatter fused into
      * the solves (same bits, two fewer passes over the work vector) */
     if (k == 1 && xd && Y->prec == BSR_DOUBLE && F->prec == BSR_DOUBLE &&
-        bsr_trsv_ilu_fused(F->L, F->lvL, F->U, F->lvU, F->tree_ok ? F->ord : NULL, (const double *)F->scale_left,
+        bsr_trsv_ilu_fused(F->L, F->lvL, F->U, F->lvU, &F->tlv, (const double *)F->scale_left,
                            F->rsrc ? F->rsrc : F->ord ? F->ord->perm : NULL, F->ord ? F->ord->perm : NULL, F->dc,
                            (const double *)X->data, (double *)T->data, (double *)Y->data)) {
         Y->where = BSR_ON_HOST;
@@ -113,7 +113,7 @@ bsr_status bsr_ilu_apply(const bsr_ilu *F, const bsr_multivec *X, bsr_multivec *
         if (xd) gather_fd(F, X->data, T->data, k); else gather_ff(F, X->data, T->data, k);
     }
     bsr_status s = BSR_OK;
-    if (!bsr_trsv_ilu_tree(F->L, F->lvL, F->U, F->lvU, F->tree_ok ? F->ord : NULL, T->data, k)) {
+    if (!bsr_trsv_ilu_tree(F->L, F->lvL, F->U, F->lvU, &F->tlv, T->data, k)) {
         s = bsr_trsv_lower(F->L, F->lvL, T, T);
         if (!s) s = bsr_trsv_upper(F->U, F->lvU, T, T);
     }

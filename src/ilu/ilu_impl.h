@@ -147,6 +147,7 @@ struct bsr_ilu {
                              * (a device; bsr_ilu_options.symbolic_only, ilu_pattern_pass), so
                              * the host apply, refactor and diagnostics refuse */
     int tree_ok;            /* ord's tree is usable for the parallel factorization */
+    bsr_tree_levels tlv;    /* tree_ok: ord's tree by levels, the apply's tree sweeps (else no nodes) */
     ilu_pattern *fz;        /* threshold kinds: the frozen pattern (built by the first factorization) */
     int use_fz;             /* factor into fz (refactor, pattern frozen) rather than by thresholds */
     uint64_t pattern_id;    /* process-unique id of the current pattern (new at setup and at every

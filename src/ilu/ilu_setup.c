@@ -68,6 +68,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     free(F->pool);
     free(F->apply_ws);
     if (F->ord) bsr_ordering_free(F->ord);
+    bsr_tree_levels_free(&F->tlv);
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv); free(F->xrow);
     free(F->rsrc); free(F->dr); free(F->dc); free(F->scale_right);
@@ -314,6 +315,8 @@ static bsr_status symbolic_host(bsr_ilu *F, const bsr_matrix *A)
     bsr_status s = build_map(F, A);
     bsr_prof_mark("ilu setup: map of A");
     if (!s) F->tree_ok = tree_usable(F);
+    bsr_tree_levels_free(&F->tlv);
+    if (!s && F->tree_ok) s = bsr_tree_levels_build(F->ord, &F->tlv);
     if (!s && F->mode == 0) s = ilu_symbolic0(F);
     if (!s && F->mode == 0)
         bsr_ilu_symbolic_stats(F, F->L->nnzb, F->U->nnzb, F->lvL ? F->lvL->nlevels : 0, F->lvU ? F->lvU->nlevels : 0);

@@ -399,50 +399,65 @@ static trsv_ilu_u_fn *const trsv_ilu_u_tab[BSR_MAX_BLOCK] = {BSR_FOR_EACH_B(TRSV
 /* One node's rows [i0, i1) of L's sweep (upper 0) or U's (upper 1), for tree_sweeps. */
 typedef void tree_node_fn(const void *arg, int upper, int i0, int i1);
 
-/* Both solves of an ILU over the nested-dissection tree of o: L's sweep goes
+bsr_status bsr_tree_levels_build(const bsr_ordering *o, bsr_tree_levels *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!o || o->nnodes < 2 || !o->nodes) return BSR_OK;
+    const bsr_tree_node *nd = o->nodes;
+    const int nn = o->nnodes;
+    int top = 0;
+    for (int v = 0; v < nn; v++) if (nd[v].level > top) top = nd[v].level;
+    int *lp = bsr_calloc((size_t)top + 2, sizeof(int), "tree levels"),
+        *byl = bsr_malloc(sizeof(int) * (size_t)nn, "tree levels"),
+        *at = bsr_malloc(sizeof(int) * ((size_t)top + 1), "tree levels");
+    if (!lp || !byl || !at) { free(lp); free(byl); free(at); return BSR_ERR_NOMEM; }
+    for (int v = 0; v < nn; v++) lp[nd[v].level + 1]++;
+    for (int l = 0; l <= top; l++) lp[l + 1] += lp[l];
+    memcpy(at, lp, sizeof(int) * ((size_t)top + 1));
+    for (int v = 0; v < nn; v++) byl[at[nd[v].level]++] = v;
+    free(at);
+    *t = (bsr_tree_levels){nd, lp, byl, top};
+    return BSR_OK;
+}
+
+void bsr_tree_levels_free(bsr_tree_levels *t)
+{
+    if (!t) return;
+    free(t->lp);
+    free(t->byl);
+    memset(t, 0, sizeof *t);
+}
+
+/* Both solves of an ILU over the nested-dissection tree t: L's sweep goes
  * up the tree a level at a time, the nodes of a level on the team
  * concurrently (a node's own rows [sep_first, last): a leaf's all, an inner
  * node's separator), U's down.  A row of L reads only rows of its node's
  * subtree and one of U only its node's and its ancestors' (the factors of a
  * p-bordered matrix, ilu_setup.c's tree check), so every row reads what the
- * natural sweep would have given it: the same bits.  0 when the level lists
- * cannot be allocated (then nothing was done). */
-static int tree_sweeps(const bsr_ordering *o, int team, tree_node_fn *node, const void *arg)
+ * natural sweep would have given it: the same bits. */
+static void tree_sweeps(const bsr_tree_levels *t, int team, tree_node_fn *node, const void *arg)
 {
-    const bsr_tree_node *nd = o->nodes;
-    const int nn = o->nnodes;
-    int top = 0;
-    for (int v = 0; v < nn; v++) if (nd[v].level > top) top = nd[v].level;
-    int *lp = calloc((size_t)top + 2, sizeof(int)), *byl = malloc(sizeof(int) * (size_t)nn),
-        *at = malloc(sizeof(int) * ((size_t)top + 1));
-    if (!lp || !byl || !at) { free(lp); free(byl); free(at); return 0; }
-    for (int v = 0; v < nn; v++) lp[nd[v].level + 1]++;
-    for (int l = 0; l <= top; l++) lp[l + 1] += lp[l];
-    memcpy(at, lp, sizeof(int) * ((size_t)top + 1));
-    for (int v = 0; v < nn; v++) byl[at[nd[v].level]++] = v;
+    const bsr_tree_node *nd = t->nodes;
+    const int *lp = t->lp, *byl = t->byl;
     #pragma omp parallel num_threads(team)
     {
-        for (int l = top; l >= 0; l--) {
+        for (int l = t->top; l >= 0; l--) {
             #pragma omp for schedule(dynamic, 1)
             for (int q = lp[l]; q < lp[l + 1]; q++) node(arg, 0, nd[byl[q]].sep_first, nd[byl[q]].last);
         }
-        for (int l = 0; l <= top; l++) {
+        for (int l = 0; l <= t->top; l++) {
             #pragma omp for schedule(dynamic, 1)
             for (int q = lp[l]; q < lp[l + 1]; q++) node(arg, 1, nd[byl[q]].sep_first, nd[byl[q]].last);
         }
     }
-    free(lp);
-    free(byl);
-    free(at);
     __atomic_fetch_add(&bsr_trsv_tree_sweeps, 1, __ATOMIC_RELAXED);   /* applies on a const F may run concurrently */
-    return 1;
 }
 
 /* The team for the two solves of L and U over a tree (1: none worth it,
  * BSR_PAR_WORK as the solves' other kernels; none inside a parallel region). */
-static int tree_team(const bsr_matrix *L, const bsr_matrix *U, const bsr_ordering *o, int k)
+static int tree_team(const bsr_matrix *L, const bsr_matrix *U, const bsr_tree_levels *t, int k)
 {
-    if (!o || o->nnodes < 2 || !o->nodes || omp_in_parallel()) return 1;
+    if (!t || !t->nodes || omp_in_parallel()) return 1;
     return bsr_team(((int64_t)L->nnzb + U->nnzb) * L->b * L->b * k, BSR_PAR_WORK / 2);
 }
 
@@ -475,28 +490,33 @@ static void plain_node(const void *arg, int upper, int i0, int i1)
 }
 
 int bsr_trsv_ilu_tree(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                      const bsr_ordering *tree, void *t, int k)
+                      const bsr_tree_levels *tree, void *t, int k)
 {
     if (L->prec != U->prec || L->b != U->b || L->b < 1 || L->b > BSR_MAX_BLOCK || L->nbrows != U->nbrows ||
         trsv_use_levels(L, lvL, k) || trsv_use_levels(U, lvU, k))
         return 0;
     const int team = tree_team(L, U, tree, k);
+    if (team < 2) return 0;
     const plain_arg a = {L, U, t, k};
-    return team > 1 && tree_sweeps(tree, team, plain_node, &a);
+    tree_sweeps(tree, team, plain_node, &a);
+    return 1;
 }
 
 int bsr_trsv_tree_sweeps;
 
 int bsr_trsv_ilu_fused(const bsr_matrix *L, const bsr_levels *lvL, const bsr_matrix *U, const bsr_levels *lvU,
-                       const bsr_ordering *tree, const double *ds, const int *src, const int *dst, const double *dc,
-                       const double *x, double *t, double *y)
+                       const bsr_tree_levels *tree, const double *ds, const int *src, const int *dst,
+                       const double *dc, const double *x, double *t, double *y)
 {
     if (L->prec != BSR_DOUBLE || U->prec != BSR_DOUBLE || L->b != U->b || L->b < 1 || L->b > BSR_MAX_BLOCK ||
         L->nbrows != U->nbrows || !ds || trsv_use_levels(L, lvL, 1) || trsv_use_levels(U, lvU, 1))
         return 0;
     const int team = tree_team(L, U, tree, 1);
     const fused_arg a = {L, U, ds, dc, x, src, dst, t, y};
-    if (team > 1 && tree_sweeps(tree, team, fused_node, &a)) return 1;
+    if (team > 1) {
+        tree_sweeps(tree, team, fused_node, &a);
+        return 1;
+    }
     trsv_ilu_l_tab[L->b - 1](L, ds, src, x, t, 0, L->nbrows);
     trsv_ilu_u_tab[L->b - 1](U, dst, dc, t, y, 0, U->nbrows);
     return 1;
