@@ -168,8 +168,9 @@ typedef struct {
                                   initial guess.  An uncapped factor without growth weights (the
                                   CPU's default) is set up again the same way with grow=1 in its
                                   own order; where the growth stays below grow's trigger that is
-                                  the same factor, and there is no second solve; later refactors keep that factor's pattern, and
-                                  the options then say so.  The uncapped rows' work grows with the
+                                  the same factor, and there is no second solve.  Later
+                                  refactors keep the fallback's pattern, and the options then
+                                  say so.  The uncapped rows' work grows with the
                                   problem faster than its size, so the fallback's setup is bounded
                                   by option work (BSR_FALLBACK_WORK unless work is set): past it
                                   the solver sets the capped factor up again, a capped solve the
