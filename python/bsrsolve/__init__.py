@@ -200,6 +200,15 @@ def _batches(k: int) -> List[slice]:
     return [slice(edges[i], edges[i + 1]) for i in range(nb)]
 
 
+def _batch(B: NDArray[np.float64], X: NDArray[np.float64], cols: slice,
+           whole: bool) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The columns cols of B and X as C-contiguous arrays: B and X themselves
+    when the batch is the whole (no copy), else copies (write Xj back)."""
+    if whole:
+        return B, X
+    return np.ascontiguousarray(B[:, cols]), np.ascontiguousarray(X[:, cols])
+
+
 def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     """One stats record of the batches' (in column order)."""
     if len(parts) == 1:
@@ -302,10 +311,7 @@ class Solver:
         parts = []
         batches = _batches(B.shape[1])
         for cols in batches:
-            if len(batches) == 1:
-                Bj, Xj = B, X
-            else:
-                Bj, Xj = np.ascontiguousarray(B[:, cols]), np.ascontiguousarray(X[:, cols])
+            Bj, Xj = _batch(B, X, cols, len(batches) == 1)
             converged, d = self._s.solve(Bj, Xj, n, Bj.shape[1])
             if Xj is not X:
                 X[:, cols] = Xj
@@ -340,8 +346,9 @@ class Solver:
             raise ValueError("x has shape %s, b %s" % (X.shape, B.shape))
         est: List[float] = []
         its, low = 0, False
-        for cols in _batches(B.shape[1]):
-            Bj, Xj = np.ascontiguousarray(B[:, cols]), np.ascontiguousarray(X[:, cols])
+        batches = _batches(B.shape[1])
+        for cols in batches:
+            Bj, Xj = _batch(B, X, cols, len(batches) == 1)
             e, i, lb = self._s.error_estimate(Bj, Xj, n, Bj.shape[1])
             est += e
             its, low = max(its, int(i)), low or bool(lb)
