@@ -353,6 +353,26 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
     do { trsv_row1_d_##B(rp, ci, val, n, up, i, t, cv, cj); cj = i; } while (0)
 #endif
 
+/* The gather's and the scatter's rows ahead: with an ordering they lie
+ * anywhere in x and y, and a row's B values are fetched TRSV_PF_PERM rows
+ * before the sweep reaches it (the scatter's for writing).  A prefetch
+ * changes no result. */
+#define TRSV_PF_PERM 16
+static inline void trsv_pf_block(const double *p, int b, int write)
+{
+#if defined(__GNUC__)
+    if (write) {
+        __builtin_prefetch(p, 1, 3);
+        __builtin_prefetch(p + b - 1, 1, 3);
+    } else {
+        __builtin_prefetch(p, 0, 3);
+        __builtin_prefetch(p + b - 1, 0, 3);
+    }
+#else
+    (void)p; (void)b; (void)write;
+#endif
+}
+
 /* The fused apply's halves over a range of rows: L's rows [i0, i1) upwards,
  * each gathered and scaled just before it is solved (t_i = Ds_i x_src[i]),
  * and U's rows [i0, i1) downwards, each scattered as soon as it is solved
@@ -367,6 +387,7 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
         int cj = -1;                                                                        \
         (void)avx;                                                                          \
         for (int i = i0; i < i1; i++) {                                                     \
+            if (src && i + TRSV_PF_PERM < i1) trsv_pf_block(x + (size_t)src[i + TRSV_PF_PERM] * B, B, 0); \
             const double *xr = x + (size_t)(src ? src[i] : i) * B;                          \
             BSR_BLK_MATVEC(B, ds + (size_t)i * (B * B), xr, t + (size_t)i * B);           \
             TRSV_ILU_ROW(B, avx, L->rowptr, L->colind, lval, n, 0, i, t, cv, cj);           \
@@ -381,6 +402,7 @@ __attribute__((target("avx"))) static void trsv_row1_d_5_avx(const int *restrict
         int cj = -1;                                                                        \
         (void)avx;                                                                          \
         for (int i = i1 - 1; i >= i0; i--) {                                                \
+            if (dst && i - TRSV_PF_PERM >= i0) trsv_pf_block(y + (size_t)dst[i - TRSV_PF_PERM] * B, B, 1); \
             TRSV_ILU_ROW(B, avx, U->rowptr, U->colind, uval, n, 1, i, t, cv, cj);           \
             const int r = dst ? dst[i] : i;                                                 \
             const double c = dc ? dc[r] : 1.0;                                              \
