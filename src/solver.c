@@ -233,9 +233,12 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         memcmp(A->rowptr, P->rowptr, sizeof(int) * (size_t)(A->nbrows + 1)) ||
         memcmp(A->colind, P->colind, sizeof(int) * (size_t)A->nnzb))
         return bsr_error(BSR_ERR_STRUCTURE, "bsr_solver_refactor: the pattern differs from the one given to setup");
-    /* ILUT/ILU2: a new pattern is a full setup (pattern=refresh, or auto once
-     * the iterations grew past pattern_growth times those on this pattern) */
-    if (bsr_pc_pattern_refresh(&s->opt, s->iters_base, s->iters_last)) {
+    /* ILUT/ILU2: a new pattern (pattern=refresh, or auto once the iterations
+     * grew past pattern_growth times those on this pattern) is chosen on the
+     * setup's ordering where the preconditioner can (pc->refresh), else by a
+     * full setup */
+    const int fresh = bsr_pc_pattern_refresh(&s->opt, s->iters_base, s->iters_last);
+    if (fresh && !s->pc->refresh) {
         int refreshes = s->pattern_refreshes + 1;
         BSR_TRY(bsr_solver_setup(s, A));
         s->pattern_refreshes = refreshes;
@@ -253,11 +256,18 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     if (A->prec != s->opt.precision) BSR_TRY(bsr_matrix_copy(A, s->opt.precision, &s->A_work));
     BSR_TRY(bsr_check_subnormal_rows(&s->opt, A));
     double t1 = bsr_now();
-    bsr_status st = s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
+    bsr_status st = fresh ? s->pc->refresh(s->pc, work_matrix(s))
+                          : s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
     double t2 = bsr_now();
     if (s->device) st = bsr_solver_device_operator(s, st);
     BSR_TRY(st);
     s->refactor_failed = 0;
+    if (fresh) {   /* as after a setup: a new pattern, its own first solve */
+        s->pattern_new = 1;
+        s->pattern_refreshes++;
+        s->iters_base = s->iters_last = 0;
+        s->fallback_stopped = 0;
+    }
     s->setup_s = bsr_now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
     s->setup_dev_s = s->device ? s->pc->dev_s + (bsr_now() - t2) : 0;

@@ -342,6 +342,25 @@ bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off)
     return A;
 }
 
+bsr_matrix *bsr_test_offdiag_scaled(const bsr_matrix *A, double f, bsr_precision prec)
+{
+    bsr_matrix *B = NULL;
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &B));
+    const int bb = A->b * A->b;
+    double *v = B->val;
+    for (int i = 0; i < A->nbrows; i++)
+        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            if (A->colind[p] != i)
+                for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
+    if (prec == BSR_FLOAT) {
+        bsr_matrix *C = NULL;
+        BSR_ASSERT_OK(bsr_matrix_copy(B, BSR_FLOAT, &C));
+        bsr_matrix_destroy(B);
+        B = C;
+    }
+    return B;
+}
+
 void bsr_test_slurp(const char *path, char *buf, size_t cap)
 {
     buf[0] = 0;

@@ -67,6 +67,9 @@ bsr_matrix *bsr_test_chain_tail_matrix(int n, int nt, int b, uint64_t seed);
  * entries diag * b * (row length + 1), off-diagonal entry e of the block
  * off * e / b^2, so that ILU of a random pattern is stable. */
 bsr_matrix *bsr_test_dominant(const bsr_matrix *R, double diag, double off);
+/* A copy of A (precision prec) with its off-diagonal blocks times f: new
+ * values on A's pattern. */
+bsr_matrix *bsr_test_offdiag_scaled(const bsr_matrix *A, double f, bsr_precision prec);
 /* Symbolic-only ILU(0) setup of A under ordering kind (default options, ND
  * depth auto): the patterns, map and schedules without values; NULL (and a
  * failed assertion) on error. */

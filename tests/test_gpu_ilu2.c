@@ -25,26 +25,6 @@
 
 static bsr_context *ctx;
 
-/* A copy of A (precision prec) with its off-diagonal blocks times f. */
-static bsr_matrix *offdiag_scaled(const bsr_matrix *A, double f, bsr_precision prec)
-{
-    bsr_matrix *B = NULL;
-    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &B));
-    const int bb = A->b * A->b;
-    double *v = B->val;
-    for (int i = 0; i < A->nbrows; i++)
-        for (int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-            if (A->colind[p] != i)
-                for (int e = 0; e < bb; e++) v[(size_t)p * bb + e] *= f;
-    if (prec == BSR_FLOAT) {
-        bsr_matrix *C = NULL;
-        BSR_ASSERT_OK(bsr_matrix_copy(B, BSR_FLOAT, &C));
-        bsr_matrix_destroy(B);
-        B = C;
-    }
-    return B;
-}
-
 /* Setup of kind on A (host), then A2 factored into the frozen pattern on the
  * host and on the device; factors and scaling compared. */
 static void check(const char *what, const bsr_matrix *A, const bsr_matrix *A2, bsr_ilu_kind kind, bsr_order_kind ord)
@@ -111,7 +91,7 @@ static void test_factor_vs_host(void)
             for (int sc = 0; sc < 2; sc++) {
                 if (bsr_test_quick() && (sc || prec)) continue;
                 bsr_precision p = prec ? BSR_FLOAT : BSR_DOUBLE;
-                bsr_matrix *A = offdiag_scaled(P.A, 1.0, p), *A2 = offdiag_scaled(P.A, scale[sc], p);
+                bsr_matrix *A = bsr_test_offdiag_scaled(P.A, 1.0, p), *A2 = bsr_test_offdiag_scaled(P.A, scale[sc], p);
                 for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++) {
                     check(specs[sp], A, A2, (bsr_ilu_kind)kind, BSR_ORDER_NATURAL);
                     if (!prec) check(specs[sp], A, A2, (bsr_ilu_kind)kind, BSR_ORDER_ND);
@@ -151,7 +131,7 @@ static void test_time_step(void)
                 if (bsr_test_quick() && (sc != pc || sp == 0)) continue;
                 bsr_problem P;
                 BSR_ASSERT_OK(bsr_generate(specs[sp], BSR_DOUBLE, &P));
-                bsr_matrix *A2 = offdiag_scaled(P.A, scale[sc], BSR_DOUBLE);
+                bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, scale[sc], BSR_DOUBLE);
                 char cfg[160];
                 /* one ordering on both backends (their defaults differ: natural on the device) */
                 snprintf(cfg, sizeof cfg, "method=bicgstab,precond=%s,rtol=1e-10,reorder=natural", pcs[pc]);
@@ -189,7 +169,7 @@ static void test_failed_refactor(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("cfd3d:6,4,10", BSR_DOUBLE, &P));
-    bsr_matrix *Abad = offdiag_scaled(P.A, 1.0, BSR_DOUBLE);
+    bsr_matrix *Abad = bsr_test_offdiag_scaled(P.A, 1.0, BSR_DOUBLE);
     for (int p = Abad->rowptr[3]; p < Abad->rowptr[4]; p++)
         memset((double *)Abad->val + (size_t)p * 16, 0, 16 * sizeof(double));
     bsr_solver *s = NULL;
@@ -295,7 +275,7 @@ static void test_pattern_modes(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("cfd3d:8,4,10", BSR_DOUBLE, &P));
-    bsr_matrix *A2 = offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
+    bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
     for (int mode = 0; mode < 2; mode++) {
         bsr_solver *s = NULL;
         BSR_ASSERT_OK(bsr_solver_create_str(&s, ctx, mode ? "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=auto,pattern_growth=1"

@@ -4,6 +4,8 @@
  * monitor, determinism, mixed precision, UMFPACK reference, the CLI, and the
  * CPU and CUDA backends agreeing (GPU part skipped without a device). */
 #include "harness.h"
+#include "internal.h"
+#include "solver_impl.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,6 +550,62 @@ static void test_refactor(void)
     bsr_problem_free(&P);
 }
 
+/* A solve of P's right-hand side from zero by s: X (the caller's), stats. */
+static void solve_zero(bsr_solver *s, const bsr_problem *P, bsr_multivec *X, bsr_solver_stats *st)
+{
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, P->rhs, X, st));
+}
+
+/* pattern=refresh on the CPU: a refactor chooses its pattern anew on the
+ * setup's ordering (the plan kept) and gives a new setup's factor and solve
+ * on the new values bit for bit; with a matching (chosen from A's values)
+ * it is a new setup.  A refresh that fails leaves nothing to solve with. */
+static void test_pattern_refresh(void)
+{
+    static const char *cfgs[] = {"precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh",
+                                 "precond=ilut,tau1=0.02,reorder=rcm,rtol=1e-10,pattern=refresh",
+                                 "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh,match=mpt"};
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("cfd3d:8,4,10", BSR_DOUBLE, &P));
+    bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE), *A3 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
+    ((double *)A3->val)[7] = NAN;
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    for (int c = 0; c < 3; c++) {
+        bsr_solver *R = bsr_test_solver(NULL, cfgs[c], P.A), *F = bsr_test_solver(NULL, cfgs[c], A2);
+        bsr_multivec *X1, *X2;
+        BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 1, BSR_DOUBLE));
+        bsr_solver_stats s0, s1, s2;
+        solve_zero(R, &P, X1, &s0);
+        const bsr_ilu *plan = bsr_solver_host_ilu(R);
+        BSR_ASSERT_OK(bsr_solver_refactor(R, A2));
+        CU_ASSERT_EQUAL(bsr_solver_host_ilu(R) == plan, c < 2);   /* the ordering kept, but with a matching */
+        solve_zero(R, &P, X1, &s1);
+        solve_zero(F, &P, X2, &s2);
+        CU_ASSERT_EQUAL(s1.pattern_new, 1);
+        CU_ASSERT_EQUAL(s1.pattern_refreshes, 1);
+        CU_ASSERT_NOT_EQUAL(s1.pc_nnzb, s0.pc_nnzb);   /* the new values chose another pattern */
+        CU_ASSERT_EQUAL(s1.pc_nnzb, s2.pc_nnzb);
+        CU_ASSERT_EQUAL(s1.col[0].iterations, s2.col[0].iterations);
+        CU_ASSERT(!memcmp(bsr_multivec_data(X1), bsr_multivec_data(X2), sizeof(double) * (size_t)n));
+        CU_ASSERT_STRING_EQUAL(s1.precond_info, s2.precond_info);
+        bsr_solver_stats_free(&s0);
+        bsr_solver_stats_free(&s1);
+        bsr_solver_stats_free(&s2);
+        /* non-finite values: the refresh fails and the solve refuses */
+        CU_ASSERT_EQUAL(bsr_solver_refactor(R, A3), BSR_ERR_VALUE);
+        CU_ASSERT_NOT_EQUAL(bsr_solver_solve(R, P.rhs, X1, NULL), BSR_OK);
+        bsr_multivec_destroy(X1);
+        bsr_multivec_destroy(X2);
+        bsr_solver_destroy(R);
+        bsr_solver_destroy(F);
+    }
+    bsr_matrix_destroy(A2);
+    bsr_matrix_destroy(A3);
+    bsr_problem_free(&P);
+}
+
 typedef struct { int calls, last_it, k; } mon;
 static void monitor(void *data, int it, int k, const double *relres, const unsigned char *active)
 {
@@ -976,6 +1034,7 @@ int main(int argc, char **argv)
         {"BiCGStab breakdown and restart", test_breakdown},
         {"initial guess", test_initial_guess},
         {"refactor", test_refactor},
+        {"pattern=refresh on the setup's ordering", test_pattern_refresh},
         {"history and monitor", test_history_monitor},
         {"deterministic, batched = single", test_deterministic_and_batched},
         {"precisions", test_precisions},

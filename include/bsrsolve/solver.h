@@ -95,10 +95,12 @@ typedef struct {
                                   CUDA backend, else the CPU), _CPU, _GPU */
     int pattern;               /* ILUT/ILU2 refactor: BSR_SOLVER_PATTERN_FROZEN (default: the new
                                   values are factored into the pattern the setup chose),
-                                  _REFRESH (every refactor is a full setup), _AUTO (frozen until
-                                  a solve needs more than pattern_growth times the iterations
-                                  of the first solve on the pattern; the next refactor then
-                                  is a full setup) */
+                                  _REFRESH (every refactor chooses the pattern anew: the
+                                  factor a new setup would make; the CPU backend without a
+                                  matching keeps the setup's ordering, elsewhere it is a full
+                                  setup), _AUTO (frozen until a solve needs more than
+                                  pattern_growth times the iterations of the first solve on
+                                  the pattern; the next refactor then refreshes it) */
     double pattern_growth;     /* pattern=auto's factor (default 1.5) */
     double fill;               /* ILUT/ILU2: > 0 bounds the stored fill by a per-row cap, in one
                                   pass (bsr_ilu_options.fill), 0 (default): the cap alone */

@@ -135,6 +135,17 @@ static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
     return BSR_OK;
 }
 
+/* pc->refresh of the host row: the plan's thresholds choose the pattern
+ * again from A's values (bsr_ilu_refactor with BSR_PATTERN_REFRESH). */
+static bsr_status ilu_refresh(bsr_pc *pc, const bsr_matrix *A)
+{
+    ilu_pc *I = pc->data;
+    I->F->opt.pattern = BSR_PATTERN_REFRESH;
+    bsr_status s = ilu_refactor(pc, A);
+    I->F->opt.pattern = BSR_PATTERN_FROZEN;
+    return s;
+}
+
 static void ilu_destroy(bsr_pc *pc)
 {
     ilu_pc *I = pc->data;
@@ -232,6 +243,9 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     BSR_TRY(ilu_host_plan(A, &io, &I->F));
     BSR_TRY(ilu_numeric_cpu(I->F, A, &I->num));
     ilu_describe(pc, I->F, o, I->num);
+    /* without a matching the symbolic value is A's pattern's alone, so a new
+     * pattern on it is the one a new setup would choose */
+    if (I->F->mode == 1 && o->match == BSR_MATCH_NONE) pc->refresh = ilu_refresh;
     return BSR_OK;
 }
 
