@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The solver object: API errors, stopping reasons (maxit, singular,
- * indefinite, NaN, zero rhs), per-column masking, refactor, histories and the
- * monitor, determinism, mixed precision, UMFPACK reference, the CLI, and the
- * CPU and CUDA backends agreeing (GPU part skipped without a device). */
+ * indefinite, NaN, zero rhs), per-column masking, refactor, a pattern
+ * refreshed on the setup's ordering, histories and the monitor, determinism,
+ * mixed precision, UMFPACK reference, the CLI, and the CPU and CUDA backends
+ * agreeing (GPU part skipped without a device). */
 #include "harness.h"
 #include "internal.h"
 #include "solver_impl.h"
