@@ -1572,19 +1572,6 @@ static void test_serial_equals_parallel(void)
     omp_set_num_threads(nt);
 }
 
-/* A copy of A with its off-diagonal blocks times f: new values on A's pattern. */
-static bsr_matrix *offdiag_times(const bsr_matrix *A, double f)
-{
-    bsr_matrix *B = NULL;
-    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &B));
-    const int bb = B->b * B->b;
-    for (int i = 0; i < B->nbrows; i++)
-        for (int p = B->rowptr[i]; p < B->rowptr[i + 1]; p++)
-            if (B->colind[p] != i)
-                for (int e = 0; e < bb; e++) ((double *)B->val)[(size_t)p * bb + e] *= f;
-    return B;
-}
-
 /* The work bound: the rows' work (stats.work, block multiply-adds; with
  * grow=1 both factorizations) is the same on 1, 2 and 4 threads; a bound
  * equal to it keeps the factors of the unbounded setup bit for bit, a bound
@@ -1663,7 +1650,7 @@ static void test_separators_concurrent(void)
     bsr_team_force(1);   /* the parallel paths at these small sizes */
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("rotconv3d:18,3", BSR_DOUBLE, &P));
-    bsr_matrix *A2 = offdiag_times(P.A, 0.7);
+    bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, 0.7, BSR_DOUBLE);
     for (int kind = BSR_ILUT; kind <= BSR_ILU2; kind++)
         for (int depth = 1; depth <= 3; depth += 2) {
             bsr_ilu_options o = serial_nd(kind, depth);
