@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "solver_impl.h"
+#include "ilu_impl.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,7 +562,8 @@ static void solve_zero(bsr_solver *s, const bsr_problem *P, bsr_multivec *X, bsr
 /* pattern=refresh on the CPU: a refactor chooses its pattern anew on the
  * setup's ordering (the plan kept) and gives a new setup's factor and solve
  * on the new values bit for bit; with a matching (chosen from A's values)
- * it is a new setup.  A refresh that fails leaves nothing to solve with. */
+ * it is a new setup, with the same bits as a new solver's.  A refresh that
+ * fails leaves nothing to solve with. */
 static void test_pattern_refresh(void)
 {
     static const char *cfgs[] = {"precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh",
@@ -579,9 +581,14 @@ static void test_pattern_refresh(void)
         BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 1, BSR_DOUBLE));
         bsr_solver_stats s0, s1, s2;
         solve_zero(R, &P, X1, &s0);
-        const bsr_ilu *plan = bsr_solver_host_ilu(R);
+        /* a mark on the setup's plan that a new setup's would not carry (the
+         * ordering's seconds: statistics only; a new plan may take the freed
+         * one's address, so the pointer would not tell) */
+        ((bsr_ilu *)bsr_solver_host_ilu(R))->st.order_s = -1;
         BSR_ASSERT_OK(bsr_solver_refactor(R, A2));
-        CU_ASSERT_EQUAL(bsr_solver_host_ilu(R) == plan, c < 2);   /* the ordering kept, but with a matching */
+        bsr_ilu_stats fs;
+        BSR_ASSERT_OK(bsr_ilu_get_stats(bsr_solver_host_ilu(R), &fs));
+        CU_ASSERT_EQUAL(fs.order_s == -1, c < 2);   /* the plan kept, but with a matching */
         solve_zero(R, &P, X1, &s1);
         solve_zero(F, &P, X2, &s2);
         CU_ASSERT_EQUAL(s1.pattern_new, 1);
@@ -590,7 +597,6 @@ static void test_pattern_refresh(void)
         CU_ASSERT_EQUAL(s1.pc_nnzb, s2.pc_nnzb);
         CU_ASSERT_EQUAL(s1.col[0].iterations, s2.col[0].iterations);
         CU_ASSERT(!memcmp(bsr_multivec_data(X1), bsr_multivec_data(X2), sizeof(double) * (size_t)n));
-        CU_ASSERT_STRING_EQUAL(s1.precond_info, s2.precond_info);
         bsr_solver_stats_free(&s0);
         bsr_solver_stats_free(&s1);
         bsr_solver_stats_free(&s2);
