@@ -7,7 +7,7 @@
 #include "internal.h"
 #include "cusparse_ref.h"
 #include "plot.h"
-#include "solver_impl.h"   /* bsr_ilu_diagonal_weak: where match=auto acts */
+#include "solver_impl.h"   /* bsr_ilu_diagonal_weak: where match=auto acts; bsr_fallback_work */
 #include "ilu_impl.h"      /* bsr_ilu_stability: diag=1 */
 #include <math.h>
 #include <omp.h>
@@ -208,7 +208,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
     if (fb_stopped == 2) {
         static char whybuf[256];
         char w[48];
-        const double bound = opt->work > 0 ? opt->work : BSR_FALLBACK_WORK;
+        const double bound = bsr_fallback_work(opt);
         snprintf(w, sizeof w, "work=%.3g", 4 * bound);
         config_with(config, w, buf, n);
         snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "

@@ -464,8 +464,13 @@ static int fallback_options(const bsr_solver *s, bsr_solver_options *f)
         kind = 2;
     }
     f->factor = BSR_FACTOR_CPU;
-    if (!(f->work > 0)) f->work = BSR_FALLBACK_WORK;
+    f->work = bsr_fallback_work(o);
     return kind;
+}
+
+double bsr_fallback_work(const bsr_solver_options *o)
+{
+    return o->work > 0 ? o->work : BSR_FALLBACK_WORK;
 }
 
 /* The most iterations any column of st ran. */
