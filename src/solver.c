@@ -261,6 +261,10 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     double t2 = bsr_now();
     if (s->device) st = bsr_solver_device_operator(s, st);
     BSR_TRY(st);
+    if (fresh && s->device) {   /* a new factor on the device: warmed as a setup's */
+        s->warm_k = 0;
+        BSR_TRY(bsr_solver_device_warm(s, 1));
+    }
     s->refactor_failed = 0;
     if (fresh) {   /* as after a setup: a new pattern, its own first solve */
         s->pattern_new = 1;

@@ -559,23 +559,22 @@ static void solve_zero(bsr_solver *s, const bsr_problem *P, bsr_multivec *X, bsr
     BSR_ASSERT_OK(bsr_solver_solve(s, P->rhs, X, st));
 }
 
-/* pattern=refresh on the CPU: a refactor chooses its pattern anew on the
- * setup's ordering (the plan kept) and gives a new setup's factor and solve
- * on the new values bit for bit; with a matching (chosen from A's values)
- * it is a new setup, with the same bits as a new solver's.  A refresh that
- * fails leaves nothing to solve with. */
-static void test_pattern_refresh(void)
+/* pattern=refresh on ctx's backend (NULL: the CPU), configurations cfgs
+ * (the last with a matching): a refactor chooses its
+ * pattern anew on the setup's plan (the same ordering) and gives a new
+ * setup's factor and solve on the new values bit for bit; with a matching
+ * (chosen from A's values) it is a new setup, with the same bits as a new
+ * solver's.  A refresh that fails leaves nothing to solve with; the next
+ * refactor chooses a pattern again. */
+static void pattern_refresh_on(bsr_context *ctx, const char *const *cfgs, int ncfg)
 {
-    static const char *cfgs[] = {"precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh",
-                                 "precond=ilut,tau1=0.02,reorder=rcm,rtol=1e-10,pattern=refresh",
-                                 "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh,match=mpt"};
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate("cfd3d:8,4,10", BSR_DOUBLE, &P));
     bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE), *A3 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
     ((double *)A3->val)[7] = NAN;
     const int64_t n = bsr_multivec_rows(P.rhs);
-    for (int c = 0; c < 3; c++) {
-        bsr_solver *R = bsr_test_solver(NULL, cfgs[c], P.A), *F = bsr_test_solver(NULL, cfgs[c], A2);
+    for (int c = 0; c < ncfg; c++) {
+        bsr_solver *R = bsr_test_solver(ctx, cfgs[c], P.A), *F = bsr_test_solver(ctx, cfgs[c], A2);
         bsr_multivec *X1, *X2;
         BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
         BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 1, BSR_DOUBLE));
@@ -588,7 +587,7 @@ static void test_pattern_refresh(void)
         BSR_ASSERT_OK(bsr_solver_refactor(R, A2));
         bsr_ilu_stats fs;
         BSR_ASSERT_OK(bsr_ilu_get_stats(bsr_solver_host_ilu(R), &fs));
-        CU_ASSERT_EQUAL(fs.order_s == -1, c < 2);   /* the plan kept, but with a matching */
+        CU_ASSERT_EQUAL(fs.order_s == -1, c < ncfg - 1);   /* the plan kept, but with a matching */
         solve_zero(R, &P, X1, &s1);
         solve_zero(F, &P, X2, &s2);
         CU_ASSERT_EQUAL(s1.pattern_new, 1);
@@ -597,12 +596,21 @@ static void test_pattern_refresh(void)
         CU_ASSERT_EQUAL(s1.pc_nnzb, s2.pc_nnzb);
         CU_ASSERT_EQUAL(s1.col[0].iterations, s2.col[0].iterations);
         CU_ASSERT(!memcmp(bsr_multivec_data(X1), bsr_multivec_data(X2), sizeof(double) * (size_t)n));
+        const int it2 = s2.col[0].iterations;
         bsr_solver_stats_free(&s0);
         bsr_solver_stats_free(&s1);
         bsr_solver_stats_free(&s2);
-        /* non-finite values: the refresh fails and the solve refuses */
-        CU_ASSERT_EQUAL(bsr_solver_refactor(R, A3), BSR_ERR_VALUE);
+        /* non-finite values: the refresh fails and the solve refuses; a
+         * refresh on good values then makes the new setup's factor again
+         * (with a matching the failed refresh was a failed setup: a setup) */
+        CU_ASSERT_NOT_EQUAL(bsr_solver_refactor(R, A3), BSR_OK);
         CU_ASSERT_NOT_EQUAL(bsr_solver_solve(R, P.rhs, X1, NULL), BSR_OK);
+        if (c < ncfg - 1) BSR_ASSERT_OK(bsr_solver_refactor(R, A2));
+        else BSR_ASSERT_OK(bsr_solver_setup(R, A2));
+        solve_zero(R, &P, X1, &s1);
+        CU_ASSERT_EQUAL(s1.col[0].iterations, it2);
+        CU_ASSERT(!memcmp(bsr_multivec_data(X1), bsr_multivec_data(X2), sizeof(double) * (size_t)n));
+        bsr_solver_stats_free(&s1);
         bsr_multivec_destroy(X1);
         bsr_multivec_destroy(X2);
         bsr_solver_destroy(R);
@@ -611,6 +619,33 @@ static void test_pattern_refresh(void)
     bsr_matrix_destroy(A2);
     bsr_matrix_destroy(A3);
     bsr_problem_free(&P);
+}
+
+/* pattern=refresh on the CPU: ILU2 in nested dissection, ILUT in RCM, ILU2
+ * with a matching. */
+static void test_pattern_refresh(void)
+{
+    static const char *const cfgs[] = {"precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh",
+                                       "precond=ilut,tau1=0.02,reorder=rcm,rtol=1e-10,pattern=refresh",
+                                       "precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh,match=mpt"};
+    pattern_refresh_on(NULL, cfgs, 3);
+}
+
+/* pattern=refresh on the device (skipped without one): ILU2 at the device's
+ * defaults (capped rows made on the device, RCM), ILUT uncapped (its rows
+ * made on the host, values factored on the device), ILU2 factored on the
+ * host and uploaded (factor=cpu), and with a matching. */
+static void test_pattern_refresh_gpu(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const char *const cfgs[] = {"precond=ilu2,tau1=0.05,rtol=1e-10,pattern=refresh",
+                                       "precond=ilut,tau1=0.02,cap=none,factor=gpu,rtol=1e-10,pattern=refresh",
+                                       "precond=ilu2,tau1=0.05,factor=cpu,rtol=1e-10,pattern=refresh",
+                                       "precond=ilu2,tau1=0.05,factor=cpu,rtol=1e-10,pattern=refresh,match=mpt"};
+    bsr_context *ctx;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    pattern_refresh_on(ctx, cfgs, 4);
+    bsr_context_destroy(ctx);
 }
 
 typedef struct { int calls, last_it, k; } mon;
@@ -1042,6 +1077,7 @@ int main(int argc, char **argv)
         {"initial guess", test_initial_guess},
         {"refactor", test_refactor},
         {"pattern=refresh on the setup's ordering", test_pattern_refresh},
+        {"pattern=refresh on the device (skipped without one)", test_pattern_refresh_gpu},
         {"history and monitor", test_history_monitor},
         {"deterministic, batched = single", test_deterministic_and_batched},
         {"precisions", test_precisions},

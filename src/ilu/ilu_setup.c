@@ -282,9 +282,27 @@ bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A)
     return s;
 }
 
+/* The pattern a threshold pass chose before, wherever it lives (host L, U,
+ * their schedules and the frozen pattern; the device's): a new pass chooses
+ * it again, and may make it elsewhere than the last one (the host's rows
+ * where the device's overflow). */
+static void pattern_forget(bsr_ilu *F)
+{
+    bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
+    F->L = F->U = NULL;
+    if (F->lvL) bsr_levels_free(F->lvL);
+    if (F->lvU) bsr_levels_free(F->lvU);
+    F->lvL = F->lvU = NULL;
+    ilu_pattern_free(F->fz);
+    F->fz = NULL;
+    if (F->dsym && F->dsym_free) F->dsym_free(F->dsym);
+    F->dsym = NULL;
+}
+
 bsr_status ilu_pattern_pass(bsr_ilu *F, bsr_context *dev, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(F->mode == 1, "ILU pattern pass: ILU(0)'s pattern is the symbolic phase's");
+    pattern_forget(F);
     F->pattern_only = 1;
     F->dev = dev;
     bsr_status s = numeric(F, A, 0);

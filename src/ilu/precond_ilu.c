@@ -117,15 +117,54 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
 static bsr_status ilu_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
 {
     ilu_pc *I = pc->data;
-    if (I->num->ops->pattern_id(I->num) != I->F->pattern_id)   /* never the factors of older values */
+    if (!I->num || I->num->ops->pattern_id(I->num) != I->F->pattern_id)   /* never the factors of older values */
         return bsr_error(BSR_ERR_ARG, "ILU (%s factor): the last refactor failed; refactor (or set up) again before solving",
-                         I->num->ops->name);
+                         I->num ? I->num->ops->name : "cuda");
     return I->num->ops->apply(I->num, X, Y);
+}
+
+/* The numeric options of the device row's factor, from its solver options
+ * and A: float factors serve double vectors (mixed) and float vectors alike;
+ * trisolve=jacobi:N, N sweeps instead of the exact solves. */
+static void ilu_cuda_numeric_options(const bsr_solver_options *o, const bsr_matrix *A, ilu_numeric_options *no)
+{
+    no->on_device = o->factor == BSR_FACTOR_GPU;
+    no->factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
+    no->trisolve = o->trisolve;
+}
+
+/* pc->refresh of the device row: the pattern chosen again from A's values on
+ * the setup's plan (ordering, RCM variant, map of A), then a new CUDA numeric
+ * value on it.  The old numeric value goes first: a device factor borrows
+ * the plan's device pattern, which a pattern pass replaces.  Values factored
+ * on the device: the pattern pass (on the device where it can); on the host
+ * (factor=cpu): the plan's first host factorization again (which chooses its
+ * pattern; ilu_numeric_cuda makes it), then uploaded. */
+static bsr_status ilu_cuda_refresh(bsr_pc *pc, const bsr_matrix *A)
+{
+    ilu_pc *I = pc->data;
+    if (I->num) I->num->ops->destroy(I->num);
+    I->num = NULL;
+    ilu_numeric_options no;
+    ilu_cuda_numeric_options(&I->o, A, &no);
+    const double t = bsr_now();
+    BSR_TRY(ilu_mirror(I->ctx, A));
+    double tpat = bsr_now();
+    if (no.on_device) BSR_TRY(ilu_pattern_pass(I->F, I->ctx, A));
+    else I->F->valid = 0;
+    tpat = bsr_now() - tpat;
+    BSR_TRY(ilu_numeric_cuda(I->ctx, I->F, A, &no, &I->num));
+    pc->dev_s = bsr_now() - t - tpat - I->num->host_s;
+    pc->bytes_fixed = I->num->bytes_fixed;
+    pc->bytes_passes = I->num->bytes_passes;
+    ilu_describe(pc, I->F, &I->o, I->num);
+    return BSR_OK;
 }
 
 static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
+    if (!I->num) return ilu_cuda_refresh(pc, A);   /* a refresh failed: the plan's pattern is gone */
     double t = bsr_now();
     bsr_status s = I->ctx ? ilu_mirror(I->ctx, A) : BSR_OK;
     if (!s) s = I->num->ops->numeric(I->num, A);
@@ -135,8 +174,7 @@ static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* pc->refresh of the host row: the plan's thresholds choose the pattern
- * again from A's values (bsr_ilu_refactor with BSR_PATTERN_REFRESH). */
+/* pc->refresh of the host row: the plan's values are the numeric value's. */
 static bsr_status ilu_refresh(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
@@ -316,7 +354,7 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     BSR_TRY(ilu_new(pc, o, ctx, &I));
     BSR_TRY(ilu_resolve(o, ctx, &io));
     ilu_numeric_options no;
-    no.on_device = o->factor == BSR_FACTOR_GPU;
+    ilu_cuda_numeric_options(o, A, &no);
     if (no.on_device) BSR_TRY(ilu_sym_build(A, &io, ctx, &I->F));
     else BSR_TRY(ilu_host_plan(A, &io, &I->F));
     double t = bsr_now();
@@ -330,9 +368,6 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
         if (!o->reorder[0] && io.order.kind == BSR_ORDER_RCM) BSR_TRY(ilu_rcm_axes(I, A, &io, ctx));
     }
     tpat = bsr_now() - tpat;
-    /* float factors serve double vectors (mixed) and float vectors alike */
-    no.factor_float = o->precond_precision == BSR_FLOAT || A->prec == BSR_FLOAT;
-    no.trisolve = o->trisolve;   /* trisolve=jacobi:N: N sweeps instead of the exact solves */
     BSR_TRY(ilu_numeric_cuda(ctx, I->F, A, &no, &I->num));
     /* device seconds: the symbolic phase's on the device and the numeric
      * value's, less host work (the pattern pass, a host factorization) */
@@ -340,6 +375,9 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     pc->bytes_fixed = I->num->bytes_fixed;
     pc->bytes_passes = I->num->bytes_passes;
     ilu_describe(pc, I->F, o, I->num);
+    /* a threshold kind without a matching: its pattern chosen again on this
+     * plan is a new setup's (with one, the matching is chosen from values) */
+    if (I->F->mode == 1 && io.match == BSR_MATCH_NONE) pc->refresh = ilu_cuda_refresh;
     return BSR_OK;
 }
 
