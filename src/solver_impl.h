@@ -229,14 +229,17 @@ typedef struct {
     double *bnorm, *tol;       /* per column: ||b||, max(rtol*||b||, atol) */
     double *r0norm, *best;     /* initial and best residual norms */
     int *best_it;
+    int *above;                /* iterations in a row with the residual above twice the initial one */
     unsigned char *active;     /* column still iterating */
     bsr_col_stats *col;        /* results, owned by the caller's stats */
     int it;                    /* iterations done */
     double *relres;            /* scratch for the monitor */
     int hist_cap;
     int probe;                 /* > 0: a column whose best residual is still above half its
-                                  initial one after this many iterations stops as stagnated (the
-                                  fallback's probe of the first factor; 0: none) */
+                                  initial one after this many iterations stops as stagnated, as
+                                  does one past them whose residual stayed above twice the initial
+                                  one for BSR_FALLBACK_PROBE_RUN iterations (the fallback's probe
+                                  of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
 } bsr_kstate;
 

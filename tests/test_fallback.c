@@ -8,8 +8,10 @@
  * back, and an uncapped growth-weighted factor, or one that converges, has
  * nothing to fall back from.  A fallback whose setup passes its work bound
  * (option work) leaves the solver as it was and reports the first failure.
- * On a GPU: the device's default cap falls back the same way. */
+ * On a GPU: the device's default cap falls back the same way.  The probe's
+ * two rules on residual sequences made up for them. */
 #include "harness.h"
+#include "solver_impl.h"
 #include <math.h>
 #include <string.h>
 
@@ -308,6 +310,56 @@ static void test_options(void)
 
 /* On a GPU: the device's default cap (auto) falls back by default, to a
  * converged solution. */
+/* The iteration at which a probed column (probe BSR_FALLBACK_PROBE, maxit
+ * 300) stops on the relative residuals r(it) = seq(it) (r(0) = 1), and
+ * whether the probe stopped it. */
+static int probe_stops(double (*seq)(int), int *hit)
+{
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    o.maxit = 300;
+    bsr_col_stats col;
+    memset(&col, 0, sizeof col);
+    const double bn = 1;
+    bsr_kstate ks;
+    BSR_ASSERT_OK(bsr_kstate_init(&ks, &o, 1, &bn, &col));
+    ks.probe = BSR_FALLBACK_PROBE;
+    for (ks.it = 0; ks.it <= o.maxit; ks.it++) {
+        const double r = ks.it ? seq(ks.it) : 1.0;
+        if (!bsr_kstate_update(&ks, &r)) break;
+    }
+    *hit = ks.probe_hit;
+    const int it = col.iterations;
+    CU_ASSERT_EQUAL(col.reason, *hit ? BSR_DIVERGED_STAGNATION : BSR_DIVERGED_MAXIT);
+    bsr_kstate_free(&ks);
+    return it;
+}
+
+/* A dip below half the initial residual (the first rule passes), then: */
+static double dip(int it) { return it <= 5 ? 0.4 : 0.9; }
+static double rise(int it) { return it < 90 ? dip(it) : 3.0; }                     /* above twice from 90 */
+static double spike(int it) { return it >= 90 && it < 90 + BSR_FALLBACK_PROBE_RUN - 1 ? 30.0 : dip(it); }
+static double late(int it) { return it < 150 ? dip(it) : it < 150 + BSR_FALLBACK_PROBE_RUN ? 2.5 : 0.9; }
+static double never(int it) { (void)it; return 0.9; }                              /* no halving at all */
+
+/* The probe: no halving by iteration 100 stops the solve there; past it, a
+ * residual above twice the initial one for BSR_FALLBACK_PROBE_RUN
+ * iterations in a row stops it, one iteration fewer does not. */
+static void test_probe_rules(void)
+{
+    int hit;
+    CU_ASSERT_EQUAL(probe_stops(never, &hit), BSR_FALLBACK_PROBE);
+    CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(probe_stops(dip, &hit), 300);
+    CU_ASSERT_EQUAL(hit, 0);
+    CU_ASSERT_EQUAL(probe_stops(rise, &hit), 90 + BSR_FALLBACK_PROBE_RUN - 1);
+    CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(probe_stops(spike, &hit), 300);
+    CU_ASSERT_EQUAL(hit, 0);
+    CU_ASSERT_EQUAL(probe_stops(late, &hit), 150 + BSR_FALLBACK_PROBE_RUN - 1);
+    CU_ASSERT_EQUAL(hit, 1);
+}
+
 static void test_device(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -341,6 +393,7 @@ int main(int argc, char **argv)
         {"none", test_none},
         {"work bound", test_bound},
         {"options", test_options},
+        {"the probe's rules", test_probe_rules},
         {"device", test_device},
         {NULL, NULL},
     };

@@ -190,8 +190,13 @@ typedef struct {
 } bsr_solver_options;
 
 /* The fallback's probe: the first solve is given up after this many
- * iterations while its residual is above half its initial one. */
+ * iterations while its residual is above half its initial one, and, from
+ * then on, once its residual has stayed above twice the initial one for
+ * BSR_FALLBACK_PROBE_RUN iterations in a row (a factor that amplifies:
+ * BiCGStab's residual on a converging solve of the coupled class spikes
+ * 20-fold past the initial one, but not for 25 iterations together). */
 #define BSR_FALLBACK_PROBE 100
+#define BSR_FALLBACK_PROBE_RUN 25
 
 /* The fallback's work bound in block multiply-adds (bsr_solver_options.work):
  * room for the uncapped factor of a coupled 3D block system of some 30^3

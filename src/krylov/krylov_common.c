@@ -13,7 +13,7 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
     ks->k = k;
     ks->col = col;
     double *d = bsr_calloc((size_t)6 * k, sizeof(double), "Krylov state");
-    ks->best_it = bsr_calloc((size_t)k, sizeof(int), "Krylov state");
+    ks->best_it = bsr_calloc((size_t)2 * k, sizeof(int), "Krylov state");
     ks->active = bsr_calloc((size_t)k, 1, "Krylov state");
     ks->bnorm = d;
     if (!d || !ks->best_it || !ks->active) {
@@ -22,6 +22,7 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
     }
     ks->tol = d + k; ks->r0norm = d + 2 * k; ks->best = d + 3 * k;
     ks->relres = d + 4 * k;
+    ks->above = ks->best_it + k;
     for (int j = 0; j < k; j++) {
         ks->bnorm[j] = bnorm[j];
         ks->tol[j] = fmax(opt->rtol * bnorm[j], opt->atol);
@@ -111,7 +112,9 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
             bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
             continue;
         }
-        if (ks->probe > 0 && ks->it >= ks->probe && ks->best[j] > 0.5 * ks->r0norm[j]) {
+        ks->above[j] = r > 2 * ks->r0norm[j] ? ks->above[j] + 1 : 0;
+        if (ks->probe > 0 && ks->it >= ks->probe &&
+            (ks->best[j] > 0.5 * ks->r0norm[j] || ks->above[j] >= BSR_FALLBACK_PROBE_RUN)) {
             bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
             ks->probe_hit = 1;
             continue;
