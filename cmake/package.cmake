@@ -41,7 +41,7 @@ if(BSR_HAVE_CUDA)
   add_library(bsrsolve_cuda SHARED $<TARGET_OBJECTS:bsrsolve_kernels> ${PROJECT_SOURCE_DIR}/kernels/backend_attach.c)
   target_include_directories(bsrsolve_cuda PRIVATE ${_backend_includes})
   target_compile_definitions(bsrsolve_cuda PRIVATE BSR_HAVE_CUDA=1 BSR_CUDA_TABLES="${BSR_CUDA_TABLES}")
-  target_link_libraries(bsrsolve_cuda PRIVATE CUDA::cudart CUDA::cusparse CUDA::cublas)
+  target_link_libraries(bsrsolve_cuda PRIVATE CUDA::cudart CUDA::cusparse CUDA::cublas ${CMAKE_DL_LIBS})
   set_target_properties(bsrsolve_cuda PROPERTIES LINKER_LANGUAGE CUDA CUDA_RUNTIME_LIBRARY Shared
     VERSION ${PROJECT_VERSION} SOVERSION ${BSR_SOVERSION} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/backend.map
     INSTALL_RPATH_USE_LINK_PATH ON)   # installed, it still finds the toolkit's libraries

@@ -115,9 +115,10 @@ enum {
     BSR_DHALO_CPU = 0,  /* host vectors (the CPU backend) */
     BSR_DHALO_HOST = 1, /* device rows staged through pinned host buffers, MPI between hosts */
     BSR_DHALO_MPI = 2,  /* device pointers to a CUDA-aware MPI */
-    BSR_DHALO_IPC = 3   /* device to device by CUDA IPC (ranks on one host) */
+    BSR_DHALO_IPC = 3,  /* device to device by CUDA IPC (ranks on one host) */
+    BSR_DHALO_NCCL = 4  /* device to device by NCCL's sends and receives, queued on the device */
 };
-/* "cpu", "host", "mpi", "ipc" (else "?"). */
+/* "cpu", "host", "mpi", "ipc", "nccl" (else "?"). */
 const char *bsr_dhalo_path_name(int path);
 /* Where this rank's time in the last solve went, in seconds of wall clock.
  * The parts are measured with profile=1 in the options (the device is then

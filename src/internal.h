@@ -400,6 +400,26 @@ bsr_status bsr_cuda_event_new(bsr_context *ctx, void **ev);
 bsr_status bsr_cuda_event_record(bsr_context *ctx, void *ev);
 bsr_status bsr_cuda_event_wait(void *ev);
 void bsr_cuda_event_free(void *ev);
+/* NCCL of the distributed halo (kernels/mpi/halo_nccl.cu; loaded at run
+ * time, never required).  load: BSR_OK when NCCL was found (once a
+ * process), else BSR_ERR_UNSUPPORTED and why says what is missing; id: a
+ * new communicator's id (BSR_CUDA_NCCL_ID_BYTES, made on one rank and sent
+ * to the others); init: this rank's part of it on ctx's GPU (collective:
+ * every rank calls it), *h its handle; post: rows [send_off[q],
+ * send_off[q+1]) of sbuf to rank send_rank[q] and rows of recv_off into
+ * rbuf from recv_rank[q] (row bytes each, device buffers), after the work
+ * queued on ctx's stream and on a stream of h's own; wait: ctx's stream
+ * waits for the last post (a failure NCCL reported is returned); free: h
+ * gone (aborted when a failure is pending). */
+#define BSR_CUDA_NCCL_ID_BYTES 128
+bsr_status bsr_cuda_nccl_load(char *why, size_t wlen);
+bsr_status bsr_cuda_nccl_id(unsigned char *id);
+bsr_status bsr_cuda_nccl_init(bsr_context *ctx, const unsigned char *id, int nranks, int rank, void **h);
+bsr_status bsr_cuda_nccl_post(bsr_context *ctx, void *h, int nsend, const int *send_rank, const int *send_off,
+                              const void *sbuf, int nrecv, const int *recv_rank, const int *recv_off, void *rbuf,
+                              size_t row);
+bsr_status bsr_cuda_nccl_wait(bsr_context *ctx, void *h);
+void bsr_cuda_nccl_free(bsr_context *ctx, void *h);
 /* Benchmark support (bench/bench_spmm.c).  Time fn(arg) reps times with CUDA
  * events on ctx's stream after warm calls; ms[rep] gets each time. */
 bsr_status bsr_cuda_time(bsr_context *ctx, bsr_status (*fn)(void *), void *arg, int warm,

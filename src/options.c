@@ -36,7 +36,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
 
 static const char *const pc_names[] = {"none", "jacobi", "ssor", "ilu0", "ilut", "ilu2", "ic0", "ic2"};
 static const char *const match_names[] = {"none", "mpt", "auto"};   /* BSR_MATCH_* */
-static const char *const halo_names[] = {"auto", "host", "ipc", "mpi"}; /* BSR_HALO_* */
+static const char *const halo_names[] = {"auto", "host", "ipc", "mpi", "nccl"}; /* BSR_HALO_* */
 
 const char *bsr_method_name(bsr_method m)
 {
@@ -211,8 +211,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
     } else if (!strcmp(key, "halo")) {
-        if ((idx = lookup(val, halo_names, 4)) < 0)
-            BAD("expected auto (IPC where possible), host (pinned host buffers), ipc or mpi (device pointers to MPI)");
+        if ((idx = lookup(val, halo_names, 5)) < 0)
+            BAD("expected auto (IPC where possible), host (pinned host buffers), ipc, mpi (device pointers to MPI) "
+                "or nccl");
         o->halo = idx;
     } else if (!strcmp(key, "pivot")) {
         if (!strcmp(val, "strict")) o->pivot = -1;
@@ -312,7 +313,7 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     if (!kr || (unsigned)o->precond > BSR_PC_IC2 || !(o->rtol >= 0) ||
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
-        (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_MPI || (o->diag != 0 && o->diag != 1) ||
+        (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_NCCL || (o->diag != 0 && o->diag != 1) ||
         (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1) || !(o->work >= 0 && o->work <= 1e18))
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
                          "overlap, halo, match, trisolve, diag, grow, fallback or work out of range");
@@ -406,7 +407,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
     char ov[128] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
-    if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_MPI)
+    if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_NCCL)
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);
     if (o->diag) snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",diag=1");   /* only when asked */
     if (o->grow && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))

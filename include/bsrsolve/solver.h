@@ -118,13 +118,16 @@ typedef struct {
                                   their neighbours' (one layer of overlap), its result kept on its
                                   own rows; ignored by the serial solver */
     int halo;                  /* distributed solves on the CUDA backend: how ghost rows travel
-                                  between the ranks' GPUs (option halo=auto|host|ipc|mpi):
+                                  between the ranks' GPUs (option halo=auto|host|ipc|mpi|nccl):
                                   BSR_HALO_AUTO (default) device to device by CUDA IPC where every
                                   neighbour pair shares a host and peer access, else device
                                   pointers to a CUDA-aware MPI, else pinned host buffers;
                                   _HOST pinned host buffers; _IPC CUDA IPC (falling back to host
                                   buffers, said in the profile, where it cannot be set up); _MPI
-                                  device pointers to MPI (host buffers unless CUDA-aware).
+                                  device pointers to MPI (host buffers unless CUDA-aware); _NCCL
+                                  NCCL's sends and receives, queued on the device (NCCL loaded at
+                                  run time, libnccl.so.2 or the file BSR_NCCL_LIBRARY names; host
+                                  buffers, said in the profile, where some rank has none).
                                   Ignored on the CPU and by the serial solver */
     int match;                 /* ILU: BSR_MATCH_NONE (default), _MPT or _AUTO (ilu.h): a
                                   maximum-product transversal and scaling before the ordering
@@ -217,7 +220,7 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
 #define BSR_CAP_DEFAULT (-2)
 
 /* Values of bsr_solver_options.halo. */
-enum { BSR_HALO_AUTO = 0, BSR_HALO_HOST = 1, BSR_HALO_IPC = 2, BSR_HALO_MPI = 3 };
+enum { BSR_HALO_AUTO = 0, BSR_HALO_HOST = 1, BSR_HALO_IPC = 2, BSR_HALO_MPI = 3, BSR_HALO_NCCL = 4 };
 
 /* Values of bsr_solver_options.factor (option string: factor=auto|cpu|gpu).
  * On the device, ILU(0) is scaled and factored there (setup and refactor);

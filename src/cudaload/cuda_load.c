@@ -131,6 +131,7 @@ static bsr_status refuse(bsr_status s, const char *what, int device, const char 
 #define BSR_NOCUDA(what) BSR_NODEV(what)
 #define BSR_NODEV_DEVICE(what, device) refuse(BSR_ERR_NODEVICE, what, device, "")
 #define BSR_NOIPC(what) refuse(BSR_ERR_UNSUPPORTED, what, -1, " (no IPC halo)")
+#define BSR_NONCCL(what) refuse(BSR_ERR_UNSUPPORTED, what, -1, " (no NCCL halo)")
 
 /* A forwarder ignores none of its parameters, but a stand-in may. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"

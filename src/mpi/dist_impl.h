@@ -101,6 +101,7 @@ struct bsr_dmatrix {
                                 * the device-pointer path where MPI is CUDA-aware, else host) */
     char halo_note[192];       /* why the path differs from the one asked ("" when it does not) */
     struct bsr_dipc *ipc;      /* CUDA IPC buffers (NULL: none set up) */
+    struct bsr_dnccl *nccl;    /* the NCCL communicator (NULL: none set up) */
 };
 
 /* The CUDA IPC halo (dist_halo_ipc.c): each rank's packed send rows live in
@@ -138,6 +139,24 @@ bsr_status bsr_dipc_finish(bsr_dmatrix *A, char *ghosts, size_t row);
 void *bsr_dipc_send_buffer(const bsr_dmatrix *A, size_t row);
 bsr_status bsr_dipc_quiesce(bsr_dmatrix *A);
 void bsr_dipc_destroy(bsr_dmatrix *A);
+
+/* The NCCL halo (dist_halo_nccl.c; option halo=nccl): the ranks' ghosts
+ * device to device by NCCL's sends and receives, queued on the device.
+ * setup: collective; a communicator on ctx where every rank finds NCCL and
+ * makes its part, and device scratch for rows of row bytes (a skip's); else
+ * A->nccl stays NULL and A->halo_note says why.  Fails only on an MPI
+ * error.  for: the communicator is on ctx.  post: this rank's packed rows
+ * (sbuf, device, in send order) out and the ghosts (device, in ghost order)
+ * in, after the work queued on the communicator's context; wait: that
+ * context's stream waits for them.  skip: a rank that skips its work posts
+ * its part from its scratch and waits (no neighbour waits forever).
+ * destroy: the communicator and the scratch gone. */
+bsr_status bsr_dnccl_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row);
+int bsr_dnccl_for(const bsr_dmatrix *A, const bsr_context *ctx);
+bsr_status bsr_dnccl_post(bsr_dmatrix *A, const void *sbuf, void *ghosts, size_t row);
+bsr_status bsr_dnccl_wait(bsr_dmatrix *A);
+bsr_status bsr_dnccl_skip(bsr_dmatrix *A);
+void bsr_dnccl_destroy(bsr_dmatrix *A);
 /* The device path of a product on ctx: IPC when set up, else as A->halo_path. */
 int bsr_dhalo_device_path(const bsr_dmatrix *A);
 

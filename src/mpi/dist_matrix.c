@@ -368,6 +368,7 @@ void bsr_dmatrix_destroy(bsr_dmatrix *A)
 {
     if (!A) return;
     bsr_dipc_destroy(A);   /* before the halo plan it walks */
+    bsr_dnccl_destroy(A);
     bsr_dhalo_buf_free(A);
     bsr_dmatrix_perm_free(A);
     bsr_matrix_destroy(A->Aoo);

@@ -248,14 +248,15 @@ static bsr_status choose_halo(bsr_dsolver *S, int k)
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     const int mode = S->opt.halo;
     A->halo_note[0] = 0;
-    if (!ctx && bsr_dipc_host && mode != BSR_HALO_HOST && mode != BSR_HALO_MPI && S->d->size > 1) {
-        BSR_TRY(bsr_dipc_setup(A, NULL, (size_t)A->b * (size_t)k * sizeof(double)));
+    const size_t row = (size_t)A->b * (size_t)k * sizeof(double);   /* rows of k doubles at most */
+    if (!ctx && bsr_dipc_host && (mode == BSR_HALO_AUTO || mode == BSR_HALO_IPC) && S->d->size > 1) {
+        BSR_TRY(bsr_dipc_setup(A, NULL, row));
         A->halo_path = A->ipc ? BSR_DHALO_IPC : BSR_DHALO_CPU;
     } else if (!ctx) {
         A->halo_path = BSR_DHALO_CPU;
-        if (mode == BSR_HALO_IPC || mode == BSR_HALO_MPI)
+        if (mode == BSR_HALO_IPC || mode == BSR_HALO_MPI || mode == BSR_HALO_NCCL)
             snprintf(A->halo_note, sizeof A->halo_note, "halo=%s applies to the CUDA backend: host vectors here",
-                     mode == BSR_HALO_IPC ? "ipc" : "mpi");
+                     mode == BSR_HALO_IPC ? "ipc" : mode == BSR_HALO_MPI ? "mpi" : "nccl");
     }
     else if (mode == BSR_HALO_HOST) A->halo_path = BSR_DHALO_HOST;
     else if (mode == BSR_HALO_MPI) {
@@ -266,8 +267,11 @@ static bsr_status choose_halo(bsr_dsolver *S, int k)
     } else if (S->d->size == 1) {
         A->halo_path = BSR_DHALO_HOST;
         snprintf(A->halo_note, sizeof A->halo_note, "one rank: no halo");
-    } else {   /* auto, ipc: CUDA IPC where every rank can, rows of k doubles at most */
-        BSR_TRY(bsr_dipc_setup(A, ctx, (size_t)A->b * (size_t)k * sizeof(double)));
+    } else if (mode == BSR_HALO_NCCL) {   /* NCCL where every rank has it */
+        BSR_TRY(bsr_dnccl_setup(A, ctx, row));
+        A->halo_path = A->nccl ? BSR_DHALO_NCCL : BSR_DHALO_HOST;
+    } else {   /* auto, ipc: CUDA IPC where every rank can */
+        BSR_TRY(bsr_dipc_setup(A, ctx, row));
         A->halo_path = A->ipc ? BSR_DHALO_IPC
                      : mode == BSR_HALO_AUTO && S->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
     }
@@ -370,8 +374,8 @@ bsr_status bsr_dsolver_solve(bsr_dsolver *S, const bsr_multivec *B, bsr_multivec
 
 const char *bsr_dhalo_path_name(int path)
 {
-    static const char *const names[] = {"cpu", "host", "mpi", "ipc"};
-    return path >= 0 && path <= BSR_DHALO_IPC ? names[path] : "?";
+    static const char *const names[] = {"cpu", "host", "mpi", "ipc", "nccl"};
+    return path >= 0 && path <= BSR_DHALO_NCCL ? names[path] : "?";
 }
 
 bsr_status bsr_dsolver_get_profile(const bsr_dsolver *S, bsr_dsolver_profile *p)

@@ -120,11 +120,14 @@ static void lap(bsr_dtimes *tm, int part, double *t0)
 static int path_of(const bsr_dmatrix *A, const bsr_context *ctx)
 {
     if (!ctx) return A->halo_path == BSR_DHALO_IPC && bsr_dipc_for(A, NULL) ? BSR_DHALO_IPC : BSR_DHALO_CPU;
+    if (A->halo_path == BSR_DHALO_NCCL && !bsr_dnccl_for(A, ctx))   /* another GPU's communicator */
+        return A->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
     return bsr_dhalo_device_path(A);
 }
 
 int bsr_dhalo_device_path(const bsr_dmatrix *A)
 {
+    if (A->halo_path == BSR_DHALO_NCCL && A->nccl) return BSR_DHALO_NCCL;
     if (A->halo_path == BSR_DHALO_IPC && A->ipc && !bsr_dipc_for(A, NULL)) return BSR_DHALO_IPC;
     if (A->halo_path == BSR_DHALO_HOST || A->halo_path == BSR_DHALO_MPI) return A->halo_path;
     return A->d->cuda_aware ? BSR_DHALO_MPI : BSR_DHALO_HOST;
@@ -144,6 +147,7 @@ static bsr_status ipc_skip(bsr_dmatrix *A)
 static bsr_status halo_skip(bsr_dmatrix *A)
 {
     if (A->halo_path == BSR_DHALO_IPC && A->ipc) return ipc_skip(A);
+    if (A->halo_path == BSR_DHALO_NCCL && A->nccl) return bsr_dnccl_skip(A);
     const bsr_halo *h = &A->h;
     struct bsr_dhalo_buf *B = A->buf;
     MPI_Datatype type = B && B->prec == BSR_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
@@ -199,6 +203,21 @@ static bsr_status ipc_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec
     return BSR_OK;
 }
 
+/* The NCCL start: the rows packed on the device, the exchange queued after
+ * them (posted even when packing failed: its neighbours wait for it). */
+static bsr_status nccl_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multivec *X, struct bsr_dhalo_buf *B,
+                             bsr_dtimes *tm)
+{
+    double t0 = MPI_Wtime();
+    const size_t vals = (size_t)A->b * X->k, row = vals * bsr_precision_size(X->prec);
+    bsr_status st = bsr_cuda_gather_rows(ctx, X, B->dsend_idx, A->h.send_off[A->h.nsend], vals, B->dsend);
+    settle(ctx, tm);
+    lap(tm, DT_PACK, &t0);
+    bsr_status s2 = bsr_dnccl_post(A, B->dsend, (char *)dev_data(B->xref) + (size_t)A->nifc_own * row, row);
+    lap(tm, DT_POST, &t0);
+    return st ? st : s2;
+}
+
 /* Pack the rows the neighbours need and post the exchange (*nreq requests
  * in B->req).  If packing fails the exchange is still completed (halo_skip),
  * so that no neighbour waits, and the failure is returned. */
@@ -214,6 +233,7 @@ static bsr_status halo_start(bsr_dmatrix *A, bsr_context *ctx, const bsr_multive
     const int path = path_of(A, ctx);
     settle(ctx, tm);   /* the work queued before is not the halo's */
     if (path == BSR_DHALO_IPC) return ipc_start(A, ctx, X, B, tm);
+    if (path == BSR_DHALO_NCCL) return nccl_start(A, ctx, X, B, tm);
     double t0 = MPI_Wtime();
     MPI_Datatype type = X->prec == BSR_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
     size_t row = (size_t)A->b * X->k * bsr_precision_size(X->prec);
@@ -253,6 +273,13 @@ static bsr_status halo_finish(bsr_dmatrix *A, bsr_context *ctx, struct bsr_dhalo
     size_t row = (size_t)A->b * B->k * bsr_precision_size(B->prec);
     char *dghosts = (char *)(ctx ? dev_data(B->xref) : B->xref->data) + (size_t)A->nifc_own * row;
     double t0 = MPI_Wtime();
+    if (path == BSR_DHALO_NCCL) {   /* the device waits, not the host */
+        bsr_status s2 = bsr_dnccl_wait(A);
+        if (!st) st = s2;
+        settle(ctx, tm);
+        lap(tm, DT_WAIT, &t0);
+        return st;
+    }
     if (path == BSR_DHALO_IPC) {
         bsr_status s2 = bsr_dipc_finish(A, st ? NULL : dghosts, row);  /* waits, then copies */
         if (!st) st = s2;

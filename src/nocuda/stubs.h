@@ -18,6 +18,7 @@
 #define BSR_NODEV_DEVICE(what, device) \
     bsr_error(BSR_ERR_NODEVICE, "%s: CUDA device %d requested but bsrsolve was built without CUDA", what, device)
 #define BSR_NOIPC(what) bsr_error(BSR_ERR_UNSUPPORTED, "%s: bsrsolve was built without CUDA (no IPC halo)", what)
+#define BSR_NONCCL(what) bsr_error(BSR_ERR_UNSUPPORTED, "%s: bsrsolve was built without CUDA (no NCCL halo)", what)
 
 /* A stand-in ignores most of its parameters; every one must match a
  * declaration (else the list and the headers disagree). */

@@ -2,11 +2,13 @@
 /* The halo paths of distributed solves under mpiexec (ctest: 2 and 4
  * ranks): on any machine, the per-rank profile (profile=1) and the halo
  * option on the CPU; with at least 2 GPUs visible, the GPU to GPU halo
- * (halo=ipc, CUDA IPC) against the pinned host one (halo=host): the same
- * iterations and the same solution bits (the reductions are deterministic,
- * the ghosts the same values), with several right-hand sides, overlap and a
- * failure on one rank mid-solve.  Without 2 GPUs the GPU checks skip,
- * saying so. */
+ * (halo=ipc, CUDA IPC; halo=nccl, NCCL's sends and receives) against the
+ * pinned host one (halo=host): the same iterations and the same solution
+ * bits (the reductions are deterministic, the ghosts the same values), with
+ * several right-hand sides, overlap and a failure on one rank mid-solve;
+ * halo=nccl where NCCL is not found (BSR_NCCL_LIBRARY naming no file): the
+ * host path, saying why.  Without 2 GPUs the GPU checks skip, saying so
+ * (the NCCL ones too without NCCL). */
 #include "harness_mpi.h"
 #include "bsrsolve_mpi.h"
 #include "dist_impl.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, nranks;
 
@@ -70,6 +73,14 @@ static void test_profile_cpu(void)
     CU_ASSERT_EQUAL(p1.profiled, 1);
     CU_ASSERT_EQUAL(p1.halo_path, BSR_DHALO_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(p1.halo_note, "CUDA backend"));
+    bsr_multivec *X2;
+    bsr_solver_stats s2;
+    bsr_dsolver_profile p2;
+    BSR_ASSERT_OK(solve(NULL, "stencil3d:12:4", "precond=ilu0,rtol=1e-9,halo=nccl", 1, &X2, &s2, &p2));
+    CU_ASSERT_EQUAL(p2.halo_path, BSR_DHALO_CPU);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p2.halo_note, "halo=nccl applies to the CUDA backend"));
+    bsr_solver_stats_free(&s2);
+    bsr_multivec_destroy(X2);
     CU_ASSERT_STRING_EQUAL(bsr_dhalo_path_name(p1.halo_path), "cpu");
     const double parts[] = {p1.spmm_interior_s, p1.spmm_interface_s, p1.halo_pack_s, p1.halo_post_s,
                             p1.halo_wait_s, p1.halo_unpack_s, p1.precond_s, p1.reduce_s};
@@ -114,14 +125,14 @@ static bsr_context *rank_context(int ndev)
     return ctx;
 }
 
-/* halo=ipc against halo=host on the GPUs for one case: the IPC path ran
- * (or its note says why not, which fails the test), the iterations and the
- * solution bits equal. */
-static void ipc_case(bsr_context *ctx, const char *spec, const char *opts, int k)
+/* halo=PATH (ipc or nccl) against halo=host on the GPUs for one case: that
+ * path ran (or its note says why not, which fails the test), the iterations
+ * and the solution bits equal. */
+static void path_case(bsr_context *ctx, const char *spec, const char *opts, int k, const char *path)
 {
     char oh[256], oi[256];
     snprintf(oh, sizeof oh, "%s,halo=host", opts);
-    snprintf(oi, sizeof oi, "%s,halo=ipc,profile=1", opts);
+    snprintf(oi, sizeof oi, "%s,halo=%s,profile=1", opts, path);
     bsr_multivec *Xh, *Xi;
     bsr_solver_stats sh, si;
     bsr_dsolver_profile ph, pi;
@@ -129,8 +140,9 @@ static void ipc_case(bsr_context *ctx, const char *spec, const char *opts, int k
     CU_ASSERT_EQUAL(a, BSR_OK);
     CU_ASSERT_EQUAL(b, BSR_OK);
     CU_ASSERT_EQUAL(ph.halo_path, ctx ? BSR_DHALO_HOST : BSR_DHALO_CPU);
-    CU_ASSERT_EQUAL(pi.halo_path, BSR_DHALO_IPC);
-    if (rank == 0 && pi.halo_path != BSR_DHALO_IPC) printf("\n  IPC did not run: %s ", pi.halo_note);
+    CU_ASSERT_STRING_EQUAL(bsr_dhalo_path_name(pi.halo_path), path);
+    if (rank == 0 && strcmp(bsr_dhalo_path_name(pi.halo_path), path))
+        printf("\n  halo=%s did not run: %s ", path, pi.halo_note);
     int same_it = 1;
     for (int j = 0; j < k && !a && !b; j++) same_it &= sh.col[j].iterations == si.col[j].iterations;
     size_t bytes = (size_t)bsr_multivec_rows(Xh) * (size_t)k * sizeof(double);
@@ -138,12 +150,17 @@ static void ipc_case(bsr_context *ctx, const char *spec, const char *opts, int k
     CU_ASSERT_TRUE(bsr_test_all_ranks(same_it));
     CU_ASSERT_TRUE(bsr_test_all_ranks(same));
     if (rank == 0)
-        printf("\n  %s %s, k = %d, %d ranks: host %d iterations, ipc %d, solution bits %s; ipc halo: pack %.4f s, "
-               "wait %.4f s, unpack %.4f s (rank 0) ", spec, opts, k, nranks, a ? -1 : sh.col[0].iterations,
-               b ? -1 : si.col[0].iterations, same ? "equal" : "DIFFER", pi.halo_pack_s, pi.halo_wait_s,
-               pi.halo_unpack_s);
+        printf("\n  %s %s, k = %d, %d ranks: host %d iterations, %s %d, solution bits %s; %s halo: pack %.4f s, "
+               "post %.4f s, wait %.4f s, unpack %.4f s (rank 0) ", spec, opts, k, nranks,
+               a ? -1 : sh.col[0].iterations, path, b ? -1 : si.col[0].iterations, same ? "equal" : "DIFFER", path,
+               pi.halo_pack_s, pi.halo_post_s, pi.halo_wait_s, pi.halo_unpack_s);
     bsr_solver_stats_free(&sh); bsr_solver_stats_free(&si);
     bsr_multivec_destroy(Xh); bsr_multivec_destroy(Xi);
+}
+
+static void ipc_case(bsr_context *ctx, const char *spec, const char *opts, int k)
+{
+    path_case(ctx, spec, opts, k, "ipc");
 }
 
 static void test_ipc_equals_host(void)
@@ -163,10 +180,11 @@ static void test_ipc_equals_host(void)
     bsr_context_destroy(ctx);
 }
 
-/* halo=ipc: a failure on the last rank at many points of the solve stops
- * every rank (no hang in the IPC messages), and the next solve on the same
- * objects succeeds with the solution of a fresh one. */
-static void failure_case(bsr_context *ctx)
+/* halo=PATH (ipc or nccl): a failure on the last rank at many points of the
+ * solve stops every rank (no hang in the IPC messages or NCCL's sends), and
+ * the next solve on the same objects succeeds with the solution of a fresh
+ * one. */
+static void failure_case(bsr_context *ctx, const char *path)
 {
     bsr_dist *d;
     BSR_ASSERT_OK(bsr_dist_create(&d, MPI_COMM_WORLD, ctx));
@@ -176,8 +194,10 @@ static void failure_case(bsr_context *ctx)
     for (int ov = 0; ov < 2; ov++) {
         bsr_solver_options o;
         bsr_solver_options_default(&o);
-        BSR_ASSERT_OK(bsr_solver_options_parse(&o, ov ? "precond=ilu0,overlap=1,method=gmres,orth=cgs2,halo=ipc"
-                                                      : "precond=ilu0,halo=ipc"));
+        char opts[128];
+        snprintf(opts, sizeof opts, "%s,halo=%s", ov ? "precond=ilu0,overlap=1,method=gmres,orth=cgs2" : "precond=ilu0",
+                 path);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, opts));
         bsr_dsolver *s;
         BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
         BSR_ASSERT_OK(bsr_dsolver_setup(s, A));
@@ -188,7 +208,7 @@ static void failure_case(bsr_context *ctx)
         BSR_ASSERT_OK(bsr_dsolver_solve(s, R.rhs, X0, NULL));
         bsr_dsolver_profile p;
         bsr_dsolver_get_profile(s, &p);
-        CU_ASSERT_EQUAL(p.halo_path, BSR_DHALO_IPC);
+        CU_ASSERT_STRING_EQUAL(bsr_dhalo_path_name(p.halo_path), path);
         int fired = 0;
         int agreed = bsr_test_injected_failures(s, R.rhs, X, X0, NULL, &bsr_dist_fail_at, &fired);
         CU_ASSERT_TRUE(bsr_test_all_ranks(agreed));
@@ -206,7 +226,60 @@ static void test_ipc_failure(void)
     int ndev = gpus();
     if (ndev < 2) { BSR_TEST_SKIP("fewer than 2 GPUs visible: the IPC failure test skipped"); return; }
     bsr_context *ctx = rank_context(ndev);
-    failure_case(ctx);
+    failure_case(ctx, "ipc");
+    bsr_context_destroy(ctx);
+}
+
+/* Whether this machine's NCCL is to be used: 1 when found, 0 (skipped,
+ * saying why) when not found without being told to look elsewhere; -1 when
+ * BSR_NCCL_LIBRARY names a file that is missing (the fallback is tested). */
+static int nccl_expected(void)
+{
+    const char *f = getenv("BSR_NCCL_LIBRARY");
+    if (f && *f && access(f, F_OK) != 0) return -1;
+    char why[256];
+    int ok = bsr_cuda_nccl_load(why, sizeof why) == BSR_OK, all = 0;
+    bsr_clear_error();
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "NCCL not found on some rank (%s): the NCCL halo tests skipped", why);
+        BSR_TEST_SKIP(msg);
+    }
+    return all;
+}
+
+/* halo=nccl against halo=host (as halo=ipc above), a failure mid-solve;
+ * with BSR_NCCL_LIBRARY naming no file: the host path, its note saying so,
+ * the same bits. */
+static void test_nccl(void)
+{
+    int ndev = gpus();
+    if (ndev < 2) { BSR_TEST_SKIP("fewer than 2 GPUs visible: the NCCL halo tests skipped"); return; }
+    const int want = nccl_expected();
+    if (!want) return;
+    bsr_context *ctx = rank_context(ndev);
+    if (want < 0) {
+        bsr_multivec *Xh, *Xn;
+        bsr_solver_stats sh, sn;
+        bsr_dsolver_profile ph, pn;
+        BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-9,halo=host", 1, &Xh, &sh, &ph));
+        BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-9,halo=nccl", 1, &Xn, &sn, &pn));
+        CU_ASSERT_EQUAL(pn.halo_path, BSR_DHALO_HOST);
+        CU_ASSERT_PTR_NOT_NULL(strstr(pn.halo_note, "NCCL not found"));
+        if (rank == 0) printf("\n  halo=nccl without NCCL: %s ", pn.halo_note);
+        size_t bytes = (size_t)bsr_multivec_rows(Xh) * sizeof(double);
+        CU_ASSERT_TRUE(bsr_test_all_ranks(memcmp(bsr_multivec_cdata(Xh), bsr_multivec_cdata(Xn), bytes) == 0));
+        bsr_solver_stats_free(&sh); bsr_solver_stats_free(&sn);
+        bsr_multivec_destroy(Xh); bsr_multivec_destroy(Xn);
+    } else {
+        path_case(ctx, "stencil3d:24:4", "precond=ilu0,rtol=1e-9", 1, "nccl");
+        path_case(ctx, "stencil3d:20:4", "precond=ilu0,rtol=1e-9", 3, "nccl");
+        path_case(ctx, "stencil3d:20:5", "precond=ilu0,overlap=1,rtol=1e-9", 1, "nccl");
+        path_case(ctx, "rotconv3d:16,4", "precond=ilu2,tau1=0.05,method=gmres,rtol=1e-8", 1, "nccl");
+        path_case(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-6,precision=float", 1, "nccl");
+        failure_case(ctx, "nccl");
+    }
     bsr_context_destroy(ctx);
 }
 
@@ -220,7 +293,7 @@ static void test_ipc_host_emulation(void)
     ipc_case(NULL, "stencil3d:12:4", "precond=ilu0,rtol=1e-9", 3);
     ipc_case(NULL, "stencil3d:12:5", "precond=ilu0,overlap=1,rtol=1e-9", 1);
     ipc_case(NULL, "rotconv3d:12,4", "precond=ilu2,tau1=0.05,method=gmres,rtol=1e-8", 1);
-    failure_case(NULL);
+    failure_case(NULL, "ipc");
     bsr_dipc_host = 0;
 }
 
@@ -231,6 +304,7 @@ int main(int argc, char **argv)
         {"IPC protocol on the host (test hook): halo=host's iterations and bits, failures",
          test_ipc_host_emulation},
         {"GPU: halo=ipc gives halo=host's iterations and bits", test_ipc_equals_host},
+        {"GPU: halo=nccl gives halo=host's iterations and bits; a failure mid-solve; no NCCL", test_nccl},
         {"GPU: halo=ipc, a failure on one rank mid-solve", test_ipc_failure},
         {NULL, NULL},
     };

@@ -44,10 +44,13 @@ foreach(np 1 2 4)
   bsr_mpi_test(dist_io_np${np} ${np} EXE test_dist_io ENV OMP_NUM_THREADS=1)
 endforeach()
 # the halo paths: the profile on the CPU, and with 2 GPUs or more the CUDA
-# IPC halo against the host one (skipped, saying so, with fewer)
+# IPC and NCCL halos against the host one (skipped, saying so, with fewer);
+# _nonccl: NCCL looked for where it is not, the host path instead
 foreach(np 2 4)
   bsr_mpi_test(dist_ipc_np${np} ${np} EXE test_dist_ipc ENV OMP_NUM_THREADS=1)
 endforeach()
+bsr_mpi_test(dist_ipc_np2_nonccl 2 EXE test_dist_ipc
+             ENV "OMP_NUM_THREADS=1;BSR_NCCL_LIBRARY=/nonexistent/libnccl.so.2")
 # the ranks of a node share its CPUs (bsr_dist_create): without
 # OMP_NUM_THREADS (unset even when ctest's caller has it), and with it
 # (left alone); ranks not bound to cores, so that each sees every CPU

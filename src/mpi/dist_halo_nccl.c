@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The NCCL halo (option halo=nccl; dist_impl.h): where every rank finds
+ * NCCL, one communicator over the ranks, made at the first solve that asks
+ * for it; each exchange the packed rows' sends and the ghosts' receives as
+ * one NCCL group queued on the device (kernels/mpi/halo_nccl.cu), so that
+ * no host waits for the halo and the interior product runs while it
+ * travels.  NCCL sends and receives only in matching pairs: a rank that
+ * skips its work after a failure still posts its part, from a scratch
+ * buffer of its own, so that no neighbour's device waits forever. */
+#include "dist_impl.h"
+#include <string.h>
+
+struct bsr_dnccl {
+    bsr_context *ctx;   /* the GPU the communicator lives on */
+    void *h;            /* its device side */
+    size_t row;         /* bytes of a row in the last exchange posted (a skip posts as many) */
+    void *scratch;      /* device rows for a skip: sends, then receives */
+    size_t scratch_bytes;
+};
+
+/* Free A's NCCL halo (NULL-safe; collective where it was made). */
+void bsr_dnccl_destroy(bsr_dmatrix *A)
+{
+    struct bsr_dnccl *N = A->nccl;
+    if (!N) return;
+    bsr_cuda_nccl_free(N->ctx, N->h);
+    bsr_cuda_buffer_free(N->scratch);
+    free(N);
+    A->nccl = NULL;
+}
+
+/* Rows a skip sends and receives, for rows of row bytes. */
+static size_t skip_bytes(const bsr_dmatrix *A, size_t row)
+{
+    return row * ((size_t)A->h.send_off[A->h.nsend] + (size_t)A->h.nghost);
+}
+
+/* Every rank's ok (collective): 1 when all are nonzero; else the lowest
+ * failing rank's why in note ("rank R: why"). */
+static bsr_status all_ok(bsr_dist *d, int ok, const char *why, char *note, size_t len, int *all)
+{
+    struct { int ok, rank; } in = {ok ? 1 : 0, d->rank}, out;
+    MPI_TRY(MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, d->comm));
+    *all = out.ok;
+    if (out.ok) return BSR_OK;
+    char w[160];
+    snprintf(w, sizeof w, "%s", why);
+    MPI_TRY(MPI_Bcast(w, (int)sizeof w, MPI_CHAR, out.rank, d->comm));
+    snprintf(note, len, "NCCL on rank %d: %s", out.rank, w);
+    return BSR_OK;
+}
+
+/* The communicator on ctx (collective), or why not in A->halo_note. */
+static bsr_status make(bsr_dmatrix *A, bsr_context *ctx)
+{
+    bsr_dist *d = A->d;
+    char why[256] = "";
+    int all;
+    bsr_status s = bsr_cuda_nccl_load(why, sizeof why);
+    if (s) bsr_clear_error();
+    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    if (!all) return BSR_OK;
+    unsigned char id[BSR_CUDA_NCCL_ID_BYTES + 1];   /* the id, then whether rank 0 made it */
+    memset(id, 0, sizeof id);
+    if (d->rank == 0) {
+        s = bsr_cuda_nccl_id(id);
+        id[BSR_CUDA_NCCL_ID_BYTES] = !s;
+        if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
+    }
+    MPI_TRY(MPI_Bcast(id, (int)sizeof id, MPI_UNSIGNED_CHAR, 0, d->comm));
+    BSR_TRY(all_ok(d, id[BSR_CUDA_NCCL_ID_BYTES], why, A->halo_note, sizeof A->halo_note, &all));
+    if (!all) return BSR_OK;
+    struct bsr_dnccl *N = bsr_calloc(1, sizeof *N, "NCCL halo");
+    void *h = NULL;
+    s = N ? bsr_cuda_nccl_init(ctx, id, d->size, d->rank, &h) : BSR_ERR_NOMEM;
+    if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
+    if (N) { N->ctx = ctx; N->h = h; }
+    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    A->nccl = N;
+    if (!all) bsr_dnccl_destroy(A);   /* a rank without its part: the others' are of no use */
+    return BSR_OK;
+}
+
+bsr_status bsr_dnccl_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row)
+{
+    if (A->nccl && A->nccl->ctx != ctx) bsr_dnccl_destroy(A);
+    if (!A->nccl) BSR_TRY(make(A, ctx));
+    struct bsr_dnccl *N = A->nccl;
+    if (!N) return BSR_OK;
+    N->row = row;
+    const size_t need = skip_bytes(A, row);
+    int ok = 1;
+    char why[160] = "";
+    if (need > N->scratch_bytes) {
+        bsr_cuda_buffer_free(N->scratch);
+        N->scratch = NULL;
+        N->scratch_bytes = 0;
+        bsr_status s = bsr_cuda_buffer(ctx, need, &N->scratch);
+        if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); ok = 0; }
+        else N->scratch_bytes = need;
+    }
+    int all;
+    BSR_TRY(all_ok(A->d, ok, why, A->halo_note, sizeof A->halo_note, &all));
+    if (!all) bsr_dnccl_destroy(A);
+    return BSR_OK;
+}
+
+int bsr_dnccl_for(const bsr_dmatrix *A, const bsr_context *ctx)
+{
+    return A->nccl && ctx && A->nccl->ctx == ctx;
+}
+
+bsr_status bsr_dnccl_post(bsr_dmatrix *A, const void *sbuf, void *ghosts, size_t row)
+{
+    const bsr_halo *h = &A->h;
+    struct bsr_dnccl *N = A->nccl;
+    N->row = row;
+    return bsr_cuda_nccl_post(N->ctx, N->h, h->nsend, h->send_rank, h->send_off, sbuf, h->nrecv, h->recv_rank,
+                              h->recv_off, ghosts, row);
+}
+
+bsr_status bsr_dnccl_wait(bsr_dmatrix *A)
+{
+    return bsr_cuda_nccl_wait(A->nccl->ctx, A->nccl->h);
+}
+
+bsr_status bsr_dnccl_skip(bsr_dmatrix *A)
+{
+    struct bsr_dnccl *N = A->nccl;
+    size_t row = skip_bytes(A, N->row) <= N->scratch_bytes ? N->row : 0;   /* a row never posted bigger */
+    char *s = N->scratch, *r = s + row * (size_t)A->h.send_off[A->h.nsend];
+    bsr_status st = bsr_dnccl_post(A, s, r, row);
+    bsr_status s2 = st ? BSR_OK : bsr_dnccl_wait(A);
+    return st ? st : s2;
+}
