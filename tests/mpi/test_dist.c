@@ -443,6 +443,14 @@ static void test_bad_input(void)
     CU_ASSERT_EQUAL(bsr_dsolver_solve(s, B, X, NULL), BSR_ERR_SIZE);
     bsr_multivec_destroy(B); bsr_multivec_destroy(X);
     bsr_dsolver_destroy(s);
+    /* a working precision other than the matrix's: refused at setup, saying so */
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu0,precision=float"));
+    BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
+    CU_ASSERT_EQUAL(bsr_dsolver_setup(s, D), BSR_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "precision=float"));
+    bsr_dsolver_destroy(s);
     bsr_dmatrix_destroy(D);
     free_rows(&R);
     bsr_matrix_destroy(A);
