@@ -57,6 +57,24 @@ static bsr_status solve(bsr_context *ctx, const char *spec, const char *opts, in
     return ss;
 }
 
+/* One solve of stencil3d:16:4 (ILU(0)) on ctx with halo=H: the path that
+ * ran is path and its note holds note (printed by rank 0); returns this
+ * rank's solution (the caller's). */
+static bsr_multivec *noted_path(bsr_context *ctx, const char *h, int path, const char *note)
+{
+    char opts[64];
+    snprintf(opts, sizeof opts, "precond=ilu0,rtol=1e-9,halo=%s", h);
+    bsr_multivec *X;
+    bsr_solver_stats st;
+    bsr_dsolver_profile pr;
+    BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", opts, 1, &X, &st, &pr));
+    CU_ASSERT_EQUAL(pr.halo_path, path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(pr.halo_note, note));
+    if (rank == 0 && note[0]) printf("\n  halo=%s, %d ranks: %s ", h, nranks, pr.halo_note);
+    bsr_solver_stats_free(&st);
+    return X;
+}
+
 /* profile=1 on the CPU: the parts measured, none negative, the product's
  * and the reductions' nonzero on several ranks, the idle time known (one
  * host); halo=ipc on the CPU is the host-vector path, said in the note;
@@ -73,14 +91,7 @@ static void test_profile_cpu(void)
     CU_ASSERT_EQUAL(p1.profiled, 1);
     CU_ASSERT_EQUAL(p1.halo_path, BSR_DHALO_CPU);
     CU_ASSERT_PTR_NOT_NULL(strstr(p1.halo_note, "CUDA backend"));
-    bsr_multivec *X2;
-    bsr_solver_stats s2;
-    bsr_dsolver_profile p2;
-    BSR_ASSERT_OK(solve(NULL, "stencil3d:12:4", "precond=ilu0,rtol=1e-9,halo=nccl", 1, &X2, &s2, &p2));
-    CU_ASSERT_EQUAL(p2.halo_path, BSR_DHALO_CPU);
-    CU_ASSERT_PTR_NOT_NULL(strstr(p2.halo_note, "halo=nccl applies to the CUDA backend"));
-    bsr_solver_stats_free(&s2);
-    bsr_multivec_destroy(X2);
+    bsr_multivec_destroy(noted_path(NULL, "nccl", BSR_DHALO_CPU, "halo=nccl applies to the CUDA backend"));
     CU_ASSERT_STRING_EQUAL(bsr_dhalo_path_name(p1.halo_path), "cpu");
     const double parts[] = {p1.spmm_interior_s, p1.spmm_interface_s, p1.halo_pack_s, p1.halo_post_s,
                             p1.halo_wait_s, p1.halo_unpack_s, p1.precond_s, p1.reduce_s};
@@ -260,27 +271,12 @@ static void test_nccl(void)
     if (!want) return;
     bsr_context *ctx = rank_context(ndev);
     if (want > 0 && nranks > ndev) {   /* ranks share a GPU (one host): the host path, saying so */
-        bsr_multivec *Xn;
-        bsr_solver_stats sn;
-        bsr_dsolver_profile pn;
-        BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-9,halo=nccl", 1, &Xn, &sn, &pn));
-        CU_ASSERT_EQUAL(pn.halo_path, BSR_DHALO_HOST);
-        CU_ASSERT_PTR_NOT_NULL(strstr(pn.halo_note, "NCCL takes one GPU a rank"));
-        if (rank == 0) printf("\n  halo=nccl, %d ranks on %d GPUs: %s ", nranks, ndev, pn.halo_note);
-        bsr_solver_stats_free(&sn);
-        bsr_multivec_destroy(Xn);
+        bsr_multivec_destroy(noted_path(ctx, "nccl", BSR_DHALO_HOST, "NCCL takes one GPU a rank"));
     } else if (want < 0) {
-        bsr_multivec *Xh, *Xn;
-        bsr_solver_stats sh, sn;
-        bsr_dsolver_profile ph, pn;
-        BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-9,halo=host", 1, &Xh, &sh, &ph));
-        BSR_ASSERT_OK(solve(ctx, "stencil3d:16:4", "precond=ilu0,rtol=1e-9,halo=nccl", 1, &Xn, &sn, &pn));
-        CU_ASSERT_EQUAL(pn.halo_path, BSR_DHALO_HOST);
-        CU_ASSERT_PTR_NOT_NULL(strstr(pn.halo_note, "NCCL not found"));
-        if (rank == 0) printf("\n  halo=nccl without NCCL: %s ", pn.halo_note);
+        bsr_multivec *Xh = noted_path(ctx, "host", BSR_DHALO_HOST, ""),
+                     *Xn = noted_path(ctx, "nccl", BSR_DHALO_HOST, "NCCL not found");
         size_t bytes = (size_t)bsr_multivec_rows(Xh) * sizeof(double);
         CU_ASSERT_TRUE(bsr_test_all_ranks(memcmp(bsr_multivec_cdata(Xh), bsr_multivec_cdata(Xn), bytes) == 0));
-        bsr_solver_stats_free(&sh); bsr_solver_stats_free(&sn);
         bsr_multivec_destroy(Xh); bsr_multivec_destroy(Xn);
     } else {
         path_case(ctx, "stencil3d:24:4", "precond=ilu0,rtol=1e-9", 1, "nccl");
