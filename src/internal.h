@@ -404,8 +404,9 @@ void bsr_cuda_event_free(void *ev);
  * time, never required).  load: BSR_OK when NCCL was found (once a
  * process), else BSR_ERR_UNSUPPORTED and why says what is missing; id: a
  * new communicator's id (BSR_CUDA_NCCL_ID_BYTES, made on one rank and sent
- * to the others); init: this rank's part of it on ctx's GPU (collective:
- * every rank calls it), *h its handle; post: rows [send_off[q],
+ * to the others); new: *h, a handle on ctx's GPU with its stream and events
+ * (local: every rank agrees on its success before init); init: this rank's
+ * part of communicator id in h (collective: every rank calls it); post: rows [send_off[q],
  * send_off[q+1]) of sbuf to rank send_rank[q] and rows of recv_off into
  * rbuf from recv_rank[q] (row bytes each, device buffers), after the work
  * queued on ctx's stream and on a stream of h's own; wait: ctx's stream
@@ -414,7 +415,8 @@ void bsr_cuda_event_free(void *ev);
 #define BSR_CUDA_NCCL_ID_BYTES 128
 bsr_status bsr_cuda_nccl_load(char *why, size_t wlen);
 bsr_status bsr_cuda_nccl_id(unsigned char *id);
-bsr_status bsr_cuda_nccl_init(bsr_context *ctx, const unsigned char *id, int nranks, int rank, void **h);
+bsr_status bsr_cuda_nccl_new(bsr_context *ctx, void **h);
+bsr_status bsr_cuda_nccl_init(bsr_context *ctx, void *h, const unsigned char *id, int nranks, int rank);
 bsr_status bsr_cuda_nccl_post(bsr_context *ctx, void *h, int nsend, const int *send_rank, const int *send_off,
                               const void *sbuf, int nrecv, const int *recv_rank, const int *recv_off, void *rbuf,
                               size_t row);

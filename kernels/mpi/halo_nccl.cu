@@ -107,7 +107,7 @@ extern "C" bsr_status bsr_cuda_nccl_id(unsigned char *id)
     return BSR_OK;
 }
 
-extern "C" bsr_status bsr_cuda_nccl_init(bsr_context *ctx, const unsigned char *id, int nranks, int rank, void **h)
+extern "C" bsr_status bsr_cuda_nccl_new(bsr_context *ctx, void **h)
 {
     *h = NULL;
     char why[256];
@@ -115,8 +115,6 @@ extern "C" bsr_status bsr_cuda_nccl_init(bsr_context *ctx, const unsigned char *
     BSR_TRY(bsr_cuda_enter(ctx));
     nccl_halo *H = (nccl_halo *)bsr_calloc(1, sizeof *H, "NCCL halo");
     if (!H) return BSR_ERR_NOMEM;
-    nccl_id u;
-    memcpy(&u, id, sizeof u);
     cudaError_t e = cudaStreamCreateWithFlags(&H->side, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&H->packed, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&H->arrived, cudaEventDisableTiming);
@@ -124,13 +122,21 @@ extern "C" bsr_status bsr_cuda_nccl_init(bsr_context *ctx, const unsigned char *
         bsr_cuda_nccl_free(ctx, H);
         return bsr_cuda_fail(e, "NCCL halo stream and events", __FILE__, __LINE__);
     }
+    *h = H;
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_cuda_nccl_init(bsr_context *ctx, void *h, const unsigned char *id, int nranks, int rank)
+{
+    nccl_halo *H = (nccl_halo *)h;
+    BSR_TRY(bsr_cuda_enter(ctx));
+    nccl_id u;
+    memcpy(&u, id, sizeof u);
     nccl_result r = api.init_rank(&H->comm, nranks, u, rank);
     if (r != 0) {
         H->comm = NULL;
-        bsr_cuda_nccl_free(ctx, H);
         return nccl_fail(r, "ncclCommInitRank");
     }
-    *h = H;
     return BSR_OK;
 }
 

@@ -101,13 +101,18 @@ static bsr_status make(bsr_dmatrix *A, bsr_context *ctx)
     MPI_TRY(MPI_Bcast(id, (int)sizeof id, MPI_UNSIGNED_CHAR, 0, d->comm));
     BSR_TRY(all_ok(d, id[BSR_CUDA_NCCL_ID_BYTES], why, A->halo_note, sizeof A->halo_note, &all));
     if (!all) return BSR_OK;
+    /* every rank's handle made before any rank enters the collective init,
+     * which would wait forever for a rank that never comes */
     struct bsr_dnccl *N = bsr_calloc(1, sizeof *N, "NCCL halo");
-    void *h = NULL;
-    s = N ? bsr_cuda_nccl_init(ctx, id, d->size, d->rank, &h) : BSR_ERR_NOMEM;
+    s = N ? bsr_cuda_nccl_new(ctx, &N->h) : BSR_ERR_NOMEM;
     if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
-    if (N) { N->ctx = ctx; N->h = h; }
-    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    if (N) N->ctx = ctx;
     A->nccl = N;
+    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    if (!all) { bsr_dnccl_destroy(A); return BSR_OK; }
+    s = bsr_cuda_nccl_init(ctx, N->h, id, d->size, d->rank);
+    if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
+    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
     if (!all) bsr_dnccl_destroy(A);   /* a rank without its part: the others' are of no use */
     return BSR_OK;
 }
