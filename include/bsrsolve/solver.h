@@ -96,9 +96,9 @@ typedef struct {
     int pattern;               /* ILUT/ILU2 refactor: BSR_SOLVER_PATTERN_FROZEN (default: the new
                                   values are factored into the pattern the setup chose),
                                   _REFRESH (every refactor chooses the pattern anew: the
-                                  factor a new setup would make; the CPU backend without a
-                                  matching keeps the setup's ordering, elsewhere it is a full
-                                  setup), _AUTO (frozen until a solve needs more than
+                                  factor a new setup would make; without a matching it keeps
+                                  the setup's ordering (on the CUDA backend its RCM variant
+                                  too), with one it is a full setup), _AUTO (frozen until a solve needs more than
                                   pattern_growth times the iterations of the first solve on
                                   the pattern; the next refactor then refreshes it) */
     double pattern_growth;     /* pattern=auto's factor (default 1.5) */
