@@ -163,8 +163,9 @@ typedef struct {
     int fallback;              /* option fallback=off|on: 1 ("on", the default): when a solve
                                   with a capped ILUT/ILU2 factor does not converge (iterations run
                                   out, divergence, a breakdown, stagnation, or a residual still
-                                  above half the initial one after BSR_FALLBACK_PROBE iterations:
-                                  the probe), the solver sets the preconditioner up again without
+                                  above half the initial one after BSR_FALLBACK_PROBE iterations,
+                                  or past them above twice the initial one for
+                                  BSR_FALLBACK_PROBE_RUN iterations in a row: the probe), the solver sets the preconditioner up again without
                                   the cap and with growth-weighted dropping (cap=none, grow=1
                                   unless grow is set, factor=cpu: the factorization on the host,
                                   in nested dissection with METIS's order in each leaf (reorder=
