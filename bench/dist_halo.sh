@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The distributed solver's halo paths on a multi-GPU host: pinned host
-# buffers (halo=host) against GPU to GPU by CUDA IPC (halo=ipc), on 1, 2
+# buffers (halo=host) against GPU to GPU by CUDA IPC (halo=ipc) or NCCL
+# (halo=nccl), on 1, 2
 # and 4 ranks (one GPU each, as many as there are GPUs):
 #   bench/dist_halo.sh OUTDIR [CLI] [ranks]
 # OUTDIR gets, per run, NAME.json (the timing run: --json, no profile),
@@ -31,7 +32,9 @@
 #   big0, big2  coupled3d with b = 5 (the hard class, generated in place on
 #           each rank), 12.5M block rows a rank (100M on 8): ILU(0), and
 #           ILU2 with overlap=1; at most 200 iterations (time an iteration)
-# HALOS (default "host ipc") names the halo paths each multi-rank case runs.
+# HALOS (default "host ipc") names the halo paths each multi-rank case runs
+# (nccl too: NCCL loaded at run time, BSR_NCCL_LIBRARY naming its file where
+# the loader does not find libnccl.so.2).
 # BACKEND=cpu runs the same on the CPU (halo= then has no effect).
 # OMP_NUM_THREADS is the cores / ranks (the ranks' host work: setup).
 # MPIEXEC (default mpiexec) and MPIEXEC_FLAGS (e.g. "--bind-to none") pass
