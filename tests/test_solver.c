@@ -581,15 +581,19 @@ static void pattern_refresh_on(bsr_context *ctx, const char *const *cfgs, int nc
         bsr_solver_stats s0, s1, s2;
         solve_zero(R, &P, X1, &s0);
         /* a mark on the setup's plan that a new setup's would not carry (the
-         * ordering's seconds: statistics only; a new plan may take the freed
-         * one's address, so the pointer would not tell) */
-        ((bsr_ilu *)bsr_solver_host_ilu(R))->st.order_s = -1;
+         * matching's seconds, which the setup without one leaves at 0 and a
+         * setup with one sets: statistics only; a new plan may take the
+         * freed one's address, so the pointer would not tell) */
+        ((bsr_ilu *)bsr_solver_host_ilu(R))->st.match_s = -1;
         BSR_ASSERT_OK(bsr_solver_refactor(R, A2));
         bsr_ilu_stats fs;
         BSR_ASSERT_OK(bsr_ilu_get_stats(bsr_solver_host_ilu(R), &fs));
-        CU_ASSERT_EQUAL(fs.order_s == -1, c < ncfg - 1);   /* the plan kept, but with a matching */
+        CU_ASSERT_EQUAL(fs.match_s == -1, c < ncfg - 1);   /* the plan kept, but with a matching */
         solve_zero(R, &P, X1, &s1);
         solve_zero(F, &P, X2, &s2);
+        /* the ordering's seconds in the report are the setup's, and it says so */
+        CU_ASSERT_EQUAL(strstr(s1.precond_info, " s at setup)") != NULL, c < ncfg - 1);
+        CU_ASSERT_PTR_NULL(strstr(s2.precond_info, " s at setup)"));
         CU_ASSERT_EQUAL(s1.pattern_new, 1);
         CU_ASSERT_EQUAL(s1.pattern_refreshes, 1);
         CU_ASSERT_NOT_EQUAL(s1.pc_nnzb, s0.pc_nnzb);   /* the new values chose another pattern */

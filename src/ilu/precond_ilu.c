@@ -20,6 +20,7 @@ typedef struct {
     bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
     int rcm_tried;      /* RCM variants tried by ilu_rcm_axes (0: none but the default) */
     int rcm0_L, rcm0_U; /* the default variant's levels, when another was kept */
+    int refreshed;      /* a refactor chose the pattern again on the setup's ordering */
 } ilu_pc;
 
 /* A threshold factor in RCM order whose triangles' level counts differ more
@@ -82,8 +83,9 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (I->rcm_tried)   /* ilu_rcm_axes: variant 0's levels */
         snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (of %d RCM variants; variant 0: levels L %d U %d)",
                  I->rcm_tried, I->rcm0_L, I->rcm0_U);
-    if (F->ord && st.order_s > 0)   /* what the ordering cost: the report says it */
-        snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s)", st.order_s);
+    if (F->ord && st.order_s > 0)   /* what the ordering cost (at the setup: a refresh keeps it) */
+        snprintf(ord + strlen(ord), sizeof ord - strlen(ord), " (%.3f s%s)", st.order_s,
+                 I->refreshed ? " at setup" : "");
     char mw[160];
     match_words(mw, sizeof mw, &st, o, o->factor == BSR_FACTOR_GPU);
     char fac[96];
@@ -143,6 +145,7 @@ static void ilu_cuda_numeric_options(const bsr_solver_options *o, const bsr_matr
 static bsr_status ilu_cuda_refresh(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
+    I->refreshed = 1;
     if (I->num) I->num->ops->destroy(I->num);
     I->num = NULL;
     ilu_numeric_options no;
@@ -178,6 +181,7 @@ static bsr_status ilu_refactor(bsr_pc *pc, const bsr_matrix *A)
 static bsr_status ilu_refresh(bsr_pc *pc, const bsr_matrix *A)
 {
     ilu_pc *I = pc->data;
+    I->refreshed = 1;
     I->F->opt.pattern = BSR_PATTERN_REFRESH;
     bsr_status s = ilu_refactor(pc, A);
     I->F->opt.pattern = BSR_PATTERN_FROZEN;
