@@ -122,6 +122,19 @@ static void test_every_key(void)
     q.diag = 2;
     CU_ASSERT_EQUAL(bsr_solver_options_check(&q), BSR_ERR_ARG);
     bsr_clear_error();
+    /* every halo path by name, printed (but the default) and read back; one past the last refused */
+    static const char *const halos[] = {"auto", "host", "ipc", "mpi", "nccl"};
+    for (int h = 0; h <= BSR_HALO_NCCL; h++) {
+        char in[32];
+        snprintf(in, sizeof in, "halo=%s", halos[h]);
+        o = parsed(in);
+        CU_ASSERT_EQUAL(o.halo, h);
+        CU_ASSERT_EQUAL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), in) != NULL, h != BSR_HALO_AUTO);
+        CU_ASSERT_EQUAL(parsed(buf).halo, h);
+    }
+    o.halo = BSR_HALO_NCCL + 1;
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+    bsr_clear_error();
 }
 
 /* The string must fail with BSR_ERR_ARG, name `what` in the message, and leave o alone. */
