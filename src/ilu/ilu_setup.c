@@ -59,6 +59,23 @@ double bsr_ilu_tau2(bsr_ilu_kind kind, double tau1, double tau2)
     return kind == BSR_ILU2 ? (tau2 > 0 ? tau2 : tau1 * tau1) : tau1;
 }
 
+/* Free the pattern F holds, wherever it lives (host L, U, their schedules
+ * and the frozen pattern; the device's): at destroy, and before a pattern
+ * pass, which chooses it again and may make it elsewhere than the last one
+ * (the host's rows where the device's overflow). */
+static void pattern_forget(bsr_ilu *F)
+{
+    bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
+    F->L = F->U = NULL;
+    if (F->lvL) bsr_levels_free(F->lvL);
+    if (F->lvU) bsr_levels_free(F->lvU);
+    F->lvL = F->lvU = NULL;
+    ilu_pattern_free(F->fz);
+    F->fz = NULL;
+    if (F->dsym && F->dsym_free) F->dsym_free(F->dsym);
+    F->dsym = NULL;
+}
+
 /* Free a factorization and everything it owns (NULL-safe). */
 void bsr_ilu_destroy(bsr_ilu *F)
 {
@@ -72,11 +89,7 @@ void bsr_ilu_destroy(bsr_ilu *F)
     free(F->ap); free(F->ac); free(F->asrc); free(F->aval); free(F->rowref);
     free(F->dl); free(F->scale_left); free(F->piv); free(F->xrow);
     free(F->rsrc); free(F->dr); free(F->dc); free(F->scale_right);
-    bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
-    if (F->lvL) bsr_levels_free(F->lvL);
-    if (F->lvU) bsr_levels_free(F->lvU);
-    if (F->dsym_free) F->dsym_free(F->dsym);
-    ilu_pattern_free(F->fz);
+    pattern_forget(F);
     free(F);
 }
 
@@ -280,23 +293,6 @@ bsr_status ilu_num_host(bsr_ilu *F, const bsr_matrix *A)
     bsr_prof_mark("ilu setup: numeric");
     if (!s) F->st.setup_s += bsr_now() - t0;   /* the setup: both phases */
     return s;
-}
-
-/* The pattern a threshold pass chose before, wherever it lives (host L, U,
- * their schedules and the frozen pattern; the device's): a new pass chooses
- * it again, and may make it elsewhere than the last one (the host's rows
- * where the device's overflow). */
-static void pattern_forget(bsr_ilu *F)
-{
-    bsr_matrix_destroy(F->L); bsr_matrix_destroy(F->U);
-    F->L = F->U = NULL;
-    if (F->lvL) bsr_levels_free(F->lvL);
-    if (F->lvU) bsr_levels_free(F->lvU);
-    F->lvL = F->lvU = NULL;
-    ilu_pattern_free(F->fz);
-    F->fz = NULL;
-    if (F->dsym && F->dsym_free) F->dsym_free(F->dsym);
-    F->dsym = NULL;
 }
 
 bsr_status ilu_pattern_pass(bsr_ilu *F, bsr_context *dev, const bsr_matrix *A)
