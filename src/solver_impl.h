@@ -30,9 +30,9 @@ struct bsr_pc {
     bsr_status (*refactor)(bsr_pc *pc, const bsr_matrix *A);  /* new values, same pattern */
     /* new values, the factor's pattern chosen anew on the symbolic value the
      * setup made (its ordering kept): what a new setup would make, without
-     * its ordering.  Set by a setup where that holds (a host threshold ILU
-     * without a matching, whose symbolic value does not depend on A's
-     * values); NULL: a pattern refresh is a new setup */
+     * its ordering.  Set by a setup where that holds (a threshold ILU without
+     * a matching, on either backend: its symbolic value does not depend on
+     * A's values); NULL: a pattern refresh is a new setup */
     bsr_status (*refresh)(bsr_pc *pc, const bsr_matrix *A);
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);
