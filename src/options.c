@@ -344,6 +344,11 @@ int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu)
     return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu ? 0 : BSR_ILU_CAP_NONE;
 }
 
+const char *bsr_halo_name(int halo)
+{
+    return halo >= 0 && halo <= BSR_HALO_NCCL ? halo_names[halo] : "?";
+}
+
 const char *bsr_cap_name(int cap, char *buf)
 {
     if (cap > 0) snprintf(buf, 16, "%d", cap);

@@ -77,6 +77,8 @@ int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu);
 /* The cap's value as the options write it: "auto" (0), P (> 0), "none" (< 0,
  * the default included: the host's); buf of 16 chars at least. */
 const char *bsr_cap_name(int cap, char *buf);
+/* The option string's name of a BSR_HALO_* value ("auto", "host", ...; "?" outside them). */
+const char *bsr_halo_name(int halo);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:

@@ -256,7 +256,7 @@ static bsr_status choose_halo(bsr_dsolver *S, int k)
         A->halo_path = BSR_DHALO_CPU;
         if (mode == BSR_HALO_IPC || mode == BSR_HALO_MPI || mode == BSR_HALO_NCCL)
             snprintf(A->halo_note, sizeof A->halo_note, "halo=%s applies to the CUDA backend: host vectors here",
-                     mode == BSR_HALO_IPC ? "ipc" : mode == BSR_HALO_MPI ? "mpi" : "nccl");
+                     bsr_halo_name(mode));
     }
     else if (mode == BSR_HALO_HOST) A->halo_path = BSR_DHALO_HOST;
     else if (mode == BSR_HALO_MPI) {
