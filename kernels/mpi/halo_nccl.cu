@@ -94,7 +94,7 @@ extern "C" bsr_status bsr_cuda_nccl_load(char *why, size_t wlen)
     pthread_once(&api_once, load_api);
     if (api_ok) return BSR_OK;
     snprintf(why, wlen, "%s", api_why);
-    return bsr_error(BSR_ERR_UNSUPPORTED, "halo=nccl: %s", api_why);
+    return bsr_error(BSR_ERR_UNSUPPORTED, "%s", api_why);   /* the halo note's words, as why's */
 }
 
 extern "C" bsr_status bsr_cuda_nccl_id(unsigned char *id)

@@ -35,16 +35,18 @@ static size_t skip_bytes(const bsr_dmatrix *A, size_t row)
     return row * ((size_t)A->h.send_off[A->h.nsend] + (size_t)A->h.nghost);
 }
 
-/* Every rank's ok (collective): 1 when all are nonzero; else the lowest
- * failing rank's why in note ("rank R: why"). */
-static bsr_status all_ok(bsr_dist *d, int ok, const char *why, char *note, size_t len, int *all)
+/* Whether every rank's step succeeded (collective): s this rank's status
+ * (a failure's message taken, and cleared); *all 1 when every s was BSR_OK,
+ * else 0 and the lowest failing rank's message in note ("NCCL on rank R:
+ * message").  Fails only on an MPI error. */
+static bsr_status agree(bsr_dist *d, bsr_status s, char *note, size_t len, int *all)
 {
-    struct { int ok, rank; } in = {ok ? 1 : 0, d->rank}, out;
+    char w[160] = "";
+    if (s) { snprintf(w, sizeof w, "%s", bsr_last_error()); bsr_clear_error(); }
+    struct { int ok, rank; } in = {!s, d->rank}, out;
     MPI_TRY(MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, d->comm));
     *all = out.ok;
     if (out.ok) return BSR_OK;
-    char w[160];
-    snprintf(w, sizeof w, "%s", why);
     MPI_TRY(MPI_Bcast(w, (int)sizeof w, MPI_CHAR, out.rank, d->comm));
     snprintf(note, len, "NCCL on rank %d: %s", out.rank, w);
     return BSR_OK;
@@ -83,36 +85,27 @@ static bsr_status one_gpu_a_rank(bsr_dist *d, bsr_context *ctx, char *note, size
 static bsr_status make(bsr_dmatrix *A, bsr_context *ctx)
 {
     bsr_dist *d = A->d;
-    char why[256] = "";
+    char why[256];   /* the message agree takes says the same */
     int all;
-    bsr_status s = bsr_cuda_nccl_load(why, sizeof why);
-    if (s) bsr_clear_error();
-    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    BSR_TRY(agree(d, bsr_cuda_nccl_load(why, sizeof why), A->halo_note, sizeof A->halo_note, &all));
     if (!all) return BSR_OK;
     BSR_TRY(one_gpu_a_rank(d, ctx, A->halo_note, sizeof A->halo_note, &all));
     if (!all) return BSR_OK;
-    unsigned char id[BSR_CUDA_NCCL_ID_BYTES + 1];   /* the id, then whether rank 0 made it */
-    memset(id, 0, sizeof id);
-    if (d->rank == 0) {
-        s = bsr_cuda_nccl_id(id);
-        id[BSR_CUDA_NCCL_ID_BYTES] = !s;
-        if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
-    }
-    MPI_TRY(MPI_Bcast(id, (int)sizeof id, MPI_UNSIGNED_CHAR, 0, d->comm));
-    BSR_TRY(all_ok(d, id[BSR_CUDA_NCCL_ID_BYTES], why, A->halo_note, sizeof A->halo_note, &all));
+    unsigned char id[BSR_CUDA_NCCL_ID_BYTES] = {0};   /* made on rank 0 */
+    bsr_status s = d->rank == 0 ? bsr_cuda_nccl_id(id) : BSR_OK;
+    BSR_TRY(agree(d, s, A->halo_note, sizeof A->halo_note, &all));
     if (!all) return BSR_OK;
+    MPI_TRY(MPI_Bcast(id, (int)sizeof id, MPI_UNSIGNED_CHAR, 0, d->comm));
     /* every rank's handle made before any rank enters the collective init,
      * which would wait forever for a rank that never comes */
     struct bsr_dnccl *N = bsr_calloc(1, sizeof *N, "NCCL halo");
     s = N ? bsr_cuda_nccl_new(ctx, &N->h) : BSR_ERR_NOMEM;
-    if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
     if (N) N->ctx = ctx;
     A->nccl = N;
-    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    BSR_TRY(agree(d, s, A->halo_note, sizeof A->halo_note, &all));
     if (!all) { bsr_dnccl_destroy(A); return BSR_OK; }
     s = bsr_cuda_nccl_init(ctx, N->h, id, d->size, d->rank);
-    if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
-    BSR_TRY(all_ok(d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+    BSR_TRY(agree(d, s, A->halo_note, sizeof A->halo_note, &all));
     if (!all) bsr_dnccl_destroy(A);   /* a rank without its part: the others' are of no use */
     return BSR_OK;
 }
@@ -126,27 +119,24 @@ bsr_status bsr_dnccl_setup(bsr_dmatrix *A, bsr_context *ctx, size_t row)
     if (!N) return BSR_OK;
     N->row = row;
     const size_t need = skip_bytes(A, row);
-    int ok = 1;
-    char why[160] = "";
+    bsr_status s = BSR_OK;
     if (need > N->scratch_bytes) {
         bsr_cuda_buffer_free(N->scratch);
         N->scratch = NULL;
         N->scratch_bytes = 0;
-        bsr_status s = bsr_cuda_buffer(ctx, need, &N->scratch);
-        if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); ok = 0; }
-        else N->scratch_bytes = need;
+        s = bsr_cuda_buffer(ctx, need, &N->scratch);
+        if (!s) N->scratch_bytes = need;
     }
     int all;
-    BSR_TRY(all_ok(A->d, ok, why, A->halo_note, sizeof A->halo_note, &all));
+    BSR_TRY(agree(A->d, s, A->halo_note, sizeof A->halo_note, &all));
     if (!all) { bsr_dnccl_destroy(A); return BSR_OK; }
     /* a new communicator connects its pairs at their first exchange (1.2-1.9
      * s on two H200s, measured): one exchange of scratch rows here, every
      * rank's, so that the solves do not pay it */
     if (fresh) {
-        bsr_status s = bsr_dnccl_skip(A);
+        s = bsr_dnccl_skip(A);
         if (!s) s = bsr_context_sync(ctx);
-        if (s) { snprintf(why, sizeof why, "%s", bsr_last_error()); bsr_clear_error(); }
-        BSR_TRY(all_ok(A->d, !s, why, A->halo_note, sizeof A->halo_note, &all));
+        BSR_TRY(agree(A->d, s, A->halo_note, sizeof A->halo_note, &all));
         if (!all) bsr_dnccl_destroy(A);
     }
     return BSR_OK;
