@@ -1637,6 +1637,87 @@ static void test_work_bound(void)
     bsr_team_force(0);
 }
 
+/* tau1 = 0 without a cap keeps every block: the pattern then comes from the
+ * elimination tree (ilu_complete.c) instead of the rows' merges.  It must be
+ * the pattern the rows choose, with the same factors bit for bit, the same
+ * work count and the same work bound, serial and over the ND tree, in
+ * nested dissection and natural order; a refactor keeps it; with a
+ * threshold, a cap or an unsymmetric pattern the rows choose as before. */
+static void test_complete_pattern(void)
+{
+    int nt = omp_get_max_threads();
+    bsr_team_force(1);   /* the parallel paths at these small sizes */
+    const char *gens[] = {"coupled3d:8,5,couple=0.45", "stencil3d:9:3", "rotconv3d:8,4"};
+    for (int g = 0; g < 3; g++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(gens[g], BSR_DOUBLE, &P));
+        const double b3 = pow(bsr_matrix_block(P.A), 3);
+        for (int c = 0; c < 6; c++) {
+            bsr_ilu_options o = serial_nd(c & 1 ? BSR_ILU2 : BSR_ILUT, 3);
+            o.tau1 = 0;
+            if (c >= 4) o.order.kind = BSR_ORDER_NATURAL;
+            o.parallel = c >= 2 && c < 4;
+            omp_set_num_threads(o.parallel ? 3 : 1);
+            bsr_ilu *F = NULL, *G = NULL;
+            bsr_ilu_test_complete_off(1);
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+            CU_ASSERT(!ilu_complete_ok(F));
+            bsr_ilu_test_complete_off(0);
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
+            CU_ASSERT(ilu_complete_ok(G));
+            bsr_ilu_stats sf, sg;
+            bsr_ilu_get_stats(F, &sf);
+            bsr_ilu_get_stats(G, &sg);
+            CU_ASSERT(same_factors(F, G));
+            CU_ASSERT(sg.work > 0 && sg.work == sf.work);
+            CU_ASSERT(sg.dropped == 0 && sf.dropped == 0);
+            CU_ASSERT(sg.fill > 1.5);
+            CU_ASSERT(sg.pattern_id != 0);
+            BSR_ASSERT_OK(bsr_ilu_refactor(G, P.A));
+            CU_ASSERT(same_factors(F, G));
+            bsr_ilu_destroy(G);
+            G = NULL;
+            o.max_work = sf.work;   /* the bound: passes at the count, fails one product under it */
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
+            bsr_ilu_destroy(G);
+            G = NULL;
+            o.max_work = sf.work - b3;
+            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &G), BSR_ERR_UNSUPPORTED);
+            CU_ASSERT_PTR_NULL(G);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+            bsr_ilu_destroy(F);
+        }
+        omp_set_num_threads(nt);
+        /* a threshold or a cap: the rows choose */
+        for (int c = 0; c < 2; c++) {
+            bsr_ilu_options o = serial_nd(BSR_ILU2, 3);
+            o.tau1 = c ? 0 : 1e-3;
+            o.cap = c ? 4 : BSR_ILU_CAP_NONE;
+            bsr_ilu *F = NULL;
+            BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &F));
+            CU_ASSERT(!ilu_complete_ok(F));
+            bsr_ilu_destroy(F);
+        }
+        bsr_problem_free(&P);
+    }
+    /* an unsymmetric pattern: the rows choose, and still keep every block */
+    const int nb = 12;
+    char m[12 * 12];
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < nb; j++) m[i * nb + j] = i == j || j == i + 1 || (j + 3) % nb == i;
+    bsr_matrix *A = mk_pattern(nb, 2, m, 4.0, BSR_DOUBLE);
+    bsr_ilu_options o = serial_nd(BSR_ILUT, 0);
+    o.tau1 = 0;
+    o.order.kind = BSR_ORDER_NATURAL;
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    CU_ASSERT(!ilu_complete_ok(F));
+    CU_ASSERT(one_step_resid(A, F, 1) < 1e-12);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    bsr_team_force(0);
+}
+
 /* The threshold kinds over an ND tree whose separators are large enough to
  * be factored by several tasks at once (>= 64 rows, one row a ticket:
  * rotconv3d:18,3 has a top separator of 324 rows): identical bit for bit to the serial run, with
@@ -2378,6 +2459,7 @@ int main(int argc, char **argv)
         {"serial equals parallel (ND tree)", test_serial_equals_parallel},
         {"ND separators factored concurrently = serial", test_separators_concurrent},
         {"work bound (max_work): the same count and outcome on any thread count", test_work_bound},
+        {"tau1 = 0 without a cap: the elimination tree's pattern = the rows', bit for bit", test_complete_pattern},
         {"serial equals parallel (no tree: concurrent rows, every kind)", test_serial_equals_levels},
         {"triangular solves S2 vs levels vs dense", test_trsv},
         {"apply with library levels", test_apply_levels},

@@ -544,6 +544,27 @@ static bsr_status schedules(bsr_ilu *F)
     return BSR_OK;
 }
 
+/* A threshold setup that keeps every block: its pattern from the
+ * elimination tree (ilu_complete.c), the same one its rows would choose;
+ * then, unless a pattern pass (the device computes the values), the values
+ * factored into it as a frozen refactor does. */
+static bsr_status factor_complete(bsr_ilu *F)
+{
+    bsr_status s = ilu_rows_complete(F);
+    bsr_prof_mark("ilu factor: complete pattern");
+    if (!s) s = ilu_pattern_build(F);
+    if (!s && F->pattern_only) s = assemble(F);
+    if (!s && F->pattern_only) s = schedules(F);
+    ilu_rows_free(F, 0);
+    F->st.pivots_regularized = 0;
+    F->st.tree_parallel = 0;
+    if (s || F->pattern_only) return s;
+    F->use_fz = 1;
+    s = ilu_factor(F);
+    F->use_fz = 0;   /* the setup chose this pattern (numeric() names it anew) */
+    return s;
+}
+
 /* Numeric factorization of F->aval into L and U: serial, over the ND tree, or
  * without a tree by concurrent rows that wait for the rows they read
  * (run_levels).  A threshold factorization then
@@ -561,6 +582,7 @@ bsr_status ilu_factor(bsr_ilu *F)
     if (inside) { dp = F->ap; dc = F->ac; }
     /* a team of one thread per ILU_TEAM_GRAIN entries of A: a small
      * factorization runs serially (the same rows, the same bits) */
+    if (inside && ilu_complete_ok(F)) return factor_complete(F);
     const int team = bsr_team((int64_t)F->nnzbA * F->b * F->b, ILU_TEAM_GRAIN);
     if (team < 2) tree = 0;
     int levels = !tree && F->opt.parallel && dp && team > 1 &&

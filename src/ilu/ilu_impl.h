@@ -337,6 +337,17 @@ void bsr_ilu_symbolic_stats(bsr_ilu *F, int nL, int nU, int nlevL, int nlevU);
 /* Build F->fz from the rows of a finished threshold factorization
  * (ilu_pattern.c); its level schedule (fz->lv) is left to the caller. */
 bsr_status ilu_pattern_build(bsr_ilu *F);
+/* ilu_complete.c: nonzero when F's threshold setup keeps every block (tau1 =
+ * tau2 = 0, no cap, no fill bound) on a structurally symmetric P A P^T; then
+ * ilu_rows_complete makes F->rows (columns only, in F->rowbuf) of the
+ * complete LU's pattern from the elimination tree, the rows' block products
+ * in F->nprod and st.work, failing past F->nprod_max as the rows would. */
+int ilu_complete_ok(const bsr_ilu *F);
+bsr_status ilu_rows_complete(bsr_ilu *F);
+/* Tests only: off (nonzero) leaves the complete pattern to the rows. */
+void bsr_ilu_test_complete_off(int off);
+/* The work bound's message (ilu_row.c), for the rows and the complete pattern. */
+void ilu_work_bound_msg(const bsr_ilu *F, char *buf, size_t len);
 /* The lower pattern of P as a matrix view without values (its schedule's input). */
 bsr_matrix ilu_pattern_lower(const ilu_pattern *P, int b);
 void ilu_pattern_free(ilu_pattern *P);

@@ -587,10 +587,15 @@ static bsr_status row_bounded(bsr_ilu *F, ilu_work *w, int k)
         const int64_t d = w->nprod - p0;
         if (__atomic_add_fetch(&F->nprod, d, __ATOMIC_RELAXED) <= F->nprod_max) return BSR_OK;
     }
-    snprintf(w->msg, sizeof w->msg, "ILU: the threshold rows passed their work bound, %.3g block multiply-adds "
+    ilu_work_bound_msg(F, w->msg, sizeof w->msg);
+    return BSR_ERR_UNSUPPORTED;
+}
+
+void ilu_work_bound_msg(const bsr_ilu *F, char *buf, size_t len)
+{
+    snprintf(buf, len, "ILU: the threshold rows passed their work bound, %.3g block multiply-adds "
              "(bsr_ilu_options.max_work, the solver's option work; a product of two blocks is b^3 = %d)",
              F->opt.max_work, F->b * F->b * F->b);
-    return BSR_ERR_UNSUPPORTED;
 }
 
 /* Factor row k (ILU(0)'s: ilu_row0.c). */

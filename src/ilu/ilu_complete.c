@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The pattern of a threshold factorization that keeps every block, found
+ * symbolically.  ILUT/ILU2 with tau1 = 0 and no cap keep every block their
+ * rows form (a block is first-order when its norm is >= 0), so the pattern
+ * they choose is the complete LU's fill of P A P^T: the rows' merges find it
+ * in O(work) (the block products themselves), the elimination tree in
+ * O(|L|).  For a structurally symmetric P A P^T, row i of L is the union of
+ * the tree paths from A's lower columns of row i up to i (Liu's row
+ * subtree) and U = L^T, the same pattern the rows would choose; the values
+ * are then factored into it as into any frozen pattern (host: ilu_factor's
+ * frozen rows; device: kernels/ilu/ilu0_gpu.cu).  A pattern that is not
+ * symmetric is left to the rows. */
+#include "ilu_impl.h"
+#include <limits.h>
+#include <omp.h>
+#include <string.h>
+
+/* Nonzero when F's setup keeps every block (tau1 = 0, tau2 = 0, no cap, no
+ * fill bound) and P A P^T (ap, ac) is structurally symmetric. */
+/* Tests only: the rows choose the pattern even where it is complete. */
+static int complete_off;
+void bsr_ilu_test_complete_off(int off) { complete_off = off; }
+
+int ilu_complete_ok(const bsr_ilu *F)
+{
+    const bsr_ilu_options *o = &F->opt;
+    if (complete_off || F->mode != 1 || o->tau1 != 0 || F->t2 != 0 || o->cap != BSR_ILU_CAP_NONE || o->fill > 0) return 0;
+    const int n = F->n;
+    int sym = 1;
+    #pragma omp parallel for schedule(static) reduction(&& : sym) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++) {
+        for (int p = F->ap[i]; p < F->ap[i + 1] && sym; p++) {
+            const int j = F->ac[p];
+            int lo = F->ap[j], hi = F->ap[j + 1] - 1, found = 0;
+            while (lo <= hi && !found) {   /* (j, i) in row j, columns ascending */
+                const int m = lo + (hi - lo) / 2;
+                if (F->ac[m] == i) found = 1;
+                else if (F->ac[m] < i) lo = m + 1;
+                else hi = m - 1;
+            }
+            sym = found;
+        }
+    }
+    return sym;
+}
+
+/* The elimination tree of the symmetric pattern (ap, ac): parent[i] (-1: a
+ * root), by path-compressed ancestors (CSparse's cs_etree). */
+static void etree(const bsr_ilu *F, int *parent, int *anc)
+{
+    for (int i = 0; i < F->n; i++) {
+        parent[i] = anc[i] = -1;
+        for (int p = F->ap[i]; p < F->ap[i + 1] && F->ac[p] < i; p++)
+            for (int j = F->ac[p], next; j != -1 && j < i; j = next) {
+                next = anc[j];
+                anc[j] = i;
+                if (next == -1) parent[j] = i;
+            }
+    }
+}
+
+/* Row i of L: the tree paths from A's lower columns up to i (marked with
+ * i in mark), into col when given (unsorted); returns their count. */
+static int row_reach(const bsr_ilu *F, const int *parent, int i, int *mark, int *col)
+{
+    int m = 0;
+    mark[i] = i;
+    for (int p = F->ap[i]; p < F->ap[i + 1] && F->ac[p] < i; p++)
+        for (int j = F->ac[p]; mark[j] != i; j = parent[j]) {
+            mark[j] = i;
+            if (col) col[m] = j;
+            m++;
+        }
+    return m;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+bsr_status ilu_rows_complete(bsr_ilu *F)
+{
+    const int n = F->n, nt = bsr_team(n, BSR_ROW_GRAIN);
+    int *parent = bsr_malloc(sizeof(int) * ((size_t)n + 1), "complete pattern");
+    int *mark = bsr_malloc(sizeof(int) * ((size_t)n + 1) * (size_t)nt, "complete pattern");
+    int64_t *lp = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
+    int64_t *up = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
+    int64_t *un = bsr_calloc((size_t)n + 1, sizeof(int64_t), "complete pattern");
+    bsr_status s = parent && mark && lp && up && un ? BSR_OK : BSR_ERR_NOMEM;
+    if (s) goto done;
+    etree(F, parent, mark);
+    /* the rows' lengths: L's by the reach, U's (the pivot first) by L's columns */
+    lp[0] = 0;
+    #pragma omp parallel num_threads(nt)
+    {
+        int *mk = mark + (size_t)omp_get_thread_num() * ((size_t)n + 1);
+        for (int i = 0; i < n; i++) mk[i] = -1;
+        #pragma omp for schedule(dynamic, 256)
+        for (int i = 0; i < n; i++) lp[i + 1] = row_reach(F, parent, i, mk, NULL);
+    }
+    for (int i = 0; i < n; i++) lp[i + 1] += lp[i];
+    const int64_t nl = lp[n];
+    if (nl > INT_MAX / 2 - n) {
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete pattern has %lld blocks in L (> INT_MAX / 2)",
+                      (long long)nl);
+        goto done;
+    }
+    free(F->rowbuf);
+    F->rowbuf = bsr_malloc(sizeof(int) * ((size_t)(2 * nl + n) + 1), "complete pattern");
+    if (!F->rows) F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
+    if (!F->rowbuf || !F->rows) { s = BSR_ERR_NOMEM; goto done; }
+    int *lc = F->rowbuf, *uc = F->rowbuf + nl;
+    #pragma omp parallel num_threads(nt)
+    {
+        int *mk = mark + (size_t)omp_get_thread_num() * ((size_t)n + 1);
+        for (int i = 0; i < n; i++) mk[i] = -1;
+        #pragma omp for schedule(dynamic, 256)
+        for (int i = 0; i < n; i++) {
+            int *c = lc + lp[i];
+            const int m = row_reach(F, parent, i, mk, c);
+            qsort(c, (size_t)m, sizeof(int), cmp_int);
+        }
+    }
+    /* U = L^T with the pivot first: rows i ascending fill each column's list in order */
+    for (int64_t q = 0; q < nl; q++) un[lc[q]]++;
+    up[0] = 0;
+    for (int k = 0; k < n; k++) up[k + 1] = up[k] + 1 + un[k];
+    for (int k = 0; k < n; k++) { uc[up[k]] = k; un[k] = up[k] + 1; }
+    for (int i = 0; i < n; i++)
+        for (int64_t q = lp[i]; q < lp[i + 1]; q++) uc[un[lc[q]]++] = i;
+    /* the rows' block products, as they count them: for each L block (i, k)
+     * one a block of row k of U past its pivot */
+    int64_t work = 0;
+    #pragma omp parallel for schedule(static) reduction(+ : work) num_threads(nt)
+    for (int i = 0; i < n; i++)
+        for (int64_t q = lp[i]; q < lp[i + 1]; q++) work += up[lc[q] + 1] - up[lc[q]] - 1;
+    for (int k = 0; k < n; k++) {
+        ilu_row_t *r = &F->rows[k];
+        memset(r, 0, sizeof *r);
+        r->nl = (int)(lp[k + 1] - lp[k]);
+        r->lcol = lc + lp[k];
+        r->nu = (int)(up[k + 1] - up[k]);
+        r->ucol = uc + up[k];
+    }
+    F->nprod = work;
+    F->st.work = (double)work * F->b * F->b * F->b;
+    F->st.dropped = 0;
+    F->st.second_order_total = 0;
+    F->st.second_order_peak = 0;
+    if (F->nprod_max > 0 && work > F->nprod_max) {
+        char m[256];
+        ilu_work_bound_msg(F, m, sizeof m);
+        s = bsr_error(BSR_ERR_UNSUPPORTED, "%s", m);
+    }
+done:
+    free(parent); free(mark); free(lp); free(up); free(un);
+    return s;
+}
