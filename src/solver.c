@@ -436,10 +436,21 @@ done:
     return st;
 }
 
-/* The options of the fallback's setup, in *f, after a failed solve with the
- * solver's current ones: 1 (a capped factor) or 2 (an uncapped one) when
- * there is one (options.fallback on, a threshold ILU, not distributed, no
- * fallback stopped on this matrix since its setup), 0 otherwise.
+/* The options of stage `stage` (0, 1, ...) of the fallback's setups, in *f,
+ * after a failed solve with the solver's current ones: 1 (a capped factor on
+ * the host), 2 (an uncapped one) or 3 (a capped factor on the device, its
+ * first stage) when there is such a stage (options.fallback on, a threshold
+ * ILU, not distributed, no fallback stopped on this matrix since its setup),
+ * 0 otherwise.  The stages are set up in turn until one succeeds.
+ * - A capped factor on the device: first the complete block LU on the
+ *   device (tau1 = tau2 = 0 without the cap: every block kept, the pattern
+ *   from the elimination tree, the values factored there, ilu_complete.c),
+ *   in nested dissection with METIS's order inside each leaf unless an
+ *   order was given; its block products bounded as the rows' are (work).
+ *   On indefinite coupled systems it is stable where every dropping factor
+ *   is not (issue 44's class at 27k and 64k block rows converges in one or
+ *   two iterations); past its bound (a 3D problem's products grow as n^2) or
+ *   the device's memory, the next stage.
  * - A capped factor: the same preconditioner without the cap, dropping by the
  *   growth of the inverse factors (grow=1 unless set), in nested dissection
  *   with METIS's order inside each leaf unless an order was given (on
@@ -448,27 +459,33 @@ done:
  * - An uncapped factor without growth weights: the same factor, in the same
  *   order, with grow=1 (the order is kept: METIS's leaves lose small real
  *   matrices that the order as found solves).
- * Either factored on the host (grow needs host factors; on the CUDA backend
- * the solves stay on the device), its rows' work bounded (work,
+ * Except the first, factored on the host (grow needs host factors; on the
+ * CUDA backend the solves stay on the device), its rows' work bounded (work,
  * BSR_FALLBACK_WORK unless set). */
-static int fallback_options(const bsr_solver *s, bsr_solver_options *f)
+static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;
-    if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || !s->pc) return 0;
+    /* (a failed stage's setup leaves no preconditioner: the next reads the options) */
+    if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || (!stage && !s->pc)) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
     *f = *o;
-    int kind = 0;
-    if (bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE) {
-        f->cap = BSR_ILU_CAP_NONE;
-        if (!f->grow) f->grow = 1;
-        if (!f->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
-        kind = 1;
-    } else if (!o->grow) {
-        f->grow = 1;
-        kind = 2;
-    }
-    f->factor = BSR_FACTOR_CPU;
     f->work = bsr_fallback_work(o);
+    if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
+    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
+    const int first = capped && s->device ? 3 : capped ? 1 : !o->grow ? 2 : 0;
+    const int kind = stage == 0 ? first : stage == 1 && first == 3 ? 1 : 0;
+    f->cap = BSR_ILU_CAP_NONE;
+    f->factor = BSR_FACTOR_CPU;
+    if (kind == 3) {
+        f->tau1 = f->tau2 = 0;
+        f->grow = 0;
+        f->factor = BSR_FACTOR_GPU;
+    } else if (kind == 1) {
+        if (!f->grow) f->grow = 1;
+    } else if (kind == 2) {
+        f->grow = 1;
+        snprintf(f->reorder, sizeof f->reorder, "%s", o->reorder);
+    }
     return kind;
 }
 
@@ -609,8 +626,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                             bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
-    const int kind = s && B && X ? fallback_options(s, &fo) : 0;
-    if (!kind) return solve_once(s, B, X, stats, 0, NULL);
+    if (!(s && B && X && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL);
     if (stats) memset(stats, 0, sizeof *stats);   /* a failure below may leave none */
     /* the initial guess, for the second solve (where it cannot be kept, as
      * for X only on a device, the solve runs without the fallback) */
@@ -644,16 +660,23 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     const double setup0 = s->setup_s;
     const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
     const double tf = bsr_now();
-    s->opt = fo;   /* the options say so from now on */
-    bsr_status sf = bsr_solver_setup(s, A);
-    /* an uncapped factor whose growth stayed below grow's trigger is the
-     * first one, bit for bit: a second solve would repeat the first */
-    const int unchanged = !sf && kind == 2 && !s->pc->grow_passes;
-    if (sf || unchanged) {
-        char fb[256];
-        if (sf) snprintf(fb, sizeof fb, "the setup %s failed (%s)", kind == 1 ? "without the cap" : "with growth weights",
+    static const char *const what[] = {"", "without the cap", "with growth weights",
+                                       "of the complete factor on the device"};
+    char fb[512] = "";
+    for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
+        s->opt = fo;   /* the options say so from now on */
+        bsr_status sf = bsr_solver_setup(s, A);
+        /* an uncapped factor whose growth stayed below grow's trigger is the
+         * first one, bit for bit: a second solve would repeat the first */
+        if (!sf && !(kind == 2 && !s->pc->grow_passes)) { fb[0] = 0; break; }
+        const size_t at = strlen(fb);
+        if (sf) snprintf(fb + at, sizeof fb - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
                          bsr_last_error());
-        else snprintf(fb, sizeof fb, "growth weights left the factor as it was (growth below their trigger)");
+        else snprintf(fb + at, sizeof fb - at, "%sgrowth weights left the factor as it was (growth below their "
+                      "trigger)", at ? "; " : "");
+        s->opt = before;   /* the next stage's options derive from the first factor's */
+    }
+    if (fb[0]) {
         bsr_multivec_destroy(x0);
         return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
     }

@@ -8,8 +8,9 @@
  * back, and an uncapped growth-weighted factor, or one that converges, has
  * nothing to fall back from.  A fallback whose setup passes its work bound
  * (option work) leaves the solver as it was and reports the first failure.
- * On a GPU: the device's default cap falls back the same way.  The probe's
- * two rules on residual sequences made up for them. */
+ * On a GPU: the device's default cap falls back first to the complete block
+ * LU factored on the device, then as on the host.  The probe's two rules on
+ * residual sequences made up for them. */
 #include "harness.h"
 #include "solver_impl.h"
 #include <math.h>
@@ -308,8 +309,6 @@ static void test_options(void)
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
 }
 
-/* On a GPU: the device's default cap (auto) falls back by default, to a
- * converged solution. */
 /* The iteration at which a probed column (probe BSR_FALLBACK_PROBE, maxit
  * 300) stops on the relative residuals r(it) = seq(it) (r(0) = 1), and
  * whether the probe stopped it. */
@@ -360,6 +359,13 @@ static void test_probe_rules(void)
     CU_ASSERT_EQUAL(hit, 1);
 }
 
+/* On a GPU: the device's default cap (auto) fails on HARD as on the host,
+ * and falls back first to the complete block LU factored on the device:
+ * one or two iterations to the exact solution, the options saying so, bit
+ * for bit as a fresh device solver of those options solves it from the
+ * same x0; the complete factor equals the host's (the host's complete
+ * factor solves to the same error).  Under a work bound below both stages'
+ * products, both setups fail, in turn, and the first factor stays. */
 static void test_device(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -367,19 +373,50 @@ static void test_device(void)
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
-    bsr_multivec *X;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-8,maxit=300", P.A);
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *x0, *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&x0, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(x0, 5));
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300", P.A);
     bsr_solver_stats st;
-    bsr_status r = solve(s, &P, NULL, X, &st);
-    CU_ASSERT_EQUAL(r, BSR_OK);
-    if (st.fallbacks) {   /* the capped device factor failed here, as on the host */
-        CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
-    }
-    CU_ASSERT(error_vs_exact(&P, X) < 1e-6);
+    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT(st.col[0].iterations <= 2);
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
+    const bsr_solver_options *o = bsr_solver_get_options(s);
+    CU_ASSERT(o->cap == BSR_ILU_CAP_NONE && o->tau1 == 0 && o->tau2 == 0 && o->factor == BSR_FACTOR_GPU);
+    CU_ASSERT_STRING_EQUAL(o->reorder, "nd:auto,leafnd=1");
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "0 dropped"));
+    bsr_solver_stats_free(&st);
+    const char *fresh = "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=nd:auto,leafnd=1,fallback=off,rtol=1e-10,"
+                        "maxit=300,work=5e11";
+    bsr_solver *u = bsr_test_solver(ctx, fresh, P.A);
+    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u);
+    /* the host's complete factor: the same exact solve */
+    u = bsr_test_solver(NULL, "precond=ilu2,tau1=0,cap=none,reorder=nd:auto,leafnd=1,fallback=off,rtol=1e-10", P.A);
+    BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
+    CU_ASSERT(st.col[0].iterations <= 2);
+    CU_ASSERT(error_vs_exact(&P, Y) < 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u);
+    bsr_solver_destroy(s);
+    /* both stages past a bound of 1e8 block multiply-adds (about 1.2e9 each) */
+    s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300,work=1e8", P.A);
+    CU_ASSERT_EQUAL(solve(s, &P, x0, X, &st), BSR_ERR_NOCONV);
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    const char *e = bsr_last_error();
+    const char *c1 = strstr(e, "of the complete factor on the device failed"), *c2 = strstr(e, "without the cap failed");
+    CU_ASSERT(c1 && c2 && c1 < c2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e, "work bound"));
+    CU_ASSERT(bsr_solver_get_options(s)->cap != BSR_ILU_CAP_NONE);   /* the first factor again */
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
-    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     bsr_problem_free(&P);
     bsr_context_destroy(ctx);
 }
