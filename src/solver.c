@@ -477,6 +477,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
     if (kind == 3) {
+        f->work = o->work > 0 ? o->work : BSR_FALLBACK_WORK_DEVICE;
         f->tau1 = f->tau2 = 0;
         f->grow = 0;
         f->factor = BSR_FACTOR_GPU;

@@ -391,7 +391,7 @@ static void test_device(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "0 dropped"));
     bsr_solver_stats_free(&st);
     const char *fresh = "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=nd:auto,leafnd=1,fallback=off,rtol=1e-10,"
-                        "maxit=300,work=5e11";
+                        "maxit=300,work=3e12";
     bsr_solver *u = bsr_test_solver(ctx, fresh, P.A);
     BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));
     CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n), 0);

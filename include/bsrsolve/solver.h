@@ -165,8 +165,15 @@ typedef struct {
                                   out, divergence, a breakdown, stagnation, or a residual still
                                   above half the initial one after BSR_FALLBACK_PROBE iterations,
                                   or past them above twice the initial one for
-                                  BSR_FALLBACK_PROBE_RUN iterations in a row: the probe), the solver sets the preconditioner up again without
-                                  the cap and with growth-weighted dropping (cap=none, grow=1
+                                  BSR_FALLBACK_PROBE_RUN iterations in a row: the probe), the solver sets the preconditioner up again.
+                                  On the CUDA backend first as the complete block LU factored on
+                                  the device (tau1=0,cap=none,factor=gpu,grow=0 in nested
+                                  dissection with METIS's order in each leaf unless reorder is
+                                  given: every block kept, its pattern from the elimination tree;
+                                  stable on indefinite coupled systems where dropping is not),
+                                  whose block products are bounded by work as the rows' are; past
+                                  that bound (or the device's memory), and on the CPU backend,
+                                  without the cap and with growth-weighted dropping (cap=none, grow=1
                                   unless grow is set, factor=cpu: the factorization on the host,
                                   in nested dissection with METIS's order in each leaf (reorder=
                                   nd:auto,leafnd=1) unless reorder is given; on the CUDA backend
@@ -177,9 +184,9 @@ typedef struct {
                                   the same factor, and there is no second solve.  Later
                                   refactors keep the fallback's pattern, and the options then
                                   say so.  The uncapped rows' work grows with the
-                                  problem faster than its size, so the fallback's setup is bounded
+                                  problem faster than its size, so the fallback's setups are bounded
                                   by option work (BSR_FALLBACK_WORK unless work is set): past it
-                                  the solver sets the capped factor up again, a capped solve the
+                                  in every stage the solver sets the capped factor up again, a capped solve the
                                   probe gave up goes on from its last iterate to maxit, and a
                                   failure is reported saying why there was no second solve; the
                                   solver does not try again until the next bsr_solver_setup.
@@ -208,6 +215,12 @@ typedef struct {
  * 16-core host's rows (a minute of a 2-core machine's) instead of running
  * for hours. */
 #define BSR_FALLBACK_WORK 5e11
+/* The bound of the fallback's complete block LU on the device (unless work
+ * is set), in the same unit: the device forms about 6 times the block
+ * products a second of a 16-core host's rows, so this is about the same
+ * time: room for the complete factor of a coupled 3D system of 40^3 cells
+ * (1.6e10 products at b = 5: 2e12), not for 1M rows (about 1e14). */
+#define BSR_FALLBACK_WORK_DEVICE 3e12
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,

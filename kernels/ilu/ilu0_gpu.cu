@@ -62,26 +62,6 @@ __global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict
     if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, frozen, adst, adiag, diagw)) atomicMin(bad, k);
 }
 
-/* Where column j (> the column of lower block l) sits in row i's pattern:
- * the lower part after l when j < i, else the upper part (pivot first,
- * ascending); -1 when absent.  Binary searches: a warp's lanes look up the
- * columns of one upper row k at once (bsr_ilu0_updates_of's merge, the
- * host reference, finds the same blocks). */
-__device__ static int plan_target(int i, int l, int j, const int *__restrict__ Lp, const int *__restrict__ Lc,
-                                  const int *__restrict__ Up, const int *__restrict__ Uc, int nL)
-{
-    int lo, hi;
-    const int *c;
-    if (j < i) { lo = l + 1; hi = Lp[i + 1] - 1; c = Lc; }
-    else { lo = Up[i]; hi = Up[i + 1] - 1; c = Uc; }
-    while (lo <= hi) {
-        const int mid = (lo + hi) >> 1, v = c[mid];
-        if (v == j) return j < i ? mid : nL + mid;
-        if (v < j) lo = mid + 1; else hi = mid - 1;
-    }
-    return -1;
-}
-
 /* One warp a row i: for each lower block l of the row, its update list
  * (bsr_ilu0_updates_of's, in the same order): the first pair (row k's
  * pivot, k), then the upper blocks (k,j) its class updates with whose
@@ -108,7 +88,7 @@ __global__ void plan_updates_warp(int n, int nL, const int *__restrict__ Lp, con
         for (int q0 = Up[k] + 1; q0 < Up[k + 1]; q0 += 32) {
             const int q = q0 + lane;
             int t = -1;
-            if (q < Up[k + 1] && !(second && uk[q])) t = plan_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
+            if (q < Up[k + 1] && !(second && uk[q])) t = ilu0_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
             const unsigned m = __ballot_sync(0xffffffffu, t >= 0);
             if (upd && t >= 0) upd[at + cnt + __popc(m & below)] = make_int2(nL + q, t);
             cnt += __popc(m);
@@ -133,17 +113,18 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
     int *diagw = (int *)malloc(((size_t)n + 1) * sizeof(int)), *upd = NULL;
     int64_t *updp = NULL;
     int64_t hn = 0;
-    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)nupd + 2 * (size_t)D->nL + 2 * (size_t)n + 4) * sizeof(int));
+    int *dv = (int *)malloc(((size_t)D->nnzA + 2 * (size_t)(nupd > 0 ? nupd : 0) + 2 * (size_t)D->nL + 2 * (size_t)n + 4) *
+                            sizeof(int));
     bsr_status s = adst && adiag && diagw && dv ? BSR_OK : bsr_error(BSR_ERR_NOMEM, "ILU(0) plan check");
     if (s == BSR_OK) s = bsr_ilu0_plan_map(F, adst, adiag, diagw);
-    if (s == BSR_OK) s = bsr_ilu0_plan_updates(F, &updp, &upd, &hn);
-    if (s == BSR_OK && hn != nupd) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: %lld updates on the device, %lld on the host",
+    if (s == BSR_OK && nupd >= 0) s = bsr_ilu0_plan_updates(F, &updp, &upd, &hn);
+    if (s == BSR_OK && nupd >= 0 && hn != nupd) s = bsr_error(BSR_ERR_INTERNAL, "ILU(0) plan: %lld updates on the device, %lld on the host",
                                                  (long long)nupd, (long long)hn);
     struct { const void *dev, *host; size_t bytes; const char *name; } arr[] = {
         {D->adst, adst, (size_t)D->nnzA * sizeof(int), "adst"}, {D->adiag, adiag, (size_t)n * sizeof(int), "adiag"},
         {D->diagw, diagw, (size_t)n * sizeof(int), "diagw"}, {D->updp, updp, ((size_t)D->nL + 1) * sizeof(int64_t), "updp"},
         {D->upd, upd, 2 * (size_t)nupd * sizeof(int), "upd"}};
-    for (int a = 0; a < 5 && s == BSR_OK; a++) {
+    for (int a = 0; a < (nupd >= 0 ? 5 : 3) && s == BSR_OK; a++) {   /* without lists: the map only */
         if (arr[a].bytes == 0) continue;
         if (cudaMemcpy(dv, arr[a].dev, arr[a].bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
             s = bsr_error(BSR_ERR_CUDA, "ILU(0) plan check: %s", cudaGetErrorString(cudaGetLastError()));
@@ -152,6 +133,19 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
     }
     free(adst); free(adiag); free(diagw); free(updp); free(upd); free(dv);
     return s;
+}
+
+/* Whether a plan of nupd updates goes without its lists (ilu0_gpu.cuh,
+ * D->fly): where they would take more than a quarter of the device's free
+ * memory (8 bytes an update: 128 GB for a complete LU at 64k block rows).
+ * BSR_ILU0_FLY=1 / 0 forces it either way (tests compare the two). */
+static int without_lists(unsigned long long nupd)
+{
+    const char *e = getenv("BSR_ILU0_FLY");
+    if (e && *e) return atoi(e) == 1;
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) { cudaGetLastError(); return 0; }
+    return nupd > fr / 4 / sizeof(int2);
 }
 
 /* Map of A and update lists on the device from the uploaded patterns:
@@ -191,9 +185,10 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     bsr_status s = BSR_OK;
     if (e == cudaSuccess && hbad < n)
         s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
-    if (s == BSR_OK && e == cudaSuccess) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
-    if (s == BSR_OK && e == cudaSuccess) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
-    if (s == BSR_OK && e == cudaSuccess && n > 0) {
+    if (s == BSR_OK && e == cudaSuccess) D->fly = without_lists(htot);
+    if (s == BSR_OK && e == cudaSuccess && !D->fly) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
+    if (s == BSR_OK && e == cudaSuccess && !D->fly) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
+    if (s == BSR_OK && e == cudaSuccess && !D->fly && n > 0) {
         plan_updates_warp<<<nw, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, NULL, NULL, D->updp, D->upd);
         e = cudaGetLastError();
     }
@@ -205,7 +200,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
                       "bsr_gpu_ilu0_create: device plan (%d rows, %d + %d factor blocks): %s", n, D->nL, D->nU,
                       cudaGetErrorString(e));
     }
-    if (s == BSR_OK) s = plan_check(D, (int64_t)htot);
+    if (s == BSR_OK) s = plan_check(D, D->fly ? -1 : (int64_t)htot);
     return s;
 }
 
@@ -267,7 +262,7 @@ static bsr_status inplace_bind(bsr_gpu_ilu0 *D, const bsr_gpu_ilu_dest *d)
         if (e == cudaSuccess && D->nnzA)
             inplace_remap_kernel<<<(unsigned)(((long long)D->nnzA + 255) / 256), 256, 0, st>>>(D->nnzA, D->adst, inv);
         if (e == cudaSuccess && n) inplace_remap_kernel<<<(n + 255) / 256, 256, 0, st>>>(n, D->diagw, inv);
-        if (e == cudaSuccess && nL) inplace_upd_kernel<<<(nL + 255) / 256, 256, 0, st>>>(nL, D->updp, D->upd, inv);
+        if (e == cudaSuccess && nL && !D->fly) inplace_upd_kernel<<<(nL + 255) / 256, 256, 0, st>>>(nL, D->updp, D->upd, inv);
         if (e == cudaSuccess) e = cudaGetLastError();
         if (e == cudaSuccess) e = cudaStreamSynchronize(st);
         bsr_cu_free(inv);
@@ -326,11 +321,46 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     bsr_cu_free(D->asrc); bsr_cu_free(D->adst); bsr_cu_free(D->adiag); bsr_cu_free(D->diagw);
     bsr_cu_free(D->perm); bsr_cu_free(D->updp);
     bsr_cu_free(D->upd); bsr_cu_free(D->W); bsr_cu_free(D->rowref);
+    if (D->own_cols) {
+        bsr_cu_free((void *)D->Lc); bsr_cu_free((void *)D->Uc);
+        bsr_cu_free((void *)D->lk); bsr_cu_free((void *)D->uk);
+    }
     if (D->own_dl) bsr_cu_free(D->dl);
     bsr_cu_free(D->cnt); bsr_cu_free(D->err);
     bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
     free(D->level_ptr);
     free(D);
+}
+
+/* Without update lists the rows read the pattern's columns and classes as
+ * they go: D keeps them, taking the uploaded ones (*Lc .. *uk then NULL)
+ * or copying the device symbolic phase's S (released after the first
+ * factorization in place, bsr_ilu0_dsym_trim). */
+static bsr_status keep_pattern_cols(bsr_gpu_ilu0 *D, const bsr_ilu0_dsym *S, int **Lc, int **Uc, unsigned char **lk,
+                                    unsigned char **uk)
+{
+    D->own_cols = 1;
+    if (!S) {
+        D->Lc = *Lc; D->Uc = *Uc; D->lk = *lk; D->uk = *uk;
+        *Lc = *Uc = NULL;
+        *lk = *uk = NULL;
+        return BSR_OK;
+    }
+    int *c = NULL;
+    unsigned char *k = NULL;
+    BSR_TRY(bsr_cuda_dup_ints(&c, *Lc, (size_t)D->nL, D->stream));
+    D->Lc = c;
+    BSR_TRY(bsr_cuda_dup_ints(&c, *Uc, (size_t)D->nU, D->stream));
+    D->Uc = c;
+    for (int u = 0; u < 2; u++) {
+        const unsigned char *src = u ? *uk : *lk;
+        const size_t len = u ? (size_t)D->nU : (size_t)D->nL;
+        if (!src) continue;
+        CU_TRY(bsr_cu_malloc((void **)&k, len ? len : 1));
+        if (u) D->uk = k; else D->lk = k;
+        CU_TRY(cudaMemcpyAsync(k, src, len, cudaMemcpyDeviceToDevice, D->stream));
+    }
+    return BSR_OK;
 }
 
 /* bsr_gpu_ilu0_create, in place into G's arrays where G allows it (G NULL:
@@ -407,6 +437,7 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     }
     bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
+    if (s == BSR_OK && D->fly) s = keep_pattern_cols(D, S, &Lc, &Uc, &lk, &uk);
     if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     /* in place: G's double factors hold exactly the pattern's blocks (no

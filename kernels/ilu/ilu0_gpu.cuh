@@ -36,7 +36,14 @@ struct bsr_gpu_ilu0 {
     int *ap, *asrc, *adst, *adiag, *diagw, *perm;
     int *Lp, *Up;
     long long *updp;            /* [nL+1] 64-bit: large ILU2 patterns pass 2^31 updates */
-    int2 *upd;
+    int2 *upd;                  /* NULL without lists (fly) */
+    /* Without update lists (fly: the lists would take too much of the
+     * device, as a complete LU's n^2 updates do on 3D grids): each row finds
+     * its targets in its own pattern as it goes, from the pattern's columns
+     * and classes (borrowed from F's device pattern, or owned: own_cols) */
+    int fly, own_cols;
+    const int *Lc, *Uc;
+    const unsigned char *lk, *uk;
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
     double *W;                  /* [(nL+nU)*b*b]: L then U, host layout (NULL when factored in place) */
@@ -226,6 +233,26 @@ __global__ void ilu0_scale(int n, const int *__restrict__ ap, const int *__restr
     for (int e = 0; e < BB; e++) dl[(size_t)k * BB + e] = ds[e];
 }
 
+/* Where column j (> the column of lower block l) sits in row i's pattern:
+ * the lower part after l when j < i, else the upper part (pivot first,
+ * ascending), as an index of the plan (U's blocks from nL); -1 when absent.
+ * Binary searches: the plan's lists (a warp's lanes look up 32 columns of
+ * one upper row k at once) and the factorization without them. */
+__device__ __forceinline__ int ilu0_target(int i, int l, int j, const int *__restrict__ Lp, const int *__restrict__ Lc,
+                                           const int *__restrict__ Up, const int *__restrict__ Uc, int nL)
+{
+    int lo, hi;
+    const int *c;
+    if (j < i) { lo = l + 1; hi = Lp[i + 1] - 1; c = Lc; }
+    else { lo = Up[i]; hi = Up[i + 1] - 1; c = Uc; }
+    while (lo <= hi) {
+        const int mid = (lo + hi) >> 1, v = c[mid];
+        if (v == j) return j < i ? mid : nL + mid;
+        if (v < j) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
 /* What step 2's kernels read and write: the rows in schedule order, L's and
  * U's row pointers, the updates (updp, upd), the values Lv (nL blocks) and
  * Uv, the storage offsets Lst/Ust, the rows' reference sizes, the pivot rule
@@ -367,6 +394,142 @@ __global__ void ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
     if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
 }
 
+/* What step 2 without update lists reads besides ILU0_ROW_ARGS (whose
+ * updp, upd it does not): the pattern's columns and classes (lk, uk NULL:
+ * no second-order part). */
+#define ILU0_FLY_ARGS \
+    const int *__restrict__ Lc, const int *__restrict__ Uc, const unsigned char *__restrict__ lk, \
+        const unsigned char *__restrict__ uk
+
+/* Row i's block at plan index x (< nL: L's, else U's), stored at its row's
+ * offset lo / uo. */
+__device__ __forceinline__ double *fblk_row(double *Lv, double *Uv, int nL, int x, long long lo, long long uo, int BB)
+{
+    return x < nL ? Lv + (size_t)(x + lo) * BB : Uv + (size_t)(x - nL + uo) * BB;
+}
+
+/* ilu0_level without update lists: the targets of row k's upper blocks
+ * found in row i's pattern (ilu0_target) as the list would hold them, in
+ * the same order: the same bits. */
+template <int B>
+__global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nr) return;
+    const int BB = B * B, i = rows[t];
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    double m[BB], lu[BB], inv[BB];
+    int piv[B];
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = Lv + (size_t)(l + lo) * BB;
+        const int k = Lc[l], second = lk && lk[l] == 1;
+        const long long uok = Ust ? (long long)Ust[k] - Up[k] : 0;
+        blk_mul<B>(m, x, Uv + (size_t)(Up[k] + uok) * BB);
+        for (int e = 0; e < BB; e++) x[e] = m[e];
+        if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
+        for (int q = Up[k] + 1; q < Up[k + 1]; q++) {
+            if (second && uk[q]) continue;
+            const int tg = ilu0_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
+            if (tg >= 0) blk_mulsub<B>(fblk_row(Lv, Uv, nL, tg, lo, uo, BB), m, Uv + (size_t)(q + uok) * BB);
+        }
+    }
+    double *d = Uv + (size_t)(Up[i] + uo) * BB;
+    if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
+    const double tiny = pivot_rel * rowref[i];
+    for (int e = 0; e < BB; e++) lu[e] = d[e];
+    const int nreg = blk_lu<B>(lu, piv, tiny);
+    if (nreg) {
+        if (strict) { fail(err, i, E_STRICT, (unsigned)nreg); return; }
+        atomicAdd(&cnt[0], 1);
+    }
+    blk_lu_inv<B>(lu, piv, inv);
+    if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); return; }
+    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
+        if (!blk_finite<B>(Uv + (size_t)(q + uo) * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
+    for (int e = 0; e < BB; e++) d[e] = inv[e];
+}
+
+/* ilu0_syncfree_warp without update lists: for each lower block (i, k) the
+ * warp's lanes look up 32 of row k's upper blocks at a time in row i's
+ * pattern (ilu0_target), compact the ones found in order (a ballot, through
+ * the warp's shared slots), and the teams share them as they share a list:
+ * the same updates in the same order per target, the same bits.  128
+ * threads (4 warps) a CUDA block. */
+template <int B>
+__global__ void ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS, int *done)
+{
+    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
+    const unsigned FULL = 0xffffffffu;
+    __shared__ int2 found[4][32];
+    int2 *fw = found[(threadIdx.x >> 5) & 3];
+    const int lane = threadIdx.x & 31, e = lane % TW, s = lane / TW;
+    const unsigned below = (1u << lane) - 1u;
+    int t = 0;
+    if (lane == 0) t = atomicAdd(done + n, 1);
+    t = __shfl_sync(FULL, t, 0);
+    if (t >= n) return;   /* the whole warp */
+    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
+    const int i = rows[t];
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    int bad = 0;
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = Lv + (size_t)(l + lo) * BB;
+        const int k = Lc[l], second = lk && lk[l] == 1;
+        const long long uok = Ust ? (long long)Ust[k] - Up[k] : 0;
+        while (ld_acquire(done + k) == 0) {}
+        const double xv = x[ee], iv = Uv[(size_t)(Up[k] + uok) * BB + ee];
+        double m = 0.0;
+        for (int h = 0; h < B; h++) m += __shfl_sync(FULL, xv, r * B + h, TW) * __shfl_sync(FULL, iv, h * B + c, TW);
+        __syncwarp();   /* every team has read x before team 0 overwrites it */
+        if (s == 0 && act) x[e] = m;
+        if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
+        for (int q0 = Up[k] + 1; q0 < Up[k + 1]; q0 += 32) {   /* the same trips in every lane */
+            const int q = q0 + lane;
+            int tg = -1;
+            if (q < Up[k + 1] && !(second && uk[q])) tg = ilu0_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
+            const unsigned msk = __ballot_sync(FULL, tg >= 0);
+            if (tg >= 0) fw[__popc(msk & below)] = make_int2(q, tg);
+            __syncwarp();
+            const int nf = __popc(msk);
+            for (int base = 0; base < nf; base += S) {
+                const int j = base + s, ok = j < nf;
+                const int2 p = ok ? fw[j] : make_int2(Up[k], 0);
+                const double sv = ok ? Uv[(size_t)(p.x + uok) * BB + ee] : 0.0;
+                double *tb = fblk_row(Lv, Uv, nL, p.y, lo, uo, BB);
+                double tv = ok ? tb[ee] : 0.0;
+                for (int h = 0; h < B; h++) tv -= __shfl_sync(FULL, m, r * B + h, TW) * __shfl_sync(FULL, sv, h * B + c, TW);
+                if (ok && act) tb[e] = tv;
+            }
+            __syncwarp();   /* the slots read, before the next 32 overwrite them */
+        }
+        __syncwarp();   /* this block's updates, before the next multiplier reads its block */
+    }
+    double *d = Uv + (size_t)(Up[i] + uo) * BB;
+    if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
+    double inv[BB];
+    if (!bad && lane == 0) {
+        double lu[BB];
+        int piv[B];
+        for (int q = 0; q < BB; q++) lu[q] = d[q];
+        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
+        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
+        else {
+            if (nreg) atomicAdd(&cnt[0], 1);
+            blk_lu_inv<B>(lu, piv, inv);
+            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
+        }
+    }
+    bad = __shfl_sync(FULL, bad, 0);
+    for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
+        const int q = base + s;
+        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)(q + uo) * BB + ee]));
+        if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
+    }
+    if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
+    __syncwarp();         /* every lane's writes of row i, before its flag: */
+    if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
+}
+
 /* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
  * zeroed by the caller), else the rows r0 .. r0+nr of one level. */
 template <int B>
@@ -374,9 +537,18 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
 {
     if constexpr (B * B <= 32) {
         (void)T; (void)r0;
-        ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
-            nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
-            strict, D->cnt, D->err, D->done);
+        if (D->fly)
+            ilu0_syncfree_fly<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
+                nr, D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
+                strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->done);
+        else
+            ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
+                nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
+                strict, D->cnt, D->err, D->done);
+    } else if (D->fly) {
+        ilu0_level_fly<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(
+            nr, D->lvrows + r0, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
+            strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk);
     } else {
         ilu0_level<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(nr, D->lvrows + r0, D->Lp, D->Up, D->updp,
                                                                           D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust,
