@@ -181,9 +181,10 @@ static const char *config_with(const char *config, const char *add, char *buf, s
  * gave up, 2: it stopped at its work bound, where cap=none alone would not
  * stop): cap=none, whose nested dissection without the cap converged on
  * rotconv3d where the capped rows broke down.  Else, the fallback stopped
- * at its work bound: work at 4 times that bound (coupled3d:40,5 at 64k block
- * rows converged with 9.4e11 where the default bound is 5e11; a setup
- * several times longer, and the factor may still not converge).  Else an
+ * at its work bound: work at 4 times that bound, on the device the complete
+ * factor's (a setup several times longer, and it may not fit the device;
+ * on the host coupled3d:40,5 at 64k block rows converged with 9.4e11 where
+ * the default bound is 5e11, and the factor may still not converge).  Else an
  * ILUT/ILU2 failure with host factors whose inverse factors grow past 1e3
  * (S's, estimated here: one pass): grow=1, whose weighted refactorization
  * converged on coupled3d at 27k and 64k block rows where the plain factor
@@ -208,7 +209,8 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
     if (fb_stopped == 2) {
         static char whybuf[256];
         char w[48];
-        const double bound = bsr_fallback_work(opt);
+        /* on the device its first stage, the complete factor there, is the one to give room */
+        const double bound = bsr_fallback_work(opt, S && S->device && opt->cap != BSR_ILU_CAP_NONE);
         snprintf(w, sizeof w, "work=%.3g", 4 * bound);
         config_with(config, w, buf, n);
         snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "

@@ -469,7 +469,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || (!stage && !s->pc)) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
     *f = *o;
-    f->work = bsr_fallback_work(o);
+    f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
     const int first = capped && s->device ? 3 : capped ? 1 : !o->grow ? 2 : 0;
@@ -477,7 +477,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
     if (kind == 3) {
-        f->work = o->work > 0 ? o->work : BSR_FALLBACK_WORK_DEVICE;
+        f->work = bsr_fallback_work(o, 1);
         f->tau1 = f->tau2 = 0;
         f->grow = 0;
         f->factor = BSR_FACTOR_GPU;
@@ -490,9 +490,9 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     return kind;
 }
 
-double bsr_fallback_work(const bsr_solver_options *o)
+double bsr_fallback_work(const bsr_solver_options *o, int device)
 {
-    return o->work > 0 ? o->work : BSR_FALLBACK_WORK;
+    return o->work > 0 ? o->work : device ? BSR_FALLBACK_WORK_DEVICE : BSR_FALLBACK_WORK;
 }
 
 /* The most iterations any column of st ran. */

@@ -61,8 +61,9 @@ bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matri
  * iters_base (the first solve's on this pattern; 0: none yet). */
 int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last);
 /* The work bound of the fallback's setup under o (block multiply-adds):
- * o->work when set, else BSR_FALLBACK_WORK (solver.c). */
-double bsr_fallback_work(const bsr_solver_options *o);
+ * o->work when set, else BSR_FALLBACK_WORK, or for the complete factor on
+ * the device (device nonzero) BSR_FALLBACK_WORK_DEVICE (solver.c). */
+double bsr_fallback_work(const bsr_solver_options *o, int device);
 /* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
