@@ -1577,6 +1577,17 @@ static void test_serial_equals_parallel(void)
  * equal to it keeps the factors of the unbounded setup bit for bit, a bound
  * one block product below it fails the setup (BSR_ERR_UNSUPPORTED, the
  * message naming the bound) on every thread count; ILU(0) is not counted. */
+/* A setup of o on A under the work bound max_work is refused, naming it. */
+static void refused_under(const bsr_matrix *A, bsr_ilu_options o, double max_work)
+{
+    bsr_ilu *G = NULL;
+    o.max_work = max_work;
+    CU_ASSERT_EQUAL(bsr_ilu_setup(A, &o, &G), BSR_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(G);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+    bsr_ilu_destroy(G);
+}
+
 static void test_work_bound(void)
 {
     int nt = omp_get_max_threads();
@@ -1609,10 +1620,7 @@ static void test_work_bound(void)
             CU_ASSERT(same_factors(F, G));
             bsr_ilu_destroy(G);
             G = NULL;
-            o.max_work = sf.work - b3;
-            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &G), BSR_ERR_UNSUPPORTED);
-            CU_ASSERT_PTR_NULL(G);
-            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+            refused_under(P.A, o, sf.work - b3);
         }
         if (grow) {   /* the grow=0 count is the first factorization's alone */
             bsr_ilu_options o0 = serial_nd(BSR_ILU2, 3);
@@ -1680,11 +1688,7 @@ static void test_complete_pattern(void)
             o.max_work = sf.work;   /* the bound: passes at the count, fails one product under it */
             BSR_ASSERT_OK(bsr_ilu_setup(P.A, &o, &G));
             bsr_ilu_destroy(G);
-            G = NULL;
-            o.max_work = sf.work - b3;
-            CU_ASSERT_EQUAL(bsr_ilu_setup(P.A, &o, &G), BSR_ERR_UNSUPPORTED);
-            CU_ASSERT_PTR_NULL(G);
-            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+            refused_under(P.A, o, sf.work - b3);
             bsr_ilu_destroy(F);
         }
         omp_set_num_threads(nt);
