@@ -448,9 +448,10 @@ done:
  *   in nested dissection with METIS's order inside each leaf unless an
  *   order was given; its block products bounded as the rows' are (work).
  *   On indefinite coupled systems it is stable where every dropping factor
- *   is not (issue 44's class at 27k and 64k block rows converges in one or
- *   two iterations); past its bound (a 3D problem's products grow as n^2) or
- *   the device's memory, the next stage.
+ *   is not (coupled3d at 27k and 64k block rows converges in one
+ *   iteration); past its bound (a 3D problem's products grow as n^2) or
+ *   the device's memory, the next stage.  A stage whose setup succeeds is
+ *   the one solved with; its solve failing ends the fallback.
  * - A capped factor: the same preconditioner without the cap, dropping by the
  *   growth of the inverse factors (grow=1 unless set), in nested dissection
  *   with METIS's order inside each leaf unless an order was given (on

@@ -15,12 +15,12 @@
 #include <omp.h>
 #include <string.h>
 
-/* Nonzero when F's setup keeps every block (tau1 = 0, tau2 = 0, no cap, no
- * fill bound) and P A P^T (ap, ac) is structurally symmetric. */
 /* Tests only: the rows choose the pattern even where it is complete. */
 static int complete_off;
 void bsr_ilu_test_complete_off(int off) { complete_off = off; }
 
+/* Nonzero when F's setup keeps every block (tau1 = 0, tau2 = 0, no cap, no
+ * fill bound) and P A P^T (ap, ac) is structurally symmetric. */
 int ilu_complete_ok(const bsr_ilu *F)
 {
     const bsr_ilu_options *o = &F->opt;
@@ -80,6 +80,9 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* F->rows of the complete pattern: L's rows by the reach (counted, then
+ * listed and sorted, rows in parallel), U's as L's columns with the pivot
+ * first; the rows' block products counted against F->nprod_max. */
 bsr_status ilu_rows_complete(bsr_ilu *F)
 {
     const int n = F->n, nt = bsr_team(n, BSR_ROW_GRAIN);

@@ -580,9 +580,9 @@ bsr_status ilu_factor(bsr_ilu *F)
      * a threshold factorization finds its dependencies as it goes */
     const int inside = F->mode == 1 && !fz;
     if (inside) { dp = F->ap; dc = F->ac; }
+    if (inside && ilu_complete_ok(F)) return factor_complete(F);
     /* a team of one thread per ILU_TEAM_GRAIN entries of A: a small
      * factorization runs serially (the same rows, the same bits) */
-    if (inside && ilu_complete_ok(F)) return factor_complete(F);
     const int team = bsr_team((int64_t)F->nnzbA * F->b * F->b, ILU_TEAM_GRAIN);
     if (team < 2) tree = 0;
     int levels = !tree && F->opt.parallel && dp && team > 1 &&
