@@ -13,7 +13,11 @@
  * list of updates (upper block (k,j), target (i,j)) for the columns j of row
  * k's upper part in row i's pattern; ILU2's rule is in the lists (a
  * second-order block updates with first-order ones only: R * W is never
- * formed).  Numeric phase, all on the device:
+ * formed).  Where the lists would take more than a quarter of the device's
+ * free memory (8 bytes an update; a complete LU's updates grow as n^2 on 3D
+ * grids) the plan keeps none: each row looks its targets up in its own
+ * pattern as it goes (ilu0_syncfree_fly, ilu0_level_fly in ilu0_gpu.cuh),
+ * the same updates in the same order.  Numeric phase, all on the device:
  *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
  *     laid out as the pattern (lower blocks, then upper blocks with the
  *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
