@@ -211,7 +211,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 (block Jacobi over ranks) or 1 (restricted additive Schwarz)");
         o->overlap = val[0] == '1';
     } else if (!strcmp(key, "halo")) {
-        if ((idx = lookup(val, halo_names, 5)) < 0)
+        if ((idx = lookup(val, halo_names, (int)(sizeof halo_names / sizeof halo_names[0]))) < 0)
             BAD("expected auto (IPC where possible), host (pinned host buffers), ipc, mpi (device pointers to MPI) "
                 "or nccl");
         o->halo = idx;

@@ -285,11 +285,12 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
     BSR_CHECK_ARG(S && A, "bsr_dsolver_setup: NULL argument");
     BSR_TRY(bsr_dmatrix_check_values(A, "bsr_dsolver_setup"));
     /* the product's rows stay in the matrix's precision (every rank alike: the options are collective) */
-    if (S->opt.precision != A->prec)
+    if (S->opt.precision != A->prec) {
+        const char *want = S->opt.precision == BSR_FLOAT ? "float" : "double";
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_dsolver_setup: precision=%s on a %s matrix: a distributed solve "
                          "runs in the matrix's precision (make the matrix in %s, or use precond_precision=float "
-                         "for float factors)", S->opt.precision == BSR_FLOAT ? "float" : "double",
-                         A->prec == BSR_FLOAT ? "float" : "double", S->opt.precision == BSR_FLOAT ? "float" : "double");
+                         "for float factors)", want, A->prec == BSR_FLOAT ? "float" : "double", want);
+    }
     double t0 = MPI_Wtime();
     S->A = A;
     bsr_dras_destroy(S->ras);
