@@ -279,6 +279,32 @@ static void test_pivots(void)
     bsr_matrix_destroy(A);
 }
 
+/* ILU(0) set up on A0 (natural order), factored on the device with A's
+ * values: BSR_ERR_SINGULAR with a message naming `want`, the CPU's status
+ * and message; a matrix not on the device (A0) refused.  Frees A0 and A. */
+static void overflow_as_cpu(bsr_matrix *A0, bsr_matrix *A, const char *want)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    o.order.kind = BSR_ORDER_NATURAL;
+    bsr_ilu *F = NULL;
+    bsr_gpu_ilu0 *D = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+    BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D, A, NULL), BSR_ERR_SINGULAR);
+    char gmsg[512];
+    snprintf(gmsg, sizeof gmsg, "%s", bsr_last_error());
+    CU_ASSERT(strstr(gmsg, want) != NULL);
+    CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A), BSR_ERR_SINGULAR);
+    CU_ASSERT_STRING_EQUAL(gmsg, bsr_last_error());
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D, A0, NULL), BSR_ERR_ARG); /* A0 has no device mirror */
+    bsr_gpu_ilu0_destroy(D);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    bsr_matrix_destroy(A0);
+}
+
 /* Non-finite input (BSR_ERR_VALUE) and overflow to Inf during the
  * factorization (BSR_ERR_SINGULAR): same status and message as the CPU. */
 static void test_nonfinite(void)
@@ -312,23 +338,16 @@ static void test_nonfinite(void)
 
     /* b = 1: row 1's pivot becomes 1 - 1e301 * 1e8 = -Inf (row 0's pivot 1 is not
      * regularized: its largest entry 1e8 keeps pivot_rel * 1e8 below 1) */
-    bsr_matrix *A0 = dense2(1, (const double[4]){2, 1, 1, 2});
-    bsr_matrix *A = dense2(1, (const double[4]){1, 1e8, 1e301, 1});
-    o.order.kind = BSR_ORDER_NATURAL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
-    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
-    BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
-    CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D, A, NULL), BSR_ERR_SINGULAR);
-    snprintf(gmsg, sizeof gmsg, "%s", bsr_last_error());
-    CU_ASSERT(strstr(gmsg, "block row 1") != NULL);
-    CU_ASSERT_EQUAL(bsr_ilu_refactor(F, A), BSR_ERR_SINGULAR);
-    CU_ASSERT_STRING_EQUAL(gmsg, bsr_last_error());
-    /* wrong sizes / not on the device */
-    CU_ASSERT_EQUAL(bsr_gpu_ilu0_factor(D, A0, NULL), BSR_ERR_ARG); /* A0 has no device mirror */
-    bsr_gpu_ilu0_destroy(D);
-    bsr_ilu_destroy(F);
-    bsr_matrix_destroy(A);
-    bsr_matrix_destroy(A0);
+    overflow_as_cpu(dense2(1, (const double[4]){2, 1, 1, 2}), dense2(1, (const double[4]){1, 1e8, 1e301, 1}),
+                    "block row 1");
+    /* b = 1, n = 3: row 1's upper block U(1,2) = 1 - 1e301 * 1e8 = -Inf while
+     * its pivot stays finite (regularized: its row's size is 1e301), a check
+     * the device makes after the rows, not in row 1's warp */
+    const int rp[4] = {0, 2, 5, 6}, ci[6] = {0, 2, 0, 1, 2, 2};
+    bsr_matrix *A0 = NULL, *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A0, 3, 3, 1, rp, ci, (const double[6]){2, 1, 1, 2, 1, 2}, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 3, 3, 1, rp, ci, (const double[6]){1, 1e8, 1e301, 1, 1, 1}, BSR_DOUBLE, 0));
+    overflow_as_cpu(A0, A, "non-finite block U(1,2) in block row 1");
 }
 
 /* ||x - x*|| / ||x*|| of host X (k = 1). */

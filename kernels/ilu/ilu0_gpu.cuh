@@ -319,55 +319,87 @@ __global__ void ilu0_level(int nr, ILU0_ROW_ARGS)
  * factored and inverted by lane 0. */
 template <int B> struct ilu0_team { enum { W = B == 1 ? 1 : B * B <= 4 ? 4 : B * B <= 16 ? 16 : 32, S = 32 / W }; };
 
-/* Step 2 in one launch, sync-free: warps take rows in the schedule's order by
- * ticket (done[n]), wait for each row k they read (its flag, acquire loads:
- * sync_mm.cuh), factor their row (ilu0_team), and publish it (release).  A
- * row waited on holds a smaller ticket, taken by a warp already running: no
- * deadlock.  Rows of different levels overlap, so a level no longer waits for
- * its slowest row, and there is one launch instead of one a level.  A failed
- * row is published too (its dependents compute on, the error key names the
- * smallest failing row). */
+/* The multiplier m = x * inv(U(k,k)) of lower block x by a warp (entry e of
+ * a block in each team's lane e, iv: the inverted pivot block of row k),
+ * written over x by team 0 once every team has read x; mh[h] = m(e / B, h),
+ * the entries a lane needs for the products.  Returns 0 where m is not
+ * finite. */
 template <int B>
-__global__ void ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
+__device__ __forceinline__ int team_multiplier(double *x, const double *iv, int lane, double *mh)
+{
+    constexpr int BB = B * B, TW = ilu0_team<B>::W;
+    const unsigned FULL = 0xffffffffu;
+    const int e = lane % TW, s = lane / TW, r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
+    const double xv = x[ee], ivv = iv[ee];
+    double m = 0.0;
+    for (int h = 0; h < B; h++) m += __shfl_sync(FULL, xv, r * B + h, TW) * __shfl_sync(FULL, ivv, h * B + c, TW);
+    __syncwarp();   /* every team has read x before team 0 overwrites it */
+    if (s == 0 && act) x[e] = m;
+    for (int h = 0; h < B; h++) mh[h] = __shfl_sync(FULL, m, r * B + h, TW);
+    return !__any_sync(FULL, act && !isfinite(m));
+}
+
+/* Team s's updates j = s, s + S, ... of a warp's nf by one multiplier,
+ * G blocks at a time with all their loads issued before any product (see
+ * team_updates). */
+template <int B, int G, typename P>
+__device__ __forceinline__ void team_updates_g(int nf, int lane, const double *mh, P pick)
 {
     constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
     const unsigned FULL = 0xffffffffu;
-    const int lane = threadIdx.x & 31, e = lane % TW, s = lane / TW;
-    int t = 0;
-    if (lane == 0) t = atomicAdd(done + n, 1);
-    t = __shfl_sync(FULL, t, 0);
-    if (t >= n) return;   /* the whole warp */
-    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
-    const int i = rows[t];
-    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
-    int bad = 0;
-    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
-        double *x = Lv + (size_t)(l + lo) * BB;
-        const long long u0 = updp[l], u1 = updp[l + 1];
-        const int2 p0 = upd[u0];
-        while (ld_acquire(done + p0.y) == 0) {}
-        const double xv = x[ee], iv = Uv[(size_t)(p0.x - nL) * BB + ee];
-        double m = 0.0;
-        for (int k = 0; k < B; k++) m += __shfl_sync(FULL, xv, r * B + k, TW) * __shfl_sync(FULL, iv, k * B + c, TW);
-        __syncwarp();   /* every team has read x before team 0 overwrites it */
-        if (s == 0 && act) x[e] = m;
-        if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
-        long long u = u0 + 1 + s;   /* this team's updates: u, u + S, ... (the next one prefetched) */
-        int2 q = u < u1 ? upd[u] : make_int2(0, 0);
-        double sv = u < u1 ? Uv[(size_t)(q.x - nL) * BB + ee] : 0.0;
-        for (long long base = u0 + 1; base < u1; base += S, u += S) {   /* the same trips in every lane */
-            const long long un = u + S;
-            const int2 qn = un < u1 ? upd[un] : q;
-            const double svn = un < u1 ? Uv[(size_t)(qn.x - nL) * BB + ee] : 0.0;
-            double *tg = fblk(Lv, Uv, nL, q.y, BB);
-            double tv = u < u1 ? tg[ee] : 0.0;
-            for (int k = 0; k < B; k++) tv -= __shfl_sync(FULL, m, r * B + k, TW) * __shfl_sync(FULL, sv, k * B + c, TW);
-            if (u < u1 && act) tg[e] = tv;
-            q = qn;
-            sv = svn;
+    const int e = lane % TW, s = lane / TW, c = e % B, act = e < BB, ee = act ? e : 0;
+    for (int base = 0; base < nf; base += S * G) {   /* the same trips in every lane */
+        double sv[G], tv[G];
+        double *tp[G];
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const int j = base + g * S + s;
+            const double *sp = NULL;
+            tp[g] = NULL;
+            if (j < nf) pick(j, &sp, &tp[g]);
+            sv[g] = tp[g] ? sp[ee] : 0.0;
+            tv[g] = tp[g] ? tp[g][ee] : 0.0;
         }
-        __syncwarp();   /* this list's updates, before the next multiplier reads its block */
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            double v = tv[g];
+            for (int h = 0; h < B; h++) v -= mh[h] * __shfl_sync(FULL, sv[g], h * B + c, TW);
+            if (tp[g] && act) tp[g][e] = v;
+        }
     }
+}
+
+/* A warp's nf updates by one multiplier (mh: team_multiplier): for
+ * j = 0 .. nf-1, pick(j, &src, &tgt) names the j-th pair and tgt -= m * src.
+ * Long lists go G = 8 blocks a team at a time, so that a warp keeps 8*S
+ * blocks in flight rather than S (the long rows of a complete LU are a
+ * chain of a million updates each); lists of a block or two a team (ILU(0)'s)
+ * in one round of that many, which costs them fewer instructions.  The nf targets are
+ * distinct blocks of one row and no source is among them: each target is
+ * updated as one block at a time would, the same bits. */
+template <int B, typename P>
+__device__ __forceinline__ void team_updates(int nf, int lane, const double *mh, P pick)
+{
+    constexpr int S = ilu0_team<B>::S, G = 32 / S < 8 ? 32 / S : 8;
+    if (nf <= S) team_updates_g<B, 1>(nf, lane, mh, pick);
+    else if (nf <= 2 * S) team_updates_g<B, 2>(nf, lane, mh, pick);
+    else team_updates_g<B, G>(nf, lane, mh, pick);
+}
+
+/* The end of row i by a warp, once its updates are done (bad: a failure
+ * already keyed): the pivot block d checked, factored and inverted (lane 0,
+ * the pivot rule of the host), and the row published (its flag in done,
+ * release) even when it failed, so that its dependents go on and the error
+ * key names the smallest failing row.  U's other blocks are checked after
+ * the launch (ilu0_upper_finite), off the chain of rows. */
+template <int B>
+__device__ __forceinline__ void warp_row_end(int i, int bad, int lane, const int *__restrict__ Up, double *Uv,
+                                             long long uo, const double *__restrict__ rowref, double pivot_rel,
+                                             int strict, int *cnt, unsigned long long *err, int *done)
+{
+    constexpr int BB = B * B, TW = ilu0_team<B>::W;
+    const unsigned FULL = 0xffffffffu;
+    const int e = lane % TW, act = e < BB, ee = act ? e : 0;
     double *d = Uv + (size_t)(Up[i] + uo) * BB;
     if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
     double inv[BB];
@@ -383,15 +415,82 @@ __global__ void ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
             if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
         }
     }
-    bad = __shfl_sync(FULL, bad, 0);
-    for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
-        const int q = base + s;
-        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)(q + uo) * BB + ee]));
-        if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
-    }
     if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
     __syncwarp();         /* every lane's writes of row i, before its flag: */
     if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
+}
+
+/* A warp's row by ticket (done[n]: rows taken in the schedule's order), or
+ * -1 past the last. */
+__device__ __forceinline__ int warp_ticket(int n, const int *__restrict__ rows, int *done, int lane)
+{
+    int t = 0;
+    if (lane == 0) t = atomicAdd(done + n, 1);
+    t = __shfl_sync(0xffffffffu, t, 0);
+    return t < n ? rows[t] : -1;
+}
+
+/* Lower blocks l .. r-1 of a warp's row read finished rows: r (> l)
+ * returned once the flags of the next 32 lower blocks' rows (row_of) are
+ * polled at once (relaxed loads), lane 0 waiting for the first where it is
+ * not set, and one acquire fence taken for all those set: one L1
+ * invalidation for up to 32 rows instead of one a row (sync_mm.cuh), where
+ * the long rows of a complete LU read thousands.  The fence in every lane
+ * and the barrier after it order the rows' data before any lane reads it.
+ * Rows of at most 32 lower blocks (ILU(0)'s) poll each row's flag with
+ * acquire loads instead: fewer dependent loads for a few rows. */
+template <typename K>
+__device__ __forceinline__ int warp_rows_ready(int l, int lend, int lane, const int *done, K row_of)
+{
+    const int q = l + lane;
+    const unsigned set = __ballot_sync(0xffffffffu, q < lend && ld_relaxed(done + row_of(q)) != 0);
+    int run = ~set ? __ffs(~set) - 1 : 32;
+    if (!run) {
+        if (lane == 0) while (ld_relaxed(done + row_of(l)) == 0) {}
+        run = 1;
+    }
+    fence_acquire_gpu();
+    __syncwarp();
+    return l + run;
+}
+
+/* Step 2 in one launch, sync-free: warps take rows in the schedule's order by
+ * ticket (done[n]), wait for each row k they read (its flag: warp_rows_ready,
+ * sync_mm.cuh), factor their row (ilu0_team), and publish it (release).  A
+ * row waited on holds a smaller ticket, taken by a warp already running: no
+ * deadlock.  Rows of different levels overlap, so a level no longer waits for
+ * its slowest row, and there is one launch instead of one a level.  A failed
+ * row is published too (its dependents compute on, the error key names the
+ * smallest failing row). */
+template <int B>
+__global__ void __launch_bounds__(128, 5) ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
+{
+    constexpr int BB = B * B;
+    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, done, lane);
+    if (i < 0) return;   /* the whole warp */
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    const int many = Lp[i + 1] - Lp[i] > 32;
+    int bad = 0;
+    for (int l = Lp[i], ready = l; l < Lp[i + 1]; l++) {
+        double *x = Lv + (size_t)(l + lo) * BB;
+        const long long u0 = updp[l], u1 = updp[l + 1];
+        const int2 p0 = upd[u0];   /* the list's first entry: row k's inverted pivot, and k */
+        if (!many) { while (ld_acquire(done + p0.y) == 0) {} }
+        else if (l == ready) ready = warp_rows_ready(l, Lp[i + 1], lane, done, [&](int h) { return upd[updp[h]].y; });
+        double mh[B];
+        if (!team_multiplier<B>(x, Uv + (size_t)(p0.x - nL) * BB, lane, mh)) {
+            if (lane == 0) fail(err, i, E_LBLK, (unsigned)l);
+            bad = 1;
+            break;
+        }
+        team_updates<B>((int)(u1 - u0 - 1), lane, mh, [&](int j, const double **sp, double **tp) {
+            const int2 q = upd[u0 + 1 + j];
+            *sp = Uv + (size_t)(q.x - nL) * BB;
+            *tp = fblk(Lv, Uv, nL, q.y, BB);
+        });
+        __syncwarp();   /* this list's updates, before the next multiplier reads its block */
+    }
+    warp_row_end<B>(i, bad, lane, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err, done);
 }
 
 /* What step 2 without update lists reads besides ILU0_ROW_ARGS (whose
@@ -456,33 +555,30 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
  * the same updates in the same order per target, the same bits.  128
  * threads (4 warps) a CUDA block. */
 template <int B>
-__global__ void ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS, int *done)
+__global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS, int *done)
 {
-    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
+    constexpr int BB = B * B;
     const unsigned FULL = 0xffffffffu;
     __shared__ int2 found[4][32];
     int2 *fw = found[(threadIdx.x >> 5) & 3];
-    const int lane = threadIdx.x & 31, e = lane % TW, s = lane / TW;
+    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, done, lane);
     const unsigned below = (1u << lane) - 1u;
-    int t = 0;
-    if (lane == 0) t = atomicAdd(done + n, 1);
-    t = __shfl_sync(FULL, t, 0);
-    if (t >= n) return;   /* the whole warp */
-    const int r = e / B, c = e % B, act = e < BB, ee = act ? e : 0;
-    const int i = rows[t];
+    if (i < 0) return;   /* the whole warp */
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    const int many = Lp[i + 1] - Lp[i] > 32;
     int bad = 0;
-    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+    for (int l = Lp[i], ready = l; l < Lp[i + 1]; l++) {
         double *x = Lv + (size_t)(l + lo) * BB;
         const int k = Lc[l], second = lk && lk[l] == 1;
         const long long uok = Ust ? (long long)Ust[k] - Up[k] : 0;
-        while (ld_acquire(done + k) == 0) {}
-        const double xv = x[ee], iv = Uv[(size_t)(Up[k] + uok) * BB + ee];
-        double m = 0.0;
-        for (int h = 0; h < B; h++) m += __shfl_sync(FULL, xv, r * B + h, TW) * __shfl_sync(FULL, iv, h * B + c, TW);
-        __syncwarp();   /* every team has read x before team 0 overwrites it */
-        if (s == 0 && act) x[e] = m;
-        if (__any_sync(FULL, act && !isfinite(m))) { if (lane == 0) fail(err, i, E_LBLK, (unsigned)l); bad = 1; break; }
+        if (!many) { while (ld_acquire(done + k) == 0) {} }
+        else if (l == ready) ready = warp_rows_ready(l, Lp[i + 1], lane, done, [&](int h) { return Lc[h]; });
+        double mh[B];
+        if (!team_multiplier<B>(x, Uv + (size_t)(Up[k] + uok) * BB, lane, mh)) {
+            if (lane == 0) fail(err, i, E_LBLK, (unsigned)l);
+            bad = 1;
+            break;
+        }
         for (int q0 = Up[k] + 1; q0 < Up[k + 1]; q0 += 32) {   /* the same trips in every lane */
             const int q = q0 + lane;
             int tg = -1;
@@ -490,44 +586,42 @@ __global__ void ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS, int *done
             const unsigned msk = __ballot_sync(FULL, tg >= 0);
             if (tg >= 0) fw[__popc(msk & below)] = make_int2(q, tg);
             __syncwarp();
-            const int nf = __popc(msk);
-            for (int base = 0; base < nf; base += S) {
-                const int j = base + s, ok = j < nf;
-                const int2 p = ok ? fw[j] : make_int2(Up[k], 0);
-                const double sv = ok ? Uv[(size_t)(p.x + uok) * BB + ee] : 0.0;
-                double *tb = fblk_row(Lv, Uv, nL, p.y, lo, uo, BB);
-                double tv = ok ? tb[ee] : 0.0;
-                for (int h = 0; h < B; h++) tv -= __shfl_sync(FULL, m, r * B + h, TW) * __shfl_sync(FULL, sv, h * B + c, TW);
-                if (ok && act) tb[e] = tv;
-            }
+            team_updates<B>(__popc(msk), lane, mh, [&](int j, const double **sp, double **tp) {
+                const int2 p = fw[j];
+                *sp = Uv + (size_t)(p.x + uok) * BB;
+                *tp = fblk_row(Lv, Uv, nL, p.y, lo, uo, BB);
+            });
             __syncwarp();   /* the slots read, before the next 32 overwrite them */
         }
         __syncwarp();   /* this block's updates, before the next multiplier reads its block */
     }
-    double *d = Uv + (size_t)(Up[i] + uo) * BB;
-    if (!bad && __any_sync(FULL, act && !isfinite(d[ee]))) { if (lane == 0) fail(err, i, E_PIV, 0); bad = 1; }
-    double inv[BB];
-    if (!bad && lane == 0) {
-        double lu[BB];
-        int piv[B];
-        for (int q = 0; q < BB; q++) lu[q] = d[q];
-        const int nreg = blk_lu<B>(lu, piv, pivot_rel * rowref[i]);
-        if (nreg && strict) { fail(err, i, E_STRICT, (unsigned)nreg); bad = 1; }
-        else {
-            if (nreg) atomicAdd(&cnt[0], 1);
-            blk_lu_inv<B>(lu, piv, inv);
-            if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); bad = 1; }
-        }
+    warp_row_end<B>(i, bad, lane, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err, done);
+}
+
+/* After the sync-free launch, a warp a row: the first non-finite upper
+ * block of each row but its pivot (E_UBLK).  Checked in the row's warp,
+ * one block after another, it held the long rows of a complete LU, on
+ * whose chain every row waits, for thousands of loads.  A row that failed
+ * before keeps its key: the kinds the warp gives (E_LBLK .. E_INV) sort
+ * before E_UBLK in the same row. */
+template <int B>
+__global__ void ilu0_upper_finite(int n, const int *__restrict__ Up, const double *__restrict__ Uv,
+                                  const int *__restrict__ Ust, unsigned long long *err)
+{
+    constexpr int BB = B * B;
+    const int i = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (i >= n) return;
+    const long long uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    const double *v = Uv + (size_t)(Up[i] + 1 + uo) * BB;
+    const long long ne = (long long)(Up[i + 1] - Up[i] - 1) * BB;
+    long long first = LLONG_MAX;
+    for (long long x = lane; x < ne; x += 32)
+        if (!isfinite(v[x])) { first = x; break; }
+    for (int o = 16; o; o >>= 1) {
+        const long long y = __shfl_down_sync(0xffffffffu, first, o);
+        if (y < first) first = y;
     }
-    bad = __shfl_sync(FULL, bad, 0);
-    for (int base = Up[i] + 1; base < Up[i + 1] && !bad; base += S) {   /* the first non-finite U block */
-        const int q = base + s;
-        const unsigned nf = __ballot_sync(FULL, q < Up[i + 1] && act && !isfinite(Uv[(size_t)(q + uo) * BB + ee]));
-        if (nf) { if (lane == 0) fail(err, i, E_UBLK, (unsigned)(base + (__ffs(nf) - 1) / TW)); bad = 1; }
-    }
-    if (!bad && lane == 0) for (int q = 0; q < BB; q++) d[q] = inv[q];
-    __syncwarp();         /* every lane's writes of row i, before its flag: */
-    if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
+    if (lane == 0 && first != LLONG_MAX) fail(err, i, E_UBLK, (unsigned)(Up[i] + 1 + first / BB));
 }
 
 /* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
@@ -545,6 +639,8 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
             ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
                 strict, D->cnt, D->err, D->done);
+        ilu0_upper_finite<B><<<(unsigned)(((int64_t)nr * 32 + 255) / 256), 256, 0, D->stream>>>(nr, D->Up, D->Uv,
+                                                                                            D->Ust, D->err);
     } else if (D->fly) {
         ilu0_level_fly<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(
             nr, D->lvrows + r0, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
