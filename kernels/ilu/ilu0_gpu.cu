@@ -66,6 +66,20 @@ __global__ void plan_map_kernel(int n, int nL, int frozen, const int *__restrict
     if (k < n && !bsr_ilu0_map_row(k, ap, ac, Lp, Lc, Up, Uc, nL, frozen, adst, adiag, diagw)) atomicMin(bad, k);
 }
 
+/* *total += the blocks of the rows the lower blocks read (row k's upper
+ * part for each lower block (i, k)): a bound on the plan's updates, each
+ * list holding row k's pivot and at most its other upper blocks, found
+ * without a lookup (for a complete LU, whose rows' patterns hold every
+ * target, the count itself). */
+__global__ void plan_bound_kernel(int nL, const int *__restrict__ Lc, const int *__restrict__ Up,
+                                  unsigned long long *total)
+{
+    const int l = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long v = l < nL ? (unsigned long long)(Up[Lc[l] + 1] - Up[Lc[l]]) : 0;
+    for (int o = 16; o; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
+}
+
 /* One warp a row i: for each lower block l of the row, its update list
  * (bsr_ilu0_updates_of's, in the same order): the first pair (row k's
  * pivot, k), then the upper blocks (k,j) its class updates with whose
@@ -139,9 +153,10 @@ static bsr_status plan_check(const bsr_gpu_ilu0 *D, int64_t nupd)
     return s;
 }
 
-/* Whether a plan of nupd updates goes without its lists (ilu0_gpu.cuh,
- * D->fly): where they would take more than a quarter of the device's free
- * memory (8 bytes an update: 128 GB for a complete LU at 64k block rows).
+/* Whether a plan of at most nupd updates goes without its lists
+ * (ilu0_gpu.cuh, D->fly): where they might take more than a quarter of the
+ * device's free memory (8 bytes an update: 128 GB for a complete LU at 64k
+ * block rows).
  * BSR_ILU0_FLY=1 / 0 forces it either way (tests compare the two). */
 static int without_lists(unsigned long long nupd)
 {
@@ -180,7 +195,7 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     if (e == cudaSuccess && n > 0) {
         plan_map_kernel<<<nb, 256, 0, st>>>(n, nL, D->frozen, D->ap, ac, D->Lp, Lc, D->Up, Uc, D->adst, D->adiag,
                                             D->diagw, bad);
-        plan_updates_warp<<<nw, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot, NULL, NULL);
+        if (nL > 0) plan_bound_kernel<<<(unsigned)((nL + 255) / 256), 256, 0, st>>>(nL, Lc, D->Up, tot);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpyAsync(&hbad, bad, sizeof(int), cudaMemcpyDeviceToHost, st);
@@ -189,7 +204,15 @@ static bsr_status plan_build(bsr_gpu_ilu0 *D, int *ac, int *Lc, int *Uc, unsigne
     bsr_status s = BSR_OK;
     if (e == cudaSuccess && hbad < n)
         s = bsr_error(BSR_ERR_INTERNAL, "bsr_gpu_ilu0_create: permuted row %d of A does not match the ILU(0) pattern", hbad);
+    /* lists that might not fit are not counted (the count looks every
+     * update's target up: 0.4 s for a complete LU at 64k block rows) */
     if (s == BSR_OK && e == cudaSuccess) D->fly = without_lists(htot);
+    if (s == BSR_OK && e == cudaSuccess && !D->fly && n > 0) {
+        e = cudaMemsetAsync(tot, 0, sizeof(unsigned long long), st);
+        if (e == cudaSuccess) plan_updates_warp<<<nw, 256, 0, st>>>(n, nL, D->Lp, Lc, D->Up, Uc, lk, uk, len, tot, NULL, NULL);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(&htot, tot, sizeof htot, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    }
     if (s == BSR_OK && e == cudaSuccess && !D->fly) e = cub::DeviceScan::ExclusiveSum(tmp, tb, len, D->updp, nL + 1, st);
     if (s == BSR_OK && e == cudaSuccess && !D->fly) e = bsr_cu_malloc((void **)&D->upd, (size_t)(htot ? htot : 1) * sizeof(int2));
     if (s == BSR_OK && e == cudaSuccess && !D->fly && n > 0) {
