@@ -16,11 +16,13 @@
  *    invalidation per poll (ld.acquire.gpu is LD.STRONG.GPU + CCTL.IVALL on
  *    sm_90) and a MEMBAR.GPU per store;
  *  - the word guards other data (a per-row completion flag): a release store
- *    after the data; the reader polls with relaxed loads and then takes one
- *    acquire fence: the device ILU(0) for up to 32 rows' flags at once (its
- *    long rows read thousands of rows, and every invalidation empties the
- *    L1 of all the warps of a multiprocessor), the triangular solves' flag
- *    path once a row (it sleeps between polls).
+ *    after the data; the reader polls with acquire loads (the device ILU's
+ *    rows of up to 32 lower blocks, ILU(0)'s: their polls mostly find the
+ *    flag set), or with relaxed loads and then one acquire fence: the device
+ *    ILU's longer rows for up to 32 rows' flags at once (a complete LU's
+ *    rows read thousands, and every invalidation empties the L1 of all the
+ *    warps of a multiprocessor), the triangular solves' flag path once a row
+ *    (it sleeps between polls).
  *
  * Shared-memory polls inside a CUDA block are atomic read-modify-writes
  * (ATOMS): a relaxed or acquire load of shared memory compiles to a plain LDS,

@@ -373,10 +373,11 @@ __device__ __forceinline__ void team_updates_g(int nf, int lane, const double *m
  * j = 0 .. nf-1, pick(j, &src, &tgt) names the j-th pair and tgt -= m * src.
  * Long lists go G = 8 blocks a team at a time, so that a warp keeps 8*S
  * blocks in flight rather than S (the long rows of a complete LU are a
- * chain of a million updates each); lists of a block or two a team (ILU(0)'s)
- * in one round of that many, which costs them fewer instructions.  The nf targets are
- * distinct blocks of one row and no source is among them: each target is
- * updated as one block at a time would, the same bits. */
+ * chain of a million updates each); lists of one or two blocks a team
+ * (ILU(0)'s) in one round of that many, which costs them fewer
+ * instructions.  The nf targets are distinct blocks of one row and no
+ * source is among them: each target is updated as one block at a time
+ * would, the same bits. */
 template <int B, typename P>
 __device__ __forceinline__ void team_updates(int nf, int lane, const double *mh, P pick)
 {

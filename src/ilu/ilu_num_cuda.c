@@ -74,10 +74,8 @@ bsr_status ilu_numeric_cuda(bsr_context *ctx, bsr_ilu *plan, const bsr_matrix *A
     go.values_later = dev;
     go.jacobi = no->trisolve;
     if (!s) s = bsr_gpu_ilu_create(ctx, plan, &go, &c->G);
-    if (dev) bsr_prof_mark("device ILU: factors' storage");
     /* in place in G's arrays where it can: no second copy of the factors */
     if (!s && dev) s = bsr_gpu_ilu0_create_into(ctx, plan, c->G, &c->D);
-    if (dev) bsr_prof_mark("device ILU: plan (map of A, updates)");
     if (!s && dev) s = cuda_numeric_fn(f, A);
     /* factored in place: D and G hold what they need of a device symbolic
      * phase; the patterns only their creation read go */
