@@ -74,24 +74,49 @@ static int row_reach(const bsr_ilu *F, const int *parent, int i, int *mark, int 
     return m;
 }
 
-static int cmp_int(const void *a, const void *b)
+/* a[0..m) ascending (distinct values below 256^bytes), tmp [m] scratch:
+ * insertion for short rows, else a least-significant-digit radix sort a
+ * byte a pass (a complete LU's rows hold hundreds to thousands of
+ * columns; qsort's comparisons took most of the pattern's time). */
+static void sort_cols(int *a, int m, int *tmp, int bytes)
 {
-    const int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
+    if (m < 48) {
+        for (int x = 1; x < m; x++) {
+            const int v = a[x];
+            int y = x - 1;
+            for (; y >= 0 && a[y] > v; y--) a[y + 1] = a[y];
+            a[y + 1] = v;
+        }
+        return;
+    }
+    int *src = a, *dst = tmp;
+    for (int p = 0; p < bytes; p++) {
+        int cnt[257] = {0};
+        const int sh = 8 * p;
+        for (int x = 0; x < m; x++) cnt[((unsigned)src[x] >> sh & 255u) + 1]++;
+        for (int d = 0; d < 256; d++) cnt[d + 1] += cnt[d];
+        for (int x = 0; x < m; x++) dst[cnt[(unsigned)src[x] >> sh & 255u]++] = src[x];
+        int *t = src; src = dst; dst = t;
+    }
+    if (src != a) memcpy(a, src, sizeof(int) * (size_t)m);
 }
 
 /* F->rows of the complete pattern: L's rows by the reach (counted, then
  * listed and sorted, rows in parallel), U's as L's columns with the pivot
- * first; the rows' block products counted against F->nprod_max. */
+ * first (rows in parallel too, in contiguous chunks of L's blocks, so each
+ * column's rows stay ascending); the rows' block products counted against
+ * F->nprod_max. */
 bsr_status ilu_rows_complete(bsr_ilu *F)
 {
     const int n = F->n, nt = bsr_team(n, BSR_ROW_GRAIN);
+    int bytes = 1;
+    while (bytes < 4 && (unsigned)n > 1u << (8 * bytes)) bytes++;
     int *parent = bsr_malloc(sizeof(int) * ((size_t)n + 1), "complete pattern");
-    int *mark = bsr_malloc(sizeof(int) * ((size_t)n + 1) * (size_t)nt, "complete pattern");
+    int *mark = bsr_malloc(sizeof(int) * ((size_t)n + 1) * (size_t)nt * 2, "complete pattern");
     int64_t *lp = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
     int64_t *up = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
-    int64_t *un = bsr_calloc((size_t)n + 1, sizeof(int64_t), "complete pattern");
-    bsr_status s = parent && mark && lp && up && un ? BSR_OK : BSR_ERR_NOMEM;
+    int *cut = bsr_malloc(sizeof(int) * ((size_t)nt + 1), "complete pattern");
+    bsr_status s = parent && mark && lp && up && cut ? BSR_OK : BSR_ERR_NOMEM;
     if (s) goto done;
     etree(F, parent, mark);
     /* the rows' lengths: L's by the reach, U's (the pivot first) by L's columns */
@@ -117,22 +142,54 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
     int *lc = F->rowbuf, *uc = F->rowbuf + nl;
     #pragma omp parallel num_threads(nt)
     {
-        int *mk = mark + (size_t)omp_get_thread_num() * ((size_t)n + 1);
+        const int t = omp_get_thread_num();
+        int *mk = mark + (size_t)t * ((size_t)n + 1), *tmp = mark + (size_t)(nt + t) * ((size_t)n + 1);
         for (int i = 0; i < n; i++) mk[i] = -1;
         #pragma omp for schedule(dynamic, 256)
         for (int i = 0; i < n; i++) {
             int *c = lc + lp[i];
-            const int m = row_reach(F, parent, i, mk, c);
-            qsort(c, (size_t)m, sizeof(int), cmp_int);
+            sort_cols(c, row_reach(F, parent, i, mk, c), tmp, bytes);
         }
     }
-    /* U = L^T with the pivot first: rows i ascending fill each column's list in order */
-    for (int64_t q = 0; q < nl; q++) un[lc[q]]++;
-    up[0] = 0;
-    for (int k = 0; k < n; k++) up[k + 1] = up[k] + 1 + un[k];
-    for (int k = 0; k < n; k++) { uc[up[k]] = k; un[k] = up[k] + 1; }
-    for (int i = 0; i < n; i++)
-        for (int64_t q = lp[i]; q < lp[i + 1]; q++) uc[un[lc[q]]++] = i;
+    /* U = L^T with the pivot first.  Chunk t (rows cut[t] .. cut[t+1], about
+     * nl / nt blocks) counts its blocks of each column k in cnt_t[k], which
+     * then becomes where its rows go in U's row k (after the pivot and the
+     * earlier chunks' rows), and fills them in row order */
+    cut[0] = 0;
+    for (int t = 1, i = 0; t <= nt; t++) {
+        while (i < n && lp[i] < nl / nt * t) i++;
+        cut[t] = t == nt ? n : i;
+    }
+    #pragma omp parallel num_threads(nt)
+    {
+        #pragma omp for schedule(static)
+        for (int t = 0; t < nt; t++) {
+            int *cnt = mark + (size_t)t * ((size_t)n + 1);
+            for (int k = 0; k < n; k++) cnt[k] = 0;
+            for (int64_t q = lp[cut[t]]; q < lp[cut[t + 1]]; q++) cnt[lc[q]]++;
+        }
+        #pragma omp single
+        {
+            up[0] = 0;
+            for (int k = 0; k < n; k++) {
+                int64_t at = up[k] + 1;
+                for (int h = 0; h < nt; h++) {
+                    int *c = mark + (size_t)h * ((size_t)n + 1) + k;
+                    const int m = *c;
+                    *c = (int)at;
+                    at += m;
+                }
+                up[k + 1] = at;
+                uc[up[k]] = k;
+            }
+        }
+        #pragma omp for schedule(static)
+        for (int t = 0; t < nt; t++) {
+            int *cnt = mark + (size_t)t * ((size_t)n + 1);
+            for (int i = cut[t]; i < cut[t + 1]; i++)
+                for (int64_t q = lp[i]; q < lp[i + 1]; q++) uc[cnt[lc[q]]++] = i;
+        }
+    }
     /* the rows' block products, as they count them: for each L block (i, k)
      * one a block of row k of U past its pivot */
     int64_t work = 0;
@@ -158,6 +215,6 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
         s = bsr_error(BSR_ERR_UNSUPPORTED, "%s", m);
     }
 done:
-    free(parent); free(mark); free(lp); free(up); free(un);
+    free(parent); free(mark); free(lp); free(up); free(cut);
     return s;
 }
