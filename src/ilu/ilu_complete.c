@@ -112,7 +112,7 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
     int bytes = 1;
     while (bytes < 4 && (unsigned)n > 1u << (8 * bytes)) bytes++;
     int *parent = bsr_malloc(sizeof(int) * ((size_t)n + 1), "complete pattern");
-    int *mark = bsr_malloc(sizeof(int) * ((size_t)n + 1) * (size_t)nt * 2, "complete pattern");
+    int *mark = bsr_malloc(sizeof(int) * ((size_t)n + 1) * (size_t)nt, "complete pattern"), *sorted = NULL;
     int64_t *lp = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
     int64_t *up = bsr_malloc(sizeof(int64_t) * ((size_t)n + 1), "complete pattern");
     int *cut = bsr_malloc(sizeof(int) * ((size_t)nt + 1), "complete pattern");
@@ -128,7 +128,11 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
         #pragma omp for schedule(dynamic, 256)
         for (int i = 0; i < n; i++) lp[i + 1] = row_reach(F, parent, i, mk, NULL);
     }
-    for (int i = 0; i < n; i++) lp[i + 1] += lp[i];
+    int64_t maxl = 0;
+    for (int i = 0; i < n; i++) {
+        if (lp[i + 1] > maxl) maxl = lp[i + 1];
+        lp[i + 1] += lp[i];
+    }
     const int64_t nl = lp[n];
     if (nl > INT_MAX / 2 - n) {
         s = bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete pattern has %lld blocks in L (> INT_MAX / 2)",
@@ -138,12 +142,13 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
     free(F->rowbuf);
     F->rowbuf = bsr_malloc(sizeof(int) * ((size_t)(2 * nl + n) + 1), "complete pattern");
     if (!F->rows) F->rows = bsr_calloc((size_t)n + 1, sizeof(ilu_row_t), "ILU rows");
-    if (!F->rowbuf || !F->rows) { s = BSR_ERR_NOMEM; goto done; }
+    sorted = bsr_malloc(sizeof(int) * ((size_t)maxl + 1) * (size_t)nt, "complete pattern");
+    if (!F->rowbuf || !F->rows || !sorted) { s = BSR_ERR_NOMEM; goto done; }
     int *lc = F->rowbuf, *uc = F->rowbuf + nl;
     #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num();
-        int *mk = mark + (size_t)t * ((size_t)n + 1), *tmp = mark + (size_t)(nt + t) * ((size_t)n + 1);
+        int *mk = mark + (size_t)t * ((size_t)n + 1), *tmp = sorted + (size_t)t * ((size_t)maxl + 1);
         for (int i = 0; i < n; i++) mk[i] = -1;
         #pragma omp for schedule(dynamic, 256)
         for (int i = 0; i < n; i++) {
@@ -215,6 +220,6 @@ bsr_status ilu_rows_complete(bsr_ilu *F)
         s = bsr_error(BSR_ERR_UNSUPPORTED, "%s", m);
     }
 done:
-    free(parent); free(mark); free(lp); free(up); free(cut);
+    free(parent); free(mark); free(sorted); free(lp); free(up); free(cut);
     return s;
 }
