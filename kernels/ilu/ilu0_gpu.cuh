@@ -263,32 +263,17 @@ __device__ __forceinline__ int ilu0_target(int i, int l, int j, const int *__res
         const int *__restrict__ Lst, const int *__restrict__ Ust, const double *__restrict__ rowref, \
         double pivot_rel, int strict, int *cnt, unsigned long long *err
 
-/* Step 2: the rows rows[0..nr) of one level (see the file comment and
- * src/ilu/ilu_row.c with the pattern fixed). */
+/* The end of row i by one thread, once its updates are done: the pivot
+ * block checked, factored and inverted (the pivot rule of the host), U's
+ * other blocks checked, each failure keyed in err (the first one only). */
 template <int B>
-__global__ void ilu0_level(int nr, ILU0_ROW_ARGS)
+__device__ __forceinline__ void thread_row_end(int i, const int *__restrict__ Up, double *Uv, long long uo,
+                                               const double *__restrict__ rowref, double pivot_rel, int strict,
+                                               int *cnt, unsigned long long *err)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nr) return;
-    const int BB = B * B, i = rows[t];
-    /* row i's blocks where they are stored (in place: G's level-ordered rows) */
-    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
-    double m[BB], lu[BB], inv[BB];
+    constexpr int BB = B * B;
+    double lu[BB], inv[BB];
     int piv[B];
-    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
-        double *x = Lv + (size_t)(l + lo) * BB;
-        /* column k's inverted pivot is U's first block of row k: updp holds
-         * it as the first entry of the list of L block l */
-        const long long u0 = updp[l], u1 = updp[l + 1];
-        const double *uinv = Uv + (size_t)(upd[u0].x - nL) * BB;
-        blk_mul<B>(m, x, uinv);
-        for (int e = 0; e < BB; e++) x[e] = m[e];
-        if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
-        for (long long u = u0 + 1; u < u1; u++) {
-            const int2 q = upd[u];
-            blk_mulsub<B>(fblk(Lv, Uv, nL, q.y, BB), m, Uv + (size_t)(q.x - nL) * BB);
-        }
-    }
     double *d = Uv + (size_t)(Up[i] + uo) * BB;
     if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
     const double tiny = pivot_rel * rowref[i];
@@ -303,6 +288,34 @@ __global__ void ilu0_level(int nr, ILU0_ROW_ARGS)
     for (int q = Up[i] + 1; q < Up[i + 1]; q++)
         if (!blk_finite<B>(Uv + (size_t)(q + uo) * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
     for (int e = 0; e < BB; e++) d[e] = inv[e];
+}
+
+/* Step 2: the rows rows[0..nr) of one level (see the file comment and
+ * src/ilu/ilu_row.c with the pattern fixed). */
+template <int B>
+__global__ void ilu0_level(int nr, ILU0_ROW_ARGS)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nr) return;
+    const int BB = B * B, i = rows[t];
+    /* row i's blocks where they are stored (in place: G's level-ordered rows) */
+    const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
+    double m[BB];
+    for (int l = Lp[i]; l < Lp[i + 1]; l++) {
+        double *x = Lv + (size_t)(l + lo) * BB;
+        /* column k's inverted pivot is U's first block of row k: updp holds
+         * it as the first entry of the list of L block l */
+        const long long u0 = updp[l], u1 = updp[l + 1];
+        const double *uinv = Uv + (size_t)(upd[u0].x - nL) * BB;
+        blk_mul<B>(m, x, uinv);
+        for (int e = 0; e < BB; e++) x[e] = m[e];
+        if (!blk_finite<B>(m)) { fail(err, i, E_LBLK, (unsigned)l); return; }
+        for (long long u = u0 + 1; u < u1; u++) {
+            const int2 q = upd[u];
+            blk_mulsub<B>(fblk(Lv, Uv, nL, q.y, BB), m, Uv + (size_t)(q.x - nL) * BB);
+        }
+    }
+    thread_row_end<B>(i, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err);
 }
 
 /* Step 2 with a warp a row (B = 1..5).  The warp is S = 32 / TW teams of
@@ -518,8 +531,7 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
     if (t >= nr) return;
     const int BB = B * B, i = rows[t];
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
-    double m[BB], lu[BB], inv[BB];
-    int piv[B];
+    double m[BB];
     for (int l = Lp[i]; l < Lp[i + 1]; l++) {
         double *x = Lv + (size_t)(l + lo) * BB;
         const int k = Lc[l], second = lk && lk[l] == 1;
@@ -533,20 +545,7 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
             if (tg >= 0) blk_mulsub<B>(fblk_row(Lv, Uv, nL, tg, lo, uo, BB), m, Uv + (size_t)(q + uok) * BB);
         }
     }
-    double *d = Uv + (size_t)(Up[i] + uo) * BB;
-    if (!blk_finite<B>(d)) { fail(err, i, E_PIV, 0); return; }
-    const double tiny = pivot_rel * rowref[i];
-    for (int e = 0; e < BB; e++) lu[e] = d[e];
-    const int nreg = blk_lu<B>(lu, piv, tiny);
-    if (nreg) {
-        if (strict) { fail(err, i, E_STRICT, (unsigned)nreg); return; }
-        atomicAdd(&cnt[0], 1);
-    }
-    blk_lu_inv<B>(lu, piv, inv);
-    if (!blk_finite<B>(inv)) { fail(err, i, E_INV, 0); return; }
-    for (int q = Up[i] + 1; q < Up[i + 1]; q++)
-        if (!blk_finite<B>(Uv + (size_t)(q + uo) * BB)) { fail(err, i, E_UBLK, (unsigned)q); return; }
-    for (int e = 0; e < BB; e++) d[e] = inv[e];
+    thread_row_end<B>(i, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err);
 }
 
 /* ilu0_syncfree_warp without update lists: for each lower block (i, k) the
