@@ -472,8 +472,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     *f = *o;
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
-    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
-    const int first = capped && s->device ? 3 : capped ? 1 : !o->grow ? 2 : 0;
+    const int first = bsr_fallback_first(o, s->device);
     const int kind = stage == 0 ? first : stage == 1 && first == 3 ? 1 : 0;
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
@@ -489,6 +488,12 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
         snprintf(f->reorder, sizeof f->reorder, "%s", o->reorder);
     }
     return kind;
+}
+
+int bsr_fallback_first(const bsr_solver_options *o, int device)
+{
+    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
+    return capped && device ? 3 : capped ? 1 : !o->grow ? 2 : 0;
 }
 
 double bsr_fallback_work(const bsr_solver_options *o, int device)

@@ -64,6 +64,10 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * o->work when set, else BSR_FALLBACK_WORK, or for the complete factor on
  * the device (device nonzero) BSR_FALLBACK_WORK_DEVICE (solver.c). */
 double bsr_fallback_work(const bsr_solver_options *o, int device);
+/* The kind of the fallback's first stage for a factor of options o on the
+ * CUDA backend (device nonzero) or the CPU: 3 (the complete factor on the
+ * device), 1 (without the cap), 2 (with growth weights), 0 (none) (solver.c). */
+int bsr_fallback_first(const bsr_solver_options *o, int device);
 /* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
