@@ -16,9 +16,10 @@
  * formed).  Where the lists might take more than a quarter of the device's
  * free memory (8 bytes an update, bounded without lookups by the blocks of
  * the rows each lower block reads; a complete LU's updates grow as n^2 on 3D
- * grids) the plan neither counts nor keeps them: each row looks its targets up in its own
- * pattern as it goes (ilu0_syncfree_fly, ilu0_level_fly in ilu0_gpu.cuh),
- * the same updates in the same order.  Numeric phase, all on the device:
+ * grids) the plan neither counts nor keeps them: each row looks its targets
+ * up in its own pattern as it goes (ilu0_syncfree_fly, ilu0_level_fly in
+ * ilu0_gpu.cuh), the same updates in the same order.  Numeric phase, all on
+ * the device:
  *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
  *     laid out as the pattern (lower blocks, then upper blocks with the
  *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
@@ -31,9 +32,10 @@
  *     inverted in place.  b = 1..5: a warp a row, all rows in one
  *     sync-free launch (ilu0_syncfree_warp), the first non-finite upper
  *     block of each row found after it (ilu0_upper_finite); else one thread
- *     a row, one launch a level.  The operation order per block equals the CPU's and
- *     these files are compiled without FMA contraction (CMakeLists.txt), as
- *     the C code is, so the factors equal the CPU's bit for bit: an
+ *     a row, one launch a level.  The operation order per block equals the
+ *     CPU's and these files are compiled without FMA contraction
+ *     (CMakeLists.txt), as the C code is, so the factors equal the CPU's bit
+ *     for bit: an
  *     ill-conditioned matrix then takes the same iterations whichever side
  *     factored it (bcsstk13: 39 against 35 with contraction);
  *  3. L and U (without ILU2's second-order blocks, gathered when there are
