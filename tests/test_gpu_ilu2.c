@@ -25,6 +25,8 @@
 
 static bsr_context *ctx;
 
+static int nest_rows;   /* check_tau's last device factor: its rows that nest (bsr_gpu_ilu0_nest_rows) */
+
 /* Setup of kind (tau1) on A (host), then A2 factored into the frozen
  * pattern on the host and on the device; factors and scaling compared. */
 static void check_tau(const char *what, const bsr_matrix *A, const bsr_matrix *A2, bsr_ilu_kind kind,
@@ -62,6 +64,7 @@ static void check_tau(const char *what, const bsr_matrix *A, const bsr_matrix *A
     double eS = bsr_test_rel_diff(S, hS, BSR_DOUBLE, (size_t)n * bb);
     int nreg = -1;
     BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, NULL, NULL));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_nest_rows(D, &nest_rows));
     if (!(eL <= tol && eU <= tol && eS <= tol) || nreg != st.pivots_regularized)
         printf("\n  %s kind %d order %d: L %.2e U %.2e S %.2e (tol %.0e), pivots %d/%d\n", what, (int)kind, (int)ord, eL,
                eU, eS, tol, nreg, st.pivots_regularized);
@@ -114,9 +117,10 @@ static void test_factor_vs_host(void)
 
 /* The complete LU's pattern (tau1 = 0, no cap, ND: from the elimination
  * tree), factored on the device with the plan's update lists and without
- * them (BSR_ILU0_FLY: the rows find their targets as they go), each equal to
- * the host's frozen refactor bit for bit (b = 1, 4, 5: a warp a row; 7: a
- * thread a row), random values too; the solver's in-place device factor
+ * them (BSR_ILU0_FLY: the rows find their targets as they go, the rows of
+ * its separators' supernodes a panel at a time), each equal to the host's
+ * frozen refactor bit for bit (b = 1, 4, 5: a warp a row; 7: a thread a
+ * row), random values too; the solver's in-place device factor
  * without lists solves to the same bits as with them, in one iteration. */
 static void test_complete_fly(void)
 {
@@ -128,6 +132,12 @@ static void test_complete_fly(void)
         for (int fly = 0; fly < 2; fly++) {
             setenv("BSR_ILU0_FLY", fly ? "1" : "0", 1);
             check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_ND, 0.0);
+            /* without lists, the separators' rows nest: panels */
+            if (fly) {
+                CU_ASSERT(nest_rows > P.A->nbrows / 8);
+            } else {
+                CU_ASSERT_EQUAL(nest_rows, 0);
+            }
             check_tau(specs[sp], P.A, A2, BSR_ILUT, BSR_ORDER_NATURAL, 0.0);
         }
         bsr_matrix_destroy(A2);

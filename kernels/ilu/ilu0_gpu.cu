@@ -84,6 +84,25 @@ __global__ void plan_bound_kernel(int nL, const int *__restrict__ Lc, const int 
     if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
 }
 
+/* nest[k] = 1 where row k's upper blocks after its first off-diagonal one,
+ * (k, p), are exactly row p's off-diagonal blocks (the rows of a supernode:
+ * ilu0_panel), else 0.  A warp a row. */
+__global__ void plan_nest_kernel(int n, const int *__restrict__ Up, const int *__restrict__ Uc,
+                                 unsigned char *__restrict__ nest)
+{
+    const int k = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (k >= n) return;   /* the whole warp */
+    const int a = Up[k] + 2, len = Up[k + 1] - a;
+    int ok = len >= 0;
+    if (ok) {
+        const int p = Uc[a - 1], b = Up[p] + 1;
+        ok = Up[p + 1] - b == len;
+        for (int t0 = 0; t0 < len && ok; t0 += 32)   /* the same trips in every lane */
+            ok = !__any_sync(0xffffffffu, t0 + lane < len && Uc[a + t0 + lane] != Uc[b + t0 + lane]);
+    }
+    if (lane == 0) nest[k] = (unsigned char)ok;
+}
+
 /* One warp a row i: for each lower block l of the row, its update list
  * (bsr_ilu0_updates_of's, in the same order): the first pair (row k's
  * pivot, k), then the upper blocks (k,j) its class updates with whose
@@ -356,6 +375,7 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
         bsr_cu_free((void *)D->Lc); bsr_cu_free((void *)D->Uc);
         bsr_cu_free((void *)D->lk); bsr_cu_free((void *)D->uk);
     }
+    bsr_cu_free(D->nest);
     if (D->own_dl) bsr_cu_free(D->dl);
     bsr_cu_free(D->cnt); bsr_cu_free(D->err);
     bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
@@ -391,6 +411,16 @@ static bsr_status keep_pattern_cols(bsr_gpu_ilu0 *D, const bsr_ilu0_dsym *S, int
         if (u) D->uk = k; else D->lk = k;
         CU_TRY(cudaMemcpyAsync(k, src, len, cudaMemcpyDeviceToDevice, D->stream));
     }
+    return BSR_OK;
+}
+
+/* Which rows nest in their first off-diagonal block's row (D->nest), for
+ * the factorization without lists: its panels. */
+static bsr_status plan_nest(bsr_gpu_ilu0 *D)
+{
+    CU_TRY(bsr_cu_malloc((void **)&D->nest, (size_t)D->n + 1));
+    if (D->n > 0) plan_nest_kernel<<<(unsigned)(((long long)D->n * 32 + 255) / 256), 256, 0, D->stream>>>(D->n, D->Up, D->Uc, D->nest);
+    CU_TRY(cudaGetLastError());
     return BSR_OK;
 }
 
@@ -469,6 +499,7 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     bsr_prof_mark_dev("ilu0 gpu: pattern uploads");
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
     if (s == BSR_OK && D->fly) s = keep_pattern_cols(D, S, &Lc, &Uc, &lk, &uk);
+    if (s == BSR_OK && D->fly) s = plan_nest(D);
     if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     /* in place: G's double factors hold exactly the pattern's blocks (no
@@ -722,6 +753,24 @@ extern "C" bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval,
     bsr_cu_free(g);
     CU_TRY(e);
     if (scale && D->n) CU_TRY(cudaMemcpy(scale, D->dl, (size_t)D->n * bb * sizeof(double), cudaMemcpyDeviceToHost));
+    return BSR_OK;
+}
+
+extern "C" bsr_status bsr_gpu_ilu0_nest_rows(const bsr_gpu_ilu0 *D, int *rows)
+{
+    BSR_CHECK_ARG(D && rows, "bsr_gpu_ilu0_nest_rows: NULL argument");
+    *rows = 0;
+    if (!D->nest || !D->n) return BSR_OK;
+    unsigned char *h = (unsigned char *)bsr_malloc((size_t)D->n, "nesting rows");
+    if (!h) return BSR_ERR_NOMEM;
+    bsr_cuda_enter(D->ctx);
+    const cudaError_t e = cudaMemcpy(h, D->nest, (size_t)D->n, cudaMemcpyDeviceToHost);
+    for (int k = 0; e == cudaSuccess && k < D->n; k++) *rows += h[k];
+    free(h);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return bsr_error(BSR_ERR_CUDA, "bsr_gpu_ilu0_nest_rows: %s", cudaGetErrorString(e));
+    }
     return BSR_OK;
 }
 

@@ -44,6 +44,7 @@ struct bsr_gpu_ilu0 {
     int fly, own_cols;
     const int *Lc, *Uc;
     const unsigned char *lk, *uk;
+    unsigned char *nest;        /* device [n]: row k nests in its first off-diagonal block's row (ilu0_panel) */
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
     double *W;                  /* [(nL+nU)*b*b]: L then U, host layout (NULL when factored in place) */
@@ -548,16 +549,66 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
     thread_row_end<B>(i, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err);
 }
 
+/* A panel of a row: lower blocks l .. l+np-1 whose rows k_0 .. k_np-1 nest
+ * (k_p+1 the first off-diagonal column of row k_p, nest[k_p] set: the rows
+ * of a supernode, as a complete LU's separators hold them).  Their updates
+ * share the upper blocks of row k_np-1 after its pivot, so each of those
+ * targets takes its np products in one load and one store instead of np.
+ * At most P rows: each holds its multiplier's row (B entries) a lane. */
+template <int B> struct ilu0_panel { enum { P = 4 }; };
+
+/* Team s's targets j = s, s + S, ... of a warp's nf, G at a time: pick(j,
+ * &t, &tgt) names the j-th, and tgt -= m_p * (sb[p] + t blocks) for
+ * p = 0 .. np-1 (np <= P, mh[p]: team_multiplier's entries of m_p) in that
+ * order, as np passes of team_updates would apply them: the same bits. */
+template <int B, int P, int G, typename K>
+__device__ __forceinline__ void team_panel(int nf, int np, int lane, const double (*mh)[B], const double *const *sb,
+                                           K pick)
+{
+    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
+    const unsigned FULL = 0xffffffffu;
+    const int e = lane % TW, s = lane / TW, c = e % B, act = e < BB, ee = act ? e : 0;
+    for (int base = 0; base < nf; base += S * G) {   /* the same trips in every lane */
+        double sv[G][P], tv[G];
+        double *tp[G];
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const int j = base + g * S + s;
+            int t = 0;
+            tp[g] = NULL;
+            if (j < nf) pick(j, &t, &tp[g]);
+            tv[g] = tp[g] ? tp[g][ee] : 0.0;
+#pragma unroll
+            for (int p = 0; p < P; p++) sv[g][p] = tp[g] && p < np ? sb[p][(size_t)t * BB + ee] : 0.0;
+        }
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            double v = tv[g];
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                if (p < np)
+                    for (int h = 0; h < B; h++) v -= mh[p][h] * __shfl_sync(FULL, sv[g][p], h * B + c, TW);
+            if (tp[g] && act) tp[g][e] = v;
+        }
+    }
+}
+
 /* ilu0_syncfree_warp without update lists: for each lower block (i, k) the
  * warp's lanes look up 32 of row k's upper blocks at a time in row i's
- * pattern (ilu0_target), compact the ones found in order (a ballot, through
- * the warp's shared slots), and the teams share them as they share a list:
- * the same updates in the same order per target, the same bits.  128
- * threads (4 warps) a CUDA block. */
+ * pattern, compact the ones found in order (a ballot, through the warp's
+ * shared slots), and the teams share them as they share a list: the same
+ * updates in the same order per target, the same bits.  Each lane first
+ * tries the position one past the last target found (one load: in a dense
+ * separator every column of row k lies there), then searches
+ * (ilu0_target).  Rows that nest (nest[], NULL: none) go a panel at a time
+ * (ilu0_panel): the panel's multipliers first, each after the products of
+ * the ones before on its own block, then the shared targets.  128 threads
+ * (4 warps) a CUDA block. */
 template <int B>
-__global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS, int *done)
+__global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS,
+                                                            const unsigned char *__restrict__ nest, int *done)
 {
-    constexpr int BB = B * B;
+    constexpr int BB = B * B, P = ilu0_panel<B>::P;
     const unsigned FULL = 0xffffffffu;
     __shared__ int2 found[4][32];
     int2 *fw = found[(threadIdx.x >> 5) & 3];
@@ -565,35 +616,80 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
     const unsigned below = (1u << lane) - 1u;
     if (i < 0) return;   /* the whole warp */
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
-    const int many = Lp[i + 1] - Lp[i] > 32;
+    const int lb = Lp[i], le = Lp[i + 1], nli = le - lb, nui = Up[i + 1] - Up[i], many = nli > 32;
     int bad = 0;
-    for (int l = Lp[i], ready = l; l < Lp[i + 1]; l++) {
-        double *x = Lv + (size_t)(l + lo) * BB;
-        const int k = Lc[l], second = lk && lk[l] == 1;
-        const long long uok = Ust ? (long long)Ust[k] - Up[k] : 0;
-        if (!many) { while (ld_acquire(done + k) == 0) {} }
-        else if (l == ready) ready = warp_rows_ready(l, Lp[i + 1], lane, done, [&](int h) { return Lc[h]; });
-        double mh[B];
-        if (!team_multiplier<B>(x, Uv + (size_t)(Up[k] + uok) * BB, lane, mh)) {
-            if (lane == 0) fail(err, i, E_LBLK, (unsigned)l);
-            bad = 1;
-            break;
+    for (int l = lb, ready = lb, np = 1; l < le; l += np) {
+        int k[P];
+        k[0] = Lc[l];
+        const int second = lk && lk[l] == 1;
+        np = 1;
+#pragma unroll
+        for (int p = 1; p < P; p++) {   /* the panel (warp-uniform) */
+            k[p] = k[0];
+            if (np == p && nest && !second && l + p < le && nest[k[p - 1]] && Lc[l + p] == Uc[Up[k[p - 1]] + 1] &&
+                !(lk && lk[l + p] == 1)) {
+                k[p] = Lc[l + p];
+                np = p + 1;
+            }
         }
-        for (int q0 = Up[k] + 1; q0 < Up[k + 1]; q0 += 32) {   /* the same trips in every lane */
-            const int q = q0 + lane;
+        if (!many) {
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                if (p < np) { while (ld_acquire(done + k[p]) == 0) {} }
+        } else
+            while (ready < l + np) ready = warp_rows_ready(ready, le, lane, done, [&](int h) { return Lc[h]; });
+        double mh[P][B];
+        const double *sb[P];
+        long long uok[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            if (p >= np || bad) break;
+            uok[p] = Ust ? (long long)Ust[k[p]] - Up[k[p]] : 0;
+            double *x = Lv + (size_t)(l + p + lo) * BB;
+            if (p > 0) {   /* block (i, k_p) takes the products of the panel's multipliers before it */
+#pragma unroll
+                for (int r = 0; r < p; r++) sb[r] = Uv + (size_t)(Up[k[r]] + uok[r] + p - r) * BB;
+                team_panel<B, P, 1>(1, p, lane, mh, sb, [&](int, int *t, double **tp) { *t = 0; *tp = x; });
+                __syncwarp();
+            }
+            if (!team_multiplier<B>(x, Uv + (size_t)(Up[k[p]] + uok[p]) * BB, lane, mh[p])) {
+                if (lane == 0) fail(err, i, E_LBLK, (unsigned)(l + p));
+                bad = 1;
+            }
+        }
+        if (bad) break;
+        const int kl = k[np - 1], ll = l + np - 1, q1 = Up[kl] + 1, len = Up[kl + 1] - q1;
+#pragma unroll
+        for (int r = 0; r < P; r++)
+            if (r < np) sb[r] = Uv + (size_t)(Up[k[r]] + uok[r] + np - r) * BB;
+        int pred = ll - lb + 1;   /* row i's next position (lower part, then upper) expected to match */
+        for (int t0 = 0; t0 < len; t0 += 32) {   /* the same trips in every lane */
+            const int t = t0 + lane, pp = pred + lane;
+            const int valid = t < len && !(second && uk[q1 + t]), c = t < len ? Uc[q1 + t] : -1;
             int tg = -1;
-            if (q < Up[k + 1] && !(second && uk[q])) tg = ilu0_target(i, l, Uc[q], Lp, Lc, Up, Uc, nL);
-            const unsigned msk = __ballot_sync(FULL, tg >= 0);
-            if (tg >= 0) fw[__popc(msk & below)] = make_int2(q, tg);
+            if (valid && pp < nli + nui && (pp < nli ? Lc[lb + pp] : Uc[Up[i] + pp - nli]) == c)
+                tg = pp < nli ? lb + pp : nL + Up[i] + (pp - nli);
+            else if (valid) tg = ilu0_target(i, ll, c, Lp, Lc, Up, Uc, nL);
+            const int mp = tg < 0 ? -1 : tg < nL ? tg - lb : nli + (tg - nL - Up[i]);
+            const unsigned fm = __ballot_sync(FULL, tg >= 0);
+            if (fm) pred = __shfl_sync(FULL, mp, 31 - __clz(fm)) + 1;
+            if (tg >= 0) fw[__popc(fm & below)] = make_int2(t, tg);
             __syncwarp();
-            team_updates<B>(__popc(msk), lane, mh, [&](int j, const double **sp, double **tp) {
-                const int2 p = fw[j];
-                *sp = Uv + (size_t)(p.x + uok) * BB;
-                *tp = fblk_row(Lv, Uv, nL, p.y, lo, uo, BB);
-            });
+            if (np == 1)
+                team_updates<B>(__popc(fm), lane, mh[0], [&](int j, const double **sp, double **tp) {
+                    const int2 f = fw[j];
+                    *sp = sb[0] + (size_t)f.x * BB;
+                    *tp = fblk_row(Lv, Uv, nL, f.y, lo, uo, BB);
+                });
+            else
+                team_panel<B, P, 2>(__popc(fm), np, lane, mh, sb, [&](int j, int *tt, double **tp) {
+                    const int2 f = fw[j];
+                    *tt = f.x;
+                    *tp = fblk_row(Lv, Uv, nL, f.y, lo, uo, BB);
+                });
             __syncwarp();   /* the slots read, before the next 32 overwrite them */
         }
-        __syncwarp();   /* this block's updates, before the next multiplier reads its block */
+        __syncwarp();   /* the panel's updates, before the next multiplier reads its block */
     }
     warp_row_end<B>(i, bad, lane, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err, done);
 }
@@ -634,7 +730,7 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
         if (D->fly)
             ilu0_syncfree_fly<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
-                strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->done);
+                strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done);
         else
             ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,

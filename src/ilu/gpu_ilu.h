@@ -158,6 +158,10 @@ bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, bsr_gpu_ilu
 bsr_status bsr_gpu_ilu0_download(const bsr_gpu_ilu0 *D, double *Lval, double *Uval, double *scale);
 bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, int *scaling_fallbacks,
                               double *factor_s);
+/* *rows: the rows of D's pattern that nest in their first off-diagonal
+ * block's row, which its factorization without update lists takes a panel
+ * at a time (0 with the lists). */
+bsr_status bsr_gpu_ilu0_nest_rows(const bsr_gpu_ilu0 *D, int *rows);
 void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D);
 
 /* Tests only: on (nonzero), the symbolic phase of an ILU(0) factored on the
