@@ -554,8 +554,9 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
  * of a supernode, as a complete LU's separators hold them).  Their updates
  * share the upper blocks of row k_np-1 after its pivot, so each of those
  * targets takes its np products in one load and one store instead of np.
- * At most P rows: each holds its multiplier's row (B entries) a lane. */
-template <int B> struct ilu0_panel { enum { P = 4 }; };
+ * At most P rows: each holds its multiplier's row (B entries) a lane (b = 5:
+ * 2 rows, fewer registers spilled; 4 rows were slower there). */
+template <int B> struct ilu0_panel { enum { P = B >= 5 ? 2 : 4 }; };
 
 /* Team s's targets j = s, s + S, ... of a warp's nf, G at a time: pick(j,
  * &t, &tgt) names the j-th, and tgt -= m_p * (sb[p] + t blocks) for
@@ -632,12 +633,22 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
                 np = p + 1;
             }
         }
+        /* the panel's rows: the first one waited for, the others taken while
+         * finished (a row on the chain of a separator does not wait for more) */
         if (!many) {
+            while (ld_acquire(done + k[0]) == 0) {}
+            int more = 0;
 #pragma unroll
-            for (int p = 0; p < P; p++)
-                if (p < np) { while (ld_acquire(done + k[p]) == 0) {} }
-        } else
-            while (ready < l + np) ready = warp_rows_ready(ready, le, lane, done, [&](int h) { return Lc[h]; });
+            for (int p = 1; p < P; p++) {
+                const int set = __shfl_sync(FULL, p < np && lane == 0 ? ld_relaxed(done + k[p]) : 0, 0);
+                if (p < np && !set) np = p;
+                more |= p < np;
+            }
+            if (more) { fence_acquire_gpu(); __syncwarp(); }
+        } else {
+            if (l == ready) ready = warp_rows_ready(l, le, lane, done, [&](int h) { return Lc[h]; });
+            if (np > ready - l) np = ready - l;
+        }
         double mh[P][B];
         const double *sb[P];
         long long uok[P];
