@@ -674,11 +674,9 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
         for (int r = 0; r < P; r++)
             if (r < np) sb[r] = Uv + (size_t)(Up[k[r]] + uok[r] + np - r) * BB;
         int pred = ll - lb + 1;   /* row i's next position (lower part, then upper) expected to match */
-        int cn = lane < len ? Uc[q1 + lane] : -1;   /* the next 32 columns, loaded a chunk ahead */
         for (int t0 = 0; t0 < len; t0 += 32) {   /* the same trips in every lane */
-            const int t = t0 + lane, pp = pred + lane, c = cn;
-            const int valid = t < len && !(second && uk[q1 + t]);
-            cn = t + 32 < len ? Uc[q1 + t + 32] : -1;
+            const int t = t0 + lane, pp = pred + lane;
+            const int valid = t < len && !(second && uk[q1 + t]), c = t < len ? Uc[q1 + t] : -1;
             int tg = -1;
             if (valid && pp < nli + nui && (pp < nli ? Lc[lb + pp] : Uc[Up[i] + pp - nli]) == c)
                 tg = pp < nli ? lb + pp : nL + Up[i] + (pp - nli);
