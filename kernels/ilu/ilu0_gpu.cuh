@@ -554,9 +554,9 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
  * of a supernode, as a complete LU's separators hold them).  Their updates
  * share the upper blocks of row k_np-1 after its pivot, so each of those
  * targets takes its np products in one load and one store instead of np.
- * At most P rows: each holds its multiplier's row (B entries) a lane (b = 5:
- * 2 rows, fewer registers spilled; 4 rows were slower there). */
-template <int B> struct ilu0_panel { enum { P = B >= 5 ? 2 : 4 }; };
+ * At most P rows: each holds its multiplier's row (B entries) a lane (4:
+ * faster than 2 or 3 for b = 4 and 5, bench/RESULTS.md). */
+template <int B> struct ilu0_panel { enum { P = 4 }; };
 
 /* Team s's targets j = s, s + S, ... of a warp's nf, G at a time: pick(j,
  * &t, &tgt) names the j-th, and tgt -= m_p * (sb[p] + t blocks) for
