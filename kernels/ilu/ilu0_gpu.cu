@@ -18,8 +18,11 @@
  * the rows each lower block reads; a complete LU's updates grow as n^2 on 3D
  * grids) the plan neither counts nor keeps them: each row looks its targets
  * up in its own pattern as it goes (ilu0_syncfree_fly, ilu0_level_fly in
- * ilu0_gpu.cuh), the same updates in the same order.  Numeric phase, all on
- * the device:
+ * ilu0_gpu.cuh), the same updates in the same order; the rows of a
+ * supernode (each row's pattern past its first off-diagonal block that
+ * block's row's: plan_nest_kernel) go a panel of lower blocks at a time, a
+ * target loaded and stored once for the panel's products.  Numeric phase,
+ * all on the device:
  *  1. scale (one thread per permuted row, all rows at once): W = Ds P A P^T
  *     laid out as the pattern (lower blocks, then upper blocks with the
  *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
