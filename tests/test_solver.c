@@ -507,6 +507,46 @@ static void test_initial_guess(void)
     bsr_problem_free(&P);
 }
 
+/* A preconditioner that solves the system (the complete block LU: tau1 = 0,
+ * no cap) converges at BiCGStab's first half step: one apply, not two (the
+ * second is the costliest thing the step would waste), on the CPU and, where
+ * there is one, on the device; a Jacobi-preconditioned solve still takes
+ * two applies an iteration. */
+static void test_exact_one_apply(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:6,4", BSR_DOUBLE, &P));
+    bsr_context *ctx = NULL;
+    if (bsr_test_have_gpu()) BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    for (int dev = 0; dev < 1 + (ctx != NULL); dev++) {
+        const char *cfgs[] = {"precond=ilu2,tau1=0,cap=none,reorder=nd:auto,fallback=off,rtol=1e-10,profile=1",
+                              "precond=jacobi,rtol=1e-6,profile=1"};
+        for (int c = 0; c < 2; c++) {
+            bsr_solver *s = bsr_test_solver(dev ? ctx : NULL, cfgs[c], P.A);
+            bsr_multivec *X;
+            BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_fill(X, 0.0));
+            bsr_solver_stats st;
+            BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+            const int its = st.col[0].iterations;
+            if (c == 0) {
+                CU_ASSERT_EQUAL(its, 1);
+                CU_ASSERT_EQUAL(st.prof_calls[1], 1);
+                CU_ASSERT(st.col[0].relres <= 1e-10);
+                CU_ASSERT(bsr_test_rel_err(X, P.xexact) <= 1e-8);
+            } else {
+                CU_ASSERT(its > 1);
+                CU_ASSERT(st.prof_calls[1] >= 2 * its - 1);
+            }
+            bsr_solver_stats_free(&st);
+            bsr_multivec_destroy(X);
+            bsr_solver_destroy(s);
+        }
+    }
+    if (ctx) bsr_context_destroy(ctx);
+    bsr_problem_free(&P);
+}
+
 /* Refactor: new values on the same pattern (2A) give x = x* / 2; setup time is reported. */
 static void test_refactor(void)
 {
@@ -1079,6 +1119,7 @@ int main(int argc, char **argv)
         {"NaN and zero right-hand sides", test_nan_and_zero_rhs},
         {"BiCGStab breakdown and restart", test_breakdown},
         {"initial guess", test_initial_guess},
+        {"an exact preconditioner: one apply", test_exact_one_apply},
         {"refactor", test_refactor},
         {"pattern=refresh on the setup's ordering", test_pattern_refresh},
         {"pattern=refresh on the device (skipped without one)", test_pattern_refresh_gpu},

@@ -111,13 +111,23 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
          * (t, s), (t, t) and ||s||^2 in one sweep: the half-step test on ||s||
          * waits for omega's synchronization, not one of its own (the
          * preconditioner and the product run on all columns either way) */
-        if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest)) || (st = bsr_kops_precond(o, s, shat)) ||
-            (st = o->matvec(o, shat, t)))
-            goto done;
-        {
+        if ((st = o->axpbypcz(o, s, one, w.r, c3, w.v, zero, rest))) goto done;
+        /* the first step tests ||s|| before the second half: a preconditioner
+         * that solves the system (a complete LU, the fallback's) converges
+         * there, and the apply it would waste is its costliest operation */
+        int early = 0;
+        if (ks->it == 0) {
+            if ((st = bsr_kops_norm2(o, s, sn))) goto done;
+            early = 1;
+            for (int j = 0; j < k; j++)
+                if (rest[j] && !(sn[j] <= ks->tol[j])) early = 0;
+        }
+        if (!early) {
             const bsr_multivec *Xp[3] = {t, t, s}, *Yp[3] = {s, t, s};
             double *const outp[3] = {d1, d2, sn};
-            if ((st = bsr_kops_dotp(o, 3, Xp, Yp, outp)) || (st = bsr_kops_norm2_finish(o, s, sn))) goto done;
+            if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
+                (st = bsr_kops_dotp(o, 3, Xp, Yp, outp)) || (st = bsr_kops_norm2_finish(o, s, sn)))
+                goto done;
         }
         int nhalf = 0;
         for (int j = 0; j < k; j++) nhalf += half[j] = rest[j] && sn[j] <= ks->tol[j];
@@ -139,15 +149,16 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
             c3[j] = -omega[j];
         }
         /* x += alpha phat + omega shat; r = s - omega t; ||r||^2 and the next
-         * iteration's (rhat, r): one pass where the backend fuses them */
-        {
+         * iteration's (rhat, r): one pass where the backend fuses them (none
+         * when every column stopped at the early test) */
+        if (!early) {
             bsr_multivec *Z2[2] = {X, w.r};
             const double *a2[2] = {alpha, one}, *b2[2] = {omega, c3}, *cz[2] = {one, zero};
             const bsr_multivec *X2[2] = {phat, s}, *Y2[2] = {shat, t};
             if ((st = bsr_kops_upd_dot(o, 2, Z2, a2, X2, b2, Y2, cz, rest, NULL, rn, w.rhat, d1))) goto done;
+            have_d1 = 1;
+            for (int j = 0; j < k; j++) rn[j] = sqrt(rn[j] > 0 ? rn[j] : (rn[j] == rn[j] ? 0 : rn[j]));
         }
-        have_d1 = 1;
-        for (int j = 0; j < k; j++) rn[j] = sqrt(rn[j] > 0 ? rn[j] : (rn[j] == rn[j] ? 0 : rn[j]));
         ks->it++;
         for (int j = 0; j < k; j++) if (half[j]) rn[j] = sn[j];
         for (int j = 0; j < k; j++) {
