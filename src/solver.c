@@ -178,7 +178,11 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
                           iters_last > o->pattern_growth * iters_base));
 }
 
-bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
+/* bsr_solver_setup; warm 0 (the fallback's setup, whose solve follows at
+ * once): on a device no throwaway product and apply (bsr_solver_device_warm)
+ * at setup nor in the solve, whose first product and apply pay their
+ * one-time costs instead: a complete LU's apply costs far more than those. */
+static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_setup: NULL argument");
     if (A->nbrows != A->nbcols)
@@ -206,8 +210,8 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     if (st) goto fail;
     if (s->device) {
         bsr_prof_mark("setup: upload of A");
-        s->warm_k = 0;   /* a new operator or preconditioner */
-        if ((st = bsr_solver_device_warm(s, 1))) goto fail;
+        s->warm_k = warm ? 0 : ~(uint64_t)0;   /* a new operator or preconditioner */
+        if (warm && (st = bsr_solver_device_warm(s, 1))) goto fail;
         bsr_prof_mark("setup: first product + apply (kernel choice, module loads)");
         bsr_cuda_mem_bytes(s->ctx, &s->dev_held, &s->dev_peak, 0);
     }
@@ -222,6 +226,11 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 fail:
     teardown(s);
     return st;
+}
+
+bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
+{
+    return setup_as(s, A, 1);
 }
 
 bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
@@ -672,7 +681,7 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     char fb[512] = "";
     for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
         s->opt = fo;   /* the options say so from now on */
-        bsr_status sf = bsr_solver_setup(s, A);
+        bsr_status sf = setup_as(s, A, 0);
         /* an uncapped factor whose growth stayed below grow's trigger is the
          * first one, bit for bit: a second solve would repeat the first */
         if (!sf && !(kind == 2 && !s->pc->grow_passes)) { fb[0] = 0; break; }
