@@ -353,52 +353,60 @@ __device__ __forceinline__ int team_multiplier(double *x, const double *iv, int 
     return !__any_sync(FULL, act && !isfinite(m));
 }
 
-/* Team s's updates j = s, s + S, ... of a warp's nf by one multiplier,
- * G blocks at a time with all their loads issued before any product (see
- * team_updates). */
-template <int B, int G, typename P>
-__device__ __forceinline__ void team_updates_g(int nf, int lane, const double *mh, P pick)
+/* Team s's targets j = s, s + S, ... of a warp's nf, G at a time with all
+ * their loads issued before any product: pick(j, &t, &tgt) names the j-th,
+ * and tgt -= m_p * (sb[p] + t blocks) for p = 0 .. np-1 (np <= P, mh[p]:
+ * team_multiplier's entries of m_p) in that order, as np passes of one
+ * multiplier each would apply them: the same bits (P = 1: team_updates;
+ * more: a panel of the factorization without lists, ilu0_panel). */
+template <int B, int P, int G, typename K>
+__device__ __forceinline__ void team_panel(int nf, int np, int lane, const double (*mh)[B], const double *const *sb,
+                                           K pick)
 {
     constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
     const unsigned FULL = 0xffffffffu;
     const int e = lane % TW, s = lane / TW, c = e % B, act = e < BB, ee = act ? e : 0;
     for (int base = 0; base < nf; base += S * G) {   /* the same trips in every lane */
-        double sv[G], tv[G];
+        double sv[G][P], tv[G];
         double *tp[G];
 #pragma unroll
         for (int g = 0; g < G; g++) {
             const int j = base + g * S + s;
-            const double *sp = NULL;
+            int t = 0;
             tp[g] = NULL;
-            if (j < nf) pick(j, &sp, &tp[g]);
-            sv[g] = tp[g] ? sp[ee] : 0.0;
+            if (j < nf) pick(j, &t, &tp[g]);
             tv[g] = tp[g] ? tp[g][ee] : 0.0;
+#pragma unroll
+            for (int p = 0; p < P; p++) sv[g][p] = tp[g] && p < np ? sb[p][(size_t)t * BB + ee] : 0.0;
         }
 #pragma unroll
         for (int g = 0; g < G; g++) {
             double v = tv[g];
-            for (int h = 0; h < B; h++) v -= mh[h] * __shfl_sync(FULL, sv[g], h * B + c, TW);
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                if (p < np)
+                    for (int h = 0; h < B; h++) v -= mh[p][h] * __shfl_sync(FULL, sv[g][p], h * B + c, TW);
             if (tp[g] && act) tp[g][e] = v;
         }
     }
 }
 
-/* A warp's nf updates by one multiplier (mh: team_multiplier): for
- * j = 0 .. nf-1, pick(j, &src, &tgt) names the j-th pair and tgt -= m * src.
- * Long lists go G = 8 blocks a team at a time, so that a warp keeps 8*S
- * blocks in flight rather than S (the long rows of a complete LU are a
- * chain of a million updates each); lists of one or two blocks a team
- * (ILU(0)'s) in one round of that many, which costs them fewer
- * instructions.  The nf targets are distinct blocks of one row and no
+/* A warp's nf updates by one multiplier (mh[0]: team_multiplier): for
+ * j = 0 .. nf-1, pick(j, &t, &tgt) names the j-th pair and tgt -= m *
+ * (sb + t blocks).  Long lists go G = 8 blocks a team at a time, so that a
+ * warp keeps 8*S blocks in flight rather than S (the long rows of a
+ * complete LU are a chain of a million updates each); lists of one or two
+ * blocks a team (ILU(0)'s) in one round of that many, which costs them
+ * fewer instructions.  The nf targets are distinct blocks of one row and no
  * source is among them: each target is updated as one block at a time
  * would, the same bits. */
-template <int B, typename P>
-__device__ __forceinline__ void team_updates(int nf, int lane, const double *mh, P pick)
+template <int B, typename K>
+__device__ __forceinline__ void team_updates(int nf, int lane, const double (*mh)[B], const double *sb, K pick)
 {
     constexpr int S = ilu0_team<B>::S, G = 32 / S < 8 ? 32 / S : 8;
-    if (nf <= S) team_updates_g<B, 1>(nf, lane, mh, pick);
-    else if (nf <= 2 * S) team_updates_g<B, 2>(nf, lane, mh, pick);
-    else team_updates_g<B, G>(nf, lane, mh, pick);
+    if (nf <= S) team_panel<B, 1, 1>(nf, 1, lane, mh, &sb, pick);
+    else if (nf <= 2 * S) team_panel<B, 1, 2>(nf, 1, lane, mh, &sb, pick);
+    else team_panel<B, 1, G>(nf, 1, lane, mh, &sb, pick);
 }
 
 /* The end of row i by a warp, once its updates are done (bad: a failure
@@ -492,15 +500,15 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_warp(int n, ILU0_ROW_ARG
         const int2 p0 = upd[u0];   /* the list's first entry: row k's inverted pivot, and k */
         if (!many) { while (ld_acquire(done + p0.y) == 0) {} }
         else if (l == ready) ready = warp_rows_ready(l, Lp[i + 1], lane, done, [&](int h) { return upd[updp[h]].y; });
-        double mh[B];
-        if (!team_multiplier<B>(x, Uv + (size_t)(p0.x - nL) * BB, lane, mh)) {
+        double mh[1][B];
+        if (!team_multiplier<B>(x, Uv + (size_t)(p0.x - nL) * BB, lane, mh[0])) {
             if (lane == 0) fail(err, i, E_LBLK, (unsigned)l);
             bad = 1;
             break;
         }
-        team_updates<B>((int)(u1 - u0 - 1), lane, mh, [&](int j, const double **sp, double **tp) {
+        team_updates<B>((int)(u1 - u0 - 1), lane, mh, Uv, [&](int j, int *t, double **tp) {
             const int2 q = upd[u0 + 1 + j];
-            *sp = Uv + (size_t)(q.x - nL) * BB;
+            *t = q.x - nL;
             *tp = fblk(Lv, Uv, nL, q.y, BB);
         });
         __syncwarp();   /* this list's updates, before the next multiplier reads its block */
@@ -557,42 +565,6 @@ __global__ void ilu0_level_fly(int nr, ILU0_ROW_ARGS, ILU0_FLY_ARGS)
  * At most P rows: each holds its multiplier's row (B entries) a lane (4:
  * faster than 2 or 3 for b = 4 and 5, bench/RESULTS.md). */
 template <int B> struct ilu0_panel { enum { P = 4 }; };
-
-/* Team s's targets j = s, s + S, ... of a warp's nf, G at a time: pick(j,
- * &t, &tgt) names the j-th, and tgt -= m_p * (sb[p] + t blocks) for
- * p = 0 .. np-1 (np <= P, mh[p]: team_multiplier's entries of m_p) in that
- * order, as np passes of team_updates would apply them: the same bits. */
-template <int B, int P, int G, typename K>
-__device__ __forceinline__ void team_panel(int nf, int np, int lane, const double (*mh)[B], const double *const *sb,
-                                           K pick)
-{
-    constexpr int BB = B * B, TW = ilu0_team<B>::W, S = ilu0_team<B>::S;
-    const unsigned FULL = 0xffffffffu;
-    const int e = lane % TW, s = lane / TW, c = e % B, act = e < BB, ee = act ? e : 0;
-    for (int base = 0; base < nf; base += S * G) {   /* the same trips in every lane */
-        double sv[G][P], tv[G];
-        double *tp[G];
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            const int j = base + g * S + s;
-            int t = 0;
-            tp[g] = NULL;
-            if (j < nf) pick(j, &t, &tp[g]);
-            tv[g] = tp[g] ? tp[g][ee] : 0.0;
-#pragma unroll
-            for (int p = 0; p < P; p++) sv[g][p] = tp[g] && p < np ? sb[p][(size_t)t * BB + ee] : 0.0;
-        }
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            double v = tv[g];
-#pragma unroll
-            for (int p = 0; p < P; p++)
-                if (p < np)
-                    for (int h = 0; h < B; h++) v -= mh[p][h] * __shfl_sync(FULL, sv[g][p], h * B + c, TW);
-            if (tp[g] && act) tp[g][e] = v;
-        }
-    }
-}
 
 /* ilu0_syncfree_warp without update lists: for each lower block (i, k) the
  * warp's lanes look up 32 of row k's upper blocks at a time in row i's
@@ -686,18 +658,15 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
             if (fm) pred = __shfl_sync(FULL, mp, 31 - __clz(fm)) + 1;
             if (tg >= 0) fw[__popc(fm & below)] = make_int2(t, tg);
             __syncwarp();
+            const auto pick = [&](int j, int *tt, double **tp) {
+                const int2 f = fw[j];
+                *tt = f.x;
+                *tp = fblk_row(Lv, Uv, nL, f.y, lo, uo, BB);
+            };
             if (np == 1)
-                team_updates<B>(__popc(fm), lane, mh[0], [&](int j, const double **sp, double **tp) {
-                    const int2 f = fw[j];
-                    *sp = sb[0] + (size_t)f.x * BB;
-                    *tp = fblk_row(Lv, Uv, nL, f.y, lo, uo, BB);
-                });
+                team_updates<B>(__popc(fm), lane, mh, sb[0], pick);
             else
-                team_panel<B, P, 2>(__popc(fm), np, lane, mh, sb, [&](int j, int *tt, double **tp) {
-                    const int2 f = fw[j];
-                    *tt = f.x;
-                    *tp = fblk_row(Lv, Uv, nL, f.y, lo, uo, BB);
-                });
+                team_panel<B, P, 2>(__popc(fm), np, lane, mh, sb, pick);
             __syncwarp();   /* the slots read, before the next 32 overwrite them */
         }
         __syncwarp();   /* the panel's updates, before the next multiplier reads its block */
