@@ -446,11 +446,12 @@ done:
 }
 
 /* The options of stage `stage` (0, 1, ...) of the fallback's setups, in *f,
- * after a failed solve with the solver's current ones: 1 (a capped factor on
- * the host), 2 (an uncapped one) or 3 (a capped factor on the device, its
- * first stage) when there is such a stage (options.fallback on, a threshold
- * ILU, not distributed, no fallback stopped on this matrix since its setup),
- * 0 otherwise.  The stages are set up in turn until one succeeds.
+ * after a failed solve with the solver's current ones, and its kind:
+ * BSR_FB_UNCAPPED (a capped factor on the host), BSR_FB_GROW (an uncapped
+ * one) or BSR_FB_COMPLETE_DEV (a capped factor on the device, its first
+ * stage) when there is such a stage (options.fallback on, a threshold ILU,
+ * not distributed, no fallback stopped on this matrix since its setup),
+ * BSR_FB_NONE otherwise.  The stages are set up in turn until one succeeds.
  * - A capped factor on the device: first the complete block LU on the
  *   device (tau1 = tau2 = 0 without the cap: every block kept, the pattern
  *   from the elimination tree, the values factored there, ilu_complete.c),
@@ -482,17 +483,17 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int first = bsr_fallback_first(o, s->device);
-    const int kind = stage == 0 ? first : stage == 1 && first == 3 ? 1 : 0;
+    const int kind = stage == 0 ? first : stage == 1 && first == BSR_FB_COMPLETE_DEV ? BSR_FB_UNCAPPED : BSR_FB_NONE;
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
-    if (kind == 3) {
+    if (kind == BSR_FB_COMPLETE_DEV) {
         f->work = bsr_fallback_work(o, 1);
         f->tau1 = f->tau2 = 0;
         f->grow = 0;
         f->factor = BSR_FACTOR_GPU;
-    } else if (kind == 1) {
+    } else if (kind == BSR_FB_UNCAPPED) {
         if (!f->grow) f->grow = 1;
-    } else if (kind == 2) {
+    } else if (kind == BSR_FB_GROW) {
         f->grow = 1;
         snprintf(f->reorder, sizeof f->reorder, "%s", o->reorder);
     }
@@ -502,7 +503,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
 int bsr_fallback_first(const bsr_solver_options *o, int device)
 {
     const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
-    return capped && device ? 3 : capped ? 1 : !o->grow ? 2 : 0;
+    return capped && device ? BSR_FB_COMPLETE_DEV : capped ? BSR_FB_UNCAPPED : !o->grow ? BSR_FB_GROW : BSR_FB_NONE;
 }
 
 double bsr_fallback_work(const bsr_solver_options *o, int device)
@@ -676,15 +677,16 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     const double setup0 = s->setup_s;
     const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
     const double tf = bsr_now();
-    static const char *const what[] = {"", "without the cap", "with growth weights",
-                                       "of the complete factor on the device"};
+    static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
+                                       [BSR_FB_GROW] = "with growth weights",
+                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device"};
     char fb[512] = "";
     for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
         s->opt = fo;   /* the options say so from now on */
         bsr_status sf = setup_as(s, A, 0);
         /* an uncapped factor whose growth stayed below grow's trigger is the
          * first one, bit for bit: a second solve would repeat the first */
-        if (!sf && !(kind == 2 && !s->pc->grow_passes)) { fb[0] = 0; break; }
+        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) { fb[0] = 0; break; }
         const size_t at = strlen(fb);
         if (sf) snprintf(fb + at, sizeof fb - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
                          bsr_last_error());

@@ -64,9 +64,11 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * o->work when set, else BSR_FALLBACK_WORK, or for the complete factor on
  * the device (device nonzero) BSR_FALLBACK_WORK_DEVICE (solver.c). */
 double bsr_fallback_work(const bsr_solver_options *o, int device);
-/* The kind of the fallback's first stage for a factor of options o on the
- * CUDA backend (device nonzero) or the CPU: 3 (the complete factor on the
- * device), 1 (without the cap), 2 (with growth weights), 0 (none) (solver.c). */
+/* The fallback's stages (solver.c's fallback_options): none, the factor
+ * without its cap, with growth weights, the complete factor on the device. */
+enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV };
+/* The kind of the fallback's first stage (BSR_FB_*) for a factor of options
+ * o on the CUDA backend (device nonzero) or the CPU (solver.c). */
 int bsr_fallback_first(const bsr_solver_options *o, int device);
 /* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
