@@ -16,7 +16,16 @@ typedef struct {
     int nnodes, cap, maxlevel, nleaves;
     int leafnd;         /* leaves in METIS_NodeND's order (else as the dissection left them) */
     int64_t placed;     /* rows in finished leaves and separators: the progress count */
+    const atomic_int *stop; /* set: give up before the next METIS call (NULL: never) */
 } nd_ctx;
+
+/* BSR_ERR_ARG once c's caller has called the dissection off, else BSR_OK. */
+static bsr_status nd_stopped(const nd_ctx *c)
+{
+    if (c->stop && atomic_load_explicit(c->stop, memory_order_relaxed))
+        return bsr_error(BSR_ERR_ARG, "nested dissection: called off");
+    return BSR_OK;
+}
 
 /* nv more rows placed for good (a leaf, a separator): say so now and then
  * (BSR_PROGRESS), since METIS itself is silent for seconds at 1M rows. */
@@ -168,6 +177,7 @@ static bsr_status nd_leaf_order(nd_ctx *c, int first, int last)
 {
     int nv = last - first, *vs = c->perm + first;
     if (nv < 3) return BSR_OK;
+    BSR_TRY(nd_stopped(c));
     idx_t *xadj = nd_subgraph(c->G, c->loc, vs, nv);
     if (!xadj) return bsr_error(BSR_ERR_NOMEM, "ND: out of memory ordering a leaf of %d rows", nv);
     idx_t *mp = xadj + nv + 1, *mip = mp + nv, *adj = mip + nv, n = nv;
@@ -196,6 +206,7 @@ static bsr_status nd_rec(nd_ctx *c, int first, int last, int level, int parent, 
         nd_placed(c, nv);
         return c->leafnd ? nd_leaf_order(c, first, last) : BSR_OK;
     }
+    BSR_TRY(nd_stopped(c));
     int *vs = c->perm + first;
     /* local subgraph: edges to vertices outside this node are dropped */
     idx_t *xadj = nd_subgraph(c->G, c->loc, vs, nv);
@@ -296,8 +307,8 @@ static bsr_status nd_color_separators(const bsr_graph *G, const bsr_tree_node *n
 }
 
 /* Nested dissection of G to depth o->depth (auto: from size) into the p-bordered ordering with
- * its separator tree. */
-bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
+ * its separator tree; given up (an error status) once stop (may be NULL) is set. */
+bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop, bsr_ordering *ord)
 {
     int n = G->n;
     nd_ctx c;
@@ -306,6 +317,7 @@ bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, bsr_orde
     c.perm = ord->perm;
     bsr_metis_options(o, c.options);
     c.leafnd = o->leafnd;
+    c.stop = stop;
     int h = o->depth >= 0 ? o->depth : bsr_nd_auto_depth(n, o->nsm);
     ord->depth_auto = o->depth < 0;
     ord->depth_asked = h;

@@ -5,16 +5,20 @@
 #include <string.h>
 #include <stdlib.h>
 
-/* The orderings computed from A's block graph, in one signature. */
-typedef bsr_status (*order_fn)(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord);
-static bsr_status run_rcm(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
-{ return bsr_order_rcm(G, o->variant, ord->perm); }
-static bsr_status run_center(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
-{ (void)o; return bsr_order_center(G, ord->perm); }
-static bsr_status run_metis(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
-{ return bsr_order_metis_nd(G, o, ord->perm); }
-static bsr_status run_amd(const bsr_graph *G, const bsr_order_options *o, bsr_ordering *ord)
-{ (void)o; return bsr_order_amd(G, ord->perm); }
+/* The orderings computed from A's block graph, in one signature (stop: see
+ * bsr_order_graph; only the dissection, a sequence of METIS calls, reads it). */
+typedef bsr_status (*order_fn)(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
+                               bsr_ordering *ord);
+static bsr_status run_rcm(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop, bsr_ordering *ord)
+{ (void)stop; return bsr_order_rcm(G, o->variant, ord->perm); }
+static bsr_status run_center(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
+                             bsr_ordering *ord)
+{ (void)o; (void)stop; return bsr_order_center(G, ord->perm); }
+static bsr_status run_metis(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
+                            bsr_ordering *ord)
+{ (void)stop; return bsr_order_metis_nd(G, o, ord->perm); }
+static bsr_status run_amd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop, bsr_ordering *ord)
+{ (void)o; (void)stop; return bsr_order_amd(G, ord->perm); }
 
 /* One row per ordering kind: what the spec parser, the defaults, the name
  * and bsr_order know of it.  The rows' order is the order of the unknown-
@@ -201,37 +205,79 @@ bsr_status bsr_ordering_identity(int n, bsr_ordering **ord)
     return BSR_OK;
 }
 
-/* Ordering of A's block graph under opt (natural, RCM, centre, ND, METIS, AMD). */
-bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord)
+/* The row of opt's kind for bsr_order (BSR_ERR_ARG where it has none, or
+ * the depth is out of range). */
+static bsr_status order_row_checked(const bsr_order_options *opt, const struct order_row **out)
 {
-    BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
-    *ord = NULL;
     const struct order_row *row = order_row_of(opt->kind);
     BSR_CHECK_ARG(!row || !row->elsewhere, "bsr_order: %s", row->elsewhere);
     BSR_CHECK_ARG(row, "bsr_order: unknown ordering kind %d", (int)opt->kind);
     BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,
                   "bsr_order: depth %d out of range -1..%d", opt->depth, BSR_TREE_MAX_LEVELS - 2);
-    if (A->nbrows != A->nbcols)
-        return bsr_error(BSR_ERR_SIZE, "bsr_order: matrix is %d x %d block rows, not square",
-                         A->nbrows, A->nbcols);
-    int n = A->nbrows;
+    *out = row;
+    return BSR_OK;
+}
+
+/* The ordering under opt of the block graph G (n = G->n rows); stop (may be
+ * NULL): once set, a dissection gives up before its next METIS call. */
+bsr_status bsr_order_graph(const bsr_graph *G, const bsr_order_options *opt, const atomic_int *stop,
+                           bsr_ordering **ord)
+{
+    BSR_CHECK_ARG(G && opt && ord, "bsr_order: NULL argument");
+    *ord = NULL;
+    const struct order_row *row;
+    BSR_TRY(order_row_checked(opt, &row));
     bsr_ordering *o;
-    BSR_TRY(bsr_ordering_alloc(n, opt->kind, &o));
+    BSR_TRY(bsr_ordering_alloc(G->n, opt->kind, &o));
     bsr_status s = BSR_OK;
-    if (!row->run) {
-        for (int i = 0; i < n; i++) o->perm[i] = i;
-    } else {
-        bsr_graph G;
-        s = bsr_graph_build(A, &G);
-        if (!s) {
-            s = row->run(&G, opt, o);
-            bsr_graph_free(&G);
-        }
-    }
+    if (!row->run) for (int i = 0; i < G->n; i++) o->perm[i] = i;
+    else s = row->run(G, opt, stop, o);
     if (!s) s = bsr_ordering_finish(o, row->name);
     if (s) { bsr_ordering_free(o); return s; }
     *ord = o;
     return BSR_OK;
+}
+
+/* Ordering of A's block graph under opt (natural, RCM, centre, ND, METIS, AMD). */
+bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_ordering **ord)
+{
+    BSR_CHECK_ARG(A && opt && ord, "bsr_order: NULL argument");
+    *ord = NULL;
+    const struct order_row *row;
+    BSR_TRY(order_row_checked(opt, &row));
+    if (A->nbrows != A->nbcols)
+        return bsr_error(BSR_ERR_SIZE, "bsr_order: matrix is %d x %d block rows, not square",
+                         A->nbrows, A->nbcols);
+    bsr_graph G = {A->nbrows, NULL, NULL};   /* the identity needs no graph */
+    if (row->run) BSR_TRY(bsr_graph_build(A, &G));
+    bsr_status s = bsr_order_graph(&G, opt, NULL, ord);
+    bsr_graph_free(&G);
+    return s;
+}
+
+/* A copy of ord (its tree too); NULL where out of memory. */
+bsr_ordering *bsr_ordering_copy(const bsr_ordering *ord)
+{
+    bsr_ordering *c = NULL;
+    if (bsr_ordering_alloc(ord->n, ord->kind, &c)) return NULL;
+    int *perm = c->perm, *iperm = c->iperm;
+    *c = *ord;
+    c->perm = perm;
+    c->iperm = iperm;
+    c->nodes = ord->nnodes ? bsr_malloc(sizeof *c->nodes * (size_t)ord->nnodes, "ordering tree") : NULL;
+    if (ord->nnodes && !c->nodes) { c->nnodes = 0; bsr_ordering_free(c); return NULL; }
+    memcpy(c->perm, ord->perm, sizeof(int) * (size_t)ord->n);
+    memcpy(c->iperm, ord->iperm, sizeof(int) * (size_t)ord->n);
+    if (ord->nnodes) memcpy(c->nodes, ord->nodes, sizeof *c->nodes * (size_t)ord->nnodes);
+    return c;
+}
+
+/* Nonzero when a and b ask for the same ordering. */
+int bsr_order_options_same(const bsr_order_options *a, const bsr_order_options *b)
+{
+    return a->kind == b->kind && a->depth == b->depth && a->seed == b->seed && a->nseps == b->nseps &&
+           a->ufactor == b->ufactor && a->nsm == b->nsm && a->sepcolor == b->sepcolor && a->leafnd == b->leafnd &&
+           a->variant == b->variant;
 }
 
 /* Free an ordering and its tree (NULL-safe). */

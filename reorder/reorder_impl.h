@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include <metis.h>
+#include <stdatomic.h>
 
 /* Undirected graph in CSR form: neighbours of v are adj[xadj[v] .. xadj[v+1]). */
 typedef struct {
@@ -17,6 +18,16 @@ typedef struct {
 bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G);
 void bsr_graph_free(bsr_graph *G);
 
+/* The ordering under opt of the block graph G; stop (may be NULL): once it
+ * is set, a dissection gives up (an error status) before its next METIS
+ * call, so that a thread ordering ahead can be called off (order.c). */
+bsr_status bsr_order_graph(const bsr_graph *G, const bsr_order_options *opt, const atomic_int *stop,
+                           bsr_ordering **ord);
+/* A copy of ord with its tree; NULL where out of memory (order.c). */
+bsr_ordering *bsr_ordering_copy(const bsr_ordering *ord);
+/* Nonzero when a and b ask for the same ordering (order.c). */
+int bsr_order_options_same(const bsr_order_options *a, const bsr_order_options *b);
+
 /* New ordering with perm/iperm allocated (uninitialised), no tree (order.c). */
 bsr_status bsr_ordering_alloc(int n, bsr_order_kind kind, bsr_ordering **ord);
 /* iperm from perm; BSR_ERR_INTERNAL if perm is not a bijection (order.c). */
@@ -28,7 +39,7 @@ bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o,
                               int *perm);                                     /* metis_nd.c */
 bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /* amd.c */
 bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
-bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o,
+bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
                         bsr_ordering *ord);                                   /* nd.c */
 /* Fill METIS options from o (metis_nd.c). */
 void bsr_metis_options(const bsr_order_options *o, idx_t *options);

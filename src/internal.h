@@ -441,6 +441,8 @@ bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z,
  * Krylov methods use separate update and dot calls, 0 (default) the fused
  * ones where the backend has them. */
 void bsr_kops_set_unfused(int on);
+/* An ordering made ahead on a second host thread (reorder/order_ahead.h). */
+typedef struct bsr_order_ahead bsr_order_ahead;
 /* Event timing of operations on ctx's stream (kernels/prof_events.cu, the
  * solver's profile=1): begin records an event and returns a pair handle (-1
  * when none could be recorded: that operation is not counted), end records

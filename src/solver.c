@@ -2,8 +2,10 @@
 /* The solver object: options, setup (working-precision operator, preconditioner,
  * device uploads), refactor, solve (one Krylov loop for every backend), stats. */
 #include "krylov_table.h"
+#include "order_ahead.h"
 #include <float.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -97,6 +99,7 @@ void bsr_solver_destroy(bsr_solver *s)
 {
     if (!s) return;
     teardown(s);
+    bsr_order_ahead_free(s->ahead);
     free(s);
 }
 
@@ -203,7 +206,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     /* a device row uploads A after its host work (A's upload is not
      * overlapped with that work on a second thread: the setup was slower in
      * the median, bench/RESULTS.md) */
-    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, &s->pc);
+    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, s->ahead, &s->pc);
     double t2 = bsr_now();
     bsr_prof_mark("setup: preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_operator(s, st))) goto fail;
@@ -337,6 +340,32 @@ static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats 
     stats->prof_copy_gbs = s->copy_gbs;
 }
 
+static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
+
+static atomic_int ahead_on_cpu;
+void bsr_solver_test_order_ahead(int on) { atomic_store(&ahead_on_cpu, on != 0); }
+
+/* The probe's hook (bsr_kstate.ahead), as the probe may stop the first
+ * solve: the fallback's first stage's ordering started on a second host
+ * thread (s->ahead) where it is a nested dissection and the solve runs on
+ * the device, whose host thread is idle meanwhile (tests: on the CPU too).
+ * METIS's 0.36 s at 64k block rows then overlap the probe's 100 iterations
+ * instead of following them.  Nothing started where it cannot be (the
+ * stage's setup then orders as always). */
+static void start_ahead(void *data)
+{
+    bsr_solver *s = data;
+    bsr_solver_options fo;
+    bsr_ilu_options io;
+    if (s->ahead || !(s->device || atomic_load(&ahead_on_cpu)) || !fallback_options(s, 0, &fo)) return;
+    if (bsr_ilu_options_from_solver(&fo, &io)) { bsr_clear_error(); return; }
+    /* a stage factored on the host may permute A by a matching first (the
+     * device's takes none): its ordering is then not of A's graph */
+    if (fo.factor != BSR_FACTOR_GPU && io.match != BSR_MATCH_NONE) return;
+    if (io.order.kind != BSR_ORDER_ND && io.order.kind != BSR_ORDER_METIS_ND) return;
+    if (bsr_order_ahead_start(s->A_user, &io.order, &s->ahead)) bsr_clear_error();
+}
+
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve
  * without the fallback); probe: bsr_kstate.probe (0: none), *probed (may be
  * NULL) set when it stopped a column. */
@@ -395,6 +424,10 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
     ks.probe = probe;
+    if (probe) {
+        ks.ahead = start_ahead;
+        ks.ahead_data = s;
+    }
     tk = bsr_now();
     st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
     tk = bsr_now() - tk;
@@ -639,8 +672,8 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     return st;
 }
 
-bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
-                            bsr_solver_stats *stats)
+/* bsr_solver_solve, the fallback's ordering made ahead left in s->ahead. */
+static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
     if (!(s && B && X && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL);
@@ -664,6 +697,9 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     const double t0 = bsr_now();
     int probed;
     st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed);
+    /* the ordering the probe started: called off where no fallback follows;
+     * waited for before the stages, which must not call METIS beside it */
+    bsr_order_ahead_wait(s->ahead, st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN);
     if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
         bsr_multivec_destroy(x0);
         if (stats) *stats = first;
@@ -710,6 +746,17 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
         stats->solve_s = bsr_now() - t0 - s->setup_s;   /* both solves */
         stats->fallback_s = s->setup_s;                 /* the second setup */
         stats->setup_s = setup0;                        /* the first */
+    }
+    return st;
+}
+
+bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
+                            bsr_solver_stats *stats)
+{
+    bsr_status st = solve_fallback(s, B, X, stats);
+    if (s) {
+        bsr_order_ahead_free(s->ahead);
+        s->ahead = NULL;
     }
     return st;
 }

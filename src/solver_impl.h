@@ -36,6 +36,9 @@ struct bsr_pc {
     bsr_status (*refresh)(bsr_pc *pc, const bsr_matrix *A);
     bsr_status (*apply)(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y);
     void (*destroy)(bsr_pc *pc);
+    /* during the setup only: an ordering of A made ahead (NULL: none), which
+     * a setup asking for that ordering copies instead of making its own */
+    const bsr_order_ahead *ahead;
 };
 
 /* Build the preconditioner o->precond for A (working precision) on the
@@ -43,8 +46,10 @@ struct bsr_pc {
  * current device mirror, the caller's to keep or release); NULL (or a CPU
  * context), the host.  The one object of
  * (A, ctx), made by the table's row for (kind, backend) (precond_table.c):
- * BSR_ERR_UNSUPPORTED naming both when there is none. */
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **pc);
+ * BSR_ERR_UNSUPPORTED naming both when there is none.  ahead (may be NULL):
+ * an ordering of A made ahead, used where the setup asks for that one. */
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx,
+                         const bsr_order_ahead *ahead, bsr_pc **pc);
 void bsr_pc_destroy(bsr_pc *pc);
 /* What a preconditioner's user settles before bsr_pc_create (solver.c; the
  * solver and the distributed overlap preconditioner alike):
@@ -250,6 +255,11 @@ typedef struct {
                                   one for BSR_FALLBACK_PROBE_RUN iterations (the fallback's probe
                                   of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
+    /* called once, after iteration probe / 4, when a column's best residual
+     * is still above half its initial one (the probe may stop it): the
+     * fallback's host work can start beside the solve; NULL: none */
+    void (*ahead)(void *data);
+    void *ahead_data;
 } bsr_kstate;
 
 bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
@@ -331,7 +341,14 @@ struct bsr_solver {
     uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
     size_t dev_held, dev_peak; /* device: library bytes on the context's device after the last setup,
                                   and the most during it (kernels/cuda_alloc.cu) */
+    bsr_order_ahead *ahead;    /* during a solve with the fallback: its first stage's ordering, made on
+                                  a second host thread beside the probe (bsr_solver_solve); NULL: none */
 };
+
+/* Tests: the fallback's ordering made ahead on the CPU backend too (on by
+ * default only beside a device solve, where the host is idle; a CPU solve's
+ * team takes every core). */
+void bsr_solver_test_order_ahead(int on);
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
  * return BSR_ERR_NODEVICE in CPU-only builds). */

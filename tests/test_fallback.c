@@ -421,6 +421,31 @@ static void test_device(void)
     bsr_context_destroy(ctx);
 }
 
+/* The fallback's ordering made on a second thread beside the probe (the
+ * device's way, forced here on the CPU): the fallback's factor takes it
+ * (its info says so), and the solve is the one without it, bit for bit. */
+static void test_ahead(void)
+{
+    pair t;
+    const char *cfg = "precond=ilu2,cap=auto,rtol=1e-8,maxit=300";
+    pair_open(&t, HARD, cfg, cfg);
+    bsr_solver_stats st;
+    bsr_solver_test_order_ahead(1);
+    BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));
+    bsr_solver_test_order_ahead(0);
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "made beside the first solve"));
+    const int its = st.col[0].iterations;
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(solve(t.u, &t.P, NULL, t.Y, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_PTR_NULL(strstr(st.precond_info, "made beside the first solve"));
+    CU_ASSERT_EQUAL(st.col[0].iterations, its);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT(pair_same(&t));
+    pair_close(&t);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -432,6 +457,7 @@ int main(int argc, char **argv)
         {"options", test_options},
         {"the probe's rules", test_probe_rules},
         {"device", test_device},
+        {"the ordering made ahead", test_ahead},
         {NULL, NULL},
     };
     return bsr_test_main("fallback", tests, argc, argv);

@@ -27,7 +27,7 @@ static bsr_context *ctx;
  * ctx's device (A's device mirror current); *G NULL on failure. */
 static bsr_status setup_dev(const bsr_matrix *A, const bsr_ilu_options *o, bsr_ilu **G)
 {
-    bsr_status s = ilu_sym_build(A, o, NULL, G);
+    bsr_status s = ilu_sym_build(A, o, NULL, NULL, G);
     if (!s) s = ilu_pattern_pass(*G, ctx, A);
     if (s && *G) { bsr_ilu_destroy(*G); *G = NULL; }
     return s;

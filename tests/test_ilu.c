@@ -1371,7 +1371,7 @@ static void test_symbolic_value(void)
             if (v & 1) bsr_order_options_default(&o.order, BSR_ORDER_ND);
             if (v & 2) o.prec = BSR_FLOAT;
             bsr_ilu *S = NULL, *F = NULL;
-            BSR_ASSERT_OK(ilu_sym_build(A, &o, NULL, &S));
+            BSR_ASSERT_OK(ilu_sym_build(A, &o, NULL, NULL, &S));
             BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
             if (!S || !F) { bsr_ilu_destroy(S); bsr_ilu_destroy(F); continue; }
             CU_ASSERT(!S->aval && !S->rowref && !S->dl && !S->piv && !S->scale_left && !S->rows && !S->pool);

@@ -3,6 +3,8 @@
  * on grids / disconnected / real matrices and on a violating matrix, depth
  * degradation, tiny matrices, METIS failure status, level schedules. */
 #include "harness.h"
+#include "order_ahead.h"
+#include "reorder_impl.h"
 #include <omp.h>
 #include <string.h>
 #include <stdlib.h>
@@ -364,6 +366,61 @@ static void test_nd_sepcolor(void)
  * reordered (METIS_NodeND inside each), and a complete LU's fill on a 2D
  * grid well below that of the leaves as the dissection left them (their rows
  * in grid order: a band's fill). */
+/* An ordering made ahead on a second thread is the one bsr_order makes, bit
+ * for bit, tree too, and is handed out only for its own options and size;
+ * called off, it hands out nothing; a dissection whose stop is set gives up,
+ * an ordering that is no dissection does not read it. */
+static void test_ahead(void)
+{
+    bsr_matrix *A = grid2d(48, 40, 1, 0);
+    const int n = bsr_matrix_nbrows(A);
+    bsr_order_options o, other;
+    BSR_ASSERT_OK(bsr_order_parse("nd:auto,leafnd=1", &o));
+    BSR_ASSERT_OK(bsr_order_parse("nd:auto", &other));
+    bsr_ordering *ref = NULL;
+    BSR_ASSERT_OK(bsr_order(A, &o, &ref));
+    bsr_order_ahead *h = NULL;
+    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));   /* not waited for yet */
+    bsr_order_ahead_wait(h, 0);
+    bsr_order_ahead_wait(h, 1);   /* a second wait changes nothing */
+    double secs = -1;
+    bsr_ordering *c = bsr_order_ahead_copy(h, &o, n, &secs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(secs >= 0);
+    CU_ASSERT_EQUAL(memcmp(c->perm, ref->perm, sizeof(int) * (size_t)n), 0);
+    CU_ASSERT_EQUAL(memcmp(c->iperm, ref->iperm, sizeof(int) * (size_t)n), 0);
+    CU_ASSERT(c->nnodes == ref->nnodes && c->nnodes > 1 && c->leafnd == 1 && c->depth == ref->depth);
+    CU_ASSERT_EQUAL(memcmp(c->nodes, ref->nodes, sizeof *c->nodes * (size_t)c->nnodes), 0);
+    CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &other, n, NULL));
+    CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n - 1, NULL));
+    bsr_ordering_free(c);
+    bsr_order_ahead_free(h);
+    /* called off: nothing handed out, whether or not it had finished */
+    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+    bsr_order_ahead_wait(h, 1);
+    CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));
+    bsr_order_ahead_free(h);
+    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+    bsr_order_ahead_free(h);   /* freed unwaited: called off and joined */
+    /* the stop flag on the calling thread */
+    bsr_graph G;
+    BSR_ASSERT_OK(bsr_graph_build(A, &G));
+    atomic_int stop;
+    atomic_init(&stop, 1);
+    bsr_ordering *d = NULL;
+    CU_ASSERT_NOT_EQUAL(bsr_order_graph(&G, &o, &stop, &d), BSR_OK);
+    CU_ASSERT_PTR_NULL(d);
+    BSR_ASSERT_OK(bsr_order_parse("rcm", &other));
+    BSR_ASSERT_OK(bsr_order_graph(&G, &other, &stop, &d));
+    CU_ASSERT_PTR_NOT_NULL(d);
+    bsr_ordering_free(d);
+    bsr_graph_free(&G);
+    bsr_ordering_free(ref);
+    bsr_matrix_destroy(A);
+}
+
 static void test_nd_leafnd(void)
 {
     bsr_matrix *A = grid2d(48, 40, 1, 0);
@@ -1095,6 +1152,7 @@ int main(int argc, char **argv)
         {"nd_disconnected", test_nd_disconnected},
         {"nd_sepcolor", test_nd_sepcolor},
         {"nd_leafnd", test_nd_leafnd},
+        {"ahead", test_ahead},
         {"checker_fails", test_checker_fails},
         {"depth_too_large", test_depth_too_large},
         {"tiny", test_tiny},

@@ -217,7 +217,7 @@ static bsr_status sym_check(const bsr_ilu0_dsym *S, const bsr_ilu *F, const bsr_
     o.order.kind = BSR_ORDER_NATURAL;
     o.match = BSR_MATCH_NONE;
     bsr_ilu *H = NULL;
-    BSR_TRY(ilu_sym_build(A, &o, NULL, &H));   /* the host's symbolic value */
+    BSR_TRY(ilu_sym_build(A, &o, NULL, NULL, &H));   /* the host's symbolic value */
     const size_t n = (size_t)S->n;
     bsr_status s = BSR_OK;
     for (size_t p = 0; p < (size_t)S->nnzA && s == BSR_OK; p++)

@@ -159,6 +159,7 @@ struct bsr_ilu {
      * place of fz, L, U and their schedules (kernels/ilu/ilut_pattern_gpu.cu) */
     void *dsym;
     double sym_dev_s;       /* seconds of the symbolic phase spent on (and waiting for) the device */
+    double order_ahead_s;   /* > 0: ord was made ahead, on a second thread, in these seconds */
     bsr_context *dev;       /* during a pattern pass for a device (ilu_pattern_pass): the
                              * pattern-choosing rows run on it (kernels/ilu/ilut_gpu.cu) */
     int *rowbuf;            /* the columns of rows made on the device (rows point into it) */
@@ -422,8 +423,11 @@ extern int ilu_generic_kernels;
  * symbolic value is ordering and map, and the pattern (F->fz, L, U and their
  * schedules) is chosen by the first numeric factorization, the host's
  * (ilu_num_host) or a pattern pass (ilu_pattern_pass).  Nothing of the
- * symbolic value changes after it returns. */
-bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx, bsr_ilu **F);
+ * symbolic value changes after it returns.  ahead (may be NULL): an
+ * ordering of A made ahead, copied where it is the one opt asks for and no
+ * matching permutes A's graph first. */
+bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx,
+                         const bsr_order_ahead *ahead, bsr_ilu **F);
 /* The host numeric value on F's finished symbolic value: its first
  * factorization of A (scale, factor, statistics; its arrays allocated;
  * stats.setup_s grows by its seconds); bsr_ilu_refactor factors again.

@@ -28,6 +28,7 @@
  * arrays (scaling, pivots, scaling in the factors' precision), and while
  * factoring the rows in double (freed after L and U are assembled). */
 #include "ilu_impl.h"
+#include "order_ahead.h"
 #include "blockops.h"
 #include <float.h>
 #include <limits.h>
@@ -356,7 +357,8 @@ static bsr_status symbolic_dev(bsr_context *ctx, bsr_ilu *F, const bsr_matrix *A
     return s;
 }
 
-bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx, bsr_ilu **Fout)
+bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_context *ctx,
+                         const bsr_order_ahead *ahead, bsr_ilu **Fout)
 {
     BSR_CHECK_ARG(Fout, "bsr_ilu_setup: F is NULL");
     *Fout = NULL;
@@ -379,7 +381,8 @@ bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_co
     if (!s) s = ilu_match_start(F, A, &PA, &match);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
         double t = bsr_now();
-        s = bsr_order(PA ? PA : A, &opt->order, &F->ord);
+        if (!PA) F->ord = bsr_order_ahead_copy(ahead, &opt->order, A->nbrows, &F->order_ahead_s);
+        if (!F->ord) s = bsr_order(PA ? PA : A, &opt->order, &F->ord);
         F->st.order_s = bsr_now() - t;
     }
     bsr_status sm = ilu_match_finish(F, PA, match);
@@ -396,7 +399,7 @@ bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_co
 /* The symbolic value, then the host numeric value of A (its first factorization). */
 static bsr_status setup_host(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_ilu **Fout)
 {
-    BSR_TRY(ilu_sym_build(A, opt, NULL, Fout));
+    BSR_TRY(ilu_sym_build(A, opt, NULL, NULL, Fout));
     bsr_status s = ilu_num_host(*Fout, A);
     if (s) { bsr_ilu_destroy(*Fout); *Fout = NULL; }
     return s;
@@ -418,7 +421,7 @@ static bsr_status setup_pattern_only(const bsr_matrix *A, const bsr_ilu_options 
     double t0 = bsr_now();
     bsr_ilu_options o = *opt;
     o.match = BSR_MATCH_NONE;
-    BSR_TRY(ilu_sym_build(A, &o, NULL, Fout));
+    BSR_TRY(ilu_sym_build(A, &o, NULL, NULL, Fout));
     bsr_ilu *F = *Fout;
     F->opt.match = opt->match;
     if (opt->match == BSR_MATCH_AUTO) F->st.match_note = "values factored on the device";

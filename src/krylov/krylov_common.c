@@ -123,6 +123,12 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
     }
     for (int j = 0; j < ks->k; j++)
         if (ks->active[j]) ks->col[j].iterations = ks->it;
+    if (ks->ahead && ks->probe > 0 && ks->it >= ks->probe / 4) {
+        int slow = 0;
+        for (int j = 0; j < ks->k; j++) slow |= ks->active[j] && ks->best[j] > 0.5 * ks->r0norm[j];
+        if (slow) ks->ahead(ks->ahead_data);
+        ks->ahead = NULL;
+    }
     if (o->monitor) o->monitor(o->monitor_data, ks->it, ks->k, ks->relres, ks->active);
     if (o->progress > 0 && ks->it > 0 && ks->it % o->progress == 0) {
         double worst = 0;   /* over the columns that ran this iteration, those it stopped too */

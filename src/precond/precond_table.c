@@ -65,7 +65,8 @@ bsr_status bsr_pc_row_find(bsr_pc_kind kind, bsr_backend be, const bsr_pc_row **
                      backend_name(be), missing_hint(kind, be));
 }
 
-bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx, bsr_pc **out)
+bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx,
+                         const bsr_order_ahead *ahead, bsr_pc **out)
 {
     *out = NULL;
     const bsr_backend be = bsr_solver_ctx_is_device(ctx) ? BSR_BACKEND_CUDA : BSR_BACKEND_CPU;
@@ -77,7 +78,9 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     pc->refactor = row->ops->refactor;
     pc->apply = row->ops->apply;
     pc->destroy = row->ops->destroy;
+    pc->ahead = ahead;
     bsr_status s = row->ops->setup(pc, A, o, be == BSR_BACKEND_CUDA ? ctx : NULL);
+    pc->ahead = NULL;
     if (s) { bsr_pc_destroy(pc); return s; }
     *out = pc;
     return BSR_OK;

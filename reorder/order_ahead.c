@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* An ordering made ahead on a second host thread: the fallback's nested
+ * dissection runs beside the device solve that decides whether it is needed
+ * (the host is idle there), so that its seconds leave the critical path. */
+#include "reorder_impl.h"
+#include "order_ahead.h"
+#include <pthread.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+struct bsr_order_ahead {
+    pthread_t th;
+    int joined;
+    bsr_graph G;            /* a copy of A's block graph: A may change meanwhile */
+    bsr_order_options opt;
+    atomic_int stop;        /* set: the dissection gives up before its next METIS call */
+    bsr_ordering *ord;      /* the thread's ordering; NULL where it failed or was called off */
+    double secs;            /* the thread's seconds */
+};
+
+/* The thread: h's ordering of h->G, on one core (no OpenMP team beside the
+ * caller's); its errors stay in its own thread's message. */
+static void *ahead_main(void *arg)
+{
+    bsr_order_ahead *h = arg;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    const double t = bsr_now();
+    if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
+    h->secs = bsr_now() - t;
+    return NULL;
+}
+
+bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, bsr_order_ahead **out)
+{
+    BSR_CHECK_ARG(A && opt && out, "bsr_order_ahead_start: NULL argument");
+    *out = NULL;
+    bsr_order_ahead *h = bsr_calloc(1, sizeof *h, "ordering ahead");
+    if (!h) return BSR_ERR_NOMEM;
+    h->opt = *opt;
+    atomic_init(&h->stop, 0);
+    bsr_status s = bsr_graph_build(A, &h->G);
+    if (s) { free(h); return s; }
+    if (pthread_create(&h->th, NULL, ahead_main, h)) {   /* no thread: ordered when needed */
+        bsr_graph_free(&h->G);
+        free(h);
+        return BSR_OK;
+    }
+    *out = h;
+    return BSR_OK;
+}
+
+void bsr_order_ahead_wait(bsr_order_ahead *h, int stop)
+{
+    if (!h || h->joined) return;
+    if (stop) atomic_store(&h->stop, 1);
+    pthread_join(h->th, NULL);
+    h->joined = 1;
+    bsr_graph_free(&h->G);
+    if (atomic_load(&h->stop)) {   /* called off: whatever it made is not the ordering asked for */
+        bsr_ordering_free(h->ord);
+        h->ord = NULL;
+    }
+}
+
+bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_options *opt, int n, double *secs)
+{
+    if (!h || !h->joined || !h->ord || h->ord->n != n || !bsr_order_options_same(&h->opt, opt)) return NULL;
+    if (secs) *secs = h->secs;
+    return bsr_ordering_copy(h->ord);
+}
+
+void bsr_order_ahead_free(bsr_order_ahead *h)
+{
+    if (!h) return;
+    bsr_order_ahead_wait(h, 1);
+    bsr_ordering_free(h->ord);
+    free(h);
+}

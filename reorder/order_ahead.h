@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* An ordering made ahead on a second host thread, while the calling thread
+ * goes on (order_ahead.c). */
+#ifndef BSR_ORDER_AHEAD_H
+#define BSR_ORDER_AHEAD_H
+
+#include "internal.h"
+
+/* Start the ordering under opt of A's block graph on a new host thread:
+ * the graph is built here, on the calling thread, so A may change or go
+ * once this returns.  The thread runs no OpenMP team (one core) and calls
+ * METIS, whose random numbers are the C library's: the calling thread must
+ * not call METIS until bsr_order_ahead_wait.  *out NULL (and BSR_OK)
+ * where no thread could start: the ordering is then made when needed. */
+bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, bsr_order_ahead **out);
+
+/* Wait for h's thread, called off first when stop (a dissection then gives
+ * up before its next METIS call); h keeps what it made.  NULL-safe; a
+ * second call returns at once. */
+void bsr_order_ahead_wait(bsr_order_ahead *h, int stop);
+
+/* After bsr_order_ahead_wait: a copy of h's ordering where it finished and
+ * is the one opt asks for on n rows; NULL otherwise (h NULL, called off,
+ * failed, other options, out of memory).  *secs (may be NULL): the seconds
+ * the thread took. */
+bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_options *opt, int n, double *secs);
+
+/* Wait (called off) and free; NULL-safe. */
+void bsr_order_ahead_free(bsr_order_ahead *h);
+
+#endif
