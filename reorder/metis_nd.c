@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* METIS_NodeND fill-reducing ordering (no tree) and the METIS glue shared with nd.c. */
 #include "reorder_impl.h"
+#include <pthread.h>
 #include <string.h>
+
+static pthread_mutex_t metis_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* METIS draws from the C library's one rand(), which each call seeds first:
+ * calls made one at a time (an ordering made ahead on a second thread, a
+ * solver ordering on the first) each see their own sequence, so the same
+ * orderings every run. */
+void bsr_metis_lock(void) { pthread_mutex_lock(&metis_mutex); }
+void bsr_metis_unlock(void) { pthread_mutex_unlock(&metis_mutex); }
 
 /* METIS options from o (seed, separators tried, ufactor). */
 void bsr_metis_options(const bsr_order_options *o, idx_t *options)
@@ -44,7 +54,9 @@ bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o, in
     if (xadj && adj && mp && mip) {
         for (int i = 0; i <= n; i++) xadj[i] = G->xadj[i];
         for (int p = 0; p < m; p++) adj[p] = G->adj[p];
+        bsr_metis_lock();
         int rc = METIS_NodeND(&nv, xadj, adj, NULL, options, mp, mip);
+        bsr_metis_unlock();
         s = bsr_metis_status(rc, "METIS_NodeND", n);
         /* METIS: row i of the permuted matrix is row perm[i] of A (= our perm) */
         if (!s) for (int i = 0; i < n; i++) perm[i] = (int)mp[i];

@@ -69,7 +69,9 @@ static int cmp_i64(const void *a, const void *b)
 static bsr_status nd_metis(nd_ctx *c, idx_t nv, idx_t *xadj, idx_t *adj, idx_t *part)
 {
     idx_t sepsize = 0;
+    bsr_metis_lock();
     int rc = METIS_ComputeVertexSeparator(&nv, xadj, adj, NULL, c->options, &sepsize, part);
+    bsr_metis_unlock();
     bsr_status s = bsr_metis_status(rc, "METIS_ComputeVertexSeparator", (int)nv);
     for (idx_t v = 0; !s && v < nv; v++)
         if (part[v] < 0 || part[v] > 2)
@@ -183,7 +185,10 @@ static bsr_status nd_leaf_order(nd_ctx *c, int first, int last)
     idx_t *mp = xadj + nv + 1, *mip = mp + nv, *adj = mip + nv, n = nv;
     bsr_status s = BSR_OK;
     if (xadj[nv] > 0) {
-        s = bsr_metis_status(METIS_NodeND(&n, xadj, adj, NULL, c->options, mp, mip), "METIS_NodeND", nv);
+        bsr_metis_lock();
+        const int rc = METIS_NodeND(&n, xadj, adj, NULL, c->options, mp, mip);
+        bsr_metis_unlock();
+        s = bsr_metis_status(rc, "METIS_NodeND", nv);
         if (!s) {
             for (int k = 0; k < nv; k++) c->tmp[k] = vs[mp[k]];
             memcpy(vs, c->tmp, sizeof(int) * (size_t)nv);

@@ -53,10 +53,14 @@ bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *o
     return BSR_OK;
 }
 
-void bsr_order_ahead_wait(bsr_order_ahead *h, int stop)
+void bsr_order_ahead_stop(bsr_order_ahead *h)
+{
+    if (h) atomic_store(&h->stop, 1);
+}
+
+void bsr_order_ahead_wait(bsr_order_ahead *h)
 {
     if (!h || h->joined) return;
-    if (stop) atomic_store(&h->stop, 1);
     pthread_join(h->th, NULL);
     h->joined = 1;
     bsr_graph_free(&h->G);
@@ -76,7 +80,8 @@ bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_opt
 void bsr_order_ahead_free(bsr_order_ahead *h)
 {
     if (!h) return;
-    bsr_order_ahead_wait(h, 1);
+    bsr_order_ahead_stop(h);
+    bsr_order_ahead_wait(h);
     bsr_ordering_free(h->ord);
     free(h);
 }

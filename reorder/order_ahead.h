@@ -8,16 +8,19 @@
 
 /* Start the ordering under opt of A's block graph on a new host thread:
  * the graph is built here, on the calling thread, so A may change or go
- * once this returns.  The thread runs no OpenMP team (one core) and calls
- * METIS, whose random numbers are the C library's: the calling thread must
- * not call METIS until bsr_order_ahead_wait.  *out NULL (and BSR_OK)
- * where no thread could start: the ordering is then made when needed. */
+ * once this returns.  The thread runs no OpenMP team (one core); its METIS
+ * calls and any other thread's take turns (bsr_metis_lock), so every
+ * ordering is the same as without it.  *out NULL (and BSR_OK) where no
+ * thread could start: the ordering is then made when needed. */
 bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, bsr_order_ahead **out);
 
-/* Wait for h's thread, called off first when stop (a dissection then gives
- * up before its next METIS call); h keeps what it made.  NULL-safe; a
- * second call returns at once. */
-void bsr_order_ahead_wait(bsr_order_ahead *h, int stop);
+/* Call h's thread off without waiting: a dissection gives up before its
+ * next METIS call, and h will hand out nothing.  NULL-safe. */
+void bsr_order_ahead_stop(bsr_order_ahead *h);
+
+/* Wait for h's thread; h keeps what it made.  NULL-safe; a second call
+ * returns at once. */
+void bsr_order_ahead_wait(bsr_order_ahead *h);
 
 /* After bsr_order_ahead_wait: a copy of h's ordering where it finished and
  * is the one opt asks for on n rows; NULL otherwise (h NULL, called off,

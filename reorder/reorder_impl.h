@@ -41,6 +41,10 @@ bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /*
 bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
                         bsr_ordering *ord);                                   /* nd.c */
+/* Every METIS call is made between these (metis_nd.c): one at a time in
+ * the process, so that its random numbers are each call's own. */
+void bsr_metis_lock(void);
+void bsr_metis_unlock(void);
 /* Fill METIS options from o (metis_nd.c). */
 void bsr_metis_options(const bsr_order_options *o, idx_t *options);
 /* Status for a METIS return code rc of function fn (metis_nd.c). */

@@ -233,6 +233,10 @@ fail:
 
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
+    if (s) {   /* one the last solve called off: joined */
+        bsr_order_ahead_free(s->ahead);
+        s->ahead = NULL;
+    }
     return setup_as(s, A, 1);
 }
 
@@ -349,9 +353,9 @@ void bsr_solver_test_order_ahead(int on) { atomic_store(&ahead_on_cpu, on != 0);
  * solve: the fallback's first stage's ordering started on a second host
  * thread (s->ahead) where it is a nested dissection and the solve runs on
  * the device, whose host thread is idle meanwhile (tests: on the CPU too).
- * METIS's 0.36 s at 64k block rows then overlap the probe's 100 iterations
- * instead of following them.  Nothing started where it cannot be (the
- * stage's setup then orders as always). */
+ * METIS's 0.4-0.6 s at 64k block rows then overlap the probe's iterations
+ * from the tenth on instead of following them.  Nothing started where it
+ * cannot be (the stage's setup then orders as always). */
 static void start_ahead(void *data)
 {
     bsr_solver *s = data;
@@ -672,7 +676,8 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     return st;
 }
 
-/* bsr_solver_solve, the fallback's ordering made ahead left in s->ahead. */
+/* bsr_solver_solve, its fallback's ordering made ahead (s->ahead) used and
+ * freed, or called off and kept for a later join. */
 static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
@@ -697,10 +702,10 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     const double t0 = bsr_now();
     int probed;
     st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed);
-    /* the ordering the probe started: called off where no fallback follows;
-     * waited for before the stages, which must not call METIS beside it */
-    bsr_order_ahead_wait(s->ahead, st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN);
     if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
+        /* no fallback: the ordering the probe started is called off, not
+         * waited for (a later solve, setup or destroy joins its thread) */
+        bsr_order_ahead_stop(s->ahead);
         bsr_multivec_destroy(x0);
         if (stats) *stats = first;
         else bsr_solver_stats_free(&first);
@@ -713,6 +718,8 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     const double setup0 = s->setup_s;
     const bsr_matrix *A = s->A_user;   /* a failed setup forgets it */
     const double tf = bsr_now();
+    bsr_order_ahead_wait(s->ahead);   /* the stages' setups take its ordering */
+    bsr_prof_mark("fallback: waiting for the ordering made beside the first solve");
     static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
                                        [BSR_FB_GROW] = "with growth weights",
                                        [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device"};
@@ -730,6 +737,8 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
                       "trigger)", at ? "; " : "");
         s->opt = before;   /* the next stage's options derive from the first factor's */
     }
+    bsr_order_ahead_free(s->ahead);
+    s->ahead = NULL;
     if (fb[0]) {
         bsr_multivec_destroy(x0);
         return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
@@ -753,10 +762,9 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *stats)
 {
-    bsr_status st = solve_fallback(s, B, X, stats);
-    if (s) {
+    if (s) {   /* one the last solve called off: its thread has ended or ends at its next METIS call */
         bsr_order_ahead_free(s->ahead);
         s->ahead = NULL;
     }
-    return st;
+    return solve_fallback(s, B, X, stats);
 }

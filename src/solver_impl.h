@@ -255,7 +255,7 @@ typedef struct {
                                   one for BSR_FALLBACK_PROBE_RUN iterations (the fallback's probe
                                   of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
-    /* called once, after iteration probe / 4, when a column's best residual
+    /* called once, after iteration probe / 10, when a column's best residual
      * is still above half its initial one (the probe may stop it): the
      * fallback's host work can start beside the solve; NULL: none */
     void (*ahead)(void *data);
@@ -341,8 +341,9 @@ struct bsr_solver {
     uint64_t warm_k;           /* bit k-1: a product and an apply with k columns ran (bsr_solver_device_warm) */
     size_t dev_held, dev_peak; /* device: library bytes on the context's device after the last setup,
                                   and the most during it (kernels/cuda_alloc.cu) */
-    bsr_order_ahead *ahead;    /* during a solve with the fallback: its first stage's ordering, made on
-                                  a second host thread beside the probe (bsr_solver_solve); NULL: none */
+    bsr_order_ahead *ahead;    /* the fallback's first stage's ordering, made on a second host thread
+                                  beside the probe (bsr_solver_solve): used by the stages, or called
+                                  off and joined by the next solve, setup or destroy; NULL: none */
 };
 
 /* Tests: the fallback's ordering made ahead on the CPU backend too (on by

@@ -383,8 +383,8 @@ static void test_ahead(void)
     BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));   /* not waited for yet */
-    bsr_order_ahead_wait(h, 0);
-    bsr_order_ahead_wait(h, 1);   /* a second wait changes nothing */
+    bsr_order_ahead_wait(h);
+    bsr_order_ahead_wait(h);   /* a second wait changes nothing */
     double secs = -1;
     bsr_ordering *c = bsr_order_ahead_copy(h, &o, n, &secs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -399,7 +399,9 @@ static void test_ahead(void)
     bsr_order_ahead_free(h);
     /* called off: nothing handed out, whether or not it had finished */
     BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
-    bsr_order_ahead_wait(h, 1);
+    bsr_order_ahead_stop(h);
+    CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));
+    bsr_order_ahead_wait(h);
     CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));
     bsr_order_ahead_free(h);
     BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));

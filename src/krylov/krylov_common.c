@@ -123,7 +123,7 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
     }
     for (int j = 0; j < ks->k; j++)
         if (ks->active[j]) ks->col[j].iterations = ks->it;
-    if (ks->ahead && ks->probe > 0 && ks->it >= ks->probe / 4) {
+    if (ks->ahead && ks->probe > 0 && ks->it >= ks->probe / 10) {
         int slow = 0;
         for (int j = 0; j < ks->k; j++) slow |= ks->active[j] && ks->best[j] > 0.5 * ks->r0norm[j];
         if (slow) ks->ahead(ks->ahead_data);

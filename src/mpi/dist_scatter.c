@@ -38,7 +38,9 @@ static bsr_status metis_parts(const bsr_matrix *A, int p, int *part)
         METIS_SetDefaultOptions(options);
         options[METIS_OPTION_NUMBERING] = 0;
         options[METIS_OPTION_SEED] = 0;
+        bsr_metis_lock();
         int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, NULL, NULL, NULL, &np, NULL, NULL, options, &cut, mp);
+        bsr_metis_unlock();
         st = bsr_metis_status(rc, "METIS_PartGraphKway", n);
         for (int i = 0; !st && i < n; i++) part[i] = (int)mp[i];
     }
