@@ -95,11 +95,20 @@ static void teardown(bsr_solver *s)
     s->A_user = NULL;
 }
 
+/* s's ordering made ahead (s may be NULL) freed: a thread the last solve
+ * called off has ended, or ends at its next METIS call, and is joined. */
+static void ahead_drop(bsr_solver *s)
+{
+    if (!s) return;
+    bsr_order_ahead_free(s->ahead);
+    s->ahead = NULL;
+}
+
 void bsr_solver_destroy(bsr_solver *s)
 {
     if (!s) return;
     teardown(s);
-    bsr_order_ahead_free(s->ahead);
+    ahead_drop(s);
     free(s);
 }
 
@@ -233,10 +242,7 @@ fail:
 
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
-    if (s) {   /* one the last solve called off: joined */
-        bsr_order_ahead_free(s->ahead);
-        s->ahead = NULL;
-    }
+    ahead_drop(s);
     return setup_as(s, A, 1);
 }
 
@@ -737,8 +743,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
                       "trigger)", at ? "; " : "");
         s->opt = before;   /* the next stage's options derive from the first factor's */
     }
-    bsr_order_ahead_free(s->ahead);
-    s->ahead = NULL;
+    ahead_drop(s);
     if (fb[0]) {
         bsr_multivec_destroy(x0);
         return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
@@ -762,9 +767,6 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *stats)
 {
-    if (s) {   /* one the last solve called off: its thread has ended or ends at its next METIS call */
-        bsr_order_ahead_free(s->ahead);
-        s->ahead = NULL;
-    }
+    ahead_drop(s);
     return solve_fallback(s, B, X, stats);
 }
