@@ -167,10 +167,10 @@ typedef struct {
                                   or past them above twice the initial one for
                                   BSR_FALLBACK_PROBE_RUN iterations in a row: the probe), the solver sets the preconditioner up again.
                                   On the CUDA backend first as the complete block LU factored on
-                                  the device (tau1=0,cap=none,factor=gpu,grow=0 in nested
-                                  dissection with METIS's order in each leaf unless reorder is
-                                  given: every block kept, its pattern from the elimination tree;
-                                  stable on indefinite coupled systems where dropping is not),
+                                  the device (tau1=0,cap=none,factor=gpu,grow=0 in METIS_NodeND's
+                                  order, reorder=metis, unless reorder is given: every block
+                                  kept, its pattern from the elimination tree; stable on
+                                  indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
                                   that bound (or the device's memory), and on the CPU backend,
                                   without the cap and with growth-weighted dropping (cap=none, grow=1
