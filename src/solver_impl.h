@@ -16,6 +16,8 @@ struct bsr_pc {
     void *data;
     int64_t nnzb;    /* blocks stored */
     int pivots_regularized;
+    int exact;       /* the last setup or refactor made A's complete factorization (every
+                      * block kept, no pivot changed): M^{-1} A = I up to its rounding */
     int grow_passes; /* threshold ILU with grow: refactorizations with growth weights
                       * in the last setup (0: the factor is grow=0's, bit for bit) */
     char info[480];  /* ordering / levels / factor statistics, for reports */

@@ -511,7 +511,10 @@ static void test_initial_guess(void)
  * no cap) converges at BiCGStab's first half step: one apply, not two (the
  * second is the costliest thing the step would waste), on the CPU and, where
  * there is one, on the device; a Jacobi-preconditioned solve still takes
- * two applies an iteration. */
+ * two applies an iteration.  The complete LU in float factors also stops
+ * after one apply, its residual near float's rounding (about 1e-7, below
+ * rtol = 1e-6): one step of iterative refinement (a second apply) then takes
+ * it to double's; a threshold factor gets none. */
 static void test_exact_one_apply(void)
 {
     bsr_problem P;
@@ -520,8 +523,12 @@ static void test_exact_one_apply(void)
     if (bsr_test_have_gpu()) BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     for (int dev = 0; dev < 1 + (ctx != NULL); dev++) {
         const char *cfgs[] = {"precond=ilu2,tau1=0,cap=none,reorder=nd:auto,fallback=off,rtol=1e-10,profile=1",
-                              "precond=jacobi,rtol=1e-6,profile=1"};
-        for (int c = 0; c < 2; c++) {
+                              "precond=jacobi,rtol=1e-6,profile=1",
+                              "precond=ilu2,tau1=0,cap=none,reorder=nd:auto,fallback=off,rtol=1e-6,profile=1,"
+                              "precond_precision=float",
+                              "precond=ilu2,tau1=1e-3,cap=none,reorder=nd:auto,fallback=off,rtol=1e-6,profile=1,"
+                              "precond_precision=float"};
+        for (int c = 0; c < 4; c++) {
             bsr_solver *s = bsr_test_solver(dev ? ctx : NULL, cfgs[c], P.A);
             bsr_multivec *X;
             BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
@@ -534,6 +541,13 @@ static void test_exact_one_apply(void)
                 CU_ASSERT_EQUAL(st.prof_calls[1], 1);
                 CU_ASSERT(st.col[0].relres <= 1e-10);
                 CU_ASSERT(bsr_test_rel_err(X, P.xexact) <= 1e-8);
+            } else if (c == 2) {   /* (the counts on the host, where they were seen) */
+                CU_ASSERT(dev || (its == 1 && st.prof_calls[1] == 2));
+                CU_ASSERT(st.col[0].relres <= 1e-11);
+                CU_ASSERT(bsr_test_rel_err(X, P.xexact) <= 1e-10);
+            } else if (c == 3) {   /* stops as soon as it is below rtol */
+                CU_ASSERT(dev || st.col[0].relres > 1e-9);
+                CU_ASSERT(st.col[0].relres <= 1e-6);
             } else {
                 CU_ASSERT(its > 1);
                 CU_ASSERT(st.prof_calls[1] >= 2 * its - 1);

@@ -61,6 +61,8 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     if (bsr_ilu_get_stats(F, &st)) return;
     pc->nnzb = st.nnzb_L + st.nnzb_U;
     pc->pivots_regularized = f->nreg;
+    pc->exact = F->mode == 1 && F->opt.tau1 == 0 && F->t2 == 0 && F->opt.cap == BSR_ILU_CAP_NONE &&
+                F->opt.fill <= 0 && st.dropped == 0 && !f->nreg;
     pc->grow_passes = st.grow_passes;
     char tau[160] = "";
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
