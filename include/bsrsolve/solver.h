@@ -371,7 +371,15 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A);
  * device multivectors, any precision.  st (may be NULL) is filled (free it with
  * bsr_solver_stats_free).  Returns BSR_OK when every column converged,
  * BSR_ERR_NOCONV or BSR_ERR_BREAKDOWN otherwise (X then holds the last iterate;
- * st says per column why). */
+ * st says per column why).  With A's complete factorization as the
+ * preconditioner (an ILUT/ILU2 with tau1=0, cap=none, nothing dropped, no
+ * pivot changed: the fallback's first stage on the device), a converged
+ * column whose relative residual is above 1e-3 rtol gets one step of
+ * iterative refinement, kept where it lowers the residual: the factor's
+ * rounding can leave the residual just below rtol and the error cond(A)
+ * times it.  A solve with the fallback may leave an ordering being made on
+ * a second host thread, called off, until the next solve, setup or destroy
+ * (on the CUDA backend: the fallback's ordering starts beside the probe). */
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *st);
 /* An estimate of the error of X, a solution of A X = B on s's setup (host
