@@ -254,8 +254,9 @@ typedef struct {
     int probe;                 /* > 0: a column whose best residual is still above half its
                                   initial one after this many iterations stops as stagnated, as
                                   does one past them whose residual stayed above twice the initial
-                                  one for BSR_FALLBACK_PROBE_RUN iterations (the fallback's probe
-                                  of the first factor; 0: none) */
+                                  one for BSR_FALLBACK_PROBE_RUN iterations, or whose best residual
+                                  gained less than 1% in the last probe iterations (the fallback's
+                                  probe of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
     /* called once, after iteration probe / 10, when a column's best residual
      * is still above half its initial one (the probe may stop it): the

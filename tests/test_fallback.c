@@ -334,22 +334,35 @@ static int probe_stops(double (*seq)(int), int *hit)
     return it;
 }
 
-/* A dip below half the initial residual (the first rule passes), then: */
-static double dip(int it) { return it <= 5 ? 0.4 : 0.9; }
-static double rise(int it) { return it < 90 ? dip(it) : 3.0; }                     /* above twice from 90 */
-static double spike(int it) { return it >= 90 && it < 90 + BSR_FALLBACK_PROBE_RUN - 1 ? 30.0 : dip(it); }
-static double late(int it) { return it < 150 ? dip(it) : it < 150 + BSR_FALLBACK_PROBE_RUN ? 2.5 : 0.9; }
+/* Below half the initial residual from the start (the first rule passes)
+ * and 1.5% lower every iteration (a slow solve, short of rtol at maxit),
+ * then: */
+static double creep(int it) { return 0.4 * pow(0.985, it); }
+static double rise(int it) { return it < 90 ? creep(it) : 3.0; }                    /* above twice from 90 */
+static double spike(int it) { return it >= 90 && it < 90 + BSR_FALLBACK_PROBE_RUN - 1 ? 30.0 : creep(it); }
+static double late(int it) { return it < 150 ? creep(it) : it < 150 + BSR_FALLBACK_PROBE_RUN ? 2.5 : creep(it); }
 static double never(int it) { (void)it; return 0.9; }                              /* no halving at all */
+static double dip(int it) { return it <= 5 ? 0.4 : 0.9; }             /* halved at once, then no gain */
+static double stall(int it) { return it <= 120 ? creep(it) : creep(120); }     /* a gain to 120, none after */
+static double slow(int it) { return creep(120) * pow(0.988, it / 99); }        /* a 1.2% gain each 99 */
 
 /* The probe: no halving by iteration 100 stops the solve there; past it, a
  * residual above twice the initial one for BSR_FALLBACK_PROBE_RUN
- * iterations in a row stops it, one iteration fewer does not. */
+ * iterations in a row stops it, one iteration fewer does not, and a best
+ * residual without a 1% gain in BSR_FALLBACK_PROBE iterations stops it, a
+ * gain of 1% in 99 does not. */
 static void test_probe_rules(void)
 {
     int hit;
     CU_ASSERT_EQUAL(probe_stops(never, &hit), BSR_FALLBACK_PROBE);
     CU_ASSERT_EQUAL(hit, 1);
-    CU_ASSERT_EQUAL(probe_stops(dip, &hit), 300);
+    CU_ASSERT_EQUAL(probe_stops(creep, &hit), 300);
+    CU_ASSERT_EQUAL(hit, 0);
+    CU_ASSERT_EQUAL(probe_stops(dip, &hit), 1 + BSR_FALLBACK_PROBE);
+    CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(probe_stops(stall, &hit), 120 + BSR_FALLBACK_PROBE);
+    CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(probe_stops(slow, &hit), 300);
     CU_ASSERT_EQUAL(hit, 0);
     CU_ASSERT_EQUAL(probe_stops(rise, &hit), 90 + BSR_FALLBACK_PROBE_RUN - 1);
     CU_ASSERT_EQUAL(hit, 1);

@@ -165,7 +165,9 @@ typedef struct {
                                   out, divergence, a breakdown, stagnation, or a residual still
                                   above half the initial one after BSR_FALLBACK_PROBE iterations,
                                   or past them above twice the initial one for
-                                  BSR_FALLBACK_PROBE_RUN iterations in a row: the probe), the solver sets the preconditioner up again.
+                                  BSR_FALLBACK_PROBE_RUN iterations in a row, or a best residual
+                                  that gained less than 1% in the last BSR_FALLBACK_PROBE
+                                  iterations: the probe), the solver sets the preconditioner up again.
                                   On the CUDA backend first as the complete block LU factored on
                                   the device (tau1=0,cap=none,factor=gpu,grow=0 in METIS_NodeND's
                                   order, reorder=metis, unless reorder is given: every block
@@ -205,7 +207,10 @@ typedef struct {
  * then on, once its residual has stayed above twice the initial one for
  * BSR_FALLBACK_PROBE_RUN iterations in a row (a factor that amplifies:
  * BiCGStab's residual on a converging solve of the coupled class spikes
- * 20-fold past the initial one, but not for 25 iterations together). */
+ * 20-fold past the initial one, but not for 25 iterations together), or
+ * once its best residual has gained less than 1% in the last
+ * BSR_FALLBACK_PROBE iterations (stalled: at that rate no rtol is reached
+ * within maxit). */
 #define BSR_FALLBACK_PROBE 100
 #define BSR_FALLBACK_PROBE_RUN 25
 

@@ -114,7 +114,8 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
         }
         ks->above[j] = r > 2 * ks->r0norm[j] ? ks->above[j] + 1 : 0;
         if (ks->probe > 0 && ks->it >= ks->probe &&
-            (ks->best[j] > 0.5 * ks->r0norm[j] || ks->above[j] >= BSR_FALLBACK_PROBE_RUN)) {
+            (ks->best[j] > 0.5 * ks->r0norm[j] || ks->above[j] >= BSR_FALLBACK_PROBE_RUN ||
+             ks->it - ks->best_it[j] >= ks->probe)) {
             bsr_kstate_stop(ks, j, BSR_DIVERGED_STAGNATION);
             ks->probe_hit = 1;
             continue;
