@@ -10,9 +10,14 @@
 #include <omp.h>
 #endif
 
+/* Who frees h: the thread when it ends after a release, the releasing
+ * caller when the thread has ended before (state, exchanged by both). */
+enum { AHEAD_RUNNING, AHEAD_ENDED, AHEAD_RELEASED };
+
 struct bsr_order_ahead {
     pthread_t th;
     int joined;
+    atomic_int state;       /* AHEAD_*: see above */
     bsr_graph G;            /* a copy of A's block graph: A may change meanwhile */
     bsr_order_options opt;
     atomic_int stop;        /* set: the dissection gives up before its next METIS call */
@@ -20,8 +25,17 @@ struct bsr_order_ahead {
     double secs;            /* the thread's seconds */
 };
 
+/* h and all it holds. */
+static void ahead_destroy(bsr_order_ahead *h)
+{
+    bsr_graph_free(&h->G);
+    bsr_ordering_free(h->ord);
+    free(h);
+}
+
 /* The thread: h's ordering of h->G, on one core (no OpenMP team beside the
- * caller's); its errors stay in its own thread's message. */
+ * caller's); its errors stay in its own thread's message.  Released while
+ * it ran (detached then), it frees h itself. */
 static void *ahead_main(void *arg)
 {
     bsr_order_ahead *h = arg;
@@ -31,6 +45,7 @@ static void *ahead_main(void *arg)
     const double t = bsr_now();
     if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
     h->secs = bsr_now() - t;
+    if (atomic_exchange(&h->state, AHEAD_ENDED) == AHEAD_RELEASED) ahead_destroy(h);
     return NULL;
 }
 
@@ -42,6 +57,7 @@ bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *o
     if (!h) return BSR_ERR_NOMEM;
     h->opt = *opt;
     atomic_init(&h->stop, 0);
+    atomic_init(&h->state, AHEAD_RUNNING);
     bsr_status s = bsr_graph_build(A, &h->G);
     if (s) { free(h); return s; }
     if (pthread_create(&h->th, NULL, ahead_main, h)) {   /* no thread: ordered when needed */
@@ -77,11 +93,11 @@ bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_opt
     return bsr_ordering_copy(h->ord);
 }
 
-void bsr_order_ahead_free(bsr_order_ahead *h)
+void bsr_order_ahead_release(bsr_order_ahead *h)
 {
     if (!h) return;
     bsr_order_ahead_stop(h);
-    bsr_order_ahead_wait(h);
-    bsr_ordering_free(h->ord);
-    free(h);
+    if (h->joined) { ahead_destroy(h); return; }
+    pthread_detach(h->th);
+    if (atomic_exchange(&h->state, AHEAD_RELEASED) == AHEAD_ENDED) ahead_destroy(h);
 }

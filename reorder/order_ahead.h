@@ -28,7 +28,9 @@ void bsr_order_ahead_wait(bsr_order_ahead *h);
  * the thread took. */
 bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_options *opt, int n, double *secs);
 
-/* Wait (called off) and free; NULL-safe. */
-void bsr_order_ahead_free(bsr_order_ahead *h);
+/* Call h off and let it go without waiting: freed here where its thread
+ * has ended, else by the thread when it ends (at its next METIS call's end
+ * for a dissection, a whole METIS_NodeND's for the metis kind).  NULL-safe. */
+void bsr_order_ahead_release(bsr_order_ahead *h);
 
 #endif

@@ -95,12 +95,13 @@ static void teardown(bsr_solver *s)
     s->A_user = NULL;
 }
 
-/* s's ordering made ahead (s may be NULL) freed: a thread the last solve
- * called off has ended, or ends at its next METIS call, and is joined. */
+/* s's ordering made ahead (s may be NULL) let go without waiting: a thread
+ * the last solve called off may still be in a METIS call (a whole
+ * METIS_NodeND: seconds at 1M rows), and frees itself when it ends. */
 static void ahead_drop(bsr_solver *s)
 {
     if (!s) return;
-    bsr_order_ahead_free(s->ahead);
+    bsr_order_ahead_release(s->ahead);
     s->ahead = NULL;
 }
 
@@ -756,7 +757,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed);
     if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
         /* no fallback: the ordering the probe started is called off, not
-         * waited for (a later solve, setup or destroy joins its thread) */
+         * waited for (a later solve, setup or destroy lets it go) */
         bsr_order_ahead_stop(s->ahead);
         bsr_multivec_destroy(x0);
         if (stats) *stats = first;

@@ -346,7 +346,8 @@ struct bsr_solver {
                                   and the most during it (kernels/cuda_alloc.cu) */
     bsr_order_ahead *ahead;    /* the fallback's first stage's ordering, made on a second host thread
                                   beside the probe (bsr_solver_solve): used by the stages, or called
-                                  off and joined by the next solve, setup or destroy; NULL: none */
+                                  off and let go, unwaited, by the next solve, setup or destroy;
+                                  NULL: none */
 };
 
 /* Tests: the fallback's ordering made ahead on the CPU backend too (on by

@@ -439,8 +439,8 @@ static void test_device(void)
  * (its info says so), and the solve is the one without it, bit for bit.  A
  * solve slow at first that converges without the fallback (coupled3d at
  * couple 0.4: about 220 iterations, above half its first residual at the
- * tenth) calls it off and keeps it, unjoined, until the next solve or
- * setup; the solution is the one without it. */
+ * tenth) calls it off and keeps it, unwaited, until the next solve or
+ * setup lets it go; the solution is the one without it. */
 static void test_ahead(void)
 {
     pair t;
@@ -468,7 +468,7 @@ static void test_ahead(void)
     CU_ASSERT(st.col[0].iterations > 20);
     bsr_solver_stats_free(&st);
     CU_ASSERT_PTR_NOT_NULL(t.s->ahead);   /* started, called off, kept */
-    BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));   /* joins it, starts and calls off another */
+    BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));   /* lets it go, starts and calls off another */
     bsr_solver_stats_free(&st);
     bsr_solver_test_order_ahead(0);
     BSR_ASSERT_OK(bsr_solver_setup(t.s, t.P.A));

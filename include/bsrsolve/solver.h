@@ -383,11 +383,11 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A);
  * iterative refinement, kept where it lowers the residual: the factor's
  * rounding can leave the residual just below rtol and the error cond(A)
  * times it.  A solve with the fallback may leave an ordering being made on
- * a second host thread, called off, until the next solve, setup or destroy
- * (on the CUDA backend: the fallback's ordering starts beside the probe);
- * the library's METIS calls take turns with it, but a caller's own METIS
- * calls meanwhile would share METIS's random numbers (the C library's
- * rand()) with it. */
+ * a second host thread, called off, which ends at its METIS call's end (on
+ * the CUDA backend the fallback's ordering starts beside the probe); the
+ * library's METIS calls take turns with it, but a caller's own METIS calls
+ * meanwhile would share METIS's random numbers (the C library's rand())
+ * with it. */
 bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X,
                             bsr_solver_stats *st);
 /* An estimate of the error of X, a solution of A X = B on s's setup (host
