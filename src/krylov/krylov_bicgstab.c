@@ -115,18 +115,20 @@ static bsr_status run_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
         /* the first step tests ||s|| before the second half: a preconditioner
          * that solves the system (a complete LU, the fallback's) converges
          * there, and the apply it would waste is its costliest operation */
+        const int sn_first = ks->it == 0;   /* ||s|| known before the second half */
         int early = 0;
-        if (ks->it == 0) {
+        if (sn_first) {
             if ((st = bsr_kops_norm2(o, s, sn))) goto done;
             early = 1;
             for (int j = 0; j < k; j++)
                 if (rest[j] && !(sn[j] <= ks->tol[j])) early = 0;
         }
-        if (!early) {
+        if (!early) {   /* (a dot of the sweep has the bits of its lone dot: sn as norm2 made it) */
             const bsr_multivec *Xp[3] = {t, t, s}, *Yp[3] = {s, t, s};
             double *const outp[3] = {d1, d2, sn};
             if ((st = bsr_kops_precond(o, s, shat)) || (st = o->matvec(o, shat, t)) ||
-                (st = bsr_kops_dotp(o, 3, Xp, Yp, outp)) || (st = bsr_kops_norm2_finish(o, s, sn)))
+                (st = bsr_kops_dotp(o, sn_first ? 2 : 3, Xp, Yp, outp)) ||
+                (!sn_first && (st = bsr_kops_norm2_finish(o, s, sn))))
                 goto done;
         }
         int nhalf = 0;
