@@ -305,6 +305,13 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
  * a column that ran out of iterations or stagnated at the rounding floor has
  * converged as far as the precision shows (krylov_floor.c), unless x is no
  * answer there (no better than 0, or grown without bound: col.singular). */
+/* c's true residual norm rn and its relative residual. */
+static void col_residual(bsr_col_stats *c, double rn)
+{
+    c->resnorm = rn;
+    c->relres = c->bnorm > 0 ? rn / c->bnorm : rn;
+}
+
 static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_multivec *B,
                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
 {
@@ -317,8 +324,7 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
     if (short_of_tol) BSR_TRY(bsr_kops_floor(o, B, X, floor));
     int bad = -1, breakdown = 0;
     for (int j = 0; j < o->k; j++) {
-        col[j].resnorm = rn[j];
-        col[j].relres = col[j].bnorm > 0 ? rn[j] / col[j].bnorm : rn[j];
+        col_residual(&col[j], rn[j]);
         if (col[j].reason == BSR_DIVERGED_MAXIT || col[j].reason == BSR_DIVERGED_STAGNATION)
             bsr_floor_accept(&col[j], ks->tol[j], rn[j], floor[j]);
         if (!bsr_reason_converged(col[j].reason)) {
@@ -341,7 +347,7 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
  * one more apply takes both to the rounding of the double iterate.  So a
  * column whose relative residual is above BSR_EXACT_REFINE rtol gets one
  * step of iterative refinement, X + M^{-1} (B - A X), kept where it lowers
- * the residual (R = B - A X on entry and on return, col's norms with it). */
+ * the residual (R = B - A X on entry, scratch on return; col's norms follow X). */
 #define BSR_EXACT_REFINE 1e-3
 static bsr_status refine_exact(const bsr_kops *o, const bsr_solver_options *opt, const bsr_multivec *B,
                                bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
@@ -350,27 +356,20 @@ static bsr_status refine_exact(const bsr_kops *o, const bsr_solver_options *opt,
     int any = 0;
     for (int j = 0; j < o->k; j++) any |= use[j] = col[j].relres > BSR_EXACT_REFINE * opt->rtol;
     if (!any) return BSR_OK;
-    bsr_multivec *E = NULL, *X2 = NULL;
+    bsr_multivec *E = NULL;
     double one[BSR_KMAX], rn[BSR_KMAX];
     for (int j = 0; j < o->k; j++) one[j] = 1;
     bsr_status st = o->vnew(o, &E);
-    if (!st) st = o->vnew(o, &X2);
     if (!st) st = bsr_kops_precond(o, R, E);              /* E = M^{-1} (B - A X) */
-    if (!st) st = o->copy(o, X2, X, NULL);
-    if (!st) st = o->axpby(o, X2, one, E, one, NULL);     /* X2 = X + E */
-    if (!st) st = bsr_kops_residual(o, B, X2, E);         /* E = B - A X2 */
-    if (!st) st = bsr_kops_norm2(o, E, rn);
+    if (!st) st = o->axpby(o, E, one, X, one, NULL);      /* E = X + E, the refined X */
+    if (!st) st = bsr_kops_residual(o, B, E, R);          /* R = B - A E */
+    if (!st) st = bsr_kops_norm2(o, R, rn);
     for (int j = 0; !st && j < o->k; j++) {
         use[j] = use[j] && rn[j] < col[j].resnorm;
-        if (use[j]) {
-            col[j].resnorm = rn[j];
-            col[j].relres = col[j].bnorm > 0 ? rn[j] / col[j].bnorm : rn[j];
-        }
+        if (use[j]) col_residual(&col[j], rn[j]);
     }
-    if (!st) st = o->copy(o, X, X2, use);
-    if (!st) st = o->copy(o, R, E, use);
+    if (!st) st = o->copy(o, X, E, use);
     if (E) o->vfree(o, E);
-    if (X2) o->vfree(o, X2);
     return st;
 }
 
