@@ -729,7 +729,7 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
 }
 
 /* bsr_solver_solve, its fallback's ordering made ahead (s->ahead) used and
- * freed, or called off and kept for a later join. */
+ * freed, or called off and kept until the next solve, setup or destroy lets it go. */
 static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
