@@ -206,6 +206,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     bsr_prof_mark(NULL);
     teardown(s);
     s->fallback_stopped = 0;
+    s->setup_fb[0] = 0;
     if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
     bsr_status st = BSR_OK;
@@ -241,10 +242,30 @@ fail:
     return st;
 }
 
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len);
+
+/* bsr_solver_setup: where the first factor's setup breaks down (a pivot or
+ * a block of the factor not finite, BSR_ERR_SINGULAR: an unstable capped
+ * factor of an indefinite system can overflow before any solve) the
+ * fallback's stages are set up as after a failed solve; the next solve's
+ * stats say so.  A failure of all of them reports the first one's. */
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
 {
     ahead_drop(s);
-    return setup_as(s, A, 1);
+    const double t0 = bsr_now();
+    bsr_status st = setup_as(s, A, 1);
+    if (st != BSR_ERR_SINGULAR || !s->opt.fallback) return st;
+    char why[192], fb[512];
+    snprintf(why, sizeof why, "%s", bsr_last_error());
+    const double first_s = bsr_now() - t0;
+    const bsr_solver_options before = s->opt;
+    if (!fallback_stages(s, A, fb, sizeof fb)) {
+        s->opt = before;
+        return fb[0] ? bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb) : bsr_error(st, "%s", why);
+    }
+    snprintf(s->setup_fb, sizeof s->setup_fb, "%s", why);
+    s->setup_fb_s = first_s;
+    return BSR_OK;
 }
 
 bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
@@ -564,8 +585,7 @@ done:
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;
-    /* (a failed stage's setup leaves no preconditioner: the next reads the options) */
-    if (o->fallback != 1 || s->fallback_stopped || s->kops_hook || (!stage && !s->pc)) return 0;
+    if (o->fallback != 1 || s->fallback_stopped || s->kops_hook) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
     *f = *o;
     f->work = bsr_fallback_work(o, 0);
@@ -728,12 +748,40 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     return st;
 }
 
+/* The fallback's stages set up on A in turn from the solver's options
+ * (those of the first factor) until one succeeds: 1, s->opt its options
+ * from then on; 0 when none did (or there is none), s->opt as it was and
+ * fb (len bytes) naming each stage's failure ("" without a stage). */
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len)
+{
+    static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
+                                       [BSR_FB_GROW] = "with growth weights",
+                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device"};
+    const bsr_solver_options before = s->opt;
+    bsr_solver_options fo;
+    fb[0] = 0;
+    for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
+        s->opt = fo;   /* the options say so from now on */
+        bsr_status sf = setup_as(s, A, 0);
+        /* an uncapped factor whose growth stayed below grow's trigger is the
+         * first one, bit for bit: a second solve would repeat the first */
+        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) return 1;
+        const size_t at = strlen(fb);
+        if (sf) snprintf(fb + at, len - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
+                         bsr_last_error());
+        else snprintf(fb + at, len - at, "%sgrowth weights left the factor as it was (growth below their "
+                      "trigger)", at ? "; " : "");
+        s->opt = before;   /* the next stage's options derive from the first factor's */
+    }
+    return 0;
+}
+
 /* bsr_solver_solve, its fallback's ordering made ahead (s->ahead) used and
  * freed, or called off and kept until the next solve, setup or destroy lets it go. */
 static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
-    if (!(s && B && X && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL);
+    if (!(s && B && X && s->pc && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL);
     if (stats) memset(stats, 0, sizeof *stats);   /* a failure below may leave none */
     /* the initial guess, for the second solve (where it cannot be kept, as
      * for X only on a device, the solve runs without the fallback) */
@@ -772,25 +820,10 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     const double tf = bsr_now();
     bsr_order_ahead_wait(s->ahead);   /* the stages' setups take its ordering */
     bsr_prof_mark("fallback: waiting for the ordering made beside the first solve");
-    static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
-                                       [BSR_FB_GROW] = "with growth weights",
-                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device"};
-    char fb[512] = "";
-    for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
-        s->opt = fo;   /* the options say so from now on */
-        bsr_status sf = setup_as(s, A, 0);
-        /* an uncapped factor whose growth stayed below grow's trigger is the
-         * first one, bit for bit: a second solve would repeat the first */
-        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) { fb[0] = 0; break; }
-        const size_t at = strlen(fb);
-        if (sf) snprintf(fb + at, sizeof fb - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
-                         bsr_last_error());
-        else snprintf(fb + at, sizeof fb - at, "%sgrowth weights left the factor as it was (growth below their "
-                      "trigger)", at ? "; " : "");
-        s->opt = before;   /* the next stage's options derive from the first factor's */
-    }
+    char fb[512];
+    const int ok = fallback_stages(s, A, fb, sizeof fb);
     ahead_drop(s);
-    if (fb[0]) {
+    if (!ok) {
         bsr_multivec_destroy(x0);
         return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
     }
@@ -814,5 +847,16 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
                             bsr_solver_stats *stats)
 {
     ahead_drop(s);
-    return solve_fallback(s, B, X, stats);
+    bsr_status st = solve_fallback(s, B, X, stats);
+    if (s && B && X && s->setup_fb[0] && stats && !stats->fallbacks && stats->col) {
+        /* the setup's fallback, reported once: the first factor's setup
+         * failed before any solve (no iterations) */
+        stats->fallbacks = 1;
+        stats->fallback_iterations = 0;
+        snprintf(stats->fallback_reason, sizeof stats->fallback_reason, "%s", s->setup_fb);
+        stats->fallback_s = stats->setup_s;
+        stats->setup_s = s->setup_fb_s;
+    }
+    if (s) s->setup_fb[0] = 0;
+    return st;
 }

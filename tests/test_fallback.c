@@ -479,6 +479,91 @@ static void test_ahead(void)
     pair_close(&t);
 }
 
+/* A 5 x 5 system (b = 1, natural order) whose ILU2 with cap=1 drops the
+ * fill U(1,4) = -1 (row 1 keeps -3 in U and -2 in W): row 4's pivot, 1 in
+ * the complete LU, is 0 there, which pivot=strict refuses. */
+static bsr_matrix *capped_breaks_down(void)
+{
+    static const int rp[] = {0, 4, 6, 7, 8, 10};
+    static const int ci[] = {0, 2, 3, 4, 0, 1, 2, 3, 1, 4};
+    static const double v[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, 0};
+    bsr_matrix *A;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, 5, 5, 1, rp, ci, v, BSR_DOUBLE, 0));
+    return A;
+}
+
+/* A first factor whose setup breaks down (BSR_ERR_SINGULAR) is replaced by
+ * the fallback's stage at setup (here: without the cap), whose solve is the
+ * one the stage's options give from scratch; the first solve's stats say
+ * so once (no iterations, the first setup's message), the next one not; off
+ * reports the breakdown; a matrix no stage can factor reports the first
+ * failure, naming the stages' too. */
+static void test_setup_breaks_down(void)
+{
+    bsr_matrix *A = capped_breaks_down();
+    const double one[5] = {1, 1, 1, 1, 1};
+    bsr_multivec *B, *X, *ones;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&ones, 5, 1, BSR_DOUBLE));
+    memcpy(bsr_multivec_data(ones), one, sizeof one);
+    BSR_ASSERT_OK(bsr_spmm(1.0, A, ones, 0.0, B));
+    const char *cfg = "precond=ilu2,cap=1,reorder=natural,pivot=strict,rtol=1e-12";
+    bsr_solver *s, *u;
+    BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, "precond=ilu2,cap=1,reorder=natural,pivot=strict,fallback=off"));
+    CU_ASSERT_EQUAL(bsr_solver_setup(u, A), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "singular pivot"));
+    bsr_solver_destroy(u);
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT_EQUAL(st.fallback_iterations, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "singular pivot"));
+    CU_ASSERT(st.fallback_s > 0 && st.setup_s > 0);
+    const int its = st.col[0].iterations;
+    bsr_solver_stats_free(&st);
+    const double *x = bsr_multivec_cdata(X);
+    for (int i = 0; i < 5; i++) CU_ASSERT_DOUBLE_EQUAL(x[i], 1.0, 1e-10);
+    /* the stage's options from scratch: the same solve */
+    char fo[512];
+    bsr_solver_options_string(bsr_solver_get_options(s), fo, sizeof fo);
+    BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, fo));
+    BSR_ASSERT_OK(bsr_solver_setup(u, A));
+    bsr_multivec *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_fill(Y, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(u, B, Y, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT_EQUAL(st.col[0].iterations, its);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof one), 0);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));   /* reported once */
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u);
+    bsr_solver_destroy(s);
+    /* a zero row: every stage breaks down as the first factor did */
+    static const int rp[] = {0, 1, 1};
+    static const int ci[] = {0};
+    static const double v[] = {2};
+    bsr_matrix *Z;
+    BSR_ASSERT_OK(bsr_matrix_create(&Z, 2, 2, 1, rp, ci, v, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+    CU_ASSERT_EQUAL(bsr_solver_setup(s, Z), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "the fallback's setups failed too"));
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, 1);   /* the options as they were */
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(Z);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(ones);
+    bsr_matrix_destroy(A);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -491,6 +576,7 @@ int main(int argc, char **argv)
         {"the probe's rules", test_probe_rules},
         {"device", test_device},
         {"the ordering made ahead", test_ahead},
+        {"a first factor whose setup breaks down", test_setup_breaks_down},
         {NULL, NULL},
     };
     return bsr_test_main("fallback", tests, argc, argv);

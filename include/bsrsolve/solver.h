@@ -192,6 +192,8 @@ typedef struct {
                                   probe gave up goes on from its last iterate to maxit, and a
                                   failure is reported saying why there was no second solve; the
                                   solver does not try again until the next bsr_solver_setup.
+                                  A first factor whose setup breaks down (a pivot or block
+                                  not finite) is replaced by the same stages at setup.
                                   0 ("off") reports the first failure at once.  The initial guess
                                   is kept on the host for the second solve: an X resident on the
                                   device alone is solved without the fallback.  Not in
@@ -352,12 +354,16 @@ typedef struct {
     int fallbacks;       /* 1: this solve's first factor did not converge and the columns were
                             solved again after the fallback's setup (options.fallback);
                             solve_s then counts both solves, the second setup is fallback_s
-                            and the parts setup_pc_s and setup_dev_s are its own */
+                            and the parts setup_pc_s and setup_dev_s are its own.  Also 1,
+                            with fallback_iterations 0, in the first solve after a setup
+                            whose first factor broke down (BSR_ERR_SINGULAR) and whose
+                            fallback set A up instead */
     double fallback_s;   /* seconds of the fallback's setups, not in setup_s (which stays the
                             first setup's): the setup without the cap, and where that failed
                             (its work bound) the capped factor's setup again; 0 without */
     int fallback_iterations; /* the failed solve's iterations (the most of a column) */
-    char fallback_reason[192]; /* why the first solve failed (its status message) */
+    char fallback_reason[192]; /* why the first solve, or the first factor's setup, failed
+                                  (its status message) */
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 
@@ -368,7 +374,11 @@ bsr_status bsr_solver_create(bsr_solver **s, bsr_context *ctx, const bsr_solver_
 /* Same, with an option string applied on top of the defaults. */
 bsr_status bsr_solver_create_str(bsr_solver **s, bsr_context *ctx, const char *options);
 /* Preconditioner setup and uploads for A (kept by reference until the next
- * setup: A must stay alive while solving). */
+ * setup: A must stay alive while solving).  With options.fallback on, a
+ * threshold factor whose setup breaks down (BSR_ERR_SINGULAR: a pivot or
+ * block not finite) is replaced by the fallback's stages, as after a failed
+ * solve; the next solve's stats say so (fallbacks, fallback_iterations 0).
+ * Where every stage fails too, the first factor's error is returned. */
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A);
 /* New values of A on the pattern given to setup: numeric refactorization only. */
 bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A);
