@@ -11,7 +11,8 @@
  * rtol in the true residual; a refactor that
  * fails leaves a solver that refuses to solve (no stale factors) until a good
  * refactor; pattern=refresh and pattern=auto report their new patterns.
- * Skips (77) without a GPU.  BSR_TEST_QUICK (sanitizer runs): double with
+ * A complete LU's dense tail, its updates from the columns left of it by
+ * one GEMM, within 1e-12 of the host's.  Skips (77) without a GPU.  BSR_TEST_QUICK (sanitizer runs): double with
  * one value change against the host, two time steps. */
 #include "harness.h"
 #include "internal.h"
@@ -26,6 +27,8 @@
 static bsr_context *ctx;
 
 static int nest_rows;   /* check_tau's last device factor: its rows that nest (bsr_gpu_ilu0_nest_rows) */
+static int tail_rows;   /* and the rows of its dense tail (bsr_gpu_ilu0_tail_rows) */
+static double tol_double;   /* check_tau's bound on the factors' difference in double (0: the same bits) */
 
 /* Setup of kind (tau1) on A (host), then A2 factored into the frozen
  * pattern on the host and on the device; factors and scaling compared. */
@@ -59,12 +62,13 @@ static void check_tau(const char *what, const bsr_matrix *A, const bsr_matrix *A
     for (size_t e = 0; e < (size_t)nU * bb; e++) hU[e] = f.U->prec == BSR_DOUBLE ? ((double *)f.U->val)[e] : ((float *)f.U->val)[e];
     for (size_t e = 0; e < (size_t)n * bb; e++)
         hS[e] = f.L->prec == BSR_DOUBLE ? ((const double *)f.scale_left)[e] : ((const float *)f.scale_left)[e];
-    const double tol = A->prec == BSR_DOUBLE ? 0.0 : 1e-5;   /* double: the same bits */
+    const double tol = A->prec == BSR_DOUBLE ? tol_double : 1e-5;   /* double: the same bits but for a dense tail */
     double eL = bsr_test_rel_diff(Lv, hL, BSR_DOUBLE, (size_t)nL * bb), eU = bsr_test_rel_diff(Uv, hU, BSR_DOUBLE, (size_t)nU * bb);
     double eS = bsr_test_rel_diff(S, hS, BSR_DOUBLE, (size_t)n * bb);
     int nreg = -1;
     BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, NULL, NULL));
     BSR_ASSERT_OK(bsr_gpu_ilu0_nest_rows(D, &nest_rows));
+    tail_rows = bsr_gpu_ilu0_tail_rows(D);
     if (!(eL <= tol && eU <= tol && eS <= tol) || nreg != st.pivots_regularized)
         printf("\n  %s kind %d order %d: L %.2e U %.2e S %.2e (tol %.0e), pivots %d/%d\n", what, (int)kind, (int)ord, eL,
                eU, eS, tol, nreg, st.pivots_regularized);
@@ -167,6 +171,56 @@ static void test_complete_fly(void)
     CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X[0]), bsr_multivec_cdata(X[1]), sizeof(double) * (size_t)n), 0);
     bsr_multivec_destroy(X[0]); bsr_multivec_destroy(X[1]);
     bsr_problem_free(&P);
+    unsetenv("BSR_ILU0_FLY");
+}
+
+/* The complete LU's pattern without update lists, its dense tail forced
+ * down to 8 rows (BSR_ILU0_TAIL: the tail's updates from the columns left
+ * of it by one GEMM between the two launches; 512 rows at least unless
+ * forced, so none of these has one by default): the host's frozen refactor
+ * within 1e-12 (GEMM's order of the sums), b = 1, 4, 5, ND order; the
+ * solver's device factor in METIS's order so made solves in one iteration,
+ * to the bits of a refactor. */
+static void test_complete_tail(void)
+{
+    const char *specs[] = {"coupled3d:7,4,couple=0.45", "coupled3d:7,5,couple=0.45", "stencil3d:9:1"};
+    setenv("BSR_ILU0_FLY", "1", 1);
+    for (int sp = 0; sp < 3; sp++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(specs[sp], BSR_DOUBLE, &P));
+        bsr_matrix *A2 = bsr_test_offdiag_scaled(P.A, 0.5, BSR_DOUBLE);
+        unsetenv("BSR_ILU0_TAIL");
+        check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_ND, 0.0);
+        CU_ASSERT_EQUAL(tail_rows, 0);
+        setenv("BSR_ILU0_TAIL", "8", 1);
+        tol_double = 1e-12;
+        check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_ND, 0.0);
+        tol_double = 0.0;
+        CU_ASSERT(tail_rows >= 8);
+        bsr_matrix_destroy(A2);
+        bsr_problem_free(&P);
+    }
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:8,5,couple=0.45", BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X[2];
+    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=metis,fallback=off,"
+                                    "rtol=1e-10", P.A);
+    for (int r = 0; r < 2; r++) {
+        if (r) BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_create(&X[r], n, 1, BSR_DOUBLE));
+        BSR_ASSERT_OK(bsr_multivec_fill(X[r], 0));
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X[r], &st));
+        CU_ASSERT_EQUAL(st.col[0].iterations, 1);
+        CU_ASSERT(st.col[0].relres < 1e-10);
+        bsr_solver_stats_free(&st);
+    }
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X[0]), bsr_multivec_cdata(X[1]), sizeof(double) * (size_t)n), 0);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X[0]); bsr_multivec_destroy(X[1]);
+    bsr_problem_free(&P);
+    unsetenv("BSR_ILU0_TAIL");
     unsetenv("BSR_ILU0_FLY");
 }
 
@@ -483,6 +537,7 @@ int main(int argc, char **argv)
         {"symbolic_only plan: values_later only, no host re-upload", test_symbolic_only_plan},
         {"RCM variants for skewed levels: the fewest kept, as asked for", test_rcm_variants},
         {"the complete pattern: with and without update lists = host, bit for bit", test_complete_fly},
+        {"the complete pattern's dense tail by GEMM = host within 1e-12", test_complete_tail},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
 }

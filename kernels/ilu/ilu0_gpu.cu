@@ -28,7 +28,9 @@
  *     pivot first; a frozen pattern's fill starts at zero), Ds = inverse
  *     diagonal blocks with the CPU's fallback rule, rowref = largest scaled
  *     block norm / sqrt(b);
- *  2. factor row i in IKJ form exactly as ilu_row.c with a fixed pattern:
+ *  2. factor row i in IKJ form exactly as ilu_row.c with a fixed pattern
+ *     (without lists, a complete LU's dense tail's updates from the columns
+ *     left of it by one GEMM instead, between two launches: ilu0_tail.cu):
  *     L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj; the
  *     pivot LU-factored with the same regularization rule (|p| < pivot_rel *
  *     rowref_i -> sign(p) * pivot_rel * rowref_i, counted per block) and
@@ -382,6 +384,7 @@ extern "C" void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D)
     if (D->own_dl) bsr_cu_free(D->dl);
     bsr_cu_free(D->cnt); bsr_cu_free(D->err);
     bsr_cu_free(D->lmap); bsr_cu_free(D->umap); bsr_cu_free(D->Lg); bsr_cu_free(D->Ug); bsr_cu_free(D->done);
+    ilu0_tail_free(D);
     free(D->level_ptr);
     free(D);
 }
@@ -503,6 +506,9 @@ static bsr_status ilu0_create(bsr_context *ctx, const bsr_ilu *F, bsr_gpu_ilu *G
     if (s == BSR_OK) s = plan_build(D, ac, Lc, Uc, lk, uk);
     if (s == BSR_OK && D->fly) s = keep_pattern_cols(D, S, &Lc, &Uc, &lk, &uk);
     if (s == BSR_OK && D->fly) s = plan_nest(D);
+    D->ts = n;
+    /* (every block first order: no second-order blocks, whose R x W products the GEMM would form) */
+    if (s == BSR_OK && D->fly && syncfree_rows(D->b) && !D->lmap && !D->umap) s = ilu0_tail_plan(D);
     if (!S) { bsr_cu_free(ac); bsr_cu_free(Lc); bsr_cu_free(Uc); bsr_cu_free(lk); bsr_cu_free(uk); }
     bsr_prof_mark_dev("ilu0 gpu: device plan");
     /* in place: G's double factors hold exactly the pattern's blocks (no
@@ -565,7 +571,7 @@ extern "C" int bsr_gpu_ilu0_in_place(const bsr_gpu_ilu0 *D)
 }
 
 typedef void (*ilu0_scale_fn)(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *);
-typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int);
+typedef void (*ilu0_level_fn)(const bsr_gpu_ilu0 *, int, int, int, double, int, int);
 #define SCALE_FN(B) ilu0_scale_b##B,
 #define LEVEL_FN(B) ilu0_level_b##B,
 static const ilu0_scale_fn scale_fn[10] = {BSR_FOR_EACH_B(SCALE_FN)};
@@ -672,13 +678,22 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     if (key != ~0ull) return report(D, key, A);
     if (syncfree_rows(D->b) && n > 0) {   /* one launch, rows waiting for the rows they read */
         CU_TRY(cudaMemsetAsync(D->done, 0, ((size_t)n + 1) * sizeof(int), st));
-        level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots);
+        const int tail = D->ts < n;   /* then two launches around the tail's GEMM */
+        level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, tail);
         CU_LAUNCHED("ilu0_syncfree");
+        if (tail) {
+            bsr_prof_mark_dev("device ILU: the rows, the dense tail's left of it");
+            BSR_TRY(ilu0_tail_schur(D));
+            bsr_prof_mark_dev("device ILU: the dense tail's GEMM");
+            CU_TRY(cudaMemsetAsync(D->done + n, 0, sizeof(int), st));   /* the ticket */
+            level_fn[D->b - 1](D, T, -1, D->tS, F->pivot_rel, F->opt.strict_pivots, 2);
+            CU_LAUNCHED("ilu0_syncfree (the dense tail)");
+        }
     } else {
         for (int v = 0; v < D->nlevels; v++) {
             const int r0 = D->level_ptr[v], nr = D->level_ptr[v + 1] - r0;
             if (nr <= 0) continue;
-            level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots);
+            level_fn[D->b - 1](D, T, r0, nr, F->pivot_rel, F->opt.strict_pivots, 0);
             CU_LAUNCHED("ilu0_level");
         }
     }

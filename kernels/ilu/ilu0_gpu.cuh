@@ -45,6 +45,15 @@ struct bsr_gpu_ilu0 {
     const int *Lc, *Uc;
     const unsigned char *lk, *uk;
     unsigned char *nest;        /* device [n]: row k nests in its first off-diagonal block's row (ilu0_panel) */
+    /* The dense tail (ilu0_tail.cu): the last S rows, ts = n - S, whose
+     * pattern right of ts is complete (a complete LU's top separator).
+     * Their updates from the columns left of ts go through one dense GEMM
+     * (T -= L_SK U_KS) between two sync-free launches; ts = n: none. */
+    int ts, tS, tK, tw;         /* ts, S, K (the columns left of ts the tail's L holds), chunk width */
+    int *tail_rows;             /* device [S]: ts .. n-1 (the second launch's rows) */
+    int *kpos, *kcols;          /* device [ts]: position among the K columns (marked ones), [K]: those columns */
+    double *tT, *tL, *tU;       /* device: T (Sb x Sb), L_SK's and U_KS's chunks (Sb x wb, wb x Sb), column-major */
+    void *blas;                 /* cublasHandle_t on D's stream */
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
     double *W;                  /* [(nL+nU)*b*b]: L then U, host layout (NULL when factored in place) */
@@ -69,6 +78,12 @@ struct bsr_gpu_ilu0 {
     double factor_s;
     int valid;
 };
+
+/* The dense tail (ilu0_tail.cu): its plan (D->ts = n where there is none,
+ * or it would not pay), its GEMM between the two launches, its arrays freed. */
+bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D);
+bsr_status ilu0_tail_schur(const bsr_gpu_ilu0 *D);
+void ilu0_tail_free(bsr_gpu_ilu0 *D);
 
 /* ---- block kernels (ports of src/core/blockops.c, same operation order) ---- */
 
@@ -252,6 +267,16 @@ __device__ __forceinline__ int ilu0_target(int i, int l, int j, const int *__res
         if (v < j) lo = mid + 1; else hi = mid - 1;
     }
     return -1;
+}
+
+/* The first position p in [lo, hi) of the ascending c[] with c[p] >= v (hi: none). */
+__device__ __forceinline__ int first_at_least(const int *__restrict__ c, int lo, int hi, int v)
+{
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (c[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
 }
 
 /* What step 2's kernels read and write: the rows in schedule order, L's and
@@ -443,12 +468,12 @@ __device__ __forceinline__ void warp_row_end(int i, int bad, int lane, const int
     if (lane == 0) st_release(done + i, 1);   /* the release is cumulative over the barrier */
 }
 
-/* A warp's row by ticket (done[n]: rows taken in the schedule's order), or
- * -1 past the last. */
-__device__ __forceinline__ int warp_ticket(int n, const int *__restrict__ rows, int *done, int lane)
+/* A warp's row by ticket (*ticket: rows taken in the schedule's order), or
+ * -1 past the last of the n. */
+__device__ __forceinline__ int warp_ticket(int n, const int *__restrict__ rows, int *ticket, int lane)
 {
     int t = 0;
-    if (lane == 0) t = atomicAdd(done + n, 1);
+    if (lane == 0) t = atomicAdd(ticket, 1);
     t = __shfl_sync(0xffffffffu, t, 0);
     return t < n ? rows[t] : -1;
 }
@@ -489,7 +514,7 @@ template <int B>
 __global__ void __launch_bounds__(128, 5) ilu0_syncfree_warp(int n, ILU0_ROW_ARGS, int *done)
 {
     constexpr int BB = B * B;
-    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, done, lane);
+    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, done + n, lane);
     if (i < 0) return;   /* the whole warp */
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
     const int many = Lp[i + 1] - Lp[i] > 32;
@@ -579,19 +604,30 @@ template <int B> struct ilu0_panel { enum { P = 4 }; };
  * (4 warps) a CUDA block. */
 template <int B>
 __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS,
-                                                            const unsigned char *__restrict__ nest, int *done)
+                                                            const unsigned char *__restrict__ nest, int *done,
+                                                            int *ticket, int ts, int part)
 {
     constexpr int BB = B * B, P = ilu0_panel<B>::P;
     const unsigned FULL = 0xffffffffu;
     __shared__ int2 found[4][32];
     int2 *fw = found[(threadIdx.x >> 5) & 3];
-    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, done, lane);
+    const int lane = threadIdx.x & 31, i = warp_ticket(n, rows, ticket, lane);
     const unsigned below = (1u << lane) - 1u;
     if (i < 0) return;   /* the whole warp */
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
-    const int lb = Lp[i], le = Lp[i + 1], nli = le - lb, nui = Up[i + 1] - Up[i], many = nli > 32;
+    const int lb = Lp[i], le = Lp[i + 1], nli = le - lb, nui = Up[i + 1] - Up[i];
+    /* a row of the dense tail (ilu0_tail.cu): part 1 its lower blocks left
+     * of ts, updating only targets left of ts, and no pivot yet; part 2
+     * (after the tail's GEMM) its lower blocks from ts on */
+    const int head = part == 1 && i >= ts;
+    int l0 = lb, l1 = le;
+    if (part && i >= ts) {
+        const int c = first_at_least(Lc, lb, le, ts);
+        if (part == 1) l1 = c; else l0 = c;
+    }
+    const int many = l1 - l0 > 32;
     int bad = 0;
-    for (int l = lb, ready = lb, np = 1; l < le; l += np) {
+    for (int l = l0, ready = l0, np = 1; l < l1; l += np) {
         int k[P];
         k[0] = Lc[l];
         const int second = lk && lk[l] == 1;
@@ -599,7 +635,7 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
 #pragma unroll
         for (int p = 1; p < P; p++) {   /* the panel (warp-uniform) */
             k[p] = k[0];
-            if (np == p && nest && !second && l + p < le && nest[k[p - 1]] && Lc[l + p] == Uc[Up[k[p - 1]] + 1] &&
+            if (np == p && nest && !second && l + p < l1 && nest[k[p - 1]] && Lc[l + p] == Uc[Up[k[p - 1]] + 1] &&
                 !(lk && lk[l + p] == 1)) {
                 k[p] = Lc[l + p];
                 np = p + 1;
@@ -618,7 +654,7 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
             }
             if (more) { fence_acquire_gpu(); __syncwarp(); }
         } else {
-            if (l == ready) ready = warp_rows_ready(l, le, lane, done, [&](int h) { return Lc[h]; });
+            if (l == ready) ready = warp_rows_ready(l, l1, lane, done, [&](int h) { return Lc[h]; });
             if (np > ready - l) np = ready - l;
         }
         double mh[P][B];
@@ -641,7 +677,8 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
             }
         }
         if (bad) break;
-        const int kl = k[np - 1], ll = l + np - 1, q1 = Up[kl] + 1, len = Up[kl + 1] - q1;
+        const int kl = k[np - 1], ll = l + np - 1, q1 = Up[kl] + 1;
+        const int len = (head ? first_at_least(Uc, q1, Up[kl + 1], ts) : Up[kl + 1]) - q1;
 #pragma unroll
         for (int r = 0; r < P; r++)
             if (r < np) sb[r] = Uv + (size_t)(Up[k[r]] + uok[r] + np - r) * BB;
@@ -671,7 +708,7 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
         }
         __syncwarp();   /* the panel's updates, before the next multiplier reads its block */
     }
-    warp_row_end<B>(i, bad, lane, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err, done);
+    if (!head) warp_row_end<B>(i, bad, lane, Up, Uv, uo, rowref, pivot_rel, strict, cnt, err, done);
 }
 
 /* After the sync-free launch, a warp a row: the first non-finite upper
@@ -701,22 +738,26 @@ __global__ void ilu0_upper_finite(int n, const int *__restrict__ Up, const doubl
 }
 
 /* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
- * zeroed by the caller), else the rows r0 .. r0+nr of one level. */
+ * zeroed by the caller; with a dense tail, part 1: all rows, the tail's
+ * only left of it, part 2: the tail's nr rows after its GEMM, the ticket
+ * zeroed again), else the rows r0 .. r0+nr of one level. */
 template <int B>
-void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)
+void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict, int part)
 {
     if constexpr (B * B <= 32) {
         (void)T; (void)r0;
         if (D->fly)
             ilu0_syncfree_fly<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
-                nr, D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
-                strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done);
+                nr, part == 2 ? D->tail_rows : D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst,
+                D->Ust, D->rowref, pivot_rel, strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done,
+                D->done + D->n, D->ts, part);
         else
             ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
                 strict, D->cnt, D->err, D->done);
-        ilu0_upper_finite<B><<<(unsigned)(((int64_t)nr * 32 + 255) / 256), 256, 0, D->stream>>>(nr, D->Up, D->Uv,
-                                                                                            D->Ust, D->err);
+        if (part != 1)   /* every row, after the last launch */
+            ilu0_upper_finite<B><<<(unsigned)(((int64_t)D->n * 32 + 255) / 256), 256, 0, D->stream>>>(
+                D->n, D->Up, D->Uv, D->Ust, D->err);
     } else if (D->fly) {
         ilu0_level_fly<B><<<(unsigned)((nr + T - 1) / T), T, 0, D->stream>>>(
             nr, D->lvrows + r0, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
@@ -742,15 +783,15 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
                                                           D->perm, (const float *)av, arp, sptr, D->Lv, D->Uv,    \
                                                           D->nL, D->dl, D->rowref, D->cnt, D->err);               \
     }                                                                                                             \
-    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict)              \
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict, int part)    \
     {                                                                                                             \
-        ilu0_level_launch<B>(D, T, r0, nr, pivot_rel, strict);                                                    \
+        ilu0_level_launch<B>(D, T, r0, nr, pivot_rel, strict, part);                                              \
     }
 
 /* The launchers, one pair per block size. */
 #define ILU0_GPU_DECL(B)                                                                      \
     void ilu0_scale_b##B(const bsr_gpu_ilu0 *, unsigned, int, const void *, bsr_precision, const int *, const int *); \
-    void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int);
+    void ilu0_level_b##B(const bsr_gpu_ilu0 *, int, int, int, double, int, int);
 BSR_FOR_EACH_B(ILU0_GPU_DECL)
 #undef ILU0_GPU_DECL
 
