@@ -119,6 +119,37 @@ static void test_factor_vs_host(void)
     }
 }
 
+/* The system the solver's complete device factor solves in the tests below. */
+#define COMPLETE_SOLVE "coupled3d:8,5,couple=0.45"
+
+/* P solved from zero by the complete device factor in the order ord
+ * ("reorder=..."), after its setup (X[0]) and after a refactor on the same
+ * values (X[1]): one iteration each, to rtol 1e-10, the same bits (X[r]
+ * malloc'd copies of the solutions). */
+static void solve_complete(const bsr_problem *P, const char *ord, double *X[2])
+{
+    char cfg[160];
+    snprintf(cfg, sizeof cfg, "precond=ilu2,tau1=0,cap=none,factor=gpu,%s,fallback=off,rtol=1e-10", ord);
+    const int64_t n = bsr_multivec_rows(P->rhs);
+    bsr_solver *s = bsr_test_solver(ctx, cfg, P->A);
+    bsr_multivec *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    for (int r = 0; r < 2; r++) {
+        if (r) BSR_ASSERT_OK(bsr_solver_refactor(s, P->A));   /* a refactor reads the kept pattern */
+        BSR_ASSERT_OK(bsr_multivec_fill(Y, 0));
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(bsr_solver_solve(s, P->rhs, Y, &st));
+        CU_ASSERT_EQUAL(st.col[0].iterations, 1);
+        CU_ASSERT(st.col[0].relres < 1e-10);
+        bsr_solver_stats_free(&st);
+        X[r] = malloc(sizeof(double) * (size_t)n);
+        memcpy(X[r], bsr_multivec_cdata(Y), sizeof(double) * (size_t)n);
+    }
+    CU_ASSERT_EQUAL(memcmp(X[0], X[1], sizeof(double) * (size_t)n), 0);
+    bsr_multivec_destroy(Y);
+    bsr_solver_destroy(s);
+}
+
 /* The complete LU's pattern (tau1 = 0, no cap, ND: from the elimination
  * tree), factored on the device with the plan's update lists and without
  * them (BSR_ILU0_FLY: the rows find their targets as they go, the rows of
@@ -148,28 +179,14 @@ static void test_complete_fly(void)
         bsr_problem_free(&P);
     }
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("coupled3d:8,5,couple=0.45", BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *X[2];
+    BSR_ASSERT_OK(bsr_generate(COMPLETE_SOLVE, BSR_DOUBLE, &P));
+    double *X[2][2];
     for (int fly = 0; fly < 2; fly++) {
         setenv("BSR_ILU0_FLY", fly ? "1" : "0", 1);
-        bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=nd:auto,fallback=off,"
-                                        "rtol=1e-10", P.A);
-        BSR_ASSERT_OK(bsr_multivec_create(&X[fly], n, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_fill(X[fly], 0));
-        bsr_solver_stats st;
-        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X[fly], &st));
-        CU_ASSERT_EQUAL(st.col[0].iterations, 1);
-        bsr_solver_stats_free(&st);
-        BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));   /* a refactor reads the kept pattern */
-        BSR_ASSERT_OK(bsr_multivec_fill(X[fly], 0));
-        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X[fly], &st));
-        CU_ASSERT_EQUAL(st.col[0].iterations, 1);
-        bsr_solver_stats_free(&st);
-        bsr_solver_destroy(s);
+        solve_complete(&P, "reorder=nd:auto", X[fly]);
     }
-    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X[0]), bsr_multivec_cdata(X[1]), sizeof(double) * (size_t)n), 0);
-    bsr_multivec_destroy(X[0]); bsr_multivec_destroy(X[1]);
+    CU_ASSERT_EQUAL(memcmp(X[0][1], X[1][1], sizeof(double) * (size_t)bsr_multivec_rows(P.rhs)), 0);
+    free(X[0][0]); free(X[0][1]); free(X[1][0]); free(X[1][1]);
     bsr_problem_free(&P);
     unsetenv("BSR_ILU0_FLY");
 }
@@ -201,24 +218,10 @@ static void test_complete_tail(void)
         bsr_problem_free(&P);
     }
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate("coupled3d:8,5,couple=0.45", BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
-    bsr_multivec *X[2];
-    bsr_solver *s = bsr_test_solver(ctx, "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=metis,fallback=off,"
-                                    "rtol=1e-10", P.A);
-    for (int r = 0; r < 2; r++) {
-        if (r) BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
-        BSR_ASSERT_OK(bsr_multivec_create(&X[r], n, 1, BSR_DOUBLE));
-        BSR_ASSERT_OK(bsr_multivec_fill(X[r], 0));
-        bsr_solver_stats st;
-        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X[r], &st));
-        CU_ASSERT_EQUAL(st.col[0].iterations, 1);
-        CU_ASSERT(st.col[0].relres < 1e-10);
-        bsr_solver_stats_free(&st);
-    }
-    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X[0]), bsr_multivec_cdata(X[1]), sizeof(double) * (size_t)n), 0);
-    bsr_solver_destroy(s);
-    bsr_multivec_destroy(X[0]); bsr_multivec_destroy(X[1]);
+    BSR_ASSERT_OK(bsr_generate(COMPLETE_SOLVE, BSR_DOUBLE, &P));
+    double *X[2];
+    solve_complete(&P, "reorder=metis", X);
+    free(X[0]); free(X[1]);
     bsr_problem_free(&P);
     unsetenv("BSR_ILU0_TAIL");
     unsetenv("BSR_ILU0_FLY");
