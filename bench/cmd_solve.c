@@ -330,8 +330,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     printf("solver      %s  [%s, %d thread%s]\n", cfg, backend, omp_get_max_threads(), omp_get_max_threads() > 1 ? "s" : "");
     printf("precond     %s\n", st->precond_info[0] ? st->precond_info : "-");
     if (st->fallbacks && !st->fallback_iterations)
-        printf("fallback    the first factor's setup failed (%s): set up again as the options now say\n",
-               st->fallback_reason);
+        printf("fallback    %s: set up again as the options now say\n", st->fallback_reason);
     else if (st->fallbacks)
         printf("fallback    the first factor did not converge (%d iterations: %s): set up again as the options "
                "now say, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);

@@ -207,6 +207,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     teardown(s);
     s->fallback_stopped = 0;
     s->setup_fb[0] = 0;
+    s->refactor_setup = 0;
     if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
     bsr_status st = BSR_OK;
@@ -243,6 +244,7 @@ fail:
 }
 
 static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len);
+static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
 
 /* bsr_solver_setup: where the first factor's setup breaks down (a pivot or
  * a block of the factor not finite, BSR_ERR_SINGULAR: an unstable capped
@@ -255,7 +257,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     const double t0 = bsr_now();
     bsr_status st = setup_as(s, A, 1);
     if (st != BSR_ERR_SINGULAR || !s->opt.fallback) return st;
-    char why[192], fb[512];
+    char why[150], fb[512];   /* (why fits setup_fb after its words) */
     snprintf(why, sizeof why, "%s", bsr_last_error());
     const double first_s = bsr_now() - t0;
     const bsr_solver_options before = s->opt;
@@ -263,14 +265,37 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
         s->opt = before;
         return fb[0] ? bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb) : bsr_error(st, "%s", why);
     }
-    snprintf(s->setup_fb, sizeof s->setup_fb, "%s", why);
+    snprintf(s->setup_fb, sizeof s->setup_fb, "the first factor's setup broke down: %s", why);
     s->setup_fb_s = first_s;
+    return BSR_OK;
+}
+
+/* A refactor whose factor broke down (BSR_ERR_SINGULAR) with the fallback
+ * on: A set up again, a new pattern on these values (with the setup's own
+ * fallback where that breaks down too); the next solve's stats say so.
+ * Where that setup fails, the solves refuse as after any failed refactor,
+ * and the next refactor sets its A up.  t0: the refactor's start. */
+static bsr_status refactor_fallback(bsr_solver *s, const bsr_matrix *A, double t0)
+{
+    char why[160];
+    snprintf(why, sizeof why, "%s", bsr_last_error());
+    const double failed_s = bsr_now() - t0;
+    bsr_status st = bsr_solver_setup(s, A);
+    if (st) {
+        s->refactor_failed = 1;
+        s->refactor_setup = 1;
+        return bsr_error(st, "bsr_solver_refactor: the factor broke down (%s), and the setup again on these values "
+                         "failed: %s", why, bsr_last_error());
+    }
+    snprintf(s->setup_fb, sizeof s->setup_fb, "the refactor broke down: %s", why);
+    s->setup_fb_s = failed_s;
     return BSR_OK;
 }
 
 bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
 {
     BSR_CHECK_ARG(s && A, "bsr_solver_refactor: NULL argument");
+    if (!s->pc && s->refactor_setup) return bsr_solver_setup(s, A);   /* refactor_fallback's setup failed */
     if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_refactor: call bsr_solver_setup first");
     const bsr_matrix *P = s->A_user;
     if (A->nbrows != P->nbrows || A->b != P->b || A->nnzb != P->nnzb ||
@@ -304,6 +329,8 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
                           : s->pc->refactor ? s->pc->refactor(s->pc, work_matrix(s)) : BSR_OK;
     double t2 = bsr_now();
     if (s->device) st = bsr_solver_device_operator(s, st);
+    bsr_solver_options fo;
+    if (st == BSR_ERR_SINGULAR && fallback_options(s, 0, &fo)) return refactor_fallback(s, A, t0);
     BSR_TRY(st);
     if (fresh && s->device) {   /* a new factor on the device: warmed as a setup's */
         s->warm_k = 0;
@@ -412,8 +439,6 @@ static void profile_bound(bsr_solver *s, const bsr_kops *o, const bsr_col_stats 
     stats->prof_copy_gbs = s->copy_gbs;
 }
 
-static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
-
 static atomic_int ahead_on_cpu;
 void bsr_solver_test_order_ahead(int on) { atomic_store(&ahead_on_cpu, on != 0); }
 
@@ -447,10 +472,10 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     if (probed) *probed = 0;
     BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: call bsr_solver_setup first");
     if (s->refactor_failed)
         return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: the last bsr_solver_refactor failed; refactor (or set up) "
                          "again before solving");
+    if (!s->pc) return bsr_error(BSR_ERR_ARG, "bsr_solver_solve: call bsr_solver_setup first");
     const bsr_matrix *A = work_matrix(s);
     int64_t n = (int64_t)A->nbrows * A->b;
     int k = B->k;
@@ -849,8 +874,8 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
     ahead_drop(s);
     bsr_status st = solve_fallback(s, B, X, stats);
     if (s && B && X && s->setup_fb[0] && stats && !stats->fallbacks && stats->col) {
-        /* the setup's fallback, reported once: the first factor's setup
-         * failed before any solve (no iterations) */
+        /* the fallback of the setup or refactor, reported once: the factor
+         * broke down before any solve (no iterations) */
         stats->fallbacks = 1;
         stats->fallback_iterations = 0;
         snprintf(stats->fallback_reason, sizeof stats->fallback_reason, "%s", s->setup_fb);

@@ -327,10 +327,11 @@ struct bsr_solver {
     int fallback_stopped;      /* the fallback gave up on this matrix (its setup failed, as past
                                   its work bound, or growth weights left the factor as it was):
                                   the solves until the next setup do not try it again */
-    char setup_fb[192];        /* the first setup's failure where its fallback set A up instead (a
-                                  capped factor's pivots broke down), for the next solve's stats;
-                                  "" otherwise */
-    double setup_fb_s;         /* that first setup's seconds */
+    char setup_fb[192];        /* why the fallback set A up at a setup or refactor (the factor broke
+                                  down: BSR_ERR_SINGULAR), for the next solve's stats; "" otherwise */
+    double setup_fb_s;         /* the seconds of the setup or refactor that broke down */
+    int refactor_setup;        /* a refactor's fallback could not set A up: the next refactor sets its
+                                  A up (the solves refuse until then, refactor_failed) */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */

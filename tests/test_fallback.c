@@ -480,13 +480,14 @@ static void test_ahead(void)
 }
 
 /* A 5 x 5 system (b = 1, natural order) whose ILU2 with cap=1 drops the
- * fill U(1,4) = -1 (row 1 keeps -3 in U and -2 in W): row 4's pivot, 1 in
- * the complete LU, is 0 there, which pivot=strict refuses. */
-static bsr_matrix *capped_breaks_down(void)
+ * fill U(1,4) = -1 (row 1 keeps -3 in U and -2 in W): row 4's pivot is
+ * a44 + 1 in the complete LU and a44 there, so a44 = 0 makes a pivot that
+ * pivot=strict refuses. */
+static bsr_matrix *capped_breaks_down(double a44)
 {
     static const int rp[] = {0, 4, 6, 7, 8, 10};
     static const int ci[] = {0, 2, 3, 4, 0, 1, 2, 3, 1, 4};
-    static const double v[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, 0};
+    const double v[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, a44};
     bsr_matrix *A;
     BSR_ASSERT_OK(bsr_matrix_create(&A, 5, 5, 1, rp, ci, v, BSR_DOUBLE, 0));
     return A;
@@ -500,7 +501,7 @@ static bsr_matrix *capped_breaks_down(void)
  * failure, naming the stages' too. */
 static void test_setup_breaks_down(void)
 {
-    bsr_matrix *A = capped_breaks_down();
+    bsr_matrix *A = capped_breaks_down(0.0);
     const double one[5] = {1, 1, 1, 1, 1};
     bsr_multivec *B, *X, *ones;
     BSR_ASSERT_OK(bsr_multivec_create(&B, 5, 1, BSR_DOUBLE));
@@ -564,6 +565,77 @@ static void test_setup_breaks_down(void)
     bsr_matrix_destroy(A);
 }
 
+/* A refactor whose factor breaks down on new values (the capped one above,
+ * a44 from 0.5 to 0) sets A up again: the solve converges, its stats saying
+ * so once.  With the fallback off the refactor reports the breakdown and
+ * the solve refuses.  New values no stage can factor (a zero row): the
+ * refactor reports it, the solve refuses, and a refactor on good values
+ * sets them up. */
+static void test_refactor_breaks_down(void)
+{
+    bsr_matrix *A = capped_breaks_down(0.5);
+    const double v0[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, 0}, vz[] = {1, 3, 2, 1, 1, 1, 1, 1, 0, 0};
+    const double one[5] = {1, 1, 1, 1, 1};
+    bsr_multivec *B, *X, *ones;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&ones, 5, 1, BSR_DOUBLE));
+    memcpy(bsr_multivec_data(ones), one, sizeof one);
+    bsr_matrix *A0, *Az;
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &A0));
+    BSR_ASSERT_OK(bsr_matrix_set_values(A0, v0, 0));
+    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &Az));
+    BSR_ASSERT_OK(bsr_matrix_set_values(Az, vz, 0));
+    BSR_ASSERT_OK(bsr_spmm(1.0, A0, ones, 0.0, B));
+    const char *cfg = "precond=ilu2,cap=1,reorder=natural,pivot=strict,rtol=1e-12";
+    bsr_solver_stats st;
+    for (int off = 0; off < 2; off++) {
+        bsr_solver *s;
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, off ? "precond=ilu2,cap=1,reorder=natural,pivot=strict,fallback=off"
+                                                          : cfg));
+        BSR_ASSERT_OK(bsr_solver_setup(s, A));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+        if (off) {
+            CU_ASSERT_EQUAL(bsr_solver_refactor(s, A0), BSR_ERR_SINGULAR);
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "singular pivot"));
+            CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_ARG);   /* no stale factor */
+        } else {
+            BSR_ASSERT_OK(bsr_solver_refactor(s, A0));
+            CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
+            BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+            CU_ASSERT_EQUAL(st.fallbacks, 1);
+            CU_ASSERT_EQUAL(st.fallback_iterations, 0);
+            CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "the refactor broke down"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "singular pivot"));
+            const double *x = bsr_multivec_cdata(X);
+            for (int i = 0; i < 5; i++) CU_ASSERT_DOUBLE_EQUAL(x[i], 1.0, 1e-10);
+            bsr_solver_stats_free(&st);
+            BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+            BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+            CU_ASSERT_EQUAL(st.fallbacks, 0);
+        }
+        bsr_solver_stats_free(&st);
+        bsr_solver_destroy(s);
+    }
+    bsr_solver *s;
+    BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
+    BSR_ASSERT_OK(bsr_solver_setup(s, A));
+    CU_ASSERT_EQUAL(bsr_solver_refactor(s, Az), BSR_ERR_SINGULAR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "the setup again on these values failed"));
+    CU_ASSERT_EQUAL(bsr_solver_solve(s, B, X, &st), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "refactor failed"));
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_refactor(s, A0));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    CU_ASSERT_DOUBLE_EQUAL(((const double *)bsr_multivec_cdata(X))[4], 1.0, 1e-10);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_matrix_destroy(A0); bsr_matrix_destroy(Az);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(ones);
+    bsr_matrix_destroy(A);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -577,6 +649,7 @@ int main(int argc, char **argv)
         {"device", test_device},
         {"the ordering made ahead", test_ahead},
         {"a first factor whose setup breaks down", test_setup_breaks_down},
+        {"a refactor that breaks down", test_refactor_breaks_down},
         {NULL, NULL},
     };
     return bsr_test_main("fallback", tests, argc, argv);

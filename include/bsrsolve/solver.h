@@ -193,7 +193,8 @@ typedef struct {
                                   failure is reported saying why there was no second solve; the
                                   solver does not try again until the next bsr_solver_setup.
                                   A first factor whose setup breaks down (a pivot or block
-                                  not finite) is replaced by the same stages at setup.
+                                  not finite) is replaced by the same stages at setup; a
+                                  refactor that breaks down sets A up again.
                                   0 ("off") reports the first failure at once.  The initial guess
                                   is kept on the host for the second solve: an X resident on the
                                   device alone is solved without the fallback.  Not in
@@ -355,15 +356,16 @@ typedef struct {
                             solved again after the fallback's setup (options.fallback);
                             solve_s then counts both solves, the second setup is fallback_s
                             and the parts setup_pc_s and setup_dev_s are its own.  Also 1,
-                            with fallback_iterations 0, in the first solve after a setup
-                            whose first factor broke down (BSR_ERR_SINGULAR) and whose
-                            fallback set A up instead */
+                            with fallback_iterations 0, in the first solve after a setup or
+                            refactor whose factor broke down (BSR_ERR_SINGULAR) and whose
+                            fallback set A up instead (setup_s then the seconds of the one
+                            that broke down, fallback_s the setup after it) */
     double fallback_s;   /* seconds of the fallback's setups, not in setup_s (which stays the
                             first setup's): the setup without the cap, and where that failed
                             (its work bound) the capped factor's setup again; 0 without */
     int fallback_iterations; /* the failed solve's iterations (the most of a column) */
-    char fallback_reason[192]; /* why the first solve, or the first factor's setup, failed
-                                  (its status message) */
+    char fallback_reason[192]; /* why the first solve failed (its status message), or what
+                                  broke down at the setup or refactor */
 } bsr_solver_stats;
 void bsr_solver_stats_free(bsr_solver_stats *st);
 
@@ -380,7 +382,12 @@ bsr_status bsr_solver_create_str(bsr_solver **s, bsr_context *ctx, const char *o
  * solve; the next solve's stats say so (fallbacks, fallback_iterations 0).
  * Where every stage fails too, the first factor's error is returned. */
 bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A);
-/* New values of A on the pattern given to setup: numeric refactorization only. */
+/* New values of A on the pattern given to setup: numeric refactorization
+ * only.  With options.fallback on, a threshold factor that breaks down on
+ * the new values (BSR_ERR_SINGULAR) is set up again on them instead (a new
+ * pattern; the setup's fallback where that breaks down too), and the next
+ * solve's stats say so.  Where that fails too, the error is returned, the
+ * solves refuse, and the next refactor sets its A up. */
 bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A);
 /* Solve A X = B for k columns; X holds the initial guess.  B and X: host or
  * device multivectors, any precision.  st (may be NULL) is filled (free it with
