@@ -493,6 +493,23 @@ static bsr_matrix *capped_breaks_down(double a44)
     return A;
 }
 
+/* The options under which capped_breaks_down(0)'s factor breaks down. */
+#define CAPPED_STRICT "precond=ilu2,cap=1,reorder=natural,pivot=strict"
+
+/* For a 5 x 5 system A: B = A times ones, and X (zero). */
+static void five_open(const bsr_matrix *A, bsr_multivec **B, bsr_multivec **X)
+{
+    static const double one[5] = {1, 1, 1, 1, 1};
+    bsr_multivec *ones;
+    BSR_ASSERT_OK(bsr_multivec_create(&ones, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(B, 5, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(X, 5, 1, BSR_DOUBLE));
+    memcpy(bsr_multivec_data(ones), one, sizeof one);
+    BSR_ASSERT_OK(bsr_spmm(1.0, A, ones, 0.0, *B));
+    BSR_ASSERT_OK(bsr_multivec_fill(*X, 0));
+    bsr_multivec_destroy(ones);
+}
+
 /* A first factor whose setup breaks down (BSR_ERR_SINGULAR) is replaced by
  * the fallback's stage at setup (here: without the cap), whose solve is the
  * one the stage's options give from scratch; the first solve's stats say
@@ -502,16 +519,11 @@ static bsr_matrix *capped_breaks_down(double a44)
 static void test_setup_breaks_down(void)
 {
     bsr_matrix *A = capped_breaks_down(0.0);
-    const double one[5] = {1, 1, 1, 1, 1};
-    bsr_multivec *B, *X, *ones;
-    BSR_ASSERT_OK(bsr_multivec_create(&B, 5, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X, 5, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&ones, 5, 1, BSR_DOUBLE));
-    memcpy(bsr_multivec_data(ones), one, sizeof one);
-    BSR_ASSERT_OK(bsr_spmm(1.0, A, ones, 0.0, B));
-    const char *cfg = "precond=ilu2,cap=1,reorder=natural,pivot=strict,rtol=1e-12";
+    bsr_multivec *B, *X;
+    five_open(A, &B, &X);
+    const char *cfg = CAPPED_STRICT ",rtol=1e-12";
     bsr_solver *s, *u;
-    BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, "precond=ilu2,cap=1,reorder=natural,pivot=strict,fallback=off"));
+    BSR_ASSERT_OK(bsr_solver_create_str(&u, NULL, CAPPED_STRICT ",fallback=off"));
     CU_ASSERT_EQUAL(bsr_solver_setup(u, A), BSR_ERR_SINGULAR);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "singular pivot"));
     bsr_solver_destroy(u);
@@ -542,7 +554,7 @@ static void test_setup_breaks_down(void)
     CU_ASSERT_EQUAL(st.fallbacks, 0);
     CU_ASSERT_EQUAL(st.col[0].iterations, its);
     bsr_solver_stats_free(&st);
-    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof one), 0);
+    CU_ASSERT_EQUAL(memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), 5 * sizeof(double)), 0);
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
     BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));   /* reported once */
     CU_ASSERT_EQUAL(st.fallbacks, 0);
@@ -561,7 +573,7 @@ static void test_setup_breaks_down(void)
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, 1);   /* the options as they were */
     bsr_solver_destroy(s);
     bsr_matrix_destroy(Z);
-    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(Y); bsr_multivec_destroy(ones);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     bsr_matrix_destroy(A);
 }
 
@@ -573,26 +585,17 @@ static void test_setup_breaks_down(void)
  * sets them up. */
 static void test_refactor_breaks_down(void)
 {
-    bsr_matrix *A = capped_breaks_down(0.5);
-    const double v0[] = {1, 3, 2, 1, 1, 1, 1, 1, 1, 0}, vz[] = {1, 3, 2, 1, 1, 1, 1, 1, 0, 0};
-    const double one[5] = {1, 1, 1, 1, 1};
-    bsr_multivec *B, *X, *ones;
-    BSR_ASSERT_OK(bsr_multivec_create(&B, 5, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X, 5, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&ones, 5, 1, BSR_DOUBLE));
-    memcpy(bsr_multivec_data(ones), one, sizeof one);
-    bsr_matrix *A0, *Az;
-    BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &A0));
-    BSR_ASSERT_OK(bsr_matrix_set_values(A0, v0, 0));
+    bsr_matrix *A = capped_breaks_down(0.5), *A0 = capped_breaks_down(0.0), *Az;
+    static const double vz[] = {1, 3, 2, 1, 1, 1, 1, 1, 0, 0};   /* row 4 zero */
     BSR_ASSERT_OK(bsr_matrix_copy(A, BSR_DOUBLE, &Az));
     BSR_ASSERT_OK(bsr_matrix_set_values(Az, vz, 0));
-    BSR_ASSERT_OK(bsr_spmm(1.0, A0, ones, 0.0, B));
-    const char *cfg = "precond=ilu2,cap=1,reorder=natural,pivot=strict,rtol=1e-12";
+    bsr_multivec *B, *X;
+    five_open(A0, &B, &X);
+    const char *cfg = CAPPED_STRICT ",rtol=1e-12";
     bsr_solver_stats st;
     for (int off = 0; off < 2; off++) {
         bsr_solver *s;
-        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, off ? "precond=ilu2,cap=1,reorder=natural,pivot=strict,fallback=off"
-                                                          : cfg));
+        BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, off ? CAPPED_STRICT ",fallback=off" : cfg));
         BSR_ASSERT_OK(bsr_solver_setup(s, A));
         BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
         if (off) {
@@ -632,7 +635,7 @@ static void test_refactor_breaks_down(void)
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
     bsr_matrix_destroy(A0); bsr_matrix_destroy(Az);
-    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(ones);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X);
     bsr_matrix_destroy(A);
 }
 
