@@ -256,15 +256,13 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     ahead_drop(s);
     const double t0 = bsr_now();
     bsr_status st = setup_as(s, A, 1);
-    if (st != BSR_ERR_SINGULAR || !s->opt.fallback) return st;
+    bsr_solver_options fo;
+    if (st != BSR_ERR_SINGULAR || !fallback_options(s, 0, &fo)) return st;
     char why[150], fb[512];   /* (why fits setup_fb after its words) */
     snprintf(why, sizeof why, "%s", bsr_last_error());
     const double first_s = bsr_now() - t0;
-    const bsr_solver_options before = s->opt;
-    if (!fallback_stages(s, A, fb, sizeof fb)) {
-        s->opt = before;
-        return fb[0] ? bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb) : bsr_error(st, "%s", why);
-    }
+    if (!fallback_stages(s, A, fb, sizeof fb))   /* (s->opt as it was; fb names every stage's failure) */
+        return bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb);
     snprintf(s->setup_fb, sizeof s->setup_fb, "the first factor's setup broke down: %s", why);
     s->setup_fb_s = first_s;
     return BSR_OK;
