@@ -11,8 +11,9 @@
  * rtol in the true residual; a refactor that
  * fails leaves a solver that refuses to solve (no stale factors) until a good
  * refactor; pattern=refresh and pattern=auto report their new patterns.
- * A complete LU's dense tail, its updates from the columns left of it by
- * one GEMM, within 1e-12 of the host's.  Skips (77) without a GPU.  BSR_TEST_QUICK (sanitizer runs): double with
+ * A complete LU's dense tail (its updates from the columns left of it by
+ * one GEMM, then its blocked dense LU) within 1e-12 of the host's, and its
+ * breakdowns keyed as the host's.  Skips (77) without a GPU.  BSR_TEST_QUICK (sanitizer runs): double with
  * one value change against the host, two time steps. */
 #include "harness.h"
 #include "internal.h"
@@ -193,7 +194,8 @@ static void test_complete_fly(void)
 
 /* The complete LU's pattern without update lists, its dense tail forced
  * down to 8 rows (BSR_ILU0_TAIL: the tail's updates from the columns left
- * of it by one GEMM between the two launches; 512 rows at least unless
+ * of it by one GEMM, then its blocked LU, panels of a quarter of its rows
+ * at most, so several here; 512 rows at least unless
  * forced, so none of these has one by default): the host's frozen refactor
  * within 1e-12 (GEMM's order of the sums), b = 1, 4, 5, ND order; the
  * solver's device factor in METIS's order so made solves in one iteration,
@@ -223,6 +225,92 @@ static void test_complete_tail(void)
     solve_complete(&P, "reorder=metis", X);
     free(X[0]); free(X[1]);
     bsr_problem_free(&P);
+    unsetenv("BSR_ILU0_TAIL");
+    unsetenv("BSR_ILU0_FLY");
+}
+
+/* Scalar entry (r, c) of tail_dense's matrices, n blocks of b a side:
+ * diagonally dominant (how 0); block row 7's first row equal to block row
+ * 6's left of column 8 b, so that row 7's pivot block is singular (how 1);
+ * b = 1: 1e306 at (7, 3) and 1e8 at (3, 7), so that row 7's pivot
+ * overflows (how 2). */
+static double tail_entry(int n, int b, int how, int r, int c)
+{
+    if (how == 1 && r == 7 * b && c < 8 * b) r = 6 * b;
+    if (how == 2 && r == 7 && c == 3) return 1e306;
+    if (how == 2 && r == 3 && c == 7) return 1e8;
+    return r == c ? 4.0 * n * b : 1.0 / (1 + abs(r - c)) + 0.1 * ((r * 7 + c * 3) % 5);
+}
+
+static bsr_matrix *tail_dense(int n, int b, int how)
+{
+    const int nb = n * b;
+    int *rp = malloc(sizeof(int) * (size_t)(n + 1)), *ci = malloc(sizeof(int) * (size_t)n * n);
+    double *v = malloc(sizeof(double) * (size_t)nb * nb);
+    for (int i = 0; i <= n; i++) rp[i] = i * n;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            ci[i * n + j] = j;
+            for (int a = 0; a < b; a++)
+                for (int q = 0; q < b; q++)
+                    v[((size_t)(i * n + j) * b + a) * b + q] = tail_entry(n, b, how, i * b + a, j * b + q);
+        }
+    bsr_matrix *A = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rp, ci, v, BSR_DOUBLE, 0));
+    free(rp); free(ci); free(v);
+    return A;
+}
+
+/* A breakdown inside the dense tail: a dense 12 x 12 block matrix is all
+ * tail (forced down to 8 rows; ILU(0) in natural order, 4 panels of 3
+ * block columns), set up on good values and factored on bad ones.  Row 7's
+ * singular pivot block: refused under strict pivots with the host's status
+ * and message (naming block row 7), else regularized and counted as the
+ * host counts it (b = 1, 4); row 7's pivot overflowing: the host's status
+ * and message (b = 1).  Good values factor again afterwards. */
+static void test_tail_breakdown(void)
+{
+    const int n = 12;
+    setenv("BSR_ILU0_FLY", "1", 1);
+    setenv("BSR_ILU0_TAIL", "8", 1);
+    for (int c = 0; c < 5; c++) {
+        const int b = c < 2 || c == 4 ? 1 : 4, how = c == 4 ? 2 : 1, strict = c % 2 == 0 && c < 4;
+        bsr_matrix *A0 = tail_dense(n, b, 0), *A = tail_dense(n, b, how);
+        bsr_ilu_options o;
+        bsr_ilu_options_default(&o, BSR_ILU0);
+        o.order.kind = BSR_ORDER_NATURAL;
+        o.strict_pivots = strict;
+        bsr_ilu *F = NULL;
+        bsr_gpu_ilu0 *D = NULL;
+        BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
+        BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+        CU_ASSERT_EQUAL(bsr_gpu_ilu0_tail_rows(D), n);
+        BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
+        const bsr_status sd = bsr_gpu_ilu0_factor(D, A, NULL);
+        char gmsg[512];
+        snprintf(gmsg, sizeof gmsg, "%s", sd == BSR_OK ? "" : bsr_last_error());
+        const bsr_status sh = bsr_ilu_refactor(F, A);
+        CU_ASSERT_EQUAL(sd, sh);
+        if (strict || how == 2) {
+            CU_ASSERT_EQUAL(sd, BSR_ERR_SINGULAR);
+            CU_ASSERT(strstr(gmsg, "block row 7") != NULL);
+            CU_ASSERT_STRING_EQUAL(gmsg, bsr_last_error());
+        } else {
+            bsr_ilu_stats st;
+            int nreg = -1;
+            BSR_ASSERT_OK(bsr_ilu_get_stats(F, &st));
+            BSR_ASSERT_OK(bsr_gpu_ilu0_stats(D, &nreg, NULL, NULL));
+            CU_ASSERT(st.pivots_regularized >= 1);
+            CU_ASSERT_EQUAL(nreg, st.pivots_regularized);
+        }
+        if (strict || how == 2 || sd != BSR_OK) printf("\n  b %d how %d strict %d: %s", b, how, strict, gmsg);
+        bsr_matrix_destroy(A);
+        BSR_ASSERT_OK(bsr_matrix_upload(ctx, A0));   /* good values again */
+        BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A0, NULL));
+        bsr_matrix_destroy(A0);
+        bsr_gpu_ilu0_destroy(D);
+        bsr_ilu_destroy(F);
+    }
     unsetenv("BSR_ILU0_TAIL");
     unsetenv("BSR_ILU0_FLY");
 }
@@ -540,7 +628,8 @@ int main(int argc, char **argv)
         {"symbolic_only plan: values_later only, no host re-upload", test_symbolic_only_plan},
         {"RCM variants for skewed levels: the fewest kept, as asked for", test_rcm_variants},
         {"the complete pattern: with and without update lists = host, bit for bit", test_complete_fly},
-        {"the complete pattern's dense tail by GEMM = host within 1e-12", test_complete_tail},
+        {"the complete pattern's dense tail by GEMM and dense LU = host within 1e-12", test_complete_tail},
+        {"a breakdown inside the dense tail: the host's status, message and count", test_tail_breakdown},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
 }

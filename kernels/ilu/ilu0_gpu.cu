@@ -29,8 +29,8 @@
  *     diagonal blocks with the CPU's fallback rule, rowref = largest scaled
  *     block norm / sqrt(b);
  *  2. factor row i in IKJ form exactly as ilu_row.c with a fixed pattern
- *     (without lists, a complete LU's dense tail's updates from the columns
- *     left of it by one GEMM instead, between two launches: ilu0_tail.cu):
+ *     (without lists, a complete LU's dense tail as far as its first column
+ *     only, then as one dense matrix: ilu0_tail.cu):
  *     L_ik = W_ik * inv(U_kk) for ascending k, then W_ij -= L_ik U_kj; the
  *     pivot LU-factored with the same regularization rule (|p| < pivot_rel *
  *     rowref_i -> sign(p) * pivot_rel * rowref_i, counted per block) and
@@ -678,16 +678,15 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     if (key != ~0ull) return report(D, key, A);
     if (syncfree_rows(D->b) && n > 0) {   /* one launch, rows waiting for the rows they read */
         CU_TRY(cudaMemsetAsync(D->done, 0, ((size_t)n + 1) * sizeof(int), st));
-        const int tail = D->ts < n;   /* then two launches around the tail's GEMM */
+        const int tail = D->ts < n;   /* then the tail's dense LU, and U's check */
         level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, tail);
         CU_LAUNCHED("ilu0_syncfree");
         if (tail) {
             bsr_prof_mark_dev("device ILU: the rows, the dense tail's left of it");
-            BSR_TRY(ilu0_tail_schur(D));
-            bsr_prof_mark_dev("device ILU: the dense tail's GEMM");
-            CU_TRY(cudaMemsetAsync(D->done + n, 0, sizeof(int), st));   /* the ticket */
-            level_fn[D->b - 1](D, T, -1, D->tS, F->pivot_rel, F->opt.strict_pivots, 2);
-            CU_LAUNCHED("ilu0_syncfree (the dense tail)");
+            BSR_TRY(ilu0_tail_factor(D, F->pivot_rel, F->opt.strict_pivots));
+            bsr_prof_mark_dev("device ILU: the dense tail");
+            level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, 2);
+            CU_LAUNCHED("ilu0_upper_finite");
         }
     } else {
         for (int v = 0; v < D->nlevels; v++) {

@@ -46,13 +46,14 @@ struct bsr_gpu_ilu0 {
     const unsigned char *lk, *uk;
     unsigned char *nest;        /* device [n]: row k nests in its first off-diagonal block's row (ilu0_panel) */
     /* The dense tail (ilu0_tail.cu): the last S rows, ts = n - S, whose
-     * pattern right of ts is complete (a complete LU's top separator).
-     * Their updates from the columns left of ts go through one dense GEMM
-     * (T -= L_SK U_KS) between two sync-free launches; ts = n: none. */
-    int ts, tS, tK, tw;         /* ts, S, K (the columns left of ts the tail's L holds), chunk width */
-    int *tail_rows;             /* device [S]: ts .. n-1 (the second launch's rows) */
+     * pattern right of ts is complete (a complete LU's top separator),
+     * factored as one dense matrix T after the sync-free launch has taken
+     * them as far as column ts: their updates from the columns left of ts
+     * by one GEMM (T -= L_SK U_KS), then T's blocked LU; ts = n: none. */
+    int ts, tS, tK, tw, tp;     /* ts, S, K (the columns left of ts the tail's L holds), chunk width, panel */
     int *kpos, *kcols;          /* device [ts]: position among the K columns (marked ones), [K]: those columns */
     double *tT, *tL, *tU;       /* device: T (Sb x Sb), L_SK's and U_KS's chunks (Sb x wb, wb x Sb), column-major */
+    double *tD, *tW;            /* device: T's inverted pivots [S b b], a panel's unit lower part (pb x pb) */
     void *blas;                 /* cublasHandle_t on D's stream */
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */
@@ -80,9 +81,10 @@ struct bsr_gpu_ilu0 {
 };
 
 /* The dense tail (ilu0_tail.cu): its plan (D->ts = n where there is none,
- * or it would not pay), its GEMM between the two launches, its arrays freed. */
+ * or it would not pay), its factorization after the sync-free launch, its
+ * arrays freed. */
 bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D);
-bsr_status ilu0_tail_schur(const bsr_gpu_ilu0 *D);
+bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict);
 void ilu0_tail_free(bsr_gpu_ilu0 *D);
 
 /* ---- block kernels (ports of src/core/blockops.c, same operation order) ---- */
@@ -605,7 +607,7 @@ template <int B> struct ilu0_panel { enum { P = 4 }; };
 template <int B>
 __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS, ILU0_FLY_ARGS,
                                                             const unsigned char *__restrict__ nest, int *done,
-                                                            int *ticket, int ts, int part)
+                                                            int *ticket, int ts)
 {
     constexpr int BB = B * B, P = ilu0_panel<B>::P;
     const unsigned FULL = 0xffffffffu;
@@ -616,15 +618,10 @@ __global__ void __launch_bounds__(128, 5) ilu0_syncfree_fly(int n, ILU0_ROW_ARGS
     if (i < 0) return;   /* the whole warp */
     const long long lo = Lst ? (long long)Lst[i] - Lp[i] : 0, uo = Ust ? (long long)Ust[i] - Up[i] : 0;
     const int lb = Lp[i], le = Lp[i + 1], nli = le - lb, nui = Up[i + 1] - Up[i];
-    /* a row of the dense tail (ilu0_tail.cu): part 1 its lower blocks left
-     * of ts, updating only targets left of ts, and no pivot yet; part 2
-     * (after the tail's GEMM) its lower blocks from ts on */
-    const int head = part == 1 && i >= ts;
-    int l0 = lb, l1 = le;
-    if (part && i >= ts) {
-        const int c = first_at_least(Lc, lb, le, ts);
-        if (part == 1) l1 = c; else l0 = c;
-    }
+    /* a row of the dense tail (ilu0_tail.cu, i >= ts): its lower blocks
+     * left of ts, updating only targets left of ts, and no pivot (the
+     * tail's dense LU does the rest) */
+    const int head = i >= ts, l0 = lb, l1 = head ? first_at_least(Lc, lb, le, ts) : le;
     const int many = l1 - l0 > 32;
     int bad = 0;
     for (int l = l0, ready = l0, np = 1; l < l1; l += np) {
@@ -738,19 +735,22 @@ __global__ void ilu0_upper_finite(int n, const int *__restrict__ Up, const doubl
 }
 
 /* Step 2 for block size B: b = 1..5 all nr rows sync-free (r0 < 0, D->done
- * zeroed by the caller; with a dense tail, part 1: all rows, the tail's
- * only left of it, part 2: the tail's nr rows after its GEMM, the ticket
- * zeroed again), else the rows r0 .. r0+nr of one level. */
+ * zeroed by the caller), then U's blocks checked (part 0); with a dense
+ * tail, part 1: the rows, the tail's only as far as its first column, and
+ * part 2 after the tail's LU: the check alone.  Else the rows r0 .. r0+nr
+ * of one level. */
 template <int B>
 void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivot_rel, int strict, int part)
 {
     if constexpr (B * B <= 32) {
         (void)T; (void)r0;
-        if (D->fly)
+        if (part == 2)
+            ;
+        else if (D->fly)
             ilu0_syncfree_fly<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
-                nr, part == 2 ? D->tail_rows : D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst,
-                D->Ust, D->rowref, pivot_rel, strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done,
-                D->done + D->n, D->ts, part);
+                nr, D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
+                strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done, D->done + D->n,
+                part == 1 ? D->ts : nr);
         else
             ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,

@@ -1,23 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The dense tail of a sync-free factorization without update lists: the
  * last S rows (ts = n - S) whose pattern from column ts on is complete, as
- * a complete LU's top separator is in nested-dissection order.  In the one
- * sync-free launch every such row applies, one warp a row, the updates of
- * the K columns of its L left of ts to its S targets right of ts: on
- * coupled3d at 64k block rows (b = 5) a third of all the block products,
- * each loading and storing its target, while the tail's rows are the last
- * ones left on the GPU.  Here those updates are one dense product on the
- * tensor cores instead, T -= L_SK U_KS (cuBLAS DGEMM, K in chunks), between
- * two launches of the rows (ilu0_syncfree_fly's parts): part 1 factors the
- * rows left of ts and takes the tail's rows as far as column ts (their
- * multipliers left of ts, their targets left of ts only), part 2 the tail's
- * rows from column ts on, pivots included.  The tail's products from the K
- * columns are summed in GEMM's order, not one after another: the factors
- * then differ from the host's in the last bits (the tests compare within
- * 1e-12); the rest is as before.  Where the tail is small (S < 512 rows,
- * BSR_ILU0_TAIL overrides, to test) or its workspace does not fit in a
- * quarter of the free memory, there is none (ts = n). */
+ * a complete LU's top separator is in nested-dissection order.  Row by row
+ * in the sync-free launch, each such row would apply, one warp a row, the
+ * updates of the K columns of its L left of ts to its S targets right of
+ * ts (on coupled3d at 64k block rows, b = 5, a third of all the block
+ * products), then the tail's own LU, a chain of S rows each waiting for
+ * the one before, while they are the last rows left on the GPU.  Here the
+ * launch takes the tail's rows only as far as column ts (their multipliers
+ * left of ts, their targets left of ts), and the rest is dense work on the
+ * tensor cores: T -= L_SK U_KS (cuBLAS DGEMM, K in chunks), then T's right-
+ * looking blocked LU, a panel of tp block columns at a time (the panel's
+ * block columns one launch each, with the host's pivot rule; the panel's
+ * rows right of it by DTRSM; the rest by DGEMM).  The tail's sums are in
+ * the dense order, not one after another: the factors then differ from the
+ * host's in the last bits (the tests compare within 1e-12); the rest is as
+ * before.  Where the tail is small (S < 512 rows, BSR_ILU0_TAIL overrides,
+ * to test) or its workspace does not fit in a quarter of the free memory,
+ * there is none (ts = n).  b <= 5 (the sync-free rows' sizes). */
 #include "ilu0_gpu.cuh"
+#include "blocklu.h"
 #include <cublas_v2.h>
 #include <cub/cub.cuh>
 #include <stdlib.h>
@@ -27,6 +29,9 @@
 #define TAIL_MAX 4096
 /* Bytes of each chunk of L_SK and U_KS (the GEMM's K in chunks of their width). */
 #define TAIL_CHUNK ((size_t)1 << 30)
+/* A panel's width in scalar columns (DTRSM's and DGEMM's inner size), and the largest b. */
+#define TAIL_PANEL 128
+#define TAIL_B 5
 
 /* cst[r] for row i = n0 + r: the first column c of a complete run c .. n-1
  * in row i's pattern (its L holds c .. i-1, its U i .. n-1), n when U is
@@ -60,35 +65,45 @@ __global__ void tail_mark_kernel(int S, int ts, const int *__restrict__ Lp, cons
     }
 }
 
-/* kcols[pos[j]] = j for the marked columns j < ts; rows[r] = ts + r. */
-__global__ void tail_cols_kernel(int ts, int S, const int *__restrict__ mark, const int *__restrict__ pos, int *kcols,
-                                 int *rows)
+/* kcols[pos[j]] = j for the marked columns j < ts. */
+__global__ void tail_cols_kernel(int ts, const int *__restrict__ mark, const int *__restrict__ pos, int *kcols)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < ts && mark[j]) kcols[pos[j]] = j;
-    if (j < S) rows[j] = ts + j;
 }
 
-/* Block (row i, plan index x) where the factorization keeps it (fblk_row). */
-__device__ __forceinline__ double *tail_blk(const bsr_gpu_ilu0 &D, int i, long long x, int bb)
+/* Block (row i, plan index x) where the factorization keeps it. */
+__device__ __forceinline__ double *tail_blk(const bsr_gpu_ilu0 &D, int i, int x, int bb)
 {
-    if (x < D.nL) return D.Lv + (size_t)(x + (D.Lst ? (long long)D.Lst[i] - D.Lp[i] : 0)) * bb;
-    return D.Uv + (size_t)(x - D.nL + (D.Ust ? (long long)D.Ust[i] - D.Up[i] : 0)) * bb;
+    return fblk_row(D.Lv, D.Uv, D.nL, x, D.Lst ? (long long)D.Lst[i] - D.Lp[i] : 0,
+                    D.Ust ? (long long)D.Ust[i] - D.Up[i] : 0, bb);
 }
 
-/* T (column-major, ld = S b) <-> the tail's blocks right of ts: block
- * (ts + r, ts + c) is L's (the row's last r - c lower blocks) for c < r,
- * else U's (pivot first).  out 0: into T, 1: back. */
+/* Plan index of the tail's block (ts + r, ts + c): L's (the row's last
+ * r - c lower blocks) for c < r, else U's (pivot first). */
+__device__ __forceinline__ int tail_x(const bsr_gpu_ilu0 &D, int r, int c)
+{
+    const int i = D.ts + r;
+    return c < r ? D.Lp[i + 1] - (r - c) : D.nL + D.Up[i] + (c - r);
+}
+
+/* T (column-major, ld = S b) <-> the tail's blocks right of ts, a thread
+ * a block (r, c).  out 0: into T; 1: back, the pivots from tD (inverted). */
 __global__ void tail_T_kernel(bsr_gpu_ilu0 D, double *T, int out)
 {
     const int b = D.b, bb = b * b, S = D.tS, ld = S * b;
-    const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= (long long)ld * ld) return;
-    const int row = (int)(e % ld), col = (int)(e / ld), r = row / b, c = col / b, i = D.ts + r;
-    const long long x = c < r ? (long long)D.Lp[i + 1] - (r - c) : (long long)D.nL + D.Up[i] + (c - r);
-    double *blk = tail_blk(D, i, x, bb) + (row % b) * b + col % b;
-    if (out) *blk = T[e];
-    else T[e] = *blk;
+    const int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    if (r >= S) return;
+    double *blk = tail_blk(D, D.ts + r, tail_x(D, r, c), bb);
+    double *t = T + (size_t)r * b + (size_t)c * b * ld;
+    if (out) {
+        const double *src = r == c ? D.tD + (size_t)r * bb : NULL;
+        for (int a = 0; a < b; a++)
+            for (int q = 0; q < b; q++) blk[a * b + q] = src ? src[a * b + q] : t[a + (size_t)q * ld];
+    } else {
+        for (int a = 0; a < b; a++)
+            for (int q = 0; q < b; q++) t[a + (size_t)q * ld] = blk[a * b + q];
+    }
 }
 
 /* The chunk q0 .. q0+w of the K columns: L_SK's (S b x w b, ld S b; a warp
@@ -112,7 +127,7 @@ __global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, double *Lch, do
         const int q = t - S, j = D.kcols[q0 + q];
         for (int p = first_at_least(D.Uc, D.Up[j], D.Up[j + 1], ts) + lane; p < D.Up[j + 1]; p += 32) {
             const int c0 = D.Uc[p] - ts;
-            const double *blk = tail_blk(D, j, (long long)D.nL + p, bb);
+            const double *blk = tail_blk(D, j, D.nL + p, bb);
             for (int a = 0; a < b; a++)
                 for (int c = 0; c < b; c++) Uch[(size_t)(q * b + a) + (size_t)(c0 * b + c) * ldu] = blk[a * b + c];
         }
@@ -121,10 +136,10 @@ __global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, double *Lch, do
 
 void ilu0_tail_free(bsr_gpu_ilu0 *D)
 {
-    bsr_cu_free(D->tail_rows); bsr_cu_free(D->kpos); bsr_cu_free(D->kcols);
-    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU);
-    D->tail_rows = D->kpos = D->kcols = NULL;
-    D->tT = D->tL = D->tU = NULL;
+    bsr_cu_free(D->kpos); bsr_cu_free(D->kcols);
+    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tD); bsr_cu_free(D->tW);
+    D->kpos = D->kcols = NULL;
+    D->tT = D->tL = D->tU = D->tD = D->tW = NULL;
     if (D->blas) cublasDestroy((cublasHandle_t)D->blas);
     D->blas = NULL;
     D->ts = D->n;
@@ -160,6 +175,15 @@ static bsr_status tail_size(const bsr_gpu_ilu0 *D, int *S)
     free(hc);
     CU_TRY(e);
     return BSR_OK;
+}
+
+/* Block columns of a panel of the tail's LU: TAIL_PANEL scalar columns, at
+ * most a quarter of the tail's S. */
+static int tail_panel(int S, int b)
+{
+    int p = TAIL_PANEL / b;
+    if (p > S / 4) p = S / 4;
+    return p > 0 ? p : 1;
 }
 
 bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
@@ -200,10 +224,8 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     bsr_cu_free(tmp);
     if (w > (size_t)K) w = (size_t)K;
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->kcols, ((size_t)K + 1) * sizeof(int));
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tail_rows, (size_t)S * sizeof(int));
-    if (e == cudaSuccess) {
-        const int m = ts > S ? ts : S;
-        tail_cols_kernel<<<(m + 255) / 256, 256, 0, D->stream>>>(ts, S, mark, pos, D->kcols, D->tail_rows);
+    if (e == cudaSuccess && ts > 0) {
+        tail_cols_kernel<<<(ts + 255) / 256, 256, 0, D->stream>>>(ts, mark, pos, D->kcols);
         e = cudaGetLastError();
     }
     bsr_cu_free(mark);
@@ -211,6 +233,10 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tT, tbytes);
     if (e == cudaSuccess && w) e = bsr_cu_malloc((void **)&D->tL, sb * w * b * sizeof(double));
     if (e == cudaSuccess && w) e = bsr_cu_malloc((void **)&D->tU, sb * w * b * sizeof(double));
+    /* the panel: TAIL_PANEL columns, fewer blocks where S is small (several panels, as tested) */
+    const int tp = tail_panel(S, b);
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tD, sb * b * sizeof(double));
+    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tW, (size_t)tp * b * tp * b * sizeof(double));
     cublasHandle_t h = NULL;
     if (e == cudaSuccess && cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
         D->blas = h;
@@ -227,15 +253,92 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     D->tS = S;
     D->tK = K;
     D->tw = (int)w;
+    D->tp = tp;
     return BSR_OK;
 }
 
-bsr_status ilu0_tail_schur(const bsr_gpu_ilu0 *D)
+/* Step r of the tail's LU, inside the panel whose block columns end at
+ * pe: row ts + r's pivot block checked, factored and inverted with the
+ * host's rule (warp_row_end's; every CUDA block alike, the first one keeps
+ * it in tD and keys the row's failures), then a thread a scalar row of the
+ * tail's rows below r: its row of the multiplier T_tr inv(U_rr), and its
+ * rows of the panel's blocks right of r updated by it.  Row r's blocks are
+ * final: this step writes only rows below it. */
+__global__ void tail_step_kernel(bsr_gpu_ilu0 D, int r, int pe, double pivot_rel, int strict)
+{
+    __shared__ double inv[TAIL_B * TAIL_B];
+    const int b = D.b, bb = b * b, S = D.tS, ld = S * b;
+    double *T = D.tT;
+    const double *d = T + (size_t)r * b + (size_t)r * b * ld;
+    if (threadIdx.x == 0) {
+        const int i = D.ts + r, first = blockIdx.x == 0;
+        double lu[TAIL_B * TAIL_B], v[TAIL_B * TAIL_B];
+        int piv[TAIL_B], fin = 1;
+        for (int a = 0; a < b; a++)
+            for (int q = 0; q < b; q++) { lu[a * b + q] = v[a * b + q] = d[a + (size_t)q * ld]; fin &= isfinite(v[a * b + q]) != 0; }
+        if (!fin) {
+            if (first) fail(D.err, i, E_PIV, 0);
+        } else {
+            const int nreg = bsr_blklu_factor(b, lu, piv, pivot_rel * D.rowref[i], 0);
+            if (nreg && strict) {
+                if (first) fail(D.err, i, E_STRICT, (unsigned)nreg);
+            } else {
+                if (nreg && first) atomicAdd(&D.cnt[0], 1);
+                bsr_blklu_inverse(b, lu, piv, v);
+                for (int q = 0; q < bb; q++)
+                    if (!isfinite(v[q])) { if (first) fail(D.err, i, E_INV, 0); break; }
+            }
+        }
+        for (int q = 0; q < bb; q++) inv[q] = v[q];   /* a failed pivot stays as it was, as in the rows */
+        if (first) for (int q = 0; q < bb; q++) D.tD[(size_t)r * bb + q] = v[q];
+    }
+    __syncthreads();
+    const long long row = (long long)(r + 1) * b + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= (long long)S * b) return;
+    const int t = (int)(row / b);
+    double m[TAIL_B], *x = T + row + (size_t)r * b * ld;
+    int fin = 1;
+    for (int q = 0; q < b; q++) {
+        double acc = 0.0;
+        for (int k = 0; k < b; k++) acc += x[(size_t)k * ld] * inv[k * b + q];
+        m[q] = acc;
+        fin &= isfinite(acc) != 0;
+    }
+    if (!fin) fail(D.err, D.ts + t, E_LBLK, (unsigned)tail_x(D, t, r));
+    for (int q = 0; q < b; q++) x[(size_t)q * ld] = m[q];
+    for (int c = r + 1; c < pe; c++) {
+        double *y = T + row + (size_t)c * b * ld;
+        const double *u = T + (size_t)r * b + (size_t)c * b * ld;
+        for (int q = 0; q < b; q++) {
+            double acc = y[(size_t)q * ld];
+            for (int k = 0; k < b; k++) acc -= m[k] * u[k + (size_t)q * ld];
+            y[(size_t)q * ld] = acc;
+        }
+    }
+}
+
+/* W (w x w, column-major, w = np b) = the unit lower part of the panel's
+ * diagonal blocks p0 .. p0+np in T: their multipliers below the diagonal
+ * blocks, zero on and above them (DTRSM's unit diagonal implied). */
+__global__ void tail_unit_lower_kernel(bsr_gpu_ilu0 D, int p0, int np, double *W)
+{
+    const int b = D.b, w = np * b, ld = D.tS * b;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= w * w) return;
+    const int a = e % w, c = e / w;
+    W[e] = a / b > c / b ? D.tT[(size_t)(p0 * b + a) + (size_t)(p0 * b + c) * ld] : 0.0;
+}
+
+/* The dense tail after the sync-free launch: T gathered, the updates from
+ * the K columns left of it by GEMM, T's blocked LU, T scattered back with
+ * its inverted pivots.  Failures are keyed as the rows key them. */
+bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict)
 {
     const int b = D->b, S = D->tS, ld = S * b;
-    const long long nT = (long long)ld * ld;
     cudaStream_t st = D->stream;
-    tail_T_kernel<<<(unsigned)((nT + 255) / 256), 256, 0, st>>>(*D, D->tT, 0);
+    cublasHandle_t h = (cublasHandle_t)D->blas;
+    const dim3 grid((unsigned)((S + 127) / 128), (unsigned)S);
+    tail_T_kernel<<<grid, 128, 0, st>>>(*D, D->tT, 0);
     CU_LAUNCHED("tail_T_kernel (gather)");
     const double minus = -1.0, one = 1.0;
     for (int q0 = 0; q0 < D->tK; q0 += D->tw) {
@@ -244,13 +347,33 @@ bsr_status ilu0_tail_schur(const bsr_gpu_ilu0 *D)
         CU_TRY(cudaMemsetAsync(D->tU, 0, (size_t)ld * w * b * sizeof(double), st));
         tail_chunk_kernel<<<(unsigned)(((long long)(S + w) * 32 + 255) / 256), 256, 0, st>>>(*D, q0, w, D->tL, D->tU);
         CU_LAUNCHED("tail_chunk_kernel");
-        const cublasStatus_t cs = cublasDgemm((cublasHandle_t)D->blas, CUBLAS_OP_N, CUBLAS_OP_N, ld, ld, w * b, &minus,
-                                              D->tL, ld, D->tU, w * b, &one, D->tT, ld);
+        const cublasStatus_t cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ld, ld, w * b, &minus, D->tL, ld, D->tU,
+                                              w * b, &one, D->tT, ld);
         if (cs != CUBLAS_STATUS_SUCCESS)
             return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's GEMM (cublasDgemm, %d x %d x %d) failed: status %d", ld,
                              ld, w * b, (int)cs);
     }
-    tail_T_kernel<<<(unsigned)((nT + 255) / 256), 256, 0, st>>>(*D, D->tT, 1);
+    for (int p0 = 0; p0 < S; p0 += D->tp) {
+        const int np = S - p0 < D->tp ? S - p0 : D->tp, pe = p0 + np, w = np * b, rest = (S - pe) * b;
+        for (int r = p0; r < pe; r++) {
+            const long long rows = (long long)(S - r - 1) * b;
+            tail_step_kernel<<<(unsigned)(rows > 0 ? (rows + 127) / 128 : 1), 128, 0, st>>>(*D, r, pe, pivot_rel, strict);
+            CU_LAUNCHED("tail_step_kernel");
+        }
+        if (!rest) break;
+        tail_unit_lower_kernel<<<(unsigned)((w * w + 255) / 256), 256, 0, st>>>(*D, p0, np, D->tW);
+        CU_LAUNCHED("tail_unit_lower_kernel");
+        double *U12 = D->tT + (size_t)p0 * b + (size_t)pe * b * ld, *L21 = D->tT + (size_t)pe * b + (size_t)p0 * b * ld;
+        cublasStatus_t cs = cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, w,
+                                        rest, &one, D->tW, w, U12, ld);
+        if (cs == CUBLAS_STATUS_SUCCESS)
+            cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rest, rest, w, &minus, L21, ld, U12, ld, &one,
+                             D->tT + (size_t)pe * b + (size_t)pe * b * ld, ld);
+        if (cs != CUBLAS_STATUS_SUCCESS)
+            return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's LU (panel at row %d of %d, cublasDtrsm / cublasDgemm) "
+                             "failed: status %d", p0, S, (int)cs);
+    }
+    tail_T_kernel<<<grid, 128, 0, st>>>(*D, D->tT, 1);
     CU_LAUNCHED("tail_T_kernel (scatter)");
     return BSR_OK;
 }
