@@ -19,6 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+/* A chunk of the dense tail's K columns: the tail's rows its L columns
+ * touch (nr of them, at tRl + r0) and the columns its U rows touch (nc, at
+ * tCl + c0), or all S of both (full: its product goes into T directly). */
+struct ilu0_tail_chunk { int full, r0, nr, c0, nc; };
+
 struct bsr_gpu_ilu0 {
     bsr_context *ctx;
     cudaStream_t stream;
@@ -52,7 +57,11 @@ struct bsr_gpu_ilu0 {
      * by one GEMM (T -= L_SK U_KS), then T's blocked LU; ts = n: none. */
     int ts, tS, tK, tw, tp;     /* ts, S, K (the columns left of ts the tail's L holds), chunk width, panel */
     int *kpos, *kcols;          /* device [ts]: position among the K columns (marked ones), [K]: those columns */
-    double *tT, *tL, *tU;       /* device: T (Sb x Sb), L_SK's and U_KS's chunks (Sb x wb, wb x Sb), column-major */
+    int tq;                     /* chunks of w of the K columns, each with the tail's rows and columns it touches: */
+    struct ilu0_tail_chunk *tch;/* host [tq] */
+    int *tRl, *tCl;             /* device: the chunks' rows and columns (tail positions, ascending) */
+    double *tT, *tL, *tU, *tC;  /* device: T (Sb x Sb), a chunk's L and U (rows x wb, wb x columns) and their
+                                 * product where it is compact, column-major */
     double *tD, *tW;            /* device: T's inverted pivots [S b b], a panel's unit lower part (pb x pb) */
     void *blas;                 /* cublasHandle_t on D's stream */
     int *lvrows;

@@ -9,8 +9,11 @@
  * the one before, while they are the last rows left on the GPU.  Here the
  * launch takes the tail's rows only as far as column ts (their multipliers
  * left of ts, their targets left of ts), and the rest is dense work on the
- * tensor cores: T -= L_SK U_KS (cuBLAS DGEMM, K in chunks), then T's right-
- * looking blocked LU, a panel of tp block columns at a time (the panel's
+ * tensor cores: T -= L_SK U_KS (cuBLAS DGEMM, K in chunks of 256
+ * columns; L_SK is sparse, 13% at 64k block rows, and a chunk of the
+ * columns, a subtree of the dissection, touches a part of the tail: where
+ * less than half of T, the chunk's rows and columns only, its product then
+ * subtracted at their places), then T's right-looking blocked LU, a panel of tp block columns at a time (the panel's
  * block columns one launch each, with the host's pivot rule; the panel's
  * rows right of it by DTRSM; the rest by DGEMM).  The tail's sums are in
  * the dense order, not one after another: the factors then differ from the
@@ -27,8 +30,8 @@
 /* Least rows of a tail worth its GEMM, and the most it takes. */
 #define TAIL_MIN 512
 #define TAIL_MAX 4096
-/* Bytes of each chunk of L_SK and U_KS (the GEMM's K in chunks of their width). */
-#define TAIL_CHUNK ((size_t)1 << 30)
+/* K columns a chunk of the GEMM's (fewer where K is small: at most a quarter of K). */
+#define TAIL_CHUNK 256
 /* A panel's width in scalar columns (DTRSM's and DGEMM's inner size), and the largest b. */
 #define TAIL_PANEL 128
 #define TAIL_B 5
@@ -106,15 +109,45 @@ __global__ void tail_T_kernel(bsr_gpu_ilu0 D, double *T, int out)
     }
 }
 
-/* The chunk q0 .. q0+w of the K columns: L_SK's (S b x w b, ld S b; a warp
- * a tail row, its multipliers left of ts) and U_KS's (w b x S b, ld w b; a
- * warp a K column's row, its blocks from ts on) into zeroed arrays. */
-__global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, double *Lch, double *Uch)
+/* For the chunks of w of the K columns: rm[q S + r] = 1 where tail row r's
+ * L holds a column of chunk q (a warp a tail row), cm[q S + c] = 1 where
+ * the U of one of chunk q's columns holds tail column c (a warp a K column). */
+__global__ void tail_touch_kernel(bsr_gpu_ilu0 D, int S, int ts, int K, int w, unsigned char *rm, unsigned char *cm)
 {
-    const int b = D.b, bb = b * b, S = D.tS, ts = D.ts, ldl = S * b, ldu = w * b;
     const int t = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
     if (t < S) {
         const int i = ts + t, lend = first_at_least(D.Lc, D.Lp[i], D.Lp[i + 1], ts);
+        for (int l = D.Lp[i] + lane; l < lend; l += 32) rm[(size_t)(D.kpos[D.Lc[l]] / w) * S + t] = 1;
+    } else if (t < S + K) {
+        const int q = t - S, j = D.kcols[q];
+        for (int p = first_at_least(D.Uc, D.Up[j], D.Up[j + 1], ts) + lane; p < D.Up[j + 1]; p += 32)
+            cm[(size_t)(q / w) * S + D.Uc[p] - ts] = 1;
+    }
+}
+
+/* Position of v in the ascending c[0 .. m) (v is there). */
+__device__ __forceinline__ int tail_find(const int *__restrict__ c, int m, int v)
+{
+    int lo = 0, hi = m - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (c[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* Chunk h (the K columns q0 .. q0+w) into zeroed arrays: its L (nr b x w b,
+ * ld nr b; a warp a row of the chunk's, its multipliers in the chunk's
+ * columns) and its U (w b x nc b, ld w b; a warp a K column's row, its
+ * blocks from ts on at their place among the chunk's columns).  A full
+ * chunk's rows and columns are all the tail's (rl, cl NULL). */
+__global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, const int *__restrict__ rl, int nr,
+                                  const int *__restrict__ cl, int nc, double *Lch, double *Uch)
+{
+    const int b = D.b, bb = b * b, ts = D.ts, ldl = nr * b, ldu = w * b;
+    const int t = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (t < nr) {
+        const int i = ts + (rl ? rl[t] : t), lend = first_at_least(D.Lc, D.Lp[i], D.Lp[i + 1], ts);
         const int lbeg = first_at_least(D.Lc, D.Lp[i], lend, D.kcols[q0]);
         for (int l = lbeg + lane; l < lend; l += 32) {
             const int q = D.kpos[D.Lc[l]] - q0;
@@ -123,10 +156,10 @@ __global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, double *Lch, do
             for (int a = 0; a < b; a++)
                 for (int c = 0; c < b; c++) Lch[(size_t)(t * b + a) + (size_t)(q * b + c) * ldl] = blk[a * b + c];
         }
-    } else if (t < S + w) {
-        const int q = t - S, j = D.kcols[q0 + q];
+    } else if (t < nr + w) {
+        const int q = t - nr, j = D.kcols[q0 + q];
         for (int p = first_at_least(D.Uc, D.Up[j], D.Up[j + 1], ts) + lane; p < D.Up[j + 1]; p += 32) {
-            const int c0 = D.Uc[p] - ts;
+            const int c0 = cl ? tail_find(cl, nc, D.Uc[p] - ts) : D.Uc[p] - ts;
             const double *blk = tail_blk(D, j, D.nL + p, bb);
             for (int a = 0; a < b; a++)
                 for (int c = 0; c < b; c++) Uch[(size_t)(q * b + a) + (size_t)(c0 * b + c) * ldu] = blk[a * b + c];
@@ -134,12 +167,29 @@ __global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, double *Lch, do
     }
 }
 
+/* T's blocks (rl[t], cl[u]) -= C's (t, u) (C: nr b x nc b, column-major),
+ * a thread a scalar row of C and a block column. */
+__global__ void tail_scatter_kernel(int S, int b, const int *__restrict__ rl, int nr, const int *__restrict__ cl,
+                                    const double *__restrict__ C, double *T)
+{
+    const int row = blockIdx.x * blockDim.x + threadIdx.x, u = blockIdx.y;
+    if (row >= nr * b) return;
+    const size_t ld = (size_t)S * b, ldc = (size_t)nr * b;
+    double *t = T + (size_t)rl[row / b] * b + row % b + (size_t)cl[u] * b * ld;
+    const double *c = C + row + (size_t)u * b * ldc;
+    for (int q = 0; q < b; q++) t[q * ld] -= c[q * ldc];
+}
+
 void ilu0_tail_free(bsr_gpu_ilu0 *D)
 {
-    bsr_cu_free(D->kpos); bsr_cu_free(D->kcols);
-    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tD); bsr_cu_free(D->tW);
-    D->kpos = D->kcols = NULL;
-    D->tT = D->tL = D->tU = D->tD = D->tW = NULL;
+    bsr_cu_free(D->kpos); bsr_cu_free(D->kcols); bsr_cu_free(D->tRl); bsr_cu_free(D->tCl);
+    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tC);
+    bsr_cu_free(D->tD); bsr_cu_free(D->tW);
+    free(D->tch);
+    D->kpos = D->kcols = D->tRl = D->tCl = NULL;
+    D->tch = NULL;
+    D->tq = 0;
+    D->tT = D->tL = D->tU = D->tC = D->tD = D->tW = NULL;
     if (D->blas) cublasDestroy((cublasHandle_t)D->blas);
     D->blas = NULL;
     D->ts = D->n;
@@ -186,6 +236,61 @@ static int tail_panel(int S, int b)
     return p > 0 ? p : 1;
 }
 
+/* The chunks of w of the K columns, each with the tail's rows and columns
+ * it touches (tail_touch_kernel), their lists on the device; a chunk whose
+ * product would cover more than half of T is full.  *lm, *um, *cm: the
+ * largest chunk's L, U and compact product, in doubles. */
+static cudaError_t tail_chunks(bsr_gpu_ilu0 *D, int S, int ts, int K, int w, size_t *lm, size_t *um, size_t *cm)
+{
+    const int nq = (K + w - 1) / w, b = D->b;
+    const size_t m = (size_t)nq * S;
+    *lm = *um = *cm = 0;
+    if (!nq) return cudaSuccess;
+    unsigned char *dm = NULL, *hm = (unsigned char *)malloc(2 * m);
+    D->tch = (struct ilu0_tail_chunk *)calloc((size_t)nq, sizeof *D->tch);
+    int *hl = (int *)malloc(2 * m * sizeof(int));
+    cudaError_t e = hm && hl && D->tch ? bsr_cu_malloc((void **)&dm, 2 * m) : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess) e = cudaMemsetAsync(dm, 0, 2 * m, D->stream);
+    if (e == cudaSuccess) {
+        tail_touch_kernel<<<(unsigned)(((long long)(S + K) * 32 + 255) / 256), 256, 0, D->stream>>>(*D, S, ts, K, w, dm,
+                                                                                                     dm + m);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(hm, dm, 2 * m, cudaMemcpyDeviceToHost, D->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(D->stream);
+    bsr_cu_free(dm);
+    size_t nl[2] = {0, 0};   /* the rows' list in hl[0 ..], the columns' in hl[m ..] */
+    for (int q = 0; q < nq && e == cudaSuccess; q++) {
+        struct ilu0_tail_chunk *c = &D->tch[q];
+        const unsigned char *r = hm + (size_t)q * S, *u = hm + m + (size_t)q * S;
+        c->r0 = (int)nl[0];
+        c->c0 = (int)nl[1];
+        for (int x = 0; x < S; x++) {
+            if (r[x]) hl[nl[0]++] = x;
+            if (u[x]) hl[m + nl[1]++] = x;
+        }
+        c->nr = (int)nl[0] - c->r0;
+        c->nc = (int)nl[1] - c->c0;
+        c->full = (double)c->nr * c->nc > 0.5 * S * S;
+        if (c->full) { nl[0] = (size_t)c->r0; nl[1] = (size_t)c->c0; c->nr = c->nc = S; }
+        const size_t bw = (size_t)w * b;
+        if ((size_t)c->nr * b * bw > *lm) *lm = (size_t)c->nr * b * bw;
+        if ((size_t)c->nc * b * bw > *um) *um = (size_t)c->nc * b * bw;
+        if (!c->full && (size_t)c->nr * c->nc * b * b > *cm) *cm = (size_t)c->nr * c->nc * b * b;
+    }
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+        int **dl = k ? &D->tCl : &D->tRl;
+        e = bsr_cu_malloc((void **)dl, (nl[k] + 1) * sizeof(int));
+        if (e == cudaSuccess && nl[k])
+            e = cudaMemcpyAsync(*dl, hl + k * m, nl[k] * sizeof(int), cudaMemcpyHostToDevice, D->stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(D->stream);
+    D->tq = nq;
+    free(hm);
+    free(hl);
+    return e;
+}
+
 bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
 {
     const char *env = getenv("BSR_ILU0_TAIL");
@@ -195,15 +300,11 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     BSR_TRY(tail_size(D, &S));
     if (least <= 0 || S < least) return BSR_OK;
     const int n = D->n, ts = n - S, b = D->b;
-    /* the workspace: T, and chunks of L_SK and U_KS (TAIL_CHUNK bytes each
-     * at most), within a quarter of the free memory */
+    /* the workspace: T, a chunk's L, U and product, within a quarter of the free memory */
     size_t fr = 0, tot = 0;
     if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) { cudaGetLastError(); return BSR_OK; }
     const size_t sb = (size_t)S * b, tbytes = sb * sb * sizeof(double), room = fr / 4;
     if (tbytes >= room) return BSR_OK;
-    size_t w = (room - tbytes) / (2 * sb * b * sizeof(double));
-    if (w > TAIL_CHUNK / (sb * b * sizeof(double))) w = TAIL_CHUNK / (sb * b * sizeof(double));
-    if (w < 64) return BSR_OK;
     int *mark = NULL, *pos = NULL;
     void *tmp = NULL;
     size_t tb = 0;
@@ -222,7 +323,6 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     if (e == cudaSuccess) e = cudaMemcpyAsync(&K, pos + ts, sizeof(int), cudaMemcpyDeviceToHost, D->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(D->stream);
     bsr_cu_free(tmp);
-    if (w > (size_t)K) w = (size_t)K;
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->kcols, ((size_t)K + 1) * sizeof(int));
     if (e == cudaSuccess && ts > 0) {
         tail_cols_kernel<<<(ts + 255) / 256, 256, 0, D->stream>>>(ts, mark, pos, D->kcols);
@@ -230,9 +330,16 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     }
     bsr_cu_free(mark);
     D->kpos = pos;
+    /* the chunks: TAIL_CHUNK columns, fewer where K is small (several chunks, as tested) */
+    int w = K / 4 < TAIL_CHUNK ? K / 4 : TAIL_CHUNK;
+    if (w < 1) w = 1;
+    size_t lm = 0, um = 0, cm = 0;
+    if (e == cudaSuccess) e = tail_chunks(D, S, ts, K, w, &lm, &um, &cm);
+    if (e == cudaSuccess && tbytes + (lm + um + cm) * sizeof(double) >= room) e = cudaErrorMemoryAllocation;
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tT, tbytes);
-    if (e == cudaSuccess && w) e = bsr_cu_malloc((void **)&D->tL, sb * w * b * sizeof(double));
-    if (e == cudaSuccess && w) e = bsr_cu_malloc((void **)&D->tU, sb * w * b * sizeof(double));
+    if (e == cudaSuccess && lm) e = bsr_cu_malloc((void **)&D->tL, lm * sizeof(double));
+    if (e == cudaSuccess && um) e = bsr_cu_malloc((void **)&D->tU, um * sizeof(double));
+    if (e == cudaSuccess && cm) e = bsr_cu_malloc((void **)&D->tC, cm * sizeof(double));
     /* the panel: TAIL_PANEL columns, fewer blocks where S is small (several panels, as tested) */
     const int tp = tail_panel(S, b);
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tD, sb * b * sizeof(double));
@@ -252,7 +359,7 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     D->ts = ts;
     D->tS = S;
     D->tK = K;
-    D->tw = (int)w;
+    D->tw = w;
     D->tp = tp;
     return BSR_OK;
 }
@@ -340,18 +447,32 @@ bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict)
     const dim3 grid((unsigned)((S + 127) / 128), (unsigned)S);
     tail_T_kernel<<<grid, 128, 0, st>>>(*D, D->tT, 0);
     CU_LAUNCHED("tail_T_kernel (gather)");
-    const double minus = -1.0, one = 1.0;
-    for (int q0 = 0; q0 < D->tK; q0 += D->tw) {
-        const int w = D->tK - q0 < D->tw ? D->tK - q0 : D->tw;
-        CU_TRY(cudaMemsetAsync(D->tL, 0, (size_t)ld * w * b * sizeof(double), st));
-        CU_TRY(cudaMemsetAsync(D->tU, 0, (size_t)ld * w * b * sizeof(double), st));
-        tail_chunk_kernel<<<(unsigned)(((long long)(S + w) * 32 + 255) / 256), 256, 0, st>>>(*D, q0, w, D->tL, D->tU);
+    const double minus = -1.0, one = 1.0, zero = 0.0;
+    for (int q = 0; q < D->tq; q++) {   /* T -= L_SK U_KS, a chunk of the K columns at a time */
+        const struct ilu0_tail_chunk *c = &D->tch[q];
+        const int q0 = q * D->tw, w = D->tK - q0 < D->tw ? D->tK - q0 : D->tw, nr = c->nr, nc = c->nc;
+        if (!nr || !nc) continue;
+        const int *rl = c->full ? NULL : D->tRl + c->r0, *cl = c->full ? NULL : D->tCl + c->c0;
+        CU_TRY(cudaMemsetAsync(D->tL, 0, (size_t)nr * b * w * b * sizeof(double), st));
+        CU_TRY(cudaMemsetAsync(D->tU, 0, (size_t)nc * b * w * b * sizeof(double), st));
+        tail_chunk_kernel<<<(unsigned)(((long long)(nr + w) * 32 + 255) / 256), 256, 0, st>>>(*D, q0, w, rl, nr, cl, nc,
+                                                                                              D->tL, D->tU);
         CU_LAUNCHED("tail_chunk_kernel");
-        const cublasStatus_t cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ld, ld, w * b, &minus, D->tL, ld, D->tU,
-                                              w * b, &one, D->tT, ld);
+        cublasStatus_t cs;
+        if (c->full) {
+            cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, ld, ld, w * b, &minus, D->tL, ld, D->tU, w * b, &one, D->tT, ld);
+        } else {
+            cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, nr * b, nc * b, w * b, &one, D->tL, nr * b, D->tU, w * b, &zero,
+                             D->tC, nr * b);
+            if (cs == CUBLAS_STATUS_SUCCESS) {
+                tail_scatter_kernel<<<dim3((unsigned)((nr * b + 127) / 128), (unsigned)nc), 128, 0, st>>>(S, b, rl, nr, cl,
+                                                                                                         D->tC, D->tT);
+                CU_LAUNCHED("tail_scatter_kernel");
+            }
+        }
         if (cs != CUBLAS_STATUS_SUCCESS)
-            return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's GEMM (cublasDgemm, %d x %d x %d) failed: status %d", ld,
-                             ld, w * b, (int)cs);
+            return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's GEMM (cublasDgemm, chunk %d of %d: %d x %d x %d) failed: "
+                             "status %d", q, D->tq, nr * b, nc * b, w * b, (int)cs);
     }
     for (int p0 = 0; p0 < S; p0 += D->tp) {
         const int np = S - p0 < D->tp ? S - p0 : D->tp, pe = p0 + np, w = np * b, rest = (S - pe) * b;
