@@ -127,10 +127,15 @@ bsr_status bsr_order_parse(const char *spec, bsr_order_options *o)
             else if (!strcmp(opts, "sepcolor")) ok = parse_int(v, 0, 1, &o->sepcolor);
             else if (!strcmp(opts, "leafnd")) ok = parse_int(v, 0, 1, &o->leafnd);
             else if (!strcmp(opts, "variant")) ok = parse_int(v, 0, 3, &o->variant);
+            else if (!strcmp(opts, "lift")) ok = parse_int(v, 0, 1, &o->lift);
             *eq = '=';
         }
+        if (ok && o->lift && row->tree)
+            return bsr_error(BSR_ERR_ARG, "ordering spec '%s': lift moves rows across %s's tree: not with %s", spec,
+                             row->name, row->name);
         if (!ok) return bsr_error(BSR_ERR_ARG, "ordering spec '%s': bad option '%s' "
-                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1, leafnd=0|1, variant=0..3)", spec, opts);
+                                  "(seed=S, nseps=N, ufactor=U, nsm=M, sepcolor=0|1, leafnd=0|1, variant=0..3, "
+                                  "lift=0|1)", spec, opts);
         opts = next;
     }
     return BSR_OK;
@@ -214,6 +219,8 @@ static bsr_status order_row_checked(const bsr_order_options *opt, const struct o
     BSR_CHECK_ARG(row, "bsr_order: unknown ordering kind %d", (int)opt->kind);
     BSR_CHECK_ARG(opt->depth >= -1 && opt->depth <= BSR_TREE_MAX_LEVELS - 2,
                   "bsr_order: depth %d out of range -1..%d", opt->depth, BSR_TREE_MAX_LEVELS - 2);
+    BSR_CHECK_ARG(!opt->lift || !row->tree, "bsr_order: lift moves rows across %s's tree: not with %s",
+                  row->name, row->name);
     *out = row;
     return BSR_OK;
 }
@@ -232,6 +239,7 @@ bsr_status bsr_order_graph(const bsr_graph *G, const bsr_order_options *opt, con
     bsr_status s = BSR_OK;
     if (!row->run) for (int i = 0; i < G->n; i++) o->perm[i] = i;
     else s = row->run(G, opt, stop, o);
+    if (!s && opt->lift) s = bsr_order_lift(G, o->perm, &o->dense_rows);
     if (!s) s = bsr_ordering_finish(o, row->name);
     if (s) { bsr_ordering_free(o); return s; }
     *ord = o;
@@ -249,7 +257,7 @@ bsr_status bsr_order(const bsr_matrix *A, const bsr_order_options *opt, bsr_orde
         return bsr_error(BSR_ERR_SIZE, "bsr_order: matrix is %d x %d block rows, not square",
                          A->nbrows, A->nbcols);
     bsr_graph G = {A->nbrows, NULL, NULL};   /* the identity needs no graph */
-    if (row->run) BSR_TRY(bsr_graph_build(A, &G));
+    if (row->run || opt->lift) BSR_TRY(bsr_graph_build(A, &G));
     bsr_status s = bsr_order_graph(&G, opt, NULL, ord);
     bsr_graph_free(&G);
     return s;
@@ -277,7 +285,7 @@ int bsr_order_options_same(const bsr_order_options *a, const bsr_order_options *
 {
     return a->kind == b->kind && a->depth == b->depth && a->seed == b->seed && a->nseps == b->nseps &&
            a->ufactor == b->ufactor && a->nsm == b->nsm && a->sepcolor == b->sepcolor && a->leafnd == b->leafnd &&
-           a->variant == b->variant;
+           a->variant == b->variant && a->lift == b->lift;
 }
 
 /* Free an ordering and its tree (NULL-safe). */

@@ -38,6 +38,9 @@ bsr_status bsr_order_rcm(const bsr_graph *G, int variant, int *perm);         /*
 bsr_status bsr_order_metis_nd(const bsr_graph *G, const bsr_order_options *o,
                               int *perm);                                     /* metis_nd.c */
 bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /* amd.c */
+/* perm with the top of its elimination tree moved to the end (lift.c):
+ * *dense its last rows, the root chain and the chains under it. */
+bsr_status bsr_order_lift(const bsr_graph *G, int *perm, int *dense);
 bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
                         bsr_ordering *ord);                                   /* nd.c */

@@ -618,7 +618,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
     if (kind == BSR_FB_COMPLETE_DEV) {
-        if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis");
+        if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
         f->work = bsr_fallback_work(o, 1);
         f->tau1 = f->tau2 = 0;
         f->grow = 0;

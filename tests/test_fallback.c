@@ -400,10 +400,10 @@ static void test_device(void)
     CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
     const bsr_solver_options *o = bsr_solver_get_options(s);
     CU_ASSERT(o->cap == BSR_ILU_CAP_NONE && o->tau1 == 0 && o->tau2 == 0 && o->factor == BSR_FACTOR_GPU);
-    CU_ASSERT_STRING_EQUAL(o->reorder, "metis");
+    CU_ASSERT_STRING_EQUAL(o->reorder, "metis,lift=1");
     CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "0 dropped"));
     bsr_solver_stats_free(&st);
-    const char *fresh = "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=metis,fallback=off,rtol=1e-10,"
+    const char *fresh = "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=metis,lift=1,fallback=off,rtol=1e-10,"
                         "maxit=300,work=3e12";
     bsr_solver *u = bsr_test_solver(ctx, fresh, P.A);
     BSR_ASSERT_OK(solve(u, &P, x0, Y, &st));

@@ -29,6 +29,8 @@ static bsr_context *ctx;
 
 static int nest_rows;   /* check_tau's last device factor: its rows that nest (bsr_gpu_ilu0_nest_rows) */
 static int tail_rows;   /* and the rows of its dense tail (bsr_gpu_ilu0_tail_rows) */
+static int lift_order;  /* check_tau's ordering with lift (bsr_order_options.lift) */
+static int lifted_rows; /* and its rows lifted to the end (bsr_ordering.dense_rows) */
 static double tol_double;   /* check_tau's bound on the factors' difference in double (0: the same bits) */
 
 /* Setup of kind (tau1) on A (host), then A2 factored into the frozen
@@ -40,9 +42,11 @@ static void check_tau(const char *what, const bsr_matrix *A, const bsr_matrix *A
     bsr_ilu_options_default(&o, kind);
     o.tau1 = tau1;
     o.order.kind = ord;
+    o.order.lift = lift_order;
     o.keep_pattern = kind == BSR_ILU2;
     bsr_ilu *F = NULL;
     BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    lifted_rows = F->ord ? F->ord->dense_rows : 0;
     bsr_gpu_ilu0 *D = NULL;
     BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
     BSR_ASSERT_OK(bsr_ilu_refactor(F, A2));
@@ -197,9 +201,11 @@ static void test_complete_fly(void)
  * of it by one GEMM, then its blocked LU, panels of a quarter of its rows
  * at most, so several here; 512 rows at least unless
  * forced, so none of these has one by default): the host's frozen refactor
- * within 1e-12 (GEMM's order of the sums), b = 1, 4, 5, ND order; the
- * solver's device factor in METIS's order so made solves in one iteration,
- * to the bits of a refactor. */
+ * within 1e-12 (the dense order of the sums), b = 1, 4, 5, ND order, and
+ * METIS's order with and without its top lifted to the end (lift: a longer
+ * tail whose pattern has zeros); the solver's device factor in METIS's
+ * lifted order so made solves in one iteration, to the bits of a
+ * refactor. */
 static void test_complete_tail(void)
 {
     const char *specs[] = {"coupled3d:7,4,couple=0.45", "coupled3d:7,5,couple=0.45", "stencil3d:9:1"};
@@ -214,15 +220,25 @@ static void test_complete_tail(void)
         setenv("BSR_ILU0_TAIL", "8", 1);
         tol_double = 1e-12;
         check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_ND, 0.0);
-        tol_double = 0.0;
         CU_ASSERT(tail_rows >= 8);
+        /* METIS's order with its top lifted: a longer tail, with zeros */
+        check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_METIS_ND, 0.0);
+        const int complete = tail_rows;
+        lift_order = 1;
+        check_tau(specs[sp], P.A, A2, BSR_ILU2, BSR_ORDER_METIS_ND, 0.0);
+        lift_order = 0;
+        tol_double = 0.0;
+        printf("\n  %s: tail %d rows in METIS's order, %d lifted (%d rows)", specs[sp], complete, tail_rows,
+               lifted_rows);
+        CU_ASSERT(lifted_rows > complete);
+        CU_ASSERT_EQUAL(tail_rows, lifted_rows);
         bsr_matrix_destroy(A2);
         bsr_problem_free(&P);
     }
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(COMPLETE_SOLVE, BSR_DOUBLE, &P));
     double *X[2];
-    solve_complete(&P, "reorder=metis", X);
+    solve_complete(&P, "reorder=metis,lift=1", X);
     free(X[0]); free(X[1]);
     bsr_problem_free(&P);
     unsetenv("BSR_ILU0_TAIL");

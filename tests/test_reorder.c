@@ -473,6 +473,73 @@ static void test_nd_leafnd(void)
     bsr_matrix_destroy(A);
 }
 
+/* Complete LU (no dropping) of A in the order spec: L + U blocks. */
+static int64_t complete_lu_blocks(const bsr_matrix *A, const char *spec)
+{
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILUT);
+    io.tau1 = 0;
+    BSR_ASSERT_OK(bsr_order_parse(spec, &io.order));
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+    bsr_ilu_factors f;
+    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    const int64_t nz = (int64_t)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U);
+    bsr_ilu_destroy(F);
+    return nz;
+}
+
+/* 1 when the rows k0 .. k1 of a appear in b in the same order. */
+static int in_order(const int *a, int k0, int k1, const int *b, int n)
+{
+    int at = 0;
+    for (int k = k0; k < k1; k++) {
+        while (at < n && b[at] != a[k]) at++;
+        if (at == n) return 0;
+    }
+    return 1;
+}
+
+/* lift=1: METIS's order with the top of its elimination tree moved to the
+ * end: the same complete-LU fill, the root chain (the top separator, the
+ * last rows of both) kept, the rows before and the lifted rows each in
+ * METIS's order; not with ND's tree. */
+static void test_metis_lift(void)
+{
+    bsr_order_options o;
+    bsr_order_options_default(&o, BSR_ORDER_METIS_ND);
+    CU_ASSERT_EQUAL(o.lift, 0);
+    BSR_ASSERT_OK(bsr_order_parse("metis,lift=1", &o));
+    CU_ASSERT_EQUAL(o.lift, 1);
+    CU_ASSERT_EQUAL(bsr_order_parse("metis,lift=2", &o), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_order_parse("nd:2,lift=1", &o), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "lift"));
+    bsr_matrix *A = stencil3d(14, 2);
+    const int n = bsr_matrix_nbrows(A);
+    bsr_ordering *m = roundtrip(A, "metis"), *l = roundtrip(A, "metis,lift=1");
+    const int d = l->dense_rows;
+    CU_ASSERT_EQUAL(m->dense_rows, 0);
+    CU_ASSERT(d > 14 * 14 && d < n / 2);   /* more than a grid plane: the top separator and more */
+    CU_ASSERT(in_order(l->perm, 0, n - d, m->perm, n));
+    CU_ASSERT(in_order(l->perm, n - d, n, m->perm, n));
+    CU_ASSERT_EQUAL(l->perm[n - 1], m->perm[n - 1]);
+    int moved = 0;
+    for (int k = 0; k < n; k++) moved += l->perm[k] != m->perm[k];
+    CU_ASSERT(moved > 0);
+    const int64_t zm = complete_lu_blocks(A, "metis"), zl = complete_lu_blocks(A, "metis,lift=1");
+    CU_ASSERT_EQUAL(zm, zl);
+    printf("\n  lift: %d of %d rows at the end, %d rows moved; complete LU blocks %lld / %lld", d, n, moved,
+           (long long)zm, (long long)zl);
+    bsr_ordering_free(m);
+    bsr_ordering_free(l);
+    /* natural order lifted: a valid ordering too */
+    l = roundtrip(A, "natural,lift=1");
+    CU_ASSERT(l->dense_rows > 0 && l->dense_rows <= n);
+    CU_ASSERT_EQUAL(complete_lu_blocks(A, "natural,lift=1"), complete_lu_blocks(A, "natural"));
+    bsr_ordering_free(l);
+    bsr_matrix_destroy(A);
+}
+
 /* ND on disconnected matrices: empty separators where components split for free. */
 static void test_nd_disconnected(void)
 {
@@ -1156,6 +1223,7 @@ int main(int argc, char **argv)
         {"nd_disconnected", test_nd_disconnected},
         {"nd_sepcolor", test_nd_sepcolor},
         {"nd_leafnd", test_nd_leafnd},
+        {"metis_lift", test_metis_lift},
         {"ahead", test_ahead},
         {"checker_fails", test_checker_fails},
         {"depth_too_large", test_depth_too_large},

@@ -49,6 +49,13 @@ typedef struct {
                       follows the flow, which in some sweeps chains its rows
                       into long level schedules (bench/RESULTS.md); 0 is the
                       default */
+    int lift;      /* 1 moves the top of the elimination tree to the end: its
+                      root chain (a dissection's top separator) and the chains
+                      whose parents are in it (the next level's separators),
+                      after every other row (each in its order).  The same fill;
+                      a complete factor's last rows (bsr_ordering.dense_rows)
+                      then make one dense block, factored as one on the device.
+                      0 (default): the order as computed */
 } bsr_order_options;
 
 /* Fill o with defaults for kind (depth auto, seed 1, nseps METIS default;
@@ -86,6 +93,8 @@ typedef struct {
                        depth < depth_asked when subgraphs became leaves early */
     int nleaves;    /* leaves of the tree (0 when no tree) */
     int leafnd;     /* the leaves' rows are in METIS_NodeND's order (options.leafnd) */
+    int dense_rows; /* options.lift: the rows moved to the end (root chain and the chains
+                       under it), else 0 */
 } bsr_ordering;
 
 /* Compute the ordering of A's block graph (pattern symmetrized, self loops dropped). */
@@ -95,7 +104,8 @@ void bsr_ordering_free(bsr_ordering *ord);
 const char *bsr_order_kind_name(bsr_order_kind k);
 /* Parse an ordering spec into o: natural | rcm | center | nd[:auto|:H] | metis | amd,
  * optionally followed by ,seed=S ,nseps=N ,ufactor=U ,nsm=M ,sepcolor=0|1
- * ,leafnd=0|1 ,variant=0..3 (e.g. "nd:auto,seed=3,nsm=114", "rcm,variant=2").  BSR_ERR_ARG naming the bad part. */
+ * ,leafnd=0|1 ,variant=0..3 ,lift=0|1 (e.g. "nd:auto,seed=3,nsm=114", "rcm,variant=2", "metis,lift=1").
+ * BSR_ERR_ARG naming the bad part. */
 bsr_status bsr_order_parse(const char *spec, bsr_order_options *o);
 /* Depth chosen by ND depth auto for n block rows and nsm multiprocessors
  * (nsm <= 0: 132): the smallest h whose leaves have <= 4096 rows, raised so

@@ -18,18 +18,26 @@
  * rows right of it by DTRSM; the rest by DGEMM).  The tail's sums are in
  * the dense order, not one after another: the factors then differ from the
  * host's in the last bits (the tests compare within 1e-12); the rest is as
- * before.  Where the tail is small (S < 512 rows, BSR_ILU0_TAIL overrides,
- * to test) or its workspace does not fit in a quarter of the free memory,
- * there is none (ts = n).  b <= 5 (the sync-free rows' sizes). */
+ * before.  Where the ordering lifted the top of the elimination tree to
+ * the end (bsr_order_options.lift: the top separator and the chains of
+ * rows under it, the longest chains of the launch otherwise) and the
+ * pattern is a complete factor's, the tail is those rows: its pattern has
+ * zeros then (the second level's separators do not reach each other),
+ * which T holds and its LU leaves zero.  Where the tail is small (S < 512
+ * rows, BSR_ILU0_TAIL overrides, to test) or its workspace does not fit in
+ * a quarter of the free memory, there is none (ts = n).  b <= 5 (the
+ * sync-free rows' sizes). */
 #include "ilu0_gpu.cuh"
 #include "blocklu.h"
 #include <cublas_v2.h>
 #include <cub/cub.cuh>
 #include <stdlib.h>
 
-/* Least rows of a tail worth its GEMM, and the most it takes. */
+/* Least rows of a tail worth its GEMM, the most of a complete one, and
+ * the most scalar rows of a lifted one (T 4.8 GB, its LU 1e13 flops). */
 #define TAIL_MIN 512
 #define TAIL_MAX 4096
+#define TAIL_SCALARS 24576
 /* K columns a chunk of the GEMM's (fewer where K is small: at most a quarter of K). */
 #define TAIL_CHUNK 256
 /* A panel's width in scalar columns (DTRSM's and DGEMM's inner size), and the largest b. */
@@ -82,23 +90,34 @@ __device__ __forceinline__ double *tail_blk(const bsr_gpu_ilu0 &D, int i, int x,
                     D.Ust ? (long long)D.Ust[i] - D.Up[i] : 0, bb);
 }
 
-/* Plan index of the tail's block (ts + r, ts + c): L's (the row's last
- * r - c lower blocks) for c < r, else U's (pivot first). */
+/* Plan index of the tail's block (ts + r, ts + c): L's for c < r, else
+ * U's (pivot first); -1 where the pattern has none (a lifted tail's
+ * zeros: bsr_order_options.lift). */
 __device__ __forceinline__ int tail_x(const bsr_gpu_ilu0 &D, int r, int c)
 {
-    const int i = D.ts + r;
-    return c < r ? D.Lp[i + 1] - (r - c) : D.nL + D.Up[i] + (c - r);
+    const int i = D.ts + r, j = D.ts + c;
+    const int *col = c < r ? D.Lc : D.Uc, lo = c < r ? D.Lp[i] : D.Up[i], hi = c < r ? D.Lp[i + 1] : D.Up[i + 1];
+    const int p = first_at_least(col, lo, hi, j);
+    return p < hi && col[p] == j ? (c < r ? p : D.nL + p) : -1;
 }
 
 /* T (column-major, ld = S b) <-> the tail's blocks right of ts, a thread
- * a block (r, c).  out 0: into T; 1: back, the pivots from tD (inverted). */
+ * a block (r, c).  out 0: into T (zero where the pattern has no block);
+ * 1: back, the pivots from tD (inverted). */
 __global__ void tail_T_kernel(bsr_gpu_ilu0 D, double *T, int out)
 {
     const int b = D.b, bb = b * b, S = D.tS, ld = S * b;
     const int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
     if (r >= S) return;
-    double *blk = tail_blk(D, D.ts + r, tail_x(D, r, c), bb);
+    const int x = tail_x(D, r, c);
     double *t = T + (size_t)r * b + (size_t)c * b * ld;
+    if (x < 0) {
+        if (!out)
+            for (int a = 0; a < b; a++)
+                for (int q = 0; q < b; q++) t[a + (size_t)q * ld] = 0.0;
+        return;
+    }
+    double *blk = tail_blk(D, D.ts + r, x, bb);
     if (out) {
         const double *src = r == c ? D.tD + (size_t)r * bb : NULL;
         for (int a = 0; a < b; a++)
@@ -291,6 +310,16 @@ static cudaError_t tail_chunks(bsr_gpu_ilu0 *D, int S, int ts, int K, int w, siz
     return e;
 }
 
+/* The rows an ordering lifted to the end (bsr_order_options.lift) where
+ * F's pattern is closed under fill (a complete factor: nothing dropped, no
+ * cap; a block it has not is zero in the LU), so that T's dense LU leaves
+ * those blocks zero; else 0. */
+static int tail_lifted(const bsr_ilu *F)
+{
+    const int closed = F->mode == 1 && F->t1 == 0 && F->t2 == 0 && F->opt.cap == BSR_ILU_CAP_NONE && !(F->opt.fill > 0);
+    return closed && F->ord ? F->ord->dense_rows : 0;
+}
+
 bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
 {
     const char *env = getenv("BSR_ILU0_TAIL");
@@ -298,6 +327,9 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     D->ts = D->n;
     int S = 0;
     BSR_TRY(tail_size(D, &S));
+    /* a lifted tail: longer, its pattern not complete (zeros in T) */
+    const int lifted = tail_lifted(D->F);
+    if (lifted > S && lifted <= D->n && (long long)lifted * D->b <= TAIL_SCALARS) S = lifted;
     if (least <= 0 || S < least) return BSR_OK;
     const int n = D->n, ts = n - S, b = D->b;
     /* the workspace: T, a chunk's L, U and product, within a quarter of the free memory */
@@ -411,7 +443,10 @@ __global__ void tail_step_kernel(bsr_gpu_ilu0 D, int r, int pe, double pivot_rel
         m[q] = acc;
         fin &= isfinite(acc) != 0;
     }
-    if (!fin) fail(D.err, D.ts + t, E_LBLK, (unsigned)tail_x(D, t, r));
+    if (!fin) {   /* (a block the pattern has not is zero, as its factors are) */
+        const int x = tail_x(D, t, r);
+        if (x >= 0) fail(D.err, D.ts + t, E_LBLK, (unsigned)x);
+    }
     for (int q = 0; q < b; q++) x[(size_t)q * ld] = m[q];
     for (int c = r + 1; c < pe; c++) {
         double *y = T + row + (size_t)c * b * ld;
