@@ -170,7 +170,8 @@ typedef struct {
                                   iterations: the probe), the solver sets the preconditioner up again.
                                   On the CUDA backend first as the complete block LU factored on
                                   the device (tau1=0,cap=none,factor=gpu,grow=0 in METIS_NodeND's
-                                  order, reorder=metis, unless reorder is given: every block
+                                  order with its top lifted to the end, reorder=metis,lift=1,
+                                  unless reorder is given: every block
                                   kept, its pattern from the elimination tree; stable on
                                   indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
