@@ -684,7 +684,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
         if (tail) {
             bsr_prof_mark_dev("device ILU: the rows, the dense tail's left of it");
             BSR_TRY(ilu0_tail_factor(D, F->pivot_rel, F->opt.strict_pivots));
-            bsr_prof_mark_dev("device ILU: the dense tail");
+            bsr_prof_mark_dev("device ILU: the dense tail's LU");
             level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, 2);
             CU_LAUNCHED("ilu0_upper_finite");
         }

@@ -40,8 +40,10 @@
 #define TAIL_SCALARS 24576
 /* K columns a chunk of the GEMM's (fewer where K is small: at most a quarter of K). */
 #define TAIL_CHUNK 256
-/* A panel's width in scalar columns (DTRSM's and DGEMM's inner size), and the largest b. */
-#define TAIL_PANEL 128
+/* A panel's width in scalar columns (DTRSM's and DGEMM's inner size: the
+ * trailing updates' GEMMs near the tensor cores' peak from about 512 on),
+ * and the largest b. */
+#define TAIL_PANEL 512
 #define TAIL_B 5
 
 /* cst[r] for row i = n0 + r: the first column c of a complete run c .. n-1
@@ -509,6 +511,7 @@ bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict)
             return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's GEMM (cublasDgemm, chunk %d of %d: %d x %d x %d) failed: "
                              "status %d", q, D->tq, nr * b, nc * b, w * b, (int)cs);
     }
+    bsr_prof_mark_dev("device ILU: the dense tail's updates from the columns left of it");
     for (int p0 = 0; p0 < S; p0 += D->tp) {
         const int np = S - p0 < D->tp ? S - p0 : D->tp, pe = p0 + np, w = np * b, rest = (S - pe) * b;
         for (int r = p0; r < pe; r++) {
