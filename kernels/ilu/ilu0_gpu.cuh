@@ -55,14 +55,14 @@ struct bsr_gpu_ilu0 {
      * factored as one dense matrix T after the sync-free launch has taken
      * them as far as column ts: their updates from the columns left of ts
      * by one GEMM (T -= L_SK U_KS), then T's blocked LU; ts = n: none. */
-    int ts, tS, tK, tw, tp;     /* ts, S, K (the columns left of ts the tail's L holds), chunk width, panel */
+    int ts, tS, tK, tw;         /* ts, S, K (the columns left of ts the tail's L holds), chunk width */
     int *kpos, *kcols;          /* device [ts]: position among the K columns (marked ones), [K]: those columns */
     int tq;                     /* chunks of w of the K columns, each with the tail's rows and columns it touches: */
     struct ilu0_tail_chunk *tch;/* host [tq] */
     int *tRl, *tCl;             /* device: the chunks' rows and columns (tail positions, ascending) */
     double *tT, *tL, *tU, *tC;  /* device: T (Sb x Sb), a chunk's L and U (rows x wb, wb x columns) and their
                                  * product where it is compact, column-major */
-    double *tD, *tW;            /* device: T's inverted pivots [S b b], a panel's unit lower part (pb x pb) */
+    double *tD;                 /* device: T's inverted pivots [S b b] */
     void *blas;                 /* cublasHandle_t on D's stream */
     int *lvrows;
     int borrowed;               /* ap, Lp, Up, lvrows belong to F's device symbolic phase */

@@ -13,9 +13,10 @@
  * columns; L_SK is sparse, 13% at 64k block rows, and a chunk of the
  * columns, a subtree of the dissection, touches a part of the tail: where
  * less than half of T, the chunk's rows and columns only, its product then
- * subtracted at their places), then T's right-looking blocked LU, a panel of tp block columns at a time (the panel's
- * block columns one launch each, with the host's pivot rule; the panel's
- * rows right of it by DTRSM; the rest by DGEMM).  The tail's sums are in
+ * subtracted at their places), then T's LU, recursive on its block
+ * columns (a half, then the other half's rows of its pivots by DTRSM and
+ * its rows below by DGEMM, then the other half; 8 block columns or fewer
+ * one launch each, with the host's pivot rule).  The tail's sums are in
  * the dense order, not one after another: the factors then differ from the
  * host's in the last bits (the tests compare within 1e-12); the rest is as
  * before.  Where the ordering lifted the top of the elimination tree to
@@ -40,10 +41,9 @@
 #define TAIL_SCALARS 24576
 /* K columns a chunk of the GEMM's (fewer where K is small: at most a quarter of K). */
 #define TAIL_CHUNK 256
-/* A panel's width in scalar columns (DTRSM's and DGEMM's inner size: the
- * trailing updates' GEMMs near the tensor cores' peak from about 512 on),
- * and the largest b. */
-#define TAIL_PANEL 512
+/* Block columns a leaf of the tail's recursive LU (a launch each), and
+ * the largest b. */
+#define TAIL_LEAF 8
 #define TAIL_B 5
 
 /* cst[r] for row i = n0 + r: the first column c of a complete run c .. n-1
@@ -146,18 +146,7 @@ __global__ void tail_touch_kernel(bsr_gpu_ilu0 D, int S, int ts, int K, int w, u
     }
 }
 
-/* Position of v in the ascending c[0 .. m) (v is there). */
-__device__ __forceinline__ int tail_find(const int *__restrict__ c, int m, int v)
-{
-    int lo = 0, hi = m - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        if (c[mid] < v) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-/* Chunk h (the K columns q0 .. q0+w) into zeroed arrays: its L (nr b x w b,
+/* The chunk of the K columns q0 .. q0+w into zeroed arrays: its L (nr b x w b,
  * ld nr b; a warp a row of the chunk's, its multipliers in the chunk's
  * columns) and its U (w b x nc b, ld w b; a warp a K column's row, its
  * blocks from ts on at their place among the chunk's columns).  A full
@@ -180,7 +169,7 @@ __global__ void tail_chunk_kernel(bsr_gpu_ilu0 D, int q0, int w, const int *__re
     } else if (t < nr + w) {
         const int q = t - nr, j = D.kcols[q0 + q];
         for (int p = first_at_least(D.Uc, D.Up[j], D.Up[j + 1], ts) + lane; p < D.Up[j + 1]; p += 32) {
-            const int c0 = cl ? tail_find(cl, nc, D.Uc[p] - ts) : D.Uc[p] - ts;
+            const int c0 = cl ? first_at_least(cl, 0, nc, D.Uc[p] - ts) : D.Uc[p] - ts;   /* (it is there) */
             const double *blk = tail_blk(D, j, D.nL + p, bb);
             for (int a = 0; a < b; a++)
                 for (int c = 0; c < b; c++) Uch[(size_t)(q * b + a) + (size_t)(c0 * b + c) * ldu] = blk[a * b + c];
@@ -205,12 +194,12 @@ void ilu0_tail_free(bsr_gpu_ilu0 *D)
 {
     bsr_cu_free(D->kpos); bsr_cu_free(D->kcols); bsr_cu_free(D->tRl); bsr_cu_free(D->tCl);
     bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tC);
-    bsr_cu_free(D->tD); bsr_cu_free(D->tW);
+    bsr_cu_free(D->tD);
     free(D->tch);
     D->kpos = D->kcols = D->tRl = D->tCl = NULL;
     D->tch = NULL;
     D->tq = 0;
-    D->tT = D->tL = D->tU = D->tC = D->tD = D->tW = NULL;
+    D->tT = D->tL = D->tU = D->tC = D->tD = NULL;
     if (D->blas) cublasDestroy((cublasHandle_t)D->blas);
     D->blas = NULL;
     D->ts = D->n;
@@ -246,15 +235,6 @@ static bsr_status tail_size(const bsr_gpu_ilu0 *D, int *S)
     free(hc);
     CU_TRY(e);
     return BSR_OK;
-}
-
-/* Block columns of a panel of the tail's LU: TAIL_PANEL scalar columns, at
- * most a quarter of the tail's S. */
-static int tail_panel(int S, int b)
-{
-    int p = TAIL_PANEL / b;
-    if (p > S / 4) p = S / 4;
-    return p > 0 ? p : 1;
 }
 
 /* The chunks of w of the K columns, each with the tail's rows and columns
@@ -374,10 +354,7 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     if (e == cudaSuccess && lm) e = bsr_cu_malloc((void **)&D->tL, lm * sizeof(double));
     if (e == cudaSuccess && um) e = bsr_cu_malloc((void **)&D->tU, um * sizeof(double));
     if (e == cudaSuccess && cm) e = bsr_cu_malloc((void **)&D->tC, cm * sizeof(double));
-    /* the panel: TAIL_PANEL columns, fewer blocks where S is small (several panels, as tested) */
-    const int tp = tail_panel(S, b);
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tD, sb * b * sizeof(double));
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tW, (size_t)tp * b * tp * b * sizeof(double));
     cublasHandle_t h = NULL;
     if (e == cudaSuccess && cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
         D->blas = h;
@@ -394,16 +371,15 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     D->tS = S;
     D->tK = K;
     D->tw = w;
-    D->tp = tp;
     return BSR_OK;
 }
 
-/* Step r of the tail's LU, inside the panel whose block columns end at
+/* Step r of the tail's LU, inside the leaf whose block columns end at
  * pe: row ts + r's pivot block checked, factored and inverted with the
  * host's rule (warp_row_end's; every CUDA block alike, the first one keeps
  * it in tD and keys the row's failures), then a thread a scalar row of the
  * tail's rows below r: its row of the multiplier T_tr inv(U_rr), and its
- * rows of the panel's blocks right of r updated by it.  Row r's blocks are
+ * rows of the leaf's blocks right of r updated by it.  Row r's blocks are
  * final: this step writes only rows below it. */
 __global__ void tail_step_kernel(bsr_gpu_ilu0 D, int r, int pe, double pivot_rel, int strict)
 {
@@ -461,21 +437,57 @@ __global__ void tail_step_kernel(bsr_gpu_ilu0 D, int r, int pe, double pivot_rel
     }
 }
 
-/* W (w x w, column-major, w = np b) = the unit lower part of the panel's
- * diagonal blocks p0 .. p0+np in T: their multipliers below the diagonal
- * blocks, zero on and above them (DTRSM's unit diagonal implied). */
-__global__ void tail_unit_lower_kernel(bsr_gpu_ilu0 D, int p0, int np, double *W)
+/* The strictly lower parts of T's diagonal blocks p0 .. p0+np zeroed, once
+ * their pivots are inverted in tD: T's lower triangle there is then the
+ * block unit lower L that DTRSM reads (unit diagonal implied). */
+__global__ void tail_unit_diag_kernel(bsr_gpu_ilu0 D, int p0, int np)
 {
-    const int b = D.b, w = np * b, ld = D.tS * b;
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= w * w) return;
-    const int a = e % w, c = e / w;
-    W[e] = a / b > c / b ? D.tT[(size_t)(p0 * b + a) + (size_t)(p0 * b + c) * ld] : 0.0;
+    const int b = D.b, ld = D.tS * b, e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= np * b * b) return;
+    const int r = p0 + e / (b * b), a = e / b % b, q = e % b;
+    if (a > q) D.tT[(size_t)r * b + a + ((size_t)r * b + q) * ld] = 0.0;
+}
+
+/* T's block columns p0 .. p0+np factored (their rows from p0 on, the
+ * matrix right of them untouched): recursively, the left half, then the
+ * right half's rows of the left half's pivots by DTRSM, its rows below by
+ * DGEMM, then the right half; TAIL_LEAF block columns or fewer by one
+ * launch a block column. */
+static bsr_status tail_lu(const bsr_gpu_ilu0 *D, int p0, int np, double pivot_rel, int strict)
+{
+    const int b = D->b, S = D->tS, ld = S * b;
+    cudaStream_t st = D->stream;
+    if (np <= TAIL_LEAF) {
+        for (int r = p0; r < p0 + np; r++) {
+            const long long rows = (long long)(S - r - 1) * b;
+            tail_step_kernel<<<(unsigned)(rows > 0 ? (rows + 127) / 128 : 1), 128, 0, st>>>(*D, r, p0 + np, pivot_rel,
+                                                                                           strict);
+            CU_LAUNCHED("tail_step_kernel");
+        }
+        tail_unit_diag_kernel<<<(unsigned)((np * b * b + 127) / 128), 128, 0, st>>>(*D, p0, np);
+        CU_LAUNCHED("tail_unit_diag_kernel");
+        return BSR_OK;
+    }
+    const int h = np / 2, m = (S - p0 - h) * b;
+    BSR_TRY(tail_lu(D, p0, h, pivot_rel, strict));
+    double *T = D->tT, *U12 = T + (size_t)p0 * b + (size_t)(p0 + h) * b * ld;
+    const double minus = -1.0, one = 1.0;
+    cublasHandle_t hb = (cublasHandle_t)D->blas;
+    cublasStatus_t cs = cublasDtrsm(hb, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, h * b,
+                                    (np - h) * b, &one, T + (size_t)p0 * b + (size_t)p0 * b * ld, ld, U12, ld);
+    if (cs == CUBLAS_STATUS_SUCCESS)
+        cs = cublasDgemm(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, (np - h) * b, h * b, &minus,
+                         T + (size_t)(p0 + h) * b + (size_t)p0 * b * ld, ld, U12, ld, &one,
+                         T + (size_t)(p0 + h) * b + (size_t)(p0 + h) * b * ld, ld);
+    if (cs != CUBLAS_STATUS_SUCCESS)
+        return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's LU (block columns %d .. %d of %d, cublasDtrsm / "
+                         "cublasDgemm) failed: status %d", p0, p0 + np, S, (int)cs);
+    return tail_lu(D, p0 + h, np - h, pivot_rel, strict);
 }
 
 /* The dense tail after the sync-free launch: T gathered, the updates from
- * the K columns left of it by GEMM, T's blocked LU, T scattered back with
- * its inverted pivots.  Failures are keyed as the rows key them. */
+ * the K columns left of it by GEMM, T's recursive LU, T scattered back
+ * with its inverted pivots.  Failures are keyed as the rows key them. */
 bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict)
 {
     const int b = D->b, S = D->tS, ld = S * b;
@@ -512,26 +524,7 @@ bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict)
                              "status %d", q, D->tq, nr * b, nc * b, w * b, (int)cs);
     }
     bsr_prof_mark_dev("device ILU: the dense tail's updates from the columns left of it");
-    for (int p0 = 0; p0 < S; p0 += D->tp) {
-        const int np = S - p0 < D->tp ? S - p0 : D->tp, pe = p0 + np, w = np * b, rest = (S - pe) * b;
-        for (int r = p0; r < pe; r++) {
-            const long long rows = (long long)(S - r - 1) * b;
-            tail_step_kernel<<<(unsigned)(rows > 0 ? (rows + 127) / 128 : 1), 128, 0, st>>>(*D, r, pe, pivot_rel, strict);
-            CU_LAUNCHED("tail_step_kernel");
-        }
-        if (!rest) break;
-        tail_unit_lower_kernel<<<(unsigned)((w * w + 255) / 256), 256, 0, st>>>(*D, p0, np, D->tW);
-        CU_LAUNCHED("tail_unit_lower_kernel");
-        double *U12 = D->tT + (size_t)p0 * b + (size_t)pe * b * ld, *L21 = D->tT + (size_t)pe * b + (size_t)p0 * b * ld;
-        cublasStatus_t cs = cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, w,
-                                        rest, &one, D->tW, w, U12, ld);
-        if (cs == CUBLAS_STATUS_SUCCESS)
-            cs = cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rest, rest, w, &minus, L21, ld, U12, ld, &one,
-                             D->tT + (size_t)pe * b + (size_t)pe * b * ld, ld);
-        if (cs != CUBLAS_STATUS_SUCCESS)
-            return bsr_error(BSR_ERR_CUDA, "ILU: the dense tail's LU (panel at row %d of %d, cublasDtrsm / cublasDgemm) "
-                             "failed: status %d", p0, S, (int)cs);
-    }
+    BSR_TRY(tail_lu(D, 0, S, pivot_rel, strict));
     tail_T_kernel<<<grid, 128, 0, st>>>(*D, D->tT, 1);
     CU_LAUNCHED("tail_T_kernel (scatter)");
     return BSR_OK;
