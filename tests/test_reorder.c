@@ -425,6 +425,22 @@ static void test_ahead(void)
     bsr_matrix_destroy(A);
 }
 
+/* Complete LU (no dropping) of A in the order spec: L + U blocks. */
+static int64_t complete_lu_blocks(const bsr_matrix *A, const char *spec)
+{
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILUT);
+    io.tau1 = 0;
+    BSR_ASSERT_OK(bsr_order_parse(spec, &io.order));
+    bsr_ilu *F = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
+    bsr_ilu_factors f;
+    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
+    const int64_t nz = (int64_t)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U);
+    bsr_ilu_destroy(F);
+    return nz;
+}
+
 static void test_nd_leafnd(void)
 {
     bsr_matrix *A = grid2d(48, 40, 1, 0);
@@ -452,41 +468,13 @@ static void test_nd_leafnd(void)
     CU_ASSERT(same);
     CU_ASSERT(moved > m->n / 2);
     /* complete LU (no dropping) in both orders: L + U blocks */
-    int64_t nz[2];
-    for (int v = 0; v < 2; v++) {
-        bsr_ilu_options io;
-        bsr_ilu_options_default(&io, BSR_ILUT);
-        io.tau1 = 0;
-        BSR_ASSERT_OK(bsr_order_parse(v ? "nd:2,leafnd=1" : "nd:2", &io.order));
-        bsr_ilu *F = NULL;
-        BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
-        bsr_ilu_factors f;
-        BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
-        nz[v] = (int64_t)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U);
-        bsr_ilu_destroy(F);
-    }
+    const int64_t nz[2] = {complete_lu_blocks(A, "nd:2"), complete_lu_blocks(A, "nd:2,leafnd=1")};
     CU_ASSERT(10 * nz[1] < 8 * nz[0]);
     if (!(10 * nz[1] < 8 * nz[0])) fprintf(stderr, "\n  LU blocks: leaves as found %lld, METIS %lld\n",
                                            (long long)nz[0], (long long)nz[1]);
     bsr_ordering_free(m);
     bsr_ordering_free(pl);
     bsr_matrix_destroy(A);
-}
-
-/* Complete LU (no dropping) of A in the order spec: L + U blocks. */
-static int64_t complete_lu_blocks(const bsr_matrix *A, const char *spec)
-{
-    bsr_ilu_options io;
-    bsr_ilu_options_default(&io, BSR_ILUT);
-    io.tau1 = 0;
-    BSR_ASSERT_OK(bsr_order_parse(spec, &io.order));
-    bsr_ilu *F = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &io, &F));
-    bsr_ilu_factors f;
-    BSR_ASSERT_OK(bsr_ilu_get_factors(F, &f));
-    const int64_t nz = (int64_t)bsr_matrix_nnzb(f.L) + bsr_matrix_nnzb(f.U);
-    bsr_ilu_destroy(F);
-    return nz;
 }
 
 /* 1 when the rows k0 .. k1 of a appear in b in the same order. */
@@ -506,14 +494,18 @@ static int in_order(const int *a, int k0, int k1, const int *b, int n)
  * METIS's order; not with ND's tree. */
 static void test_metis_lift(void)
 {
-    bsr_order_options o;
-    bsr_order_options_default(&o, BSR_ORDER_METIS_ND);
-    CU_ASSERT_EQUAL(o.lift, 0);
-    BSR_ASSERT_OK(bsr_order_parse("metis,lift=1", &o));
-    CU_ASSERT_EQUAL(o.lift, 1);
-    CU_ASSERT_EQUAL(bsr_order_parse("metis,lift=2", &o), BSR_ERR_ARG);
-    CU_ASSERT_EQUAL(bsr_order_parse("nd:2,lift=1", &o), BSR_ERR_ARG);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "lift"));
+    /* the option: off by default, 0|1, refused with a tree */
+    const char *const spec[] = {"metis", "metis,lift=1", "metis,lift=2", "nd:2,lift=1"};
+    const bsr_status want[] = {BSR_OK, BSR_OK, BSR_ERR_ARG, BSR_ERR_ARG};
+    for (int k = 0; k < 4; k++) {
+        bsr_order_options o;
+        CU_ASSERT_EQUAL(bsr_order_parse(spec[k], &o), want[k]);
+        if (want[k] == BSR_OK) {
+            CU_ASSERT_EQUAL(o.lift, k);
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "lift"));
+        }
+    }
     bsr_matrix *A = stencil3d(14, 2);
     const int n = bsr_matrix_nbrows(A);
     bsr_ordering *m = roundtrip(A, "metis"), *l = roundtrip(A, "metis,lift=1");
