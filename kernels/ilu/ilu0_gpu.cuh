@@ -51,10 +51,12 @@ struct bsr_gpu_ilu0 {
     const unsigned char *lk, *uk;
     unsigned char *nest;        /* device [n]: row k nests in its first off-diagonal block's row (ilu0_panel) */
     /* The dense tail (ilu0_tail.cu): the last S rows, ts = n - S, whose
-     * pattern right of ts is complete (a complete LU's top separator),
-     * factored as one dense matrix T after the sync-free launch has taken
-     * them as far as column ts: their updates from the columns left of ts
-     * by one GEMM (T -= L_SK U_KS), then T's blocked LU; ts = n: none. */
+     * pattern right of ts is complete (a complete LU's top separator) or,
+     * in a complete factor, those its ordering lifted to the end, factored
+     * as one dense matrix T after the sync-free launch has taken them as far
+     * as column ts: their updates from the columns left of ts by GEMMs
+     * (T -= L_SK U_KS, a chunk of the K columns at a time), then T's LU;
+     * ts = n: none. */
     int ts, tS, tK, tw;         /* ts, S, K (the columns left of ts the tail's L holds), chunk width */
     int *kpos, *kcols;          /* device [ts]: position among the K columns (marked ones), [K]: those columns */
     int tq;                     /* chunks of w of the K columns, each with the tail's rows and columns it touches: */
@@ -753,14 +755,12 @@ void ilu0_level_launch(const bsr_gpu_ilu0 *D, int T, int r0, int nr, double pivo
 {
     if constexpr (B * B <= 32) {
         (void)T; (void)r0;
-        if (part == 2)
-            ;
-        else if (D->fly)
+        if (part != 2 && D->fly)
             ilu0_syncfree_fly<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, NULL, NULL, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
                 strict, D->cnt, D->err, D->Lc, D->Uc, D->lk, D->uk, D->nest, D->done, D->done + D->n,
                 part == 1 ? D->ts : nr);
-        else
+        else if (part != 2)
             ilu0_syncfree_warp<B><<<(unsigned)(((int64_t)nr * 32 + 127) / 128), 128, 0, D->stream>>>(
                 nr, D->lvrows, D->Lp, D->Up, D->updp, D->upd, D->nL, D->Lv, D->Uv, D->Lst, D->Ust, D->rowref, pivot_rel,
                 strict, D->cnt, D->err, D->done);
