@@ -246,6 +246,14 @@ fail:
 static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len);
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
 
+/* For the next solve's stats: what broke down at a setup or refactor (why),
+ * set up again by the fallback, and the seconds it had taken. */
+static void note_setup_fallback(bsr_solver *s, const char *what, const char *why, double secs)
+{
+    snprintf(s->setup_fb, sizeof s->setup_fb, "%s broke down: %s", what, why);
+    s->setup_fb_s = secs;
+}
+
 /* bsr_solver_setup: where the first factor's setup breaks down (a pivot or
  * a block of the factor not finite, BSR_ERR_SINGULAR: an unstable capped
  * factor of an indefinite system can overflow before any solve) the
@@ -263,8 +271,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     const double first_s = bsr_now() - t0;
     if (!fallback_stages(s, A, fb, sizeof fb))   /* (s->opt as it was; fb names every stage's failure) */
         return bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb);
-    snprintf(s->setup_fb, sizeof s->setup_fb, "the first factor's setup broke down: %s", why);
-    s->setup_fb_s = first_s;
+    note_setup_fallback(s, "the first factor's setup", why, first_s);
     return BSR_OK;
 }
 
@@ -285,8 +292,7 @@ static bsr_status refactor_fallback(bsr_solver *s, const bsr_matrix *A, double t
         return bsr_error(st, "bsr_solver_refactor: the factor broke down (%s), and the setup again on these values "
                          "failed: %s", why, bsr_last_error());
     }
-    snprintf(s->setup_fb, sizeof s->setup_fb, "the refactor broke down: %s", why);
-    s->setup_fb_s = failed_s;
+    note_setup_fallback(s, "the refactor", why, failed_s);
     return BSR_OK;
 }
 
@@ -347,10 +353,6 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* Set the final true residual of every column and choose the return status;
- * a column that ran out of iterations or stagnated at the rounding floor has
- * converged as far as the precision shows (krylov_floor.c), unless x is no
- * answer there (no better than 0, or grown without bound: col.singular). */
 /* c's true residual norm rn and its relative residual. */
 static void col_residual(bsr_col_stats *c, double rn)
 {
@@ -358,6 +360,10 @@ static void col_residual(bsr_col_stats *c, double rn)
     c->relres = c->bnorm > 0 ? rn / c->bnorm : rn;
 }
 
+/* Set the final true residual of every column and choose the return status;
+ * a column that ran out of iterations or stagnated at the rounding floor has
+ * converged as far as the precision shows (krylov_floor.c), unless x is no
+ * answer there (no better than 0, or grown without bound: col.singular). */
 static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_multivec *B,
                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
 {

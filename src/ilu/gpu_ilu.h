@@ -162,8 +162,8 @@ bsr_status bsr_gpu_ilu0_stats(const bsr_gpu_ilu0 *D, int *pivots_regularized, in
  * block's row, which its factorization without update lists takes a panel
  * at a time (0 with the lists). */
 bsr_status bsr_gpu_ilu0_nest_rows(const bsr_gpu_ilu0 *D, int *rows);
-/* The rows of D's dense tail, whose updates from the columns left of it
- * its factorization forms by one dense product (0: none). */
+/* The rows of D's dense tail, which its factorization takes as one dense
+ * matrix after the sync-free rows (kernels/ilu/ilu0_tail.cu; 0: none). */
 int bsr_gpu_ilu0_tail_rows(const bsr_gpu_ilu0 *D);
 void bsr_gpu_ilu0_destroy(bsr_gpu_ilu0 *D);
 
