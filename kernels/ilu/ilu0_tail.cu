@@ -92,15 +92,13 @@ __device__ __forceinline__ double *tail_blk(const bsr_gpu_ilu0 &D, int i, int x,
                     D.Ust ? (long long)D.Ust[i] - D.Up[i] : 0, bb);
 }
 
-/* Plan index of the tail's block (ts + r, ts + c): L's for c < r, else
- * U's (pivot first); -1 where the pattern has none (a lifted tail's
+/* Plan index of the tail's block (ts + r, ts + c) (ilu0_target over row
+ * ts + r's whole pattern); -1 where the pattern has none (a lifted tail's
  * zeros: bsr_order_options.lift). */
 __device__ __forceinline__ int tail_x(const bsr_gpu_ilu0 &D, int r, int c)
 {
-    const int i = D.ts + r, j = D.ts + c;
-    const int *col = c < r ? D.Lc : D.Uc, lo = c < r ? D.Lp[i] : D.Up[i], hi = c < r ? D.Lp[i + 1] : D.Up[i + 1];
-    const int p = first_at_least(col, lo, hi, j);
-    return p < hi && col[p] == j ? (c < r ? p : D.nL + p) : -1;
+    const int i = D.ts + r;
+    return ilu0_target(i, D.Lp[i] - 1, D.ts + c, D.Lp, D.Lc, D.Up, D.Uc, D.nL);
 }
 
 /* T (column-major, ld = S b) <-> the tail's blocks right of ts, a thread
