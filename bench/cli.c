@@ -198,14 +198,21 @@ void cli_json_columns(const bsr_solver_stats *st, int k)
     for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].reason == BSR_CONVERGED_FLOOR ? "true" : "false");
     printf("],\n\"singular\": [");
     for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].singular ? "true" : "false");
+    printf("],\n\"etol_corrections\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].err_rounds);
+    printf("],\n\"etol_iterations\": [");
+    for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].err_its);
     printf("],\n");
-    double rr[CLI_KMAX];
+    double rr[CLI_KMAX] = {0};
+    for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].err_its || st->col[j].err_est > 0 ? st->col[j].err_est : NAN;
+    cli_json_array_d("etol_error_estimate", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);
     for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].relres;
     cli_json_array_d("true_relres", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);
 }
 
-/* The columns that converged at the rounding floor, in words (nothing when none). */
-void cli_floor_note(const bsr_solver_stats *st)
+/* What the columns' verdicts leave unsaid, in words (nothing when nothing):
+ * converged at the rounding floor, singular, gone on past rtol for the error. */
+void cli_col_notes(const bsr_solver_stats *st)
 {
     int n = 0;
     for (int j = 0; j < st->k; j++) n += st->col[j].reason == BSR_CONVERGED_FLOOR;
@@ -220,4 +227,11 @@ void cli_floor_note(const bsr_solver_stats *st)
                    "%.3e; the floor eps*|| |A||x| + |b| || is no verdict when x is no better than 0 or has grown "
                    "without bound)\n", j, st->col[j].reason == BSR_DIVERGED_MAXIT ? "stopped at maxit" : "stagnated",
                    st->col[j].relres);
+    for (int j = 0; j < st->k; j++) {
+        const bsr_col_stats *c = &st->col[j];
+        if (c->err_rounds || c->err_low)
+            printf("note        rhs %d: error estimate ||x - x*|| / ||x|| %s%.1e (option etol) after %d "
+                   "correction(s), its solves %d iterations%s\n", j, c->err_low ? ">= " : "", c->err_est,
+                   c->err_rounds, c->err_its, c->err_low ? " (the last one short of its rtol: a lower bound)" : "");
+    }
 }

@@ -74,10 +74,11 @@ void cli_json_array_d(const char *key, const double *v, int k, int comma);
 /* The per-column fields of a solve's JSON object on stdout: "status",
  * "iterations", "restarts", "at_rounding_floor", "singular", "true_relres", each followed by ",". */
 void cli_json_columns(const bsr_solver_stats *st, int k);
-/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR), and one
+/* A "note" line when columns converged at the rounding floor (BSR_CONVERGED_FLOOR), one
  * for each column whose floor verdict was refused (col.singular): "rhs J stopped at maxit,
- * system singular or too ill-conditioned in this precision". */
-void cli_floor_note(const bsr_solver_stats *st);
+ * system singular or too ill-conditioned in this precision", and one for each column whose
+ * error estimate (option etol) corrected it or is a lower bound. */
+void cli_col_notes(const bsr_solver_stats *st);
 
 #define CLI_DEFAULT_PROBLEM "stencil3d:40:4"
 

@@ -359,7 +359,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     if (e->est)
         printf("            error estimate: ||e|| / ||x|| with A e = r solved to rtol %g in %d iterations%s\n",
                BSR_ERREST_RTOL, e->est_its, e->est_low ? " (not reached: lower bounds)" : "");
-    cli_floor_note(st);
+    cli_col_notes(st);
     if (have_ref) {
         if (ref_ok)
             printf("UMFPACK     factor %.3f s, solve %.3f s, total %.3f s  (bsrsolve total %.3f s: %.2fx)\n",

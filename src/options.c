@@ -21,6 +21,7 @@ void bsr_solver_options_default(bsr_solver_options *o)
     o->rtol = 1e-8;
     o->atol = 0;
     o->dtol = 1e8;
+    o->etol = -1;   /* auto: bsr_etol_resolved */
     o->maxit = 1000;
     o->orth = BSR_ORTH_MGS;
     o->stag = 0;
@@ -100,7 +101,7 @@ static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pa
                                    "rtol", "atol", "dtol", "maxit", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", "diag", "grow",
-                                   "fallback", "work", NULL};
+                                   "fallback", "work", "etol", NULL};
 
 /* Is s (up to its '=' or end) a known key (of the list, or a method's parameter)? */
 static int starts_with_key(const char *s, size_t len)
@@ -169,6 +170,11 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "dtol")) {
         if (!parse_double(val, &dv) || dv <= 1) BAD("expected a number > 1");
         o->dtol = dv;
+    } else if (!strcmp(key, "etol")) {
+        if (!strcmp(val, "auto")) o->etol = -1;
+        else if (!strcmp(val, "off")) o->etol = 0;
+        else if (!parse_double(val, &dv) || dv < 0 || dv >= 1) BAD("expected auto, off or a number in [0, 1)");
+        else o->etol = dv;
     } else if (!strcmp(key, "maxit")) {
         if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");
         o->maxit = iv;
@@ -314,9 +320,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
         !(o->atol >= 0) || o->maxit < 0 || o->restart < 1 || !(o->omega > 0 && o->omega < 2) ||
         (o->overlap != 0 && o->overlap != 1) || (unsigned)o->match > BSR_MATCH_AUTO ||
         (unsigned)o->trisolve > 100 || (unsigned)o->halo > BSR_HALO_NCCL || (o->diag != 0 && o->diag != 1) ||
-        (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1) || !(o->work >= 0 && o->work <= 1e18))
+        (unsigned)o->grow > 2 || (o->fallback != 0 && o->fallback != 1) || !(o->work >= 0 && o->work <= 1e18) || !(o->etol < 1))
         return bsr_error(BSR_ERR_ARG, "solver options: method, precond, rtol, atol, maxit, restart, omega, "
-                         "overlap, halo, match, trisolve, diag, grow, fallback or work out of range");
+                         "overlap, halo, match, trisolve, diag, grow, fallback, work or etol out of range");
     BSR_TRY(check_taus(o));
     if (!(o->pivot < 1) || (o->pivot < 0 && o->pivot != -1))
         return bsr_error(BSR_ERR_ARG, "solver options: pivot=%g must be -1 (strict), 0 (default) or in (0, 1)", o->pivot);
@@ -360,6 +366,12 @@ const char *bsr_cap_name(int cap, char *buf)
 int bsr_keep_pattern(const bsr_solver_options *o)
 {
     return o->keep_pattern >= 0 ? o->keep_pattern : o->precond == BSR_PC_ILU2 || o->precond == BSR_PC_IC2;
+}
+
+double bsr_etol_resolved(const bsr_solver_options *o)
+{
+    if (o->etol >= 0) return o->etol;
+    return o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 ? BSR_ETOL_AUTO * o->rtol : 0;
 }
 
 /* v as %g when that reads back as v (the short form of existing reports),
@@ -410,6 +422,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->stag != 0) snprintf(lim, sizeof lim, ",stag=%d", o->stag);
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
     if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
+    if (o->etol >= 0) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",etol=%s", o->etol > 0 ? num(n2, o->etol) : "off");
     char ov[128] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
     if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_NCCL)

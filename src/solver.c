@@ -353,8 +353,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
     return BSR_OK;
 }
 
-/* c's true residual norm rn and its relative residual. */
-static void col_residual(bsr_col_stats *c, double rn)
+void bsr_col_residual(bsr_col_stats *c, double rn)
 {
     c->resnorm = rn;
     c->relres = c->bnorm > 0 ? rn / c->bnorm : rn;
@@ -376,7 +375,7 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
     if (short_of_tol) BSR_TRY(bsr_kops_floor(o, B, X, floor));
     int bad = -1, breakdown = 0;
     for (int j = 0; j < o->k; j++) {
-        col_residual(&col[j], rn[j]);
+        bsr_col_residual(&col[j], rn[j]);
         if (col[j].reason == BSR_DIVERGED_MAXIT || col[j].reason == BSR_DIVERGED_STAGNATION)
             bsr_floor_accept(&col[j], ks->tol[j], rn[j], floor[j]);
         if (!bsr_reason_converged(col[j].reason)) {
@@ -418,7 +417,7 @@ static bsr_status refine_exact(const bsr_kops *o, const bsr_solver_options *opt,
     if (!st) st = bsr_kops_norm2(o, R, rn);
     for (int j = 0; !st && j < o->k; j++) {
         use[j] = use[j] && rn[j] < col[j].resnorm;
-        if (use[j]) col_residual(&col[j], rn[j]);
+        if (use[j]) bsr_col_residual(&col[j], rn[j]);
     }
     if (!st) st = o->copy(o, X, E, use);
     if (E) o->vfree(o, E);
@@ -537,6 +536,9 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     st = finish(&o, &ks, Bw, Xw, R, col);
     /* (a distributed solve's preconditioner is its rank's: never A's whole factorization) */
     if (!st && s->pc->exact && !s->kops_hook) st = refine_exact(&o, &s->opt, Bw, Xw, R, col);
+    /* (the complete factorization's error is its refinement's: at the rounding) */
+    else if (!st && !s->kops_hook && bsr_etol_resolved(&s->opt) > 0)
+        st = bsr_solve_etol(&o, &s->opt, bsr_etol_resolved(&s->opt), Bw, Xw, R, col);
     s->iters_last = 0;
     for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */
@@ -751,6 +753,7 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
         const int base = s->iters_base, last = s->iters_last;
         s->opt.rtol = BSR_ERREST_RTOL;
         s->opt.atol = 0;
+        s->opt.etol = 0;
         bsr_solver_stats ss;
         memset(&ss, 0, sizeof ss);
         st = solve_once(s, R, E, &ss, 0, NULL);

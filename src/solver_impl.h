@@ -95,6 +95,11 @@ const char *bsr_cap_name(int cap, char *buf);
 const char *bsr_halo_name(int halo);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
+/* etol=auto's target with a threshold ILU, in units of rtol. */
+#define BSR_ETOL_AUTO 100
+/* o->etol resolved (options.c): the relative error target a converged column
+ * goes on for, 0 for none ("auto": 100 rtol with ILUT or ILU2, else none). */
+double bsr_etol_resolved(const bsr_solver_options *o);
 /* Invert a b x b row-major block in double by LU with partial pivoting:
  * returns 0, or 1 when the block is singular (inv untouched then). */
 int bsr_block_invert(int b, const double *a, double *inv);
@@ -264,6 +269,19 @@ typedef struct {
     void (*ahead)(void *data);
     void *ahead_data;
 } bsr_kstate;
+
+/* Error control (options.etol, solve_etol.c), after a solve: each converged
+ * column's relative error ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with
+ * A E = R solved from zero by opt's method and o's preconditioner (to rtol
+ * BSR_ERREST_RTOL, in at most as many iterations as the column took, at
+ * least 20); where above etol, X += E and again with E's rtol the reduction
+ * the estimate asks for, at most BSR_ETOL_ROUNDS corrections.  X stays where
+ * the first estimate is within etol.  R = B - A X on entry and on return;
+ * col's norms follow X, its err_* fields say what was done. */
+bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col);
+/* c's true residual norm rn and its relative residual (solver.c). */
+void bsr_col_residual(bsr_col_stats *c, double rn);
 
 bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
                            const double *bnorm, bsr_col_stats *col);

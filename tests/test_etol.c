@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* options.etol (solve_etol.c): after a column converges, its relative error
+ * is estimated by solving A e = r, and where that is above etol, x += e and
+ * again.  On an ill-conditioned system the correction takes the error under
+ * etol where the residual alone left it above; where the estimate is within
+ * etol the solution keeps its bits; auto is on for the threshold ILUs only;
+ * the option parses and prints back; on a GPU the same. */
+#include "harness.h"
+#include <math.h>
+#include <string.h>
+
+/* coupled3d at 12^3 with couple 0.4 and the device's capped ILU2 on the
+ * host: relative residual 9.4e-9 at rtol 1e-8, error 6.8e-7 (72 times) */
+#define ILL "coupled3d:12,5,couple=0.4"
+#define CAPPED "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-8"
+/* the error target of the tests: under ILL's error at rtol 1e-8 */
+#define ETOL 1e-7
+
+/* ||X - xexact|| / ||xexact||, the 2-norm the estimate reads. */
+static double rel_error(const bsr_problem *P, const bsr_multivec *X)
+{
+    const double *x = bsr_multivec_cdata(X), *e = bsr_multivec_cdata(P->xexact);
+    double d = 0, m = 0;
+    for (int64_t i = 0; i < bsr_multivec_rows(X); i++) {
+        d += (x[i] - e[i]) * (x[i] - e[i]);
+        m += e[i] * e[i];
+    }
+    return sqrt(d / m);
+}
+
+/* P solved from zero by a new solver of cfg on ctx: X, *st (free it), the status. */
+static bsr_status solve(bsr_context *ctx, const bsr_problem *P, const char *cfg, bsr_multivec *X,
+                        bsr_solver_stats *st)
+{
+    bsr_solver *s = bsr_test_solver(ctx, cfg, P->A);
+    memset(st, 0, sizeof *st);
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    bsr_status r = bsr_solver_solve(s, P->rhs, X, st);
+    bsr_solver_destroy(s);
+    return r;
+}
+
+/* ILL on ctx: without error control the error is over ETOL; with etol=ETOL
+ * the same solve is corrected under it, the estimate says so within 2x, the
+ * residual falls, the iterations of the solve itself stay; with a target
+ * the first estimate meets, the solution keeps its bits and the estimate is
+ * within 2x of its error. */
+static void corrects_on(bsr_context *ctx, const char *capped)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    char cfg[256];
+    bsr_solver_stats off, on;
+    snprintf(cfg, sizeof cfg, "%s,etol=off", capped);
+    BSR_ASSERT_OK(solve(ctx, &P, cfg, X, &off));
+    const double e_off = rel_error(&P, X);
+    CU_ASSERT(e_off > 2 * ETOL);   /* the residual alone leaves the error over the target */
+    CU_ASSERT_EQUAL(off.col[0].err_its, 0);
+    CU_ASSERT_EQUAL(off.col[0].err_rounds, 0);
+    CU_ASSERT_EQUAL(off.col[0].err_est, 0);
+
+    snprintf(cfg, sizeof cfg, "%s,etol=%g", capped, ETOL);
+    BSR_ASSERT_OK(solve(ctx, &P, cfg, Y, &on));
+    const double e_on = rel_error(&P, Y);
+    CU_ASSERT(bsr_reason_converged(on.col[0].reason));
+    CU_ASSERT_EQUAL(on.col[0].iterations, off.col[0].iterations);
+    CU_ASSERT(on.col[0].err_rounds >= 1);
+    CU_ASSERT(on.col[0].err_its > 0);
+    CU_ASSERT_EQUAL(on.col[0].err_low, 0);
+    CU_ASSERT(on.col[0].err_est > 0 && on.col[0].err_est <= ETOL);
+    CU_ASSERT(e_on <= ETOL);
+    CU_ASSERT(e_on <= 2 * on.col[0].err_est && on.col[0].err_est <= 2 * e_on);
+    CU_ASSERT(on.col[0].relres < off.col[0].relres);
+    bsr_solver_stats_free(&on);
+
+    /* a target the first estimate meets: x as without, the estimate within 2x */
+    snprintf(cfg, sizeof cfg, "%s,etol=%g", capped, 10 * e_off);
+    BSR_ASSERT_OK(solve(ctx, &P, cfg, Y, &on));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n));
+    CU_ASSERT_EQUAL(on.col[0].err_rounds, 0);
+    CU_ASSERT(on.col[0].err_its > 0);
+    CU_ASSERT(e_off <= 2 * on.col[0].err_est && on.col[0].err_est <= 2 * e_off);
+    CU_ASSERT_EQUAL(on.col[0].relres, off.col[0].relres);
+    bsr_solver_stats_free(&on);
+    bsr_solver_stats_free(&off);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+static void test_corrects(void) { corrects_on(NULL, CAPPED); }
+
+/* A well-conditioned system with ILU2 at the defaults (etol auto, 100 rtol):
+ * the estimate is made and met, the solution has the bits of etol=off's. */
+static void test_unchanged(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:16:4", BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    bsr_solver_stats a, b;
+    BSR_ASSERT_OK(solve(NULL, &P, "precond=ilu2,etol=off", X, &a));
+    BSR_ASSERT_OK(solve(NULL, &P, "precond=ilu2", Y, &b));
+    CU_ASSERT(!memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n));
+    CU_ASSERT(b.col[0].err_its > 0);
+    CU_ASSERT_EQUAL(b.col[0].err_rounds, 0);
+    CU_ASSERT(b.col[0].err_est > 0 && b.col[0].err_est <= 100 * 1e-8);
+    CU_ASSERT_EQUAL(a.col[0].err_its, 0);
+    bsr_solver_stats_free(&a);
+    bsr_solver_stats_free(&b);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* auto is off for ILU(0) (the default preconditioner) and on for ILUT; a
+ * target given is kept by ILU(0) too, and by GMRES. */
+static void test_scope(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("poisson3d:12", BSR_DOUBLE, &P));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    static const struct { const char *cfg; int on; } c[] = {
+        {"precond=ilu0", 0}, {"", 0}, {"precond=ilut", 1}, {"precond=ilu0,etol=1e-9", 1},
+        {"method=gmres,precond=ilu0,etol=1e-9", 1}, {"precond=ilu2,etol=off", 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bsr_solver_stats st;
+        BSR_ASSERT_OK(solve(NULL, &P, c[i].cfg, X, &st));
+        CU_ASSERT_EQUAL(st.col[0].err_its > 0, c[i].on);
+        if ((st.col[0].err_its > 0) != c[i].on) printf("\n  %s: %d estimate iterations\n", c[i].cfg, st.col[0].err_its);
+        bsr_solver_stats_free(&st);
+    }
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* etol parses as auto, off or a number in [0, 1), and the canonical string
+ * says it back where it is not auto; other values are refused, naming it. */
+static void test_options(void)
+{
+    static const struct { const char *in; double etol; const char *out; } ok[] = {
+        {"etol=auto", -1, NULL}, {"etol=off", 0, ",etol=off"}, {"etol=0", 0, ",etol=off"},
+        {"etol=1e-07", 1e-7, ",etol=1e-07"}, {"etol=0.5", 0.5, ",etol=0.5"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        bsr_solver_options o, back;
+        bsr_solver_options_default(&o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, ok[i].in));
+        CU_ASSERT_EQUAL(o.etol, ok[i].etol);
+        char buf[1024];
+        bsr_solver_options_string(&o, buf, sizeof buf);
+        if (ok[i].out) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(buf, ok[i].out));
+        } else {
+            CU_ASSERT_PTR_NULL(strstr(buf, "etol"));
+        }
+        bsr_solver_options_default(&back);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&back, buf));
+        CU_ASSERT_EQUAL(back.etol, o.etol);
+    }
+    static const char *const bad[] = {"etol=1", "etol=-1", "etol=x", "etol=nan", "etol="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        bsr_solver_options o;
+        bsr_solver_options_default(&o);
+        CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, bad[i]), BSR_ERR_ARG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "etol"));
+    }
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    o.etol = 2;
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+}
+
+/* On a GPU: the device's capped ILU2 (its defaults but the fallback) and the
+ * estimate's solves on the device, as on the host. */
+static void test_device(void)
+{
+    if (!bsr_test_have_gpu()) return;   /* (it says why) */
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    corrects_on(ctx, "precond=ilu2,fallback=off,rtol=1e-8");
+    bsr_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"corrects where the residual hides the error", test_corrects},
+        {"within etol: the same bits", test_unchanged},
+        {"auto's scope", test_scope},
+        {"options", test_options},
+        {"device", test_device},
+        {NULL, NULL},
+    };
+    return bsr_test_main("etol", tests, argc, argv);
+}
