@@ -75,6 +75,9 @@ static void corrects_on(bsr_context *ctx, const char *capped)
     CU_ASSERT(e_on <= ETOL);
     CU_ASSERT(e_on <= 2 * on.col[0].err_est && on.col[0].err_est <= 2 * e_on);
     CU_ASSERT(on.col[0].relres < off.col[0].relres);
+    printf("\n  %s: etol off: %d its, relres %.2e, error %.2e; etol %g: %d correction(s), %d more its, relres %.2e, "
+           "error %.2e, estimate %.2e ... ", ctx ? "device" : "host", off.col[0].iterations, off.col[0].relres, e_off,
+           ETOL, on.col[0].err_rounds, on.col[0].err_its, on.col[0].relres, e_on, on.col[0].err_est);
     bsr_solver_stats_free(&on);
 
     /* a target the first estimate meets: x as without, the estimate within 2x */
@@ -85,6 +88,7 @@ static void corrects_on(bsr_context *ctx, const char *capped)
     CU_ASSERT(on.col[0].err_its > 0);
     CU_ASSERT(e_off <= 2 * on.col[0].err_est && on.col[0].err_est <= 2 * e_off);
     CU_ASSERT_EQUAL(on.col[0].relres, off.col[0].relres);
+    printf("estimate of etol off's x %.2e ... ", on.col[0].err_est);
     bsr_solver_stats_free(&on);
     bsr_solver_stats_free(&off);
     bsr_multivec_destroy(X);
