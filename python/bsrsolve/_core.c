@@ -414,8 +414,10 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     int k = st->col ? st->k : 0, all = k > 0, hist = 0;
     const char *status = k ? "converged" : "none";
     PyObject *it = PyList_New(k), *reason = PyList_New(k), *relres = PyList_New(k), *resnorm = PyList_New(k),
-             *bnorm = PyList_New(k), *restarts = PyList_New(k), *d = PyDict_New();
-    if (!it || !reason || !relres || !resnorm || !bnorm || !restarts || !d) goto fail;
+             *bnorm = PyList_New(k), *restarts = PyList_New(k), *err_est = PyList_New(k),
+             *err_its = PyList_New(k), *err_rounds = PyList_New(k), *d = PyDict_New();
+    if (!it || !reason || !relres || !resnorm || !bnorm || !restarts || !err_est || !err_its || !err_rounds || !d)
+        goto fail;
     for (int j = 0; j < k; j++) {
         const bsr_col_stats *c = &st->col[j];
         int conv = bsr_reason_converged(c->reason);
@@ -428,6 +430,9 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
         PyList_SET_ITEM(resnorm, j, PyFloat_FromDouble(c->resnorm));
         PyList_SET_ITEM(bnorm, j, PyFloat_FromDouble(c->bnorm));
         PyList_SET_ITEM(restarts, j, PyLong_FromLong(c->restarts));
+        PyList_SET_ITEM(err_est, j, PyFloat_FromDouble(c->err_est));
+        PyList_SET_ITEM(err_its, j, PyLong_FromLong(c->err_its));
+        PyList_SET_ITEM(err_rounds, j, PyLong_FromLong(c->err_rounds));
     }
     if (PyErr_Occurred()) goto fail;
     char opts[512];
@@ -444,6 +449,9 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     PUT("resnorm", Py_NewRef(resnorm));
     PUT("bnorm", Py_NewRef(bnorm));
     PUT("restarts", Py_NewRef(restarts));
+    PUT("err_est", Py_NewRef(err_est));
+    PUT("err_its", Py_NewRef(err_its));
+    PUT("err_rounds", Py_NewRef(err_rounds));
     PUT("setup_s", PyFloat_FromDouble(st->setup_s));
     PUT("setup_pc_s", PyFloat_FromDouble(st->setup_pc_s));
     PUT("setup_dev_s", PyFloat_FromDouble(st->setup_dev_s));
@@ -478,11 +486,11 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     }
 #undef PUT
     Py_DECREF(it); Py_DECREF(reason); Py_DECREF(relres); Py_DECREF(resnorm); Py_DECREF(bnorm);
-    Py_DECREF(restarts);
+    Py_DECREF(restarts); Py_DECREF(err_est); Py_DECREF(err_its); Py_DECREF(err_rounds);
     return d;
 fail:
     Py_XDECREF(it); Py_XDECREF(reason); Py_XDECREF(relres); Py_XDECREF(resnorm); Py_XDECREF(bnorm);
-    Py_XDECREF(restarts); Py_XDECREF(d);
+    Py_XDECREF(restarts); Py_XDECREF(err_est); Py_XDECREF(err_its); Py_XDECREF(err_rounds); Py_XDECREF(d);
     return NULL;
 }
 

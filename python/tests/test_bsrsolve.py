@@ -228,7 +228,8 @@ def test_more_rhs_than_one_solve_takes():
         X, st = solve(A, B, "method=gmres,precond=ilu0," + TIGHT)
         assert X.shape == (n, k) and st.batches == batches
         assert relerr(X, spla.spsolve(A.tocsc(), B)) < 1e-9
-        for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts"):
+        for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts", "err_est", "err_its",
+                    "err_rounds"):
             assert len(st[key]) == k, key
         assert st.converged and st.status == "converged" and max(st.relres) <= 1e-12
     # the initial guess goes with its columns; histories are per column
@@ -298,6 +299,14 @@ def test_stats_are_a_dataclass():
     d = dict(st)
     assert d["status"] == "converged" and len(d) == len(st) and "history" not in d
     assert dataclasses.asdict(st)["options"] == st.options
+    # the error control (etol, on by default for ILU2): each column's error estimated, not corrected
+    # here (GMRES to 1e-12 leaves it under 100 rtol); off for ILU(0) unless asked
+    assert len(st.err_est) == 2 and min(st.err_its) > 0 and st.err_rounds == [0, 0]
+    assert 0 < max(st.err_est) <= 1e-10
+    x, st = solve(A, rhs(60, 2), "method=gmres,precond=ilu0," + TIGHT)
+    assert st.err_its == [0, 0] and st.err_est == [0.0, 0.0]
+    x, st = solve(A, rhs(60, 2), "method=gmres,precond=ilu0,etol=1e-14," + TIGHT)
+    assert min(st.err_its) > 0 and min(st.err_est) > 0
     _, sth = solve(A, rhs(60), "history=1," + TIGHT)
     assert "history" in sth and sth["history"] is sth.history and len(sth.history[0]) > 1
     # the package says it is typed (PEP 561)
