@@ -4,7 +4,8 @@
  * again.  On an ill-conditioned system the correction takes the error under
  * etol where the residual alone left it above; where the estimate is within
  * etol the solution keeps its bits; auto is on for the threshold ILUs only;
- * the option parses and prints back; on a GPU the same. */
+ * columns are corrected each as alone; the option parses and prints back;
+ * on a GPU the same. */
 #include "harness.h"
 #include <math.h>
 #include <string.h>
@@ -100,6 +101,54 @@ static void corrects_on(bsr_context *ctx, const char *capped)
 
 static void test_corrects(void) { corrects_on(NULL, CAPPED); }
 
+/* Two columns on ctx, ILL's right-hand side and zero: the first corrected
+ * as it is alone (the same bits), the zero one left zero, neither estimate
+ * a NaN. */
+static void columns_on(bsr_context *ctx, const char *capped)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *B, *X, *X1;
+    BSR_ASSERT_OK(bsr_multivec_create(&B, n, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_fill(B, 0));
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    double *b = bsr_multivec_data(B);   /* (row-interleaved: b[2 i + j]) */
+    const double *b1 = bsr_multivec_cdata(P.rhs);
+    for (int64_t i = 0; i < n; i++) b[2 * i] = b1[i];
+    char cfg[256];
+    bsr_solver_stats one, two;
+    snprintf(cfg, sizeof cfg, "%s,etol=3e-9", capped);
+    BSR_ASSERT_OK(solve(ctx, &P, cfg, X1, &one));
+    CU_ASSERT(one.col[0].err_rounds >= 1);
+    bsr_solver *s = bsr_test_solver(ctx, cfg, P.A);
+    memset(&two, 0, sizeof two);
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &two));
+    const double *x = bsr_multivec_cdata(X), *x1 = bsr_multivec_cdata(X1);
+    int same = 1, zero = 1;
+    for (int64_t i = 0; i < n; i++) {
+        same &= !memcmp(&x[2 * i], &x1[i], sizeof(double));
+        zero &= x[2 * i + 1] == 0;
+    }
+    CU_ASSERT(same);
+    CU_ASSERT(zero);
+    CU_ASSERT_EQUAL(two.col[0].err_rounds, one.col[0].err_rounds);
+    CU_ASSERT_EQUAL(two.col[0].err_est, one.col[0].err_est);
+    CU_ASSERT_EQUAL(two.col[1].err_rounds, 0);
+    CU_ASSERT(isfinite(two.col[1].err_est) && isfinite(two.col[0].err_est));
+    bsr_solver_stats_free(&one);
+    bsr_solver_stats_free(&two);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(X1);
+    bsr_problem_free(&P);
+}
+
+static void test_columns(void) { columns_on(NULL, CAPPED); }
+
 /* A well-conditioned system with ILU2 at the defaults (etol auto, 100 rtol):
  * the estimate is made and met, the solution has the bits of etol=off's. */
 static void test_unchanged(void)
@@ -193,6 +242,7 @@ static void test_device(void)
     bsr_context *ctx = NULL;
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
     corrects_on(ctx, "precond=ilu2,fallback=off,rtol=1e-8");
+    columns_on(ctx, "precond=ilu2,fallback=off,rtol=1e-8");
     bsr_context_destroy(ctx);
 }
 
@@ -201,6 +251,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"corrects where the residual hides the error", test_corrects},
         {"within etol: the same bits", test_unchanged},
+        {"two columns, one of them zero", test_columns},
         {"auto's scope", test_scope},
         {"options", test_options},
         {"device", test_device},
