@@ -4,7 +4,8 @@
  * again.  On an ill-conditioned system the correction takes the error under
  * etol where the residual alone left it above; where the estimate is within
  * etol the solution keeps its bits; auto is on for the threshold ILUs only;
- * columns are corrected each as alone; the option parses and prints back;
+ * columns are corrected each as alone; corrections stop where they no
+ * longer gain (float); the option parses and prints back;
  * on a GPU the same. */
 #include "harness.h"
 #include <math.h>
@@ -149,6 +150,26 @@ static void columns_on(bsr_context *ctx, const char *capped)
 
 static void test_columns(void) { columns_on(NULL, CAPPED); }
 
+/* A target under what float iterations can reach: the corrections stop
+ * once one no longer halves the estimate, before BSR_ETOL_ROUNDS, the
+ * column converged and its estimate (above the target) said. */
+static void test_float_floor(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(NULL, &P, "precond=ilu2,cap=auto,reorder=rcm,fallback=off,precision=float,rtol=1e-6,etol=1e-10",
+                        X, &st));
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].relres <= 1e-6);
+    CU_ASSERT(st.col[0].err_rounds >= 1 && st.col[0].err_rounds < BSR_ETOL_ROUNDS);
+    CU_ASSERT(st.col[0].err_est > 1e-10);
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
 /* A well-conditioned system with ILU2 at the defaults (etol auto, 100 rtol):
  * the estimate is made and met, the solution has the bits of etol=off's. */
 static void test_unchanged(void)
@@ -252,6 +273,7 @@ int main(int argc, char **argv)
         {"corrects where the residual hides the error", test_corrects},
         {"within etol: the same bits", test_unchanged},
         {"two columns, one of them zero", test_columns},
+        {"a target under the float iterations' reach", test_float_floor},
         {"auto's scope", test_scope},
         {"options", test_options},
         {"device", test_device},

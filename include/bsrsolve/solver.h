@@ -209,7 +209,8 @@ typedef struct {
                                   from zero to rtol BSR_ERREST_RTOL by the same method and
                                   preconditioner (||e|| / ||x||: on the generators within a few
                                   percent of the true error); where the estimate is above E,
-                                  x += e and again, at most BSR_ETOL_ROUNDS times.  x is left as
+                                  x += e and again, at most BSR_ETOL_ROUNDS times and while each
+                                  correction halves the estimate.  x is left as
                                   it is where the first estimate is within E.  The residual is a
                                   weak bound on ill-conditioned systems: on indefinite coupled
                                   ones a relative residual of 1e-8 has come with errors of 1e-4.

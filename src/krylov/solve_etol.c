@@ -9,6 +9,10 @@
 #include <math.h>
 #include <string.h>
 
+/* A correction must take the estimate under this fraction of the last one
+ * for another to follow. */
+#define ETOL_PROGRESS 0.5
+
 /* The next estimate's rtol: the reduction the last estimate est asks for
  * (etol / est), between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
 static double inner_rtol(double etol, double est)
@@ -41,7 +45,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
 {
     const int k = o->k;
     unsigned char on[BSR_KMAX], fix[BSR_KMAX];
-    double xn[BSR_KMAX], en[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX];
+    double xn[BSR_KMAX], en[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX], last[BSR_KMAX];
     bsr_col_stats ic[BSR_KMAX];
     bsr_solver_options io = *opt;   /* the estimate's solve: no monitor, history or error control */
     io.atol = 0;
@@ -54,6 +58,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     for (int j = 0; j < k; j++) {
         on[j] = bsr_reason_converged(col[j].reason);
         one[j] = 1;
+        last[j] = INFINITY;
         if (col[j].iterations > io.maxit) io.maxit = col[j].iterations;
     }
     bsr_multivec *E = NULL;
@@ -70,11 +75,15 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             c->err_its += ic[j].iterations;
             c->err_est = xn[j] > 0 ? en[j] / xn[j] : en[j];
             c->err_low = !bsr_reason_converged(ic[j].reason);
-            /* within etol: x stays; short of its rtol: e is no correction to trust */
-            if (!(c->err_est > etol) || c->err_low || round == BSR_ETOL_ROUNDS || !isfinite(c->err_est)) {
+            /* within etol: x stays; short of its rtol: e is no correction to trust; the
+             * last correction did not halve the estimate: the working precision's
+             * rounding (or the estimate's) decides the error now */
+            if (!(c->err_est > etol) || c->err_low || round == BSR_ETOL_ROUNDS || !isfinite(c->err_est) ||
+                !(c->err_est < ETOL_PROGRESS * last[j])) {
                 on[j] = 0;
                 continue;
             }
+            last[j] = c->err_est;
             fix[j] = 1;
             c->err_rounds++;
             if (c->err_est / etol > ask) ask = c->err_est / etol;
