@@ -516,6 +516,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     memset(&ks, 0, sizeof ks);
     int ownB = 0, ownX = 0;
     double tk = 0;   /* wall seconds of the Krylov phase (profile) */
+    double etol;     /* the error control's target (options.etol) */
     if ((st = bsr_solver_work_vec(s, &o, B, &Bw, &ownB)) || (st = bsr_solver_work_vec(s, &o, X, &Xw, &ownX)) ||
         (st = o.vnew(&o, &R)))
         goto done;
@@ -537,8 +538,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (a distributed solve's preconditioner is its rank's: never A's whole factorization) */
     if (!st && s->pc->exact && !s->kops_hook) st = refine_exact(&o, &s->opt, Bw, Xw, R, col);
     /* (the complete factorization's error is its refinement's: at the rounding) */
-    else if (!st && !s->kops_hook && bsr_etol_resolved(&s->opt) > 0)
-        st = bsr_solve_etol(&o, &s->opt, bsr_etol_resolved(&s->opt), Bw, Xw, R, col);
+    else if (!st && !s->kops_hook && (etol = bsr_etol_resolved(&s->opt)) > 0)
+        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col);
     s->iters_last = 0;
     for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */

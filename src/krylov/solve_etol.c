@@ -13,11 +13,11 @@
  * for another to follow. */
 #define ETOL_PROGRESS 0.5
 
-/* The next estimate's rtol: the reduction the last estimate est asks for
- * (etol / est), between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
-static double inner_rtol(double etol, double est)
+/* The next estimate's rtol: the reduction 1 / ask that an estimate ask
+ * times the target asks for, between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
+static double inner_rtol(double ask)
 {
-    const double r = etol / est;
+    const double r = 1 / ask;
     return r < BSR_ETOL_INNER_MIN ? BSR_ETOL_INNER_MIN : r > BSR_ERREST_RTOL ? BSR_ERREST_RTOL : r;
 }
 
@@ -95,7 +95,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             break;
         for (int j = 0; j < k; j++)
             if (fix[j]) bsr_col_residual(&col[j], rn[j]);
-        io.rtol = inner_rtol(1.0, ask);
+        io.rtol = inner_rtol(ask);
     }
     if (E) o->vfree(o, E);
     return st;
