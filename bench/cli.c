@@ -202,9 +202,11 @@ void cli_json_columns(const bsr_solver_stats *st, int k)
     for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].err_rounds);
     printf("],\n\"etol_iterations\": [");
     for (int j = 0; j < k; j++) printf("%s%d", j ? ", " : "", st->col[j].err_its);
+    printf("],\n\"etol_predicted\": [");
+    for (int j = 0; j < k; j++) printf("%s%s", j ? ", " : "", st->col[j].err_predicted ? "true" : "false");
     printf("],\n");
     double rr[CLI_KMAX] = {0};
-    for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].err_its || st->col[j].err_est > 0 ? st->col[j].err_est : NAN;
+    for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].err_est > 0 ? st->col[j].err_est : NAN;
     cli_json_array_d("etol_error_estimate", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);
     for (int j = 0; j < k && j < CLI_KMAX; j++) rr[j] = st->col[j].relres;
     cli_json_array_d("true_relres", rr, k < CLI_KMAX ? k : CLI_KMAX, 1);

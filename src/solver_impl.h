@@ -280,7 +280,16 @@ typedef struct {
  * the first estimate is within etol.  R = B - A X on entry and on return;
  * col's norms follow X, its err_* fields say what was done. */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col);
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp);
+/* *amp (bsr_solve_etol): the largest first estimate over the relative
+ * residual the column had converged to, over the columns estimated (0:
+ * none).  A later solve on the same pattern whose every converged column's
+ * relres times it is under etol / BSR_ETOL_MARGIN takes that product as its
+ * estimate (err_predicted) instead of a solve, BSR_ETOL_REMEASURE - 1 solves
+ * in a row at most: the systems of a time loop, refactored on one pattern,
+ * keep their conditioning from step to step. */
+#define BSR_ETOL_MARGIN 10
+#define BSR_ETOL_REMEASURE 8
 /* c's true residual norm rn and its relative residual (solver.c). */
 void bsr_col_residual(bsr_col_stats *c, double rn);
 
@@ -352,6 +361,9 @@ struct bsr_solver {
     int refactor_setup;        /* a refactor's fallback could not set A up: the next refactor sets its
                                   A up (the solves refuse until then, refactor_failed) */
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
+    double err_amp;            /* options.etol: the largest error estimate over relative residual the
+                                  last estimate's solve measured on this pattern (0: none yet) */
+    int err_since;             /* solves since that estimate whose error was predicted from it */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */
     /* A distributed solve (src/mpi/) makes the Krylov table's product and

@@ -5,7 +5,9 @@
  * etol where the residual alone left it above; where the estimate is within
  * etol the solution keeps its bits; auto is on for the threshold ILUs only;
  * columns are corrected each as alone; corrections stop where they no
- * longer gain (float); the option parses and prints back;
+ * longer gain (float); later solves on a setup predict the error from
+ * the first's estimate while it is well under; the option parses and
+ * prints back;
  * on a GPU the same. */
 #include "harness.h"
 #include <math.h>
@@ -205,6 +207,59 @@ static void test_unchanged(void)
     bsr_problem_free(&P);
 }
 
+/* Repeated solves on one setup: the first measures the error, the next
+ * seven (BSR_ETOL_REMEASURE - 1) predict it from that (no estimate's solve,
+ * the solution's bits as without the error control), the ninth measures
+ * again; a refactor on the pattern
+ * keeps predicting, a new setup measures.  Where the prediction is not
+ * under etol / 10 (ILL with a target near its error), every solve measures. */
+static void test_predicted(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("stencil3d:16:4", BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(NULL, &P, "precond=ilu2,etol=off", Y, &st));
+    bsr_solver_stats_free(&st);
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2", P.A);
+    for (int i = 0; i < 10; i++) {
+        if (i == 3) BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+        if (i == 9) BSR_ASSERT_OK(bsr_solver_setup(s, P.A));
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+        memset(&st, 0, sizeof st);
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+        const int measured = i == 0 || i == 8 || i == 9;
+        CU_ASSERT_EQUAL(st.col[0].err_predicted, !measured);
+        CU_ASSERT_EQUAL(st.col[0].err_its > 0, measured);
+        CU_ASSERT(st.col[0].err_est > 0 && st.col[0].err_est <= 1e-7);
+        CU_ASSERT(!memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(Y), sizeof(double) * (size_t)n));
+        bsr_solver_stats_free(&st);
+    }
+    bsr_solver_destroy(s);
+    bsr_problem_free(&P);
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    bsr_multivec_destroy(X);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "%s,etol=1e-6", CAPPED);   /* ILL's error is 6.8e-7 */
+    s = bsr_test_solver(NULL, cfg, P.A);
+    for (int i = 0; i < 2; i++) {
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+        memset(&st, 0, sizeof st);
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+        CU_ASSERT_EQUAL(st.col[0].err_predicted, 0);
+        CU_ASSERT(st.col[0].err_its > 0);
+        bsr_solver_stats_free(&st);
+    }
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
 /* auto is off for ILU(0) (the default preconditioner) and on for ILUT; a
  * target given is kept by ILU(0) too, and by GMRES. */
 static void test_scope(void)
@@ -284,6 +339,7 @@ int main(int argc, char **argv)
         {"within etol: the same bits", test_unchanged},
         {"two columns, one of them zero", test_columns},
         {"a target under the float iterations' reach", test_float_floor},
+        {"later solves on a setup: predicted", test_predicted},
         {"auto's scope", test_scope},
         {"options", test_options},
         {"device", test_device},

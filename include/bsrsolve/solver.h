@@ -214,7 +214,10 @@ typedef struct {
                                   it is where the first estimate is within E.  The residual is a
                                   weak bound on ill-conditioned systems: on indefinite coupled
                                   ones a relative residual of 1e-8 has come with errors of 1e-4.
-                                  The estimate costs about half the solve again.  Not with A's
+                                  The estimate costs about half the solve again; a later solve
+                                  on the same pattern (the refactored steps of a time loop) whose
+                                  error the last estimate predicts under E / 10 skips it, 7 in a
+                                  row at most (col.err_predicted).  Not with A's
                                   complete factorization (its refinement step does that), nor in
                                   distributed solves.  0 ("off"): none; < 0 ("auto", the
                                   default): 100 rtol with a threshold ILU (ILUT, ILU2: the
@@ -336,6 +339,10 @@ typedef struct {
     int err_low;         /* 1: that estimate's solve stopped short of its rtol: a lower bound */
     int err_its;         /* options.etol: iterations of the estimates' solves (not in iterations) */
     int err_rounds;      /* options.etol: corrections x += e made */
+    int err_predicted;   /* options.etol: 1 when err_est is predicted, no estimate's solve made:
+                            relres times the largest error estimate over relres that an earlier
+                            solve on this pattern measured, under etol / 10 (at most 7 solves in
+                            a row; a setup or a new pattern measures anew) */
 } bsr_col_stats;
 
 typedef struct {

@@ -109,10 +109,12 @@ class SolveStats(Mapping[str, Any]):
     #: per-column residual histories (relres at iteration 0, 1, ...), with the option history=1
     history: Optional[List[List[float]]] = None
     #: with the option etol (on by default for ILUT/ILU2): per column the last estimate of the relative
-    #: error ||x - x*|| / ||x|| (0: none made), the estimate solves' iterations, and the corrections x += e
+    #: error ||x - x*|| / ||x|| (0: none made), the estimate solves' iterations, the corrections x += e,
+    #: and whether the estimate was predicted from an earlier solve's on the same setup (no solve made)
     err_est: List[float] = dataclasses.field(default_factory=list)
     err_its: List[int] = dataclasses.field(default_factory=list)
     err_rounds: List[int] = dataclasses.field(default_factory=list)
+    err_predicted: List[bool] = dataclasses.field(default_factory=list)
 
     # ---- the read-only mapping of the dict that stats were before ----
     def _keys(self) -> List[str]:
@@ -220,7 +222,7 @@ def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
         return parts[0]
     d = dict(parts[-1])  # setup, preconditioner and pattern as after the last batch
     for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts", "err_est", "err_its",
-                "err_rounds"):
+                "err_rounds", "err_predicted"):
         d[key] = [v for p in parts for v in p[key]]
     if any("history" in p for p in parts):
         d["history"] = [h for p in parts for h in p.get("history", [[]] * len(p["iterations"]))]

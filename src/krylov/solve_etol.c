@@ -41,7 +41,7 @@ static bsr_status estimate_solve(const bsr_kops *o, const bsr_solver_options *io
 }
 
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp)
 {
     const int k = o->k;
     unsigned char on[BSR_KMAX], fix[BSR_KMAX];
@@ -61,6 +61,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         last[j] = INFINITY;
         if (col[j].iterations > io.maxit) io.maxit = col[j].iterations;
     }
+    *amp = 0;
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
     for (int round = 0; !st && memchr(on, 1, (size_t)k); round++) {
@@ -75,6 +76,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             c->err_its += ic[j].iterations;
             c->err_est = xn[j] > 0 ? en[j] / xn[j] : en[j];
             c->err_low = !bsr_reason_converged(ic[j].reason);
+            if (round == 0 && c->relres > 0 && c->err_est / c->relres > *amp) *amp = c->err_est / c->relres;
             /* within etol: x stays; short of its rtol: e is no correction to trust; the
              * last correction did not halve the estimate: the working precision's
              * rounding (or the estimate's) decides the error now */
