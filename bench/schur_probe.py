@@ -23,21 +23,15 @@ Needs the bsrsolve Python package (PYTHONPATH, or pip install python/)."""
 import sys
 import time
 import numpy as np
-import scipy.io as sio
 import scipy.linalg as la
 import scipy.sparse.linalg as sla
 import bsrsolve
+import cube_system
 
 pre, b, L = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 opts = sys.argv[4] if len(sys.argv) > 4 else "precond=ilu2"
-A = sio.mmread(pre + ".mtx").tocsr()
-rhs = np.asarray(sio.mmread(pre + "_rhs.mtx")).ravel()
-xe = np.asarray(sio.mmread(pre + "_xexact.mtx")).ravel()
-n = A.shape[0] // b
-N = round(n ** (1 / 3))
-assert N ** 3 == n, "a cube of N^3 cells, x fastest"
-c = np.arange(n)
-i, j, k = c % N, (c // N) % N, c // (N * N)
+A, rhs, xe, N, (i, j, k) = cube_system.load(pre, b)
+n = N ** 3
 planes = [k == N // 2, j == N // 2, i == N // 2, k == N // 4, k == 3 * N // 4, j == N // 4, j == 3 * N // 4]
 dmask = np.zeros(n, bool)
 for p in planes[:L]:
@@ -51,8 +45,8 @@ def unknowns(m):
 def gmres(M, name, t0):
     its = [0]
     t1 = time.time()
-    x, _ = sla.gmres(A, rhs, M=M, rtol=1e-8, restart=60, maxiter=10,
-                     callback=lambda _: its.__setitem__(0, its[0] + 1), callback_type="pr_norm")
+    x, _ = cube_system.krylov(sla.gmres, A, rhs, M, restart=60, maxiter=10,
+                              callback=lambda _: its.__setitem__(0, its[0] + 1), callback_type="pr_norm")
     r = np.linalg.norm(rhs - A @ x) / np.linalg.norm(rhs)
     e = np.linalg.norm(x - xe) / np.linalg.norm(xe)
     print(f"{name}: {its[0]} iterations, relres {r:.2e}, error {e:.2e}, setup {t1 - t0:.1f} s, "

@@ -21,26 +21,20 @@ or pip install python/)."""
 import sys
 import time
 import numpy as np
-import scipy.io as sio
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 import bsrsolve
+import cube_system
 
 pre, b, a = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 post = len(sys.argv) > 4 and sys.argv[4] == "post"
 t0 = time.time()
-A = sio.mmread(pre + ".mtx").tocsr()
-rhs = np.asarray(sio.mmread(pre + "_rhs.mtx")).ravel()
-xe = np.asarray(sio.mmread(pre + "_xexact.mtx")).ravel()
-n = A.shape[0] // b
-N = round(n ** (1 / 3))
-assert N ** 3 == n, "a cube of N^3 cells, x fastest"
-c = np.arange(n)
-i, j, k = c % N, (c // N) % N, c // (N * N)
+A, rhs, xe, N, (i, j, k) = cube_system.load(pre, b)
+n = N ** 3
 Nc = -(-N // a)
 agg = (i // a) + Nc * ((j // a) + Nc * (k // a))
 nc = Nc ** 3
-rows = (c[:, None] * b + np.arange(b)).ravel()
+rows = (np.arange(n)[:, None] * b + np.arange(b)).ravel()
 cols = (agg[:, None] * b + np.arange(b)).ravel()
 P = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n * b, nc * b))
 t1 = time.time()
@@ -60,20 +54,13 @@ def two_level(r):
     return z
 
 
-def krylov(method, op, **kw):
-    """SciPy's method with rtol (tol before SciPy 1.12)."""
-    try:
-        return method(A, rhs, M=op, rtol=1e-8, **kw)
-    except TypeError:
-        return method(A, rhs, M=op, tol=1e-8, **kw)
-
-
 for name, op in (("ILU2 alone", M), ("two levels", sla.LinearOperator(A.shape, matvec=two_level))):
     for label, method, kw in (("GMRES(60)", sla.gmres, {"restart": 60, "maxiter": 10, "callback_type": "pr_norm"}),
                               ("BiCGStab", sla.bicgstab, {"maxiter": 600})):
         its = [0]
         t = time.time()
-        x, _ = krylov(method, op, callback=lambda _: its.__setitem__(0, its[0] + 1), **kw)
+        x, _ = cube_system.krylov(method, A, rhs, op, callback=lambda _: its.__setitem__(0, its[0] + 1),
+                                  **kw)
         r = np.linalg.norm(rhs - A @ x) / np.linalg.norm(rhs)
         e = np.linalg.norm(x - xe) / np.linalg.norm(xe)
         print(f"  {name}, {label}: {its[0]} iterations, relres {r:.2e}, error {e:.2e}, {time.time() - t:.1f} s",

@@ -283,7 +283,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
                           bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp);
 /* *amp (bsr_solve_etol): the largest first estimate over the relative
  * residual the column had converged to, over the columns estimated (0:
- * none).  A later solve on the same pattern whose every converged column's
+ * none, or a first estimate only a lower bound).  A later solve on the same pattern whose every converged column's
  * relres times it is under etol / BSR_ETOL_MARGIN takes that product as its
  * estimate (err_predicted) instead of a solve, BSR_ETOL_REMEASURE - 1 solves
  * in a row at most: the systems of a time loop, refactored on one pattern,

@@ -62,6 +62,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         if (col[j].iterations > io.maxit) io.maxit = col[j].iterations;
     }
     *amp = 0;
+    int low = 0;   /* a first estimate is a lower bound: nothing to predict from */
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
     for (int round = 0; !st && memchr(on, 1, (size_t)k); round++) {
@@ -77,6 +78,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             c->err_est = xn[j] > 0 ? en[j] / xn[j] : en[j];
             c->err_low = !bsr_reason_converged(ic[j].reason);
             if (round == 0 && c->relres > 0 && c->err_est / c->relres > *amp) *amp = c->err_est / c->relres;
+            if (round == 0 && c->err_low) low = 1;
             /* within etol: x stays; short of its rtol: e is no correction to trust; the
              * last correction did not halve the estimate: the working precision's
              * rounding (or the estimate's) decides the error now */
@@ -100,5 +102,6 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         io.rtol = inner_rtol(ask);
     }
     if (E) o->vfree(o, E);
+    if (low || st) *amp = 0;
     return st;
 }
