@@ -270,8 +270,8 @@ typedef struct {
     void *ahead_data;
 } bsr_kstate;
 
-/* Error control (options.etol, solve_etol.c), after a solve: each converged
- * column's relative error ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with
+/* Error control (options.etol, solve_etol.c), after a solve whose columns
+ * all converged (solve_once): each converged column's relative error ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with
  * A E = R solved from zero by opt's method and o's preconditioner (to rtol
  * BSR_ERREST_RTOL, in at most as many iterations as the column took, at
  * least 20); where above etol, X += E and again with E's rtol the reduction

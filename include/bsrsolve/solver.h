@@ -204,24 +204,24 @@ typedef struct {
                                   (BSR_ERR_UNSUPPORTED) past W block multiply-adds (b^3 a product
                                   of two blocks; bsr_ilu_options.max_work).  Default 0: no bound,
                                   except for the fallback's setup */
-    double etol;               /* option etol=E|auto|off: after a column converges, its relative
-                                  error ||x - x*|| / ||x|| is estimated by solving A e = b - A x
-                                  from zero to rtol BSR_ERREST_RTOL by the same method and
-                                  preconditioner (||e|| / ||x||: on the generators within a few
-                                  percent of the true error); where the estimate is above E,
-                                  x += e and again, at most BSR_ETOL_ROUNDS times and while each
-                                  correction halves the estimate.  x is left as
-                                  it is where the first estimate is within E.  The residual is a
-                                  weak bound on ill-conditioned systems: on indefinite coupled
-                                  ones a relative residual of 1e-8 has come with errors of 1e-4.
-                                  The estimate costs about half the solve again; a later solve
-                                  on the same pattern (the refactored steps of a time loop) whose
-                                  error the last estimate predicts under E / 10 skips it, 7 in a
-                                  row at most (col.err_predicted).  Not with A's
-                                  complete factorization (its refinement step does that), nor in
-                                  distributed solves.  0 ("off"): none; < 0 ("auto", the
-                                  default): 100 rtol with a threshold ILU (ILUT, ILU2: the
-                                  preconditioners of the hard systems), off otherwise */
+    double etol;               /* option etol=E|auto|off: after a solve whose columns all converged,
+                                  each one's relative error ||x - x*|| / ||x|| is estimated by
+                                  solving A e = b - A x from zero to rtol BSR_ERREST_RTOL by the
+                                  same method and preconditioner (||e|| / ||x||: on the generators
+                                  within a few percent of the true error); where the estimate is
+                                  above E, x += e and again, at most BSR_ETOL_ROUNDS times and while
+                                  each correction halves the estimate.  x is left as it is where the
+                                  first estimate is within E.  The residual is a weak bound on
+                                  ill-conditioned systems: on indefinite coupled ones a relative
+                                  residual of 1e-8 has come with errors of 1e-4.  The estimate costs
+                                  about half the solve again; a later solve on the same pattern (the
+                                  refactored steps of a time loop) whose error the last estimate
+                                  predicts under E / 10 skips it, 7 in a row at most
+                                  (col.err_predicted).  Not with A's complete factorization (its
+                                  refinement step does that), nor in distributed solves.  0 ("off"):
+                                  none; < 0 ("auto", the default): 100 rtol with a threshold ILU
+                                  (ILUT, ILU2: the preconditioners of the hard systems), off
+                                  otherwise */
 } bsr_solver_options;
 
 /* The fallback's probe: the first solve is given up after this many
