@@ -274,9 +274,10 @@ typedef struct {
  * all converged (solve_once): each converged column's relative error ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with
  * A E = R solved from zero by opt's method and o's preconditioner (to rtol
  * BSR_ERREST_RTOL, in at most as many iterations as the column took, at
- * least 20); where above etol, X += E and again with E's rtol the reduction
- * the estimate asks for, at most BSR_ETOL_ROUNDS corrections, each while
- * the last one halved the estimate.  X stays where
+ * least 20, and twice that over all the estimates); where above etol,
+ * X += E and again with E's rtol the reduction the estimate asks for, at
+ * most BSR_ETOL_ROUNDS corrections, each while the last one halved the
+ * estimate.  X stays where
  * the first estimate is within etol.  R = B - A X on entry and on return;
  * col's norms follow X, its err_* fields say what was done. */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* options.etol (solve_etol.c): after a column converges, its relative error
- * is estimated by solving A e = r, and where that is above etol, x += e and
- * again.  On an ill-conditioned system the correction takes the error under
- * etol where the residual alone left it above; where the estimate is within
- * etol the solution keeps its bits; auto is on for the threshold ILUs only;
- * columns are corrected each as alone; corrections stop where they no
- * longer gain (float); later solves on a setup predict the error from
- * the first's estimate while it is well under; the option parses and
- * prints back;
- * on a GPU the same. */
+/* options.etol (solve_etol.c): after a solve converges, each column's
+ * relative error is estimated by solving A e = r, and where that is above
+ * etol, x += e and again.  On an ill-conditioned system the correction
+ * takes the error under etol where the residual alone left it above; where
+ * the estimate is within etol the solution keeps its bits; auto is on for
+ * the threshold ILUs only; columns are corrected each as alone; corrections
+ * stop where they no longer gain (float) or past twice the solve's
+ * iterations; later solves on a setup predict the error from the first's
+ * estimate while it is well under; the option parses and prints back; on a
+ * GPU the same. */
 #include "harness.h"
 #include <math.h>
 #include <string.h>
@@ -182,6 +182,27 @@ static void test_float_floor(void)
     bsr_problem_free(&P);
 }
 
+/* A target far under reach in double (ILL at 1e-13): the estimates' solves
+ * stop at twice the solve's iterations (ILL takes 239 for three
+ * corrections without the bound), the column converged, corrected. */
+static void test_budget(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "%s,etol=1e-13", CAPPED);
+    BSR_ASSERT_OK(solve(NULL, &P, cfg, X, &st));
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason));
+    CU_ASSERT(st.col[0].err_rounds >= 1);
+    CU_ASSERT(st.col[0].err_its > st.col[0].iterations && st.col[0].err_its <= 2 * st.col[0].iterations);
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
 /* A well-conditioned system with ILU2 at the defaults (etol auto, 100
  * rtol), solved again and again on one setup: every solve has the bits of
  * etol=off's, none is corrected; the first measures the error (within
@@ -315,6 +336,7 @@ int main(int argc, char **argv)
         {"corrects where the residual hides the error", test_corrects},
         {"two columns, one of them zero", test_columns},
         {"a target under the float iterations' reach", test_float_floor},
+        {"the estimates' budget", test_budget},
         {"within etol: the same bits; later solves predicted", test_unchanged_predicted},
         {"auto's scope", test_scope},
         {"options", test_options},

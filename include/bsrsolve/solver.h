@@ -209,8 +209,9 @@ typedef struct {
                                   solving A e = b - A x from zero to rtol BSR_ERREST_RTOL by the
                                   same method and preconditioner (||e|| / ||x||: on the generators
                                   within a few percent of the true error); where the estimate is
-                                  above E, x += e and again, at most BSR_ETOL_ROUNDS times and while
-                                  each correction halves the estimate.  x is left as it is where the
+                                  above E, x += e and again, at most BSR_ETOL_ROUNDS times, while
+                                  each correction halves the estimate and while the estimates'
+                                  solves have taken less than twice the solve's iterations.  x is left as it is where the
                                   first estimate is within E.  The residual is a weak bound on
                                   ill-conditioned systems: on indefinite coupled ones a relative
                                   residual of 1e-8 has come with errors of 1e-4.  The estimate costs
@@ -335,7 +336,9 @@ typedef struct {
                             src/krylov/krylov_floor.c); "system singular or too ill-conditioned in
                             this precision".  0 otherwise */
     double err_est;      /* options.etol: the last estimate of ||x - x*|| / ||x|| (of the x
-                            returned unless err_rounds reached BSR_ETOL_ROUNDS); 0 when none */
+                            returned, unless a correction followed it: err_rounds reached
+                            BSR_ETOL_ROUNDS, or the estimates' solves used up twice the solve's
+                            iterations); 0 when none */
     int err_low;         /* 1: that estimate's solve stopped short of its rtol: a lower bound */
     int err_its;         /* options.etol: iterations of the estimates' solves (not in iterations) */
     int err_rounds;      /* options.etol: corrections x += e made */

@@ -12,6 +12,10 @@
 /* A correction must take the estimate under this fraction of the last one
  * for another to follow. */
 #define ETOL_PROGRESS 0.5
+/* The estimates' solves together take at most this many times the solve's
+ * iterations (each at most as many as the solve): a slow solve's error
+ * control at most triples its time. */
+#define ETOL_BUDGET 2
 
 /* The next estimate's rtol: the reduction 1 / ask that an estimate ask
  * times the target asks for, between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
@@ -54,21 +58,27 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     io.history = 0;
     io.progress = 0;
     io.rtol = BSR_ERREST_RTOL;
-    io.maxit = 20;                  /* as many iterations as the solve took, at least 20 */
+    int its = 20;                   /* as many iterations as the solve took, at least 20 */
     for (int j = 0; j < k; j++) {
         on[j] = bsr_reason_converged(col[j].reason);
         one[j] = 1;
         last[j] = INFINITY;
-        if (col[j].iterations > io.maxit) io.maxit = col[j].iterations;
+        if (col[j].iterations > its) its = col[j].iterations;
     }
+    int left = ETOL_BUDGET * its;   /* the estimates' solves' iterations, all rounds together */
     *amp = 0;
     int low = 0;   /* a first estimate is a lower bound: nothing to predict from */
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
-    for (int round = 0; !st && memchr(on, 1, (size_t)k); round++) {
+    for (int round = 0; !st && left > 0 && memchr(on, 1, (size_t)k); round++) {
+        io.maxit = its < left ? its : left;
         if ((st = estimate_solve(o, &io, on, R, E, ic)) || (st = bsr_kops_norm2(o, X, xn)) ||
             (st = bsr_kops_norm2(o, E, en)))
             break;
+        int most = 0;
+        for (int j = 0; j < k; j++)
+            if (on[j] && ic[j].iterations > most) most = ic[j].iterations;
+        left -= most;
         double ask = 0;   /* the largest est / etol of the columns corrected */
         for (int j = 0; j < k; j++) {
             fix[j] = 0;
