@@ -392,24 +392,6 @@ static bsr_status finish(const bsr_kops *o, const bsr_kstate *ks, const bsr_mult
                      col[bad].singular ? ": system singular or too ill-conditioned in this precision" : "");
 }
 
-/* options.etol on a later solve (bsr_solve_etol's amp): 1 when every
- * converged column's error is predicted from the amplification an earlier
- * estimate measured on this pattern (err_est, err_predicted), 0 when an
- * estimate's solve must run. */
-static int etol_predicted(bsr_solver *s, double etol, bsr_col_stats *col, int k)
-{
-    if (!(s->err_amp > 0) || s->err_since >= BSR_ETOL_REMEASURE - 1) return 0;
-    for (int j = 0; j < k; j++)
-        if (bsr_reason_converged(col[j].reason) && !(s->err_amp * col[j].relres * BSR_ETOL_MARGIN <= etol)) return 0;
-    for (int j = 0; j < k; j++)
-        if (bsr_reason_converged(col[j].reason)) {
-            col[j].err_est = s->err_amp * col[j].relres;
-            col[j].err_predicted = 1;
-        }
-    s->err_since++;
-    return 1;
-}
-
 /* A preconditioner that is A's complete factorization stops the Krylov
  * method after one or two applies, as soon as the residual is below rtol;
  * its rounding (the block LU's, without pivoting, and float factors') may
@@ -558,10 +540,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (a distributed solve's preconditioner is its rank's: never A's whole factorization) */
     if (!st && s->pc->exact && !s->kops_hook) st = refine_exact(&o, &s->opt, Bw, Xw, R, col);
     /* (the complete factorization's error is its refinement's: at the rounding) */
-    else if (!st && !s->kops_hook && (etol = bsr_etol_resolved(&s->opt)) > 0 && !etol_predicted(s, etol, col, k)) {
-        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp);
-        s->err_since = 0;
-    }
+    else if (!st && !s->kops_hook && (etol = bsr_etol_resolved(&s->opt)) > 0)
+        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_since);
     s->iters_last = 0;
     for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */

@@ -271,26 +271,21 @@ typedef struct {
 } bsr_kstate;
 
 /* Error control (options.etol, solve_etol.c), after a solve whose columns
- * all converged (solve_once): each converged column's relative error ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with
- * A E = R solved from zero by opt's method and o's preconditioner (to rtol
- * BSR_ERREST_RTOL, in at most as many iterations as the column took, at
- * least 20, and twice that over all the estimates); where above etol,
- * X += E and again with E's rtol the reduction the estimate asks for, at
- * most BSR_ETOL_ROUNDS corrections, each while the last one halved the
- * estimate.  X stays where
- * the first estimate is within etol.  R = B - A X on entry and on return;
- * col's norms follow X, its err_* fields say what was done. */
+ * all converged (solve_once): each converged column's relative error
+ * ||x - x*|| / ||x|| estimated as ||E|| / ||X|| with A E = R solved from
+ * zero by opt's method and o's preconditioner (to rtol BSR_ERREST_RTOL, in
+ * at most as many iterations as the column took, at least 20, and twice
+ * that over all the estimates); where above etol, X += E and again with
+ * E's rtol the reduction the estimate asks for, at most BSR_ETOL_ROUNDS
+ * corrections, each while the last one halved the estimate.  X stays where
+ * the first estimate is within etol.  A later solve on the same pattern
+ * predicts its error instead where it can (*amp, *since: the solver's,
+ * zeroed at a setup or a new pattern; the systems of a time loop,
+ * refactored on one pattern, keep their conditioning from step to step).
+ * R = B - A X on entry and on return; col's norms follow X, its err_*
+ * fields say what was done. */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp);
-/* *amp (bsr_solve_etol): the largest first estimate over the relative
- * residual the column had converged to, over the columns estimated (0:
- * none, or a first estimate only a lower bound).  A later solve on the same pattern whose every converged column's
- * relres times it is under etol / BSR_ETOL_MARGIN takes that product as its
- * estimate (err_predicted) instead of a solve, BSR_ETOL_REMEASURE - 1 solves
- * in a row at most: the systems of a time loop, refactored on one pattern,
- * keep their conditioning from step to step. */
-#define BSR_ETOL_MARGIN 10
-#define BSR_ETOL_REMEASURE 8
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since);
 /* c's true residual norm rn and its relative residual (solver.c). */
 void bsr_col_residual(bsr_col_stats *c, double rn);
 
@@ -364,7 +359,8 @@ struct bsr_solver {
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     double err_amp;            /* options.etol: the largest error estimate over relative residual the
                                   last estimate's solve measured on this pattern (0: none yet) */
-    int err_since;             /* solves since that estimate whose error was predicted from it */
+    int err_since;             /* solves since that estimate whose error was predicted from it
+                                  (bsr_solve_etol) */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */
     /* A distributed solve (src/mpi/) makes the Krylov table's product and

@@ -207,10 +207,11 @@ static void test_budget(void)
 /* A well-conditioned system with ILU2 at the defaults (etol auto, 100
  * rtol), solved again and again on one setup: every solve has the bits of
  * etol=off's, none is corrected; the first measures the error (within
- * etol), the next seven (BSR_ETOL_REMEASURE - 1) predict it from that (no
- * estimate's solve), the ninth measures again; a refactor on the pattern
- * keeps predicting, a new setup measures.  Where the prediction is not
- * under etol / 10 (ILL with a target near its error), every solve measures. */
+ * etol), the next seven (solve_etol.c's ETOL_REMEASURE - 1) predict it
+ * from that (no estimate's solve), the ninth measures again; a refactor on
+ * the pattern keeps predicting, a new setup measures.  Where the
+ * prediction is not under etol / 10 (ILL with a target near its error),
+ * every solve measures. */
 static void test_unchanged_predicted(void)
 {
     bsr_problem P;

@@ -17,6 +17,12 @@
  * control at most triples its time. */
 #define ETOL_BUDGET 2
 
+/* A later solve on the pattern takes the error its relres predicts (the
+ * last estimate's error over relres, times its own) where that is under
+ * etol / ETOL_MARGIN, ETOL_REMEASURE - 1 solves in a row at most. */
+#define ETOL_MARGIN 10
+#define ETOL_REMEASURE 8
+
 /* The next estimate's rtol: the reduction 1 / ask that an estimate ask
  * times the target asks for, between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
 static double inner_rtol(double ask)
@@ -44,9 +50,28 @@ static bsr_status estimate_solve(const bsr_kops *o, const bsr_solver_options *io
     return st;
 }
 
-bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp)
+/* 1 when every converged column's error is predicted from amp, the
+ * amplification the last estimate measured (err_est, err_predicted; a
+ * prediction more in *since), 0 when an estimate's solve must run. */
+static int predicted(double amp, int *since, double etol, bsr_col_stats *col, int k)
 {
+    if (!(amp > 0) || *since >= ETOL_REMEASURE - 1) return 0;
+    for (int j = 0; j < k; j++)
+        if (bsr_reason_converged(col[j].reason) && !(amp * col[j].relres * ETOL_MARGIN <= etol)) return 0;
+    for (int j = 0; j < k; j++)
+        if (bsr_reason_converged(col[j].reason)) {
+            col[j].err_est = amp * col[j].relres;
+            col[j].err_predicted = 1;
+        }
+    ++*since;
+    return 1;
+}
+
+bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since)
+{
+    if (predicted(*amp, since, etol, col, o->k)) return BSR_OK;
+    *since = 0;
     const int k = o->k;
     unsigned char on[BSR_KMAX], fix[BSR_KMAX];
     double xn[BSR_KMAX], en[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX], last[BSR_KMAX];
