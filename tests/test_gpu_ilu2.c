@@ -331,6 +331,59 @@ static void test_tail_breakdown(void)
     unsetenv("BSR_ILU0_FLY");
 }
 
+/* The dense tail's workspace (T) is held while factoring only: the device
+ * bytes after a factorization are T's less than after the plan, and the
+ * same after a second one, whose factors have the same bits; a
+ * factorization whose workspace cannot be allocated goes without the tail
+ * (its rows in the launch) to the same factors within 1e-12, and so do
+ * those after it.  A dense 12 x 12 block matrix, b = 4, all tail. */
+static void test_tail_workspace(void)
+{
+    const int n = 12, b = 4;
+    const size_t tbytes = (size_t)(n * b) * (n * b) * sizeof(double), vals = (size_t)n * n * b * b;
+    setenv("BSR_ILU0_FLY", "1", 1);
+    setenv("BSR_ILU0_TAIL", "8", 1);
+    bsr_matrix *A = tail_dense(n, b, 0);
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    o.order.kind = BSR_ORDER_NATURAL;
+    bsr_ilu *F = NULL;
+    bsr_gpu_ilu0 *D = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_tail_rows(D), n);
+    BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
+    double *f[3], *sc = malloc(sizeof(double) * (size_t)n * b * b);
+    size_t live[4];
+    bsr_cuda_mem_bytes(ctx, &live[0], NULL, 0);
+    for (int k = 0; k < 3; k++) {
+        f[k] = malloc(sizeof(double) * 2 * vals);
+        if (k == 2) bsr_fault_arm(BSR_FAULT_DEV_ALLOC, 1);   /* the workspace's first allocation fails */
+        BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A, NULL));
+        bsr_fault_reset();
+        BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, f[k], f[k] + vals, sc));
+        bsr_cuda_mem_bytes(ctx, &live[k + 1], NULL, 0);
+    }
+    printf("\n  device bytes: %zu after the plan, %zu / %zu after two factorizations, %zu without the tail (T %zu)",
+           live[0], live[1], live[2], live[3], tbytes);
+    CU_ASSERT(live[1] + tbytes <= live[0]);
+    CU_ASSERT_EQUAL(live[2], live[1]);
+    CU_ASSERT(live[3] <= live[1]);
+    CU_ASSERT(memcmp(f[0], f[1], sizeof(double) * 2 * vals) == 0);
+    CU_ASSERT_EQUAL(bsr_gpu_ilu0_tail_rows(D), 0);
+    CU_ASSERT(bsr_test_rel_diff(f[2], f[0], BSR_DOUBLE, 2 * vals) <= 1e-12);
+    BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A, NULL));   /* and later ones */
+    BSR_ASSERT_OK(bsr_gpu_ilu0_download(D, f[1], f[1] + vals, sc));
+    CU_ASSERT(memcmp(f[1], f[2], sizeof(double) * 2 * vals) == 0);
+    for (int k = 0; k < 3; k++) free(f[k]);
+    free(sc);
+    bsr_gpu_ilu0_destroy(D);
+    bsr_ilu_destroy(F);
+    bsr_matrix_destroy(A);
+    unsetenv("BSR_ILU0_TAIL");
+    unsetenv("BSR_ILU0_FLY");
+}
+
 /* One solve from zero: iterations (most over columns), true relative residual. */
 static int solve(bsr_solver *s, const bsr_multivec *B, double *relres, bsr_solver_stats *keep)
 {
@@ -646,6 +699,7 @@ int main(int argc, char **argv)
         {"the complete pattern: with and without update lists = host, bit for bit", test_complete_fly},
         {"the complete pattern's dense tail by GEMM and dense LU = host within 1e-12", test_complete_tail},
         {"a breakdown inside the dense tail: the host's status, message and count", test_tail_breakdown},
+        {"the dense tail's workspace: held while factoring only, none where there is no room", test_tail_workspace},
         {NULL, NULL}};
     return bsr_test_gpu_main("gpu_ilu2", tests, argc, argv, &ctx);
 }

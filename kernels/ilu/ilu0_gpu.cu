@@ -678,6 +678,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
     if (key != ~0ull) return report(D, key, A);
     if (syncfree_rows(D->b) && n > 0) {   /* one launch, rows waiting for the rows they read */
         CU_TRY(cudaMemsetAsync(D->done, 0, ((size_t)n + 1) * sizeof(int), st));
+        BSR_TRY(ilu0_tail_work(D));
         const int tail = D->ts < n;   /* then the tail's dense LU, and U's check */
         level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, tail);
         CU_LAUNCHED("ilu0_syncfree");
@@ -687,6 +688,7 @@ extern "C" bsr_status bsr_gpu_ilu0_factor(bsr_gpu_ilu0 *D, const bsr_matrix *A, 
             bsr_prof_mark_dev("device ILU: the dense tail's LU");
             level_fn[D->b - 1](D, T, -1, n, F->pivot_rel, F->opt.strict_pivots, 2);
             CU_LAUNCHED("ilu0_upper_finite");
+            ilu0_tail_release(D);   /* (cudaFree waits for the kernels that use it) */
         }
     } else {
         for (int v = 0; v < D->nlevels; v++) {

@@ -64,6 +64,7 @@ struct bsr_gpu_ilu0 {
     int *tRl, *tCl;             /* device: the chunks' rows and columns (tail positions, ascending) */
     double *tT, *tL, *tU, *tC;  /* device: T (Sb x Sb), a chunk's L and U (rows x wb, wb x columns) and their
                                  * product where it is compact, column-major */
+    size_t tLn, tUn, tCn;       /* doubles of tL, tU, tC (allocated for each factorization only) */
     double *tD;                 /* device: T's inverted pivots [S b b] */
     void *blas;                 /* cublasHandle_t on D's stream */
     int *lvrows;
@@ -92,9 +93,13 @@ struct bsr_gpu_ilu0 {
 };
 
 /* The dense tail (ilu0_tail.cu): its plan (D->ts = n where there is none,
- * or it would not pay), its factorization after the sync-free launch, its
- * arrays freed. */
+ * or it would not pay), its workspace before a factorization (where there
+ * is no room for it, D->ts = n from then on: the launch takes every row)
+ * and given back after it, its factorization after the sync-free launch,
+ * its arrays freed. */
 bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D);
+bsr_status ilu0_tail_work(bsr_gpu_ilu0 *D);
+void ilu0_tail_release(bsr_gpu_ilu0 *D);
 bsr_status ilu0_tail_factor(const bsr_gpu_ilu0 *D, double pivot_rel, int strict);
 void ilu0_tail_free(bsr_gpu_ilu0 *D);
 

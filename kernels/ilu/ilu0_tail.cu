@@ -26,8 +26,11 @@
  * zeros then (the second level's separators do not reach each other),
  * which T holds and its LU leaves zero.  Where the tail is small (S < 512
  * rows, BSR_ILU0_TAIL overrides, to test) or its workspace does not fit in
- * a quarter of the free memory, there is none (ts = n).  b <= 5 (the
- * sync-free rows' sizes). */
+ * a quarter of the free memory, there is none (ts = n).  The workspace
+ * (T, a chunk's products) is held during a factorization only; a later
+ * factorization that finds no room for it goes without the tail, as do
+ * those after it (the same factors up to the order of the tail's sums).
+ * b <= 5 (the sync-free rows' sizes). */
 #include "ilu0_gpu.cuh"
 #include "blocklu.h"
 #include <cublas_v2.h>
@@ -188,16 +191,46 @@ __global__ void tail_scatter_kernel(int S, int b, const int *__restrict__ rl, in
     for (int q = 0; q < b; q++) t[q * ld] -= c[q * ldc];
 }
 
+/* T and a chunk's L, U and compact product (sizes from the plan: tS,
+ * tLn, tUn, tCn), where not allocated already.  Only a factorization uses
+ * them: ilu0_tail_release gives them back after it, as they are most of
+ * the device memory of a complete factor (4.1 of 11.4 GB at 64k block
+ * rows, b = 5: T alone). */
+static cudaError_t tail_work_alloc(bsr_gpu_ilu0 *D)
+{
+    const size_t sb = (size_t)D->tS * D->b;
+    cudaError_t e = D->tT ? cudaSuccess : bsr_cu_malloc((void **)&D->tT, sb * sb * sizeof(double));
+    if (e == cudaSuccess && D->tLn && !D->tL) e = bsr_cu_malloc((void **)&D->tL, D->tLn * sizeof(double));
+    if (e == cudaSuccess && D->tUn && !D->tU) e = bsr_cu_malloc((void **)&D->tU, D->tUn * sizeof(double));
+    if (e == cudaSuccess && D->tCn && !D->tC) e = bsr_cu_malloc((void **)&D->tC, D->tCn * sizeof(double));
+    return e;
+}
+
+void ilu0_tail_release(bsr_gpu_ilu0 *D)
+{
+    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tC);
+    D->tT = D->tL = D->tU = D->tC = NULL;
+}
+
+bsr_status ilu0_tail_work(bsr_gpu_ilu0 *D)
+{
+    if (D->ts >= D->n || tail_work_alloc(D) == cudaSuccess) return BSR_OK;
+    cudaGetLastError();   /* no room now: the rows the tail had go to the launch */
+    ilu0_tail_free(D);
+    return BSR_OK;
+}
+
 void ilu0_tail_free(bsr_gpu_ilu0 *D)
 {
     bsr_cu_free(D->kpos); bsr_cu_free(D->kcols); bsr_cu_free(D->tRl); bsr_cu_free(D->tCl);
-    bsr_cu_free(D->tT); bsr_cu_free(D->tL); bsr_cu_free(D->tU); bsr_cu_free(D->tC);
+    ilu0_tail_release(D);
     bsr_cu_free(D->tD);
     free(D->tch);
     D->kpos = D->kcols = D->tRl = D->tCl = NULL;
     D->tch = NULL;
     D->tq = 0;
-    D->tT = D->tL = D->tU = D->tC = D->tD = NULL;
+    D->tD = NULL;
+    D->tLn = D->tUn = D->tCn = 0;
     if (D->blas) cublasDestroy((cublasHandle_t)D->blas);
     D->blas = NULL;
     D->ts = D->n;
@@ -348,10 +381,11 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
     size_t lm = 0, um = 0, cm = 0;
     if (e == cudaSuccess) e = tail_chunks(D, S, ts, K, w, &lm, &um, &cm);
     if (e == cudaSuccess && tbytes + (lm + um + cm) * sizeof(double) >= room) e = cudaErrorMemoryAllocation;
-    if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tT, tbytes);
-    if (e == cudaSuccess && lm) e = bsr_cu_malloc((void **)&D->tL, lm * sizeof(double));
-    if (e == cudaSuccess && um) e = bsr_cu_malloc((void **)&D->tU, um * sizeof(double));
-    if (e == cudaSuccess && cm) e = bsr_cu_malloc((void **)&D->tC, cm * sizeof(double));
+    D->tLn = lm;
+    D->tUn = um;
+    D->tCn = cm;
+    D->tS = S;
+    if (e == cudaSuccess) e = tail_work_alloc(D);
     if (e == cudaSuccess) e = bsr_cu_malloc((void **)&D->tD, sb * b * sizeof(double));
     cublasHandle_t h = NULL;
     if (e == cudaSuccess && cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
@@ -366,7 +400,6 @@ bsr_status ilu0_tail_plan(bsr_gpu_ilu0 *D)
         return BSR_OK;
     }
     D->ts = ts;
-    D->tS = S;
     D->tK = K;
     D->tw = w;
     return BSR_OK;
