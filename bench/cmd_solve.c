@@ -18,6 +18,8 @@ typedef struct {
     int steps;                  /* --steps: time steps run after the first solve */
     double step_refactor, step_solve; /* their median refactor and solve seconds */
     int step_iters;             /* iterations of the last step (worst column) */
+    int step_failed;            /* steps whose solve failed (a column not converged) */
+    int step_measured, step_predicted, step_corrected; /* steps whose error control (etol) measured, predicted, corrected */
     double umf_setup, umf_solve;
     double *ref_diff;           /* [k] with --reference */
     double *err;                /* [k] vs the exact solution, NULL when none */
@@ -380,9 +382,14 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
                1e3 * st->prof_s[2], st->prof_calls[2], 1e3 * st->prof_s[3], st->prof_calls[3],
                st->device ? " (device time by events; fused update + dot counted as reductions)" : "");
     profile_bound_line(st);
-    if (e->steps)
+    if (e->steps) {
         printf("time steps  %d x (refactor + solve): median refactor %.3f s, solve %.3f s, step %.3f s (%d iterations)\n",
                e->steps, e->step_refactor, e->step_solve, e->step_refactor + e->step_solve, e->step_iters);
+        if (e->step_measured || e->step_predicted)
+            printf("            error control (etol): %d step(s) estimated the error, %d predicted it, %d corrected x\n",
+                   e->step_measured, e->step_predicted, e->step_corrected);
+        if (e->step_failed) printf("            %d step(s) failed: a column not converged\n", e->step_failed);
+    }
     if (e->have_cus) {
         const bsr_cusparse_result *c = &e->cus;
         if (c->status == BSR_OK || c->status == BSR_ERR_NOCONV) {
@@ -441,8 +448,9 @@ static void report_json(const bsr_problem *P, const bsr_matrix_info *f, const ch
                "\"fraction_of_bound\": %.4f},\n", st->prof_iter_bytes, st->prof_bytes, st->prof_copy_gbs,
                st->prof_krylov_s, st->prof_bytes / (st->prof_copy_gbs * 1e9) / st->prof_krylov_s);
     if (e->steps)
-        printf("\"steps\": %d,\n\"step_refactor_s\": %.6f,\n\"step_solve_s\": %.6f,\n", e->steps, e->step_refactor,
-               e->step_solve);
+        printf("\"steps\": %d,\n\"step_refactor_s\": %.6f,\n\"step_solve_s\": %.6f,\n\"steps_failed\": %d,\n"
+               "\"steps_etol_measured\": %d,\n\"steps_etol_predicted\": %d,\n\"steps_etol_corrected\": %d,\n", e->steps,
+               e->step_refactor, e->step_solve, e->step_failed, e->step_measured, e->step_predicted, e->step_corrected);
     if (e->have_cus) {
         const bsr_cusparse_result *c = &e->cus;
         printf("\"cusparse\": {\"status\": \"%s\", \"message\": ", bsr_cusparse_outcome(c));
@@ -608,10 +616,20 @@ int cmd_solve(int argc, char **argv)
             if ((s = bsr_solver_refactor(S, P.A))) { bsr_multivec_destroy(X2); goto fail; }
             tr[i] = bsr_now() - t0;
             bsr_multivec_fill(X2, 0.0); /* every step from zero: comparable with the first solve */
-            bsr_solver_solve(S, B, X2, &s2);
+            e.step_failed += bsr_solver_solve(S, B, X2, &s2) != BSR_OK;
             ts[i] = s2.solve_s;
             e.step_iters = 0;
-            for (int j = 0; j < s2.k; j++) if (s2.col[j].iterations > e.step_iters) e.step_iters = s2.col[j].iterations;
+            int meas = 0, pred = 0, corr = 0;
+            for (int j = 0; j < s2.k; j++) {
+                const bsr_col_stats *c = &s2.col[j];
+                if (c->iterations > e.step_iters) e.step_iters = c->iterations;
+                pred |= c->err_predicted;
+                meas |= !c->err_predicted && (c->err_its > 0 || c->err_est > 0);
+                corr |= c->err_rounds > 0;
+            }
+            e.step_measured += meas;
+            e.step_predicted += pred && !meas;   /* (every converged column predicted, or none) */
+            e.step_corrected += corr;
             bsr_solver_stats_free(&s2);
         }
         bsr_multivec_destroy(X2);
