@@ -288,6 +288,34 @@ static void test_solve_diag(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "stability   no ILU preconditioner"));
 }
 
+/* Test: --steps says how the steps' error control went, in the report and
+ * the JSON: on stencil3d the first solve's estimate lets every step predict
+ * its error; on coupled3d (error / relres larger) every step estimates it;
+ * etol=off: no line.  And how many steps failed (maxit 2: every one). */
+static void test_solve_steps(void)
+{
+    const char *st = "--gen stencil3d:10:4 --backend cpu --no-progress --steps 3";
+    const char *cp = "--gen coupled3d:8,4 --backend cpu --no-progress --steps 3";
+    const char *cfg = "precond=ilu2,cap=auto,reorder=rcm,rtol=1e-8";
+    char a[256];
+    snprintf(a, sizeof a, "%s --config %s", st, cfg);
+    CU_ASSERT_EQUAL(run(a), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "error control (etol): 0 step(s) estimated the error, 3 predicted it"));
+    CU_ASSERT_PTR_NULL(strstr(out, "step(s) failed"));
+    snprintf(a, sizeof a, "%s --config %s", cp, cfg);
+    CU_ASSERT_EQUAL(run(a), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "error control (etol): 3 step(s) estimated the error, 0 predicted it"));
+    snprintf(a, sizeof a, "%s --json --config %s", cp, cfg);
+    CU_ASSERT_EQUAL(run(a), 0);
+    CU_ASSERT(json_valid(out));
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "steps_etol_measured"), 3);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "steps_etol_predicted"), 0);
+    CU_ASSERT_EQUAL(bsr_test_json_num(out, "steps_failed"), 0);
+    CU_ASSERT_EQUAL(run_with("%s --config precond=ilu2,etol=off,maxit=2,fallback=off", cp), 3);
+    CU_ASSERT_PTR_NULL(strstr(out, "error control (etol)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "3 step(s) failed: a column not converged"));
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -298,6 +326,7 @@ int main(int argc, char **argv)
         {"solve --json escapes the file name", test_solve_json_name},
         {"progress of the setup phases", test_progress},
         {"solve diag=1: the stability report", test_solve_diag},
+        {"solve --steps: the steps' error control and failures", test_solve_steps},
         {NULL, NULL},
     };
     return bsr_test_cli_main("cli", tests, argc, argv, &cli, dir, sizeof dir, 1);
