@@ -357,7 +357,7 @@ static void test_tail_workspace(void)
     size_t live[4];
     bsr_cuda_mem_bytes(ctx, &live[0], NULL, 0);
     for (int k = 0; k < 3; k++) {
-        f[k] = malloc(sizeof(double) * 2 * vals);
+        f[k] = calloc(2 * vals, sizeof(double));   /* (L and U fill part of their halves: the rest compares as zeros) */
         if (k == 2) bsr_fault_arm(BSR_FAULT_DEV_ALLOC, 1);   /* the workspace's first allocation fails */
         BSR_ASSERT_OK(bsr_gpu_ilu0_factor(D, A, NULL));
         bsr_fault_reset();
