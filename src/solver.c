@@ -468,11 +468,39 @@ static void start_ahead(void *data)
     if (bsr_order_ahead_start(s->A_user, &io.order, &s->ahead)) bsr_clear_error();
 }
 
+/* bsr_solver_error_estimate's work on the backend's vectors: R = B - A X,
+ * then one estimate of X's error within opt's maxit (col's err_est,
+ * err_its, err_low, and reason: the estimate's solve's); X as given. */
+static bsr_status estimate_x(const bsr_kops *o, const bsr_solver_options *opt, const bsr_multivec *B,
+                             const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
+{
+    unsigned char on[BSR_KMAX];
+    double est[BSR_KMAX];
+    bsr_col_stats ic[BSR_KMAX];
+    bsr_solver_options io;
+    bsr_multivec *E = NULL;
+    memset(on, 1, sizeof on);
+    bsr_erest_options(opt, BSR_ERREST_RTOL, opt->maxit, &io);
+    bsr_status st = bsr_kops_residual(o, B, X, R);
+    if (!st) st = o->vnew(o, &E);
+    if (!st) st = bsr_error_estimate_kops(o, &io, on, R, X, E, est, ic);
+    for (int j = 0; !st && j < o->k; j++) {
+        col[j].err_est = est[j];
+        col[j].err_its = ic[j].iterations;
+        col[j].err_low = !bsr_reason_converged(ic[j].reason);
+        col[j].reason = ic[j].reason;
+    }
+    if (E) o->vfree(o, E);
+    return st;
+}
+
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve
  * without the fallback); probe: bsr_kstate.probe (0: none), *probed (may be
- * NULL) set when it stopped a column. */
+ * NULL) set when it stopped a column; estimate: no solve, X's error
+ * estimated instead (estimate_x; X, s's iteration marks and error control
+ * as they were). */
 static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats,
-                             int probe, int *probed)
+                             int probe, int *probed, int estimate)
 {
     if (probed) *probed = 0;
     BSR_CHECK_ARG(s && B && X, "bsr_solver_solve: NULL argument");
@@ -523,6 +551,10 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
         (st = o.vnew(&o, &R)))
         goto done;
     bsr_prof_mark("solve: B, X to working vectors");
+    if (estimate) {
+        st = estimate_x(&o, &s->opt, Bw, Xw, R, col);
+        goto done;
+    }
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
@@ -694,7 +726,7 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
         bsr_solver_stats rest;
         memset(&rest, 0, sizeof rest);
         s->opt.maxit = maxit - its;
-        st = solve_once(s, B, X, &rest, 0, NULL);
+        st = solve_once(s, B, X, &rest, 0, NULL, 0);
         s->opt.maxit = maxit;
         if (st != BSR_OK && st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
             bsr_solver_stats_free(&rest);
@@ -739,47 +771,26 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     if (B->n != X->n || B->k != X->k || X->n != (int64_t)A->nbrows * A->b)
         return bsr_error(BSR_ERR_SIZE, "bsr_solver_error_estimate: A has %lld rows; B is %lld x %d, X %lld x %d",
                          (long long)A->nbrows * A->b, (long long)B->n, B->k, (long long)X->n, X->k);
-    const int k = X->k;
-    bsr_multivec *R = NULL, *E = NULL;
-    double *nx = bsr_malloc(sizeof(double) * (size_t)k, "error estimate");
-    bsr_status st = nx ? BSR_OK : BSR_ERR_NOMEM;
-    /* r = B - A X, on the host */
-    if (!st) st = bsr_multivec_create(&R, B->n, B->k, B->prec);
-    if (!st) st = bsr_multivec_copy(R, B);
-    if (!st) st = bsr_spmm(-1.0, A, X, 1.0, R);
-    if (!st) st = bsr_multivec_create(&E, X->n, k, X->prec);
-    if (!st) st = bsr_multivec_norm2(X, nx);
-    if (!st) {
-        /* the solve of A e = r leaves s as it was: options, the pattern's
-         * iteration marks (pattern=auto reads them) */
-        const bsr_solver_options o = s->opt;
-        const int base = s->iters_base, last = s->iters_last;
-        s->opt.rtol = BSR_ERREST_RTOL;
-        s->opt.atol = 0;
-        s->opt.etol = 0;
-        bsr_solver_stats ss;
-        memset(&ss, 0, sizeof ss);
-        st = solve_once(s, R, E, &ss, 0, NULL);
-        s->opt = o;
-        s->iters_base = base;
-        s->iters_last = last;
-        if (its) *its = ss.col ? stats_iterations(&ss) : 0;
-        bsr_solver_stats_free(&ss);
-        if (st == BSR_OK || st == BSR_ERR_NOCONV || st == BSR_ERR_BREAKDOWN) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", st ? bsr_last_error() : "");
-            bsr_status s2 = bsr_multivec_norm2(E, est);
-            if (s2) st = s2;
-            else {
-                for (int j = 0; j < k; j++) est[j] = nx[j] > 0 ? est[j] / nx[j] : est[j];
-                if (st) st = bsr_error(st, "bsr_solver_error_estimate: A e = B - A X did not reach rtol %g (%s): "
-                                       "the estimate is a lower bound", BSR_ERREST_RTOL, why);
-            }
-        }
+    if (its) *its = 0;
+    bsr_solver_stats ss;
+    memset(&ss, 0, sizeof ss);
+    /* (the estimate leaves X as given) */
+    bsr_status st = solve_once(s, B, (bsr_multivec *)X, &ss, 0, NULL, 1);
+    int low = -1;
+    for (int j = 0; !st && j < ss.k; j++) {
+        const bsr_col_stats *c = &ss.col[j];
+        est[j] = c->err_est;
+        if (its && c->err_its > *its) *its = c->err_its;
+        if (c->err_low && low < 0) low = j;
     }
-    bsr_multivec_destroy(R);
-    bsr_multivec_destroy(E);
-    free(nx);
+    if (low >= 0) {
+        const bsr_col_stats *c = &ss.col[low];
+        const int bd = c->reason == BSR_DIVERGED_BREAKDOWN || c->reason == BSR_DIVERGED_INDEFINITE;
+        st = bsr_error(bd ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV, "bsr_solver_error_estimate: A e = B - A X did not "
+                       "reach rtol %g (column %d stopped (%s) after %d iterations): the estimate is a lower bound",
+                       BSR_ERREST_RTOL, low, bsr_reason_string(c->reason), c->err_its);
+    }
+    if (ss.col) bsr_solver_stats_free(&ss);
     return st;
 }
 
@@ -816,7 +827,7 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t 
 static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
 {
     bsr_solver_options fo;
-    if (!(s && B && X && s->pc && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL);
+    if (!(s && B && X && s->pc && fallback_options(s, 0, &fo))) return solve_once(s, B, X, stats, 0, NULL, 0);
     if (stats) memset(stats, 0, sizeof *stats);   /* a failure below may leave none */
     /* the initial guess, for the second solve (where it cannot be kept, as
      * for X only on a device, the solve runs without the fallback) */
@@ -826,7 +837,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     if (st) {
         bsr_multivec_destroy(x0);
         bsr_clear_error();
-        return solve_once(s, B, X, stats, 0, NULL);
+        return solve_once(s, B, X, stats, 0, NULL, 0);
     }
     /* the first solve, given up early where its residual has not halved in
      * BSR_FALLBACK_PROBE iterations: a factor that is unstable on an
@@ -836,7 +847,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     bsr_solver_stats first;
     const double t0 = bsr_now();
     int probed;
-    st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed);
+    st = solve_once(s, B, X, &first, BSR_FALLBACK_PROBE, &probed, 0);
     if (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN) {
         /* no fallback: the ordering the probe started is called off, not
          * waited for (a later solve, setup or destroy lets it go) */
@@ -866,7 +877,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     st = bsr_multivec_copy(X, x0);
     bsr_multivec_destroy(x0);
     if (st) return st;
-    st = solve_once(s, B, X, stats, 0, NULL);
+    st = solve_once(s, B, X, stats, 0, NULL, 0);
     if (stats) {
         stats->fallbacks = 1;
         stats->fallback_iterations = its;

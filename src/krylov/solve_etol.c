@@ -31,12 +31,23 @@ static double inner_rtol(double ask)
     return r < BSR_ETOL_INNER_MIN ? BSR_ETOL_INNER_MIN : r > BSR_ERREST_RTOL ? BSR_ERREST_RTOL : r;
 }
 
-/* One estimate: E solves A E = R from zero to rtol io->rtol for the columns
- * of on (the others stopped at once); ic its stats. */
-static bsr_status estimate_solve(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
-                                 const bsr_multivec *R, bsr_multivec *E, bsr_col_stats *ic)
+void bsr_erest_options(const bsr_solver_options *opt, double rtol, int maxit, bsr_solver_options *io)
 {
-    double rn[BSR_KMAX];
+    *io = *opt;
+    io->atol = 0;
+    io->etol = 0;
+    io->monitor = NULL;
+    io->history = 0;
+    io->progress = 0;
+    io->rtol = rtol;
+    io->maxit = maxit;
+}
+
+bsr_status bsr_error_estimate_kops(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
+                                   const bsr_multivec *R, const bsr_multivec *X, bsr_multivec *E, double *est,
+                                   bsr_col_stats *ic)
+{
+    double rn[BSR_KMAX], xn[BSR_KMAX];
     bsr_kstate ks;
     memset(&ks, 0, sizeof ks);
     memset(ic, 0, sizeof *ic * (size_t)o->k);
@@ -47,6 +58,9 @@ static bsr_status estimate_solve(const bsr_kops *o, const bsr_solver_options *io
         if (!on[j]) bsr_kstate_stop(&ks, j, BSR_REASON_NONE);
     if (!st) st = bsr_krylov_row_of(io->method)->solve(o, R, E, &ks);
     bsr_kstate_free(&ks);
+    if (!st) st = bsr_kops_norm2(o, X, xn);
+    if (!st) st = bsr_kops_norm2(o, E, rn);
+    for (int j = 0; !st && j < o->k; j++) est[j] = xn[j] > 0 ? rn[j] / xn[j] : rn[j];
     return st;
 }
 
@@ -74,15 +88,9 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     *since = 0;
     const int k = o->k;
     unsigned char on[BSR_KMAX], fix[BSR_KMAX];
-    double xn[BSR_KMAX], en[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX], last[BSR_KMAX];
+    double est[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX], last[BSR_KMAX];
     bsr_col_stats ic[BSR_KMAX];
-    bsr_solver_options io = *opt;   /* the estimate's solve: no monitor, history or error control */
-    io.atol = 0;
-    io.etol = 0;
-    io.monitor = NULL;
-    io.history = 0;
-    io.progress = 0;
-    io.rtol = BSR_ERREST_RTOL;
+    bsr_solver_options io;
     int its = 20;                   /* as many iterations as the solve took, at least 20 */
     for (int j = 0; j < k; j++) {
         on[j] = bsr_reason_converged(col[j].reason);
@@ -91,15 +99,14 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         if (col[j].iterations > its) its = col[j].iterations;
     }
     int left = ETOL_BUDGET * its;   /* the estimates' solves' iterations, all rounds together */
+    bsr_erest_options(opt, BSR_ERREST_RTOL, its, &io);
     *amp = 0;
     int low = 0;   /* a first estimate is a lower bound: nothing to predict from */
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
     for (int round = 0; !st && left > 0 && memchr(on, 1, (size_t)k); round++) {
         io.maxit = its < left ? its : left;
-        if ((st = estimate_solve(o, &io, on, R, E, ic)) || (st = bsr_kops_norm2(o, X, xn)) ||
-            (st = bsr_kops_norm2(o, E, en)))
-            break;
+        if ((st = bsr_error_estimate_kops(o, &io, on, R, X, E, est, ic))) break;
         int most = 0;
         for (int j = 0; j < k; j++)
             if (on[j] && ic[j].iterations > most) most = ic[j].iterations;
@@ -110,7 +117,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             if (!on[j]) continue;
             bsr_col_stats *c = &col[j];
             c->err_its += ic[j].iterations;
-            c->err_est = xn[j] > 0 ? en[j] / xn[j] : en[j];
+            c->err_est = est[j];
             c->err_low = !bsr_reason_converged(ic[j].reason);
             if (round == 0 && c->relres > 0 && c->err_est / c->relres > *amp) *amp = c->err_est / c->relres;
             if (round == 0 && c->err_low) low = 1;
