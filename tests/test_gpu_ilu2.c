@@ -277,6 +277,20 @@ static bsr_matrix *tail_dense(int n, int b, int how)
     return A;
 }
 
+/* ILU(0) of A in natural order on the host (strict pivots or not), and its
+ * device factorization's plan (*F, *D); the dense tail's tests. */
+static void natural_ilu0(const bsr_matrix *A, int strict, bsr_ilu **F, bsr_gpu_ilu0 **D)
+{
+    bsr_ilu_options o;
+    bsr_ilu_options_default(&o, BSR_ILU0);
+    o.order.kind = BSR_ORDER_NATURAL;
+    o.strict_pivots = strict;
+    *F = NULL;
+    *D = NULL;
+    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, F));
+    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, *F, D));
+}
+
 /* A breakdown inside the dense tail: a dense 12 x 12 block matrix is all
  * tail (forced down to 8 rows; ILU(0) in natural order, 4 panels of 3
  * block columns), set up on good values and factored on bad ones.  Row 7's
@@ -292,14 +306,9 @@ static void test_tail_breakdown(void)
     for (int c = 0; c < 5; c++) {
         const int b = c < 2 || c == 4 ? 1 : 4, how = c == 4 ? 2 : 1, strict = c % 2 == 0 && c < 4;
         bsr_matrix *A0 = tail_dense(n, b, 0), *A = tail_dense(n, b, how);
-        bsr_ilu_options o;
-        bsr_ilu_options_default(&o, BSR_ILU0);
-        o.order.kind = BSR_ORDER_NATURAL;
-        o.strict_pivots = strict;
-        bsr_ilu *F = NULL;
-        bsr_gpu_ilu0 *D = NULL;
-        BSR_ASSERT_OK(bsr_ilu_setup(A0, &o, &F));
-        BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+        bsr_ilu *F;
+        bsr_gpu_ilu0 *D;
+        natural_ilu0(A0, strict, &F, &D);
         CU_ASSERT_EQUAL(bsr_gpu_ilu0_tail_rows(D), n);
         BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
         const bsr_status sd = bsr_gpu_ilu0_factor(D, A, NULL);
@@ -344,13 +353,9 @@ static void test_tail_workspace(void)
     setenv("BSR_ILU0_FLY", "1", 1);
     setenv("BSR_ILU0_TAIL", "8", 1);
     bsr_matrix *A = tail_dense(n, b, 0);
-    bsr_ilu_options o;
-    bsr_ilu_options_default(&o, BSR_ILU0);
-    o.order.kind = BSR_ORDER_NATURAL;
-    bsr_ilu *F = NULL;
-    bsr_gpu_ilu0 *D = NULL;
-    BSR_ASSERT_OK(bsr_ilu_setup(A, &o, &F));
-    BSR_ASSERT_OK(bsr_gpu_ilu0_create(ctx, F, &D));
+    bsr_ilu *F;
+    bsr_gpu_ilu0 *D;
+    natural_ilu0(A, 0, &F, &D);
     CU_ASSERT_EQUAL(bsr_gpu_ilu0_tail_rows(D), n);
     BSR_ASSERT_OK(bsr_matrix_upload(ctx, A));
     double *f[3], *sc = malloc(sizeof(double) * (size_t)n * b * b);
