@@ -481,14 +481,18 @@ static bsr_status estimate_x(const bsr_kops *o, const bsr_solver_options *opt, c
     bsr_multivec *E = NULL;
     memset(on, 1, sizeof on);
     bsr_erest_options(opt, BSR_ERREST_RTOL, opt->maxit, &io);
+    double rn[BSR_KMAX], floor[BSR_KMAX];
     bsr_status st = bsr_kops_residual(o, B, X, R);
+    if (!st) st = bsr_kops_norm2(o, R, rn);
+    if (!st) st = bsr_kops_floor(o, B, X, floor);
     if (!st) st = o->vnew(o, &E);
     if (!st) st = bsr_error_estimate_kops(o, &io, on, R, X, E, est, ic);
     for (int j = 0; !st && j < o->k; j++) {
         col[j].err_est = est[j];
         col[j].err_its = ic[j].iterations;
-        col[j].err_low = !bsr_reason_converged(ic[j].reason);
         col[j].reason = ic[j].reason;
+        if (rn[j] > 0 && rn[j] <= floor[j]) col[j].reason = BSR_CONVERGED_FLOOR;   /* (as the error control's) */
+        col[j].err_low = !bsr_reason_converged(ic[j].reason) || col[j].reason == BSR_CONVERGED_FLOOR;
     }
     if (E) o->vfree(o, E);
     return st;
@@ -786,9 +790,14 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
     if (low >= 0) {
         const bsr_col_stats *c = &ss.col[low];
         const int bd = c->reason == BSR_DIVERGED_BREAKDOWN || c->reason == BSR_DIVERGED_INDEFINITE;
-        st = bsr_error(bd ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV, "bsr_solver_error_estimate: A e = B - A X did not "
-                       "reach rtol %g (column %d stopped (%s) after %d iterations): the estimate is a lower bound",
-                       BSR_ERREST_RTOL, low, bsr_reason_string(c->reason), c->err_its);
+        if (c->reason == BSR_CONVERGED_FLOOR)
+            st = bsr_error(BSR_ERR_NOCONV, "bsr_solver_error_estimate: column %d's residual B - A X is at the working "
+                           "precision's rounding floor (eps || |A||X| + |B| ||), where A e = r solves for rounding: "
+                           "the estimate is a lower bound", low);
+        else
+            st = bsr_error(bd ? BSR_ERR_BREAKDOWN : BSR_ERR_NOCONV, "bsr_solver_error_estimate: A e = B - A X did "
+                           "not reach rtol %g (column %d stopped (%s) after %d iterations): the estimate is a lower "
+                           "bound", BSR_ERREST_RTOL, low, bsr_reason_string(c->reason), c->err_its);
     }
     if (ss.col) bsr_solver_stats_free(&ss);
     return st;

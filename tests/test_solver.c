@@ -992,8 +992,8 @@ static void test_gpu_agrees(void)
  * indefinite coupled system (the capped factor's solve at rtol 1e-8 leaves an
  * error 300x its residual); the solver's later solves the same bits as a
  * twin's that never estimated; a solve of A e = r that runs out of
- * iterations is a lower bound, said so; other precisions and a solver
- * without a setup refused. */
+ * iterations is a lower bound, said so, and so is one at the rounding floor
+ * (float); other precisions and a solver without a setup refused. */
 static void test_error_estimate(void)
 {
     bsr_problem P;
@@ -1029,6 +1029,27 @@ static void test_error_estimate(void)
     CU_ASSERT(est > 0 && est < err);
     CU_ASSERT_EQUAL(its, 3);
     CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, F, &est, NULL), BSR_ERR_UNSUPPORTED);
+    /* float, rtol under its eps: converged at the rounding floor, where the
+     * residual is mostly rounding: the estimate (public, and the error
+     * control's) is a lower bound, and says why */
+    {
+        bsr_problem Q;
+        BSR_ASSERT_OK(bsr_generate("coupled3d:10,4,couple=0.35", BSR_FLOAT, &Q));
+        bsr_solver *q = bsr_test_solver(NULL, "precond=ilu2,rtol=1e-8,precision=float", Q.A);
+        bsr_multivec *Xq;
+        BSR_ASSERT_OK(bsr_multivec_create(&Xq, bsr_multivec_rows(Q.rhs), 1, BSR_FLOAT));
+        BSR_ASSERT_OK(bsr_solver_solve(q, Q.rhs, Xq, &st));
+        CU_ASSERT_EQUAL(st.col[0].reason, BSR_CONVERGED_FLOOR);
+        CU_ASSERT_EQUAL(st.col[0].err_low, 1);
+        CU_ASSERT(st.col[0].err_est > 0 && st.col[0].err_rounds == 0);
+        bsr_solver_stats_free(&st);
+        CU_ASSERT_EQUAL(bsr_solver_error_estimate(q, Q.rhs, Xq, &est, &its), BSR_ERR_NOCONV);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "rounding floor"));
+        CU_ASSERT(est > 0);
+        bsr_multivec_destroy(Xq);
+        bsr_solver_destroy(q);
+        bsr_problem_free(&Q);
+    }
     bsr_multivec *S2;
     BSR_ASSERT_OK(bsr_multivec_create(&S2, n / 2, 1, BSR_DOUBLE));
     CU_ASSERT_EQUAL(bsr_solver_error_estimate(s, P.rhs, S2, &est, NULL), BSR_ERR_SIZE);

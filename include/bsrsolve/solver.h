@@ -339,7 +339,8 @@ typedef struct {
                             returned, unless a correction followed it: err_rounds reached
                             BSR_ETOL_ROUNDS, or the estimates' solves used up twice the solve's
                             iterations); 0 when none */
-    int err_low;         /* 1: that estimate's solve stopped short of its rtol: a lower bound */
+    int err_low;         /* 1: that estimate's solve stopped short of its rtol, or the column converged at the
+                            rounding floor (its residual mostly rounding): a lower bound */
     int err_its;         /* options.etol: iterations of the estimates' solves (not in iterations) */
     int err_rounds;      /* options.etol: corrections x += e made */
     int err_predicted;   /* options.etol: 1 when err_est is predicted, no estimate's solve made:
@@ -448,7 +449,10 @@ bsr_status bsr_solver_solve(bsr_solver *s, const bsr_multivec *B, bsr_multivec *
  * system of 64,000 block rows turns a random relative residual of 1e-8 into
  * errors of 3e-5 to 3e-4).  s, its preconditioner and what its later solves
  * compute are unchanged.  BSR_ERR_NOCONV / BSR_ERR_BREAKDOWN when a column's
- * solve did not converge (est then from its last iterate: a lower bound). */
+ * solve did not converge (est then from its last iterate: a lower bound), and
+ * BSR_ERR_NOCONV where a column's residual B - A X is at the working
+ * precision's rounding floor (then A e = r solves mostly for rounding: the
+ * estimate is a lower bound too). */
 #define BSR_ERREST_RTOL 0.1
 bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const bsr_multivec *X, double *est,
                                      int *its);
