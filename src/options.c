@@ -340,14 +340,20 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     return BSR_OK;
 }
 
-/* cap resolved for where the threshold rows run (factor_gpu: on the device).
- * The default there is "auto": the device rows need a cap, and with it the
- * setup's work is bounded on any system (uncapped host rows took 16-48 s on
- * dense coupled systems); on the host "none", whose nested dissection keeps
- * rotconv3d's convergence (bench/RESULTS.md). */
-int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu)
+/* cap resolved for where the threshold rows run (factor_gpu: on the device)
+ * and the matrix's size.  The default on the device is "auto": its rows need
+ * a cap, and with it the setup's work is bounded on any system (uncapped host
+ * rows took 16-48 s on dense coupled systems).  On the host "none" below
+ * BSR_HOST_CAP_ROWS block rows, where nested dissection without a cap keeps
+ * the fewest iterations (rotconv3d:40,4: 9 against about 100 capped, 3.9 s
+ * to the solution against 6.2 s on 16 threads) and its setup is affordable;
+ * "auto" from there on, where the uncapped factor's setup grows faster than
+ * the problem (13.7-24.7 s at 1M block rows on 16 threads, cfd3d's fill 18
+ * at 27k) while the capped one's stays linear (1.0-1.2 s there), and the
+ * capped factor is the faster to the solution (bench/RESULTS.md). */
+int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows)
 {
-    return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu ? 0 : BSR_ILU_CAP_NONE;
+    return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu || nbrows >= BSR_HOST_CAP_ROWS ? 0 : BSR_ILU_CAP_NONE;
 }
 
 const char *bsr_halo_name(int halo)

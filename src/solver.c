@@ -176,7 +176,7 @@ bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_m
                          o->match == BSR_MATCH_MPT ? "mpt" : "auto");
     if (o->factor == BSR_FACTOR_AUTO)
         o->factor = device && factored && !match ? BSR_FACTOR_GPU : BSR_FACTOR_CPU;
-    if (o->factor == BSR_FACTOR_GPU) o->cap = bsr_cap_resolved(o, 1);   /* printed as it ran */
+    if (o->factor == BSR_FACTOR_GPU) o->cap = bsr_cap_resolved(o, 1, A->nbrows);   /* printed as it ran */
     return BSR_OK;
 }
 
@@ -210,6 +210,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     s->refactor_setup = 0;
     if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
+    s->nbrows = A->nbrows;
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
@@ -660,7 +661,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     *f = *o;
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
-    const int first = bsr_fallback_first(o, s->device);
+    const int first = bsr_fallback_first(o, s->device, s->nbrows);
     const int kind = stage == 0 ? first : stage == 1 && first == BSR_FB_COMPLETE_DEV ? BSR_FB_UNCAPPED : BSR_FB_NONE;
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
@@ -679,9 +680,9 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     return kind;
 }
 
-int bsr_fallback_first(const bsr_solver_options *o, int device)
+int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
 {
-    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU) != BSR_ILU_CAP_NONE;
+    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, nbrows) != BSR_ILU_CAP_NONE;
     return capped && device ? BSR_FB_COMPLETE_DEV : capped ? BSR_FB_UNCAPPED : !o->grow ? BSR_FB_GROW : BSR_FB_NONE;
 }
 

@@ -75,8 +75,9 @@ double bsr_fallback_work(const bsr_solver_options *o, int device);
  * without its cap, with growth weights, the complete factor on the device. */
 enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV };
 /* The kind of the fallback's first stage (BSR_FB_*) for a factor of options
- * o on the CUDA backend (device nonzero) or the CPU (solver.c). */
-int bsr_fallback_first(const bsr_solver_options *o, int device);
+ * o of a matrix of nbrows block rows on the CUDA backend (device nonzero) or
+ * the CPU (solver.c). */
+int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows);
 /* Nonzero for the ILU kinds (ilu0, ilut, ilu2): those precond_ilu.c builds. */
 #define BSR_PC_IS_ILU(k) ((k) >= BSR_PC_ILU0 && (k) <= BSR_PC_ILU2)
 /* Nonzero when some block row of A has a missing, zero or singular diagonal
@@ -85,9 +86,13 @@ int bsr_ilu_diagonal_weak(const bsr_matrix *A);
 /* The host plan of S's ILU preconditioner, NULL when it is no ILU
  * (precond_ilu.c); it holds host factors when F->valid (not with factor=gpu). */
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
-/* o->cap resolved: the default (BSR_CAP_DEFAULT) is auto for rows factored on
- * the device (factor_gpu), none on the host (options.c). */
-int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu);
+/* o->cap resolved for a matrix of nbrows block rows: the default
+ * (BSR_CAP_DEFAULT) is auto for rows factored on the device (factor_gpu)
+ * and for the host's from BSR_HOST_CAP_ROWS block rows on, none for the
+ * host's below (options.c).  A cap so resolved puts the rows in RCM order
+ * unless reorder is given (precond_ilu.c). */
+int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows);
+#define BSR_HOST_CAP_ROWS 100000
 /* The cap's value as the options write it: "auto" (0), P (> 0), "none" (< 0,
  * the default included: the host's); buf of 16 chars at least. */
 const char *bsr_cap_name(int cap, char *buf);
@@ -352,6 +357,8 @@ struct bsr_solver {
     bsr_context *ctx;
     int device;                /* iterate on the device */
     const bsr_matrix *A_user;
+    int nbrows;                /* block rows of the last matrix set up (A_user's, kept when a setup fails:
+                                * the fallback's stages resolve the cap's default by it) */
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
     bsr_pc *pc;                /* the preconditioner, on the backend the solve runs on */
     bsr_vpool pool;            /* work vectors reused between solves */

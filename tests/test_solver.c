@@ -1142,6 +1142,32 @@ static void test_cli(void)
     CU_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 3);
 }
 
+/* The host's ILU2 cap by default (bsr_cap_resolved): none below
+ * BSR_HOST_CAP_ROWS block rows, in nested dissection; auto from there on,
+ * in RCM order unless reorder is given (reorder=nd:auto: the cap in the
+ * dissection); a cap given keeps nested dissection whatever the size. */
+static void test_host_cap_rule(void)
+{
+    const struct { const char *gen, *cfg; int cap; bsr_order_kind ord; } c[] = {
+        {"stencil3d:46:1", "precond=ilu2,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* 97,336 block rows */
+        {"stencil3d:47:1", "precond=ilu2,maxit=1", 0, BSR_ORDER_RCM},                 /* 103,823 */
+        {"stencil3d:47:1", "precond=ilu2,maxit=1,reorder=nd:auto", 0, BSR_ORDER_ND},
+        {"stencil3d:46:1", "precond=ilu2,maxit=1,cap=auto", 0, BSR_ORDER_ND},
+    };
+    CU_ASSERT(BSR_HOST_CAP_ROWS > 46 * 46 * 46 && BSR_HOST_CAP_ROWS <= 47 * 47 * 47);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(c[i].gen, BSR_DOUBLE, &P));
+        bsr_solver *s = bsr_test_solver(NULL, c[i].cfg, P.A);
+        const bsr_ilu *F = bsr_solver_host_ilu(s);
+        CU_ASSERT(F && F->opt.cap == c[i].cap && F->ord && F->ord->kind == c[i].ord);
+        if (F && F->ord) printf("\n    %s %s: cap %d, order %s", c[i].gen, c[i].cfg, F->opt.cap,
+                                bsr_order_kind_name(F->ord->kind));
+        bsr_solver_destroy(s);
+        bsr_problem_free(&P);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -1165,6 +1191,7 @@ int main(int argc, char **argv)
         {"ILU2 fewer iterations than ILU(0) at comparable fill", test_ilu2_vs_ilu0},
         {"GPU: CPU and GPU agree", test_gpu_agrees},
         {"error estimate", test_error_estimate},
+        {"the host's ILU2 cap by default: by the matrix's size", test_host_cap_rule},
         {"CLI", test_cli},
         {NULL, NULL},
     };

@@ -68,7 +68,7 @@ static void ilu_describe(bsr_pc *pc, const bsr_ilu *F, const bsr_solver_options 
     const char *keep = bsr_keep_pattern(o) ? ",keep_pattern" : "";
     const double t1 = st.tau1, t2 = o->tau2 > 0 ? o->tau2 : t1 * t1;
     char cap[48], cn[16];
-    snprintf(cap, sizeof cap, ",cap=%s", bsr_cap_name(o->cap, cn));
+    snprintf(cap, sizeof cap, ",cap=%s", bsr_cap_name(F->opt.cap, cn));   /* as it ran */
     if (o->fill > 0) snprintf(cap + strlen(cap), sizeof cap - strlen(cap), ",fill<=%g", o->fill);
     if (o->precond == BSR_PC_ILUT) snprintf(tau, sizeof tau, "(tau1=%.3g%s%s)", t1, cap, keep);
     if (o->precond == BSR_PC_ILU2) snprintf(tau, sizeof tau, "(tau1=%.3g,tau2=%.3g%s%s)", t1, t2, cap, keep);
@@ -212,7 +212,7 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     io->tau1 = o->tau1;
     io->tau2 = kind == BSR_ILUT ? 0 : o->tau2;
     io->fill = o->fill;
-    io->cap = bsr_cap_resolved(o, 0);
+    io->cap = bsr_cap_resolved(o, 0, 0);
     io->keep_pattern = bsr_keep_pattern(o);
     io->prec = o->precond_precision;
     io->match = o->match;
@@ -226,9 +226,10 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
 }
 
 /* The ILU options for the kind o->precond, resolved for where the
- * values are factored: on ctx's device when o->factor is gpu (ctx NULL: the
- * host row, which factors on the host). */
-static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, bsr_ilu_options *io)
+ * values are factored (on ctx's device when o->factor is gpu; ctx NULL: the
+ * host row, which factors on the host) and for A's size. */
+static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, const bsr_matrix *A,
+                              bsr_ilu_options *io)
 {
     BSR_TRY(bsr_ilu_options_from_solver(o, io));
     const bsr_ilu_kind kind = io->kind;
@@ -236,7 +237,7 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, bsr
     if (dev && !ctx)
         return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: factor=gpu factors on the device (--backend cuda); the CPU "
                          "backend factors on the host");
-    io->cap = bsr_cap_resolved(o, dev);
+    io->cap = bsr_cap_resolved(o, dev, A->nbrows);
     io->pattern = BSR_PATTERN_FROZEN;   /* the solver refreshes a pattern by a new setup (solver.c) */
     /* a matching needs the host's factors (the device apply gathers by its
      * rows, kernels/trsv/trsv_ilu.cu); factored on the device: none (solver.c
@@ -251,9 +252,13 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, bsr
      * tree (METIS takes ~7 s at 1M block rows): ILU(0) in natural order, the
      * threshold kinds in RCM, where the capped rows of rotconv3d converge
      * (natural order broke down at 40^3) and stencil3d takes as many
-     * iterations (bench/RESULTS.md) */
+     * iterations (bench/RESULTS.md); so too the host's rows capped by the
+     * default (BSR_HOST_CAP_ROWS: nested dissection with a cap breaks down on
+     * rotconv3d, whose separators' rows need their fill).  A cap given on
+     * the host keeps nested dissection. */
+    const int cap_default = o->cap == BSR_CAP_DEFAULT && io->cap != BSR_ILU_CAP_NONE;
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io->order.kind = BSR_ORDER_NATURAL;
-    else if (!o->reorder[0] && dev && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
+    else if (!o->reorder[0] && (dev || cap_default) && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
     return BSR_OK;
 }
 
@@ -287,7 +292,7 @@ static bsr_status ilu_cpu_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     ilu_pc *I;
     bsr_ilu_options io;
     BSR_TRY(ilu_new(pc, o, NULL, &I));
-    BSR_TRY(ilu_resolve(o, NULL, &io));
+    BSR_TRY(ilu_resolve(o, NULL, A, &io));
     BSR_TRY(ilu_host_plan(A, &io, pc->ahead, &I->F));
     BSR_TRY(ilu_numeric_cpu(I->F, A, &I->num));
     ilu_describe(pc, I->F, o, I->num);
@@ -362,7 +367,7 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
     ilu_pc *I;
     bsr_ilu_options io;
     BSR_TRY(ilu_new(pc, o, ctx, &I));
-    BSR_TRY(ilu_resolve(o, ctx, &io));
+    BSR_TRY(ilu_resolve(o, ctx, A, &io));
     ilu_numeric_options no;
     ilu_cuda_numeric_options(o, A, &no);
     if (no.on_device) BSR_TRY(ilu_sym_build(A, &io, ctx, pc->ahead, &I->F));
