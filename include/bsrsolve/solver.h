@@ -252,8 +252,9 @@ typedef struct {
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
- * ilu2), tau1, tau2 (0 for ILUT), fill, cap (the CPU's default for
- * BSR_CAP_DEFAULT), keep_pattern, precision, match, pivot, pattern (frozen
+ * ilu2), tau1, tau2 (0 for ILUT), fill, cap (for BSR_CAP_DEFAULT the CPU's
+ * default below 100,000 block rows, none: o has no matrix; the solver caps
+ * larger ones, in RCM order), keep_pattern, precision, match, pivot, pattern (frozen
  * unless refresh) and the reorder string parsed.  BSR_ERR_ARG when precond is
  * not an ILU or reorder does not parse. */
 bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_options *io);
