@@ -348,9 +348,10 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
  * the fewest iterations (rotconv3d:40,4: 9 against about 100 capped, 3.9 s
  * to the solution against 6.2 s on 16 threads) and its setup is affordable;
  * "auto" from there on, where the uncapped factor's setup grows faster than
- * the problem (13.7-24.7 s at 1M block rows on 16 threads, cfd3d's fill 18
- * at 27k) while the capped one's stays linear (1.0-1.2 s there), and the
- * capped factor is the faster to the solution (bench/RESULTS.md). */
+ * the problem (at 1M block rows on 16 threads 11.4 s for stencil3d, 16.6 s
+ * for rotconv3d, cfd3d's unfinished after 45 s) while the capped one's stays
+ * linear (1.4 s there), and the capped factor is the faster to the solution
+ * (2.9 against 13.0 s, 3.8 against 20.2 s; bench/RESULTS.md). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows)
 {
     return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu || nbrows >= BSR_HOST_CAP_ROWS ? 0 : BSR_ILU_CAP_NONE;
