@@ -20,13 +20,12 @@
 #include "internal.h"
 #include "blockops.h"
 #include <omp.h>
-#include <sched.h>
 #include <string.h>
 
 #define KC 16   /* right-hand sides per accumulator chunk */
 /* Levels narrower than this run on one thread, consecutive ones together
- * (their rows' chain stays in one core's cache); which thread computes a
- * row never changes its bits. */
+ * (one barrier instead of one per level); which thread computes a row never
+ * changes its bits. */
 #define TRSV_MIN_PAR 32
 /* When the level schedule on a team is used instead of the natural order on
  * the calling thread (trsv_use_levels): TRSV_PAR_MIN_THREADS threads or
@@ -245,31 +244,8 @@ static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
     return (int64_t)lv->n >= (int64_t)lv->nlevels * TRSV_PAR_MEAN_ROWS * nt;
 }
 
-/* Wait until every row that row i of T reads is solved (done[j] set by its
- * thread after its values were stored: release there, acquire here, so its
- * values are read after).  Spins, then yields: on a loaded machine the
- * row's thread may be waiting for a core. */
-static inline void trsv_wait(const bsr_matrix *T, int upper, int i, const unsigned char *done)
-{
-    for (int p = T->rowptr[i] + (upper != 0); p < T->rowptr[i + 1]; p++)
-        for (int spin = 0; !__atomic_load_n(done + T->colind[p], __ATOMIC_ACQUIRE); spin++) {
-            if (spin > 4096) sched_yield();
-#if defined(__x86_64__) || defined(__i386__)
-            else __builtin_ia32_pause();
-#endif
-        }
-}
-
 /* The solve on y in place along the chosen path; rows(T, upper, rows, q0, q1,
- * y, k) computes rows rows[q0..q1) (natural order when rows is NULL).  On a
- * team the level schedule needs no barrier: each thread takes its share of
- * every wide level (a run of narrow ones: the first thread alone) in level
- * order, and before each row waits for the rows it reads, by a flag a row
- * (the thread that solved a row stored its values first).  A thread then
- * runs ahead of the others as far as its rows' dependencies let it, where a
- * barrier a level held every thread to the slowest (cfd3d:100,4,10's ILU2 in
- * RCM order, 4,236 levels an apply: 219 ms an iteration on 16 threads).
- * Where the flags cannot be allocated, the natural order on this thread. */
+ * y, k) computes rows rows[q0..q1) (natural order when rows is NULL). */
 #define DEFINE_TRSV(SUF, REAL)                                                              \
     static void trsv_##SUF(const bsr_matrix *T, const bsr_levels *lv, int upper,            \
                            bsr_trsv_cpu_path path, REAL *y, int k)                          \
@@ -287,39 +263,27 @@ static inline void trsv_wait(const bsr_matrix *T, int upper, int i, const unsign
         /* a team only when some level is wide and the solve worth one */                  \
         const int par = path == BSR_TRSV_CPU_LEVELS && lv->max_width >= TRSV_MIN_PAR &&     \
                         bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k);                  \
-        if (!par || n == 0) {                                                               \
-            rows(T, upper, lv->rows, 0, n, y, k);                                           \
-            return;                                                                         \
-        }                                                                                   \
-        unsigned char *done = bsr_calloc((size_t)n, 1, "triangular solve flags");          \
-        if (!done) {                                                                        \
-            bsr_clear_error();                                                              \
-            rows(T, upper, NULL, 0, n, y, k);                                               \
-            return;                                                                         \
-        }                                                                                   \
-        _Pragma("omp parallel num_threads(bsr_team_size())")                                \
+        const int team = bsr_team_size();   /* a barrier a level: the one team size */      \
+        _Pragma("omp parallel if (par) num_threads(team)")                                  \
         {                                                                                   \
             const int nt = omp_get_num_threads(), t = omp_get_thread_num();                 \
-            for (int l = 0, l1; l < lv->nlevels; l = l1) {                                  \
-                int q0 = lp[l], q1;                                                         \
-                l1 = l + 1;                                                                 \
-                if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {   /* a contiguous share */         \
-                    const int64_t w = lp[l + 1] - lp[l];                                    \
-                    q1 = lp[l] + (int)(w * (t + 1) / nt);                                   \
-                    q0 = lp[l] + (int)(w * t / nt);                                         \
-                } else {   /* a run of narrow levels: the first thread */                   \
+            for (int l = 0; l < lv->nlevels;) {                                             \
+                if (lp[l + 1] - lp[l] >= TRSV_MIN_PAR) {                                    \
+                    /* contiguous static share of the level, then its barrier */            \
+                    int64_t w = lp[l + 1] - lp[l];                                          \
+                    int q0 = lp[l] + (int)(w * t / nt), q1 = lp[l] + (int)(w * (t + 1) / nt); \
+                    rows(T, upper, lv->rows, q0, q1, y, k);                                 \
+                    _Pragma("omp barrier")                                                  \
+                    l++;                                                                    \
+                } else { /* a run of narrow levels: one thread, one barrier */              \
+                    int l1 = l;                                                             \
                     while (l1 < lv->nlevels && lp[l1 + 1] - lp[l1] < TRSV_MIN_PAR) l1++;    \
-                    q1 = t == 0 ? lp[l1] : q0;                                              \
-                }                                                                           \
-                for (int q = q0; q < q1; q++) {                                             \
-                    const int i = lv->rows[q];                                              \
-                    trsv_wait(T, upper, i, done);                                           \
-                    rows(T, upper, lv->rows, q, q + 1, y, k);                               \
-                    __atomic_store_n(done + i, 1, __ATOMIC_RELEASE);                        \
+                    _Pragma("omp single")                                                   \
+                    rows(T, upper, lv->rows, lp[l], lp[l1], y, k);                          \
+                    l = l1;                                                                 \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
-        free(done);                                                                         \
     }
 
 DEFINE_TRSV(d, double)
