@@ -234,7 +234,9 @@ void cli_col_notes(const bsr_solver_stats *st)
         if (c->err_rounds || c->err_low)
             printf("note        rhs %d: error estimate ||x - x*|| / ||x|| %s%.1e (option etol) after %d "
                    "correction(s), its solves %d iterations%s\n", j, c->err_low ? ">= " : "", c->err_est,
-                   c->err_rounds, c->err_its, !c->err_low ? "" : c->reason == BSR_CONVERGED_FLOOR ? " (the residual at the rounding floor: a lower bound)"
-                   : " (the last one short of its rtol: a lower bound)");
+                   c->err_rounds, c->err_its,
+                   !c->err_low ? ""
+                   : c->reason == BSR_CONVERGED_FLOOR ? " (the residual at the rounding floor: a lower bound)"
+                                                      : " (the last one short of its rtol: a lower bound)");
     }
 }

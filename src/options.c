@@ -354,7 +354,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
  * (2.9 against 13.0 s, 3.8 against 20.2 s; bench/RESULTS.md). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows)
 {
-    return o->cap != BSR_CAP_DEFAULT ? o->cap : factor_gpu || nbrows >= BSR_HOST_CAP_ROWS ? 0 : BSR_ILU_CAP_NONE;
+    const int threshold = o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2;   /* (ILU(0) drops nothing) */
+    return o->cap != BSR_CAP_DEFAULT ? o->cap
+           : factor_gpu || (threshold && nbrows >= BSR_HOST_CAP_ROWS) ? 0 : BSR_ILU_CAP_NONE;
 }
 
 const char *bsr_halo_name(int halo)

@@ -88,8 +88,8 @@ int bsr_ilu_diagonal_weak(const bsr_matrix *A);
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
 /* o->cap resolved for a matrix of nbrows block rows: the default
  * (BSR_CAP_DEFAULT) is auto for rows factored on the device (factor_gpu)
- * and for the host's from BSR_HOST_CAP_ROWS block rows on, none for the
- * host's below (options.c).  A cap so resolved puts the rows in RCM order
+ * and for the host's threshold rows (ILUT, ILU2) from BSR_HOST_CAP_ROWS
+ * block rows on, none for the host's otherwise (options.c).  A cap so resolved puts the rows in RCM order
  * unless reorder is given (precond_ilu.c). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows);
 #define BSR_HOST_CAP_ROWS 100000

@@ -1145,7 +1145,8 @@ static void test_cli(void)
 /* The host's ILU2 cap by default (bsr_cap_resolved): none below
  * BSR_HOST_CAP_ROWS block rows, in nested dissection; auto from there on,
  * in RCM order unless reorder is given (reorder=nd:auto: the cap in the
- * dissection); a cap given keeps nested dissection whatever the size. */
+ * dissection); a cap given keeps nested dissection whatever the size;
+ * ILU(0) (the default preconditioner) as before at every size. */
 static void test_host_cap_rule(void)
 {
     const struct { const char *gen, *cfg; int cap; bsr_order_kind ord; } c[] = {
@@ -1153,6 +1154,7 @@ static void test_host_cap_rule(void)
         {"stencil3d:47:1", "precond=ilu2,maxit=1", 0, BSR_ORDER_RCM},                 /* 103,823 */
         {"stencil3d:47:1", "precond=ilu2,maxit=1,reorder=nd:auto", 0, BSR_ORDER_ND},
         {"stencil3d:46:1", "precond=ilu2,maxit=1,cap=auto", 0, BSR_ORDER_ND},
+        {"stencil3d:47:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* ILU(0): no cap, ND */
     };
     CU_ASSERT(BSR_HOST_CAP_ROWS > 46 * 46 * 46 && BSR_HOST_CAP_ROWS <= 47 * 47 * 47);
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
