@@ -469,40 +469,10 @@ static void start_ahead(void *data)
     if (bsr_order_ahead_start(s->A_user, &io.order, &s->ahead)) bsr_clear_error();
 }
 
-/* bsr_solver_error_estimate's work on the backend's vectors: R = B - A X,
- * then one estimate of X's error within opt's maxit (col's err_est,
- * err_its, err_low, and reason: the estimate's solve's); X as given. */
-static bsr_status estimate_x(const bsr_kops *o, const bsr_solver_options *opt, const bsr_multivec *B,
-                             const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
-{
-    unsigned char on[BSR_KMAX];
-    double est[BSR_KMAX];
-    bsr_col_stats ic[BSR_KMAX];
-    bsr_solver_options io;
-    bsr_multivec *E = NULL;
-    memset(on, 1, sizeof on);
-    bsr_erest_options(opt, BSR_ERREST_RTOL, opt->maxit, &io);
-    double rn[BSR_KMAX], floor[BSR_KMAX];
-    bsr_status st = bsr_kops_residual(o, B, X, R);
-    if (!st) st = bsr_kops_norm2(o, R, rn);
-    if (!st) st = bsr_kops_floor(o, B, X, floor);
-    if (!st) st = o->vnew(o, &E);
-    if (!st) st = bsr_error_estimate_kops(o, &io, on, R, X, E, est, ic);
-    for (int j = 0; !st && j < o->k; j++) {
-        col[j].err_est = est[j];
-        col[j].err_its = ic[j].iterations;
-        col[j].reason = ic[j].reason;
-        if (rn[j] > 0 && rn[j] <= floor[j]) col[j].reason = BSR_CONVERGED_FLOOR;   /* (as the error control's) */
-        col[j].err_low = !bsr_reason_converged(ic[j].reason) || col[j].reason == BSR_CONVERGED_FLOOR;
-    }
-    if (E) o->vfree(o, E);
-    return st;
-}
-
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve
  * without the fallback); probe: bsr_kstate.probe (0: none), *probed (may be
  * NULL) set when it stopped a column; estimate: no solve, X's error
- * estimated instead (estimate_x; X, s's iteration marks and error control
+ * estimated instead (bsr_estimate_x; X, s's iteration marks and error control
  * as they were). */
 static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats,
                              int probe, int *probed, int estimate)
@@ -557,7 +527,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
         goto done;
     bsr_prof_mark("solve: B, X to working vectors");
     if (estimate) {
-        st = estimate_x(&o, &s->opt, Bw, Xw, R, col);
+        st = bsr_estimate_x(&o, &s->opt, Bw, Xw, R, col);
         goto done;
     }
     double bn[BSR_KMAX];

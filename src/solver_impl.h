@@ -291,17 +291,13 @@ typedef struct {
  * fields say what was done. */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
                           bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since);
-/* An error estimate's solve options (solve_etol.c): opt's method and
- * preconditioner to rtol within maxit, no atol, monitor, history, progress
- * or error control. */
-void bsr_erest_options(const bsr_solver_options *opt, double rtol, int maxit, bsr_solver_options *io);
-/* One error estimate (the error control's and bsr_solver_error_estimate's):
- * E solves A E = R from zero by io for the columns of on (the others not at
- * all); est[j] = ||E_j|| / ||X_j|| (||E_j|| where X_j = 0); ic its stats (a
- * column not converged: est[j] is a lower bound). */
-bsr_status bsr_error_estimate_kops(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
-                                   const bsr_multivec *R, const bsr_multivec *X, bsr_multivec *E, double *est,
-                                   bsr_col_stats *ic);
+/* bsr_solver_error_estimate's work on the backend's vectors (solve_etol.c):
+ * R = B - A X, then one estimate of X's error by the error control's solve
+ * within opt's maxit (col's err_est, err_its, err_low, and reason: the
+ * estimate's solve's, BSR_CONVERGED_FLOOR where B - A X is at the rounding
+ * floor); X as given. */
+bsr_status bsr_estimate_x(const bsr_kops *o, const bsr_solver_options *opt, const bsr_multivec *B,
+                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col);
 /* c's true residual norm rn and its relative residual (solver.c). */
 void bsr_col_residual(bsr_col_stats *c, double rn);
 

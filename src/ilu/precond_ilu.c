@@ -256,7 +256,7 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, con
      * default (BSR_HOST_CAP_ROWS: nested dissection with a cap breaks down on
      * rotconv3d, whose separators' rows need their fill).  A cap given on
      * the host keeps nested dissection. */
-    const int cap_default = o->cap == BSR_CAP_DEFAULT && io->cap != BSR_ILU_CAP_NONE;
+    const int cap_default = o->cap == BSR_CAP_DEFAULT;
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io->order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && (dev || cap_default) && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
     return BSR_OK;

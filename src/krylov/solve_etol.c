@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Error control (options.etol): a converged column's relative error estimated
  * by a second solve from its residual, and corrected where it is above the
- * target.  The residual is a weak bound on ill-conditioned systems; the
+ * target; the same estimate of a given X (bsr_solver_error_estimate).  The residual is a weak bound on ill-conditioned systems; the
  * estimate's solve, A e = r from zero with the same method and
  * preconditioner, finds the slow modes that r hides (on the generators
  * within a few percent of the true error, bench/RESULTS.md). */
@@ -31,7 +31,9 @@ static double inner_rtol(double ask)
     return r < BSR_ETOL_INNER_MIN ? BSR_ETOL_INNER_MIN : r > BSR_ERREST_RTOL ? BSR_ERREST_RTOL : r;
 }
 
-void bsr_erest_options(const bsr_solver_options *opt, double rtol, int maxit, bsr_solver_options *io)
+/* The estimate's solve options: opt's method and preconditioner to rtol
+ * within maxit, no atol, monitor, history, progress or error control. */
+static void erest_options(const bsr_solver_options *opt, double rtol, int maxit, bsr_solver_options *io)
 {
     *io = *opt;
     io->atol = 0;
@@ -43,9 +45,12 @@ void bsr_erest_options(const bsr_solver_options *opt, double rtol, int maxit, bs
     io->maxit = maxit;
 }
 
-bsr_status bsr_error_estimate_kops(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
-                                   const bsr_multivec *R, const bsr_multivec *X, bsr_multivec *E, double *est,
-                                   bsr_col_stats *ic)
+/* One estimate: E solves A E = R from zero by io for the columns of on (the
+ * others not at all); est[j] = ||E_j|| / ||X_j|| (||E_j|| where X_j = 0); ic
+ * its stats. */
+static bsr_status estimate(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
+                           const bsr_multivec *R, const bsr_multivec *X, bsr_multivec *E, double *est,
+                           bsr_col_stats *ic)
 {
     double rn[BSR_KMAX], xn[BSR_KMAX];
     bsr_kstate ks;
@@ -61,6 +66,40 @@ bsr_status bsr_error_estimate_kops(const bsr_kops *o, const bsr_solver_options *
     if (!st) st = bsr_kops_norm2(o, X, xn);
     if (!st) st = bsr_kops_norm2(o, E, rn);
     for (int j = 0; !st && j < o->k; j++) est[j] = xn[j] > 0 ? rn[j] / xn[j] : rn[j];
+    return st;
+}
+
+/* An estimate is a lower bound where its solve stopped short of its rtol,
+ * and where the column's residual is at the rounding floor: r is mostly
+ * rounding then, which the estimate solves for, and it may miss the error
+ * (a float solve on the device: 2.9e-7 against 7.5e-6). */
+static int estimate_low(const bsr_col_stats *ic, const bsr_col_stats *c)
+{
+    return !bsr_reason_converged(ic->reason) || c->reason == BSR_CONVERGED_FLOOR;
+}
+
+bsr_status bsr_estimate_x(const bsr_kops *o, const bsr_solver_options *opt, const bsr_multivec *B,
+                          const bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col)
+{
+    unsigned char on[BSR_KMAX];
+    double est[BSR_KMAX], rn[BSR_KMAX], floor[BSR_KMAX];
+    bsr_col_stats ic[BSR_KMAX];
+    bsr_solver_options io;
+    bsr_multivec *E = NULL;
+    memset(on, 1, sizeof on);
+    erest_options(opt, BSR_ERREST_RTOL, opt->maxit, &io);
+    bsr_status st = bsr_kops_residual(o, B, X, R);
+    if (!st) st = bsr_kops_norm2(o, R, rn);
+    if (!st) st = bsr_kops_floor(o, B, X, floor);
+    if (!st) st = o->vnew(o, &E);
+    if (!st) st = estimate(o, &io, on, R, X, E, est, ic);
+    for (int j = 0; !st && j < o->k; j++) {
+        col[j].err_est = est[j];
+        col[j].err_its = ic[j].iterations;
+        col[j].reason = rn[j] > 0 && rn[j] <= floor[j] ? BSR_CONVERGED_FLOOR : ic[j].reason;
+        col[j].err_low = estimate_low(&ic[j], &col[j]);
+    }
+    if (E) o->vfree(o, E);
     return st;
 }
 
@@ -99,14 +138,14 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         if (col[j].iterations > its) its = col[j].iterations;
     }
     int left = ETOL_BUDGET * its;   /* the estimates' solves' iterations, all rounds together */
-    bsr_erest_options(opt, BSR_ERREST_RTOL, its, &io);
+    erest_options(opt, BSR_ERREST_RTOL, its, &io);
     *amp = 0;
     int low = 0;   /* a first estimate is a lower bound: nothing to predict from */
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
     for (int round = 0; !st && left > 0 && memchr(on, 1, (size_t)k); round++) {
         io.maxit = its < left ? its : left;
-        if ((st = bsr_error_estimate_kops(o, &io, on, R, X, E, est, ic))) break;
+        if ((st = estimate(o, &io, on, R, X, E, est, ic))) break;
         int most = 0;
         for (int j = 0; j < k; j++)
             if (on[j] && ic[j].iterations > most) most = ic[j].iterations;
@@ -118,10 +157,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             bsr_col_stats *c = &col[j];
             c->err_its += ic[j].iterations;
             c->err_est = est[j];
-            /* at the rounding floor r is mostly rounding, which the estimate
-             * solves for: it may miss the error (a float solve on the device:
-             * 2.9e-7 against 7.5e-6) */
-            c->err_low = !bsr_reason_converged(ic[j].reason) || c->reason == BSR_CONVERGED_FLOOR;
+            c->err_low = estimate_low(&ic[j], c);
             if (round == 0 && c->relres > 0 && c->err_est / c->relres > *amp) *amp = c->err_est / c->relres;
             if (round == 0 && c->err_low) low = 1;
             /* within etol: x stays; short of its rtol: e is no correction to trust; the
