@@ -110,11 +110,14 @@ class SolveStats(Mapping[str, Any]):
     history: Optional[List[List[float]]] = None
     #: with the option etol (on by default for ILUT/ILU2): per column the last estimate of the relative
     #: error ||x - x*|| / ||x|| (0: none made), the estimate solves' iterations, the corrections x += e,
-    #: and whether the estimate was predicted from an earlier solve's on the same setup (no solve made)
+    #: whether the estimate was predicted from an earlier solve's on the same setup (no solve made),
+    #: and whether it is a lower bound only (its solve stopped short of its rtol, or the column's
+    #: residual is at the working precision's rounding floor, where the estimate may miss the error)
     err_est: List[float] = dataclasses.field(default_factory=list)
     err_its: List[int] = dataclasses.field(default_factory=list)
     err_rounds: List[int] = dataclasses.field(default_factory=list)
     err_predicted: List[bool] = dataclasses.field(default_factory=list)
+    err_low: List[bool] = dataclasses.field(default_factory=list)
 
     # ---- the read-only mapping of the dict that stats were before ----
     def _keys(self) -> List[str]:
@@ -222,7 +225,7 @@ def _merge(parts: List[Dict[str, Any]]) -> Dict[str, Any]:
         return parts[0]
     d = dict(parts[-1])  # setup, preconditioner and pattern as after the last batch
     for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts", "err_est", "err_its",
-                "err_rounds", "err_predicted"):
+                "err_rounds", "err_predicted", "err_low"):
         d[key] = [v for p in parts for v in p[key]]
     if any("history" in p for p in parts):
         d["history"] = [h for p in parts for h in p.get("history", [[]] * len(p["iterations"]))]

@@ -415,9 +415,10 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     const char *status = k ? "converged" : "none";
     PyObject *it = PyList_New(k), *reason = PyList_New(k), *relres = PyList_New(k), *resnorm = PyList_New(k),
              *bnorm = PyList_New(k), *restarts = PyList_New(k), *err_est = PyList_New(k),
-             *err_its = PyList_New(k), *err_rounds = PyList_New(k), *err_pred = PyList_New(k), *d = PyDict_New();
+             *err_its = PyList_New(k), *err_rounds = PyList_New(k), *err_pred = PyList_New(k),
+             *err_low = PyList_New(k), *d = PyDict_New();
     if (!it || !reason || !relres || !resnorm || !bnorm || !restarts || !err_est || !err_its || !err_rounds ||
-        !err_pred || !d)
+        !err_pred || !err_low || !d)
         goto fail;
     for (int j = 0; j < k; j++) {
         const bsr_col_stats *c = &st->col[j];
@@ -435,6 +436,7 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
         PyList_SET_ITEM(err_its, j, PyLong_FromLong(c->err_its));
         PyList_SET_ITEM(err_rounds, j, PyLong_FromLong(c->err_rounds));
         PyList_SET_ITEM(err_pred, j, PyBool_FromLong(c->err_predicted));
+        PyList_SET_ITEM(err_low, j, PyBool_FromLong(c->err_low));
     }
     if (PyErr_Occurred()) goto fail;
     char opts[512];
@@ -455,6 +457,7 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
     PUT("err_its", Py_NewRef(err_its));
     PUT("err_rounds", Py_NewRef(err_rounds));
     PUT("err_predicted", Py_NewRef(err_pred));
+    PUT("err_low", Py_NewRef(err_low));
     PUT("setup_s", PyFloat_FromDouble(st->setup_s));
     PUT("setup_pc_s", PyFloat_FromDouble(st->setup_pc_s));
     PUT("setup_dev_s", PyFloat_FromDouble(st->setup_dev_s));
@@ -490,11 +493,12 @@ static PyObject *stats_dict(SolverObject *self, const bsr_solver_stats *st)
 #undef PUT
     Py_DECREF(it); Py_DECREF(reason); Py_DECREF(relres); Py_DECREF(resnorm); Py_DECREF(bnorm);
     Py_DECREF(restarts); Py_DECREF(err_est); Py_DECREF(err_its); Py_DECREF(err_rounds); Py_DECREF(err_pred);
+    Py_DECREF(err_low);
     return d;
 fail:
     Py_XDECREF(it); Py_XDECREF(reason); Py_XDECREF(relres); Py_XDECREF(resnorm); Py_XDECREF(bnorm);
     Py_XDECREF(restarts); Py_XDECREF(err_est); Py_XDECREF(err_its); Py_XDECREF(err_rounds); Py_XDECREF(err_pred);
-    Py_XDECREF(d);
+    Py_XDECREF(err_low); Py_XDECREF(d);
     return NULL;
 }
 

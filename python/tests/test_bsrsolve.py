@@ -164,6 +164,12 @@ def test_initial_guess_and_float32():
     # the library's single-precision Krylov vectors
     xf, st = solve(A, b, "precision=float,rtol=1e-5")
     assert "precision=float" in st["options"] and relerr(xf, ref) < 1e-4
+    # ILU2 (its error control on) in float to an rtol under float's eps: the column stops at the
+    # rounding floor, where the residual is mostly rounding, so its error estimate is a lower bound
+    xf, st = solve(A, b, "precond=ilu2,precision=float,rtol=1e-8")
+    assert st.converged and st.err_low == [True] and st.err_est[0] > 0 and relerr(xf, ref) < 1e-4
+    xf, st = solve(A, b, "precond=ilu2,precision=float,rtol=1e-5")
+    assert st.converged and st.err_low == [False] and st.err_est[0] > 0
     # (n, 1) stays two-dimensional; the input is not modified
     b2 = b.reshape(-1, 1).copy()
     x2, _ = solve(A, b2, TIGHT)
@@ -229,7 +235,7 @@ def test_more_rhs_than_one_solve_takes():
         assert X.shape == (n, k) and st.batches == batches
         assert relerr(X, spla.spsolve(A.tocsc(), B)) < 1e-9
         for key in ("iterations", "reason", "relres", "resnorm", "bnorm", "restarts", "err_est", "err_its",
-                    "err_rounds", "err_predicted"):
+                    "err_rounds", "err_predicted", "err_low"):
             assert len(st[key]) == k, key
         assert st.converged and st.status == "converged" and max(st.relres) <= 1e-12
     # the initial guess goes with its columns; histories are per column
@@ -302,7 +308,7 @@ def test_stats_are_a_dataclass():
     # the error control (etol, on by default for ILU2): each column's error estimated, not corrected
     # here (GMRES to 1e-12 leaves it under 100 rtol); off for ILU(0) unless asked
     assert len(st.err_est) == 2 and min(st.err_its) > 0 and st.err_rounds == [0, 0]
-    assert st.err_predicted == [False, False]
+    assert st.err_predicted == [False, False] and st.err_low == [False, False]
     assert 0 < max(st.err_est) <= 1e-10
     x, st = solve(A, rhs(60, 2), "method=gmres,precond=ilu0," + TIGHT)
     assert st.err_its == [0, 0] and st.err_est == [0.0, 0.0]
