@@ -3,7 +3,7 @@
 # Install bsrsolve's build dependencies from Debian packages, only those missing.
 # Idempotent: a machine that has them all runs no apt-get at all.
 set -eu
-pkgs="cmake build-essential libmetis-dev libsuitesparse-dev libcunit1-dev zlib1g-dev"
+pkgs="cmake build-essential libmetis-dev libsuitesparse-dev liblapack-dev libcunit1-dev zlib1g-dev"
 # Optional: the build skips the Fortran module, the pkg-config test, the
 # Python package's test (python/) and the MPI layer (src/mpi/) without them;
 # `make fuzz` needs clang with its libFuzzer runtime and OpenMP library.
@@ -72,6 +72,7 @@ provided() {
     pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
     libmetis-dev) have_header metis.h ;;
     libsuitesparse-dev) have_header umfpack.h ;;
+    liblapack-dev) ls /usr/lib/*/liblapack.so /usr/lib/liblapack.so >/dev/null 2>&1 ;;
     libcunit1-dev) have_header CUnit/CUnit.h ;;
     zlib1g-dev) have_header zlib.h ;;
     libopenmpi-dev) command -v mpicc >/dev/null 2>&1 ;;

@@ -223,6 +223,12 @@ typedef struct {
                                   none; < 0 ("auto", the default): 100 rtol with a threshold ILU
                                   (ILUT, ILU2: the preconditioners of the hard systems), off
                                   otherwise */
+    int deflate;               /* option deflate=K, method=gmres: GMRES-DR(restart, K), GMRES with
+                                  deflated restarting: each cycle keeps the harmonic Ritz vectors
+                                  of the K smallest harmonic Ritz values of A M^{-1} (K + 1 where a
+                                  complex pair would be cut), the directions restarted GMRES
+                                  forgets and stalls on with indefinite systems; restart >= K + 2.
+                                  Default 0: plain GMRES(restart) */
 } bsr_solver_options;
 
 /* The fallback's probe: the first solve is given up after this many
@@ -280,7 +286,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
 /* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg|idr),
  * precond (none|jacobi|ssor|ilu0|ilut|ilu2|ic0), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
- * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart, idr_s,
+ * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart, deflate, idr_s,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, cap (auto|none|P), overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),

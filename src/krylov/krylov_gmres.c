@@ -61,6 +61,64 @@ static void backsolve(hess *hs, int j, int s)
     }
 }
 
+/* W orthogonalized against V[0..i] in the columns of cyc (CGS2: classical
+ * Gram-Schmidt twice, the projections of a pass against the same W; MGS:
+ * one at a time); h[l*k + j] = the sum of W_j's projections on V_l. */
+bsr_status bsr_gmres_orth(const bsr_kops *o, bsr_orth orth, bsr_multivec *const *V, int i, bsr_multivec *W,
+                          const unsigned char *cyc, double *h)
+{
+    const int k = o->k;
+    double one[BSR_KMAX], c[BSR_KMAX], d[BSR_KMAX];
+    for (int j = 0; j < k; j++) one[j] = 1;
+    for (size_t e = 0; e < (size_t)(i + 1) * k; e++) h[e] = 0;
+    if (orth != BSR_ORTH_CGS2) {
+        for (int l = 0; l <= i; l++) {
+            BSR_TRY(o->dot(o, W, V[l], d));
+            for (int j = 0; j < k; j++) { c[j] = -d[j]; h[(size_t)l * k + j] = d[j]; }
+            BSR_TRY(o->axpby(o, W, c, V[l], one, cyc));
+        }
+        return BSR_OK;
+    }
+    double hh[BSR_KMAX * 64];
+    double *hp = (size_t)(i + 1) * k <= sizeof hh / sizeof hh[0] ? hh : NULL, *heap = NULL;
+    if (!hp && !(hp = heap = bsr_malloc(sizeof(double) * (size_t)(i + 1) * k, "CGS2"))) return BSR_ERR_NOMEM;
+    bsr_status st = BSR_OK;
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        st = bsr_kops_dotm(o, W, V, i + 1, hp);
+        for (int l = 0; l <= i && !st; l++) {
+            for (int j = 0; j < k; j++) {
+                c[j] = -hp[(size_t)l * k + j];
+                h[(size_t)l * k + j] += hp[(size_t)l * k + j];
+            }
+            st = o->axpby(o, W, c, V[l], one, cyc);
+        }
+    }
+    free(heap);
+    return st;
+}
+
+/* X += M^{-1} (V y) in the columns of was, column j's y its steps[j] first
+ * entries of y + j ldy; W, U scratch. */
+bsr_status bsr_gmres_correct(const bsr_kops *o, bsr_multivec *const *V, int m, const double *y, int ldy,
+                             const int *steps, const unsigned char *was, bsr_multivec *W, bsr_multivec *U,
+                             bsr_multivec *X)
+{
+    const int k = o->k;
+    double one[BSR_KMAX], zero[BSR_KMAX], c[BSR_KMAX];
+    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; }
+    BSR_TRY(o->axpby(o, W, zero, W, zero, NULL));
+    for (int l = 0; l < m; l++) {
+        int used = 0;
+        for (int j = 0; j < k; j++) {
+            c[j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
+            used |= c[j] != 0;
+        }
+        if (used) BSR_TRY(o->axpby(o, W, c, V[l], one, was));
+    }
+    BSR_TRY(bsr_kops_precond(o, W, U));
+    return o->axpby(o, X, one, U, one, was);
+}
+
 /* The method in the units it is given (see bsr_krylov_scaled). */
 static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
 {
@@ -73,16 +131,17 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     double *sc = bsr_calloc((size_t)8 * k, sizeof(double), "GMRES scalars");
     unsigned char *mk = bsr_calloc((size_t)3 * k, 1, "GMRES masks");
     int *steps = bsr_calloc((size_t)k, sizeof(int), "GMRES steps");
+    double *hc = bsr_malloc(sizeof(double) * (size_t)(m + 1) * k, "GMRES projections");
     hs.H = bsr_calloc((size_t)k * (m + 1) * m, sizeof(double), "GMRES Hessenberg");
     hs.cs = bsr_calloc((size_t)4 * k * (m + 1), sizeof(double), "GMRES rotations");
-    if (!V || !sc || !mk || !steps || !hs.H || !hs.cs) { st = BSR_ERR_NOMEM; goto done; }
+    if (!V || !sc || !mk || !steps || !hc || !hs.H || !hs.cs) { st = BSR_ERR_NOMEM; goto done; }
     hs.sn = hs.cs + (size_t)k * (m + 1);
     hs.g = hs.sn + (size_t)k * (m + 1);
     hs.y = hs.g + (size_t)k * (m + 1);
     for (int l = 0; l <= m; l++)
         if ((st = o->vnew(o, &V[l]))) goto done;
     if ((st = o->vnew(o, &W)) || (st = o->vnew(o, &U))) goto done;
-    double *rn = sc, *one = sc + k, *zero = sc + 2 * k, *d = sc + 3 * k, *c = sc + 4 * k, *e = sc + 5 * k;
+    double *rn = sc, *one = sc + k, *zero = sc + 2 * k, *d = sc + 3 * k, *e = sc + 5 * k;
     unsigned char *was = mk, *cyc = mk + k, *reopen = mk + 2 * k;
     for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; }
 
@@ -102,37 +161,9 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
         for (int i = 0; i < m && bsr_kstate_nactive(ks) > 0; i++) {
             /* W = A M^{-1} V_i */
             if ((st = bsr_kops_precond(o, V[i], U)) || (st = o->matvec(o, U, W))) goto done;
+            if ((st = bsr_gmres_orth(o, opt->orth, V, i, W, cyc, hc))) goto done;
             for (int j = 0; j < k; j++)
-                for (int l = 0; l <= i; l++) hs.H[HIDX(&hs, j, l, i)] = 0;
-            int passes = opt->orth == BSR_ORTH_CGS2 ? 2 : 1;
-            for (int pass = 0; pass < passes; pass++) {
-                if (opt->orth == BSR_ORTH_CGS2) {
-                    /* classical: all projections of the pass against the same W */
-                    double hh[BSR_KMAX * 64];
-                    double *hp = (size_t)(i + 1) * k <= sizeof hh / sizeof hh[0] ? hh : NULL;
-                    double *heap = NULL;
-                    if (!hp && !(hp = heap = bsr_malloc(sizeof(double) * (size_t)(i + 1) * k, "CGS2"))) {
-                        st = BSR_ERR_NOMEM;
-                        goto done;
-                    }
-                    st = bsr_kops_dotm(o, W, V, i + 1, hp);
-                    for (int l = 0; l <= i && !st; l++) {
-                        for (int j = 0; j < k; j++) {
-                            c[j] = -hp[(size_t)l * k + j];
-                            hs.H[HIDX(&hs, j, l, i)] += hp[(size_t)l * k + j];
-                        }
-                        st = o->axpby(o, W, c, V[l], one, cyc);
-                    }
-                    free(heap);
-                    if (st) goto done;
-                } else {
-                    for (int l = 0; l <= i; l++) {
-                        if ((st = o->dot(o, W, V[l], d))) goto done;
-                        for (int j = 0; j < k; j++) { c[j] = -d[j]; hs.H[HIDX(&hs, j, l, i)] = d[j]; }
-                        if ((st = o->axpby(o, W, c, V[l], one, cyc))) goto done;
-                    }
-                }
-            }
+                for (int l = 0; l <= i; l++) hs.H[HIDX(&hs, j, l, i)] = hc[(size_t)l * k + j];
             if ((st = bsr_kops_norm2(o, W, d))) goto done;
             for (int j = 0; j < k; j++) {
                 if (!cyc[j]) continue;
@@ -153,18 +184,7 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
             backsolve(&hs, j, steps[j]);
             any |= steps[j] > 0;
         }
-        if (any) {
-            if ((st = o->axpby(o, W, zero, W, zero, NULL))) goto done;
-            for (int l = 0; l < m; l++) {
-                int used = 0;
-                for (int j = 0; j < k; j++) {
-                    c[j] = was[j] && l < steps[j] ? hs.y[VIDX(&hs, j, l)] : 0;
-                    used |= c[j] != 0;
-                }
-                if (used && (st = o->axpby(o, W, c, V[l], one, was))) goto done;
-            }
-            if ((st = bsr_kops_precond(o, W, U)) || (st = o->axpby(o, X, one, U, one, was))) goto done;
-        }
+        if (any && (st = bsr_gmres_correct(o, V, m, hs.y, m + 1, steps, was, W, U, X))) goto done;
         /* confirm converged columns; the next cycle starts from the true residual */
         bsr_kstate_verify(o, ks, was, B, X, W, reopen, &st);
         if (st) goto done;
@@ -186,13 +206,15 @@ done:
     free(sc);
     free(mk);
     free(steps);
+    free(hc);
     free(hs.H);
     free(hs.cs);
     return st;
 }
 
-/* The method on columns scaled so that its inner products stay in range. */
+/* The method on columns scaled so that its inner products stay in range;
+ * with option deflate, GMRES-DR (krylov_gmresdr.c). */
 bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
 {
-    return bsr_krylov_scaled(o, B, X, ks, run_gmres);
+    return bsr_krylov_scaled(o, B, X, ks, ks->opt->deflate > 0 ? bsr_gmresdr_run : run_gmres);
 }
