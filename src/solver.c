@@ -245,7 +245,7 @@ fail:
     return st;
 }
 
-static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len);
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, int solving, int *stage, char *fb, size_t len);
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
 
 /* For the next solve's stats: what broke down at a setup or refactor (why),
@@ -268,10 +268,11 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     bsr_status st = setup_as(s, A, 1);
     bsr_solver_options fo;
     if (st != BSR_ERR_SINGULAR || !fallback_options(s, 0, &fo)) return st;
-    char why[150], fb[512];   /* (why fits setup_fb after its words) */
+    char why[150], fb[512] = "";   /* (why fits setup_fb after its words) */
     snprintf(why, sizeof why, "%s", bsr_last_error());
     const double first_s = bsr_now() - t0;
-    if (!fallback_stages(s, A, fb, sizeof fb))   /* (s->opt as it was; fb names every stage's failure) */
+    int stage = 0;
+    if (!fallback_stages(s, A, 0, &stage, fb, sizeof fb))   /* (s->opt as it was; fb names every stage's failure) */
         return bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb);
     note_setup_fallback(s, "the first factor's setup", why, first_s);
     return BSR_OK;
@@ -617,6 +618,13 @@ done:
  *   with METIS's order inside each leaf unless an order was given (on
  *   indefinite coupled systems fewer iterations than the leaves as found, at
  *   the same fill).
+ * - Then, on the device, the first factor again, solved by GMRES-DR
+ *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K; unless the first solve was one):
+ *   where the complete factor does not fit, the capped factor's BiCGStab
+ *   may have failed on the Krylov method's side (coupled3d:60,5 at 216k
+ *   block rows: BiCGStab's probe at relres 0.67, GMRES-DR converged in 212
+ *   iterations, 3.6 s in all against the next stage's 22 s).  Its setup is
+ *   the first's; its solve is probed, and a failure goes on to the next stage.
  * - An uncapped factor without growth weights: the same factor, in the same
  *   order, with grow=1 (the order is kept: METIS's leaves lose small real
  *   matrices that the order as found solves).
@@ -632,7 +640,19 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int first = bsr_fallback_first(o, s->device, s->nbrows);
-    const int kind = stage == 0 ? first : stage == 1 && first == BSR_FB_COMPLETE_DEV ? BSR_FB_UNCAPPED : BSR_FB_NONE;
+    /* the device's chain: the complete factor, GMRES-DR (unless solved by it), the factor without its cap */
+    const int dr = !(o->method == BSR_GMRES && o->deflate > 0);
+    int kind = stage == 0 ? first : BSR_FB_NONE;
+    if (first == BSR_FB_COMPLETE_DEV && stage == 1) kind = dr ? BSR_FB_DEFLATED : BSR_FB_UNCAPPED;
+    if (first == BSR_FB_COMPLETE_DEV && stage == 2 && dr) kind = BSR_FB_UNCAPPED;
+    if (kind == BSR_FB_DEFLATED) {   /* the first factor as it was */
+        *f = *o;
+        f->method = BSR_GMRES;
+        if (f->restart < BSR_FALLBACK_DR_M) f->restart = BSR_FALLBACK_DR_M;
+        f->deflate = BSR_FALLBACK_DR_K;
+        f->orth = BSR_ORTH_CGS2;
+        return kind;
+    }
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
     if (kind == BSR_FB_COMPLETE_DEV) {
@@ -694,7 +714,7 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
     s->fallback_stopped = 1;
     const double fs = bsr_now() - tf;
     const int its = stats_iterations(first);
-    char msg[192];
+    char msg[512];
     snprintf(msg, sizeof msg, "%s", why);
     if (probed && its < s->opt.maxit) {
         const int maxit = s->opt.maxit;
@@ -775,23 +795,26 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
 }
 
 /* The fallback's stages set up on A in turn from the solver's options
- * (those of the first factor) until one succeeds: 1, s->opt its options
- * from then on; 0 when none did (or there is none), s->opt as it was and
- * fb (len bytes) naming each stage's failure ("" without a stage). */
-static int fallback_stages(bsr_solver *s, const bsr_matrix *A, char *fb, size_t len)
+ * (those of the first factor), from stage *stage on, until one succeeds:
+ * its kind, *stage its number, s->opt its options from then on; 0 when
+ * none did (or there is none), s->opt as it was and fb (len bytes, appended
+ * to) naming each stage's failure.  GMRES-DR's stage only after a failed
+ * solve (solving; its setup is the first factor's). */
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, int solving, int *stage, char *fb, size_t len)
 {
     static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
                                        [BSR_FB_GROW] = "with growth weights",
-                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device"};
+                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device",
+                                       [BSR_FB_DEFLATED] = "of the first factor for GMRES-DR"};
     const bsr_solver_options before = s->opt;
     bsr_solver_options fo;
-    fb[0] = 0;
-    for (int stage = 0, kind; (kind = fallback_options(s, stage, &fo)); stage++) {
+    for (int kind; (kind = fallback_options(s, *stage, &fo)); ++*stage) {
+        if (kind == BSR_FB_DEFLATED && !solving) continue;
         s->opt = fo;   /* the options say so from now on */
         bsr_status sf = setup_as(s, A, 0);
         /* an uncapped factor whose growth stayed below grow's trigger is the
          * first one, bit for bit: a second solve would repeat the first */
-        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) return 1;
+        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) return kind;
         const size_t at = strlen(fb);
         if (sf) snprintf(fb + at, len - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
                          bsr_last_error());
@@ -846,25 +869,56 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     const double tf = bsr_now();
     bsr_order_ahead_wait(s->ahead);   /* the stages' setups take its ordering */
     bsr_prof_mark("fallback: waiting for the ordering made beside the first solve");
-    char fb[512];
-    const int ok = fallback_stages(s, A, fb, sizeof fb);
+    char fb[512] = "";
+    int stage = 0;
+    int kind = fallback_stages(s, A, 1, &stage, fb, sizeof fb);
     ahead_drop(s);
-    if (!ok) {
+    if (!kind) {
         bsr_multivec_destroy(x0);
         return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
     }
     bsr_solver_stats_free(&first);
-    st = bsr_multivec_copy(X, x0);
+    double fsetup = s->setup_s;   /* the stages' setups that succeeded */
+    bsr_solver_stats sec;
+    memset(&sec, 0, sizeof sec);
+    for (;;) {
+        st = bsr_multivec_copy(X, x0);
+        if (st) break;
+        /* GMRES-DR on the first factor is probed: the stages after it follow its failure */
+        const int more = kind == BSR_FB_DEFLATED;
+        int p2 = 0;
+        st = solve_once(s, B, X, &sec, more ? BSR_FALLBACK_PROBE : 0, more ? &p2 : NULL, 0);
+        if (!more || (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN)) break;
+        char why2[192];
+        snprintf(why2, sizeof why2, "%s", bsr_last_error());
+        s->opt = before;
+        ++stage;
+        kind = fallback_stages(s, A, 1, &stage, fb, sizeof fb);
+        if (!kind) {
+            /* no stage after it: GMRES-DR's solve is the answer, the first factor set up again */
+            bsr_multivec_destroy(x0);
+            sec.fallbacks = 1;
+            sec.fallback_iterations = its;
+            snprintf(sec.fallback_reason, sizeof sec.fallback_reason, "%s", why);
+            char both[512];
+            snprintf(both, sizeof both, "the first solve did not converge (%s), nor GMRES-DR's on the first factor (%s)",
+                     why, why2);
+            return fallback_gave_up(s, A, &before, B, X, st, both, fb, 0, tf, &sec, stats);
+        }
+        bsr_solver_stats_free(&sec);
+        fsetup += s->setup_s;
+    }
     bsr_multivec_destroy(x0);
-    if (st) return st;
-    st = solve_once(s, B, X, stats, 0, NULL, 0);
     if (stats) {
+        *stats = sec;
         stats->fallbacks = 1;
         stats->fallback_iterations = its;
         snprintf(stats->fallback_reason, sizeof stats->fallback_reason, "%s", why);
-        stats->solve_s = bsr_now() - t0 - s->setup_s;   /* both solves */
-        stats->fallback_s = s->setup_s;                 /* the second setup */
-        stats->setup_s = setup0;                        /* the first */
+        stats->solve_s = bsr_now() - t0 - fsetup;   /* the solves */
+        stats->fallback_s = fsetup;                 /* the stages' setups */
+        stats->setup_s = setup0;                    /* the first */
+    } else {
+        bsr_solver_stats_free(&sec);
     }
     return st;
 }

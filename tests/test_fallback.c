@@ -378,7 +378,11 @@ static void test_probe_rules(void)
  * for bit as a fresh device solver of those options solves it from the
  * same x0; the complete factor equals the host's (the host's complete
  * factor solves to the same error).  Under a work bound below both stages'
- * products, both setups fail, in turn, and the first factor stays. */
+ * products, both setups fail, in turn, with GMRES-DR on the first factor
+ * between them (it fails on HARD too: the probe gives it up), and the first
+ * factor stays.  Where GMRES-DR converges (coupled3d at coupling 0.4, the
+ * first solve's BiCGStab out of iterations) its solve is the answer, the
+ * options saying so. */
 static void test_device(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -421,14 +425,37 @@ static void test_device(void)
     /* both stages past a bound of 1e8 block multiply-adds (about 1.2e9 each) */
     s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300,work=1e8", P.A);
     CU_ASSERT_EQUAL(solve(s, &P, x0, X, &st), BSR_ERR_NOCONV);
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT_EQUAL(st.fallbacks, 1);   /* GMRES-DR's solve */
     const char *e = bsr_last_error();
+    printf("\n    %s", e);
     const char *c1 = strstr(e, "of the complete factor on the device failed"), *c2 = strstr(e, "without the cap failed");
     CU_ASSERT(c1 && c2 && c1 < c2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e, "nor GMRES-DR's on the first factor"));
     CU_ASSERT_PTR_NOT_NULL(strstr(e, "work bound"));
-    CU_ASSERT(bsr_solver_get_options(s)->cap != BSR_ILU_CAP_NONE);   /* the first factor again */
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->method == BSR_BICGSTAB);   /* the first factor again */
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
+    /* GMRES-DR on the first factor converges: its solve is the answer */
+    bsr_problem Q;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:16,4,couple=0.4", BSR_DOUBLE, &Q));
+    bsr_multivec *Xq;
+    BSR_ASSERT_OK(bsr_multivec_create(&Xq, bsr_multivec_rows(Q.rhs), 1, BSR_DOUBLE));
+    s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=100,work=1e6", Q.A);
+    BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
+    printf("\n    GMRES-DR after the complete factor's bound: %d iterations, relres %.2e, error %.2e; %s",
+           st.col[0].iterations, st.col[0].relres, bsr_test_rel_err(Xq, Q.xexact), st.fallback_reason);
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT(st.fallback_iterations == 100 && st.fallback_s > 0);
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].iterations < 100);
+    CU_ASSERT(bsr_test_rel_err(Xq, Q.xexact) < 1e-6);
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->method == BSR_GMRES && o->deflate == BSR_FALLBACK_DR_K && o->restart == BSR_FALLBACK_DR_M);
+    CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0);   /* the first factor's options */
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(Xq);
+    bsr_problem_free(&Q);
     bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);
     bsr_problem_free(&P);
     bsr_context_destroy(ctx);

@@ -175,7 +175,12 @@ typedef struct {
                                   kept, its pattern from the elimination tree; stable on
                                   indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
-                                  that bound (or the device's memory), and on the CPU backend,
+                                  that bound (or the device's memory) the first factor again,
+                                  solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
+                                  deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
+                                  Krylov method, not the factor, stalls on an indefinite system's
+                                  few small eigenvalues), that solve given up by the probe's rules;
+                                  after it, and on the CPU backend,
                                   without the cap and with growth-weighted dropping (cap=none, grow=1
                                   unless grow is set, factor=cpu: the factorization on the host,
                                   in nested dissection with METIS's order in each leaf (reorder=
@@ -255,6 +260,11 @@ typedef struct {
  * time: room for the complete factor of a coupled 3D system of 40^3 cells
  * (1.6e10 products at b = 5: 2e12), not for 1M rows (about 1e14). */
 #define BSR_FALLBACK_WORK_DEVICE 3e12
+/* The fallback's GMRES-DR on the first factor (after the complete factor on
+ * the device, where that is past its bound): GMRES-DR(BSR_FALLBACK_DR_M,
+ * BSR_FALLBACK_DR_K), the restart the options' where larger. */
+#define BSR_FALLBACK_DR_M 60
+#define BSR_FALLBACK_DR_K 20
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
