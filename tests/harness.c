@@ -283,6 +283,17 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
 }
 
 /* max over columns j of ||X(:,j) - Y(:,j)|| / ||Y(:,j)|| (||X - Y|| where Y(:,j) = 0); NaN counts as worst. */
+void bsr_test_problem_k(const char *spec, int k, uint64_t seed, bsr_problem *P, bsr_multivec **B,
+                        bsr_multivec **Xs)
+{
+    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
+    int64_t n = bsr_multivec_rows(P->rhs);
+    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_random(*Xs, seed));
+    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
+}
+
 double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y)
 {
     int k = bsr_multivec_cols(X);

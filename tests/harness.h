@@ -90,6 +90,10 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
                            const bsr_multivec *Y0, const bsr_multivec *Y);
 /* Worst column of ||X(:,j) - Y(:,j)|| / ||Y(:,j)||, computed in double. */
 double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
+/* *P the generator spec's problem (double) with k exact solutions *Xs
+ * (bsr_multivec_random of seed) and *B = A Xs. */
+void bsr_test_problem_k(const char *spec, int k, uint64_t seed, bsr_problem *P, bsr_multivec **B,
+                        bsr_multivec **Xs);
 /* max |Y - R| / max |R| over the host copies, any precisions (INFINITY when Y
  * holds a NaN or Inf: a kernel that left its NaN-poisoned output unwritten). */
 double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R);

@@ -10,17 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Problem from spec with k exact solutions (random columns), rhs = A x*. */
-static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
-{
-    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
-    int64_t n = bsr_multivec_rows(P->rhs);
-    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 17));
-    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
-}
-
 /* deflate: default 0 (not printed), printed with method=gmres when set and
  * round-trips; refused out of 0..998, with another method, and where
  * restart < deflate + 2 (the parser and the check name it). */
@@ -63,7 +52,7 @@ static void test_first_cycle(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X1, *X2;
-    make_k("convdiff2d:16,30", 2, &P, &B, &Xs);
+    bsr_test_problem_k("convdiff2d:16,30", 2, 17, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 2, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 2, BSR_DOUBLE));
@@ -92,7 +81,7 @@ static void test_converges(void)
     for (int g = 0; g < 3; g++) {
         bsr_problem P;
         bsr_multivec *B, *Xs, *X;
-        make_k(specs[g], 2, &P, &B, &Xs);
+        bsr_test_problem_k(specs[g], 2, 17, &P, &B, &Xs);
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
         for (int fl = 0; fl < 2; fl++)
             for (int q = 0; q < 2; q++) {
@@ -158,7 +147,7 @@ static void test_deterministic(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X1, *X2, *B1, *Y;
-    make_k("rotconv3d:8", 3, &P, &B, &Xs);
+    bsr_test_problem_k("rotconv3d:8", 3, 17, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 3, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 3, BSR_DOUBLE));

@@ -11,17 +11,6 @@
 
 static bsr_context *ctx;
 
-/* Problem from spec with k exact solutions (random columns), rhs = A x*. */
-static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
-{
-    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
-    int64_t n = bsr_multivec_rows(P->rhs);
-    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 29));
-    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
-}
-
 /* The device agrees with the host (ILU(0) in natural order on both: the
  * same factors): converged, iterations within 2 + 1/8, the error alike. */
 static void test_agrees(void)
@@ -32,7 +21,7 @@ static void test_agrees(void)
             const int k = kk ? 3 : 1;
             bsr_problem P;
             bsr_multivec *B, *Xs, *Xc, *Xg;
-            make_k(specs[g], k, &P, &B, &Xs);
+            bsr_test_problem_k(specs[g], k, 29, &P, &B, &Xs);
             const int64_t n = bsr_multivec_rows(B);
             BSR_ASSERT_OK(bsr_multivec_create(&Xc, n, k, BSR_DOUBLE));
             BSR_ASSERT_OK(bsr_multivec_create(&Xg, n, k, BSR_DOUBLE));
@@ -74,7 +63,7 @@ static void test_deterministic(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X[2];
-    make_k("rotconv3d:10", 3, &P, &B, &Xs);
+    bsr_test_problem_k("rotconv3d:10", 3, 29, &P, &B, &Xs);
     const int64_t n = bsr_multivec_rows(B);
     const char *cfg = "method=gmres,restart=12,deflate=5,orth=cgs2,precond=ilu0,rtol=1e-10";
     int its[2][3];

@@ -13,17 +13,6 @@
 
 static bsr_context *ctx;
 
-/* Problem from spec with k exact solutions (random columns), rhs = A x*. */
-static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
-{
-    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
-    int64_t n = bsr_multivec_rows(P->rhs);
-    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 23));
-    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
-}
-
 /* The device agrees with the host: converged, iterations within 2 + 1/8,
  * the error to x* alike; and device-resident B, X give the same bits. */
 static void test_agrees(void)
@@ -36,7 +25,7 @@ static void test_agrees(void)
             const int k = kk ? 5 : 1;
             bsr_problem P;
             bsr_multivec *B, *Xs, *Xc, *Xg, *Bd, *Xd;
-            make_k(specs[g], k, &P, &B, &Xs);
+            bsr_test_problem_k(specs[g], k, 23, &P, &B, &Xs);
             const int64_t n = bsr_multivec_rows(B);
             BSR_ASSERT_OK(bsr_multivec_create(&Xc, n, k, BSR_DOUBLE));
             BSR_ASSERT_OK(bsr_multivec_create(&Xg, n, k, BSR_DOUBLE));
@@ -98,7 +87,7 @@ static void test_deterministic(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X[3];
-    make_k("rotconv3d:10", 3, &P, &B, &Xs);
+    bsr_test_problem_k("rotconv3d:10", 3, 23, &P, &B, &Xs);
     const int64_t n = bsr_multivec_rows(B);
     const char *cfg = "method=idr,idr_s=4,precond=ilu0,rtol=1e-10";
     int its[3][3];
@@ -125,7 +114,7 @@ static void test_nan_column(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("convdiff2d:32,30", 3, &P, &B, &Xs);
+    bsr_test_problem_k("convdiff2d:32,30", 3, 23, &P, &B, &Xs);
     const int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, 3, BSR_DOUBLE));
     ((double *)bsr_multivec_data(B))[7 * 3 + 2] = NAN;

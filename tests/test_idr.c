@@ -11,17 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Problem from spec with k exact solutions (random columns), rhs = A x*. */
-static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
-{
-    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
-    int64_t n = bsr_multivec_rows(P->rhs);
-    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 17));
-    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
-}
-
 /* Solve A X = B from X = 0 under cfg on the CPU; returns the status, stats in *st. */
 static bsr_status solve(const char *cfg, const bsr_matrix *A, const bsr_multivec *B, bsr_multivec *X,
                         bsr_solver_stats *st)
@@ -167,7 +156,7 @@ static void test_converges(void)
     for (int g = 0; g < 3; g++) {
         bsr_problem P;
         bsr_multivec *B, *Xs, *X;
-        make_k(specs[g], 2, &P, &B, &Xs);
+        bsr_test_problem_k(specs[g], 2, 17, &P, &B, &Xs);
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
         for (int fl = 0; fl < 2; fl++)
             for (int q = 0; q < 4; q++) {
@@ -201,7 +190,7 @@ static void test_idr1_like_bicgstab(void)
     for (int g = 0; g < 3; g++) {
         bsr_problem P;
         bsr_multivec *B, *Xs, *X;
-        make_k(specs[g], 1, &P, &B, &Xs);
+        bsr_test_problem_k(specs[g], 1, 17, &P, &B, &Xs);
         BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 1, BSR_DOUBLE));
         bsr_solver_stats sb, si;
         BSR_ASSERT_OK(solve("method=bicgstab,precond=ilu0,rtol=1e-10", P.A, B, X, &sb));
@@ -224,7 +213,7 @@ static void test_stops(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("convdiff2d:16,30", 3, &P, &B, &Xs);
+    bsr_test_problem_k("convdiff2d:16,30", 3, 17, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, 3, BSR_DOUBLE));
     bsr_solver_stats st;
@@ -318,7 +307,7 @@ static void test_deterministic(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X1, *X2, *B1, *Y;
-    make_k("rotconv3d:8", 3, &P, &B, &Xs);
+    bsr_test_problem_k("rotconv3d:8", 3, 17, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 3, BSR_DOUBLE));
     BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 3, BSR_DOUBLE));
@@ -360,7 +349,7 @@ static void test_traffic(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("convdiff2d:16,30", 1, &P, &B, &Xs);
+    bsr_test_problem_k("convdiff2d:16,30", 1, 17, &P, &B, &Xs);
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 1, BSR_DOUBLE));
     double last = 0;
     for (int q = 1; q <= 8; q *= 2) {

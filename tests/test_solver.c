@@ -14,18 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Problem from spec with k exact solutions (columns of deterministic random
- * values plus the generator's), rhs = A x*. */
-static void make_k(const char *spec, int k, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs)
-{
-    BSR_ASSERT_OK(bsr_generate(spec, BSR_DOUBLE, P));
-    int64_t n = bsr_multivec_rows(P->rhs);
-    BSR_ASSERT_OK(bsr_multivec_create(Xs, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_random(*Xs, 99));
-    BSR_ASSERT_OK(bsr_multivec_create(B, n, k, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
-}
-
 static void test_api_errors(void)
 {
     bsr_problem P;
@@ -273,7 +261,7 @@ static void test_rounding_floor(void)
                                  "precond=jacobi,rtol=1e-20,stag=20,maxit=400"};
     bsr_problem P;
     bsr_multivec *B, *Xs;
-    make_k("stencil3d:6:3", 2, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:6:3", 2, 99, &P, &B, &Xs);
     for (int c = 0; c < 3; c++) {
         bsr_solver *s = bsr_test_solver(NULL, cfgs[c], P.A);
         bsr_solver_stats st;
@@ -443,7 +431,7 @@ static void test_nan_and_zero_rhs(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("stencil3d:5:3", 3, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:5:3", 3, 99, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     BSR_ASSERT_OK(bsr_multivec_create(&X, n, 3, BSR_DOUBLE));
     double *b = bsr_multivec_data(B);
@@ -721,7 +709,7 @@ static void test_history_monitor(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("stencil3d:5:4", 2, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:5:4", 2, 99, &P, &B, &Xs);
     bsr_solver_options o;
     bsr_solver_options_default(&o);
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=jacobi,rtol=1e-9,history=1,profile=1"));
@@ -762,7 +750,7 @@ static void test_deterministic_and_batched(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X1, *X2, *B1, *Y;
-    make_k("stencil3d:6:3", 3, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:6:3", 3, 99, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     static const char *cfgs[] = {"precond=jacobi,rtol=1e-10", "method=gmres,precond=jacobi,rtol=1e-10,restart=8"};
     for (int c = 0; c < 2; c++) {
@@ -833,7 +821,7 @@ static void test_umfpack(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs, *X;
-    make_k("stencil3d:5:3", 2, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:5:3", 2, 99, &P, &B, &Xs);
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
     double t[2];
     BSR_ASSERT_OK(bsr_umfpack_solve(P.A, B, X, t));
@@ -924,7 +912,7 @@ static void test_gpu_agrees(void)
                                  "precond=jacobi,precision=float,rtol=1e-6"};
     bsr_problem P;
     bsr_multivec *B, *Xs;
-    make_k("stencil3d:10:4", 5, &P, &B, &Xs);
+    bsr_test_problem_k("stencil3d:10:4", 5, 99, &P, &B, &Xs);
     int64_t n = bsr_multivec_rows(B);
     bsr_context *ctx;
     BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));

@@ -97,26 +97,61 @@ bsr_status bsr_gmres_orth(const bsr_kops *o, bsr_orth orth, bsr_multivec *const 
     return st;
 }
 
-/* X += M^{-1} (V y) in the columns of was, column j's y its steps[j] first
- * entries of y + j ldy; W, U scratch. */
-bsr_status bsr_gmres_correct(const bsr_kops *o, bsr_multivec *const *V, int m, const double *y, int ldy,
-                             const int *steps, const unsigned char *was, bsr_multivec *W, bsr_multivec *U,
-                             bsr_multivec *X)
+/* The end of an Arnoldi step: V_{i+1} = e W in the columns of mask, the
+ * iteration counted with the columns' residual estimates rn, and cyc
+ * cleared where a column stopped. */
+bsr_status bsr_gmres_step_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *Vn, const double *e,
+                              const bsr_multivec *W, const unsigned char *mask, const double *rn, unsigned char *cyc)
+{
+    double zero[BSR_KMAX];
+    for (int j = 0; j < o->k; j++) zero[j] = 0;
+    BSR_TRY(o->axpby(o, Vn, e, W, zero, mask));
+    ks->it++;
+    bsr_kstate_update(ks, rn);
+    for (int j = 0; j < o->k; j++) cyc[j] = cyc[j] && ks->active[j];
+    return BSR_OK;
+}
+
+/* The end of a cycle: X += M^{-1} (V y) in the columns of was (column j's y
+ * its steps[j] first entries of y + j ldy); the columns that converged
+ * confirmed by their true residual (bsr_kstate_verify, reopen); where some
+ * stay active, W = B - A X and rn its norms, a column whose norm is not
+ * finite stopped.  U scratch. */
+bsr_status bsr_gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *const *V, const double *y, int ldy,
+                               const int *steps, const unsigned char *was, const bsr_multivec *B, bsr_multivec *X,
+                               bsr_multivec *W, bsr_multivec *U, double *rn, unsigned char *reopen)
 {
     const int k = o->k;
     double one[BSR_KMAX], zero[BSR_KMAX], c[BSR_KMAX];
-    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; }
-    BSR_TRY(o->axpby(o, W, zero, W, zero, NULL));
-    for (int l = 0; l < m; l++) {
-        int used = 0;
-        for (int j = 0; j < k; j++) {
-            c[j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
-            used |= c[j] != 0;
-        }
-        if (used) BSR_TRY(o->axpby(o, W, c, V[l], one, was));
+    int m = 0;
+    for (int j = 0; j < k; j++) {
+        one[j] = 1;
+        zero[j] = 0;
+        if (was[j] && steps[j] > m) m = steps[j];
     }
-    BSR_TRY(bsr_kops_precond(o, W, U));
-    return o->axpby(o, X, one, U, one, was);
+    if (m > 0) {
+        BSR_TRY(o->axpby(o, W, zero, W, zero, NULL));
+        for (int l = 0; l < m; l++) {
+            int used = 0;
+            for (int j = 0; j < k; j++) {
+                c[j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
+                used |= c[j] != 0;
+            }
+            if (used) BSR_TRY(o->axpby(o, W, c, V[l], one, was));
+        }
+        BSR_TRY(bsr_kops_precond(o, W, U));
+        BSR_TRY(o->axpby(o, X, one, U, one, was));
+    }
+    bsr_status st = BSR_OK;
+    bsr_kstate_verify(o, ks, was, B, X, W, reopen, &st);
+    if (st || !bsr_kstate_nactive(ks)) return st;
+    BSR_TRY(bsr_kops_residual(o, B, X, W));
+    BSR_TRY(bsr_kops_norm2(o, W, rn));
+    for (int j = 0; j < k; j++) {
+        /* a NaN or Inf that the estimate missed stops the column here */
+        if (ks->active[j] && !isfinite(rn[j])) bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN);
+    }
+    return BSR_OK;
 }
 
 /* The method in the units it is given (see bsr_krylov_scaled). */
@@ -172,28 +207,13 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
                 rn[j] = rotate(&hs, j, i);
                 steps[j] = i + 1;
             }
-            if ((st = o->axpby(o, V[i + 1], e, W, zero, cyc))) goto done;
-            ks->it++;
-            bsr_kstate_update(ks, rn);
-            for (int j = 0; j < k; j++) cyc[j] = cyc[j] && ks->active[j];
+            if ((st = bsr_gmres_step_end(o, ks, V[i + 1], e, W, cyc, rn, cyc))) goto done;
         }
-        /* x += M^{-1} (V y) per column, with its own number of steps */
-        int any = 0;
-        for (int j = 0; j < k; j++) {
-            if (!was[j]) continue;
-            backsolve(&hs, j, steps[j]);
-            any |= steps[j] > 0;
-        }
-        if (any && (st = bsr_gmres_correct(o, V, m, hs.y, m + 1, steps, was, W, U, X))) goto done;
-        /* confirm converged columns; the next cycle starts from the true residual */
-        bsr_kstate_verify(o, ks, was, B, X, W, reopen, &st);
-        if (st) goto done;
-        if (!bsr_kstate_nactive(ks)) break;
-        if ((st = bsr_kops_residual(o, B, X, W)) || (st = bsr_kops_norm2(o, W, rn))) goto done;
-        for (int j = 0; j < k; j++) {
-            /* a NaN or Inf that the estimate missed stops the column here */
-            if (ks->active[j] && !isfinite(rn[j])) bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN);
-        }
+        /* x += M^{-1} (V y) per column, with its own number of steps; the
+         * next cycle starts from the true residual */
+        for (int j = 0; j < k; j++)
+            if (was[j]) backsolve(&hs, j, steps[j]);
+        if ((st = bsr_gmres_cycle_end(o, ks, V, hs.y, m + 1, steps, was, B, X, W, U, rn, reopen))) goto done;
         if (!bsr_kstate_nactive(ks)) break;
     }
 done:

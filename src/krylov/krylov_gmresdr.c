@@ -291,30 +291,18 @@ bsr_status bsr_gmresdr_run(const bsr_kops *o, const bsr_multivec *B, bsr_multive
                 rn[j] = rot_column(t, i, i + 1);
                 t->steps = i + 1;
             }
-            if ((st = o->axpby(o, V[i + 1], e, W, zero, part))) goto done;
-            ks->it++;
-            bsr_kstate_update(ks, rn);
-            for (int j = 0; j < k; j++) cyc[j] = cyc[j] && ks->active[j];
+            if ((st = bsr_gmres_step_end(o, ks, V[i + 1], e, W, part, rn, cyc))) goto done;
         }
-        /* x += M^{-1} (V y) per column, with its own number of steps */
-        int any = 0;
+        /* x += M^{-1} (V y) per column, with its own number of steps; the
+         * next cycle starts from the true residual */
         for (int j = 0; j < k; j++) {
+            steps[j] = 0;
             if (!was[j]) continue;
             dr_backsolve(&col[j], col[j].steps);
             memcpy(yb + (size_t)j * n1, col[j].y, sizeof(double) * (size_t)n1);
             steps[j] = col[j].steps;
-            any |= steps[j] > 0;
         }
-        if (any && (st = bsr_gmres_correct(o, V, m, yb, n1, steps, was, W, U, X))) goto done;
-        /* confirm converged columns; the next cycle starts from the true residual */
-        bsr_kstate_verify(o, ks, was, B, X, W, reopen, &st);
-        if (st) goto done;
-        if (!bsr_kstate_nactive(ks)) break;
-        if ((st = bsr_kops_residual(o, B, X, W)) || (st = bsr_kops_norm2(o, W, rn))) goto done;
-        for (int j = 0; j < k; j++) {
-            /* a NaN or Inf that the estimate missed stops the column here */
-            if (ks->active[j] && !isfinite(rn[j])) bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN);
-        }
+        if ((st = bsr_gmres_cycle_end(o, ks, V, yb, n1, steps, was, B, X, W, U, rn, reopen))) goto done;
         if (!bsr_kstate_nactive(ks)) break;
         /* the deflated restarts: per column, then its new basis V Q in T, swapped in */
         int top = 0;
