@@ -159,7 +159,7 @@ struct bsr_kops {
                        double *const *out);
     /* out[l*k + j] = (X(:,j), Y[l](:,j)) for l < m: m inner products with one
      * global reduction (GMRES's classical Gram-Schmidt); NULL: bsr_kops_dotm
-     * makes m dot calls */
+     * makes them by dotp, BSR_KOPS_MAXP at a time, or by m dot calls */
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);

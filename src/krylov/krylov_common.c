@@ -376,7 +376,21 @@ bsr_status bsr_kops_dotp(const bsr_kops *o, int np, const bsr_multivec *const *X
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out)
 {
     if (o->dotm) return o->dotm(o, X, Y, m, out);
-    for (int l = 0; l < m; l++) BSR_TRY(o->dot(o, X, Y[l], out + (size_t)l * o->k));
+    if (!o->dotp) {
+        for (int l = 0; l < m; l++) BSR_TRY(o->dot(o, X, Y[l], out + (size_t)l * o->k));
+        return BSR_OK;
+    }
+    /* BSR_KOPS_MAXP at a time where the backend sweeps them together (each
+     * with its lone dot's bits): a device's GMRES step waits for a third
+     * of the reductions */
+    const bsr_multivec *xs[BSR_KOPS_MAXP];
+    double *outs[BSR_KOPS_MAXP];
+    for (int p = 0; p < BSR_KOPS_MAXP; p++) xs[p] = X;
+    for (int l = 0; l < m; l += BSR_KOPS_MAXP) {
+        const int np = m - l < BSR_KOPS_MAXP ? m - l : BSR_KOPS_MAXP;
+        for (int p = 0; p < np; p++) outs[p] = out + (size_t)(l + p) * o->k;
+        BSR_TRY(bsr_kops_dotp(o, np, xs, (const bsr_multivec *const *)(Y + l), outs));
+    }
     return BSR_OK;
 }
 
