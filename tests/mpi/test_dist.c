@@ -282,6 +282,7 @@ static void test_solve_cpu(void)
     solve_case(NULL, "stencil3d:10:4", "precond=ilu0,overlap=1,rtol=1e-9", -1);
     solve_case(NULL, "convdiff2d:24,10", "precond=ilu2,tau1=0.05,overlap=1,rtol=1e-9", nranks > 1 ? 1 : -1);
     solve_case(NULL, "convdiff2d:24,10", "precond=ilu0,method=idr,rtol=1e-9", nranks > 1 ? 1 : -1);
+    solve_case(NULL, "convdiff2d:24,10", "precond=ilu0,method=gmres,restart=8,deflate=3,orth=cgs2,rtol=1e-9", -1);
 }
 
 /* Iterations of a distributed solve of spec with opts. */
@@ -468,13 +469,17 @@ static void test_failure_midsolve(void)
     BSR_ASSERT_OK(bsr_dist_create(&d, MPI_COMM_WORLD, NULL));
     int64_t r0, r1;
     bsr_dmatrix *D = distribute(d, P.A, -1, &r0, &r1);
-    for (int c = 0; c < 3; c++) {   /* BiCGStab, GMRES with overlap, IDR(4) */
+    for (int c = 0; c < 4; c++) {   /* BiCGStab, GMRES with overlap, IDR(4), GMRES-DR(8, 3) */
         bsr_solver_options o;
         bsr_solver_options_default(&o);
         o.precond = BSR_PC_ILU0;
         o.overlap = c == 1;
-        o.method = c == 1 ? BSR_GMRES : c == 2 ? BSR_IDR : BSR_BICGSTAB;
+        o.method = c == 1 || c == 3 ? BSR_GMRES : c == 2 ? BSR_IDR : BSR_BICGSTAB;
         o.orth = BSR_ORTH_CGS2;
+        if (c == 3) {
+            o.restart = 8;
+            o.deflate = 3;
+        }
         bsr_dsolver *s;
         BSR_ASSERT_OK(bsr_dsolver_create(&s, d, &o));
         BSR_ASSERT_OK(bsr_dsolver_setup(s, D));
