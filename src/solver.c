@@ -623,7 +623,7 @@ done:
  *   where the complete factor does not fit, the capped factor's BiCGStab
  *   may have failed on the Krylov method's side (coupled3d:60,5 at 216k
  *   block rows: BiCGStab's probe at relres 0.67, GMRES-DR converged in 212
- *   iterations, 3.6 s in all against the next stage's 22 s).  Its setup is
+ *   iterations, 6.5 s in all against the next stage's 22 s).  Its setup is
  *   the first's; its solve is probed, and a failure goes on to the next stage.
  * - An uncapped factor without growth weights: the same factor, in the same
  *   order, with grow=1 (the order is kept: METIS's leaves lose small real

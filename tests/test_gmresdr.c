@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GMRES-DR (krylov_gmresdr.c, option deflate with method=gmres): the option
+/* GMRES-DR (krylov_gmres.c, option deflate with method=gmres): the option
  * parses, prints back and is refused where it cannot run; its first cycle is
  * GMRES(m)'s, bit for bit; it converges to the known solution on
  * nonsymmetric problems in double and float, batched; where restarted GMRES

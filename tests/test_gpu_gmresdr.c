@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GMRES-DR (src/krylov/krylov_gmresdr.c) on the CUDA backend, through the
+/* GMRES-DR (src/krylov/krylov_gmres.c, option deflate) on the CUDA backend, through the
  * device vector table: converged to the known solution like the CPU backend
  * (iterations within rounding's drift), k = 1 and 3, double and float; the
  * indefinite coupled3d case where GMRES(20) stalls converged on the device

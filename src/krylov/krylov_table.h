@@ -61,17 +61,6 @@ bsr_status bsr_krylov_bicgstab(const bsr_kops *o, const bsr_multivec *B, bsr_mul
 bsr_status bsr_krylov_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 bsr_status bsr_krylov_cg(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 bsr_status bsr_krylov_idr(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
-/* GMRES's Arnoldi parts (krylov_gmres.c), shared with its deflated restarts
- * (krylov_gmresdr.c). */
-bsr_status bsr_gmres_orth(const bsr_kops *o, bsr_orth orth, bsr_multivec *const *V, int i, bsr_multivec *W,
-                          const unsigned char *cyc, double *h);
-bsr_status bsr_gmres_step_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *Vn, const double *e,
-                              const bsr_multivec *W, const unsigned char *mask, const double *rn, unsigned char *cyc);
-bsr_status bsr_gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *const *V, const double *y, int ldy,
-                               const int *steps, const unsigned char *was, const bsr_multivec *B, bsr_multivec *X,
-                               bsr_multivec *W, bsr_multivec *U, double *rn, unsigned char *reopen);
-/* GMRES-DR(restart, deflate) in the units it is given (krylov_gmresdr.c). */
-bsr_status bsr_gmresdr_run(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks);
 extern const bsr_krylov_traffic bsr_krylov_bicgstab_model, bsr_krylov_cg_model;
 int bsr_krylov_idr_traffic(const bsr_solver_options *o, bsr_krylov_traffic *t);
 
