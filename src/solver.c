@@ -191,6 +191,16 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
                           iters_last > o->pattern_growth * iters_base));
 }
 
+/* What a setup's end leaves: a new pattern, no solve on it yet. */
+static void fresh_pattern(bsr_solver *s)
+{
+    s->pattern_new = 1;
+    s->pattern_refreshes = 0;
+    s->refactor_failed = 0;
+    s->iters_base = s->iters_last = 0;
+    s->err_amp = 0;
+}
+
 /* bsr_solver_setup; warm 0 (the fallback's setup, whose solve follows at
  * once): on a device no throwaway product and apply (bsr_solver_device_warm)
  * at setup nor in the solve, whose first product and apply pay their
@@ -234,18 +244,16 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     s->setup_s = bsr_now() - t0;
     s->setup_pc_s = t2 - t1 - s->pc->dev_s;
     s->setup_dev_s = s->device ? s->pc->dev_s + (bsr_now() - t2) : 0;
-    s->pattern_new = 1;
-    s->pattern_refreshes = 0;
-    s->refactor_failed = 0;
-    s->iters_base = s->iters_last = 0;
-    s->err_amp = 0;
+    fresh_pattern(s);
     return BSR_OK;
 fail:
     teardown(s);
     return st;
 }
 
-static int fallback_stages(bsr_solver *s, const bsr_matrix *A, int solving, int *stage, char *fb, size_t len);
+typedef struct first_factor first_factor;
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *keep, int *stage, char *fb,
+                           size_t len, double *secs);
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f);
 
 /* For the next solve's stats: what broke down at a setup or refactor (why),
@@ -272,7 +280,7 @@ bsr_status bsr_solver_setup(bsr_solver *s, const bsr_matrix *A)
     snprintf(why, sizeof why, "%s", bsr_last_error());
     const double first_s = bsr_now() - t0;
     int stage = 0;
-    if (!fallback_stages(s, A, 0, &stage, fb, sizeof fb))   /* (s->opt as it was; fb names every stage's failure) */
+    if (!fallback_stages(s, A, NULL, &stage, fb, sizeof fb, NULL))   /* (s->opt as it was; fb names every stage's failure) */
         return bsr_error(st, "%s; the fallback's setups failed too: %s", why, fb);
     note_setup_fallback(s, "the first factor's setup", why, first_s);
     return BSR_OK;
@@ -623,8 +631,9 @@ done:
  *   where the complete factor does not fit, the capped factor's BiCGStab
  *   may have failed on the Krylov method's side (coupled3d:60,5 at 216k
  *   block rows: BiCGStab's probe at relres 0.67, GMRES-DR converged in 212
- *   iterations, 6.5 s in all against the next stage's 22 s).  Its setup is
- *   the first's; its solve is probed, and a failure goes on to the next stage.
+ *   iterations, 6.5 s in all against the next stage's 22 s).  It solves with
+ *   the first factor itself, kept aside while the complete factor was tried;
+ *   its solve is probed, and a failure goes on to the next stage.
  * - An uncapped factor without growth weights: the same factor, in the same
  *   order, with grow=1 (the order is kept: METIS's leaves lose small real
  *   matrices that the order as found solves).
@@ -690,22 +699,93 @@ static int stats_iterations(const bsr_solver_stats *st)
     return its;
 }
 
+/* The first factor, kept aside while a failed solve's fallback sets its
+ * stages up: GMRES-DR's stage solves with it, and a fallback whose stages all
+ * fail goes on with it, neither setting it up again (0.25 s at 216k block
+ * rows with b = 5 on the device, 0.8 s at 1M). */
+struct first_factor {
+    bsr_pc *pc;              /* NULL: none kept */
+    bsr_matrix *A_work;
+    double setup_s, setup_pc_s, setup_dev_s;
+    size_t dev_held, dev_peak;
+    uint64_t warm_k;
+    int lent;                /* it is s's preconditioner again */
+};
+
+/* Before a stage's setup (f may be NULL: nothing kept): s's preconditioner
+ * into f when f holds none, or f's lent one taken back, so that the setup's
+ * teardown frees neither. */
+static void first_park(bsr_solver *s, first_factor *f)
+{
+    if (!f || !s->pc || (f->pc && !f->lent)) return;
+    if (!f->lent) {
+        f->pc = s->pc;
+        f->A_work = s->A_work;
+        f->setup_s = s->setup_s;
+        f->setup_pc_s = s->setup_pc_s;
+        f->setup_dev_s = s->setup_dev_s;
+        f->dev_held = s->dev_held;
+        f->dev_peak = s->dev_peak;
+        f->warm_k = s->warm_k;
+    }
+    f->lent = 0;
+    bsr_vpool_clear(&s->pool);
+    s->pc = NULL;
+    s->A_work = NULL;
+}
+
+/* s set up on A with f's factor, as a setup would leave it; 0 when f
+ * holds none (f may be NULL). */
+static int first_lend(bsr_solver *s, first_factor *f, const bsr_matrix *A)
+{
+    if (!f || !f->pc) return 0;
+    if (!f->lent) {
+        teardown(s);
+        s->pc = f->pc;
+        s->A_work = f->A_work;
+        s->setup_s = f->setup_s;
+        s->setup_pc_s = f->setup_pc_s;
+        s->setup_dev_s = f->setup_dev_s;
+        s->dev_held = f->dev_held;
+        s->dev_peak = f->dev_peak;
+        s->warm_k = f->warm_k;
+    }
+    s->A_user = A;
+    s->nbrows = A->nbrows;
+    s->fallback_stopped = 0;
+    s->setup_fb[0] = 0;
+    s->refactor_setup = 0;
+    fresh_pattern(s);
+    f->lent = 1;
+    return 1;
+}
+
+/* f's factor freed unless lent (f may be NULL). */
+static void first_drop(first_factor *f)
+{
+    if (!f || !f->pc || f->lent) return;
+    bsr_pc_destroy(f->pc);
+    bsr_matrix_destroy(f->A_work);
+    f->pc = NULL;
+    f->A_work = NULL;
+}
+
 /* No second solve: the fallback's setup failed (fb: why; past its work
  * bound or out of memory) or made the factor the first one again.  The
- * solver is set up on A again with the options before (its preconditioner
- * then is the first one, options and all), and stops trying the fallback
+ * solver goes on with the first factor and the options before (keep's
+ * factor where it holds one, else A set up again), and stops trying the fallback
  * until its next setup; a first solve the probe gave up (probed) goes on
  * from its last iterate X for the iterations maxit leaves, as without the
  * fallback.  *first (the first solve's stats, st1 its status, why its
  * message) becomes the caller's *stats, fallback_s the seconds since tf
  * (the fallback's setup and this one). */
 static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr_solver_options *before,
-                                   const bsr_multivec *B, bsr_multivec *X, bsr_status st1, const char *why,
-                                   const char *fb, int probed, double tf, bsr_solver_stats *first,
-                                   bsr_solver_stats *stats)
+                                   first_factor *keep, const bsr_multivec *B, bsr_multivec *X, bsr_status st1,
+                                   const char *why, const char *fb, int probed, double tf,
+                                   bsr_solver_stats *first, bsr_solver_stats *stats)
 {
     s->opt = *before;
-    bsr_status st = bsr_solver_setup(s, A);
+    bsr_status st = first_lend(s, keep, A) ? BSR_OK : bsr_solver_setup(s, A);
     if (st) {
         bsr_solver_stats_free(first);
         return bsr_error(st, "bsr_solver_solve: the first solve did not converge (%s); the fallback's setup failed "
@@ -798,9 +878,13 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
  * (those of the first factor), from stage *stage on, until one succeeds:
  * its kind, *stage its number, s->opt its options from then on; 0 when
  * none did (or there is none), s->opt as it was and fb (len bytes, appended
- * to) naming each stage's failure.  GMRES-DR's stage only after a failed
- * solve (solving; its setup is the first factor's). */
-static int fallback_stages(bsr_solver *s, const bsr_matrix *A, int solving, int *stage, char *fb, size_t len)
+ * to) naming each stage's failure; *secs (may be NULL) gains the seconds
+ * of the setups, failed or not.  After a failed solve keep holds the first factor
+ * while the stages are set up, lent to GMRES-DR's stage (no setup: 0 s) and
+ * freed once another stage's setup succeeds; with keep NULL (a setup's
+ * fallback) there is no GMRES-DR stage. */
+static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *keep, int *stage, char *fb,
+                           size_t len, double *secs)
 {
     static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
                                        [BSR_FB_GROW] = "with growth weights",
@@ -809,12 +893,19 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, int solving, int 
     const bsr_solver_options before = s->opt;
     bsr_solver_options fo;
     for (int kind; (kind = fallback_options(s, *stage, &fo)); ++*stage) {
-        if (kind == BSR_FB_DEFLATED && !solving) continue;
+        if (kind == BSR_FB_DEFLATED && !keep) continue;
         s->opt = fo;   /* the options say so from now on */
-        bsr_status sf = setup_as(s, A, 0);
+        const int lent = kind == BSR_FB_DEFLATED && first_lend(s, keep, A);
+        if (!lent) first_park(s, keep);
+        const double t0 = bsr_now();
+        bsr_status sf = lent ? BSR_OK : setup_as(s, A, 0);
+        if (secs && !lent) *secs += bsr_now() - t0;
         /* an uncapped factor whose growth stayed below grow's trigger is the
          * first one, bit for bit: a second solve would repeat the first */
-        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) return kind;
+        if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) {
+            if (!lent) first_drop(keep);   /* solved with this stage's factor, not the first */
+            return kind;
+        }
         const size_t at = strlen(fb);
         if (sf) snprintf(fb + at, len - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
                          bsr_last_error());
@@ -871,14 +962,18 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     bsr_prof_mark("fallback: waiting for the ordering made beside the first solve");
     char fb[512] = "";
     int stage = 0;
-    int kind = fallback_stages(s, A, 1, &stage, fb, sizeof fb);
+    first_factor keep;
+    memset(&keep, 0, sizeof keep);
+    double fsetup = 0;   /* the stages' setups, failed or not */
+    int kind = fallback_stages(s, A, &keep, &stage, fb, sizeof fb, &fsetup);
     ahead_drop(s);
     if (!kind) {
         bsr_multivec_destroy(x0);
-        return fallback_gave_up(s, A, &before, B, X, st, why, fb, probed, tf, &first, stats);
+        st = fallback_gave_up(s, A, &before, &keep, B, X, st, why, fb, probed, tf, &first, stats);
+        first_drop(&keep);
+        return st;
     }
     bsr_solver_stats_free(&first);
-    double fsetup = s->setup_s;   /* the stages' setups that succeeded */
     bsr_solver_stats sec;
     memset(&sec, 0, sizeof sec);
     for (;;) {
@@ -893,9 +988,9 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
         snprintf(why2, sizeof why2, "%s", bsr_last_error());
         s->opt = before;
         ++stage;
-        kind = fallback_stages(s, A, 1, &stage, fb, sizeof fb);
+        kind = fallback_stages(s, A, &keep, &stage, fb, sizeof fb, &fsetup);
         if (!kind) {
-            /* no stage after it: GMRES-DR's solve is the answer, the first factor set up again */
+            /* no stage after it: GMRES-DR's solve is the answer, with the first factor */
             bsr_multivec_destroy(x0);
             sec.fallbacks = 1;
             sec.fallback_iterations = its;
@@ -903,11 +998,13 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
             char both[512];
             snprintf(both, sizeof both, "the first solve did not converge (%s), nor GMRES-DR's on the first factor (%s)",
                      why, why2);
-            return fallback_gave_up(s, A, &before, B, X, st, both, fb, 0, tf, &sec, stats);
+            st = fallback_gave_up(s, A, &before, &keep, B, X, st, both, fb, 0, tf, &sec, stats);
+            first_drop(&keep);
+            return st;
         }
         bsr_solver_stats_free(&sec);
-        fsetup += s->setup_s;
     }
+    first_drop(&keep);
     bsr_multivec_destroy(x0);
     if (stats) {
         *stats = sec;

@@ -229,7 +229,8 @@ static void test_none(void)
 }
 
 /* The fallback past its work bound: the setup without the cap stops, the
- * solver sets the capped factor up again, the capped solve the probe gave up
+ * solver goes on with the capped factor (kept aside, not set up again: the
+ * next solve reports the first setup's seconds), the capped solve the probe gave up
  * goes on from its last iterate to maxit (300 iterations in all), and the
  * failure is reported, the message saying why there was no second solve;
  * its next solve does not try again (no probe, no fallback time: bit for bit
@@ -242,6 +243,7 @@ static void test_bound(void)
     pair_open(&t, HARD, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e8",
               "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,fallback=off");
     bsr_solver_stats st, su;
+    double setup0 = -1;
     for (int round = 0; round < 3; round++) {
         if (round == 2) BSR_ASSERT_OK(bsr_solver_setup(t.s, t.P.A));   /* a new setup tries it again */
         CU_ASSERT_EQUAL(solve(t.s, &t.P, NULL, t.X, &st), BSR_ERR_NOCONV);
@@ -251,7 +253,9 @@ static void test_bound(void)
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "went on after the fallback's probe at iteration 100: 300 in all") != NULL,
                         tried);
         CU_ASSERT_EQUAL(st.fallbacks, 0);
-        CU_ASSERT_EQUAL(st.fallback_s > 0, tried);   /* the stopped setup and the capped one again */
+        CU_ASSERT_EQUAL(st.fallback_s > 0, tried);   /* the stopped setup */
+        if (round == 0) setup0 = st.setup_s;
+        if (round == 1) CU_ASSERT_EQUAL(st.setup_s, setup0);   /* the first factor's, not a second setup's */
         CU_ASSERT_EQUAL(st.col[0].iterations, 300);
         CU_ASSERT_EQUAL(st.col[0].reason, BSR_DIVERGED_MAXIT);
         CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->cap, 0);   /* the capped options again */
@@ -446,12 +450,18 @@ static void test_device(void)
     printf("\n    GMRES-DR after the complete factor's bound: %d iterations, relres %.2e, error %.2e; %s",
            st.col[0].iterations, st.col[0].relres, bsr_test_rel_err(Xq, Q.xexact), st.fallback_reason);
     CU_ASSERT_EQUAL(st.fallbacks, 1);
-    CU_ASSERT(st.fallback_iterations == 100 && st.fallback_s > 0);
+    CU_ASSERT(st.fallback_iterations == 100 && st.fallback_s > 0);   /* the complete factor's setup tried */
     CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].iterations < 100);
     CU_ASSERT(bsr_test_rel_err(Xq, Q.xexact) < 1e-6);
     o = bsr_solver_get_options(s);
     CU_ASSERT(o->method == BSR_GMRES && o->deflate == BSR_FALLBACK_DR_K && o->restart == BSR_FALLBACK_DR_M);
     CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0);   /* the first factor's options */
+    /* the first factor itself, not set up again: a later solve reports its setup's seconds */
+    const double setup0 = st.setup_s;
+    bsr_solver_stats_free(&st);
+    BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT_EQUAL(st.setup_s, setup0);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
     bsr_multivec_destroy(Xq);

@@ -409,9 +409,11 @@ typedef struct {
                             refactor whose factor broke down (BSR_ERR_SINGULAR) and whose
                             fallback set A up instead (setup_s then the seconds of the one
                             that broke down, fallback_s the setup after it) */
-    double fallback_s;   /* seconds of the fallback's setups, not in setup_s (which stays the
-                            first setup's): the setup without the cap, and where that failed
-                            (its work bound) the capped factor's setup again; 0 without */
+    double fallback_s;   /* seconds of the fallback's setups, failed or not, not in setup_s
+                            (which stays the first setup's): each stage's setup tried (the
+                            first factor is kept meanwhile, not set up again, for GMRES-DR's
+                            stage and for the solve that goes on where every stage failed);
+                            0 without */
     int fallback_iterations; /* the failed solve's iterations (the most of a column) */
     char fallback_reason[192]; /* why the first solve failed (its status message), or what
                                   broke down at the setup or refactor */
