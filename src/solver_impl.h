@@ -269,9 +269,10 @@ typedef struct {
                                   gained less than 1% in the last probe iterations (the fallback's
                                   probe of the first factor; 0: none) */
     int probe_hit;             /* the probe stopped a column */
-    /* called once, after iteration probe / 10, when a column's best residual
-     * is still above half its initial one (the probe may stop it): the
-     * fallback's host work can start beside the solve; NULL: none */
+    /* called once, at the first iteration from probe / 10 on where a
+     * column's best residual is still above half its initial one, or has
+     * not gained 1% in the last probe / 10 iterations (the probe may stop
+     * it): the fallback's host work can start beside the solve; NULL: none */
     void (*ahead)(void *data);
     void *ahead_data;
 } bsr_kstate;

@@ -313,9 +313,13 @@ static void test_options(void)
     CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
 }
 
+/* The iteration at which the probe's hook ran (-1: never). */
+static int ahead_it;
+static void ahead_hook(void *data) { ahead_it = *(const int *)data; }
+
 /* The iteration at which a probed column (probe BSR_FALLBACK_PROBE, maxit
  * 300) stops on the relative residuals r(it) = seq(it) (r(0) = 1), and
- * whether the probe stopped it. */
+ * whether the probe stopped it; ahead_it where its hook ran. */
 static int probe_stops(double (*seq)(int), int *hit)
 {
     bsr_solver_options o;
@@ -327,6 +331,9 @@ static int probe_stops(double (*seq)(int), int *hit)
     bsr_kstate ks;
     BSR_ASSERT_OK(bsr_kstate_init(&ks, &o, 1, &bn, &col));
     ks.probe = BSR_FALLBACK_PROBE;
+    ks.ahead = ahead_hook;
+    ks.ahead_data = &ks.it;
+    ahead_it = -1;
     for (ks.it = 0; ks.it <= o.maxit; ks.it++) {
         const double r = ks.it ? seq(ks.it) : 1.0;
         if (!bsr_kstate_update(&ks, &r)) break;
@@ -354,18 +361,25 @@ static double slow(int it) { return creep(120) * pow(0.988, it / 99); }        /
  * residual above twice the initial one for BSR_FALLBACK_PROBE_RUN
  * iterations in a row stops it, one iteration fewer does not, and a best
  * residual without a 1% gain in BSR_FALLBACK_PROBE iterations stops it, a
- * gain of 1% in 99 does not. */
+ * gain of 1% in 99 does not.  The hook that starts the fallback's ordering
+ * runs once, from the tenth of the probe on, where the residual is above
+ * half the initial one or has gained no 1% in a tenth of the probe. */
 static void test_probe_rules(void)
 {
     int hit;
+    const int tenth = BSR_FALLBACK_PROBE / 10;
     CU_ASSERT_EQUAL(probe_stops(never, &hit), BSR_FALLBACK_PROBE);
     CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(ahead_it, tenth);   /* above half at the tenth */
     CU_ASSERT_EQUAL(probe_stops(creep, &hit), 300);
     CU_ASSERT_EQUAL(hit, 0);
+    CU_ASSERT_EQUAL(ahead_it, -1);   /* gaining 1.5% every iteration */
     CU_ASSERT_EQUAL(probe_stops(dip, &hit), 1 + BSR_FALLBACK_PROBE);
     CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(ahead_it, 1 + tenth);   /* no gain since iteration 1 */
     CU_ASSERT_EQUAL(probe_stops(stall, &hit), 120 + BSR_FALLBACK_PROBE);
     CU_ASSERT_EQUAL(hit, 1);
+    CU_ASSERT_EQUAL(ahead_it, 120 + tenth);   /* no gain since iteration 120 */
     CU_ASSERT_EQUAL(probe_stops(slow, &hit), 300);
     CU_ASSERT_EQUAL(hit, 0);
     CU_ASSERT_EQUAL(probe_stops(rise, &hit), 90 + BSR_FALLBACK_PROBE_RUN - 1);

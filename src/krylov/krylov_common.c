@@ -125,10 +125,13 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
     for (int j = 0; j < ks->k; j++)
         if (ks->active[j]) ks->col[j].iterations = ks->it;
     if (ks->ahead && ks->probe > 0 && ks->it >= ks->probe / 10) {
+        /* slow: above half the initial residual, or no 1% gained in the
+         * last probe / 10 iterations (checked as long as the probe may stop it) */
         int slow = 0;
-        for (int j = 0; j < ks->k; j++) slow |= ks->active[j] && ks->best[j] > 0.5 * ks->r0norm[j];
+        for (int j = 0; j < ks->k; j++)
+            slow |= ks->active[j] && (ks->best[j] > 0.5 * ks->r0norm[j] || ks->it - ks->best_it[j] >= ks->probe / 10);
         if (slow) ks->ahead(ks->ahead_data);
-        ks->ahead = NULL;
+        if (slow) ks->ahead = NULL;
     }
     if (o->monitor) o->monitor(o->monitor_data, ks->it, ks->k, ks->relres, ks->active);
     if (o->progress > 0 && ks->it > 0 && ks->it % o->progress == 0) {
