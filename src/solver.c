@@ -529,6 +529,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     bsr_multivec *Bw = NULL, *Xw = NULL, *R = NULL;
     bsr_kstate ks;
     memset(&ks, 0, sizeof ks);
+    bsr_krecycle rec;   /* a GMRES-DR solve's deflation space, for its error control's solves */
+    memset(&rec, 0, sizeof rec);
     int ownB = 0, ownX = 0;
     double tk = 0;   /* wall seconds of the Krylov phase (profile) */
     double etol;     /* the error control's target (options.etol) */
@@ -544,6 +546,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
     ks.probe = probe;
+    etol = s->pc->exact || s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
+    if (etol > 0) ks.keep = &rec;
     if (probe) {
         ks.ahead = start_ahead;
         ks.ahead_data = s;
@@ -557,8 +561,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (a distributed solve's preconditioner is its rank's: never A's whole factorization) */
     if (!st && s->pc->exact && !s->kops_hook) st = refine_exact(&o, &s->opt, Bw, Xw, R, col);
     /* (the complete factorization's error is its refinement's: at the rounding) */
-    else if (!st && !s->kops_hook && (etol = bsr_etol_resolved(&s->opt)) > 0)
-        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_since);
+    else if (!st && etol > 0)
+        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_since, &rec);
     s->iters_last = 0;
     for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */
@@ -574,6 +578,7 @@ done:
     }
     if (probed) *probed = ks.probe_hit;
     bsr_kstate_free(&ks);
+    bsr_krecycle_free(&o, &rec);
     if (R) o.vfree(&o, R);
     if (ownB && Bw) o.vfree(&o, Bw);
     if (ownX && Xw) o.vfree(&o, Xw);

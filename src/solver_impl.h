@@ -250,6 +250,23 @@ bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, c
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
 
 /* ---- shared Krylov bookkeeping (krylov_common.c) ------------------------- */
+/* The deflation space a GMRES-DR solve leaves to the next solves on the
+ * same operator and preconditioner (the error control's): column j's basis
+ * is column j of V[0..kk[j]], orthonormal, with A M^{-1} V_kk = V_kk+1 Hbar_j
+ * (Hbar_j: (kk[j] + 1) x kk[j], column-major, leading dimension ld, at
+ * H + j ld (ld - 1)); kk[j] = 0: none for that column.  Those solves'
+ * plain cycles start from the residual's least-squares projection on it
+ * (Morgan and Wilcox's GMRES-Proj): the few eigenvalues near the origin
+ * that a GMRES-DR solve found need not be found again. */
+typedef struct {
+    int k, top, ld;           /* columns; multivectors held (the largest kk + 1); ld = K + 2 */
+    bsr_multivec **V;         /* top of them, the solve's backend's; NULL: nothing kept */
+    int kk[BSR_KMAX];
+    double *H;
+} bsr_krecycle;
+/* r's multivectors (o's) and matrices freed, r zeroed. */
+void bsr_krecycle_free(const bsr_kops *o, bsr_krecycle *r);
+
 typedef struct {
     const bsr_solver_options *opt;
     int k;
@@ -275,6 +292,8 @@ typedef struct {
      * it): the fallback's host work can start beside the solve; NULL: none */
     void (*ahead)(void *data);
     void *ahead_data;
+    bsr_krecycle *keep;        /* GMRES-DR leaves its last deflation space here (NULL: not kept) */
+    const bsr_krecycle *proj;  /* GMRES's plain cycles start projected on this space (NULL: none) */
 } bsr_kstate;
 
 /* Error control (options.etol, solve_etol.c), after a solve whose columns
@@ -290,9 +309,11 @@ typedef struct {
  * zeroed at a setup or a new pattern; the systems of a time loop,
  * refactored on one pattern, keep their conditioning from step to step).
  * R = B - A X on entry and on return; col's norms follow X, its err_*
- * fields say what was done. */
+ * fields say what was done.  rec (may be NULL): the solve's deflation
+ * space, which the estimates' GMRES starts from. */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since);
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since,
+                          const bsr_krecycle *rec);
 /* bsr_solver_error_estimate's work on the backend's vectors (solve_etol.c):
  * R = B - A X, then one estimate of X's error by the error control's solve
  * within opt's maxit (col's err_est, err_its, err_low, and reason: the

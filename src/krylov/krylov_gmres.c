@@ -226,6 +226,213 @@ static int deflate(dr_col *t, int K, double *Q, double *w, int *iw)
     return kk;
 }
 
+void bsr_krecycle_free(const bsr_kops *o, bsr_krecycle *r)
+{
+    if (r->V)
+        for (int l = 0; l < r->top; l++)
+            if (r->V[l]) o->vfree(o, r->V[l]);
+    free(r->V);
+    free(r->H);
+    memset(r, 0, sizeof *r);
+}
+
+/* The last cycle's deflated bases (V[0..kk], H's leading (kk + 1) x kk
+ * block) of the columns that ran it, moved from V into r (r->V takes the
+ * multivectors: V's entries become NULL).  Nothing where no such column
+ * started deflated (or on a failed allocation: BSR_ERR_NOMEM). */
+static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigned char *was, int K,
+                             bsr_multivec **V, bsr_krecycle *r)
+{
+    const int k = o->k, ld = K + 2;
+    int top = 0;
+    for (int j = 0; j < k; j++)
+        if (was[j] && col[j].start > 0 && col[j].start + 1 > top) top = col[j].start + 1;
+    if (!top) return BSR_OK;
+    r->V = bsr_calloc((size_t)top, sizeof *r->V, "GMRES-DR space");
+    r->H = bsr_calloc((size_t)k * ld * (ld - 1), sizeof(double), "GMRES-DR space");
+    if (!r->V || !r->H) {
+        free(r->V);
+        free(r->H);
+        r->V = NULL;
+        r->H = NULL;
+        return BSR_ERR_NOMEM;
+    }
+    r->k = k;
+    r->ld = ld;
+    r->top = top;
+    for (int j = 0; j < k; j++) {
+        const dr_col *t = &col[j];
+        r->kk[j] = was[j] ? t->start : 0;
+        for (int i = 0; i < r->kk[j]; i++)
+            for (int l = 0; l <= r->kk[j]; l++) r->H[(size_t)j * ld * (ld - 1) + (size_t)i * ld + l] = H_(t, l, i);
+    }
+    for (int l = 0; l < top; l++) {
+        r->V[l] = V[l];
+        V[l] = NULL;
+    }
+    return BSR_OK;
+}
+
+/* A kept space in GCRO's terms, per column j: C = V_kk+1 Qh orthonormal
+ * and A M^{-1} (V_kk Rh^{-1}) = C, from Hbar = Qh Rh (its thin QR); a cycle
+ * on the operator (I - C C^T) A M^{-1} records Bm = C^T A M^{-1} V_m, so
+ * that A M^{-1} (V_m - V_kk Rh^{-1} Bm) = V_m+1 Hbar_m: the space's
+ * directions stay out of every cycle instead of being found again (Parks
+ * et al., SIAM J. Sci. Comput. 28, 2006, with the space held fixed). */
+typedef struct {
+    int kk;                  /* 0: the column is not augmented */
+    double *Qh, *Rh, *Bm;    /* (kk + 1) x kk, kk x kk, kk x m; leading dimension ld */
+} aug_col;
+
+/* Column j's Qh, Rh from P's Hbar (Gram-Schmidt twice); kk = 0 where Hbar
+ * is numerically rank deficient. */
+static void aug_init(const bsr_krecycle *P, int j, aug_col *a)
+{
+    const int ld = P->ld, kk = j < P->k ? P->kk[j] : 0;
+    const double *H = P->H + (size_t)j * ld * (ld - 1);
+    a->kk = 0;
+    for (int i = 0; i < kk; i++) {
+        double *q = a->Qh + (size_t)i * ld;
+        for (int l = 0; l <= kk; l++) q[l] = H[(size_t)i * ld + l];
+        double h0 = 0;
+        for (int l = 0; l <= kk; l++) h0 += q[l] * q[l];
+        for (int u = 0; u < i; u++) a->Rh[(size_t)i * ld + u] = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int u = 0; u < i; u++) {
+                const double *qu = a->Qh + (size_t)u * ld;
+                double d = 0;
+                for (int l = 0; l <= kk; l++) d += qu[l] * q[l];
+                for (int l = 0; l <= kk; l++) q[l] -= d * qu[l];
+                a->Rh[(size_t)i * ld + u] += d;
+            }
+        double nq = 0;
+        for (int l = 0; l <= kk; l++) nq += q[l] * q[l];
+        if (!(nq > 1e-24 * h0) || !(nq > 0)) return;
+        nq = sqrt(nq);
+        for (int l = 0; l <= kk; l++) q[l] /= nq;
+        a->Rh[(size_t)i * ld + i] = nq;
+    }
+    a->kk = kk;
+}
+
+/* Per column of on: t (ld) = Qh^T p, p column j of c ((top) k, l-major);
+ * then c's column j becomes q = Qh t, the combination of V_kk+1 that C t
+ * is (0 past kk). */
+static void aug_coeffs(const aug_col *aug, const unsigned char *on, int k, int ld, int top, double *c, double *t)
+{
+    for (int j = 0; j < k; j++) {
+        if (!on[j]) continue;
+        const aug_col *a = &aug[j];
+        double *tj = t + (size_t)j * ld;
+        for (int i = 0; i < a->kk; i++) {
+            double v = 0;
+            for (int l = 0; l <= a->kk; l++) v += a->Qh[(size_t)i * ld + l] * c[(size_t)l * k + j];
+            tj[i] = v;
+        }
+        for (int l = 0; l < top; l++) {
+            double v = 0;
+            for (int i = 0; i < a->kk && l <= a->kk; i++) v += a->Qh[(size_t)i * ld + l] * tj[i];
+            c[(size_t)l * k + j] = v;
+        }
+    }
+}
+
+/* W -= sum_l c[l k + j] V[l] in the columns of on (c l-major over top vectors). */
+static bsr_status sub_comb(const bsr_kops *o, bsr_multivec *W, bsr_multivec *const *V, int top, const double *c,
+                           const unsigned char *on)
+{
+    double one[BSR_KMAX], cf[BSR_KMAX];
+    for (int l = 0; l < top; l++) {
+        int used = 0;
+        for (int j = 0; j < o->k; j++) {
+            one[j] = 1;
+            cf[j] = on[j] ? -c[(size_t)l * o->k + j] : 0;
+            used |= cf[j] != 0;
+        }
+        if (used) BSR_TRY(o->axpby(o, W, cf, V[l], one, on));
+    }
+    return BSR_OK;
+}
+
+/* W (column j) -= C C^T W in the columns of on: Bm's column i (when i >= 0)
+ * takes C^T W.  c: (P->top) k doubles, t: k ld. */
+static bsr_status aug_orth(const bsr_kops *o, const bsr_krecycle *P, aug_col *aug, const unsigned char *on, int i,
+                           bsr_multivec *W, double *c, double *t)
+{
+    BSR_TRY(bsr_kops_dotm(o, W, P->V, P->top, c));
+    aug_coeffs(aug, on, o->k, P->ld, P->top, c, t);
+    for (int j = 0; j < o->k && i >= 0; j++)
+        if (on[j]) memcpy(aug[j].Bm + (size_t)i * P->ld, t + (size_t)j * P->ld, sizeof(double) * (size_t)aug[j].kk);
+    return sub_comb(o, W, P->V, P->top, c, on);
+}
+
+/* The columns of fresh that have a space, their residual W (norms rn)
+ * moved off C: X += M^{-1} V_kk Rh^{-1} C^T W, W -= C C^T W (the least
+ * residual over the space).  Z, U scratch (Z's other columns untouched). */
+static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *aug, const unsigned char *fresh,
+                            bsr_multivec *W, bsr_multivec *X, bsr_multivec *Z, bsr_multivec *U, double *rn,
+                            double *c, double *t)
+{
+    const int k = o->k, ld = P->ld;
+    unsigned char on[BSR_KMAX];
+    double one[BSR_KMAX], zero[BSR_KMAX], r2[BSR_KMAX];
+    int any = 0;
+    for (int j = 0; j < k; j++) {
+        one[j] = 1;
+        zero[j] = 0;
+        any |= on[j] = fresh[j] && aug[j].kk > 0 && rn[j] > 0;
+    }
+    if (!any) return BSR_OK;
+    BSR_TRY(aug_orth(o, P, aug, on, -1, W, c, t));
+    /* Z = -V_kk Rh^{-1} t (sub_comb subtracts) */
+    for (int j = 0; j < k; j++) {
+        if (!on[j]) continue;
+        const aug_col *a = &aug[j];
+        double *tj = t + (size_t)j * ld;
+        for (int i = a->kk - 1; i >= 0; i--) {
+            double v = tj[i];
+            for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * tj[u];
+            tj[i] = v / a->Rh[(size_t)i * ld + i];
+        }
+        for (int l = 0; l < P->top; l++) c[(size_t)l * k + j] = l < a->kk ? -tj[l] : 0;
+    }
+    BSR_TRY(o->axpby(o, Z, zero, Z, zero, on));
+    BSR_TRY(sub_comb(o, Z, P->V, P->top, c, on));
+    BSR_TRY(bsr_kops_precond(o, Z, U));
+    BSR_TRY(o->axpby(o, X, one, U, one, on));
+    BSR_TRY(bsr_kops_norm2(o, W, r2));
+    for (int j = 0; j < k; j++)
+        if (on[j]) rn[j] = r2[j];
+    return BSR_OK;
+}
+
+/* A cycle's correction's term on the space, per column of was with a
+ * space: c's column j (l-major over P->top) = V_kk's coefficients of
+ * Rh^{-1} Bm y (y: column j's steps[j] first entries of y + j ldy), for
+ * sub_comb; t scratch (k ld). */
+static void aug_correction(const bsr_krecycle *P, const aug_col *aug, const unsigned char *was, const double *y,
+                           int ldy, const int *steps, int k, double *c, double *t)
+{
+    const int ld = P->ld;
+    for (int j = 0; j < k; j++) {
+        for (int l = 0; l < P->top; l++) c[(size_t)l * k + j] = 0;
+        const aug_col *a = &aug[j];
+        if (!was[j] || !a->kk) continue;
+        double *tj = t + (size_t)j * ld;
+        for (int i = 0; i < a->kk; i++) {
+            double v = 0;
+            for (int s = 0; s < steps[j]; s++) v += a->Bm[(size_t)s * ld + i] * y[(size_t)j * ldy + s];
+            tj[i] = v;
+        }
+        for (int i = a->kk - 1; i >= 0; i--) {
+            double v = tj[i];
+            for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * tj[u];
+            tj[i] = v / a->Rh[(size_t)i * ld + i];
+        }
+        for (int l = 0; l < a->kk; l++) c[(size_t)l * k + j] = tj[l];
+    }
+}
+
 /* W orthogonalized against V[0..i] in the columns of cyc (CGS2: classical
  * Gram-Schmidt twice, the projections of a pass against the same W; MGS:
  * one at a time); h[l*k + j] = the sum of W_j's projections on V_l. */
@@ -278,13 +485,15 @@ static bsr_status gmres_step_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec
 }
 
 /* The end of a cycle: X += M^{-1} (V y) in the columns of was (column j's y
- * its steps[j] first entries of y + j ldy); the columns that converged
+ * its steps[j] first entries of y + j ldy), less M^{-1} of P's vectors
+ * combined by pc where P is given (sub_comb); the columns that converged
  * confirmed by their true residual (bsr_kstate_verify, reopen); where some
  * stay active, W = B - A X and rn its norms, a column whose norm is not
  * finite stopped.  U scratch. */
 static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *const *V, const double *y, int ldy,
                                   const int *steps, const unsigned char *was, const bsr_multivec *B, bsr_multivec *X,
-                                  bsr_multivec *W, bsr_multivec *U, double *rn, unsigned char *reopen)
+                                  bsr_multivec *W, bsr_multivec *U, double *rn, unsigned char *reopen,
+                                  const bsr_krecycle *P, const double *pc)
 {
     const int k = o->k;
     double one[BSR_KMAX], zero[BSR_KMAX], c[BSR_KMAX];
@@ -304,6 +513,7 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
             }
             if (used) BSR_TRY(o->axpby(o, W, c, V[l], one, was));
         }
+        if (P) BSR_TRY(sub_comb(o, W, P->V, P->top, pc, was));
         BSR_TRY(bsr_kops_precond(o, W, U));
         BSR_TRY(o->axpby(o, X, one, U, one, was));
     }
@@ -323,11 +533,26 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
 static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks)
 {
     const bsr_solver_options *opt = ks->opt;
+    /* a given space (ks->proj) is kept out of every cycle of the columns it
+     * has, whose restarts are then plain */
+    const bsr_krecycle *P = ks->proj && ks->proj->V && ks->proj->k == o->k && ks->proj->ld <= opt->restart + 1
+                                ? ks->proj : NULL;
     const int k = o->k, m = opt->restart, K = opt->deflate, n1 = m + 1, nt = K ? K + 2 : 0;
-    const int nrmax = (K + 2) * (K + 3) / 2 + m;
+    const int nrmax = (K + 2) * (K + 3) / 2 + m, ld = P ? P->ld : 0;
     bsr_status st = BSR_OK;
     dr_col col[BSR_KMAX];
     memset(col, 0, sizeof col);
+    aug_col aug[BSR_KMAX];
+    memset(aug, 0, sizeof aug);
+    double *ab = P ? bsr_calloc((size_t)k * ld * (2 * ld + m + 1), sizeof(double), "GMRES augmented") : NULL;
+    if (P && !ab) return BSR_ERR_NOMEM;
+    double *tb = ab;   /* k ld scratch, then per column Qh, Rh, Bm */
+    for (int j = 0; P && j < k; j++) {
+        aug[j].Qh = ab + (size_t)k * ld + (size_t)j * ld * (2 * ld + m);
+        aug[j].Rh = aug[j].Qh + (size_t)ld * ld;
+        aug[j].Bm = aug[j].Rh + (size_t)ld * ld;
+        aug_init(P, j, &aug[j]);
+    }
     bsr_multivec **V = bsr_calloc((size_t)n1 + nt, sizeof *V, "GMRES basis"), **T = V ? V + n1 : NULL;
     bsr_multivec *W = NULL, *U = NULL;
     double *hc = bsr_malloc(sizeof(double) * (size_t)n1 * k, "GMRES projections");
@@ -361,7 +586,8 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     if ((st = bsr_kops_residual(o, B, X, W)) || (st = bsr_kops_norm2(o, W, rn))) goto done;
     if (!bsr_kstate_update(ks, rn)) goto done;
     for (;;) {
-        /* plain starts: V0 = r / ||r|| */
+        /* plain starts: V0 = r / ||r||, r first moved off a given space */
+        if (P && (st = aug_start(o, P, aug, fresh, W, X, V[1], U, rn, hc, tb))) goto done;
         int lo = m;
         for (int j = 0; j < k; j++) {
             e[j] = 0;
@@ -379,8 +605,13 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
             int any = 0;
             for (int j = 0; j < k; j++) any |= part[j] = cyc[j] && i >= col[j].start;
             if (!any) continue;
-            /* W = A M^{-1} V_i */
+            /* W = A M^{-1} V_i (less its part on a given space's C) */
             if ((st = bsr_kops_precond(o, V[i], U)) || (st = o->matvec(o, U, W))) goto done;
+            if (P) {
+                unsigned char on[BSR_KMAX];
+                for (int j = 0; j < k; j++) on[j] = part[j] && aug[j].kk > 0;
+                if ((st = aug_orth(o, P, aug, on, i, W, hc, tb))) goto done;
+            }
             if ((st = gmres_orth(o, opt->orth, V, i, W, part, hc))) goto done;
             if ((st = bsr_kops_norm2(o, W, d))) goto done;
             for (int j = 0; j < k; j++) {
@@ -404,14 +635,18 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
             memcpy(yb + (size_t)j * n1, col[j].y, sizeof(double) * (size_t)n1);
             steps[j] = col[j].steps;
         }
-        if ((st = gmres_cycle_end(o, ks, V, yb, n1, steps, was, B, X, W, U, rn, reopen))) goto done;
-        if (!bsr_kstate_nactive(ks)) break;
+        if (P) aug_correction(P, aug, was, yb, n1, steps, k, hc, tb);
+        if ((st = gmres_cycle_end(o, ks, V, yb, n1, steps, was, B, X, W, U, rn, reopen, P, hc))) goto done;
+        if (!bsr_kstate_nactive(ks)) {
+            if (K && ks->keep && !ks->keep->V) st = keep_space(o, col, was, K, V, ks->keep);
+            break;
+        }
         /* the deflated restarts: per column, then its new basis V Q in T, swapped in */
         int top = 0;
         for (int j = 0; j < k; j++) {
             dfl[j] = 0;
             fresh[j] = ks->active[j];
-            if (!K || !ks->active[j] || col[j].steps != m) continue;
+            if (!K || !ks->active[j] || col[j].steps != m || aug[j].kk) continue;
             kk[j] = deflate(&col[j], K, Q + (size_t)j * n1 * (K + 2), w, iw);
             if (!kk[j]) continue;
             dfl[j] = 1;
@@ -452,6 +687,7 @@ done:
     free(w);
     free(yb);
     free(iw);
+    free(ab);
     return st;
 }
 

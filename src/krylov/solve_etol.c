@@ -50,7 +50,7 @@ static void erest_options(const bsr_solver_options *opt, double rtol, int maxit,
  * its stats. */
 static bsr_status estimate(const bsr_kops *o, const bsr_solver_options *io, const unsigned char *on,
                            const bsr_multivec *R, const bsr_multivec *X, bsr_multivec *E, double *est,
-                           bsr_col_stats *ic)
+                           bsr_col_stats *ic, const bsr_krecycle *rec)
 {
     double rn[BSR_KMAX], xn[BSR_KMAX];
     bsr_kstate ks;
@@ -59,6 +59,7 @@ static bsr_status estimate(const bsr_kops *o, const bsr_solver_options *io, cons
     BSR_TRY(o->zero(o, E));
     BSR_TRY(bsr_kops_norm2(o, R, rn));
     bsr_status st = bsr_kstate_init(&ks, io, o->k, rn, ic);
+    ks.proj = rec;
     for (int j = 0; !st && j < o->k; j++)
         if (!on[j]) bsr_kstate_stop(&ks, j, BSR_REASON_NONE);
     if (!st) st = bsr_krylov_row_of(io->method)->solve(o, R, E, &ks);
@@ -92,7 +93,7 @@ bsr_status bsr_estimate_x(const bsr_kops *o, const bsr_solver_options *opt, cons
     if (!st) st = bsr_kops_norm2(o, R, rn);
     if (!st) st = bsr_kops_floor(o, B, X, floor);
     if (!st) st = o->vnew(o, &E);
-    if (!st) st = estimate(o, &io, on, R, X, E, est, ic);
+    if (!st) st = estimate(o, &io, on, R, X, E, est, ic, NULL);
     for (int j = 0; !st && j < o->k; j++) {
         col[j].err_est = est[j];
         col[j].err_its = ic[j].iterations;
@@ -121,7 +122,8 @@ static int predicted(double amp, int *since, double etol, bsr_col_stats *col, in
 }
 
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since)
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since,
+                          const bsr_krecycle *rec)
 {
     if (predicted(*amp, since, etol, col, o->k)) return BSR_OK;
     *since = 0;
@@ -145,7 +147,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     bsr_status st = o->vnew(o, &E);
     for (int round = 0; !st && left > 0 && memchr(on, 1, (size_t)k); round++) {
         io.maxit = its < left ? its : left;
-        if ((st = estimate(o, &io, on, R, X, E, est, ic))) break;
+        if ((st = estimate(o, &io, on, R, X, E, est, ic, rec))) break;
         int most = 0;
         for (int j = 0; j < k; j++)
             if (on[j] && ic[j].iterations > most) most = ic[j].iterations;
