@@ -458,7 +458,8 @@ static atomic_int ahead_on_cpu;
 void bsr_solver_test_order_ahead(int on) { atomic_store(&ahead_on_cpu, on != 0); }
 
 /* The probe's hook (bsr_kstate.ahead), as the probe may stop the first
- * solve: the fallback's first stage's ordering started on a second host
+ * solve: the fallback's first stage's ordering (or, while GMRES-DR's stage
+ * is probed, the next stage's: s->ahead_opt) started on a second host
  * thread (s->ahead) where it is a nested dissection and the solve runs on
  * the device, whose host thread is idle meanwhile (tests: on the CPU too).
  * METIS's 0.4-0.6 s at 64k block rows then overlap the probe's iterations
@@ -470,7 +471,9 @@ static void start_ahead(void *data)
     bsr_solver *s = data;
     bsr_solver_options fo;
     bsr_ilu_options io;
-    if (s->ahead || !(s->device || atomic_load(&ahead_on_cpu)) || !fallback_options(s, 0, &fo)) return;
+    if (s->ahead || !(s->device || atomic_load(&ahead_on_cpu))) return;
+    if (s->ahead_opt) fo = *s->ahead_opt;
+    else if (!fallback_options(s, 0, &fo)) return;
     if (bsr_ilu_options_from_solver(&fo, &io)) { bsr_clear_error(); return; }
     /* a stage factored on the host may permute A by a matching first (the
      * device's takes none): its ordering is then not of A's graph */
@@ -985,16 +988,30 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     for (;;) {
         st = bsr_multivec_copy(X, x0);
         if (st) break;
-        /* GMRES-DR on the first factor is probed: the stages after it follow its failure */
+        /* GMRES-DR on the first factor is probed, the next stage's ordering
+         * made beside it where the probe starts it: the stages after it
+         * follow its failure */
         const int more = kind == BSR_FB_DEFLATED;
         int p2 = 0;
+        bsr_solver_options next;
+        const bsr_solver_options cur = s->opt;
+        s->opt = before;
+        if (more && fallback_options(s, stage + 1, &next)) s->ahead_opt = &next;
+        s->opt = cur;
         st = solve_once(s, B, X, &sec, more ? BSR_FALLBACK_PROBE : 0, more ? &p2 : NULL, 0);
-        if (!more || (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN)) break;
+        s->ahead_opt = NULL;
+        if (!more || (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN)) {
+            bsr_order_ahead_stop(s->ahead);   /* called off, not waited for */
+            break;
+        }
         char why2[192];
         snprintf(why2, sizeof why2, "%s", bsr_last_error());
         s->opt = before;
         ++stage;
+        bsr_order_ahead_wait(s->ahead);
+        bsr_prof_mark("fallback: waiting for the ordering made beside GMRES-DR's solve");
         kind = fallback_stages(s, A, &keep, &stage, fb, sizeof fb, &fsetup);
+        ahead_drop(s);
         if (!kind) {
             /* no stage after it: GMRES-DR's solve is the answer, with the first factor */
             bsr_multivec_destroy(x0);

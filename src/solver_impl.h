@@ -418,6 +418,9 @@ struct bsr_solver {
                                   beside the probe (bsr_solver_solve): used by the stages, or called
                                   off and let go, unwaited, by the next solve, setup or destroy;
                                   NULL: none */
+    const bsr_solver_options *ahead_opt; /* while a stage's solve is probed: the options of the
+                                  stage after it, whose ordering the probe's hook starts (NULL: the
+                                  first stage's, from the solver's options) */
 };
 
 /* Tests: the fallback's ordering made ahead on the CPU backend too (on by
