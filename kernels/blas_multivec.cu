@@ -290,6 +290,82 @@ static bsr_status update(bsr_context *ctx, const double *a, const bsr_multivec *
     return BSR_OK;
 }
 
+/* Vectors of one lincomb launch: LC_MAX pointers and their per-column
+ * coefficients travel as kernel parameters (under the 4 KB that every
+ * architecture takes). */
+#define LC_MAX 6
+struct lcscal {
+    double c[LC_MAX][MV_MAXK], b[MV_MAXK];
+    unsigned long long done;
+};
+template <typename T> struct lcvecs {
+    const T *v[LC_MAX];
+};
+
+/* z = b z + sum_{l < nv} c_l v_l per column (b: 1 unless first), each term
+ * with upd_elem's arithmetic for z = c_l v_l + (b or 1) z: the bits of the
+ * separate updates, with z read and written once. */
+template <typename T>
+__global__ void lincomb_kernel(int64_t m, int k, int nv, lcvecs<T> V, T *z, lcscal s, int first)
+{
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m; e += (int64_t)gridDim.x * blockDim.x) {
+        int j = m <= 0xffffffffll ? (int)((unsigned)e % (unsigned)k) : (int)(e % k);
+        if ((s.done >> j) & 1ull) continue;
+        T acc = z[e];
+        for (int l = 0; l < nv; l++) {
+            const double d = first && l == 0 ? s.b[j] : 1.0;
+            double v = s.c[l][j] * (double)V.v[l][e];
+            if (d != 0) v += d * (double)acc;
+            acc = (T)v;
+        }
+        z[e] = acc;
+    }
+}
+
+extern "C" bsr_status bsr_cuda_mv_lincomb(bsr_context *ctx, bsr_multivec *Y, const double *b, int m,
+                                          bsr_multivec *const *V, const double *c, const int *done)
+{
+    const char *fn = "multivector combination";
+    BSR_CHECK_ARG(Y && b && m >= 1 && V && c, "%s: bad arguments", fn);
+    BSR_TRY(pick(&ctx, Y, fn));
+    BSR_TRY(on_dev(Y, Y, fn, "output"));
+    const int k = Y->k;
+    if (k > MV_MAXK) return bsr_error(BSR_ERR_UNSUPPORTED, "%s: %d columns, device updates support up to %d", fn, k, MV_MAXK);
+    for (int l = 0; l < m; l++) {
+        BSR_TRY(on_dev(V[l], Y, fn, "V"));
+        if (V[l]->prec != Y->prec) return bsr_error(BSR_ERR_ARG, "%s: operands must have the same precision", fn);
+    }
+    lcscal s;
+    memset(&s, 0, sizeof s);
+    for (int j = 0; j < k; j++) {
+        s.b[j] = b[j];
+        if (done && done[j]) s.done |= 1ull << j;
+    }
+    const unsigned long long all = k == 64 ? ~0ull : (1ull << k) - 1;
+    const int64_t mm = Y->n * k;
+    if (mm == 0 || s.done == all) return BSR_OK;
+    cudaStream_t st = ctx->cuda->stream;
+    for (int l0 = 0; l0 < m; l0 += LC_MAX) {
+        const int nv = m - l0 < LC_MAX ? m - l0 : LC_MAX, first = l0 == 0;
+        for (int l = 0; l < nv; l++)
+            for (int j = 0; j < k; j++) s.c[l][j] = c[(size_t)(l0 + l) * k + j];
+        if (Y->prec == BSR_DOUBLE) {
+            lcvecs<double> vs;
+            for (int l = 0; l < nv; l++) vs.v[l] = (const double *)bsr_cuda_multivec_data(V[l0 + l]);
+            lincomb_kernel<double><<<grid_for(mm), MV_THREADS, 0, st>>>(mm, k, nv, vs,
+                                                                       (double *)bsr_cuda_multivec_data(Y), s, first);
+        } else {
+            lcvecs<float> vs;
+            for (int l = 0; l < nv; l++) vs.v[l] = (const float *)bsr_cuda_multivec_data(V[l0 + l]);
+            lincomb_kernel<float><<<grid_for(mm), MV_THREADS, 0, st>>>(mm, k, nv, vs,
+                                                                      (float *)bsr_cuda_multivec_data(Y), s, first);
+        }
+        CU_LAUNCHED("lincomb_kernel");
+    }
+    Y->where = BSR_ON_DEVICE;
+    return BSR_OK;
+}
+
 extern "C" bsr_status bsr_cuda_mv_scale(bsr_context *ctx, bsr_multivec *X, const double *a)
 {
     return update(ctx, NULL, NULL, NULL, NULL, a, X, NULL, 1, "multivector scale");

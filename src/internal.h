@@ -437,6 +437,11 @@ bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z,
                                const bsr_multivec *const *X, const double *const *b, const bsr_multivec *const *Y,
                                const double *const *c, const int *done, const bsr_multivec *W1, double *out1,
                                const bsr_multivec *W2, double *out2);
+/* Y = b Y + sum_{l<m} c[l*k + j] V[l] per column (m >= 1; done[j]: column j
+ * frozen), LC_MAX vectors a launch: the bits of the m axpby calls
+ * (kernels/blas_multivec.cu; the solver's kops lincomb). */
+bsr_status bsr_cuda_mv_lincomb(bsr_context *ctx, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                               const double *c, const int *done);
 /* Benchmark and test hook (bsrsolve's BSR_KRYLOV_UNFUSED=1): 1 makes the
  * Krylov methods use separate update and dot calls, 0 (default) the fused
  * ones where the backend has them. */

@@ -161,6 +161,12 @@ struct bsr_kops {
      * global reduction (GMRES's classical Gram-Schmidt); NULL: bsr_kops_dotm
      * makes them by dotp, BSR_KOPS_MAXP at a time, or by m dot calls */
     bsr_status (*dotm)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
+    /* Y = b Y + sum_{l<m} c[l*k + j] V[l] per column j of mask (NULL: all),
+     * one pass over the vectors: the bits of the axpby calls Y = c_0 V_0 +
+     * b Y, then Y = c_l V_l + Y in turn (a zero coefficient reads nothing);
+     * NULL: bsr_kops_lincomb makes those calls */
+    bsr_status (*lincomb)(const bsr_kops *o, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                          const double *c, const unsigned char *mask);
     /* Y = A X */
     bsr_status (*matvec)(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y);
     /* Fused updates and inner products, one vector pass (NULL: bsr_kops_upd_dot makes
@@ -248,6 +254,10 @@ bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, c
 
 /* out[l*k + j] = (X(:,j), Y[l](:,j)), l < m, fused when the backend can. */
 bsr_status bsr_kops_dotm(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *const *Y, int m, double *out);
+/* o->lincomb (b NULL: 1), or its axpby calls when the backend has none or
+ * bsr_kops_set_unfused(1) was called. */
+bsr_status bsr_kops_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                            const double *c, const unsigned char *mask);
 
 /* ---- shared Krylov bookkeeping (krylov_common.c) ------------------------- */
 /* The deflation space a GMRES-DR solve leaves to the next solves on the

@@ -4,8 +4,10 @@
  * GMRES(m)'s, bit for bit; it converges to the known solution on
  * nonsymmetric problems in double and float, batched; where restarted GMRES
  * stalls on an indefinite coupled system it converges; results are
- * deterministic and a column's iterates do not depend on its batch. */
+ * deterministic and a column's iterates do not depend on its batch; its
+ * one-pass vector combinations give the separate updates' bits. */
 #include "harness.h"
+#include "internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +180,41 @@ static void test_deterministic(void)
     bsr_problem_free(&P);
 }
 
+/* The host's one-pass combinations (CGS2's updates, the cycle's correction,
+ * the deflated restart's basis, the error control's space) against the
+ * separate axpby calls (bsr_kops_set_unfused): the same iterations and bits,
+ * double and float, one and three columns. */
+static void test_fused(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X[2];
+    bsr_test_problem_k("coupled3d:10,4,couple=0.4", 3, 41, &P, &B, &Xs);
+    const int64_t n = bsr_multivec_rows(B);
+    static const char *const cfgs[] = {
+        "method=gmres,restart=20,orth=cgs2,precond=ilu0,rtol=1e-10",
+        "method=gmres,restart=20,deflate=8,orth=cgs2,precond=ilu0,rtol=1e-10,etol=1e-9",
+        "method=gmres,restart=12,deflate=5,orth=cgs2,precond=ilu0,rtol=1e-5,etol=1e-5,precision=float,"
+        "precond_precision=float"};
+    for (int c = 0; c < 3; c++) {
+        int its[2][3];
+        for (int u = 0; u < 2; u++) {
+            bsr_solver_stats st;
+            bsr_kops_set_unfused(u);
+            BSR_ASSERT_OK(bsr_multivec_create(&X[u], n, 3, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_test_solve(NULL, cfgs[c], P.A, B, X[u], &st));
+            for (int j = 0; j < 3; j++) its[u][j] = st.col[j].iterations + st.col[j].err_its;
+            bsr_solver_stats_free(&st);
+        }
+        bsr_kops_set_unfused(0);
+        for (int j = 0; j < 3; j++) CU_ASSERT_EQUAL(its[0][j], its[1][j]);
+        CU_ASSERT(bsr_test_same_bits(X[0], X[1]));
+        bsr_multivec_destroy(X[0]);
+        bsr_multivec_destroy(X[1]);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -186,6 +223,7 @@ int main(int argc, char **argv)
         {"GMRES-DR(m, K) double and float, batched: converged to x*", test_converges},
         {"GMRES-DR converges where GMRES(m) stalls (indefinite coupled3d)", test_stall},
         {"GMRES-DR deterministic, columns independent of the batch", test_deterministic},
+        {"one-pass combinations: the bits of the separate updates", test_fused},
         {NULL, NULL},
     };
     return bsr_test_main("gmresdr", tests, argc, argv);

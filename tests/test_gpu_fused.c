@@ -2,10 +2,11 @@
 /* Fused Krylov update + inner products on the device (kernels/blas_multivec.cu,
  * issue 22) against the separate device calls (bit for bit) and a host
  * computation in double: one and two updates, with and without a second
- * inner product, masks, k = 1..64, float and double; BiCGStab with the fused
- * calls against the separate ones (bsr_kops_set_unfused) on a stencil and a
- * real matrix: the same iterations and the same bits of x.  Skips (exit 77)
- * without a GPU. */
+ * inner product, masks, k = 1..64, float and double; the one-pass
+ * combination of m vectors (GMRES's) likewise; BiCGStab and GMRES(-DR) with
+ * the fused calls against the separate ones (bsr_kops_set_unfused) on a
+ * stencil, a coupled system and a real matrix: the same iterations and the
+ * same bits of x.  Skips (exit 77) without a GPU. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
@@ -105,6 +106,59 @@ static void test_kernel(void)
             }
 }
 
+/* One combination Y = b Y + sum_l c_l V_l of m vectors (over LC_MAX a
+ * launch from m = 7 on), some coefficients zero, b zero in some columns:
+ * the device's one pass against its separate axpby calls (bit for bit) and
+ * against the host in double. */
+static void lincomb_case(int64_t n, int k, bsr_precision p, int m, int masked)
+{
+    double b[64], c[13 * 64];
+    int done[64];
+    bsr_multivec *V[13], *Vh[13];
+    for (int j = 0; j < k; j++) {
+        b[j] = j % 4 == 2 ? 0 : 1 - 0.3 * j;
+        done[j] = masked && j % 3 == 1;
+        for (int l = 0; l < m; l++) c[l * k + j] = (l + j) % 5 == 3 ? 0 : 0.7 - 0.11 * l + 0.05 * j;
+    }
+    for (int l = 0; l < m; l++) V[l] = bsr_test_dev_random(ctx, n, k, p, seed++);
+    bsr_multivec *Y = bsr_test_dev_random(ctx, n, k, p, seed++);
+    bsr_multivec *Ys = dev_copy(Y), *Yh = dev_copy(Y);
+    BSR_ASSERT_OK(bsr_cuda_mv_lincomb(ctx, Y, b, m, V, c, masked ? done : NULL));
+    double one[64];
+    for (int j = 0; j < k; j++) one[j] = 1;
+    for (int l = 0; l < m; l++) BSR_ASSERT_OK(bsr_ctx_axpby(ctx, c + l * k, V[l], l ? one : b, Ys, masked ? done : NULL));
+    BSR_ASSERT_OK(bsr_multivec_download(ctx, Y));
+    BSR_ASSERT_OK(bsr_multivec_download(ctx, Ys));
+    CU_ASSERT(bsr_test_same_bits(Y, Ys));
+    for (int l = 0; l < m; l++) Vh[l] = V[l];
+    const double tol = p == BSR_DOUBLE ? 1e-12 : 1e-5;
+    double worst = 0;
+    for (int64_t e = 0; e < n * k; e++) {
+        int j = (int)(e % k);
+        double ref = val(Yh, e);
+        if (!(masked && done[j])) {
+            ref *= b[j];
+            for (int l = 0; l < m; l++) ref += c[l * k + j] * val(Vh[l], e);
+        }
+        double err = fabs(val(Y, e) - ref) / (fabs(ref) > 1 ? fabs(ref) : 1);
+        if (err > worst) worst = err;
+    }
+    CU_ASSERT(worst <= tol);
+    for (int l = 0; l < m; l++) bsr_multivec_destroy(V[l]);
+    bsr_multivec_destroy(Y); bsr_multivec_destroy(Ys); bsr_multivec_destroy(Yh);
+}
+
+static void test_lincomb(void)
+{
+    if (!bsr_test_have_gpu()) return;
+    static const int ks[] = {1, 3, 9, 64}, ms[] = {1, 5, 6, 7, 13};
+    for (int ki = 0; ki < 4; ki++)
+        for (int mi = 0; mi < 5; mi++)
+            for (int p = 0; p < 2; p++)
+                for (int masked = 0; masked < 2; masked++)
+                    lincomb_case(ks[ki] > 16 ? 3001 : 20011, ks[ki], p ? BSR_FLOAT : BSR_DOUBLE, ms[mi], masked);
+}
+
 /* BiCGStab on A, fused against separate calls: same iterations, same bits of x. */
 static void solve_both(const char *name, const bsr_matrix *A, const char *cfg)
 {
@@ -141,6 +195,13 @@ static void test_solve(void)
     solve_both("stencil3d:12:4", P.A, "precond=ilu0,rtol=1e-10");
     solve_both("stencil3d:12:4 float", P.A, "precond=ilu0,precision=float,precond_precision=float,rtol=1e-5");
     bsr_problem_free(&P);
+    /* GMRES's CGS2 and GMRES-DR's restarts and error control: combinations in one pass against axpby calls */
+    BSR_ASSERT_OK(bsr_generate("coupled3d:10,4,couple=0.4", BSR_DOUBLE, &P));
+    solve_both("coupled3d GMRES", P.A, "method=gmres,restart=20,orth=cgs2,precond=ilu0,rtol=1e-10");
+    solve_both("coupled3d GMRES-DR", P.A, "method=gmres,restart=20,deflate=8,orth=cgs2,precond=ilu0,rtol=1e-10,etol=1e-9");
+    solve_both("coupled3d GMRES-DR float", P.A,
+               "method=gmres,restart=12,deflate=5,precond=ilu0,precision=float,precond_precision=float,rtol=1e-5");
+    bsr_problem_free(&P);
     char **files;
     int nf = bsr_test_real_list(&files, 1 << 20), done = 0;
     for (int fi = 0; fi < nf && done < 2; fi++) {
@@ -158,7 +219,8 @@ static void test_solve(void)
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {{"fused update + dot against separate calls", test_kernel},
-                                     {"BiCGStab fused against separate", test_solve},
+                                     {"one-pass combination against separate calls", test_lincomb},
+                                     {"BiCGStab and GMRES(-DR) fused against separate", test_solve},
                                      {NULL, NULL}};
     return bsr_test_gpu_main("gpu_fused", tests, argc, argv, &ctx);
 }

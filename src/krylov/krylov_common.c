@@ -238,6 +238,11 @@ static bsr_status prof_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z
     /* counted with the reductions: each ends in one */
     PROF(o, BSR_PROF_REDUCE, o->prof->inner.upd_dot(&o->prof->inner, nu, Z, a, X, b, Y, c, m, W1, o1, W2, o2));
 }
+static bsr_status prof_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                               const double *c, const unsigned char *mask)
+{
+    PROF(o, BSR_PROF_UPDATE, o->prof->inner.lincomb(&o->prof->inner, Y, b, m, V, c, mask));
+}
 static bsr_status prof_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     PROF(o, BSR_PROF_MATVEC, o->prof->inner.matvec(&o->prof->inner, X, Y));
@@ -258,6 +263,7 @@ void bsr_kops_profile(bsr_kops *o, struct bsr_kprof *P, bsr_context *ctx)
     if (o->dotp) o->dotp = prof_dotp;
     if (o->dotm) o->dotm = prof_dotm;
     if (o->upd_dot) o->upd_dot = prof_upd_dot;
+    if (o->lincomb) o->lincomb = prof_lincomb;
     o->matvec = prof_matvec;
 }
 
@@ -333,6 +339,18 @@ bsr_status bsr_kops_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z, c
         return bsr_kops_dotp(o, 2, Xp, Yp, outp);
     }
     return o->dot(o, D, W1 ? W1 : D, out1);
+}
+
+bsr_status bsr_kops_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                            const double *c, const unsigned char *mask)
+{
+    double one[BSR_KMAX], zero[BSR_KMAX];
+    for (int j = 0; j < o->k; j++) { one[j] = 1; zero[j] = 0; }
+    if (!b) b = one;
+    if (m < 1) return o->axpby(o, Y, zero, Y, b, mask);   /* Y = b Y */
+    if (o->lincomb && !kops_unfused) return o->lincomb(o, Y, b, m, V, c, mask);
+    for (int l = 0; l < m; l++) BSR_TRY(o->axpby(o, Y, c + (size_t)l * o->k, V[l], l ? one : b, mask));
+    return BSR_OK;
 }
 
 bsr_status bsr_krylov_scaled(const bsr_kops *o, const bsr_multivec *B, bsr_multivec *X, bsr_kstate *ks,

@@ -337,21 +337,30 @@ static void aug_coeffs(const aug_col *aug, const unsigned char *on, int k, int l
     }
 }
 
-/* W -= sum_l c[l k + j] V[l] in the columns of on (c l-major over top vectors). */
-static bsr_status sub_comb(const bsr_kops *o, bsr_multivec *W, bsr_multivec *const *V, int top, const double *c,
-                           const unsigned char *on)
+/* W += sign sum_l c[l k + j] V[l] in the columns of on (c l-major over m
+ * vectors), one combination (bsr_kops_lincomb) over the l whose
+ * coefficients are not all zero there: the bits of an axpby a term, the
+ * zero terms skipped. */
+static bsr_status comb(const bsr_kops *o, bsr_multivec *W, double sign, int m, bsr_multivec *const *V, const double *c,
+                       const unsigned char *on)
 {
-    double one[BSR_KMAX], cf[BSR_KMAX];
-    for (int l = 0; l < top; l++) {
+    const int k = o->k;
+    bsr_multivec **Vs = bsr_malloc(sizeof *Vs * (size_t)(m ? m : 1), "vector combination");
+    double *cs = bsr_malloc(sizeof(double) * (size_t)(m ? m : 1) * k, "vector combination");
+    bsr_status st = Vs && cs ? BSR_OK : BSR_ERR_NOMEM;
+    int mu = 0;
+    for (int l = 0; l < m && !st; l++) {
         int used = 0;
-        for (int j = 0; j < o->k; j++) {
-            one[j] = 1;
-            cf[j] = on[j] ? -c[(size_t)l * o->k + j] : 0;
-            used |= cf[j] != 0;
+        for (int j = 0; j < k; j++) {
+            cs[(size_t)mu * k + j] = !on || on[j] ? sign * c[(size_t)l * k + j] : 0;
+            used |= cs[(size_t)mu * k + j] != 0;
         }
-        if (used) BSR_TRY(o->axpby(o, W, cf, V[l], one, on));
+        if (used) Vs[mu++] = V[l];
     }
-    return BSR_OK;
+    if (!st && mu) st = bsr_kops_lincomb(o, W, NULL, mu, Vs, cs, on);
+    free(Vs);
+    free(cs);
+    return st;
 }
 
 /* W (column j) -= C C^T W in the columns of on: Bm's column i (when i >= 0)
@@ -363,7 +372,7 @@ static bsr_status aug_orth(const bsr_kops *o, const bsr_krecycle *P, aug_col *au
     aug_coeffs(aug, on, o->k, P->ld, P->top, c, t);
     for (int j = 0; j < o->k && i >= 0; j++)
         if (on[j]) memcpy(aug[j].Bm + (size_t)i * P->ld, t + (size_t)j * P->ld, sizeof(double) * (size_t)aug[j].kk);
-    return sub_comb(o, W, P->V, P->top, c, on);
+    return comb(o, W, -1, P->top, P->V, c, on);
 }
 
 /* The columns of fresh that have a space, their residual W (norms rn)
@@ -384,7 +393,7 @@ static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *a
     }
     if (!any) return BSR_OK;
     BSR_TRY(aug_orth(o, P, aug, on, -1, W, c, t));
-    /* Z = -V_kk Rh^{-1} t (sub_comb subtracts) */
+    /* Z = V_kk Rh^{-1} t */
     for (int j = 0; j < k; j++) {
         if (!on[j]) continue;
         const aug_col *a = &aug[j];
@@ -394,10 +403,10 @@ static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *a
             for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * tj[u];
             tj[i] = v / a->Rh[(size_t)i * ld + i];
         }
-        for (int l = 0; l < P->top; l++) c[(size_t)l * k + j] = l < a->kk ? -tj[l] : 0;
+        for (int l = 0; l < P->top; l++) c[(size_t)l * k + j] = l < a->kk ? tj[l] : 0;
     }
     BSR_TRY(o->axpby(o, Z, zero, Z, zero, on));
-    BSR_TRY(sub_comb(o, Z, P->V, P->top, c, on));
+    BSR_TRY(comb(o, Z, 1, P->top, P->V, c, on));
     BSR_TRY(bsr_kops_precond(o, Z, U));
     BSR_TRY(o->axpby(o, X, one, U, one, on));
     BSR_TRY(bsr_kops_norm2(o, W, r2));
@@ -408,8 +417,8 @@ static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *a
 
 /* A cycle's correction's term on the space, per column of was with a
  * space: c's column j (l-major over P->top) = V_kk's coefficients of
- * Rh^{-1} Bm y (y: column j's steps[j] first entries of y + j ldy), for
- * sub_comb; t scratch (k ld). */
+ * Rh^{-1} Bm y (y: column j's steps[j] first entries of y + j ldy), to
+ * subtract; t scratch (k ld). */
 static void aug_correction(const bsr_krecycle *P, const aug_col *aug, const unsigned char *was, const double *y,
                            int ldy, const int *steps, int k, double *c, double *t)
 {
@@ -457,13 +466,11 @@ static bsr_status gmres_orth(const bsr_kops *o, bsr_orth orth, bsr_multivec *con
     bsr_status st = BSR_OK;
     for (int pass = 0; pass < 2 && !st; pass++) {
         st = bsr_kops_dotm(o, W, V, i + 1, hp);
-        for (int l = 0; l <= i && !st; l++) {
-            for (int j = 0; j < k; j++) {
-                c[j] = -hp[(size_t)l * k + j];
-                h[(size_t)l * k + j] += hp[(size_t)l * k + j];
-            }
-            st = o->axpby(o, W, c, V[l], one, cyc);
+        for (size_t e = 0; e < (size_t)(i + 1) * k && !st; e++) {
+            h[e] += hp[e];
+            hp[e] = -hp[e];
         }
+        if (!st) st = bsr_kops_lincomb(o, W, NULL, i + 1, V, hp, cyc);   /* W -= V hp, one pass */
     }
     free(heap);
     return st;
@@ -496,7 +503,7 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
                                   const bsr_krecycle *P, const double *pc)
 {
     const int k = o->k;
-    double one[BSR_KMAX], zero[BSR_KMAX], c[BSR_KMAX];
+    double one[BSR_KMAX], zero[BSR_KMAX];
     int m = 0;
     for (int j = 0; j < k; j++) {
         one[j] = 1;
@@ -505,15 +512,14 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
     }
     if (m > 0) {
         BSR_TRY(o->axpby(o, W, zero, W, zero, NULL));
-        for (int l = 0; l < m; l++) {
-            int used = 0;
-            for (int j = 0; j < k; j++) {
-                c[j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
-                used |= c[j] != 0;
-            }
-            if (used) BSR_TRY(o->axpby(o, W, c, V[l], one, was));
-        }
-        if (P) BSR_TRY(sub_comb(o, W, P->V, P->top, pc, was));
+        double *yc = bsr_malloc(sizeof(double) * (size_t)m * k, "GMRES correction");
+        if (!yc) return BSR_ERR_NOMEM;
+        for (int l = 0; l < m; l++)
+            for (int j = 0; j < k; j++) yc[(size_t)l * k + j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
+        bsr_status s1 = comb(o, W, 1, m, V, yc, was);
+        free(yc);
+        BSR_TRY(s1);
+        if (P) BSR_TRY(comb(o, W, -1, P->top, P->V, pc, was));
         BSR_TRY(bsr_kops_precond(o, W, U));
         BSR_TRY(o->axpby(o, X, one, U, one, was));
     }
@@ -577,10 +583,10 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     for (int l = 0; l < n1 + nt; l++)
         if ((st = o->vnew(o, &V[l]))) goto done;
     if ((st = o->vnew(o, &W)) || (st = o->vnew(o, &U))) goto done;
-    double rn[BSR_KMAX], one[BSR_KMAX], zero[BSR_KMAX], d[BSR_KMAX], e[BSR_KMAX], cf[BSR_KMAX];
+    double rn[BSR_KMAX], zero[BSR_KMAX], d[BSR_KMAX], e[BSR_KMAX];
     unsigned char was[BSR_KMAX], cyc[BSR_KMAX], part[BSR_KMAX], reopen[BSR_KMAX], fresh[BSR_KMAX], dfl[BSR_KMAX];
     int kk[BSR_KMAX], steps[BSR_KMAX];
-    for (int j = 0; j < k; j++) { one[j] = 1; zero[j] = 0; fresh[j] = 1; }
+    for (int j = 0; j < k; j++) { zero[j] = 0; fresh[j] = 1; }
 
     /* r = b - A x: the iteration-0 test */
     if ((st = bsr_kops_residual(o, B, X, W)) || (st = bsr_kops_norm2(o, W, rn))) goto done;
@@ -656,14 +662,10 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
         }
         for (int i = 0; i < top; i++) {
             if ((st = o->axpby(o, T[i], zero, T[i], zero, NULL))) goto done;
-            for (int l = 0; l <= m; l++) {
-                int used = 0;
-                for (int j = 0; j < k; j++) {
-                    cf[j] = dfl[j] && i <= kk[j] ? Q[(size_t)j * n1 * (K + 2) + (size_t)i * n1 + l] : 0;
-                    used |= cf[j] != 0;
-                }
-                if (used && (st = o->axpby(o, T[i], cf, V[l], one, dfl))) goto done;
-            }
+            for (int l = 0; l <= m; l++)
+                for (int j = 0; j < k; j++)
+                    yb[(size_t)l * k + j] = dfl[j] && i <= kk[j] ? Q[(size_t)j * n1 * (K + 2) + (size_t)i * n1 + l] : 0;
+            if ((st = comb(o, T[i], 1, m + 1, V, yb, dfl))) goto done;
         }
         for (int i = 0; i < top; i++) {
             bsr_multivec *x = V[i];

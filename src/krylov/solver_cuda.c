@@ -86,6 +86,12 @@ static bsr_status dev_upd_dot(const bsr_kops *o, int nu, bsr_multivec *const *Z,
     return bsr_cuda_mv_upd_dot(o->be, nu, Z, a, X, b, Y, c, done_of(o, mask, done), W1, out1, W2, out2);
 }
 
+static bsr_status dev_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
+                              const double *c, const unsigned char *mask)
+{
+    int done[BSR_KMAX];
+    return bsr_cuda_mv_lincomb(o->be, Y, b, m, V, c, done_of(o, mask, done));
+}
 static bsr_status dev_matvec(const bsr_kops *o, const bsr_multivec *X, bsr_multivec *Y)
 {
     return bsr_ctx_spmm(o->be, BSR_KERNEL_AUTO, 1.0, o->A, X, 0.0, Y);
@@ -121,6 +127,7 @@ bsr_status bsr_kops_cuda(bsr_kops *o, bsr_context *ctx, const bsr_matrix *A, bsr
     o->dotp = dev_dotp;
     o->matvec = dev_matvec;
     o->upd_dot = dev_upd_dot;
+    o->lincomb = dev_lincomb;
     o->absnorm = dev_absnorm;
     return BSR_OK;
 }
