@@ -130,8 +130,10 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
         int slow = 0;
         for (int j = 0; j < ks->k; j++)
             slow |= ks->active[j] && (ks->best[j] > 0.5 * ks->r0norm[j] || ks->it - ks->best_it[j] >= ks->probe / 10);
-        if (slow) ks->ahead(ks->ahead_data);
-        if (slow) ks->ahead = NULL;
+        if (slow) {
+            ks->ahead(ks->ahead_data);
+            ks->ahead = NULL;
+        }
     }
     if (o->monitor) o->monitor(o->monitor_data, ks->it, ks->k, ks->relres, ks->active);
     if (o->progress > 0 && ks->it > 0 && ks->it % o->progress == 0) {

@@ -31,7 +31,13 @@
  * one a column, as GMRES(m)).  Each column has its own kk and deflated
  * basis (the shared vectors are combined with per-column coefficients); a
  * column whose cycle ended early (its true residual reopened it), or whose
- * harmonic vectors LAPACK cannot give, restarts plain from its residual. */
+ * harmonic vectors LAPACK cannot give, restarts plain from its residual.
+ *
+ * A GMRES-DR solve leaves its last deflated basis (ks->keep); a later solve
+ * on the same operator given it (ks->proj: the error control's) keeps that
+ * space out of its cycles, GCRO's way (aug_col below).  The vectors'
+ * combinations (Gram-Schmidt's updates, the correction, the restart's
+ * basis) are one pass each (bsr_kops_lincomb). */
 #include "krylov_table.h"
 #include <math.h>
 #include <stdlib.h>
