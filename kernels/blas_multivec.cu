@@ -44,10 +44,13 @@ template <typename TO, typename TI> __global__ void copy_kernel(int64_t m, const
 template <typename T>
 __device__ __forceinline__ T upd_elem(int64_t e, int j, const T *x, const T *y, T *z, const colscal &s, int keepz)
 {
+    /* the roundings spelled out (a product, then fused multiply-adds), so
+     * that lincomb_kernel's terms repeat them whatever the compiler would
+     * contract */
     double v = 0;
-    if (x) v = s.a[j] * (double)x[e];
-    if (y) v += s.b[j] * (double)y[e];
-    if (keepz || s.c[j] != 0) v += s.c[j] * (double)z[e];
+    if (x) v = __dmul_rn(s.a[j], (double)x[e]);
+    if (y) v = __fma_rn(s.b[j], (double)y[e], v);
+    if (keepz || s.c[j] != 0) v = __fma_rn(s.c[j], (double)z[e], v);
     return z[e] = (T)v;
 }
 
@@ -303,7 +306,7 @@ template <typename T> struct lcvecs {
 };
 
 /* z = b z + sum_{l < nv} c_l v_l per column (b: 1 unless first), each term
- * with upd_elem's arithmetic for z = c_l v_l + (b or 1) z: the bits of the
+ * with upd_elem's roundings for z = c_l v_l + (b or 1) z: the bits of the
  * separate updates, with z read and written once. */
 template <typename T>
 __global__ void lincomb_kernel(int64_t m, int k, int nv, lcvecs<T> V, T *z, lcscal s, int first)
@@ -314,8 +317,8 @@ __global__ void lincomb_kernel(int64_t m, int k, int nv, lcvecs<T> V, T *z, lcsc
         T acc = z[e];
         for (int l = 0; l < nv; l++) {
             const double d = first && l == 0 ? s.b[j] : 1.0;
-            double v = s.c[l][j] * (double)V.v[l][e];
-            if (d != 0) v += d * (double)acc;
+            double v = __dmul_rn(s.c[l][j], (double)V.v[l][e]);
+            if (d != 0) v = __fma_rn(d, (double)acc, v);
             acc = (T)v;
         }
         z[e] = acc;
