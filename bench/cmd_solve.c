@@ -337,8 +337,9 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
     if (st->fallbacks && !st->fallback_iterations)
         printf("fallback    %s: set up again as the options now say\n", st->fallback_reason);
     else if (st->fallbacks)
-        printf("fallback    the first factor did not converge (%d iterations: %s): set up again as the options "
-               "now say, solved from the initial guess again\n", st->fallback_iterations, st->fallback_reason);
+        printf("fallback    the first factor did not converge (%d iterations: %s): solved again from the initial "
+               "guess by the fallback's stage the options now say (a new factor set up, or GMRES-DR on the first)\n",
+               st->fallback_iterations, st->fallback_reason);
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
     char fb[64] = "";   /* the fallback's setups, beside the first setup's */

@@ -132,7 +132,7 @@ static void test_codes(void)
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "inverse factors of the ILU grow past 1e3", NULL);
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out,
-           "grow=1,work=5e+11", "1 growth-weighted refactorization", "set up again as the options now say", "!hint",
+           "grow=1,work=5e+11", "1 growth-weighted refactorization", "by the fallback's stage the options now say", "!hint",
            NULL);
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,grow=1", 3, out,
            "!hint", NULL);
