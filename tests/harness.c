@@ -243,6 +243,26 @@ bsr_status bsr_test_solve(bsr_context *ctx, const char *cfg, const bsr_matrix *A
     return r;
 }
 
+int bsr_test_column_alone(const char *cfg, const bsr_matrix *A, const bsr_multivec *B, const bsr_multivec *X, int j,
+                          bsr_solver_stats *st)
+{
+    const int64_t n = bsr_multivec_rows(B);
+    const int k = bsr_multivec_cols(B);
+    bsr_multivec *B1, *Y;
+    BSR_ASSERT_OK(bsr_multivec_create(&B1, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    const double *b = bsr_multivec_cdata(B), *x = bsr_multivec_cdata(X);
+    double *b1 = bsr_multivec_data(B1);
+    for (int64_t i = 0; i < n; i++) b1[i] = b[i * k + j];
+    BSR_ASSERT_OK(bsr_test_solve(NULL, cfg, A, B1, Y, st));
+    const double *y = bsr_multivec_cdata(Y);
+    int same = 1;
+    for (int64_t i = 0; i < n; i++) same &= y[i] == x[i * k + j];
+    bsr_multivec_destroy(B1);
+    bsr_multivec_destroy(Y);
+    return same;
+}
+
 /* Element e of X as double. */
 static double mv_get(const bsr_multivec *X, int64_t e)
 {

@@ -84,6 +84,12 @@ bsr_solver *bsr_test_solver(bsr_context *ctx, const char *cfg, const bsr_matrix 
  * the CPU), then freed; returns the solve's status, its stats in *st. */
 bsr_status bsr_test_solve(bsr_context *ctx, const char *cfg, const bsr_matrix *A, const bsr_multivec *B,
                           bsr_multivec *X, bsr_solver_stats *st);
+/* Column j of the double multivector B (n x k) solved alone from 0 as
+ * bsr_test_solve does on the CPU (its status asserted, its stats in *st):
+ * 1 when that solution has the bits of column j of X (B's batch solution,
+ * double), 0 otherwise. */
+int bsr_test_column_alone(const char *cfg, const bsr_matrix *A, const bsr_multivec *B, const bsr_multivec *X, int j,
+                          bsr_solver_stats *st);
 /* Dense reference Y = alpha*A*X + beta*Y0 in double for checking kernels;
  * returns max over entries of |Y - ref| / (|A||X| + |beta||Y0|)_entry. */
 double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec *X, double beta,
