@@ -270,7 +270,8 @@ bsr_status bsr_kops_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b,
  * found again (the error control's estimate on coupled3d in 15 iterations
  * instead of 53). */
 typedef struct {
-    int k, top, ld;           /* columns; multivectors held (the largest kk + 1); ld = K + 2 */
+    int k, top, ld;           /* columns; multivectors held (the largest kk + 1, or K + 2 where a
+                                 column's basis was copied out while others went on); ld = K + 2 */
     bsr_multivec **V;         /* top of them, the solve's backend's; NULL: nothing kept */
     int kk[BSR_KMAX];
     double *H;

@@ -366,6 +366,30 @@ static void space_on(bsr_context *ctx)
     }
     bsr_multivec_destroy(X);
     bsr_problem_free(&P);
+    /* three columns converging in different cycles: each keeps its own space
+     * (one that stopped while the others went on too) */
+    bsr_multivec *B, *Xs;
+    bsr_test_problem_k("coupled3d:12,4,couple=0.4", 3, 7, &P, &B, &Xs);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 3, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(ctx, "method=gmres,restart=20,deflate=8,precond=ilu0,rtol=1e-8,maxit=1500,etol=1e-3",
+                                     P.A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
+    double est[3];
+    int its = 0;
+    BSR_ASSERT_OK(bsr_solver_error_estimate(s, B, X, est, &its));
+    printf("\n    %s batch of 3: iterations %d %d %d; the estimates with their spaces in %d %d %d iterations, from scratch "
+           "in up to %d", ctx ? "device" : "host", st.col[0].iterations, st.col[1].iterations, st.col[2].iterations,
+           st.col[0].err_its, st.col[1].err_its, st.col[2].err_its, its);
+    for (int j = 0; j < 3; j++) {
+        CU_ASSERT(bsr_reason_converged(st.col[j].reason));
+        CU_ASSERT(st.col[j].err_its > 0 && 2 * st.col[j].err_its < its);
+    }
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
 }
 static void test_space(void) { space_on(NULL); }
 

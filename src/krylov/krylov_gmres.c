@@ -242,39 +242,58 @@ void bsr_krecycle_free(const bsr_kops *o, bsr_krecycle *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The last cycle's deflated bases (V[0..kk], H's leading (kk + 1) x kk
- * block) of the columns that ran it, moved from V into r (r->V takes the
- * multivectors: V's entries become NULL).  Nothing where no such column
- * started deflated (or on a failed allocation: BSR_ERR_NOMEM). */
-static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigned char *was, int K,
-                             bsr_multivec **V, bsr_krecycle *r)
+/* At a cycle's end: the deflated bases (V[0..kk], H's leading (kk + 1) x kk
+ * block) of the columns of was that stopped in it having started it
+ * deflated, kept in r.  When every column has stopped and none was kept
+ * before, r takes V's multivectors (V's entries become NULL); otherwise
+ * those columns are copied into r's own K + 2 multivectors (made at the
+ * first column that stops while others go on: a later cycle's restart
+ * would overwrite its basis).  BSR_ERR_NOMEM where an allocation fails. */
+static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigned char *was,
+                             const unsigned char *active, int K, bsr_multivec **V, bsr_krecycle *r)
 {
-    const int k = o->k, ld = K + 2;
-    int top = 0;
-    for (int j = 0; j < k; j++)
-        if (was[j] && col[j].start > 0 && col[j].start + 1 > top) top = col[j].start + 1;
-    if (!top) return BSR_OK;
-    r->V = bsr_calloc((size_t)top, sizeof *r->V, "GMRES-DR space");
-    r->H = bsr_calloc((size_t)k * ld * (ld - 1), sizeof(double), "GMRES-DR space");
-    if (!r->V || !r->H) {
-        free(r->V);
-        free(r->H);
-        r->V = NULL;
-        r->H = NULL;
-        return BSR_ERR_NOMEM;
+    const int k = o->k, ld = K + 2, last = !memchr(active, 1, (size_t)k);
+    unsigned char on[BSR_KMAX];
+    int any = 0, taken = 0;
+    for (int j = 0; j < k; j++) any |= on[j] = was[j] && !active[j] && col[j].start > 0 && !(r->H && r->kk[j]);
+    if (!any) return BSR_OK;
+    if (!r->H) {
+        r->H = bsr_calloc((size_t)k * ld * (ld - 1), sizeof(double), "GMRES-DR space");
+        r->V = bsr_calloc((size_t)ld, sizeof *r->V, "GMRES-DR space");
+        if (!r->H || !r->V) {
+            free(r->V);
+            free(r->H);
+            r->V = NULL;
+            r->H = NULL;
+            return BSR_ERR_NOMEM;
+        }
+        r->k = k;
+        r->ld = ld;
+        if (last) {   /* every column's basis still in V: taken as it is */
+            for (int j = 0; j < k; j++)
+                if (on[j] && col[j].start + 1 > r->top) r->top = col[j].start + 1;
+            for (int l = 0; l < r->top; l++) {
+                r->V[l] = V[l];
+                V[l] = NULL;
+            }
+            taken = 1;
+        } else {
+            r->top = ld;
+            for (int l = 0; l < ld; l++) BSR_TRY(o->vnew(o, &r->V[l]));
+        }
     }
-    r->k = k;
-    r->ld = ld;
-    r->top = top;
+    for (int j = 0; j < k && !taken; j++) {
+        if (!on[j]) continue;
+        unsigned char mj[BSR_KMAX] = {0};
+        mj[j] = 1;
+        for (int l = 0; l <= col[j].start; l++) BSR_TRY(o->copy(o, r->V[l], V[l], mj));
+    }
     for (int j = 0; j < k; j++) {
+        if (!on[j]) continue;
         const dr_col *t = &col[j];
-        r->kk[j] = was[j] ? t->start : 0;
-        for (int i = 0; i < r->kk[j]; i++)
-            for (int l = 0; l <= r->kk[j]; l++) r->H[(size_t)j * ld * (ld - 1) + (size_t)i * ld + l] = H_(t, l, i);
-    }
-    for (int l = 0; l < top; l++) {
-        r->V[l] = V[l];
-        V[l] = NULL;
+        r->kk[j] = t->start;
+        for (int i = 0; i < t->start; i++)
+            for (int l = 0; l <= t->start; l++) r->H[(size_t)j * ld * (ld - 1) + (size_t)i * ld + l] = H_(t, l, i);
     }
     return BSR_OK;
 }
@@ -649,10 +668,8 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
         }
         if (P) aug_correction(P, aug, was, yb, n1, steps, k, hc, tb);
         if ((st = gmres_cycle_end(o, ks, V, yb, n1, steps, was, B, X, W, U, rn, reopen, P, hc))) goto done;
-        if (!bsr_kstate_nactive(ks)) {
-            if (K && ks->keep && !ks->keep->V) st = keep_space(o, col, was, K, V, ks->keep);
-            break;
-        }
+        if (K && ks->keep && (st = keep_space(o, col, was, ks->active, K, V, ks->keep))) goto done;
+        if (!bsr_kstate_nactive(ks)) break;
         /* the deflated restarts: per column, then its new basis V Q in T, swapped in */
         int top = 0;
         for (int j = 0; j < k; j++) {
