@@ -400,6 +400,18 @@ static bsr_status aug_orth(const bsr_kops *o, const bsr_krecycle *P, aug_col *au
     return comb(o, W, -1, P->top, P->V, c, on);
 }
 
+/* t (a's first kk entries) = Rh^{-1} t, then column j of c (l-major over
+ * top vectors, k columns) V_kk's coefficients: t's, 0 past kk. */
+static void aug_rh_solve(const aug_col *a, int ld, int top, int k, int j, double *t, double *c)
+{
+    for (int i = a->kk - 1; i >= 0; i--) {
+        double v = t[i];
+        for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * t[u];
+        t[i] = v / a->Rh[(size_t)i * ld + i];
+    }
+    for (int l = 0; l < top; l++) c[(size_t)l * k + j] = l < a->kk ? t[l] : 0;
+}
+
 /* The columns of fresh that have a space, their residual W (norms rn)
  * moved off C: X += M^{-1} V_kk Rh^{-1} C^T W, W -= C C^T W (the least
  * residual over the space).  Z, U scratch (Z's other columns untouched). */
@@ -419,17 +431,8 @@ static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *a
     if (!any) return BSR_OK;
     BSR_TRY(aug_orth(o, P, aug, on, -1, W, c, t));
     /* Z = V_kk Rh^{-1} t */
-    for (int j = 0; j < k; j++) {
-        if (!on[j]) continue;
-        const aug_col *a = &aug[j];
-        double *tj = t + (size_t)j * ld;
-        for (int i = a->kk - 1; i >= 0; i--) {
-            double v = tj[i];
-            for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * tj[u];
-            tj[i] = v / a->Rh[(size_t)i * ld + i];
-        }
-        for (int l = 0; l < P->top; l++) c[(size_t)l * k + j] = l < a->kk ? tj[l] : 0;
-    }
+    for (int j = 0; j < k; j++)
+        if (on[j]) aug_rh_solve(&aug[j], ld, P->top, k, j, t + (size_t)j * ld, c);
     BSR_TRY(o->axpby(o, Z, zero, Z, zero, on));
     BSR_TRY(comb(o, Z, 1, P->top, P->V, c, on));
     BSR_TRY(bsr_kops_precond(o, Z, U));
@@ -458,12 +461,7 @@ static void aug_correction(const bsr_krecycle *P, const aug_col *aug, const unsi
             for (int s = 0; s < steps[j]; s++) v += a->Bm[(size_t)s * ld + i] * y[(size_t)j * ldy + s];
             tj[i] = v;
         }
-        for (int i = a->kk - 1; i >= 0; i--) {
-            double v = tj[i];
-            for (int u = i + 1; u < a->kk; u++) v -= a->Rh[(size_t)u * ld + i] * tj[u];
-            tj[i] = v / a->Rh[(size_t)i * ld + i];
-        }
-        for (int l = 0; l < a->kk; l++) c[(size_t)l * k + j] = tj[l];
+        aug_rh_solve(a, ld, P->top, k, j, tj, c);
     }
 }
 
