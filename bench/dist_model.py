@@ -29,7 +29,9 @@ runs (time an iteration over block rows, scaled by (b / b_measured)^2 to
 the model's b: the product and the solves move b^2 values a block), and
 the cost of one halo exchange (latency; its bytes are small on NVLink)
 from the multi-rank runs of one halo path (--path, default ipc): their
-halo seconds over iterations and exchanges.  It then prints each measured
+halo seconds over iterations and exchanges.  Only the runs of the model's
+own solve are fitted (ILU(0), no overlap: dist_halo.sh's weak and strong
+cases); the others in the file (ILU2's hard cases) are left out.  It then prints each measured
 run next to the model's time an iteration, the upper bound (halo not
 hidden) and the lower one (hidden behind the interior product), before the
 predictions.
@@ -72,11 +74,17 @@ def median(v):
     return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
 
 
+def model_config(cfg):
+    """1 when a run's --config is the model's solve: block-Jacobi ILU(0)."""
+    kv = dict(t.split("=", 1) for t in cfg.split(",") if "=" in t)
+    return kv.get("precond") == "ilu0" and kv.get("overlap", "0") == "0"
+
+
 def fit_measured(a):
     """Set a.t_row and a.latency (bandwidth: the halo's fixed cost dominates
     on NVLink) from measured runs; print each run against the model."""
     runs = [json.loads(l) for l in open(a.measured) if l.strip()]
-    runs = [r for r in runs if "solve_s" in r and r.get("exit", 0) == 0]
+    runs = [r for r in runs if "solve_s" in r and r.get("exit", 0) == 0 and model_config(r.get("cfg", "precond=ilu0"))]
     one = [run_figures(r) for r in runs if r.get("nranks", 1) == 1]
     many = [(r, run_figures(r)) for r in runs if r.get("nranks", 1) > 1 and r.get("halo_path", a.path) == a.path]
     if not one or not many:
