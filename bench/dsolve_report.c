@@ -153,6 +153,7 @@ void dsolve_report_text(const dsolve_report *r)
         printf("\n");
     }
     if (show < st->k) printf("  ... %d more right-hand sides (use --json for all)\n", st->k - show);
+    cli_col_notes(st);
     if (r->ranks <= 16) {
         printf("per rank    rank     rows  interface   ghosts  neighbours   setup s   solve s    halo s  reduce s\n");
         for (int p = 0; p < r->ranks; p++) {

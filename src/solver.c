@@ -549,7 +549,9 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
     if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
     ks.probe = probe;
-    etol = s->pc->exact || s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
+    /* (a rank's exact factor is no exact preconditioner of the distributed A:
+     * a distributed solve controls its error as a serial one does) */
+    etol = s->pc->exact && !s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
     if (etol > 0) ks.keep = &rec;
     if (probe) {
         ks.ahead = start_ahead;

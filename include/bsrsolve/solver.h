@@ -224,7 +224,7 @@ typedef struct {
                                   refactored steps of a time loop) whose error the last estimate
                                   predicts under E / 10 skips it, 7 in a row at most
                                   (col.err_predicted).  Not with A's complete factorization (its
-                                  refinement step does that), nor in distributed solves.  0 ("off"):
+                                  refinement step does that); in distributed solves too.  0 ("off"):
                                   none; < 0 ("auto", the default): 100 rtol with a threshold ILU
                                   (ILUT, ILU2: the preconditioners of the hard systems), off
                                   otherwise */

@@ -328,6 +328,54 @@ static void test_overlap_fewer(void)
     if (nranks >= 2) CU_ASSERT(ras < bj);
 }
 
+/* The error control runs in a distributed solve as in a serial one: an
+ * estimate above etol corrects x on every rank alike (the same estimate,
+ * corrections and iterations everywhere), and the estimate is within a
+ * factor 2 of the true error, which the corrections take under etol. */
+static void test_etol(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("rotconv3d:12,4", BSR_DOUBLE, &P));
+    int b = bsr_matrix_block(P.A);
+    bsr_dist *d;
+    BSR_ASSERT_OK(bsr_dist_create(&d, MPI_COMM_WORLD, NULL));
+    int64_t r0, r1;
+    bsr_dmatrix *D = distribute(d, P.A, -1, &r0, &r1);
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,rtol=1e-5,etol=1e-9"));
+    bsr_dsolver *ds;
+    BSR_ASSERT_OK(bsr_dsolver_create(&ds, d, &o));
+    BSR_ASSERT_OK(bsr_dsolver_setup(ds, D));
+    bsr_multivec *B = slice(P.rhs, b, r0, r1), *X = slice(P.rhs, b, r0, r1), *Xe = slice(P.xexact, b, r0, r1);
+    bsr_multivec_fill(X, 0);
+    bsr_solver_stats st;
+    CU_ASSERT_EQUAL_FATAL(bsr_dsolver_solve(ds, B, X, &st), BSR_OK);
+    const bsr_col_stats *c = &st.col[0];
+    double mine[3] = {c->err_est, c->err_rounds, c->err_its}, lo[3], hi[3];
+    MPI_Allreduce(mine, lo, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, hi, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    CU_ASSERT(lo[0] == hi[0] && lo[1] == hi[1] && lo[2] == hi[2]);
+    /* the true error ||x - x*|| / ||x|| over all ranks */
+    double loc[2] = {0, 0}, glob[2];
+    const double *x = bsr_multivec_cdata(X), *xe = bsr_multivec_cdata(Xe);
+    for (int64_t i = 0; i < (r1 - r0) * b; i++) { loc[0] += (x[i] - xe[i]) * (x[i] - xe[i]); loc[1] += x[i] * x[i]; }
+    MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    const double err = sqrt(glob[0] / glob[1]);
+    if (rank == 0)
+        printf("\n  rotconv3d:12,4, %d ranks: %d iterations, %d correction(s) in %d more, estimate %.2e, error %.2e ",
+               nranks, c->iterations, c->err_rounds, c->err_its, c->err_est, err);
+    CU_ASSERT(c->err_rounds >= 1 && c->err_its > 0 && !c->err_predicted);
+    CU_ASSERT(c->err_est <= o.etol && !c->err_low);
+    CU_ASSERT(err <= o.etol && err <= 2 * c->err_est && c->err_est <= 2 * err);
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(X); bsr_multivec_destroy(Xe);
+    bsr_dsolver_destroy(ds);
+    bsr_dmatrix_destroy(D);
+    bsr_dist_destroy(d);
+    bsr_problem_free(&P);
+}
+
 /* The product on the device (the solver's path: halo through pinned host
  * buffers or device pointers) equals the serial device product bit for bit
  * (every ROWJ variant sums a row in stored order, and the local matrices
@@ -503,6 +551,7 @@ int main(int argc, char **argv)
         {"empty halo", test_empty_halo},
         {"solves against the serial solver (CPU)", test_solve_cpu},
         {"overlap: fewer iterations than block Jacobi", test_overlap_fewer},
+        {"the error control on every rank alike", test_etol},
         {"GPU: solves against the serial solver", test_solve_gpu},
         {"bad input reported on every rank", test_bad_input},
         {"a failure on one rank mid-solve stops every rank", test_failure_midsolve},
