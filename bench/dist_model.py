@@ -31,10 +31,10 @@ the cost of one halo exchange (latency; its bytes are small on NVLink)
 from the multi-rank runs of one halo path (--path, default ipc): their
 halo seconds over iterations and exchanges.  Only the runs of the model's
 own solve are fitted (ILU(0), no overlap: dist_halo.sh's weak and strong
-cases); the others in the file (ILU2's hard cases) are left out.  It then prints each measured
-run next to the model's time an iteration, the upper bound (halo not
-hidden) and the lower one (hidden behind the interior product), before the
-predictions.
+cases); the others in the file (ILU2's hard cases) are left out.  It then
+prints each measured run next to the model's time an iteration, the upper
+bound (halo not hidden) and the lower one (hidden behind the interior
+product), before the predictions.
 """
 import json
 import argparse
@@ -75,7 +75,7 @@ def median(v):
 
 
 def model_config(cfg):
-    """1 when a run's --config is the model's solve: block-Jacobi ILU(0)."""
+    """True when a run's --config is the model's solve: block-Jacobi ILU(0)."""
     kv = dict(t.split("=", 1) for t in cfg.split(",") if "=" in t)
     return kv.get("precond") == "ilu0" and kv.get("overlap", "0") == "0"
 
