@@ -217,9 +217,10 @@ bsr_status bsr_dsolver_create(bsr_dsolver **out, bsr_dist *d, const bsr_solver_o
     bsr_status st = S ? BSR_OK : BSR_ERR_NOMEM;
     if (S) {
         if (o) S->opt = *o; else bsr_solver_options_default(&S->opt);
-        /* with overlap the local solver only iterates: the preconditioner is the Schwarz one */
+        /* with overlap the local solver only iterates: the preconditioner is the Schwarz one
+         * (the error control resolved from its factor's kind, as without overlap) */
         bsr_solver_options lo = S->opt;
-        if (lo.overlap) { lo.precond = BSR_PC_NONE; lo.factor = BSR_FACTOR_AUTO; }
+        if (lo.overlap) { lo.etol = bsr_etol_resolved(&S->opt); lo.precond = BSR_PC_NONE; lo.factor = BSR_FACTOR_AUTO; }
         st = bsr_solver_create(&S->local, d->ctx, &lo);
     }
     if ((st = bsr_dist_agree(d, st))) { bsr_dsolver_destroy(S); return st; }
