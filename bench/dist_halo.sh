@@ -12,7 +12,8 @@
 # times are slower), NAME.err (stderr of both), and at the end runs.jsonl
 # (every timing run, with each GPU's most memory in use while it ran,
 # sampled by nvidia-smi every 200 ms) and summary.md (one table: path that ran, iterations,
-# ms per iteration, halo and reduction seconds, IPC speedup over host).
+# the error control's iterations (in the solve's seconds, not in its iterations), ms per
+# iteration (solve seconds over iterations), halo and reduction seconds, IPC speedup over host).
 # CLI: the bsrsolve binary of a CUDA + MPI build (default build-gpu/bsrsolve).
 # ranks: the rank counts (default "1 2 4", cut at the GPUs found).
 # Cases (CASES="weak strong hard" by default):
@@ -132,13 +133,14 @@ base = {}
 for r in rows:
     if "solve_s" in r and r["name"].endswith("_host"):
         base[r["name"][:-5]] = r["solve_s"]
-print("| run | spec | ranks | halo path | its | setup s | solve s | ms/it | halo s max | reduce s max | comm share | solve vs host | GPU MiB max |")
-print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| run | spec | ranks | halo path | its | error control's its | setup s | solve s | ms/it | halo s max | reduce s max | comm share | solve vs host | GPU MiB max |")
+print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for r in rows:
     if "solve_s" not in r:
         print(f"| {r['name']} | {r['spec']} | {r['nranks']} | failed (exit {r['exit']}): {r.get('error', r.get('result', '?'))} |")
         continue
     its = max(r["iterations"]) if isinstance(r.get("iterations"), list) else r.get("iterations", 0)
+    est = max(r.get("etol_iterations") or [0])
     tpi = r.get("time_per_iteration_s", r["solve_s"] / max(its, 1))
     c = r.get("comm", {})
     path = r.get("halo_path", "serial")
@@ -147,7 +149,7 @@ for r in rows:
     sp = ""
     if r["name"].endswith("_ipc") and r["name"][:-4] in base:
         sp = f"{base[r['name'][:-4]] / r['solve_s']:.2f}x"
-    print(f"| {r['name']} | {r['spec']} | {r['nranks']} | {path} | {its} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | "
+    print(f"| {r['name']} | {r['spec']} | {r['nranks']} | {path} | {its} | {est} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | "
           f"{tpi * 1e3:.3f} | {c.get('halo_s_max', 0):.3f} | {c.get('reduce_s_max', 0):.3f} | "
           f"{c.get('share_of_solve', 0):.1%} | {sp} | {' '.join(str(m) for m in r.get('gpu_mem_mib_max', []))} |")
 PY
