@@ -87,6 +87,19 @@ int bsr_ilu_diagonal_weak(const bsr_matrix *A);
 /* The host plan of S's ILU preconditioner, NULL when it is no ILU
  * (precond_ilu.c); it holds host factors when F->valid (not with factor=gpu). */
 const bsr_ilu *bsr_solver_host_ilu(const bsr_solver *S);
+/* Where pc is a threshold ILU whose device rows chose among RCM's variants
+ * by their levels (its default order, no reorder given): lv[v] the levels
+ * L + U of each variant set up (0: not tried; variant 0's always) and the
+ * variant kept returned; elsewhere -1 and lv zero. */
+int bsr_pc_rcm_levels(const bsr_pc *pc, int lv[4]);
+/* The variant a rank whose RCM variants have the levels lv keeps when the
+ * slowest rank's factor has `slowest`: the lowest-numbered one within
+ * ILU_RCM_MARGIN of it.  Its fewest levels buy a rank nothing once another
+ * rank is slower, and the numbering the others change most converge worst:
+ * on rotconv3d:48,4's four overlapped subdomains variant 2 took 1.7x the
+ * iterations of variant 1 at about the same slowest rank's levels
+ * (bench/RESULTS.md).  kept where none is within. */
+int bsr_rcm_variant_pick(const int lv[4], int kept, int slowest);
 /* o->cap resolved for a matrix of nbrows block rows: the default
  * (BSR_CAP_DEFAULT) is auto for rows factored on the device (factor_gpu)
  * and for the host's threshold rows (ILUT, ILU2) from BSR_HOST_CAP_ROWS

@@ -177,6 +177,32 @@ static void test_solver_cuda(void)
     bsr_context_destroy(ctx);
 }
 
+/* The RCM variant a rank keeps against the slowest rank's levels: the
+ * lowest-numbered within a tenth of them, its own where none is; the levels
+ * of rotconv3d:48,4's overlapped subdomains (bench/RESULTS.md, issue 41's
+ * hard class: variants 0-3, 0 not tried). */
+static void test_rcm_pick(void)
+{
+    /* four ranks: rank 0's fewest is variant 0's 1394; ranks 1-3 take
+     * variant 1 (1488, 1406, 1445), not their fewest (variant 2 or 3) */
+    const int r0[4] = {1394, 2600, 1439, 3808}, r1[4] = {2780, 1488, 1133, 600}, r2[4] = {2240, 1406, 523, 0};
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(r0, 0, 1394), 0);
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(r1, 3, 1394), 1);
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(r2, 2, 1394), 1);
+    /* two ranks: rank 0 unskewed at 812, rank 1 keeps variant 2 (673):
+     * variant 1's 1582 would make it the slowest */
+    const int s1[4] = {2719, 1582, 673, 0};
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(s1, 2, 812), 2);
+    /* the rank itself the slowest: its own fewest */
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(s1, 2, 673), 2);
+    /* nothing within reach (a bound below every variant): the kept one */
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(s1, 2, 100), 2);
+    /* untried variants never chosen */
+    const int t[4] = {900, 0, 700, 0};
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(t, 2, 800), 2);
+    CU_ASSERT_EQUAL(bsr_rcm_variant_pick(t, 2, 820), 0);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -184,6 +210,7 @@ int main(int argc, char **argv)
         {"unsupported", test_unsupported},
         {"create_cpu", test_create_cpu},
         {"solver_cuda", test_solver_cuda},
+        {"rcm_pick", test_rcm_pick},
         {NULL, NULL},
     };
     return bsr_test_main("precond_table", tests, argc, argv);

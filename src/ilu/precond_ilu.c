@@ -20,12 +20,17 @@ typedef struct {
     bsr_context *ctx;   /* the device row's context (its work counts in pc->dev_s); NULL: host */
     int rcm_tried;      /* RCM variants tried by ilu_rcm_axes (0: none but the default) */
     int rcm0_L, rcm0_U; /* the default variant's levels, when another was kept */
+    int rcm_lv[4];      /* ilu_rcm_axes ran: each variant's levels L + U (0: not tried) */
     int refreshed;      /* a refactor chose the pattern again on the setup's ordering */
 } ilu_pc;
 
 /* A threshold factor in RCM order whose triangles' level counts differ more
  * than this many times is set up in RCM's other variants too (ilu_rcm_axes). */
 #define ILU_RCM_SKEW 3
+/* A variant whose levels are within this factor of the slowest rank's takes
+ * an iteration no longer than that rank does, give or take the factor
+ * (bsr_rcm_variant_pick). */
+#define ILU_RCM_MARGIN 1.1
 
 /* A's device mirror in ctx made current, where device work reads it (A
  * gains a mirror: its owner keeps or releases it). */
@@ -316,10 +321,12 @@ static int ilu_levels_skewed(const bsr_ilu_stats *st)
  * and the device's solves are bound by their levels.  Where *F's triangles
  * (RCM chosen by default, its pattern made) differ in levels more than
  * ILU_RCM_SKEW-fold, the other variants (bsr_order_options.variant: the
- * graph numbered backwards, the far end, both) are set up in turn, their
- * patterns made on the device, until one is not skewed; the plan with the
- * fewest levels in all is kept in I->F.  Variant 0 stays where no other has
- * fewer, or where setting another up fails (variant 0's plan is whole). */
+ * graph numbered backwards, the far end, both) are set up too, their
+ * patterns made on the device, and the plan with the fewest levels in all
+ * is kept in I->F; every variant's levels stay in I->rcm_lv (a distributed
+ * solve weighs them against the slowest rank's: bsr_rcm_variant_pick).
+ * Variant 0 stays where no other has fewer, or where setting another up
+ * fails (variant 0's plan is whole). */
 static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_options *io, bsr_context *ctx)
 {
     static const int next[] = {2, 1, 3};
@@ -328,7 +335,8 @@ static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_opt
     const bsr_ilu_stats a0 = a;
     int tried = 1;
     double order_s = a.order_s;
-    for (int v = 0; v < 3 && ilu_levels_skewed(&a); v++) {
+    I->rcm_lv[0] = a0.nlevels_L + a0.nlevels_U;
+    for (int v = 0; v < 3 && ilu_levels_skewed(&a0); v++) {
         bsr_ilu_options o = *io;
         o.order.variant = next[v];
         bsr_ilu *G = NULL;
@@ -342,6 +350,7 @@ static bsr_status ilu_rcm_axes(ilu_pc *I, const bsr_matrix *A, const bsr_ilu_opt
         }
         tried++;
         order_s += b.order_s;
+        I->rcm_lv[next[v]] = b.nlevels_L + b.nlevels_U;
         if (b.nlevels_L + b.nlevels_U >= a.nlevels_L + a.nlevels_U) { bsr_ilu_destroy(G); continue; }
         bsr_ilu_destroy(I->F);
         I->F = G;
@@ -394,6 +403,23 @@ static bsr_status ilu_cuda_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solv
      * plan is a new setup's (with one, the matching is chosen from values) */
     if (I->F->mode == 1 && io.match == BSR_MATCH_NONE) pc->refresh = ilu_cuda_refresh;
     return BSR_OK;
+}
+
+int bsr_pc_rcm_levels(const bsr_pc *pc, int lv[4])
+{
+    memset(lv, 0, sizeof(int) * 4);
+    if (!pc || pc->apply != ilu_apply) return -1;
+    const ilu_pc *I = pc->data;
+    if (!I->rcm_lv[0]) return -1;
+    memcpy(lv, I->rcm_lv, sizeof I->rcm_lv);
+    return I->F->opt.order.variant;
+}
+
+int bsr_rcm_variant_pick(const int lv[4], int kept, int slowest)
+{
+    for (int v = 0; v < 4; v++)
+        if (lv[v] > 0 && lv[v] <= ILU_RCM_MARGIN * slowest) return v;
+    return kept;
 }
 
 const bsr_pc_ops bsr_pc_ilu_cpu_ops = {ilu_cpu_setup, ilu_refactor, ilu_apply, ilu_destroy};

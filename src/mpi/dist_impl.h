@@ -197,6 +197,11 @@ extern int bsr_dist_fail_at;
 struct bsr_dras;
 bsr_status bsr_dras_setup(struct bsr_dras **R, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o);
 bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A);
+/* The Schwarz preconditioner (NULL: none yet). */
+const struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R);
+/* The Schwarz preconditioner set up again on R's matrix in the ordering
+ * reorder (a bsr_order_parse string, kept for R's later setups). */
+bsr_status bsr_dras_reorder(struct bsr_dras *R, const char *reorder);
 bsr_status bsr_dras_apply(struct bsr_dras *R, bsr_dmatrix *A, const bsr_multivec *X, bsr_multivec *Y,
                           bsr_dtimes *tm);
 void bsr_dras_stats(const struct bsr_dras *R, bsr_solver_stats *st);

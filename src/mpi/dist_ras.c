@@ -235,6 +235,17 @@ static bsr_status ras_build(struct bsr_dras *R)
     return ras_warm(R);
 }
 
+const struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R)
+{
+    return R ? R->pc : NULL;
+}
+
+bsr_status bsr_dras_reorder(struct bsr_dras *R, const char *reorder)
+{
+    snprintf(R->opt.reorder, sizeof R->opt.reorder, "%s", reorder);
+    return ras_build(R);
+}
+
 bsr_status bsr_dras_setup(struct bsr_dras **out, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o)
 {
     *out = NULL;

@@ -281,6 +281,36 @@ static bsr_status choose_halo(bsr_dsolver *S, int k)
     return BSR_OK;
 }
 
+/* Each rank's RCM variant against the slowest rank's levels: where the
+ * device rows chose a rank's variant by its own fewest levels
+ * (bsr_pc_rcm_levels), the rank sets its preconditioner up again in the
+ * lowest-numbered variant within reach of the slowest rank's levels
+ * (bsr_rcm_variant_pick): the iteration waits for that rank anyway, and
+ * the other numberings converge worse.  Ranks whose factors are not RCM's
+ * default (CPU rows, an ordering given) keep theirs. */
+static bsr_status rcm_balance(bsr_dsolver *S)
+{
+    int lv[4];
+    const int kept = bsr_pc_rcm_levels(S->ras ? bsr_dras_pc(S->ras) : S->local->pc, lv);
+    int mine = kept >= 0 ? lv[kept] : 0, slowest = 0;
+    MPI_TRY(MPI_Allreduce(&mine, &slowest, 1, MPI_INT, MPI_MAX, S->d->comm));
+    const int v = kept > 0 ? bsr_rcm_variant_pick(lv, kept, slowest) : kept;
+    bsr_status st = BSR_OK;
+    if (v != kept) {
+        char order[32];
+        snprintf(order, sizeof order, "rcm,variant=%d", v);
+        if (S->ras) st = bsr_dras_reorder(S->ras, order);
+        else {   /* this setup's only: the next one chooses again */
+            char given[sizeof S->local->opt.reorder];
+            memcpy(given, S->local->opt.reorder, sizeof given);
+            snprintf(S->local->opt.reorder, sizeof S->local->opt.reorder, "%s", order);
+            st = bsr_solver_setup(S->local, S->A->Aoo);
+            memcpy(S->local->opt.reorder, given, sizeof given);
+        }
+    }
+    return bsr_dist_agree(S->d, st);
+}
+
 bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
 {
     BSR_CHECK_ARG(S && A, "bsr_dsolver_setup: NULL argument");
@@ -300,6 +330,7 @@ bsr_status bsr_dsolver_setup(bsr_dsolver *S, bsr_dmatrix *A)
     BSR_TRY(bsr_dist_agree(S->d, bsr_solver_setup(S->local, A->Aoo)));
     bsr_context *ctx = S->local->device ? S->local->ctx : NULL;
     if (S->opt.overlap) BSR_TRY(bsr_dras_setup(&S->ras, A, ctx, &S->opt));
+    BSR_TRY(rcm_balance(S));
     BSR_TRY(choose_halo(S, 1));   /* the IPC buffers for one column: a solve with more grows them */
     S->warm_k = 0;
     BSR_TRY(bsr_dist_agree(S->d, bsr_dmatrix_warm(A, ctx, 1)));
