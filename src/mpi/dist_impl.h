@@ -198,7 +198,7 @@ struct bsr_dras;
 bsr_status bsr_dras_setup(struct bsr_dras **R, bsr_dmatrix *A, bsr_context *ctx, const bsr_solver_options *o);
 bsr_status bsr_dras_refactor(struct bsr_dras *R, bsr_dmatrix *A);
 /* The Schwarz preconditioner (NULL: none yet). */
-const struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R);
+struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R);
 /* The Schwarz preconditioner set up again on R's matrix in the ordering
  * reorder (a bsr_order_parse string, kept for R's later setups). */
 bsr_status bsr_dras_reorder(struct bsr_dras *R, const char *reorder);

@@ -235,7 +235,7 @@ static bsr_status ras_build(struct bsr_dras *R)
     return ras_warm(R);
 }
 
-const struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R)
+struct bsr_pc *bsr_dras_pc(const struct bsr_dras *R)
 {
     return R ? R->pc : NULL;
 }

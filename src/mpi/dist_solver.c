@@ -307,6 +307,12 @@ static bsr_status rcm_balance(bsr_dsolver *S)
             st = bsr_solver_setup(S->local, S->A->Aoo);
             memcpy(S->local->opt.reorder, given, sizeof given);
         }
+        bsr_pc *pc = S->ras ? bsr_dras_pc(S->ras) : S->local->pc;
+        if (!st && pc) {   /* the report says why this variant ran */
+            const size_t n = strlen(pc->info);
+            snprintf(pc->info + n, sizeof pc->info - n, " (the slowest rank has %d levels: variant %d's %d would "
+                     "wait for it)", slowest, kept, lv[kept]);
+        }
     }
     return bsr_dist_agree(S->d, st);
 }
