@@ -2,6 +2,7 @@
 /* Status strings, the thread-local last-error message, checked allocation. */
 #include "internal.h"
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,7 @@ void *bsr_malloc(size_t bytes, const char *what)
 {
     void *p = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : malloc(bytes ? bytes : 1);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+    else bsr_mem_advise(p, bytes);
     return p;
 }
 
@@ -68,6 +70,7 @@ void *bsr_calloc(size_t count, size_t size, const char *what)
 {
     void *p = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : calloc(count ? count : 1, size ? size : 1);
     if (!p) bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu x %zu bytes for %s", count, size, what);
+    else if (size && count <= SIZE_MAX / size) bsr_mem_advise(p, count * size);
     return p;
 }
 
@@ -77,5 +80,6 @@ void *bsr_realloc(void *p, size_t bytes, const char *what)
 {
     void *q = bsr_fault_hit(BSR_FAULT_HOST_ALLOC) ? NULL : realloc(p, bytes ? bytes : 1);
     if (!q) bsr_error(BSR_ERR_NOMEM, "out of memory growing %s to %zu bytes", what, bytes);
+    else bsr_mem_advise(q, bytes);
     return q;
 }

@@ -68,6 +68,10 @@ bsr_status bsr_error(bsr_status s, const char *fmt, ...)
 void *bsr_malloc(size_t bytes, const char *what);
 void *bsr_calloc(size_t count, size_t size, const char *what);
 void *bsr_realloc(void *p, size_t bytes, const char *what);
+/* Advise transparent huge pages on the 2 MB-aligned inside of [p, p + bytes)
+ * when bytes >= BSR_HUGE_MIN (core/hugepages.c); the allocators above call it. */
+#define BSR_HUGE_MIN ((size_t)8 << 20)
+void bsr_mem_advise(void *p, size_t bytes);
 
 /* ---- fault injection (fault.c) ----------------------------------------------
  * A test hook, not part of the public API: bsr_fault_arm(kind, n) makes the

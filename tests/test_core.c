@@ -5,6 +5,8 @@
 #include <limits.h>
 #include <omp.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +440,56 @@ static void test_scan_par(void)
     omp_set_num_threads(nt);
 }
 
+/* The VmFlags of the mapping of /proc/self/smaps that holds address a, in
+ * flags (empty when not found); 0 when smaps cannot be read. */
+static int smaps_flags(uintptr_t a, char *flags, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return 0;
+    char line[512];
+    int in = 0;
+    flags[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) in = a >= lo && a < hi;
+        else if (in && !strncmp(line, "VmFlags:", 8)) {
+            snprintf(flags, len, "%s", line + 8);
+            break;
+        }
+    }
+    fclose(f);
+    return 1;
+}
+
+/* Every allocation of BSR_HUGE_MIN bytes or more asks for transparent huge
+ * pages on its 2 MB-aligned inside (VmFlags "hg"), through each allocator;
+ * skipped where the kernel has no THP or BSR_HUGEPAGES=0 turned it off. */
+static void test_huge_pages(void)
+{
+    const char *e = getenv("BSR_HUGEPAGES");
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!thp || (e && e[0] == '0')) {
+        printf("\n  skipped: %s\n", thp ? "BSR_HUGEPAGES=0" : "no transparent huge pages in this kernel");
+        if (thp) fclose(thp);
+        return;
+    }
+    fclose(thp);
+    const size_t big = BSR_HUGE_MIN + ((size_t)3 << 20) + 123;
+    void *p[3] = {bsr_malloc(big, "test"), bsr_calloc(big / 8, 8, "test"), bsr_realloc(NULL, big, "test")};
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        uintptr_t in = ((uintptr_t)p[i] + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
+        char flags[512];
+        CU_ASSERT_FATAL(smaps_flags(in, flags, sizeof flags));
+        if (!strstr(flags, " hg")) printf("\n  allocator %d: VmFlags:%s", i, flags);
+        CU_ASSERT(strstr(flags, " hg") != NULL);
+        free(p[i]);
+    }
+    bsr_mem_advise(NULL, big);   /* nothing to advise: no effect */
+    char small[64];
+    bsr_mem_advise(small, sizeof small);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -451,6 +503,7 @@ int main(int argc, char **argv)
         {"SpMM argument errors", test_spmm_errors},
         {"stencil3d generator and matrix info", test_generator_and_info},
         {"parallel prefix sum (bsr_scan_par)", test_scan_par},
+        {"large allocations ask for transparent huge pages", test_huge_pages},
         {NULL, NULL}};
     return bsr_test_main("core", tests, argc, argv);
 }

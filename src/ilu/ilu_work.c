@@ -2,12 +2,11 @@
 /* Per-thread workspace of the ILU row kernel: a sparse accumulator of b x b
  * blocks (pos[] maps a column to its slot) that grows on demand, and the
  * per-factorization set of workspaces kept in F for refactor. */
-#define _DEFAULT_SOURCE   /* madvise */
+#define _DEFAULT_SOURCE   /* posix_memalign */
 #include "ilu_impl.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* Create a row workspace for n block columns of b x b blocks. */
 bsr_status ilu_work_init(ilu_work *w, int n, int b)
@@ -55,9 +54,7 @@ static ilu_chunk *chunk_alloc(size_t bytes)
         bsr_error(BSR_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, "ILU row arena");
         return NULL;
     }
-#ifdef MADV_HUGEPAGE
-    if (bytes >= 4096) madvise(p, bytes & ~(size_t)4095, MADV_HUGEPAGE);   /* advice only: failure is harmless */
-#endif
+    bsr_mem_advise(p, bytes);
     return p;
 }
 
