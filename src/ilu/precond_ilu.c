@@ -260,10 +260,15 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, con
      * iterations (bench/RESULTS.md); so too the host's rows capped by the
      * default (BSR_HOST_CAP_ROWS: nested dissection with a cap breaks down on
      * rotconv3d, whose separators' rows need their fill).  A cap given on
-     * the host keeps nested dissection. */
+     * the host keeps nested dissection.  ILU(0) on the host from
+     * BSR_HOST_CAP_ROWS block rows on: RCM too, where METIS's dissection
+     * cost more than the rest of the solve and its factor converged no
+     * better (stencil3d:100:4 on 2 threads: ordering 3.6 s, 11 iterations,
+     * 8.7 s in all, against 0.09 s, 9, 2.2 s; bench/RESULTS.md). */
     const int cap_default = o->cap == BSR_CAP_DEFAULT;
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io->order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && (dev || cap_default) && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
+    else if (!o->reorder[0] && kind == BSR_ILU0 && A->nbrows >= BSR_HOST_CAP_ROWS) io->order.kind = BSR_ORDER_RCM;
     return BSR_OK;
 }
 
