@@ -105,7 +105,7 @@ int bsr_rcm_variant_pick(const int lv[4], int kept, int slowest);
  * and for the host's threshold rows (ILUT, ILU2) from BSR_HOST_CAP_ROWS
  * block rows on, none for the host's otherwise (options.c).  A cap so resolved puts the rows in RCM order
  * unless reorder is given, and so does the host's ILU(0) from BSR_HOST_CAP_ROWS
- * block rows on (precond_ilu.c). */
+ * block rows on where its levels are wide (precond_ilu.c, ilu0_host_rcm). */
 int bsr_cap_resolved(const bsr_solver_options *o, int factor_gpu, int nbrows);
 #define BSR_HOST_CAP_ROWS 100000
 /* The cap's value as the options write it: "auto" (0), P (> 0), "none" (< 0,

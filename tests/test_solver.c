@@ -1135,7 +1135,8 @@ static void test_cli(void)
  * in RCM order unless reorder is given (reorder=nd:auto: the cap in the
  * dissection); a cap given keeps nested dissection whatever the size;
  * ILU(0) (the default preconditioner): no cap, nested dissection below
- * BSR_HOST_CAP_ROWS and RCM from there on, unless reorder is given. */
+ * BSR_HOST_CAP_ROWS, from there on RCM where the solves' levels are wide
+ * (ilu0_host_rcm), unless reorder is given. */
 static void test_host_cap_rule(void)
 {
     const struct { const char *gen, *cfg; int cap; bsr_order_kind ord; } c[] = {
@@ -1143,9 +1144,11 @@ static void test_host_cap_rule(void)
         {"stencil3d:47:1", "precond=ilu2,maxit=1", 0, BSR_ORDER_RCM},                 /* 103,823 */
         {"stencil3d:47:1", "precond=ilu2,maxit=1,reorder=nd:auto", 0, BSR_ORDER_ND},
         {"stencil3d:46:1", "precond=ilu2,maxit=1,cap=auto", 0, BSR_ORDER_ND},
-        {"stencil3d:46:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* ILU(0): no cap, ND below */
-        {"stencil3d:47:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_RCM},  /* and RCM from there on */
-        {"stencil3d:47:1", "precond=ilu0,maxit=1,reorder=nd:auto", BSR_ILU_CAP_NONE, BSR_ORDER_ND},
+        {"stencil3d:46:2", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* ILU(0): no cap, ND below */
+        {"stencil3d:47:2", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_RCM},  /* RCM from there on: 20k entries a level */
+        {"stencil3d:47:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* 5k entries a level: ND */
+        {"poisson2d:400", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},    /* 2D: 1k entries a level */
+        {"stencil3d:47:2", "precond=ilu0,maxit=1,reorder=nd:auto", BSR_ILU_CAP_NONE, BSR_ORDER_ND},
     };
     CU_ASSERT(BSR_HOST_CAP_ROWS > 46 * 46 * 46 && BSR_HOST_CAP_ROWS <= 47 * 47 * 47);
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

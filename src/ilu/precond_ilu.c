@@ -230,6 +230,29 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     return BSR_OK;
 }
 
+/* Block entries a level of the triangular solves from which ILU(0) on the
+ * host takes RCM's order rather than nested dissection (ilu0_host_rcm). */
+#define ILU0_RCM_LEVEL_WORK 8192
+
+/* Nonzero when ILU(0) factored and applied on the host should take RCM's
+ * order instead of the default nested dissection: from BSR_HOST_CAP_ROWS
+ * block rows on, where its level schedule has ILU0_RCM_LEVEL_WORK block
+ * entries a level or more (A's entries over its breadth-first depth from
+ * row 0, about RCM's levels on a mesh).  There METIS's dissection cost more
+ * than the rest of the solve and its factor converged no better: 16 host
+ * threads, stencil3d:100:4 7.1-8.4 -> 1.2-1.3 s, cfd3d:100,4,10 36 -> 19 s,
+ * poisson3d:100 7.3-7.7 -> 1.6-1.8 s (23k entries a level).  Thinner
+ * levels leave the team waiting at a barrier a level, where the
+ * dissection's tree keeps it busy: convdiff2d:1000,10 (2.5k entries a
+ * level) took 30-31 s in RCM against 19-20 s (bench/RESULTS.md). */
+static int ilu0_host_rcm(const bsr_matrix *A)
+{
+    if (A->nbrows < BSR_HOST_CAP_ROWS) return 0;
+    const int depth = bsr_bfs_depth(A, 0);
+    if (depth <= 0) { bsr_clear_error(); return 0; }   /* out of memory: the default order */
+    return (double)A->nnzb * A->b * A->b >= (double)ILU0_RCM_LEVEL_WORK * depth;
+}
+
 /* The ILU options for the kind o->precond, resolved for where the
  * values are factored (on ctx's device when o->factor is gpu; ctx NULL: the
  * host row, which factors on the host) and for A's size. */
@@ -260,15 +283,11 @@ static bsr_status ilu_resolve(const bsr_solver_options *o, bsr_context *ctx, con
      * iterations (bench/RESULTS.md); so too the host's rows capped by the
      * default (BSR_HOST_CAP_ROWS: nested dissection with a cap breaks down on
      * rotconv3d, whose separators' rows need their fill).  A cap given on
-     * the host keeps nested dissection.  ILU(0) on the host from
-     * BSR_HOST_CAP_ROWS block rows on: RCM too, where METIS's dissection
-     * cost more than the rest of the solve and its factor converged no
-     * better (stencil3d:100:4 on 2 threads: ordering 3.6 s, 11 iterations,
-     * 8.7 s in all, against 0.09 s, 9, 2.2 s; bench/RESULTS.md). */
+     * the host keeps nested dissection.  ILU(0) on the host: ilu0_host_rcm. */
     const int cap_default = o->cap == BSR_CAP_DEFAULT;
     if (!o->reorder[0] && dev && kind == BSR_ILU0) io->order.kind = BSR_ORDER_NATURAL;
     else if (!o->reorder[0] && (dev || cap_default) && io->cap != BSR_ILU_CAP_NONE) io->order.kind = BSR_ORDER_RCM;
-    else if (!o->reorder[0] && kind == BSR_ILU0 && A->nbrows >= BSR_HOST_CAP_ROWS) io->order.kind = BSR_ORDER_RCM;
+    else if (!o->reorder[0] && kind == BSR_ILU0 && ilu0_host_rcm(A)) io->order.kind = BSR_ORDER_RCM;
     return BSR_OK;
 }
 
