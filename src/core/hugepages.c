@@ -5,8 +5,10 @@
  * BSR_HUGE_MIN bytes or more.  The CPU kernels stream A's and the factors'
  * values while gathering x: with 4 KB pages each stream's hardware prefetch
  * stops at every page boundary and each page costs a TLB walk; with 2 MB
- * pages one thread's SpMV of stencil3d:64:5 went from 12.1 to 10.0 ms
- * (bench/RESULTS.md).  Where the system's THP setting is "always" this
+ * pages one thread's SpMV of stencil3d:64:5 took 10.2-10.7 ms against
+ * 11.2-13.9 (this build VM), and on the H200's 16-core host the CPU's ILU2
+ * setup at 1M block rows 1.0 s against 1.2-1.7, the first touches faulting
+ * once per 2 MB (bench/RESULTS.md).  Where the system's THP setting is "always" this
  * changes nothing, where it is "never" the advice is ignored; either way no
  * result changes.  BSR_HUGEPAGES=0 in the environment turns it off (to
  * measure). */
