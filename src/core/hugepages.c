@@ -14,6 +14,7 @@
  * measure). */
 #define _DEFAULT_SOURCE   /* madvise */
 #include "internal.h"
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #if defined(__linux__)
@@ -22,15 +23,18 @@
 
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
-/* 1 unless BSR_HUGEPAGES=0 (read once). */
+/* 1 unless BSR_HUGEPAGES=0 (read once; allocations run on many threads at
+ * once, so the cached answer is atomic: each thread reads the same). */
 static int huge_on(void)
 {
-    static int on = -1;
-    if (on < 0) {
+    static atomic_int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
         const char *e = getenv("BSR_HUGEPAGES");
-        on = !(e && e[0] == '0');
+        v = !(e && e[0] == '0');
+        atomic_store_explicit(&on, v, memory_order_relaxed);
     }
-    return on;
+    return v;
 }
 
 void bsr_mem_advise(void *p, size_t bytes)
