@@ -1145,9 +1145,10 @@ static void test_host_cap_rule(void)
         {"stencil3d:47:1", "precond=ilu2,maxit=1,reorder=nd:auto", 0, BSR_ORDER_ND},
         {"stencil3d:46:1", "precond=ilu2,maxit=1,cap=auto", 0, BSR_ORDER_ND},
         {"stencil3d:46:2", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* ILU(0): no cap, ND below */
-        {"stencil3d:47:2", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_RCM},  /* RCM from there on: 20k entries a level */
-        {"stencil3d:47:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* 5k entries a level: ND */
-        {"poisson2d:400", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},    /* 2D: 1k entries a level */
+        {"stencil3d:47:2", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_RCM},  /* RCM from there on: 747 rows a level */
+        {"stencil3d:47:1", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_RCM},  /* whatever the block size */
+        {"poisson2d:400", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},    /* 2D: 200 rows a level */
+        {"cfd3d:10,4,10,nx=402,ny=402,nz=3", "precond=ilu0,maxit=1", BSR_ILU_CAP_NONE, BSR_ORDER_ND},   /* b = 4, 200 */
         {"stencil3d:47:2", "precond=ilu0,maxit=1,reorder=nd:auto", BSR_ILU_CAP_NONE, BSR_ORDER_ND},
     };
     CU_ASSERT(BSR_HOST_CAP_ROWS > 46 * 46 * 46 && BSR_HOST_CAP_ROWS <= 47 * 47 * 47);

@@ -230,27 +230,30 @@ bsr_status bsr_ilu_options_from_solver(const bsr_solver_options *o, bsr_ilu_opti
     return BSR_OK;
 }
 
-/* Block entries a level of the triangular solves from which ILU(0) on the
- * host takes RCM's order rather than nested dissection (ilu0_host_rcm). */
-#define ILU0_RCM_LEVEL_WORK 8192
+/* Block rows a level of the triangular solves from which ILU(0) on the host
+ * takes RCM's order rather than nested dissection (ilu0_host_rcm). */
+#define ILU0_RCM_LEVEL_ROWS 640
 
 /* Nonzero when ILU(0) factored and applied on the host should take RCM's
  * order instead of the default nested dissection: from BSR_HOST_CAP_ROWS
- * block rows on, where its level schedule has ILU0_RCM_LEVEL_WORK block
- * entries a level or more (A's entries over its breadth-first depth from
- * row 0, about RCM's levels on a mesh).  There METIS's dissection cost more
- * than the rest of the solve and its factor converged no better: 16 host
- * threads, stencil3d:100:4 7.1-8.4 -> 1.2-1.3 s, cfd3d:100,4,10 36 -> 19 s,
- * poisson3d:100 7.3-7.7 -> 1.6-1.8 s (23k entries a level).  Thinner
+ * block rows on, where its level schedule has ILU0_RCM_LEVEL_ROWS rows a
+ * level or more (A's rows over its breadth-first depth from row 0, about
+ * RCM's levels on a mesh).  There METIS's dissection cost more than the
+ * rest of the solve and its factor converged no better, 16 host threads:
+ * stencil3d:100:4 7.1-8.4 -> 1.2-1.3 s, cfd3d:100,4,10 36 -> 19 s,
+ * poisson3d:50 0.59-0.61 -> 0.12-0.14 s (779 rows a level).  Thinner
  * levels leave the team waiting at a barrier a level, where the
- * dissection's tree keeps it busy: convdiff2d:1000,10 (2.5k entries a
- * level) took 30-31 s in RCM against 19-20 s (bench/RESULTS.md). */
+ * dissection's tree keeps it busy, whatever the block size: convdiff2d:
+ * 1000,10 (499 rows a level) 30-31 s in RCM against 19-20 s, a 2D cfd3d
+ * layer of 160k block rows with b = 4 (200) 8.6 s against 3.8-4.0 s
+ * (bench/RESULTS.md).  A number of rows, not of threads: the order, and so
+ * the iterations, must not depend on the team. */
 static int ilu0_host_rcm(const bsr_matrix *A)
 {
     if (A->nbrows < BSR_HOST_CAP_ROWS) return 0;
     const int depth = bsr_bfs_depth(A, 0);
     if (depth <= 0) { bsr_clear_error(); return 0; }   /* out of memory: the default order */
-    return (double)A->nnzb * A->b * A->b >= (double)ILU0_RCM_LEVEL_WORK * depth;
+    return (int64_t)A->nbrows >= (int64_t)ILU0_RCM_LEVEL_ROWS * depth;
 }
 
 /* The ILU options for the kind o->precond, resolved for where the
