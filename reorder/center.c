@@ -155,3 +155,20 @@ bsr_status bsr_order_center(const bsr_graph *G, int *perm)
     free(d); free(m); free(q); free(cntd);
     return BSR_OK;
 }
+
+int bsr_bfs_depth(const bsr_matrix *A, int start)
+{
+    if (start < 0 || start >= A->nbrows) return 0;
+    bsr_graph G;
+    if (bsr_graph_build(A, &G)) return -1;
+    const int n = G.n;
+    int *d = bsr_malloc(sizeof(int) * (size_t)n * 2, "breadth-first depth"), depth = -1, ecc, far;
+    if (d) {
+        for (int i = 0; i < n; i++) d[i] = -1;
+        bfs_dist(&G, start, d, d + n, &ecc, &far);
+        depth = ecc + 1;
+    }
+    bsr_graph_free(&G);
+    free(d);
+    return depth;
+}

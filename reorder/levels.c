@@ -193,28 +193,3 @@ bsr_status bsr_order_levels(const bsr_matrix *A, int upper, bsr_ordering **ord, 
     else bsr_levels_free(lv);
     return BSR_OK;
 }
-
-int bsr_bfs_depth(const bsr_matrix *A, int start)
-{
-    const int n = A->nbrows;
-    if (start < 0 || start >= n) return 0;
-    int *lev = bsr_malloc(sizeof(int) * (size_t)n * 2, "breadth-first depth");
-    if (!lev) return -1;
-    int *q = lev + n, h = 0, t = 0, depth = 1;
-    for (int i = 0; i < n; i++) lev[i] = -1;
-    lev[start] = 0;
-    q[t++] = start;
-    while (h < t) {
-        const int u = q[h++];
-        for (int p = A->rowptr[u]; p < A->rowptr[u + 1]; p++) {
-            const int v = A->colind[p];
-            if (v >= 0 && v < n && lev[v] < 0) {
-                lev[v] = lev[u] + 1;
-                if (lev[v] + 1 > depth) depth = lev[v] + 1;
-                q[t++] = v;
-            }
-        }
-    }
-    free(lev);
-    return depth;
-}

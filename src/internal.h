@@ -277,10 +277,10 @@ bsr_status bsr_levels_build_pair(const bsr_matrix *L, const bsr_matrix *U, bsr_l
 /* Schedules of count triangles (M[i]'s lower part when upper[i] == 0, else
  * its upper part) into out[i], the sequential walks at the same time. */
 bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const int *upper, bsr_levels **out);
-/* The number of levels of a breadth-first search of A's block pattern (row
- * i to the columns of its blocks) from block row start: on a mesh about the
- * levels of RCM's order, whose triangular solves walk that many levels;
- * -1 when out of memory (reorder/levels.c). */
+/* The number of levels of a breadth-first search of A's block graph (the
+ * pattern of A + A^T) from block row start: on a mesh about the levels of
+ * RCM's order, whose triangular solves walk that many levels; -1 when out
+ * of memory (reorder/center.c, its search). */
 int bsr_bfs_depth(const bsr_matrix *A, int start);
 
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
