@@ -282,6 +282,11 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
  * RCM's order, whose triangular solves walk that many levels; -1 when out
  * of memory (reorder/center.c, its search). */
 int bsr_bfs_depth(const bsr_matrix *A, int start);
+/* Aggregates of A's block rows, about `rows` each: part[i] in [0, *nparts),
+ * every part non-empty, numbered in the order of its first row (METIS's
+ * k-way partition of the block graph of A + A^T; one part below 2 rows'
+ * worth; reorder/partition.c). */
+bsr_status bsr_partition(const bsr_matrix *A, int rows, int *part, int *nparts);
 
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
  * the stand-ins kernels/entry_points.def lists. */

@@ -101,7 +101,7 @@ static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pa
                                    "rtol", "atol", "dtol", "maxit", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", "diag", "grow",
-                                   "fallback", "work", "etol", "deflate", NULL};
+                                   "fallback", "work", "etol", "deflate", "coarse", NULL};
 
 /* Is s (up to its '=' or end) a known key (of the list, or a method's parameter)? */
 static int starts_with_key(const char *s, size_t len)
@@ -178,6 +178,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "deflate")) {
         if (!parse_int(val, &iv) || iv < 0 || iv > 998) BAD("expected an integer 0..998");
         o->deflate = iv;
+    } else if (!strcmp(key, "coarse")) {
+        if (!parse_int(val, &iv) || iv < 0 || iv > BSR_COARSE_MAX) BAD("expected an integer 0..16 (vectors an aggregate keeps)");
+        o->coarse = iv;
     } else if (!strcmp(key, "maxit")) {
         if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");
         o->maxit = iv;
@@ -336,6 +339,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
             return bsr_error(BSR_ERR_ARG, "solver options: %s=%d out of range for method=%s (%d..%d)", kr->param, v,
                              kr->name, kr->param_min, kr->param_max);
     }
+    if (o->coarse < 0 || o->coarse > BSR_COARSE_MAX || (o->coarse > 0 && !BSR_PC_IS_ILU(o->precond)))
+        return bsr_error(BSR_ERR_ARG, "solver options: coarse=%d needs precond=ilu0, ilut or ilu2 (precond=%s) and "
+                         "at most %d vectors an aggregate", o->coarse, bsr_pc_name(o->precond), BSR_COARSE_MAX);
     if (o->deflate < 0 || (o->deflate > 0 && (o->method != BSR_GMRES || o->restart < o->deflate + 2)))
         return bsr_error(BSR_ERR_ARG, "solver options: deflate=%d needs method=gmres with restart >= deflate + 2 "
                          "(method=%s, restart=%d)", o->deflate, kr->name, o->restart);
@@ -440,7 +446,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
     if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
     if (o->etol >= 0) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",etol=%s", o->etol > 0 ? num(n2, o->etol) : "off");
-    char ov[128] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
+    char ov[160] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
     if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_NCCL)
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);
@@ -451,6 +457,8 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",fallback=off");
     if (o->work > 0 && (o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2))
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",work=%s", num(n2, o->work));
+    if (o->coarse > 0 && BSR_PC_IS_ILU(o->precond))
+        snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",coarse=%d", o->coarse);
     snprintf(buf, len, "method=%s%s,precond=%s%s%s%s%s%s,rtol=%s,atol=%s,maxit=%d%s,precision=%s,precond_precision=%s",
              bsr_method_name(o->method), gm, bsr_pc_name(o->precond), tau, mt, ov,
              o->reorder[0] ? ",reorder=" : "", o->reorder, num(n1, o->rtol), num(n2, o->atol), o->maxit, lim,

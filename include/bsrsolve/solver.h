@@ -234,7 +234,18 @@ typedef struct {
                                   complex pair would be cut), the directions restarted GMRES
                                   forgets and stalls on with indefinite systems; restart >= K + 2.
                                   Default 0: plain GMRES(restart) */
+    int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on the CPU
+                                  backend: two levels, the ILU as the smoother and a coarse
+                                  correction on aggregates of about 64 block rows of A's block graph,
+                                  each keeping up to M vectors of the modes the ILU leaves
+                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P by
+                                  UMFPACK).  For coupled systems whose low modes the coupling turns
+                                  indefinite, where the ILU alone needs more iterations with every
+                                  refinement of the grid.  Default 0: the ILU alone */
 } bsr_solver_options;
+
+/* The largest coarse=M (vectors an aggregate keeps; 2 M test vectors are made). */
+#define BSR_COARSE_MAX 16
 
 /* The fallback's probe: the first solve is given up after this many
  * iterations while its residual is above half its initial one, and, from

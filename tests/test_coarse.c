@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Two levels around an ILU (precond_coarse.c, option coarse=M): the option
+ * parses, prints back and is refused where it cannot run; where the coarse
+ * space is the whole space the preconditioner is A^{-1} (one iteration); on
+ * the indefinite coupled3d class it cuts the ILU's iterations; results are
+ * deterministic on any number of threads; refactor on the same values gives
+ * the setup's bits and follows new values; bad values fail with a status. */
+#include "harness.h"
+#include "internal.h"
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+/* coarse: default 0 (not printed), printed with an ILU kind and round-trips;
+ * refused out of 0..BSR_COARSE_MAX and with a preconditioner other than an ILU. */
+static void test_options(void)
+{
+    bsr_solver_options o, p;
+    char buf[1024];
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(o.coarse, 0);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2"));
+    CU_ASSERT_PTR_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "coarse"));
+    bsr_test_options_round_trip("precond=ilu2,tau2=0.0001,keep_pattern=1,cap=auto,coarse=8", &o, &p, buf, sizeof buf);
+    CU_ASSERT_EQUAL(p.coarse, 8);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",coarse=8"));
+    bsr_test_options_round_trip("precond=ilu0,coarse=16", &o, &p, buf, sizeof buf);
+    CU_ASSERT_EQUAL(p.coarse, BSR_COARSE_MAX);
+    static const char *const bad[] = {"coarse=-1", "coarse=17", "coarse=x", "coarse="};
+    for (int i = 0; i < 4; i++) {
+        bsr_solver_options_default(&o);
+        CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, bad[i]), BSR_ERR_ARG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
+    }
+    static const char *const wrong[] = {"precond=jacobi,coarse=4", "precond=ic0,method=cg,coarse=4",
+                                        "precond=none,coarse=1"};
+    for (int i = 0; i < 3; i++) {
+        bsr_solver_options_default(&o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, wrong[i]));
+        CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
+    }
+}
+
+/* 8 block rows of b = 2 (16 unknowns), one aggregate, coarse=16: the test
+ * vectors span every unknown, so P is square and orthonormal and
+ * z = S r + P Ac^{-1} P^T (r - A S r) = A^{-1} r: BiCGStab stops after one
+ * iteration at the rounding level, where the ILU(0) alone takes two. */
+static void test_whole_space(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X;
+    bsr_test_problem_k("stencil3d:2:2", 1, 5, &P, &B, &Xs);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 1, BSR_DOUBLE));
+    bsr_solver_stats st;
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, "precond=ilu0,coarse=16,rtol=1e-13", P.A, B, X, &st), BSR_OK);
+    CU_ASSERT_EQUAL(st.col[0].iterations, 1);
+    CU_ASSERT(bsr_test_rel_err(X, Xs) < 1e-12);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, "precond=ilu0,rtol=1e-13", P.A, B, X, &st), BSR_OK);
+    CU_ASSERT(st.col[0].iterations > 1);
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
+/* coupled3d at couple 0.3 (8,000 block rows, b = 5, 125 aggregates): the
+ * capped ILU2 with the coarse level converges to x* in at most half the
+ * iterations of the ILU2 alone, in double, two right-hand sides. */
+static void test_fewer_iterations(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X;
+    bsr_test_problem_k("coupled3d:20,5,couple=0.3", 2, 7, &P, &B, &Xs);
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), 2, BSR_DOUBLE));
+    bsr_solver_stats st1, st2;
+    const char *alone = "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-9";
+    const char *two = "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-9,coarse=8";
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, alone, P.A, B, X, &st1), BSR_OK);
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, two, P.A, B, X, &st2), BSR_OK);
+    for (int j = 0; j < 2; j++) {
+        CU_ASSERT(2 * st2.col[j].iterations <= st1.col[j].iterations);
+        CU_ASSERT(st2.col[j].relres <= 1e-9);
+    }
+    CU_ASSERT(bsr_test_rel_err(X, Xs) < 1e-6);
+    bsr_solver_stats_free(&st1);
+    bsr_solver_stats_free(&st2);
+    bsr_multivec_destroy(X); bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
+/* The same bits on 1 and 2 threads and run to run; a refactor on the same
+ * values gives the setup's bits; new values (A scaled by 3) give x* / 3's
+ * solution, to the tolerance. */
+static void test_deterministic_refactor(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X[3];
+    bsr_test_problem_k("coupled3d:12,4,couple=0.3", 1, 3, &P, &B, &Xs);
+    const int64_t n = bsr_multivec_rows(B);
+    for (int i = 0; i < 3; i++) BSR_ASSERT_OK(bsr_multivec_create(&X[i], n, 1, BSR_DOUBLE));
+    const char *cfg = "precond=ilu0,coarse=6,rtol=1e-10";
+    const int threads = omp_get_max_threads();
+    bsr_solver_stats st;
+    omp_set_num_threads(1);
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, cfg, P.A, B, X[0], &st), BSR_OK);
+    bsr_solver_stats_free(&st);
+    omp_set_num_threads(2);
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, cfg, P.A, B, X[1], &st), BSR_OK);
+    bsr_solver_stats_free(&st);
+    omp_set_num_threads(threads);
+    CU_ASSERT(bsr_test_same_bits(X[0], X[1]));
+    bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X[2], 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X[2], &st));
+    bsr_solver_stats_free(&st);
+    CU_ASSERT(bsr_test_same_bits(X[0], X[2]));
+    /* A <- 3 A: the solution of the same B is x* / 3 */
+    double *v = (double *)bsr_matrix_values(P.A);
+    for (int64_t e = 0; e < (int64_t)bsr_matrix_nnzb(P.A) * 16; e++) v[e] *= 3;
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X[2], 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X[2], &st));
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason));
+    bsr_solver_stats_free(&st);
+    double *x = bsr_multivec_data(X[2]);
+    for (int64_t e = 0; e < n; e++) x[e] *= 3;
+    CU_ASSERT(bsr_test_rel_err(X[2], Xs) < 1e-7);
+    bsr_solver_destroy(s);
+    for (int i = 0; i < 3; i++) bsr_multivec_destroy(X[i]);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
+/* A NaN in A: the setup fails with a status and a message; float vectors are
+ * refused at setup (BSR_ERR_UNSUPPORTED naming coarse). */
+static void test_bad_input(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs;
+    bsr_test_problem_k("coupled3d:8,4,couple=0.3", 1, 3, &P, &B, &Xs);
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,coarse=4,precision=float,precond_precision=float"));
+    bsr_solver *s = NULL;
+    BSR_ASSERT_OK(bsr_solver_create(&s, NULL, &o));
+    CU_ASSERT_NOT_EQUAL(bsr_solver_setup(s, P.A), BSR_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
+    bsr_solver_destroy(s);
+    double *v = (double *)bsr_matrix_values(P.A);
+    v[37] = NAN;
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precision=double,precond_precision=double"));
+    BSR_ASSERT_OK(bsr_solver_create(&s, NULL, &o));
+    const bsr_status st = bsr_solver_setup(s, P.A);
+    CU_ASSERT_NOT_EQUAL(st, BSR_OK);
+    CU_ASSERT(strlen(bsr_last_error()) > 0);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
+int main(int argc, char **argv)
+{
+    static const bsr_test tests[] = {
+        {"coarse: default, range, ILU kinds only, round trip", test_options},
+        {"the whole space as the coarse space: A^{-1}, one iteration", test_whole_space},
+        {"coupled3d: at most half the ILU2's iterations, converged to x*", test_fewer_iterations},
+        {"the same bits on 1 and 2 threads; refactor: the setup's bits, then new values", test_deterministic_refactor},
+        {"NaN in A and float vectors: a status and a message", test_bad_input},
+        {NULL, NULL},
+    };
+    return bsr_test_main("coarse", tests, argc, argv);
+}
