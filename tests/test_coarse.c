@@ -64,7 +64,7 @@ static void test_whole_space(void)
     bsr_problem_free(&P);
 }
 
-/* coupled3d at couple 0.3 (8,000 block rows, b = 5, 125 aggregates): the
+/* coupled3d at couple 0.3 (8,000 block rows, b = 5, about 37 aggregates): the
  * capped ILU2 with the coarse level converges to x* in at most half the
  * iterations of the ILU2 alone, in double, two right-hand sides. */
 static void test_fewer_iterations(void)

@@ -33,8 +33,13 @@
 #include <umfpack.h>
 #endif
 
-#define COARSE_AGG_ROWS 64   /* block rows an aggregate, about (a 4^3 box of a 3D grid) */
-#define COARSE_STEPS 8       /* smoothing steps of the test vectors */
+/* Block rows an aggregate, about (a 6^3 box of a 3D grid).  coupled3d:60,5,couple=0.3
+ * (216k block rows) with coarse=8, 2 threads: 64 rows 21 iterations, 59 s in all (UMFPACK's
+ * factor of the 27,000 coarse unknowns 23 s and its solves most of each apply); 216 rows 29
+ * iterations, 24 s; 343 rows 29, 22 s; 512 rows 39, 24 s; at 64k block rows 216 rows take 16
+ * iterations, 343 rows 26 (bench/RESULTS.md). */
+#define COARSE_AGG_ROWS 216
+#define COARSE_STEPS 8       /* smoothing steps of the test vectors (4: 50 iterations where 8 take 29, 12 take 32) */
 #define COARSE_RANK 1e-10    /* a singular value under this fraction of the first is dropped */
 #define COARSE_CHUNK 4096    /* rows of a partial Gram matrix (fixed: the sums' order) */
 
@@ -399,7 +404,6 @@ static bsr_status build(coarse *C)
 {
     C->valid = 0;
     bsr_multivec *X = NULL;
-    bsr_prof_mark("coarse setup: smoother");
     BSR_TRY(test_vectors(C, &X));
     bsr_prof_mark("coarse setup: test vectors");
     bsr_status s = build_basis(C, X->data);
@@ -546,6 +550,7 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     bsr_solver_options io = *o;
     io.coarse = 0;
     BSR_TRY(bsr_pc_create(A, &io, NULL, pc->ahead, &C->S));
+    bsr_prof_mark("coarse setup: smoother (the ILU)");
     const int n = A->nbrows;
     C->A = A;
     C->n = n;
@@ -557,7 +562,6 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     C->loc = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregate places");
     C->acell = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregate rows");
     if (!C->part || !C->loc || !C->acell) return BSR_ERR_NOMEM;
-    bsr_prof_mark("coarse setup: smoother");
     BSR_TRY(bsr_partition(A, COARSE_AGG_ROWS, C->part, &C->na));
     bsr_prof_mark("coarse setup: aggregates");
     const int na = C->na;
