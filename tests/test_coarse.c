@@ -134,7 +134,8 @@ static void test_deterministic_refactor(void)
 }
 
 /* A NaN in A: the setup fails with a status and a message; float vectors are
- * refused at setup (BSR_ERR_UNSUPPORTED naming coarse). */
+ * refused at setup (naming coarse), and so is the CUDA backend
+ * (BSR_ERR_UNSUPPORTED naming the CPU backend; where a device is usable). */
 static void test_bad_input(void)
 {
     bsr_problem P;
@@ -148,6 +149,18 @@ static void test_bad_input(void)
     CU_ASSERT_NOT_EQUAL(bsr_solver_setup(s, P.A), BSR_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
     bsr_solver_destroy(s);
+    if (bsr_test_have_gpu()) {
+        bsr_context *ctx = NULL;
+        BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precision=double,precond_precision=double"));
+        BSR_ASSERT_OK(bsr_solver_create(&s, ctx, &o));
+        CU_ASSERT_EQUAL(bsr_solver_setup(s, P.A), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "CPU backend"));
+        bsr_solver_destroy(s);
+        bsr_context_destroy(ctx);
+    } else {
+        BSR_TEST_SKIP("no usable CUDA device: the CUDA backend's refusal of coarse= not checked");
+    }
     double *v = (double *)bsr_matrix_values(P.A);
     v[37] = NAN;
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precision=double,precond_precision=double"));
