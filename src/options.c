@@ -179,7 +179,7 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
         if (!parse_int(val, &iv) || iv < 0 || iv > 998) BAD("expected an integer 0..998");
         o->deflate = iv;
     } else if (!strcmp(key, "coarse")) {
-        if (!parse_int(val, &iv) || iv < 0 || iv > BSR_COARSE_MAX) BAD("expected an integer 0..16 (vectors an aggregate keeps)");
+        if (!parse_int(val, &iv) || iv < 0 || iv > BSR_COARSE_MAX) BAD("expected an integer 0..10 (vectors an aggregate keeps)");
         o->coarse = iv;
     } else if (!strcmp(key, "maxit")) {
         if (!parse_int(val, &iv) || iv < 0) BAD("expected an integer >= 0");

@@ -238,14 +238,15 @@ typedef struct {
                                   backend: two levels, the ILU as the smoother and a coarse
                                   correction on aggregates of about 64 block rows of A's block graph,
                                   each keeping up to M vectors of the modes the ILU leaves
-                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P by
-                                  UMFPACK).  For coupled systems whose low modes the coupling turns
+                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P in M x M
+                                  blocks, factored completely by the library's block LU).  For coupled systems whose low modes the coupling turns
                                   indefinite, where the ILU alone needs more iterations with every
                                   refinement of the grid.  Default 0: the ILU alone */
 } bsr_solver_options;
 
-/* The largest coarse=M (vectors an aggregate keeps; 2 M test vectors are made). */
-#define BSR_COARSE_MAX 16
+/* The largest coarse=M (vectors an aggregate keeps, the coarse matrix's
+ * block size; 2 M test vectors are made). */
+#define BSR_COARSE_MAX 10
 
 /* The fallback's probe: the first solve is given up after this many
  * iterations while its residual is above half its initial one, and, from

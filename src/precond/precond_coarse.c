@@ -19,23 +19,22 @@
  * whose vectors lose rank, where S is exact on some modes, or stop being
  * finite, is not taken); on each aggregate the leading left singular
  * vectors of X restricted to its unknowns, at most M, as P's columns there
- * (orthonormal; those under COARSE_RANK of the first dropped); Ac = P^T A P
- * as a scalar CSR matrix factored by UMFPACK.  Refactor redoes all but the
- * aggregates.  Every step sums in a fixed order: the same bits on any
- * number of threads. */
+ * (orthonormal; those under COARSE_RANK of the first left zero, their
+ * unknowns given 1 on Ac's diagonal); Ac = P^T A P as a BSR matrix of M x M
+ * blocks, one block row an aggregate, factored completely by the library's
+ * own block ILU2 with no dropping (tau1=0, cap=none) in METIS's order: the
+ * BLAS UMFPACK would call is the reference one on some hosts (UMFPACK took
+ * 98 s on the 37,000 coarse unknowns of 1M block rows on an H200's host).
+ * Refactor redoes all but the aggregates.  Every step sums in a fixed order:
+ * the same bits on any number of threads. */
 #include "precond_impl.h"
 #include <math.h>
 #include <omp.h>
 #include <string.h>
-#if __has_include(<suitesparse/umfpack.h>)
-#include <suitesparse/umfpack.h>
-#else
-#include <umfpack.h>
-#endif
 
 /* Block rows an aggregate, about (a 6^3 box of a 3D grid).  coupled3d:60,5,couple=0.3
- * (216k block rows) with coarse=8, 2 threads: 64 rows 21 iterations, 59 s in all (UMFPACK's
- * factor of the 27,000 coarse unknowns 23 s and its solves most of each apply); 216 rows 29
+ * (216k block rows) with coarse=8, 2 threads: 64 rows 21 iterations, 59 s in all (a sparse
+ * LU of the 27,000 coarse unknowns by UMFPACK 23 s, its solves most of each apply); 216 rows 29
  * iterations, 24 s; 343 rows 29, 22 s; 512 rows 39, 24 s; at 64k block rows 216 rows take 16
  * iterations, 343 rows 26 (bench/RESULTS.md). */
 #define COARSE_AGG_ROWS 216
@@ -46,33 +45,18 @@
 typedef struct {
     bsr_pc *S;              /* the ILU (the smoother), made by the table's factory */
     const bsr_matrix *A;    /* the matrix of the last setup or refactor (the apply's products) */
-    int n, b, m, K;         /* block rows, block size, vectors an aggregate keeps at most, test vectors */
-    int na;                 /* aggregates */
+    int n, b, m, K;         /* block rows, block size, vectors an aggregate (Ac's block size), test vectors */
+    int na;                 /* aggregates: Ac's block rows */
     int *part;              /* [n] aggregate of each block row */
     int *aptr, *acell;      /* aggregate g's block rows acell[aptr[g] .. aptr[g+1]), ascending */
-    int *loc;               /* [n] a block row's place in its aggregate */
-    int *cptr;              /* [na+1] aggregate g's coarse unknowns cptr[g] .. cptr[g+1] */
-    int64_t *poff;          /* [na+1] aggregate g's basis at P + poff[g]: (its rows * b) x m_g, row-major */
-    double *P;
-    int nc;                 /* coarse unknowns */
-    SuiteSparse_long *cp, *ci;   /* Ac as CSR (passed to UMFPACK as the CSC of Ac^T) */
-    double *cv;
-    void *num;              /* UMFPACK's numeric factor of Ac */
+    int *mg;                /* [na] P's nonzero columns on aggregate g (the rest are zero) */
+    double *P;              /* block row i's b x m block of P at P + i * b * m (row-major) */
+    bsr_matrix *Ac;         /* P^T A P */
+    bsr_pc *cs;             /* its complete factorization */
     bsr_multivec *T, *W;    /* the apply's residual and smoother output, kept while k stays */
-    double *rc;             /* [nc * k] coarse right-hand sides, then solutions (column-major) */
-    double *ec;
+    bsr_multivec *Rc, *Ec;  /* the coarse right-hand sides and solutions */
     int valid;              /* the last setup or refactor succeeded */
 } coarse;
-
-/* UMFPACK's status as the library's, naming the call. */
-static bsr_status umf_status(const char *call, long st)
-{
-    if (st == UMFPACK_OK) return BSR_OK;
-    if (st == UMFPACK_WARNING_singular_matrix)
-        return bsr_error(BSR_ERR_SINGULAR, "coarse=: the coarse matrix P^T A P is singular (UMFPACK %s)", call);
-    return bsr_error(st == UMFPACK_ERROR_out_of_memory ? BSR_ERR_NOMEM : BSR_ERR_INTERNAL,
-                     "coarse=: UMFPACK %s failed (status %ld)", call, st);
-}
 
 /* X (N x K, row-interleaved) <- X R^{-1}, X^T X = R^T R: an orthonormal
  * basis of its columns (one Cholesky QR; called twice).  The Gram matrix is
@@ -214,19 +198,19 @@ static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
 }
 
 /* P from X: on each aggregate the leading left singular vectors of X's rows
- * there (from the eigenvectors of their K x K Gram matrix), at most m. */
+ * there (from the eigenvectors of their K x K Gram matrix), at most m; the
+ * aggregate's other columns of P zero (mg[g] says how many are not). */
 static bsr_status build_basis(coarse *C, const double *X)
 {
     const int b = C->b, K = C->K, m = C->m, na = C->na;
-    double *wv = bsr_malloc(sizeof(double) * (size_t)na * (K + K * K), "coarse singular vectors");
-    int *mg = bsr_malloc(sizeof(int) * (size_t)na, "coarse sizes");
-    if (!wv || !mg) { free(wv); free(mg); return BSR_ERR_NOMEM; }
+    free(C->P);
+    C->P = bsr_calloc((size_t)C->n * b * m, sizeof(double), "coarse basis");
+    if (!C->P) return BSR_ERR_NOMEM;
     #pragma omp parallel num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * K * K))
     {
-        double G[4 * BSR_COARSE_MAX * BSR_COARSE_MAX];
+        double G[4 * BSR_COARSE_MAX * BSR_COARSE_MAX], V[4 * BSR_COARSE_MAX * BSR_COARSE_MAX], w[2 * BSR_COARSE_MAX];
         #pragma omp for schedule(dynamic, 16)
         for (int g = 0; g < na; g++) {
-            double *w = wv + (size_t)g * (K + K * K), *V = w + K;
             for (int e = 0; e < K * K; e++) G[e] = 0;
             for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
                 for (int r = 0; r < b; r++) {
@@ -238,33 +222,15 @@ static bsr_status build_basis(coarse *C, const double *X)
                 for (int q = 0; q < p; q++) G[p * K + q] = G[q * K + p];
             sym_eig(G, K, w, V);
             int keep = 0;
-            const int most = m < (C->aptr[g + 1] - C->aptr[g]) * b ? m : (C->aptr[g + 1] - C->aptr[g]) * b;
-            while (keep < most && w[keep] > COARSE_RANK * COARSE_RANK * w[0] && w[0] > 0) keep++;
-            mg[g] = keep;
-        }
-    }
-    C->cptr[0] = 0;
-    C->poff[0] = 0;
-    for (int g = 0; g < na; g++) {
-        C->cptr[g + 1] = C->cptr[g] + mg[g];
-        C->poff[g + 1] = C->poff[g] + (int64_t)(C->aptr[g + 1] - C->aptr[g]) * b * mg[g];
-    }
-    C->nc = C->cptr[na];
-    free(C->P);
-    C->P = bsr_malloc(sizeof(double) * (size_t)(C->poff[na] ? C->poff[na] : 1), "coarse basis");
-    bsr_status s = C->P ? BSR_OK : BSR_ERR_NOMEM;
-    if (!s) {
-        /* column q of aggregate g: X V_q / sqrt(w_q) */
-        #pragma omp parallel for schedule(dynamic, 16) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * K * m))
-        for (int g = 0; g < na; g++) {
-            const double *w = wv + (size_t)g * (K + K * K), *V = w + K;
-            const int mq = mg[g];
-            double *Pg = C->P + C->poff[g];
+            const int rows = (C->aptr[g + 1] - C->aptr[g]) * b, most = m < rows ? m : rows;
+            while (keep < most && w[0] > 0 && w[keep] > COARSE_RANK * COARSE_RANK * w[0]) keep++;
+            C->mg[g] = keep;
+            /* column q: X V_q / sqrt(w_q) */
             for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
                 for (int r = 0; r < b; r++) {
                     const double *x = X + ((int64_t)C->acell[a] * b + r) * K;
-                    double *prow = Pg + ((int64_t)(a - C->aptr[g]) * b + r) * mq;
-                    for (int q = 0; q < mq; q++) {
+                    double *prow = C->P + ((int64_t)C->acell[a] * b + r) * m;
+                    for (int q = 0; q < keep; q++) {
                         double v = 0;
                         for (int p = 0; p < K; p++) v += x[p] * V[p * K + q];
                         prow[q] = v / sqrt(w[q]);
@@ -272,48 +238,25 @@ static bsr_status build_basis(coarse *C, const double *X)
                 }
         }
     }
-    free(wv);
-    free(mg);
-    return s;
+    return BSR_OK;
 }
 
-/* Ac = P^T A P as CSR over the coarse unknowns: aggregate I's rows, its
- * neighbour aggregates J ascending, each a dense m_I x m_J block. */
+/* Ac = P^T A P as a BSR matrix of m x m blocks: block row I an aggregate,
+ * its neighbour aggregates J ascending; the unknowns of P's zero columns
+ * get 1 on the diagonal (decoupled: their right-hand side is always 0). */
 static bsr_status build_coarse(coarse *C)
 {
     const bsr_matrix *A = C->A;
-    const int b = C->b, na = C->na, bb = b * b;
+    const int b = C->b, na = C->na, bb = b * b, m = C->m, mm = m * m;
     const int *rp = A->rowptr, *ci = A->colind;
     const double *av = A->val;
-    int *nnb = bsr_calloc((size_t)na + 1, sizeof(int), "coarse neighbour counts");
-    if (!nnb) return BSR_ERR_NOMEM;
-    bsr_status s = BSR_OK;
-    int *nbl = NULL, *mark = NULL;
+    const int team = bsr_par_worth((int64_t)A->nnzb * bb * m) ? bsr_team_size() : 1;
+    int *brp = bsr_calloc((size_t)na + 1, sizeof(int), "coarse row pointers");
+    int *mark = bsr_malloc(sizeof(int) * (size_t)team * na, "coarse marks");
+    int *bci = NULL;
+    double *bval = NULL;
+    bsr_status s = brp && mark ? BSR_OK : BSR_ERR_NOMEM;
     /* neighbour aggregates of each aggregate: counted, then listed ascending */
-    const int team = bsr_par_worth((int64_t)A->nnzb * bb) ? bsr_team_size() : 1;
-    mark = bsr_malloc(sizeof(int) * (size_t)team * na, "coarse marks");
-    if (!mark) { free(nnb); return BSR_ERR_NOMEM; }
-    for (int64_t e = 0; e < (int64_t)team * na; e++) mark[e] = -1;
-    #pragma omp parallel num_threads(team)
-    {
-        int *mk = mark + (size_t)omp_get_thread_num() * na;
-        #pragma omp for schedule(dynamic, 64)
-        for (int g = 0; g < na; g++) {
-            int c = 0;
-            for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
-                for (int p = rp[C->acell[a]]; p < rp[C->acell[a] + 1]; p++) {
-                    const int J = C->part[ci[p]];
-                    if (mk[J] != g) { mk[J] = g; c++; }
-                }
-            nnb[g + 1] = c;
-        }
-    }
-    for (int g = 0; g < na; g++) nnb[g + 1] += nnb[g];
-    nbl = bsr_malloc(sizeof(int) * (size_t)(nnb[na] ? nnb[na] : 1), "coarse neighbours");
-    free(C->cp); free(C->ci); free(C->cv);
-    C->cp = bsr_malloc(sizeof(SuiteSparse_long) * ((size_t)C->nc + 1), "coarse row pointers");
-    C->ci = NULL; C->cv = NULL;
-    if (!nbl || !C->cp) s = BSR_ERR_NOMEM;
     if (!s) {
         for (int64_t e = 0; e < (int64_t)team * na; e++) mark[e] = -1;
         #pragma omp parallel num_threads(team)
@@ -321,80 +264,71 @@ static bsr_status build_coarse(coarse *C)
             int *mk = mark + (size_t)omp_get_thread_num() * na;
             #pragma omp for schedule(dynamic, 64)
             for (int g = 0; g < na; g++) {
-                int c = nnb[g];
+                int c = 0;
                 for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
                     for (int p = rp[C->acell[a]]; p < rp[C->acell[a] + 1]; p++) {
                         const int J = C->part[ci[p]];
-                        if (mk[J] != g) { mk[J] = g; nbl[c++] = J; }
+                        if (mk[J] != g) { mk[J] = g; c++; }
                     }
-                /* ascending (insertion: a few dozen neighbours) */
-                for (int x = nnb[g] + 1; x < nnb[g + 1]; x++) {
-                    const int v = nbl[x];
-                    int y = x;
-                    while (y > nnb[g] && nbl[y - 1] > v) { nbl[y] = nbl[y - 1]; y--; }
-                    nbl[y] = v;
-                }
+                brp[g + 1] = c;
             }
         }
-        /* row pointers: each of I's rows holds sum over J of m_J */
-        C->cp[0] = 0;
-        for (int g = 0; g < na; g++) {
-            SuiteSparse_long len = 0;
-            for (int x = nnb[g]; x < nnb[g + 1]; x++) len += C->cptr[nbl[x] + 1] - C->cptr[nbl[x]];
-            for (int q = C->cptr[g]; q < C->cptr[g + 1]; q++) C->cp[q + 1] = C->cp[q] + len;
-        }
-        C->ci = bsr_malloc(sizeof(SuiteSparse_long) * (size_t)(C->cp[C->nc] ? C->cp[C->nc] : 1), "coarse columns");
-        C->cv = bsr_calloc((size_t)(C->cp[C->nc] ? C->cp[C->nc] : 1), sizeof(double), "coarse values");
-        if (!C->ci || !C->cv) s = BSR_ERR_NOMEM;
+        for (int g = 0; g < na; g++) brp[g + 1] += brp[g];
+        bci = bsr_malloc(sizeof(int) * (size_t)(brp[na] ? brp[na] : 1), "coarse columns");
+        bval = bsr_calloc((size_t)brp[na] * mm + 1, sizeof(double), "coarse values");
+        if (!bci || !bval) s = BSR_ERR_NOMEM;
     }
     if (!s) {
         for (int64_t e = 0; e < (int64_t)team * na; e++) mark[e] = -1;
         #pragma omp parallel num_threads(team)
         {
-            /* mk[J]: J's column offset in I's rows while I is built */
-            int *mk = mark + (size_t)omp_get_thread_num() * na;
-            double tmp[10 * 2 * BSR_COARSE_MAX];   /* A_p P_d: b x m_J */
+            int *mk = mark + (size_t)omp_get_thread_num() * na;   /* J's block in I's row while I is built */
+            double tmp[BSR_MAX_BLOCK * BSR_COARSE_MAX];             /* A_p P_d: b x m */
             #pragma omp for schedule(dynamic, 64)
             for (int g = 0; g < na; g++) {
-                const int mI = C->cptr[g + 1] - C->cptr[g];
-                if (mI == 0) continue;
-                int off = 0;
-                for (int x = nnb[g]; x < nnb[g + 1]; x++) {
-                    const int J = nbl[x], mJ = C->cptr[J + 1] - C->cptr[J];
-                    mk[J] = off;
-                    for (int q = 0; q < mI; q++)
-                        for (int t = 0; t < mJ; t++) C->ci[C->cp[C->cptr[g] + q] + off + t] = C->cptr[J] + t;
-                    off += mJ;
+                int c = brp[g];
+                for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
+                    for (int p = rp[C->acell[a]]; p < rp[C->acell[a] + 1]; p++) {
+                        const int J = C->part[ci[p]];
+                        if (mk[J] != -2 - g) { mk[J] = -2 - g; bci[c++] = J; }
+                    }
+                for (int x = brp[g] + 1; x < brp[g + 1]; x++) {   /* ascending (a few dozen) */
+                    const int v = bci[x];
+                    int y = x;
+                    while (y > brp[g] && bci[y - 1] > v) { bci[y] = bci[y - 1]; y--; }
+                    bci[y] = v;
                 }
-                const double *PI = C->P + C->poff[g];
+                for (int x = brp[g]; x < brp[g + 1]; x++) mk[bci[x]] = x;
                 for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++) {
-                    const int c = C->acell[a];
-                    const double *Pc = PI + (int64_t)(a - C->aptr[g]) * b * mI;
-                    for (int p = rp[c]; p < rp[c + 1]; p++) {
-                        const int d = ci[p], J = C->part[d], mJ = C->cptr[J + 1] - C->cptr[J];
-                        if (mJ == 0) continue;
-                        const double *Pd = C->P + C->poff[J] + (int64_t)C->loc[d] * b * mJ;
-                        const double *Ab = av + (size_t)p * bb;
+                    const int i = C->acell[a];
+                    const double *Pi = C->P + (int64_t)i * b * m;
+                    for (int p = rp[i]; p < rp[i + 1]; p++) {
+                        const int d = ci[p];
+                        const double *Pd = C->P + (int64_t)d * b * m, *Ab = av + (size_t)p * bb;
                         for (int r = 0; r < b; r++)
-                            for (int t = 0; t < mJ; t++) {
+                            for (int t = 0; t < m; t++) {
                                 double v = 0;
-                                for (int e = 0; e < b; e++) v += Ab[r * b + e] * Pd[e * mJ + t];
-                                tmp[r * mJ + t] = v;
+                                for (int e = 0; e < b; e++) v += Ab[r * b + e] * Pd[e * m + t];
+                                tmp[r * m + t] = v;
                             }
-                        for (int q = 0; q < mI; q++) {
-                            double *row = C->cv + C->cp[C->cptr[g] + q] + mk[J];
-                            for (int t = 0; t < mJ; t++) {
+                        double *blk = bval + (size_t)mk[C->part[d]] * mm;
+                        for (int q = 0; q < m; q++)
+                            for (int t = 0; t < m; t++) {
                                 double v = 0;
-                                for (int r = 0; r < b; r++) v += Pc[r * mI + q] * tmp[r * mJ + t];
-                                row[t] += v;
+                                for (int r = 0; r < b; r++) v += Pi[r * m + q] * tmp[r * m + t];
+                                blk[q * m + t] += v;
                             }
-                        }
                     }
                 }
+                double *dblk = bval + (size_t)mk[g] * mm;
+                for (int q = C->mg[g]; q < m; q++) dblk[q * m + q] = 1;
             }
         }
     }
-    free(nnb); free(nbl); free(mark);
+    bsr_matrix_destroy(C->Ac);
+    C->Ac = NULL;
+    if (!s) s = bsr_matrix_create(&C->Ac, na, na, m, brp, bci, bval, BSR_DOUBLE, 0);
+    free(brp); free(bci); free(bval); free(mark);
     return s;
 }
 
@@ -412,15 +346,15 @@ static bsr_status build(coarse *C)
     if (!s) s = build_coarse(C);
     bsr_prof_mark("coarse setup: P^T A P");
     if (s) return s;
-    if (C->num) umfpack_dl_free_numeric(&C->num);
-    void *sym = NULL;
-    double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
-    umfpack_dl_defaults(control);
-    long st = umfpack_dl_symbolic(C->nc, C->nc, C->cp, C->ci, C->cv, &sym, control, info);
-    if (st == UMFPACK_OK) st = umfpack_dl_numeric(C->cp, C->ci, C->cv, sym, &C->num, control, info);
-    if (sym) umfpack_dl_free_symbolic(&sym);
-    bsr_prof_mark("coarse setup: UMFPACK");
-    BSR_TRY(umf_status("factorization", st));
+    bsr_pc_destroy(C->cs);
+    C->cs = NULL;
+    bsr_solver_options co;
+    bsr_solver_options_default(&co);
+    BSR_TRY(bsr_solver_options_parse(&co, "precond=ilu2,tau1=0,cap=none,reorder=metis,fallback=off"));
+    s = bsr_pc_create(C->Ac, &co, NULL, NULL, &C->cs);
+    bsr_prof_mark("coarse setup: Ac's LU");
+    if (s) return bsr_error(s, "coarse=: the coarse matrix P^T A P (%d block rows of %d x %d): %s", C->na, C->m, C->m,
+                            bsr_last_error());
     C->valid = 1;
     return BSR_OK;
 }
@@ -430,23 +364,23 @@ static void describe(bsr_pc *pc, const coarse *C)
 {
     pc->nnzb = C->S->nnzb;
     pc->pivots_regularized = C->S->pivots_regularized;
-    snprintf(pc->info, sizeof pc->info, "%.330s; coarse level: %d aggregates, %d unknowns (%d test vectors), "
-             "P^T A P %lld entries", C->S->info, C->na, C->nc, C->K, (long long)C->cp[C->nc]);
+    snprintf(pc->info, sizeof pc->info, "%.300s; coarse level: %d aggregates of %d unknowns (%d test vectors), "
+             "P^T A P %d blocks, its LU %lld", C->S->info, C->na, C->m, C->K, bsr_matrix_nnzb(C->Ac),
+             (long long)C->cs->nnzb);
 }
 
 /* The apply's scratch for k columns. */
 static bsr_status scratch(coarse *C, int k)
 {
     if (C->T && bsr_multivec_cols(C->T) == k) return BSR_OK;
-    bsr_multivec_destroy(C->T); bsr_multivec_destroy(C->W);
-    C->T = C->W = NULL;
-    free(C->rc); free(C->ec);
-    C->rc = bsr_malloc(sizeof(double) * ((size_t)C->nc * k + 1), "coarse right-hand sides");
-    C->ec = bsr_malloc(sizeof(double) * ((size_t)C->nc * k + 1), "coarse solutions");
-    if (!C->rc || !C->ec) return BSR_ERR_NOMEM;
-    const int64_t N = (int64_t)C->n * C->b;
-    BSR_TRY(bsr_multivec_create(&C->T, N, k, BSR_DOUBLE));
-    return bsr_multivec_create(&C->W, N, k, BSR_DOUBLE);
+    bsr_multivec *v[4] = {C->T, C->W, C->Rc, C->Ec};
+    for (int i = 0; i < 4; i++) bsr_multivec_destroy(v[i]);
+    C->T = C->W = C->Rc = C->Ec = NULL;
+    const int64_t N = (int64_t)C->n * C->b, nc = (int64_t)C->na * C->m;
+    BSR_TRY(bsr_multivec_create(&C->Rc, nc, k, BSR_DOUBLE));
+    BSR_TRY(bsr_multivec_create(&C->Ec, nc, k, BSR_DOUBLE));
+    BSR_TRY(bsr_multivec_create(&C->W, N, k, BSR_DOUBLE));
+    return bsr_multivec_create(&C->T, N, k, BSR_DOUBLE);
 }
 
 /* T = X - A Y. */
@@ -463,48 +397,44 @@ static bsr_status coarse_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *
         return bsr_error(BSR_ERR_ARG, "coarse=: the last setup or refactor failed; refactor (or set up) again before solving");
     if (X->prec != BSR_DOUBLE || Y->prec != BSR_DOUBLE || !(X->where & BSR_ON_HOST))
         return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=: double vectors on the host only");
-    const int k = X->k, b = C->b, nc = C->nc;
+    const int k = X->k, b = C->b, m = C->m;
     BSR_TRY(scratch(C, k));
     BSR_TRY(C->S->apply(C->S, X, Y));
     BSR_TRY(residual(C, X, Y));
-    /* rc = P^T T, column-major */
+    /* Rc = P^T T, aggregate by aggregate */
     const double *t = C->T->data;
-    #pragma omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * C->m))
+    double *rc = C->Rc->data;
+    #pragma omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * m))
     for (int g = 0; g < C->na; g++) {
-        const int m = C->cptr[g + 1] - C->cptr[g];
-        const double *Pg = C->P + C->poff[g];
-        for (int q = 0; q < m; q++)
+        double *rg = rc + (size_t)g * m * k;
+        for (int e = 0; e < m * k; e++) rg[e] = 0;
+        for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++) {
+            const int i = C->acell[a];
+            for (int r = 0; r < b; r++) {
+                const double *prow = C->P + ((int64_t)i * b + r) * m, *tr = t + ((int64_t)i * b + r) * k;
+                for (int q = 0; q < C->mg[g]; q++)
+                    for (int j = 0; j < k; j++) rg[q * k + j] += prow[q] * tr[j];
+            }
+        }
+    }
+    C->Rc->where = BSR_ON_HOST;
+    BSR_TRY(C->cs->apply(C->cs, C->Rc, C->Ec));
+    /* Y += P Ec */
+    double *y = Y->data;
+    const double *ec = C->Ec->data;
+    #pragma omp parallel for schedule(static) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * m))
+    for (int i = 0; i < C->n; i++) {
+        const int g = C->part[i];
+        const double *eg = ec + (size_t)g * m * k;
+        for (int r = 0; r < b; r++) {
+            const double *prow = C->P + ((int64_t)i * b + r) * m;
+            double *yr = y + ((int64_t)i * b + r) * k;
             for (int j = 0; j < k; j++) {
                 double v = 0;
-                for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
-                    for (int r = 0; r < b; r++)
-                        v += Pg[((int64_t)(a - C->aptr[g]) * b + r) * m + q] * t[((int64_t)C->acell[a] * b + r) * k + j];
-                C->rc[(size_t)j * nc + C->cptr[g] + q] = v;
+                for (int q = 0; q < C->mg[g]; q++) v += prow[q] * eg[q * k + j];
+                yr[j] += v;
             }
-    }
-    double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
-    umfpack_dl_defaults(control);
-    for (int j = 0; j < k; j++) {
-        long st = umfpack_dl_solve(UMFPACK_At, C->cp, C->ci, C->cv, C->ec + (size_t)j * nc, C->rc + (size_t)j * nc,
-                                   C->num, control, info);
-        BSR_TRY(umf_status("solve", st));
-    }
-    /* Y += P ec */
-    double *y = Y->data;
-    #pragma omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * C->m))
-    for (int g = 0; g < C->na; g++) {
-        const int m = C->cptr[g + 1] - C->cptr[g];
-        const double *Pg = C->P + C->poff[g];
-        for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
-            for (int r = 0; r < b; r++) {
-                const double *prow = Pg + ((int64_t)(a - C->aptr[g]) * b + r) * m;
-                double *yr = y + ((int64_t)C->acell[a] * b + r) * k;
-                for (int j = 0; j < k; j++) {
-                    double v = 0;
-                    for (int q = 0; q < m; q++) v += prow[q] * C->ec[(size_t)j * nc + C->cptr[g] + q];
-                    yr[j] += v;
-                }
-            }
+        }
     }
     BSR_TRY(residual(C, X, Y));
     BSR_TRY(C->S->apply(C->S, C->T, C->W));
@@ -532,10 +462,11 @@ static void coarse_destroy(bsr_pc *pc)
     coarse *C = pc->data;
     if (!C) return;
     bsr_pc_destroy(C->S);
-    if (C->num) umfpack_dl_free_numeric(&C->num);
-    bsr_multivec_destroy(C->T); bsr_multivec_destroy(C->W);
-    free(C->part); free(C->aptr); free(C->acell); free(C->loc); free(C->cptr); free(C->poff); free(C->P);
-    free(C->cp); free(C->ci); free(C->cv); free(C->rc); free(C->ec);
+    bsr_pc_destroy(C->cs);
+    bsr_matrix_destroy(C->Ac);
+    bsr_multivec *v[4] = {C->T, C->W, C->Rc, C->Ec};
+    for (int i = 0; i < 4; i++) bsr_multivec_destroy(v[i]);
+    free(C->part); free(C->aptr); free(C->acell); free(C->mg); free(C->P);
     free(C);
 }
 
@@ -559,23 +490,20 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     C->K = 2 * (int64_t)o->coarse <= (int64_t)n * A->b ? 2 * o->coarse : n * A->b;
     C->m = o->coarse < C->K ? o->coarse : C->K;
     C->part = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregates");
-    C->loc = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregate places");
     C->acell = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregate rows");
-    if (!C->part || !C->loc || !C->acell) return BSR_ERR_NOMEM;
+    if (!C->part || !C->acell) return BSR_ERR_NOMEM;
     BSR_TRY(bsr_partition(A, COARSE_AGG_ROWS, C->part, &C->na));
     bsr_prof_mark("coarse setup: aggregates");
     const int na = C->na;
     C->aptr = bsr_calloc((size_t)na + 1, sizeof(int), "aggregate pointers");
-    C->cptr = bsr_malloc(sizeof(int) * ((size_t)na + 1), "coarse pointers");
-    C->poff = bsr_malloc(sizeof(int64_t) * ((size_t)na + 1), "basis offsets");
-    if (!C->aptr || !C->cptr || !C->poff) return BSR_ERR_NOMEM;
+    C->mg = bsr_malloc(sizeof(int) * ((size_t)na + 1), "aggregate columns");
+    if (!C->aptr || !C->mg) return BSR_ERR_NOMEM;
     for (int i = 0; i < n; i++) C->aptr[C->part[i] + 1]++;
     for (int g = 0; g < na; g++) C->aptr[g + 1] += C->aptr[g];
-    for (int i = 0; i < n; i++) {   /* rows ascending within an aggregate (cptr as the cursor) */
+    for (int g = 0; g < na; g++) C->mg[g] = C->aptr[g];   /* the cursor, for now */
+    for (int i = 0; i < n; i++) {   /* rows ascending within an aggregate */
         const int g = C->part[i];
-        if (i == 0) for (int h = 0; h < na; h++) C->cptr[h] = C->aptr[h];
-        C->loc[i] = C->cptr[g] - C->aptr[g];
-        C->acell[C->cptr[g]++] = i;
+        C->acell[C->mg[g]++] = i;
     }
     BSR_TRY(build(C));
     describe(pc, C);
