@@ -320,8 +320,11 @@ static bsr_status build_coarse(coarse *C)
                             }
                     }
                 }
-                double *dblk = bval + (size_t)mk[g] * mm;
-                for (int q = C->mg[g]; q < m; q++) dblk[q * m + q] = 1;
+                /* (a row of A without its diagonal block stops the ILU's setup before this) */
+                if (mk[g] >= brp[g] && mk[g] < brp[g + 1] && bci[mk[g]] == g) {
+                    double *dblk = bval + (size_t)mk[g] * mm;
+                    for (int q = C->mg[g]; q < m; q++) dblk[q * m + q] = 1;
+                }
             }
         }
     }
