@@ -446,7 +446,7 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
     if (o->dtol != 1e8) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",dtol=%s", num(n1, o->dtol));
     if (o->max_restarts != 5) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",max_restarts=%d", o->max_restarts);
     if (o->etol >= 0) snprintf(lim + strlen(lim), sizeof lim - strlen(lim), ",etol=%s", o->etol > 0 ? num(n2, o->etol) : "off");
-    char ov[160] = "";   /* the distributed keys, diag, grow, fallback and work, only when not the defaults */
+    char ov[160] = "";   /* the distributed keys, diag, grow, fallback, work and coarse, only when not the defaults */
     if (o->overlap) snprintf(ov, sizeof ov, ",overlap=1");
     if (o->halo > 0 && (unsigned)o->halo <= BSR_HALO_NCCL)
         snprintf(ov + strlen(ov), sizeof ov - strlen(ov), ",halo=%s", halo_names[o->halo]);

@@ -236,10 +236,11 @@ typedef struct {
                                   Default 0: plain GMRES(restart) */
     int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on the CPU
                                   backend: two levels, the ILU as the smoother and a coarse
-                                  correction on aggregates of about 64 block rows of A's block graph,
-                                  each keeping up to M vectors of the modes the ILU leaves
-                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P in M x M
-                                  blocks, factored completely by the library's block LU).  For coupled systems whose low modes the coupling turns
+                                  correction on aggregates of about 216 block rows of A's block
+                                  graph, each keeping up to M vectors of the modes the ILU leaves
+                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P in
+                                  M x M blocks, factored completely by the library's block LU).
+                                  For coupled systems whose low modes the coupling turns
                                   indefinite, where the ILU alone needs more iterations with every
                                   refinement of the grid.  Default 0: the ILU alone */
 } bsr_solver_options;
