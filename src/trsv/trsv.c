@@ -31,7 +31,7 @@
  * the calling thread (trsv_use_levels): TRSV_PAR_MIN_THREADS threads or
  * more, a solve of BSR_PAR_WORK operations or more, some level of
  * TRSV_MIN_PAR rows, and on average TRSV_PAR_MEAN_ROWS rows per level per
- * thread.  The level order alone costs up to 6x on one thread (each level
+ * thread (of TRSV_PAR_RULE_THREADS at most).  The level order alone costs up to 6x on one thread (each level
  * sweeps the whole factor, rows scattered: no streaming; little under RCM,
  * whose levels are nearly index ranges), and every wide level a barrier
  * (microseconds idle, a time slice on a loaded machine), so two threads
@@ -44,6 +44,14 @@
  * (bench trsvcpu --kind ilu2 compares the paths). */
 #define TRSV_PAR_MIN_THREADS 4
 #define TRSV_PAR_MEAN_ROWS 16
+/* The rule's rows a level grow with the team up to this many threads only:
+ * past it a level's barrier costs about what it does at 8, while the natural
+ * path stays one thread's.  ILU2's capped factors of coupled3d:60,5,couple=0.3
+ * in RCM order (216k block rows, 1,063 levels of 203 rows) on the H200's
+ * 16-core host: the level path 31.7 ms on 8 threads and 28.1 ms on 16,
+ * the natural path 88-102 ms, which the rule of 16 rows a thread had chosen
+ * on 16 threads (bench trsvcpu, bench/RESULTS.md). */
+#define TRSV_PAR_RULE_THREADS 8
 
 /* Row i of T for k right-hand sides, KC at a time: acc = y_i, acc -= T_p
  * y_col(p) over the off-diagonal blocks, then y_i = acc (L) or Dinv acc (U)
@@ -241,7 +249,7 @@ static int trsv_use_levels(const bsr_matrix *T, const bsr_levels *lv, int k)
     int nt = bsr_team_size();
     if (nt < TRSV_PAR_MIN_THREADS || lv->max_width < TRSV_MIN_PAR) return 0;
     if (!bsr_par_worth((int64_t)T->nnzb * T->b * T->b * k)) return 0;
-    return (int64_t)lv->n >= (int64_t)lv->nlevels * TRSV_PAR_MEAN_ROWS * nt;
+    return (int64_t)lv->n >= (int64_t)lv->nlevels * TRSV_PAR_MEAN_ROWS * (nt < TRSV_PAR_RULE_THREADS ? nt : TRSV_PAR_RULE_THREADS);
 }
 
 /* The solve on y in place along the chosen path; rows(T, upper, rows, q0, q1,
