@@ -282,10 +282,18 @@ bsr_status bsr_levels_build_many(int count, const bsr_matrix *const *M, const in
  * RCM's order, whose triangular solves walk that many levels; -1 when out
  * of memory (reorder/center.c, its search). */
 int bsr_bfs_depth(const bsr_matrix *A, int start);
+/* Partitions of A's block rows (reorder/partition.c).  part[i] = r for the
+ * r-th of p equal consecutive ranges of n rows (the first n % p one longer). */
+void bsr_partition_ranges(int n, int p, int *part);
+/* part[i] = METIS_PartGraphKway's part (of p) of block row i in the block
+ * graph of A + A^T, with o's METIS options (NULL: METIS's defaults, seed 0);
+ * equal ranges where there is nothing to cut (one part, fewer rows than
+ * parts, a graph without edges, which METIS refuses). */
+bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_options *o, int *part);
 /* Aggregates of A's block rows, about `rows` each: part[i] in [0, *nparts),
- * every part non-empty, numbered in the order of its first row (METIS's
- * k-way partition of the block graph of A + A^T; one part below 2 rows'
- * worth; reorder/partition.c). */
+ * every part non-empty, numbered in the order of its first row (the k-way
+ * partition with the dissection's METIS options; one part below 2 rows'
+ * worth). */
 bsr_status bsr_partition(const bsr_matrix *A, int rows, int *part, int *nparts);
 
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by

@@ -3,51 +3,8 @@
  * k-way, or equal consecutive ranges), the rows renumbered part by part, and
  * every rank's rows sent with MPI_Scatterv. */
 #include "dist_impl.h"
-#include "reorder_impl.h"
 #include <limits.h>
 #include <string.h>
-
-/* part[i] = r for the r-th of p equal consecutive ranges of n rows (the
- * split bsr_dmatrix_generate uses too: the first n % p ranges one longer). */
-static void equal_ranges(int n, int p, int *part)
-{
-    int q = n / p, rem = n % p, i = 0;
-    for (int r = 0; r < p; r++)
-        for (int c = 0; c < q + (r < rem); c++) part[i++] = r;
-}
-
-/* part[i] = METIS_PartGraphKway's part of block row i (seed 0, so the same
- * every run); equal ranges when there is nothing to cut: one part, fewer
- * rows than parts, or a graph without edges, which METIS refuses. */
-static bsr_status metis_parts(const bsr_matrix *A, int p, int *part)
-{
-    int n = A->nbrows;
-    if (p == 1 || n < p) { equal_ranges(n, p, part); return BSR_OK; }
-    bsr_graph G;
-    BSR_TRY(bsr_graph_build(A, &G));
-    int m = G.xadj[n];
-    if (m == 0) { bsr_graph_free(&G); equal_ranges(n, p, part); return BSR_OK; }
-    idx_t *xadj = bsr_malloc(sizeof(idx_t) * ((size_t)n + 1), "METIS xadj");
-    idx_t *adj = bsr_malloc(sizeof(idx_t) * (size_t)m, "METIS adjncy");
-    idx_t *mp = bsr_malloc(sizeof(idx_t) * (size_t)n, "METIS parts");
-    bsr_status st = BSR_ERR_NOMEM;
-    if (xadj && adj && mp) {
-        for (int i = 0; i <= n; i++) xadj[i] = G.xadj[i];
-        for (int q = 0; q < m; q++) adj[q] = G.adj[q];
-        idx_t options[METIS_NOPTIONS], nv = n, ncon = 1, np = p, cut = 0;
-        METIS_SetDefaultOptions(options);
-        options[METIS_OPTION_NUMBERING] = 0;
-        options[METIS_OPTION_SEED] = 0;
-        bsr_metis_lock();
-        int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, NULL, NULL, NULL, &np, NULL, NULL, options, &cut, mp);
-        bsr_metis_unlock();
-        st = bsr_metis_status(rc, "METIS_PartGraphKway", n);
-        for (int i = 0; !st && i < n; i++) part[i] = (int)mp[i];
-    }
-    free(xadj); free(adj); free(mp);
-    bsr_graph_free(&G);
-    return st;
-}
 
 /* What rank 0 sends: the rows in the new order (part by part, each part's
  * rows in their old order) with columns renumbered; per rank the rows and
@@ -89,8 +46,8 @@ static bsr_status plan_root(const bsr_matrix *A, int p, bsr_part_method method, 
     P->cnt = bsr_calloc((size_t)6 * p, sizeof(int), "scatter counts");
     bsr_status st = part && pos && iperm && P->perm && P->rowlen && P->colind && P->val && P->cnt ? BSR_OK : BSR_ERR_NOMEM;
     if (!st) {
-        if (method == BSR_PART_CONTIGUOUS) equal_ranges(n, p, part);
-        else st = metis_parts(A, p, part);
+        if (method == BSR_PART_CONTIGUOUS) bsr_partition_ranges(n, p, part);
+        else st = bsr_partition_kway(A, p, NULL, part);
     }
     if (!st) {
         int *rows = P->cnt, *blocks = P->cnt + p, *row0 = P->cnt + 2 * p, *blk0 = P->cnt + 3 * p;
