@@ -4,11 +4,14 @@
  * space is the whole space the preconditioner is A^{-1} (one iteration); on
  * the indefinite coupled3d class it cuts the ILU's iterations; results are
  * deterministic on any number of threads; refactor on the same values gives
- * the setup's bits and follows new values; bad values fail with a status. */
+ * the setup's bits and follows new values; bad values fail with a status;
+ * on the device it does the same against the device ILU2 and the host. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* coarse: default 0 (not printed), printed with an ILU kind and round-trips;
@@ -134,8 +137,7 @@ static void test_deterministic_refactor(void)
 }
 
 /* A NaN in A: the setup fails with a status and a message; float vectors are
- * refused at setup (naming coarse), and so is the CUDA backend
- * (BSR_ERR_UNSUPPORTED naming the CPU backend; where a device is usable). */
+ * refused at setup (naming coarse). */
 static void test_bad_input(void)
 {
     bsr_problem P;
@@ -149,18 +151,6 @@ static void test_bad_input(void)
     CU_ASSERT_NOT_EQUAL(bsr_solver_setup(s, P.A), BSR_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
     bsr_solver_destroy(s);
-    if (bsr_test_have_gpu()) {
-        bsr_context *ctx = NULL;
-        BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
-        BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precision=double,precond_precision=double"));
-        BSR_ASSERT_OK(bsr_solver_create(&s, ctx, &o));
-        CU_ASSERT_EQUAL(bsr_solver_setup(s, P.A), BSR_ERR_UNSUPPORTED);
-        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "CPU backend"));
-        bsr_solver_destroy(s);
-        bsr_context_destroy(ctx);
-    } else {
-        BSR_TEST_SKIP("no usable CUDA device: the CUDA backend's refusal of coarse= not checked");
-    }
     double *v = (double *)bsr_matrix_values(P.A);
     v[37] = NAN;
     BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precision=double,precond_precision=double"));
@@ -173,6 +163,61 @@ static void test_bad_input(void)
     bsr_problem_free(&P);
 }
 
+/* On the device (where one is usable), coupled3d at couple 0.3 as above: the
+ * device's capped ILU2 with the coarse level converges to x* in at most half
+ * the iterations of the device ILU2 alone, and within a quarter of the host
+ * two levels' count (the same method; the factors, hence the test vectors,
+ * equal to rounding); two device solves give the same bits; after a refactor
+ * on new values (A scaled by 3) the solution is x* / 3. */
+static void test_device(void)
+{
+    if (!bsr_test_have_gpu()) {
+        BSR_TEST_SKIP("no usable CUDA device: the device's two levels not checked");
+        return;
+    }
+    bsr_context *ctx = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X[2];
+    bsr_test_problem_k("coupled3d:20,5,couple=0.3", 1, 7, &P, &B, &Xs);
+    for (int i = 0; i < 2; i++) BSR_ASSERT_OK(bsr_multivec_create(&X[i], bsr_multivec_rows(B), 1, BSR_DOUBLE));
+    const char *alone = "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-9";
+    const char *two = "precond=ilu2,cap=auto,reorder=rcm,fallback=off,rtol=1e-9,coarse=8";
+    bsr_solver_stats sa, sh, sd;
+    CU_ASSERT_EQUAL(bsr_test_solve(ctx, alone, P.A, B, X[0], &sa), BSR_OK);
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, two, P.A, B, X[0], &sh), BSR_OK);
+    CU_ASSERT_EQUAL(bsr_test_solve(ctx, two, P.A, B, X[0], &sd), BSR_OK);
+    const int ia = sa.col[0].iterations, ih = sh.col[0].iterations, id = sd.col[0].iterations;
+    CU_ASSERT(bsr_reason_converged(sd.col[0].reason));
+    CU_ASSERT(2 * id <= ia);
+    CU_ASSERT(4 * abs(id - ih) <= ih);
+    CU_ASSERT(bsr_test_rel_err(X[0], Xs) < 1e-6);
+    printf("\n    device: ILU2 alone %d iterations, two levels %d (host two levels %d) ", ia, id, ih);
+    bsr_solver_stats_free(&sa);
+    bsr_solver_stats_free(&sh);
+    bsr_solver_stats_free(&sd);
+    bsr_solver *s = bsr_test_solver(ctx, two, P.A);
+    BSR_ASSERT_OK(bsr_multivec_fill(X[1], 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X[1], &sd));
+    bsr_solver_stats_free(&sd);
+    CU_ASSERT(bsr_test_same_bits(X[0], X[1]));
+    double *v = (double *)bsr_matrix_values(P.A);
+    for (int64_t e = 0; e < (int64_t)bsr_matrix_nnzb(P.A) * 25; e++) v[e] *= 3;
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));
+    BSR_ASSERT_OK(bsr_multivec_fill(X[1], 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, B, X[1], &sd));
+    CU_ASSERT(bsr_reason_converged(sd.col[0].reason));
+    bsr_solver_stats_free(&sd);
+    double *x = bsr_multivec_data(X[1]);
+    for (int64_t e = 0; e < bsr_multivec_rows(X[1]); e++) x[e] *= 3;
+    CU_ASSERT(bsr_test_rel_err(X[1], Xs) < 1e-6);
+    bsr_solver_destroy(s);
+    for (int i = 0; i < 2; i++) bsr_multivec_destroy(X[i]);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+    bsr_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -181,6 +226,7 @@ int main(int argc, char **argv)
         {"coupled3d: at most half the ILU2's iterations, converged to x*", test_fewer_iterations},
         {"the same bits on 1 and 2 threads; refactor: the setup's bits, then new values", test_deterministic_refactor},
         {"NaN in A and float vectors: a status and a message", test_bad_input},
+        {"on the device: half the device ILU2's iterations, the host's count, the same bits, refactor", test_device},
         {NULL, NULL},
     };
     return bsr_test_main("coarse", tests, argc, argv);

@@ -28,6 +28,7 @@
  * Refactor redoes all but the aggregates.  Every step sums in a fixed order:
  * the same bits on any number of threads. */
 #include "precond_impl.h"
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -45,12 +46,15 @@
 typedef struct {
     bsr_pc *S;              /* the ILU (the smoother), made by the table's factory */
     const bsr_matrix *A;    /* the matrix of the last setup or refactor (the apply's products) */
+    bsr_context *ctx;       /* where the apply computes: the solver's device, or own (the host) */
+    bsr_context *own;       /* the host context made here when the solver gave none */
     int n, b, m, K;         /* block rows, block size, vectors an aggregate (Ac's block size), test vectors */
     int na;                 /* aggregates: Ac's block rows */
     int *part;              /* [n] aggregate of each block row */
     int *aptr, *acell;      /* aggregate g's block rows acell[aptr[g] .. aptr[g+1]), ascending */
     int *mg;                /* [na] P's nonzero columns on aggregate g (the rest are zero) */
     double *P;              /* block row i's b x m block of P at P + i * b * m (row-major) */
+    bsr_matrix *Pm, *Rm;    /* P and P^T as scalar sparse matrices (b = 1): the apply's transfers */
     bsr_matrix *Ac;         /* P^T A P */
     bsr_pc *cs;             /* its complete factorization */
     bsr_multivec *T, *W;    /* the apply's residual and smoother output, kept while k stays */
@@ -159,15 +163,24 @@ static void sym_eig(double *G, int K, double *w, double *V)
     }
 }
 
+/* V's host copy, just written there, made current where C computes (uploaded
+ * on a device; nothing to do on the host). */
+static bsr_status to_ctx(coarse *C, bsr_multivec *V)
+{
+    V->where = BSR_ON_HOST;
+    return bsr_multivec_upload(C->ctx, V);
+}
+
 /* The test vectors: K pseudo-random columns, then COARSE_STEPS times
- * X <- orth(X - S^{-1} A X).  X: N x K, allocated here. */
+ * X <- orth(X - S^{-1} A X); the products and S where C computes, the
+ * orthonormalization on the host.  X: N x K on the host, allocated here. */
 static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
 {
     const int64_t N = (int64_t)C->n * C->b;
     const int K = C->K;
     bsr_multivec *X = NULL, *Y = NULL, *Z = NULL;
     bsr_status s = bsr_multivec_create(&X, N, K, BSR_DOUBLE);
-    if (!s) s = bsr_multivec_create(&Y, N, K, BSR_DOUBLE);
+    if (!s) s = bsr_multivec_create_device(C->ctx, &Y, N, K, BSR_DOUBLE);
     if (!s) s = bsr_multivec_create(&Z, N, K, BSR_DOUBLE);
     if (!s) {
         double *x = X->data;
@@ -176,12 +189,16 @@ static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
             for (int q = 0; q < K; q++) x[r * K + q] = 2 * bsr_hash01((uint64_t)q + 1, (uint64_t)r) - 1;
         s = chol_qr(x, N, K);
     }
+    if (!s) s = to_ctx(C, Z);   /* Z's device copy, written by S there */
     for (int step = 0; !s && step < COARSE_STEPS; step++) {
-        if ((s = bsr_spmm(1, C->A, X, 0, Y)) || (s = C->S->apply(C->S, Y, Z))) break;
+        if ((s = to_ctx(C, X)) || (s = bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->A, X, 0, Y)) ||
+            (s = C->S->apply(C->S, Y, Z)) || (s = bsr_multivec_download(C->ctx, Z)))
+            break;
         const double *x = X->data;
         double *z = Z->data;
         #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K)) num_threads(bsr_team_size())
         for (int64_t e = 0; e < N * K; e++) z[e] = x[e] - z[e];
+        Z->where = BSR_ON_HOST;
         if (!(s = chol_qr(z, N, K))) s = chol_qr(z, N, K);
         if (s == BSR_ERR_VALUE) {   /* S (nearly) exact on some modes, or diverged: the last X stays */
             bsr_clear_error();
@@ -335,6 +352,74 @@ static bsr_status build_coarse(coarse *C)
     return s;
 }
 
+/* P and P^T as scalar sparse matrices (b = 1), current where C computes:
+ * row i b + r of P holds aggregate g = part[i]'s mg[g] columns g m + q, row
+ * g m + q of P^T the aggregate's unknowns, ascending (the order the sums of
+ * the restriction take). */
+static bsr_status build_transfer(coarse *C)
+{
+    const int b = C->b, m = C->m, na = C->na;
+    const int64_t N = (int64_t)C->n * b, nc = (int64_t)na * m;
+    int64_t nnz = 0;
+    for (int g = 0; g < na; g++) nnz += (int64_t)(C->aptr[g + 1] - C->aptr[g]) * b * C->mg[g];
+    if (nnz >= INT_MAX || N >= INT_MAX)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=%d: P has %lld nonzeros in %lld rows, past 32-bit indices", m,
+                         (long long)nnz, (long long)N);
+    int *prp = bsr_malloc(sizeof(int) * ((size_t)N + 1), "coarse P rows");
+    int *rrp = bsr_malloc(sizeof(int) * ((size_t)nc + 1), "coarse P^T rows");
+    int *pci = bsr_malloc(sizeof(int) * ((size_t)nnz + 1), "coarse P columns");
+    int *rci = bsr_malloc(sizeof(int) * ((size_t)nnz + 1), "coarse P^T columns");
+    double *pv = bsr_malloc(sizeof(double) * ((size_t)nnz + 1), "coarse P values");
+    double *rv = bsr_malloc(sizeof(double) * ((size_t)nnz + 1), "coarse P^T values");
+    bsr_status s = prp && rrp && pci && rci && pv && rv ? BSR_OK : BSR_ERR_NOMEM;
+    if (!s) {
+        prp[0] = rrp[0] = 0;
+        for (int64_t e = 0; e < N; e++) prp[e + 1] = prp[e] + C->mg[C->part[e / b]];
+        for (int64_t e = 0; e < nc; e++) {
+            const int g = (int)(e / m), q = (int)(e % m);
+            rrp[e + 1] = rrp[e] + (q < C->mg[g] ? (C->aptr[g + 1] - C->aptr[g]) * b : 0);
+        }
+        #pragma omp parallel for schedule(static) num_threads(bsr_team_size()) if (bsr_par_worth(nnz))
+        for (int64_t e = 0; e < N; e++) {
+            const int g = C->part[e / b];
+            for (int q = 0, x = prp[e]; q < C->mg[g]; q++, x++) {
+                pci[x] = g * m + q;
+                pv[x] = C->P[e * m + q];
+            }
+        }
+        #pragma omp parallel for schedule(dynamic, 16) num_threads(bsr_team_size()) if (bsr_par_worth(nnz))
+        for (int g = 0; g < na; g++)
+            for (int q = 0; q < C->mg[g]; q++) {
+                int x = rrp[(int64_t)g * m + q];
+                for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++)
+                    for (int r = 0; r < b; r++, x++) {
+                        const int64_t e = (int64_t)C->acell[a] * b + r;
+                        rci[x] = (int)e;
+                        rv[x] = C->P[e * m + q];
+                    }
+            }
+    }
+    bsr_matrix_destroy(C->Pm);
+    bsr_matrix_destroy(C->Rm);
+    C->Pm = C->Rm = NULL;
+    if (!s) s = bsr_matrix_create(&C->Pm, (int)N, (int)nc, 1, prp, pci, pv, BSR_DOUBLE, 0);
+    if (!s) s = bsr_matrix_create(&C->Rm, (int)nc, (int)N, 1, rrp, rci, rv, BSR_DOUBLE, 0);
+    free(prp); free(rrp); free(pci); free(rci); free(pv); free(rv);
+    if (!s) s = bsr_matrix_upload(C->ctx, C->Pm);
+    if (!s) s = bsr_matrix_upload(C->ctx, C->Rm);
+    return s;
+}
+
+/* Ac's complete factorization: the library's block LU in METIS's order, its
+ * values factored on the device where C computes there (the fallback's
+ * complete factor, its dense tail lifted to the end). */
+static const char *coarse_factor_options(const coarse *C)
+{
+    return bsr_context_backend(C->ctx) == BSR_BACKEND_CUDA
+               ? "precond=ilu2,tau1=0,tau2=0,cap=none,factor=gpu,grow=0,reorder=metis,lift=1,fallback=off"
+               : "precond=ilu2,tau1=0,cap=none,reorder=metis,fallback=off";
+}
+
 /* Everything made from A's values: the test vectors, P, Ac and its factor
  * (after S was set up or refactored on A). */
 static bsr_status build(coarse *C)
@@ -347,14 +432,18 @@ static bsr_status build(coarse *C)
     bsr_multivec_destroy(X);
     bsr_prof_mark("coarse setup: basis");
     if (!s) s = build_coarse(C);
+    if (!s) s = build_transfer(C);
+    free(C->P);   /* in Pm and Rm now */
+    C->P = NULL;
     bsr_prof_mark("coarse setup: P^T A P");
     if (s) return s;
     bsr_pc_destroy(C->cs);
     C->cs = NULL;
     bsr_solver_options co;
     bsr_solver_options_default(&co);
-    BSR_TRY(bsr_solver_options_parse(&co, "precond=ilu2,tau1=0,cap=none,reorder=metis,fallback=off"));
-    s = bsr_pc_create(C->Ac, &co, NULL, NULL, &C->cs);
+    BSR_TRY(bsr_solver_options_parse(&co, coarse_factor_options(C)));
+    s = bsr_matrix_upload(C->ctx, C->Ac);
+    if (!s) s = bsr_pc_create(C->Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
     bsr_prof_mark("coarse setup: Ac's LU");
     if (s) return bsr_error(s, "coarse=: the coarse matrix P^T A P (%d block rows of %d x %d): %s", C->na, C->m, C->m,
                             bsr_last_error());
@@ -367,12 +456,15 @@ static void describe(bsr_pc *pc, const coarse *C)
 {
     pc->nnzb = C->S->nnzb;
     pc->pivots_regularized = C->S->pivots_regularized;
+    pc->bytes_fixed = C->S->bytes_fixed;
+    pc->bytes_passes = C->S->bytes_passes;
+    pc->dev_s = C->S->dev_s;
     snprintf(pc->info, sizeof pc->info, "%.300s; coarse level: %d aggregates of %d unknowns (%d test vectors), "
              "P^T A P %d blocks, its LU %lld", C->S->info, C->na, C->m, C->K, bsr_matrix_nnzb(C->Ac),
              (long long)C->cs->nnzb);
 }
 
-/* The apply's scratch for k columns. */
+/* The apply's scratch for k columns, where C computes. */
 static bsr_status scratch(coarse *C, int k)
 {
     if (C->T && bsr_multivec_cols(C->T) == k) return BSR_OK;
@@ -380,17 +472,17 @@ static bsr_status scratch(coarse *C, int k)
     for (int i = 0; i < 4; i++) bsr_multivec_destroy(v[i]);
     C->T = C->W = C->Rc = C->Ec = NULL;
     const int64_t N = (int64_t)C->n * C->b, nc = (int64_t)C->na * C->m;
-    BSR_TRY(bsr_multivec_create(&C->Rc, nc, k, BSR_DOUBLE));
-    BSR_TRY(bsr_multivec_create(&C->Ec, nc, k, BSR_DOUBLE));
-    BSR_TRY(bsr_multivec_create(&C->W, N, k, BSR_DOUBLE));
-    return bsr_multivec_create(&C->T, N, k, BSR_DOUBLE);
+    BSR_TRY(bsr_multivec_create_device(C->ctx, &C->Rc, nc, k, BSR_DOUBLE));
+    BSR_TRY(bsr_multivec_create_device(C->ctx, &C->Ec, nc, k, BSR_DOUBLE));
+    BSR_TRY(bsr_multivec_create_device(C->ctx, &C->W, N, k, BSR_DOUBLE));
+    return bsr_multivec_create_device(C->ctx, &C->T, N, k, BSR_DOUBLE);
 }
 
 /* T = X - A Y. */
 static bsr_status residual(coarse *C, const bsr_multivec *X, const bsr_multivec *Y)
 {
-    memcpy(C->T->data, X->data, sizeof(double) * (size_t)X->n * X->k);
-    return bsr_spmm(-1, C->A, Y, 1, C->T);
+    BSR_TRY(bsr_ctx_copy(C->ctx, C->T, X));
+    return bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, -1, C->A, Y, 1, C->T);
 }
 
 static bsr_status coarse_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *Y)
@@ -398,55 +490,21 @@ static bsr_status coarse_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *
     coarse *C = pc->data;
     if (!C->valid)
         return bsr_error(BSR_ERR_ARG, "coarse=: the last setup or refactor failed; refactor (or set up) again before solving");
-    if (X->prec != BSR_DOUBLE || Y->prec != BSR_DOUBLE || !(X->where & BSR_ON_HOST))
-        return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=: double vectors on the host only");
-    const int k = X->k, b = C->b, m = C->m;
+    if (X->prec != BSR_DOUBLE || Y->prec != BSR_DOUBLE)
+        return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=: double vectors only");
+    const int k = X->k;
+    if (k > BSR_KMAX) return bsr_error(BSR_ERR_ARG, "coarse=: %d columns, at most %d an apply", k, BSR_KMAX);
+    double one[BSR_KMAX];
+    for (int j = 0; j < k; j++) one[j] = 1;
     BSR_TRY(scratch(C, k));
     BSR_TRY(C->S->apply(C->S, X, Y));
     BSR_TRY(residual(C, X, Y));
-    /* Rc = P^T T, aggregate by aggregate */
-    const double *t = C->T->data;
-    double *rc = C->Rc->data;
-    #pragma omp parallel for schedule(dynamic, 64) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * m))
-    for (int g = 0; g < C->na; g++) {
-        double *rg = rc + (size_t)g * m * k;
-        for (int e = 0; e < m * k; e++) rg[e] = 0;
-        for (int a = C->aptr[g]; a < C->aptr[g + 1]; a++) {
-            const int i = C->acell[a];
-            for (int r = 0; r < b; r++) {
-                const double *prow = C->P + ((int64_t)i * b + r) * m, *tr = t + ((int64_t)i * b + r) * k;
-                for (int q = 0; q < C->mg[g]; q++)
-                    for (int j = 0; j < k; j++) rg[q * k + j] += prow[q] * tr[j];
-            }
-        }
-    }
-    C->Rc->where = BSR_ON_HOST;
+    BSR_TRY(bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->Rm, C->T, 0, C->Rc));   /* Rc = P^T T */
     BSR_TRY(C->cs->apply(C->cs, C->Rc, C->Ec));
-    /* Y += P Ec */
-    double *y = Y->data;
-    const double *ec = C->Ec->data;
-    #pragma omp parallel for schedule(static) num_threads(bsr_team_size()) if (bsr_par_worth((int64_t)C->n * b * k * m))
-    for (int i = 0; i < C->n; i++) {
-        const int g = C->part[i];
-        const double *eg = ec + (size_t)g * m * k;
-        for (int r = 0; r < b; r++) {
-            const double *prow = C->P + ((int64_t)i * b + r) * m;
-            double *yr = y + ((int64_t)i * b + r) * k;
-            for (int j = 0; j < k; j++) {
-                double v = 0;
-                for (int q = 0; q < C->mg[g]; q++) v += prow[q] * eg[q * k + j];
-                yr[j] += v;
-            }
-        }
-    }
+    BSR_TRY(bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->Pm, C->Ec, 1, Y));      /* Y += P Ec */
     BSR_TRY(residual(C, X, Y));
     BSR_TRY(C->S->apply(C->S, C->T, C->W));
-    const double *w = C->W->data;
-    const int64_t ne = X->n * k;
-    #pragma omp parallel for schedule(static) if (bsr_par_worth(ne)) num_threads(bsr_team_size())
-    for (int64_t e = 0; e < ne; e++) y[e] += w[e];
-    Y->where = BSR_ON_HOST;
-    return BSR_OK;
+    return bsr_ctx_axpy(C->ctx, Y, one, C->W);
 }
 
 static bsr_status coarse_refactor(bsr_pc *pc, const bsr_matrix *A)
@@ -467,23 +525,27 @@ static void coarse_destroy(bsr_pc *pc)
     bsr_pc_destroy(C->S);
     bsr_pc_destroy(C->cs);
     bsr_matrix_destroy(C->Ac);
+    bsr_matrix_destroy(C->Pm);
+    bsr_matrix_destroy(C->Rm);
     bsr_multivec *v[4] = {C->T, C->W, C->Rc, C->Ec};
     for (int i = 0; i < 4; i++) bsr_multivec_destroy(v[i]);
     free(C->part); free(C->aptr); free(C->acell); free(C->mg); free(C->P);
+    bsr_context_destroy(C->own);
     free(C);
 }
 
 static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx)
 {
-    (void)ctx;
     if (o->precision != BSR_DOUBLE || A->prec != BSR_DOUBLE)
         return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=%d: needs precision=double and a double matrix", o->coarse);
     coarse *C = bsr_calloc(1, sizeof *C, "two-level preconditioner");
     if (!C) return BSR_ERR_NOMEM;
     pc->data = C;
+    if (!ctx) BSR_TRY(bsr_context_create(&C->own, BSR_BACKEND_CPU, 0, NULL));
+    C->ctx = ctx ? ctx : C->own;
     bsr_solver_options io = *o;
     io.coarse = 0;
-    BSR_TRY(bsr_pc_create(A, &io, NULL, pc->ahead, &C->S));
+    BSR_TRY(bsr_pc_create(A, &io, ctx, pc->ahead, &C->S));
     bsr_prof_mark("coarse setup: smoother (the ILU)");
     const int n = A->nbrows;
     C->A = A;
@@ -513,4 +575,4 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     return BSR_OK;
 }
 
-const bsr_pc_ops bsr_pc_coarse_cpu_ops = {coarse_setup, coarse_refactor, coarse_apply, coarse_destroy};
+const bsr_pc_ops bsr_pc_coarse_ops = {coarse_setup, coarse_refactor, coarse_apply, coarse_destroy};

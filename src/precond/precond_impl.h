@@ -99,6 +99,6 @@ extern const bsr_pc_ops bsr_pc_ic0_cuda_ops;      /* precond_ic0_cuda.c: the dev
 extern const bsr_pc_ops bsr_pc_ic2_cpu_ops;       /* precond_ic2.c */
 extern const bsr_pc_ops bsr_pc_ilu_cpu_ops;       /* precond_ilu.c: ilu0, ilut, ilu2 */
 extern const bsr_pc_ops bsr_pc_ilu_cuda_ops;      /* precond_ilu.c: ilu0, ilut, ilu2 */
-extern const bsr_pc_ops bsr_pc_coarse_cpu_ops;    /* precond_coarse.c: two levels around an ILU (coarse=M) */
+extern const bsr_pc_ops bsr_pc_coarse_ops;        /* precond_coarse.c: two levels around an ILU (coarse=M) */
 
 #endif

@@ -25,9 +25,6 @@ static const bsr_pc_row rows[] = {
 #endif
 };
 
-/* Two levels around an ILU kind (option coarse=M), the kind's own row inside. */
-static const bsr_pc_row coarse_row = {BSR_PC_ILU2, BSR_BACKEND_CPU, &bsr_pc_coarse_cpu_ops};
-
 /* The table's rows and their number. */
 const bsr_pc_row *bsr_pc_rows(int *n)
 {
@@ -75,19 +72,16 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     const bsr_backend be = bsr_solver_ctx_is_device(ctx) ? BSR_BACKEND_CUDA : BSR_BACKEND_CPU;
     const bsr_pc_row *row;
     BSR_TRY(bsr_pc_row_find(o->precond, be, &row));
-    if (o->coarse > 0 && BSR_PC_IS_ILU(o->precond)) {   /* two levels around the ILU's row */
-        if (be != BSR_BACKEND_CPU)
-            return bsr_error(BSR_ERR_UNSUPPORTED, "coarse=%d runs on the CPU backend (--backend cpu)", o->coarse);
-        row = &coarse_row;
-    }
+    /* two levels (option coarse=M) around the ILU kind's row, on either backend */
+    const bsr_pc_ops *ops = o->coarse > 0 && BSR_PC_IS_ILU(o->precond) ? &bsr_pc_coarse_ops : row->ops;
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
-    pc->refactor = row->ops->refactor;
-    pc->apply = row->ops->apply;
-    pc->destroy = row->ops->destroy;
+    pc->refactor = ops->refactor;
+    pc->apply = ops->apply;
+    pc->destroy = ops->destroy;
     pc->ahead = ahead;
-    bsr_status s = row->ops->setup(pc, A, o, be == BSR_BACKEND_CUDA ? ctx : NULL);
+    bsr_status s = ops->setup(pc, A, o, be == BSR_BACKEND_CUDA ? ctx : NULL);
     pc->ahead = NULL;
     if (s) { bsr_pc_destroy(pc); return s; }
     *out = pc;
