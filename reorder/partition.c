@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Partitions of A's block rows: METIS's k-way partition of the block graph
- * into p parts (the distributed matrix's ranks), or into parts of about a
- * given size renumbered so that every part is non-empty (the two-level
- * preconditioner's aggregates). */
+/* Partitions of A's block rows among the distributed matrix's ranks: METIS's
+ * k-way partition of the block graph into p parts, or equal ranges. */
 #include "reorder_impl.h"
 
 void bsr_partition_ranges(int n, int p, int *part)
@@ -43,26 +41,4 @@ bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_option
     free(xadj); free(adj); free(mp);
     bsr_graph_free(&G);
     return st;
-}
-
-bsr_status bsr_partition(const bsr_matrix *A, int rows, int *part, int *nparts)
-{
-    const int n = A->nbrows;
-    *nparts = 0;
-    if (n == 0) return BSR_OK;
-    const int want = rows > 0 && n / rows > 1 ? n / rows : 1;
-    bsr_order_options oo;   /* the dissection's METIS options (seed 1, ufactor 30) */
-    bsr_order_options_default(&oo, BSR_ORDER_ND);
-    BSR_TRY(bsr_partition_kway(A, want, &oo, part));
-    int *newid = bsr_malloc(sizeof(int) * (size_t)want, "partition ids");
-    if (!newid) return BSR_ERR_NOMEM;
-    int np = 0;   /* parts in order of their first row, empty ones dropped */
-    for (int q = 0; q < want; q++) newid[q] = -1;
-    for (int i = 0; i < n; i++) {
-        if (newid[part[i]] < 0) newid[part[i]] = np++;
-        part[i] = newid[part[i]];
-    }
-    free(newid);
-    *nparts = np;
-    return BSR_OK;
 }

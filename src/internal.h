@@ -290,11 +290,12 @@ void bsr_partition_ranges(int n, int p, int *part);
  * equal ranges where there is nothing to cut (one part, fewer rows than
  * parts, a graph without edges, which METIS refuses). */
 bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_options *o, int *part);
-/* Aggregates of A's block rows, about `rows` each: part[i] in [0, *nparts),
- * every part non-empty, numbered in the order of its first row (the k-way
- * partition with the dissection's METIS options; one part below 2 rows'
- * worth). */
-bsr_status bsr_partition(const bsr_matrix *A, int rows, int *part, int *nparts);
+/* Aggregates of A's block rows by rounds of heavy-edge matching of its block
+ * graph, contracted after each round, until they average `rows` block rows
+ * or no pair fits within 5/4 of it (on a 3D grid and 216, boxes of 256):
+ * part[i] in [0, *nparts), numbered in the order of their first row;
+ * deterministic (reorder/aggregate.c). */
+bsr_status bsr_aggregate_pairs(const bsr_matrix *A, int rows, int *part, int *nparts);
 
 /* Hooks implemented by the CUDA backend (kernels/) or, in CPU-only builds, by
  * the stand-ins kernels/entry_points.def lists. */

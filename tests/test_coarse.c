@@ -45,6 +45,63 @@ static void test_options(void)
     }
 }
 
+/* Pairwise aggregation (bsr_aggregate_pairs) of stencil3d's 16^3 grid, 64
+ * rows wanted: every part non-empty and numbered by its first row, at most
+ * 80 rows (5/4 of 64) and connected in the block graph, on average at least
+ * 32; the same parts a second time; a matrix without off-diagonal blocks
+ * keeps each row alone. */
+static void test_aggregates(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs;
+    bsr_test_problem_k("stencil3d:16:1", 1, 3, &P, &B, &Xs);
+    const int n = bsr_matrix_nbrows(P.A);
+    int *part = malloc(sizeof(int) * (size_t)n * 4), *again = part + n, *seen = part + 2 * n, *queue = part + 3 * n;
+    int np = 0, np2 = 0;
+    BSR_ASSERT_OK(bsr_aggregate_pairs(P.A, 64, part, &np));
+    BSR_ASSERT_OK(bsr_aggregate_pairs(P.A, 64, again, &np2));
+    CU_ASSERT_EQUAL(np, np2);
+    CU_ASSERT(memcmp(part, again, sizeof(int) * (size_t)n) == 0);
+    CU_ASSERT(np >= 1 && 32 * np <= n);
+    int next = 0, bad = 0;
+    for (int i = 0; i < n; i++) {   /* numbered by first row */
+        if (part[i] < 0 || part[i] > next) bad++;
+        if (part[i] == next) next++;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(next, np);
+    const int *rp = bsr_matrix_rowptr(P.A), *ci = bsr_matrix_colind(P.A);
+    for (int i = 0; i < n; i++) seen[i] = 0;
+    int too_big = 0, split = 0;
+    for (int i = 0; i < n; i++) {   /* a search from each part's first row stays inside and reaches all */
+        if (seen[i]) continue;
+        int h = 0, t = 0, size = 0;
+        for (int j = 0; j < n; j++) size += part[j] == part[i];
+        queue[t++] = i;
+        seen[i] = 1;
+        while (h < t) {
+            const int v = queue[h++];
+            for (int p = rp[v]; p < rp[v + 1]; p++)
+                if (part[ci[p]] == part[i] && !seen[ci[p]]) { seen[ci[p]] = 1; queue[t++] = ci[p]; }
+        }
+        too_big += size > 80;
+        split += t != size;
+    }
+    CU_ASSERT_EQUAL(too_big, 0);
+    CU_ASSERT_EQUAL(split, 0);
+    int rpd[4] = {0, 1, 2, 3}, cid[3] = {0, 1, 2};
+    double vd[3] = {1, 2, 3};
+    bsr_matrix *D = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&D, 3, 3, 1, rpd, cid, vd, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_aggregate_pairs(D, 64, part, &np));
+    CU_ASSERT_EQUAL(np, 3);
+    CU_ASSERT(part[0] == 0 && part[1] == 1 && part[2] == 2);
+    bsr_matrix_destroy(D);
+    free(part);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
 /* 8 block rows of b = 1, one aggregate, coarse=8: the test vectors span
  * every unknown, so P is square and orthonormal and
  * z = S r + P Ac^{-1} P^T (r - A S r) = A^{-1} r: BiCGStab stops after one
@@ -222,6 +279,7 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"coarse: default, range, ILU kinds only, round trip", test_options},
+        {"aggregates by pairwise matching: numbered, bounded, connected, deterministic", test_aggregates},
         {"the whole space as the coarse space: A^{-1}, one iteration", test_whole_space},
         {"coupled3d: at most half the ILU2's iterations, converged to x*", test_fewer_iterations},
         {"the same bits on 1 and 2 threads; refactor: the setup's bits, then new values", test_deterministic_refactor},

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Two levels (option coarse=M with ILU0, ILUT or ILU2 on the CPU backend):
+/* Two levels (option coarse=M with ILU0, ILUT or ILU2, on either backend):
  * the ILU S as the smoother and a coarse correction whose basis is made of
  * the modes S leaves, on aggregates of A's block graph (adaptive aggregation,
  * as alpha-SA and bootstrap AMG build theirs):
@@ -12,32 +12,34 @@
  * them), so a coarse space of constants per field does not hold them
  * (bench/twolevel_probe.py) and one made from them does
  * (bench/adaptive_probe.py: 13 and 19 iterations).
- * Setup: aggregates of about COARSE_AGG_ROWS block rows (bsr_partition);
- * K = 2M test vectors (at most one an unknown), deterministic
- * pseudo-random, then COARSE_STEPS steps X <- orth((I - S^{-1} A) X)
- * (subspace iteration: the modes where S^{-1} A is far from I grow; a step
- * whose vectors lose rank, where S is exact on some modes, or stop being
- * finite, is not taken); on each aggregate the leading left singular
- * vectors of X restricted to its unknowns, at most M, as P's columns there
- * (orthonormal; those under COARSE_RANK of the first left zero, their
- * unknowns given 1 on Ac's diagonal); Ac = P^T A P as a BSR matrix of M x M
- * blocks, one block row an aggregate, factored completely by the library's
- * own block ILU2 with no dropping (tau1=0, cap=none) in METIS's order: the
- * BLAS UMFPACK would call is the reference one on some hosts (UMFPACK took
- * 98 s on the 37,000 coarse unknowns of 1M block rows on an H200's host).
- * Refactor redoes all but the aggregates.  Every step sums in a fixed order:
- * the same bits on any number of threads. */
+ * Setup: aggregates of about COARSE_AGG_ROWS block rows by pairwise matching
+ * (bsr_aggregate_pairs); K = 2M test vectors (at most one an unknown),
+ * deterministic pseudo-random, then COARSE_STEPS steps
+ * X <- orth((I - S^{-1} A) X) (subspace iteration: the modes where S^{-1} A
+ * is far from I grow; a step whose vectors lose rank, where S is exact on
+ * some modes, or stop being finite, is not taken), the products and S where
+ * the solver computes, the orthonormalization on the host; on each aggregate
+ * the leading left singular vectors of X restricted to its unknowns, at most
+ * M, as P's columns there (orthonormal; those under COARSE_RANK of the first
+ * left zero, their unknowns given 1 on Ac's diagonal); Ac = P^T A P as a BSR
+ * matrix of M x M blocks, one block row an aggregate, factored completely by
+ * the library's own block ILU2 with no dropping (tau1=0, cap=none) in METIS's
+ * order on the host (COARSE_FACTOR).  The apply runs where the solver
+ * computes, through the context's kernels: P and P^T are scalar sparse
+ * matrices.  Refactor redoes all but the aggregates.  Every step sums in a
+ * fixed order: the same bits on any number of threads. */
 #include "precond_impl.h"
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
 
-/* Block rows an aggregate, about (a 6^3 box of a 3D grid).  coupled3d:60,5,couple=0.3
- * (216k block rows) with coarse=8, 2 threads: 64 rows 21 iterations, 59 s in all (a sparse
- * LU of the 27,000 coarse unknowns by UMFPACK 23 s, its solves most of each apply); 216 rows 29
- * iterations, 24 s; 343 rows 29, 22 s; 512 rows 39, 24 s; at 64k block rows 216 rows take 16
- * iterations, 343 rows 26 (bench/RESULTS.md). */
+/* Block rows an aggregate, about: pairwise matching then makes boxes of 256
+ * on 3D grids.  coupled3d:60,5,couple=0.3 (216k block rows) with coarse=8
+ * and the capped ILU2, 2 threads: METIS's k-way parts of 64 rows 21
+ * iterations (59 s in all: the coarse LU), of 216 rows 29 (24 s), 343 rows
+ * 29, 512 rows 39; the matching's boxes of 256 (this value) 27, of 128 (a
+ * cap of 216) 23 iterations but twice the coarse unknowns (bench/RESULTS.md). */
 #define COARSE_AGG_ROWS 216
 #define COARSE_STEPS 8       /* smoothing steps of the test vectors (4: 50 iterations where 8 take 29, 12 take 32) */
 #define COARSE_RANK 1e-10    /* a singular value under this fraction of the first is dropped */
@@ -410,15 +412,13 @@ static bsr_status build_transfer(coarse *C)
     return s;
 }
 
-/* Ac's complete factorization: the library's block LU in METIS's order, its
- * values factored on the device where C computes there (the fallback's
- * complete factor, its dense tail lifted to the end). */
-static const char *coarse_factor_options(const coarse *C)
-{
-    return bsr_context_backend(C->ctx) == BSR_BACKEND_CUDA
-               ? "precond=ilu2,tau1=0,tau2=0,cap=none,factor=gpu,grow=0,reorder=metis,lift=1,fallback=off"
-               : "precond=ilu2,tau1=0,cap=none,reorder=metis,fallback=off";
-}
+/* Ac's complete factorization: the library's block LU in METIS's order,
+ * factored on the host and, where C computes on a device, applied there
+ * (factor=cpu): the device's own complete factor takes its dense tail to
+ * tensor-core kernels built for large problems, and took 11 s for the
+ * 1,000 blocks rows of 8 x 8 that 216k block rows give (an H200; the host's
+ * factor under a second). */
+#define COARSE_FACTOR "precond=ilu2,tau1=0,cap=none,reorder=metis,factor=cpu,fallback=off"
 
 /* Everything made from A's values: the test vectors, P, Ac and its factor
  * (after S was set up or refactored on A). */
@@ -441,7 +441,7 @@ static bsr_status build(coarse *C)
     C->cs = NULL;
     bsr_solver_options co;
     bsr_solver_options_default(&co);
-    BSR_TRY(bsr_solver_options_parse(&co, coarse_factor_options(C)));
+    BSR_TRY(bsr_solver_options_parse(&co, COARSE_FACTOR));
     s = bsr_matrix_upload(C->ctx, C->Ac);
     if (!s) s = bsr_pc_create(C->Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
     bsr_prof_mark("coarse setup: Ac's LU");
@@ -557,7 +557,7 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     C->part = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregates");
     C->acell = bsr_malloc(sizeof(int) * ((size_t)n + 1), "aggregate rows");
     if (!C->part || !C->acell) return BSR_ERR_NOMEM;
-    BSR_TRY(bsr_partition(A, COARSE_AGG_ROWS, C->part, &C->na));
+    BSR_TRY(bsr_aggregate_pairs(A, COARSE_AGG_ROWS, C->part, &C->na));
     bsr_prof_mark("coarse setup: aggregates");
     const int na = C->na;
     C->aptr = bsr_calloc((size_t)na + 1, sizeof(int), "aggregate pointers");
