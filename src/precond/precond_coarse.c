@@ -425,10 +425,6 @@ static bsr_status build_transfer(coarse *C)
 static bsr_status build(coarse *C)
 {
     C->valid = 0;
-    /* A's values where C computes: the solver uploads its operator after the
-     * preconditioner's setup or refactor, and a refactor's new values were
-     * not there yet for the products below */
-    BSR_TRY(bsr_matrix_upload(C->ctx, (bsr_matrix *)C->A));
     bsr_multivec *X = NULL;
     BSR_TRY(test_vectors(C, &X));
     bsr_prof_mark("coarse setup: test vectors");
