@@ -62,7 +62,7 @@ void cli_usage_solve(FILE *f)
         "                              precond: ilu0 (default) none jacobi ssor ilut ilu2 ic0 (block IC(0),\n"
         "                              SPD A, CPU only); method: bicgstab (default) gmres cg idr\n"
         "                              (IDR(s), s = idr_s, default 4); gmres with deflate=K: GMRES-DR(restart, K);\n"
-        "                              method=cg takes none, jacobi, ssor or ic0; coarse=M (CPU): two levels\n"
+        "                              method=cg takes none, jacobi, ssor or ic0; coarse=M: two levels\n"
         "                              around an ILU, M vectors an aggregate\n"
         "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
         "  --compare cusparse          also run cuSPARSE bsrilu02+bsrsv2+BiCGStab on the device\n"
