@@ -416,7 +416,7 @@ static bsr_status build_transfer(coarse *C)
  * factored on the host and, where C computes on a device, applied there
  * (factor=cpu): the device's own complete factor takes its dense tail to
  * tensor-core kernels built for large problems, and took 11 s for the
- * 1,000 blocks rows of 8 x 8 that 216k block rows give (an H200; the host's
+ * 1,000 block rows of 8 x 8 that 216k block rows give (an H200; the host's
  * factor under a second). */
 #define COARSE_FACTOR "precond=ilu2,tau1=0,cap=none,reorder=metis,factor=cpu,fallback=off"
 
