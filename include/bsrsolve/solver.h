@@ -234,12 +234,14 @@ typedef struct {
                                   complex pair would be cut), the directions restarted GMRES
                                   forgets and stalls on with indefinite systems; restart >= K + 2.
                                   Default 0: plain GMRES(restart) */
-    int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on the CPU
+    int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on either
                                   backend: two levels, the ILU as the smoother and a coarse
-                                  correction on aggregates of about 216 block rows of A's block
-                                  graph, each keeping up to M vectors of the modes the ILU leaves
-                                  (test vectors smoothed by I - M_ILU^{-1} A; Ac = P^T A P in
-                                  M x M blocks, factored completely by the library's block LU).
+                                  correction on aggregates of A's block graph made by pairwise
+                                  matching (boxes of 256 block rows on 3D grids), each keeping up
+                                  to M vectors of the modes the ILU leaves (test vectors smoothed
+                                  by I - M_ILU^{-1} A; Ac = P^T A P in M x M blocks, factored
+                                  completely on the host by the library's block LU and applied
+                                  where the solver computes).
                                   For coupled systems whose low modes the coupling turns
                                   indefinite, where the ILU alone needs more iterations with every
                                   refinement of the grid.  Default 0: the ILU alone */
