@@ -10,7 +10,7 @@ void bsr_partition_ranges(int n, int p, int *part)
         for (int c = 0; c < q + (r < rem); c++) part[i++] = r;
 }
 
-bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_options *o, int *part)
+bsr_status bsr_partition_kway(const bsr_matrix *A, int p, int *part)
 {
     const int n = A->nbrows;
     if (p == 1 || n < p) { bsr_partition_ranges(n, p, part); return BSR_OK; }
@@ -26,12 +26,9 @@ bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_option
         for (int i = 0; i <= n; i++) xadj[i] = G.xadj[i];
         for (int q = 0; q < m; q++) adj[q] = G.adj[q];
         idx_t options[METIS_NOPTIONS], nv = n, ncon = 1, np = p, cut = 0;
-        if (o) bsr_metis_options(o, options);
-        else {
-            METIS_SetDefaultOptions(options);
-            options[METIS_OPTION_NUMBERING] = 0;
-            options[METIS_OPTION_SEED] = 0;
-        }
+        METIS_SetDefaultOptions(options);
+        options[METIS_OPTION_NUMBERING] = 0;
+        options[METIS_OPTION_SEED] = 0;   /* the same parts every run */
         bsr_metis_lock();
         const int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, NULL, NULL, NULL, &np, NULL, NULL, options, &cut, mp);
         bsr_metis_unlock();

@@ -286,10 +286,10 @@ int bsr_bfs_depth(const bsr_matrix *A, int start);
  * r-th of p equal consecutive ranges of n rows (the first n % p one longer). */
 void bsr_partition_ranges(int n, int p, int *part);
 /* part[i] = METIS_PartGraphKway's part (of p) of block row i in the block
- * graph of A + A^T, with o's METIS options (NULL: METIS's defaults, seed 0);
- * equal ranges where there is nothing to cut (one part, fewer rows than
- * parts, a graph without edges, which METIS refuses). */
-bsr_status bsr_partition_kway(const bsr_matrix *A, int p, const bsr_order_options *o, int *part);
+ * graph of A + A^T (METIS's defaults, seed 0); equal ranges where there is
+ * nothing to cut (one part, fewer rows than parts, a graph without edges,
+ * which METIS refuses). */
+bsr_status bsr_partition_kway(const bsr_matrix *A, int p, int *part);
 /* Aggregates of A's block rows by rounds of heavy-edge matching of its block
  * graph, contracted after each round, until they average `rows` block rows
  * or no pair fits within 5/4 of it (on a 3D grid and 216, boxes of 256):

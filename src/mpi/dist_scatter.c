@@ -47,7 +47,7 @@ static bsr_status plan_root(const bsr_matrix *A, int p, bsr_part_method method, 
     bsr_status st = part && pos && iperm && P->perm && P->rowlen && P->colind && P->val && P->cnt ? BSR_OK : BSR_ERR_NOMEM;
     if (!st) {
         if (method == BSR_PART_CONTIGUOUS) bsr_partition_ranges(n, p, part);
-        else st = bsr_partition_kway(A, p, NULL, part);
+        else st = bsr_partition_kway(A, p, part);
     }
     if (!st) {
         int *rows = P->cnt, *blocks = P->cnt + p, *row0 = P->cnt + 2 * p, *blk0 = P->cnt + 3 * p;
