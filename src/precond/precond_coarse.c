@@ -183,7 +183,7 @@ static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
     bsr_multivec *X = NULL, *Y = NULL, *Z = NULL;
     bsr_status s = bsr_multivec_create(&X, N, K, BSR_DOUBLE);
     if (!s) s = bsr_multivec_create_device(C->ctx, &Y, N, K, BSR_DOUBLE);
-    if (!s) s = bsr_multivec_create(&Z, N, K, BSR_DOUBLE);
+    if (!s) s = bsr_multivec_create_device(C->ctx, &Z, N, K, BSR_DOUBLE);   /* written by S there, then read back */
     if (!s) {
         double *x = X->data;
         #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K)) num_threads(bsr_team_size())
@@ -191,7 +191,6 @@ static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
             for (int q = 0; q < K; q++) x[r * K + q] = 2 * bsr_hash01((uint64_t)q + 1, (uint64_t)r) - 1;
         s = chol_qr(x, N, K);
     }
-    if (!s) s = to_ctx(C, Z);   /* Z's device copy, written by S there */
     for (int step = 0; !s && step < COARSE_STEPS; step++) {
         if ((s = to_ctx(C, X)) || (s = bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->A, X, 0, Y)) ||
             (s = C->S->apply(C->S, Y, Z)) || (s = bsr_multivec_download(C->ctx, Z)))
@@ -442,8 +441,7 @@ static bsr_status build(coarse *C)
     bsr_solver_options co;
     bsr_solver_options_default(&co);
     BSR_TRY(bsr_solver_options_parse(&co, COARSE_FACTOR));
-    s = bsr_matrix_upload(C->ctx, C->Ac);
-    if (!s) s = bsr_pc_create(C->Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
+    s = bsr_pc_create(C->Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
     bsr_prof_mark("coarse setup: Ac's LU");
     if (s) return bsr_error(s, "coarse=: the coarse matrix P^T A P (%d block rows of %d x %d): %s", C->na, C->m, C->m,
                             bsr_last_error());
