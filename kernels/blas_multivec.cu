@@ -566,3 +566,92 @@ bsr_status bsr_cuda_from_colmajor(bsr_context *ctx, bsr_precision prec, int64_t 
 {
     return relayout<false>(ctx, prec, n, k, col, rowint);
 }
+
+/* bsr_ctx_gram's partial sums: block c sums the rows of chunk c, one thread
+ * an entry (p <= q; the others 0), rows in order from +0, each product and
+ * sum rounded apart: the host's bits (src/context.c, host_gram). */
+__global__ void gram_part_kernel(int64_t n, int K, const double *x, double *part)
+{
+    const int64_t c = blockIdx.x, r0 = c * BSR_GRAM_CHUNK;
+    const int64_t r1 = r0 + BSR_GRAM_CHUNK < n ? r0 + BSR_GRAM_CHUNK : n;
+    for (int e = threadIdx.x; e < K * K; e += blockDim.x) {
+        const int p = e / K, q = e % K;
+        double s = 0.0;
+        if (q >= p)
+            for (int64_t r = r0; r < r1; r++) s = __dadd_rn(s, __dmul_rn(x[r * K + p], x[r * K + q]));
+        part[c * K * K + e] = s;
+    }
+}
+
+/* G = the chunks' sums added in chunk order from +0. */
+__global__ void gram_sum_kernel(int64_t nch, int K, const double *part, double *G)
+{
+    for (int e = threadIdx.x; e < K * K; e += blockDim.x) {
+        double s = 0.0;
+        for (int64_t c = 0; c < nch; c++) s = __dadd_rn(s, part[c * K * K + e]);
+        G[e] = s;
+    }
+}
+
+extern "C" bsr_status bsr_cuda_mv_gram(bsr_context *ctx, const bsr_multivec *X, double *G)
+{
+    const char *fn = "multivector Gram matrix";
+    BSR_TRY(pick(&ctx, X, fn));
+    BSR_TRY(on_dev(X, X, fn, "X"));
+    const int K = X->k;
+    const int64_t nch = (X->n + BSR_GRAM_CHUNK - 1) / BSR_GRAM_CHUNK;
+    double *buf = NULL;   /* the chunks' sums, then G */
+    CU_TRY(bsr_cu_malloc(&buf, sizeof(double) * (size_t)(nch + 1) * K * K));
+    cudaStream_t st = ctx->cuda->stream;
+    bsr_status s = BSR_OK;
+    if (nch > 0) gram_part_kernel<<<(unsigned)nch, MV_THREADS, 0, st>>>(X->n, K, (const double *)bsr_cuda_multivec_data(X), buf);
+    cudaError_t e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
+    if (e == cudaSuccess) {
+        gram_sum_kernel<<<1, MV_THREADS, 0, st>>>(nch, K, buf, buf + nch * K * K);
+        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown
+            : cudaMemcpyAsync(G, buf + nch * K * K, sizeof(double) * K * K, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess) e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : cudaStreamSynchronize(st);
+    if (e != cudaSuccess) s = bsr_cuda_fail(e, "the Gram matrix's kernels and copy", __FILE__, __LINE__);
+    bsr_cu_free(buf);
+    return s;
+}
+
+/* bsr_ctx_rsolve: one thread a row, with host_rsolve's roundings. */
+__global__ void rsolve_kernel(int64_t n, int K, const double *R, double *x)
+{
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n; r += (int64_t)gridDim.x * blockDim.x) {
+        double *xr = x + r * K;
+        for (int q = 0; q < K; q++) {
+            double v = xr[q];
+            for (int p = 0; p < q; p++) v = __dsub_rn(v, __dmul_rn(xr[p], R[p * K + q]));
+            xr[q] = __ddiv_rn(v, R[q * K + q]);
+        }
+    }
+}
+
+extern "C" bsr_status bsr_cuda_mv_rsolve(bsr_context *ctx, bsr_multivec *X, const double *R)
+{
+    const char *fn = "multivector triangular solve";
+    BSR_TRY(pick(&ctx, X, fn));
+    BSR_TRY(on_dev(X, X, fn, "X"));
+    const int K = X->k;
+    double *dR = NULL;
+    CU_TRY(bsr_cu_malloc(&dR, sizeof(double) * K * K));
+    cudaStream_t st = ctx->cuda->stream;
+    bsr_status s = BSR_OK;
+    cudaError_t e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown
+                    : cudaMemcpyAsync(dR, R, sizeof(double) * K * K, cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess && X->n > 0) {
+        rsolve_kernel<<<grid_for(X->n), MV_THREADS, 0, st>>>(X->n, K, dR, (double *)bsr_cuda_multivec_data(X));
+        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
+    }
+    /* R is pageable host memory: the copy is done when the stream reaches the kernel */
+    if (e == cudaSuccess) e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : cudaStreamSynchronize(st);
+    if (e != cudaSuccess) s = bsr_cuda_fail(e, "the triangular solve's copy and kernel", __FILE__, __LINE__);
+    bsr_cu_free(dR);
+    if (!s) X->where = BSR_ON_DEVICE;
+    return s;
+}

@@ -279,6 +279,69 @@ bsr_status bsr_ctx_axpby(bsr_context *ctx, const double *a, const bsr_multivec *
     return BSR_OK;
 }
 
+/* bsr_ctx_gram on the host: a team over the chunks, each chunk's sums in a
+ * slice of its own, the slices added in chunk order. */
+static bsr_status host_gram(const bsr_multivec *X, double *G)
+{
+    const int64_t N = X->n, nch = (N + BSR_GRAM_CHUNK - 1) / BSR_GRAM_CHUNK;
+    const int K = X->k;
+    const double *xv = X->data;
+    double *part = bsr_calloc((size_t)(nch ? nch : 1) * K * K, sizeof(double), "Gram matrix's partial sums");
+    if (!part) return BSR_ERR_NOMEM;
+    #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K * K)) num_threads(bsr_team_size())
+    for (int64_t c = 0; c < nch; c++) {
+        double *g = part + (size_t)c * K * K;
+        const int64_t r1 = (c + 1) * BSR_GRAM_CHUNK < N ? (c + 1) * BSR_GRAM_CHUNK : N;
+        for (int64_t r = c * BSR_GRAM_CHUNK; r < r1; r++) {
+            const double *x = xv + r * K;
+            for (int p = 0; p < K; p++)
+                for (int q = p; q < K; q++) g[p * K + q] += x[p] * x[q];
+        }
+    }
+    for (int e = 0; e < K * K; e++) G[e] = 0;
+    for (int64_t c = 0; c < nch; c++)
+        for (int e = 0; e < K * K; e++) G[e] += part[(size_t)c * K * K + e];
+    free(part);
+    return BSR_OK;
+}
+
+/* bsr_ctx_rsolve on the host. */
+static void host_rsolve(bsr_multivec *X, const double *R)
+{
+    const int K = X->k;
+    double *xv = X->data;
+    #pragma omp parallel for schedule(static) if (bsr_par_worth(X->n * K * K)) num_threads(bsr_team_size())
+    for (int64_t r = 0; r < X->n; r++) {
+        double *x = xv + r * K;
+        for (int q = 0; q < K; q++) {
+            double v = x[q];
+            for (int p = 0; p < q; p++) v -= x[p] * R[p * K + q];
+            x[q] = v / R[q * K + q];
+        }
+    }
+    X->where = BSR_ON_HOST;
+}
+
+bsr_status bsr_ctx_gram(bsr_context *ctx, const bsr_multivec *X, double *G)
+{
+    BSR_TRY(where_ok(ctx, "bsr_ctx_gram", X, NULL, NULL));
+    BSR_CHECK_ARG(G, "bsr_ctx_gram: G is NULL");
+    BSR_CHECK_ARG(X->prec == BSR_DOUBLE && X->k >= 1 && X->k <= 2 * BSR_COARSE_MAX,
+                  "bsr_ctx_gram: X must be double with 1..%d columns", 2 * BSR_COARSE_MAX);
+    return ctx->backend == BSR_BACKEND_CUDA ? bsr_cuda_mv_gram(ctx, X, G) : host_gram(X, G);
+}
+
+bsr_status bsr_ctx_rsolve(bsr_context *ctx, bsr_multivec *X, const double *R)
+{
+    BSR_TRY(where_ok(ctx, "bsr_ctx_rsolve", X, NULL, NULL));
+    BSR_CHECK_ARG(R, "bsr_ctx_rsolve: R is NULL");
+    BSR_CHECK_ARG(X->prec == BSR_DOUBLE && X->k >= 1 && X->k <= 2 * BSR_COARSE_MAX,
+                  "bsr_ctx_rsolve: X must be double with 1..%d columns", 2 * BSR_COARSE_MAX);
+    if (ctx->backend == BSR_BACKEND_CUDA) return bsr_cuda_mv_rsolve(ctx, X, R);
+    host_rsolve(X, R);
+    return BSR_OK;
+}
+
 bsr_status bsr_ctx_dot(bsr_context *ctx, const bsr_multivec *X, const bsr_multivec *Y, double *out)
 {
     BSR_TRY(where_ok(ctx, "bsr_ctx_dot", X, Y, NULL));

@@ -465,6 +465,22 @@ bsr_status bsr_cuda_mv_upd_dot(bsr_context *ctx, int nu, bsr_multivec *const *Z,
  * (kernels/blas_multivec.cu; the solver's kops lincomb). */
 bsr_status bsr_cuda_mv_lincomb(bsr_context *ctx, bsr_multivec *Y, const double *b, int m, bsr_multivec *const *V,
                                const double *c, const int *done);
+/* Rows a partial sum of bsr_ctx_gram takes: fixed, so that its sums' order
+ * is the same on every backend and team. */
+#define BSR_GRAM_CHUNK 4096
+/* G = X^T X (X: n x K double, K <= 2 BSR_COARSE_MAX; G on the host, K x K
+ * row-major, its upper triangle; the lower zero): each entry summed over the
+ * rows of each chunk of BSR_GRAM_CHUNK in order from +0, the chunks' sums
+ * then added in order from +0, one rounding a product and one a sum (no
+ * fused multiply-add), where ctx computes: the same bits on both backends
+ * (the two-level preconditioner's orthonormalization). */
+bsr_status bsr_ctx_gram(bsr_context *ctx, const bsr_multivec *X, double *G);
+/* X <- X R^{-1} row by row (R: K x K upper triangular on the host,
+ * row-major): x_q = (x_q - sum_{p<q} x_p R_pq) / R_qq for q ascending, the
+ * sum's terms in order, with bsr_ctx_gram's roundings, where ctx computes. */
+bsr_status bsr_ctx_rsolve(bsr_context *ctx, bsr_multivec *X, const double *R);
+bsr_status bsr_cuda_mv_gram(bsr_context *ctx, const bsr_multivec *X, double *G);
+bsr_status bsr_cuda_mv_rsolve(bsr_context *ctx, bsr_multivec *X, const double *R);
 /* Benchmark and test hook (bsrsolve's BSR_KRYLOV_UNFUSED=1): 1 makes the
  * Krylov methods use separate update and dot calls, 0 (default) the fused
  * ones where the backend has them. */

@@ -4,7 +4,8 @@
  * the masked update against CPU references, double and float, k = 1..16,
  * sizes that exercise the 32-bit column index and several grid shapes;
  * reductions bit-identical run to run; norms of columns whose squares leave
- * the double range.  Skips without a GPU. */
+ * the double range; the Gram matrix and X R^{-1} of the two-level
+ * preconditioner, the host's bits.  Skips without a GPU. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
@@ -287,6 +288,88 @@ static void test_norm_range(void)
     bsr_context_destroy(ctx);
 }
 
+/* bsr_ctx_gram and bsr_ctx_rsolve on the device against the host's (the
+ * two-level preconditioner's orthonormalization): the same bits, sizes
+ * around the sums' chunk of BSR_GRAM_CHUNK rows and K = 1..20; the Gram
+ * matrix within rounding of a plain sum, (X R^{-1}) R within rounding of X
+ * (relative to the sum of its terms' sizes); a float X and too many columns
+ * refused. */
+static void test_gram(void)
+{
+    bsr_context *ctx = NULL, *hc = NULL;
+    BSR_ASSERT_OK(bsr_context_create(&ctx, BSR_BACKEND_CUDA, 0, NULL));
+    BSR_ASSERT_OK(bsr_context_create(&hc, BSR_BACKEND_CPU, 0, NULL));
+    if (!ctx || !hc) return;
+    static const int ks[] = {1, 5, 16, 20};
+    static const int64_t ns[] = {1, BSR_GRAM_CHUNK - 1, BSR_GRAM_CHUNK + 1, 300007};
+    for (int ik = 0; ik < 4; ik++)
+        for (int in = 0; in < 4; in++) {
+            const int K = ks[ik];
+            const int64_t n = ns[in];
+            bsr_multivec *H = NULL;
+            BSR_ASSERT_OK(bsr_multivec_create(&H, n, K, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_random(H, 500 + K + (uint64_t)n));
+            bsr_multivec *D = to_dev(ctx, H);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+            double Gh[400], Gd[400], R[400];
+            BSR_ASSERT_OK(bsr_ctx_gram(hc, H, Gh));
+            BSR_ASSERT_OK(bsr_ctx_gram(ctx, D, Gd));
+            const int same = !memcmp(Gh, Gd, sizeof(double) * K * K);
+            if (!same) printf("\n  Gram n=%lld K=%d: the device's bits differ from the host's", (long long)n, K);
+            CU_ASSERT(same);
+            const double *x = bsr_multivec_data(H);
+            double worst = 0;
+            for (int p = 0; p < K; p++)
+                for (int q = 0; q < K; q++) {
+                    double r = 0, a = 0;
+                    for (int64_t i = 0; q >= p && i < n; i++) { r += x[i * K + p] * x[i * K + q]; a += fabs(x[i * K + p] * x[i * K + q]); }
+                    const double e = fabs(Gh[p * K + q] - r) / (a > 0 ? a : 1);
+                    if (!(e <= worst)) worst = e;
+                }
+            CU_ASSERT(worst <= 1e-12);
+            /* R: upper triangular, diagonal 1..2, off-diagonal in [-0.5, 0.5) */
+            for (int p = 0; p < K; p++)
+                for (int q = 0; q < K; q++)
+                    R[p * K + q] = q < p ? 0 : q == p ? 1 + Gh[p * K + q] / (Gh[p * K + q] + 1) : Gh[p * K + q] / (fabs(Gh[p * K + q]) + 1) * 0.5;
+            bsr_multivec *H0 = NULL;
+            BSR_ASSERT_OK(bsr_multivec_create(&H0, n, K, BSR_DOUBLE));
+            BSR_ASSERT_OK(bsr_multivec_copy(H0, H));
+            BSR_ASSERT_OK(bsr_ctx_rsolve(hc, H, R));
+            BSR_ASSERT_OK(bsr_ctx_rsolve(ctx, D, R));
+            BSR_ASSERT_OK(bsr_multivec_download(ctx, D));
+            const int same_x = !memcmp(bsr_multivec_data(H), bsr_multivec_data(D), sizeof(double) * (size_t)n * K);
+            if (!same_x) printf("\n  X R^-1 n=%lld K=%d: the device's bits differ from the host's", (long long)n, K);
+            CU_ASSERT(same_x);
+            const double *y = bsr_multivec_data(H), *x0 = bsr_multivec_data(H0);
+            double res = 0;
+            for (int64_t i = 0; i < n; i++)
+                for (int q = 0; q < K; q++) {
+                    double v = 0, a = fabs(x0[i * K + q]);
+                    for (int p = 0; p <= q; p++) { v += y[i * K + p] * R[p * K + q]; a += fabs(y[i * K + p] * R[p * K + q]); }
+                    const double e = fabs(v - x0[i * K + q]) / (a > 0 ? a : 1);
+                    if (!(e <= res)) res = e;
+                }
+            CU_ASSERT(res <= 1e-14 * K);
+            bsr_multivec_destroy(H0);
+            bsr_multivec_destroy(D);
+            bsr_multivec_destroy(H);
+        }
+    bsr_multivec *F = NULL, *W = NULL;
+    double G[441];
+    BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &F, 100, 3, BSR_FLOAT));
+    BSR_ASSERT_OK(bsr_ctx_fill(ctx, F, 1.0));
+    CU_ASSERT_EQUAL(bsr_ctx_gram(ctx, F, G), BSR_ERR_ARG);
+    BSR_ASSERT_OK(bsr_multivec_create_device(ctx, &W, 100, 21, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_ctx_fill(ctx, W, 1.0));
+    CU_ASSERT_EQUAL(bsr_ctx_gram(ctx, W, G), BSR_ERR_ARG);
+    CU_ASSERT_EQUAL(bsr_ctx_rsolve(ctx, W, G), BSR_ERR_ARG);
+    bsr_clear_error();
+    bsr_multivec_destroy(F);
+    bsr_multivec_destroy(W);
+    bsr_context_destroy(hc);
+    bsr_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
@@ -294,6 +377,7 @@ int main(int argc, char **argv)
         {"fused dot of up to three pairs vs CPU, each the bits of its lone dot, deterministic", test_dotp},
         {"masked update vs CPU", test_update_mask},
         {"norms out of the squares' range", test_norm_range},
+        {"Gram matrix and X R^-1 vs CPU, the same bits", test_gram},
         {NULL, NULL}};
     if (!bsr_test_have_gpu()) return 77; /* every check needs the device: ctest reports a skip */
     return bsr_test_main("gpu_blas", tests, argc, argv);

@@ -17,8 +17,10 @@
  * deterministic pseudo-random, then COARSE_STEPS steps
  * X <- orth((I - S^{-1} A) X) (subspace iteration: the modes where S^{-1} A
  * is far from I grow; a step whose vectors lose rank, where S is exact on
- * some modes, or stop being finite, is not taken), the products and S where
- * the solver computes, the orthonormalization on the host; on each aggregate
+ * some modes, or stop being finite, is not taken), every step where the
+ * solver computes (the orthonormalization's K x K Cholesky factor on the
+ * host: bsr_ctx_gram and bsr_ctx_rsolve give the same bits on both
+ * backends); on each aggregate
  * the leading left singular vectors of X restricted to its unknowns, at most
  * M, as P's columns there (orthonormal; those under COARSE_RANK of the first
  * left zero, their unknowns given 1 on Ac's diagonal); Ac = P^T A P as a BSR
@@ -43,7 +45,6 @@
 #define COARSE_AGG_ROWS 216
 #define COARSE_STEPS 8       /* smoothing steps of the test vectors (4: 50 iterations where 8 take 29, 12 take 32) */
 #define COARSE_RANK 1e-10    /* a singular value under this fraction of the first is dropped */
-#define COARSE_CHUNK 4096    /* rows of a partial Gram matrix (fixed: the sums' order) */
 
 typedef struct {
     bsr_pc *S;              /* the ILU (the smoother), made by the table's factory */
@@ -64,30 +65,17 @@ typedef struct {
     int valid;              /* the last setup or refactor succeeded */
 } coarse;
 
-/* X (N x K, row-interleaved) <- X R^{-1}, X^T X = R^T R: an orthonormal
- * basis of its columns (one Cholesky QR; called twice).  The Gram matrix is
- * summed chunk by chunk, the chunks in order.  BSR_ERR_VALUE when X is not
- * finite or has lost a column (the smoother diverged beyond rounding). */
-static bsr_status chol_qr(double *X, int64_t N, int K)
+/* X (N x K, row-interleaved, current where ctx computes) <- X R^{-1},
+ * X^T X = R^T R: an orthonormal basis of its columns (one Cholesky QR; called
+ * twice).  The Gram matrix and the solve where ctx computes (the same bits on
+ * both backends: bsr_ctx_gram), its K x K Cholesky factor on the host.
+ * BSR_ERR_VALUE when X is not finite or has lost a column (the smoother
+ * diverged beyond rounding). */
+static bsr_status chol_qr(bsr_context *ctx, bsr_multivec *X)
 {
-    const int64_t nch = (N + COARSE_CHUNK - 1) / COARSE_CHUNK;
-    double *part = bsr_calloc((size_t)(nch ? nch : 1) * K * K, sizeof(double), "coarse Gram matrices");
+    const int K = X->k;
     double R[BSR_COARSE_MAX * 2 * BSR_COARSE_MAX * 2];
-    if (!part) return BSR_ERR_NOMEM;
-    #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K * K)) num_threads(bsr_team_size())
-    for (int64_t c = 0; c < nch; c++) {
-        double *g = part + (size_t)c * K * K;
-        const int64_t r1 = (c + 1) * COARSE_CHUNK < N ? (c + 1) * COARSE_CHUNK : N;
-        for (int64_t r = c * COARSE_CHUNK; r < r1; r++) {
-            const double *x = X + r * K;
-            for (int p = 0; p < K; p++)
-                for (int q = p; q < K; q++) g[p * K + q] += x[p] * x[q];
-        }
-    }
-    for (int e = 0; e < K * K; e++) R[e] = 0;
-    for (int64_t c = 0; c < nch; c++)
-        for (int e = 0; e < K * K; e++) R[e] += part[(size_t)c * K * K + e];
-    free(part);
+    BSR_TRY(bsr_ctx_gram(ctx, X, R));
     /* R = chol(G), upper, in place */
     double tr = 0;
     for (int p = 0; p < K; p++) tr += R[p * K + p];
@@ -104,17 +92,7 @@ static bsr_status chol_qr(double *X, int64_t N, int K)
             R[p * K + q] = v / d;
         }
     }
-    /* each row x <- x R^{-1}: x_new R = x, forwards */
-    #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K * K)) num_threads(bsr_team_size())
-    for (int64_t r = 0; r < N; r++) {
-        double *x = X + r * K;
-        for (int q = 0; q < K; q++) {
-            double v = x[q];
-            for (int p = 0; p < q; p++) v -= x[p] * R[p * K + q];
-            x[q] = v / R[q * K + q];
-        }
-    }
-    return BSR_OK;
+    return bsr_ctx_rsolve(ctx, X, R);
 }
 
 /* Eigen-decomposition of the symmetric K x K matrix G by cyclic Jacobi:
@@ -165,42 +143,35 @@ static void sym_eig(double *G, int K, double *w, double *V)
     }
 }
 
-/* V's host copy, just written there, made current where C computes (uploaded
- * on a device; nothing to do on the host). */
-static bsr_status to_ctx(coarse *C, bsr_multivec *V)
-{
-    V->where = BSR_ON_HOST;
-    return bsr_multivec_upload(C->ctx, V);
-}
-
-/* The test vectors: K pseudo-random columns, then COARSE_STEPS times
- * X <- orth(X - S^{-1} A X); the products and S where C computes, the
- * orthonormalization on the host.  X: N x K on the host, allocated here. */
+/* The test vectors: K pseudo-random columns (made on the host, then
+ * uploaded where C computes), then COARSE_STEPS times
+ * X <- orth(X - S^{-1} A X), every step where C computes.  X: N x K,
+ * allocated here, returned current on the host. */
 static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
 {
     const int64_t N = (int64_t)C->n * C->b;
     const int K = C->K;
+    double ones[2 * BSR_COARSE_MAX], mones[2 * BSR_COARSE_MAX];
+    for (int q = 0; q < K; q++) { ones[q] = 1; mones[q] = -1; }
     bsr_multivec *X = NULL, *Y = NULL, *Z = NULL;
     bsr_status s = bsr_multivec_create(&X, N, K, BSR_DOUBLE);
     if (!s) s = bsr_multivec_create_device(C->ctx, &Y, N, K, BSR_DOUBLE);
-    if (!s) s = bsr_multivec_create_device(C->ctx, &Z, N, K, BSR_DOUBLE);   /* written by S there, then read back */
+    if (!s) s = bsr_multivec_create_device(C->ctx, &Z, N, K, BSR_DOUBLE);
     if (!s) {
         double *x = X->data;
         #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K)) num_threads(bsr_team_size())
         for (int64_t r = 0; r < N; r++)
             for (int q = 0; q < K; q++) x[r * K + q] = 2 * bsr_hash01((uint64_t)q + 1, (uint64_t)r) - 1;
-        s = chol_qr(x, N, K);
+        X->where = BSR_ON_HOST;
+        s = bsr_multivec_upload(C->ctx, X);
+        if (!s) s = chol_qr(C->ctx, X);
     }
     for (int step = 0; !s && step < COARSE_STEPS; step++) {
-        if ((s = to_ctx(C, X)) || (s = bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->A, X, 0, Y)) ||
-            (s = C->S->apply(C->S, Y, Z)) || (s = bsr_multivec_download(C->ctx, Z)))
+        /* Z = X - S^{-1} A X */
+        if ((s = bsr_ctx_spmm(C->ctx, BSR_KERNEL_AUTO, 1, C->A, X, 0, Y)) || (s = C->S->apply(C->S, Y, Z)) ||
+            (s = bsr_ctx_axpby(C->ctx, ones, X, mones, Z, NULL)))
             break;
-        const double *x = X->data;
-        double *z = Z->data;
-        #pragma omp parallel for schedule(static) if (bsr_par_worth(N * K)) num_threads(bsr_team_size())
-        for (int64_t e = 0; e < N * K; e++) z[e] = x[e] - z[e];
-        Z->where = BSR_ON_HOST;
-        if (!(s = chol_qr(z, N, K))) s = chol_qr(z, N, K);
+        if (!(s = chol_qr(C->ctx, Z))) s = chol_qr(C->ctx, Z);
         if (s == BSR_ERR_VALUE) {   /* S (nearly) exact on some modes, or diverged: the last X stays */
             bsr_clear_error();
             s = BSR_OK;
@@ -208,6 +179,7 @@ static bsr_status test_vectors(coarse *C, bsr_multivec **Xout)
         }
         bsr_multivec *t = X; X = Z; Z = t;
     }
+    if (!s) s = bsr_multivec_download(C->ctx, X);
     bsr_multivec_destroy(Y);
     bsr_multivec_destroy(Z);
     if (s) { bsr_multivec_destroy(X); return s; }
