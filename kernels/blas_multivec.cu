@@ -600,23 +600,19 @@ extern "C" bsr_status bsr_cuda_mv_gram(bsr_context *ctx, const bsr_multivec *X, 
     BSR_TRY(on_dev(X, X, fn, "X"));
     const int K = X->k;
     const int64_t nch = (X->n + BSR_GRAM_CHUNK - 1) / BSR_GRAM_CHUNK;
-    double *buf = NULL;   /* the chunks' sums, then G */
-    CU_TRY(bsr_cu_malloc(&buf, sizeof(double) * (size_t)(nch + 1) * K * K));
+    void *scr = NULL;   /* the chunks' sums, then G */
+    BSR_TRY(bsr_cuda_scratch(ctx, sizeof(double) * (size_t)(nch + 1) * K * K, &scr));
+    double *buf = (double *)scr;
     cudaStream_t st = ctx->cuda->stream;
-    bsr_status s = BSR_OK;
-    if (nch > 0) gram_part_kernel<<<(unsigned)nch, MV_THREADS, 0, st>>>(X->n, K, (const double *)bsr_cuda_multivec_data(X), buf);
-    cudaError_t e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
-    if (e == cudaSuccess) {
-        gram_sum_kernel<<<1, MV_THREADS, 0, st>>>(nch, K, buf, buf + nch * K * K);
-        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
+    if (nch > 0) {
+        gram_part_kernel<<<(unsigned)nch, MV_THREADS, 0, st>>>(X->n, K, (const double *)bsr_cuda_multivec_data(X), buf);
+        CU_LAUNCHED("gram_part_kernel");
     }
-    if (e == cudaSuccess)
-        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown
-            : cudaMemcpyAsync(G, buf + nch * K * K, sizeof(double) * K * K, cudaMemcpyDeviceToHost, st);
-    if (e == cudaSuccess) e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : cudaStreamSynchronize(st);
-    if (e != cudaSuccess) s = bsr_cuda_fail(e, "the Gram matrix's kernels and copy", __FILE__, __LINE__);
-    bsr_cu_free(buf);
-    return s;
+    gram_sum_kernel<<<1, MV_THREADS, 0, st>>>(nch, K, buf, buf + nch * K * K);
+    CU_LAUNCHED("gram_sum_kernel");
+    CU_TRY(cudaMemcpyAsync(G, buf + nch * K * K, sizeof(double) * K * K, cudaMemcpyDeviceToHost, st));
+    CU_TRY(cudaStreamSynchronize(st));
+    return BSR_OK;
 }
 
 /* bsr_ctx_rsolve: one thread a row, with host_rsolve's roundings. */
@@ -638,20 +634,15 @@ extern "C" bsr_status bsr_cuda_mv_rsolve(bsr_context *ctx, bsr_multivec *X, cons
     BSR_TRY(pick(&ctx, X, fn));
     BSR_TRY(on_dev(X, X, fn, "X"));
     const int K = X->k;
-    double *dR = NULL;
-    CU_TRY(bsr_cu_malloc(&dR, sizeof(double) * K * K));
+    void *dR = NULL;
+    BSR_TRY(bsr_cuda_scratch(ctx, sizeof(double) * K * K, &dR));
     cudaStream_t st = ctx->cuda->stream;
-    bsr_status s = BSR_OK;
-    cudaError_t e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown
-                    : cudaMemcpyAsync(dR, R, sizeof(double) * K * K, cudaMemcpyHostToDevice, st);
-    if (e == cudaSuccess && X->n > 0) {
-        rsolve_kernel<<<grid_for(X->n), MV_THREADS, 0, st>>>(X->n, K, dR, (double *)bsr_cuda_multivec_data(X));
-        e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorLaunchOutOfResources : cudaGetLastError();
+    /* from pageable memory: R is staged before the call returns */
+    CU_TRY(cudaMemcpyAsync(dR, R, sizeof(double) * K * K, cudaMemcpyHostToDevice, st));
+    if (X->n > 0) {
+        rsolve_kernel<<<grid_for(X->n), MV_THREADS, 0, st>>>(X->n, K, (const double *)dR, (double *)bsr_cuda_multivec_data(X));
+        CU_LAUNCHED("rsolve_kernel");
     }
-    /* R is pageable host memory: the copy is done when the stream reaches the kernel */
-    if (e == cudaSuccess) e = bsr_fault_hit(BSR_FAULT_CUDA_CALL) ? cudaErrorUnknown : cudaStreamSynchronize(st);
-    if (e != cudaSuccess) s = bsr_cuda_fail(e, "the triangular solve's copy and kernel", __FILE__, __LINE__);
-    bsr_cu_free(dR);
-    if (!s) X->where = BSR_ON_DEVICE;
-    return s;
+    X->where = BSR_ON_DEVICE;
+    return BSR_OK;
 }
