@@ -575,7 +575,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
         bsr_status s2 = bsr_solver_work_back(s, &o, Xw, X);
         if (s2) st = s2;
     }
-    bsr_prof_mark("solve: true residual + X back");
+    bsr_prof_mark("solve: true residual, error control, X back");
 done:
     if (s->opt.profile) {
         bsr_kops_profile_finish(&prof);
