@@ -1649,22 +1649,24 @@ static void test_work_bound(void)
  * elimination tree (ilu_complete.c) instead of the rows' merges.  It must be
  * the pattern the rows choose, with the same factors bit for bit, the same
  * work count and the same work bound, serial and over the ND tree, in
- * nested dissection and natural order; a refactor keeps it; with a
+ * nested dissection and natural order (there also on 3 threads: rows of
+ * ILU_HEAVY_ROW values pipelined one a ticket); a refactor keeps it; with a
  * threshold, a cap or an unsymmetric pattern the rows choose as before. */
 static void test_complete_pattern(void)
 {
     int nt = omp_get_max_threads();
     bsr_team_force(1);   /* the parallel paths at these small sizes */
+    int heavy_seen = 0;
     const char *gens[] = {"coupled3d:8,5,couple=0.45", "stencil3d:9:3", "rotconv3d:8,4"};
     for (int g = 0; g < 3; g++) {
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(gens[g], BSR_DOUBLE, &P));
         const double b3 = pow(bsr_matrix_block(P.A), 3);
-        for (int c = 0; c < 6; c++) {
+        for (int c = 0; c < 8; c++) {
             bsr_ilu_options o = serial_nd(c & 1 ? BSR_ILU2 : BSR_ILUT, 3);
             o.tau1 = 0;
             if (c >= 4) o.order.kind = BSR_ORDER_NATURAL;
-            o.parallel = c >= 2 && c < 4;
+            o.parallel = (c >= 2 && c < 4) || c >= 6;
             omp_set_num_threads(o.parallel ? 3 : 1);
             bsr_ilu *F = NULL, *G = NULL;
             bsr_ilu_test_complete_off(1);
@@ -1681,6 +1683,11 @@ static void test_complete_pattern(void)
             CU_ASSERT(sg.dropped == 0 && sf.dropped == 0);
             CU_ASSERT(sg.fill > 1.5);
             CU_ASSERT(sg.pattern_id != 0);
+            if (c >= 6) {   /* natural order on 3 threads: heavy rows pipelined, else serial */
+                const int64_t vals = (G->L->nnzb + G->U->nnzb) * (int64_t)G->b * G->b;
+                CU_ASSERT_EQUAL(sg.tree_parallel, vals >= (int64_t)ILU_HEAVY_ROW * G->n ? 2 : 0);
+                heavy_seen += vals >= (int64_t)ILU_HEAVY_ROW * G->n;
+            }
             BSR_ASSERT_OK(bsr_ilu_refactor(G, P.A));
             CU_ASSERT(same_factors(F, G));
             bsr_ilu_destroy(G);
@@ -1704,6 +1711,7 @@ static void test_complete_pattern(void)
         }
         bsr_problem_free(&P);
     }
+    CU_ASSERT(heavy_seen > 0);   /* the pipelined rows did run */
     /* an unsymmetric pattern: the rows choose, and still keep every block */
     const int nb = 12;
     char m[12 * 12];

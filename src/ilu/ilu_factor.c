@@ -248,6 +248,30 @@ static int run_sep(run_t *R, int r0, int r1)
     return ok;
 }
 
+/* Every row by ticket in index order (run_tickets), on nt threads: a frozen
+ * pattern of heavy rows without a tree, whose dense separators' rows then
+ * pipeline as run_sep's do (runs of consecutive rows would serialize them). */
+static bsr_status run_pipelined(run_t *R, int nt)
+{
+    const int n = R->F->n;
+    R->flag = bsr_malloc(sizeof *R->flag * ((size_t)n + 1), "ILU row flags");
+    if (!R->flag) return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
+    for (int k = 0; k < n; k++) atomic_init(&R->flag[k], 0);
+    for (int t = 0; t < nt; t++) R->work[t].flags = (const void *)R->flag;
+    atomic_int ticket;
+    atomic_init(&ticket, 0);
+    #pragma omp parallel num_threads(nt)
+    {
+        const double t0 = bsr_now();
+        run_tickets(R, 0, n, &ticket);
+        R->work[omp_get_thread_num()].run_s += bsr_now() - t0;
+    }
+    for (int t = 0; t < nt; t++) R->work[t].flags = NULL;
+    free((void *)R->flag);
+    R->flag = NULL;
+    return BSR_OK;
+}
+
 /* Factor the subtree of node t: children as tasks, then t's separator.
  * A separator is skipped when a row below it failed (it would read them). */
 static int run_node(run_t *R, int t)
@@ -585,9 +609,12 @@ bsr_status ilu_factor(bsr_ilu *F)
      * factorization runs serially (the same rows, the same bits) */
     const int team = bsr_team((int64_t)F->nnzbA * F->b * F->b, ILU_TEAM_GRAIN);
     if (team < 2) tree = 0;
-    int levels = !tree && F->opt.parallel && dp && team > 1 &&
+    /* a frozen pattern of heavy rows without a tree (a complete factor in
+     * METIS's order): its rows pipelined whatever its levels' widths */
+    const int heavy = !tree && F->opt.parallel && fz && team > 1 && (fz->nlo + fz->nup) * F->b * F->b >= (int64_t)ILU_HEAVY_ROW * F->n;
+    int levels = !tree && !heavy && F->opt.parallel && dp && team > 1 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
-    int nt = tree || levels ? team : 1;
+    int nt = tree || levels || heavy ? team : 1;
     run_t R = {F, NULL, INT_MAX, BSR_OK, "", NULL, nt, bsr_progress_min() > 0, 0,
                F->n / 256 < 1 ? 1 : F->n / 256 > PROGRESS_ROWS ? PROGRESS_ROWS : F->n / 256};
     bsr_status s = BSR_OK;
@@ -631,6 +658,9 @@ bsr_status ilu_factor(bsr_ilu *F)
         free((void *)R.flag);
     } else if (levels) {
         s = run_levels(&R, nt, dp, dc, inside);
+        if (s) return s;
+    } else if (heavy) {
+        s = run_pipelined(&R, nt);
         if (s) return s;
     } else if (F->aone && !ilu_rows0_scaled(F, F->aone, &F->work[0])) {
         /* a row failed the single pass: both passes from the start, which
@@ -679,7 +709,7 @@ bsr_status ilu_factor(bsr_ilu *F)
         F->st.second_order_peak = wk + rmax;
     }
     F->st.pivots_regularized = nreg;
-    F->st.tree_parallel = on_dev ? 3 : tree ? 1 : levels ? 2 : 0;
+    F->st.tree_parallel = on_dev ? 3 : tree ? 1 : levels || heavy ? 2 : 0;
     /* rows on the host, unless the device made the pattern from its rows
      * (F->dsym) and kept them there; with both, the two are compared */
     if (F->rows) {

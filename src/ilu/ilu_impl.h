@@ -293,6 +293,13 @@ int ilu_cap_select(int m, const double *key, const int *col, int p, unsigned cha
  * problem of a few thousand rows cost more than it gave (poisson2d:64 on 2
  * threads of a loaded 2-core machine: 26-84 ms for rows that take 0.6 ms on one). */
 #define ILU_TEAM_GRAIN 65536
+/* Values a row (L and U together, on average) from which a frozen pattern
+ * without a tree has its rows pipelined one a ticket (run_pipelined): a
+ * complete factor's dense separators.  The complete factor of a 16^3 grid
+ * of 8 x 8 blocks in METIS's order (106 blocks a row, 420 levels) took
+ * 2.82 s serially, 1.62 s so on 2 threads (this VM); the threshold
+ * factors' refactors (ILU2 with b = 4 at fill 15: 1,680) stay as they were. */
+#define ILU_HEAVY_ROW 2048
 
 /* The runs of consecutive rows that concurrent threads take by ticket
  * (ilu_factor.c): run r = rows [run[r], run[r+1]) of [r0, r1), run[] holding
