@@ -383,6 +383,11 @@ const char *bsr_cap_name(int cap, char *buf)
     return buf;
 }
 
+int bsr_pattern_applies(const bsr_solver_options *o)
+{
+    return o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 || o->coarse > 0;
+}
+
 /* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 and IC2 only). */
 int bsr_keep_pattern(const bsr_solver_options *o)
 {
@@ -434,11 +439,11 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",factor=%s", o->factor == BSR_FACTOR_CPU ? "cpu" : "gpu");
     if (BSR_PC_IS_ILU(o->precond) && o->trisolve > 0)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",trisolve=jacobi:%d", o->trisolve);
-    /* the threshold kinds' refactor pattern, only when not the default */
+    /* the refactor's pattern (threshold kinds, two levels), only when not the default */
     static const char *const pattern_names[] = {"frozen", "refresh", "auto"};   /* BSR_SOLVER_PATTERN_* */
-    if ((o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) && o->pattern > 0 && o->pattern <= BSR_SOLVER_PATTERN_AUTO)
+    if (bsr_pattern_applies(o) && o->pattern > 0 && o->pattern <= BSR_SOLVER_PATTERN_AUTO)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pattern=%s", pattern_names[o->pattern]);
-    if ((o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2) && o->pattern == BSR_SOLVER_PATTERN_AUTO &&
+    if (bsr_pattern_applies(o) && o->pattern == BSR_SOLVER_PATTERN_AUTO &&
         o->pattern_growth != 1.5)
         snprintf(mt + strlen(mt), sizeof mt - strlen(mt), ",pattern_growth=%s", num(n1, o->pattern_growth));
     char lim[112] = "";  /* the stopping tests beyond rtol/atol/maxit, only when not the defaults */

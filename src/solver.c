@@ -180,13 +180,13 @@ bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_m
     return BSR_OK;
 }
 
-/* Nonzero when a refactor of ILUT/ILU2 is to choose a new pattern (a full
- * setup): pattern=refresh, or auto once the iterations (iters_last) grew
- * past pattern_growth times those on this pattern (iters_base, 0: none yet). */
+/* Nonzero when a refactor of ILUT/ILU2 (or of two levels: the coarse space)
+ * is to choose a new pattern (a full setup): pattern=refresh, or auto once
+ * the iterations (iters_last) grew past pattern_growth times those on this
+ * pattern (iters_base, 0: none yet). */
 int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last)
 {
-    const int threshold = o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2;
-    return threshold && (o->pattern == BSR_SOLVER_PATTERN_REFRESH ||
+    return bsr_pattern_applies(o) && (o->pattern == BSR_SOLVER_PATTERN_REFRESH ||
                          (o->pattern == BSR_SOLVER_PATTERN_AUTO && iters_base > 0 &&
                           iters_last > o->pattern_growth * iters_base));
 }

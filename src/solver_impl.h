@@ -115,6 +115,10 @@ const char *bsr_cap_name(int cap, char *buf);
 const char *bsr_halo_name(int halo);
 /* (ilu2fill) o->keep_pattern resolved: "auto" (-1) is on for ILU2, off otherwise (options.c). */
 int bsr_keep_pattern(const bsr_solver_options *o);
+/* Nonzero when options pattern and pattern_growth apply to o's
+ * preconditioner: ILUT and ILU2 (their threshold pattern), and two levels
+ * (coarse=M: the coarse space). */
+int bsr_pattern_applies(const bsr_solver_options *o);
 /* etol=auto's target with a threshold ILU, in units of rtol. */
 #define BSR_ETOL_AUTO 100
 /* o->etol resolved (options.c): the relative error target a converged column

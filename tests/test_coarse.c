@@ -193,6 +193,40 @@ static void test_deterministic_refactor(void)
     bsr_problem_free(&P);
 }
 
+/* Refactor keeps the coarse space as the ILU keeps its pattern: on another
+ * system of the same pattern it converges, with bits a new setup's do not
+ * share; pattern=refresh makes the space anew: a new setup's bits. */
+static void test_refresh(void)
+{
+    bsr_problem P, Q;
+    bsr_multivec *B, *Xs, *Bq, *Xq, *X[3];
+    bsr_test_problem_k("coupled3d:12,4,couple=0.3", 1, 3, &P, &B, &Xs);
+    bsr_test_problem_k("coupled3d:12,4,couple=0.4,seed=5", 1, 4, &Q, &Bq, &Xq);
+    const int64_t n = bsr_multivec_rows(B);
+    for (int i = 0; i < 3; i++) BSR_ASSERT_OK(bsr_multivec_create(&X[i], n, 1, BSR_DOUBLE));
+    const char *cfg[2] = {"precond=ilu0,coarse=6,rtol=1e-10", "precond=ilu0,coarse=6,rtol=1e-10,pattern=refresh"};
+    bsr_solver_stats st;
+    CU_ASSERT_EQUAL(bsr_test_solve(NULL, cfg[0], Q.A, Bq, X[0], &st), BSR_OK);
+    bsr_solver_stats_free(&st);
+    for (int c = 0; c < 2; c++) {
+        bsr_solver *s = bsr_test_solver(NULL, cfg[c], P.A);
+        BSR_ASSERT_OK(bsr_solver_refactor(s, Q.A));
+        BSR_ASSERT_OK(bsr_multivec_fill(X[1 + c], 0));
+        BSR_ASSERT_OK(bsr_solver_solve(s, Bq, X[1 + c], &st));
+        CU_ASSERT(bsr_reason_converged(st.col[0].reason));
+        bsr_solver_stats_free(&st);
+        CU_ASSERT(bsr_test_rel_err(X[1 + c], Xq) < 1e-7);
+        bsr_solver_destroy(s);
+    }
+    CU_ASSERT(!bsr_test_same_bits(X[0], X[1]));   /* the setup's space, not Q's */
+    CU_ASSERT(bsr_test_same_bits(X[0], X[2]));
+    for (int i = 0; i < 3; i++) bsr_multivec_destroy(X[i]);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_multivec_destroy(Bq); bsr_multivec_destroy(Xq);
+    bsr_problem_free(&P);
+    bsr_problem_free(&Q);
+}
+
 /* A NaN in A: the setup fails with a status and a message; float vectors are
  * refused at setup (naming coarse). */
 static void test_bad_input(void)
@@ -290,6 +324,7 @@ int main(int argc, char **argv)
         {"the whole space as the coarse space: A^{-1}, one iteration", test_whole_space},
         {"coupled3d: at most half the ILU2's iterations, converged to x*", test_fewer_iterations},
         {"the same bits on 1 and 2 threads; refactor: the setup's bits, then new values", test_deterministic_refactor},
+        {"refactor keeps the coarse space; pattern=refresh makes it anew", test_refresh},
         {"NaN in A and float vectors: a status and a message", test_bad_input},
         {"on the device: half the device ILU2's iterations, the host's count, the same bits, refactor", test_device},
         {NULL, NULL},

@@ -28,8 +28,11 @@
  * the library's own block ILU2 with no dropping (tau1=0, cap=none) in METIS's
  * order on the host (COARSE_FACTOR).  The apply runs where the solver
  * computes, through the context's kernels: P and P^T are scalar sparse
- * matrices.  Refactor redoes all but the aggregates.  Every step sums in a
- * fixed order: the same bits on any number of threads. */
+ * matrices.  Refactor keeps the coarse space as the ILU keeps its pattern
+ * (S refactored, Ac = P^T A P made again and its factor refactored);
+ * pc->refresh (pattern=refresh, or auto once the iterations grow) makes all
+ * but the aggregates anew.  Every step sums in a fixed order: the same bits
+ * on any number of threads. */
 #include "precond_impl.h"
 #include <limits.h>
 #include <math.h>
@@ -56,7 +59,7 @@ typedef struct {
     int *part;              /* [n] aggregate of each block row */
     int *aptr, *acell;      /* aggregate g's block rows acell[aptr[g] .. aptr[g+1]), ascending */
     int *mg;                /* [na] P's nonzero columns on aggregate g (the rest are zero) */
-    double *P;              /* block row i's b x m block of P at P + i * b * m (row-major) */
+    double *P;              /* block row i's b x m block of P at P + i * b * m (row-major), kept for refactors */
     bsr_matrix *Pm, *Rm;    /* P and P^T as scalar sparse matrices (b = 1): the apply's transfers */
     bsr_matrix *Ac;         /* P^T A P */
     bsr_pc *cs;             /* its complete factorization */
@@ -234,12 +237,12 @@ static bsr_status build_basis(coarse *C, const double *X)
 /* Ac = P^T A P as a BSR matrix of m x m blocks: block row I an aggregate,
  * its neighbour aggregates J ascending; the unknowns of P's zero columns
  * get 1 on the diagonal (decoupled: their right-hand side is always 0).
- * Row i of aggregate I adds P_i^T W_iJ to block (I, J) once for each J its
+ * A new matrix in *Ac.  Row i of aggregate I adds P_i^T W_iJ to block (I, J) once for each J its
  * row reaches, W_iJ = the sum of A_id P_d over its blocks d in J (stored
  * order): P_i^T is applied once a neighbour aggregate instead of once a
  * block of A (with b = 5, m = 8, 7 blocks a row reaching 2 aggregates:
  * 2,040 multiply-adds a row against 3,640). */
-static bsr_status build_coarse(coarse *C)
+static bsr_status build_coarse(coarse *C, bsr_matrix **Ac)
 {
     const bsr_matrix *A = C->A;
     const int n = C->n, b = C->b, na = C->na, bb = b * b, m = C->m, mm = m * m, bm = b * m;
@@ -341,9 +344,7 @@ static bsr_status build_coarse(coarse *C)
             }
         }
     }
-    bsr_matrix_destroy(C->Ac);
-    C->Ac = NULL;
-    if (!s) s = bsr_matrix_create(&C->Ac, na, na, m, brp, bci, bval, BSR_DOUBLE, 0);
+    if (!s) s = bsr_matrix_create(Ac, na, na, m, brp, bci, bval, BSR_DOUBLE, 0);
     free(brp); free(bci); free(bval); free(mark); free(rowj); free(w);
     return s;
 }
@@ -407,8 +408,36 @@ static bsr_status build_transfer(coarse *C)
  * factor under a second). */
 #define COARSE_FACTOR "precond=ilu2,tau1=0,cap=none,reorder=metis,factor=cpu,fallback=off"
 
+/* Ac = P^T A P from C's P and its complete factor: a new factorization
+ * after a new P; else (P kept, so Ac's pattern too) the factor's refactor
+ * on Ac's new values. */
+static bsr_status build_level(coarse *C, int new_p)
+{
+    bsr_matrix *Ac = NULL;
+    bsr_status s = build_coarse(C, &Ac);
+    if (!s && new_p) s = build_transfer(C);
+    bsr_prof_mark("coarse setup: P^T A P");
+    if (s) { bsr_matrix_destroy(Ac); return s; }
+    if (!new_p && C->cs) {
+        s = C->cs->refactor(C->cs, Ac);
+    } else {
+        bsr_pc_destroy(C->cs);
+        C->cs = NULL;
+        bsr_solver_options co;
+        bsr_solver_options_default(&co);
+        s = bsr_solver_options_parse(&co, COARSE_FACTOR);
+        if (!s) s = bsr_pc_create(Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
+    }
+    bsr_prof_mark("coarse setup: Ac's LU");
+    bsr_matrix_destroy(C->Ac);   /* (after the factor took Ac's values) */
+    C->Ac = Ac;
+    if (s) return bsr_error(s, "coarse=: the coarse matrix P^T A P (%d block rows of %d x %d): %s", C->na, C->m, C->m,
+                            bsr_last_error());
+    return BSR_OK;
+}
+
 /* Everything made from A's values: the test vectors, P, Ac and its factor
- * (after S was set up or refactored on A). */
+ * (after S was set up or refreshed on A). */
 static bsr_status build(coarse *C)
 {
     C->valid = 0;
@@ -418,23 +447,9 @@ static bsr_status build(coarse *C)
     bsr_status s = build_basis(C, X->data);
     bsr_multivec_destroy(X);
     bsr_prof_mark("coarse setup: basis");
-    if (!s) s = build_coarse(C);
-    if (!s) s = build_transfer(C);
-    free(C->P);   /* in Pm and Rm now */
-    C->P = NULL;
-    bsr_prof_mark("coarse setup: P^T A P");
-    if (s) return s;
-    bsr_pc_destroy(C->cs);
-    C->cs = NULL;
-    bsr_solver_options co;
-    bsr_solver_options_default(&co);
-    BSR_TRY(bsr_solver_options_parse(&co, COARSE_FACTOR));
-    s = bsr_pc_create(C->Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
-    bsr_prof_mark("coarse setup: Ac's LU");
-    if (s) return bsr_error(s, "coarse=: the coarse matrix P^T A P (%d block rows of %d x %d): %s", C->na, C->m, C->m,
-                            bsr_last_error());
-    C->valid = 1;
-    return BSR_OK;
+    if (!s) s = build_level(C, 1);
+    if (!s) C->valid = 1;
+    return s;
 }
 
 /* pc's figures: the smoother's, and the coarse level's line. */
@@ -493,11 +508,31 @@ static bsr_status coarse_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *
     return bsr_ctx_axpy(C->ctx, Y, one, C->W);
 }
 
+/* New values on the setup's pattern: S refactored, the coarse space (the
+ * test vectors' P) kept as the ILU's pattern is, Ac made from it and its
+ * factor refactored.  A refactor on the setup's values thus gives the
+ * setup's bits; pc->refresh makes the space anew. */
 static bsr_status coarse_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     coarse *C = pc->data;
     C->valid = 0;
     if (C->S->refactor) BSR_TRY(C->S->refactor(C->S, A));
+    C->A = A;
+    BSR_TRY(build_level(C, 0));
+    C->valid = 1;
+    describe(pc, C);
+    return BSR_OK;
+}
+
+/* pc->refresh (pattern=refresh, or auto once the iterations grew): S's
+ * pattern chosen again where it can be (else refactored), then the test
+ * vectors, P, Ac and its factor made anew, as a setup makes them. */
+static bsr_status coarse_refresh(bsr_pc *pc, const bsr_matrix *A)
+{
+    coarse *C = pc->data;
+    C->valid = 0;
+    if (C->S->refresh) BSR_TRY(C->S->refresh(C->S, A));
+    else if (C->S->refactor) BSR_TRY(C->S->refactor(C->S, A));
     C->A = A;
     BSR_TRY(build(C));
     describe(pc, C);
@@ -558,6 +593,7 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     }
     BSR_TRY(build(C));
     describe(pc, C);
+    pc->refresh = coarse_refresh;
     return BSR_OK;
 }
 
