@@ -263,7 +263,7 @@ static const char *const configs[] = {
     "precond=ilut,method=gmres",    "precond=ilu2,method=bicgstab", "precond=ilu2,method=gmres",
     "precond=jacobi,method=bicgstab", "precond=jacobi,method=gmres",
     "precond=ilu0,method=bicgstab,precision=float,precond_precision=float", "precond=jacobi,method=idr",
-    "precond=jacobi,method=gmres,restart=6,deflate=2,etol=1e-9",
+    "precond=jacobi,method=gmres,restart=6,deflate=2,etol=1e-9", "precond=ilu0,method=bicgstab,coarse=2",
 };
 #define NCONFIGS (sizeof configs / sizeof configs[0])
 
@@ -358,7 +358,7 @@ static void walk_cuda(bsr_fault_kind kind)
     static const char *const gcfg[] = {
         "precond=ilu0,method=bicgstab", "precond=ilu2,method=gmres", "precond=jacobi,method=bicgstab",
         "precond=ilu0,method=bicgstab,precision=float,precond_precision=float", "precond=jacobi,method=idr",
-        "precond=jacobi,method=gmres,restart=6,deflate=2,etol=1e-9",
+        "precond=jacobi,method=gmres,restart=6,deflate=2,etol=1e-9", "precond=ilu2,method=gmres,coarse=2",
     };
     tally T = {{0}, 0, 0, 0, 0};
     for (size_t c = 0; c < sizeof gcfg / sizeof gcfg[0]; c++) walk_config(&F, gcfg[c], kind, &T);

@@ -66,6 +66,7 @@ typedef struct {
     bsr_multivec *T, *W;    /* the apply's residual and smoother output, kept while k stays */
     bsr_multivec *Rc, *Ec;  /* the coarse right-hand sides and solutions */
     int valid;              /* the last setup or refactor succeeded */
+    int space;              /* P, Pm and Rm are of one build (what a refactor keeps) */
 } coarse;
 
 /* X (N x K, row-interleaved, current where ctx computes) <- X R^{-1},
@@ -416,6 +417,7 @@ static bsr_status build_level(coarse *C, int new_p)
     bsr_matrix *Ac = NULL;
     bsr_status s = build_coarse(C, &Ac);
     if (!s && new_p) s = build_transfer(C);
+    if (!s) C->space = 1;
     bsr_prof_mark("coarse setup: P^T A P");
     if (s) { bsr_matrix_destroy(Ac); return s; }
     if (!new_p && C->cs) {
@@ -441,6 +443,7 @@ static bsr_status build_level(coarse *C, int new_p)
 static bsr_status build(coarse *C)
 {
     C->valid = 0;
+    C->space = 0;
     bsr_multivec *X = NULL;
     BSR_TRY(test_vectors(C, &X));
     bsr_prof_mark("coarse setup: test vectors");
@@ -511,15 +514,20 @@ static bsr_status coarse_apply(bsr_pc *pc, const bsr_multivec *X, bsr_multivec *
 /* New values on the setup's pattern: S refactored, the coarse space (the
  * test vectors' P) kept as the ILU's pattern is, Ac made from it and its
  * factor refactored.  A refactor on the setup's values thus gives the
- * setup's bits; pc->refresh makes the space anew. */
+ * setup's bits; pc->refresh makes the space anew (as does a refactor after
+ * a build that failed before its transfers). */
 static bsr_status coarse_refactor(bsr_pc *pc, const bsr_matrix *A)
 {
     coarse *C = pc->data;
     C->valid = 0;
     if (C->S->refactor) BSR_TRY(C->S->refactor(C->S, A));
     C->A = A;
-    BSR_TRY(build_level(C, 0));
-    C->valid = 1;
+    if (!C->space) {   /* the last build failed before its transfers: nothing to keep */
+        BSR_TRY(build(C));
+    } else {
+        BSR_TRY(build_level(C, 0));
+        C->valid = 1;
+    }
     describe(pc, C);
     return BSR_OK;
 }
