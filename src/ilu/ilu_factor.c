@@ -611,7 +611,8 @@ bsr_status ilu_factor(bsr_ilu *F)
     if (team < 2) tree = 0;
     /* a frozen pattern of heavy rows without a tree (a complete factor in
      * METIS's order): its rows pipelined whatever its levels' widths */
-    const int heavy = !tree && F->opt.parallel && fz && team > 1 && (fz->nlo + fz->nup) * F->b * F->b >= (int64_t)ILU_HEAVY_ROW * F->n;
+    const int heavy = !tree && F->opt.parallel && fz && team > 1 &&
+                      (fz->nlo + fz->nup) * F->b * F->b >= (int64_t)ILU_HEAVY_ROW * F->n;
     int levels = !tree && !heavy && F->opt.parallel && dp && team > 1 &&
                  (inside || (dlv && F->n >= 64 * dlv->nlevels));
     int nt = tree || levels || heavy ? team : 1;

@@ -238,11 +238,11 @@ static bsr_status build_basis(coarse *C, const double *X)
 /* Ac = P^T A P as a BSR matrix of m x m blocks: block row I an aggregate,
  * its neighbour aggregates J ascending; the unknowns of P's zero columns
  * get 1 on the diagonal (decoupled: their right-hand side is always 0).
- * A new matrix in *Ac.  Row i of aggregate I adds P_i^T W_iJ to block (I, J) once for each J its
- * row reaches, W_iJ = the sum of A_id P_d over its blocks d in J (stored
- * order): P_i^T is applied once a neighbour aggregate instead of once a
- * block of A (with b = 5, m = 8, 7 blocks a row reaching 2 aggregates:
- * 2,040 multiply-adds a row against 3,640). */
+ * A new matrix in *Ac.  Row i of aggregate I adds P_i^T W_iJ to block
+ * (I, J) once for each J its row reaches, W_iJ = the sum of A_id P_d over
+ * its blocks d in J (stored order): P_i^T is applied once a neighbour
+ * aggregate instead of once a block of A (with b = 5, m = 8, 7 blocks a row
+ * reaching 2 aggregates: 2,040 multiply-adds a row against 3,640). */
 static bsr_status build_coarse(coarse *C, bsr_matrix **Ac)
 {
     const bsr_matrix *A = C->A;
