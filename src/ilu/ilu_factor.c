@@ -380,7 +380,11 @@ static bsr_status run_levels(run_t *R, int nt, const int *dp, const int *dc, int
 /* Free the per-row storage (all = 0 keeps ILU(0)'s fixed rows). */
 void ilu_rows_free(bsr_ilu *F, int all)
 {
-    if (!F->rows) return;
+    if (!F->rows) {   /* (rows not made: their column buffer may be, as when their allocation failed) */
+        free(F->rowbuf);
+        F->rowbuf = NULL;
+        return;
+    }
     if (F->mode == 0 && !all) return;   /* ILU(0) rows live in L/U or the pool */
     #pragma omp parallel for schedule(static) num_threads(bsr_team(F->n, BSR_ROW_GRAIN))
     for (int k = 0; k < F->n; k++)
