@@ -248,16 +248,35 @@ static int run_sep(run_t *R, int r0, int r1)
     return ok;
 }
 
+/* R->flag, every row pending, given to nt threads' workspaces (the rows
+ * then wait in ilu_row for the rows they read); 0 when it cannot be
+ * allocated (BSR_ERR_NOMEM's message set). */
+static int flags_attach(run_t *R, int nt)
+{
+    const int n = R->F->n;
+    R->flag = bsr_malloc(sizeof *R->flag * ((size_t)n + 1), "ILU row flags");
+    if (!R->flag) return 0;
+    for (int k = 0; k < n; k++) atomic_init(&R->flag[k], 0);
+    for (int t = 0; t < nt; t++) R->work[t].flags = (const void *)R->flag;
+    return 1;
+}
+
+/* flags_attach undone (nothing when it failed). */
+static void flags_detach(run_t *R, int nt)
+{
+    for (int t = 0; t < nt; t++) R->work[t].flags = NULL;
+    free((void *)R->flag);
+    R->flag = NULL;
+}
+
 /* Every row by ticket in index order (run_tickets), on nt threads: a frozen
  * pattern of heavy rows without a tree, whose dense separators' rows then
  * pipeline as run_sep's do (runs of consecutive rows would serialize them). */
 static bsr_status run_pipelined(run_t *R, int nt)
 {
     const int n = R->F->n;
-    R->flag = bsr_malloc(sizeof *R->flag * ((size_t)n + 1), "ILU row flags");
-    if (!R->flag) return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
-    for (int k = 0; k < n; k++) atomic_init(&R->flag[k], 0);
-    for (int t = 0; t < nt; t++) R->work[t].flags = (const void *)R->flag;
+    if (!flags_attach(R, nt))
+        return bsr_error(BSR_ERR_NOMEM, "ILU: out of memory for the parallel schedule of %d rows", n);
     atomic_int ticket;
     atomic_init(&ticket, 0);
     #pragma omp parallel num_threads(nt)
@@ -266,9 +285,7 @@ static bsr_status run_pipelined(run_t *R, int nt)
         run_tickets(R, 0, n, &ticket);
         R->work[omp_get_thread_num()].run_s += bsr_now() - t0;
     }
-    for (int t = 0; t < nt; t++) R->work[t].flags = NULL;
-    free((void *)R->flag);
-    R->flag = NULL;
+    flags_detach(R, nt);
     return BSR_OK;
 }
 
@@ -652,15 +669,11 @@ bsr_status ilu_factor(bsr_ilu *F)
         /* threshold kinds, setup or frozen refactor: separators' rows may run
          * concurrently (run_sep), each waiting in ilu_row for the rows it
          * reads (ILU(0)'s rows do not wait: theirs run in order) */
-        if (F->mode == 1 && nt > 1 && (R.flag = bsr_malloc(sizeof *R.flag * ((size_t)F->n + 1), "ILU row flags"))) {
-            for (int k = 0; k < F->n; k++) atomic_init(&R.flag[k], 0);
-            for (int t = 0; t < nt; t++) R.work[t].flags = (const void *)R.flag;
-        }
+        if (F->mode == 1 && nt > 1) flags_attach(&R, nt);   /* (without: separators in order) */
         #pragma omp parallel num_threads(nt)
         #pragma omp single
         run_node(&R, 0);
-        for (int t = 0; t < nt; t++) R.work[t].flags = NULL;
-        free((void *)R.flag);
+        flags_detach(&R, nt);
     } else if (levels) {
         s = run_levels(&R, nt, dp, dc, inside);
         if (s) return s;
