@@ -73,8 +73,9 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
 double bsr_fallback_work(const bsr_solver_options *o, int device);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
  * without its cap, with growth weights, the complete factor on the device,
- * the first factor solved by GMRES-DR. */
-enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV, BSR_FB_DEFLATED };
+ * the first factor solved by GMRES-DR, two levels on the first factor's
+ * options. */
+enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL };
 /* The kind of the fallback's first stage (BSR_FB_*) for a factor of options
  * o of a matrix of nbrows block rows on the CUDA backend (device nonzero) or
  * the CPU (solver.c). */

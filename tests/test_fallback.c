@@ -396,11 +396,12 @@ static void test_probe_rules(void)
  * for bit as a fresh device solver of those options solves it from the
  * same x0; the complete factor equals the host's (the host's complete
  * factor solves to the same error).  Under a work bound below both stages'
- * products, both setups fail, in turn, with GMRES-DR on the first factor
- * between them (it fails on HARD too: the probe gives it up), and the first
- * factor stays.  Where GMRES-DR converges (coupled3d at coupling 0.4, the
- * first solve's BiCGStab out of iterations) its solve is the answer, the
- * options saying so. */
+ * products, both setups fail, in turn, with two levels and GMRES-DR on the
+ * first factor between them (they fail on HARD too: the probe gives them
+ * up), and the first factor stays.  Where two levels converge (coupled3d at
+ * coupling 0.4, the first solve's BiCGStab out of iterations) their solve
+ * is the answer, the options saying so, and later solves keep them; a float
+ * solve has no two levels, and GMRES-DR's solve is the answer there. */
 static void test_device(void)
 {
     if (!bsr_test_have_gpu()) return;
@@ -448,36 +449,62 @@ static void test_device(void)
     printf("\n    %s", e);
     const char *c1 = strstr(e, "of the complete factor on the device failed"), *c2 = strstr(e, "without the cap failed");
     CU_ASSERT(c1 && c2 && c1 < c2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(e, "nor GMRES-DR's on the first factor"));
+    const char *t2 = strstr(e, "nor two levels'"), *dr = strstr(e, "nor GMRES-DR's on the first factor");
+    CU_ASSERT(t2 && dr && t2 < dr);
     CU_ASSERT_PTR_NOT_NULL(strstr(e, "work bound"));
     o = bsr_solver_get_options(s);
     CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->method == BSR_BICGSTAB);   /* the first factor again */
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
-    /* GMRES-DR on the first factor converges: its solve is the answer */
+    /* two levels on the first factor's options converge: their solve is the answer */
     bsr_problem Q;
     BSR_ASSERT_OK(bsr_generate("coupled3d:16,4,couple=0.4", BSR_DOUBLE, &Q));
     bsr_multivec *Xq;
     BSR_ASSERT_OK(bsr_multivec_create(&Xq, bsr_multivec_rows(Q.rhs), 1, BSR_DOUBLE));
     s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=100,work=1e6", Q.A);
     BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
-    printf("\n    GMRES-DR after the complete factor's bound: %d iterations, relres %.2e, error %.2e; %s",
+    printf("\n    two levels after the complete factor's bound: %d iterations, relres %.2e, error %.2e; %s",
            st.col[0].iterations, st.col[0].relres, bsr_test_rel_err(Xq, Q.xexact), st.fallback_reason);
     CU_ASSERT_EQUAL(st.fallbacks, 1);
     CU_ASSERT(st.fallback_iterations == 100 && st.fallback_s > 0);   /* the complete factor's setup tried */
     CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].iterations < 100);
     CU_ASSERT(bsr_test_rel_err(Xq, Q.xexact) < 1e-6);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "coarse level"));
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->coarse == BSR_FALLBACK_COARSE && o->method == BSR_BICGSTAB);
+    CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0);   /* the first factor's options */
+    bsr_solver_stats_free(&st);
+    /* a later solve keeps them, with no fallback */
+    BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].iterations < 100);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->coarse, BSR_FALLBACK_COARSE);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    /* in float: no two levels; GMRES-DR on the first factor converges, its solve the answer */
+    bsr_multivec *Xf;
+    bsr_problem Qf;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:16,4,couple=0.4", BSR_FLOAT, &Qf));
+    BSR_ASSERT_OK(bsr_multivec_create(&Xf, bsr_multivec_rows(Qf.rhs), 1, BSR_FLOAT));
+    s = bsr_test_solver(ctx, "precond=ilu2,precision=float,rtol=1e-5,maxit=400,work=1e6", Qf.A);
+    BSR_ASSERT_OK(bsr_solver_solve(s, Qf.rhs, Xf, &st));
+    printf("\n    GMRES-DR in float after the complete factor's bound: %d iterations, relres %.2e; %s",
+           st.col[0].iterations, st.col[0].relres, st.fallback_reason);
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason));
     o = bsr_solver_get_options(s);
     CU_ASSERT(o->method == BSR_GMRES && o->deflate == BSR_FALLBACK_DR_K && o->restart == BSR_FALLBACK_DR_M);
-    CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0);   /* the first factor's options */
+    CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0 && o->coarse == 0);   /* the first factor's options */
     /* the first factor itself, not set up again: a later solve reports its setup's seconds */
     const double setup0 = st.setup_s;
     bsr_solver_stats_free(&st);
-    BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
+    BSR_ASSERT_OK(bsr_solver_solve(s, Qf.rhs, Xf, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 0);
     CU_ASSERT_EQUAL(st.setup_s, setup0);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
+    bsr_multivec_destroy(Xf);
+    bsr_problem_free(&Qf);
     bsr_multivec_destroy(Xq);
     bsr_problem_free(&Q);
     bsr_multivec_destroy(x0); bsr_multivec_destroy(X); bsr_multivec_destroy(Y);

@@ -175,8 +175,12 @@ typedef struct {
                                   kept, its pattern from the elimination tree; stable on
                                   indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
-                                  that bound (or the device's memory) the first factor again,
-                                  solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
+                                  that bound (or the device's memory) two levels made on the first
+                                  factor's options (coarse=BSR_FALLBACK_COARSE, double precision,
+                                  unless coarse is given: on indefinite coupled systems too large
+                                  for the complete factor they hold the low modes the ILU misses),
+                                  their solve given up by the probe's rules; then the first
+                                  factor again, solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
                                   Krylov method, not the factor, stalls on an indefinite system's
                                   few small eigenvalues), that solve given up by the probe's rules;
@@ -280,6 +284,10 @@ typedef struct {
  * BSR_FALLBACK_DR_K), the restart the options' where larger. */
 #define BSR_FALLBACK_DR_M 60
 #define BSR_FALLBACK_DR_K 20
+/* The fallback's two levels (after the complete factor on the device, where
+ * that is past its bound, before GMRES-DR): the first factor's options with
+ * coarse=BSR_FALLBACK_COARSE. */
+#define BSR_FALLBACK_COARSE 8
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
