@@ -339,7 +339,7 @@ static void report_text(const bsr_problem *P, const bsr_matrix_info *f, const ch
         printf("fallback    %s: set up again as the options now say\n", st->fallback_reason);
     else if (st->fallbacks)
         printf("fallback    the first factor did not converge (%d iterations: %s): solved again from the initial "
-               "guess by the fallback's stage the options now say (a new factor set up, or GMRES-DR on the first)\n",
+               "guess by the fallback's stage the options now say (a new factor, two levels, or GMRES-DR on the first)\n",
                st->fallback_iterations, st->fallback_reason);
     printf("            fill %.2f (%lld blocks)%s\n", st->fill, (long long)st->pc_nnzb,
            st->pivots_regularized ? ", pivots regularized" : "");
@@ -678,6 +678,13 @@ int cmd_solve(int argc, char **argv)
         opt.grow = fo->grow;
         opt.factor = fo->factor;
         opt.work = fo->work;
+        opt.tau1 = fo->tau1;
+        opt.tau2 = fo->tau2;
+        opt.coarse = fo->coarse;
+        opt.method = fo->method;
+        opt.restart = fo->restart;
+        opt.deflate = fo->deflate;
+        opt.orth = fo->orth;
         snprintf(opt.reorder, sizeof opt.reorder, "%s", fo->reorder);
     }
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
