@@ -643,7 +643,7 @@ done:
  *   grow with the grid on indefinite coupled systems, and a coarse space of
  *   the modes it misses holds them (coupled3d:60,5,couple=0.3 at 216k block
  *   rows: 27 iterations against GMRES-DR's 212 on the first factor, a
- *   refactored step 0.71 s against 1.51 s).  A new setup: the first factor,
+ *   refactored step 0.71 s against 1.47-1.50 s).  A new setup: the first factor,
  *   kept aside, stays for the next stage; its solve is probed, and a
  *   failure goes on to the next stage.
  * - Then, on the device, the first factor again, solved by GMRES-DR
