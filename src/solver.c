@@ -458,8 +458,8 @@ static atomic_int ahead_on_cpu;
 void bsr_solver_test_order_ahead(int on) { atomic_store(&ahead_on_cpu, on != 0); }
 
 /* The probe's hook (bsr_kstate.ahead), as the probe may stop the first
- * solve: the fallback's first stage's ordering (or, while GMRES-DR's stage
- * is probed, the next stage's: s->ahead_opt) started on a second host
+ * solve: the fallback's first stage's ordering (or, while two levels' or
+ * GMRES-DR's stage is probed, the next stage's: s->ahead_opt) started on a second host
  * thread (s->ahead) where it is a nested dissection and the solve runs on
  * the device, whose host thread is idle meanwhile (tests: on the CPU too).
  * METIS's 0.4-0.6 s at 64k block rows then overlap the probe's iterations
@@ -731,8 +731,8 @@ static int stats_iterations(const bsr_solver_stats *st)
 }
 
 /* The first factor, kept aside while a failed solve's fallback sets its
- * stages up: GMRES-DR's stage solves with it, and a fallback whose stages all
- * fail goes on with it, neither setting it up again (0.25 s at 216k block
+ * stages up (two levels' among them): GMRES-DR's stage solves with it, and
+ * a fallback whose stages all fail goes on with it, neither setting it up again (0.25 s at 216k block
  * rows with b = 5 on the device, 0.8 s at 1M). */
 struct first_factor {
     bsr_pc *pc;              /* NULL: none kept */
@@ -912,8 +912,9 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
  * to) naming each stage's failure; *secs (may be NULL) gains the seconds
  * of the setups, failed or not.  After a failed solve keep holds the first factor
  * while the stages are set up, lent to GMRES-DR's stage (no setup: 0 s) and
- * freed once another stage's setup succeeds; with keep NULL (a setup's
- * fallback) there is no GMRES-DR stage. */
+ * freed once another stage's setup succeeds (but two levels', after which
+ * GMRES-DR's may follow); with keep NULL (a setup's fallback) there is no
+ * two levels' or GMRES-DR stage. */
 static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *keep, int *stage, char *fb,
                            size_t len, double *secs)
 {
