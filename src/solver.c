@@ -229,7 +229,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     /* a device row uploads A after its host work (A's upload is not
      * overlapped with that work on a second thread: the setup was slower in
      * the median, bench/RESULTS.md) */
-    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, s->ahead, &s->pc);
+    st = bsr_pc_create(work_matrix(s), &s->opt, s->device ? s->ctx : NULL, s->ahead, s->smoother, &s->pc);
     double t2 = bsr_now();
     bsr_prof_mark("setup: preconditioner (rest)");
     if (s->device && (st = bsr_solver_device_operator(s, st))) goto fail;
@@ -621,7 +621,7 @@ done:
  * not distributed, no fallback stopped on this matrix since its setup),
  * BSR_FB_NONE otherwise.  The stages are set up in turn until one succeeds.
  * - A capped factor on the device: first the complete block LU on the
- *   device (tau1 = tau2 = 0 without the cap: every block kept, the pattern
+ *   device (tau1 = tau2 = 0 without the cap or a coarse level: every block kept, the pattern
  *   from the elimination tree, the values factored there, ilu_complete.c),
  *   in METIS_NodeND's order unless an order was given (its sync-free rows
  *   need no tree, and its fill is the least: 15-20% fewer block products
@@ -643,8 +643,8 @@ done:
  *   grow with the grid on indefinite coupled systems, and a coarse space of
  *   the modes it misses holds them (coupled3d:60,5,couple=0.3 at 216k block
  *   rows: 27 iterations against GMRES-DR's 212 on the first factor, a
- *   refactored step 0.71 s against 1.47-1.50 s).  A new setup: the first factor,
- *   kept aside, stays for the next stage; its solve is probed, and a
+ *   refactored step 0.71 s against 1.47-1.50 s).  Their smoother is the first
+ *   factor itself, shared, not made again; its solve is probed, and a
  *   failure goes on to the next stage.
  * - Then, on the device, the first factor again, solved by GMRES-DR
  *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K; unless the first solve was one):
@@ -700,6 +700,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
         f->work = bsr_fallback_work(o, 1);
         f->tau1 = f->tau2 = 0;
         f->grow = 0;
+        f->coarse = 0;   /* an exact factor leaves no modes for a coarse level */
         f->factor = BSR_FACTOR_GPU;
     } else if (kind == BSR_FB_UNCAPPED) {
         if (!f->grow) f->grow = 1;
@@ -731,9 +732,10 @@ static int stats_iterations(const bsr_solver_stats *st)
 }
 
 /* The first factor, kept aside while a failed solve's fallback sets its
- * stages up (two levels' among them): GMRES-DR's stage solves with it, and
- * a fallback whose stages all fail goes on with it, neither setting it up again (0.25 s at 216k block
- * rows with b = 5 on the device, 0.8 s at 1M). */
+ * stages up: two levels share it as their smoother, GMRES-DR's stage solves
+ * with it, and a fallback whose stages all fail goes on with it, none
+ * setting it up again (0.25 s at 216k block rows with b = 5 on the device,
+ * 0.8 s at 1M). */
 struct first_factor {
     bsr_pc *pc;              /* NULL: none kept */
     bsr_matrix *A_work;
@@ -911,9 +913,10 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
  * none did (or there is none), s->opt as it was and fb (len bytes, appended
  * to) naming each stage's failure; *secs (may be NULL) gains the seconds
  * of the setups, failed or not.  After a failed solve keep holds the first factor
- * while the stages are set up, lent to GMRES-DR's stage (no setup: 0 s) and
- * freed once another stage's setup succeeds (but two levels', after which
- * GMRES-DR's may follow); with keep NULL (a setup's fallback) there is no
+ * while the stages are set up, shared with two levels' stage as its
+ * smoother, lent to GMRES-DR's stage (no setup: 0 s) and let go once
+ * another stage's setup succeeds (but two levels', after which GMRES-DR's
+ * may follow; two levels that end the fallback own it then); with keep NULL (a setup's fallback) there is no
  * two levels' or GMRES-DR stage. */
 static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *keep, int *stage, char *fb,
                            size_t len, double *secs)
@@ -930,8 +933,12 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
         s->opt = fo;   /* the options say so from now on */
         const int lent = kind == BSR_FB_DEFLATED && first_lend(s, keep, A);
         if (!lent) first_park(s, keep);
+        /* two levels share the first factor (same options but the coarse
+         * level, same A) as their smoother instead of making it again */
+        if (kind == BSR_FB_TWOLEVEL && keep->pc && !keep->lent && !keep->A_work) s->smoother = keep->pc;
         const double t0 = bsr_now();
         bsr_status sf = lent ? BSR_OK : setup_as(s, A, 0);
+        s->smoother = NULL;
         if (secs && !lent) *secs += bsr_now() - t0;
         /* an uncapped factor whose growth stayed below grow's trigger is the
          * first one, bit for bit: a second solve would repeat the first */

@@ -41,6 +41,12 @@ struct bsr_pc {
     /* during the setup only: an ordering of A made ahead (NULL: none), which
      * a setup asking for that ordering copies instead of making its own */
     const bsr_order_ahead *ahead;
+    /* during the setup only: for two levels, their smoother already set up
+     * (NULL: the setup makes one), shared with the caller */
+    bsr_pc *given;
+    /* its holders besides the first (two levels sharing it as their
+     * smoother): bsr_pc_destroy lets one go instead of freeing it */
+    int holders;
 };
 
 /* Build the preconditioner o->precond for A (working precision) on the
@@ -49,9 +55,12 @@ struct bsr_pc {
  * context), the host.  The one object of
  * (A, ctx), made by the table's row for (kind, backend) (precond_table.c):
  * BSR_ERR_UNSUPPORTED naming both when there is none.  ahead (may be NULL):
- * an ordering of A made ahead, used where the setup asks for that one. */
+ * an ordering of A made ahead, used where the setup asks for that one.
+ * smoother (may be NULL; with o->coarse only): the ILU of o's options
+ * without the coarse level, already set up on A, which two levels share
+ * as their smoother instead of making it again. */
 bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx,
-                         const bsr_order_ahead *ahead, bsr_pc **pc);
+                         const bsr_order_ahead *ahead, bsr_pc *smoother, bsr_pc **pc);
 void bsr_pc_destroy(bsr_pc *pc);
 /* What a preconditioner's user settles before bsr_pc_create (solver.c; the
  * solver and the distributed overlap preconditioner alike):
@@ -452,6 +461,8 @@ struct bsr_solver {
     const bsr_solver_options *ahead_opt; /* while a stage's solve is probed: the options of the
                                   stage after it, whose ordering the probe's hook starts (NULL: the
                                   first stage's, from the solver's options) */
+    bsr_pc *smoother;          /* while the fallback sets two levels up: the first factor, which they
+                                  share as their smoother (NULL: none) */
 };
 
 /* Tests: the fallback's ordering made ahead on the CPU backend too (on by

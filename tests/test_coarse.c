@@ -8,6 +8,7 @@
  * on the device it does the same against the device ILU2 and the host. */
 #include "harness.h"
 #include "internal.h"
+#include "precond_impl.h"
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -193,6 +194,72 @@ static void test_deterministic_refactor(void)
     bsr_problem_free(&P);
 }
 
+/* Y = pc's apply of B, into a new multivector. */
+static bsr_multivec *pc_apply(bsr_pc *pc, const bsr_multivec *B)
+{
+    bsr_multivec *Y = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&Y, bsr_multivec_rows(B), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(pc->apply(pc, B, Y));
+    return Y;
+}
+
+/* Two levels sharing a smoother already set up on A (the solver's fallback
+ * shares its first factor so): the apply's bits of two levels that make
+ * their own, before and after a refactor on the same values; the smoother
+ * outlives whichever holder lets it go first (a use after free or a leak
+ * fails the ASan run); a smoother given without a coarse level is refused. */
+static void test_shared_smoother(void)
+{
+    bsr_problem P;
+    bsr_multivec *B, *Xs;
+    bsr_test_problem_k("coupled3d:8,4,couple=0.3", 1, 3, &P, &B, &Xs);
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,coarse=4"));
+    BSR_ASSERT_OK(bsr_pc_options_resolve(&o, 0, P.A));
+    bsr_solver_options io = o;
+    io.coarse = 0;
+    bsr_pc *own = NULL, *S = NULL, *two = NULL, *bad = NULL;
+    BSR_ASSERT_OK(bsr_pc_create(P.A, &o, NULL, NULL, NULL, &own));
+    bsr_multivec *Y0 = pc_apply(own, B);
+    for (int first = 0; first < 2; first++) {   /* 0: the smoother let go first; 1: the two levels */
+        BSR_ASSERT_OK(bsr_pc_create(P.A, &io, NULL, NULL, NULL, &S));
+        bsr_multivec *Ys = pc_apply(S, B);
+        BSR_ASSERT_OK(bsr_pc_create(P.A, &o, NULL, NULL, S, &two));
+        CU_ASSERT_EQUAL(S->holders, 1);
+        bsr_multivec *Y1 = pc_apply(two, B);
+        CU_ASSERT(bsr_test_same_bits(Y0, Y1));
+        if (first == 0) {
+            bsr_pc_destroy(S);   /* the two levels hold it now */
+            CU_ASSERT_EQUAL(S->holders, 0);
+            BSR_ASSERT_OK(two->refactor(two, P.A));
+            bsr_multivec *Y2 = pc_apply(two, B);
+            CU_ASSERT(bsr_test_same_bits(Y0, Y2));
+            bsr_multivec_destroy(Y2);
+            bsr_pc_destroy(two);
+        } else {
+            bsr_pc_destroy(two);   /* the smoother stays, as it was */
+            CU_ASSERT_EQUAL(S->holders, 0);
+            bsr_multivec *Y2 = pc_apply(S, B);
+            CU_ASSERT(bsr_test_same_bits(Ys, Y2));
+            bsr_multivec_destroy(Y2);
+            bsr_pc_destroy(S);
+        }
+        bsr_multivec_destroy(Y1);
+        bsr_multivec_destroy(Ys);
+    }
+    BSR_ASSERT_OK(bsr_pc_create(P.A, &io, NULL, NULL, NULL, &S));
+    CU_ASSERT_EQUAL(bsr_pc_create(P.A, &io, NULL, NULL, S, &bad), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NULL(bad);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "without a coarse level"));
+    CU_ASSERT_EQUAL(S->holders, 0);
+    bsr_pc_destroy(S);
+    bsr_pc_destroy(own);
+    bsr_multivec_destroy(Y0);
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs);
+    bsr_problem_free(&P);
+}
+
 /* Refactor keeps the coarse space as the ILU keeps its pattern: on another
  * system of the same pattern it converges, with bits a new setup's do not
  * share; pattern=refresh makes the space anew: a new setup's bits. */
@@ -325,6 +392,7 @@ int main(int argc, char **argv)
         {"coupled3d: at most half the ILU2's iterations, converged to x*", test_fewer_iterations},
         {"the same bits on 1 and 2 threads; refactor: the setup's bits, then new values", test_deterministic_refactor},
         {"refactor keeps the coarse space; pattern=refresh makes it anew", test_refresh},
+        {"a shared smoother: the same bits; it outlives either holder; refused without a coarse level", test_shared_smoother},
         {"NaN in A and float vectors: a status and a message", test_bad_input},
         {"on the device: half the device ILU2's iterations, the host's count, the same bits, refactor", test_device},
         {NULL, NULL},

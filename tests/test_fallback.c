@@ -398,9 +398,12 @@ static void test_probe_rules(void)
  * factor solves to the same error).  Under a work bound below both stages'
  * products, both setups fail, in turn, with two levels and GMRES-DR on the
  * first factor between them (they fail on HARD too: the probe gives them
- * up), and the first factor stays.  Where two levels converge (coupled3d at
+ * up), and the first factor stays.  A user's coarse level is dropped for
+ * the complete factor.  Where two levels converge (coupled3d at
  * coupling 0.4, the first solve's BiCGStab out of iterations) their solve
- * is the answer, the options saying so, and later solves keep them; a float
+ * is the answer, the options saying so, bit for bit as two levels set up
+ * afresh (their smoother is the first factor, shared), and later solves
+ * and a refactor keep them; a float
  * solve has no two levels, and GMRES-DR's solve is the answer there. */
 static void test_device(void)
 {
@@ -441,6 +444,17 @@ static void test_device(void)
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(u);
     bsr_solver_destroy(s);
+    /* a coarse level of the user's is not carried into the complete factor,
+     * which is exact: no modes are left for it */
+    s = bsr_test_solver(ctx, "precond=ilu2,coarse=4,rtol=1e-10,maxit=300", P.A);
+    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 1);
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->coarse == 0 && o->tau1 == 0 && o->cap == BSR_ILU_CAP_NONE);
+    CU_ASSERT_PTR_NULL(strstr(st.precond_info, "coarse level"));
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
     /* both stages past a bound of 1e8 block multiply-adds (about 1.2e9 each) */
     s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300,work=1e8", P.A);
     CU_ASSERT_EQUAL(solve(s, &P, x0, X, &st), BSR_ERR_NOCONV);
@@ -474,6 +488,27 @@ static void test_device(void)
     CU_ASSERT(o->coarse == BSR_FALLBACK_COARSE && o->method == BSR_BICGSTAB);
     CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->tau1 > 0);   /* the first factor's options */
     bsr_solver_stats_free(&st);
+    /* their smoother is the first factor, shared, not made again: the bits
+     * of two levels set up afresh, solving from the same x0 (zero); a
+     * refactor (the shared factor's, as a time step's) solves to x* */
+    bsr_multivec *Xa, *Xb;
+    BSR_ASSERT_OK(bsr_multivec_create(&Xa, bsr_multivec_rows(Q.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Xb, bsr_multivec_rows(Q.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_copy(Xa, Xq));
+    bsr_solver *u2 = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=100,work=1e6,coarse=8,fallback=off", Q.A);
+    BSR_ASSERT_OK(bsr_solver_solve(u2, Q.rhs, Xb, &st));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u2);
+    CU_ASSERT(bsr_test_same_bits(Xa, Xb));
+    BSR_ASSERT_OK(bsr_solver_refactor(s, Q.A));
+    BSR_ASSERT_OK(bsr_multivec_fill(Xb, 0));
+    BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xb, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(bsr_reason_converged(st.col[0].reason) && st.col[0].iterations < 100);
+    bsr_solver_stats_free(&st);
+    CU_ASSERT(bsr_test_rel_err(Xb, Q.xexact) < 1e-6);
+    bsr_multivec_destroy(Xa);
+    bsr_multivec_destroy(Xb);
     /* a later solve keeps them, with no fallback */
     BSR_ASSERT_OK(bsr_solver_solve(s, Q.rhs, Xq, &st));
     CU_ASSERT_EQUAL(st.fallbacks, 0);

@@ -72,7 +72,7 @@ static bsr_status make_pc(const bsr_matrix *A, const char *opts, bsr_pc **pc)
     bsr_solver_options_default(&o);
     bsr_status s = bsr_solver_options_parse(&o, opts);
     if (s) return s;
-    return bsr_pc_create(A, &o, NULL, NULL, pc);
+    return bsr_pc_create(A, &o, NULL, NULL, NULL, pc);
 }
 
 /* M = L U as a dense (n*b)^2 matrix from the stored factors (L unit lower

@@ -93,7 +93,7 @@ static void test_create_cpu(void)
         bsr_solver_options_default(&o);
         o.precond = all_kinds[k];
         bsr_pc *pc = NULL;
-        BSR_ASSERT_OK(bsr_pc_create(P.A, &o, NULL, NULL, &pc));
+        BSR_ASSERT_OK(bsr_pc_create(P.A, &o, NULL, NULL, NULL, &pc));
         CU_ASSERT_STRING_EQUAL(pc->name, bsr_pc_name(all_kinds[k]));
         CU_ASSERT_EQUAL(pc->dev_s, 0.0);   /* a host row does no device work */
         if (pc->apply) {

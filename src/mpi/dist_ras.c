@@ -199,7 +199,7 @@ static bsr_status ras_work(struct bsr_dras *R)
 static bsr_status ras_pc(struct bsr_dras *R, int setup)
 {
     bsr_matrix *W = R->Awork ? R->Awork : R->Aext;
-    bsr_status st = setup ? bsr_pc_create(W, &R->opt, R->dev, NULL, &R->pc)
+    bsr_status st = setup ? bsr_pc_create(W, &R->opt, R->dev, NULL, NULL, &R->pc)
                           : R->pc->refactor ? R->pc->refactor(R->pc, W) : BSR_OK;
     bsr_cuda_matrix_release(W);
     return st;

@@ -19,6 +19,10 @@ const bsr_pc_ops bsr_pc_none_ops = {none_setup, NULL, NULL, NULL};
 void bsr_pc_destroy(bsr_pc *pc)
 {
     if (!pc) return;
+    if (pc->holders > 0) {   /* shared: another holder keeps it */
+        pc->holders--;
+        return;
+    }
     if (pc->destroy) pc->destroy(pc);
     free(pc);
 }

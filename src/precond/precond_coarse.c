@@ -428,7 +428,7 @@ static bsr_status build_level(coarse *C, int new_p)
         bsr_solver_options co;
         bsr_solver_options_default(&co);
         s = bsr_solver_options_parse(&co, COARSE_FACTOR);
-        if (!s) s = bsr_pc_create(Ac, &co, C->own ? NULL : C->ctx, NULL, &C->cs);
+        if (!s) s = bsr_pc_create(Ac, &co, C->own ? NULL : C->ctx, NULL, NULL, &C->cs);
     }
     bsr_prof_mark("coarse setup: Ac's LU");
     bsr_matrix_destroy(C->Ac);   /* (after the factor took Ac's values) */
@@ -574,7 +574,12 @@ static bsr_status coarse_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solver
     C->ctx = ctx ? ctx : C->own;
     bsr_solver_options io = *o;
     io.coarse = 0;
-    BSR_TRY(bsr_pc_create(A, &io, ctx, pc->ahead, &C->S));
+    if (pc->given) {   /* shared with the caller, who set it up on A with io */
+        C->S = pc->given;
+        C->S->holders++;
+    } else {
+        BSR_TRY(bsr_pc_create(A, &io, ctx, pc->ahead, NULL, &C->S));
+    }
     bsr_prof_mark("coarse setup: smoother (the ILU)");
     const int n = A->nbrows;
     C->A = A;

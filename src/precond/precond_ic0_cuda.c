@@ -67,7 +67,7 @@ static bsr_status ic0_dev_setup(bsr_pc *pc, const bsr_matrix *A, const bsr_solve
     io.precond = BSR_PC_ILU0;
     io.match = BSR_MATCH_NONE;   /* a row permutation would break the symmetry of M */
     if (!io.reorder[0]) snprintf(io.reorder, sizeof io.reorder, "natural");   /* IC(0)'s order */
-    BSR_TRY(bsr_pc_create(A, &io, ctx, NULL, &D->ilu));
+    BSR_TRY(bsr_pc_create(A, &io, ctx, NULL, NULL, &D->ilu));
     D->valid = 1;
     ic0_dev_describe(pc, D);
     return BSR_OK;

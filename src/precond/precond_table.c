@@ -66,7 +66,7 @@ bsr_status bsr_pc_row_find(bsr_pc_kind kind, bsr_backend be, const bsr_pc_row **
 }
 
 bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_context *ctx,
-                         const bsr_order_ahead *ahead, bsr_pc **out)
+                         const bsr_order_ahead *ahead, bsr_pc *smoother, bsr_pc **out)
 {
     *out = NULL;
     const bsr_backend be = bsr_solver_ctx_is_device(ctx) ? BSR_BACKEND_CUDA : BSR_BACKEND_CPU;
@@ -74,6 +74,8 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     BSR_TRY(bsr_pc_row_find(o->precond, be, &row));
     /* two levels (option coarse=M) around the ILU kind's row, on either backend */
     const bsr_pc_ops *ops = o->coarse > 0 && BSR_PC_IS_ILU(o->precond) ? &bsr_pc_coarse_ops : row->ops;
+    if (smoother && ops != &bsr_pc_coarse_ops)
+        return bsr_error(BSR_ERR_ARG, "bsr_pc_create: a smoother given to %s without a coarse level", bsr_pc_name(o->precond));
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
@@ -81,8 +83,10 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     pc->apply = ops->apply;
     pc->destroy = ops->destroy;
     pc->ahead = ahead;
+    pc->given = smoother;
     bsr_status s = ops->setup(pc, A, o, be == BSR_BACKEND_CUDA ? ctx : NULL);
     pc->ahead = NULL;
+    pc->given = NULL;
     if (s) { bsr_pc_destroy(pc); return s; }
     *out = pc;
     return BSR_OK;
