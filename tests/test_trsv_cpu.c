@@ -149,7 +149,7 @@ static void test_random(void)
 
 /* ILU(0) factors of stencil3d:12:4 under natural and ND orderings, double
  * and float factors, with the factorization's own schedules; and the whole
- * apply with one vector against the same vector among two. */
+ * apply with one vector against the same vector among two, and in place. */
 static void test_stencil(void)
 {
     bsr_problem P;
@@ -193,6 +193,9 @@ static void test_stencil(void)
                 if (y1[e] != x1[e]) moved = 1;
             }
             CU_ASSERT(same && moved);
+            /* in place (Y = X): the same bits too */
+            BSR_ASSERT_OK(bsr_ilu_apply(F, X1, X1));
+            CU_ASSERT_EQUAL(memcmp(x1, y1, sizeof(double) * (size_t)N), 0);
             bsr_multivec_destroy(X1); bsr_multivec_destroy(Y1); bsr_multivec_destroy(X2); bsr_multivec_destroy(Y2);
             bsr_ilu_destroy(F);
         }
