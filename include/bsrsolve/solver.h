@@ -169,16 +169,17 @@ typedef struct {
                                   that gained less than 1% in the last BSR_FALLBACK_PROBE
                                   iterations: the probe), the solver sets the preconditioner up again.
                                   On the CUDA backend first as the complete block LU factored on
-                                  the device (tau1=0,cap=none,factor=gpu,grow=0 in METIS_NodeND's
-                                  order with its top lifted to the end, reorder=metis,lift=1,
-                                  unless reorder is given: every block
+                                  the device (tau1=0,cap=none,factor=gpu,grow=0, no coarse
+                                  level, in METIS_NodeND's order with its top lifted to the end,
+                                  reorder=metis,lift=1, unless reorder is given: every block
                                   kept, its pattern from the elimination tree; stable on
                                   indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
                                   that bound (or the device's memory) two levels made on the first
                                   factor's options (coarse=BSR_FALLBACK_COARSE, double precision,
                                   unless coarse is given: on indefinite coupled systems too large
-                                  for the complete factor they hold the low modes the ILU misses),
+                                  for the complete factor they hold the low modes the ILU misses;
+                                  the first factor itself is their smoother, not set up again),
                                   their solve given up by the probe's rules; then the first
                                   factor again, solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
