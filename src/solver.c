@@ -827,7 +827,7 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
     s->fallback_stopped = 1;
     const double fs = bsr_now() - tf;
     const int its = stats_iterations(first);
-    char msg[512];
+    char msg[1024];   /* why (up to the 768 bytes of the probed stages' failures) or the rest's error */
     snprintf(msg, sizeof msg, "%s", why);
     if (probed && its < s->opt.maxit) {
         const int maxit = s->opt.maxit;
