@@ -183,8 +183,8 @@ static const char *config_with(const char *config, const char *add, char *buf, s
  * missing or singular block, without a matching: match=auto (factor=auto
  * too after factor=gpu, which takes no matching), what it is for.  Else an
  * ILUT/ILU2 failure with a per-row cap (the CUDA backend's default) whose
- * fallback did not try the factor without it (fb_stopped 0; 1: it did and
- * gave up, 2: it stopped at its work bound, where cap=none alone would not
+ * fallback set up nothing (fb_stopped 0; 1: its stages were set up and
+ * failed, 2: one stopped at its work bound, where cap=none alone would not
  * stop): cap=none, whose nested dissection without the cap converged on
  * rotconv3d where the capped rows broke down.  Else, the fallback stopped
  * at its work bound: work at 4 times that bound, on the device the complete
@@ -692,7 +692,7 @@ int cmd_solve(int argc, char **argv)
     const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,
                                       ss == BSR_ERR_BREAKDOWN || ss == BSR_ERR_NOCONV ||
                                           (ss != BSR_OK && st.pivots_regularized > 0),
-                                      st.fallback_s > 0 && !st.fallbacks ? 1 + !!strstr(errbuf, "work bound") : 0,
+                                      st.fallback_s > 0 ? 1 + !!strstr(errbuf, "work bound") : 0,
                                       hintbuf, sizeof hintbuf, &why);
     if (json) report_json(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint);
     else report_text(&P, &f, cfg, bname, &st, ss, &e, have_ref, ref_ok, hint, why);

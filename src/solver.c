@@ -614,15 +614,18 @@ done:
 }
 
 /* The options of stage `stage` (0, 1, ...) of the fallback's setups, in *f,
- * after a failed solve with the solver's current ones, and its kind:
- * BSR_FB_UNCAPPED (a capped factor on the host), BSR_FB_GROW (an uncapped
- * one) or BSR_FB_COMPLETE_DEV (a capped factor on the device, its first
- * stage) when there is such a stage (options.fallback on, a threshold ILU,
- * not distributed, no fallback stopped on this matrix since its setup),
- * BSR_FB_NONE otherwise.  The stages are set up in turn until one succeeds.
- * - A capped factor on the device: first the complete block LU on the
- *   device (tau1 = tau2 = 0 without the cap or a coarse level: every block kept, the pattern
- *   from the elimination tree, the values factored there, ilu_complete.c),
+ * after a failed solve with the solver's current ones, and its kind;
+ * BSR_FB_NONE where there is no such stage (options.fallback off, not a
+ * threshold ILU, distributed, or a fallback stopped on this matrix since
+ * its setup).  The chains, their stages set up in turn until one succeeds:
+ *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL, DEFLATED, UNCAPPED;
+ *   a capped factor on the host: TWOLEVEL, UNCAPPED;
+ *   an uncapped factor without growth weights: GROW;
+ * TWOLEVEL unless the first factor has a coarse level or the solve is in
+ * float, DEFLATED unless the first solve was GMRES-DR's.
+ * - COMPLETE_DEV: the complete block LU on the device (tau1 = tau2 = 0
+ *   without the cap or a coarse level: every block kept, the pattern from
+ *   the elimination tree, the values factored there, ilu_complete.c),
  *   in METIS_NodeND's order unless an order was given (its sync-free rows
  *   need no tree, and its fill is the least: 15-20% fewer block products
  *   than the tree's nested dissection on coupled3d at 64k rows); its block
@@ -632,32 +635,32 @@ done:
  *   iteration); past its bound (a 3D problem's products grow as n^2) or
  *   the device's memory, the next stage.  A stage whose setup succeeds is
  *   the one solved with; its solve failing ends the fallback.
- * - A capped factor: the same preconditioner without the cap, dropping by the
+ * - UNCAPPED: the same preconditioner without the cap, dropping by the
  *   growth of the inverse factors (grow=1 unless set), in nested dissection
  *   with METIS's order inside each leaf unless an order was given (on
  *   indefinite coupled systems fewer iterations than the leaves as found, at
  *   the same fill).
- * - Then, on the device, two levels (coarse=BSR_FALLBACK_COARSE) made on
- *   the first factor's options, unless it has them or the solve is in
- *   float: where the complete factor does not fit, the ILU's iterations
+ * - TWOLEVEL: two levels (coarse=BSR_FALLBACK_COARSE) on the first factor's
+ *   options: where the complete factor does not fit (and on the host before
+ *   the uncapped factor's longer setup), the ILU's iterations
  *   grow with the grid on indefinite coupled systems, and a coarse space of
  *   the modes it misses holds them (coupled3d:60,5,couple=0.3 at 216k block
  *   rows: 27 iterations against GMRES-DR's 212 on the first factor, a
  *   refactored step 0.71 s against 1.47-1.50 s).  Their smoother is the first
  *   factor itself, shared, not made again; its solve is probed, and a
  *   failure goes on to the next stage.
- * - Then, on the device, the first factor again, solved by GMRES-DR
- *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K; unless the first solve was one):
+ * - DEFLATED: the first factor again, solved by GMRES-DR
+ *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K):
  *   where the complete factor does not fit, the capped factor's BiCGStab
  *   may have failed on the Krylov method's side (coupled3d:60,5 at 216k
  *   block rows: BiCGStab's probe at relres 0.67, GMRES-DR converged in 212
  *   iterations, 6.5 s in all against the next stage's 22 s).  It solves with
  *   the first factor itself, kept aside while the complete factor was tried;
  *   its solve is probed, and a failure goes on to the next stage.
- * - An uncapped factor without growth weights: the same factor, in the same
+ * - GROW: the same factor, in the same
  *   order, with grow=1 (the order is kept: METIS's leaves lose small real
  *   matrices that the order as found solves).
- * Except the first, factored on the host (grow needs host factors; on the
+ * Except COMPLETE_DEV, factored on the host (grow needs host factors; on the
  * CUDA backend the solves stay on the device), its rows' work bounded (work,
  * BSR_FALLBACK_WORK unless set). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
@@ -671,14 +674,18 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     const int first = bsr_fallback_first(o, s->device, s->nbrows);
     /* the device's chain: the complete factor, two levels (unless the first
      * factor has them, or a float solve), GMRES-DR (unless solved by it),
-     * the factor without its cap */
+     * the factor without its cap; the host's for a capped factor: two
+     * levels (as on the device), the factor without its cap */
+    const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
     int kind = stage == 0 ? first : BSR_FB_NONE;
     if (first == BSR_FB_COMPLETE_DEV && stage > 0) {
         int chain[3], len = 0;
-        if (!o->coarse && o->precision == BSR_DOUBLE) chain[len++] = BSR_FB_TWOLEVEL;
+        if (twolevel) chain[len++] = BSR_FB_TWOLEVEL;
         if (!(o->method == BSR_GMRES && o->deflate > 0)) chain[len++] = BSR_FB_DEFLATED;
         chain[len++] = BSR_FB_UNCAPPED;
         if (stage <= len) kind = chain[stage - 1];
+    } else if (first == BSR_FB_UNCAPPED && twolevel) {   /* the host's chain: two levels first */
+        kind = stage == 0 ? BSR_FB_TWOLEVEL : stage == 1 ? BSR_FB_UNCAPPED : BSR_FB_NONE;
     }
     if (kind == BSR_FB_TWOLEVEL) {   /* the first factor's options, and a coarse level */
         *f = *o;
@@ -1051,6 +1058,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
             bsr_multivec_destroy(x0);
             sec.fallbacks = 1;
             sec.fallback_iterations = its;
+            sec.setup_s = setup0;   /* the first (the stages' are in fallback_s) */
             snprintf(sec.fallback_reason, sizeof sec.fallback_reason, "%s", why);
             char both[768];
             snprintf(both, sizeof both, "the first solve did not converge (%s), nor %s", why, nor);

@@ -114,11 +114,12 @@ static void test_codes(void)
            "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,fallback=off,cap=none\"", NULL);
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "can cost a coupled system its convergence", NULL);
-    /* the fallback tried the factor without the cap and stopped at its work bound (1e8, between
-     * the capped factor's 2.9e7 and the uncapped one's 1.4e9): no cap=none hint (cap=none alone
-     * has no bound), but the bound four times over, the work given replaced */
+    /* the fallback tried two levels (given up) and the factor without the cap, which stopped at
+     * its work bound (1e8, between the capped factor's 2.9e7 and the uncapped one's 1.4e9): no
+     * cap=none hint (cap=none alone has no bound), but the bound four times over, the work given
+     * replaced */
     expect("--gen coupled3d:12,5,couple=0.45 --backend cpu --config precond=ilu2,cap=auto,maxit=300,work=1e8", 3, out,
-           "no fallback: the setup without the cap failed", "probe at iteration 100: 300 in all",
+           "no fallback: the setup without the cap failed", "nor two levels'",
            "!nested dissection without a cap", "stopped at its work bound (1e+08 block multiply-adds)",
            "try --config precond=ilu2,cap=auto,maxit=300,work=4e+08 (", NULL);
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
