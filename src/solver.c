@@ -642,9 +642,9 @@ done:
  *   the same fill).
  * - TWOLEVEL: two levels (coarse=BSR_FALLBACK_COARSE) on the first factor's
  *   options: where the complete factor does not fit (and on the host before
- *   the uncapped factor's longer setup), the ILU's iterations
- *   grow with the grid on indefinite coupled systems, and a coarse space of
- *   the modes it misses holds them (coupled3d:60,5,couple=0.3 at 216k block
+ *   the uncapped factor's longer setup), the ILU's iterations grow with the
+ *   grid on indefinite coupled systems, and a coarse space of the modes it
+ *   misses holds them (coupled3d:60,5,couple=0.3 at 216k block
  *   rows: 27 iterations against GMRES-DR's 212 on the first factor, a
  *   refactored step 0.71 s against 1.47-1.50 s).  Their smoother is the first
  *   factor itself, shared, not made again; its solve is probed, and a
@@ -657,9 +657,9 @@ done:
  *   iterations, 6.5 s in all against the next stage's 22 s).  It solves with
  *   the first factor itself, kept aside while the complete factor was tried;
  *   its solve is probed, and a failure goes on to the next stage.
- * - GROW: the same factor, in the same
- *   order, with grow=1 (the order is kept: METIS's leaves lose small real
- *   matrices that the order as found solves).
+ * - GROW: the same uncapped factor in the same order, with grow=1 (the
+ *   order is kept: METIS's leaves lose small real matrices that the order
+ *   as found solves).
  * Except COMPLETE_DEV, factored on the host (grow needs host factors; on the
  * CUDA backend the solves stay on the device), its rows' work bounded (work,
  * BSR_FALLBACK_WORK unless set). */
@@ -923,8 +923,8 @@ bsr_status bsr_solver_error_estimate(bsr_solver *s, const bsr_multivec *B, const
  * while the stages are set up, shared with two levels' stage as its
  * smoother, lent to GMRES-DR's stage (no setup: 0 s) and let go once
  * another stage's setup succeeds (but two levels', after which GMRES-DR's
- * may follow; two levels that end the fallback own it then); with keep NULL (a setup's fallback) there is no
- * two levels' or GMRES-DR stage. */
+ * may follow; two levels that end the fallback own it then); with keep
+ * NULL (a setup's fallback) there is no two levels' or GMRES-DR stage. */
 static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *keep, int *stage, char *fb,
                            size_t len, double *secs)
 {

@@ -194,6 +194,16 @@ static void test_deterministic_refactor(void)
     bsr_problem_free(&P);
 }
 
+/* coupled3d:8,4 at couple 0.3 (B its right-hand side, Xs its solution) and
+ * the options of cfg. */
+static void small_coupled(const char *cfg, bsr_problem *P, bsr_multivec **B, bsr_multivec **Xs,
+                          bsr_solver_options *o)
+{
+    bsr_test_problem_k("coupled3d:8,4,couple=0.3", 1, 3, P, B, Xs);
+    bsr_solver_options_default(o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(o, cfg));
+}
+
 /* Y = pc's apply of B, into a new multivector. */
 static bsr_multivec *pc_apply(bsr_pc *pc, const bsr_multivec *B)
 {
@@ -212,10 +222,8 @@ static void test_shared_smoother(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs;
-    bsr_test_problem_k("coupled3d:8,4,couple=0.3", 1, 3, &P, &B, &Xs);
     bsr_solver_options o;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,coarse=4"));
+    small_coupled("precond=ilu2,coarse=4", &P, &B, &Xs, &o);
     BSR_ASSERT_OK(bsr_pc_options_resolve(&o, 0, P.A));
     bsr_solver_options io = o;
     io.coarse = 0;
@@ -300,10 +308,8 @@ static void test_bad_input(void)
 {
     bsr_problem P;
     bsr_multivec *B, *Xs;
-    bsr_test_problem_k("coupled3d:8,4,couple=0.3", 1, 3, &P, &B, &Xs);
     bsr_solver_options o;
-    bsr_solver_options_default(&o);
-    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "precond=ilu2,coarse=4,precision=float,precond_precision=float"));
+    small_coupled("precond=ilu2,coarse=4,precision=float,precond_precision=float", &P, &B, &Xs, &o);
     bsr_solver *s = NULL;
     BSR_ASSERT_OK(bsr_solver_create(&s, NULL, &o));
     CU_ASSERT_NOT_EQUAL(bsr_solver_setup(s, P.A), BSR_OK);

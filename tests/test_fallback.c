@@ -123,8 +123,10 @@ static bsr_solver *fallback_matches(const bsr_problem *P, const char *cfg, const
     return s;
 }
 
-/* The default (fallback on): the capped solve fails, the columns are solved
- * again from the initial guess without the cap, bit for bit as a fresh
+/* The default (fallback on): the capped solve fails (and so do two levels
+ * on it, the host chain's first stage: test_bound sees them tried), the
+ * columns are solved again from the initial guess without the cap, bit for
+ * bit as a fresh
  * solver with cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1 solves
  * them; the solver keeps that factor (its options say so, with the
  * fallback's work bound) for the next solve and refactor, which fall back

@@ -75,7 +75,8 @@ bsr_status bsr_pc_create(const bsr_matrix *A, const bsr_solver_options *o, bsr_c
     /* two levels (option coarse=M) around the ILU kind's row, on either backend */
     const bsr_pc_ops *ops = o->coarse > 0 && BSR_PC_IS_ILU(o->precond) ? &bsr_pc_coarse_ops : row->ops;
     if (smoother && ops != &bsr_pc_coarse_ops)
-        return bsr_error(BSR_ERR_ARG, "bsr_pc_create: a smoother given to %s without a coarse level", bsr_pc_name(o->precond));
+        return bsr_error(BSR_ERR_ARG, "bsr_pc_create: a smoother given to %s without a coarse level",
+                         bsr_pc_name(o->precond));
     bsr_pc *pc = bsr_calloc(1, sizeof *pc, "preconditioner");
     if (!pc) return BSR_ERR_NOMEM;
     pc->name = bsr_pc_name(o->precond);
