@@ -101,7 +101,7 @@ static const char *const keys[] = {"method", "precond", "tau1", "tau2", "keep_pa
                                    "rtol", "atol", "dtol", "maxit", "orth", "stag",
                                    "max_restarts", "precision", "precond_precision", "factor", "history",
                                    "progress", "profile", "pattern", "pattern_growth", "fill", "cap", "overlap", "halo", "match", "pivot", "trisolve", "diag", "grow",
-                                   "fallback", "work", "etol", "deflate", "coarse", NULL};
+                                   "fallback", "work", "etol", "deflate", "flex", "coarse", NULL};
 
 /* Is s (up to its '=' or end) a known key (of the list, or a method's parameter)? */
 static int starts_with_key(const char *s, size_t len)
@@ -178,6 +178,9 @@ static bsr_status apply_kv(bsr_solver_options *o, const char *key, const char *v
     } else if (!strcmp(key, "deflate")) {
         if (!parse_int(val, &iv) || iv < 0 || iv > 998) BAD("expected an integer 0..998");
         o->deflate = iv;
+    } else if (!strcmp(key, "flex")) {
+        if (strcmp(val, "0") && strcmp(val, "1")) BAD("expected 0 or 1");
+        o->flex = val[0] == '1';
     } else if (!strcmp(key, "coarse")) {
         if (!parse_int(val, &iv) || iv < 0 || iv > BSR_COARSE_MAX) BAD("expected an integer 0..10 (vectors an aggregate keeps)");
         o->coarse = iv;
@@ -345,6 +348,9 @@ bsr_status bsr_solver_options_check(const bsr_solver_options *o)
     if (o->deflate < 0 || (o->deflate > 0 && (o->method != BSR_GMRES || o->restart < o->deflate + 2)))
         return bsr_error(BSR_ERR_ARG, "solver options: deflate=%d needs method=gmres with restart >= deflate + 2 "
                          "(method=%s, restart=%d)", o->deflate, kr->name, o->restart);
+    if (o->flex && (o->flex != 1 || o->method != BSR_GMRES))
+        return bsr_error(BSR_ERR_ARG, "solver options: flex=%d needs method=gmres and 0 or 1 (method=%s)", o->flex,
+                         kr->name);
     /* the preconditioners the method takes (CG: the symmetric ones) */
     if (!(kr->pcs & (1u << o->precond)))
         return bsr_error(BSR_ERR_ARG, "solver options: method=%s needs %s, not precond=%s", kr->name, kr->pcs_need,
@@ -423,12 +429,13 @@ const char *bsr_solver_options_string(const bsr_solver_options *o, char *buf, si
             snprintf(tau + strlen(tau), sizeof tau - strlen(tau), ",cap=%s", bsr_cap_name(o->cap, n2));
     }
     if (o->precond == BSR_PC_SSOR) snprintf(tau, sizeof tau, ",omega=%s", num(n1, o->omega));
-    char gm[48] = "";   /* the method's own keys */
+    char gm[64] = "";   /* the method's own keys */
     const bsr_krylov_row *kr = bsr_krylov_row_of(o->method);
     if (kr && kr->param) snprintf(gm, sizeof gm, ",%s=%d", kr->param, bsr_krylov_param_get(o, kr));
     if (kr && kr->orth) snprintf(gm + strlen(gm), sizeof gm - strlen(gm), ",orth=%s", o->orth == BSR_ORTH_MGS ? "mgs" : "cgs2");
     if (kr && kr->method == BSR_GMRES && o->deflate > 0)
         snprintf(gm + strlen(gm), sizeof gm - strlen(gm), ",deflate=%d", o->deflate);
+    if (kr && kr->method == BSR_GMRES && o->flex) snprintf(gm + strlen(gm), sizeof gm - strlen(gm), ",flex=1");
     char mt[192] = "";   /* only when set: the strings of existing runs stay as they were */
     if (BSR_PC_IS_ILU(o->precond) && o->match && (unsigned)o->match <= BSR_MATCH_AUTO)
         snprintf(mt, sizeof mt, ",match=%s", match_names[o->match]);

@@ -5,7 +5,8 @@
  * nonsymmetric problems in double and float, batched; where restarted GMRES
  * stalls on an indefinite coupled system it converges; results are
  * deterministic and a column's iterates do not depend on its batch; its
- * one-pass vector combinations give the separate updates' bits. */
+ * one-pass vector combinations give the separate updates' bits; flexible
+ * GMRES (flex=1) keeps the true residual where the factor amplifies. */
 #include "harness.h"
 #include "internal.h"
 #include <math.h>
@@ -170,6 +171,85 @@ static void test_deterministic(void)
     bsr_problem_free(&P);
 }
 
+/* flex=1: parsed, printed and refused as deflate is; on stable problems
+ * (GMRES(m) and GMRES-DR, two columns, double and float) it converges to
+ * the known solution in GMRES's iterations within one; on an indefinite
+ * coupled system whose uncapped ILU2 amplifies (coupling 0.5, b = 5) plain
+ * GMRES's own residual meets rtol while its true one does not (a column
+ * reopened), and FGMRES's true residual meets it where its own does, in
+ * fewer iterations. */
+static void test_flex(void)
+{
+    bsr_solver_options o;
+    char buf[1024];
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(o.flex, 0);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=gmres,restart=20,deflate=6,flex=1"));
+    BSR_ASSERT_OK(bsr_solver_options_check(&o));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_solver_options_string(&o, buf, sizeof buf), "deflate=6,flex=1"));
+    CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, "flex=2"), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "flex"));
+    bsr_solver_options_default(&o);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "method=bicgstab,flex=1"));
+    CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "flex"));
+
+    bsr_problem P;
+    bsr_multivec *B, *Xs, *X1, *X2;
+    bsr_test_problem_k("convdiff2d:24,30", 2, 17, &P, &B, &Xs);
+    int64_t n = bsr_multivec_rows(B);
+    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 2, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 2, BSR_DOUBLE));
+    for (int q = 0; q < 4; q++) {
+        const int fl = q & 1;
+        char c1[192], c2[200];
+        snprintf(c1, sizeof c1, "method=gmres,restart=8,%sorth=cgs2,precond=ilu0,rtol=%s,maxit=3000%s",
+                 q & 2 ? "deflate=4," : "", fl ? "1e-5" : "1e-10", fl ? ",precision=float,precond_precision=float" : "");
+        snprintf(c2, sizeof c2, "%s,flex=1", c1);
+        bsr_solver_stats s1, s2;
+        BSR_ASSERT_OK(bsr_test_solve(NULL, c1, P.A, B, X1, &s1));
+        BSR_ASSERT_OK(bsr_test_solve(NULL, c2, P.A, B, X2, &s2));
+        printf("\n    %s: %d / %d iterations, flexible %d / %d, error %.2e", c1, s1.col[0].iterations,
+               s1.col[1].iterations, s2.col[0].iterations, s2.col[1].iterations, bsr_test_rel_err(X2, Xs));
+        for (int j = 0; j < 2; j++) {
+            CU_ASSERT(bsr_reason_converged(s2.col[j].reason));
+            CU_ASSERT(s2.col[j].relres <= (fl ? 1e-5 : 1e-10) * 1.0001);
+            CU_ASSERT(s2.col[j].iterations > 8);   /* past a restart */
+            CU_ASSERT(abs(s1.col[j].iterations - s2.col[j].iterations) <= 1);
+        }
+        CU_ASSERT(bsr_test_rel_err(X2, Xs) < (fl ? 1e-2 : 1e-6));
+        bsr_solver_stats_free(&s1);
+        bsr_solver_stats_free(&s2);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X1); bsr_multivec_destroy(X2);
+    bsr_problem_free(&P);
+
+    BSR_ASSERT_OK(bsr_generate("coupled3d:13,5,couple=0.5", BSR_DOUBLE, &P));
+    BSR_ASSERT_OK(bsr_multivec_create(&X1, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    const char *plain = "method=gmres,restart=200,orth=cgs2,precond=ilu2,cap=none,fallback=off,etol=off,rtol=1e-9,"
+                        "maxit=2000";
+    char flex[256];
+    snprintf(flex, sizeof flex, "%s,flex=1", plain);
+    bsr_solver_stats s1, s2;
+    BSR_ASSERT_OK(bsr_test_solve(NULL, plain, P.A, P.rhs, X1, &s1));
+    BSR_ASSERT_OK(bsr_test_solve(NULL, flex, P.A, P.rhs, X1, &s2));
+    double e = bsr_test_rel_err(X1, P.xexact);
+    printf("\n    coupled3d:13,5,couple=0.5, ILU2: GMRES(200) %d iterations, %d reopened; FGMRES %d, %d reopened, "
+           "relres %.2e, error %.2e", s1.col[0].iterations, s1.col[0].restarts, s2.col[0].iterations,
+           s2.col[0].restarts, s2.col[0].relres, e);
+    CU_ASSERT(bsr_reason_converged(s1.col[0].reason));
+    CU_ASSERT(s1.col[0].restarts >= 1);
+    CU_ASSERT(bsr_reason_converged(s2.col[0].reason));
+    CU_ASSERT_EQUAL(s2.col[0].restarts, 0);
+    CU_ASSERT(s2.col[0].iterations < s1.col[0].iterations);
+    CU_ASSERT(s2.col[0].relres <= 1e-9 * 1.0001);
+    CU_ASSERT(e < 1e-5);
+    bsr_solver_stats_free(&s1);
+    bsr_solver_stats_free(&s2);
+    bsr_multivec_destroy(X1);
+    bsr_problem_free(&P);
+}
+
 /* The host's one-pass combinations (CGS2's updates, the cycle's correction,
  * the deflated restart's basis, the error control's space) against the
  * separate axpby calls (bsr_kops_set_unfused): the same iterations and bits,
@@ -214,6 +294,7 @@ int main(int argc, char **argv)
         {"GMRES-DR converges where GMRES(m) stalls (indefinite coupled3d)", test_stall},
         {"GMRES-DR deterministic, columns independent of the batch", test_deterministic},
         {"one-pass combinations: the bits of the separate updates", test_fused},
+        {"flex=1: GMRES's iterations where stable, the true residual where the factor amplifies", test_flex},
         {NULL, NULL},
     };
     return bsr_test_main("gmresdr", tests, argc, argv);

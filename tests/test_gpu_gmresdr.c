@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* GMRES-DR (src/krylov/krylov_gmres.c, option deflate) on the CUDA backend, through the
  * device vector table: converged to the known solution like the CPU backend
- * (iterations within rounding's drift), k = 1 and 3, double and float; the
+ * (iterations within rounding's drift), k = 1 and 3, double and float, and
+ * flexible (flex=1); the
  * indefinite coupled3d case where GMRES(20) stalls converged on the device
  * too; two device runs bit-identical.  Skips (exit 77) without a GPU. */
 #include "harness.h"
@@ -25,11 +26,12 @@ static void test_agrees(void)
             const int64_t n = bsr_multivec_rows(B);
             BSR_ASSERT_OK(bsr_multivec_create(&Xc, n, k, BSR_DOUBLE));
             BSR_ASSERT_OK(bsr_multivec_create(&Xg, n, k, BSR_DOUBLE));
-            for (int fl = 0; fl < 2; fl++) {
+            for (int v = 0; v < 3; v++) {   /* double, float, double flexible */
+                const int fl = v == 1;
                 char cfg[192];
                 snprintf(cfg, sizeof cfg, "method=gmres,restart=20,deflate=8,orth=%s,precond=ilu0,reorder=natural,"
-                         "etol=off,rtol=%s,maxit=3000%s", fl ? "mgs" : "cgs2", fl ? "1e-5" : "1e-9",
-                         fl ? ",precision=float,precond_precision=float" : "");
+                         "etol=off,rtol=%s,maxit=3000%s%s", fl ? "mgs" : "cgs2", fl ? "1e-5" : "1e-9",
+                         fl ? ",precision=float,precond_precision=float" : "", v == 2 ? ",flex=1" : "");
                 bsr_solver_stats sc, sg;
                 bsr_status rc = bsr_test_solve(NULL, cfg, P.A, B, Xc, &sc), rg = bsr_test_solve(ctx, cfg, P.A, B, Xg, &sg);
                 if (rc != rg || rg)
@@ -47,7 +49,7 @@ static void test_agrees(void)
                 const double tol = fl ? 1e-2 : (g == 2 ? 1e-4 : 1e-6);
                 const double ec = bsr_test_rel_err(Xc, Xs), eg = bsr_test_rel_err(Xg, Xs);
                 printf("\n  %s k=%d %s: iterations CPU %d, GPU %d; error CPU %.3e, GPU %.3e", specs[g], k,
-                       fl ? "float" : "double", rc ? -1 : sc.col[0].iterations, rg ? -1 : sg.col[0].iterations, ec, eg);
+                       fl ? "float" : v == 2 ? "double, flex=1" : "double", rc ? -1 : sc.col[0].iterations, rg ? -1 : sg.col[0].iterations, ec, eg);
                 CU_ASSERT(ec < tol && eg < tol);
                 if (!rc) bsr_solver_stats_free(&sc);
                 if (!rg) bsr_solver_stats_free(&sg);

@@ -180,7 +180,11 @@ typedef struct {
                                   unless coarse is given: on indefinite coupled systems too large
                                   for the complete factor they hold the low modes the ILU misses;
                                   the first factor itself is their smoother, not set up again),
-                                  their solve given up by the probe's rules; then the first
+                                  their solve given up by the probe's rules; then two levels of
+                                  coarse=BSR_FALLBACK_COARSE_DR under flexible GMRES-DR
+                                  (restart=BSR_FALLBACK_TWODR_M,deflate=BSR_FALLBACK_TWODR_K,
+                                  flex=1: the capped smoother's amplification left out of the
+                                  true residual), probed the same way; then the first
                                   factor again, solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
                                   Krylov method, not the factor, stalls on an indefinite system's
@@ -239,6 +243,16 @@ typedef struct {
                                   complex pair would be cut), the directions restarted GMRES
                                   forgets and stalls on with indefinite systems; restart >= K + 2.
                                   Default 0: plain GMRES(restart) */
+    int flex;                  /* option flex=1, method=gmres: flexible GMRES (FGMRES), each
+                                  cycle's preconditioned vectors M^{-1} v kept and the correction
+                                  made of them (restart more vectors, one application fewer a
+                                  cycle).  Where the factors' inverses grow (an unstable ILU on an
+                                  indefinite system: |M^{-1} v| 1e6-1e8 |v|), M^{-1} applied to the
+                                  cycle's combination V y is not the combination of the M^{-1} v
+                                  that the Arnoldi relation holds for, and the true residual parts
+                                  from GMRES's own by orders of magnitude; with them kept it does
+                                  not.  No recycled space for the error control's solves.
+                                  Default 0 */
     int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on either
                                   backend: two levels, the ILU as the smoother and a coarse
                                   correction on aggregates of A's block graph made by pairwise
@@ -289,6 +303,13 @@ typedef struct {
  * that is past its bound, before GMRES-DR): the first factor's options with
  * coarse=BSR_FALLBACK_COARSE. */
 #define BSR_FALLBACK_COARSE 8
+/* The fallback's second two levels (after those of BSR_FALLBACK_COARSE, on
+ * the device): coarse=BSR_FALLBACK_COARSE_DR under flexible GMRES-DR
+ * (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1), the restart the
+ * options' where larger. */
+#define BSR_FALLBACK_COARSE_DR 10
+#define BSR_FALLBACK_TWODR_M 80
+#define BSR_FALLBACK_TWODR_K 30
 
 /* The options of the host ILU factorization (bsr_ilu_setup) that o asks for,
  * as the solver makes its CPU preconditioner: kind from precond (ilu0, ilut,
@@ -320,7 +341,7 @@ void bsr_solver_options_default(bsr_solver_options *o);
 /* Apply "key=value,key=value" on top of o.  Keys: method (bicgstab|gmres|cg|idr),
  * precond (none|jacobi|ssor|ilu0|ilut|ilu2|ic0), tau1, tau2, keep_pattern (auto|0|1), omega, reorder
  * (natural|rcm|nd[:auto|:H]|metis|amd; the rest of the string up to the next key
- * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart, deflate, idr_s,
+ * is the spec, so "reorder=nd:4,seed=3" works), rtol, atol, dtol, maxit, restart, deflate, flex (0|1), idr_s,
  * orth (mgs|cgs2), stag, max_restarts, precision and precond_precision
  * (double|float), factor (auto|cpu|gpu), pattern (frozen|refresh|auto), pattern_growth, fill, cap (auto|none|P), overlap (0|1),
  * match (none|mpt|auto), pivot (REL|strict),

@@ -7,7 +7,11 @@
  * side.  Orthogonalization by modified Gram-Schmidt or classical
  * Gram-Schmidt applied twice (CGS2).  Since the preconditioner is fixed, the
  * correction of a cycle is M^{-1} (V y): one more application per cycle
- * instead of storing M^{-1} V.  A column stops inside a cycle when its
+ * instead of storing M^{-1} V.  With option flex=1 the cycle keeps Z =
+ * M^{-1} V as made and its correction is Z y (FGMRES, Saad 1993): where
+ * the factors' inverses grow, M^{-1} (V y) is not the Z y that the Arnoldi
+ * relation A Z = V Hbar holds for, and the true residual parts from the
+ * least-squares one.  A column stops inside a cycle when its
  * least-squares residual meets the tolerance; its true residual is checked
  * at the cycle's end (and it is reopened if they disagree).  Without
  * deflate, each cycle starts from the true residual.
@@ -32,6 +36,9 @@
  * basis (the shared vectors are combined with per-column coefficients); a
  * column whose cycle ended early (its true residual reopened it), or whose
  * harmonic vectors LAPACK cannot give, restarts plain from its residual.
+ *
+ * A deflated cycle's flexible vectors are Z Q(0:m-1, 0:kk-1), for which
+ * A Z Q = V Q (Q^T Hbar Q) holds as it does for V Q.
  *
  * A GMRES-DR solve leaves its last deflated basis (ks->keep); a later solve
  * on the same operator given it (ks->proj: the error control's) keeps that
@@ -516,14 +523,16 @@ static bsr_status gmres_step_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec
 
 /* The end of a cycle: X += M^{-1} (V y) in the columns of was (column j's y
  * its steps[j] first entries of y + j ldy), less M^{-1} of P's vectors
- * combined by pc where P is given (sub_comb); the columns that converged
+ * combined by pc where P is given (sub_comb); X += Z y instead where Z (the
+ * flexible vectors) is given; the columns that converged
  * confirmed by their true residual (bsr_kstate_verify, reopen); where some
  * stay active, W = B - A X and rn its norms, a column whose norm is not
  * finite stopped.  U scratch. */
-static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *const *V, const double *y, int ldy,
-                                  const int *steps, const unsigned char *was, const bsr_multivec *B, bsr_multivec *X,
-                                  bsr_multivec *W, bsr_multivec *U, double *rn, unsigned char *reopen,
-                                  const bsr_krecycle *P, const double *pc)
+static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec *const *V,
+                                  bsr_multivec *const *Z, const double *y, int ldy, const int *steps,
+                                  const unsigned char *was, const bsr_multivec *B, bsr_multivec *X, bsr_multivec *W,
+                                  bsr_multivec *U, double *rn, unsigned char *reopen, const bsr_krecycle *P,
+                                  const double *pc)
 {
     const int k = o->k;
     double one[BSR_KMAX], zero[BSR_KMAX];
@@ -534,17 +543,19 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
         if (was[j] && steps[j] > m) m = steps[j];
     }
     if (m > 0) {
-        BSR_TRY(o->axpby(o, W, zero, W, zero, NULL));
         double *yc = bsr_malloc(sizeof(double) * (size_t)m * k, "GMRES correction");
         if (!yc) return BSR_ERR_NOMEM;
         for (int l = 0; l < m; l++)
             for (int j = 0; j < k; j++) yc[(size_t)l * k + j] = was[j] && l < steps[j] ? y[(size_t)j * ldy + l] : 0;
-        bsr_status s1 = comb(o, W, 1, m, V, yc, was);
+        bsr_status s1 = Z ? comb(o, X, 1, m, Z, yc, was) : o->axpby(o, W, zero, W, zero, NULL);
+        if (!Z && !s1) s1 = comb(o, W, 1, m, V, yc, was);
         free(yc);
         BSR_TRY(s1);
-        if (P) BSR_TRY(comb(o, W, -1, P->top, P->V, pc, was));
-        BSR_TRY(bsr_kops_precond(o, W, U));
-        BSR_TRY(o->axpby(o, X, one, U, one, was));
+        if (!Z) {
+            if (P) BSR_TRY(comb(o, W, -1, P->top, P->V, pc, was));
+            BSR_TRY(bsr_kops_precond(o, W, U));
+            BSR_TRY(o->axpby(o, X, one, U, one, was));
+        }
     }
     bsr_status st = BSR_OK;
     bsr_kstate_verify(o, ks, was, B, X, W, reopen, &st);
@@ -564,7 +575,8 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     const bsr_solver_options *opt = ks->opt;
     /* a given space (ks->proj) is kept out of every cycle of the columns it
      * has, whose restarts are then plain */
-    const bsr_krecycle *P = ks->proj && ks->proj->V && ks->proj->k == o->k && ks->proj->ld <= opt->restart + 1
+    const int flex = opt->flex;   /* flexible: Z = M^{-1} V kept, no given or kept space */
+    const bsr_krecycle *P = !flex && ks->proj && ks->proj->V && ks->proj->k == o->k && ks->proj->ld <= opt->restart + 1
                                 ? ks->proj : NULL;
     const int k = o->k, m = opt->restart, K = opt->deflate, n1 = m + 1, nt = K ? K + 2 : 0;
     const int nrmax = (K + 2) * (K + 3) / 2 + m, ld = P ? P->ld : 0;
@@ -583,13 +595,15 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
         aug_init(P, j, &aug[j]);
     }
     bsr_multivec **V = bsr_calloc((size_t)n1 + nt, sizeof *V, "GMRES basis"), **T = V ? V + n1 : NULL;
+    /* flexible: Z[0..m-1], then nt for a deflated restart's Z Q */
+    bsr_multivec **Z = flex ? bsr_calloc((size_t)m + nt, sizeof *Z, "FGMRES vectors") : NULL, **TZ = Z ? Z + m : NULL;
     bsr_multivec *W = NULL, *U = NULL;
     double *hc = bsr_malloc(sizeof(double) * (size_t)n1 * k, "GMRES projections");
     double *Q = K ? bsr_malloc(sizeof(double) * (size_t)n1 * (K + 2) * k, "GMRES-DR restart") : NULL;
     double *w = K ? bsr_malloc(sizeof(double) * DR_WORK(m), "GMRES-DR eigenproblem") : NULL;
     double *yb = bsr_malloc(sizeof(double) * (size_t)n1 * k, "GMRES corrections");
     int *iw = K ? bsr_malloc(sizeof(int) * (size_t)m, "GMRES-DR pivots") : NULL;
-    if (!V || !hc || !yb || (K && (!Q || !w || !iw))) { st = BSR_ERR_NOMEM; goto done; }
+    if (!V || !hc || !yb || (K && (!Q || !w || !iw)) || (flex && !Z)) { st = BSR_ERR_NOMEM; goto done; }
     for (int j = 0; j < k; j++) {
         dr_col *t = &col[j];
         t->m = m;
@@ -605,6 +619,8 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     }
     for (int l = 0; l < n1 + nt; l++)
         if ((st = o->vnew(o, &V[l]))) goto done;
+    for (int l = 0; Z && l < m + nt; l++)
+        if ((st = o->vnew(o, &Z[l]))) goto done;
     if ((st = o->vnew(o, &W)) || (st = o->vnew(o, &U))) goto done;
     double rn[BSR_KMAX], zero[BSR_KMAX], d[BSR_KMAX], e[BSR_KMAX];
     unsigned char was[BSR_KMAX], cyc[BSR_KMAX], part[BSR_KMAX], reopen[BSR_KMAX], fresh[BSR_KMAX], dfl[BSR_KMAX];
@@ -634,8 +650,12 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
             int any = 0;
             for (int j = 0; j < k; j++) any |= part[j] = cyc[j] && i >= col[j].start;
             if (!any) continue;
-            /* W = A M^{-1} V_i (less its part on a given space's C) */
-            if ((st = bsr_kops_precond(o, V[i], U)) || (st = o->matvec(o, U, W))) goto done;
+            /* W = A M^{-1} V_i (less its part on a given space's C); Z_i =
+             * M^{-1} V_i in the cycle's columns (the others' Z_i is a
+             * deflated restart's) */
+            if ((st = bsr_kops_precond(o, V[i], U)) || (Z && (st = o->copy(o, Z[i], U, part))) ||
+                (st = o->matvec(o, U, W)))
+                goto done;
             if (P) {
                 unsigned char on[BSR_KMAX];
                 for (int j = 0; j < k; j++) on[j] = part[j] && aug[j].kk > 0;
@@ -665,8 +685,8 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
             steps[j] = col[j].steps;
         }
         if (P) aug_correction(P, aug, was, yb, n1, steps, k, hc, tb);
-        if ((st = gmres_cycle_end(o, ks, V, yb, n1, steps, was, B, X, W, U, rn, reopen, P, hc))) goto done;
-        if (K && ks->keep && (st = keep_space(o, col, was, ks->active, K, V, ks->keep))) goto done;
+        if ((st = gmres_cycle_end(o, ks, V, Z, yb, n1, steps, was, B, X, W, U, rn, reopen, P, hc))) goto done;
+        if (K && ks->keep && !flex && (st = keep_space(o, col, was, ks->active, K, V, ks->keep))) goto done;
         if (!bsr_kstate_nactive(ks)) break;
         /* the deflated restarts: per column, then its new basis V Q in T, swapped in */
         int top = 0;
@@ -688,10 +708,22 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
                     yb[(size_t)l * k + j] = dfl[j] && i <= kk[j] ? Q[(size_t)j * n1 * (K + 2) + (size_t)i * n1 + l] : 0;
             if ((st = comb(o, T[i], 1, m + 1, V, yb, dfl))) goto done;
         }
+        for (int i = 0; Z && i < top - 1; i++) {   /* Z Q: Q's first kk columns, rows 0..m-1 */
+            if ((st = o->axpby(o, TZ[i], zero, TZ[i], zero, NULL))) goto done;
+            for (int l = 0; l < m; l++)
+                for (int j = 0; j < k; j++)
+                    yb[(size_t)l * k + j] = dfl[j] && i < kk[j] ? Q[(size_t)j * n1 * (K + 2) + (size_t)i * n1 + l] : 0;
+            if ((st = comb(o, TZ[i], 1, m, Z, yb, dfl))) goto done;
+        }
         for (int i = 0; i < top; i++) {
             bsr_multivec *x = V[i];
             V[i] = T[i];
             T[i] = x;
+            if (Z && i < top - 1) {
+                x = Z[i];
+                Z[i] = TZ[i];
+                TZ[i] = x;
+            }
         }
     }
 done:
@@ -699,6 +731,10 @@ done:
         for (int l = 0; l < n1 + nt; l++)
             if (V[l]) o->vfree(o, V[l]);
     free(V);
+    if (Z)
+        for (int l = 0; l < m + nt; l++)
+            if (Z[l]) o->vfree(o, Z[l]);
+    free(Z);
     if (W) o->vfree(o, W);
     if (U) o->vfree(o, U);
     for (int j = 0; j < k; j++) {
