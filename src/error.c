@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[2048];
 
 /* Fixed text for each status code. */
 const char *bsr_status_string(bsr_status s)

@@ -618,11 +618,12 @@ done:
  * BSR_FB_NONE where there is no such stage (options.fallback off, not a
  * threshold ILU, distributed, or a fallback stopped on this matrix since
  * its setup).  The chains, their stages set up in turn until one succeeds:
- *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL, DEFLATED, UNCAPPED;
+ *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL, TWOLEVEL_DR, DEFLATED,
+ *   UNCAPPED;
  *   a capped factor on the host: TWOLEVEL, UNCAPPED;
  *   an uncapped factor without growth weights: GROW;
- * TWOLEVEL unless the first factor has a coarse level or the solve is in
- * float, DEFLATED unless the first solve was GMRES-DR's.
+ * TWOLEVEL and TWOLEVEL_DR unless the first factor has a coarse level or the
+ * solve is in float, DEFLATED unless the first solve was GMRES-DR's.
  * - COMPLETE_DEV: the complete block LU on the device (tau1 = tau2 = 0
  *   without the cap or a coarse level: every block kept, the pattern from
  *   the elimination tree, the values factored there, ilu_complete.c),
@@ -649,6 +650,14 @@ done:
  *   refactored step 0.71 s against 1.47-1.50 s).  Their smoother is the first
  *   factor itself, shared, not made again; its solve is probed, and a
  *   failure goes on to the next stage.
+ * - TWOLEVEL_DR: two levels with more vectors an aggregate
+ *   (coarse=BSR_FALLBACK_COARSE_DR), solved by flexible GMRES-DR
+ *   (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1): at 1M block rows
+ *   of the same class BiCGStab diverges with two levels, and GMRES-DR's own
+ *   residual parts from the true one (1.6e-8 against 5.6e-2), the capped
+ *   smoother amplifying 1e4-1e6-fold; kept as made, its vectors hold the
+ *   true residual (converged, error 2.3e-8, 27.5 s on an H200).  The first
+ *   factor is their smoother again; probed as TWOLEVEL.
  * - DEFLATED: the first factor again, solved by GMRES-DR
  *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K):
  *   where the complete factor does not fit, the capped factor's BiCGStab
@@ -679,8 +688,11 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
     int kind = stage == 0 ? first : BSR_FB_NONE;
     if (first == BSR_FB_COMPLETE_DEV && stage > 0) {
-        int chain[3], len = 0;
-        if (twolevel) chain[len++] = BSR_FB_TWOLEVEL;
+        int chain[4], len = 0;
+        if (twolevel) {
+            chain[len++] = BSR_FB_TWOLEVEL;
+            chain[len++] = BSR_FB_TWOLEVEL_DR;
+        }
         if (!(o->method == BSR_GMRES && o->deflate > 0)) chain[len++] = BSR_FB_DEFLATED;
         chain[len++] = BSR_FB_UNCAPPED;
         if (stage <= len) kind = chain[stage - 1];
@@ -690,6 +702,16 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     if (kind == BSR_FB_TWOLEVEL) {   /* the first factor's options, and a coarse level */
         *f = *o;
         f->coarse = BSR_FALLBACK_COARSE;
+        return kind;
+    }
+    if (kind == BSR_FB_TWOLEVEL_DR) {   /* the same with more vectors, under flexible GMRES-DR */
+        *f = *o;
+        f->coarse = BSR_FALLBACK_COARSE_DR;
+        f->method = BSR_GMRES;
+        if (f->restart < BSR_FALLBACK_TWODR_M) f->restart = BSR_FALLBACK_TWODR_M;
+        f->deflate = BSR_FALLBACK_TWODR_K;
+        f->orth = BSR_ORTH_CGS2;
+        f->flex = 1;
         return kind;
     }
     if (kind == BSR_FB_DEFLATED) {   /* the first factor as it was */
@@ -834,7 +856,7 @@ static bsr_status fallback_gave_up(bsr_solver *s, const bsr_matrix *A, const bsr
     s->fallback_stopped = 1;
     const double fs = bsr_now() - tf;
     const int its = stats_iterations(first);
-    char msg[1024];   /* why (up to the 768 bytes of the probed stages' failures) or the rest's error */
+    char msg[2048];   /* why (up to the 1024 bytes of the probed stages' failures) or the rest's error */
     snprintf(msg, sizeof msg, "%s", why);
     if (probed && its < s->opt.maxit) {
         const int maxit = s->opt.maxit;
@@ -932,17 +954,18 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
                                        [BSR_FB_GROW] = "with growth weights",
                                        [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device",
                                        [BSR_FB_DEFLATED] = "of the first factor for GMRES-DR",
-                                       [BSR_FB_TWOLEVEL] = "of two levels"};
+                                       [BSR_FB_TWOLEVEL] = "of two levels",
+                                       [BSR_FB_TWOLEVEL_DR] = "of two levels for flexible GMRES-DR"};
     const bsr_solver_options before = s->opt;
     bsr_solver_options fo;
     for (int kind; (kind = fallback_options(s, *stage, &fo)); ++*stage) {
-        if ((kind == BSR_FB_DEFLATED || kind == BSR_FB_TWOLEVEL) && !keep) continue;
+        if ((kind == BSR_FB_DEFLATED || BSR_FB_IS_TWOLEVEL(kind)) && !keep) continue;
         s->opt = fo;   /* the options say so from now on */
         const int lent = kind == BSR_FB_DEFLATED && first_lend(s, keep, A);
         if (!lent) first_park(s, keep);
         /* two levels share the first factor (same options but the coarse
          * level, same A) as their smoother instead of making it again */
-        if (kind == BSR_FB_TWOLEVEL && keep->pc && !keep->lent && !keep->A_work) s->smoother = keep->pc;
+        if (BSR_FB_IS_TWOLEVEL(kind) && keep->pc && !keep->lent && !keep->A_work) s->smoother = keep->pc;
         const double t0 = bsr_now();
         bsr_status sf = lent ? BSR_OK : setup_as(s, A, 0);
         s->smoother = NULL;
@@ -951,7 +974,7 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
          * first one, bit for bit: a second solve would repeat the first */
         if (!sf && !(kind == BSR_FB_GROW && !s->pc->grow_passes)) {
             /* solved with this stage's factor, not the first (after two levels, GMRES-DR's may follow) */
-            if (!lent && kind != BSR_FB_TWOLEVEL) first_drop(keep);
+            if (!lent && !BSR_FB_IS_TWOLEVEL(kind)) first_drop(keep);
             return kind;
         }
         const size_t at = strlen(fb);
@@ -1024,21 +1047,23 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
     bsr_solver_stats_free(&first);
     bsr_solver_stats sec;
     memset(&sec, 0, sizeof sec);
-    char nor[512] = "";   /* the probed stages' failures */
+    char nor[768] = "";   /* the probed stages' failures */
     for (;;) {
         st = bsr_multivec_copy(X, x0);
         if (st) break;
         /* two levels and GMRES-DR on the first factor are probed, the next
          * stage's ordering made beside them where the probe starts it: the
          * stages after them follow their failure */
-        const int more = kind == BSR_FB_DEFLATED || kind == BSR_FB_TWOLEVEL;
+        const int more = kind == BSR_FB_DEFLATED || BSR_FB_IS_TWOLEVEL(kind);
         int p2 = 0;
         bsr_solver_options next;
         const bsr_solver_options cur = s->opt;
         s->opt = before;
         if (more && fallback_options(s, stage + 1, &next)) s->ahead_opt = &next;
         s->opt = cur;
-        const char *tried = kind == BSR_FB_TWOLEVEL ? "two levels'" : "GMRES-DR's on the first factor";
+        const char *tried = kind == BSR_FB_TWOLEVEL      ? "two levels'"
+                            : kind == BSR_FB_TWOLEVEL_DR ? "flexible GMRES-DR's on two levels"
+                                                         : "GMRES-DR's on the first factor";
         st = solve_once(s, B, X, &sec, more ? BSR_FALLBACK_PROBE : 0, more ? &p2 : NULL, 0);
         s->ahead_opt = NULL;
         if (!more || (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN)) {
@@ -1060,7 +1085,7 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
             sec.fallback_iterations = its;
             sec.setup_s = setup0;   /* the first (the stages' are in fallback_s) */
             snprintf(sec.fallback_reason, sizeof sec.fallback_reason, "%s", why);
-            char both[768];
+            char both[1024];
             snprintf(both, sizeof both, "the first solve did not converge (%s), nor %s", why, nor);
             st = fallback_gave_up(s, A, &before, &keep, B, X, st, both, fb, 0, tf, &sec, stats);
             first_drop(&keep);

@@ -84,7 +84,10 @@ double bsr_fallback_work(const bsr_solver_options *o, int device);
  * without its cap, with growth weights, the complete factor on the device,
  * the first factor solved by GMRES-DR, two levels on the first factor's
  * options. */
-enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL };
+enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL,
+       BSR_FB_TWOLEVEL_DR };
+/* The stages of two levels on the first factor (its smoother shared), probed. */
+#define BSR_FB_IS_TWOLEVEL(kind) ((kind) == BSR_FB_TWOLEVEL || (kind) == BSR_FB_TWOLEVEL_DR)
 /* The kind of the fallback's first stage (BSR_FB_*) for a factor of options
  * o of a matrix of nbrows block rows on the CUDA backend (device nonzero) or
  * the CPU (solver.c). */

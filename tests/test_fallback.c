@@ -405,9 +405,10 @@ static void test_probe_rules(void)
  * for bit as a fresh device solver of those options solves it from the
  * same x0; the complete factor equals the host's (the host's complete
  * factor solves to the same error).  Under a work bound below both stages'
- * products, both setups fail, in turn, with two levels and GMRES-DR on the
- * first factor between them (they fail on HARD too: the probe gives them
- * up), and the first factor stays.  A user's coarse level is dropped for
+ * products, both setups fail, in turn, with two levels, two levels under
+ * flexible GMRES-DR and GMRES-DR on the first factor between them, in
+ * that order (they fail on HARD too: the probe gives them up), and the
+ * first factor stays.  A user's coarse level is dropped for
  * the complete factor.  Where two levels converge (coupled3d at
  * coupling 0.4, the first solve's BiCGStab out of iterations) their solve
  * is the answer, the options saying so, bit for bit as two levels set up
@@ -473,7 +474,8 @@ static void test_device(void)
     const char *c1 = strstr(e, "of the complete factor on the device failed"), *c2 = strstr(e, "without the cap failed");
     CU_ASSERT(c1 && c2 && c1 < c2);
     const char *t2 = strstr(e, "nor two levels'"), *dr = strstr(e, "nor GMRES-DR's on the first factor");
-    CU_ASSERT(t2 && dr && t2 < dr);
+    const char *t2dr = strstr(e, "nor flexible GMRES-DR's on two levels");
+    CU_ASSERT(t2 && t2dr && dr && t2 < t2dr && t2dr < dr);
     CU_ASSERT_PTR_NOT_NULL(strstr(e, "work bound"));
     o = bsr_solver_get_options(s);
     CU_ASSERT(o->cap != BSR_ILU_CAP_NONE && o->method == BSR_BICGSTAB);   /* the first factor again */
