@@ -620,7 +620,7 @@ done:
  * its setup).  The chains, their stages set up in turn until one succeeds:
  *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL, TWOLEVEL_DR, DEFLATED,
  *   UNCAPPED;
- *   a capped factor on the host: TWOLEVEL, UNCAPPED;
+ *   a capped factor on the host: TWOLEVEL, TWOLEVEL_DR, UNCAPPED;
  *   an uncapped factor without growth weights: GROW;
  * TWOLEVEL and TWOLEVEL_DR unless the first factor has a coarse level or the
  * solve is in float, DEFLATED unless the first solve was GMRES-DR's.
@@ -684,7 +684,8 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     /* the device's chain: the complete factor, two levels (unless the first
      * factor has them, or a float solve), GMRES-DR (unless solved by it),
      * the factor without its cap; the host's for a capped factor: two
-     * levels (as on the device), the factor without its cap */
+     * levels and two levels under flexible GMRES-DR (as on the device), the
+     * factor without its cap */
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
     int kind = stage == 0 ? first : BSR_FB_NONE;
     if (first == BSR_FB_COMPLETE_DEV && stage > 0) {
@@ -697,7 +698,8 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
         chain[len++] = BSR_FB_UNCAPPED;
         if (stage <= len) kind = chain[stage - 1];
     } else if (first == BSR_FB_UNCAPPED && twolevel) {   /* the host's chain: two levels first */
-        kind = stage == 0 ? BSR_FB_TWOLEVEL : stage == 1 ? BSR_FB_UNCAPPED : BSR_FB_NONE;
+        static const int chain[] = {BSR_FB_TWOLEVEL, BSR_FB_TWOLEVEL_DR, BSR_FB_UNCAPPED};
+        kind = stage < 3 ? chain[stage] : BSR_FB_NONE;
     }
     if (kind == BSR_FB_TWOLEVEL) {   /* the first factor's options, and a coarse level */
         *f = *o;

@@ -231,8 +231,9 @@ static void test_none(void)
 }
 
 /* The fallback past its work bound: two levels on the capped factor (the
- * host chain's first stage) are probed and given up, the setup without the
- * cap stops, the two levels' solve is the answer (the first setup's
+ * host chain's first stage) and two levels under flexible GMRES-DR (its
+ * second) are probed and given up, in that order, the setup without the
+ * cap stops, the last two levels' solve is the answer (the first setup's
  * seconds reported), the solver goes on with the capped factor (kept
  * aside, not set up again: the next solve reports the first setup's
  * seconds too), and the failure is reported, the message saying why there
@@ -254,8 +255,11 @@ static void test_bound(void)
         const int tried = round != 1;
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "no fallback") != NULL, tried);
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "work bound, 1e+08 block multiply-adds") != NULL, tried);
-        CU_ASSERT_EQUAL(strstr(bsr_last_error(), "nor two levels'") != NULL, tried);
-        CU_ASSERT_EQUAL(st.fallbacks, tried);        /* two levels' solve, given up */
+        const char *t2 = strstr(bsr_last_error(), "nor two levels'");
+        const char *t2dr = strstr(bsr_last_error(), "nor flexible GMRES-DR's on two levels");
+        CU_ASSERT_EQUAL(t2 != NULL, tried);
+        CU_ASSERT_EQUAL(t2dr != NULL && t2 < t2dr, tried);
+        CU_ASSERT_EQUAL(st.fallbacks, tried);        /* the last two levels' solve, given up */
         CU_ASSERT_EQUAL(st.fallback_s > 0, tried);   /* two levels' setup and the stopped one */
         if (round == 0) setup0 = st.setup_s;
         if (round == 1) CU_ASSERT_EQUAL(st.setup_s, setup0);   /* the first factor's, not a second setup's */

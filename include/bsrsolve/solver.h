@@ -189,7 +189,7 @@ typedef struct {
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
                                   Krylov method, not the factor, stalls on an indefinite system's
                                   few small eigenvalues), that solve given up by the probe's rules;
-                                  after it, and on the CPU backend after two levels as above,
+                                  after it, and on the CPU backend after both two levels' stages as above,
                                   without the cap and with growth-weighted dropping (cap=none, grow=1
                                   unless grow is set, factor=cpu: the factorization on the host,
                                   in nested dissection with METIS's order in each leaf (reorder=
