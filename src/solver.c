@@ -618,12 +618,12 @@ done:
  * BSR_FB_NONE where there is no such stage (options.fallback off, not a
  * threshold ILU, distributed, or a fallback stopped on this matrix since
  * its setup).  The chains, their stages set up in turn until one succeeds:
- *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL, TWOLEVEL_DR, DEFLATED,
+ *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL_DR, TWOLEVEL, DEFLATED,
  *   UNCAPPED;
- *   a capped factor on the host: TWOLEVEL, TWOLEVEL_DR, UNCAPPED;
+ *   a capped factor on the host: TWOLEVEL_DR, TWOLEVEL, UNCAPPED;
  *   an uncapped factor without growth weights: GROW;
- * TWOLEVEL and TWOLEVEL_DR unless the first factor has a coarse level or the
- * solve is in float, DEFLATED unless the first solve was GMRES-DR's.
+ * TWOLEVEL_DR and TWOLEVEL unless the first factor has a coarse level or
+ * the solve is in float, DEFLATED unless the first solve was GMRES-DR's.
  * - COMPLETE_DEV: the complete block LU on the device (tau1 = tau2 = 0
  *   without the cap or a coarse level: every block kept, the pattern from
  *   the elimination tree, the values factored there, ilu_complete.c),
@@ -641,23 +641,22 @@ done:
  *   with METIS's order inside each leaf unless an order was given (on
  *   indefinite coupled systems fewer iterations than the leaves as found, at
  *   the same fill).
- * - TWOLEVEL: two levels (coarse=BSR_FALLBACK_COARSE) on the first factor's
- *   options: where the complete factor does not fit (and on the host before
- *   the uncapped factor's longer setup), the ILU's iterations grow with the
- *   grid on indefinite coupled systems, and a coarse space of the modes it
- *   misses holds them (coupled3d:60,5,couple=0.3 at 216k block
- *   rows: 27 iterations against GMRES-DR's 212 on the first factor, a
- *   refactored step 0.71 s against 1.47-1.50 s).  Their smoother is the first
- *   factor itself, shared, not made again; its solve is probed, and a
- *   failure goes on to the next stage.
- * - TWOLEVEL_DR: two levels with more vectors an aggregate
- *   (coarse=BSR_FALLBACK_COARSE_DR), solved by flexible GMRES-DR
- *   (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1): at 1M block rows
- *   of the same class BiCGStab diverges with two levels, and GMRES-DR's own
- *   residual parts from the true one (1.6e-8 against 5.6e-2), the capped
- *   smoother amplifying 1e4-1e6-fold; kept as made, its vectors hold the
- *   true residual (converged, error 2.3e-8, 27.5 s on an H200).  The first
- *   factor is their smoother again; probed as TWOLEVEL.
+ * - TWOLEVEL_DR: two levels (coarse=BSR_FALLBACK_COARSE_DR) on the first
+ *   factor's options, solved by flexible GMRES-DR (BSR_FALLBACK_TWODR_M,
+ *   BSR_FALLBACK_TWODR_K, flex=1): where the complete factor does not fit
+ *   (and on the host before the uncapped factor's longer setup), the ILU's
+ *   iterations grow with the grid on indefinite coupled systems, and a
+ *   coarse space of the modes it misses holds them.  Flexible, since the
+ *   capped smoother amplifies 1e4-1e6-fold at 1M block rows, where GMRES-DR
+ *   made its correction as M^{-1} (V y) ended at relres 1.6e-8 by its own
+ *   count and 5.6e-2 in truth; BiCGStab diverges there.  On coupled3d with
+ *   b = 5, couple=0.3 (H200): 512k block rows in 4.3 s against 13.2 s by
+ *   TWOLEVEL, 1M converged (27.5 s, error 2.3e-8), 216k level with TWOLEVEL
+ *   (27 iterations either way).  Their smoother is the first factor itself,
+ *   shared, not made again; their solve is probed, and a failure goes on to
+ *   the next stage.
+ * - TWOLEVEL: two levels (coarse=BSR_FALLBACK_COARSE) under the first
+ *   factor's method, sharing its factor the same way, probed the same way.
  * - DEFLATED: the first factor again, solved by GMRES-DR
  *   (BSR_FALLBACK_DR_M, BSR_FALLBACK_DR_K):
  *   where the complete factor does not fit, the capped factor's BiCGStab
@@ -681,24 +680,24 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int first = bsr_fallback_first(o, s->device, s->nbrows);
-    /* the device's chain: the complete factor, two levels (unless the first
-     * factor has them, or a float solve), GMRES-DR (unless solved by it),
-     * the factor without its cap; the host's for a capped factor: two
-     * levels and two levels under flexible GMRES-DR (as on the device), the
-     * factor without its cap */
+    /* the device's chain: the complete factor, two levels under flexible
+     * GMRES-DR and under the first method (unless the first factor has a
+     * coarse level, or a float solve), GMRES-DR (unless solved by it), the
+     * factor without its cap; the host's for a capped factor: both two
+     * levels as on the device, the factor without its cap */
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
     int kind = stage == 0 ? first : BSR_FB_NONE;
     if (first == BSR_FB_COMPLETE_DEV && stage > 0) {
         int chain[4], len = 0;
         if (twolevel) {
-            chain[len++] = BSR_FB_TWOLEVEL;
             chain[len++] = BSR_FB_TWOLEVEL_DR;
+            chain[len++] = BSR_FB_TWOLEVEL;
         }
         if (!(o->method == BSR_GMRES && o->deflate > 0)) chain[len++] = BSR_FB_DEFLATED;
         chain[len++] = BSR_FB_UNCAPPED;
         if (stage <= len) kind = chain[stage - 1];
     } else if (first == BSR_FB_UNCAPPED && twolevel) {   /* the host's chain: two levels first */
-        static const int chain[] = {BSR_FB_TWOLEVEL, BSR_FB_TWOLEVEL_DR, BSR_FB_UNCAPPED};
+        static const int chain[] = {BSR_FB_TWOLEVEL_DR, BSR_FB_TWOLEVEL, BSR_FB_UNCAPPED};
         kind = stage < 3 ? chain[stage] : BSR_FB_NONE;
     }
     if (kind == BSR_FB_TWOLEVEL) {   /* the first factor's options, and a coarse level */

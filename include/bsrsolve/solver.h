@@ -176,15 +176,16 @@ typedef struct {
                                   indefinite coupled systems where dropping is not),
                                   whose block products are bounded by work as the rows' are; past
                                   that bound (or the device's memory) two levels made on the first
-                                  factor's options (coarse=BSR_FALLBACK_COARSE, double precision,
-                                  unless coarse is given: on indefinite coupled systems too large
-                                  for the complete factor they hold the low modes the ILU misses;
-                                  the first factor itself is their smoother, not set up again),
-                                  their solve given up by the probe's rules; then two levels of
-                                  coarse=BSR_FALLBACK_COARSE_DR under flexible GMRES-DR
-                                  (restart=BSR_FALLBACK_TWODR_M,deflate=BSR_FALLBACK_TWODR_K,
+                                  factor's options (coarse=BSR_FALLBACK_COARSE_DR, double
+                                  precision, unless coarse is given: on indefinite coupled systems
+                                  too large for the complete factor they hold the low modes the
+                                  ILU misses; the first factor itself is their smoother, not set
+                                  up again) under flexible GMRES-DR (method=gmres,restart=
+                                  BSR_FALLBACK_TWODR_M,deflate=BSR_FALLBACK_TWODR_K,orth=cgs2,
                                   flex=1: the capped smoother's amplification left out of the
-                                  true residual), probed the same way; then the first
+                                  true residual), their solve given up by the probe's rules; then
+                                  two levels of coarse=BSR_FALLBACK_COARSE under the first
+                                  method, probed the same way; then the first
                                   factor again, solved by GMRES-DR (method=gmres,restart=BSR_FALLBACK_DR_M,
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
                                   Krylov method, not the factor, stalls on an indefinite system's
@@ -300,13 +301,12 @@ typedef struct {
 #define BSR_FALLBACK_DR_M 60
 #define BSR_FALLBACK_DR_K 20
 /* The fallback's two levels (after the complete factor on the device, where
- * that is past its bound, before GMRES-DR): the first factor's options with
- * coarse=BSR_FALLBACK_COARSE. */
+ * that is past its bound; first on the host for a capped factor): the first
+ * factor's options with coarse=BSR_FALLBACK_COARSE_DR under flexible
+ * GMRES-DR (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1, the restart
+ * the options' where larger); then, before GMRES-DR on the first factor,
+ * with coarse=BSR_FALLBACK_COARSE under the first method. */
 #define BSR_FALLBACK_COARSE 8
-/* The fallback's second two levels (after those of BSR_FALLBACK_COARSE, on
- * the device): coarse=BSR_FALLBACK_COARSE_DR under flexible GMRES-DR
- * (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1), the restart the
- * options' where larger. */
 #define BSR_FALLBACK_COARSE_DR 10
 #define BSR_FALLBACK_TWODR_M 80
 #define BSR_FALLBACK_TWODR_K 30

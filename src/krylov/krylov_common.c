@@ -176,6 +176,11 @@ int bsr_kstate_verify(const bsr_kops *o, bsr_kstate *ks, const unsigned char *wa
         ks->col[j].reason = BSR_REASON_NONE;
         ks->active[j] = 1;
         reopen[j] = 1;
+        /* progress is measured from the true residual from now on: the
+         * recurrence's best is not one the iterate has (the stagnation and
+         * probe rules would stop a column that converges from here) */
+        ks->best[j] = tn[j];
+        ks->best_it[j] = ks->it;
         n++;
     }
     return n;
