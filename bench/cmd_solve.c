@@ -55,13 +55,14 @@ void cli_usage_solve(FILE *f)
         "  --config STRING             solver options, e.g. method=bicgstab,precond=ilu2,tau1=1e-2,\n"
         "                              reorder=nd:auto,rtol=1e-8,maxit=500; keys: method precond tau1 tau2\n"
         "                              keep_pattern fill omega reorder factor pattern pattern_growth rtol\n"
-        "                              atol dtol maxit restart deflate idr_s orth stag max_restarts\n"
+        "                              atol dtol maxit restart deflate flex idr_s orth stag max_restarts\n"
         "                              precision precond_precision history progress profile cap match\n"
         "                              pivot grow trisolve diag overlap halo fallback work etol coarse\n"
         "                              (README: Solver options);\n"
         "                              precond: ilu0 (default) none jacobi ssor ilut ilu2 ic0 (block IC(0),\n"
         "                              SPD A, CPU only); method: bicgstab (default) gmres cg idr\n"
-        "                              (IDR(s), s = idr_s, default 4); gmres with deflate=K: GMRES-DR(restart, K);\n"
+        "                              (IDR(s), s = idr_s, default 4); gmres with deflate=K: GMRES-DR(restart, K),\n"
+        "                              with flex=1: flexible (the preconditioned vectors kept);\n"
         "                              method=cg takes none, jacobi, ssor or ic0; coarse=M: two levels\n"
         "                              around an ILU, M vectors an aggregate\n"
         "  --reference umfpack         also solve with UMFPACK; report the difference and times\n"
@@ -684,6 +685,7 @@ int cmd_solve(int argc, char **argv)
         opt.method = fo->method;
         opt.restart = fo->restart;
         opt.deflate = fo->deflate;
+        opt.flex = fo->flex;
         opt.orth = fo->orth;
         snprintf(opt.reorder, sizeof opt.reorder, "%s", fo->reorder);
     }

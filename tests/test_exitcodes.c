@@ -114,14 +114,18 @@ static void test_codes(void)
            "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,fallback=off,cap=none\"", NULL);
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "can cost a coupled system its convergence", NULL);
-    /* the fallback tried two levels (given up) and the factor without the cap, which stopped at
+    /* the fallback tried both two levels (given up) and the factor without the cap, which stopped at
      * its work bound (1e8, between the capped factor's 2.9e7 and the uncapped one's 1.4e9): no
      * cap=none hint (cap=none alone has no bound), but the bound four times over, the work given
      * replaced */
     expect("--gen coupled3d:12,5,couple=0.45 --backend cpu --config precond=ilu2,cap=auto,maxit=300,work=1e8", 3, out,
-           "no fallback: the setup without the cap failed", "nor two levels'",
+           "no fallback: the setup without the cap failed", "nor two levels'", "nor flexible GMRES-DR's on two levels",
            "!nested dissection without a cap", "stopped at its work bound (1e+08 block multiply-adds)",
            "try --config precond=ilu2,cap=auto,maxit=300,work=4e+08 (", NULL);
+    /* a capped factor's fallback solved by two levels under flexible GMRES-DR: the solver line
+     * prints the options they ran with (a run given them reproduces it) */
+    expect("--gen coupled3d:16,4,couple=0.4 --backend cpu --config precond=ilu2,cap=auto,rtol=1e-10,maxit=100", 0, out,
+           "method=gmres,restart=80,orth=cgs2,deflate=30,flex=1,", "coarse=10,", "by the fallback's stage", NULL);
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
      * there (662), so no grow=1 hint either */
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out, "!hint", NULL);
