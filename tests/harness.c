@@ -302,7 +302,6 @@ double bsr_test_spmm_error(double alpha, const bsr_matrix *A, const bsr_multivec
     return worst;
 }
 
-/* max over columns j of ||X(:,j) - Y(:,j)|| / ||Y(:,j)|| (||X - Y|| where Y(:,j) = 0); NaN counts as worst. */
 void bsr_test_problem_k(const char *spec, int k, uint64_t seed, bsr_problem *P, bsr_multivec **B,
                         bsr_multivec **Xs)
 {
@@ -314,6 +313,14 @@ void bsr_test_problem_k(const char *spec, int k, uint64_t seed, bsr_problem *P, 
     BSR_ASSERT_OK(bsr_spmm(1.0, P->A, *Xs, 0.0, *B));
 }
 
+bsr_multivec *bsr_test_x_like(const bsr_multivec *B)
+{
+    bsr_multivec *X = NULL;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(B), bsr_multivec_cols(B), BSR_DOUBLE));
+    return X;
+}
+
+/* max over columns j of ||X(:,j) - Y(:,j)|| / ||Y(:,j)|| (||X - Y|| where Y(:,j) = 0); NaN counts as worst. */
 double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y)
 {
     int k = bsr_multivec_cols(X);

@@ -100,6 +100,8 @@ double bsr_test_rel_err(const bsr_multivec *X, const bsr_multivec *Y);
  * (bsr_multivec_random of seed) and *B = A Xs. */
 void bsr_test_problem_k(const char *spec, int k, uint64_t seed, bsr_problem *P, bsr_multivec **B,
                         bsr_multivec **Xs);
+/* A new double multivector of B's rows and columns (a solution's). */
+bsr_multivec *bsr_test_x_like(const bsr_multivec *B);
 /* max |Y - R| / max |R| over the host copies, any precisions (INFINITY when Y
  * holds a NaN or Inf: a kernel that left its NaN-poisoned output unwritten). */
 double bsr_test_max_rel_err(const bsr_multivec *Y, const bsr_multivec *R);

@@ -54,11 +54,9 @@ static void test_options(void)
 static void test_first_cycle(void)
 {
     bsr_problem P;
-    bsr_multivec *B, *Xs, *X1, *X2;
+    bsr_multivec *B, *Xs;
     bsr_test_problem_k("convdiff2d:16,30", 2, 17, &P, &B, &Xs);
-    int64_t n = bsr_multivec_rows(B);
-    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 2, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 2, BSR_DOUBLE));
+    bsr_multivec *X1 = bsr_test_x_like(B), *X2 = bsr_test_x_like(B);
     for (int orth = 0; orth < 2; orth++) {
         char c1[96], c2[128];
         snprintf(c1, sizeof c1, "method=gmres,restart=200,precond=ilu0,rtol=1e-10,orth=%s", orth ? "cgs2" : "mgs");
@@ -195,11 +193,9 @@ static void test_flex(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "flex"));
 
     bsr_problem P;
-    bsr_multivec *B, *Xs, *X1, *X2;
+    bsr_multivec *B, *Xs;
     bsr_test_problem_k("convdiff2d:24,30", 2, 17, &P, &B, &Xs);
-    int64_t n = bsr_multivec_rows(B);
-    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 2, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X2, n, 2, BSR_DOUBLE));
+    bsr_multivec *X1 = bsr_test_x_like(B), *X2 = bsr_test_x_like(B);
     for (int q = 0; q < 4; q++) {
         const int fl = q & 1;
         char c1[192], c2[200];
@@ -225,7 +221,7 @@ static void test_flex(void)
     bsr_problem_free(&P);
 
     BSR_ASSERT_OK(bsr_generate("coupled3d:13,5,couple=0.5", BSR_DOUBLE, &P));
-    BSR_ASSERT_OK(bsr_multivec_create(&X1, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    X1 = bsr_test_x_like(P.rhs);
     const char *plain = "method=gmres,restart=200,orth=cgs2,precond=ilu2,cap=none,fallback=off,etol=off,rtol=1e-9,"
                         "maxit=2000";
     char flex[256];
