@@ -988,6 +988,12 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
     return 0;
 }
 
+/* The stages whose solve is probed (a failure goes on to the next stage),
+ * by kind: their name in the failure's message; NULL for the others. */
+static const char *const probed_name[] = {[BSR_FB_TWOLEVEL_DR] = "flexible GMRES-DR's on two levels",
+                                          [BSR_FB_TWOLEVEL] = "two levels'",
+                                          [BSR_FB_DEFLATED] = "GMRES-DR's on the first factor"};
+
 /* bsr_solver_solve, its fallback's ordering made ahead (s->ahead) used and
  * freed, or called off and kept until the next solve, setup or destroy lets it go. */
 static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multivec *X, bsr_solver_stats *stats)
@@ -1055,16 +1061,14 @@ static bsr_status solve_fallback(bsr_solver *s, const bsr_multivec *B, bsr_multi
         /* two levels and GMRES-DR on the first factor are probed, the next
          * stage's ordering made beside them where the probe starts it: the
          * stages after them follow their failure */
-        const int more = kind == BSR_FB_DEFLATED || BSR_FB_IS_TWOLEVEL(kind);
+        const char *tried = probed_name[kind];
+        const int more = tried != NULL;
         int p2 = 0;
         bsr_solver_options next;
         const bsr_solver_options cur = s->opt;
         s->opt = before;
         if (more && fallback_options(s, stage + 1, &next)) s->ahead_opt = &next;
         s->opt = cur;
-        const char *tried = kind == BSR_FB_TWOLEVEL      ? "two levels'"
-                            : kind == BSR_FB_TWOLEVEL_DR ? "flexible GMRES-DR's on two levels"
-                                                         : "GMRES-DR's on the first factor";
         st = solve_once(s, B, X, &sec, more ? BSR_FALLBACK_PROBE : 0, more ? &p2 : NULL, 0);
         s->ahead_opt = NULL;
         if (!more || (st != BSR_ERR_NOCONV && st != BSR_ERR_BREAKDOWN)) {
