@@ -295,7 +295,8 @@ bsr_status bsr_kops_lincomb(const bsr_kops *o, bsr_multivec *Y, const double *b,
  * same operator and preconditioner (the error control's): column j's basis
  * is column j of V[0..kk[j]], orthonormal, with A M^{-1} V_kk = V_kk+1 Hbar_j
  * (Hbar_j: (kk[j] + 1) x kk[j], column-major, leading dimension ld, at
- * H + j ld (ld - 1)); kk[j] = 0: none for that column.  Those solves'
+ * H + j ld (ld - 1)); kk[j] = 0: none for that column; a flexible solve's
+ * (flex=1) keeps Z = M^{-1} V_kk as made too, A Z = V_kk+1 Hbar_j.  Those solves'
  * GMRES keeps the space out of its cycles (krylov_gmres.c): the few
  * eigenvalues near the origin that the GMRES-DR solve found need not be
  * found again (the error control's estimate on coupled3d in 15 iterations
@@ -304,6 +305,7 @@ typedef struct {
     int k, top, ld;           /* columns; multivectors held (the largest kk + 1, or K + 2 where a
                                  column's basis was copied out while others went on); ld = K + 2 */
     bsr_multivec **V;         /* top of them, the solve's backend's; NULL: nothing kept */
+    bsr_multivec **Z;         /* a flexible solve's M^{-1} V_kk as made (top - 1 of them), else NULL */
     int kk[BSR_KMAX];
     double *H;
 } bsr_krecycle;

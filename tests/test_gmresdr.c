@@ -171,7 +171,8 @@ static void test_deterministic(void)
 
 /* flex=1: parsed, printed and refused as deflate is; on stable problems
  * (GMRES(m) and GMRES-DR, two columns, double and float) it converges to
- * the known solution in GMRES's iterations within one; on an indefinite
+ * the known solution in GMRES's iterations within one, and the error
+ * control's solves take its kept space as GMRES-DR's; on an indefinite
  * coupled system whose uncapped ILU2 amplifies (coupling 0.5, b = 5) plain
  * GMRES's own residual meets rtol while its true one does not (a column
  * reopened), and FGMRES's true residual meets it where its own does, in
@@ -219,6 +220,31 @@ static void test_flex(void)
     }
     bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X1); bsr_multivec_destroy(X2);
     bsr_problem_free(&P);
+
+    /* the error control's solves take the flexible solve's kept space (its Z
+     * too) as they take GMRES-DR's: about as many iterations, and the
+     * estimate near the true error */
+    bsr_test_problem_k("rotconv3d:16,4", 1, 17, &P, &B, &Xs);
+    X1 = bsr_test_x_like(B);
+    X2 = bsr_test_x_like(B);
+    {
+        const char *c1 = "method=gmres,restart=20,deflate=8,orth=cgs2,precond=ilu0,rtol=1e-8,etol=1e-7,maxit=3000";
+        char c2[160];
+        snprintf(c2, sizeof c2, "%s,flex=1", c1);
+        bsr_solver_stats s1, s2;
+        BSR_ASSERT_OK(bsr_test_solve(NULL, c1, P.A, B, X1, &s1));
+        BSR_ASSERT_OK(bsr_test_solve(NULL, c2, P.A, B, X2, &s2));
+        const double e2 = bsr_test_rel_err(X2, Xs);
+        printf("\n    rotconv3d:16,4, the error control's solves: %d iterations, flexible %d (estimate %.2e, error %.2e)",
+               s1.col[0].err_its, s2.col[0].err_its, s2.col[0].err_est, e2);
+        CU_ASSERT(s1.col[0].err_its > 0 && s2.col[0].err_its > 0);
+        CU_ASSERT(abs(s1.col[0].err_its - s2.col[0].err_its) <= 2 + s1.col[0].err_its / 10);
+        CU_ASSERT(s2.col[0].err_est < 1e-7 && e2 < 1e-7);
+        CU_ASSERT(s2.col[0].err_est > e2 / 3 && s2.col[0].err_est < 3 * e2);
+        bsr_solver_stats_free(&s1);
+        bsr_solver_stats_free(&s2);
+    }
+    bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X1); bsr_multivec_destroy(X2);
 
     BSR_ASSERT_OK(bsr_generate("coupled3d:13,5,couple=0.5", BSR_DOUBLE, &P));
     X1 = bsr_test_x_like(P.rhs);

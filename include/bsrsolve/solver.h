@@ -252,8 +252,8 @@ typedef struct {
                                   cycle's combination V y is not the combination of the M^{-1} v
                                   that the Arnoldi relation holds for, and the true residual parts
                                   from GMRES's own by orders of magnitude; with them kept it does
-                                  not.  No recycled space for the error control's solves.
-                                  Default 0 */
+                                  not.  The error control's solves take the kept space as with
+                                  GMRES-DR, its M^{-1} V too.  Default 0 */
     int coarse;                /* option coarse=M (1..BSR_COARSE_MAX), ILU0/ILUT/ILU2 on either
                                   backend: two levels, the ILU as the smoother and a coarse
                                   correction on aggregates of A's block graph made by pairwise

@@ -40,7 +40,8 @@
  * A deflated cycle's flexible vectors are Z Q(0:m-1, 0:kk-1), for which
  * A Z Q = V Q (Q^T Hbar Q) holds as it does for V Q.
  *
- * A GMRES-DR solve leaves its last deflated basis (ks->keep); a later solve
+ * A GMRES-DR solve leaves its last deflated basis (ks->keep; a flexible one
+ * its Z too, used where the correction would apply M^{-1}); a later solve
  * on the same operator given it (ks->proj: the error control's) keeps that
  * space out of its cycles, GCRO's way (aug_col below).  The vectors'
  * combinations (Gram-Schmidt's updates, the correction, the restart's
@@ -244,7 +245,11 @@ void bsr_krecycle_free(const bsr_kops *o, bsr_krecycle *r)
     if (r->V)
         for (int l = 0; l < r->top; l++)
             if (r->V[l]) o->vfree(o, r->V[l]);
+    if (r->Z)
+        for (int l = 0; l + 1 < r->top; l++)
+            if (r->Z[l]) o->vfree(o, r->Z[l]);
     free(r->V);
+    free(r->Z);
     free(r->H);
     memset(r, 0, sizeof *r);
 }
@@ -255,9 +260,11 @@ void bsr_krecycle_free(const bsr_kops *o, bsr_krecycle *r)
  * before, r takes V's multivectors (V's entries become NULL); otherwise
  * those columns are copied into r's own K + 2 multivectors (made at the
  * first column that stops while others go on: a later cycle's restart
- * would overwrite its basis).  BSR_ERR_NOMEM where an allocation fails. */
+ * would overwrite its basis); a flexible solve's Z[0..kk-1] (Z given) alike.
+ * BSR_ERR_NOMEM where an allocation fails. */
 static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigned char *was,
-                             const unsigned char *active, int K, bsr_multivec **V, bsr_krecycle *r)
+                             const unsigned char *active, int K, bsr_multivec **V, bsr_multivec **Z,
+                             bsr_krecycle *r)
 {
     const int k = o->k, ld = K + 2, last = !memchr(active, 1, (size_t)k);
     unsigned char on[BSR_KMAX];
@@ -267,10 +274,12 @@ static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigne
     if (!r->H) {
         r->H = bsr_calloc((size_t)k * ld * (ld - 1), sizeof(double), "GMRES-DR space");
         r->V = bsr_calloc((size_t)ld, sizeof *r->V, "GMRES-DR space");
-        if (!r->H || !r->V) {
+        r->Z = Z ? bsr_calloc((size_t)ld, sizeof *r->Z, "GMRES-DR space") : NULL;
+        if (!r->H || !r->V || (Z && !r->Z)) {
             free(r->V);
             free(r->H);
-            r->V = NULL;
+            free(r->Z);
+            r->V = r->Z = NULL;
             r->H = NULL;
             return BSR_ERR_NOMEM;
         }
@@ -282,11 +291,16 @@ static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigne
             for (int l = 0; l < r->top; l++) {
                 r->V[l] = V[l];
                 V[l] = NULL;
+                if (Z && l + 1 < r->top) {
+                    r->Z[l] = Z[l];
+                    Z[l] = NULL;
+                }
             }
             taken = 1;
         } else {
             r->top = ld;
             for (int l = 0; l < ld; l++) BSR_TRY(o->vnew(o, &r->V[l]));
+            for (int l = 0; Z && l + 1 < ld; l++) BSR_TRY(o->vnew(o, &r->Z[l]));
         }
     }
     for (int j = 0; j < k && !taken; j++) {
@@ -294,6 +308,7 @@ static bsr_status keep_space(const bsr_kops *o, const dr_col *col, const unsigne
         unsigned char mj[BSR_KMAX] = {0};
         mj[j] = 1;
         for (int l = 0; l <= col[j].start; l++) BSR_TRY(o->copy(o, r->V[l], V[l], mj));
+        for (int l = 0; Z && l < col[j].start; l++) BSR_TRY(o->copy(o, r->Z[l], Z[l], mj));
     }
     for (int j = 0; j < k; j++) {
         if (!on[j]) continue;
@@ -420,8 +435,9 @@ static void aug_rh_solve(const aug_col *a, int ld, int top, int k, int j, double
 }
 
 /* The columns of fresh that have a space, their residual W (norms rn)
- * moved off C: X += M^{-1} V_kk Rh^{-1} C^T W, W -= C C^T W (the least
- * residual over the space).  Z, U scratch (Z's other columns untouched). */
+ * moved off C: X += M^{-1} V_kk Rh^{-1} C^T W (with P's Z: Z Rh^{-1} C^T W),
+ * W -= C C^T W (the least residual over the space).  Z, U scratch (Z's other
+ * columns untouched). */
 static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *aug, const unsigned char *fresh,
                             bsr_multivec *W, bsr_multivec *X, bsr_multivec *Z, bsr_multivec *U, double *rn,
                             double *c, double *t)
@@ -440,10 +456,14 @@ static bsr_status aug_start(const bsr_kops *o, const bsr_krecycle *P, aug_col *a
     /* Z = V_kk Rh^{-1} t */
     for (int j = 0; j < k; j++)
         if (on[j]) aug_rh_solve(&aug[j], ld, P->top, k, j, t + (size_t)j * ld, c);
-    BSR_TRY(o->axpby(o, Z, zero, Z, zero, on));
-    BSR_TRY(comb(o, Z, 1, P->top, P->V, c, on));
-    BSR_TRY(bsr_kops_precond(o, Z, U));
-    BSR_TRY(o->axpby(o, X, one, U, one, on));
+    if (P->Z) {
+        BSR_TRY(comb(o, X, 1, P->top - 1, P->Z, c, on));
+    } else {
+        BSR_TRY(o->axpby(o, Z, zero, Z, zero, on));
+        BSR_TRY(comb(o, Z, 1, P->top, P->V, c, on));
+        BSR_TRY(bsr_kops_precond(o, Z, U));
+        BSR_TRY(o->axpby(o, X, one, U, one, on));
+    }
     BSR_TRY(bsr_kops_norm2(o, W, r2));
     for (int j = 0; j < k; j++)
         if (on[j]) rn[j] = r2[j];
@@ -524,7 +544,7 @@ static bsr_status gmres_step_end(const bsr_kops *o, bsr_kstate *ks, bsr_multivec
 /* The end of a cycle: X += M^{-1} (V y) in the columns of was (column j's y
  * its steps[j] first entries of y + j ldy), less M^{-1} of P's vectors
  * combined by pc where P is given (sub_comb); X += Z y instead where Z (the
- * flexible vectors) is given; the columns that converged
+ * flexible vectors) is given, less P's Z combined by pc; the columns that converged
  * confirmed by their true residual (bsr_kstate_verify, reopen); where some
  * stay active, W = B - A X and rn its norms, a column whose norm is not
  * finite stopped.  U scratch. */
@@ -551,6 +571,7 @@ static bsr_status gmres_cycle_end(const bsr_kops *o, bsr_kstate *ks, bsr_multive
         if (!Z && !s1) s1 = comb(o, W, 1, m, V, yc, was);
         free(yc);
         BSR_TRY(s1);
+        if (Z && P) BSR_TRY(comb(o, X, -1, P->top - 1, P->Z, pc, was));
         if (!Z) {
             if (P) BSR_TRY(comb(o, W, -1, P->top, P->V, pc, was));
             BSR_TRY(bsr_kops_precond(o, W, U));
@@ -575,8 +596,9 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
     const bsr_solver_options *opt = ks->opt;
     /* a given space (ks->proj) is kept out of every cycle of the columns it
      * has, whose restarts are then plain */
-    const int flex = opt->flex;   /* flexible: Z = M^{-1} V kept, no given or kept space */
-    const bsr_krecycle *P = !flex && ks->proj && ks->proj->V && ks->proj->k == o->k && ks->proj->ld <= opt->restart + 1
+    const int flex = opt->flex;   /* flexible: Z = M^{-1} V kept (a given space's too) */
+    const bsr_krecycle *P = ks->proj && ks->proj->V && (!flex || ks->proj->Z) && ks->proj->k == o->k &&
+                                    ks->proj->ld <= opt->restart + 1
                                 ? ks->proj : NULL;
     const int k = o->k, m = opt->restart, K = opt->deflate, n1 = m + 1, nt = K ? K + 2 : 0;
     const int nrmax = (K + 2) * (K + 3) / 2 + m, ld = P ? P->ld : 0;
@@ -686,7 +708,7 @@ static bsr_status run_gmres(const bsr_kops *o, const bsr_multivec *B, bsr_multiv
         }
         if (P) aug_correction(P, aug, was, yb, n1, steps, k, hc, tb);
         if ((st = gmres_cycle_end(o, ks, V, Z, yb, n1, steps, was, B, X, W, U, rn, reopen, P, hc))) goto done;
-        if (K && ks->keep && !flex && (st = keep_space(o, col, was, ks->active, K, V, ks->keep))) goto done;
+        if (K && ks->keep && (st = keep_space(o, col, was, ks->active, K, V, Z, ks->keep))) goto done;
         if (!bsr_kstate_nactive(ks)) break;
         /* the deflated restarts: per column, then its new basis V Q in T, swapped in */
         int top = 0;
