@@ -245,6 +245,7 @@ static void test_flex(void)
         bsr_solver_stats_free(&s2);
     }
     bsr_multivec_destroy(B); bsr_multivec_destroy(Xs); bsr_multivec_destroy(X1); bsr_multivec_destroy(X2);
+    bsr_problem_free(&P);
 
     BSR_ASSERT_OK(bsr_generate("coupled3d:13,5,couple=0.5", BSR_DOUBLE, &P));
     X1 = bsr_test_x_like(P.rhs);
