@@ -20,6 +20,7 @@ struct bsr_order_ahead {
     atomic_int state;       /* AHEAD_*: see above */
     bsr_graph G;            /* a copy of A's block graph: A may change meanwhile */
     bsr_order_options opt;
+    double max_products;    /* > 0: nothing ordered where the estimate passes it */
     atomic_int stop;        /* set: the dissection gives up before its next METIS call */
     bsr_ordering *ord;      /* the thread's ordering; NULL where it failed or was called off */
     double secs;            /* the thread's seconds */
@@ -43,19 +44,23 @@ static void *ahead_main(void *arg)
     omp_set_num_threads(1);
 #endif
     const double t = bsr_now();
-    if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
+    double est = 0;
+    if (h->max_products > 0 && (bsr_graph_sep_products(&h->G, &est, NULL) || est > h->max_products)) h->ord = NULL;
+    else if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
     h->secs = bsr_now() - t;
     if (atomic_exchange(&h->state, AHEAD_ENDED) == AHEAD_RELEASED) ahead_destroy(h);
     return NULL;
 }
 
-bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, bsr_order_ahead **out)
+bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, double max_products,
+                                 bsr_order_ahead **out)
 {
     BSR_CHECK_ARG(A && opt && out, "bsr_order_ahead_start: NULL argument");
     *out = NULL;
     bsr_order_ahead *h = bsr_calloc(1, sizeof *h, "ordering ahead");
     if (!h) return BSR_ERR_NOMEM;
     h->opt = *opt;
+    h->max_products = max_products;
     atomic_init(&h->stop, 0);
     atomic_init(&h->state, AHEAD_RUNNING);
     bsr_status s = bsr_graph_build(A, &h->G);

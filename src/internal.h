@@ -487,6 +487,13 @@ bsr_status bsr_cuda_mv_rsolve(bsr_context *ctx, bsr_multivec *X, const double *R
 void bsr_kops_set_unfused(int on);
 /* An ordering made ahead on a second host thread (reorder/order_ahead.h). */
 typedef struct bsr_order_ahead bsr_order_ahead;
+/* An estimate from below of the block products of A's complete LU in a
+ * dissection order (reorder/sep_estimate.c), in *products; *sep (may be
+ * NULL) the estimated top separator's block rows. */
+bsr_status bsr_sep_products(const bsr_matrix *A, double *products, int *sep);
+/* Nonzero when ILU options o keep every block: a threshold kind with tau1 =
+ * tau2 = 0, no cap, no fill bound (the complete LU; src/ilu/ilu_complete.c). */
+int bsr_ilu_keeps_all(const bsr_ilu_options *o);
 /* Event timing of operations on ctx's stream (kernels/prof_events.cu, the
  * solver's profile=1): begin records an event and returns a pair handle (-1
  * when none could be recorded: that operation is not counted), end records

@@ -479,7 +479,10 @@ static void start_ahead(void *data)
      * device's takes none): its ordering is then not of A's graph */
     if (fo.factor != BSR_FACTOR_GPU && io.match != BSR_MATCH_NONE) return;
     if (io.order.kind != BSR_ORDER_ND && io.order.kind != BSR_ORDER_METIS_ND) return;
-    if (bsr_order_ahead_start(s->A_user, &io.order, &s->ahead)) bsr_clear_error();
+    /* the complete factor under its bound: no ordering where it would pass it */
+    const int b = bsr_matrix_block(s->A_user);
+    const double maxp = bsr_ilu_keeps_all(&io) && io.max_work > 0 ? io.max_work / ((double)b * b * b) : 0;
+    if (bsr_order_ahead_start(s->A_user, &io.order, maxp, &s->ahead)) bsr_clear_error();
 }
 
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve

@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "order_ahead.h"
 #include "reorder_impl.h"
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 #include <stdlib.h>
@@ -380,7 +381,7 @@ static void test_ahead(void)
     bsr_ordering *ref = NULL;
     BSR_ASSERT_OK(bsr_order(A, &o, &ref));
     bsr_order_ahead *h = NULL;
-    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, 0, &h));
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));   /* not waited for yet */
     bsr_order_ahead_wait(h);
@@ -398,14 +399,14 @@ static void test_ahead(void)
     bsr_ordering_free(c);
     bsr_order_ahead_release(h);
     /* called off: nothing handed out, whether or not it had finished */
-    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+    BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, 0, &h));
     bsr_order_ahead_stop(h);
     CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));
     bsr_order_ahead_wait(h);
     CU_ASSERT_PTR_NULL(bsr_order_ahead_copy(h, &o, n, NULL));
     bsr_order_ahead_release(h);
     for (int r = 0; r < 8; r++) {   /* released unwaited: freed by whichever side ends last */
-        BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, &h));
+        BSR_ASSERT_OK(bsr_order_ahead_start(A, &o, 0, &h));
         bsr_order_ahead_release(h);
     }
     /* the stop flag on the calling thread */
@@ -423,6 +424,112 @@ static void test_ahead(void)
     bsr_graph_free(&G);
     bsr_ordering_free(ref);
     bsr_matrix_destroy(A);
+}
+
+/* The complete LU of the ILU kind's options in order spec under the work
+ * bound max_work (0: none): its status, *products its block products. */
+static bsr_status complete_lu_products(const bsr_matrix *A, const char *spec, double max_work, double *products)
+{
+    bsr_ilu_options io;
+    bsr_ilu_options_default(&io, BSR_ILU2);
+    io.tau1 = 0;
+    io.cap = BSR_ILU_CAP_NONE;
+    io.max_work = max_work;
+    BSR_ASSERT_OK(bsr_order_parse(spec, &io.order));
+    bsr_ilu *F = NULL;
+    bsr_status s = bsr_ilu_setup(A, &io, &F);
+    *products = 0;
+    if (!s) {
+        bsr_ilu_stats st;
+        bsr_ilu_get_stats(F, &st);
+        *products = st.work / pow(bsr_matrix_block(A), 3);
+    }
+    bsr_ilu_destroy(F);
+    return s;
+}
+
+/* The estimate from below of a complete LU's block products (the top
+ * separator's dense triangle, sep_estimate.c): below the products of
+ * METIS's complete LU and within 100x of them on 3D and 2D grids and the
+ * coupled class, 0 on a graph without edges; a complete factor under a bound
+ * below the estimate is refused before it is ordered (the message says so),
+ * above it set up as before; an ordering ahead under a products bound below
+ * the estimate hands out nothing, above it the ordering; ILUT with a
+ * threshold and a structurally unsymmetric matrix are not estimated. */
+static void test_sep_estimate(void)
+{
+    const char *gens[] = {"stencil3d:14:2", "coupled3d:12,4,couple=0.3", "rotconv3d:10,3", "convdiff2d:60"};
+    for (int g = 0; g < 4; g++) {
+        bsr_problem P;
+        BSR_ASSERT_OK(bsr_generate(gens[g], BSR_DOUBLE, &P));
+        double est = -1, prod = 0;
+        int sep = 0;
+        BSR_ASSERT_OK(bsr_sep_products(P.A, &est, &sep));
+        BSR_ASSERT_OK(complete_lu_products(P.A, "metis,lift=1", 0, &prod));
+        printf("\n  %s: top separator %d rows, estimate %.3g, complete LU %.3g block products (%.1fx)", gens[g], sep,
+               est, prod, prod / est);
+        CU_ASSERT(sep > 0 && est > 0 && est < prod && 100 * est > prod);
+        const double b3 = pow(bsr_matrix_block(P.A), 3);
+        /* refused unordered under a bound below the estimate */
+        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", 0.5 * est * b3, &prod), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "neither ordered nor factored"));
+        /* above it: ordered and factored, refused by the rows' count */
+        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", 2 * est * b3, &prod), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
+        CU_ASSERT_PTR_NULL(strstr(bsr_last_error(), "neither ordered nor factored"));
+        /* a threshold keeps the estimate out */
+        bsr_ilu_options io;
+        bsr_ilu_options_default(&io, BSR_ILUT);
+        io.tau1 = 1e-2;
+        io.cap = BSR_ILU_CAP_NONE;
+        CU_ASSERT(!bsr_ilu_keeps_all(&io));
+        io.tau1 = 0;
+        CU_ASSERT(bsr_ilu_keeps_all(&io));
+        /* ahead: nothing under a bound below the estimate, the ordering above it */
+        bsr_order_options o;
+        BSR_ASSERT_OK(bsr_order_parse("metis,lift=1", &o));
+        const int n = bsr_matrix_nbrows(P.A);
+        for (int above = 0; above <= 1; above++) {
+            bsr_order_ahead *h = NULL;
+            BSR_ASSERT_OK(bsr_order_ahead_start(P.A, &o, above ? 2 * est : 0.5 * est, &h));
+            CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+            bsr_order_ahead_wait(h);
+            bsr_ordering *c = bsr_order_ahead_copy(h, &o, n, NULL);
+            CU_ASSERT_EQUAL(c != NULL, above);
+            bsr_ordering_free(c);
+            bsr_order_ahead_release(h);
+        }
+        bsr_problem_free(&P);
+    }
+    /* no edges: no separator */
+    bsr_matrix *D = grid2d(1, 1, 2, 0);
+    double est = -1;
+    BSR_ASSERT_OK(bsr_sep_products(D, &est, NULL));
+    CU_ASSERT_EQUAL(est, 0);
+    bsr_matrix_destroy(D);
+    /* a structurally unsymmetric matrix (its upper triangle: no fill at
+     * all) is not estimated: set up under a bound far below A + A^T's estimate */
+    bsr_matrix *S = stencil3d(10, 1);
+    const int n = bsr_matrix_nbrows(S);
+    int *rp = calloc((size_t)n + 1, sizeof(int)), *ci = malloc(sizeof(int) * (size_t)bsr_matrix_nnzb(S));
+    double *v = malloc(sizeof(double) * (size_t)bsr_matrix_nnzb(S));
+    const int *srp = bsr_matrix_rowptr(S), *sci = bsr_matrix_colind(S);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        for (int p = srp[i]; p < srp[i + 1]; p++)
+            if (sci[p] >= i) { ci[m] = sci[p]; v[m++] = sci[p] == i ? 4.0 : -1.0; }
+        rp[i + 1] = m;
+    }
+    bsr_matrix *U = NULL;
+    BSR_ASSERT_OK(bsr_matrix_create(&U, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
+    BSR_ASSERT_OK(bsr_sep_products(S, &est, NULL));
+    double prod = -1;
+    BSR_ASSERT_OK(complete_lu_products(U, "natural", 0.5 * est, &prod));
+    CU_ASSERT_EQUAL(prod, 0);
+    bsr_matrix_destroy(U);
+    bsr_matrix_destroy(S);
+    free(rp); free(ci); free(v);
 }
 
 /* Complete LU (no dropping) of A in the order spec: L + U blocks. */
@@ -1217,6 +1324,7 @@ int main(int argc, char **argv)
         {"nd_leafnd", test_nd_leafnd},
         {"metis_lift", test_metis_lift},
         {"ahead", test_ahead},
+        {"sep_estimate", test_sep_estimate},
         {"checker_fails", test_checker_fails},
         {"depth_too_large", test_depth_too_large},
         {"tiny", test_tiny},

@@ -19,29 +19,52 @@
 static int complete_off;
 void bsr_ilu_test_complete_off(int off) { complete_off = off; }
 
-/* Nonzero when F's setup keeps every block (tau1 = 0, tau2 = 0, no cap, no
- * fill bound) and P A P^T (ap, ac) is structurally symmetric. */
-int ilu_complete_ok(const bsr_ilu *F)
+int bsr_ilu_keeps_all(const bsr_ilu_options *o)
 {
-    const bsr_ilu_options *o = &F->opt;
-    if (complete_off || F->mode != 1 || o->tau1 != 0 || F->t2 != 0 || o->cap != BSR_ILU_CAP_NONE || o->fill > 0) return 0;
-    const int n = F->n;
+    return o->kind != BSR_ILU0 && o->tau1 == 0 && bsr_ilu_tau2(o->kind, o->tau1, o->tau2) == 0 && o->cap == BSR_ILU_CAP_NONE && o->fill <= 0;
+}
+
+/* Nonzero when the pattern (ap, ac) of n rows, columns ascending, is
+ * structurally symmetric. */
+static int symmetric(int n, const int *ap, const int *ac)
+{
     int sym = 1;
     #pragma omp parallel for schedule(static) reduction(&& : sym) num_threads(bsr_team(n, BSR_ROW_GRAIN))
     for (int i = 0; i < n; i++) {
-        for (int p = F->ap[i]; p < F->ap[i + 1] && sym; p++) {
-            const int j = F->ac[p];
-            int lo = F->ap[j], hi = F->ap[j + 1] - 1, found = 0;
-            while (lo <= hi && !found) {   /* (j, i) in row j, columns ascending */
+        for (int p = ap[i]; p < ap[i + 1] && sym; p++) {
+            const int j = ac[p];
+            int lo = ap[j], hi = ap[j + 1] - 1, found = 0;
+            while (lo <= hi && !found) {   /* (j, i) in row j */
                 const int m = lo + (hi - lo) / 2;
-                if (F->ac[m] == i) found = 1;
-                else if (F->ac[m] < i) lo = m + 1;
+                if (ac[m] == i) found = 1;
+                else if (ac[m] < i) lo = m + 1;
                 else hi = m - 1;
             }
             sym = found;
         }
     }
     return sym;
+}
+
+/* Nonzero when F's setup keeps every block and P A P^T (ap, ac) is
+ * structurally symmetric. */
+int ilu_complete_ok(const bsr_ilu *F)
+{
+    return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) && symmetric(F->n, F->ap, F->ac);
+}
+
+bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A)
+{
+    if (!bsr_ilu_keeps_all(&F->opt) || !(F->opt.max_work > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
+    double est;
+    int sep;
+    BSR_TRY(bsr_sep_products(A, &est, &sep));
+    const double bbb = (double)F->b * F->b * F->b;
+    if (est * bbb <= F->opt.max_work) return BSR_OK;
+    return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete factor would pass its work bound, %.3g block "
+                     "multiply-adds (bsr_ilu_options.max_work, the solver's option work; a product of two blocks "
+                     "is b^3 = %d): the %d block rows of its top separator alone take about %.3g (an estimate "
+                     "from below; neither ordered nor factored)", F->opt.max_work, F->b * F->b * F->b, sep, est * bbb);
 }
 
 /* The elimination tree of the symmetric pattern (ap, ac): parent[i] (-1: a
