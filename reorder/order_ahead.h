@@ -12,7 +12,7 @@
  * calls and any other thread's take turns (bsr_metis_lock), so every
  * ordering is the same as without it.  max_products > 0: for a complete
  * factor's setup under a work bound; where the graph's estimate
- * (bsr_sep_products) passes it, the thread orders nothing (that setup
+ * (bsr_sep_products) passes BSR_SEP_SLACK times it, the thread orders nothing (that setup
  * refuses the factor without its ordering, ilu_complete_bound).  *out NULL
  * (and BSR_OK) where no thread could start: the ordering is then made when
  * needed. */

@@ -43,7 +43,7 @@ bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /*
 bsr_status bsr_order_lift(const bsr_graph *G, int *perm, int *dense);
 bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
 /* bsr_sep_products on G (sep_estimate.c). */
-bsr_status bsr_graph_sep_products(const bsr_graph *G, double *products, int *sep);
+bsr_status bsr_graph_sep_products(const bsr_graph *G, double limit, double *products, int *sep);
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,
                         bsr_ordering *ord);                                   /* nd.c */
 /* Every METIS call is made between these (metis_nd.c): one at a time in

@@ -448,36 +448,40 @@ static bsr_status complete_lu_products(const bsr_matrix *A, const char *spec, do
     return s;
 }
 
-/* The estimate from below of a complete LU's block products (the top
- * separator's dense triangle, sep_estimate.c): below the products of
- * METIS's complete LU and within 100x of them on 3D and 2D grids and the
- * coupled class, 0 on a graph without edges; a complete factor under a bound
- * below the estimate is refused before it is ordered (the message says so),
- * above it set up as before; an ordering ahead under a products bound below
- * the estimate hands out nothing, above it the ordering; ILUT with a
- * threshold and a structurally unsymmetric matrix are not estimated. */
+/* The estimate from below of a complete LU's block products (a
+ * dissection's top levels, sep_estimate.c): below the products of METIS's
+ * complete LU and within 4x of them on 3D and 2D grids and the coupled
+ * class, 0 on a graph without edges; a complete factor under a bound that
+ * the estimate passes BSR_SEP_SLACK times over is refused before it is
+ * ordered (the message says so); under one just below its products, refused
+ * by their count; at its products, set up; an ordering ahead under a
+ * products bound the estimate passes that many times hands out nothing,
+ * under the products themselves the ordering; ILUT with a threshold and a
+ * structurally unsymmetric matrix are not estimated. */
 static void test_sep_estimate(void)
 {
     const char *gens[] = {"stencil3d:14:2", "coupled3d:12,4,couple=0.3", "rotconv3d:10,3", "convdiff2d:60"};
     for (int g = 0; g < 4; g++) {
         bsr_problem P;
         BSR_ASSERT_OK(bsr_generate(gens[g], BSR_DOUBLE, &P));
-        double est = -1, prod = 0;
+        double est = -1, prod = 0, p2 = 0;
         int sep = 0;
-        BSR_ASSERT_OK(bsr_sep_products(P.A, &est, &sep));
+        BSR_ASSERT_OK(bsr_sep_products(P.A, 0, &est, &sep));
         BSR_ASSERT_OK(complete_lu_products(P.A, "metis,lift=1", 0, &prod));
         printf("\n  %s: top separator %d rows, estimate %.3g, complete LU %.3g block products (%.1fx)", gens[g], sep,
                est, prod, prod / est);
-        CU_ASSERT(sep > 0 && est > 0 && est < prod && 100 * est > prod);
-        const double b3 = pow(bsr_matrix_block(P.A), 3);
-        /* refused unordered under a bound below the estimate */
-        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", 0.5 * est * b3, &prod), BSR_ERR_UNSUPPORTED);
+        CU_ASSERT(sep > 0 && est > 0 && est < prod && 4 * est > prod);
+        const double b3 = pow(bsr_matrix_block(P.A), 3), under = 0.9 * est / BSR_SEP_SLACK;
+        /* refused unordered under a bound the estimate passes BSR_SEP_SLACK times */
+        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", under * b3, &p2), BSR_ERR_UNSUPPORTED);
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "neither ordered nor factored"));
-        /* above it: ordered and factored, refused by the rows' count */
-        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", 2 * est * b3, &prod), BSR_ERR_UNSUPPORTED);
+        /* one product under the count: ordered and factored, refused by the count */
+        CU_ASSERT_EQUAL(complete_lu_products(P.A, "metis,lift=1", (prod - 1) * b3, &p2), BSR_ERR_UNSUPPORTED);
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "work bound"));
         CU_ASSERT_PTR_NULL(strstr(bsr_last_error(), "neither ordered nor factored"));
+        BSR_ASSERT_OK(complete_lu_products(P.A, "metis,lift=1", prod * b3, &p2));
+        CU_ASSERT_EQUAL(p2, prod);
         /* a threshold keeps the estimate out */
         bsr_ilu_options io;
         bsr_ilu_options_default(&io, BSR_ILUT);
@@ -492,7 +496,7 @@ static void test_sep_estimate(void)
         const int n = bsr_matrix_nbrows(P.A);
         for (int above = 0; above <= 1; above++) {
             bsr_order_ahead *h = NULL;
-            BSR_ASSERT_OK(bsr_order_ahead_start(P.A, &o, above ? 2 * est : 0.5 * est, &h));
+            BSR_ASSERT_OK(bsr_order_ahead_start(P.A, &o, above ? prod : under, &h));
             CU_ASSERT_PTR_NOT_NULL_FATAL(h);
             bsr_order_ahead_wait(h);
             bsr_ordering *c = bsr_order_ahead_copy(h, &o, n, NULL);
@@ -505,7 +509,7 @@ static void test_sep_estimate(void)
     /* no edges: no separator */
     bsr_matrix *D = grid2d(1, 1, 2, 0);
     double est = -1;
-    BSR_ASSERT_OK(bsr_sep_products(D, &est, NULL));
+    BSR_ASSERT_OK(bsr_sep_products(D, 0, &est, NULL));
     CU_ASSERT_EQUAL(est, 0);
     bsr_matrix_destroy(D);
     /* a structurally unsymmetric matrix (its upper triangle: no fill at
@@ -523,7 +527,7 @@ static void test_sep_estimate(void)
     }
     bsr_matrix *U = NULL;
     BSR_ASSERT_OK(bsr_matrix_create(&U, n, n, 1, rp, ci, v, BSR_DOUBLE, 0));
-    BSR_ASSERT_OK(bsr_sep_products(S, &est, NULL));
+    BSR_ASSERT_OK(bsr_sep_products(S, 0, &est, NULL));
     double prod = -1;
     BSR_ASSERT_OK(complete_lu_products(U, "natural", 0.5 * est, &prod));
     CU_ASSERT_EQUAL(prod, 0);

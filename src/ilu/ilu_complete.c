@@ -56,15 +56,16 @@ int ilu_complete_ok(const bsr_ilu *F)
 bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A)
 {
     if (!bsr_ilu_keeps_all(&F->opt) || !(F->opt.max_work > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
+    const double bbb = (double)F->b * F->b * F->b;
     double est;
     int sep;
-    BSR_TRY(bsr_sep_products(A, &est, &sep));
-    const double bbb = (double)F->b * F->b * F->b;
-    if (est * bbb <= F->opt.max_work) return BSR_OK;
+    BSR_TRY(bsr_sep_products(A, BSR_SEP_SLACK * F->opt.max_work / bbb, &est, &sep));
+    if (est * bbb <= BSR_SEP_SLACK * F->opt.max_work) return BSR_OK;
     return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete factor would pass its work bound, %.3g block "
                      "multiply-adds (bsr_ilu_options.max_work, the solver's option work; a product of two blocks "
-                     "is b^3 = %d): the %d block rows of its top separator alone take about %.3g (an estimate "
-                     "from below; neither ordered nor factored)", F->opt.max_work, F->b * F->b * F->b, sep, est * bbb);
+                     "is b^3 = %d): the top levels of a dissection alone (its top separator %d block rows) take "
+                     "an estimated %.3g or more, over %.0fx the bound (neither ordered nor factored)",
+                     F->opt.max_work, F->b * F->b * F->b, sep, est * bbb, BSR_SEP_SLACK);
 }
 
 /* The elimination tree of the symmetric pattern (ap, ac): parent[i] (-1: a

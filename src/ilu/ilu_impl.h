@@ -355,8 +355,9 @@ bsr_status ilu_rows_complete(bsr_ilu *F);
 /* ilu_complete.c: BSR_ERR_UNSUPPORTED, naming the work bound, where F's
  * options keep every block under a work bound (max_work) on a structurally
  * symmetric A whose complete LU's estimated products (bsr_sep_products,
- * an estimate from below) already pass it: neither the ordering nor the
- * pattern (seconds at 1M block rows) is made; BSR_OK otherwise. */
+ * an estimate from below) pass BSR_SEP_SLACK times it: neither the
+ * ordering nor the pattern (seconds at 1M block rows) is made; BSR_OK
+ * otherwise. */
 bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A);
 /* Tests only: off (nonzero) leaves the complete pattern to the rows. */
 void bsr_ilu_test_complete_off(int off);
