@@ -674,21 +674,7 @@ int cmd_solve(int argc, char **argv)
     if (opt.diag) stability_compute(S, &e);
     char cfg[512];
     opt.cap = bsr_solver_get_options(S)->cap;   /* as the setup resolved it: the printed options reproduce the run */
-    if (st.fallbacks) {   /* and as the fallback set it up again */
-        const bsr_solver_options *fo = bsr_solver_get_options(S);
-        opt.grow = fo->grow;
-        opt.factor = fo->factor;
-        opt.work = fo->work;
-        opt.tau1 = fo->tau1;
-        opt.tau2 = fo->tau2;
-        opt.coarse = fo->coarse;
-        opt.method = fo->method;
-        opt.restart = fo->restart;
-        opt.deflate = fo->deflate;
-        opt.flex = fo->flex;
-        opt.orth = fo->orth;
-        snprintf(opt.reorder, sizeof opt.reorder, "%s", fo->reorder);
-    }
+    if (st.fallbacks) opt = *bsr_solver_get_options(S);   /* and as the fallback set it up again, all of them */
     bsr_solver_options_string(&opt, cfg, sizeof cfg);
     if (ss != BSR_OK) bsr_error(ss, "%s", errbuf);
     const char *why, *hint = ilu_hint(&opt, S, cli_opt(argc, argv, "--config"), P.A,
