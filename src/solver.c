@@ -21,6 +21,7 @@ const char *bsr_reason_string(bsr_reason r)
     case BSR_DIVERGED_BREAKDOWN: return "breakdown";
     case BSR_DIVERGED_INDEFINITE: return "indefinite";
     case BSR_DIVERGED_NAN: return "nan";
+    case BSR_DIVERGED_INACCURATE: return "inaccurate";
     }
     return "?";
 }

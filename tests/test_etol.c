@@ -8,9 +8,11 @@
  * stop where they no longer gain (float) or past twice the solve's
  * iterations; later solves on a setup predict the error from the first's
  * estimate while it is well under; GMRES-DR's solve leaves its deflation
- * space to the estimates' solves; the option parses and prints back; on a
- * GPU the same. */
+ * space to the estimates' solves; the option parses and prints back; a
+ * column whose estimate of the x returned stays far past etol is not
+ * converged; on a GPU the same. */
 #include "harness.h"
+#include "solver_impl.h"
 #include <math.h>
 #include <string.h>
 
@@ -393,6 +395,45 @@ static void space_on(bsr_context *ctx)
 }
 static void test_space(void) { space_on(NULL); }
 
+/* The verdict after the corrections: a converged column whose estimate is
+ * of the x returned, no lower bound, finite and over both etol and
+ * BSR_ETOL_FAIL becomes BSR_DIVERGED_INACCURATE ("inaccurate", not
+ * converged) and the status BSR_ERR_NOCONV naming it; the others keep their
+ * reason: under BSR_ETOL_FAIL, estimated before a correction that followed,
+ * a lower bound, a non-finite estimate, a column that did not converge,
+ * one within an etol above BSR_ETOL_FAIL. */
+static void test_verdict(void)
+{
+    const double etol = 1e-6, over = 2 * BSR_ETOL_FAIL;
+    bsr_col_stats col[7];
+    memset(col, 0, sizeof col);
+    const unsigned char last_of_x[7] = {1, 1, 0, 1, 1, 1, 1};
+    const double est[7] = {0.5 * BSR_ETOL_FAIL, over, over, over, INFINITY, over, over};
+    for (int j = 0; j < 7; j++) {
+        col[j].reason = BSR_CONVERGED_RTOL;
+        col[j].err_est = est[j];
+        col[j].relres = 1e-9;
+        col[j].iterations = 10 + j;
+    }
+    col[3].err_low = 1;
+    col[5].reason = BSR_DIVERGED_MAXIT;
+    col[6].reason = BSR_CONVERGED_FLOOR;
+    col[6].err_low = 1;
+    BSR_ASSERT_OK(bsr_etol_verdict(col, last_of_x, etol, 1));   /* column 0 alone: within */
+    CU_ASSERT_EQUAL(col[0].reason, BSR_CONVERGED_RTOL);
+    CU_ASSERT_EQUAL(bsr_etol_verdict(col, last_of_x, etol, 7), BSR_ERR_NOCONV);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "column 1's residual reached its tolerance"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "x is no solution"));
+    const bsr_reason want[7] = {BSR_CONVERGED_RTOL, BSR_DIVERGED_INACCURATE, BSR_CONVERGED_RTOL, BSR_CONVERGED_RTOL,
+                                BSR_CONVERGED_RTOL, BSR_DIVERGED_MAXIT, BSR_CONVERGED_FLOOR};
+    for (int j = 0; j < 7; j++) CU_ASSERT_EQUAL(col[j].reason, want[j]);
+    col[1].reason = BSR_CONVERGED_RTOL;   /* an etol above the estimate: within it */
+    BSR_ASSERT_OK(bsr_etol_verdict(col, last_of_x, 2 * over, 2));
+    CU_ASSERT_EQUAL(col[1].reason, BSR_CONVERGED_RTOL);
+    CU_ASSERT_STRING_EQUAL(bsr_reason_string(BSR_DIVERGED_INACCURATE), "inaccurate");
+    CU_ASSERT(!bsr_reason_converged(BSR_DIVERGED_INACCURATE));
+}
+
 /* On a GPU: the device's capped ILU2 (its defaults but the fallback) and the
  * estimate's solves on the device, as on the host; GMRES-DR's space too. */
 static void test_device(void)
@@ -417,6 +458,7 @@ int main(int argc, char **argv)
         {"within etol: the same bits; later solves predicted", test_unchanged_predicted},
         {"auto's scope", test_scope},
         {"options", test_options},
+        {"the verdict: far past etol is not converged", test_verdict},
         {"device", test_device},
         {NULL, NULL},
     };

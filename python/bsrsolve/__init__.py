@@ -70,7 +70,8 @@ class SolveStats(Mapping[str, Any]):
     #: every column converged
     converged: bool
     iterations: List[int]
-    #: per column: "converged", "maxit", "stagnated", "breakdown", "diverged", "indefinite", "nan"
+    #: per column: "converged", "maxit", "stagnated", "breakdown", "diverged", "indefinite", "nan",
+    #: "inaccurate" (the error control's estimate stays far above etol)
     reason: List[str]
     #: the true relative residual ||b - A x|| / ||b||, recomputed after the solve
     relres: List[float]

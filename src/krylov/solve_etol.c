@@ -128,13 +128,14 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     if (predicted(*amp, since, etol, col, o->k)) return BSR_OK;
     *since = 0;
     const int k = o->k;
-    unsigned char on[BSR_KMAX], fix[BSR_KMAX];
+    unsigned char on[BSR_KMAX], fix[BSR_KMAX], last_of_x[BSR_KMAX];
     double est[BSR_KMAX], rn[BSR_KMAX], one[BSR_KMAX], last[BSR_KMAX];
     bsr_col_stats ic[BSR_KMAX];
     bsr_solver_options io;
     int its = 20;                   /* as many iterations as the solve took, at least 20 */
     for (int j = 0; j < k; j++) {
         on[j] = bsr_reason_converged(col[j].reason);
+        last_of_x[j] = 0;
         one[j] = 1;
         last[j] = INFINITY;
         if (col[j].iterations > its) its = col[j].iterations;
@@ -168,6 +169,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             if (!(c->err_est > etol) || c->err_low || round == BSR_ETOL_ROUNDS || !isfinite(c->err_est) ||
                 !(c->err_est < ETOL_PROGRESS * last[j])) {
                 on[j] = 0;
+                last_of_x[j] = 1;   /* no correction follows: the estimate is of the x returned */
                 continue;
             }
             last[j] = c->err_est;
@@ -186,5 +188,22 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     }
     if (E) o->vfree(o, E);
     if (low || st) *amp = 0;
-    return st;
+    return st ? st : bsr_etol_verdict(col, last_of_x, etol, k);
+}
+
+bsr_status bsr_etol_verdict(bsr_col_stats *col, const unsigned char *last_of_x, double etol, int k)
+{
+    int bad = -1;
+    for (int j = 0; j < k; j++)
+        if (last_of_x[j] && bsr_reason_converged(col[j].reason) && !col[j].err_low && isfinite(col[j].err_est) &&
+            col[j].err_est > etol && col[j].err_est > BSR_ETOL_FAIL) {   /* (a non-finite estimate: the estimate failed, not x) */
+            col[j].reason = BSR_DIVERGED_INACCURATE;
+            if (bad < 0) bad = j;
+        }
+    if (bad < 0) return BSR_OK;
+    const bsr_col_stats *c = &col[bad];
+    return bsr_error(BSR_ERR_NOCONV, "bsr_solver_solve: column %d's residual reached its tolerance (relative "
+                     "residual %.3e after %d iterations), but its error, estimated at %.2e after %d correction(s), "
+                     "stays over %g and over etol = %g: x is no solution", bad, c->relres, c->iterations, c->err_est,
+                     c->err_rounds, BSR_ETOL_FAIL, etol);
 }
