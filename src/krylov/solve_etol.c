@@ -202,8 +202,7 @@ bsr_status bsr_etol_verdict(bsr_col_stats *col, const unsigned char *last_of_x, 
         }
     if (bad < 0) return BSR_OK;
     const bsr_col_stats *c = &col[bad];
-    return bsr_error(BSR_ERR_NOCONV, "bsr_solver_solve: column %d's residual reached its tolerance (relative "
-                     "residual %.3e after %d iterations), but its error, estimated at %.2e after %d correction(s), "
-                     "stays over %g and over etol = %g: x is no solution", bad, c->relres, c->iterations, c->err_est,
-                     c->err_rounds, BSR_ETOL_FAIL, etol);
+    return bsr_error(BSR_ERR_NOCONV, "bsr_solver_solve: column %d reached its residual tolerance (relres %.3e, %d "
+                     "iterations) but its estimated error %.2e (%d correction(s)) stays over etol = %g and %g: x is "
+                     "no solution", bad, c->relres, c->iterations, c->err_est, c->err_rounds, etol, BSR_ETOL_FAIL);
 }
