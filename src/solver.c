@@ -641,8 +641,9 @@ done:
  *   the device's memory, the next stage; refused before its ordering where
  *   the estimate of a dissection's top levels passes twice the bound
  *   (ilu_complete_bound: at 1M block rows METIS's 10.5 s on one host core
- *   and the pattern's 3.5 s not spent, the solve 33.0 -> 19.2 s).  A stage whose setup succeeds is
- *   the one solved with; its solve failing ends the fallback.
+ *   and the pattern's 3.5 s not spent, the solve 33.0 -> 19.2 s).  A stage
+ *   whose setup succeeds is the one solved with; its solve failing ends the
+ *   fallback.
  * - UNCAPPED: the same preconditioner without the cap, dropping by the
  *   growth of the inverse factors (grow=1 unless set), in nested dissection
  *   with METIS's order inside each leaf unless an order was given (on

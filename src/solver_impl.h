@@ -362,8 +362,9 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
                           const bsr_krecycle *rec);
 /* The error control's verdict on k columns: a converged column whose
  * estimate is of the x returned (last_of_x[j]: no correction followed it),
- * no lower bound, finite and over both etol and BSR_ETOL_FAIL is BSR_DIVERGED_INACCURATE;
- * BSR_ERR_NOCONV naming the first such column, else BSR_OK (solve_etol.c). */
+ * no lower bound, finite and over both etol and BSR_ETOL_FAIL is
+ * BSR_DIVERGED_INACCURATE; BSR_ERR_NOCONV naming the first such column,
+ * else BSR_OK (solve_etol.c). */
 bsr_status bsr_etol_verdict(bsr_col_stats *col, const unsigned char *last_of_x, double etol, int k);
 /* bsr_solver_error_estimate's work on the backend's vectors (solve_etol.c):
  * R = B - A X, then one estimate of X's error by the error control's solve

@@ -21,7 +21,8 @@ void bsr_ilu_test_complete_off(int off) { complete_off = off; }
 
 int bsr_ilu_keeps_all(const bsr_ilu_options *o)
 {
-    return o->kind != BSR_ILU0 && o->tau1 == 0 && bsr_ilu_tau2(o->kind, o->tau1, o->tau2) == 0 && o->cap == BSR_ILU_CAP_NONE && o->fill <= 0;
+    return o->kind != BSR_ILU0 && o->tau1 == 0 && bsr_ilu_tau2(o->kind, o->tau1, o->tau2) == 0 &&
+           o->cap == BSR_ILU_CAP_NONE && o->fill <= 0;
 }
 
 /* Nonzero when the pattern (ap, ac) of n rows, columns ascending, is
@@ -55,7 +56,8 @@ int ilu_complete_ok(const bsr_ilu *F)
 
 bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A)
 {
-    if (!bsr_ilu_keeps_all(&F->opt) || !(F->opt.max_work > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
+    if (!bsr_ilu_keeps_all(&F->opt) || !(F->opt.max_work > 0) || !symmetric(A->nbrows, A->rowptr, A->colind))
+        return BSR_OK;
     const double bbb = (double)F->b * F->b * F->b;
     double est;
     int sep;

@@ -195,8 +195,9 @@ bsr_status bsr_etol_verdict(bsr_col_stats *col, const unsigned char *last_of_x, 
 {
     int bad = -1;
     for (int j = 0; j < k; j++)
+        /* (a non-finite estimate: the estimate failed, not x) */
         if (last_of_x[j] && bsr_reason_converged(col[j].reason) && !col[j].err_low && isfinite(col[j].err_est) &&
-            col[j].err_est > etol && col[j].err_est > BSR_ETOL_FAIL) {   /* (a non-finite estimate: the estimate failed, not x) */
+            col[j].err_est > etol && col[j].err_est > BSR_ETOL_FAIL) {
             col[j].reason = BSR_DIVERGED_INACCURATE;
             if (bad < 0) bad = j;
         }
