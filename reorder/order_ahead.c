@@ -45,8 +45,8 @@ static void *ahead_main(void *arg)
 #endif
     const double t = bsr_now();
     double est = 0;
-    if (h->max_products > 0 && (bsr_graph_sep_products(&h->G, BSR_SEP_SLACK * h->max_products, &est, NULL) ||
-                                est > BSR_SEP_SLACK * h->max_products)) h->ord = NULL;
+    if (h->max_products > 0 && (bsr_graph_sep_products(&h->G, h->max_products, &est, NULL) || est > h->max_products))
+        h->ord = NULL;
     else if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
     h->secs = bsr_now() - t;
     if (atomic_exchange(&h->state, AHEAD_ENDED) == AHEAD_RELEASED) ahead_destroy(h);

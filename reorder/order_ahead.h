@@ -10,11 +10,10 @@
  * the graph is built here, on the calling thread, so A may change or go
  * once this returns.  The thread runs no OpenMP team (one core); its METIS
  * calls and any other thread's take turns (bsr_metis_lock), so every
- * ordering is the same as without it.  max_products > 0: for a complete
- * factor's setup under a work bound; where the graph's estimate
- * (bsr_sep_products) passes BSR_SEP_SLACK times it, the thread orders
- * nothing (that setup refuses the factor without its ordering,
- * ilu_complete_bound).  *out NULL (and BSR_OK) where no thread could start:
+ * ordering is the same as without it.  max_products > 0: a complete
+ * factor's line (bsr_ilu_complete_line); where the graph's estimate
+ * (bsr_sep_products) passes it, the thread orders nothing (that setup
+ * refuses the factor without its ordering, ilu_complete_bound).  *out NULL (and BSR_OK) where no thread could start:
  * the ordering is then made when needed. */
 bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *opt, double max_products,
                                  bsr_order_ahead **out);

@@ -499,6 +499,11 @@ bsr_status bsr_sep_products(const bsr_matrix *A, double limit, double *products,
 /* Nonzero when ILU options o keep every block: a threshold kind with tau1 =
  * tau2 = 0, no cap, no fill bound (the complete LU; src/ilu/ilu_complete.c). */
 int bsr_ilu_keeps_all(const bsr_ilu_options *o);
+/* The block products past which the estimate (bsr_sep_products) refuses
+ * the complete factor of o at block size b before its ordering:
+ * BSR_SEP_SLACK times o's work bound where o keeps every block under one,
+ * else 0 (no refusal; src/ilu/ilu_complete.c). */
+double bsr_ilu_complete_line(const bsr_ilu_options *o, int b);
 /* Event timing of operations on ctx's stream (kernels/prof_events.cu, the
  * solver's profile=1): begin records an event and returns a pair handle (-1
  * when none could be recorded: that operation is not counted), end records

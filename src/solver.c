@@ -481,9 +481,8 @@ static void start_ahead(void *data)
     if (fo.factor != BSR_FACTOR_GPU && io.match != BSR_MATCH_NONE) return;
     if (io.order.kind != BSR_ORDER_ND && io.order.kind != BSR_ORDER_METIS_ND) return;
     /* the complete factor under its bound: no ordering where it would pass it */
-    const int b = bsr_matrix_block(s->A_user);
-    const double maxp = bsr_ilu_keeps_all(&io) && io.max_work > 0 ? io.max_work / ((double)b * b * b) : 0;
-    if (bsr_order_ahead_start(s->A_user, &io.order, maxp, &s->ahead)) bsr_clear_error();
+    const double line = bsr_ilu_complete_line(&io, bsr_matrix_block(s->A_user));
+    if (bsr_order_ahead_start(s->A_user, &io.order, line, &s->ahead)) bsr_clear_error();
 }
 
 /* One solve of A X = B on the current preconditioner (bsr_solver_solve

@@ -54,15 +54,20 @@ int ilu_complete_ok(const bsr_ilu *F)
     return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) && symmetric(F->n, F->ap, F->ac);
 }
 
+double bsr_ilu_complete_line(const bsr_ilu_options *o, int b)
+{
+    return bsr_ilu_keeps_all(o) && o->max_work > 0 ? BSR_SEP_SLACK * o->max_work / ((double)b * b * b) : 0;
+}
+
 bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A)
 {
-    if (!bsr_ilu_keeps_all(&F->opt) || !(F->opt.max_work > 0) || !symmetric(A->nbrows, A->rowptr, A->colind))
-        return BSR_OK;
+    const double line = bsr_ilu_complete_line(&F->opt, F->b);
+    if (!(line > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
     const double bbb = (double)F->b * F->b * F->b;
     double est;
     int sep;
-    BSR_TRY(bsr_sep_products(A, BSR_SEP_SLACK * F->opt.max_work / bbb, &est, &sep));
-    if (est * bbb <= BSR_SEP_SLACK * F->opt.max_work) return BSR_OK;
+    BSR_TRY(bsr_sep_products(A, line, &est, &sep));
+    if (est <= line) return BSR_OK;
     return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete factor would pass its work bound, %.3g block "
                      "multiply-adds (bsr_ilu_options.max_work, the solver's option work; a product of two blocks "
                      "is b^3 = %d): the top levels of a dissection alone (its top separator %d block rows) take "
