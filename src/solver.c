@@ -533,6 +533,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     }
     /* working copies of B and X when precision or residency differ */
     bsr_multivec *Bw = NULL, *Xw = NULL, *R = NULL;
+    bsr_multivec *X0 = NULL;   /* the initial guess, while the solve aims past rtol */
     bsr_kstate ks;
     memset(&ks, 0, sizeof ks);
     bsr_krecycle rec;   /* a GMRES-DR solve's deflation space, for its error control's solves */
@@ -550,20 +551,36 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     }
     double bn[BSR_KMAX];
     if ((st = bsr_kops_norm2(&o, Bw, bn))) goto done;
-    if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
-    ks.probe = probe;
     /* (a rank's exact factor is no exact preconditioner of the distributed A:
      * a distributed solve controls its error as a serial one does) */
     etol = s->pc->exact && !s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
-    if (etol > 0) ks.keep = &rec;
-    if (probe) {
-        ks.ahead = start_ahead;
-        ks.ahead_data = s;
+    const double aim = etol > 0 ? bsr_etol_aim(s->err_amp, s->err_since, etol, &s->opt) : 0;
+    if (aim > 0 && ((st = o.vnew(&o, &X0)) || (st = o.copy(&o, X0, Xw, NULL)))) goto done;
+    for (int pass = 0;; pass++) {
+        if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
+        ks.probe = probe;
+        if (etol > 0) ks.keep = &rec;
+        if (probe && !pass) {
+            ks.ahead = start_ahead;
+            ks.ahead_data = s;
+        }
+        if (aim > 0 && !pass) bsr_kstate_aim(&ks, aim);
+        const double t1 = bsr_now();
+        st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
+        tk += bsr_now() - t1;
+        if (st) goto done;
+        if (!bsr_kstate_aim_missed(&ks)) break;
+        /* short of the aim after meeting rtol: the solve again without it,
+         * from the same start, stops where the solve that never aimed did */
+        bsr_kstate_free(&ks);
+        bsr_krecycle_free(&o, &rec);
+        memset(&rec, 0, sizeof rec);
+        for (int j = 0; j < k; j++) {
+            free(col[j].history);
+            memset(&col[j], 0, sizeof col[j]);
+        }
+        if ((st = o.copy(&o, Xw, X0, NULL))) goto done;
     }
-    tk = bsr_now();
-    st = bsr_krylov_row_of(s->opt.method)->solve(&o, Bw, Xw, &ks);   /* a row: the options were checked */
-    tk = bsr_now() - tk;
-    if (st) goto done;
     bsr_prof_mark("solve: Krylov iterations");
     st = finish(&o, &ks, Bw, Xw, R, col);
     /* (a distributed solve's preconditioner is its rank's: never A's whole factorization) */
@@ -571,8 +588,11 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (the complete factorization's error is its refinement's: at the rounding) */
     else if (!st && etol > 0)
         st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_since, &rec);
-    s->iters_last = 0;
-    for (int j = 0; j < k; j++) if (col[j].iterations > s->iters_last) s->iters_last = col[j].iterations;
+    s->iters_last = 0;   /* (an aimed column's to rtol: the growth pattern=auto watches is the factor's) */
+    for (int j = 0; j < k; j++) {
+        const int it = ks.aimed && ks.reached[j] >= 0 ? ks.reached[j] : col[j].iterations;
+        if (it > s->iters_last) s->iters_last = it;
+    }
     if (!s->iters_base) s->iters_base = s->iters_last;   /* the first solve on this pattern */
     if (ownX) {
         bsr_status s2 = bsr_solver_work_back(s, &o, Xw, X);
@@ -588,6 +608,7 @@ done:
     bsr_kstate_free(&ks);
     bsr_krecycle_free(&o, &rec);
     if (R) o.vfree(&o, R);
+    if (X0) o.vfree(&o, X0);
     if (ownB && Bw) o.vfree(&o, Bw);
     if (ownX && Xw) o.vfree(&o, Xw);
     if (stats && col) {

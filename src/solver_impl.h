@@ -339,7 +339,16 @@ typedef struct {
     void *ahead_data;
     bsr_krecycle *keep;        /* GMRES-DR leaves its last deflation space here (NULL: not kept) */
     const bsr_krecycle *proj;  /* GMRES keeps this space out of its cycles (NULL: none) */
+    int aimed;                 /* tol is the error control's aim, tighter than rtol (bsr_kstate_aim) */
+    int *reached;              /* aimed: the iteration whose residual first met rtol (-1: none yet) */
 } bsr_kstate;
+/* The columns' tolerances tightened to aim (a relative residual under
+ * rtol: bsr_etol_aim's), ks->aimed set. */
+void bsr_kstate_aim(bsr_kstate *ks, double aim);
+/* 1 when an aimed solve stopped a column short of its aim (not converged)
+ * after its residual had met rtol: the same solve without the aim would
+ * have stopped converged there. */
+int bsr_kstate_aim_missed(const bsr_kstate *ks);
 
 /* Error control (options.etol, solve_etol.c), after a solve whose columns
  * all converged (solve_once): each converged column's relative error
@@ -360,6 +369,19 @@ typedef struct {
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
                           bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since,
                           const bsr_krecycle *rec);
+/* The relative residual a later solve on a pattern aims at (0: rtol's, no
+ * aim), where the last estimate on it measured amp (the error over the
+ * relative residual; 0: none) and since solves have predicted their error
+ * from it: where the residual whose predicted error is etol / ETOL_MARGIN
+ * is tighter than opt's rtol (a prediction at rtol would fail), that
+ * residual times ETOL_AIM_ROOM, if at least ETOL_AIM_EPS units of the
+ * working precision's rounding, and not where the next solve measures
+ * again (solve_etol.c).  The Krylov solve goes on to it
+ * (a few more iterations of the same solve), so that bsr_solve_etol
+ * predicts its error instead of solving for an estimate and corrections:
+ * on time loops of ill-conditioned systems, the systems whose error the
+ * residual hides. */
+double bsr_etol_aim(double amp, int since, double etol, const bsr_solver_options *opt);
 /* The error control's verdict on k columns: a converged column whose
  * estimate is of the x returned (last_of_x[j]: no correction followed it),
  * no lower bound, finite and over both etol and BSR_ETOL_FAIL is

@@ -212,9 +212,9 @@ static void test_budget(void)
  * etol=off's, none is corrected; the first measures the error (within
  * etol), the next seven (solve_etol.c's ETOL_REMEASURE - 1) predict it
  * from that (no estimate's solve), the ninth measures again; a refactor on
- * the pattern keeps predicting, a new setup measures.  Where the
- * prediction is not under etol / 10 (ILL with a target near its error),
- * every solve measures. */
+ * the pattern keeps predicting, a new setup measures.  Where even the aim
+ * of a later solve (test_aim) would be under the working precision's reach
+ * (ILL with etol 1e-13), every solve measures. */
 static void test_unchanged_predicted(void)
 {
     bsr_problem P;
@@ -247,7 +247,7 @@ static void test_unchanged_predicted(void)
     bsr_multivec_destroy(X);
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
     char cfg[256];
-    snprintf(cfg, sizeof cfg, "%s,etol=1e-6", CAPPED);   /* ILL's error is 6.8e-7 */
+    snprintf(cfg, sizeof cfg, "%s,etol=1e-13", CAPPED);
     s = bsr_test_solver(NULL, cfg, P.A);
     for (int i = 0; i < 2; i++) {
         BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
@@ -260,6 +260,61 @@ static void test_unchanged_predicted(void)
     bsr_solver_destroy(s);
     bsr_multivec_destroy(X);
     bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
+/* ILL with etol 1e-6 (its error at rtol 1e-8 is 6.8e-7, 72 times its
+ * residual, so a prediction at rtol is not under etol / 10): the first
+ * solve measures; the next on the pattern aims at the residual whose
+ * predicted error is etol / 10 and predicts its error (no estimate's solve)
+ * in more iterations, its error within etol; given only one iteration more
+ * than the first took, it stops short of the aim after meeting rtol, and
+ * is solved again without the aim: converged with the first solve's
+ * iterations and bits, and measured. */
+static void test_aim(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
+    const int64_t n = bsr_multivec_rows(P.rhs);
+    bsr_multivec *X, *X1;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "%s,etol=1e-6", CAPPED);
+    bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
+    bsr_solver_stats st;
+    int its0 = 0;
+    for (int i = 0; i < 3; i++) {
+        BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
+        memset(&st, 0, sizeof st);
+        BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+        const bsr_col_stats *c = &st.col[0];
+        CU_ASSERT(bsr_reason_converged(c->reason));
+        CU_ASSERT_EQUAL(c->err_predicted, i == 1);
+        CU_ASSERT_EQUAL(c->err_its > 0, i != 1);
+        if (i == 0) {
+            its0 = c->iterations;
+            BSR_ASSERT_OK(bsr_multivec_copy(X1, X));
+        }
+        if (i == 1) {
+            CU_ASSERT(c->iterations > its0);
+            CU_ASSERT(c->relres < 1e-8 / 5);
+            CU_ASSERT(rel_error(&P, X) <= 1e-6);
+            printf("\n  first solve %d its, error measured; the next aimed: %d its, relres %.2e, error %.2e predicted "
+                   "%.2e ... ", its0, c->iterations, c->relres, rel_error(&P, X), c->err_est);
+            /* the next solve: no further than one iteration past the first's */
+            BSR_ASSERT_OK(bsr_solver_set_tolerances(s, 1e-8, 0, its0 + 1));
+        }
+        if (i == 2) {
+            CU_ASSERT_EQUAL(c->reason, BSR_CONVERGED_RTOL);
+            CU_ASSERT_EQUAL(c->iterations, its0);
+            CU_ASSERT(!memcmp(bsr_multivec_cdata(X), bsr_multivec_cdata(X1), sizeof(double) * (size_t)n));
+        }
+        bsr_solver_stats_free(&st);
+    }
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(X1);
     bsr_problem_free(&P);
 }
 
@@ -456,6 +511,7 @@ int main(int argc, char **argv)
         {"a target under the float iterations' reach", test_float_floor},
         {"the estimates' budget", test_budget},
         {"within etol: the same bits; later solves predicted", test_unchanged_predicted},
+        {"a later solve aims at the residual its prediction needs", test_aim},
         {"auto's scope", test_scope},
         {"options", test_options},
         {"the verdict: far past etol is not converged", test_verdict},

@@ -13,7 +13,7 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
     ks->k = k;
     ks->col = col;
     double *d = bsr_calloc((size_t)6 * k, sizeof(double), "Krylov state");
-    ks->best_it = bsr_calloc((size_t)2 * k, sizeof(int), "Krylov state");
+    ks->best_it = bsr_calloc((size_t)3 * k, sizeof(int), "Krylov state");
     ks->active = bsr_calloc((size_t)k, 1, "Krylov state");
     ks->bnorm = d;
     if (!d || !ks->best_it || !ks->active) {
@@ -23,7 +23,9 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
     ks->tol = d + k; ks->r0norm = d + 2 * k; ks->best = d + 3 * k;
     ks->relres = d + 4 * k;
     ks->above = ks->best_it + k;
+    ks->reached = ks->best_it + 2 * k;
     for (int j = 0; j < k; j++) {
+        ks->reached[j] = -1;
         ks->bnorm[j] = bnorm[j];
         ks->tol[j] = fmax(opt->rtol * bnorm[j], opt->atol);
         ks->r0norm[j] = -1;
@@ -32,6 +34,19 @@ bsr_status bsr_kstate_init(bsr_kstate *ks, const bsr_solver_options *opt, int k,
         col[j].reason = BSR_REASON_NONE;
     }
     return BSR_OK;
+}
+
+void bsr_kstate_aim(bsr_kstate *ks, double aim)
+{
+    for (int j = 0; j < ks->k; j++) ks->tol[j] = fmax(aim * ks->bnorm[j], ks->opt->atol);
+    ks->aimed = 1;
+}
+
+int bsr_kstate_aim_missed(const bsr_kstate *ks)
+{
+    for (int j = 0; ks->aimed && j < ks->k; j++)
+        if (!bsr_reason_converged(ks->col[j].reason) && ks->reached[j] >= 0) return 1;
+    return 0;
 }
 
 void bsr_kstate_free(bsr_kstate *ks)
@@ -99,6 +114,7 @@ int bsr_kstate_update(bsr_kstate *ks, const double *rn)
             if (bn == 0) ks->tol[j] = fmax(o->rtol * r, o->atol);
         }
         if (!isfinite(r)) { bsr_kstate_stop(ks, j, BSR_DIVERGED_NAN); continue; }
+        if (ks->aimed && ks->reached[j] < 0 && bn > 0 && r <= fmax(o->rtol * bn, o->atol)) ks->reached[j] = ks->it;
         if (r <= ks->tol[j]) {
             /* r <= max(rtol bn, atol): atol decided it when r > rtol bn (for bn > 0
              * this reads no absolute value, so it holds for scaled columns too) */

@@ -6,6 +6,7 @@
  * preconditioner, finds the slow modes that r hides (on the generators
  * within a few percent of the true error, bench/RESULTS.md). */
 #include "krylov_table.h"
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -22,6 +23,14 @@
  * etol / ETOL_MARGIN, ETOL_REMEASURE - 1 solves in a row at most. */
 #define ETOL_MARGIN 10
 #define ETOL_REMEASURE 8
+
+/* A solve aims no tighter than this many units of its working precision's
+ * rounding: below, its residual is mostly rounding (the floor), and the
+ * error is measured instead. */
+#define ETOL_AIM_EPS 1000
+/* The aim leaves this fraction of room under the prediction's bound (the
+ * true residual that predicts is not quite the recurrence's that stops). */
+#define ETOL_AIM_ROOM 0.5
 
 /* The next estimate's rtol: the reduction 1 / ask that an estimate ask
  * times the target asks for, between BSR_ETOL_INNER_MIN and BSR_ERREST_RTOL. */
@@ -119,6 +128,14 @@ static int predicted(double amp, int *since, double etol, bsr_col_stats *col, in
         }
     ++*since;
     return 1;
+}
+
+double bsr_etol_aim(double amp, int since, double etol, const bsr_solver_options *opt)
+{
+    const double eps = opt->precision == BSR_FLOAT ? FLT_EPSILON : DBL_EPSILON;
+    const double bound = amp > 0 ? etol / (ETOL_MARGIN * amp) : 0;   /* the residual that predicts etol / 10 */
+    const double aim = ETOL_AIM_ROOM * bound;
+    return bound < opt->rtol && aim >= ETOL_AIM_EPS * eps && since < ETOL_REMEASURE - 1 ? aim : 0;
 }
 
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
