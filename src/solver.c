@@ -200,6 +200,7 @@ static void fresh_pattern(bsr_solver *s)
     s->refactor_failed = 0;
     s->iters_base = s->iters_last = 0;
     s->err_amp = 0;
+    s->aim_off = 0;
 }
 
 /* bsr_solver_setup; warm 0 (the fallback's setup, whose solve follows at
@@ -358,6 +359,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         s->pattern_refreshes++;
         s->iters_base = s->iters_last = 0;
         s->err_amp = 0;
+        s->aim_off = 0;
         s->fallback_stopped = 0;
     }
     s->setup_s = bsr_now() - t0;
@@ -554,7 +556,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (a rank's exact factor is no exact preconditioner of the distributed A:
      * a distributed solve controls its error as a serial one does) */
     etol = s->pc->exact && !s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
-    const double aim = etol > 0 ? bsr_etol_aim(s->err_amp, s->err_since, etol, &s->opt) : 0;
+    const double aim = etol > 0 && !s->aim_off ? bsr_etol_aim(s->err_amp, s->err_since, etol, &s->opt) : 0;
     if (aim > 0 && ((st = o.vnew(&o, &X0)) || (st = o.copy(&o, X0, Xw, NULL)))) goto done;
     for (int pass = 0;; pass++) {
         if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
@@ -571,7 +573,9 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
         if (st) goto done;
         if (!bsr_kstate_aim_missed(&ks)) break;
         /* short of the aim after meeting rtol: the solve again without it,
-         * from the same start, stops where the solve that never aimed did */
+         * from the same start, stops where the solve that never aimed did;
+         * later solves on the pattern aim no more (each would pay twice) */
+        s->aim_off = 1;
         bsr_kstate_free(&ks);
         bsr_krecycle_free(&o, &rec);
         memset(&rec, 0, sizeof rec);

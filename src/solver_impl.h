@@ -472,6 +472,8 @@ struct bsr_solver {
                                   last estimate's solve measured on this pattern (0: none yet) */
     int err_since;             /* solves since that estimate whose error was predicted from it
                                   (bsr_solve_etol) */
+    int aim_off;               /* a solve on this pattern stopped short of the error control's aim
+                                  (bsr_etol_aim): later ones stop at rtol again */
     int refactor_failed;       /* the last refactor failed part way: the operator or the preconditioner
                                 * may hold older values, so solves refuse until a setup or refactor succeeds */
     /* A distributed solve (src/mpi/) makes the Krylov table's product and
