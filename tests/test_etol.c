@@ -48,6 +48,16 @@ static bsr_status solve(bsr_context *ctx, const bsr_problem *P, const char *cfg,
     return r;
 }
 
+/* ILL into *P and two vectors of its size (its size returned). */
+static int64_t ill_two(bsr_problem *P, bsr_multivec **X, bsr_multivec **Y)
+{
+    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, P));
+    const int64_t n = bsr_multivec_rows(P->rhs);
+    BSR_ASSERT_OK(bsr_multivec_create(X, n, 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(Y, n, 1, BSR_DOUBLE));
+    return n;
+}
+
 /* ILL on ctx: without error control the error is over 10 times the
  * residual; with etol a fraction of that error the same solve is corrected
  * under it, the estimate says so within 2x, the residual falls, the
@@ -57,11 +67,8 @@ static bsr_status solve(bsr_context *ctx, const bsr_problem *P, const char *cfg,
 static void corrects_on(bsr_context *ctx, const char *capped)
 {
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
     bsr_multivec *X, *Y;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&Y, n, 1, BSR_DOUBLE));
+    const int64_t n = ill_two(&P, &X, &Y);
     char cfg[256];
     bsr_solver_stats off, on;
     snprintf(cfg, sizeof cfg, "%s,etol=off", capped);
@@ -275,11 +282,8 @@ static void test_unchanged_predicted(void)
 static void test_aim(void)
 {
     bsr_problem P;
-    BSR_ASSERT_OK(bsr_generate(ILL, BSR_DOUBLE, &P));
-    const int64_t n = bsr_multivec_rows(P.rhs);
     bsr_multivec *X, *X1;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, n, 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_multivec_create(&X1, n, 1, BSR_DOUBLE));
+    const int64_t n = ill_two(&P, &X, &X1);
     char cfg[256];
     snprintf(cfg, sizeof cfg, "%s,etol=1e-6", CAPPED);
     bsr_solver *s = bsr_test_solver(NULL, cfg, P.A);
