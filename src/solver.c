@@ -556,7 +556,8 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     /* (a rank's exact factor is no exact preconditioner of the distributed A:
      * a distributed solve controls its error as a serial one does) */
     etol = s->pc->exact && !s->kops_hook ? 0 : bsr_etol_resolved(&s->opt);
-    const double aim = etol > 0 && !s->aim_off ? bsr_etol_aim(s->err_amp, s->err_since, etol, &s->opt) : 0;
+    const double aim =
+        etol > 0 && !s->aim_off ? bsr_etol_aim(s->err_amp, s->err_meas, s->err_since, etol, &s->opt) : 0;
     if (aim > 0 && ((st = o.vnew(&o, &X0)) || (st = o.copy(&o, X0, Xw, NULL)))) goto done;
     for (int pass = 0;; pass++) {
         if ((st = bsr_kstate_init(&ks, &s->opt, k, bn, col))) goto done;
@@ -591,7 +592,7 @@ static bsr_status solve_once(bsr_solver *s, const bsr_multivec *B, bsr_multivec 
     if (!st && s->pc->exact && !s->kops_hook) st = refine_exact(&o, &s->opt, Bw, Xw, R, col);
     /* (the complete factorization's error is its refinement's: at the rounding) */
     else if (!st && etol > 0)
-        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_since, &rec);
+        st = bsr_solve_etol(&o, &s->opt, etol, Bw, Xw, R, col, &s->err_amp, &s->err_meas, &s->err_since, &rec);
     s->iters_last = 0;   /* (an aimed column's to rtol: the growth pattern=auto watches is the factor's) */
     for (int j = 0; j < k; j++) {
         const int it = ks.aimed && ks.reached[j] >= 0 ? ks.reached[j] : col[j].iterations;

@@ -367,21 +367,23 @@ int bsr_kstate_aim_missed(const bsr_kstate *ks);
  * space, which the estimates' GMRES starts from.  BSR_ERR_NOCONV where a
  * column ends inaccurate (bsr_etol_verdict). */
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since,
-                          const bsr_krecycle *rec);
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, double *meas,
+                          int *since, const bsr_krecycle *rec);
 /* The relative residual a later solve on a pattern aims at (0: rtol's, no
  * aim), where the last estimate on it measured amp (the error over the
- * relative residual; 0: none) and since solves have predicted their error
- * from it: where the residual whose predicted error is etol / ETOL_MARGIN
- * is tighter than opt's rtol (a prediction at rtol would fail), that
- * residual times ETOL_AIM_ROOM, if at least ETOL_AIM_EPS units of the
- * working precision's rounding, and not where the next solve measures
- * again (solve_etol.c).  The Krylov solve goes on to it
+ * relative residual; 0: none) and the error meas (the largest column's, of
+ * the x the solve stopped with), and since solves have predicted their
+ * error from it: where meas was over etol / ETOL_MARGIN (a solve stopped
+ * as that one did predicts no error under it; where it was under, nothing
+ * changes), the residual whose predicted error is etol / ETOL_MARGIN times
+ * ETOL_AIM_ROOM, if tighter than opt's rtol, at least ETOL_AIM_EPS units
+ * of the working precision's rounding, and not where the next solve
+ * measures again (solve_etol.c).  The Krylov solve goes on to it
  * (a few more iterations of the same solve), so that bsr_solve_etol
  * predicts its error instead of solving for an estimate and corrections:
  * on time loops of ill-conditioned systems, the systems whose error the
  * residual hides. */
-double bsr_etol_aim(double amp, int since, double etol, const bsr_solver_options *opt);
+double bsr_etol_aim(double amp, double meas, int since, double etol, const bsr_solver_options *opt);
 /* The error control's verdict on k columns: a converged column whose
  * estimate is of the x returned (last_of_x[j]: no correction followed it),
  * no lower bound, finite and over both etol and BSR_ETOL_FAIL is
@@ -470,6 +472,7 @@ struct bsr_solver {
     int iters_base, iters_last;/* most iterations of a column: first solve on the pattern, last solve */
     double err_amp;            /* options.etol: the largest error estimate over relative residual the
                                   last estimate's solve measured on this pattern (0: none yet) */
+    double err_meas;           /* and the largest error estimate it measured (bsr_etol_aim) */
     int err_since;             /* solves since that estimate whose error was predicted from it
                                   (bsr_solve_etol) */
     int aim_off;               /* a solve on this pattern stopped short of the error control's aim

@@ -233,16 +233,16 @@ typedef struct {
                                   about half the solve again; a later solve on the same pattern (the
                                   refactored steps of a time loop) whose error the last estimate
                                   predicts under E / 10 skips it, 7 in a row at most
-                                  (col.err_predicted); where that prediction at rtol would not be
-                                  under E / 10, such a solve goes on past rtol to the residual
-                                  where it is (with room), so that it predicts instead of
-                                  measuring and correcting (a time step of the indefinite
-                                  coupled3d class at 216k block rows 0.87 -> 0.60 s on an H200;
-                                  one that stops short of it is solved again to rtol, and the
-                                  pattern's later solves stop there).  Not with A's complete
-                                  factorization (its refinement step does that); in distributed
-                                  solves too.  0 ("off"): none; < 0 ("auto", the default): 100
-                                  rtol with a threshold ILU
+                                  (col.err_predicted); where the error that estimate measured was
+                                  over E / 10, such a solve goes on past rtol to the residual
+                                  where the prediction is under it (with room), so that it
+                                  predicts instead of measuring and correcting (a time step of
+                                  the indefinite coupled3d class at 216k block rows 0.87 -> 0.60 s
+                                  on an H200; one that stops short of it is solved again to rtol,
+                                  and the pattern's later solves stop there).  Not with A's
+                                  complete factorization (its refinement step does that); in
+                                  distributed solves too.  0 ("off"): none; < 0 ("auto", the
+                                  default): 100 rtol with a threshold ILU
                                   (ILUT, ILU2: the preconditioners of the hard systems), off
                                   otherwise */
     int deflate;               /* option deflate=K, method=gmres: GMRES-DR(restart, K), GMRES with

@@ -130,17 +130,18 @@ static int predicted(double amp, int *since, double etol, bsr_col_stats *col, in
     return 1;
 }
 
-double bsr_etol_aim(double amp, int since, double etol, const bsr_solver_options *opt)
+double bsr_etol_aim(double amp, double meas, int since, double etol, const bsr_solver_options *opt)
 {
     const double eps = opt->precision == BSR_FLOAT ? FLT_EPSILON : DBL_EPSILON;
     const double bound = amp > 0 ? etol / (ETOL_MARGIN * amp) : 0;   /* the residual that predicts etol / 10 */
     const double aim = ETOL_AIM_ROOM * bound;
-    return bound < opt->rtol && aim >= ETOL_AIM_EPS * eps && since < ETOL_REMEASURE - 1 ? aim : 0;
+    return meas * ETOL_MARGIN > etol && bound < opt->rtol && aim >= ETOL_AIM_EPS * eps &&
+                   since < ETOL_REMEASURE - 1 ? aim : 0;
 }
 
 bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, double etol, const bsr_multivec *B,
-                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, int *since,
-                          const bsr_krecycle *rec)
+                          bsr_multivec *X, bsr_multivec *R, bsr_col_stats *col, double *amp, double *meas,
+                          int *since, const bsr_krecycle *rec)
 {
     if (predicted(*amp, since, etol, col, o->k)) return BSR_OK;
     *since = 0;
@@ -160,6 +161,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
     int left = ETOL_BUDGET * its;   /* the estimates' solves' iterations, all rounds together */
     erest_options(opt, BSR_ERREST_RTOL, its, &io);
     *amp = 0;
+    *meas = 0;
     int low = 0;   /* a first estimate is a lower bound: nothing to predict from */
     bsr_multivec *E = NULL;
     bsr_status st = o->vnew(o, &E);
@@ -179,6 +181,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
             c->err_est = est[j];
             c->err_low = estimate_low(&ic[j], c);
             if (round == 0 && c->relres > 0 && c->err_est / c->relres > *amp) *amp = c->err_est / c->relres;
+            if (round == 0 && c->err_est > *meas) *meas = c->err_est;
             if (round == 0 && c->err_low) low = 1;
             /* within etol: x stays; short of its rtol: e is no correction to trust; the
              * last correction did not halve the estimate: the working precision's
@@ -204,7 +207,7 @@ bsr_status bsr_solve_etol(const bsr_kops *o, const bsr_solver_options *opt, doub
         io.rtol = inner_rtol(ask);
     }
     if (E) o->vfree(o, E);
-    if (low || st) *amp = 0;
+    if (low || st) *amp = *meas = 0;
     return st ? st : bsr_etol_verdict(col, last_of_x, etol, k);
 }
 
