@@ -237,8 +237,8 @@ typedef struct {
                                   over E / 10, such a solve goes on past rtol to the residual
                                   where the prediction is under it (with room), so that it
                                   predicts instead of measuring and correcting (a time step of
-                                  the indefinite coupled3d class at 216k block rows 0.87 -> 0.60 s
-                                  on an H200; one that stops short of it is solved again to rtol,
+                                  the indefinite coupled3d class at 216k block rows 0.84-0.88 ->
+                                  0.59 s on an H200; one that stops short of it is solved again to rtol,
                                   and the pattern's later solves stop there).  Not with A's
                                   complete factorization (its refinement step does that); in
                                   distributed solves too.  0 ("off"): none; < 0 ("auto", the

@@ -113,7 +113,7 @@ class SolveStats(Mapping[str, Any]):
     #: with the option etol (on by default for ILUT/ILU2): per column the last estimate of the relative
     #: error ||x - x*|| / ||x|| (0: none made), the estimate solves' iterations, the corrections x += e,
     #: whether the estimate was predicted from an earlier solve's on the same setup (no solve made;
-    #: where the prediction at rtol would not hold, the solve went on past rtol to where it does),
+    #: where the last measured error was over etol / 10, the solve went on past rtol to where it is not),
     #: and whether it is a lower bound only (its solve stopped short of its rtol, or the column's
     #: residual is at the working precision's rounding floor, where the estimate may miss the error)
     err_est: List[float] = dataclasses.field(default_factory=list)
