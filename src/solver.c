@@ -199,7 +199,7 @@ static void fresh_pattern(bsr_solver *s)
     s->pattern_refreshes = 0;
     s->refactor_failed = 0;
     s->iters_base = s->iters_last = 0;
-    s->err_amp = 0;
+    s->err_amp = s->err_meas = 0;
     s->aim_off = 0;
 }
 
@@ -358,7 +358,7 @@ bsr_status bsr_solver_refactor(bsr_solver *s, const bsr_matrix *A)
         s->pattern_new = 1;
         s->pattern_refreshes++;
         s->iters_base = s->iters_last = 0;
-        s->err_amp = 0;
+        s->err_amp = s->err_meas = 0;
         s->aim_off = 0;
         s->fallback_stopped = 0;
     }
