@@ -21,6 +21,10 @@ struct bsr_order_ahead {
     bsr_graph G;            /* a copy of A's block graph: A may change meanwhile */
     bsr_order_options opt;
     double max_products;    /* > 0: nothing ordered where the estimate passes it */
+    int n;                  /* A's block rows */
+    int estimated;          /* the estimate below was made (under max_products) */
+    double est;             /* bsr_sep_products' estimate (stopped past max_products) */
+    int sep;                /* and its top separator's rows */
     atomic_int stop;        /* set: the dissection gives up before its next METIS call */
     bsr_ordering *ord;      /* the thread's ordering; NULL where it failed or was called off */
     double secs;            /* the thread's seconds */
@@ -44,8 +48,8 @@ static void *ahead_main(void *arg)
     omp_set_num_threads(1);
 #endif
     const double t = bsr_now();
-    double est = 0;
-    if (h->max_products > 0 && (bsr_graph_sep_products(&h->G, h->max_products, &est, NULL) || est > h->max_products))
+    if (h->max_products > 0) h->estimated = !bsr_graph_sep_products(&h->G, h->max_products, &h->est, &h->sep);
+    if (h->max_products > 0 && !(h->estimated && h->est <= h->max_products))
         h->ord = NULL;
     else if (bsr_order_graph(&h->G, &h->opt, &h->stop, &h->ord)) h->ord = NULL;
     h->secs = bsr_now() - t;
@@ -64,6 +68,7 @@ bsr_status bsr_order_ahead_start(const bsr_matrix *A, const bsr_order_options *o
     h->max_products = max_products;
     atomic_init(&h->stop, 0);
     atomic_init(&h->state, AHEAD_RUNNING);
+    h->n = A->nbrows;
     bsr_status s = bsr_graph_build(A, &h->G);
     if (s) { free(h); return s; }
     if (pthread_create(&h->th, NULL, ahead_main, h)) {   /* no thread: ordered when needed */
@@ -90,6 +95,14 @@ void bsr_order_ahead_wait(bsr_order_ahead *h)
         bsr_ordering_free(h->ord);
         h->ord = NULL;
     }
+}
+
+int bsr_order_ahead_estimate(const bsr_order_ahead *h, double line, int n, double *est, int *sep)
+{
+    if (!h || !h->joined || !h->estimated || h->max_products != line || h->n != n) return 0;
+    *est = h->est;
+    if (sep) *sep = h->sep;
+    return 1;
 }
 
 bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_options *opt, int n, double *secs)

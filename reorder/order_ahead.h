@@ -32,6 +32,13 @@ void bsr_order_ahead_wait(bsr_order_ahead *h);
  * the thread took. */
 bsr_ordering *bsr_order_ahead_copy(const bsr_order_ahead *h, const bsr_order_options *opt, int n, double *secs);
 
+/* After bsr_order_ahead_wait: 1 where h's thread estimated the complete
+ * LU's block products of A's graph (n rows) under the line `line`
+ * (bsr_sep_products: *est, its top separator's rows in *sep, may be NULL),
+ * so that the setup need not estimate again; 0 otherwise (h NULL, another
+ * line or size, no estimate made, out of memory). */
+int bsr_order_ahead_estimate(const bsr_order_ahead *h, double line, int n, double *est, int *sep);
+
 /* Call h off and let it go without waiting: freed here where its thread
  * has ended, else by the thread when it ends (at its next METIS call's end
  * for a dissection, a whole METIS_NodeND's for the metis kind).  NULL-safe. */

@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "order_ahead.h"
 #include "reorder_impl.h"
+#include "ilu_impl.h"
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -502,8 +503,42 @@ static void test_sep_estimate(void)
             bsr_ordering *c = bsr_order_ahead_copy(h, &o, n, NULL);
             CU_ASSERT_EQUAL(c != NULL, above);
             bsr_ordering_free(c);
+            /* its estimate, the one the setup makes, handed out for its line and size only */
+            const double line = above ? prod : under;
+            double e1 = -1, e2 = -2;
+            int s1 = -1, s2 = -2;
+            BSR_ASSERT_OK(bsr_sep_products(P.A, line, &e1, &s1));
+            CU_ASSERT(bsr_order_ahead_estimate(h, line, n, &e2, &s2));
+            CU_ASSERT(e1 == e2 && s1 == s2);
+            CU_ASSERT(!bsr_order_ahead_estimate(h, 2 * line, n, &e2, NULL));
+            CU_ASSERT(!bsr_order_ahead_estimate(h, line, n + 1, &e2, NULL));
             bsr_order_ahead_release(h);
         }
+        /* the setup takes the estimate of an ahead on its line: one made on a
+         * path of n rows (an estimate of a few products) lets the complete
+         * factor go on to its ordering under a bound its own estimate passes */
+        bsr_matrix *E = grid2d(n, 1, 1, 0);
+        CU_ASSERT_EQUAL_FATAL(bsr_matrix_nbrows(E), n);
+        bsr_ilu_options ko;
+        bsr_ilu_options_default(&ko, BSR_ILU2);
+        ko.tau1 = 0;
+        ko.cap = BSR_ILU_CAP_NONE;
+        ko.max_work = under * b3;
+        ko.order = o;
+        const double kline = bsr_ilu_complete_line(&ko, bsr_matrix_block(P.A));
+        for (int poisoned = 0; poisoned <= 1; poisoned++) {
+            bsr_order_ahead *h = NULL;
+            BSR_ASSERT_OK(bsr_order_ahead_start(poisoned ? E : P.A, &o, kline, &h));
+            CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+            bsr_order_ahead_wait(h);
+            bsr_ilu *F = NULL;
+            const bsr_status ks = ilu_sym_build(P.A, &ko, NULL, h, &F);
+            const int unordered = ks && strstr(bsr_last_error(), "neither ordered nor factored");
+            CU_ASSERT_EQUAL(unordered, !poisoned);
+            bsr_ilu_destroy(F);
+            bsr_order_ahead_release(h);
+        }
+        bsr_matrix_destroy(E);
         bsr_problem_free(&P);
     }
     /* no edges: no separator */

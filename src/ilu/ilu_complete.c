@@ -11,6 +11,7 @@
  * frozen rows; device: kernels/ilu/ilu0_gpu.cu).  A pattern that is not
  * symmetric is left to the rows. */
 #include "ilu_impl.h"
+#include "order_ahead.h"
 #include <limits.h>
 #include <omp.h>
 #include <string.h>
@@ -59,14 +60,15 @@ double bsr_ilu_complete_line(const bsr_ilu_options *o, int b)
     return bsr_ilu_keeps_all(o) && o->max_work > 0 ? BSR_SEP_SLACK * o->max_work / ((double)b * b * b) : 0;
 }
 
-bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A)
+bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A, const bsr_order_ahead *ahead)
 {
     const double line = bsr_ilu_complete_line(&F->opt, F->b);
     if (!(line > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
     const double bbb = (double)F->b * F->b * F->b;
     double est;
     int sep;
-    BSR_TRY(bsr_sep_products(A, line, &est, &sep));
+    if (!bsr_order_ahead_estimate(ahead, line, A->nbrows, &est, &sep))   /* not made beside the probe */
+        BSR_TRY(bsr_sep_products(A, line, &est, &sep));
     if (est <= line) return BSR_OK;
     return bsr_error(BSR_ERR_UNSUPPORTED, "ILU: the complete factor would pass its work bound, %.3g block "
                      "multiply-adds (bsr_ilu_options.max_work, the solver's option work; a product of two blocks "

@@ -357,8 +357,9 @@ bsr_status ilu_rows_complete(bsr_ilu *F);
  * symmetric A whose complete LU's estimated products (bsr_sep_products,
  * an estimate from below) pass BSR_SEP_SLACK times it: neither the
  * ordering nor the pattern (seconds at 1M block rows) is made; BSR_OK
- * otherwise. */
-bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A);
+ * otherwise.  ahead (may be NULL): an ordering thread on A's graph whose
+ * estimate under the same line is taken instead of a second one. */
+bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A, const bsr_order_ahead *ahead);
 /* Tests only: off (nonzero) leaves the complete pattern to the rows. */
 void bsr_ilu_test_complete_off(int off);
 /* The work bound's message (ilu_row.c), for the rows and the complete pattern. */

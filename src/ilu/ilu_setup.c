@@ -379,7 +379,7 @@ bsr_status ilu_sym_build(const bsr_matrix *A, const bsr_ilu_options *opt, bsr_co
     bsr_matrix *PA = NULL;   /* P A's pattern when a matching is applied: the ordering's graph */
     int *match = NULL;
     if (!s) s = ilu_match_start(F, A, &PA, &match);
-    if (!s) s = ilu_complete_bound(F, PA ? PA : A);
+    if (!s) s = ilu_complete_bound(F, PA ? PA : A, PA ? NULL : ahead);
     if (!s && opt->order.kind != BSR_ORDER_NATURAL) {
         double t = bsr_now();
         if (!PA) F->ord = bsr_order_ahead_copy(ahead, &opt->order, A->nbrows, &F->order_ahead_s);
