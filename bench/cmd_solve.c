@@ -70,7 +70,7 @@ void cli_usage_solve(FILE *f)
         "                              (b = 1: csrilu02 + SpSV + SpMV); a zero pivot shows as failed\n"
         "  --exact X.mtx               known solution to compare with\n"
         "  --error-estimate            estimate each column's error: ||e|| / ||x|| with A e = b - A x solved\n"
-        "                              to rtol 0.1 by the same solver (the residual does not bound the error on\n"
+        "                              to rtol 0.01 by the same solver (the residual does not bound the error on\n"
         "                              ill-conditioned systems)\n"
         "  --plot history.png          residual histories\n"
         "  --steps N                   then N time steps: refactor (same pattern) + solve from zero;\n"

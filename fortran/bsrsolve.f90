@@ -429,7 +429,7 @@ contains
 
   ! An estimate of X's error as a solution of A X = B (one entry of est per
   ! column, size(est) >= the columns): ||e|| / ||x|| with A e = B - A X solved
-  ! to rtol 0.1 by s (its later solves unchanged); its: that solve's
+  ! to rtol 0.01 by s (its later solves unchanged); its: that solve's
   ! iterations.  BSR_ERR_NOCONV / BSR_ERR_BREAKDOWN when it stopped short
   ! (est then lower bounds).
   integer function bsr_solver_error_estimate(s, B, X, est, its) result(ierr)

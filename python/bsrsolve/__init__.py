@@ -346,7 +346,7 @@ class Solver:
 
     def error_estimate(self, b: Any, x: Any) -> Tuple[NDArray[np.float64], int, bool]:
         """Estimate the error of x, a solution of A x = b on this setup:
-        ||e|| / ||x|| per column, e solving A e = b - A x to rtol 0.1 with this
+        ||e|| / ||x|| per column, e solving A e = b - A x to rtol 0.01 with this
         solver (the residual does not bound the error on ill-conditioned
         systems).  Returns (estimates, iterations, lower_bound): lower_bound
         when that solve stopped short (the estimates are then lower bounds).
