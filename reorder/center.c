@@ -17,78 +17,11 @@
  * needs about three. */
 #define CENTER_ROUNDS 16
 
-/* Vertices of a level a thread searches: a level of fewer than two grains is
- * searched serially, a wider one by one thread a grain (the whole team took
- * every level of 4096 vertices or more: 64 vertices a thread of 64, less
- * work than opening the region, level after level, costs). */
-#define CENTER_GRAIN 2048
-
-/* Distances from r over r's component into d (-1: not reached; only the
- * component's entries are touched); q receives the component level by level
- * (within a level in no fixed order when threads share it: nothing below
- * depends on that order).  Returns the count, *ecc the largest distance and
- * *far the vertex at that distance of smallest degree, then smallest index. */
-static int bfs_dist(const bsr_graph *G, int r, int *d, int *q, int *ecc, int *far)
-{
-    int lo = 0, t = 1, lvl = 0;
-    q[0] = r;
-    d[r] = 0;
-    while (lo < t) {
-        const int hi = t, team = bsr_team(hi - lo, CENTER_GRAIN);
-        if (team < 2) {
-            for (int i = lo; i < hi; i++) {
-                const int v = q[i];
-                for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-                    const int u = G->adj[p];
-                    if (d[u] < 0) { d[u] = lvl + 1; q[t++] = u; }
-                }
-            }
-        } else {
-#pragma omp parallel num_threads(team)
-            {
-                int buf[256], nb = 0;
-#pragma omp for schedule(static)
-                for (int i = lo; i < hi; i++) {
-                    const int v = q[i];
-                    for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-                        const int u = G->adj[p];
-                        int unseen = -1;
-                        if (__atomic_load_n(&d[u], __ATOMIC_RELAXED) < 0 &&
-                            __atomic_compare_exchange_n(&d[u], &unseen, lvl + 1, 0, __ATOMIC_RELAXED,
-                                                        __ATOMIC_RELAXED)) {
-                            buf[nb++] = u;
-                            if (nb == 256) {
-                                const int at = __atomic_fetch_add(&t, nb, __ATOMIC_RELAXED);
-                                memcpy(q + at, buf, sizeof buf);
-                                nb = 0;
-                            }
-                        }
-                    }
-                }
-                if (nb) {
-                    const int at = __atomic_fetch_add(&t, nb, __ATOMIC_RELAXED);
-                    memcpy(q + at, buf, sizeof(int) * (size_t)nb);
-                }
-            }
-        }
-        lo = hi;
-        if (t > hi) lvl++;
-    }
-    *ecc = lvl;
-    int best = q[t - 1];
-    for (int i = t - 1; i >= 0 && d[q[i]] == lvl; i--) {
-        const int v = q[i], dv = G->xadj[v + 1] - G->xadj[v], db = G->xadj[best + 1] - G->xadj[best];
-        if (dv < db || (dv == db && v < best)) best = v;
-    }
-    *far = best;
-    return t;
-}
-
 /* Breadth-first search from r after clearing the component q[0..cnt). */
 static void bfs_again(const bsr_graph *G, int r, int *d, int *q, int cnt, int *ecc, int *far)
 {
     for (int i = 0; i < cnt; i++) d[q[i]] = -1;
-    bfs_dist(G, r, d, q, ecc, far);
+    bsr_bfs_dist(G, NULL, r, d, q, ecc, far);
 }
 
 /* A centre of the component of the peripheral vertex far (q: its cnt
@@ -139,7 +72,7 @@ bsr_status bsr_order_center(const bsr_graph *G, int *perm)
     for (int s = 0; s < n; s++) {
         if (d[s] >= 0) continue;   /* numbered with an earlier component */
         int ecc, far;
-        const int cnt = bfs_dist(G, s, d, q, &ecc, &far);
+        const int cnt = bsr_bfs_dist(G, NULL, s, d, q, &ecc, &far);
         if (cnt > 2) find_center(G, far, d, m, q, cnt, &ecc);
         /* by decreasing distance, by index within a distance: a stable
          * counting sort of the component in index order (a connected graph
@@ -165,7 +98,7 @@ int bsr_bfs_depth(const bsr_matrix *A, int start)
     int *d = bsr_malloc(sizeof(int) * (size_t)n * 2, "breadth-first depth"), depth = -1, ecc, far;
     if (d) {
         for (int i = 0; i < n; i++) d[i] = -1;
-        bfs_dist(&G, start, d, d + n, &ecc, &far);
+        bsr_bfs_dist(&G, NULL, start, d, d + n, &ecc, &far);
         depth = ecc + 1;
     }
     bsr_graph_free(&G);

@@ -42,6 +42,13 @@ bsr_status bsr_order_amd(const bsr_graph *G, int *perm);                      /*
  * *dense its last rows, the root chain and the chains under it. */
 bsr_status bsr_order_lift(const bsr_graph *G, int *perm, int *dense);
 bsr_status bsr_order_center(const bsr_graph *G, int *perm);                   /* center.c */
+/* Distances from r over the vertices of r's component (within r's part,
+ * label[v] == label[r], where label is given) into d (-1: not reached; only
+ * those entries are set); q receives them level by level (within a level in
+ * no fixed order when threads share it).  Returns their count, *ecc the
+ * largest distance and *far the vertex at that distance of smallest degree,
+ * then smallest index (bfs.c). */
+int bsr_bfs_dist(const bsr_graph *G, const int *label, int r, int *d, int *q, int *ecc, int *far);
 /* bsr_sep_products on G (sep_estimate.c). */
 bsr_status bsr_graph_sep_products(const bsr_graph *G, double limit, double *products, int *sep);
 bsr_status bsr_order_nd(const bsr_graph *G, const bsr_order_options *o, const atomic_int *stop,

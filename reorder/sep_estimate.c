@@ -28,32 +28,6 @@
 /* Parts smaller than this are not split further. */
 #define SEP_MIN_PART 64
 
-/* Distances from r over the vertices of r's part (label[v] == label[r]) it
- * reaches into d (-1: not reached; only those entries are set); q receives
- * them level by level.  Returns their count, *ecc the largest distance and
- * *far the vertex at that distance of smallest degree, then earliest found. */
-static int bfs(const bsr_graph *G, const int *label, int r, int *d, int *q, int *ecc, int *far)
-{
-    int t = 1;
-    q[0] = r;
-    d[r] = 0;
-    for (int lo = 0; lo < t; lo++) {
-        const int v = q[lo];
-        for (int p = G->xadj[v]; p < G->xadj[v + 1]; p++) {
-            const int u = G->adj[p];
-            if (d[u] < 0 && label[u] == label[r]) {
-                d[u] = d[v] + 1;
-                q[t++] = u;
-            }
-        }
-    }
-    *ecc = d[q[t - 1]];
-    *far = q[t - 1];
-    for (int i = t - 1; i >= 0 && d[q[i]] == *ecc; i--)
-        if (G->xadj[q[i] + 1] - G->xadj[q[i]] <= G->xadj[*far + 1] - G->xadj[*far]) *far = q[i];
-    return t;
-}
-
 /* The level of the search in q (t vertices, distances d, the last one ecc)
  * with at least t/4 vertices before and after it and the fewest vertices, in
  * *level; its count, 0 where no level has. */
@@ -96,11 +70,11 @@ bsr_status bsr_graph_sep_products(const bsr_graph *G, double limit, double *prod
         for (int v0 = 0; v0 < n && !(limit > 0 && *products > limit); v0++) {
             if (seen[v0] || label[v0] < 0) continue;
             int ecc, far;
-            const int t = bfs(G, label, v0, d, q, &ecc, &far);
+            const int t = bsr_bfs_dist(G, label, v0, d, q, &ecc, &far);
             for (int round = 1; round < SEP_ROUNDS && t >= SEP_MIN_PART; round++) {
                 for (int i = 0; i < t; i++) d[q[i]] = -1;   /* re-rooted while the eccentricity grows */
                 int e2;
-                bfs(G, label, far, d, q, &e2, &far);
+                bsr_bfs_dist(G, label, far, d, q, &e2, &far);
                 const int grew = e2 > ecc;
                 ecc = e2;
                 if (!grew) break;
