@@ -115,6 +115,37 @@ static void corrects_on(bsr_context *ctx, const char *capped)
 
 static void test_corrects(void) { corrects_on(NULL, CAPPED); }
 
+/* Once corrected, a column's corrections go on to half of etol: with etol
+ * 1.5 times the estimate after ILL's first correction (that estimate within
+ * etol, where the corrections used to stop), a second correction follows and
+ * the estimate and the error end under etol / 2. */
+static void test_room(void)
+{
+    bsr_problem P;
+    bsr_multivec *X, *Y;
+    ill_two(&P, &X, &Y);
+    char cfg[256];
+    bsr_solver_stats one, two;
+    snprintf(cfg, sizeof cfg, "%s,etol=1e-7", CAPPED);   /* ILL's first estimate 6.8e-7: one correction */
+    BSR_ASSERT_OK(solve(NULL, &P, cfg, X, &one));
+    CU_ASSERT_EQUAL(one.col[0].err_rounds, 1);
+    const double e1 = one.col[0].err_est, etol = 1.5 * e1;
+    snprintf(cfg, sizeof cfg, "%s,etol=%.17g", CAPPED, etol);
+    BSR_ASSERT_OK(solve(NULL, &P, cfg, Y, &two));
+    const double err = rel_error(&P, Y);
+    printf("\n  after one correction %.2e; etol %.2e: %d correction(s), estimate %.2e, error %.2e ... ", e1, etol,
+           two.col[0].err_rounds, two.col[0].err_est, err);
+    CU_ASSERT(bsr_reason_converged(two.col[0].reason));
+    CU_ASSERT(two.col[0].err_rounds >= 2);
+    CU_ASSERT(two.col[0].err_est <= 0.5 * etol);
+    CU_ASSERT(err <= 0.5 * etol);
+    bsr_solver_stats_free(&one);
+    bsr_solver_stats_free(&two);
+    bsr_multivec_destroy(X);
+    bsr_multivec_destroy(Y);
+    bsr_problem_free(&P);
+}
+
 /* An error in slow modes that leave little residual: coupled3d at 40^3
  * with couple 0.3, seed 55, under the device's capped ILU2 (on the host
  * here) converges at relres 8.5e-9 with an error of 2.1e-5, which an
@@ -541,6 +572,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"corrects where the residual hides the error", test_corrects},
         {"an error in slow modes", test_slow_modes},
+        {"once corrected, to half of etol", test_room},
         {"two columns, one of them zero", test_columns},
         {"GMRES-DR's space starts the estimates' solves", test_space},
         {"a target under the float iterations' reach", test_float_floor},

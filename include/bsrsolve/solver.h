@@ -224,7 +224,9 @@ typedef struct {
                                   solving A e = b - A x from zero to rtol BSR_ERREST_RTOL by the
                                   same method and preconditioner (||e|| / ||x||: on the generators
                                   within a few percent of the true error); where the estimate is
-                                  above E, x += e and again, at most BSR_ETOL_ROUNDS times, while
+                                  above E, x += e and again (once corrected, until the estimate is
+                                  under E / 2: a correction lands just under its target, and the
+                                  estimate is a few percent off), at most BSR_ETOL_ROUNDS times, while
                                   each correction halves the estimate and while the estimates'
                                   solves have taken less than twice the solve's iterations.  x is left as it is where the
                                   first estimate is within E.  The residual is a weak bound on
