@@ -10,8 +10,9 @@
  * estimate while it is well under; GMRES-DR's solve leaves its deflation
  * space to the estimates' solves; the option parses and prints back; a
  * column whose estimate of the x returned stays far past etol is not
- * converged; an error in slow modes that leave little residual is found; on
- * a GPU the same. */
+ * converged; an error in slow modes that leave little residual is found;
+ * once corrected, a column is corrected on to half of etol; on a GPU the
+ * same. */
 #include "harness.h"
 #include "solver_impl.h"
 #include <math.h>
