@@ -389,9 +389,12 @@ const char *bsr_cap_name(int cap, char *buf)
     return buf;
 }
 
+/* Whether o's refactor has a threshold pattern to freeze or refresh: ILUT, ILU2,
+ * or any ILU with the coarse correction (coarse with another kind is refused
+ * and not printed, so its pattern keys are not printed either). */
 int bsr_pattern_applies(const bsr_solver_options *o)
 {
-    return o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 || o->coarse > 0;
+    return o->precond == BSR_PC_ILUT || o->precond == BSR_PC_ILU2 || (o->coarse > 0 && BSR_PC_IS_ILU(o->precond));
 }
 
 /* keep_pattern resolved for o's preconditioner ("auto": on for ILU2 and IC2 only). */

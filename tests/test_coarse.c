@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* coarse: default 0 (not printed), printed with an ILU kind and round-trips;
- * refused out of 0..BSR_COARSE_MAX and with a preconditioner other than an ILU. */
+ * refused out of 0..BSR_COARSE_MAX and with a preconditioner other than an ILU,
+ * where it is not printed and does not bring the ILU keys into the string. */
 static void test_options(void)
 {
     bsr_solver_options o, p;
@@ -36,13 +37,22 @@ static void test_options(void)
         CU_ASSERT_EQUAL(bsr_solver_options_parse(&o, bad[i]), BSR_ERR_ARG);
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
     }
+    /* refused, and printed without coarse or the ILU pattern keys (the
+     * printed string then parses back to itself) */
     static const char *const wrong[] = {"precond=jacobi,coarse=4", "precond=ic0,method=cg,coarse=4",
-                                        "precond=none,coarse=1"};
-    for (int i = 0; i < 3; i++) {
+                                        "precond=none,coarse=1", "precond=ilu2,pattern=auto,precond=ssor,coarse=5"};
+    for (int i = 0; i < 4; i++) {
         bsr_solver_options_default(&o);
         BSR_ASSERT_OK(bsr_solver_options_parse(&o, wrong[i]));
         CU_ASSERT_EQUAL(bsr_solver_options_check(&o), BSR_ERR_ARG);
         CU_ASSERT_PTR_NOT_NULL(strstr(bsr_last_error(), "coarse"));
+        char again[1024];
+        bsr_solver_options_string(&o, buf, sizeof buf);
+        CU_ASSERT_PTR_NULL(strstr(buf, "coarse"));
+        CU_ASSERT_PTR_NULL(strstr(buf, "pattern="));
+        bsr_solver_options_default(&p);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&p, buf));
+        CU_ASSERT_STRING_EQUAL(bsr_solver_options_string(&p, again, sizeof again), buf);
     }
 }
 
