@@ -217,7 +217,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
         static char whybuf[256];
         char w[48];
         /* on the device its first stage, the complete factor there, is the one to give room */
-        const double bound = bsr_fallback_work(opt, S && bsr_fallback_first(opt, S->device, A->nbrows) == BSR_FB_COMPLETE_DEV);
+        const double bound = bsr_fallback_work(opt, S && S->device && bsr_fallback_first(opt, 1, A->nbrows) == BSR_FB_COMPLETE);
         snprintf(w, sizeof w, "work=%.3g", 4 * bound);
         config_with(config, w, buf, n);
         snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "

@@ -647,28 +647,31 @@ done:
  * BSR_FB_NONE where there is no such stage (options.fallback off, not a
  * threshold ILU, distributed, or a fallback stopped on this matrix since
  * its setup).  The chains, their stages set up in turn until one succeeds:
- *   a capped factor on the device: COMPLETE_DEV, TWOLEVEL_DR, TWOLEVEL, DEFLATED,
+ *   a capped factor on the device: COMPLETE, TWOLEVEL_DR, TWOLEVEL, DEFLATED,
  *   UNCAPPED;
- *   a capped factor on the host: TWOLEVEL_DR, TWOLEVEL, UNCAPPED;
- *   an uncapped factor without growth weights: GROW;
+ *   a capped factor on the host: COMPLETE, TWOLEVEL_DR, TWOLEVEL, UNCAPPED;
+ *   an uncapped factor without growth weights on the host: COMPLETE (unless
+ *   it keeps every block already), GROW; on the device: GROW;
  * TWOLEVEL_DR and TWOLEVEL unless the first factor has a coarse level or
  * the solve is in float, DEFLATED unless the first solve was GMRES-DR's.
- * - COMPLETE_DEV: the complete block LU on the device (tau1 = tau2 = 0
- *   without the cap or a coarse level: every block kept, the pattern from
- *   the elimination tree, the values factored there, ilu_complete.c),
- *   in METIS_NodeND's order unless an order was given (its sync-free rows
- *   need no tree, and its fill is the least: 15-20% fewer block products
- *   than the tree's nested dissection on coupled3d at 64k rows); its block
- *   products bounded as the rows' are (work).
+ * - COMPLETE: the complete block LU (tau1 = tau2 = 0 without the cap or a
+ *   coarse level: every block kept, the pattern from the elimination tree,
+ *   ilu_complete.c), factored where the solver computes (the device's
+ *   sync-free rows, the host's rows on its team), in METIS_NodeND's order
+ *   unless an order was given (its rows need no tree, and its fill is the
+ *   least: 15-20% fewer block products than the tree's nested dissection
+ *   on coupled3d at 64k rows); its block products bounded as the rows' are
+ *   (work: the device's bound on the device, the host's on the host).
  *   On indefinite coupled systems it is stable where every dropping factor
  *   is not (coupled3d at 27k and 64k block rows converges in one
- *   iteration); past its bound (a 3D problem's products grow as n^2) or
- *   the device's memory, the next stage; refused before its ordering where
- *   the estimate of a dissection's top levels passes twice the bound
- *   (ilu_complete_bound: at 1M block rows METIS's 10.5 s on one host core
- *   and the pattern's 3.5 s not spent, the solve 33.0 -> 19.2 s).  A stage
- *   whose setup succeeds is the one solved with; its solve failing ends the
- *   fallback.
+ *   iteration; on the host the real fasp_lns__131, on which every
+ *   dropping factor diverges, in 9); past its bound (a 3D problem's
+ *   products grow as n^2) or the device's memory, the next stage; refused
+ *   before its ordering where the estimate of a dissection's top levels
+ *   passes twice the bound (ilu_complete_bound: at 1M block rows METIS's
+ *   10.5 s on one host core and the pattern's 3.5 s not spent, the solve
+ *   33.0 -> 19.2 s).  A stage whose setup succeeds is the one solved with;
+ *   its solve failing ends the fallback.
  * - UNCAPPED: the same preconditioner without the cap, dropping by the
  *   growth of the inverse factors (grow=1 unless set), in nested dissection
  *   with METIS's order inside each leaf unless an order was given (on
@@ -701,9 +704,9 @@ done:
  * - GROW: the same uncapped factor in the same order, with grow=1 (the
  *   order is kept: METIS's leaves lose small real matrices that the order
  *   as found solves).
- * Except COMPLETE_DEV, factored on the host (grow needs host factors; on the
- * CUDA backend the solves stay on the device), its rows' work bounded (work,
- * BSR_FALLBACK_WORK unless set). */
+ * Except COMPLETE on the device, factored on the host (grow needs host
+ * factors; on the CUDA backend the solves stay on the device), its rows'
+ * work bounded (work, BSR_FALLBACK_WORK unless set). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;
@@ -713,26 +716,26 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->work = bsr_fallback_work(o, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int first = bsr_fallback_first(o, s->device, s->nbrows);
-    /* the device's chain: the complete factor, two levels under flexible
-     * GMRES-DR and under the first method (unless the first factor has a
-     * coarse level, or a float solve), GMRES-DR (unless solved by it), the
-     * factor without its cap; the host's for a capped factor: both two
-     * levels as on the device, the factor without its cap */
+    /* after the complete factor: for a capped factor two levels under
+     * flexible GMRES-DR and under the first method (unless the first factor
+     * has a coarse level, or a float solve), on the device GMRES-DR (unless
+     * solved by it), the factor without its cap; for an uncapped one (the
+     * host's) growth weights */
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
-    int kind = stage == 0 ? first : BSR_FB_NONE;
-    if (first == BSR_FB_COMPLETE_DEV && stage > 0) {
-        int chain[4], len = 0;
+    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, s->nbrows) != BSR_ILU_CAP_NONE;
+    int chain[6], len = 0;
+    if (first == BSR_FB_COMPLETE) chain[len++] = BSR_FB_COMPLETE;
+    if (first != BSR_FB_NONE && capped) {
         if (twolevel) {
             chain[len++] = BSR_FB_TWOLEVEL_DR;
             chain[len++] = BSR_FB_TWOLEVEL;
         }
-        if (!(o->method == BSR_GMRES && o->deflate > 0)) chain[len++] = BSR_FB_DEFLATED;
+        if (s->device && !(o->method == BSR_GMRES && o->deflate > 0)) chain[len++] = BSR_FB_DEFLATED;
         chain[len++] = BSR_FB_UNCAPPED;
-        if (stage <= len) kind = chain[stage - 1];
-    } else if (first == BSR_FB_UNCAPPED && twolevel) {   /* the host's chain: two levels first */
-        static const int chain[] = {BSR_FB_TWOLEVEL_DR, BSR_FB_TWOLEVEL, BSR_FB_UNCAPPED};
-        kind = stage < 3 ? chain[stage] : BSR_FB_NONE;
+    } else if (first != BSR_FB_NONE) {
+        chain[len++] = BSR_FB_GROW;
     }
+    const int kind = stage < len ? chain[stage] : BSR_FB_NONE;
     if (kind == BSR_FB_TWOLEVEL) {   /* the first factor's options, and a coarse level */
         *f = *o;
         f->coarse = BSR_FALLBACK_COARSE;
@@ -758,13 +761,13 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     }
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
-    if (kind == BSR_FB_COMPLETE_DEV) {
+    if (kind == BSR_FB_COMPLETE) {
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
-        f->work = bsr_fallback_work(o, 1);
+        f->work = bsr_fallback_work(o, s->device);
         f->tau1 = f->tau2 = 0;
         f->grow = 0;
         f->coarse = 0;   /* an exact factor leaves no modes for a coarse level */
-        f->factor = BSR_FACTOR_GPU;
+        if (s->device) f->factor = BSR_FACTOR_GPU;
     } else if (kind == BSR_FB_UNCAPPED) {
         if (!f->grow) f->grow = 1;
     } else if (kind == BSR_FB_GROW) {
@@ -774,10 +777,23 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     return kind;
 }
 
+static atomic_int complete_stage = 1;
+void bsr_solver_test_complete_stage(int on) { atomic_store(&complete_stage, on != 0); }
+
 int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
 {
     const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, nbrows) != BSR_ILU_CAP_NONE;
-    return capped && device ? BSR_FB_COMPLETE_DEV : capped ? BSR_FB_UNCAPPED : !o->grow ? BSR_FB_GROW : BSR_FB_NONE;
+    const int complete = device || atomic_load(&complete_stage);
+    if (capped) return complete ? BSR_FB_COMPLETE : BSR_FB_UNCAPPED;
+    if (o->grow) return BSR_FB_NONE;
+    if (device || !complete) return BSR_FB_GROW;
+    /* the host's uncapped factor: the complete one first, unless it is that already */
+    bsr_ilu_options io;
+    if (bsr_ilu_options_from_solver(o, &io)) {
+        bsr_clear_error();
+        return BSR_FB_GROW;
+    }
+    return bsr_ilu_keeps_all(&io) ? BSR_FB_GROW : BSR_FB_COMPLETE;
 }
 
 double bsr_fallback_work(const bsr_solver_options *o, int device)
@@ -986,7 +1002,7 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
 {
     static const char *const what[] = {[BSR_FB_NONE] = "", [BSR_FB_UNCAPPED] = "without the cap",
                                        [BSR_FB_GROW] = "with growth weights",
-                                       [BSR_FB_COMPLETE_DEV] = "of the complete factor on the device",
+                                       [BSR_FB_COMPLETE] = "of the complete factor",
                                        [BSR_FB_DEFLATED] = "of the first factor for GMRES-DR",
                                        [BSR_FB_TWOLEVEL] = "of two levels",
                                        [BSR_FB_TWOLEVEL_DR] = "of two levels for flexible GMRES-DR"};
@@ -1012,7 +1028,8 @@ static int fallback_stages(bsr_solver *s, const bsr_matrix *A, first_factor *kee
             return kind;
         }
         const size_t at = strlen(fb);
-        if (sf) snprintf(fb + at, len - at, "%sthe setup %s failed (%s)", at ? "; " : "", what[kind],
+        if (sf) snprintf(fb + at, len - at, "%sthe setup %s%s failed (%s)", at ? "; " : "", what[kind],
+                         kind != BSR_FB_COMPLETE ? "" : fo.factor == BSR_FACTOR_GPU ? " on the device" : " on the host",
                          bsr_last_error());
         else snprintf(fb + at, len - at, "%sgrowth weights left the factor as it was (growth below their "
                       "trigger)", at ? "; " : "");

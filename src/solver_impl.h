@@ -81,10 +81,10 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * the device (device nonzero) BSR_FALLBACK_WORK_DEVICE (solver.c). */
 double bsr_fallback_work(const bsr_solver_options *o, int device);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
- * without its cap, with growth weights, the complete factor on the device,
- * the first factor solved by GMRES-DR, two levels on the first factor's
- * options. */
-enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE_DEV, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL,
+ * without its cap, with growth weights, the complete factor (on the device
+ * for the CUDA backend's capped factor, else on the host), the first factor
+ * solved by GMRES-DR, two levels on the first factor's options. */
+enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL,
        BSR_FB_TWOLEVEL_DR };
 /* The stages of two levels on the first factor (its smoother shared), probed. */
 #define BSR_FB_IS_TWOLEVEL(kind) ((kind) == BSR_FB_TWOLEVEL || (kind) == BSR_FB_TWOLEVEL_DR)
@@ -508,6 +508,11 @@ struct bsr_solver {
  * default only beside a device solve, where the host is idle; a CPU solve's
  * team takes every core). */
 void bsr_solver_test_order_ahead(int on);
+/* Tests: off, the CPU backend's fallback goes without the complete factor's
+ * stage (the chains as they were before it: two levels and the factor
+ * without its cap, or growth weights), so that those stages are seen on
+ * problems whose complete factor costs less than theirs. */
+void bsr_solver_test_complete_stage(int on);
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
  * return BSR_ERR_NODEVICE in CPU-only builds). */

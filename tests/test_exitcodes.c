@@ -114,31 +114,38 @@ static void test_codes(void)
            "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,fallback=off,cap=none\"", NULL);
     expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,cap=auto,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "can cost a coupled system its convergence", NULL);
-    /* the fallback tried both two levels (given up) and the factor without the cap, which stopped at
-     * its work bound (1e8, between the capped factor's 2.9e7 and the uncapped one's 1.4e9): no
-     * cap=none hint (cap=none alone has no bound), but the bound four times over, the work given
-     * replaced */
+    /* the fallback tried the complete factor and, after both two levels (given up), the factor
+     * without the cap, which both stopped at their work bound (1e8, between the capped factor's
+     * 2.9e7 and the complete and uncapped ones' 1.0e9 and 1.4e9): no cap=none hint (cap=none alone
+     * has no bound), but the bound four times over, the work given replaced */
     expect("--gen coupled3d:12,5,couple=0.45 --backend cpu --config precond=ilu2,cap=auto,maxit=300,work=1e8", 3, out,
-           "no fallback: the setup without the cap failed", "nor two levels'", "nor flexible GMRES-DR's on two levels",
+           "no fallback: the setup of the complete factor on the host failed", "; the setup without the cap failed",
+           "nor two levels'", "nor flexible GMRES-DR's on two levels",
            "!nested dissection without a cap", "stopped at its work bound (1e+08 block multiply-adds)",
            "try --config precond=ilu2,cap=auto,maxit=300,work=4e+08 (", NULL);
-    /* a capped factor's fallback solved by two levels under flexible GMRES-DR: the solver line
-     * prints the options they ran with (a run given them reproduces it) */
-    expect("--gen coupled3d:16,4,couple=0.4 --backend cpu --config precond=ilu2,cap=auto,rtol=1e-10,maxit=100", 0, out,
-           "method=gmres,restart=80,orth=cgs2,deflate=30,flex=1,", "coarse=10,", "by the fallback's stage", NULL);
+    /* a capped factor's fallback solved by two levels under flexible GMRES-DR (the complete
+     * factor past its bound, 1e8, the capped one's 2.9e7 within it): the solver line prints the
+     * options they ran with (a run given them reproduces it) */
+    expect("--gen coupled3d:16,4,couple=0.4 --backend cpu --config precond=ilu2,cap=auto,rtol=1e-10,maxit=100,work=1e8",
+           0, out, "method=gmres,restart=80,orth=cgs2,deflate=30,flex=1,", "coarse=10,", "by the fallback's stage",
+           NULL);
     /* without a cap (the CPU's default) no such hint; the inverse factors grow less than 1e3
-     * there (662), so no grow=1 hint either */
-    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out, "!hint", NULL);
+     * there (662), so no grow=1 hint either; with the fallback (the default) the complete
+     * factor solves it */
+    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off", 3, out, "!hint",
+           NULL);
+    expect("--gen rotconv3d:8,4 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 0, out,
+           "precond=ilu2,tau1=0,tau2=0,", "by the fallback's stage the options now say", "!hint", NULL);
     /* ILU2 failing where its inverse factors grow past 1e3 (8e5), its fallback off: the hint
      * is grow=1, not repeated once grow=1 is on; with the fallback (the default) the second
-     * setup had grow=1 already, and the options say so */
+     * setup is the complete factor (its work, 2.1e8, below the growth-weighted one's 3.7e8),
+     * and the options say so */
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off --json",
            3, out, "\"hint_config\": \"precond=ilu2,maxit=1,rtol=1e-12,fallback=off,grow=1\"", NULL);
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,fallback=off", 3, out,
            "inverse factors of the ILU grow past 1e3", NULL);
-    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 3, out,
-           "grow=1,work=5e+11", "1 growth-weighted refactorization", "by the fallback's stage the options now say", "!hint",
-           NULL);
+    expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12", 0, out,
+           "tau1=0,tau2=0,", "work=5e+11", ", 0 dropped", "by the fallback's stage the options now say", "!hint", NULL);
     expect("--gen coupled3d:10,5,shift=0 --backend cpu --config precond=ilu2,maxit=1,rtol=1e-12,grow=1", 3, out,
            "!hint", NULL);
     /* a row of subnormal values (1e-320) is badly scaled, not zero: an error saying so */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* options.fallback (on by default): a solve whose capped ILU2 factor does
- * not converge is set up again without the cap, with growth-weighted
- * dropping, factored on the host, and solved from the same initial guess,
+ * not converge is set up again as the complete block LU factored on the
+ * host, or (where that stage is left out) without the cap, with
+ * growth-weighted dropping, and solved from the same initial guess,
  * that factor kept for later solves and refactors; an uncapped factor
- * without growth weights is set up again with them, in its own order, and
+ * without growth weights is set up again as the complete one, or with
+ * growth weights in its own order, and
  * where that leaves it as it was there is no second solve; off never falls
  * back, and an uncapped growth-weighted factor, or one that converges, has
  * nothing to fall back from.  A fallback whose setup passes its work bound
@@ -105,7 +107,9 @@ static bsr_solver *fallback_matches(const bsr_problem *P, const char *cfg, const
     /* the probe gave the first solve up: no halving in its first iterations */
     CU_ASSERT_EQUAL(st.fallback_iterations, BSR_FALLBACK_PROBE);
     CU_ASSERT_PTR_NOT_NULL(strstr(st.fallback_reason, "stagnated"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "growth-weighted refactorization"));
+    /* the fallback's factor: growth-weighted, or complete (nothing dropped) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, strstr(fresh, "grow=1") ? "growth-weighted refactorization"
+                                                                           : ", 0 dropped"));
     CU_ASSERT(st.col[0].iterations < max_its);
     CU_ASSERT(error_vs_exact(P, X) < 1e-6);
     bsr_solver_stats_free(&st);
@@ -123,21 +127,53 @@ static bsr_solver *fallback_matches(const bsr_problem *P, const char *cfg, const
     return s;
 }
 
-/* The default (fallback on): the capped solve fails (and so do two levels
- * on it, the host chain's first stage: test_bound sees them tried), the
- * columns are solved again from the initial guess without the cap, bit for
- * bit as a fresh
- * solver with cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1 solves
- * them; the solver keeps that factor (its options say so, with the
- * fallback's work bound) for the next solve and refactor, which fall back
- * no more. */
+/* The default (fallback on): the capped solve fails, and the complete
+ * block LU factored on the host (the CPU backend's first stage, as the
+ * device's is on the device) solves the columns again from the initial
+ * guess, bit for bit as a fresh solver with its options solves them; the
+ * solver keeps that factor (its options say so, with the host's work bound)
+ * for the next solve and refactor, which fall back no more. */
 static void test_on(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
     bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300",
+                                     "precond=ilu2,tau1=0,tau2=0,cap=none,factor=cpu,reorder=metis,lift=1,"
+                                     "work=5e11,fallback=off,rtol=1e-8,maxit=300", 5, 3);
+    const bsr_solver_options *o = bsr_solver_get_options(s);
+    CU_ASSERT(o->cap == BSR_ILU_CAP_NONE && o->tau1 == 0 && o->tau2 == 0 && o->grow == 0);
+    CU_ASSERT_EQUAL(o->factor, BSR_FACTOR_CPU);
+    CU_ASSERT_STRING_EQUAL(o->reorder, "metis,lift=1");
+    CU_ASSERT_EQUAL(o->work, BSR_FALLBACK_WORK);
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));   /* a refactor keeps the complete factor */
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(st.col[0].iterations <= 2);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
+/* Without the complete factor's stage (a test switch: on HARD the complete
+ * factor's work, 1e9 block multiply-adds, is below the uncapped one's, so
+ * no work bound passes over it alone): the capped solve fails (and so do
+ * two levels on it: test_bound sees them tried), the columns are solved
+ * again from the initial guess without the cap, bit for bit as a fresh
+ * solver with cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1 solves
+ * them; the solver keeps that factor for the next solve and refactor. */
+static void test_on_uncapped(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
+    bsr_solver_test_complete_stage(0);
+    bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300",
                                      "precond=ilu2,cap=none,grow=1,factor=cpu,reorder=nd:auto,leafnd=1,rtol=1e-8,"
                                      "maxit=300", 5, 100);
+    bsr_solver_test_complete_stage(1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
@@ -157,15 +193,26 @@ static void test_on(void)
 }
 
 /* An uncapped factor (the CPU's default, cap=none) that does not converge:
- * the probe gives it up, it is set up again with grow=1 in its own order
- * and solved from the initial guess, bit for bit as a fresh solver with
- * grow=1 solves it; the options say so. */
+ * the probe gives it up, and the complete factor on the host solves it from
+ * the initial guess, bit for bit as a fresh solver of its options; without
+ * that stage (the test switch) it is set up again with grow=1 in its own
+ * order, bit for bit as a fresh solver with grow=1 solves it.  The options
+ * say so.  A first factor that is complete already goes to growth weights
+ * (the factor checked by test_none's "tau1=0" case). */
 static void test_uncapped(void)
 {
     bsr_problem P;
     BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &P));
     bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=none,rtol=1e-8,maxit=300",
-                                     "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=300", 7, 50);
+                                     "precond=ilu2,tau1=0,tau2=0,cap=none,factor=cpu,reorder=metis,lift=1,"
+                                     "work=5e11,fallback=off,rtol=1e-8,maxit=300", 7, 3);
+    CU_ASSERT(bsr_solver_get_options(s)->tau1 == 0 && bsr_solver_get_options(s)->grow == 0);
+    CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "metis,lift=1");
+    bsr_solver_destroy(s);
+    bsr_solver_test_complete_stage(0);
+    s = fallback_matches(&P, "precond=ilu2,cap=none,rtol=1e-8,maxit=300",
+                         "precond=ilu2,cap=none,grow=1,rtol=1e-8,maxit=300", 7, 50);
+    bsr_solver_test_complete_stage(1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->reorder[0], 0);   /* its own order */
@@ -175,13 +222,16 @@ static void test_uncapped(void)
 }
 
 /* An uncapped factor whose growth stays below grow's trigger (a Poisson
- * system, stopped by maxit): the growth-weighted setup is that factor again,
+ * system, stopped by maxit), the complete factor's stage left out (the test
+ * switch): the growth-weighted setup is that factor again,
  * so there is no second solve; the first failure is reported saying so, bit
  * for bit the solve with fallback=off, the options as before; the next
- * solve does not try again. */
+ * solve does not try again.  With the complete factor's stage (the default)
+ * the complete factor solves it in one iteration. */
 static void test_unchanged(void)
 {
     pair t;
+    bsr_solver_test_complete_stage(0);
     pair_open(&t, "stencil3d:12:4", "precond=ilu2,cap=none,rtol=1e-12,maxit=2",
               "precond=ilu2,cap=none,rtol=1e-12,maxit=2,fallback=off");
     bsr_solver_stats st, su;
@@ -197,6 +247,14 @@ static void test_unchanged(void)
         bsr_solver_stats_free(&st);
         bsr_solver_stats_free(&su);
     }
+    bsr_solver_test_complete_stage(1);
+    pair_close(&t);
+    pair_open(&t, "stencil3d:12:4", "precond=ilu2,cap=none,rtol=1e-12,maxit=2",
+              "precond=ilu2,cap=none,rtol=1e-12,maxit=2,fallback=off");
+    BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));
+    CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations == 1);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(t.s)->tau1, 0);
+    bsr_solver_stats_free(&st);
     pair_close(&t);
 }
 
@@ -230,9 +288,10 @@ static void test_none(void)
     }
 }
 
-/* The fallback past its work bound: two levels on the capped factor under
- * flexible GMRES-DR (the host chain's first stage) and under BiCGStab (its
- * second) are probed and given up, in that order, the setup without the
+/* The fallback past its work bound: the complete factor's setup (the host
+ * chain's first stage) stops, two levels on the capped factor under
+ * flexible GMRES-DR and under BiCGStab are probed and given up, in that
+ * order, the setup without the
  * cap stops, the last two levels' solve is the answer (the first setup's
  * seconds reported), the solver goes on with the capped factor (kept
  * aside, not set up again: the next solve reports the first setup's
@@ -240,8 +299,8 @@ static void test_none(void)
  * was no solve after the two levels';
  * its next solve does not try again (no probe, no fallback time: bit for bit
  * the solve with fallback=off), until a new setup.  The bound 1e8 lies
- * between the capped factor's work (2.9e7 multiply-adds) and the uncapped
- * one's (1.4e9). */
+ * between the capped factor's work (2.9e7 multiply-adds) and the complete
+ * and uncapped ones' (1.0e9, 1.4e9). */
 static void test_bound(void)
 {
     pair t;
@@ -255,6 +314,7 @@ static void test_bound(void)
         const int tried = round != 1;
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "no fallback") != NULL, tried);
         CU_ASSERT_EQUAL(strstr(bsr_last_error(), "work bound, 1e+08 block multiply-adds") != NULL, tried);
+        CU_ASSERT_EQUAL(strstr(bsr_last_error(), "the setup of the complete factor on the host failed") != NULL, tried);
         const char *t2 = strstr(bsr_last_error(), "nor two levels'");
         const char *t2dr = strstr(bsr_last_error(), "nor flexible GMRES-DR's on two levels");
         CU_ASSERT_EQUAL(t2 != NULL, tried);
@@ -280,7 +340,7 @@ static void test_bound(void)
         bsr_solver_stats_free(&st);
         bsr_solver_stats_free(&su);
     }
-    /* the same solver with a bound the uncapped rows stay within falls back */
+    /* the same solver with a bound the complete factor stays within falls back */
     bsr_solver_destroy(t.s);
     t.s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300,work=1e10", t.P.A);
     BSR_ASSERT_OK(solve(t.s, &t.P, NULL, t.X, &st));
@@ -289,6 +349,37 @@ static void test_bound(void)
     CU_ASSERT(error_vs_exact(&t.P, t.X) < 1e-6);
     bsr_solver_stats_free(&st);
     pair_close(&t);
+}
+
+/* The first stage by options and backend: the complete factor for a
+ * capped factor (either backend) and for the host's uncapped one without
+ * growth weights, unless that keeps every block already (then growth
+ * weights, as for the device's uncapped factor); none for an uncapped
+ * factor with growth weights; without the complete factor's stage (the
+ * test switch) the host's stages as before it. */
+static void test_first(void)
+{
+    static const struct { const char *cfg; int device, want, without; } c[] = {
+        {"precond=ilu2,cap=auto", 0, BSR_FB_COMPLETE, BSR_FB_UNCAPPED},
+        {"precond=ilut,cap=8", 1, BSR_FB_COMPLETE, BSR_FB_COMPLETE},
+        {"precond=ilu2,cap=none", 0, BSR_FB_COMPLETE, BSR_FB_GROW},
+        {"precond=ilu2,cap=none", 1, BSR_FB_GROW, BSR_FB_GROW},
+        {"precond=ilu2,tau1=0,tau2=0,cap=none", 0, BSR_FB_GROW, BSR_FB_GROW},
+        {"precond=ilu2,tau1=0,cap=none", 0, BSR_FB_GROW, BSR_FB_GROW},   /* tau2 defaults to tau1^2 */
+        {"precond=ilu2,cap=none,grow=1", 0, BSR_FB_NONE, BSR_FB_NONE},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bsr_solver_options o;
+        bsr_solver_options_default(&o);
+        BSR_ASSERT_OK(bsr_solver_options_parse(&o, c[i].cfg));
+        const int got = bsr_fallback_first(&o, c[i].device, 1000);
+        if (got != c[i].want) printf("\n  %s on %s: stage %d, not %d", c[i].cfg, c[i].device ? "the device" : "the host",
+                                     got, c[i].want);
+        CU_ASSERT_EQUAL(got, c[i].want);
+        bsr_solver_test_complete_stage(0);
+        CU_ASSERT_EQUAL(bsr_fallback_first(&o, c[i].device, 1000), c[i].without);
+        bsr_solver_test_complete_stage(1);
+    }
 }
 
 /* The keys: fallback on by default, printed only when off; work printed
@@ -642,7 +733,7 @@ static void five_open(const bsr_matrix *A, bsr_multivec **B, bsr_multivec **X)
 }
 
 /* A first factor whose setup breaks down (BSR_ERR_SINGULAR) is replaced by
- * the fallback's stage at setup (here: without the cap), whose solve is the
+ * the fallback's stage at setup (here: the complete factor), whose solve is the
  * one the stage's options give from scratch; the first solve's stats say
  * so once (no iterations, the first setup's message), the next one not; off
  * reports the breakdown; a matrix no stage can factor reports the first
@@ -661,7 +752,7 @@ static void test_setup_breaks_down(void)
     BSR_ASSERT_OK(bsr_solver_create_str(&s, NULL, cfg));
     BSR_ASSERT_OK(bsr_solver_setup(s, A));
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->cap, BSR_ILU_CAP_NONE);
-    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->grow, 1);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->tau1, 0);   /* the complete factor's stage */
     bsr_solver_stats st;
     BSR_ASSERT_OK(bsr_multivec_fill(X, 0));
     BSR_ASSERT_OK(bsr_solver_solve(s, B, X, &st));
@@ -774,11 +865,13 @@ int main(int argc, char **argv)
 {
     static const bsr_test tests[] = {
         {"on", test_on},
+        {"on, without the complete factor", test_on_uncapped},
         {"uncapped", test_uncapped},
         {"uncapped, growth below the trigger", test_unchanged},
         {"none", test_none},
         {"work bound", test_bound},
         {"options", test_options},
+        {"the first stage", test_first},
         {"the probe's rules", test_probe_rules},
         {"device", test_device},
         {"the ordering made ahead", test_ahead},

@@ -342,7 +342,8 @@ static void test_auto_untouched(void)
 }
 
 /* fasp_lns__131 (zero diagonal entries): ILU2 diverges without the matching
- * and converges with match=auto, at the issue's rtol 1e-8 by BiCGStab and
+ * (the fallback off; with it, the complete factor converges) and converges
+ * with match=auto, at the issue's rtol 1e-8 by BiCGStab and
  * GMRES(50): the true residual stalls near 3e-8, under the rounding floor
  * eps*|| |A||x| + |b| || (about 7e-7 ||b|| for this ill-conditioned matrix). */
 static void test_lns131(void)
@@ -356,7 +357,11 @@ static void test_lns131(void)
     bsr_multivec *X, *B, *Xs;
     rhs_of(A, &X, &B);
     char info[512];
-    CU_ASSERT_EQUAL(solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6", &Xs, NULL), -1);
+    CU_ASSERT_EQUAL(solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6,fallback=off", &Xs, NULL), -1);
+    bsr_multivec_destroy(Xs);
+    /* with the fallback (the default) the complete factor converges */
+    CU_ASSERT(solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6", &Xs, info) > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(info, "tau1=0,tau2=0"));
     bsr_multivec_destroy(Xs);
     int it = solve(A, B, "precond=ilu2,tau1=0.01,rtol=1e-6,match=auto", &Xs, info);
     printf(" (%d iterations: %s) ", it, info);

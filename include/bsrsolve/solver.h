@@ -168,13 +168,16 @@ typedef struct {
                                   BSR_FALLBACK_PROBE_RUN iterations in a row, or a best residual
                                   that gained less than 1% in the last BSR_FALLBACK_PROBE
                                   iterations: the probe), the solver sets the preconditioner up again.
-                                  On the CUDA backend first as the complete block LU factored on
-                                  the device (tau1=0,cap=none,factor=gpu,grow=0, no coarse
-                                  level, in METIS_NodeND's order with its top lifted to the end,
-                                  reorder=metis,lift=1, unless reorder is given: every block
-                                  kept, its pattern from the elimination tree; stable on
-                                  indefinite coupled systems where dropping is not),
-                                  whose block products are bounded by work as the rows' are; past
+                                  First as the complete block LU, factored where the solver
+                                  computes (tau1=0,cap=none,grow=0, no coarse level, factor=gpu
+                                  on the CUDA backend, factor=cpu on the CPU; in METIS_NodeND's
+                                  order with its top lifted to the end, reorder=metis,lift=1,
+                                  unless reorder is given: every block kept, its pattern from the
+                                  elimination tree; stable on indefinite coupled systems where
+                                  dropping is not), whose block products are bounded by work as
+                                  the rows' are (on the device BSR_FALLBACK_WORK_DEVICE unless work
+                                  is set); on the CPU backend for an uncapped factor too, unless
+                                  it keeps every block already; past
                                   that bound (or the device's memory) two levels made on the first
                                   factor's options (coarse=BSR_FALLBACK_COARSE_DR, double
                                   precision, unless coarse is given: on indefinite coupled systems
@@ -190,14 +193,16 @@ typedef struct {
                                   deflate=BSR_FALLBACK_DR_K,orth=cgs2: it converges where the
                                   Krylov method, not the factor, stalls on an indefinite system's
                                   few small eigenvalues), that solve given up by the probe's rules;
-                                  after it, and on the CPU backend after both two levels' stages as above,
+                                  after it, and on the CPU backend after the complete factor and
+                                  both two levels' stages as above,
                                   without the cap and with growth-weighted dropping (cap=none, grow=1
                                   unless grow is set, factor=cpu: the factorization on the host,
                                   in nested dissection with METIS's order in each leaf (reorder=
                                   nd:auto,leafnd=1) unless reorder is given; on the CUDA backend
                                   the solves stay on the device) and solves again from the same
                                   initial guess.  An uncapped factor without growth weights (the
-                                  CPU's default) is set up again the same way with grow=1 in its
+                                  CPU's default) is set up again, where the complete factor's setup
+                                  fails (its bound; on the CUDA backend at once), with grow=1 in its
                                   own order; where the growth stays below grow's trigger that is
                                   the same factor, and there is no second solve.  Later
                                   refactors keep the fallback's pattern, and the options then
@@ -292,7 +297,8 @@ typedef struct {
 #define BSR_FALLBACK_PROBE 100
 #define BSR_FALLBACK_PROBE_RUN 25
 
-/* The fallback's work bound in block multiply-adds (bsr_solver_options.work):
+/* The fallback's work bound in block multiply-adds (bsr_solver_options.work),
+ * and that of its complete factor on the host:
  * room for the uncapped factor of a coupled 3D block system of some 30^3
  * cells (1.2-1.4e11 at b = 5), while a 1M-row one stops after 10-15 s of a
  * 16-core host's rows (a minute of a 2-core machine's) instead of running
@@ -309,8 +315,8 @@ typedef struct {
  * BSR_FALLBACK_DR_K), the restart the options' where larger. */
 #define BSR_FALLBACK_DR_M 60
 #define BSR_FALLBACK_DR_K 20
-/* The fallback's two levels (after the complete factor on the device, where
- * that is past its bound; first on the host for a capped factor): the first
+/* The fallback's two levels (after the complete factor, where that is past
+ * its bound): the first
  * factor's options with coarse=BSR_FALLBACK_COARSE_DR under flexible
  * GMRES-DR (BSR_FALLBACK_TWODR_M, BSR_FALLBACK_TWODR_K, flex=1, the restart
  * the options' where larger); then, before GMRES-DR on the first factor,

@@ -103,7 +103,7 @@ class SolveStats(Mapping[str, Any]):
     #: library solves the columns took (more than one past MAX_RHS columns)
     batches: int = 1
     #: with the option fallback (on by default): solves that were repeated after the ILU's factor did
-    #: not converge, by the fallback's stage (the complete factor on the device, two levels, GMRES-DR
+    #: not converge, by the fallback's stage (the complete factor, two levels, GMRES-DR
     #: on the first factor, the factor without its cap, growth weights); the options say so
     fallbacks: int = 0
     #: seconds of the fallback's setups, those that failed too (not in setup_s, the first setup's)
