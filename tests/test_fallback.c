@@ -127,6 +127,21 @@ static bsr_solver *fallback_matches(const bsr_problem *P, const char *cfg, const
     return s;
 }
 
+/* A refactor of s on P's values keeps the fallback's factor: the next solve
+ * falls back no more and converges in fewer than max_its iterations. */
+static void refactor_keeps(bsr_solver *s, const bsr_problem *P, int max_its)
+{
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P->rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_solver_refactor(s, P->A));
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, P, NULL, X, &st));
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
+    CU_ASSERT(st.col[0].iterations < max_its);
+    bsr_solver_stats_free(&st);
+    bsr_multivec_destroy(X);
+}
+
 /* The default (fallback on): the capped solve fails, and the complete
  * block LU factored on the host (the CPU backend's first stage, as the
  * device's is on the device) solves the columns again from the initial
@@ -145,16 +160,8 @@ static void test_on(void)
     CU_ASSERT_EQUAL(o->factor, BSR_FACTOR_CPU);
     CU_ASSERT_STRING_EQUAL(o->reorder, "metis,lift=1");
     CU_ASSERT_EQUAL(o->work, BSR_FALLBACK_WORK);
-    bsr_multivec *X;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));   /* a refactor keeps the complete factor */
-    bsr_solver_stats st;
-    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    CU_ASSERT(st.col[0].iterations <= 2);
-    bsr_solver_stats_free(&st);
+    refactor_keeps(s, &P, 3);
     bsr_solver_destroy(s);
-    bsr_multivec_destroy(X);
     bsr_problem_free(&P);
 }
 
@@ -179,16 +186,8 @@ static void test_on_uncapped(void)
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_CPU);
     CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "nd:auto,leafnd=1");
     CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK);
-    bsr_multivec *X;
-    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
-    BSR_ASSERT_OK(bsr_solver_refactor(s, P.A));   /* a refactor keeps the uncapped factor */
-    bsr_solver_stats st;
-    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
-    CU_ASSERT_EQUAL(st.fallbacks, 0);
-    CU_ASSERT(st.col[0].iterations < 100);
-    bsr_solver_stats_free(&st);
+    refactor_keeps(s, &P, 100);
     bsr_solver_destroy(s);
-    bsr_multivec_destroy(X);
     bsr_problem_free(&P);
 }
 
@@ -197,8 +196,8 @@ static void test_on_uncapped(void)
  * the initial guess, bit for bit as a fresh solver of its options; without
  * that stage (the test switch) it is set up again with grow=1 in its own
  * order, bit for bit as a fresh solver with grow=1 solves it.  The options
- * say so.  A first factor that is complete already goes to growth weights
- * (the factor checked by test_none's "tau1=0" case). */
+ * say so.  (A first factor that is complete already goes to growth weights:
+ * test_first.) */
 static void test_uncapped(void)
 {
     bsr_problem P;
