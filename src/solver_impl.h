@@ -508,10 +508,10 @@ struct bsr_solver {
  * default only beside a device solve, where the host is idle; a CPU solve's
  * team takes every core). */
 void bsr_solver_test_order_ahead(int on);
-/* Tests: off, the CPU backend's fallback goes without the complete factor's
- * stage (the chains as they were before it: two levels and the factor
- * without its cap, or growth weights), so that those stages are seen on
- * problems whose complete factor costs less than theirs. */
+/* Tests: off, the CPU backend's fallback has no complete factor's stage (a
+ * capped factor goes to two levels and the factor without its cap, an
+ * uncapped one to growth weights), so that tests see those stages on
+ * problems whose complete factor costs less than they do. */
 void bsr_solver_test_complete_stage(int on);
 
 /* Backend plumbing (solver_backend.c; the CUDA parts in solver_cuda.c, which
