@@ -654,8 +654,8 @@ done:
  *   it keeps every block already), GROW; on the device: GROW;
  * TWOLEVEL_DR and TWOLEVEL unless the first factor has a coarse level or
  * the solve is in float, DEFLATED unless the first solve was GMRES-DR's.
- * - COMPLETE: the complete block LU (tau1 = tau2 = 0 without the cap or a
- *   coarse level: every block kept, the pattern from the elimination tree,
+ * - COMPLETE: the complete block LU (tau1 = tau2 = 0 without the cap, a
+ *   fill bound or a coarse level: every block kept, the pattern from the elimination tree,
  *   ilu_complete.c), factored where the solver computes (the device's
  *   sync-free rows, the host's rows on its team), in METIS_NodeND's order
  *   unless an order was given (its rows need no tree, and its fill is the
@@ -765,6 +765,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
         f->work = bsr_fallback_work(o, s->device);
         f->tau1 = f->tau2 = 0;
+        f->fill = 0;   /* every block kept: no fill bound either */
         f->grow = 0;
         f->coarse = 0;   /* an exact factor leaves no modes for a coarse level */
         if (s->device) f->factor = BSR_FACTOR_GPU;

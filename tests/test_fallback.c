@@ -165,6 +165,29 @@ static void test_on(void)
     bsr_problem_free(&P);
 }
 
+/* A fill bound of the user's (fill=2) is not carried into the complete
+ * factor, which keeps every block: on a small instance whose capped factor
+ * under that bound stagnates, the fallback converges in one or two
+ * iterations, nothing dropped, its options saying fill=0. */
+static void test_complete_fill(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate("coupled3d:8,5,couple=0.8", BSR_DOUBLE, &P));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=auto,fill=2,rtol=1e-8,maxit=300", P.A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(solve(s, &P, NULL, X, &st));
+    CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations <= 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, ", 0 dropped"));
+    CU_ASSERT(bsr_solver_get_options(s)->fill == 0 && bsr_solver_get_options(s)->tau1 == 0);
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_problem_free(&P);
+}
+
 /* Without the complete factor's stage (a test switch: on HARD the complete
  * factor's work, 1e9 block multiply-adds, is below the uncapped one's, so
  * no work bound passes over it alone): the capped solve fails (and so do
@@ -865,6 +888,7 @@ int main(int argc, char **argv)
     static const bsr_test tests[] = {
         {"on", test_on},
         {"on, without the complete factor", test_on_uncapped},
+        {"the complete factor without the user's fill bound", test_complete_fill},
         {"uncapped", test_uncapped},
         {"uncapped, growth below the trigger", test_unchanged},
         {"none", test_none},

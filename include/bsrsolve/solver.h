@@ -169,7 +169,7 @@ typedef struct {
                                   that gained less than 1% in the last BSR_FALLBACK_PROBE
                                   iterations: the probe), the solver sets the preconditioner up again.
                                   First as the complete block LU, factored where the solver
-                                  computes (tau1=0,cap=none,grow=0, no coarse level, factor=gpu
+                                  computes (tau1=0,cap=none,fill=0,grow=0, no coarse level, factor=gpu
                                   on the CUDA backend, factor=cpu on the CPU; in METIS_NodeND's
                                   order with its top lifted to the end, reorder=metis,lift=1,
                                   unless reorder is given: every block kept, its pattern from the
