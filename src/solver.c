@@ -642,6 +642,13 @@ done:
     return st;
 }
 
+/* Whether the factor of options o for nbrows block rows has a per-row cap
+ * (the fallback's chains follow it). */
+static int fallback_capped(const bsr_solver_options *o, int nbrows)
+{
+    return bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, nbrows) != BSR_ILU_CAP_NONE;
+}
+
 /* The options of stage `stage` (0, 1, ...) of the fallback's setups, in *f,
  * after a failed solve with the solver's current ones, and its kind;
  * BSR_FB_NONE where there is no such stage (options.fallback off, not a
@@ -722,7 +729,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
      * solved by it), the factor without its cap; for an uncapped one (the
      * host's) growth weights */
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
-    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, s->nbrows) != BSR_ILU_CAP_NONE;
+    const int capped = fallback_capped(o, s->nbrows);
     int chain[6], len = 0;
     if (first == BSR_FB_COMPLETE) chain[len++] = BSR_FB_COMPLETE;
     if (first != BSR_FB_NONE && capped) {
@@ -783,7 +790,7 @@ void bsr_solver_test_complete_stage(int on) { atomic_store(&complete_stage, on !
 
 int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
 {
-    const int capped = bsr_cap_resolved(o, o->factor == BSR_FACTOR_GPU, nbrows) != BSR_ILU_CAP_NONE;
+    const int capped = fallback_capped(o, nbrows);
     const int complete = device || atomic_load(&complete_stage);
     if (capped) return complete ? BSR_FB_COMPLETE : BSR_FB_UNCAPPED;
     if (o->grow) return BSR_FB_NONE;
