@@ -657,14 +657,14 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  *   a capped factor on the device: COMPLETE, TWOLEVEL_DR, TWOLEVEL, DEFLATED,
  *   UNCAPPED;
  *   a capped factor on the host: COMPLETE, TWOLEVEL_DR, TWOLEVEL, UNCAPPED;
- *   an uncapped factor without growth weights on the host: COMPLETE (unless
- *   it keeps every block already), GROW; on the device: GROW;
+ *   an uncapped factor without growth weights: COMPLETE (unless it keeps
+ *   every block already), GROW;
  * TWOLEVEL_DR and TWOLEVEL unless the first factor has a coarse level or
  * the solve is in float, DEFLATED unless the first solve was GMRES-DR's.
  * - COMPLETE: the complete block LU (tau1 = tau2 = 0 without the cap, a
  *   fill bound or a coarse level: every block kept, the pattern from the elimination tree,
- *   ilu_complete.c), factored where the solver computes (the device's
- *   sync-free rows, the host's rows on its team), in METIS_NodeND's order
+ *   ilu_complete.c), factored where the first factor was (the device's
+ *   sync-free rows, or the host's rows on its team), in METIS_NodeND's order
  *   unless an order was given (its rows need no tree, and its fill is the
  *   least: 15-20% fewer block products than the tree's nested dissection
  *   on coupled3d at 64k rows); its block products bounded as the rows' are
@@ -711,7 +711,7 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  * - GROW: the same uncapped factor in the same order, with grow=1 (the
  *   order is kept: METIS's leaves lose small real matrices that the order
  *   as found solves).
- * Except COMPLETE on the device, factored on the host (grow needs host
+ * Except COMPLETE where the first factor was factored on the device, factored on the host (grow needs host
  * factors; on the CUDA backend the solves stay on the device), its rows'
  * work bounded (work, BSR_FALLBACK_WORK unless set). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
@@ -726,8 +726,8 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     /* after the complete factor: for a capped factor two levels under
      * flexible GMRES-DR and under the first method (unless the first factor
      * has a coarse level, or a float solve), on the device GMRES-DR (unless
-     * solved by it), the factor without its cap; for an uncapped one (the
-     * host's) growth weights */
+     * solved by it), the factor without its cap; for an uncapped one
+     * growth weights */
     const int twolevel = !o->coarse && o->precision == BSR_DOUBLE;
     const int capped = fallback_capped(o, s->nbrows);
     int chain[6], len = 0;
@@ -769,13 +769,17 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
     f->cap = BSR_ILU_CAP_NONE;
     f->factor = BSR_FACTOR_CPU;
     if (kind == BSR_FB_COMPLETE) {
+        /* factored where the first factor was: on the device unless that
+         * one's rows and values were the host's (factor=cpu, or a matching,
+         * which the device's factor takes none of) */
+        const int on_device = s->device && o->factor == BSR_FACTOR_GPU;
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
-        f->work = bsr_fallback_work(o, s->device);
+        f->work = bsr_fallback_work(o, on_device);
         f->tau1 = f->tau2 = 0;
         f->fill = 0;   /* every block kept: no fill bound either */
         f->grow = 0;
         f->coarse = 0;   /* an exact factor leaves no modes for a coarse level */
-        if (s->device) f->factor = BSR_FACTOR_GPU;
+        if (on_device) f->factor = BSR_FACTOR_GPU;
     } else if (kind == BSR_FB_UNCAPPED) {
         if (!f->grow) f->grow = 1;
     } else if (kind == BSR_FB_GROW) {
@@ -794,8 +798,8 @@ int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
     const int complete = device || atomic_load(&complete_stage);
     if (capped) return complete ? BSR_FB_COMPLETE : BSR_FB_UNCAPPED;
     if (o->grow) return BSR_FB_NONE;
-    if (device || !complete) return BSR_FB_GROW;
-    /* the host's uncapped factor: the complete one first, unless it is that already */
+    if (!complete) return BSR_FB_GROW;
+    /* an uncapped factor: the complete one first, unless it is that already */
     bsr_ilu_options io;
     if (bsr_ilu_options_from_solver(o, &io)) {
         bsr_clear_error();

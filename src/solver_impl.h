@@ -82,7 +82,7 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
 double bsr_fallback_work(const bsr_solver_options *o, int device);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
  * without its cap, with growth weights, the complete factor (on the device
- * for the CUDA backend's capped factor, else on the host), the first factor
+ * where the first factor was factored there, else on the host), the first factor
  * solved by GMRES-DR, two levels on the first factor's options. */
 enum { BSR_FB_NONE = 0, BSR_FB_UNCAPPED, BSR_FB_GROW, BSR_FB_COMPLETE, BSR_FB_DEFLATED, BSR_FB_TWOLEVEL,
        BSR_FB_TWOLEVEL_DR };

@@ -10,8 +10,8 @@
  * back, and an uncapped growth-weighted factor, or one that converges, has
  * nothing to fall back from.  A fallback whose setup passes its work bound
  * (option work) leaves the solver as it was and reports the first failure.
- * On a GPU: the device's default cap falls back first to the complete block
- * LU factored on the device, then as on the host.  The probe's two rules on
+ * On a GPU: the device's default cap, and cap=none, fall back first to the
+ * complete block LU factored on the device, then as on the host.  The probe's two rules on
  * residual sequences made up for them. */
 #include "harness.h"
 #include "solver_impl.h"
@@ -374,18 +374,18 @@ static void test_bound(void)
 }
 
 /* The first stage by options and backend: the complete factor for a
- * capped factor (either backend) and for the host's uncapped one without
- * growth weights, unless that keeps every block already (then growth
- * weights, as for the device's uncapped factor); none for an uncapped
- * factor with growth weights; without the complete factor's stage (the
- * test switch) the host's stages as before it. */
+ * capped factor and for an uncapped one without growth weights (either
+ * backend), unless that keeps every block already (then growth weights);
+ * none for an uncapped factor with growth weights; without the complete
+ * factor's stage (the test switch) the host's stages as before it. */
 static void test_first(void)
 {
     static const struct { const char *cfg; int device, want, without; } c[] = {
         {"precond=ilu2,cap=auto", 0, BSR_FB_COMPLETE, BSR_FB_UNCAPPED},
         {"precond=ilut,cap=8", 1, BSR_FB_COMPLETE, BSR_FB_COMPLETE},
         {"precond=ilu2,cap=none", 0, BSR_FB_COMPLETE, BSR_FB_GROW},
-        {"precond=ilu2,cap=none", 1, BSR_FB_GROW, BSR_FB_GROW},
+        {"precond=ilu2,cap=none", 1, BSR_FB_COMPLETE, BSR_FB_COMPLETE},
+        {"precond=ilu2,tau1=0,tau2=0,cap=none", 1, BSR_FB_GROW, BSR_FB_GROW},
         {"precond=ilu2,tau1=0,tau2=0,cap=none", 0, BSR_FB_GROW, BSR_FB_GROW},
         {"precond=ilu2,tau1=0,cap=none", 0, BSR_FB_GROW, BSR_FB_GROW},   /* tau2 defaults to tau1^2 */
         {"precond=ilu2,cap=none,grow=1", 0, BSR_FB_NONE, BSR_FB_NONE},
@@ -526,7 +526,10 @@ static void test_probe_rules(void)
  * GMRES-DR, two levels under BiCGStab and GMRES-DR on the first factor
  * between them, in that order (they fail on HARD too: the probe gives them up), and the
  * first factor stays.  A user's coarse level is dropped for
- * the complete factor.  Where two levels converge (coupled3d at
+ * the complete factor.  An uncapped factor (cap=none, its rows the
+ * host's, its values the device's) that does not converge falls back to
+ * the complete factor on the device too, bit for bit a fresh solver of its
+ * options.  Where two levels converge (coupled3d at
  * coupling 0.4, the first solve's BiCGStab out of iterations) their solve
  * (under flexible GMRES-DR) is the answer, the options saying so, bit for
  * bit as two levels set up
@@ -583,6 +586,31 @@ static void test_device(void)
     CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);
+    /* the uncapped factor on the device */
+    bsr_problem U;
+    BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &U));
+    bsr_multivec *Xu, *Yu;
+    BSR_ASSERT_OK(bsr_multivec_create(&Xu, bsr_multivec_rows(U.rhs), 1, BSR_DOUBLE));
+    BSR_ASSERT_OK(bsr_multivec_create(&Yu, bsr_multivec_rows(U.rhs), 1, BSR_DOUBLE));
+    s = bsr_test_solver(ctx, "precond=ilu2,cap=none,rtol=1e-10,maxit=300", U.A);
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->factor, BSR_FACTOR_GPU);
+    BSR_ASSERT_OK(bsr_solver_solve(s, U.rhs, Xu, &st));
+    CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations <= 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, "0 dropped"));
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->tau1 == 0 && o->grow == 0 && o->factor == BSR_FACTOR_GPU && o->work == BSR_FALLBACK_WORK_DEVICE);
+    CU_ASSERT(bsr_test_rel_err(Xu, U.xexact) < 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    u = bsr_test_solver(ctx, "precond=ilu2,tau1=0,cap=none,factor=gpu,reorder=metis,lift=1,fallback=off,"
+                        "rtol=1e-10,maxit=300,work=3e12", U.A);
+    BSR_ASSERT_OK(bsr_solver_solve(u, U.rhs, Yu, &st));
+    CU_ASSERT(bsr_test_same_bits(Xu, Yu));
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(u);
+    bsr_multivec_destroy(Xu);
+    bsr_multivec_destroy(Yu);
+    bsr_problem_free(&U);
     /* both stages past a bound of 1e8 block multiply-adds (about 1.2e9 each) */
     s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300,work=1e8", P.A);
     CU_ASSERT_EQUAL(solve(s, &P, x0, X, &st), BSR_ERR_NOCONV);

@@ -168,16 +168,17 @@ typedef struct {
                                   BSR_FALLBACK_PROBE_RUN iterations in a row, or a best residual
                                   that gained less than 1% in the last BSR_FALLBACK_PROBE
                                   iterations: the probe), the solver sets the preconditioner up again.
-                                  First as the complete block LU, factored where the solver
-                                  computes (tau1=0,cap=none,fill=0,grow=0, no coarse level, factor=gpu
-                                  on the CUDA backend, factor=cpu on the CPU; in METIS_NodeND's
+                                  First as the complete block LU, factored where the first factor
+                                  was (tau1=0,cap=none,fill=0,grow=0, no coarse level, factor=gpu
+                                  on the CUDA backend, factor=cpu on the CPU or where the first
+                                  factor's rows were the host's; in METIS_NodeND's
                                   order with its top lifted to the end, reorder=metis,lift=1,
                                   unless reorder is given: every block kept, its pattern from the
                                   elimination tree; stable on indefinite coupled systems where
                                   dropping is not), whose block products are bounded by work as
                                   the rows' are (on the device BSR_FALLBACK_WORK_DEVICE unless work
-                                  is set); on the CPU backend for an uncapped factor too, unless
-                                  it keeps every block already; past
+                                  is set); for an uncapped factor too, unless it keeps every
+                                  block already; past
                                   that bound (or the device's memory) two levels made on the first
                                   factor's options (coarse=BSR_FALLBACK_COARSE_DR, double
                                   precision, unless coarse is given: on indefinite coupled systems
@@ -202,7 +203,7 @@ typedef struct {
                                   the solves stay on the device) and solves again from the same
                                   initial guess.  An uncapped factor without growth weights (the
                                   CPU's default) is set up again, where the complete factor's setup
-                                  fails (its bound; on the CUDA backend at once), with grow=1 in its
+                                  fails (its bound), with grow=1 in its
                                   own order; where the growth stays below grow's trigger that is
                                   the same factor, and there is no second solve.  Later
                                   refactors keep the fallback's pattern, and the options then
