@@ -3,18 +3,6 @@
 #include "reorder_impl.h"
 #include <string.h>
 
-/* Nonzero when A's pattern is symmetric (rows sorted: (j,i) found by
- * bisection for every (i,j)); rows in parallel. */
-static int pattern_symmetric(const bsr_matrix *A)
-{
-    int n = A->nbrows, bad = 0;
-    #pragma omp parallel for schedule(static) reduction(| : bad) num_threads(bsr_team(n, BSR_ROW_GRAIN))
-    for (int i = 0; i < n; i++)
-        for (int p = A->rowptr[i]; p < A->rowptr[i + 1] && !bad; p++)
-            if (A->colind[p] != i && bsr_matrix_find(A, A->colind[p], i) < 0) bad = 1;
-    return !bad;
-}
-
 /* G = A's pattern minus the diagonal, for a symmetric pattern: rows counted,
  * summed and copied in parallel. */
 static bsr_status graph_of_symmetric(const bsr_matrix *A, bsr_graph *G)
@@ -56,7 +44,7 @@ bsr_status bsr_graph_build(const bsr_matrix *A, bsr_graph *G)
     if (A->nbrows != A->nbcols)
         return bsr_error(BSR_ERR_SIZE, "block graph: matrix is %d x %d block rows, not square",
                          A->nbrows, A->nbcols);
-    if (pattern_symmetric(A)) return graph_of_symmetric(A, G);
+    if (bsr_pattern_symmetric(A->nbrows, A->rowptr, A->colind)) return graph_of_symmetric(A, G);
     int *cnt = bsr_calloc((size_t)n + 1, sizeof(int), "graph degrees");
     if (!cnt) return BSR_ERR_NOMEM;
     for (int i = 0; i < n; i++)

@@ -101,6 +101,10 @@ long bsr_fault_dev_live(void);
 bsr_status bsr_matrix_alloc(bsr_matrix **A, int nbrows, int nbcols, int b, int nnzb,
                             bsr_precision prec);
 int bsr_matrix_find(const bsr_matrix *A, int i, int j);
+/* Nonzero when the square pattern (ap, ac) of n rows, columns ascending in
+ * each row, is structurally symmetric: (j, i) found by bisection for every
+ * (i, j), rows in parallel (matrix.c). */
+int bsr_pattern_symmetric(int n, const int *ap, const int *ac);
 /* dst = src as a row-major block of precision pd (src column-major when colmajor). */
 void bsr_block_copy(void *dst, bsr_precision pd, const void *src, bsr_precision ps, int b, int colmajor);
 /* dst += src, both row-major blocks of precision p. */

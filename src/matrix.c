@@ -287,6 +287,26 @@ int bsr_matrix_find(const bsr_matrix *A, int i, int j)
     return -1;
 }
 
+int bsr_pattern_symmetric(int n, const int *ap, const int *ac)
+{
+    int sym = 1;
+    #pragma omp parallel for schedule(static) reduction(&& : sym) num_threads(bsr_team(n, BSR_ROW_GRAIN))
+    for (int i = 0; i < n; i++) {
+        for (int p = ap[i]; p < ap[i + 1] && sym; p++) {
+            const int j = ac[p];
+            int lo = ap[j], hi = ap[j + 1] - 1, found = 0;
+            while (lo <= hi && !found) {   /* (j, i) in row j */
+                const int m = lo + (hi - lo) / 2;
+                if (ac[m] == i) found = 1;
+                else if (ac[m] < i) lo = m + 1;
+                else hi = m - 1;
+            }
+            sym = found;
+        }
+    }
+    return sym;
+}
+
 /* Statistics of A: sizes, fill ratio, symmetry, diagonal dominance, empty rows, row lengths. */
 bsr_status bsr_matrix_get_info(const bsr_matrix *A, bsr_matrix_info *f)
 {

@@ -26,33 +26,11 @@ int bsr_ilu_keeps_all(const bsr_ilu_options *o)
            o->cap == BSR_ILU_CAP_NONE && o->fill <= 0;
 }
 
-/* Nonzero when the pattern (ap, ac) of n rows, columns ascending, is
- * structurally symmetric. */
-static int symmetric(int n, const int *ap, const int *ac)
-{
-    int sym = 1;
-    #pragma omp parallel for schedule(static) reduction(&& : sym) num_threads(bsr_team(n, BSR_ROW_GRAIN))
-    for (int i = 0; i < n; i++) {
-        for (int p = ap[i]; p < ap[i + 1] && sym; p++) {
-            const int j = ac[p];
-            int lo = ap[j], hi = ap[j + 1] - 1, found = 0;
-            while (lo <= hi && !found) {   /* (j, i) in row j */
-                const int m = lo + (hi - lo) / 2;
-                if (ac[m] == i) found = 1;
-                else if (ac[m] < i) lo = m + 1;
-                else hi = m - 1;
-            }
-            sym = found;
-        }
-    }
-    return sym;
-}
-
 /* Nonzero when F's setup keeps every block and P A P^T (ap, ac) is
  * structurally symmetric. */
 int ilu_complete_ok(const bsr_ilu *F)
 {
-    return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) && symmetric(F->n, F->ap, F->ac);
+    return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) && bsr_pattern_symmetric(F->n, F->ap, F->ac);
 }
 
 double bsr_ilu_complete_line(const bsr_ilu_options *o, int b)
@@ -63,7 +41,7 @@ double bsr_ilu_complete_line(const bsr_ilu_options *o, int b)
 bsr_status ilu_complete_bound(const bsr_ilu *F, const bsr_matrix *A, const bsr_order_ahead *ahead)
 {
     const double line = bsr_ilu_complete_line(&F->opt, F->b);
-    if (!(line > 0) || !symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
+    if (!(line > 0) || !bsr_pattern_symmetric(A->nbrows, A->rowptr, A->colind)) return BSR_OK;
     const double bbb = (double)F->b * F->b * F->b;
     double est;
     int sep;
