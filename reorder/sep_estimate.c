@@ -17,7 +17,8 @@
  * a diagonal plane of about 0.62 N^2 rows (METIS's is a face-parallel N^2);
  * the estimate is 1.2-2.8x below the products of METIS's complete LU on the
  * 3D and 2D grids and coupled systems of the tests (test_reorder's
- * sep_estimate) and 0.16-0.23 s at 1M block rows (stopped once past a bound). */
+ * sep_estimate).  Its searches are serial: 0.16-0.23 s at 1M block rows on
+ * one core of the H200's host (stopped once past a bound; bench/RESULTS.md). */
 #include "reorder_impl.h"
 #include <stdlib.h>
 
