@@ -287,6 +287,7 @@ int bsr_matrix_find(const bsr_matrix *A, int i, int j)
     return -1;
 }
 
+/* Nonzero when the pattern (ap, ac), rows sorted, is structurally symmetric. */
 int bsr_pattern_symmetric(int n, const int *ap, const int *ac)
 {
     int sym = 1;

@@ -711,9 +711,9 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  * - GROW: the same uncapped factor in the same order, with grow=1 (the
  *   order is kept: METIS's leaves lose small real matrices that the order
  *   as found solves).
- * Except COMPLETE where the first factor was factored on the device, factored on the host (grow needs host
- * factors; on the CUDA backend the solves stay on the device), its rows'
- * work bounded (work, BSR_FALLBACK_WORK unless set). */
+ * Except COMPLETE after a first factor factored on the device, factored on
+ * the host (grow needs host factors; on the CUDA backend the solves stay on
+ * the device), its rows' work bounded (work, BSR_FALLBACK_WORK unless set). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;

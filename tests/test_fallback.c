@@ -529,7 +529,8 @@ static void test_probe_rules(void)
  * the complete factor.  An uncapped factor (cap=none, its rows the
  * host's, its values the device's) that does not converge falls back to
  * the complete factor on the device too, bit for bit a fresh solver of its
- * options.  Where two levels converge (coupled3d at
+ * options; after a capped first factor of the host's (factor=cpu) the
+ * complete factor is the host's too, under the host's bound.  Where two levels converge (coupled3d at
  * coupling 0.4, the first solve's BiCGStab out of iterations) their solve
  * (under flexible GMRES-DR) is the answer, the options saying so, bit for
  * bit as two levels set up
@@ -611,6 +612,16 @@ static void test_device(void)
     bsr_multivec_destroy(Xu);
     bsr_multivec_destroy(Yu);
     bsr_problem_free(&U);
+    /* a capped first factor of the host's: the complete factor on the host */
+    s = bsr_test_solver(ctx, "precond=ilu2,cap=auto,factor=cpu,rtol=1e-10,maxit=300", P.A);
+    BSR_ASSERT_OK(solve(s, &P, x0, X, &st));
+    CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations <= 2);
+    o = bsr_solver_get_options(s);
+    CU_ASSERT(o->tau1 == 0 && o->cap == BSR_ILU_CAP_NONE && o->factor == BSR_FACTOR_CPU &&
+              o->work == BSR_FALLBACK_WORK);
+    CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
     /* both stages past a bound of 1e8 block multiply-adds (about 1.2e9 each) */
     s = bsr_test_solver(ctx, "precond=ilu2,rtol=1e-10,maxit=300,work=1e8", P.A);
     CU_ASSERT_EQUAL(solve(s, &P, x0, X, &st), BSR_ERR_NOCONV);

@@ -30,7 +30,8 @@ int bsr_ilu_keeps_all(const bsr_ilu_options *o)
  * structurally symmetric. */
 int ilu_complete_ok(const bsr_ilu *F)
 {
-    return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) && bsr_pattern_symmetric(F->n, F->ap, F->ac);
+    return !complete_off && F->mode == 1 && bsr_ilu_keeps_all(&F->opt) &&
+           bsr_pattern_symmetric(F->n, F->ap, F->ac);
 }
 
 double bsr_ilu_complete_line(const bsr_ilu_options *o, int b)
