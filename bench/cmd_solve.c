@@ -188,10 +188,9 @@ static const char *config_with(const char *config, const char *add, char *buf, s
  * failed, 2: one stopped at its work bound, where cap=none alone would not
  * stop): cap=none, whose nested dissection without the cap converged on
  * rotconv3d where the capped rows broke down.  Else, the fallback stopped
- * at its work bound: work at 4 times that bound, on the device the complete
- * factor's (a setup several times longer, and it may not fit the device;
- * on the host coupled3d:40,5 at 64k block rows converged with 9.4e11 where
- * the default bound is 5e11, and the factor may still not converge).  Else an
+ * at its work bound: work at 4 times that bound, the complete factor's where
+ * that is the first stage (a setup several times longer, which may not fit
+ * the device, and the factor may still not converge).  Else an
  * ILUT/ILU2 failure with host factors whose inverse factors grow past 1e3
  * (S's, estimated here: one pass): grow=1, whose weighted refactorization
  * converged on coupled3d at 27k and 64k block rows where the plain factor
@@ -216,8 +215,10 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
     if (fb_stopped == 2) {
         static char whybuf[256];
         char w[48];
-        /* on the device its first stage, the complete factor there, is the one to give room */
-        const double bound = bsr_fallback_work(opt, S && S->device && bsr_fallback_first(opt, 1, A->nbrows) == BSR_FB_COMPLETE);
+        /* its first stage, the complete factor where it runs, is the one to give room */
+        const int dev = S && S->device;
+        const double bound = bsr_fallback_work(opt, bsr_fallback_first(opt, dev, A->nbrows) == BSR_FB_COMPLETE,
+                                               dev && opt->factor == BSR_FACTOR_GPU);
         snprintf(w, sizeof w, "work=%.3g", 4 * bound);
         config_with(config, w, buf, n);
         snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "

@@ -668,7 +668,8 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  *   unless an order was given (its rows need no tree, and its fill is the
  *   least: 15-20% fewer block products than the tree's nested dissection
  *   on coupled3d at 64k rows); its block products bounded as the rows' are
- *   (work: the device's bound on the device, the host's on the host).
+ *   (work: BSR_FALLBACK_WORK_DEVICE on the device, BSR_FALLBACK_WORK_COMPLETE
+ *   on the host: its exact work is known from its pattern, before the rows).
  *   On indefinite coupled systems it is stable where every dropping factor
  *   is not (coupled3d at 27k and 64k block rows converges in one
  *   iteration; on the host the real fasp_lns__131, on which every
@@ -713,14 +714,15 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  *   as found solves).
  * Except COMPLETE after a first factor factored on the device, factored on
  * the host (grow needs host factors; on the CUDA backend the solves stay on
- * the device), its rows' work bounded (work, BSR_FALLBACK_WORK unless set). */
+ * the device), its rows' work bounded (work, BSR_FALLBACK_WORK unless set;
+ * the complete factor's BSR_FALLBACK_WORK_COMPLETE on the host). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;
     if (o->fallback != 1 || s->fallback_stopped || s->kops_hook) return 0;
     if (o->precond != BSR_PC_ILUT && o->precond != BSR_PC_ILU2) return 0;
     *f = *o;
-    f->work = bsr_fallback_work(o, 0);
+    f->work = bsr_fallback_work(o, 0, 0);
     if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "nd:auto,leafnd=1");
     const int first = bsr_fallback_first(o, s->device, s->nbrows);
     /* after the complete factor: for a capped factor two levels under
@@ -774,7 +776,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
          * which the device's factor takes none of) */
         const int on_device = s->device && o->factor == BSR_FACTOR_GPU;
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
-        f->work = bsr_fallback_work(o, on_device);
+        f->work = bsr_fallback_work(o, 1, on_device);
         f->tau1 = f->tau2 = 0;
         f->fill = 0;   /* every block kept: no fill bound either */
         f->grow = 0;
@@ -808,9 +810,10 @@ int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
     return bsr_ilu_keeps_all(&io) ? BSR_FB_GROW : BSR_FB_COMPLETE;
 }
 
-double bsr_fallback_work(const bsr_solver_options *o, int device)
+double bsr_fallback_work(const bsr_solver_options *o, int complete, int device)
 {
-    return o->work > 0 ? o->work : device ? BSR_FALLBACK_WORK_DEVICE : BSR_FALLBACK_WORK;
+    if (o->work > 0) return o->work;
+    return !complete ? BSR_FALLBACK_WORK : device ? BSR_FALLBACK_WORK_DEVICE : BSR_FALLBACK_WORK_COMPLETE;
 }
 
 /* The most iterations any column of st ran. */

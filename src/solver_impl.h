@@ -77,9 +77,10 @@ bsr_status bsr_check_subnormal_rows(const bsr_solver_options *o, const bsr_matri
  * iters_base (the first solve's on this pattern; 0: none yet). */
 int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iters_last);
 /* The work bound of the fallback's setup under o (block multiply-adds):
- * o->work when set, else BSR_FALLBACK_WORK, or for the complete factor on
- * the device (device nonzero) BSR_FALLBACK_WORK_DEVICE (solver.c). */
-double bsr_fallback_work(const bsr_solver_options *o, int device);
+ * o->work when set, else BSR_FALLBACK_WORK, or for the complete factor
+ * (complete nonzero) BSR_FALLBACK_WORK_COMPLETE on the host and
+ * BSR_FALLBACK_WORK_DEVICE on the device (device nonzero) (solver.c). */
+double bsr_fallback_work(const bsr_solver_options *o, int complete, int device);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
  * without its cap, with growth weights, the complete factor (on the device
  * where the first factor was factored there, else on the host), the first factor

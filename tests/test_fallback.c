@@ -154,12 +154,12 @@ static void test_on(void)
     BSR_ASSERT_OK(bsr_generate(HARD, BSR_DOUBLE, &P));
     bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=auto,rtol=1e-8,maxit=300",
                                      "precond=ilu2,tau1=0,tau2=0,cap=none,factor=cpu,reorder=metis,lift=1,"
-                                     "work=5e11,fallback=off,rtol=1e-8,maxit=300", 5, 3);
+                                     "work=2e12,fallback=off,rtol=1e-8,maxit=300", 5, 3);
     const bsr_solver_options *o = bsr_solver_get_options(s);
     CU_ASSERT(o->cap == BSR_ILU_CAP_NONE && o->tau1 == 0 && o->tau2 == 0 && o->grow == 0);
     CU_ASSERT_EQUAL(o->factor, BSR_FACTOR_CPU);
     CU_ASSERT_STRING_EQUAL(o->reorder, "metis,lift=1");
-    CU_ASSERT_EQUAL(o->work, BSR_FALLBACK_WORK);
+    CU_ASSERT_EQUAL(o->work, BSR_FALLBACK_WORK_COMPLETE);
     refactor_keeps(s, &P, 3);
     bsr_solver_destroy(s);
     bsr_problem_free(&P);
@@ -227,9 +227,10 @@ static void test_uncapped(void)
     BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &P));
     bsr_solver *s = fallback_matches(&P, "precond=ilu2,cap=none,rtol=1e-8,maxit=300",
                                      "precond=ilu2,tau1=0,tau2=0,cap=none,factor=cpu,reorder=metis,lift=1,"
-                                     "work=5e11,fallback=off,rtol=1e-8,maxit=300", 7, 3);
+                                     "work=2e12,fallback=off,rtol=1e-8,maxit=300", 7, 3);
     CU_ASSERT(bsr_solver_get_options(s)->tau1 == 0 && bsr_solver_get_options(s)->grow == 0);
     CU_ASSERT_STRING_EQUAL(bsr_solver_get_options(s)->reorder, "metis,lift=1");
+    CU_ASSERT_EQUAL(bsr_solver_get_options(s)->work, BSR_FALLBACK_WORK_COMPLETE);
     bsr_solver_destroy(s);
     bsr_solver_test_complete_stage(0);
     s = fallback_matches(&P, "precond=ilu2,cap=none,rtol=1e-8,maxit=300",
@@ -377,7 +378,10 @@ static void test_bound(void)
  * capped factor and for an uncapped one without growth weights (either
  * backend), unless that keeps every block already (then growth weights);
  * none for an uncapped factor with growth weights; without the complete
- * factor's stage (the test switch) the host's stages as before it. */
+ * factor's stage (the test switch) the host's stages as before it.  The
+ * stages' work bounds: the rows' BSR_FALLBACK_WORK, the complete factor's
+ * BSR_FALLBACK_WORK_COMPLETE on the host and BSR_FALLBACK_WORK_DEVICE on the
+ * device, work when given for all. */
 static void test_first(void)
 {
     static const struct { const char *cfg; int device, want, without; } c[] = {
@@ -402,6 +406,14 @@ static void test_first(void)
         CU_ASSERT_EQUAL(bsr_fallback_first(&o, c[i].device, 1000), c[i].without);
         bsr_solver_test_complete_stage(1);
     }
+    bsr_solver_options o;
+    bsr_solver_options_default(&o);
+    CU_ASSERT_EQUAL(bsr_fallback_work(&o, 0, 0), BSR_FALLBACK_WORK);
+    CU_ASSERT_EQUAL(bsr_fallback_work(&o, 0, 1), BSR_FALLBACK_WORK);
+    CU_ASSERT_EQUAL(bsr_fallback_work(&o, 1, 0), BSR_FALLBACK_WORK_COMPLETE);
+    CU_ASSERT_EQUAL(bsr_fallback_work(&o, 1, 1), BSR_FALLBACK_WORK_DEVICE);
+    BSR_ASSERT_OK(bsr_solver_options_parse(&o, "work=7e9"));
+    for (int c = 0; c < 4; c++) CU_ASSERT_EQUAL(bsr_fallback_work(&o, c & 1, c >> 1), 7e9);
 }
 
 /* The keys: fallback on by default, printed only when off; work printed
@@ -618,7 +630,7 @@ static void test_device(void)
     CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations <= 2);
     o = bsr_solver_get_options(s);
     CU_ASSERT(o->tau1 == 0 && o->cap == BSR_ILU_CAP_NONE && o->factor == BSR_FACTOR_CPU &&
-              o->work == BSR_FALLBACK_WORK);
+              o->work == BSR_FALLBACK_WORK_COMPLETE);
     CU_ASSERT(error_vs_exact(&P, X) < 1e-9);
     bsr_solver_stats_free(&st);
     bsr_solver_destroy(s);

@@ -176,8 +176,8 @@ typedef struct {
                                   unless reorder is given: every block kept, its pattern from the
                                   elimination tree; stable on indefinite coupled systems where
                                   dropping is not), whose block products are bounded by work as
-                                  the rows' are (on the device BSR_FALLBACK_WORK_DEVICE unless work
-                                  is set); for an uncapped factor too, unless it keeps every
+                                  the rows' are (BSR_FALLBACK_WORK_COMPLETE on the host,
+                                  BSR_FALLBACK_WORK_DEVICE on the device, unless work is set); for an uncapped factor too, unless it keeps every
                                   block already; past
                                   that bound (or the device's memory) two levels made on the first
                                   factor's options (coarse=BSR_FALLBACK_COARSE_DR, double
@@ -298,13 +298,21 @@ typedef struct {
 #define BSR_FALLBACK_PROBE 100
 #define BSR_FALLBACK_PROBE_RUN 25
 
-/* The fallback's work bound in block multiply-adds (bsr_solver_options.work),
- * and that of its complete factor on the host:
+/* The fallback's work bound in block multiply-adds (bsr_solver_options.work)
+ * for the threshold rows it sets up on the host:
  * room for the uncapped factor of a coupled 3D block system of some 30^3
  * cells (1.2-1.4e11 at b = 5), while a 1M-row one stops after 10-15 s of a
  * 16-core host's rows (a minute of a 2-core machine's) instead of running
  * for hours. */
 #define BSR_FALLBACK_WORK 5e11
+/* The bound of the fallback's complete block LU on the host (unless work is
+ * set), in the same unit.  Its work is known exactly from its pattern before
+ * any value is factored (a structurally symmetric A), so a setup past it
+ * stops after the ordering and the pattern, not after rows spent: room for
+ * the complete factor of a coupled 3D system of 40^3 cells (9.4e11 at b = 4:
+ * 21 s on a 16-core host, where the growth-weighted factor diverged; about
+ * 1.8e12 at b = 5). */
+#define BSR_FALLBACK_WORK_COMPLETE 2e12
 /* The bound of the fallback's complete block LU on the device (unless work
  * is set), in the same unit: the device forms about 6 times the block
  * products a second of a 16-core host's rows, so this is about the same
