@@ -776,7 +776,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
          * which the device's factor takes none of) */
         const int on_device = s->device && o->factor == BSR_FACTOR_GPU;
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
-        f->work = bsr_fallback_work(o, 1, on_device);
+        f->work = bsr_fallback_work(o, on_device || (s->A_user && bsr_complete_known(s->A_user)), on_device);
         f->tau1 = f->tau2 = 0;
         f->fill = 0;   /* every block kept: no fill bound either */
         f->grow = 0;
@@ -808,6 +808,11 @@ int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
         return BSR_FB_GROW;
     }
     return bsr_ilu_keeps_all(&io) ? BSR_FB_GROW : BSR_FB_COMPLETE;
+}
+
+int bsr_complete_known(const bsr_matrix *A)
+{
+    return bsr_pattern_symmetric(A->nbrows, A->rowptr, A->colind);
 }
 
 double bsr_fallback_work(const bsr_solver_options *o, int complete, int device)

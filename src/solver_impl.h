@@ -81,6 +81,11 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * (complete nonzero) BSR_FALLBACK_WORK_COMPLETE on the host and
  * BSR_FALLBACK_WORK_DEVICE on the device (device nonzero) (solver.c). */
 double bsr_fallback_work(const bsr_solver_options *o, int complete, int device);
+/* Nonzero where the host's complete factor of A knows its work from its
+ * pattern before its rows (a structurally symmetric A: ilu_complete.c), so
+ * that it takes BSR_FALLBACK_WORK_COMPLETE; elsewhere the rows choose its
+ * pattern, under the rows' bound (solver.c). */
+int bsr_complete_known(const bsr_matrix *A);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
  * without its cap, with growth weights, the complete factor (on the device
  * where the first factor was factored there, else on the host), the first factor

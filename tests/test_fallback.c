@@ -244,6 +244,53 @@ static void test_uncapped(void)
     bsr_problem_free(&P);
 }
 
+/* On a structurally nonsymmetric A the complete factor's pattern is the
+ * rows' own, its work not known before them, so it takes the rows' bound:
+ * HARD_UNCAPPED without its block (0, 1), whose uncapped factor fails as
+ * before, falls back to the complete factor under BSR_FALLBACK_WORK (the
+ * pattern's symmetric form under BSR_FALLBACK_WORK_COMPLETE), which
+ * solves it in one or two iterations. */
+static void test_complete_nonsymmetric(void)
+{
+    bsr_problem P;
+    BSR_ASSERT_OK(bsr_generate(HARD_UNCAPPED, BSR_DOUBLE, &P));
+    const int n = bsr_matrix_nbrows(P.A), b = bsr_matrix_block(P.A), nnzb = bsr_matrix_nnzb(P.A);
+    const int *rp = bsr_matrix_rowptr(P.A), *ci = bsr_matrix_colind(P.A);
+    const double *v = bsr_matrix_values(P.A);
+    int *rq = malloc(sizeof(int) * ((size_t)n + 1)), *cj = malloc(sizeof(int) * (size_t)nnzb);
+    double *w = malloc(sizeof(double) * (size_t)nnzb * b * b);
+    int q = 0;
+    for (int i = 0; i < n; i++) {
+        rq[i] = q;
+        for (int p = rp[i]; p < rp[i + 1]; p++) {
+            if (i == 0 && ci[p] == 1) continue;   /* (0, 1) left out, (1, 0) kept */
+            cj[q] = ci[p];
+            memcpy(w + (size_t)q * b * b, v + (size_t)p * b * b, sizeof(double) * b * b);
+            q++;
+        }
+    }
+    rq[n] = q;
+    CU_ASSERT_EQUAL(q, nnzb - 1);
+    bsr_matrix *A;
+    BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rq, cj, w, BSR_DOUBLE, 0));
+    free(rq); free(cj); free(w);
+    CU_ASSERT(!bsr_complete_known(A) && bsr_complete_known(P.A));
+    bsr_multivec *X;
+    BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
+    bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", A);
+    bsr_solver_stats st;
+    BSR_ASSERT_OK(bsr_solver_solve(s, P.rhs, X, &st));
+    CU_ASSERT(st.fallbacks == 1 && st.col[0].iterations <= 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.precond_info, ", 0 dropped"));
+    const bsr_solver_options *o = bsr_solver_get_options(s);
+    CU_ASSERT(o->tau1 == 0 && o->work == BSR_FALLBACK_WORK);
+    bsr_solver_stats_free(&st);
+    bsr_solver_destroy(s);
+    bsr_multivec_destroy(X);
+    bsr_matrix_destroy(A);
+    bsr_problem_free(&P);
+}
+
 /* An uncapped factor whose growth stays below grow's trigger (a Poisson
  * system, stopped by maxit), the complete factor's stage left out (the test
  * switch): the growth-weighted setup is that factor again,
@@ -941,6 +988,7 @@ int main(int argc, char **argv)
         {"on, without the complete factor", test_on_uncapped},
         {"the complete factor without the user's fill bound", test_complete_fill},
         {"uncapped", test_uncapped},
+        {"the complete factor on a nonsymmetric pattern", test_complete_nonsymmetric},
         {"uncapped, growth below the trigger", test_unchanged},
         {"none", test_none},
         {"work bound", test_bound},

@@ -306,9 +306,10 @@ typedef struct {
  * for hours. */
 #define BSR_FALLBACK_WORK 5e11
 /* The bound of the fallback's complete block LU on the host (unless work is
- * set), in the same unit.  Its work is known exactly from its pattern before
- * any value is factored (a structurally symmetric A), so a setup past it
- * stops after the ordering and the pattern, not after rows spent: room for
+ * set) for a structurally symmetric A, in the same unit.  Its work is then
+ * known exactly from its pattern before any value is factored, so a setup
+ * past it stops after the ordering and the pattern, not after rows spent
+ * (elsewhere the rows choose its pattern, under BSR_FALLBACK_WORK): room for
  * the complete factor of a coupled 3D system of 40^3 cells (9.4e11 at b = 4:
  * 21 s on a 16-core host, where the growth-weighted factor diverged; about
  * 1.8e12 at b = 5). */
