@@ -668,8 +668,9 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  *   unless an order was given (its rows need no tree, and its fill is the
  *   least: 15-20% fewer block products than the tree's nested dissection
  *   on coupled3d at 64k rows); its block products bounded as the rows' are
- *   (work: BSR_FALLBACK_WORK_DEVICE on the device, BSR_FALLBACK_WORK_COMPLETE
- *   on the host: its exact work is known from its pattern, before the rows).
+ *   (work: BSR_FALLBACK_WORK_DEVICE on the device; on the host
+ *   BSR_FALLBACK_WORK_COMPLETE where A's pattern is symmetric, its exact work
+ *   then known from its pattern before the rows, else the rows' bound).
  *   On indefinite coupled systems it is stable where every dropping factor
  *   is not (coupled3d at 27k and 64k block rows converges in one
  *   iteration; on the host the real fasp_lns__131, on which every
@@ -715,7 +716,7 @@ static int fallback_capped(const bsr_solver_options *o, int nbrows)
  * Except COMPLETE after a first factor factored on the device, factored on
  * the host (grow needs host factors; on the CUDA backend the solves stay on
  * the device), its rows' work bounded (work, BSR_FALLBACK_WORK unless set;
- * the complete factor's BSR_FALLBACK_WORK_COMPLETE on the host). */
+ * the complete factor's as above). */
 static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *f)
 {
     const bsr_solver_options *o = &s->opt;

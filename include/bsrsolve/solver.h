@@ -176,9 +176,10 @@ typedef struct {
                                   unless reorder is given: every block kept, its pattern from the
                                   elimination tree; stable on indefinite coupled systems where
                                   dropping is not), whose block products are bounded by work as
-                                  the rows' are (BSR_FALLBACK_WORK_COMPLETE on the host,
-                                  BSR_FALLBACK_WORK_DEVICE on the device, unless work is set); for an uncapped factor too, unless it keeps every
-                                  block already; past
+                                  the rows' are (BSR_FALLBACK_WORK_COMPLETE on the host for a
+                                  structurally symmetric A, BSR_FALLBACK_WORK_DEVICE on the
+                                  device, unless work is set); for an uncapped factor too, unless
+                                  it keeps every block already; past
                                   that bound (or the device's memory) two levels made on the first
                                   factor's options (coarse=BSR_FALLBACK_COARSE_DR, double
                                   precision, unless coarse is given: on indefinite coupled systems
