@@ -223,6 +223,9 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     if (s->device) bsr_cuda_mem_bytes(s->ctx, NULL, NULL, 1);   /* this setup's peak from here */
     s->A_user = A;
     s->nbrows = A->nbrows;
+    /* once a setup (refactors keep the pattern), not at every solve's look at the fallback */
+    s->pattern_sym = s->opt.fallback == 1 && (s->opt.precond == BSR_PC_ILUT || s->opt.precond == BSR_PC_ILU2) &&
+                     bsr_complete_known(A);
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
@@ -777,7 +780,7 @@ static int fallback_options(const bsr_solver *s, int stage, bsr_solver_options *
          * which the device's factor takes none of) */
         const int on_device = s->device && o->factor == BSR_FACTOR_GPU;
         if (!o->reorder[0]) snprintf(f->reorder, sizeof f->reorder, "metis,lift=1");
-        f->work = bsr_fallback_work(o, on_device || (s->A_user && bsr_complete_known(s->A_user)), on_device);
+        f->work = bsr_fallback_work(o, on_device || s->pattern_sym, on_device);
         f->tau1 = f->tau2 = 0;
         f->fill = 0;   /* every block kept: no fill bound either */
         f->grow = 0;

@@ -460,6 +460,8 @@ struct bsr_solver {
     const bsr_matrix *A_user;
     int nbrows;                /* block rows of the last matrix set up (A_user's, kept when a setup fails:
                                 * the fallback's stages resolve the cap's default by it) */
+    int pattern_sym;           /* A_user's pattern structurally symmetric (bsr_complete_known), found at
+                                * setup where the fallback may make the host's complete factor: its bound */
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
     bsr_pc *pc;                /* the preconditioner, on the backend the solve runs on */
     bsr_vpool pool;            /* work vectors reused between solves */
