@@ -219,7 +219,7 @@ static const char *ilu_hint(const bsr_solver_options *opt, const bsr_solver *S, 
         const int dev = S && S->device;
         const int gpu = dev && opt->factor == BSR_FACTOR_GPU;
         const double bound = bsr_fallback_work(opt, bsr_fallback_first(opt, dev, A->nbrows) == BSR_FB_COMPLETE &&
-                                                        (gpu || bsr_complete_known(A)), gpu);
+                                                        (gpu || bsr_complete_known(opt, A)), gpu);
         snprintf(w, sizeof w, "work=%.3g", 4 * bound);
         config_with(config, w, buf, n);
         snprintf(whybuf, sizeof whybuf, "the fallback's factor stopped at its work bound (%.3g block multiply-adds): "

@@ -169,8 +169,7 @@ bsr_status bsr_pc_options_resolve(bsr_solver_options *o, int device, const bsr_m
                          "preconditioner (ilu0, ilut, ilu2; ic0 on the device)");
     /* a matching (mpt, or auto on a weak diagonal) is applied by the host
      * factorization: its factors are uploaded, the device refactors none */
-    const int match = ilu && (o->match == BSR_MATCH_MPT ||
-                              (o->match == BSR_MATCH_AUTO && bsr_ilu_diagonal_weak(A)));
+    const int match = bsr_match_applies(o, A);
     if (o->factor == BSR_FACTOR_GPU && match)
         return bsr_error(BSR_ERR_UNSUPPORTED, "bsr_solver_setup: factor=gpu takes no matching (match=%s on a "
                          "weak diagonal): use factor=auto or cpu (host factors, applied on the device)",
@@ -225,7 +224,7 @@ static bsr_status setup_as(bsr_solver *s, const bsr_matrix *A, int warm)
     s->nbrows = A->nbrows;
     /* once a setup (refactors keep the pattern), not at every solve's look at the fallback */
     s->pattern_sym = s->opt.fallback == 1 && (s->opt.precond == BSR_PC_ILUT || s->opt.precond == BSR_PC_ILU2) &&
-                     bsr_complete_known(A);
+                     bsr_complete_known(&s->opt, A);
     bsr_status st = BSR_OK;
     if (A->prec != s->opt.precision && (st = bsr_matrix_copy(A, s->opt.precision, &s->A_work))) goto fail;
     if ((st = bsr_check_subnormal_rows(&s->opt, A))) goto fail;
@@ -814,9 +813,15 @@ int bsr_fallback_first(const bsr_solver_options *o, int device, int nbrows)
     return bsr_ilu_keeps_all(&io) ? BSR_FB_GROW : BSR_FB_COMPLETE;
 }
 
-int bsr_complete_known(const bsr_matrix *A)
+int bsr_match_applies(const bsr_solver_options *o, const bsr_matrix *A)
 {
-    return bsr_pattern_symmetric(A->nbrows, A->rowptr, A->colind);
+    return BSR_PC_IS_ILU(o->precond) &&
+           (o->match == BSR_MATCH_MPT || (o->match == BSR_MATCH_AUTO && bsr_ilu_diagonal_weak(A)));
+}
+
+int bsr_complete_known(const bsr_solver_options *o, const bsr_matrix *A)
+{
+    return !bsr_match_applies(o, A) && bsr_pattern_symmetric(A->nbrows, A->rowptr, A->colind);
 }
 
 double bsr_fallback_work(const bsr_solver_options *o, int complete, int device)

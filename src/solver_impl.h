@@ -81,11 +81,15 @@ int bsr_pc_pattern_refresh(const bsr_solver_options *o, int iters_base, int iter
  * (complete nonzero) BSR_FALLBACK_WORK_COMPLETE on the host and
  * BSR_FALLBACK_WORK_DEVICE on the device (device nonzero) (solver.c). */
 double bsr_fallback_work(const bsr_solver_options *o, int complete, int device);
-/* Nonzero where the host's complete factor of A knows its work from its
- * pattern before its rows (a structurally symmetric A: ilu_complete.c), so
+/* Nonzero where the host's factorization under o applies a matching to A
+ * (an ILU with match=mpt, or auto on a weak diagonal: solver.c). */
+int bsr_match_applies(const bsr_solver_options *o, const bsr_matrix *A);
+/* Nonzero where the host's complete factor of A under o knows its work from
+ * its pattern before its rows (a structurally symmetric A, no matching, whose
+ * rows' permutation would make the pattern nonsymmetric: ilu_complete.c), so
  * that it takes BSR_FALLBACK_WORK_COMPLETE; elsewhere the rows choose its
  * pattern, under the rows' bound (solver.c). */
-int bsr_complete_known(const bsr_matrix *A);
+int bsr_complete_known(const bsr_solver_options *o, const bsr_matrix *A);
 /* The fallback's stages (solver.c's fallback_options): none, the factor
  * without its cap, with growth weights, the complete factor (on the device
  * where the first factor was factored there, else on the host), the first factor
@@ -460,8 +464,9 @@ struct bsr_solver {
     const bsr_matrix *A_user;
     int nbrows;                /* block rows of the last matrix set up (A_user's, kept when a setup fails:
                                 * the fallback's stages resolve the cap's default by it) */
-    int pattern_sym;           /* A_user's pattern structurally symmetric (bsr_complete_known), found at
-                                * setup where the fallback may make the host's complete factor: its bound */
+    int pattern_sym;           /* A_user's pattern structurally symmetric and no matching
+                                * (bsr_complete_known), found at setup where the fallback may
+                                * make the host's complete factor: its bound */
     bsr_matrix *A_work;        /* copy in working precision (NULL: A_user is it) */
     bsr_pc *pc;                /* the preconditioner, on the backend the solve runs on */
     bsr_vpool pool;            /* work vectors reused between solves */

@@ -248,8 +248,8 @@ static void test_uncapped(void)
  * rows' own, its work not known before them, so it takes the rows' bound:
  * HARD_UNCAPPED without its block (0, 1), whose uncapped factor fails as
  * before, falls back to the complete factor under BSR_FALLBACK_WORK (the
- * pattern's symmetric form under BSR_FALLBACK_WORK_COMPLETE), which
- * solves it in one or two iterations. */
+ * pattern's symmetric form under BSR_FALLBACK_WORK_COMPLETE, unless a
+ * matching permutes its rows), which solves it in one or two iterations. */
 static void test_complete_nonsymmetric(void)
 {
     bsr_problem P;
@@ -274,7 +274,16 @@ static void test_complete_nonsymmetric(void)
     bsr_matrix *A;
     BSR_ASSERT_OK(bsr_matrix_create(&A, n, n, b, rq, cj, w, BSR_DOUBLE, 0));
     free(rq); free(cj); free(w);
-    CU_ASSERT(!bsr_complete_known(A) && bsr_complete_known(P.A));
+    bsr_solver_options mo;
+    bsr_solver_options_default(&mo);
+    mo.precond = BSR_PC_ILU2;
+    CU_ASSERT(!bsr_complete_known(&mo, A) && bsr_complete_known(&mo, P.A));
+    /* a matching permutes the rows: the symmetric P.A's matched pattern is not known symmetric;
+     * auto on its regular diagonal applies none */
+    mo.match = BSR_MATCH_MPT;
+    CU_ASSERT(bsr_match_applies(&mo, P.A) && !bsr_complete_known(&mo, P.A));
+    mo.match = BSR_MATCH_AUTO;
+    CU_ASSERT(!bsr_match_applies(&mo, P.A) && bsr_complete_known(&mo, P.A));
     bsr_multivec *X;
     BSR_ASSERT_OK(bsr_multivec_create(&X, bsr_multivec_rows(P.rhs), 1, BSR_DOUBLE));
     bsr_solver *s = bsr_test_solver(NULL, "precond=ilu2,cap=none,rtol=1e-8,maxit=300", A);
